@@ -1,0 +1,60 @@
+#include "common/buffer.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+namespace tfd {
+
+StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n) {
+  const size_t elem = DTypeSize(dtype);
+  if (n < 0 || elem == 0) {
+    return errors::Internal("cannot allocate ", n, " elements of ", DTypeName(dtype));
+  }
+  if (static_cast<size_t>(n) > kMaxBufferBytes / elem) {
+    return errors::InvalidArgument("a tensor of ", n, " ", DTypeName(dtype),
+                                   " elements exceeds the limit of ", kMaxBufferBytes,
+                                   " bytes");
+  }
+  const size_t bytes = static_cast<size_t>(n) * elem;
+  // aligned_alloc wants a size that is a multiple of the alignment; never 0.
+  const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  void* p = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
+  if (p == nullptr) {
+    return errors::Unavailable("out of memory allocating ", bytes, " bytes for a ",
+                               DTypeName(dtype), " tensor");
+  }
+  auto b = std::make_shared<Buffer>(PrivateKey{});
+  b->data_ = p;
+  b->size_ = bytes;
+  b->owned_ = true;
+  b->dtype_ = dtype;
+  b->count_ = n;
+  if (dtype == DType::kString) {
+    auto* s = static_cast<std::string*>(p);
+    for (int64_t i = 0; i < n; ++i) new (s + i) std::string();
+  } else {
+    std::memset(p, 0, bytes);
+  }
+  return b;
+}
+
+std::shared_ptr<Buffer> Buffer::Wrap(void* data, size_t size, std::shared_ptr<void> owner) {
+  auto b = std::make_shared<Buffer>(PrivateKey{});
+  b->data_ = data;
+  b->size_ = size;
+  b->owner_ = std::move(owner);
+  return b;
+}
+
+Buffer::~Buffer() {
+  if (!owned_) return;
+  if (dtype_ == DType::kString) {
+    auto* s = static_cast<std::string*>(data_);
+    for (int64_t i = 0; i < count_; ++i) s[i].~basic_string();
+  }
+  std::free(data_);
+}
+
+}  // namespace tfd

@@ -1,0 +1,257 @@
+// The kernel interface: how an op's computation is written.
+//
+// A kernel object is built once per node (OpKernelConstruction: attrs are
+// read and checked there) and run once per step (OpKernelContext: inputs,
+// outputs, the task's resources, the step's cancellation and deadline).
+// Synchronous kernels override Compute; kernels that must wait (a dequeue
+// from an empty queue, a receive) derive from AsyncOpKernel and call `done`
+// when finished, from any thread, without parking a thread meanwhile.
+//
+//   class NegOp : public OpKernel {
+//    public:
+//     using OpKernel::OpKernel;
+//     void Compute(OpKernelContext& ctx) override {
+//       Tensor* out;
+//       TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, ctx.input(0).shape(), &out));
+//       ...
+//     }
+//   };
+//   registry.Add<NegOp>(OpDefBuilder("Neg").Input("x: T").Output("y: T")
+//                           .Attr("T: {float32, float64}"), shape_fns::UnchangedShape);
+//
+// Thread-safety: Compute may run concurrently for different steps on the same
+// kernel object; keep per-step state in the context, guard anything else.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "common/attr_value.h"
+#include "common/cancellation.h"
+#include "common/op_def.h"
+#include "common/op_registry.h"
+#include "common/resource_mgr.h"
+#include "common/status.h"
+#include "common/tensor.h"
+
+namespace tfd {
+
+// What a task offers every kernel it runs. Built by main() (tfd, tfctl) or a
+// test, and outliving every kernel.
+struct KernelEnv {
+  ResourceMgr* resources = nullptr;
+  std::shared_ptr<spdlog::logger> logger;  // Print and warnings go here
+  std::string task = "/job:localhost/replica:0/task:0";
+  // File-touching ops (Save, Restore, readers) may only use paths inside
+  // these directories; relative paths resolve against the first.
+  std::vector<std::filesystem::path> io_dirs;
+
+  // `path` resolved and checked against io_dirs: INVALID_ARGUMENT naming the
+  // path when it leaves them (or when no directory is allowed at all).
+  StatusOr<std::filesystem::path> ResolveIoPath(const std::string& path) const;
+};
+
+// What flows along an edge: a tensor, or a reference to a resource (a
+// variable or queue) for inputs and outputs declared Ref(...).
+struct Value {
+  Tensor tensor;
+  std::shared_ptr<ResourceBase> ref;
+  bool is_ref() const { return ref != nullptr; }
+};
+
+// Identity of the node a kernel was built for.
+struct NodeInfo {
+  std::string name;
+  std::string op;
+  std::string device;  // canonical assigned device
+};
+
+class OpKernelConstruction {
+ public:
+  OpKernelConstruction(const NodeInfo& node, const OpDef& def, const AttrMap& attrs,
+                       std::vector<DType> input_types, std::vector<DType> output_types,
+                       const KernelEnv& env);
+
+  const NodeInfo& node() const { return node_; }
+  const OpDef& def() const { return def_; }
+  const AttrMap& attrs() const { return attrs_; }
+  DType input_type(int i) const { return input_types_[i]; }
+  DType output_type(int i) const { return output_types_[i]; }
+  int num_inputs() const { return static_cast<int>(input_types_.size()); }
+  int num_outputs() const { return static_cast<int>(output_types_.size()); }
+  const KernelEnv& env() const { return env_; }
+
+  // The attr as T (defaults were filled in before construction).
+  template <typename T>
+  Status GetAttr(const std::string& name, T* out) const {
+    auto it = attrs_.find(name);
+    if (it == attrs_.end()) return errors::InvalidArgument("missing attr '", name, "'");
+    if (const T* v = std::get_if<T>(&it->second)) {
+      *out = *v;
+      return OkStatus();
+    }
+    if constexpr (requires { typename T::value_type; } && !std::is_same_v<T, std::string>) {
+      if (std::holds_alternative<EmptyList>(it->second)) {
+        *out = T{};
+        return OkStatus();
+      }
+    }
+    return errors::InvalidArgument("attr '", name, "' has type ", AttrTypeName(it->second));
+  }
+
+  // A constructor reports a problem here; the first error wins.
+  void SetStatus(const Status& s) {
+    if (status_.ok()) status_ = s;
+  }
+  const Status& status() const { return status_; }
+
+ private:
+  const NodeInfo& node_;
+  const OpDef& def_;
+  const AttrMap& attrs_;
+  std::vector<DType> input_types_, output_types_;
+  const KernelEnv& env_;
+  Status status_;
+};
+
+class OpKernelContext;
+
+class OpKernel {
+ public:
+  explicit OpKernel(OpKernelConstruction& c) : node_(c.node()) {}
+  virtual ~OpKernel() = default;
+  OpKernel(const OpKernel&) = delete;
+  OpKernel& operator=(const OpKernel&) = delete;
+
+  virtual void Compute(OpKernelContext& ctx) = 0;
+  virtual bool is_async() const { return false; }
+  // Kernels whose cost is a few nanoseconds run inline on the thread that
+  // made them ready rather than being scheduled.
+  virtual bool is_cheap() const { return false; }
+
+  const NodeInfo& node() const { return node_; }
+  const std::string& name() const { return node_.name; }
+
+ private:
+  NodeInfo node_;
+};
+
+class AsyncOpKernel : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  using DoneCallback = std::function<void()>;
+
+  // Must eventually call `done` exactly once (after setting outputs or an
+  // error status on ctx); ctx stays valid until then.
+  virtual void ComputeAsync(OpKernelContext& ctx, DoneCallback done) = 0;
+  bool is_async() const final { return true; }
+  void Compute(OpKernelContext& ctx) final;  // not used for async kernels
+};
+
+// Per-step facts shared by every kernel of the step.
+struct StepContext {
+  int64_t step_id = 0;
+  CancellationManager* cancellation = nullptr;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+class OpKernelContext {
+ public:
+  OpKernelContext(const OpKernel& kernel, const KernelEnv& env, const StepContext& step,
+                  std::vector<Value> inputs, std::vector<DType> output_types);
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  // The tensor of input i (for a reference input: empty; use input_ref).
+  const Tensor& input(int i) const { return inputs_[i].tensor; }
+  // The resource of reference input i, as R; FAILED_PRECONDITION otherwise.
+  template <typename R>
+  StatusOr<std::shared_ptr<R>> input_ref(int i) const {
+    if (!inputs_[i].is_ref()) {
+      return errors::InvalidArgument("input ", i, " of '", node().name, "' is not a reference");
+    }
+    if (auto r = std::dynamic_pointer_cast<R>(inputs_[i].ref)) return r;
+    return errors::InvalidArgument("input ", i, " of '", node().name, "' is a ",
+                                   inputs_[i].ref->Kind(), ", not the kind of resource ",
+                                   node().op, " takes");
+  }
+  DType output_type(int i) const { return output_types_[i]; }
+
+  // A fresh zero-filled output of the declared dtype.
+  Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  void set_output(int i, Tensor t);
+  void set_output_ref(int i, std::shared_ptr<ResourceBase> r);
+
+  void SetStatus(const Status& s) {
+    if (status_.ok() && !s.ok()) status_ = s;
+  }
+  const Status& status() const { return status_; }
+
+  const NodeInfo& node() const { return kernel_.node(); }
+  const KernelEnv& env() const { return env_; }
+  ResourceMgr& resources() const { return *env_.resources; }
+  int64_t step_id() const { return step_.step_id; }
+  CancellationManager& cancellation() const { return *step_.cancellation; }
+  std::chrono::steady_clock::time_point deadline() const { return step_.deadline; }
+
+  // The executor collects outputs here once the kernel is done.
+  std::vector<Value>& outputs() { return outputs_; }
+
+ private:
+  const OpKernel& kernel_;
+  const KernelEnv& env_;
+  const StepContext& step_;
+  std::vector<Value> inputs_;
+  std::vector<DType> output_types_;
+  std::vector<Value> outputs_;
+  Status status_;
+};
+
+template <typename K>
+Status OpRegistry::Add(const OpDefBuilder& def, ShapeFn shape_fn) {
+  TFD_ASSIGN_OR_RETURN(OpDef d, def.Finalize());
+  TFD_RETURN_IF_ERROR(Register(def, std::move(shape_fn)));
+  return RegisterKernel(d.name, kDeviceCpu,
+                        [](OpKernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {
+                          auto k = std::make_unique<K>(c);
+                          if (!c.status().ok()) return c.status();
+                          return std::unique_ptr<OpKernel>(std::move(k));
+                        });
+}
+
+}  // namespace tfd
+
+// In a kernel's Compute: on error, record it and return.
+#define TFD_OP_REQUIRES_OK(CTX, EXPR)   \
+  do {                                  \
+    ::tfd::Status tfd_s_ = (EXPR);      \
+    if (!tfd_s_.ok()) {                 \
+      (CTX).SetStatus(tfd_s_);          \
+      return;                           \
+    }                                   \
+  } while (0)
+
+#define TFD_OP_REQUIRES(CTX, COND, STATUS) \
+  do {                                     \
+    if (!(COND)) {                         \
+      (CTX).SetStatus(STATUS);             \
+      return;                              \
+    }                                      \
+  } while (0)
+
+// Async variant: also calls DONE before returning.
+#define TFD_OP_REQUIRES_OK_ASYNC(CTX, EXPR, DONE) \
+  do {                                            \
+    ::tfd::Status tfd_s_ = (EXPR);                \
+    if (!tfd_s_.ok()) {                           \
+      (CTX).SetStatus(tfd_s_);                    \
+      (DONE)();                                   \
+      return;                                     \
+    }                                             \
+  } while (0)

@@ -1,0 +1,69 @@
+#include "common/op_registry.h"
+
+#include <algorithm>
+
+namespace tfd {
+namespace {
+
+// Levenshtein distance, for "did you mean" hints on unknown op names.
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
+    }
+    prev.swap(cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+Status OpRegistry::Register(const OpDefBuilder& builder, ShapeFn shape_fn) {
+  TFD_ASSIGN_OR_RETURN(OpDef def, builder.Finalize());
+  if (ops_.count(def.name)) return errors::Internal("op '", def.name, "' registered twice");
+  const std::string name = def.name;
+  ops_.emplace(name, OpRegistration{std::move(def), std::move(shape_fn), {}});
+  return OkStatus();
+}
+
+Status OpRegistry::RegisterKernel(const std::string& op, const std::string& device_type,
+                                  KernelFactory factory) {
+  auto it = ops_.find(op);
+  if (it == ops_.end()) return errors::Internal("kernel for unregistered op '", op, "'");
+  if (!it->second.kernels.emplace(device_type, std::move(factory)).second) {
+    return errors::Internal("two ", device_type, " kernels for op '", op, "'");
+  }
+  return OkStatus();
+}
+
+const OpRegistration* OpRegistry::Find(const std::string& op) const {
+  auto it = ops_.find(op);
+  return it == ops_.end() ? nullptr : &it->second;
+}
+
+StatusOr<const OpRegistration*> OpRegistry::Lookup(const std::string& op) const {
+  if (const OpRegistration* r = Find(op)) return r;
+  std::string best;
+  size_t best_d = 3;  // suggest only close names
+  for (const auto& [name, reg] : ops_) {
+    const size_t d = EditDistance(op, name);
+    if (d < best_d) {
+      best_d = d;
+      best = name;
+    }
+  }
+  return errors::NotFound("unknown op '", op, "'",
+                          best.empty() ? "" : " (did you mean '" + best + "'?)");
+}
+
+std::vector<std::string> OpRegistry::OpNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, reg] : ops_) names.push_back(name);
+  return names;
+}
+
+}  // namespace tfd

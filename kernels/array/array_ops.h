@@ -1,0 +1,11 @@
+// The array op family: registers its ops (definition, shape function, CPU
+// kernel) with the registry. Called from kernels/register_all.cc.
+#pragma once
+
+#include "common/op_registry.h"
+
+namespace tfd::kernels {
+
+Status RegisterArrayOps(OpRegistry& registry);
+
+}  // namespace tfd::kernels

@@ -1,0 +1,11 @@
+// The math op family: registers its ops (definition, shape function, CPU
+// kernel) with the registry. Called from kernels/register_all.cc.
+#pragma once
+
+#include "common/op_registry.h"
+
+namespace tfd::kernels {
+
+Status RegisterMathOps(OpRegistry& registry);
+
+}  // namespace tfd::kernels

@@ -1,0 +1,54 @@
+# Dataflow graphs: the file format `tfctl` and `tfd` accept.
+#
+# A node's inputs are written as in TensorFlow: "name" (output 0 of node
+# `name`), "name:port", or "^name" for a control edge. Control edges come after
+# data inputs. A node's device is a partial device spec such as "/job:ps" or
+# "/job:worker/task:1/cpu:0"; empty means "let placement decide".
+@0xcdc05ed431652144;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("tfd::proto");
+
+using Tensor = import "tensor.capnp";
+
+struct GraphDef {
+  nodes @0 :List(NodeDef);
+  version @1 :Int32;   # producer version of the graph format; 0 today
+}
+
+struct NodeDef {
+  name @0 :Text;
+  op @1 :Text;
+  inputs @2 :List(Text);
+  device @3 :Text;
+  attrs @4 :List(Attr);
+}
+
+struct Attr {
+  name @0 :Text;
+  value @1 :AttrValue;
+}
+
+struct AttrValue {
+  union {
+    s @0 :Text;
+    i @1 :Int64;
+    f @2 :Float64;
+    b @3 :Bool;
+    type @4 :Tensor.DType;
+    shape @5 :Tensor.TensorShape;
+    tensor @6 :Tensor.Tensor;
+    list @7 :ListValue;
+  }
+
+  # A list attr holds one kind of element; the others stay empty.
+  struct ListValue {
+    s @0 :List(Text);
+    i @1 :List(Int64);
+    f @2 :List(Float64);
+    b @3 :List(Bool);
+    type @4 :List(Tensor.DType);
+    shape @5 :List(Tensor.TensorShape);
+    tensor @6 :List(Tensor.Tensor);
+  }
+}

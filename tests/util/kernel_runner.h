@@ -1,0 +1,35 @@
+// RunOp: runs one op's CPU kernel on given inputs, outside any graph — the
+// kernel tests' way in (TensorFlow's OpsTestBase, in one function).
+//
+//   OpRegistry reg; kernels::RegisterAll(reg);
+//   auto out = RunOp(reg, "Add", {{"T", DType::kFloat32}}, {a, b});
+//   REQUIRE(out.ok());
+//
+// Defaults fill in missing attrs; the input and output dtypes follow from the
+// attrs as in a graph. Async kernels are waited for (up to `timeout`).
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "common/op_kernel.h"
+
+namespace tfd::testing {
+
+struct RunOpOptions {
+  KernelEnv* env = nullptr;  // default: a fresh env with its own ResourceMgr
+  CancellationManager* cancellation = nullptr;
+  std::chrono::milliseconds timeout{10000};
+};
+
+// Inputs as values (Value.ref set for reference inputs); outputs likewise.
+StatusOr<std::vector<Value>> RunOpValues(const OpRegistry& registry, const std::string& op,
+                                         AttrMap attrs, std::vector<Value> inputs,
+                                         const RunOpOptions& options = {});
+
+// Tensor-only convenience: every input and output a plain tensor.
+StatusOr<std::vector<Tensor>> RunOp(const OpRegistry& registry, const std::string& op,
+                                    AttrMap attrs, std::vector<Tensor> inputs,
+                                    const RunOpOptions& options = {});
+
+}  // namespace tfd::testing
