@@ -128,7 +128,9 @@ StatusOr<AttrDef> ParseAttr(const std::string& spec) {
   std::string rest = Trim(spec.substr(colon + 1));
   std::string default_text;
   bool has_default = false;
-  if (const size_t eq = rest.find('='); eq != std::string::npos) {
+  size_t eq = rest.find('=');
+  while (eq != std::string::npos && eq > 0 && rest[eq - 1] == '>') eq = rest.find('=', eq + 1);
+  if (eq != std::string::npos) {
     default_text = Trim(rest.substr(eq + 1));
     rest = Trim(rest.substr(0, eq));
     has_default = true;
