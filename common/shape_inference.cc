@@ -9,7 +9,8 @@ InferenceContext::InferenceContext(const AttrMap& attrs, std::vector<PartialShap
       inputs_(std::move(input_shapes)),
       input_types_(std::move(input_types)),
       input_values_(std::move(input_values)),
-      outputs_(num_outputs) {}
+      outputs_(num_outputs),
+      output_values_(num_outputs) {}
 
 Status InferenceContext::WithRank(int i, int rank) const {
   if (inputs_[i].rank_known() && inputs_[i].rank() != rank) {

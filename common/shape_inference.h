@@ -39,6 +39,11 @@ class InferenceContext {
   const Tensor* input_value(int i) const { return input_values_[i]; }
 
   void set_output(int i, PartialShape s) { outputs_[i] = std::move(s); }
+  // Publishes output i's value when it is known at graph time (a Const's
+  // value, the Shape of a fully known input), so consumers such as Reshape
+  // see it through input_value().
+  void set_output_value(int i, Tensor t) { output_values_[i] = std::move(t); }
+  const std::vector<Tensor>& output_values() const { return output_values_; }
   const PartialShape& output(int i) const { return outputs_[i]; }
   const std::vector<PartialShape>& outputs() const { return outputs_; }
 
@@ -69,6 +74,7 @@ class InferenceContext {
   std::vector<DType> input_types_;
   std::vector<const Tensor*> input_values_;
   std::vector<PartialShape> outputs_;
+  std::vector<Tensor> output_values_;  // uninitialized where unknown
 };
 
 using ShapeFn = std::function<Status(InferenceContext&)>;

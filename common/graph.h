@@ -1,0 +1,71 @@
+// Graph: a GraphDef checked against the op registry and annotated.
+//
+// Build() refuses, with INVALID_ARGUMENT (NOT_FOUND for an unknown op) naming
+// the node: duplicate or empty names, inputs that name a missing node or
+// port, cycles, unknown ops, missing or mistyped attrs, dtype mismatches
+// between producer and consumer, a value where a reference is required, and
+// shape mismatches that inference can prove. Type attrs left out of a node
+// ("T", "N", type lists) are inferred from its inputs, so hand-written graphs
+// need not repeat what their inputs already say.
+//
+//   TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(def, registry));
+//   for (int id : g.topo_order()) { const Graph::Node& n = g.node(id); ... }
+//
+// Thread-safety: immutable after Build; share freely.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/graph_def.h"
+#include "common/op_registry.h"
+
+namespace tfd {
+
+class Graph {
+ public:
+  struct Edge {
+    int node = -1;  // producer (for inputs) or consumer (for outputs)
+    int port = 0;   // producer's output port, or consumer's input index
+  };
+  struct Node {
+    NodeDef def;  // attrs completed: defaults and inferred type attrs filled in
+    const OpRegistration* reg = nullptr;
+    std::vector<Edge> inputs;          // data inputs, in order: {producer, output port}
+    std::vector<int> control_inputs;   // producers of control edges
+    std::vector<Edge> consumers;       // data consumers: {consumer, input index}
+    std::vector<int> control_consumers;
+    std::vector<DType> input_types, output_types;
+    std::vector<bool> input_refs, output_refs;
+    std::vector<PartialShape> output_shapes;
+    std::vector<Tensor> output_values;  // known at graph time, else uninitialized
+    const std::string& name() const { return def.name; }
+    const std::string& op() const { return def.op; }
+  };
+
+  static StatusOr<Graph> Build(GraphDef def, const OpRegistry& registry);
+
+  int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const Node& node(int id) const { return nodes_[id]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  // -1 when absent.
+  int FindNode(const std::string& name) const;
+  // Every node after all of its inputs (data and control).
+  const std::vector<int>& topo_order() const { return topo_; }
+  // The completed definition (attrs filled in), in the original node order.
+  GraphDef ToGraphDef() const;
+
+ private:
+  Status Index(GraphDef def);
+  Status Sort();
+  Status Annotate(const OpRegistry& registry);
+  Status AnnotateNode(Node& n, const OpRegistry& registry);
+
+  std::vector<Node> nodes_;
+  std::map<std::string, int> by_name_;
+  std::vector<int> topo_;
+  int32_t version_ = 0;
+};
+
+}  // namespace tfd

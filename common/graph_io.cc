@@ -1,0 +1,292 @@
+#include "common/graph_io.h"
+
+#include <capnp/message.h>
+#include <capnp/serialize-text.h>
+#include <capnp/serialize.h>
+#include <kj/exception.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/tensor_proto.h"
+
+namespace tfd {
+namespace {
+
+using proto::AttrValue;
+
+template <typename T, typename List>
+std::vector<T> ToVector(const List& list) {
+  std::vector<T> out;
+  for (auto v : list) out.push_back(static_cast<T>(v));
+  return out;
+}
+
+StatusOr<tfd::AttrValue> ListFromProto(AttrValue::ListValue::Reader l) {
+  // A list holds one kind of element; the first non-empty field decides.
+  if (l.getS().size()) {
+    std::vector<std::string> v;
+    for (auto s : l.getS()) v.emplace_back(s.cStr(), s.size());
+    return tfd::AttrValue(std::move(v));
+  }
+  if (l.getI().size()) return tfd::AttrValue(ToVector<int64_t>(l.getI()));
+  if (l.getF().size()) return tfd::AttrValue(ToVector<double>(l.getF()));
+  if (l.getB().size()) return tfd::AttrValue(ToVector<bool>(l.getB()));
+  if (l.getType().size()) {
+    std::vector<DType> v;
+    for (auto d : l.getType()) {
+      TFD_ASSIGN_OR_RETURN(DType t, DTypeFromProto(d));
+      v.push_back(t);
+    }
+    return tfd::AttrValue(std::move(v));
+  }
+  if (l.getShape().size()) {
+    std::vector<PartialShape> v;
+    for (auto s : l.getShape()) v.push_back(ShapeFromProto(s));
+    return tfd::AttrValue(std::move(v));
+  }
+  if (l.getTensor().size()) {
+    std::vector<Tensor> v;
+    for (auto t : l.getTensor()) {
+      TFD_ASSIGN_OR_RETURN(Tensor x, TensorFromProto(t));
+      v.push_back(std::move(x));
+    }
+    return tfd::AttrValue(std::move(v));
+  }
+  return tfd::AttrValue(EmptyList{});
+}
+
+StatusOr<tfd::AttrValue> AttrFromProto(AttrValue::Reader a) {
+  switch (a.which()) {
+    case AttrValue::S: return tfd::AttrValue(std::string(a.getS().cStr(), a.getS().size()));
+    case AttrValue::I: return tfd::AttrValue(static_cast<int64_t>(a.getI()));
+    case AttrValue::F: return tfd::AttrValue(a.getF());
+    case AttrValue::B: return tfd::AttrValue(a.getB());
+    case AttrValue::TYPE: {
+      TFD_ASSIGN_OR_RETURN(DType t, DTypeFromProto(a.getType()));
+      return tfd::AttrValue(t);
+    }
+    case AttrValue::SHAPE: return tfd::AttrValue(ShapeFromProto(a.getShape()));
+    case AttrValue::TENSOR: {
+      TFD_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(a.getTensor()));
+      return tfd::AttrValue(std::move(t));
+    }
+    case AttrValue::LIST: return ListFromProto(a.getList());
+  }
+  return errors::InvalidArgument("attr value of an unknown kind (a newer schema?)");
+}
+
+void AttrToProto(const tfd::AttrValue& v, AttrValue::Builder out) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          out.setS(x);
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          out.setI(x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          out.setF(x);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out.setB(x);
+        } else if constexpr (std::is_same_v<T, DType>) {
+          out.setType(DTypeToProto(x));
+        } else if constexpr (std::is_same_v<T, PartialShape>) {
+          ShapeToProto(x, out.initShape());
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          TensorToProto(x, out.initTensor());
+        } else if constexpr (std::is_same_v<T, EmptyList>) {
+          out.initList();
+        } else {
+          auto l = out.initList();
+          using E = typename T::value_type;
+          const auto n = static_cast<unsigned>(x.size());
+          if constexpr (std::is_same_v<E, std::string>) {
+            auto s = l.initS(n);
+            for (unsigned i = 0; i < n; ++i) s.set(i, x[i]);
+          } else if constexpr (std::is_same_v<E, int64_t>) {
+            auto s = l.initI(n);
+            for (unsigned i = 0; i < n; ++i) s.set(i, x[i]);
+          } else if constexpr (std::is_same_v<E, double>) {
+            auto s = l.initF(n);
+            for (unsigned i = 0; i < n; ++i) s.set(i, x[i]);
+          } else if constexpr (std::is_same_v<E, bool>) {
+            auto s = l.initB(n);
+            for (unsigned i = 0; i < n; ++i) s.set(i, x[i]);
+          } else if constexpr (std::is_same_v<E, DType>) {
+            auto s = l.initType(n);
+            for (unsigned i = 0; i < n; ++i) s.set(i, DTypeToProto(x[i]));
+          } else if constexpr (std::is_same_v<E, PartialShape>) {
+            auto s = l.initShape(n);
+            for (unsigned i = 0; i < n; ++i) ShapeToProto(x[i], s[i]);
+          } else if constexpr (std::is_same_v<E, Tensor>) {
+            auto s = l.initTensor(n);
+            for (unsigned i = 0; i < n; ++i) TensorToProto(x[i], s[i]);
+          }
+        }
+      },
+      v);
+}
+
+// kj reports malformed messages by throwing; the graph loader turns that into
+// INVALID_ARGUMENT naming the source.
+template <typename Fn>
+StatusOr<GraphDef> CatchingKj(const std::string& source, Fn fn) {
+  try {
+    return fn();
+  } catch (const kj::Exception& e) {
+    std::string what = e.getDescription().cStr();
+    return errors::InvalidArgument("'", source, "' is not a valid graph: ", what);
+  }
+}
+
+}  // namespace
+
+StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g) {
+  GraphDef out;
+  out.version = g.getVersion();
+  for (auto n : g.getNodes()) {
+    NodeDef node;
+    node.name = n.getName();
+    node.op = n.getOp();
+    node.device = n.getDevice();
+    for (auto in : n.getInputs()) node.inputs.emplace_back(in.cStr(), in.size());
+    for (auto a : n.getAttrs()) {
+      auto v = AttrFromProto(a.getValue());
+      if (!v.ok()) {
+        return v.status().WithContext("node '" + node.name + "' attr '" +
+                                      std::string(a.getName().cStr()) + "'");
+      }
+      const std::string attr_name = a.getName();
+      if (!node.attrs.emplace(attr_name, std::move(v).value()).second) {
+        return errors::InvalidArgument("node '", node.name, "' sets attr '", attr_name, "' twice");
+      }
+    }
+    out.nodes.push_back(std::move(node));
+  }
+  return out;
+}
+
+void GraphToProto(const GraphDef& g, proto::GraphDef::Builder out) {
+  out.setVersion(g.version);
+  auto nodes = out.initNodes(static_cast<unsigned>(g.nodes.size()));
+  for (unsigned i = 0; i < g.nodes.size(); ++i) {
+    const NodeDef& n = g.nodes[i];
+    auto b = nodes[i];
+    b.setName(n.name);
+    b.setOp(n.op);
+    b.setDevice(n.device);
+    auto inputs = b.initInputs(static_cast<unsigned>(n.inputs.size()));
+    for (unsigned k = 0; k < n.inputs.size(); ++k) inputs.set(k, n.inputs[k]);
+    auto attrs = b.initAttrs(static_cast<unsigned>(n.attrs.size()));
+    unsigned k = 0;
+    for (const auto& [name, value] : n.attrs) {
+      attrs[k].setName(name);
+      AttrToProto(value, attrs[k].initValue());
+      ++k;
+    }
+  }
+}
+
+bool LooksLikeBinaryMessage(std::string_view bytes) {
+  if (bytes.size() < 8 || bytes.size() % 8 != 0) return false;
+  uint32_t count_minus_one = 0;
+  std::memcpy(&count_minus_one, bytes.data(), 4);
+  if (count_minus_one >= 512) return false;
+  const uint64_t segments = uint64_t{count_minus_one} + 1;
+  const uint64_t header_words = (4 + 4 * segments + 7) / 8;
+  if (bytes.size() < header_words * 8) return false;
+  uint64_t body_words = 0;
+  for (uint64_t i = 0; i < segments; ++i) {
+    uint32_t words = 0;
+    std::memcpy(&words, bytes.data() + 4 + 4 * i, 4);
+    body_words += words;
+  }
+  return (header_words + body_words) * 8 == bytes.size();
+}
+
+StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source) {
+  if (bytes.size() > kMaxGraphFileBytes) {
+    return errors::InvalidArgument("'", source, "' is ", bytes.size(),
+                                   " bytes, over the graph limit of ", kMaxGraphFileBytes);
+  }
+  if (LooksLikeBinaryMessage(bytes)) {
+    // Copy into word-aligned memory; the reader may not see unaligned words.
+    kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / 8);
+    std::memcpy(words.begin(), bytes.data(), bytes.size());
+    return CatchingKj(source, [&]() -> StatusOr<GraphDef> {
+      capnp::ReaderOptions options;
+      // Each word may be visited a few times by well-formed readers; a
+      // message that makes us traverse more is hostile.
+      options.traversalLimitInWords = words.size() * 4 + 1024;
+      options.nestingLimit = 64;
+      capnp::FlatArrayMessageReader reader(words, options);
+      return GraphFromProto(reader.getRoot<proto::GraphDef>());
+    });
+  }
+  // The text form. It must be valid UTF-8-ish text without NULs.
+  if (bytes.find('\0') != std::string_view::npos) {
+    return errors::InvalidArgument("'", source,
+                                   "' is neither a binary Cap'n Proto message nor text");
+  }
+  std::string text(bytes);
+  return CatchingKj(source, [&]() -> StatusOr<GraphDef> {
+    capnp::MallocMessageBuilder message;
+    capnp::TextCodec codec;
+    auto root = message.initRoot<proto::GraphDef>();
+    codec.decode(kj::StringPtr(text.c_str(), text.size()), root);
+    return GraphFromProto(root.asReader());
+  });
+}
+
+StatusOr<GraphDef> LoadGraph(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return errors::NotFound("graph file '", path, "' does not exist");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    return errors::InvalidArgument("graph file '", path, "' is a directory");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxGraphFileBytes) {
+    return errors::InvalidArgument("graph file '", path, "' is ", size,
+                                   " bytes, over the limit of ", kMaxGraphFileBytes);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errors::NotFound("cannot open graph file '", path, "'");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return ParseGraph(buf.str(), path);
+}
+
+std::string SerializeGraph(const GraphDef& g, GraphFormat format) {
+  capnp::MallocMessageBuilder message;
+  GraphToProto(g, message.initRoot<proto::GraphDef>());
+  if (format == GraphFormat::kText) {
+    capnp::TextCodec codec;
+    codec.setPrettyPrint(true);
+    kj::String text = codec.encode(message.getRoot<proto::GraphDef>().asReader());
+    return std::string(text.cStr(), text.size()) + "\n";
+  }
+  auto flat = capnp::messageToFlatArray(message);
+  auto bytes = flat.asBytes();
+  return std::string(reinterpret_cast<const char*>(bytes.begin()), bytes.size());
+}
+
+Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format) {
+  const std::string bytes = SerializeGraph(g, format);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return errors::InvalidArgument("cannot write '", tmp, "'");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) return errors::Unavailable("writing '", tmp, "' failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) return errors::Unavailable("renaming '", tmp, "' to '", path, "': ", ec.message());
+  return OkStatus();
+}
+
+}  // namespace tfd

@@ -1,0 +1,40 @@
+// Reading and writing graph files: the binary Cap'n Proto message or its
+// text form, told apart automatically, interoperable with the stock
+// `capnp encode schemas/graph.capnp GraphDef` / `capnp decode` tools.
+//
+//   TFD_ASSIGN_OR_RETURN(GraphDef g, LoadGraph("model.capnp"));
+//   TFD_RETURN_IF_ERROR(SaveGraph(g, "model.txt", GraphFormat::kText));
+//
+// Malformed input of any kind gives INVALID_ARGUMENT naming the file and, for
+// text, the line; never a crash.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/graph_def.h"
+#include "schemas/graph.capnp.h"
+
+namespace tfd {
+
+enum class GraphFormat { kBinary, kText };
+
+// Files larger than this are refused before being read.
+inline constexpr size_t kMaxGraphFileBytes = size_t{1} << 30;
+
+// `source` names the input in messages (a path, "<stdin>").
+StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source);
+StatusOr<GraphDef> LoadGraph(const std::string& path);
+
+// True when `bytes` is laid out as an unpacked binary Cap'n Proto message.
+bool LooksLikeBinaryMessage(std::string_view bytes);
+
+std::string SerializeGraph(const GraphDef& g, GraphFormat format);
+Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format);
+
+// Between the in-memory form and the schema's; FromProto checks attr values
+// (INVALID_ARGUMENT naming node and attr) but not graph structure.
+StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g);
+void GraphToProto(const GraphDef& g, proto::GraphDef::Builder out);
+
+}  // namespace tfd
