@@ -154,8 +154,17 @@ class AsyncOpKernel : public OpKernel {
   void Compute(OpKernelContext& ctx) final;  // not used for async kernels
 };
 
+// A step's feeds and fetches, read by the _Arg and written by the _Retval
+// kernels that the session puts in place of fed and fetched tensors. Each
+// retval slot is written by exactly one kernel.
+struct CallFrame {
+  std::vector<Tensor> args;
+  std::vector<Tensor> retvals;
+};
+
 // Per-step facts shared by every kernel of the step.
 struct StepContext {
+  CallFrame* frame = nullptr;
   int64_t step_id = 0;
   CancellationManager* cancellation = nullptr;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -199,6 +208,7 @@ class OpKernelContext {
   int64_t step_id() const { return step_.step_id; }
   CancellationManager& cancellation() const { return *step_.cancellation; }
   std::chrono::steady_clock::time_point deadline() const { return step_.deadline; }
+  const StepContext& step() const { return step_; }
 
   // The executor collects outputs here once the kernel is done.
   std::vector<Value>& outputs() { return outputs_; }

@@ -3,6 +3,7 @@
 #include "kernels/array/array_ops.h"
 #include "kernels/control/control_ops.h"
 #include "kernels/data_flow/data_flow_ops.h"
+#include "kernels/framework/framework_ops.h"
 #include "kernels/io/io_ops.h"
 #include "kernels/math/math_ops.h"
 #include "kernels/nn/nn_ops.h"
@@ -12,6 +13,7 @@
 namespace tfd::kernels {
 
 Status RegisterAll(OpRegistry& registry) {
+  TFD_RETURN_IF_ERROR(RegisterFrameworkOps(registry));
   TFD_RETURN_IF_ERROR(RegisterArrayOps(registry));
   TFD_RETURN_IF_ERROR(RegisterMathOps(registry));
   TFD_RETURN_IF_ERROR(RegisterNnOps(registry));

@@ -1,0 +1,24 @@
+// StepStats: what a traced step ran, where and when — for `--trace`,
+// `tfctl run`'s per-device view and Chrome trace files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tfd {
+
+struct NodeExecStats {
+  std::string node;
+  std::string op;
+  std::string device;       // canonical device the node ran on
+  int64_t start_micros = 0;  // wall clock, microseconds since the Unix epoch
+  int64_t end_micros = 0;
+  uint64_t thread = 0;       // a small id of the pool thread that ran it
+};
+
+struct StepStats {
+  std::vector<NodeExecStats> nodes;
+};
+
+}  // namespace tfd

@@ -1,0 +1,74 @@
+// Executor: runs the steps of one validated graph on a compute pool.
+//
+// Kernels are built once, when the executor is created. A step runs every
+// node in dependency order; independent nodes run in parallel on the pool
+// (inter-op parallelism). Asynchronous kernels (queue waits, receives) hold
+// no thread while they wait. The first error cancels the step — waiting
+// kernels are woken through the step's CancellationManager — and the step
+// ends once every started kernel has finished. A step past its deadline is
+// cancelled with DEADLINE_EXCEEDED naming the nodes still running.
+//
+//   TFD_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph, {&registry, &env, &pool}));
+//   CancellationManager cm;
+//   exec->RunAsync({.step_id = 7, .frame = &frame, .cancellation = &cm}, [](Status s, StepStats st) {...});
+//   // or, blocking:  Status s = exec->Run(args, &stats);
+//
+// Thread-safety: RunAsync may be called from any thread, concurrently for
+// different steps. The executor must outlive its steps.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "common/graph.h"
+#include "common/op_kernel.h"
+#include "common/step_stats.h"
+
+namespace tfd {
+
+class Executor {
+ public:
+  struct Options {
+    const OpRegistry* registry = nullptr;
+    const KernelEnv* env = nullptr;
+    boost::asio::thread_pool* pool = nullptr;
+    std::string device_type = kDeviceCpu;  // which kernels to instantiate
+    std::string device;                    // canonical device name, for traces
+  };
+  struct RunArgs {
+    int64_t step_id = 0;
+    CallFrame* frame = nullptr;                    // feeds and fetches; may be null
+    CancellationManager* cancellation = nullptr;   // required; owned by the caller
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+    bool trace = false;                            // collect per-node timings
+  };
+  using DoneCallback = std::function<void(const Status&, StepStats)>;
+
+  // INVALID_ARGUMENT / NOT_FOUND naming the node whose kernel cannot be built.
+  static StatusOr<std::unique_ptr<Executor>> Create(std::shared_ptr<const Graph> graph,
+                                                    const Options& options);
+  // Use Create; the key keeps construction in this class.
+  struct PrivateKey {};
+  Executor(PrivateKey, std::shared_ptr<const Graph> graph, const Options& options);
+  ~Executor();
+
+  // `done` runs exactly once, on some pool or caller thread.
+  void RunAsync(const RunArgs& args, DoneCallback done);
+  // Blocks the calling thread (which must not be a pool thread) until done.
+  Status Run(const RunArgs& args, StepStats* stats = nullptr);
+
+  const Graph& graph() const { return *graph_; }
+
+ private:
+  struct Step;
+
+  std::shared_ptr<const Graph> graph_;
+  Options options_;
+  std::vector<std::unique_ptr<OpKernel>> kernels_;  // by node id
+  std::vector<int> roots_;                          // nodes with no inputs at all
+};
+
+}  // namespace tfd
