@@ -5,9 +5,11 @@
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "common/tensor_proto.h"
@@ -141,6 +143,20 @@ StatusOr<GraphDef> CatchingKj(const std::string& source, Fn fn) {
   }
 }
 
+// The text parser reports byte ranges ("54-60: Parse error."); people want
+// line and column.
+std::string WithLineNumbers(const std::string& message, const std::string& text) {
+  static const std::regex kRange(R"(: (\d+)-(\d+): )");
+  std::smatch m;
+  if (!std::regex_search(message, m, kRange)) return message;
+  const size_t offset = std::min<size_t>(std::stoul(m[1].str()), text.size());
+  const size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
+  const size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+  const size_t column = offset - (line_start == std::string::npos ? 0 : line_start + 1) + 1;
+  return m.prefix().str() + ": line " + std::to_string(line) + ", column " +
+         std::to_string(column) + ": " + m.suffix().str();
+}
+
 }  // namespace
 
 StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g) {
@@ -231,13 +247,15 @@ StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source)
                                    "' is neither a binary Cap'n Proto message nor text");
   }
   std::string text(bytes);
-  return CatchingKj(source, [&]() -> StatusOr<GraphDef> {
+  auto g = CatchingKj(source, [&]() -> StatusOr<GraphDef> {
     capnp::MallocMessageBuilder message;
     capnp::TextCodec codec;
     auto root = message.initRoot<proto::GraphDef>();
     codec.decode(kj::StringPtr(text.c_str(), text.size()), root);
     return GraphFromProto(root.asReader());
   });
+  if (g.ok()) return g;
+  return Status(g.status().code(), WithLineNumbers(g.status().message(), text));
 }
 
 StatusOr<GraphDef> LoadGraph(const std::string& path) {

@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# Integration tests of the real tfctl binary: the examples run and print the
+# right values, JSON output has the documented shape, feeds work by value and
+# from .npy files, graph files round-trip through the stock capnp tool, and
+# every kind of bad input ends with `error: CODE:` naming the culprit and the
+# right exit status — never a crash or a hang. Output is TAP, for meson.
+#
+#   TFCTL=build/cli/tfctl SRC_ROOT=. bash tests/cli/cli_test.sh
+set -u
+
+TFCTL=${TFCTL:?set TFCTL to the tfctl binary}
+SRC=${SRC_ROOT:?set SRC_ROOT to the source tree}
+SCHEMA="$SRC/schemas/graph.capnp"
+EX="$SRC/examples/graphs"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+count=0
+failures=0
+out="" err="" rc=0
+
+# tfctl ARGS...: runs the binary; sets $out, $err and $rc.
+tfctl() {
+  "$TFCTL" "$@" >"$work/stdout" 2>"$work/stderr" </dev/null
+  rc=$?
+  out=$(cat "$work/stdout")
+  err=$(cat "$work/stderr")
+}
+
+pass() { count=$((count + 1)); echo "ok $count - $1"; }
+fail() {
+  count=$((count + 1)); failures=$((failures + 1))
+  echo "not ok $count - $1"
+  shift
+  local line
+  for line in "$@"; do echo "#   $line"; done
+  echo "#   exit status: $rc"
+  echo "#   stdout: ${out//$'\n'/$'\n'#           }"
+  echo "#   stderr: ${err//$'\n'/$'\n'#           }"
+}
+
+# expect_out DESC EXPECTED -- ARGS...: exit 0 and stdout exactly EXPECTED.
+expect_out() {
+  local desc=$1 expected=$2
+  shift 3
+  tfctl "$@"
+  if [[ $rc -eq 0 && "$out" == "$expected" ]]; then pass "$desc"; else fail "$desc" "expected stdout: $expected"; fi
+}
+
+# expect_contains DESC NEEDLE -- ARGS...: exit 0 and NEEDLE in stdout.
+expect_contains() {
+  local desc=$1 needle=$2
+  shift 3
+  tfctl "$@"
+  if [[ $rc -eq 0 && "$out" == *"$needle"* ]]; then pass "$desc"; else fail "$desc" "expected in stdout: $needle"; fi
+}
+
+# expect_error DESC STATUS CODE CULPRIT -- ARGS...: exit STATUS, and stderr has
+# `error: CODE:` and names CULPRIT.
+expect_error() {
+  local desc=$1 status=$2 code=$3 culprit=$4
+  shift 5
+  tfctl "$@"
+  if [[ $rc -eq $status && "$err" == *"error: $code: "* && "$err" == *"$culprit"* ]]; then
+    pass "$desc"
+  else
+    fail "$desc" "expected exit $status, stderr with 'error: $code:' naming '$culprit'"
+  fi
+}
+
+# graph NAME: writes stdin to $work/NAME.txt.
+graph() { cat >"$work/$1.txt"; }
+
+# A float32 Const node in text form: const NAME SHAPE VALUES.
+const() {
+  echo "( name = \"$1\", op = \"Const\", attrs = [ (name = \"dtype\", value = (type = float32)),
+    (name = \"value\", value = (tensor = (dtype = float32, shape = $2, floatVal = $3))) ] )"
+}
+
+# write_npy FILE DESCR SHAPE FORTRAN BODY: a version 1.0 .npy file; BODY is
+# printf escapes. The header is padded to 64 bytes as numpy pads it.
+write_npy() {
+  local header
+  header=$(printf "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" "$2" "$4" "$3")
+  header=$(printf '%-53s' "$header")
+  { printf '\x93NUMPY\x01\x00\x36\x00'; printf '%s\n' "$header"; printf "$5"; } >"$1"
+}
+
+# --- The examples -----------------------------------------------------------
+
+expect_out "hello.txt runs and prints y" \
+  "y = float32[2, 2] [[20 23] [44 51]]" -- run "$EX/hello.txt" --fetch y
+
+expect_out "several fetches print in the order asked, ports included" \
+  "$(printf 'product:0 = float32[2, 2] [[19 22] [43 50]]\na = float32[2, 2] [[1 2] [3 4]]')" \
+  -- run "$EX/hello.txt" --fetch product:0 --fetch a
+
+expect_out "--output json is exactly the documented shape" \
+  '{"fetches": {"y": {"dtype": "float32", "shape": [2, 2], "values": [[20.0, 23.0], [44.0, 51.0]]}}}' \
+  -- run "$EX/hello.txt" --fetch y --output json
+
+expect_contains "--trace lists each node under its device" \
+  "/job:localhost/replica:0/task:0/device:CPU:0" -- run "$EX/hello.txt" --fetch y --trace
+if [[ "$out" == *"product (MatMul)"* && "$out" == *"y = float32"* ]]; then
+  pass "--trace names the nodes it ran"
+else
+  fail "--trace names the nodes it ran" "expected 'product (MatMul)'"
+fi
+
+tfctl run "$EX/hello.txt" --fetch y --trace --output json
+if [[ $rc -eq 0 && "$out" == '{"fetches": {"y": '*'"trace": [{"device": "/job:localhost/replica:0/task:0/device:CPU:0", "nodes": ['*'"node": "product", "op": "MatMul"'* ]]; then
+  pass "--trace --output json adds a trace per device"
+else
+  fail "--trace --output json adds a trace per device"
+fi
+
+expect_out "a placeholder fed by value" \
+  "y = float32[2, 1] [[5] [11]]" -- run "$EX/placeholder.txt" --feed 'x=[[1, 2], [3, 4]]' --fetch y
+
+write_npy "$work/x.npy" '<f4' '(2, 2)' False '\x00\x00\x80\x3f\x00\x00\x00\x40\x00\x00\x40\x40\x00\x00\x80\x40'
+expect_out "a placeholder fed from a .npy file" \
+  "y = float32[2, 1] [[5] [11]]" -- run "$EX/placeholder.txt" --feed "x=@$work/x.npy" --fetch y
+
+expect_out "variables count up over --steps after --init" \
+  "increment = int32[] 5" -- run "$EX/variables.txt" --init init --fetch increment --steps 5
+
+expect_out "a queue hands back what was enqueued" \
+  "dequeue = float32[3] [1 2 3]" -- run "$EX/queue.txt" --fetch dequeue
+
+expect_out "graph validate counts the nodes" "ok: 5 nodes" -- graph validate "$EX/hello.txt"
+
+expect_contains "graph show lists op and inputs" "product  MatMul  -       a, b" -- graph show "$EX/hello.txt"
+
+expect_contains "ops lists the registry with docs" "MatMul" -- ops
+expect_contains "ops --output json is one object" '{"ops": [' -- ops --output json
+
+# --- Round trips with the stock capnp tool -----------------------------------
+
+tfctl graph decode "$EX/hello.txt" -o "$work/hello.decoded.txt"
+if [[ $rc -eq 0 ]] && capnp encode "$SCHEMA" GraphDef <"$work/hello.decoded.txt" >"$work/hello.stock.bin" 2>"$work/capnp.err"; then
+  pass "tfctl's text form re-encodes with the stock capnp encode"
+else
+  fail "tfctl's text form re-encodes with the stock capnp encode" "$(cat "$work/capnp.err" 2>/dev/null)"
+fi
+expect_out "a graph encoded by the stock tool runs" \
+  "y = float32[2, 2] [[20 23] [44 51]]" -- run "$work/hello.stock.bin" --fetch y
+
+capnp encode "$SCHEMA" GraphDef <"$EX/hello.txt" >"$work/hello.direct.bin"
+expect_out "the hand-written example encodes with the stock tool and runs" \
+  "y = float32[2, 2] [[20 23] [44 51]]" -- run "$work/hello.direct.bin" --fetch y
+
+tfctl graph encode "$EX/hello.txt" -o "$work/hello.bin"
+if [[ $rc -eq 0 ]] && capnp decode "$SCHEMA" GraphDef <"$work/hello.bin" >"$work/hello.stockdecoded.txt" 2>"$work/capnp.err"; then
+  pass "tfctl's binary form decodes with the stock capnp decode"
+else
+  fail "tfctl's binary form decodes with the stock capnp decode" "$(cat "$work/capnp.err" 2>/dev/null)"
+fi
+expect_out "the stock tool's text form runs" \
+  "y = float32[2, 2] [[20 23] [44 51]]" -- run "$work/hello.stockdecoded.txt" --fetch y
+
+tfctl graph decode "$work/hello.bin"
+if [[ $rc -eq 0 && "$out" == "$(cat "$work/hello.decoded.txt")" ]]; then
+  pass "decode(encode(g)) equals decode(g)"
+else
+  fail "decode(encode(g)) equals decode(g)"
+fi
+
+# --- Bad graph files ----------------------------------------------------------
+
+head -c 40 "$work/hello.bin" >"$work/truncated.bin"
+expect_error "a truncated binary file" 1 INVALID_ARGUMENT "truncated.bin" -- run "$work/truncated.bin" --fetch y
+
+# The segment table of a truncated message, patched to claim what is left:
+# the binary reader itself must refuse the dangling pointers.
+{ printf '\x00\x00\x00\x00\x04\x00\x00\x00'; head -c 32 "$work/hello.bin" | tail -c 32; } >"$work/cut.bin"
+expect_error "a binary message cut short inside" 1 INVALID_ARGUMENT "cut.bin" -- graph validate "$work/cut.bin"
+
+RANDOM=42
+for _ in $(seq 512); do printf "\\x$(printf %02x $((RANDOM % 256)))"; done >"$work/random.bin"
+expect_error "random bytes" 1 INVALID_ARGUMENT "random.bin" -- run "$work/random.bin" --fetch y
+{ printf '\x00\x00\x00\x00\x40\x00\x00\x00'; head -c 512 "$work/random.bin"; } >"$work/random_words.bin"
+expect_error "random words behind a valid segment table" 1 INVALID_ARGUMENT "random_words.bin" \
+  -- graph show "$work/random_words.bin"
+
+printf '(nodes = [(name = "a" op = "Const")])\n' >"$work/syntax.txt"
+expect_error "text with a syntax error" 1 INVALID_ARGUMENT "syntax.txt" -- graph validate "$work/syntax.txt"
+
+expect_error "a missing file" 1 NOT_FOUND "nowhere.txt" -- run "$work/nowhere.txt" --fetch y
+
+graph unknown_op <<EOF
+(nodes = [ ( name = "mystery", op = "Frobnicate" ) ])
+EOF
+expect_error "an unknown op" 1 NOT_FOUND "Frobnicate" -- run "$work/unknown_op.txt" --fetch mystery
+
+graph missing_attr <<EOF
+(nodes = [ ( name = "c", op = "Const", attrs = [ (name = "value", value = (tensor = (dtype = float32, shape = [], floatVal = [1]))) ] ) ])
+EOF
+expect_error "a missing attr" 1 INVALID_ARGUMENT "dtype" -- graph validate "$work/missing_attr.txt"
+
+graph mistyped_attr <<EOF
+(nodes = [ ( name = "c", op = "Const", attrs = [ (name = "dtype", value = (i = 3)),
+  (name = "value", value = (tensor = (dtype = float32, shape = [], floatVal = [1]))) ] ) ])
+EOF
+expect_error "a mistyped attr" 1 INVALID_ARGUMENT "'dtype'" -- run "$work/mistyped_attr.txt" --fetch c
+
+graph missing_node <<EOF
+(nodes = [ $(const a '[2]' '[1, 2]'), ( name = "sum", op = "Add", inputs = ["a", "nowhere"] ) ])
+EOF
+expect_error "an input naming a missing node" 1 INVALID_ARGUMENT "nowhere" -- graph validate "$work/missing_node.txt"
+
+graph missing_port <<EOF
+(nodes = [ $(const a '[2]' '[1, 2]'), ( name = "sum", op = "Add", inputs = ["a", "a:3"] ) ])
+EOF
+expect_error "an input naming a missing port" 1 INVALID_ARGUMENT "a:3" -- run "$work/missing_port.txt" --fetch sum
+
+graph cycle <<EOF
+(nodes = [ ( name = "x", op = "Identity", inputs = ["y"] ), ( name = "y", op = "Identity", inputs = ["x"] ) ])
+EOF
+expect_error "a cycle" 1 INVALID_ARGUMENT "cycle" -- graph validate "$work/cycle.txt"
+
+graph dtype_mismatch <<EOF
+(nodes = [ $(const a '[2]' '[1, 2]'),
+  ( name = "i", op = "Const", attrs = [ (name = "dtype", value = (type = int32)),
+    (name = "value", value = (tensor = (dtype = int32, shape = [2], int32Val = [1, 2]))) ] ),
+  ( name = "sum", op = "Add", inputs = ["a", "i"] ) ])
+EOF
+expect_error "a dtype mismatch" 1 INVALID_ARGUMENT "sum" -- run "$work/dtype_mismatch.txt" --fetch sum
+
+graph shape_mismatch <<EOF
+(nodes = [ $(const a '[2, 3]' '[1]'), $(const b '[2, 3]' '[1]'),
+  ( name = "mm", op = "MatMul", inputs = ["a", "b"] ) ])
+EOF
+expect_error "a shape mismatch found by inference" 1 INVALID_ARGUMENT "mm" -- graph validate "$work/shape_mismatch.txt"
+if [[ "$err" == *"[2, 3]"* ]]; then pass "the shape mismatch shows the shapes"; else fail "the shape mismatch shows the shapes"; fi
+
+graph huge_fill <<EOF
+(nodes = [ ( name = "dims", op = "Const", attrs = [ (name = "dtype", value = (type = int64)),
+    (name = "value", value = (tensor = (dtype = int64, shape = [2], int64Val = [100000000000, 100000000000]))) ] ),
+  $(const v '[]' '[0]'),
+  ( name = "big", op = "Fill", inputs = ["dims", "v"], attrs = [ (name = "index_type", value = (type = int64)) ] ) ])
+EOF
+expect_error "Fill with a huge declared shape" 1 INVALID_ARGUMENT "big" -- run "$work/huge_fill.txt" --fetch big
+
+graph huge_placeholder <<EOF
+(nodes = [ ( name = "p", op = "Placeholder", attrs = [ (name = "dtype", value = (type = float32)),
+    (name = "shape", value = (shape = (dims = [100000000000, 100000000000]))) ] ),
+  ( name = "neg", op = "Neg", inputs = ["p"] ) ])
+EOF
+expect_error "a placeholder with a huge declared shape" 1 INVALID_ARGUMENT "p" -- run "$work/huge_placeholder.txt" --feed 'p=[1.0]' --fetch neg
+
+# --- Bad feeds, fetches and waits ----------------------------------------------
+
+expect_error "a feed of the wrong shape" 1 INVALID_ARGUMENT "[3]" -- run "$EX/placeholder.txt" --feed 'x=[1, 2, 3]' --fetch y
+expect_error "a feed of the wrong dtype" 1 INVALID_ARGUMENT "int32" -- run "$EX/placeholder.txt" --feed 'x=int32:[[1, 2]]' --fetch y
+expect_error "a ragged feed" 1 INVALID_ARGUMENT "ragged" -- run "$EX/placeholder.txt" --feed 'x=[[1, 2], [3]]' --fetch y
+write_npy "$work/f.npy" '<f4' '(1, 2)' True '\x00\x00\x80\x3f\x00\x00\x00\x40'
+expect_error "a Fortran-order .npy feed" 1 INVALID_ARGUMENT "f.npy" -- run "$EX/placeholder.txt" --feed "x=@$work/f.npy" --fetch y
+write_npy "$work/c.npy" '<c8' '(1,)' False '\x00\x00\x80\x3f\x00\x00\x00\x40'
+expect_error "a .npy feed of an unsupported dtype" 1 INVALID_ARGUMENT "<c8" -- run "$EX/placeholder.txt" --feed "x=@$work/c.npy" --fetch y
+expect_error "a fetch of a missing node" 1 NOT_FOUND "nope" -- run "$EX/hello.txt" --fetch nope
+expect_error "a feed of a missing node" 1 NOT_FOUND "nope" -- run "$EX/hello.txt" --feed 'nope=1' --fetch y
+expect_error "a dequeue from an empty queue ends at the deadline" 1 DEADLINE_EXCEEDED "empty_q" \
+  -- run "$EX/queue.txt" --target lonely_dequeue --timeout 1
+
+# --- Usage errors exit 2 -------------------------------------------------------
+
+expect_error "an unknown command" 2 INVALID_ARGUMENT "frob" -- frob
+expect_error "no command" 2 INVALID_ARGUMENT "missing command"
+expect_error "an unknown flag" 2 INVALID_ARGUMENT "bogus" -- run "$EX/hello.txt" --fetch y --bogus
+expect_error "a missing FILE" 2 INVALID_ARGUMENT "FILE" -- run --fetch y
+expect_error "a flag without its value" 2 INVALID_ARGUMENT "steps" -- run "$EX/hello.txt" --fetch y --steps
+expect_error "nothing to fetch or run" 2 INVALID_ARGUMENT "--fetch" -- run "$EX/hello.txt"
+expect_error "a --feed without =" 2 INVALID_ARGUMENT "NAME=VALUE" -- run "$EX/placeholder.txt" --feed x --fetch y
+expect_error "an unknown graph action" 2 INVALID_ARGUMENT "frob" -- graph frob "$EX/hello.txt"
+expect_error "an unknown --output" 2 INVALID_ARGUMENT "yaml" -- ops --output yaml
+
+echo "1..$count"
+[[ $failures -eq 0 ]]

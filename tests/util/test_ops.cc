@@ -1,0 +1,109 @@
+#include "tests/util/test_ops.h"
+
+#include "common/op_kernel.h"
+#include "kernels/framework/framework_ops.h"
+
+namespace tfd::testing {
+
+struct RunLog : ResourceBase {
+  std::string_view Kind() const override { return "run log"; }
+  std::string DebugString() const override { return "run log"; }
+  std::mutex mu;
+  std::vector<std::string> order;
+};
+
+std::vector<std::string> RecordedOrder(ResourceMgr& rm) {
+  auto log = rm.Lookup<RunLog>("test", "log");
+  if (!log.ok()) return {};
+  std::lock_guard<std::mutex> lock((*log)->mu);
+  return (*log)->order;
+}
+
+namespace {
+
+class TConst : public OpKernel {
+ public:
+  explicit TConst(OpKernelConstruction& c) : OpKernel(c) { c.SetStatus(c.GetAttr("value", &value_)); }
+  void Compute(OpKernelContext& ctx) override { ctx.set_output(0, value_); }
+
+ private:
+  Tensor value_;
+};
+
+class TAdd : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    TFD_OP_REQUIRES(ctx, a.shape() == b.shape(),
+                    errors::InvalidArgument("shapes differ: ", a.Describe(), " vs ", b.Describe()));
+    Tensor* out;
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, a.shape(), &out));
+    for (int64_t i = 0; i < a.num_elements(); ++i) {
+      out->data<float>()[i] = a.data<float>()[i] + b.data<float>()[i];
+    }
+  }
+};
+
+class TRecord : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    auto log = ctx.resources().LookupOrCreate<RunLog>(
+        "test", "log", [] { return StatusOr<std::shared_ptr<RunLog>>(std::make_shared<RunLog>()); });
+    TFD_OP_REQUIRES_OK(ctx, log.status());
+    std::lock_guard<std::mutex> lock((*log)->mu);
+    (*log)->order.push_back(name());
+  }
+};
+
+class TFail : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    ctx.SetStatus(errors::InvalidArgument("this op always fails"));
+  }
+};
+
+// Waits until the step is cancelled, then finishes with the reason and what
+// it waited for — the contract of every blocking kernel.
+class TWait : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto token = ctx.cancellation().Register([&ctx, done](const Status& why) {
+      ctx.SetStatus(Status(why.code(), why.message() + "; while waiting for the test event"));
+      done();
+    });
+    if (!token) {
+      ctx.SetStatus(ctx.cancellation().reason());
+      done();
+    }
+  }
+};
+
+Status ConstShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(Tensor v, c.GetAttr<Tensor>("value"));
+  c.set_output(0, v.shape());
+  c.set_output_value(0, v);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterTestOps(OpRegistry& r) {
+  TFD_RETURN_IF_ERROR(kernels::RegisterFrameworkOps(r));  // feeds and fetches
+  TFD_RETURN_IF_ERROR(r.Add<TConst>(
+      OpDefBuilder("TConst").Output("output: dtype").Attr("value: tensor").Attr("dtype: type"),
+      ConstShape));
+  TFD_RETURN_IF_ERROR(r.Add<TAdd>(
+      OpDefBuilder("TAdd").Input("x: T").Input("y: T").Output("z: T").Attr("T: {float32}"),
+      shape_fns::BroadcastBinary));
+  TFD_RETURN_IF_ERROR(r.Add<TRecord>(OpDefBuilder("TRecord").SetIsStateful(), shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<TFail>(OpDefBuilder("TFail").Input("x: float32"), shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<TWait>(OpDefBuilder("TWait").Output("y: float32"), shape_fns::Unknown));
+  return OkStatus();
+}
+
+}  // namespace tfd::testing
