@@ -1,0 +1,97 @@
+// tfctl: the command-line client of tfd. This file only dispatches to the
+// subcommands (cli/commands.h) and turns whatever escapes them into an exit
+// code: 2 with a usage line for a malformed command line, 1 with
+// `error: CODE: message` for everything else — never a crash.
+#include <boost/program_options/errors.hpp>
+#include <kj/exception.h>
+
+#include <iostream>
+#include <string_view>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+
+namespace {
+
+using tfd::cli::Args;
+
+constexpr const char* kVersion = "tfctl 0.1.0";
+
+struct Command {
+  std::string_view name;
+  int (*run)(const Args&);
+  const char* usage;
+  const char* summary;
+};
+
+constexpr Command kCommands[] = {
+    {"graph", tfd::cli::GraphCommand, tfd::cli::kGraphUsage,
+     "show, validate, encode (to binary) or decode (to text) a graph file"},
+    {"run", tfd::cli::RunCommand, tfd::cli::kRunUsage,
+     "run a graph in this process and print the fetched tensors"},
+    {"ops", tfd::cli::OpsCommand, tfd::cli::kOpsUsage, "list the registered ops"},
+};
+
+void PrintHelp() {
+  std::cout << "tfctl: graph tools and in-process runs for tfd\n\ncommands:\n";
+  for (const Command& c : kCommands) std::cout << "  " << c.usage << "\n      " << c.summary << "\n";
+  std::cout << "\nErrors print `error: CODE: message` on stderr; the exit status is 1,\n"
+               "or 2 for a malformed command line. See docs/cli.md.\n";
+}
+
+int Usage(const std::string& message, const char* usage) {
+  std::cout.flush();
+  std::cerr << "error: INVALID_ARGUMENT: " << message << "\nusage: " << usage << std::endl;
+  return 2;
+}
+
+int Internal(const std::string& what) {
+  return tfd::cli::ReportError(tfd::errors::Internal(what));
+}
+
+int Main(int argc, char** argv) {
+  const char* general = "tfctl graph|run|ops ... (tfctl help for more)";
+  if (argc < 2) return Usage("missing command", general);
+  const std::string_view name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    PrintHelp();
+    return 0;
+  }
+  if (name == "version" || name == "--version") {
+    std::cout << kVersion << "\n";
+    return 0;
+  }
+  const Command* command = nullptr;
+  for (const Command& c : kCommands) {
+    if (c.name == name) command = &c;
+  }
+  if (command == nullptr) return Usage("unknown command '" + std::string(name) + "'", general);
+  const Args args(argv + 2, argv + argc);
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << "usage: " << command->usage << "\n";
+      return 0;
+    }
+  }
+  try {
+    return command->run(args);
+  } catch (const tfd::cli::UsageError& e) {
+    return Usage(e.what(), command->usage);
+  } catch (const boost::program_options::error& e) {
+    return Usage(e.what(), command->usage);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const kj::Exception& e) {
+    return Internal(std::string("unexpected Cap'n Proto error: ") + e.getDescription().cStr());
+  } catch (const std::exception& e) {
+    return Internal(std::string("unexpected error: ") + e.what());
+  } catch (...) {
+    return Internal("unexpected error of an unknown kind");
+  }
+}

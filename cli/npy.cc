@@ -1,0 +1,231 @@
+#include "cli/npy.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+namespace tfd::cli {
+namespace {
+
+constexpr std::string_view kMagic = "\x93NUMPY";
+
+struct Header {
+  std::string descr;
+  std::optional<bool> fortran_order;
+  std::optional<std::vector<int64_t>> shape;
+};
+
+// A parser for the one Python literal a .npy header holds:
+// {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+class HeaderParser {
+ public:
+  explicit HeaderParser(std::string_view text) : text_(text) {}
+
+  StatusOr<Header> Parse() {
+    Header h;
+    if (!Eat('{')) return Fail("expected '{'");
+    while (!Eat('}')) {
+      TFD_ASSIGN_OR_RETURN(std::string key, String());
+      if (!Eat(':')) return Fail("expected ':' after '" + key + "'");
+      if (key == "descr") {
+        TFD_ASSIGN_OR_RETURN(h.descr, String());
+      } else if (key == "fortran_order") {
+        if (Word("True")) {
+          h.fortran_order = true;
+        } else if (Word("False")) {
+          h.fortran_order = false;
+        } else {
+          return Fail("fortran_order is neither True nor False");
+        }
+      } else if (key == "shape") {
+        TFD_ASSIGN_OR_RETURN(h.shape, Tuple());
+      } else {
+        return Fail("unexpected key '" + key + "'");
+      }
+      if (!Eat(',')) {
+        if (!Eat('}')) return Fail("expected ',' or '}'");
+        break;
+      }
+    }
+    SkipSpace();
+    if (pos_ != text_.size()) return Fail("text after the closing '}'");
+    if (h.descr.empty()) return Fail("no 'descr'");
+    if (!h.fortran_order) return Fail("no 'fortran_order'");
+    if (!h.shape) return Fail("no 'shape'");
+    return h;
+  }
+
+ private:
+  Status Fail(const std::string& what) const {
+    return errors::InvalidArgument("malformed header at offset ", pos_, ": ", what);
+  }
+  void SkipSpace() {
+    while (pos_ < text_.size() && std::strchr(" \t\n\r", text_[pos_])) ++pos_;
+  }
+  bool Eat(char c) {
+    SkipSpace();
+    if (pos_ < text_.size() && text_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return false;
+  }
+  bool Word(std::string_view w) {
+    SkipSpace();
+    if (text_.substr(pos_, w.size()) != w) return false;
+    pos_ += w.size();
+    return true;
+  }
+  StatusOr<std::string> String() {
+    SkipSpace();
+    if (pos_ >= text_.size() || (text_[pos_] != '\'' && text_[pos_] != '"')) {
+      return Fail("expected a quoted string");
+    }
+    const char quote = text_[pos_++];
+    const size_t end = text_.find(quote, pos_);
+    if (end == std::string_view::npos) return Fail("unterminated string");
+    std::string s(text_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return s;
+  }
+  StatusOr<std::vector<int64_t>> Tuple() {
+    if (!Eat('(')) return Fail("shape is not a tuple");
+    std::vector<int64_t> dims;
+    while (!Eat(')')) {
+      SkipSpace();
+      int64_t d = 0;
+      size_t digits = 0;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+        if (d > (INT64_MAX - 9) / 10) return Fail("a dimension is too large");
+        d = d * 10 + (text_[pos_++] - '0');
+        ++digits;
+      }
+      if (digits == 0) return Fail("a dimension is not a non-negative integer");
+      Word("L");  // Python 2 longs
+      dims.push_back(d);
+      if (!Eat(',')) {
+        if (!Eat(')')) return Fail("expected ',' or ')' in shape");
+        break;
+      }
+    }
+    return dims;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+struct NpyType {
+  const char* descr;
+  DType dtype;
+  size_t item_size;
+};
+constexpr NpyType kTypes[] = {
+    {"<f4", DType::kFloat32, 4}, {"<f8", DType::kFloat64, 8}, {"<i4", DType::kInt32, 4},
+    {"<i8", DType::kInt64, 8},   {"|u1", DType::kUInt8, 1},   {"|b1", DType::kBool, 1},
+};
+
+std::string Supported() {
+  std::string s;
+  for (const NpyType& t : kTypes) s += (s.empty() ? "" : ", ") + std::string(t.descr);
+  return s;
+}
+
+}  // namespace
+
+StatusOr<Tensor> ParseNpy(std::string_view bytes, const std::string& source) {
+  auto bad = [&](const auto&... what) {
+    return errors::InvalidArgument("'", source, "' is not a usable .npy file: ", what...);
+  };
+  if (bytes.size() < 10 || bytes.substr(0, kMagic.size()) != kMagic) {
+    return bad("it does not start with the .npy magic \\x93NUMPY");
+  }
+  const uint8_t major = static_cast<uint8_t>(bytes[6]);
+  const uint8_t minor = static_cast<uint8_t>(bytes[7]);
+  size_t header_len = 0, header_start = 0;
+  if (major == 1) {
+    header_len = static_cast<uint8_t>(bytes[8]) | (size_t{static_cast<uint8_t>(bytes[9])} << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return bad("the header length is cut off");
+    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[8 + i]);
+    header_start = 12;
+  } else {
+    return bad("format version ", int{major}, ".", int{minor}, " is not 1.0, 2.0 or 3.0");
+  }
+  if (minor != 0) return bad("format version ", int{major}, ".", int{minor}, " is not supported");
+  if (header_len > bytes.size() - header_start) {
+    return bad("the header says ", header_len, " bytes but the file has ",
+               bytes.size() - header_start, " after the preamble");
+  }
+  auto header = HeaderParser(bytes.substr(header_start, header_len)).Parse();
+  if (!header.ok()) return bad(header.status().message());
+  if (*header->fortran_order) {
+    return bad("fortran_order is True; only C-order arrays are supported "
+               "(save with np.ascontiguousarray)");
+  }
+  const NpyType* type = nullptr;
+  for (const NpyType& t : kTypes) {
+    if (header->descr == t.descr) type = &t;
+  }
+  if (type == nullptr) {
+    return bad("dtype '", header->descr, "' is not supported (expected one of ", Supported(), ")");
+  }
+  // Check the body's length against the shape before allocating anything.
+  const std::vector<int64_t>& dims = *header->shape;
+  const std::string_view body = bytes.substr(header_start + header_len);
+  uint64_t elements = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && elements > body.size() / static_cast<uint64_t>(d)) {
+      elements = UINT64_MAX;
+      break;
+    }
+    elements *= static_cast<uint64_t>(d);
+  }
+  std::ostringstream shape_text;
+  shape_text << "[";
+  for (size_t i = 0; i < dims.size(); ++i) shape_text << (i ? ", " : "") << dims[i];
+  shape_text << "]";
+  if (elements == UINT64_MAX || elements * type->item_size != body.size()) {
+    return bad("shape ", shape_text.str(), " of ", header->descr, " needs ",
+               elements == UINT64_MAX ? std::string("more") : std::to_string(elements * type->item_size),
+               " bytes of data but the file has ", body.size());
+  }
+  auto shape = TensorShape::Make(dims);
+  if (!shape.ok()) return bad(shape.status().message());
+  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(type->dtype, *shape));
+  if (type->dtype == DType::kBool) {
+    bool* out = t.data<bool>();
+    for (size_t i = 0; i < body.size(); ++i) out[i] = body[i] != 0;
+  } else if (!body.empty()) {
+    // Every supported dtype is little-endian, as is every host tfd builds for.
+    std::memcpy(t.raw_data(), body.data(), body.size());
+  }
+  return t;
+}
+
+StatusOr<Tensor> ReadNpy(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return errors::NotFound("feed file '", path, "' does not exist or is not a regular file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return errors::NotFound("cannot read feed file '", path, "': ", ec.message());
+  if (size > kMaxNpyFileBytes) {
+    return errors::InvalidArgument("feed file '", path, "' is ", size, " bytes, over the limit of ",
+                                   kMaxNpyFileBytes);
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errors::NotFound("cannot open feed file '", path, "'");
+  std::string bytes(size, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (static_cast<size_t>(in.gcount()) != size) {
+    return errors::Unavailable("reading feed file '", path, "' stopped early");
+  }
+  return ParseNpy(bytes, path);
+}
+
+}  // namespace tfd::cli

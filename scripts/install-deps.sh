@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what building and testing tfd needs on a Debian 12 machine, from
+# Debian's archive only. Packages already installed are left alone, and the
+# package lists are refreshed once, only when something is missing.
+#   ./scripts/install-deps.sh
+set -euo pipefail
+
+packages=(
+  g++ meson ninja-build pkg-config
+  capnproto libcapnp-dev          # schemas, binary and text graph files, RPC
+  libeigen3-dev                   # kernels
+  libspdlog-dev libfmt-dev        # logging
+  libboost-dev libboost-program-options-dev   # compute pool, command lines
+  nlohmann-json3-dev              # JSON output, cluster specs
+  catch2                          # unit tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: not root and no sudo; install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
