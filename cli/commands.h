@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/graph_def.h"
+
 namespace tfd::cli {
 
 using Args = std::vector<std::string>;
@@ -25,6 +27,9 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// The graph in `path` (binary or text form), or read from stdin for "-".
+StatusOr<GraphDef> ReadGraphArg(const std::string& path);
 
 int GraphCommand(const Args& args);  // graph show|validate|encode|decode
 int RunCommand(const Args& args);    // run FILE ...

@@ -170,7 +170,7 @@ void ShowJson(const GraphDef& g) {
 }
 
 Status RunGraphAction(const GraphOptions& o) {
-  TFD_ASSIGN_OR_RETURN(GraphDef g, LoadGraph(o.file));
+  TFD_ASSIGN_OR_RETURN(GraphDef g, ReadGraphArg(o.file));
   if (o.action == "show") {
     if (o.format == OutputFormat::kJson) {
       ShowJson(g);
@@ -203,6 +203,20 @@ Status RunGraphAction(const GraphOptions& o) {
 }
 
 }  // namespace
+
+StatusOr<GraphDef> ReadGraphArg(const std::string& path) {
+  if (path != "-") return LoadGraph(path);
+  std::string bytes;
+  char buf[1 << 16];
+  while (std::cin.read(buf, sizeof(buf)) || std::cin.gcount() > 0) {
+    bytes.append(buf, static_cast<size_t>(std::cin.gcount()));
+    if (bytes.size() > kMaxGraphFileBytes) {
+      return errors::InvalidArgument("the graph on stdin is over the limit of ", kMaxGraphFileBytes,
+                                     " bytes");
+    }
+  }
+  return ParseGraph(bytes, "<stdin>");
+}
 
 int GraphCommand(const Args& args) {
   const GraphOptions o = ParseGraphOptions(args);

@@ -161,7 +161,7 @@ void PrintResult(const RunOptions& o, const LocalSession::RunOutput& out) {
 }
 
 Status Run(const RunOptions& o) {
-  TFD_ASSIGN_OR_RETURN(GraphDef graph, LoadGraph(o.file));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphArg(o.file));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(LocalSession::Feeds feeds, BuildFeeds(o, graph, registry));
