@@ -78,12 +78,15 @@ const() {
 }
 
 # write_npy FILE DESCR SHAPE FORTRAN BODY: a version 1.0 .npy file; BODY is
-# printf escapes. The header is padded to 64 bytes as numpy pads it.
+# printf escapes. The header is padded, as numpy pads it, so that the body
+# starts at a multiple of 64 bytes.
 write_npy() {
-  local header
+  local header len
   header=$(printf "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" "$2" "$4" "$3")
-  header=$(printf '%-53s' "$header")
-  { printf '\x93NUMPY\x01\x00\x36\x00'; printf '%s\n' "$header"; printf "$5"; } >"$1"
+  len=$(( (${#header} + 11 + 63) / 64 * 64 - 10 ))
+  header=$(printf "%-$((len - 1))s" "$header")
+  { printf '\x93NUMPY\x01\x00'; printf "\\x$(printf %02x $((len % 256)))\\x$(printf %02x $((len / 256)))"
+    printf '%s\n' "$header"; printf "$5"; } >"$1"
 }
 
 # --- The examples -----------------------------------------------------------
@@ -265,7 +268,7 @@ expect_error "a dequeue from an empty queue ends at the deadline" 1 DEADLINE_EXC
 # --- Usage errors exit 2 -------------------------------------------------------
 
 expect_error "an unknown command" 2 INVALID_ARGUMENT "frob" -- frob
-expect_error "no command" 2 INVALID_ARGUMENT "missing command"
+expect_error "no command" 2 INVALID_ARGUMENT "missing command" --
 expect_error "an unknown flag" 2 INVALID_ARGUMENT "bogus" -- run "$EX/hello.txt" --fetch y --bogus
 expect_error "a missing FILE" 2 INVALID_ARGUMENT "FILE" -- run --fetch y
 expect_error "a flag without its value" 2 INVALID_ARGUMENT "steps" -- run "$EX/hello.txt" --fetch y --steps
