@@ -36,6 +36,7 @@
 #include "common/cancellation.h"
 #include "common/op_def.h"
 #include "common/op_registry.h"
+#include "common/rendezvous.h"
 #include "common/resource_mgr.h"
 #include "common/status.h"
 #include "common/tensor.h"
@@ -165,6 +166,7 @@ struct CallFrame {
 // Per-step facts shared by every kernel of the step.
 struct StepContext {
   CallFrame* frame = nullptr;
+  Rendezvous* rendezvous = nullptr;  // for _Send/_Recv; null when unpartitioned
   int64_t step_id = 0;
   CancellationManager* cancellation = nullptr;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

@@ -37,6 +37,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
     ctx.cancellation = a.cancellation;
     ctx.deadline = a.deadline;
     ctx.frame = a.frame;
+    ctx.rendezvous = a.rendezvous;
     for (int i = 0; i < graph.num_nodes(); ++i) {
       const Graph::Node& n = graph.node(i);
       pending[i].store(static_cast<int>(n.inputs.size() + n.control_inputs.size()));

@@ -41,6 +41,7 @@ class Executor {
   struct RunArgs {
     int64_t step_id = 0;
     CallFrame* frame = nullptr;                    // feeds and fetches; may be null
+    Rendezvous* rendezvous = nullptr;              // cross-partition transfers; may be null
     CancellationManager* cancellation = nullptr;   // required; owned by the caller
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     bool trace = false;                            // collect per-node timings

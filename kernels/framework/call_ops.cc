@@ -70,7 +70,7 @@ Status RegisterFrameworkOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Internal: hands its input to the caller as fetch #index. Shape: no outputs."),
       shape_fns::NoOutputs));
-  return OkStatus();
+  return RegisterSendRecvOps(r);
 }
 
 }  // namespace tfd::kernels

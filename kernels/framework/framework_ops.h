@@ -9,4 +9,7 @@ namespace tfd::kernels {
 
 Status RegisterFrameworkOps(OpRegistry& registry);
 
+// Part of RegisterFrameworkOps: _Send, _Recv, _Signal.
+Status RegisterSendRecvOps(OpRegistry& registry);
+
 }  // namespace tfd::kernels

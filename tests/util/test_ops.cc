@@ -1,5 +1,7 @@
 #include "tests/util/test_ops.h"
 
+#include <atomic>
+
 #include "common/op_kernel.h"
 #include "kernels/framework/framework_ops.h"
 
@@ -83,6 +85,35 @@ class TWait : public AsyncOpKernel {
   }
 };
 
+// A stand-in resource: a float scalar cell, enough to exercise references.
+struct TCell : ResourceBase {
+  std::string_view Kind() const override { return "test cell"; }
+  std::string DebugString() const override { return "test cell"; }
+  StatusOr<Tensor> Read() const override { return Tensor::Scalar(value.load()); }
+  std::atomic<float> value{0};
+};
+
+class TVar : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    auto cell = ctx.resources().LookupOrCreate<TCell>(
+        "test", name(), [] { return StatusOr<std::shared_ptr<TCell>>(std::make_shared<TCell>()); });
+    TFD_OP_REQUIRES_OK(ctx, cell.status());
+    ctx.set_output_ref(0, *cell);
+  }
+};
+
+class TSet : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    auto cell = ctx.input_ref<TCell>(0);
+    TFD_OP_REQUIRES_OK(ctx, cell.status());
+    (*cell)->value = ctx.input(1).scalar<float>();
+  }
+};
+
 Status ConstShape(InferenceContext& c) {
   TFD_ASSIGN_OR_RETURN(Tensor v, c.GetAttr<Tensor>("value"));
   c.set_output(0, v.shape());
@@ -102,6 +133,11 @@ Status RegisterTestOps(OpRegistry& r) {
       shape_fns::BroadcastBinary));
   TFD_RETURN_IF_ERROR(r.Add<TRecord>(OpDefBuilder("TRecord").SetIsStateful(), shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<TFail>(OpDefBuilder("TFail").Input("x: float32"), shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<TVar>(OpDefBuilder("TVar").Output("ref: Ref(float32)").SetIsStateful(),
+                                  shape_fns::Scalar));
+  TFD_RETURN_IF_ERROR(r.Add<TSet>(
+      OpDefBuilder("TSet").Input("ref: Ref(float32)").Input("value: float32").SetIsStateful(),
+      shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<TWait>(OpDefBuilder("TWait").Output("y: float32"), shape_fns::Unknown));
   return OkStatus();
 }

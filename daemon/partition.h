@@ -1,0 +1,30 @@
+// Partitioning: one step's placed graph cut into one graph per task, with a
+// _Send/_Recv pair on every edge between tasks.
+//
+// A data edge from A:port to a node on another task becomes
+// A:port -> _Send  ...  _Recv -> consumer; one pair per (tensor, receiving
+// task), however many consumers there. A control edge between tasks becomes
+// ^A -> _Signal -> _Send ... _Recv -> ^consumer. Refs never cross: placement
+// colocates reference consumers, and a value consumer on another task gets
+// the variable's value (the _Send reads it).
+//
+//   TFD_ASSIGN_OR_RETURN(auto parts, PartitionGraph(graph, devices));
+//   for (auto& [task, def] : parts) register def with task ...
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/graph.h"
+
+namespace tfd {
+
+// Task name ("/job:J/replica:0/task:T") -> that task's partition, whose
+// nodes carry their full device in NodeDef::device.
+StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
+                                                         const std::vector<std::string>& devices);
+
+}  // namespace tfd

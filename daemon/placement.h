@@ -1,0 +1,40 @@
+// Placement: which task (and device) runs each node of a step's graph.
+//
+// The rules (see the design): explicit requests are honoured, and an unknown
+// job or task is an error naming it; a request naming a job but no task gets
+// the master's own task when it is the master's job (so one graph file serves
+// every worker in between-graph replication) and task 0 otherwise; a request
+// naming a task but no job means the master's job; an op that takes a
+// variable or queue by reference runs where that resource lives; whatever is
+// still unplaced goes to task 0 of the master's job. No task has a usable GPU
+// yet, so GPU requests run on CPU (soft placement), said once in the log.
+//
+//   PlacementOptions o{.cluster = spec, .master = *DeviceName::Parse("/job:worker/task:1")};
+//   TFD_ASSIGN_OR_RETURN(std::vector<std::string> devices, Place(graph, o));
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "common/cluster_spec.h"
+#include "common/device_name.h"
+#include "common/graph.h"
+
+namespace tfd {
+
+struct PlacementOptions {
+  ClusterSpec cluster;
+  DeviceName master;  // job and task of the master that runs the session
+  std::shared_ptr<spdlog::logger> logger;  // soft-placement notes; may be null
+};
+
+// The full device ("/job:J/replica:0/task:T/device:CPU:0") of every node, by
+// node id. INVALID_ARGUMENT names the node and the request it cannot meet.
+StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOptions& options);
+
+}  // namespace tfd

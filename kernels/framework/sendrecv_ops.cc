@@ -1,0 +1,97 @@
+// _Send, _Recv and _Signal: the ops partitioning puts on every edge cut
+// between tasks. A _Send leaves its input in the step's rendezvous; the
+// matching _Recv (same key: send device, recv device, edge name) waits for
+// it without holding a thread. A control edge between tasks becomes
+// _Signal -> _Send ... _Recv -> ^consumer.
+#include "common/op_kernel.h"
+#include "kernels/framework/framework_ops.h"
+
+namespace tfd::kernels {
+namespace {
+
+// The rendezvous key of a node's transfer, from its attrs.
+std::string KeyFromAttrs(OpKernelConstruction& c) {
+  std::string send, recv, edge;
+  c.SetStatus(c.GetAttr("send_device", &send));
+  c.SetStatus(c.GetAttr("recv_device", &recv));
+  c.SetStatus(c.GetAttr("tensor_name", &edge));
+  return Rendezvous::MakeKey(send, recv, edge);
+}
+
+class SendOp : public OpKernel {
+ public:
+  explicit SendOp(OpKernelConstruction& c) : OpKernel(c), key_(KeyFromAttrs(c)) {}
+  bool is_cheap() const override { return true; }
+  void Compute(OpKernelContext& ctx) override {
+    Rendezvous* r = ctx.step().rendezvous;
+    TFD_OP_REQUIRES(ctx, r != nullptr, errors::Internal("_Send outside a partitioned step"));
+    TFD_OP_REQUIRES_OK(ctx, r->Send(ctx.step_id(), key_, ctx.input(0)));
+  }
+
+ private:
+  const std::string key_;
+};
+
+class RecvOp : public AsyncOpKernel {
+ public:
+  explicit RecvOp(OpKernelConstruction& c) : AsyncOpKernel(c), key_(KeyFromAttrs(c)) {}
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    Rendezvous* r = ctx.step().rendezvous;
+    if (r == nullptr) {
+      ctx.SetStatus(errors::Internal("_Recv outside a partitioned step"));
+      done();
+      return;
+    }
+    r->RecvAsync(ctx.step_id(), key_, ctx.cancellation(),
+                 [&ctx, done = std::move(done)](StatusOr<Tensor> t) {
+                   if (t.ok()) {
+                     ctx.set_output(0, std::move(t).value());
+                   } else {
+                     ctx.SetStatus(t.status());
+                   }
+                   done();
+                 });
+  }
+
+ private:
+  const std::string key_;
+};
+
+class SignalOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+  void Compute(OpKernelContext& ctx) override { ctx.set_output(0, Tensor::Scalar(true)); }
+};
+
+Status RecvShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(PartialShape s, c.GetAttr<PartialShape>("shape"));
+  c.set_output(0, s);
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterSendRecvOps(OpRegistry& r) {
+  const char* kAttrs[] = {"tensor_name: string", "send_device: string", "recv_device: string"};
+  OpDefBuilder send("_Send");
+  send.Input("tensor: T").Attr("T: type").SetIsStateful().Doc(
+      "Internal: hands its input to the _Recv with the same key on recv_device. "
+      "Shape: no outputs.");
+  OpDefBuilder recv("_Recv");
+  recv.Output("tensor: T").Attr("T: type").Attr("shape: shape = <unknown>").SetIsStateful().Doc(
+      "Internal: waits for the tensor the matching _Send hands over. Shape: the shape attr.");
+  for (const char* a : kAttrs) {
+    send.Attr(a);
+    recv.Attr(a);
+  }
+  TFD_RETURN_IF_ERROR(r.Add<SendOp>(send, shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<RecvOp>(recv, RecvShape));
+  return r.Add<SignalOp>(
+      OpDefBuilder("_Signal").Output("signal: bool").Doc(
+          "Internal: a true scalar standing for 'done' on a control edge between tasks. "
+          "Shape: []."),
+      shape_fns::Scalar);
+}
+
+}  // namespace tfd::kernels
