@@ -1,8 +1,21 @@
+// The math family's entry point: every math op file registers through here.
 #include "kernels/math/math_ops.h"
+
+#include "kernels/math/math_ops_internal.h"
 
 namespace tfd::kernels {
 
-// TODO(cleanup): filled in by the math family's author.
-Status RegisterMathOps(OpRegistry&) { return OkStatus(); }
+Status RegisterMathOps(OpRegistry& registry) {
+  TFD_RETURN_IF_ERROR(RegisterBinaryOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterComparisonOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterUnaryOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterSelectOp(registry));
+  TFD_RETURN_IF_ERROR(RegisterAddNOp(registry));
+  TFD_RETURN_IF_ERROR(RegisterMatMulOp(registry));
+  TFD_RETURN_IF_ERROR(RegisterReductionOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterArgMinMaxOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterMathGradOps(registry));
+  return OkStatus();
+}
 
 }  // namespace tfd::kernels

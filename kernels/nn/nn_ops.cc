@@ -1,8 +1,36 @@
+// The nn family's entry point: registers each sub-family's ops, and holds
+// the small helpers they share.
 #include "kernels/nn/nn_ops.h"
+
+#include "kernels/nn/nn_internal.h"
 
 namespace tfd::kernels {
 
-// TODO(cleanup): filled in by the nn family's author.
-Status RegisterNnOps(OpRegistry&) { return OkStatus(); }
+Status RegisterNnOps(OpRegistry& registry) {
+  TFD_RETURN_IF_ERROR(nn::RegisterActivationOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterActivationGradOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterSoftmaxOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterBiasOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterLossOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterInTopKOps(registry));
+  return OkStatus();
+}
 
+namespace nn {
+
+Status MergedInputsShape(InferenceContext& c) {
+  auto merged = c.input(0).Merge(c.input(1));
+  if (!merged.ok()) {
+    return errors::InvalidArgument("inputs 0 and 1 must have the same shape, got ",
+                                   c.input(0).ToString(), " and ", c.input(1).ToString());
+  }
+  c.set_output(0, std::move(merged).value());
+  return OkStatus();
+}
+
+Status UnsupportedDType(const Tensor& t) {
+  return errors::InvalidArgument("expected a float32 or float64 tensor, got ", t.Describe());
+}
+
+}  // namespace nn
 }  // namespace tfd::kernels

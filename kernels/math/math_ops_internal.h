@@ -1,0 +1,19 @@
+// Private to the math family: one Register function per source file, called
+// in turn by RegisterMathOps (math_ops.cc).
+#pragma once
+
+#include "common/op_registry.h"
+
+namespace tfd::kernels {
+
+Status RegisterBinaryOps(OpRegistry& r);        // cwise_binary_ops.cc
+Status RegisterComparisonOps(OpRegistry& r);    // cwise_compare_ops.cc
+Status RegisterUnaryOps(OpRegistry& r);         // cwise_unary_ops.cc
+Status RegisterSelectOp(OpRegistry& r);         // select_op.cc
+Status RegisterAddNOp(OpRegistry& r);           // add_n_op.cc
+Status RegisterMatMulOp(OpRegistry& r);         // matmul_op.cc
+Status RegisterReductionOps(OpRegistry& r);     // reduction_ops.cc
+Status RegisterArgMinMaxOps(OpRegistry& r);     // argminmax_op.cc
+Status RegisterMathGradOps(OpRegistry& r);      // math_grad_ops.cc
+
+}  // namespace tfd::kernels

@@ -1,0 +1,139 @@
+// Variable: value, copy-on-write updates and the multi-variable update helper.
+#include "kernels/state/variable.h"
+
+#include <algorithm>
+
+namespace tfd::kernels {
+
+Variable::Variable(std::string container, std::string name, DType dtype, PartialShape shape)
+    : container_(std::move(container)),
+      name_(std::move(name)),
+      dtype_(dtype),
+      declared_shape_(std::move(shape)) {}
+
+std::string Variable::FullName() const {
+  return container_.empty() ? name_ : container_ + "/" + name_;
+}
+
+std::string Variable::DebugString() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!initialized_) {
+    return std::string(DTypeName(dtype_)) + declared_shape_.ToString() + " uninitialized";
+  }
+  return value_.Describe() + " initialized";
+}
+
+bool Variable::initialized() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return initialized_;
+}
+
+Status Variable::CheckInitializedLocked() const {
+  if (!initialized_) {
+    return errors::FailedPrecondition("variable '", FullName(), "' is uninitialized");
+  }
+  return OkStatus();
+}
+
+StatusOr<Tensor> Variable::Read() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  TFD_RETURN_IF_ERROR(CheckInitializedLocked());
+  return value_;
+}
+
+Status Variable::Assign(const Tensor& value, bool validate_shape) {
+  if (value.dtype() != dtype_) {
+    return errors::InvalidArgument("variable '", FullName(), "' is ", DTypeName(dtype_),
+                                   " but the assigned value is ", value.Describe());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (validate_shape) {
+    if (!declared_shape_.IsCompatibleWith(value.shape())) {
+      return errors::InvalidArgument("variable '", FullName(), "' was declared with shape ",
+                                     declared_shape_.ToString(), " but the assigned value is ",
+                                     value.Describe(), " (validate_shape=false allows it)");
+    }
+    if (initialized_ && !(value_.shape() == value.shape())) {
+      return errors::InvalidArgument("variable '", FullName(), "' holds ", value_.Describe(),
+                                     " but the assigned value is ", value.Describe(),
+                                     " (validate_shape=false allows it)");
+    }
+  }
+  value_ = value;
+  own_buffer_ = false;
+  initialized_ = true;
+  return OkStatus();
+}
+
+Status Variable::MakeWritableLocked() {
+  if (writable_in_place_locked()) return OkStatus();
+  TFD_ASSIGN_OR_RETURN(Tensor copy, value_.DeepCopy());
+  SetOwnedValueLocked(std::move(copy));
+  return OkStatus();
+}
+
+void Variable::SetOwnedValueLocked(Tensor value) {
+  value_ = std::move(value);
+  own_buffer_ = true;
+  initialized_ = true;
+}
+
+namespace {
+
+// The variables' locks, taken in address order so that two updates naming
+// the same variables in different orders cannot deadlock.
+class VariableLocks {
+ public:
+  explicit VariableLocks(const std::vector<Variable*>& vars) {
+    std::vector<Variable*> order(vars);
+    std::sort(order.begin(), order.end());
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    for (Variable* v : order) locks_.emplace_back(v->mu());
+  }
+  void Unlock() { locks_.clear(); }
+
+ private:
+  std::vector<std::unique_lock<std::mutex>> locks_;
+};
+
+}  // namespace
+
+Status UpdateVariables(const std::vector<Variable*>& vars, bool use_locking,
+                       const std::function<Status(std::vector<Tensor>& values)>& fn) {
+  VariableLocks locks(vars);
+  bool all_in_place = true;
+  for (Variable* v : vars) {
+    TFD_RETURN_IF_ERROR(v->CheckInitializedLocked());
+    all_in_place = all_in_place && v->writable_in_place_locked();
+  }
+  if (use_locking || all_in_place) {
+    for (Variable* v : vars) TFD_RETURN_IF_ERROR(v->MakeWritableLocked());
+    // `values` shares the buffers only until it is destroyed on return,
+    // before the locks are released, so the next update still finds them
+    // unshared.
+    std::vector<Tensor> values;
+    for (Variable* v : vars) values.push_back(v->value_locked());
+    return fn(values);
+  }
+
+  // A reader holds some buffer: copy outside the locks, update the copies,
+  // install them. Whatever another unlocked update installed meanwhile is
+  // overwritten — the lost update TensorFlow also allows without use_locking.
+  std::vector<Tensor> snapshots;
+  for (Variable* v : vars) snapshots.push_back(v->value_locked());
+  locks.Unlock();
+  std::vector<Tensor> copies;
+  for (const Tensor& s : snapshots) {
+    TFD_ASSIGN_OR_RETURN(Tensor c, s.DeepCopy());
+    copies.push_back(std::move(c));
+  }
+  snapshots.clear();
+  TFD_RETURN_IF_ERROR(fn(copies));
+  for (size_t i = 0; i < vars.size(); ++i) {
+    std::lock_guard<std::mutex> lock(vars[i]->mu());
+    vars[i]->SetOwnedValueLocked(std::move(copies[i]));
+  }
+  return OkStatus();
+}
+
+}  // namespace tfd::kernels

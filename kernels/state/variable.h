@@ -1,0 +1,98 @@
+// Variable: a task's mutable tensor, TensorFlow 1.x ref-variable style, held in
+// the ResourceMgr under (container, name) so every graph and session on the
+// task that names it shares it.
+//
+// Readers get snapshots: Read() hands out a Tensor sharing the current buffer,
+// and every update is copy-on-write — it writes in place only when nobody but
+// the variable holds the buffer, and otherwise into a fresh copy — so a
+// snapshot already handed out never changes underneath its holder.
+//
+//   auto v = std::make_shared<Variable>("", "w", DType::kFloat32, PartialShape({2}));
+//   TFD_RETURN_IF_ERROR(v->Assign(init, /*validate_shape=*/true));
+//   TFD_ASSIGN_OR_RETURN(Tensor snapshot, v->Read());
+//   TFD_RETURN_IF_ERROR(UpdateVariables({v.get()}, /*use_locking=*/true, "AssignAdd", fn));
+//
+// Thread-safety: every method may be called from any thread; the value is
+// guarded by mu().
+#pragma once
+
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/resource_mgr.h"
+#include "common/shape.h"
+#include "common/tensor.h"
+
+namespace tfd::kernels {
+
+class Variable : public ResourceBase {
+ public:
+  Variable(std::string container, std::string name, DType dtype, PartialShape shape);
+
+  std::string_view Kind() const override { return "variable"; }
+  // "float32[2, 3] initialized", "float32[?, 3] uninitialized".
+  std::string DebugString() const override;
+  // The current value, sharing its buffer; FAILED_PRECONDITION naming the
+  // variable when it was never assigned.
+  StatusOr<Tensor> Read() const override;
+
+  const std::string& container() const { return container_; }
+  const std::string& name() const { return name_; }
+  // "name", or "container/name" outside the default container: for messages.
+  std::string FullName() const;
+  DType dtype() const { return dtype_; }
+  // The shape declared at creation (VariableV2's attr), possibly partial.
+  const PartialShape& declared_shape() const { return declared_shape_; }
+  bool initialized() const;
+
+  // Replaces the value with `value` (sharing its buffer: the first update
+  // afterwards copies). With validate_shape the value must fit the declared
+  // shape and, once initialized, keep the current shape.
+  Status Assign(const Tensor& value, bool validate_shape);
+
+  // For UpdateVariables and other code that holds mu():
+  std::mutex& mu() const { return mu_; }
+  bool initialized_locked() const { return initialized_; }
+  const Tensor& value_locked() const { return value_; }
+  // True when the buffer belongs to this variable alone, so it may be
+  // written in place.
+  bool writable_in_place_locked() const { return own_buffer_ && value_.buffer_unshared(); }
+  // Makes the value writable in place, copying it if a reader shares it.
+  Status MakeWritableLocked();
+  // Installs a value computed elsewhere (a private copy nobody else holds).
+  void SetOwnedValueLocked(Tensor value);
+  // FAILED_PRECONDITION naming the variable unless initialized.
+  Status CheckInitializedLocked() const;
+
+ private:
+  const std::string container_;
+  const std::string name_;
+  const DType dtype_;
+  const PartialShape declared_shape_;
+
+  mutable std::mutex mu_;
+  Tensor value_;              // guarded by mu_
+  bool initialized_ = false;  // guarded by mu_
+  // Whether value_'s buffer was allocated by this variable. An assigned
+  // tensor may alias memory we must not write (a Const's output, a received
+  // message), so it is copied before the first in-place update.
+  bool own_buffer_ = false;  // guarded by mu_
+};
+
+// Runs `fn` on writable values of `vars` (same order), so that `fn` may update
+// them in place. Every variable must be initialized (FAILED_PRECONDITION
+// naming the first that is not). `fn` must check its inputs before writing
+// anything and return an error without side effects.
+//
+// With use_locking, every variable's mutex is held (in address order) for the
+// whole read-modify-write: concurrent updates serialise and none is lost.
+// Without it, the variables are updated in place under their locks when no
+// reader holds their buffers (the cheap, common case); otherwise the update is
+// computed on private copies outside the locks and installed afterwards, so a
+// concurrent update may be lost (as in TensorFlow) but no buffer is torn.
+Status UpdateVariables(const std::vector<Variable*>& vars, bool use_locking,
+                       const std::function<Status(std::vector<Tensor>& values)>& fn);
+
+}  // namespace tfd::kernels
