@@ -1,0 +1,105 @@
+# The services a tfd task offers its peers and clients.
+#
+# A connection's bootstrap capability is a Gate: it offers nothing but
+# `login`. With an auth token configured the token must match; without one
+# any token (or none) is accepted. Sessions and registered graphs are
+# capabilities, so a client or master that disappears releases what it held.
+#
+# Errors cross the wire as exceptions whose description starts with
+# "CODE: " (daemon/rpc_status.h converts both ways).
+@0x94381dfc15e7e6c1;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("tfd::proto");
+
+using Graph = import "graph.capnp";
+using T = import "tensor.capnp";
+
+interface Gate {
+  login @0 (token :Data) -> (services :Services);
+}
+
+struct Services {
+  master @0 :Master;
+  worker @1 :Worker;
+  task @2 :Text;   # "/job:J/replica:0/task:T" of the task answering
+}
+
+# Runs sessions; lives on every task (the task a client talks to is its master).
+interface Master {
+  createSession @0 (graph :Graph.GraphDef, options :SessionOptions) -> (session :Session);
+  # Every task in the cluster reachable, or DEADLINE_EXCEEDED naming those that are not.
+  waitCluster @1 (timeoutMs :Int64) -> ();
+  # All variables named (or, when `names` is empty, all variables on every
+  # task) initialized, or DEADLINE_EXCEEDED naming those that are not.
+  waitInitialized @2 (names :List(Text), timeoutMs :Int64) -> ();
+}
+
+struct SessionOptions {
+  stepTimeoutMs @0 :Int64;   # 0: the daemon's default
+}
+
+interface Session {
+  extend @0 (graph :Graph.GraphDef) -> ();
+  run @1 (feeds :List(NamedTensor), fetches :List(Text), targets :List(Text),
+          options :RunOptions) -> (fetches :List(NamedTensor), trace :List(NodeTrace));
+  close @2 () -> ();
+}
+
+struct RunOptions {
+  timeoutMs @0 :Int64;   # 0: the session's default
+  trace @1 :Bool;
+}
+
+struct NamedTensor {
+  name @0 :Text;
+  tensor @1 :T.Tensor;
+}
+
+struct NodeTrace {
+  node @0 :Text;
+  op @1 :Text;
+  device @2 :Text;
+  startMicros @3 :Int64;
+  endMicros @4 :Int64;
+  thread @5 :UInt64;
+}
+
+# Runs partitions of steps; lives on every task.
+interface Worker {
+  registerGraph @0 (graph :Graph.GraphDef) -> (graph :RegisteredGraph);
+  # Blocks until the tensor under `key` for `stepId` is sent on this task.
+  recvTensor @1 (stepId :Int64, key :Text) -> (tensor :T.Tensor);
+  # Cancels the step's waits and partitions on this task with the given error.
+  abortStep @2 (stepId :Int64, code :Text, message :Text) -> ();
+  # Forgets the step's transfers (called once the step is over everywhere).
+  cleanupStep @3 (stepId :Int64) -> ();
+  status @4 () -> (status :TaskStatus);
+  listVariables @5 () -> (variables :List(VariableInfo));
+  readVariable @6 (name :Text) -> (info :VariableInfo, value :T.Tensor);
+}
+
+interface RegisteredGraph {
+  # Runs this partition for one step. Feeds and fetches travel only for the
+  # master's own partition.
+  runStep @0 (stepId :Int64, feeds :List(T.Tensor), numFetches :UInt32, timeoutMs :Int64,
+              trace :Bool) -> (fetches :List(T.Tensor), trace :List(NodeTrace));
+}
+
+struct TaskStatus {
+  task @0 :Text;
+  address @1 :Text;
+  uptimeSeconds @2 :Float64;
+  sessions @3 :UInt32;
+  registeredGraphs @4 :UInt32;
+  variables @5 :UInt32;
+  pid @6 :Int64;
+}
+
+struct VariableInfo {
+  name @0 :Text;        # "container/name", or just the name in the default container
+  dtype @1 :T.DType;
+  shape @2 :T.TensorShape;
+  initialized @3 :Bool;
+  device @4 :Text;
+}
