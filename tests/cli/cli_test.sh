@@ -214,7 +214,7 @@ expect_error "an input naming a missing node" 1 INVALID_ARGUMENT "nowhere" -- gr
 graph missing_port <<EOF
 (nodes = [ $(const a '[2]' '[1, 2]'), ( name = "sum", op = "Add", inputs = ["a", "a:3"] ) ])
 EOF
-expect_error "an input naming a missing port" 1 INVALID_ARGUMENT "a:3" -- run "$work/missing_port.txt" --fetch sum
+expect_error "an input naming a missing port" 1 INVALID_ARGUMENT "output 3 of 'a'" -- run "$work/missing_port.txt" --fetch sum
 
 graph cycle <<EOF
 (nodes = [ ( name = "x", op = "Identity", inputs = ["y"] ), ( name = "y", op = "Identity", inputs = ["x"] ) ])
