@@ -116,6 +116,7 @@ Status RegisterConstOps(OpRegistry& r) {
           .Output("output: dtype")
           .Attr("dtype: type")
           .Attr("shape: shape = <unknown>")
+          .SetIsStateful()  // two placeholders are two feeds: never merge or fold them
           .Doc("A value that must be fed at run time; running it unfed is INVALID_ARGUMENT "
                "(use PlaceholderWithDefault for an optional feed). Shape: attr shape."),
       PlaceholderShape));
@@ -125,6 +126,7 @@ Status RegisterConstOps(OpRegistry& r) {
           .Output("output: dtype")
           .Attr("dtype: type")
           .Attr("shape: shape = <unknown>")
+          .SetIsStateful()  // a feed may replace it: never fold the default in
           .Doc("A placeholder that outputs input when it is not fed; input must be "
                "compatible with attr shape. Shape: attr shape."),
       PlaceholderWithDefaultShape));

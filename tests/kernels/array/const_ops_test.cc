@@ -40,6 +40,12 @@ TEST_CASE("an unfed Placeholder is INVALID_ARGUMENT naming the placeholder") {
   CHECK(out.status().message().find("[?, 3]") != std::string::npos);
 }
 
+TEST_CASE("placeholders are stateful, so graph rewrites never merge or fold them") {
+  CHECK(Ops().Find("Placeholder")->def.stateful);
+  CHECK(Ops().Find("PlaceholderWithDefault")->def.stateful);
+  CHECK_FALSE(Ops().Find("Const")->def.stateful);
+}
+
 TEST_CASE("Placeholder's shape is attr shape, unknown by default") {
   CHECK(InferOne("Placeholder", {{"dtype", DType::kFloat32}}, {}) == Unknown());
   CHECK(InferOne("Placeholder", {{"dtype", DType::kFloat32}, {"shape", PartialShape({-1, 3})}},
