@@ -1,5 +1,6 @@
 // KeptKernel: one kernel object run several times, as a graph runs a node
-// step after step. RunOp builds a fresh kernel per call, which cannot show
+// step after step (Run may be called from several threads at once, as the
+// executor may for overlapping steps). RunOp builds a fresh kernel per call, which cannot show
 // that a stateful random op continues its sequence between runs.
 //
 //   KeptKernel k(registry, "RandomUniform", {{"dtype", DType::kFloat32}, ...});
@@ -7,6 +8,7 @@
 //   Tensor second = k.Run({shape}).value()[0];   // the sequence continues
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,7 +65,7 @@ class KeptKernel {
   AttrMap attrs_;
   std::vector<DType> out_types_;
   std::unique_ptr<OpKernel> kernel_;
-  int64_t steps_ = 0;
+  std::atomic<int64_t> steps_{0};
   Status status_;
 };
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include "kernels/register_all.h"
 #include "tests/kernels/random/kept_kernel.h"
@@ -144,6 +145,34 @@ TEST_CASE("a random kernel's second run continues its sequence") {
   two_runs.insert(two_runs.end(), more.begin(), more.end());
   CHECK(two_runs ==
         Values(MustRun("RandomUniform", SampleAttrs(DType::kFloat32, 3, 4), {Shape({16})})));
+}
+
+TEST_CASE("concurrent runs of one random kernel draw disjoint parts of its stream") {
+  // Each run of 4 float32 uniforms takes one block. Whatever the
+  // interleaving, the runs of two threads must together be exactly the first
+  // 2N runs of the sequence: no block twice, none skipped.
+  constexpr int kRunsPerThread = 300;
+  const AttrMap attrs = SampleAttrs(DType::kFloat32, 21, 22);
+  KeptKernel shared(Registry(), "RandomUniform", attrs);
+  REQUIRE(shared.status().ok());
+  std::vector<std::vector<double>> got[2];
+  auto worker = [&](int w) {
+    for (int i = 0; i < kRunsPerThread; ++i) {
+      got[w].push_back(Values(shared.Run({Shape({4})}).value()[0]));
+    }
+  };
+  std::thread a(worker, 0), b(worker, 1);
+  a.join();
+  b.join();
+  std::multiset<std::vector<double>> concurrent(got[0].begin(), got[0].end());
+  concurrent.insert(got[1].begin(), got[1].end());
+
+  KeptKernel serial(Registry(), "RandomUniform", attrs);
+  std::multiset<std::vector<double>> expected;
+  for (int i = 0; i < 2 * kRunsPerThread; ++i) {
+    expected.insert(Values(serial.Run({Shape({4})}).value()[0]));
+  }
+  CHECK(concurrent == expected);
 }
 
 struct Moments {

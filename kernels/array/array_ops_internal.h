@@ -1,0 +1,20 @@
+// The array family's per-file registration functions, called in order by
+// RegisterArrayOps (array_ops.cc). Private to kernels/array.
+#pragma once
+
+#include "common/op_registry.h"
+
+namespace tfd::kernels::array {
+
+Status RegisterConstOps(OpRegistry& r);         // const_ops.cc
+Status RegisterShapeOps(OpRegistry& r);         // shape_ops.cc
+Status RegisterReshapeOps(OpRegistry& r);       // reshape_ops.cc
+Status RegisterFillOps(OpRegistry& r);          // fill_ops.cc
+Status RegisterConcatOps(OpRegistry& r);        // concat_ops.cc
+Status RegisterSplitOps(OpRegistry& r);         // split_ops.cc
+Status RegisterSliceOps(OpRegistry& r);         // slice_ops.cc
+Status RegisterGatherOps(OpRegistry& r);        // gather_ops.cc
+Status RegisterTransposeOps(OpRegistry& r);     // transpose_ops.cc
+Status RegisterCastOps(OpRegistry& r);          // cast_ops.cc
+
+}  // namespace tfd::kernels::array
