@@ -28,6 +28,7 @@
 #include "common/op_kernel.h"
 #include "common/step_stats.h"
 #include "daemon/executor.h"
+#include "daemon/run_rewrite.h"
 
 namespace tfd {
 
@@ -82,14 +83,5 @@ class LocalSession {
   std::map<std::string, std::shared_ptr<Prepared>> prepared_;  // guarded by mu_
   int64_t next_step_id_ = 1;                                   // guarded by mu_
 };
-
-// Rewrites `graph` for one run: every fed tensor becomes an _Arg node and
-// every fetch feeds a _Retval node; then prunes to what the fetches and
-// targets need. Feed dtypes and shapes are checked against what the fed node
-// declares. Exposed for the master, which does the same before partitioning.
-StatusOr<GraphDef> RewriteForRun(const GraphDef& graph, const OpRegistry& registry,
-                                 const std::vector<std::pair<TensorId, Tensor>>& feeds,
-                                 const std::vector<TensorId>& fetches,
-                                 const std::vector<std::string>& targets);
 
 }  // namespace tfd

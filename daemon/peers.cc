@@ -33,7 +33,8 @@ Peers::Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std
       self_(kj::mv(self)),
       token_(std::move(token)),
       logger_(std::move(logger)),
-      watches_(*this) {}
+      errors_(logger_, "a connection watch"),
+      watches_(errors_) {}
 
 kj::Promise<TaskServices> Peers::Services(const std::string& task,
                                                      kj::TimePoint deadline) {
@@ -109,8 +110,5 @@ void Peers::Forget(const std::string& task) {
   ++peer.incarnation;
 }
 
-void Peers::taskFailed(kj::Exception&& e) {
-  if (logger_) logger_->warn("connection watch failed: {}", e.getDescription().cStr());
-}
 
 }  // namespace tfd

@@ -23,6 +23,7 @@
 
 #include "common/cluster_spec.h"
 #include "daemon/rpc_connection.h"
+#include "daemon/rpc_status.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
@@ -33,7 +34,7 @@ struct TaskServices {
   proto::Worker::Client worker = nullptr;
 };
 
-class Peers : private kj::TaskSet::ErrorHandler {
+class Peers {
  public:
   Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std::string self_task,
         TaskServices self, std::string token, std::shared_ptr<spdlog::logger> logger);
@@ -57,7 +58,6 @@ class Peers : private kj::TaskSet::ErrorHandler {
     kj::Maybe<kj::ForkedPromise<TaskServices>> services;
     uint64_t incarnation = 0;
   };
-  void taskFailed(kj::Exception&& e) override;
   kj::Promise<TaskServices> Connect(const std::string& task, const std::string& address,
                                                kj::TimePoint deadline, kj::Duration backoff);
 
@@ -69,6 +69,7 @@ class Peers : private kj::TaskSet::ErrorHandler {
   std::string token_;
   std::shared_ptr<spdlog::logger> logger_;
   std::map<std::string, Peer> peers_;
+  LogTaskErrors errors_;
   kj::TaskSet watches_;  // one per live connection: forgets it when it drops
 };
 

@@ -30,6 +30,10 @@ void ThrowIfError(const Status& status) {
   if (!status.ok()) kj::throwFatalException(KjFromStatus(status));
 }
 
+void LogTaskErrors::taskFailed(kj::Exception&& e) {
+  if (logger_) logger_->warn("{} failed: {}", what_, StatusFromKj(e).ToString());
+}
+
 kj::Promise<Status> Settle(kj::Promise<void> p) {
   return p.then([]() { return OkStatus(); },
                 [](kj::Exception&& e) { return StatusFromKj(e); });

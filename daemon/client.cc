@@ -1,0 +1,196 @@
+#include "daemon/client.h"
+
+#include <thread>
+
+#include "common/graph_io.h"
+#include "common/tensor_proto.h"
+#include "daemon/rpc_status.h"
+#include "daemon/tensor_wire.h"
+
+namespace tfd {
+namespace {
+
+// What a call may take beyond the deadline the server enforces itself, so
+// the server's more specific error arrives before ours.
+constexpr std::chrono::milliseconds kMargin{2000};
+
+VariableDescription FromProto(proto::VariableInfo::Reader v) {
+  VariableDescription d;
+  d.name = v.getName();
+  d.dtype = DTypeFromProto(v.getDtype()).ok() ? *DTypeFromProto(v.getDtype()) : DType::kInvalid;
+  d.shape = ShapeFromProto(v.getShape());
+  d.initialized = v.getInitialized();
+  d.device = v.getDevice();
+  return d;
+}
+
+}  // namespace
+
+template <typename T>
+StatusOr<T> Client::Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, const char* what) {
+  auto& timer = io_.provider->getTimer();
+  auto limited = p.then([](T&& v) -> kj::Maybe<T> { return kj::mv(v); })
+                     .exclusiveJoin(timer.afterDelay((timeout + kMargin).count() * kj::MILLISECONDS)
+                                        .then([]() -> kj::Maybe<T> { return nullptr; }));
+  try {
+    auto result = limited.wait(io_.waitScope);
+    KJ_IF_MAYBE(v, result) { return kj::mv(*v); }
+    return errors::DeadlineExceeded(what, " on ", task_, " did not finish within ",
+                                    (timeout + kMargin).count() / 1000.0, " s");
+  } catch (const kj::Exception& e) {
+    return StatusFromKj(e);
+  }
+}
+
+Status Client::WaitVoid(kj::Promise<void> p, std::chrono::milliseconds timeout, const char* what) {
+  auto r = Wait(p.then([]() { return true; }), timeout, what);
+  return r.status();
+}
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const std::string& target,
+                                                  const std::string& token,
+                                                  std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status last = errors::Unavailable("no attempt made");
+  for (auto delay = std::chrono::milliseconds(50);; delay = std::min(delay * 2, std::chrono::milliseconds(1000))) {
+    try {
+      auto addr = io.provider->getNetwork().parseAddress(target.c_str()).wait(io.waitScope);
+      auto stream = addr->connect().wait(io.waitScope);
+      auto connection = RpcConnection::Client(kj::mv(stream));
+      auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
+      request.setToken(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token.data()), token.size()));
+      auto response = request.send().wait(io.waitScope);
+      auto services = response.getServices();
+      return std::make_unique<Client>(io, kj::mv(connection), services.getMaster(),
+                                      services.getWorker(), services.getTask());
+    } catch (const kj::Exception& e) {
+      last = StatusFromKj(e);
+      if (last.code() == Code::kUnauthenticated) return last;
+    }
+    if (std::chrono::steady_clock::now() + delay >= deadline) break;
+    io.provider->getTimer().afterDelay(delay.count() * kj::MILLISECONDS).wait(io.waitScope);
+  }
+  return errors::Unavailable("cannot reach ", target, " within ", timeout.count() / 1000.0, " s: ",
+                             last.message());
+}
+
+Client::Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection,
+               proto::Master::Client master, proto::Worker::Client worker, std::string task)
+    : io_(io),
+      connection_(kj::mv(connection)),
+      master_(kj::mv(master)),
+      worker_(kj::mv(worker)),
+      task_(std::move(task)) {}
+
+Client::~Client() = default;
+
+Status Client::CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout) {
+  auto request = master_.createSessionRequest();
+  GraphToProto(graph, request.initGraph());
+  request.initOptions().setStepTimeoutMs(step_timeout.count());
+  if (step_timeout.count() > 0) step_timeout_ = step_timeout;
+  auto session = Wait(request.send().then([](capnp::Response<proto::Master::CreateSessionResults>&& r) {
+    return r.getSession();
+  }), std::chrono::milliseconds(30000), "createSession");
+  if (!session.ok()) return session.status();
+  session_ = kj::mv(session).value();
+  return OkStatus();
+}
+
+StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<std::string>& fetches,
+                                        const std::vector<std::string>& targets,
+                                        const RunOptions& options) {
+  KJ_IF_MAYBE(session, session_) {
+    auto request = session->runRequest();
+    auto feed_list = request.initFeeds(static_cast<unsigned>(feeds.size()));
+    for (unsigned i = 0; i < feeds.size(); ++i) {
+      feed_list[i].setName(feeds[i].first);
+      TensorToWire(feeds[i].second, feed_list[i].initTensor());
+    }
+    auto fetch_list = request.initFetches(static_cast<unsigned>(fetches.size()));
+    for (unsigned i = 0; i < fetches.size(); ++i) fetch_list.set(i, fetches[i]);
+    auto target_list = request.initTargets(static_cast<unsigned>(targets.size()));
+    for (unsigned i = 0; i < targets.size(); ++i) target_list.set(i, targets[i]);
+    request.initOptions().setTimeoutMs(options.timeout.count());
+    request.getOptions().setTrace(options.trace);
+    using Response = capnp::Response<proto::Session::RunResults>;
+    auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
+                         options.timeout.count() > 0 ? options.timeout : step_timeout_, "run");
+    if (!response.ok()) return response.status();
+    RunOutput out;
+    auto held = *response;
+    for (auto f : held->getFetches()) {
+      auto t = TensorFromWire(f.getTensor(), held);
+      if (!t.ok()) return t.status();
+      out.fetches.push_back(std::move(t).value());
+    }
+    for (auto n : held->getTrace()) {
+      out.stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
+                                 n.getEndMicros(), n.getThread()});
+    }
+    return out;
+  }
+  return errors::FailedPrecondition("no session: call CreateSession first");
+}
+
+Status Client::CloseSession() {
+  KJ_IF_MAYBE(session, session_) {
+    Status s = WaitVoid(session->closeRequest().send().ignoreResult(), std::chrono::milliseconds(10000), "close");
+    session_ = nullptr;
+    return s;
+  }
+  return OkStatus();
+}
+
+Status Client::WaitCluster(std::chrono::milliseconds timeout) {
+  auto request = master_.waitClusterRequest();
+  request.setTimeoutMs(timeout.count());
+  return WaitVoid(request.send().ignoreResult(), timeout, "waitCluster");
+}
+
+Status Client::WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout) {
+  auto request = master_.waitInitializedRequest();
+  auto list = request.initNames(static_cast<unsigned>(names.size()));
+  for (unsigned i = 0; i < names.size(); ++i) list.set(i, names[i]);
+  request.setTimeoutMs(timeout.count());
+  return WaitVoid(request.send().ignoreResult(), timeout, "waitInitialized");
+}
+
+StatusOr<TaskStatusInfo> Client::GetStatus(std::chrono::milliseconds timeout) {
+  return Wait(worker_.statusRequest().send().then([](capnp::Response<proto::Worker::StatusResults>&& r) {
+    auto s = r.getStatus();
+    return TaskStatusInfo{s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
+                          s.getRegisteredGraphs(), s.getVariables(), s.getPid()};
+  }), timeout, "status");
+}
+
+StatusOr<std::vector<VariableDescription>> Client::ListVariables(std::chrono::milliseconds timeout) {
+  return Wait(worker_.listVariablesRequest().send().then(
+                  [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
+                    std::vector<VariableDescription> out;
+                    for (auto v : r.getVariables()) out.push_back(FromProto(v));
+                    return out;
+                  }),
+              timeout, "listVariables");
+}
+
+StatusOr<std::pair<VariableDescription, Tensor>> Client::ReadVariable(
+    const std::string& name, std::chrono::milliseconds timeout) {
+  auto request = worker_.readVariableRequest();
+  request.setName(name);
+  using Response = capnp::Response<proto::Worker::ReadVariableResults>;
+  auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
+                       timeout, "readVariable");
+  if (!response.ok()) return response.status();
+  auto held = *response;
+  VariableDescription d = FromProto(held->getInfo());
+  Tensor value;
+  if (d.initialized && held->hasValue()) {
+    auto t = TensorFromWire(held->getValue(), held);
+    if (!t.ok()) return t.status();
+    value = std::move(t).value();
+  }
+  return std::make_pair(d, value);
+}
+
+}  // namespace tfd

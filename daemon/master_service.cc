@@ -1,0 +1,148 @@
+#include "daemon/master_service.h"
+
+#include <set>
+
+#include "common/graph.h"
+#include "common/graph_io.h"
+#include "daemon/master_session.h"
+#include "daemon/peers.h"
+#include "daemon/rpc_status.h"
+
+namespace tfd {
+namespace {
+
+bool ConstantTimeEqual(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+// Polls every task's variables until `names` (or, when empty, every variable
+// and at least one) are initialized, or the deadline passes.
+kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
+                                  kj::TimePoint deadline) {
+  kj::Vector<kj::Promise<std::vector<std::pair<std::string, bool>>>> lists;
+  for (const std::string& task : env.cluster.TaskNames()) {
+    const auto short_deadline = kj::min(deadline, env.peers->timer().now() + 1 * kj::SECONDS);
+    lists.add(env.peers->Services(task, short_deadline)
+                  .then([](TaskServices s) { return s.worker.listVariablesRequest().send(); })
+                  .then(
+                      [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
+                        std::vector<std::pair<std::string, bool>> out;
+                        for (auto v : r.getVariables()) {
+                          out.emplace_back(v.getName().cStr(), v.getInitialized());
+                        }
+                        return out;
+                      },
+                      [task](kj::Exception&&) {
+                        // An unreachable task is reported, not fatal: it may be starting.
+                        return std::vector<std::pair<std::string, bool>>{{"\x01" + task, false}};
+                      }));
+  }
+  return kj::joinPromises(lists.releaseAsArray())
+      .then([&env, names = std::move(names), deadline](
+                kj::Array<std::vector<std::pair<std::string, bool>>> all) mutable
+            -> kj::Promise<void> {
+        std::map<std::string, bool> seen;
+        std::vector<std::string> unreachable;
+        for (auto& list : all) {
+          for (auto& [name, init] : list) {
+            if (!name.empty() && name[0] == '\x01') {
+              unreachable.push_back(name.substr(1));
+            } else {
+              seen[name] = seen[name] || init;
+            }
+          }
+        }
+        std::vector<std::string> waiting;
+        if (names.empty()) {
+          for (auto& [name, init] : seen) {
+            if (!init) waiting.push_back(name + " (uninitialized)");
+          }
+          if (seen.empty()) waiting.push_back("any variable (none exists yet)");
+          for (auto& t : unreachable) waiting.push_back(t + " (unreachable)");
+        } else {
+          for (auto& n : names) {
+            auto it = seen.find(n);
+            if (it == seen.end()) {
+              waiting.push_back(n + " (not found)");
+            } else if (!it->second) {
+              waiting.push_back(n + " (uninitialized)");
+            }
+          }
+        }
+        if (waiting.empty()) return kj::READY_NOW;
+        if (env.peers->timer().now() + 100 * kj::MILLISECONDS >= deadline) {
+          std::string list;
+          for (auto& w : waiting) list += (list.empty() ? "" : ", ") + w;
+          return KjFromStatus(errors::DeadlineExceeded("variables still not initialized: ", list));
+        }
+        return env.peers->timer().afterDelay(100 * kj::MILLISECONDS).then(
+            [&env, names = std::move(names), deadline]() mutable {
+              return PollInitialized(env, std::move(names), deadline);
+            });
+      });
+}
+
+}  // namespace
+
+kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
+  auto params = context.getParams();
+  auto graph = GraphFromProto(params.getGraph());
+  if (!graph.ok()) return KjFromStatus(graph.status());
+  auto check = Graph::Build(*graph, *env_.registry);  // bad graphs fail here, not at run
+  if (!check.ok()) return KjFromStatus(check.status());
+  const int64_t ms = params.getOptions().getStepTimeoutMs();
+  const auto timeout = ms > 0 ? std::chrono::milliseconds(ms) : env_.step_timeout;
+  context.getResults().setSession(kj::heap<MasterSession>(env_, std::move(graph).value(), timeout));
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
+  context.allowCancellation();
+  const int64_t ms = context.getParams().getTimeoutMs();
+  const auto deadline = env_.peers->timer().now() +
+                        (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
+  kj::Vector<kj::Promise<Status>> checks;
+  const auto tasks = env_.cluster.TaskNames();
+  for (const std::string& task : tasks) {
+    checks.add(Settle(env_.peers->Services(task, deadline).then([](TaskServices s) {
+      return s.worker.statusRequest().send().ignoreResult();
+    })));
+  }
+  return kj::joinPromises(checks.releaseAsArray()).then([tasks](kj::Array<Status> results) {
+    std::string down;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!results[i].ok()) down += (down.empty() ? "" : "; ") + results[i].message();
+    }
+    if (!down.empty()) ThrowIfError(errors::DeadlineExceeded("cluster not ready: ", down));
+  });
+}
+
+kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  std::vector<std::string> names;
+  for (auto n : params.getNames()) names.emplace_back(n.cStr());
+  const int64_t ms = params.getTimeoutMs();
+  const auto deadline = env_.peers->timer().now() +
+                        (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
+  return PollInitialized(env_, std::move(names), deadline);
+}
+
+kj::Promise<void> GateService::login(LoginContext context) {
+  auto token = context.getParams().getToken();
+  const std::string given(reinterpret_cast<const char*>(token.begin()), token.size());
+  if (!token_.empty() && !ConstantTimeEqual(given, token_)) {
+    if (env_.logger) env_.logger->warn("refused a login with a wrong token");
+    return KjFromStatus(errors::Unauthenticated("wrong token for ", env_.task));
+  }
+  auto services = context.getResults().initServices();
+  services.setMaster(master_);
+  services.setWorker(worker_);
+  services.setTask(env_.task);
+  return kj::READY_NOW;
+}
+
+}  // namespace tfd

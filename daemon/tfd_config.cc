@@ -1,0 +1,140 @@
+#include "daemon/tfd_config.h"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+
+namespace tfd {
+namespace po = boost::program_options;
+
+StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
+                                   const std::function<const char*(const char*)>& getenv) {
+  TfdConfig c;
+  po::options_description flags("tfd options");
+  flags.add_options()
+      ("help,h", "print this help")
+      ("cluster", po::value<std::string>(), "cluster spec: JSON or a file holding it (TFD_CLUSTER)")
+      ("job", po::value<std::string>(), "this task's job (TFD_JOB)")
+      ("task", po::value<std::string>(), "this task's index in its job (TFD_TASK)")
+      ("listen", po::value<std::string>(), "address to listen on; default: the task's own (TFD_LISTEN)")
+      ("data-dir", po::value<std::string>(), "directory data readers and Save/Restore may use (TFD_DATA_DIR)")
+      ("checkpoint-dir", po::value<std::string>(), "directory for checkpoints (TFD_CHECKPOINT_DIR)")
+      ("log-level", po::value<std::string>(), "trace|debug|info|warn|error (TFD_LOG_LEVEL)")
+      ("log-device-placement", po::bool_switch(), "log where each node runs (TFD_LOG_DEVICE_PLACEMENT=1)")
+      ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
+      ("threads", po::value<std::string>(), "compute threads; 0 = one per core (TFD_THREADS)")
+      ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)");
+  std::ostringstream usage;
+  usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
+  c.usage = usage.str();
+
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, flags), vm);
+  } catch (const po::error& e) {
+    return errors::InvalidArgument(e.what());
+  }
+  if (vm.count("help")) {
+    c.help = true;
+    return c;
+  }
+  // A value from the flag, else TFD_NAME, else nullopt. Remembers where it came from.
+  auto get = [&](const char* flag, const char* env) -> std::optional<std::pair<std::string, std::string>> {
+    if (vm.count(flag) && !vm[flag].defaulted()) {
+      return std::make_pair(vm[flag].as<std::string>(), std::string("--") + flag);
+    }
+    if (const char* v = getenv(env); v && *v) return std::make_pair(std::string(v), std::string(env));
+    return std::nullopt;
+  };
+
+  std::optional<TfConfig> tf_config;
+  if (const char* tc = getenv("TF_CONFIG"); tc && *tc) {
+    auto parsed = ParseTfConfig(tc);
+    if (!parsed.ok()) return parsed.status();
+    tf_config = std::move(parsed).value();
+  }
+
+  if (auto v = get("cluster", "TFD_CLUSTER")) {
+    auto spec = ClusterSpec::FromFlag(v->first);
+    if (!spec.ok()) return spec.status().WithContext(v->second);
+    c.cluster = std::move(spec).value();
+  } else if (tf_config && !tf_config->cluster.jobs().empty()) {
+    c.cluster = tf_config->cluster;
+  } else {
+    return errors::InvalidArgument("--cluster is required (or TFD_CLUSTER, or TF_CONFIG's cluster)");
+  }
+  if (auto v = get("job", "TFD_JOB")) {
+    c.job = v->first;
+  } else if (tf_config && !tf_config->task_type.empty()) {
+    c.job = tf_config->task_type;
+  } else {
+    return errors::InvalidArgument("--job is required (or TFD_JOB, or TF_CONFIG's task.type)");
+  }
+  if (auto v = get("task", "TFD_TASK")) {
+    try {
+      size_t used = 0;
+      c.task = std::stoi(v->first, &used);
+      if (used != v->first.size() || c.task < 0) throw std::invalid_argument("");
+    } catch (...) {
+      return errors::InvalidArgument(v->second, " must be a non-negative integer, not '", v->first, "'");
+    }
+  } else if (tf_config && tf_config->task_index >= 0) {
+    c.task = tf_config->task_index;
+  } else {
+    return errors::InvalidArgument("--task is required (or TFD_TASK, or TF_CONFIG's task.index)");
+  }
+  if (!c.cluster.HasJob(c.job)) {
+    return errors::InvalidArgument("--job '", c.job, "' is not in the cluster spec");
+  }
+  if (c.task >= c.cluster.NumTasks(c.job)) {
+    return errors::InvalidArgument("--task ", c.task, " is out of range: job '", c.job, "' has ",
+                                   c.cluster.NumTasks(c.job), " tasks");
+  }
+  if (auto v = get("listen", "TFD_LISTEN")) {
+    c.listen = v->first;
+  } else {
+    c.listen = *c.cluster.TaskAddress(c.job, c.task);
+  }
+  if (auto v = get("data-dir", "TFD_DATA_DIR")) c.data_dir = v->first;
+  if (auto v = get("checkpoint-dir", "TFD_CHECKPOINT_DIR")) c.checkpoint_dir = v->first;
+  if (auto v = get("log-level", "TFD_LOG_LEVEL")) {
+    static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+    if (std::find(std::begin(kLevels), std::end(kLevels), v->first) == std::end(kLevels)) {
+      return errors::InvalidArgument(v->second, " '", v->first,
+                                     "' is not one of trace, debug, info, warn, error");
+    }
+    c.log_level = v->first;
+  }
+  c.log_device_placement = vm["log-device-placement"].as<bool>();
+  if (const char* v = getenv("TFD_LOG_DEVICE_PLACEMENT"); !c.log_device_placement && v) {
+    c.log_device_placement = std::string(v) == "1" || std::string(v) == "true";
+  }
+  if (auto v = get("auth-token-file", "TFD_AUTH_TOKEN_FILE")) {
+    std::ifstream in(v->first);
+    if (!in) return errors::InvalidArgument(v->second, ": cannot read '", v->first, "'");
+    std::getline(in, c.auth_token);
+    if (c.auth_token.empty()) {
+      return errors::InvalidArgument(v->second, ": '", v->first, "' holds no token");
+    }
+  }
+  if (auto v = get("threads", "TFD_THREADS")) {
+    try {
+      c.threads = std::stoi(v->first);
+      if (c.threads < 0) throw std::invalid_argument("");
+    } catch (...) {
+      return errors::InvalidArgument(v->second, " must be a non-negative integer");
+    }
+  }
+  if (auto v = get("step-timeout", "TFD_STEP_TIMEOUT")) {
+    try {
+      const double s = std::stod(v->first);
+      if (!(s > 0)) throw std::invalid_argument("");
+      c.step_timeout = std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+    } catch (...) {
+      return errors::InvalidArgument(v->second, " must be a positive number of seconds");
+    }
+  }
+  return c;
+}
+
+}  // namespace tfd

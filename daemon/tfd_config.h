@@ -1,0 +1,38 @@
+// tfd's configuration: flags, then TFD_* environment variables, then
+// TF_CONFIG — the first that sets a value wins.
+//
+//   auto config = ParseTfdConfig(argc, argv, ::getenv);
+//   if (!config.ok()) { print "tfd: error: ..." and exit 2 }
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "common/cluster_spec.h"
+
+namespace tfd {
+
+struct TfdConfig {
+  ClusterSpec cluster;
+  std::string job;
+  int task = -1;
+  std::string listen;          // default: this task's address in the spec
+  std::string data_dir;        // readers and Save/Restore may use it
+  std::string checkpoint_dir;  // checkpoints go here
+  std::string log_level = "info";
+  bool log_device_placement = false;
+  std::string auth_token;      // read from --auth-token-file
+  int threads = 0;             // compute threads; 0 = one per core
+  std::chrono::milliseconds step_timeout{30000};
+  bool help = false;
+  std::string usage;           // the flags' help text
+};
+
+// INVALID_ARGUMENT naming the flag (or variable) that is missing, malformed
+// or contradicts another: no cluster, a job not in it, a task out of range,
+// an unreadable token file, an unknown log level.
+StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
+                                   const std::function<const char*(const char*)>& getenv);
+
+}  // namespace tfd

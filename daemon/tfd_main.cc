@@ -1,0 +1,126 @@
+// tfd: one task of a cluster. Serves its master (sessions, barriers) and
+// worker (partitions, transfers, variables) over Cap'n Proto RPC until
+// SIGTERM or SIGINT.
+//
+// Exit status: 0 after a clean stop; 1 when the task cannot run (the
+// address is taken, ...); 2 for bad flags or configuration.
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <boost/asio/thread_pool.hpp>
+#include <cstdio>
+#include <thread>
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "common/resource_mgr.h"
+#include "daemon/rpc_status.h"
+#include "daemon/task_server.h"
+#include "daemon/tfd_config.h"
+#include "kernels/register_all.h"
+
+namespace tfd {
+namespace {
+
+bool IsLoopback(const std::string& address) {
+  const std::string host = address.substr(0, address.rfind(':'));
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
+}
+
+int Serve(const TfdConfig& config) {
+  // Signals must be captured before any thread starts, or a thread without
+  // the mask could take them.
+  kj::UnixEventPort::captureSignal(SIGTERM);
+  kj::UnixEventPort::captureSignal(SIGINT);
+  auto io = kj::setupAsyncIo();
+
+  TaskEnv env;
+  env.task = "/job:" + config.job + "/replica:0/task:" + std::to_string(config.task);
+  env.cluster = config.cluster;
+  env.step_timeout = config.step_timeout;
+  env.log_device_placement = config.log_device_placement;
+  env.logger = spdlog::stderr_logger_mt("tfd");
+  env.logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [" + env.task + "] %v");
+  env.logger->set_level(spdlog::level::from_str(config.log_level));
+  env.logger->flush_on(spdlog::level::info);
+
+  OpRegistry registry;
+  if (Status s = kernels::RegisterAll(registry); !s.ok()) {
+    env.logger->error("op registry: {}", s.ToString());
+    return 1;
+  }
+  ResourceMgr resources;
+  KernelEnv kernel_env;
+  kernel_env.resources = &resources;
+  kernel_env.logger = env.logger;
+  kernel_env.task = env.task;
+  if (!config.data_dir.empty()) kernel_env.io_dirs.push_back(config.data_dir);
+  if (!config.checkpoint_dir.empty()) kernel_env.io_dirs.push_back(config.checkpoint_dir);
+  const int threads = config.threads > 0 ? config.threads
+                                         : std::max(1u, std::thread::hardware_concurrency());
+  boost::asio::thread_pool pool(threads);
+  env.registry = &registry;
+  env.kernel_env = &kernel_env;
+  env.pool = &pool;
+  env.loop = &kj::getCurrentThreadExecutor();
+  env.address = config.listen;
+
+  int status = 0;
+  {
+    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token);
+    unsigned port = 0;
+    try {
+      port = server.Listen(config.listen).wait(io.waitScope);
+    } catch (const kj::Exception& e) {
+      env.logger->error("cannot listen on {}: {}", config.listen, e.getDescription().cStr());
+      pool.join();
+      return 1;
+    }
+    if (config.auth_token.empty() && !IsLoopback(config.listen)) {
+      env.logger->warn("listening on {} beyond loopback without --auth-token-file: anyone who "
+                       "can reach it can run graphs",
+                       config.listen);
+    }
+    env.logger->info("listening on {} (port {}), {} compute threads", config.listen, port, threads);
+
+    auto stop = io.unixEventPort.onSignal(SIGTERM).exclusiveJoin(io.unixEventPort.onSignal(SIGINT));
+    const siginfo_t info = stop.wait(io.waitScope);
+    env.logger->info("received {}: stopping", info.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    server.StopAccepting();
+    // In-flight steps get a grace period to finish, then are cancelled, and
+    // the services go only once no step uses them.
+    auto wait_for_steps = [&](int rounds) {
+      for (int i = 0; i < rounds && env.steps.size() > 0; ++i) {
+        io.provider->getTimer().afterDelay(100 * kj::MILLISECONDS).wait(io.waitScope);
+      }
+    };
+    wait_for_steps(20);
+    if (env.steps.size() > 0) {
+      env.logger->warn("cancelling {} step(s) still running", env.steps.size());
+      env.steps.AbortAll(errors::Unavailable(env.task, " is shutting down"));
+      wait_for_steps(50);
+    }
+  }
+  pool.join();
+  env.logger->info("stopped");
+  return status;
+}
+
+}  // namespace
+}  // namespace tfd
+
+int main(int argc, char** argv) {
+  auto config = tfd::ParseTfdConfig(argc, argv, [](const char* n) { return std::getenv(n); });
+  if (!config.ok()) {
+    std::fprintf(stderr, "tfd: error: %s\n", config.status().ToString().c_str());
+    return 2;
+  }
+  if (config->help) {
+    std::fputs(config->usage.c_str(), stdout);
+    return 0;
+  }
+  return tfd::Serve(*config);
+}

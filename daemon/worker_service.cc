@@ -1,0 +1,206 @@
+#include "daemon/worker_service.h"
+
+#include "common/graph.h"
+#include "common/graph_io.h"
+#include "common/tensor_proto.h"
+#include "daemon/executor.h"
+#include "daemon/rpc_status.h"
+#include "daemon/tensor_wire.h"
+#include "kernels/state/variable.h"
+
+namespace tfd {
+namespace {
+
+void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder out) {
+  for (unsigned i = 0; i < stats.nodes.size(); ++i) {
+    const NodeExecStats& n = stats.nodes[i];
+    out[i].setNode(n.node);
+    out[i].setOp(n.op);
+    out[i].setDevice(n.device);
+    out[i].setStartMicros(n.start_micros);
+    out[i].setEndMicros(n.end_micros);
+    out[i].setThread(n.thread);
+  }
+}
+
+// One partition's run, shared by the RPC call and the executor: whichever
+// lets go last frees it, so a cancelled call never pulls the frame or the
+// cancellation manager from under running kernels.
+struct PartitionRun {
+  std::shared_ptr<CancellationManager> cancellation = std::make_shared<CancellationManager>();
+  CallFrame frame;
+  Status status;
+  StepStats stats;
+};
+
+class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
+ public:
+  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::unique_ptr<Executor> executor)
+      : env_(env), rendezvous_(rendezvous), executor_(std::move(executor)) {
+    ++env_.registered_graphs;
+  }
+  ~RegisteredGraphImpl() { --env_.registered_graphs; }
+
+ protected:
+  kj::Promise<void> runStep(RunStepContext context) override {
+    context.allowCancellation();
+    auto params = context.getParams();
+    auto run = std::make_shared<PartitionRun>();
+    for (auto t : params.getFeeds()) {
+      auto tensor = TensorFromProto(t);  // copied: feeds outlive the request
+      if (!tensor.ok()) return KjFromStatus(tensor.status());
+      run->frame.args.push_back(std::move(tensor).value());
+    }
+    run->frame.retvals.resize(params.getNumFetches());
+    const int64_t step_id = params.getStepId();
+    const int64_t timeout_ms =
+        params.getTimeoutMs() > 0 ? params.getTimeoutMs() : env_.step_timeout.count();
+
+    Executor::RunArgs args;
+    args.step_id = step_id;
+    args.frame = &run->frame;
+    args.rendezvous = &rendezvous_;
+    args.cancellation = run->cancellation.get();
+    args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    args.trace = params.getTrace();
+    env_.steps.Add(step_id, run->cancellation);
+
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+    executor_->RunAsync(args, [run, fulfiller](const Status& s, StepStats stats) {
+      run->status = s;
+      run->stats = std::move(stats);
+      (*fulfiller)->fulfill();
+    });
+    // If the call is cancelled (the master gave up or vanished), cancel the
+    // partition too; `run` lives on in the executor's callback.
+    auto on_drop = kj::defer([run, step_id, this] {
+      env_.steps.Remove(step_id, run->cancellation.get());
+      run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
+    });
+    return paf.promise.then([run, context, on_drop = kj::mv(on_drop)]() mutable {
+      ThrowIfError(run->status);
+      auto results = context.getResults();
+      auto fetches = results.initFetches(static_cast<unsigned>(run->frame.retvals.size()));
+      for (unsigned i = 0; i < run->frame.retvals.size(); ++i) {
+        TensorToWire(run->frame.retvals[i], fetches[i]);
+      }
+      TraceToProto(run->stats, results.initTrace(static_cast<unsigned>(run->stats.nodes.size())));
+    });
+  }
+
+ private:
+  TaskEnv& env_;
+  TaskRendezvous& rendezvous_;
+  std::unique_ptr<Executor> executor_;
+};
+
+}  // namespace
+
+WorkerService::WorkerService(TaskEnv& env) : env_(env), rendezvous_(env) {}
+
+kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
+  auto def = GraphFromProto(context.getParams().getGraph());
+  if (!def.ok()) return KjFromStatus(def.status());
+  auto graph = Graph::Build(std::move(def).value(), *env_.registry);
+  if (!graph.ok()) return KjFromStatus(graph.status().WithContext(env_.task));
+  if (env_.log_device_placement && env_.logger) {
+    for (const Graph::Node& n : graph->nodes()) {
+      env_.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
+                        n.def.device.empty() ? env_.cpu_device() : n.def.device);
+    }
+  }
+  Executor::Options options{env_.registry, env_.kernel_env, env_.pool, kDeviceCpu,
+                            env_.cpu_device()};
+  auto executor = Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
+  if (!executor.ok()) return KjFromStatus(executor.status().WithContext(env_.task));
+  context.getResults().setGraph(
+      kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor).value()));
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::recvTensor(RecvTensorContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+  auto result = std::make_shared<StatusOr<Tensor>>(errors::Internal("no tensor"));
+  env_.rendezvous.RecvAsync(params.getStepId(), params.getKey(),
+                            [fulfiller, result](StatusOr<Tensor> t) {
+                              *result = std::move(t);
+                              (*fulfiller)->fulfill();
+                            });
+  return paf.promise.then([context, result]() mutable {
+    ThrowIfError(result->status());
+    TensorToWire(result->value(), context.getResults().initTensor());
+  });
+}
+
+kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {
+  auto params = context.getParams();
+  const auto code = CodeFromName(params.getCode().cStr()).value_or(Code::kAborted);
+  const Status why(code == Code::kOk ? Code::kAborted : code, params.getMessage().cStr());
+  env_.rendezvous.Abort(params.getStepId(), why);
+  env_.steps.Abort(params.getStepId(), why);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::cleanupStep(CleanupStepContext context) {
+  env_.rendezvous.Cleanup(context.getParams().getStepId());
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::status(StatusContext context) {
+  auto s = context.getResults().initStatus();
+  s.setTask(env_.task);
+  s.setAddress(env_.address);
+  s.setUptimeSeconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - env_.started).count());
+  s.setSessions(env_.sessions);
+  s.setRegisteredGraphs(env_.registered_graphs);
+  uint32_t vars = 0;
+  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
+    if (dynamic_cast<const kernels::Variable*>(r.get())) ++vars;
+  }
+  s.setVariables(vars);
+  s.setPid(getpid());
+  return kj::READY_NOW;
+}
+
+namespace {
+
+void VariableToProto(const kernels::Variable& v, const std::string& device,
+                     proto::VariableInfo::Builder out) {
+  out.setName(v.FullName());
+  out.setDtype(DTypeToProto(v.dtype()));
+  ShapeToProto(v.declared_shape(), out.initShape());
+  out.setInitialized(v.initialized());
+  out.setDevice(device);
+}
+
+}  // namespace
+
+kj::Promise<void> WorkerService::listVariables(ListVariablesContext context) {
+  std::vector<std::shared_ptr<kernels::Variable>> vars;
+  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
+    if (auto v = std::dynamic_pointer_cast<kernels::Variable>(r)) vars.push_back(v);
+  }
+  auto out = context.getResults().initVariables(static_cast<unsigned>(vars.size()));
+  for (unsigned i = 0; i < vars.size(); ++i) VariableToProto(*vars[i], env_.cpu_device(), out[i]);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::readVariable(ReadVariableContext context) {
+  const std::string name = context.getParams().getName();
+  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
+    auto v = std::dynamic_pointer_cast<kernels::Variable>(r);
+    if (!v || (v->FullName() != name && v->name() != name)) continue;
+    auto results = context.getResults();
+    VariableToProto(*v, env_.cpu_device(), results.initInfo());
+    auto value = v->Read();
+    if (value.ok()) TensorToWire(*value, results.initValue());
+    return kj::READY_NOW;
+  }
+  return KjFromStatus(errors::NotFound("no variable '", name, "' on ", env_.task));
+}
+
+}  // namespace tfd
