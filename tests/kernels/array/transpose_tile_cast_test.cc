@@ -143,6 +143,8 @@ TEST_CASE("Tile's shape function") {
   CHECK(InferOne("Tile", attrs, {Unknown(), PartialShape({2})}) == PartialShape::UnknownOfRank(2));
   CheckInvalid(InferShapes("Tile", attrs, {PartialShape({2}), PartialShape({1})},
                            {{1, I32({-3})}}).status(), "non-negative");
+  CheckInvalid(InferShapes("Tile", attrs, {PartialShape({1 << 20}), PartialShape({1})},
+                           {{1, I64({int64_t{1} << 62})}}).status(), "exceeds");
 }
 
 AttrMap CastAttrs(DType from, DType to) { return {{"SrcT", from}, {"DstT", to}}; }
