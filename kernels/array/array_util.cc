@@ -65,7 +65,9 @@ PartialShape ShapeFromShapeInput(const InferenceContext& c, int i) {
     return PartialShape(std::move(*dims));
   }
   const PartialShape& s = c.input(i);
-  if (s.rank() == 1 && s.dim(0) >= 0) return PartialShape::UnknownOfRank(static_cast<int>(s.dim(0)));
+  if (s.rank() == 1 && s.dim(0) >= 0) {
+    return PartialShape::UnknownOfRank(static_cast<int>(s.dim(0)));
+  }
   return PartialShape::Unknown();
 }
 

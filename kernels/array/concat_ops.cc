@@ -127,7 +127,13 @@ Status ConcatShapeFn(InferenceContext& c, int axis_input, int first_value) {
       }
       if (dims[d] < 0) dims[d] = s.dim(d);
     }
-    axis_dim = (axis_dim < 0 || s.dim(axis) < 0) ? -1 : axis_dim + s.dim(axis);
+    if (axis_dim < 0 || s.dim(axis) < 0) {
+      axis_dim = -1;
+    } else if (__builtin_add_overflow(axis_dim, s.dim(axis), &axis_dim) ||
+               axis_dim > kMaxTensorElements) {
+      return errors::InvalidArgument("the values' sizes along axis ", axis, " add up to more than ",
+                                     kMaxTensorElements);
+    }
   }
   dims[axis] = axis_dim;
   c.set_output(0, PartialShape(std::move(dims)));

@@ -84,7 +84,8 @@ class ReshapeOp : public OpKernel {
 Status ReshapeShape(InferenceContext& c) {
   TFD_RETURN_IF_ERROR(c.WithRank(1, 1));
   if (auto dims = c.InputAsInts(1); dims && c.input_value(1)->rank() == 1) {
-    TFD_ASSIGN_OR_RETURN(PartialShape out, ResolveReshape(std::move(*dims), c.input(0).num_elements()));
+    TFD_ASSIGN_OR_RETURN(PartialShape out,
+                         ResolveReshape(std::move(*dims), c.input(0).num_elements()));
     c.set_output(0, std::move(out));
     return OkStatus();
   }

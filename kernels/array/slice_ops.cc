@@ -19,8 +19,9 @@ StatusOr<std::vector<int64_t>> SliceSizes(const std::vector<int64_t>& dims,
     const int64_t b = begin[d];
     int64_t s = size[d];
     if (s == -1) s = dims[d] < 0 ? -1 : dims[d] - b;
+    // s > dims - b rather than b + s > dims: no overflow for huge sizes.
     const bool bad = b < 0 || (size[d] != -1 && size[d] < 0) ||
-                     (dims[d] >= 0 && (b > dims[d] || (s >= 0 && b + s > dims[d])));
+                     (dims[d] >= 0 && (b > dims[d] || (s >= 0 && s > dims[d] - b)));
     if (bad) {
       return errors::InvalidArgument("slice out of range in dimension ", d, ": expected begin[",
                                      d, "] in [0, ", dims[d], "] and size[", d, "] in [0, ",

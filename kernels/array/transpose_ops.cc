@@ -218,7 +218,12 @@ Status TileShape(InferenceContext& c) {
     if ((*multiples)[d] == 0) {
       dims[d] = 0;
     } else if (in_dim >= 0) {
-      dims[d] = in_dim * (*multiples)[d];
+      if (__builtin_mul_overflow(in_dim, (*multiples)[d], &dims[d]) ||
+          dims[d] > kMaxTensorElements) {
+        return errors::InvalidArgument("tiling dimension ", d, " of size ", in_dim, " ",
+                                       (*multiples)[d], " times exceeds ", kMaxTensorElements,
+                                       " elements");
+      }
     }
   }
   c.set_output(0, PartialShape(std::move(dims)));

@@ -1,8 +1,13 @@
+// The data_flow family's entry point: queues. One call per source file.
 #include "kernels/data_flow/data_flow_ops.h"
+
+#include "kernels/data_flow/data_flow_ops_internal.h"
 
 namespace tfd::kernels {
 
-// TODO(cleanup): filled in by the data_flow family's author.
-Status RegisterDataFlowOps(OpRegistry&) { return OkStatus(); }
+Status RegisterDataFlowOps(OpRegistry& registry) {
+  TFD_RETURN_IF_ERROR(data_flow::RegisterQueueOps(registry));
+  return OkStatus();
+}
 
 }  // namespace tfd::kernels

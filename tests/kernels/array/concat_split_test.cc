@@ -175,7 +175,8 @@ TEST_CASE("Unpack yields the slices along an axis, which disappears") {
 }
 
 TEST_CASE("Unpack's shape function") {
-  auto out = InferShapes("Unpack", {{"num", int64_t{3}}, {"T", DType::kFloat32}, {"axis", int64_t{1}}},
+  auto out = InferShapes("Unpack",
+                         {{"num", int64_t{3}}, {"T", DType::kFloat32}, {"axis", int64_t{1}}},
                          {PartialShape({-1, 3, 5})});
   REQUIRE(out.ok());
   REQUIRE(out->size() == 3);

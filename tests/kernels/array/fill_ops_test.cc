@@ -132,7 +132,8 @@ TEST_CASE("OneHot's shape function") {
                  {PartialShape({5}), scalar, scalar, scalar}) == PartialShape({-1, 5}));
   CHECK(InferOne("OneHot", attrs, {Unknown(), scalar, scalar, scalar}) == Unknown());
   CheckInvalid(InferShapes("OneHot", attrs, {PartialShape({5}), scalar, scalar, scalar},
-                           {{1, Tensor::Scalar(int32_t{-2})}}).status(), "depth must be non-negative");
+                           {{1, Tensor::Scalar(int32_t{-2})}}).status(),
+               "depth must be non-negative");
   CheckInvalid(InferShapes("OneHot", {{"T", DType::kFloat32}, {"axis", int64_t{3}}},
                            {PartialShape({5}), scalar, scalar, scalar}).status(), "out of range");
 }

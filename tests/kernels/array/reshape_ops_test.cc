@@ -94,19 +94,22 @@ TEST_CASE("ExpandDims inserts a 1 at dim, counting negative dims from the end") 
                               {F64({9}, {}), Tensor::Scalar(int32_t{0})});
   CheckTensor(from_scalar, DType::kFloat64, {1}, {9});
 
-  CheckInvalid(Run("ExpandDims", {{"T", DType::kFloat64}}, {x, Tensor::Scalar(int32_t{3})}).status(),
+  CheckInvalid(Run("ExpandDims", {{"T", DType::kFloat64}}, {x, Tensor::Scalar(int32_t{3})})
+                   .status(),
                "dim 3 is out of range");
-  CheckInvalid(Run("ExpandDims", {{"T", DType::kFloat64}}, {x, Tensor::Scalar(int32_t{-4})}).status(),
+  CheckInvalid(Run("ExpandDims", {{"T", DType::kFloat64}}, {x, Tensor::Scalar(int32_t{-4})})
+                   .status(),
                "expected a value in [-3, 2]");
 }
 
 TEST_CASE("ExpandDims' shape function") {
   const AttrMap attrs{{"T", DType::kFloat32}};
-  CHECK(InferOne("ExpandDims", attrs, {PartialShape({-1, 3}), PartialShape(std::vector<int64_t>{})},
+  const PartialShape scalar(std::vector<int64_t>{});
+  CHECK(InferOne("ExpandDims", attrs, {PartialShape({-1, 3}), scalar},
                  {{1, Tensor::Scalar(int32_t{-1})}}) == PartialShape({-1, 3, 1}));
-  CHECK(InferOne("ExpandDims", attrs, {PartialShape({-1, 3}), PartialShape(std::vector<int64_t>{})}) ==
+  CHECK(InferOne("ExpandDims", attrs, {PartialShape({-1, 3}), scalar}) ==
         PartialShape::UnknownOfRank(3));
-  CHECK(InferOne("ExpandDims", attrs, {Unknown(), PartialShape(std::vector<int64_t>{})},
+  CHECK(InferOne("ExpandDims", attrs, {Unknown(), scalar},
                  {{1, Tensor::Scalar(int32_t{0})}}) == Unknown());
   CheckInvalid(InferShapes("ExpandDims", attrs, {PartialShape({4}), Unknown()},
                            {{1, Tensor::Scalar(int32_t{2})}}).status(), "out of range");

@@ -1,4 +1,6 @@
 // Slice, Gather, GatherV2.
+#include <limits>
+
 #include "tests/kernels/array/array_test_util.h"
 
 namespace tfd::array_test {
@@ -72,6 +74,9 @@ TEST_CASE("Slice refuses boxes that leave the input") {
   CheckInvalid(Run("Slice", SliceAttrs(), {x, I32({-1, 0}), I32({1, 1})}).status(),
                "slice out of range in dimension 0");
   CheckInvalid(Run("Slice", SliceAttrs(), {x, I32({4, 0}), I32({-1, 1})}).status(),
+               "slice out of range in dimension 0");
+  CheckInvalid(Run("Slice", SliceAttrs(DType::kInt64),
+                   {x, I64({1, 0}), I64({std::numeric_limits<int64_t>::max(), 1})}).status(),
                "slice out of range in dimension 0");
   CheckInvalid(Run("Slice", SliceAttrs(), {x, I32({0, 0}), I32({1, -2})}).status(),
                "dimension 1");

@@ -143,6 +143,8 @@ TEST_CASE("Tile's shape function") {
   CHECK(InferOne("Tile", attrs, {Unknown(), PartialShape({2})}) == PartialShape::UnknownOfRank(2));
   CheckInvalid(InferShapes("Tile", attrs, {PartialShape({2}), PartialShape({1})},
                            {{1, I32({-3})}}).status(), "non-negative");
+  CheckInvalid(InferShapes("Tile", attrs, {PartialShape({1 << 20}), PartialShape({1})},
+                           {{1, I64({int64_t{1} << 62})}}).status(), "exceeds");
 }
 
 AttrMap CastAttrs(DType from, DType to) { return {{"SrcT", from}, {"DstT", to}}; }
@@ -178,7 +180,8 @@ TEST_CASE("Cast wraps narrowed integers and saturates out-of-range floats") {
                      {I64({(int64_t{1} << 32) + 5})}),
               DType::kInt32, {1}, {5});
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  CheckTensor(RunOne("Cast", CastAttrs(DType::kFloat64, DType::kInt32), {F64({1e12, -1e12, nan}, {3})}),
+  CheckTensor(RunOne("Cast", CastAttrs(DType::kFloat64, DType::kInt32),
+                     {F64({1e12, -1e12, nan}, {3})}),
               DType::kInt32, {3},
               {std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(), 0});
   CheckTensor(RunOne("Cast", CastAttrs(DType::kFloat32, DType::kUInt8), {F32({-3, 300}, {2})}),

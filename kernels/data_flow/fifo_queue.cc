@@ -1,0 +1,320 @@
+// FIFOQueue: elements, waiting attempts, and how events complete them.
+#include "kernels/data_flow/fifo_queue.h"
+
+#include <optional>
+
+namespace tfd::kernels {
+
+struct FIFOQueue::EnqueueAttempt {
+  std::vector<Tuple> tuples;
+  size_t next = 0;  // tuples[next..] are still to be added
+  EnqueueDone done;
+  CancellationManager* cm = nullptr;
+  std::optional<CancellationManager::Token> token;  // set under mu_
+  bool finished = false;                            // guarded by mu_
+};
+
+struct FIFOQueue::DequeueAttempt {
+  int64_t n = 0;
+  std::vector<Tuple> taken;  // removed from the queue, not yet handed out
+  DequeueDone done;
+  CancellationManager* cm = nullptr;
+  std::optional<CancellationManager::Token> token;  // set under mu_
+  bool finished = false;                            // guarded by mu_
+};
+
+namespace {
+
+std::string ShapesString(const std::vector<TensorShape>& shapes) {
+  std::string out = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) out += (i ? ", " : "") + shapes[i].ToString();
+  return out + "]";
+}
+
+std::string TypesString(const std::vector<DType>& types) {
+  std::string out = "[";
+  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + std::string(DTypeName(types[i]));
+  return out + "]";
+}
+
+// The status a waiter finishes with when its step is cancelled: the
+// cancellation's code (DEADLINE_EXCEEDED at the step deadline) and a message
+// saying what it was waiting for.
+Status WaitCancelled(const Status& why, const std::string& waiting_for) {
+  const Code code = why.ok() ? Code::kCancelled : why.code();
+  const std::string reason = why.message().empty() ? "cancelled" : why.message();
+  return Status(code, reason + " while " + waiting_for);
+}
+
+}  // namespace
+
+FIFOQueue::FIFOQueue(std::string name, std::vector<DType> component_types,
+                     std::vector<TensorShape> shapes, int64_t capacity)
+    : name_(std::move(name)),
+      component_types_(std::move(component_types)),
+      shapes_(std::move(shapes)),
+      capacity_(capacity < 0 ? -1 : capacity) {}
+
+std::string FIFOQueue::CapacityString() const {
+  return capacity_ < 0 ? "unbounded" : "capacity " + std::to_string(capacity_);
+}
+
+std::string FIFOQueue::DebugString() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return errors::StrCat("queue '", name_, "': ", elements_.size(), " elements, ",
+                        CapacityString(), closed_ ? ", closed" : ", open");
+}
+
+int64_t FIFOQueue::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(elements_.size());
+}
+
+bool FIFOQueue::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+Status FIFOQueue::CheckSameSpec(const std::vector<DType>& component_types,
+                                const std::vector<TensorShape>& shapes, int64_t capacity) const {
+  if (component_types != component_types_) {
+    return errors::InvalidArgument("queue '", name_, "' has component types ",
+                                   TypesString(component_types_), " but this node declares ",
+                                   TypesString(component_types));
+  }
+  if (shapes != shapes_) {
+    return errors::InvalidArgument("queue '", name_, "' has component shapes ",
+                                   ShapesString(shapes_), " but this node declares ",
+                                   ShapesString(shapes));
+  }
+  if ((capacity < 0 ? -1 : capacity) != capacity_) {
+    return errors::InvalidArgument("queue '", name_, "' has ", CapacityString(),
+                                   " but this node declares capacity ", capacity);
+  }
+  return OkStatus();
+}
+
+Status FIFOQueue::ValidateTuple(const Tuple& tuple) const {
+  if (tuple.size() != component_types_.size()) {
+    return errors::InvalidArgument("queue '", name_, "' takes ", component_types_.size(),
+                                   " components but got ", tuple.size());
+  }
+  for (size_t i = 0; i < tuple.size(); ++i) {
+    if (tuple[i].dtype() != component_types_[i]) {
+      return errors::InvalidArgument("component ", i, " of queue '", name_, "' must be ",
+                                     DTypeName(component_types_[i]), " but is ",
+                                     tuple[i].Describe());
+    }
+    if (!shapes_.empty() && !(tuple[i].shape() == shapes_[i])) {
+      return errors::InvalidArgument("component ", i, " of queue '", name_, "' must have shape ",
+                                     shapes_[i].ToString(), " but is ", tuple[i].Describe());
+    }
+  }
+  return OkStatus();
+}
+
+void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, EnqueueDone done) {
+  auto a = std::make_shared<EnqueueAttempt>();
+  a->tuples = std::move(tuples);
+  a->done = std::move(done);
+  a->cm = cm;
+  // Registered before the attempt is visible, so whoever finishes it knows
+  // the token to deregister.
+  std::optional<CancellationManager::Token> token;
+  if (cm != nullptr) {
+    token = cm->Register([self = shared_from_this(), a](const Status& why) { self->CancelEnqueue(a, why); });
+    if (!token) return CancelEnqueue(a, cm->reason());
+  }
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (a->finished) return;  // cancelled meanwhile; the callback has run
+    a->token = token;
+    if (closed_) {
+      FinishEnqueueLocked(a, errors::Cancelled("queue '", name_, "' is closed"), ready);
+    } else {
+      enqueue_waiters_.push_back(a);
+      FlushLocked(ready);
+    }
+  }
+  for (auto& r : ready) r();
+}
+
+void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done) {
+  auto a = std::make_shared<DequeueAttempt>();
+  a->n = n;
+  a->done = std::move(done);
+  a->cm = cm;
+  std::optional<CancellationManager::Token> token;
+  if (cm != nullptr) {
+    token = cm->Register([self = shared_from_this(), a](const Status& why) { self->CancelDequeue(a, why); });
+    if (!token) return CancelDequeue(a, cm->reason());
+  }
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (a->finished) return;
+    a->token = token;
+    dequeue_waiters_.push_back(a);
+    FlushLocked(ready);
+  }
+  for (auto& r : ready) r();
+}
+
+void FIFOQueue::Close(bool cancel_pending_enqueues) {
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    if (cancel_pending_enqueues) {
+      while (!enqueue_waiters_.empty()) {
+        auto a = enqueue_waiters_.front();
+        enqueue_waiters_.pop_front();
+        FinishEnqueueLocked(a, errors::Cancelled("enqueue to queue '", name_,
+                                                 "' was cancelled: the queue was closed"), ready);
+      }
+    }
+    FlushLocked(ready);
+  }
+  for (auto& r : ready) r();
+}
+
+void FIFOQueue::FlushLocked(Ready& ready) {
+  bool progress = true;
+  while (progress) {
+    // Enqueues first, so that after a close the dequeues see every element
+    // still on its way before deciding they cannot be served.
+    progress = FlushEnqueuesLocked(ready);
+    progress = FlushDequeuesLocked(ready) || progress;
+  }
+}
+
+bool FIFOQueue::FlushEnqueuesLocked(Ready& ready) {
+  bool progress = false;
+  while (!enqueue_waiters_.empty()) {
+    const auto a = enqueue_waiters_.front();
+    while (a->next < a->tuples.size() &&
+           (capacity_ < 0 || static_cast<int64_t>(elements_.size()) < capacity_)) {
+      elements_.push_back(std::move(a->tuples[a->next++]));
+      progress = true;
+    }
+    if (a->next < a->tuples.size()) break;  // full: the head waits for room
+    enqueue_waiters_.pop_front();
+    FinishEnqueueLocked(a, OkStatus(), ready);
+    progress = true;
+  }
+  return progress;
+}
+
+bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
+  bool progress = false;
+  while (!dequeue_waiters_.empty()) {
+    const auto a = dequeue_waiters_.front();
+    const size_t need = static_cast<size_t>(a->n) - a->taken.size();
+    if (closed_) {
+      size_t coming = 0;
+      for (const auto& e : enqueue_waiters_) coming += e->tuples.size() - e->next;
+      if (elements_.size() + coming < need) {
+        // Can never be served: put back what it took, in order, and fail.
+        const int64_t have = static_cast<int64_t>(elements_.size() + a->taken.size());
+        for (size_t i = a->taken.size(); i-- > 0;) elements_.push_front(std::move(a->taken[i]));
+        a->taken.clear();
+        dequeue_waiters_.pop_front();
+        FinishDequeueLocked(a, errors::OutOfRange("queue '", name_,
+                                                  "' is closed and has insufficient elements "
+                                                  "(requested ", a->n, ", current size ", have, ")"),
+                            ready);
+        progress = true;
+        continue;
+      }
+    }
+    // Take what is there, so a DequeueMany larger than the capacity makes
+    // room for the enqueues it waits for.
+    for (size_t i = 0; i < need && !elements_.empty(); ++i) {
+      a->taken.push_back(std::move(elements_.front()));
+      elements_.pop_front();
+      progress = true;
+    }
+    if (static_cast<int64_t>(a->taken.size()) < a->n) break;
+    dequeue_waiters_.pop_front();
+    FinishDequeueLocked(a, OkStatus(), ready);
+    progress = true;
+  }
+  return progress;
+}
+
+void FIFOQueue::FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s,
+                                    Ready& ready) {
+  a->finished = true;
+  ready.push_back([a, s = std::move(s), token = a->token] {
+    // False when cancellation is running the callback concurrently; it finds
+    // the attempt finished and does nothing.
+    if (token) a->cm->Deregister(*token);
+    EnqueueDone done = std::move(a->done);
+    done(s);
+  });
+}
+
+void FIFOQueue::FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s,
+                                    Ready& ready) {
+  a->finished = true;
+  ready.push_back([a, s = std::move(s), token = a->token, got = std::move(a->taken)]() mutable {
+    if (token) a->cm->Deregister(*token);
+    DequeueDone done = std::move(a->done);
+    done(s, std::move(got));
+  });
+}
+
+void FIFOQueue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const Status& why) {
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (a->finished) return;
+    for (auto it = enqueue_waiters_.begin(); it != enqueue_waiters_.end(); ++it) {
+      if (*it == a) {
+        enqueue_waiters_.erase(it);
+        break;
+      }
+    }
+    const bool full = capacity_ >= 0 && static_cast<int64_t>(elements_.size()) >= capacity_;
+    const std::string state = full ? "full" : errors::StrCat(elements_.size(), " elements");
+    a->token.reset();  // the cancellation manager already dropped it
+    FinishEnqueueLocked(a, WaitCancelled(why, errors::StrCat("enqueuing to queue '", name_,
+                                                             "' (", state, ", ",
+                                                             CapacityString(), ")")),
+                        ready);
+    // The next enqueue in line may fit where this one did not.
+    FlushLocked(ready);
+  }
+  for (auto& r : ready) r();
+}
+
+void FIFOQueue::CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const Status& why) {
+  Ready ready;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (a->finished) return;
+    for (auto it = dequeue_waiters_.begin(); it != dequeue_waiters_.end(); ++it) {
+      if (*it == a) {
+        dequeue_waiters_.erase(it);
+        break;
+      }
+    }
+    const size_t available = elements_.size() + a->taken.size();
+    const std::string state =
+        available == 0 ? "empty"
+                       : errors::StrCat(available, " elements, ", a->n, " requested");
+    for (size_t i = a->taken.size(); i-- > 0;) elements_.push_front(std::move(a->taken[i]));
+    a->taken.clear();
+    a->token.reset();
+    FinishDequeueLocked(a, WaitCancelled(why, errors::StrCat("dequeuing from queue '", name_,
+                                                             "' (", state, ", ",
+                                                             CapacityString(), ")")),
+                        ready);
+    // Returned elements may serve the dequeues that were behind this one.
+    FlushLocked(ready);
+  }
+  for (auto& r : ready) r();
+}
+
+}  // namespace tfd::kernels

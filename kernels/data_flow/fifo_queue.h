@@ -1,0 +1,107 @@
+// FIFOQueue: a bounded first-in first-out queue of tuples of tensors, held in
+// a task's ResourceMgr so that every graph (and, through the RPC layer, every
+// task) naming it shares it — the classic way to feed input across workers.
+//
+// Waiting never parks a thread. An enqueue that finds the queue full and a
+// dequeue that finds too few elements leave an attempt behind and return; the
+// event that ends the wait (a dequeue making room, an enqueue bringing
+// elements, Close, or the step's cancellation) completes the attempt and runs
+// its callback, on the thread that caused the event, outside the queue's lock.
+//
+//   auto q = std::make_shared<FIFOQueue>("q", {DType::kFloat32}, {}, /*capacity=*/10);
+//   q->TryEnqueue({{t}}, &cm, [](const Status& s) { ... });
+//   q->TryDequeue(1, &cm, [](const Status& s, std::vector<FIFOQueue::Tuple> got) { ... });
+//   q->Close(/*cancel_pending_enqueues=*/false);
+//
+// Semantics follow TensorFlow's FIFOQueue: attempts are served in arrival
+// order; EnqueueMany and DequeueMany move elements one at a time, so they may
+// exceed the capacity; after Close, new enqueues fail with CANCELLED, pending
+// ones still complete (or fail with CANCELLED if cancel_pending_enqueues),
+// and a dequeue that can no longer be satisfied fails with OUT_OF_RANGE.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/cancellation.h"
+#include "common/resource_mgr.h"
+#include "common/tensor.h"
+
+namespace tfd::kernels {
+
+class FIFOQueue : public ResourceBase, public std::enable_shared_from_this<FIFOQueue> {
+ public:
+  using Tuple = std::vector<Tensor>;  // one tensor per component
+  using EnqueueDone = std::function<void(const Status&)>;
+  using DequeueDone = std::function<void(const Status&, std::vector<Tuple>)>;
+
+  // `shapes` is empty (components of any shape) or one fully defined shape
+  // per component; a negative capacity means unbounded.
+  FIFOQueue(std::string name, std::vector<DType> component_types,
+            std::vector<TensorShape> shapes, int64_t capacity);
+
+  std::string_view Kind() const override { return "queue"; }
+  // "queue 'q': 3 elements, capacity 10, open".
+  std::string DebugString() const override;
+
+  const std::string& name() const { return name_; }
+  const std::vector<DType>& component_types() const { return component_types_; }
+  const std::vector<TensorShape>& shapes() const { return shapes_; }
+  int64_t capacity() const { return capacity_; }
+  int64_t size() const;
+  bool closed() const;
+
+  // INVALID_ARGUMENT unless this queue was made with exactly these settings
+  // (another graph declaring the same shared queue differently).
+  Status CheckSameSpec(const std::vector<DType>& component_types,
+                       const std::vector<TensorShape>& shapes, int64_t capacity) const;
+  // INVALID_ARGUMENT naming the component whose dtype or shape does not fit.
+  Status ValidateTuple(const Tuple& tuple) const;
+
+  // Adds `tuples` in order (already validated); `done` runs once all are in,
+  // or with CANCELLED if the queue is or gets closed with pending enqueues
+  // cancelled, or with the cancellation's code if `cm` cancels first (the
+  // elements already added stay).
+  void TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, EnqueueDone done);
+  // Removes `n` tuples; `done` gets them, or OUT_OF_RANGE once the queue is
+  // closed and cannot supply them, or the cancellation's code if `cm`
+  // cancels first (elements taken so far go back to the front).
+  void TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done);
+  void Close(bool cancel_pending_enqueues);
+
+ private:
+  struct EnqueueAttempt;
+  struct DequeueAttempt;
+  // Work to run once the lock is released: completed attempts' callbacks.
+  using Ready = std::vector<std::function<void()>>;
+
+  // Serves waiting attempts in order for as long as any makes progress.
+  void FlushLocked(Ready& ready);
+  bool FlushEnqueuesLocked(Ready& ready);
+  bool FlushDequeuesLocked(Ready& ready);
+  void FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s, Ready& ready);
+  void FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s, Ready& ready);
+  void CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const Status& why);
+  void CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const Status& why);
+  std::string CapacityString() const;
+
+  const std::string name_;
+  const std::vector<DType> component_types_;
+  const std::vector<TensorShape> shapes_;
+  const int64_t capacity_;
+
+  mutable std::mutex mu_;
+  std::deque<Tuple> elements_;                                   // guarded by mu_
+  std::deque<std::shared_ptr<EnqueueAttempt>> enqueue_waiters_;  // guarded by mu_
+  std::deque<std::shared_ptr<DequeueAttempt>> dequeue_waiters_;  // guarded by mu_
+  bool closed_ = false;                                          // guarded by mu_
+};
+
+}  // namespace tfd::kernels

@@ -1,0 +1,337 @@
+// Queue ops: FIFOQueue (creates or finds the resource), QueueEnqueue,
+// QueueEnqueueMany, QueueDequeue, QueueDequeueMany (asynchronous: they wait
+// without holding a thread), QueueSize, QueueClose.
+#include <cstring>
+#include <string>
+
+#include "common/op_kernel.h"
+#include "kernels/data_flow/data_flow_ops_internal.h"
+#include "kernels/data_flow/fifo_queue.h"
+
+namespace tfd::kernels::data_flow {
+namespace {
+
+StatusOr<std::shared_ptr<FIFOQueue>> QueueInput(const OpKernelContext& ctx) {
+  return ctx.input_ref<FIFOQueue>(0);
+}
+
+// The op's declared component types against the queue's.
+Status CheckComponentTypes(const FIFOQueue& q, const std::vector<DType>& types) {
+  if (types.size() != q.component_types().size()) {
+    return errors::InvalidArgument("queue '", q.name(), "' has ", q.component_types().size(),
+                                   " components but the op names ", types.size());
+  }
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != q.component_types()[i]) {
+      return errors::InvalidArgument("component ", i, " of queue '", q.name(), "' is ",
+                                     DTypeName(q.component_types()[i]), " but the op expects ",
+                                     DTypeName(types[i]));
+    }
+  }
+  return OkStatus();
+}
+
+class FIFOQueueOp : public OpKernel {
+ public:
+  explicit FIFOQueueOp(OpKernelConstruction& c) : OpKernel(c) {
+    std::vector<PartialShape> shapes;
+    c.SetStatus(c.GetAttr("component_types", &component_types_));
+    c.SetStatus(c.GetAttr("shapes", &shapes));
+    c.SetStatus(c.GetAttr("capacity", &capacity_));
+    c.SetStatus(c.GetAttr("container", &container_));
+    c.SetStatus(c.GetAttr("shared_name", &shared_name_));
+    if (!shapes.empty() && shapes.size() != component_types_.size()) {
+      c.SetStatus(errors::InvalidArgument("shapes has ", shapes.size(), " entries but there are ",
+                                          component_types_.size(), " component types"));
+    }
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      auto s = shapes[i].AsTensorShape();
+      if (!s) {
+        c.SetStatus(errors::InvalidArgument("shape ", i, " is ", shapes[i].ToString(),
+                                            "; a FIFOQueue needs fully defined shapes"));
+        return;
+      }
+      shapes_.push_back(*s);
+    }
+    if (capacity_ == 0) {
+      c.SetStatus(errors::InvalidArgument("capacity must be positive, or negative for "
+                                          "unbounded, not 0"));
+    }
+  }
+  bool is_cheap() const override { return true; }
+
+  void Compute(OpKernelContext& ctx) override {
+    const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
+    auto q = ctx.resources().LookupOrCreate<FIFOQueue>(
+        container_, name, [&]() -> StatusOr<std::shared_ptr<FIFOQueue>> {
+          return std::make_shared<FIFOQueue>(name, component_types_, shapes_, capacity_);
+        });
+    TFD_OP_REQUIRES_OK(ctx, q.status());
+    TFD_OP_REQUIRES_OK(ctx, (*q)->CheckSameSpec(component_types_, shapes_, capacity_));
+    ctx.set_output_ref(0, *q);
+  }
+
+ private:
+  std::vector<DType> component_types_;
+  std::vector<TensorShape> shapes_;
+  int64_t capacity_ = -1;
+  std::string container_, shared_name_;
+};
+
+class QueueEnqueueOp : public AsyncOpKernel {
+ public:
+  explicit QueueEnqueueOp(OpKernelConstruction& c) : AsyncOpKernel(c) {
+    c.SetStatus(c.GetAttr("Tcomponents", &types_));
+    c.SetStatus(c.GetAttr("timeout_ms", &timeout_ms_));
+    many_ = c.def().name == "QueueEnqueueMany";
+  }
+
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto q = QueueInput(ctx);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, q.status(), done);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, CheckComponentTypes(**q, types_), done);
+    std::vector<FIFOQueue::Tuple> tuples;
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, many_ ? SplitBatch(ctx, **q, &tuples) : Single(ctx, **q, &tuples),
+                             done);
+    (*q)->TryEnqueue(std::move(tuples), &ctx.cancellation(),
+                     [&ctx, done = std::move(done)](const Status& s) {
+                       ctx.SetStatus(s);
+                       done();
+                     });
+  }
+
+ private:
+  static Status Single(const OpKernelContext& ctx, const FIFOQueue& q,
+                       std::vector<FIFOQueue::Tuple>* out) {
+    FIFOQueue::Tuple t;
+    for (int i = 1; i < ctx.num_inputs(); ++i) t.push_back(ctx.input(i));
+    TFD_RETURN_IF_ERROR(q.ValidateTuple(t));
+    out->push_back(std::move(t));
+    return OkStatus();
+  }
+
+  // Row k of every component makes element k; rows share the inputs' buffers.
+  static Status SplitBatch(const OpKernelContext& ctx, const FIFOQueue& q,
+                           std::vector<FIFOQueue::Tuple>* out) {
+    int64_t batch = -1;
+    for (int i = 1; i < ctx.num_inputs(); ++i) {
+      const Tensor& c = ctx.input(i);
+      if (c.rank() == 0) {
+        return errors::InvalidArgument("component ", i - 1, " of an EnqueueMany must have rank "
+                                       ">= 1 (a batch) but is ", c.Describe());
+      }
+      if (batch >= 0 && c.dim(0) != batch) {
+        return errors::InvalidArgument("component ", i - 1, " of an EnqueueMany has ", c.dim(0),
+                                       " rows but component 0 has ", batch);
+      }
+      batch = c.dim(0);
+    }
+    for (int64_t k = 0; k < batch; ++k) {
+      FIFOQueue::Tuple t;
+      for (int i = 1; i < ctx.num_inputs(); ++i) {
+        const Tensor& c = ctx.input(i);
+        TensorShape row = c.shape();
+        row.RemoveDim(0);
+        TFD_ASSIGN_OR_RETURN(Tensor r, c.Slice(k, k + 1).Reshaped(row));
+        t.push_back(std::move(r));
+      }
+      TFD_RETURN_IF_ERROR(q.ValidateTuple(t));
+      out->push_back(std::move(t));
+    }
+    return OkStatus();
+  }
+
+  std::vector<DType> types_;
+  int64_t timeout_ms_ = -1;  // accepted, as TensorFlow does; the step deadline bounds waits
+  bool many_ = false;
+};
+
+// Copies `src` into element slot `index` of the stacked `dst`.
+void CopyRow(const Tensor& src, Tensor* dst, int64_t index) {
+  const int64_t n = src.num_elements();
+  if (src.dtype() == DType::kString) {
+    for (int64_t i = 0; i < n; ++i) {
+      dst->data<std::string>()[index * n + i] = src.data<std::string>()[i];
+    }
+  } else if (n > 0) {
+    std::memcpy(static_cast<char*>(dst->raw_data()) + index * src.total_bytes(), src.raw_data(),
+                src.total_bytes());
+  }
+}
+
+class QueueDequeueOp : public AsyncOpKernel {
+ public:
+  explicit QueueDequeueOp(OpKernelConstruction& c) : AsyncOpKernel(c) {
+    c.SetStatus(c.GetAttr("component_types", &types_));
+    c.SetStatus(c.GetAttr("timeout_ms", &timeout_ms_));
+    many_ = c.def().name == "QueueDequeueMany";
+  }
+
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto q = QueueInput(ctx);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, q.status(), done);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, CheckComponentTypes(**q, types_), done);
+    int64_t n = 1;
+    if (many_) TFD_OP_REQUIRES_OK_ASYNC(ctx, CountToDequeue(ctx, **q, &n), done);
+    (*q)->TryDequeue(n, &ctx.cancellation(),
+                     [many = many_, &ctx, q = *q, done = std::move(done)](
+                         const Status& s, std::vector<FIFOQueue::Tuple> got) {
+                       if (s.ok()) {
+                         ctx.SetStatus(many ? Stack(ctx, *q, got) : Single(ctx, got));
+                       } else {
+                         ctx.SetStatus(s);
+                       }
+                       done();
+                     });
+  }
+
+ private:
+  static Status CountToDequeue(const OpKernelContext& ctx, const FIFOQueue& q, int64_t* n) {
+    const Tensor& nt = ctx.input(1);
+    if (nt.rank() != 0) return errors::InvalidArgument("n must be a scalar but is ", nt.Describe());
+    *n = nt.scalar<int32_t>();
+    if (*n < 0) return errors::InvalidArgument("n must be >= 0 but is ", *n);
+    if (q.shapes().empty()) {
+      return errors::InvalidArgument("QueueDequeueMany needs queue '", q.name(),
+                                     "' to have fully defined component shapes");
+    }
+    return OkStatus();
+  }
+
+  static Status Single(OpKernelContext& ctx, std::vector<FIFOQueue::Tuple>& got) {
+    for (size_t i = 0; i < got[0].size(); ++i) ctx.set_output(static_cast<int>(i), std::move(got[0][i]));
+    return OkStatus();
+  }
+
+  static Status Stack(OpKernelContext& ctx, const FIFOQueue& q,
+                      const std::vector<FIFOQueue::Tuple>& got) {
+    for (size_t i = 0; i < q.shapes().size(); ++i) {
+      TensorShape shape = q.shapes()[i];
+      shape.InsertDim(0, static_cast<int64_t>(got.size()));
+      Tensor* out;
+      TFD_RETURN_IF_ERROR(ctx.allocate_output(static_cast<int>(i), shape, &out));
+      for (size_t k = 0; k < got.size(); ++k) CopyRow(got[k][i], out, static_cast<int64_t>(k));
+    }
+    return OkStatus();
+  }
+
+  std::vector<DType> types_;
+  int64_t timeout_ms_ = -1;
+  bool many_ = false;
+};
+
+class QueueSizeOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+  void Compute(OpKernelContext& ctx) override {
+    auto q = QueueInput(ctx);
+    TFD_OP_REQUIRES_OK(ctx, q.status());
+    Tensor* out;
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape(), &out));
+    out->scalar<int32_t>() = static_cast<int32_t>((*q)->size());
+  }
+};
+
+class QueueCloseOp : public OpKernel {
+ public:
+  explicit QueueCloseOp(OpKernelConstruction& c) : OpKernel(c) {
+    c.SetStatus(c.GetAttr("cancel_pending_enqueues", &cancel_pending_enqueues_));
+  }
+  void Compute(OpKernelContext& ctx) override {
+    auto q = QueueInput(ctx);
+    TFD_OP_REQUIRES_OK(ctx, q.status());
+    (*q)->Close(cancel_pending_enqueues_);
+  }
+
+ private:
+  bool cancel_pending_enqueues_ = false;
+};
+
+// The queue's shapes live on the FIFOQueue node, out of reach here: only n's
+// rank can be checked at graph time.
+Status DequeueManyShape(InferenceContext& c) {
+  TFD_RETURN_IF_ERROR(c.WithRank(1, 0));
+  return shape_fns::Unknown(c);
+}
+
+}  // namespace
+
+Status RegisterQueueOps(OpRegistry& r) {
+  TFD_RETURN_IF_ERROR(r.Add<FIFOQueueOp>(
+      OpDefBuilder("FIFOQueue")
+          .Output("handle: Ref(string)")
+          .Attr("component_types: list(type) >= 1")
+          .Attr("shapes: list(shape) >= 0 = []")
+          .Attr("capacity: int = -1")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("A first-in first-out queue of tuples of tensors kept by the task, found by "
+               "container and shared_name (the node name when empty); capacity < 0 is "
+               "unbounded, shapes = [] allows any. Shape: a reference, no value shape.")
+      , shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<QueueEnqueueOp>(
+      OpDefBuilder("QueueEnqueue")
+          .Input("handle: Ref(string)")
+          .Input("components: Tcomponents")
+          .Attr("Tcomponents: list(type) >= 1")
+          .Attr("timeout_ms: int = -1")
+          .SetIsStateful()
+          .Doc("Adds one element, waiting (without a thread) while the queue is full; "
+               "CANCELLED once the queue is closed. timeout_ms is accepted and ignored: the "
+               "step deadline bounds the wait. Shape: no outputs.")
+      , shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<QueueEnqueueOp>(
+      OpDefBuilder("QueueEnqueueMany")
+          .Input("handle: Ref(string)")
+          .Input("components: Tcomponents")
+          .Attr("Tcomponents: list(type) >= 1")
+          .Attr("timeout_ms: int = -1")
+          .SetIsStateful()
+          .Doc("Adds the rows (dimension 0) of the components as elements, in order, waiting "
+               "for room as needed. Shape: no outputs.")
+      , shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<QueueDequeueOp>(
+      OpDefBuilder("QueueDequeue")
+          .Input("handle: Ref(string)")
+          .Output("components: component_types")
+          .Attr("component_types: list(type) >= 1")
+          .Attr("timeout_ms: int = -1")
+          .SetIsStateful()
+          .Doc("Removes the oldest element, waiting (without a thread) while the queue is "
+               "empty; OUT_OF_RANGE once it is closed and empty. Shape: the queue's component "
+               "shapes, known at run time.")
+      , shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<QueueDequeueOp>(
+      OpDefBuilder("QueueDequeueMany")
+          .Input("handle: Ref(string)")
+          .Input("n: int32")
+          .Output("components: component_types")
+          .Attr("component_types: list(type) >= 1")
+          .Attr("timeout_ms: int = -1")
+          .SetIsStateful()
+          .Doc("Removes n elements and stacks them along a new dimension 0; the queue must "
+               "have fully defined shapes. Shape: [n] + the queue's component shapes, known at run "
+               "time; n must be a scalar.")
+      , DequeueManyShape));
+  TFD_RETURN_IF_ERROR(r.Add<QueueSizeOp>(
+      OpDefBuilder("QueueSize")
+          .Input("handle: Ref(string)")
+          .Output("size: int32")
+          .SetIsStateful()
+          .Doc("The number of elements in the queue. Shape: [].")
+      , shape_fns::Scalar));
+  TFD_RETURN_IF_ERROR(r.Add<QueueCloseOp>(
+      OpDefBuilder("QueueClose")
+          .Input("handle: Ref(string)")
+          .Attr("cancel_pending_enqueues: bool = false")
+          .SetIsStateful()
+          .Doc("Closes the queue: later enqueues fail with CANCELLED (pending ones too with "
+               "cancel_pending_enqueues); dequeues drain what is left, then fail with "
+               "OUT_OF_RANGE. Shape: no outputs.")
+      , shape_fns::NoOutputs));
+  return OkStatus();
+}
+
+}  // namespace tfd::kernels::data_flow

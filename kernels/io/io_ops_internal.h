@@ -1,0 +1,11 @@
+// The io family's per-file registration functions, called by RegisterIoOps
+// (io_ops.cc). Private to kernels/io.
+#pragma once
+
+#include "common/op_registry.h"
+
+namespace tfd::kernels::io {
+
+Status RegisterSaveRestoreOps(OpRegistry& r);  // save_restore_ops.cc
+
+}  // namespace tfd::kernels::io
