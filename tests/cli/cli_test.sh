@@ -63,6 +63,7 @@ expect_error() {
   tfctl "$@"
   if [[ $rc -eq $status && "$err" == *"error: $code: "* && "$err" == *"$culprit"* ]]; then
     pass "$desc"
+    echo "#   ${err%%$'\n'*}"
   else
     fail "$desc" "expected exit $status, stderr with 'error: $code:' naming '$culprit'"
   fi
