@@ -77,9 +77,12 @@ void TaskRendezvous::RecvAsync(int64_t step_id, const std::string& key,
               })
               .then(
                   [once](capnp::Response<proto::Worker::RecvTensorResults>&& response) {
-                    auto held = std::make_shared<capnp::Response<proto::Worker::RecvTensorResults>>(
-                        kj::mv(response));
-                    once->Run(TensorFromWire(held->getTensor(), held));
+                    // Copied out here, on the event loop: the response is a kj
+                    // object and must die on this thread, while the tensor
+                    // goes on to kernels on the pool.
+                    // TODO(perf): alias the bytes and release the response on
+                    // the loop once the last kernel lets go of the tensor.
+                    once->Run(TensorFromProto(response.getTensor()));
                   },
                   [once, src_task](kj::Exception&& e) {
                     once->Run(StatusFromKj(e).WithContext("receiving from " + src_task));

@@ -1,0 +1,188 @@
+// A cluster of real tfd processes: graphs that span tasks, variables shared
+// by name, barriers, and the failures the design promises to handle.
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LocalCluster;
+
+NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
+             AttrMap attrs = {}) {
+  return NodeDef{std::move(name), std::move(op), std::move(inputs), std::move(device), std::move(attrs)};
+}
+
+NodeDef Const(std::string name, float v, std::string device = "") {
+  return Node(std::move(name), "Const", {}, std::move(device),
+              {{"value", Tensor::Scalar(v)}, {"dtype", DType::kFloat32}});
+}
+
+NodeDef Var(std::string name, std::string device = "") {
+  return Node(std::move(name), "VariableV2", {}, std::move(device),
+              {{"dtype", DType::kFloat32}, {"shape", PartialShape(std::vector<int64_t>{})}});
+}
+
+float Scalar(const Tensor& t) { return t.scalar<float>(); }
+
+TEST_CASE("walkthrough 2: pinning across 2 ps and 3 workers gives 4.0, traced where pinned") {
+  LocalCluster cluster({{"ps", 2}, {"worker", 3}});
+  REQUIRE(cluster.StartAll().ok());
+  GraphDef g;
+  g.nodes = {Var("a", "/job:ps"), Const("one", 1.0f, "/job:ps"),
+             Node("init", "Assign", {"a", "one"}, ""),
+             Const("two", 2.0f, "/job:worker"),
+             Node("b", "Add", {"a", "two"}, "/job:worker"),
+             Node("c", "Add", {"a", "b"}, "/job:worker/task:1")};
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  Status s = (*client)->CreateSession(g);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  auto init = (*client)->Run({}, {}, {"init"}, {});
+  INFO(init.status().ToString());
+  REQUIRE(init.ok());
+  auto out = (*client)->Run({}, {"c"}, {}, {.trace = true});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(Scalar(out->fetches[0]) == 4.0f);
+  std::map<std::string, std::string> where;
+  for (const auto& n : out->stats.nodes) where[n.node] = n.device;
+  CHECK(where["a"] == "/job:ps/replica:0/task:0/device:CPU:0");
+  CHECK(where["b"] == "/job:worker/replica:0/task:0/device:CPU:0");
+  CHECK(where["c"] == "/job:worker/replica:0/task:1/device:CPU:0");
+}
+
+TEST_CASE("walkthrough 4: a variable shared by name is seen through sessions on two tasks") {
+  LocalCluster cluster({{"worker", 2}});
+  REQUIRE(cluster.StartAll().ok());
+  auto w0 = cluster.Connect("worker", 0);
+  auto w1 = cluster.Connect("worker", 1);
+  REQUIRE((w0.ok() && w1.ok()));
+  // Each process builds its own graph; the unplaced variable lands on task 0.
+  GraphDef g0;
+  g0.nodes = {Var("shared"), Const("v", 7.0f), Node("set", "Assign", {"shared", "v"}, "")};
+  GraphDef g1;
+  g1.nodes = {Var("shared"), Node("read", "Identity", {"shared"}, "")};
+  REQUIRE((*w0)->CreateSession(g0).ok());
+  REQUIRE((*w1)->CreateSession(g1).ok());
+  REQUIRE((*w0)->Run({}, {}, {"set"}, {}).ok());
+  auto out = (*w1)->Run({}, {"read"}, {}, {.trace = true});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(Scalar(out->fetches[0]) == 7.0f);
+  auto vars = (*w0)->ListVariables(5s);
+  REQUIRE(vars.ok());
+  REQUIRE(vars->size() == 1);
+  CHECK((*vars)[0].name == "shared");
+  CHECK((*vars)[0].initialized);
+}
+
+TEST_CASE("an uninitialized variable and a bad device fail with codes naming them") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Var("w", "/job:ps"), Node("read", "Identity", {"w"}, "/job:worker")};
+  REQUIRE((*client)->CreateSession(g).ok());
+  auto out = (*client)->Run({}, {"read"}, {}, {});
+  CHECK(out.status().code() == Code::kFailedPrecondition);
+  CHECK(out.status().message().find("'w'") != std::string::npos);
+  CHECK(out.status().message().find("/job:") != std::string::npos);
+
+  GraphDef bad;
+  bad.nodes = {Const("x", 1.0f, "/job:chief")};
+  REQUIRE((*client)->CreateSession(bad).ok());
+  auto placed = (*client)->Run({}, {"x"}, {}, {});
+  CHECK(placed.status().code() == Code::kInvalidArgument);
+  CHECK(placed.status().message().find("chief") != std::string::npos);
+}
+
+TEST_CASE("a task that is down fails the step with UNAVAILABLE naming it, by the deadline") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("worker", 0).ok());  // ps never starts
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Const("p", 1.0f, "/job:ps"), Node("q", "Identity", {"p"}, "/job:worker")};
+  REQUIRE((*client)->CreateSession(g, 2s).ok());
+  const auto start = std::chrono::steady_clock::now();
+  auto out = (*client)->Run({}, {"q"}, {}, {});
+  CHECK(out.status().code() == Code::kUnavailable);
+  CHECK(out.status().message().find("/job:ps/replica:0/task:0") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < 20s);  // bounded, not a hang
+}
+
+TEST_CASE("a run started before a task is up completes once it joins (walkthrough 7)") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Const("p", 3.0f, "/job:ps"), Node("q", "Identity", {"p"}, "/job:worker")};
+  REQUIRE((*client)->CreateSession(g, 20s).ok());
+  // Start the ps from another thread shortly after the run begins waiting.
+  std::thread starter([&cluster] {
+    std::this_thread::sleep_for(500ms);
+    (void)cluster.Spawn("ps", 0);
+  });
+  auto out = (*client)->Run({}, {"q"}, {}, {});
+  starter.join();
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(Scalar(out->fetches[0]) == 3.0f);
+}
+
+TEST_CASE("a task that dies gives UNAVAILABLE; after it restarts the same run succeeds") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Const("p", 5.0f, "/job:ps"), Node("q", "Identity", {"p"}, "/job:worker")};
+  REQUIRE((*client)->CreateSession(g, 3s).ok());
+  REQUIRE((*client)->Run({}, {"q"}, {}, {}).ok());
+  cluster.Kill("ps", 0);
+  auto failed = (*client)->Run({}, {"q"}, {}, {});
+  CHECK(failed.status().code() == Code::kUnavailable);
+  CHECK(failed.status().message().find("/job:ps/replica:0/task:0") != std::string::npos);
+  REQUIRE(cluster.Start("ps", 0).ok());
+  auto again = (*client)->Run({}, {"q"}, {}, {});
+  INFO(again.status().ToString());
+  REQUIRE(again.ok());
+  CHECK(Scalar(again->fetches[0]) == 5.0f);
+}
+
+TEST_CASE("the init barrier waits for the initializer and the cluster barrier for every task") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  CHECK((*client)->WaitCluster(5s).ok());
+  GraphDef g;
+  g.nodes = {Var("w", "/job:ps"), Const("v", 1.0f, "/job:ps"), Node("init", "Assign", {"w", "v"}, "")};
+  REQUIRE((*client)->CreateSession(g).ok());
+  REQUIRE((*client)->Run({}, {}, {"w"}, {}).ok());  // creates w, uninitialized
+  Status early = (*client)->WaitInitialized({"w"}, 300ms);
+  CHECK(early.code() == Code::kDeadlineExceeded);
+  CHECK(early.message().find("w (uninitialized)") != std::string::npos);
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  CHECK((*client)->WaitInitialized({"w"}, 5s).ok());
+  CHECK((*client)->WaitInitialized({}, 5s).ok());
+}
+
+TEST_CASE("SIGTERM stops a task cleanly with exit status 0") {
+  LocalCluster cluster({{"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto code = cluster.Stop("worker", 0, 10s);
+  REQUIRE(code.ok());
+  CHECK(*code == 0);
+  CHECK(cluster.Log("worker", 0).find("[/job:worker/replica:0/task:0]") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfd
