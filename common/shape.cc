@@ -1,5 +1,7 @@
 #include "common/shape.h"
 
+#include <algorithm>
+
 namespace tfd {
 
 StatusOr<TensorShape> TensorShape::Make(std::vector<int64_t> dims) {
@@ -29,7 +31,10 @@ TensorShape::TensorShape(std::initializer_list<int64_t> dims) : dims_(dims) { Re
 TensorShape::TensorShape(std::vector<int64_t> dims) : dims_(std::move(dims)) { Recount(); }
 
 void TensorShape::Recount() {
-  num_elements_ = 1;
+  // A zero dimension makes the product 0 without multiplying the others,
+  // which could overflow ([2^40, 2^40, 0] is a valid, empty shape).
+  num_elements_ = std::find(dims_.begin(), dims_.end(), 0) != dims_.end() ? 0 : 1;
+  if (num_elements_ == 0) return;
   for (int64_t d : dims_) num_elements_ *= d;
 }
 

@@ -33,6 +33,8 @@ Status ConstShape(InferenceContext& c) {
                                    DTypeName(dtype));
   }
   c.set_output(0, value.shape());
+  // Consumers' shape functions (Reshape, Fill, Tile, ...) can use the value.
+  c.set_output_value(0, value);
   return OkStatus();
 }
 
