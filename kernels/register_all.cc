@@ -2,6 +2,7 @@
 
 #include "kernels/array/array_ops.h"
 #include "kernels/control/control_ops.h"
+#include "kernels/data/data_ops.h"
 #include "kernels/data_flow/data_flow_ops.h"
 #include "kernels/framework/framework_ops.h"
 #include "kernels/io/io_ops.h"
@@ -22,6 +23,7 @@ Status RegisterAll(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterDataFlowOps(registry));
   TFD_RETURN_IF_ERROR(RegisterControlOps(registry));
   TFD_RETURN_IF_ERROR(RegisterIoOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterDataOps(registry));
   return OkStatus();
 }
 
