@@ -11,6 +11,8 @@ namespace {
 
 const std::vector<DType> kIntString = {DType::kInt32, DType::kString};
 
+std::string Label(int i) { return std::string("s").append(std::to_string(i)); }
+
 Status Enqueue(QueueTestEnv& e, const std::shared_ptr<ResourceBase>& q, std::vector<Tensor> parts) {
   std::vector<Value> in{Ref(q)};
   std::vector<DType> types;
@@ -43,14 +45,14 @@ TEST_CASE("elements come out in the order they went in") {
   QueueTestEnv e;
   auto q = e.NewQueue("q", kIntString, {}, -1);
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(Enqueue(e, q, {Tensor::Scalar<int32_t>(i), Tensor::Scalar("s" + std::to_string(i))}).ok());
+    REQUIRE(Enqueue(e, q, {Tensor::Scalar<int32_t>(i), Tensor::Scalar(Label(i))}).ok());
   }
   CHECK(Size(e, q) == 3);
   for (int i = 0; i < 3; ++i) {
     auto out = Dequeue(e, q, kIntString);
     REQUIRE(out.ok());
     CHECK((*out)[0].tensor.scalar<int32_t>() == i);
-    CHECK((*out)[1].tensor.scalar<std::string>() == "s" + std::to_string(i));
+    CHECK((*out)[1].tensor.scalar<std::string>() == Label(i));
   }
   CHECK(Size(e, q) == 0);
   CHECK(e.resources().Lookup<ResourceBase>("", "q").ok());
