@@ -2,11 +2,11 @@
 // through control edges) and Print (passes its input through, logging values).
 #include "kernels/control/control_ops.h"
 
+#include <spdlog/logger.h>
+
 #include <atomic>
 #include <cstdio>
 #include <string>
-
-#include <spdlog/logger.h>
 
 #include "common/op_kernel.h"
 
@@ -87,8 +87,8 @@ Status RegisterControlOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Passes input through and logs message followed by each data tensor's first "
                "summarize values in brackets, on the task that runs it, for the first first_n "
-               "runs (all when negative). Shape: input's.")
-      , shape_fns::UnchangedShape));
+               "runs (all when negative). Shape: input's."),
+      shape_fns::UnchangedShape));
   return OkStatus();
 }
 

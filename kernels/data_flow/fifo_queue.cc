@@ -33,7 +33,8 @@ std::string ShapesString(const std::vector<TensorShape>& shapes) {
 
 std::string TypesString(const std::vector<DType>& types) {
   std::string out = "[";
-  for (size_t i = 0; i < types.size(); ++i) out += (i ? ", " : "") + std::string(DTypeName(types[i]));
+  for (size_t i = 0; i < types.size(); ++i)
+    out += (i ? ", " : "") + std::string(DTypeName(types[i]));
   return out + "]";
 }
 
@@ -61,8 +62,8 @@ std::string FIFOQueue::CapacityString() const {
 
 std::string FIFOQueue::DebugString() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return errors::StrCat("queue '", name_, "': ", elements_.size(), " elements, ",
-                        CapacityString(), closed_ ? ", closed" : ", open");
+  return errors::StrCat("queue '", name_, "': ", elements_.size(), " elements, ", CapacityString(),
+                        closed_ ? ", closed" : ", open");
 }
 
 int64_t FIFOQueue::size() const {
@@ -122,7 +123,8 @@ void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, E
   // the token to deregister.
   std::optional<CancellationManager::Token> token;
   if (cm != nullptr) {
-    token = cm->Register([self = shared_from_this(), a](const Status& why) { self->CancelEnqueue(a, why); });
+    token = cm->Register(
+        [self = shared_from_this(), a](const Status& why) { self->CancelEnqueue(a, why); });
     if (!token) return CancelEnqueue(a, cm->reason());
   }
   Ready ready;
@@ -147,7 +149,8 @@ void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done)
   a->cm = cm;
   std::optional<CancellationManager::Token> token;
   if (cm != nullptr) {
-    token = cm->Register([self = shared_from_this(), a](const Status& why) { self->CancelDequeue(a, why); });
+    token = cm->Register(
+        [self = shared_from_this(), a](const Status& why) { self->CancelDequeue(a, why); });
     if (!token) return CancelDequeue(a, cm->reason());
   }
   Ready ready;
@@ -170,8 +173,10 @@ void FIFOQueue::Close(bool cancel_pending_enqueues) {
       while (!enqueue_waiters_.empty()) {
         auto a = enqueue_waiters_.front();
         enqueue_waiters_.pop_front();
-        FinishEnqueueLocked(a, errors::Cancelled("enqueue to queue '", name_,
-                                                 "' was cancelled: the queue was closed"), ready);
+        FinishEnqueueLocked(
+            a,
+            errors::Cancelled("enqueue to queue '", name_, "' was cancelled: the queue was closed"),
+            ready);
       }
     }
     FlushLocked(ready);
@@ -220,9 +225,11 @@ bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
         for (size_t i = a->taken.size(); i-- > 0;) elements_.push_front(std::move(a->taken[i]));
         a->taken.clear();
         dequeue_waiters_.pop_front();
-        FinishDequeueLocked(a, errors::OutOfRange("queue '", name_,
-                                                  "' is closed and has insufficient elements "
-                                                  "(requested ", a->n, ", current size ", have, ")"),
+        FinishDequeueLocked(a,
+                            errors::OutOfRange("queue '", name_,
+                                               "' is closed and has insufficient elements "
+                                               "(requested ",
+                                               a->n, ", current size ", have, ")"),
                             ready);
         progress = true;
         continue;
@@ -279,9 +286,9 @@ void FIFOQueue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const St
     const bool full = capacity_ >= 0 && static_cast<int64_t>(elements_.size()) >= capacity_;
     const std::string state = full ? "full" : errors::StrCat(elements_.size(), " elements");
     a->token.reset();  // the cancellation manager already dropped it
-    FinishEnqueueLocked(a, WaitCancelled(why, errors::StrCat("enqueuing to queue '", name_,
-                                                             "' (", state, ", ",
-                                                             CapacityString(), ")")),
+    FinishEnqueueLocked(a,
+                        WaitCancelled(why, errors::StrCat("enqueuing to queue '", name_, "' (",
+                                                          state, ", ", CapacityString(), ")")),
                         ready);
     // The next enqueue in line may fit where this one did not.
     FlushLocked(ready);
@@ -302,14 +309,13 @@ void FIFOQueue::CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const St
     }
     const size_t available = elements_.size() + a->taken.size();
     const std::string state =
-        available == 0 ? "empty"
-                       : errors::StrCat(available, " elements, ", a->n, " requested");
+        available == 0 ? "empty" : errors::StrCat(available, " elements, ", a->n, " requested");
     for (size_t i = a->taken.size(); i-- > 0;) elements_.push_front(std::move(a->taken[i]));
     a->taken.clear();
     a->token.reset();
-    FinishDequeueLocked(a, WaitCancelled(why, errors::StrCat("dequeuing from queue '", name_,
-                                                             "' (", state, ", ",
-                                                             CapacityString(), ")")),
+    FinishDequeueLocked(a,
+                        WaitCancelled(why, errors::StrCat("dequeuing from queue '", name_, "' (",
+                                                          state, ", ", CapacityString(), ")")),
                         ready);
     // Returned elements may serve the dequeues that were behind this one.
     FlushLocked(ready);

@@ -44,8 +44,8 @@ class FIFOQueue : public ResourceBase, public std::enable_shared_from_this<FIFOQ
 
   // `shapes` is empty (components of any shape) or one fully defined shape
   // per component; a negative capacity means unbounded.
-  FIFOQueue(std::string name, std::vector<DType> component_types,
-            std::vector<TensorShape> shapes, int64_t capacity);
+  FIFOQueue(std::string name, std::vector<DType> component_types, std::vector<TensorShape> shapes,
+            int64_t capacity);
 
   std::string_view Kind() const override { return "queue"; }
   // "queue 'q': 3 elements, capacity 10, open".

@@ -54,8 +54,9 @@ class FIFOQueueOp : public OpKernel {
       shapes_.push_back(*s);
     }
     if (capacity_ == 0) {
-      c.SetStatus(errors::InvalidArgument("capacity must be positive, or negative for "
-                                          "unbounded, not 0"));
+      c.SetStatus(
+          errors::InvalidArgument("capacity must be positive, or negative for "
+                                  "unbounded, not 0"));
     }
   }
   bool is_cheap() const override { return true; }
@@ -117,8 +118,10 @@ class QueueEnqueueOp : public AsyncOpKernel {
     for (int i = 1; i < ctx.num_inputs(); ++i) {
       const Tensor& c = ctx.input(i);
       if (c.rank() == 0) {
-        return errors::InvalidArgument("component ", i - 1, " of an EnqueueMany must have rank "
-                                       ">= 1 (a batch) but is ", c.Describe());
+        return errors::InvalidArgument("component ", i - 1,
+                                       " of an EnqueueMany must have rank "
+                                       ">= 1 (a batch) but is ",
+                                       c.Describe());
       }
       if (batch >= 0 && c.dim(0) != batch) {
         return errors::InvalidArgument("component ", i - 1, " of an EnqueueMany has ", c.dim(0),
@@ -199,7 +202,8 @@ class QueueDequeueOp : public AsyncOpKernel {
   }
 
   static Status Single(OpKernelContext& ctx, std::vector<FIFOQueue::Tuple>& got) {
-    for (size_t i = 0; i < got[0].size(); ++i) ctx.set_output(static_cast<int>(i), std::move(got[0][i]));
+    for (size_t i = 0; i < got[0].size(); ++i)
+      ctx.set_output(static_cast<int>(i), std::move(got[0][i]));
     return OkStatus();
   }
 
@@ -269,8 +273,8 @@ Status RegisterQueueOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("A first-in first-out queue of tuples of tensors kept by the task, found by "
                "container and shared_name (the node name when empty); capacity < 0 is "
-               "unbounded, shapes = [] allows any. Shape: a reference, no value shape.")
-      , shape_fns::Unknown));
+               "unbounded, shapes = [] allows any. Shape: a reference, no value shape."),
+      shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<QueueEnqueueOp>(
       OpDefBuilder("QueueEnqueue")
           .Input("handle: Ref(string)")
@@ -280,8 +284,8 @@ Status RegisterQueueOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Adds one element, waiting (without a thread) while the queue is full; "
                "CANCELLED once the queue is closed. timeout_ms is accepted and ignored: the "
-               "step deadline bounds the wait. Shape: no outputs.")
-      , shape_fns::NoOutputs));
+               "step deadline bounds the wait. Shape: no outputs."),
+      shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<QueueEnqueueOp>(
       OpDefBuilder("QueueEnqueueMany")
           .Input("handle: Ref(string)")
@@ -290,8 +294,8 @@ Status RegisterQueueOps(OpRegistry& r) {
           .Attr("timeout_ms: int = -1")
           .SetIsStateful()
           .Doc("Adds the rows (dimension 0) of the components as elements, in order, waiting "
-               "for room as needed. Shape: no outputs.")
-      , shape_fns::NoOutputs));
+               "for room as needed. Shape: no outputs."),
+      shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<QueueDequeueOp>(
       OpDefBuilder("QueueDequeue")
           .Input("handle: Ref(string)")
@@ -301,8 +305,8 @@ Status RegisterQueueOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Removes the oldest element, waiting (without a thread) while the queue is "
                "empty; OUT_OF_RANGE once it is closed and empty. Shape: the queue's component "
-               "shapes, known at run time.")
-      , shape_fns::Unknown));
+               "shapes, known at run time."),
+      shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<QueueDequeueOp>(
       OpDefBuilder("QueueDequeueMany")
           .Input("handle: Ref(string)")
@@ -313,15 +317,15 @@ Status RegisterQueueOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Removes n elements and stacks them along a new dimension 0; the queue must "
                "have fully defined shapes. Shape: [n] + the queue's component shapes, known at run "
-               "time; n must be a scalar.")
-      , DequeueManyShape));
-  TFD_RETURN_IF_ERROR(r.Add<QueueSizeOp>(
-      OpDefBuilder("QueueSize")
-          .Input("handle: Ref(string)")
-          .Output("size: int32")
-          .SetIsStateful()
-          .Doc("The number of elements in the queue. Shape: [].")
-      , shape_fns::Scalar));
+               "time; n must be a scalar."),
+      DequeueManyShape));
+  TFD_RETURN_IF_ERROR(
+      r.Add<QueueSizeOp>(OpDefBuilder("QueueSize")
+                             .Input("handle: Ref(string)")
+                             .Output("size: int32")
+                             .SetIsStateful()
+                             .Doc("The number of elements in the queue. Shape: []."),
+                         shape_fns::Scalar));
   TFD_RETURN_IF_ERROR(r.Add<QueueCloseOp>(
       OpDefBuilder("QueueClose")
           .Input("handle: Ref(string)")
@@ -329,8 +333,8 @@ Status RegisterQueueOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Closes the queue: later enqueues fail with CANCELLED (pending ones too with "
                "cancel_pending_enqueues); dequeues drain what is left, then fail with "
-               "OUT_OF_RANGE. Shape: no outputs.")
-      , shape_fns::NoOutputs));
+               "OUT_OF_RANGE. Shape: no outputs."),
+      shape_fns::NoOutputs));
   return OkStatus();
 }
 

@@ -80,8 +80,8 @@ StatusOr<CheckpointEntry> DecodeEntry(const std::filesystem::path& path, Cursor&
   }
   e.shape = std::move(shape).value();
   const uint64_t n = static_cast<uint64_t>(e.shape.num_elements());
-  const bool length_ok = e.dtype == DType::kString ? e.length >= 8 * n
-                                                   : e.length == n * DTypeSize(e.dtype);
+  const bool length_ok =
+      e.dtype == DType::kString ? e.length >= 8 * n : e.length == n * DTypeSize(e.dtype);
   if (!length_ok || e.offset < checkpoint::kHeaderSize || e.offset > index_offset ||
       e.length > index_offset - e.offset) {
     return Corrupt(path, "tensor '" + e.name + "' lies outside the data section");
@@ -138,7 +138,8 @@ Status CheckpointReader::ReadIndex(uint64_t file_size) {
   fc.Get(&index_length);
   fc.Get(&index_crc);
   fc.Get(&footer_version);
-  if (footer_version != version) return Corrupt(path_, "the footer's version differs from the header's");
+  if (footer_version != version)
+    return Corrupt(path_, "the footer's version differs from the header's");
   if (index_offset < checkpoint::kHeaderSize ||
       index_offset > file_size - checkpoint::kFooterSize ||
       index_length != file_size - checkpoint::kFooterSize - index_offset) {

@@ -13,12 +13,13 @@ namespace {
 
 StatusOr<std::string> ScalarString(const OpKernelContext& ctx, int i, const char* what) {
   const Tensor& t = ctx.input(i);
-  if (t.rank() != 0) return errors::InvalidArgument(what, " must be a scalar but is ", t.Describe());
+  if (t.rank() != 0)
+    return errors::InvalidArgument(what, " must be a scalar but is ", t.Describe());
   return t.scalar<std::string>();
 }
 
-StatusOr<std::vector<std::string>> StringVector(const OpKernelContext& ctx, int i,
-                                                const char* what, size_t n) {
+StatusOr<std::vector<std::string>> StringVector(const OpKernelContext& ctx, int i, const char* what,
+                                                size_t n) {
   const Tensor& t = ctx.input(i);
   if (t.rank() != 1 || static_cast<size_t>(t.num_elements()) != n) {
     return errors::InvalidArgument(what, " must be a vector of ", n, " strings but is ",
@@ -28,7 +29,8 @@ StatusOr<std::vector<std::string>> StringVector(const OpKernelContext& ctx, int 
 }
 
 // We store whole tensors only: TensorFlow's slice specs must be empty.
-Status CheckNoSlices(const std::vector<std::string>& slices, const std::vector<std::string>& names) {
+Status CheckNoSlices(const std::vector<std::string>& slices,
+                     const std::vector<std::string>& names) {
   for (size_t i = 0; i < slices.size(); ++i) {
     if (!slices[i].empty()) {
       return errors::InvalidArgument("tensor '", names[i], "' has slice spec '", slices[i],
@@ -122,7 +124,8 @@ class RestoreV2Op : public OpKernel {
     for (size_t i = 0; i < n; ++i) {
       auto t = (*reader)->ReadTensor((*names)[i]);
       TFD_OP_REQUIRES_OK(ctx, t.status());
-      TFD_OP_REQUIRES_OK(ctx, CheckDType(*path, (*names)[i], *t, ctx.output_type(static_cast<int>(i))));
+      TFD_OP_REQUIRES_OK(ctx,
+                         CheckDType(*path, (*names)[i], *t, ctx.output_type(static_cast<int>(i))));
       ctx.set_output(static_cast<int>(i), std::move(t).value());
     }
   }
@@ -164,8 +167,8 @@ Status RegisterSaveRestoreOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Writes data under tensor_names to the checkpoint file filename, atomically "
                "(the old file stays intact if the write fails); the path must lie in the "
-               "task's allowed directories. Shape: filename [], tensor_names [N]; no outputs.")
-      , SaveShape));
+               "task's allowed directories. Shape: filename [], tensor_names [N]; no outputs."),
+      SaveShape));
   TFD_RETURN_IF_ERROR(r.Add<SaveOp>(
       OpDefBuilder("SaveV2")
           .Input("prefix: string")
@@ -176,8 +179,8 @@ Status RegisterSaveRestoreOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Save with TensorFlow's V2 signature: one file at prefix; every slice spec "
                "must be empty (whole tensors). Shape: prefix [], names and slices [N]; no "
-               "outputs.")
-      , SaveV2Shape));
+               "outputs."),
+      SaveV2Shape));
   TFD_RETURN_IF_ERROR(r.Add<RestoreOp>(
       OpDefBuilder("Restore")
           .Input("file_pattern: string")
@@ -188,8 +191,8 @@ Status RegisterSaveRestoreOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Reads tensor_name from the checkpoint file file_pattern (an exact path; "
                "preferred_shard is ignored), verifying its checksum. Shape: as stored, known "
-               "at run time.")
-      , RestoreShape));
+               "at run time."),
+      RestoreShape));
   TFD_RETURN_IF_ERROR(r.Add<RestoreV2Op>(
       OpDefBuilder("RestoreV2")
           .Input("prefix: string")
@@ -199,8 +202,8 @@ Status RegisterSaveRestoreOps(OpRegistry& r) {
           .Attr("dtypes: list(type) >= 1")
           .SetIsStateful()
           .Doc("Reads several tensors from the checkpoint file prefix; slice specs must be "
-               "empty. Shape: as stored, known at run time.")
-      , RestoreV2Shape));
+               "empty. Shape: as stored, known at run time."),
+      RestoreV2Shape));
   return OkStatus();
 }
 

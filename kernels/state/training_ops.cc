@@ -21,11 +21,10 @@ Status ScalarArg(const OpKernelContext& ctx, int i, const char* what, T* out) {
   return OkStatus();
 }
 
-Status SameShape(const Variable& var, const Tensor& value, const Tensor& other,
-                 const char* what) {
+Status SameShape(const Variable& var, const Tensor& value, const Tensor& other, const char* what) {
   if (value.shape() == other.shape()) return OkStatus();
-  return errors::InvalidArgument(what, " is ", other.Describe(), " but variable '",
-                                 var.FullName(), "' holds ", value.Describe());
+  return errors::InvalidArgument(what, " is ", other.Describe(), " but variable '", var.FullName(),
+                                 "' holds ", value.Describe());
 }
 
 // var -= alpha * delta
@@ -123,11 +122,14 @@ class ApplyOp : public OpKernel {
     }
     const Variable& var = *vars[0];
     Status s = UpdateVariables(raw, use_locking_, [&](std::vector<Tensor>& v) -> Status {
-      TFD_SWITCH_FLOAT(dtype_, T, {
-        if constexpr (kRule == Rule::kGradientDescent) return GradientDescent<T>(ctx, var, v);
-        if constexpr (kRule == Rule::kMomentum) return Momentum<T>(ctx, var, use_nesterov_, v);
-        if constexpr (kRule == Rule::kAdam) return Adam<T>(ctx, var, use_nesterov_, v);
-      }, break);
+      TFD_SWITCH_FLOAT(
+          dtype_, T,
+          {
+            if constexpr (kRule == Rule::kGradientDescent) return GradientDescent<T>(ctx, var, v);
+            if constexpr (kRule == Rule::kMomentum) return Momentum<T>(ctx, var, use_nesterov_, v);
+            if constexpr (kRule == Rule::kAdam) return Adam<T>(ctx, var, use_nesterov_, v);
+          },
+          break);
       return errors::InvalidArgument(DTypeName(dtype_), " is not a float type");
     });
     TFD_OP_REQUIRES_OK(ctx, s);
@@ -179,8 +181,8 @@ Status RegisterTrainingOps(OpRegistry& r) {
           .Attr(kUseLocking)
           .SetIsStateful()
           .Doc("var -= alpha * delta, in the variable. Shape: var's; delta must equal it, "
-               "alpha is a scalar.")
-      , GradientDescentShape));
+               "alpha is a scalar."),
+      GradientDescentShape));
   TFD_RETURN_IF_ERROR(r.Add<ApplyOp<Rule::kMomentum>>(
       OpDefBuilder("ApplyMomentum")
           .Input("var: Ref(T)")
@@ -195,8 +197,8 @@ Status RegisterTrainingOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("accum = accum * momentum + grad; var -= lr * accum (Nesterov: var -= "
                "grad * lr + accum * momentum * lr). Shape: var's; accum and grad must "
-               "equal it, lr and momentum are scalars.")
-      , MomentumShape));
+               "equal it, lr and momentum are scalars."),
+      MomentumShape));
   TFD_RETURN_IF_ERROR(r.Add<ApplyOp<Rule::kAdam>>(
       OpDefBuilder("ApplyAdam")
           .Input("var: Ref(T)")
@@ -216,8 +218,8 @@ Status RegisterTrainingOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Adam: lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); m += (grad - m) "
                "* (1 - beta1); v += (grad^2 - v) * (1 - beta2); var -= lr_t * m / (sqrt(v) + "
-               "epsilon). Shape: var's; m, v and grad must equal it, the rest are scalars.")
-      , AdamShape));
+               "epsilon). Shape: var's; m, v and grad must equal it, the rest are scalars."),
+      AdamShape));
   return OkStatus();
 }
 

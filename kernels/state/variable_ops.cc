@@ -58,10 +58,10 @@ class VariableV2Op : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, var.status());
     const Variable& v = **var;
     TFD_OP_REQUIRES(ctx, v.dtype() == dtype_ && v.declared_shape() == shape_,
-                    errors::InvalidArgument(
-                        "variable '", v.FullName(), "' already exists as ", DTypeName(v.dtype()),
-                        v.declared_shape().ToString(), " but this node declares it ",
-                        DTypeName(dtype_), shape_.ToString()));
+                    errors::InvalidArgument("variable '", v.FullName(), "' already exists as ",
+                                            DTypeName(v.dtype()), v.declared_shape().ToString(),
+                                            " but this node declares it ", DTypeName(dtype_),
+                                            shape_.ToString()));
     ctx.set_output_ref(0, *var);
   }
 
@@ -110,13 +110,16 @@ class AssignUpdateOp : public OpKernel {
                                        v[0].Describe(), " but the value to ",
                                        kSign > 0 ? "add" : "subtract", " is ", delta.Describe());
       }
-      TFD_SWITCH_NUMERIC(dtype_, T, {
-        if constexpr (kSign > 0) {
-          EigenFlat<T>(v[0]) += EigenFlat<T>(delta);
-        } else {
-          EigenFlat<T>(v[0]) -= EigenFlat<T>(delta);
-        }
-      }, return errors::InvalidArgument(DTypeName(dtype_), " is not numeric"));
+      TFD_SWITCH_NUMERIC(
+          dtype_, T,
+          {
+            if constexpr (kSign > 0) {
+              EigenFlat<T>(v[0]) += EigenFlat<T>(delta);
+            } else {
+              EigenFlat<T>(v[0]) -= EigenFlat<T>(delta);
+            }
+          },
+          return errors::InvalidArgument(DTypeName(dtype_), " is not numeric"));
       return OkStatus();
     });
     TFD_OP_REQUIRES_OK(ctx, s);
@@ -130,7 +133,8 @@ class AssignUpdateOp : public OpKernel {
 
 class IsVariableInitializedOp : public OpKernel {
  public:
-  explicit IsVariableInitializedOp(OpKernelConstruction& c) : OpKernel(c), dtype_(c.input_type(0)) {}
+  explicit IsVariableInitializedOp(OpKernelConstruction& c)
+      : OpKernel(c), dtype_(c.input_type(0)) {}
   bool is_cheap() const override { return true; }
 
   void Compute(OpKernelContext& ctx) override {
@@ -157,7 +161,8 @@ class ReportUninitializedVariablesOp : public OpKernel {
       if (!(*var)->initialized()) names.push_back((*var)->FullName());
     }
     Tensor* out;
-    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape({static_cast<int64_t>(names.size())}), &out));
+    TFD_OP_REQUIRES_OK(
+        ctx, ctx.allocate_output(0, TensorShape({static_cast<int64_t>(names.size())}), &out));
     for (size_t i = 0; i < names.size(); ++i) out->data<std::string>()[i] = std::move(names[i]);
   }
 };
@@ -205,8 +210,8 @@ Status RegisterVariableOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("A mutable tensor kept by the task across steps, found by container and "
                "shared_name (the node name when empty), so graphs naming it share it; "
-               "uninitialized until assigned. Shape: the shape attr.")
-      , VariableShape));
+               "uninitialized until assigned. Shape: the shape attr."),
+      VariableShape));
   TFD_RETURN_IF_ERROR(r.Add<AssignOp>(
       OpDefBuilder("Assign")
           .Input("ref: Ref(T)")
@@ -217,8 +222,8 @@ Status RegisterVariableOps(OpRegistry& r) {
           .Attr("use_locking: bool = true")
           .SetIsStateful()
           .Doc("Sets the variable to value; with validate_shape the value must fit the "
-               "variable's declared (and, once set, current) shape. Shape: value's.")
-      , AssignShape));
+               "variable's declared (and, once set, current) shape. Shape: value's."),
+      AssignShape));
   TFD_RETURN_IF_ERROR(r.Add<AssignUpdateOp<+1>>(
       OpDefBuilder("AssignAdd")
           .Input("ref: Ref(T)")
@@ -228,8 +233,8 @@ Status RegisterVariableOps(OpRegistry& r) {
           .Attr("use_locking: bool = false")
           .SetIsStateful()
           .Doc("ref += value, element-wise; the variable must be initialized. "
-               "Shape: ref's, which value must equal.")
-      , AssignUpdateShape));
+               "Shape: ref's, which value must equal."),
+      AssignUpdateShape));
   TFD_RETURN_IF_ERROR(r.Add<AssignUpdateOp<-1>>(
       OpDefBuilder("AssignSub")
           .Input("ref: Ref(T)")
@@ -239,16 +244,16 @@ Status RegisterVariableOps(OpRegistry& r) {
           .Attr("use_locking: bool = false")
           .SetIsStateful()
           .Doc("ref -= value, element-wise; the variable must be initialized. "
-               "Shape: ref's, which value must equal.")
-      , AssignUpdateShape));
+               "Shape: ref's, which value must equal."),
+      AssignUpdateShape));
   TFD_RETURN_IF_ERROR(r.Add<IsVariableInitializedOp>(
       OpDefBuilder("IsVariableInitialized")
           .Input("ref: Ref(dtype)")
           .Output("is_initialized: bool")
           .Attr("dtype: type")
           .SetIsStateful()
-          .Doc("Whether the variable has been assigned a value. Shape: [].")
-      , shape_fns::Scalar));
+          .Doc("Whether the variable has been assigned a value. Shape: []."),
+      shape_fns::Scalar));
   TFD_RETURN_IF_ERROR(r.Add<ReportUninitializedVariablesOp>(
       OpDefBuilder("ReportUninitializedVariables")
           .Input("vars: Ref(T)")
@@ -256,8 +261,8 @@ Status RegisterVariableOps(OpRegistry& r) {
           .Attr("T: list(type) >= 0")
           .SetIsStateful()
           .Doc("The names of the variables among vars that are not initialized, in input "
-               "order. Shape: [?].")
-      , VectorOutput));
+               "order. Shape: [?]."),
+      VectorOutput));
   return OkStatus();
 }
 

@@ -1,10 +1,10 @@
 // Control ops: NoOp and ControlTrigger do nothing; Print passes its input
 // through and logs TensorFlow's "message[values][values]" line.
-#include <sstream>
-
-#include <catch2/catch.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+
+#include <catch2/catch.hpp>
+#include <sstream>
 
 #include "kernels/register_all.h"
 #include "tests/util/kernel_runner.h"
@@ -52,11 +52,15 @@ TEST_CASE("Print logs only the first first_n runs of a kernel") {
   PrintEnv e;
   auto reg = e.registry.Find("Print");
   REQUIRE(reg != nullptr);
-  AttrMap attrs{{"T", DType::kInt32}, {"U", std::vector<DType>{DType::kInt32}},
-                {"message", std::string("step")}, {"first_n", int64_t{2}}, {"summarize", int64_t{-1}}};
+  AttrMap attrs{{"T", DType::kInt32},
+                {"U", std::vector<DType>{DType::kInt32}},
+                {"message", std::string("step")},
+                {"first_n", int64_t{2}},
+                {"summarize", int64_t{-1}}};
   REQUIRE(CompleteAndCheckAttrs(reg->def, attrs).ok());
   NodeInfo node{"p", "Print", e.env.task + "/device:CPU:0"};
-  OpKernelConstruction c(node, reg->def, attrs, {DType::kInt32, DType::kInt32}, {DType::kInt32}, e.env);
+  OpKernelConstruction c(node, reg->def, attrs, {DType::kInt32, DType::kInt32}, {DType::kInt32},
+                         e.env);
   auto kernel = reg->kernels.at(kDeviceCpu)(c);
   REQUIRE(kernel.ok());
   CancellationManager cm;
@@ -77,12 +81,14 @@ TEST_CASE("Print logs only the first first_n runs of a kernel") {
 
 TEST_CASE("Print handles scalars, empty tensors and no data") {
   PrintEnv e;
-  auto out = e.Run("Print", {{"T", DType::kBool}, {"U", std::vector<DType>{DType::kInt64, DType::kFloat32}}},
+  auto out = e.Run("Print",
+                   {{"T", DType::kBool}, {"U", std::vector<DType>{DType::kInt64, DType::kFloat32}}},
                    {Tensor::Scalar<bool>(true), Tensor::Scalar<int64_t>(7),
                     *Tensor::Allocate(DType::kFloat32, TensorShape({0}))});
   REQUIRE(out.ok());
   CHECK((*out)[0].scalar<bool>() == true);
-  out = e.Run("Print", {{"T", DType::kInt32}, {"U", std::vector<DType>{}}, {"message", std::string("bare")}},
+  out = e.Run("Print",
+              {{"T", DType::kInt32}, {"U", std::vector<DType>{}}, {"message", std::string("bare")}},
               {Tensor::Scalar<int32_t>(1)});
   REQUIRE(out.ok());
   CHECK(e.log.str() == "[7][]\nbare\n");

@@ -11,6 +11,8 @@ namespace {
 
 const std::vector<DType> kIntString = {DType::kInt32, DType::kString};
 
+std::string Label(int i) { return std::string("s").append(std::to_string(i)); }
+
 Status Enqueue(QueueTestEnv& e, const std::shared_ptr<ResourceBase>& q, std::vector<Tensor> parts) {
   std::vector<Value> in{Ref(q)};
   std::vector<DType> types;
@@ -43,14 +45,14 @@ TEST_CASE("elements come out in the order they went in") {
   QueueTestEnv e;
   auto q = e.NewQueue("q", kIntString, {}, -1);
   for (int i = 0; i < 3; ++i) {
-    REQUIRE(Enqueue(e, q, {Tensor::Scalar<int32_t>(i), Tensor::Scalar("s" + std::to_string(i))}).ok());
+    REQUIRE(Enqueue(e, q, {Tensor::Scalar<int32_t>(i), Tensor::Scalar(Label(i))}).ok());
   }
   CHECK(Size(e, q) == 3);
   for (int i = 0; i < 3; ++i) {
     auto out = Dequeue(e, q, kIntString);
     REQUIRE(out.ok());
     CHECK((*out)[0].tensor.scalar<int32_t>() == i);
-    CHECK((*out)[1].tensor.scalar<std::string>() == "s" + std::to_string(i));
+    CHECK((*out)[1].tensor.scalar<std::string>() == Label(i));
   }
   CHECK(Size(e, q) == 0);
   CHECK(e.resources().Lookup<ResourceBase>("", "q").ok());
@@ -58,8 +60,10 @@ TEST_CASE("elements come out in the order they went in") {
 
 TEST_CASE("EnqueueMany splits rows and DequeueMany stacks them") {
   QueueTestEnv e;
-  auto q = e.NewQueue("batches", {DType::kFloat32, DType::kString}, {PartialShape({2}), PartialShape({})}, 10);
-  auto out = e.Run("QueueEnqueueMany", {{"Tcomponents", std::vector<DType>{DType::kFloat32, DType::kString}}},
+  auto q = e.NewQueue("batches", {DType::kFloat32, DType::kString},
+                      {PartialShape({2}), PartialShape({})}, 10);
+  auto out = e.Run("QueueEnqueueMany",
+                   {{"Tcomponents", std::vector<DType>{DType::kFloat32, DType::kString}}},
                    {Ref(q), Val(Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2})),
                     Val(Tensor::FromVector<std::string>({"a", "b", "c", "d"}))});
   REQUIRE(out.ok());
@@ -70,7 +74,8 @@ TEST_CASE("EnqueueMany splits rows and DequeueMany stacks them") {
   REQUIRE(many.ok());
   const Tensor& f = (*many)[0].tensor;
   REQUIRE(f.shape() == TensorShape({3, 2}));
-  CHECK(std::vector<float>(f.data<float>(), f.data<float>() + 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
+  CHECK(std::vector<float>(f.data<float>(), f.data<float>() + 6) ==
+        std::vector<float>{1, 2, 3, 4, 5, 6});
   const Tensor& s = (*many)[1].tensor;
   REQUIRE(s.shape() == TensorShape({3}));
   CHECK(s.data<std::string>()[2] == "c");
@@ -87,7 +92,8 @@ TEST_CASE("EnqueueMany splits rows and DequeueMany stacks them") {
     CHECK((*none)[0].tensor.shape() == TensorShape({0, 2}));
   }
   SECTION("rows that disagree are refused") {
-    auto bad = e.Run("QueueEnqueueMany", {{"Tcomponents", std::vector<DType>{DType::kFloat32, DType::kString}}},
+    auto bad = e.Run("QueueEnqueueMany",
+                     {{"Tcomponents", std::vector<DType>{DType::kFloat32, DType::kString}}},
                      {Ref(q), Val(Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2})),
                       Val(Tensor::FromVector<std::string>({"a", "b", "c"}))});
     CHECK(bad.status().code() == Code::kInvalidArgument);
@@ -118,7 +124,8 @@ TEST_CASE("an enqueue on a full queue completes only after a dequeue makes room"
 TEST_CASE("a dequeue on an empty queue completes when another thread enqueues") {
   QueueTestEnv e;
   auto q = e.NewQueue("empty", {DType::kString}, {}, 10);
-  auto waiting = e.Start("QueueDequeue", {{"component_types", std::vector<DType>{DType::kString}}}, {Ref(q)});
+  auto waiting =
+      e.Start("QueueDequeue", {{"component_types", std::vector<DType>{DType::kString}}}, {Ref(q)});
   CHECK_FALSE(waiting->finished());
   // Catch2's assertions are not thread-safe: threads only record.
   Status produced;
@@ -160,8 +167,9 @@ TEST_CASE("a waiting dequeue cancelled at the deadline says what it waited for")
   cm.Cancel(errors::DeadlineExceeded("step 7 passed its deadline"));
   REQUIRE(waiting->finished());
   CHECK(waiting->status().code() == Code::kDeadlineExceeded);
-  CHECK(waiting->status().message() ==
-        "step 7 passed its deadline while dequeuing from queue 'shared_queue' (empty, capacity 10)");
+  CHECK(
+      waiting->status().message() ==
+      "step 7 passed its deadline while dequeuing from queue 'shared_queue' (empty, capacity 10)");
   // The cancelled attempt no longer takes elements.
   REQUIRE(Enqueue(e, q, {Tensor::Scalar<float>(1)}).ok());
   CHECK(Size(e, q) == 1);
@@ -187,12 +195,14 @@ TEST_CASE("a cancelled enqueue or DequeueMany leaves the queue as it was") {
     cm.Cancel(errors::DeadlineExceeded("too slow"));
     REQUIRE(blocked->finished());
     CHECK(blocked->status().code() == Code::kDeadlineExceeded);
-    CHECK(blocked->status().message() == "too slow while enqueuing to queue 'q' (full, capacity 1)");
+    CHECK(blocked->status().message() ==
+          "too slow while enqueuing to queue 'q' (full, capacity 1)");
   }
   {
     CancellationManager cm;
-    auto many = e.Start("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kInt32}}},
-                        {Ref(q), Val(Tensor::Scalar<int32_t>(3))}, &cm);
+    auto many =
+        e.Start("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kInt32}}},
+                {Ref(q), Val(Tensor::Scalar<int32_t>(3))}, &cm);
     CHECK_FALSE(many->finished());
     CHECK(Size(e, q) == 0);  // it holds element 1 while it waits for more
     cm.Cancel(errors::DeadlineExceeded("too slow"));
@@ -213,8 +223,9 @@ TEST_CASE("close: enqueues refused, the rest drained, then OUT_OF_RANGE") {
   CHECK(s.code() == Code::kCancelled);
   CHECK(Contains(s.message(), "'closing'"));
 
-  auto too_many = e.Run("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kInt32}}},
-                        {Ref(q), Val(Tensor::Scalar<int32_t>(3))});
+  auto too_many =
+      e.Run("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kInt32}}},
+            {Ref(q), Val(Tensor::Scalar<int32_t>(3))});
   CHECK(too_many.status().code() == Code::kOutOfRange);
   CHECK(Size(e, q) == 2);  // the failed DequeueMany took nothing
 
@@ -229,7 +240,8 @@ TEST_CASE("close wakes waiting dequeues and handles pending enqueues as asked") 
   QueueTestEnv e;
   SECTION("a waiting dequeue fails with OUT_OF_RANGE") {
     auto q = e.NewQueue("a", {DType::kInt32}, {}, 1);
-    auto waiting = e.Start("QueueDequeue", {{"component_types", std::vector<DType>{DType::kInt32}}}, {Ref(q)});
+    auto waiting =
+        e.Start("QueueDequeue", {{"component_types", std::vector<DType>{DType::kInt32}}}, {Ref(q)});
     CHECK_FALSE(waiting->finished());
     REQUIRE(e.Run("QueueClose", {}, {Ref(q)}).ok());
     REQUIRE(waiting->finished());
@@ -304,7 +316,8 @@ TEST_CASE("concurrent producers and consumers see every element once, in order")
 
 TEST_CASE("components are checked against the queue's types and shapes") {
   QueueTestEnv e;
-  auto q = e.NewQueue("typed", {DType::kFloat32, DType::kInt32}, {PartialShape({2}), PartialShape({})}, -1);
+  auto q = e.NewQueue("typed", {DType::kFloat32, DType::kInt32},
+                      {PartialShape({2}), PartialShape({})}, -1);
   Status s = Enqueue(e, q, {Tensor::FromVector<float>({1, 2}), Tensor::Scalar<int64_t>(1)});
   CHECK(s.code() == Code::kInvalidArgument);
   CHECK(Contains(s.message(), "component 1"));
@@ -321,23 +334,30 @@ TEST_CASE("components are checked against the queue's types and shapes") {
   CHECK(Size(e, q) == 0);
 
   SECTION("a shared queue declared differently elsewhere is refused") {
-    auto other = e.Run("FIFOQueue", {{"component_types", std::vector<DType>{DType::kFloat32}},
-                                     {"shared_name", std::string("typed")}}, {});
+    auto other = e.Run("FIFOQueue",
+                       {{"component_types", std::vector<DType>{DType::kFloat32}},
+                        {"shared_name", std::string("typed")}},
+                       {});
     CHECK(other.status().code() == Code::kInvalidArgument);
     CHECK(Contains(other.status().message(), "queue 'typed'"));
-    auto same = e.NewQueue("typed", {DType::kFloat32, DType::kInt32}, {PartialShape({2}), PartialShape({})}, -1);
+    auto same = e.NewQueue("typed", {DType::kFloat32, DType::kInt32},
+                           {PartialShape({2}), PartialShape({})}, -1);
     CHECK(same == q);
   }
   SECTION("bad attrs are refused when the kernel is built") {
-    auto zero = e.Run("FIFOQueue", {{"component_types", std::vector<DType>{DType::kFloat32}},
-                                    {"capacity", int64_t{0}}}, {});
+    auto zero = e.Run(
+        "FIFOQueue",
+        {{"component_types", std::vector<DType>{DType::kFloat32}}, {"capacity", int64_t{0}}}, {});
     CHECK(zero.status().code() == Code::kInvalidArgument);
-    auto partial = e.Run("FIFOQueue", {{"component_types", std::vector<DType>{DType::kFloat32}},
-                                       {"shapes", std::vector<PartialShape>{PartialShape({-1})}}}, {});
+    auto partial = e.Run("FIFOQueue",
+                         {{"component_types", std::vector<DType>{DType::kFloat32}},
+                          {"shapes", std::vector<PartialShape>{PartialShape({-1})}}},
+                         {});
     CHECK(partial.status().code() == Code::kInvalidArgument);
     auto unshaped = e.NewQueue("unshaped", {DType::kFloat32}, {}, -1);
-    auto many = e.Run("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kFloat32}}},
-                      {Ref(unshaped), Val(Tensor::Scalar<int32_t>(2))});
+    auto many =
+        e.Run("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kFloat32}}},
+              {Ref(unshaped), Val(Tensor::Scalar<int32_t>(2))});
     CHECK(many.status().code() == Code::kInvalidArgument);
     CHECK(Contains(many.status().message(), "fully defined"));
   }

@@ -3,13 +3,12 @@
 // (RunOpValues waits for it, which would hide whether a thread was parked).
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "kernels/register_all.h"
 #include "tests/util/kernel_runner.h"
@@ -19,8 +18,8 @@ namespace tfd::testing {
 // One started run of an AsyncOpKernel. done() may fire on any thread.
 class AsyncCall {
  public:
-  AsyncCall(const OpRegistry& registry, const KernelEnv& env, const std::string& op,
-            AttrMap attrs, std::vector<Value> inputs, CancellationManager* cm)
+  AsyncCall(const OpRegistry& registry, const KernelEnv& env, const std::string& op, AttrMap attrs,
+            std::vector<Value> inputs, CancellationManager* cm)
       : node_{"async_" + op, op, env.task + "/device:CPU:0"}, attrs_(std::move(attrs)) {
     auto reg = registry.Lookup(op);
     REQUIRE(reg.ok());
@@ -93,14 +92,14 @@ class QueueTestEnv {
   }
   std::unique_ptr<AsyncCall> Start(const std::string& op, AttrMap attrs, std::vector<Value> inputs,
                                    CancellationManager* cm = nullptr) {
-    return std::make_unique<AsyncCall>(registry_, env_, op, std::move(attrs), std::move(inputs), cm);
+    return std::make_unique<AsyncCall>(registry_, env_, op, std::move(attrs), std::move(inputs),
+                                       cm);
   }
 
   // A FIFOQueue kernel's output: the queue under `name`.
   std::shared_ptr<ResourceBase> NewQueue(const std::string& name, std::vector<DType> types,
                                          std::vector<PartialShape> shapes, int64_t capacity) {
-    AttrMap attrs{{"component_types", types}, {"capacity", capacity},
-                  {"shared_name", name}};
+    AttrMap attrs{{"component_types", types}, {"capacity", capacity}, {"shared_name", name}};
     if (!shapes.empty()) attrs["shapes"] = shapes;
     auto out = Run("FIFOQueue", std::move(attrs), {});
     INFO(out.status().ToString());

@@ -1,9 +1,10 @@
 // Checkpoint files: round trips of every dtype, detection of flipped bytes
 // and truncation, atomic replacement, and the CRC-32C underneath.
+#include "kernels/io/checkpoint_file.h"
+
 #include <signal.h>
 #include <sys/resource.h>
 
-#include "kernels/io/checkpoint_file.h"
 #include "kernels/io/crc32c.h"
 #include "tests/kernels/io/io_test_util.h"
 
@@ -32,7 +33,8 @@ std::vector<std::pair<std::string, Tensor>> EveryDType() {
   };
 }
 
-Status Write(const std::filesystem::path& p, const std::vector<std::pair<std::string, Tensor>>& items) {
+Status Write(const std::filesystem::path& p,
+             const std::vector<std::pair<std::string, Tensor>>& items) {
   std::vector<std::string> names;
   std::vector<Tensor> tensors;
   for (const auto& [n, t] : items) {
@@ -83,7 +85,8 @@ TEST_CASE("every dtype survives a round trip") {
     std::vector<std::string> strings(40000, std::string(40, 'z'));
     strings[12345] = "marker";
     REQUIRE(Write(path, {{"big", Tensor::FromVector<double>(big)},
-                         {"strings", Tensor::FromVector<std::string>(strings)}}).ok());
+                         {"strings", Tensor::FromVector<std::string>(strings)}})
+                .ok());
     auto t = ReadTensor(path, "big");
     REQUIRE(t.ok());
     CHECK(TensorsEqual(*t, Tensor::FromVector<double>(big)));
@@ -98,7 +101,8 @@ TEST_CASE("a flipped byte is detected and names what it damaged") {
   TempDir dir;
   const auto path = dir.path() / "model.ckpt";
   REQUIRE(Write(path, {{"weights", Tensor::FromVector<float>({1, 2, 3, 4})},
-                       {"names", Tensor::FromVector<std::string>({"a", "bc"})}}).ok());
+                       {"names", Tensor::FromVector<std::string>({"a", "bc"})}})
+              .ok());
   const std::string good = ReadFile(path);
   auto reader = CheckpointReader::Open(path);
   REQUIRE(reader.ok());
@@ -115,7 +119,8 @@ TEST_CASE("a flipped byte is detected and names what it damaged") {
         auto t = ReadTensor(path, e->name);
         CHECK(t.status().code() == Code::kFailedPrecondition);
         CHECK(t.status().message() == "checkpoint '" + path.string() +
-                                          "' is corrupt: checksum mismatch in tensor '" + e->name + "'");
+                                          "' is corrupt: checksum mismatch in tensor '" + e->name +
+                                          "'");
       }
     }
   }
@@ -135,14 +140,17 @@ TEST_CASE("a flipped byte is detected and names what it damaged") {
     std::string bad = good;
     bad[index_start + 5] ^= 0x01;
     WriteFile(path, bad);
-    CHECK(Contains(CheckpointReader::Open(path).status().message(), "checksum mismatch in the index"));
+    CHECK(Contains(CheckpointReader::Open(path).status().message(),
+                   "checksum mismatch in the index"));
   }
 }
 
 TEST_CASE("a truncated file is detected at every length") {
   TempDir dir;
   const auto path = dir.path() / "model.ckpt";
-  REQUIRE(Write(path, {{"a", Tensor::FromVector<int64_t>({1, 2, 3})}, {"s", Tensor::Scalar("text")}}).ok());
+  REQUIRE(
+      Write(path, {{"a", Tensor::FromVector<int64_t>({1, 2, 3})}, {"s", Tensor::Scalar("text")}})
+          .ok());
   const std::string good = ReadFile(path);
   for (size_t len = 0; len < good.size(); ++len) {
     WriteFile(path, good.substr(0, len));
@@ -174,13 +182,14 @@ TEST_CASE("missing files and tensors are NOT_FOUND, naming them") {
 TEST_CASE("bad arguments are refused before anything is written") {
   TempDir dir;
   const auto path = dir.path() / "model.ckpt";
-  CHECK(WriteCheckpoint(path, {"a", "a"}, {Tensor::Scalar<float>(1), Tensor::Scalar<float>(2)}).code() ==
-        Code::kInvalidArgument);
+  CHECK(WriteCheckpoint(path, {"a", "a"}, {Tensor::Scalar<float>(1), Tensor::Scalar<float>(2)})
+            .code() == Code::kInvalidArgument);
   CHECK(WriteCheckpoint(path, {""}, {Tensor::Scalar<float>(1)}).code() == Code::kInvalidArgument);
   CHECK(WriteCheckpoint(path, {"a"}, {}).code() == Code::kInvalidArgument);
   CHECK_FALSE(std::filesystem::exists(path));
-  CHECK(WriteCheckpoint(dir.path() / "no_such_dir" / "x", {"a"}, {Tensor::Scalar<float>(1)}).code() ==
-        Code::kNotFound);
+  CHECK(
+      WriteCheckpoint(dir.path() / "no_such_dir" / "x", {"a"}, {Tensor::Scalar<float>(1)}).code() ==
+      Code::kNotFound);
 }
 
 // Root ignores file permissions, so the failure is injected with a file-size
@@ -197,7 +206,8 @@ TEST_CASE("a failed write leaves the old checkpoint untouched and no temporary f
   rlimit small = saved;
   small.rlim_cur = 64 * 1024;
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
-  const Status s = Write(path, {{"w", Tensor::FromVector<float>(std::vector<float>(100000, 9.0f))}});
+  const Status s =
+      Write(path, {{"w", Tensor::FromVector<float>(std::vector<float>(100000, 9.0f))}});
   ::setrlimit(RLIMIT_FSIZE, &saved);
   ::signal(SIGXFSZ, old_handler);
 

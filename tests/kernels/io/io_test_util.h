@@ -2,13 +2,12 @@
 // file helpers.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 namespace tfd::testing {
 

@@ -27,7 +27,8 @@ struct IoEnv {
     return Run("Save", {{"T", types}}, std::move(in)).status();
   }
   StatusOr<Tensor> Restore(const std::string& file, const std::string& name, DType dt) {
-    TFD_ASSIGN_OR_RETURN(auto out, Run("Restore", {{"dt", dt}}, {Tensor::Scalar(file), Tensor::Scalar(name)}));
+    TFD_ASSIGN_OR_RETURN(
+        auto out, Run("Restore", {{"dt", dt}}, {Tensor::Scalar(file), Tensor::Scalar(name)}));
     return out[0];
   }
 
@@ -49,7 +50,8 @@ TEST_CASE("Save then Restore gives back each tensor") {
   auto w2 = e.Restore("ckpt/model-1000", "w", DType::kFloat32);
   REQUIRE(w2.ok());
   CHECK(TensorsEqual(*w2, w));
-  auto step2 = e.Restore((e.allowed.path() / "ckpt/model-1000").string(), "global_step", DType::kInt64);
+  auto step2 =
+      e.Restore((e.allowed.path() / "ckpt/model-1000").string(), "global_step", DType::kInt64);
   REQUIRE(step2.ok());
   CHECK(TensorsEqual(*step2, step));
   auto vocab2 = e.Restore("ckpt/model-1000", "vocab", DType::kString);
@@ -76,9 +78,10 @@ TEST_CASE("SaveV2 and RestoreV2 move several tensors at once") {
                      {Tensor::Scalar("v2"), Tensor::FromVector<std::string>({"a", "b"}),
                       Tensor::FromVector<std::string>({"", ""}), a, b});
   REQUIRE(saved.ok());
-  auto restored = e.Run("RestoreV2", {{"dtypes", std::vector<DType>{DType::kBool, DType::kFloat64}}},
-                        {Tensor::Scalar("v2"), Tensor::FromVector<std::string>({"b", "a"}),
-                         Tensor::FromVector<std::string>({"", ""})});
+  auto restored =
+      e.Run("RestoreV2", {{"dtypes", std::vector<DType>{DType::kBool, DType::kFloat64}}},
+            {Tensor::Scalar("v2"), Tensor::FromVector<std::string>({"b", "a"}),
+             Tensor::FromVector<std::string>({"", ""})});
   REQUIRE(restored.ok());
   CHECK(TensorsEqual((*restored)[0], b));
   CHECK(TensorsEqual((*restored)[1], a));

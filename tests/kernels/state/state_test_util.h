@@ -3,11 +3,10 @@
 // of one task would.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "kernels/register_all.h"
 #include "kernels/state/variable.h"

@@ -21,8 +21,7 @@ void CheckClose(const Tensor& got, const Vec& want, double rel) {
   REQUIRE(got.num_elements() == static_cast<int64_t>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
     INFO("element " << i);
-    CHECK(static_cast<double>(got.data<T>()[i]) ==
-          Approx(want[i]).epsilon(rel).margin(rel));
+    CHECK(static_cast<double>(got.data<T>()[i]) == Approx(want[i]).epsilon(rel).margin(rel));
   }
 }
 
@@ -35,8 +34,11 @@ struct Case {
 
 std::vector<Case> Cases() {
   return {
-      {TensorShape({2, 3}), {0.5, -1.0, 2.0, 0.0, 3.5, -0.25},
-       {{0.1, -0.2, 0.3, 1.0, -1.5, 0.05}, {0.2, 0.2, -0.1, 0.5, 0.0, -0.3}, {-1, 1, 0.5, 0.25, 2, 0}}},
+      {TensorShape({2, 3}),
+       {0.5, -1.0, 2.0, 0.0, 3.5, -0.25},
+       {{0.1, -0.2, 0.3, 1.0, -1.5, 0.05},
+        {0.2, 0.2, -0.1, 0.5, 0.0, -0.3},
+        {-1, 1, 0.5, 0.25, 2, 0}}},
       {TensorShape({}), {1.0}, {{0.5}, {-0.25}, {2.0}}},
       {TensorShape({0, 2}), {}, {{}, {}, {}}},
   };
@@ -75,10 +77,11 @@ void RunMomentum(bool nesterov, double rel) {
     Vec w = c.var0, a(c.var0.size(), 0.0);
     const double lr = 0.05, momentum = 0.9;
     for (const Vec& g : c.grads) {
-      auto out = e.Run("ApplyMomentum", {{"T", dt}, {"use_nesterov", nesterov}},
-                       {StateTestEnv::Ref(var), StateTestEnv::Ref(accum),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(lr))), StateTestEnv::Val(Make<T>(g, c.shape)),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(momentum)))});
+      auto out = e.Run(
+          "ApplyMomentum", {{"T", dt}, {"use_nesterov", nesterov}},
+          {StateTestEnv::Ref(var), StateTestEnv::Ref(accum),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(lr))), StateTestEnv::Val(Make<T>(g, c.shape)),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(momentum)))});
       REQUIRE(out.ok());
       for (size_t i = 0; i < w.size(); ++i) {
         a[i] = a[i] * momentum + g[i];
@@ -108,15 +111,15 @@ void RunAdam(bool nesterov, double rel) {
     for (const Vec& g : c.grads) {
       beta1_power *= beta1;
       beta2_power *= beta2;
-      auto out = e.Run("ApplyAdam", {{"T", dt}, {"use_nesterov", nesterov}},
-                       {StateTestEnv::Ref(var), StateTestEnv::Ref(m), StateTestEnv::Ref(v),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(beta1_power))),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(beta2_power))),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(lr))),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(beta1))),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(beta2))),
-                        StateTestEnv::Val(Tensor::Scalar<T>(T(eps))),
-                        StateTestEnv::Val(Make<T>(g, c.shape))});
+      auto out = e.Run(
+          "ApplyAdam", {{"T", dt}, {"use_nesterov", nesterov}},
+          {StateTestEnv::Ref(var), StateTestEnv::Ref(m), StateTestEnv::Ref(v),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(beta1_power))),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(beta2_power))),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(lr))),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(beta1))),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(beta2))),
+           StateTestEnv::Val(Tensor::Scalar<T>(T(eps))), StateTestEnv::Val(Make<T>(g, c.shape))});
       REQUIRE(out.ok());
       const double lr_t = lr * std::sqrt(1 - beta2_power) / (1 - beta1_power);
       for (size_t i = 0; i < w.size(); ++i) {
@@ -178,8 +181,8 @@ TEST_CASE("Apply ops refuse bad inputs with messages that say what is wrong") {
   auto grad = StateTestEnv::Val(Tensor::FromVector<float>({1, 2}));
   auto lr = StateTestEnv::Val(Tensor::Scalar<float>(0.1f));
 
-  auto out = e.Run("ApplyGradientDescent", {{"T", DType::kFloat32}},
-                   {StateTestEnv::Ref(var), lr, grad});
+  auto out =
+      e.Run("ApplyGradientDescent", {{"T", DType::kFloat32}}, {StateTestEnv::Ref(var), lr, grad});
   CHECK(out.status().code() == Code::kFailedPrecondition);
   CHECK(out.status().message() == "variable 'w' is uninitialized");
 
@@ -191,8 +194,9 @@ TEST_CASE("Apply ops refuse bad inputs with messages that say what is wrong") {
   CHECK(std::vector<float>(var->Read()->data<float>(), var->Read()->data<float>() + 2) ==
         std::vector<float>{1, 1});  // nothing was written
 
-  out = e.Run("ApplyGradientDescent", {{"T", DType::kFloat32}},
-              {StateTestEnv::Ref(var), lr, StateTestEnv::Val(Tensor::FromVector<float>({1, 2, 3}))});
+  out =
+      e.Run("ApplyGradientDescent", {{"T", DType::kFloat32}},
+            {StateTestEnv::Ref(var), lr, StateTestEnv::Val(Tensor::FromVector<float>({1, 2, 3}))});
   CHECK(out.status().code() == Code::kInvalidArgument);
   CHECK(Contains(out.status().message(), "delta is float32[3]"));
 

@@ -29,8 +29,9 @@ TEST_CASE("a variable is uninitialized until assigned, then reads its value") {
   REQUIRE(init.ok());
   CHECK((*init)[0].tensor.scalar<bool>() == false);
 
-  auto out = e.Run("Assign", {{"T", DType::kFloat32}},
-                   {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2}))});
+  auto out = e.Run(
+      "Assign", {{"T", DType::kFloat32}},
+      {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 2, 3, 4}, {2, 2}))});
   REQUIRE(out.ok());
   CHECK((*out)[0].ref == w);  // output_ref is the variable itself
   auto value = w->Read();
@@ -46,8 +47,10 @@ TEST_CASE("a variable is uninitialized until assigned, then reads its value") {
 
 TEST_CASE("reading an uninitialized variable in a container names both") {
   StateTestEnv e;
-  auto out = e.Run("VariableV2", {{"shape", PartialShape({})}, {"dtype", DType::kInt64},
-                                  {"container", std::string("ps")}}, {});
+  auto out = e.Run(
+      "VariableV2",
+      {{"shape", PartialShape({})}, {"dtype", DType::kInt64}, {"container", std::string("ps")}},
+      {});
   REQUIRE(out.ok());
   // No shared_name: the resource is named after the node.
   Status s = (*out)[0].ref->Read().status();
@@ -72,13 +75,19 @@ TEST_CASE("two VariableV2 kernels naming the same variable share it") {
   CHECK(listed[0].second->DebugString() == "float32[3] initialized");
 
   SECTION("another dtype or shape under the same name is refused, naming it") {
-    auto wrong = e.Run("VariableV2", {{"shape", PartialShape({3})}, {"dtype", DType::kFloat64},
-                                      {"shared_name", std::string("shared")}}, {});
+    auto wrong = e.Run("VariableV2",
+                       {{"shape", PartialShape({3})},
+                        {"dtype", DType::kFloat64},
+                        {"shared_name", std::string("shared")}},
+                       {});
     CHECK(wrong.status().code() == Code::kInvalidArgument);
     CHECK(Contains(wrong.status().message(), "'shared'"));
     CHECK(Contains(wrong.status().message(), "float64"));
-    wrong = e.Run("VariableV2", {{"shape", PartialShape({4})}, {"dtype", DType::kFloat32},
-                                 {"shared_name", std::string("shared")}}, {});
+    wrong = e.Run("VariableV2",
+                  {{"shape", PartialShape({4})},
+                   {"dtype", DType::kFloat32},
+                   {"shared_name", std::string("shared")}},
+                  {});
     CHECK(wrong.status().code() == Code::kInvalidArgument);
     CHECK(Contains(wrong.status().message(), "[4]"));
   }
@@ -102,15 +111,16 @@ TEST_CASE("Assign validates the shape unless told not to") {
   SECTION("a partial declared shape accepts any fit, then keeps the first") {
     auto p = e.NewVariable("p", DType::kFloat32, PartialShape({-1, 2}));
     e.Assign(p, Tensor::FromVector<float>({1, 2, 3, 4, 5, 6}, {3, 2}));
-    auto changed = e.Run("Assign", {{"T", DType::kFloat32}},
-                         {StateTestEnv::Ref(p),
-                          StateTestEnv::Val(Tensor::FromVector<float>({1, 2}, {1, 2}))});
+    auto changed =
+        e.Run("Assign", {{"T", DType::kFloat32}},
+              {StateTestEnv::Ref(p), StateTestEnv::Val(Tensor::FromVector<float>({1, 2}, {1, 2}))});
     CHECK(changed.status().code() == Code::kInvalidArgument);
     CHECK(Contains(changed.status().message(), "float32[3, 2]"));
   }
   SECTION("a value of another dtype is refused") {
-    auto wrong = e.Run("Assign", {{"T", DType::kFloat64}},
-                       {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<double>({1, 2}))});
+    auto wrong =
+        e.Run("Assign", {{"T", DType::kFloat64}},
+              {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<double>({1, 2}))});
     CHECK(wrong.status().code() == Code::kInvalidArgument);
     CHECK(Contains(wrong.status().message(), "variable 'v' is float32"));
   }
@@ -132,8 +142,9 @@ TEST_CASE("Assign validates the shape unless told not to") {
 TEST_CASE("AssignAdd and AssignSub update in place of the variable") {
   StateTestEnv e;
   auto v = e.NewVariable("acc", DType::kInt32, PartialShape({3}));
-  auto add = e.Run("AssignAdd", {{"T", DType::kInt32}},
-                   {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({1, 2, 3}))});
+  auto add =
+      e.Run("AssignAdd", {{"T", DType::kInt32}},
+            {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({1, 2, 3}))});
   CHECK(add.status().code() == Code::kFailedPrecondition);
   CHECK(add.status().message() == "variable 'acc' is uninitialized");
 
@@ -144,8 +155,9 @@ TEST_CASE("AssignAdd and AssignSub update in place of the variable") {
                 {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({1, 2, 3}))});
     REQUIRE(add.ok());
   }
-  auto sub = e.Run("AssignSub", {{"T", DType::kInt32}},
-                   {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({5, 5, 5}))});
+  auto sub =
+      e.Run("AssignSub", {{"T", DType::kInt32}},
+            {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({5, 5, 5}))});
   REQUIRE(sub.ok());
   const Tensor now = *v->Read();
   CHECK(std::vector<int32_t>(now.data<int32_t>(), now.data<int32_t>() + 3) ==
@@ -154,8 +166,9 @@ TEST_CASE("AssignAdd and AssignSub update in place of the variable") {
   CHECK(std::vector<int32_t>(init.data<int32_t>(), init.data<int32_t>() + 3) ==
         std::vector<int32_t>{10, 20, 30});
 
-  auto mismatch = e.Run("AssignAdd", {{"T", DType::kInt32}},
-                        {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({1, 2}))});
+  auto mismatch =
+      e.Run("AssignAdd", {{"T", DType::kInt32}},
+            {StateTestEnv::Ref(v), StateTestEnv::Val(Tensor::FromVector<int32_t>({1, 2}))});
   CHECK(mismatch.status().code() == Code::kInvalidArgument);
   CHECK(Contains(mismatch.status().message(), "int32[2]"));
   CHECK(Contains(mismatch.status().message(), "int32[3]"));
@@ -164,13 +177,15 @@ TEST_CASE("AssignAdd and AssignSub update in place of the variable") {
     auto s = e.NewVariable("s", DType::kFloat64, PartialShape({}));
     e.Assign(s, Tensor::Scalar<double>(1.5));
     REQUIRE(e.Run("AssignSub", {{"T", DType::kFloat64}},
-                  {StateTestEnv::Ref(s), StateTestEnv::Val(Tensor::Scalar<double>(0.25))}).ok());
+                  {StateTestEnv::Ref(s), StateTestEnv::Val(Tensor::Scalar<double>(0.25))})
+                .ok());
     CHECK(s->Read()->scalar<double>() == 1.25);
     auto z = e.NewVariable("z", DType::kFloat32, PartialShape({0, 4}));
     e.Assign(z, *Tensor::Allocate(DType::kFloat32, TensorShape({0, 4})));
     REQUIRE(e.Run("AssignAdd", {{"T", DType::kFloat32}},
                   {StateTestEnv::Ref(z),
-                   StateTestEnv::Val(*Tensor::Allocate(DType::kFloat32, TensorShape({0, 4})))}).ok());
+                   StateTestEnv::Val(*Tensor::Allocate(DType::kFloat32, TensorShape({0, 4})))})
+                .ok());
     CHECK(z->Read()->shape() == TensorShape({0, 4}));
   }
 }
@@ -198,8 +213,10 @@ TEST_CASE("with no reader holding it, updates reuse the variable's buffer") {
   auto w = e.NewVariable("w", DType::kFloat32, PartialShape({4}));
   e.Assign(w, Tensor::FromVector<float>({1, 1, 1, 1}));
   auto step = [&] {
-    REQUIRE(e.Run("AssignAdd", {{"T", DType::kFloat32}},
-                  {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 1, 1, 1}))}).ok());
+    REQUIRE(
+        e.Run("AssignAdd", {{"T", DType::kFloat32}},
+              {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 1, 1, 1}))})
+            .ok());
   };
   step();  // the first update copies away from the assigned tensor
   const void* first = w->Read()->raw_data();
@@ -224,8 +241,9 @@ TEST_CASE("concurrent updates and readers: snapshots are never torn") {
       threads.emplace_back([&] {
         std::vector<double> ones(64, 1.0);
         for (int i = 0; i < kSteps; ++i) {
-          auto out = e.Run("AssignAdd", {{"T", DType::kFloat64}, {"use_locking", locking}},
-                           {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<double>(ones))});
+          auto out =
+              e.Run("AssignAdd", {{"T", DType::kFloat64}, {"use_locking", locking}},
+                    {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<double>(ones))});
           if (!out.ok()) failed = true;
         }
         --writers_left;
