@@ -59,7 +59,11 @@ struct KernelEnv {
 };
 
 // What flows along an edge: a tensor, or a reference to a resource (a
-// variable or queue) for inputs and outputs declared Ref(...).
+// variable or queue) for inputs and outputs declared Ref(...). A reference
+// output may also carry a tensor: the value an update op produced, which a
+// consumer taking the output by value receives instead of reading the
+// resource again (Assign, AssignAdd). Without one, such a consumer reads the
+// resource when it starts (ResourceBase::Read).
 struct Value {
   Tensor tensor;
   std::shared_ptr<ResourceBase> ref;

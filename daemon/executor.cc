@@ -142,6 +142,10 @@ void Executor::Step::RunOne(int id, std::deque<int>& ready) {
   std::vector<Value> in = std::move(inputs[id]);
   for (size_t k = 0; k < in.size(); ++k) {
     if (!node.input_refs[k] && in[k].is_ref()) {
+      if (in[k].tensor.initialized()) {  // the producer's own result
+        in[k].ref = nullptr;
+        continue;
+      }
       auto v = in[k].ref->Read();
       if (!v.ok()) {
         RecordError(Status(v.status().code(), Where(node) + ": input " + std::to_string(k) + ": " +

@@ -85,6 +85,7 @@ class AssignOp : public OpKernel {
     // use_locking changes nothing here.
     TFD_OP_REQUIRES_OK(ctx, (*var)->Assign(ctx.input(1), validate_shape_));
     ctx.set_output_ref(0, *var);
+    ctx.set_output(0, ctx.input(1));  // what a value consumer sees: the value assigned
   }
 
  private:
@@ -104,6 +105,7 @@ class AssignUpdateOp : public OpKernel {
     auto var = VariableInput(ctx, 0, dtype_);
     TFD_OP_REQUIRES_OK(ctx, var.status());
     const Tensor& delta = ctx.input(1);
+    Tensor updated;
     Status s = UpdateVariables({var->get()}, use_locking_, [&](std::vector<Tensor>& v) -> Status {
       if (!(v[0].shape() == delta.shape())) {
         return errors::InvalidArgument("variable '", (*var)->FullName(), "' holds ",
@@ -120,10 +122,16 @@ class AssignUpdateOp : public OpKernel {
             }
           },
           return errors::InvalidArgument(DTypeName(dtype_), " is not numeric"));
+      updated = v[0];
       return OkStatus();
     });
     TFD_OP_REQUIRES_OK(ctx, s);
     ctx.set_output_ref(0, *var);
+    // A value consumer sees the result of this update, not whatever a later
+    // update made of the variable (a counter enqueued by two workers must
+    // give distinct values). Sharing the buffer costs a copy only if the
+    // variable is updated again while the consumer still holds it.
+    ctx.set_output(0, updated);
   }
 
  private:
