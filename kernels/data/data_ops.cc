@@ -1,8 +1,13 @@
+// The data family's entry point: input pipelines. One call per source file.
 #include "kernels/data/data_ops.h"
+
+#include "kernels/data/data_ops_internal.h"
 
 namespace tfd::kernels {
 
-// TODO(cleanup): filled in by the data family's author.
-Status RegisterDataOps(OpRegistry&) { return OkStatus(); }
+Status RegisterDataOps(OpRegistry& registry) {
+  TFD_RETURN_IF_ERROR(data::RegisterIdxOps(registry));
+  return OkStatus();
+}
 
 }  // namespace tfd::kernels

@@ -1,0 +1,11 @@
+// The data family's per-file registration functions, called by
+// RegisterDataOps (data_ops.cc). Private to kernels/data.
+#pragma once
+
+#include "common/op_registry.h"
+
+namespace tfd::kernels::data {
+
+Status RegisterIdxOps(OpRegistry& r);  // idx_ops.cc
+
+}  // namespace tfd::kernels::data

@@ -1,0 +1,123 @@
+// IdxDataset: loading the files once, and the epoch/position cursor.
+#include "kernels/data/idx_dataset.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tfd::kernels::data {
+
+std::string IdxDatasetSpec::ToString() const {
+  std::string s = "images '" + images_path + "', labels '" + labels_path + "', ";
+  s += shuffle ? "shuffled with seed " + std::to_string(seed) : std::string("in file order");
+  s += epochs < 0 ? ", forever" : ", " + std::to_string(epochs) + " epochs";
+  s += ", shard " + std::to_string(shard_index) + " of " + std::to_string(num_shards);
+  return s;
+}
+
+IdxDataset::IdxDataset(std::string name, IdxDatasetSpec spec)
+    : name_(std::move(name)), spec_(std::move(spec)) {
+  order_spec_.shuffle = spec_.shuffle;
+  order_spec_.seed = spec_.seed;
+  order_spec_.shard_index = spec_.shard_index;
+  order_spec_.num_shards = spec_.num_shards;
+}
+
+std::string IdxDataset::DebugString() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string s = "IDX dataset '" + name_ + "': ";
+  if (!examples_) return s + "not loaded (" + spec_.ToString() + ")";
+  const IdxImages& im = examples_->images;
+  s += std::to_string(im.count) + " examples of " + std::to_string(im.rows) + "x" +
+       std::to_string(im.cols) + ", shard " + std::to_string(spec_.shard_index) + " of " +
+       std::to_string(spec_.num_shards) + ", epoch " + std::to_string(epoch_);
+  s += spec_.epochs < 0 ? " (forever)" : " of " + std::to_string(spec_.epochs);
+  return s;
+}
+
+Status IdxDataset::CheckSameSpec(const IdxDatasetSpec& other) const {
+  if (other == spec_) return OkStatus();
+  return errors::InvalidArgument("dataset '", name_, "' exists as ", spec_.ToString(),
+                                 ", which differs from the requested ", other.ToString());
+}
+
+Status IdxDataset::EnsureLoaded(const KernelEnv& env) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (examples_) return OkStatus();
+  TFD_ASSIGN_OR_RETURN(auto images_file, env.ResolveIoPath(spec_.images_path));
+  TFD_ASSIGN_OR_RETURN(auto labels_file, env.ResolveIoPath(spec_.labels_path));
+  auto examples = std::make_shared<Examples>();
+  TFD_ASSIGN_OR_RETURN(examples->images, ReadIdxImages(images_file, spec_.images_path));
+  TFD_ASSIGN_OR_RETURN(examples->labels, ReadIdxLabels(labels_file, spec_.labels_path));
+  const auto labels = static_cast<int64_t>(examples->labels.labels.size());
+  if (labels != examples->images.count) {
+    return errors::InvalidArgument("IDX files '", spec_.images_path, "' and '", spec_.labels_path,
+                                   "' disagree: ", examples->images.count, " images but ", labels,
+                                   " labels");
+  }
+  examples->labels_path = spec_.labels_path;
+  order_spec_.count = labels;
+  examples_ = std::move(examples);
+  return OkStatus();
+}
+
+Status IdxDataset::Exhausted() const {
+  return errors::OutOfRange("dataset '", name_, "' is exhausted after ", spec_.epochs,
+                            spec_.epochs == 1 ? " epoch" : " epochs");
+}
+
+StatusOr<IdxDataset::Batch> IdxDataset::Next(int64_t batch_size, bool drop_remainder) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!examples_) {
+    return errors::FailedPrecondition("dataset '", name_, "' is not loaded: its IdxDataset op "
+                                      "has not run successfully");
+  }
+  const int64_t shard_size = ShardSize(order_spec_);
+  if (shard_size == 0) {
+    return errors::OutOfRange("dataset '", name_, "' has no examples for shard ",
+                              spec_.shard_index, " of ", spec_.num_shards, " (its files hold ",
+                              order_spec_.count, ")");
+  }
+  const bool finite = spec_.epochs >= 0;
+  if (finite && epoch_ >= spec_.epochs) return Exhausted();
+  int64_t available = batch_size;
+  if (finite) {
+    // What is left, computed so that a huge epoch count cannot overflow.
+    const int64_t in_this_epoch = shard_size - position_;
+    const int64_t later_epochs = spec_.epochs - epoch_ - 1;
+    if (in_this_epoch < batch_size &&
+        later_epochs < (batch_size - in_this_epoch) / shard_size + 1) {
+      available = in_this_epoch + later_epochs * shard_size;
+    }
+  }
+  if (available < batch_size && drop_remainder) {
+    epoch_ = spec_.epochs;
+    position_ = 0;
+    order_.clear();
+    return Exhausted();
+  }
+  Batch b;
+  b.examples = examples_;
+  b.indices.reserve(static_cast<size_t>(std::min(available, batch_size)));
+  while (static_cast<int64_t>(b.indices.size()) < batch_size &&
+         !(finite && epoch_ >= spec_.epochs)) {
+    if (order_.empty()) order_ = EpochOrder(order_spec_, epoch_);
+    const int64_t take = std::min(batch_size - static_cast<int64_t>(b.indices.size()),
+                                  static_cast<int64_t>(order_.size()) - position_);
+    b.indices.insert(b.indices.end(), order_.begin() + position_,
+                     order_.begin() + position_ + take);
+    position_ += take;
+    if (position_ == static_cast<int64_t>(order_.size())) {
+      ++epoch_;
+      position_ = 0;
+      order_.clear();
+    }
+  }
+  return b;
+}
+
+int64_t IdxDataset::epoch() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return epoch_;
+}
+
+}  // namespace tfd::kernels::data

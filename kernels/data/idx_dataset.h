@@ -1,0 +1,101 @@
+// IdxDataset: an MNIST-format dataset (an IDX images file and an IDX labels
+// file) held by a task's ResourceMgr, with a cursor that walks it epoch by
+// epoch — the input pipeline's state, shared like a queue by every graph and
+// session on the task that names it.
+//
+// The files are read once, on the first EnsureLoaded, under the dataset's own
+// lock (not the ResourceMgr's, so a slow read holds up no other resource).
+// The examples are then immutable and shared with every batch taken, so the
+// cursor's lock covers only the choice of indices, not the copying of pixels.
+//
+//   auto ds = std::make_shared<IdxDataset>("mnist", spec);
+//   TFD_RETURN_IF_ERROR(ds->EnsureLoaded(env));     // resolves through env.io_dirs
+//   TFD_ASSIGN_OR_RETURN(IdxDataset::Batch b, ds->Next(100, /*drop_remainder=*/false));
+//   // b.examples->images.pixels, b.indices: the 100 (or fewer) examples to emit
+//
+// Batches run across epoch boundaries (a batch may end one epoch and start
+// the next); only the last batch of the last epoch can be short.
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/op_kernel.h"
+#include "common/resource_mgr.h"
+#include "kernels/data/epoch_order.h"
+#include "kernels/data/idx_file.h"
+
+namespace tfd::kernels::data {
+
+// What a dataset is made of; two graphs that share a dataset must agree on it.
+struct IdxDatasetSpec {
+  std::string images_path;  // as written in the graph; resolved per task
+  std::string labels_path;
+  bool shuffle = true;
+  int64_t seed = 0;
+  int64_t epochs = -1;       // -1: forever
+  int64_t shard_index = 0;
+  int64_t num_shards = 1;    // 1: unsharded
+
+  bool operator==(const IdxDatasetSpec&) const = default;
+  // "images 'a', labels 'b', shuffle seed 7, 10 epochs, shard 1 of 2".
+  std::string ToString() const;
+};
+
+class IdxDataset : public ResourceBase {
+ public:
+  struct Examples {
+    IdxImages images;
+    IdxLabels labels;
+    std::string labels_path;  // for messages about a label's value
+  };
+  struct Batch {
+    std::shared_ptr<const Examples> examples;
+    std::vector<int64_t> indices;  // into examples, in the order to emit
+  };
+
+  IdxDataset(std::string name, IdxDatasetSpec spec);
+
+  std::string_view Kind() const override { return "IDX dataset"; }
+  // "IDX dataset 'mnist': 60000 examples of 28x28, shard 0 of 2, epoch 3 of 10".
+  std::string DebugString() const override;
+
+  const std::string& name() const { return name_; }
+  const IdxDatasetSpec& spec() const { return spec_; }
+  // INVALID_ARGUMENT saying what differs unless `other` is this dataset's spec.
+  Status CheckSameSpec(const IdxDatasetSpec& other) const;
+
+  // Reads both files through env.ResolveIoPath on the first call; after a
+  // success, later calls return at once. A failure leaves the dataset
+  // unloaded, so a later call (say, after the file is fixed) tries again.
+  Status EnsureLoaded(const KernelEnv& env);
+
+  // The next up to `batch_size` (>= 1) examples of this shard. OUT_OF_RANGE
+  // once the last epoch is done, or when the shard holds no example at all.
+  // With drop_remainder, a final batch that would be short is dropped and
+  // OUT_OF_RANGE returned instead. FAILED_PRECONDITION before a load.
+  StatusOr<Batch> Next(int64_t batch_size, bool drop_remainder);
+
+  // The epoch the next example comes from (0-based), which is also how many
+  // epochs are complete; equals spec().epochs once exhausted.
+  int64_t epoch() const;
+
+ private:
+  Status Exhausted() const;  // needs mu_
+
+  const std::string name_;
+  const IdxDatasetSpec spec_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const Examples> examples_;  // guarded by mu_; null until loaded
+  EpochOrderSpec order_spec_;                 // guarded by mu_; set by the load
+  int64_t epoch_ = 0;                         // guarded by mu_
+  int64_t position_ = 0;                      // guarded by mu_: into order_
+  std::vector<int64_t> order_;                // guarded by mu_: epoch_'s order, or empty
+};
+
+}  // namespace tfd::kernels::data

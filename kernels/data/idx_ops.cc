@@ -1,0 +1,274 @@
+// The MNIST input pipeline ops: IdxDataset (creates or finds the dataset
+// resource, reading its files once per task), IdxNextBatch (the next batch,
+// scaled to [0, 1]) and IdxDatasetEpoch (where the cursor is, for progress).
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "common/device_name.h"
+#include "common/op_kernel.h"
+#include "kernels/data/data_ops_internal.h"
+#include "kernels/data/idx_dataset.h"
+
+namespace tfd::kernels::data {
+namespace {
+
+// The dataset attrs a shape function can check without knowing the task.
+Status CheckDatasetAttrs(const std::string& images_path, const std::string& labels_path,
+                         int64_t epochs, const std::string& shard, int64_t num_shards) {
+  if (images_path.empty() || labels_path.empty()) {
+    return errors::InvalidArgument("images_path and labels_path must both be set, but ",
+                                   images_path.empty() ? "images_path" : "labels_path",
+                                   " is empty");
+  }
+  if (epochs == 0 || epochs < -1) {
+    return errors::InvalidArgument("epochs must be positive, or -1 for forever, but is ", epochs);
+  }
+  if (shard != "auto" && shard != "none") {
+    return errors::InvalidArgument("shard must be \"auto\" or \"none\", not \"", shard, "\"");
+  }
+  if (num_shards < 0) {
+    return errors::InvalidArgument("num_shards must be >= 0 (0: no sharding), not ", num_shards);
+  }
+  if (shard == "none" && num_shards > 0) {
+    return errors::InvalidArgument("shard = \"none\" contradicts num_shards = ", num_shards,
+                                   "; use shard = \"auto\" to shard by task");
+  }
+  return OkStatus();
+}
+
+// (index, count) of the shard that the task running the kernel reads.
+StatusOr<std::pair<int64_t, int64_t>> ResolveShard(const std::string& shard, int64_t num_shards,
+                                                   const std::string& task) {
+  if (shard == "none" || num_shards == 0) return std::pair<int64_t, int64_t>{0, 1};
+  TFD_ASSIGN_OR_RETURN(DeviceName d, DeviceName::Parse(task));
+  const int64_t index = d.task.value_or(0);
+  if (index >= num_shards) {
+    return errors::InvalidArgument("task '", task, "' would read shard ", index,
+                                   " but num_shards is ", num_shards,
+                                   ": it must exceed every reading task's index");
+  }
+  return std::pair<int64_t, int64_t>{index, num_shards};
+}
+
+class IdxDatasetOp : public OpKernel {
+ public:
+  explicit IdxDatasetOp(OpKernelConstruction& c) : OpKernel(c) {
+    std::string shard;
+    int64_t num_shards = 0;
+    c.SetStatus(c.GetAttr("images_path", &spec_.images_path));
+    c.SetStatus(c.GetAttr("labels_path", &spec_.labels_path));
+    c.SetStatus(c.GetAttr("shuffle", &spec_.shuffle));
+    c.SetStatus(c.GetAttr("seed", &spec_.seed));
+    c.SetStatus(c.GetAttr("epochs", &spec_.epochs));
+    c.SetStatus(c.GetAttr("shard", &shard));
+    c.SetStatus(c.GetAttr("num_shards", &num_shards));
+    c.SetStatus(c.GetAttr("container", &container_));
+    c.SetStatus(c.GetAttr("shared_name", &shared_name_));
+    if (!c.status().ok()) return;
+    c.SetStatus(CheckDatasetAttrs(spec_.images_path, spec_.labels_path, spec_.epochs, shard,
+                                  num_shards));
+    if (!c.status().ok()) return;
+    // The kernel is built on the task that runs it, so the shard is fixed here.
+    auto resolved = ResolveShard(shard, num_shards, c.env().task);
+    if (!resolved.ok()) {
+      c.SetStatus(resolved.status());
+      return;
+    }
+    std::tie(spec_.shard_index, spec_.num_shards) = *resolved;
+  }
+
+  void Compute(OpKernelContext& ctx) override {
+    const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
+    auto ds = ctx.resources().LookupOrCreate<IdxDataset>(
+        container_, name, [&]() -> StatusOr<std::shared_ptr<IdxDataset>> {
+          return std::make_shared<IdxDataset>(name, spec_);
+        });
+    TFD_OP_REQUIRES_OK(ctx, ds.status());
+    TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
+    TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
+    ctx.set_output_ref(0, *ds);
+  }
+
+ private:
+  IdxDatasetSpec spec_;
+  std::string container_, shared_name_;
+};
+
+Status IdxDatasetShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(auto images, c.GetAttr<std::string>("images_path"));
+  TFD_ASSIGN_OR_RETURN(auto labels, c.GetAttr<std::string>("labels_path"));
+  TFD_ASSIGN_OR_RETURN(auto epochs, c.GetAttr<int64_t>("epochs"));
+  TFD_ASSIGN_OR_RETURN(auto shard, c.GetAttr<std::string>("shard"));
+  TFD_ASSIGN_OR_RETURN(auto num_shards, c.GetAttr<int64_t>("num_shards"));
+  TFD_RETURN_IF_ERROR(CheckDatasetAttrs(images, labels, epochs, shard, num_shards));
+  return shape_fns::Unknown(c);
+}
+
+// One-hot labels are float32 and index labels int32; the op-spec language
+// takes an output's dtype from a type attr only, so Tlabels must agree.
+Status CheckLabelAttrs(bool one_hot, DType labels_type, int64_t num_classes) {
+  const DType want = one_hot ? DType::kFloat32 : DType::kInt32;
+  if (labels_type != want) {
+    return errors::InvalidArgument("one_hot = ", one_hot ? "true" : "false", " gives ",
+                                   DTypeName(want), " labels, so Tlabels must be ",
+                                   DTypeName(want), ", not ", DTypeName(labels_type));
+  }
+  if (num_classes < 1) {
+    return errors::InvalidArgument("num_classes must be >= 1, not ", num_classes);
+  }
+  return OkStatus();
+}
+
+class IdxNextBatchOp : public OpKernel {
+ public:
+  explicit IdxNextBatchOp(OpKernelConstruction& c) : OpKernel(c) {
+    DType labels_type = DType::kInvalid;
+    c.SetStatus(c.GetAttr("batch_size", &batch_size_));
+    c.SetStatus(c.GetAttr("one_hot", &one_hot_));
+    c.SetStatus(c.GetAttr("num_classes", &num_classes_));
+    c.SetStatus(c.GetAttr("drop_remainder", &drop_remainder_));
+    c.SetStatus(c.GetAttr("Tlabels", &labels_type));
+    if (!c.status().ok()) return;
+    c.SetStatus(CheckLabelAttrs(one_hot_, labels_type, num_classes_));
+    // Bounds the index list a batch builds before any output is allocated.
+    if (batch_size_ > kMaxTensorElements) {
+      c.SetStatus(errors::InvalidArgument("batch_size ", batch_size_, " exceeds the largest ",
+                                          "tensor (", kMaxTensorElements, " elements)"));
+    }
+  }
+
+  void Compute(OpKernelContext& ctx) override {
+    auto ds = ctx.input_ref<IdxDataset>(0);
+    TFD_OP_REQUIRES_OK(ctx, ds.status());
+    auto batch = (*ds)->Next(batch_size_, drop_remainder_);
+    TFD_OP_REQUIRES_OK(ctx, batch.status());
+    const IdxDataset::Examples& ex = *batch->examples;
+    const std::vector<int64_t>& idx = batch->indices;
+    const auto n = static_cast<int64_t>(idx.size());
+    const int64_t row = ex.images.rows * ex.images.cols;
+
+    auto images_shape = TensorShape::Make({n, row});
+    TFD_OP_REQUIRES_OK(ctx, images_shape.status());
+    Tensor* images = nullptr;
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, *images_shape, &images));
+    float* dst = images->data<float>();
+    for (int64_t k = 0; k < n; ++k) {
+      const uint8_t* src = ex.images.pixels.data() + idx[k] * row;
+      for (int64_t j = 0; j < row; ++j) dst[k * row + j] = static_cast<float>(src[j]) / 255.0f;
+    }
+
+    Tensor* labels = nullptr;
+    if (!one_hot_) {
+      TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(1, TensorShape({n}), &labels));
+      int32_t* out = labels->data<int32_t>();
+      for (int64_t k = 0; k < n; ++k) out[k] = ex.labels.labels[static_cast<size_t>(idx[k])];
+      return;
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      const int label = ex.labels.labels[static_cast<size_t>(idx[k])];
+      TFD_OP_REQUIRES(ctx, label < num_classes_,
+                      errors::InvalidArgument("label ", label, " of example ", idx[k],
+                                              " in IDX file '", ex.labels_path, "' is not below ",
+                                              "num_classes = ", num_classes_));
+    }
+    auto labels_shape = TensorShape::Make({n, num_classes_});
+    TFD_OP_REQUIRES_OK(ctx, labels_shape.status());
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(1, *labels_shape, &labels));
+    float* out = labels->data<float>();  // zero-filled
+    for (int64_t k = 0; k < n; ++k) {
+      out[k * num_classes_ + ex.labels.labels[static_cast<size_t>(idx[k])]] = 1.0f;
+    }
+  }
+
+ private:
+  int64_t batch_size_ = 1;
+  bool one_hot_ = false;
+  int64_t num_classes_ = 10;
+  bool drop_remainder_ = false;
+};
+
+Status IdxNextBatchShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(auto batch_size, c.GetAttr<int64_t>("batch_size"));
+  TFD_ASSIGN_OR_RETURN(auto one_hot, c.GetAttr<bool>("one_hot"));
+  TFD_ASSIGN_OR_RETURN(auto num_classes, c.GetAttr<int64_t>("num_classes"));
+  TFD_ASSIGN_OR_RETURN(auto drop_remainder, c.GetAttr<bool>("drop_remainder"));
+  TFD_ASSIGN_OR_RETURN(auto labels_type, c.GetAttr<DType>("Tlabels"));
+  TFD_RETURN_IF_ERROR(CheckLabelAttrs(one_hot, labels_type, num_classes));
+  // Only drop_remainder guarantees full batches: the dataset's epoch count
+  // (which decides whether a short last batch can happen) is not visible here.
+  const int64_t rows = drop_remainder ? batch_size : -1;
+  c.set_output(0, PartialShape({rows, -1}));
+  c.set_output(1, one_hot ? PartialShape({rows, num_classes}) : PartialShape({rows}));
+  return OkStatus();
+}
+
+class IdxDatasetEpochOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+
+  void Compute(OpKernelContext& ctx) override {
+    auto ds = ctx.input_ref<IdxDataset>(0);
+    TFD_OP_REQUIRES_OK(ctx, ds.status());
+    ctx.set_output(0, Tensor::Scalar<int64_t>((*ds)->epoch()));
+  }
+};
+
+}  // namespace
+
+Status RegisterIdxOps(OpRegistry& r) {
+  TFD_RETURN_IF_ERROR(r.Add<IdxDatasetOp>(
+      OpDefBuilder("IdxDataset")
+          .Output("handle: Ref(string)")
+          .Attr("images_path: string")
+          .Attr("labels_path: string")
+          .Attr("shuffle: bool = true")
+          .Attr("seed: int = 0")
+          .Attr("epochs: int = -1")
+          .Attr("shard: string = \"auto\"")
+          .Attr("num_shards: int = 0")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("An MNIST-format dataset (uint8 IDX images [n, rows, cols] and labels [n], raw, "
+               "not gzipped) read once per task from inside its --data-dir, with a cursor kept "
+               "by the task under container/shared_name (the node name when empty). Each epoch "
+               "visits the examples in a permutation fixed by (seed, epoch) (seed 0 included), "
+               "or in file order without shuffle; epochs = -1 repeats forever. With shard = "
+               "\"auto\" and num_shards = N > 0, task K of its job reads places K, K+N, ... of "
+               "each epoch's permutation, so workers sharing a seed read disjoint shards without "
+               "the graph naming the task; num_shards = 0 or shard = \"none\" reads everything. "
+               "Shape: a reference, no value shape."),
+      IdxDatasetShape));
+  TFD_RETURN_IF_ERROR(r.Add<IdxNextBatchOp>(
+      OpDefBuilder("IdxNextBatch")
+          .Input("handle: Ref(string)")
+          .Output("images: float32")
+          .Output("labels: Tlabels")
+          .Attr("batch_size: int >= 1")
+          .Attr("one_hot: bool = false")
+          .Attr("num_classes: int = 10")
+          .Attr("drop_remainder: bool = false")
+          .Attr("Tlabels: {int32, float32} = int32")
+          .SetIsStateful()
+          .Doc("The dataset's next batch_size examples, continuing across epochs: images "
+               "flattened and scaled to [0, 1], labels as int32 class indices, or as float32 "
+               "one-hot rows when one_hot (then Tlabels must be float32). The last batch of the "
+               "last epoch may be short (dropped when drop_remainder); after it, OUT_OF_RANGE. "
+               "Shape: images [b, rows*cols], labels [b] or [b, num_classes], where b is "
+               "batch_size with drop_remainder and unknown otherwise."),
+      IdxNextBatchShape));
+  TFD_RETURN_IF_ERROR(r.Add<IdxDatasetEpochOp>(
+      OpDefBuilder("IdxDatasetEpoch")
+          .Input("handle: Ref(string)")
+          .Output("epoch: int64")
+          .SetIsStateful()
+          .Doc("The dataset's current epoch, counted from 0: how many epochs its cursor has "
+               "completed (equal to epochs once exhausted). Shape: []."),
+      shape_fns::Scalar));
+  return OkStatus();
+}
+
+}  // namespace tfd::kernels::data
