@@ -34,6 +34,12 @@ StatusOr<GraphDef> ReadGraphArg(const std::string& path);
 int GraphCommand(const Args& args);  // graph show|validate|encode|decode
 int RunCommand(const Args& args);    // run FILE ...
 int OpsCommand(const Args& args);    // ops [--output ...]
+int SubmitCommand(const Args& args);  // submit FILE --target HOST:PORT ...
+int WaitCommand(const Args& args);    // wait cluster|init --target HOST:PORT
+int StatusCommand(const Args& args);  // status --cluster SPEC
+int VarsCommand(const Args& args);    // vars list|get NAME --target HOST:PORT
+int StartCommand(const Args& args);   // start --cluster SPEC [--job J] [--task N]
+int StopCommand(const Args& args);    // stop --cluster SPEC [--job J] [--task N]
 
 // One-line usage of each command, for `tfctl help` and usage errors.
 inline constexpr const char* kGraphUsage =
@@ -43,5 +49,20 @@ inline constexpr const char* kRunUsage =
     "[--target NAME]... [--init NAME]... [--steps N] [--timeout S] [--trace] [--output human|json] "
     "[--io-dir DIR]... [--log-level LEVEL]";
 inline constexpr const char* kOpsUsage = "tfctl ops [--output human|json|markdown]";
+inline constexpr const char* kSubmitUsage =
+    "tfctl submit FILE --target HOST:PORT [--run OP]... [--fetch NAME]... [--feed NAME=VALUE]... "
+    "[--init OP]... [--steps N] [--step-timeout S] [--trace] [--trace-file OUT.json] "
+    "[--output human|json] [--token-file F] [--timeout S]";
+inline constexpr const char* kWaitUsage =
+    "tfctl wait cluster|init --target HOST:PORT [--var NAME]... [--timeout S] [--token-file F]";
+inline constexpr const char* kStatusUsage =
+    "tfctl status --cluster SPEC [--timeout S] [--output human|json] [--token-file F]";
+inline constexpr const char* kVarsUsage =
+    "tfctl vars list|get NAME --target HOST:PORT [--output human|json] [--token-file F]";
+inline constexpr const char* kStartUsage =
+    "tfctl start --cluster SPEC [--job NAME] [--task N] [--run-dir DIR] [--tfd PATH] "
+    "[--tfd-flag FLAG]... [--timeout S]";
+inline constexpr const char* kStopUsage =
+    "tfctl stop --cluster SPEC [--job NAME] [--task N] [--run-dir DIR] [--timeout S]";
 
 }  // namespace tfd::cli

@@ -30,10 +30,20 @@ constexpr Command kCommands[] = {
     {"run", tfd::cli::RunCommand, tfd::cli::kRunUsage,
      "run a graph in this process and print the fetched tensors"},
     {"ops", tfd::cli::OpsCommand, tfd::cli::kOpsUsage, "list the registered ops"},
+    {"submit", tfd::cli::SubmitCommand, tfd::cli::kSubmitUsage,
+     "run a graph for N steps in a session on a running task"},
+    {"wait", tfd::cli::WaitCommand, tfd::cli::kWaitUsage,
+     "wait until every task is reachable, or variables are initialized (exit 3 at the deadline)"},
+    {"status", tfd::cli::StatusCommand, tfd::cli::kStatusUsage,
+     "each task of a cluster: up or down, uptime, sessions, variables"},
+    {"vars", tfd::cli::VarsCommand, tfd::cli::kVarsUsage, "list or read a task's variables"},
+    {"start", tfd::cli::StartCommand, tfd::cli::kStartUsage,
+     "start this host's tasks of a cluster as background tfd processes"},
+    {"stop", tfd::cli::StopCommand, tfd::cli::kStopUsage, "stop them (SIGTERM, then SIGKILL)"},
 };
 
 void PrintHelp() {
-  std::cout << "tfctl: graph tools and in-process runs for tfd\n\ncommands:\n";
+  std::cout << "tfctl: graph tools, in-process runs and cluster control for tfd\n\ncommands:\n";
   for (const Command& c : kCommands) std::cout << "  " << c.usage << "\n      " << c.summary << "\n";
   std::cout << "\nErrors print `error: CODE: message` on stderr; the exit status is 1,\n"
                "or 2 for a malformed command line. See docs/cli.md.\n";
@@ -50,7 +60,8 @@ int Internal(const std::string& what) {
 }
 
 int Main(int argc, char** argv) {
-  const char* general = "tfctl graph|run|ops ... (tfctl help for more)";
+  const char* general =
+      "tfctl graph|run|ops|submit|wait|status|vars|start|stop ... (tfctl help for more)";
   if (argc < 2) return Usage("missing command", general);
   const std::string_view name = argv[1];
   if (name == "help" || name == "--help" || name == "-h") {

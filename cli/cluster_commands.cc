@@ -1,0 +1,174 @@
+// tfctl wait, status and vars: questions asked of running tasks.
+#include <kj/async-io.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "common/cluster_spec.h"
+#include "cli/output.h"
+#include "cli/remote.h"
+
+namespace tfd::cli {
+namespace {
+namespace po = boost::program_options;
+
+po::variables_map ParseArgs(const Args& args, po::options_description& options,
+                            const po::positional_options_description& positional) {
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
+std::string Describe(const VariableDescription& v) {
+  return std::string(DTypeName(v.dtype)) + v.shape.ToString();
+}
+
+}  // namespace
+
+int WaitCommand(const Args& args) {
+  std::string what;
+  RemoteFlags remote;
+  std::vector<std::string> vars;
+  std::string output = "human";
+  po::options_description options("wait");
+  options.add_options()
+      ("what", po::value(&what)->required(), "cluster|init")
+      ("var", po::value(&vars)->composing(), "with init: a variable to wait for (default: all)")
+      ("output", po::value(&output), "human|json");
+  AddRemoteFlags(options, remote);
+  po::positional_options_description positional;
+  positional.add("what", 1);
+  ParseArgs(args, options, positional);
+  if (what != "cluster" && what != "init") throw UsageError("wait what? 'cluster' or 'init'");
+  const OutputFormat format = ParseOutputFormat(output, false);
+  auto io = kj::setupAsyncIo();
+  auto client = ConnectRemote(io, remote);
+  if (!client.ok()) return ReportError(client.status(), format);
+  const Status s = what == "cluster" ? (*client)->WaitCluster(remote.timeout())
+                                     : (*client)->WaitInitialized(vars, remote.timeout());
+  if (!s.ok()) {
+    ReportError(s, format);
+    // A deadline is an expected outcome for scripts: its own exit status.
+    return s.code() == Code::kDeadlineExceeded ? 3 : 1;
+  }
+  if (format == OutputFormat::kJson) {
+    std::cout << DumpJson(Json{{"ready", what}}) << std::endl;
+  } else {
+    std::cout << (what == "cluster" ? "cluster ready" : "variables initialized") << std::endl;
+  }
+  return 0;
+}
+
+int StatusCommand(const Args& args) {
+  std::string cluster_flag, output = "human";
+  double timeout_s = 2;
+  std::string token_file;
+  po::options_description options("status");
+  options.add_options()
+      ("cluster", po::value(&cluster_flag)->required(), "cluster spec: JSON or a file")
+      ("timeout", po::value(&timeout_s), "seconds to wait for each task (default 2)")
+      ("token-file", po::value(&token_file), "file holding the cluster's auth token")
+      ("output", po::value(&output), "human|json");
+  ParseArgs(args, options, {});
+  const OutputFormat format = ParseOutputFormat(output, false);
+  auto spec = ClusterSpec::FromFlag(cluster_flag);
+  if (!spec.ok()) return ReportError(spec.status(), format);
+  auto token = ReadToken(token_file);
+  if (!token.ok()) return ReportError(token.status(), format);
+  auto io = kj::setupAsyncIo();
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  Json tasks = Json::array();
+  int down = 0;
+  if (format == OutputFormat::kHuman) {
+    std::printf("%-32s %-22s %-5s %9s %8s %6s %5s\n", "TASK", "ADDRESS", "STATE", "UPTIME",
+                "SESSIONS", "GRAPHS", "VARS");
+  }
+  for (const auto& [job, addresses] : spec->jobs()) {
+    for (size_t i = 0; i < addresses.size(); ++i) {
+      const std::string name = "/job:" + job + "/replica:0/task:" + std::to_string(i);
+      StatusOr<TaskStatusInfo> st = errors::Unavailable("unreachable");
+      auto client = Client::Connect(io, addresses[i], *token, timeout);
+      if (client.ok()) st = (*client)->GetStatus(timeout);
+      if (!st.ok()) ++down;
+      if (format == OutputFormat::kJson) {
+        Json t{{"task", name}, {"address", addresses[i]}, {"up", st.ok()}};
+        if (st.ok()) {
+          t["uptime_seconds"] = st->uptime_seconds;
+          t["sessions"] = st->sessions;
+          t["registered_graphs"] = st->registered_graphs;
+          t["variables"] = st->variables;
+          t["pid"] = st->pid;
+        } else {
+          t["error"] = st.status().ToString();
+        }
+        tasks.push_back(t);
+      } else if (st.ok()) {
+        std::printf("%-32s %-22s %-5s %8.0fs %8u %6u %5u\n", name.c_str(), addresses[i].c_str(),
+                    "up", st->uptime_seconds, st->sessions, st->registered_graphs, st->variables);
+      } else {
+        std::printf("%-32s %-22s %-5s %9s %8s %6s %5s\n", name.c_str(), addresses[i].c_str(),
+                    "down", "-", "-", "-", "-");
+      }
+    }
+  }
+  if (format == OutputFormat::kJson) std::cout << DumpJson(Json{{"tasks", tasks}}) << std::endl;
+  return down == 0 ? 0 : 1;
+}
+
+int VarsCommand(const Args& args) {
+  std::string what, name, output = "human";
+  RemoteFlags remote;
+  po::options_description options("vars");
+  options.add_options()
+      ("what", po::value(&what)->required(), "list|get")
+      ("name", po::value(&name), "with get: the variable")
+      ("output", po::value(&output), "human|json");
+  AddRemoteFlags(options, remote);
+  po::positional_options_description positional;
+  positional.add("what", 1).add("name", 1);
+  ParseArgs(args, options, positional);
+  if (what != "list" && what != "get") throw UsageError("vars what? 'list' or 'get NAME'");
+  if (what == "get" && name.empty()) throw UsageError("vars get needs a variable name");
+  const OutputFormat format = ParseOutputFormat(output, false);
+  auto io = kj::setupAsyncIo();
+  auto client = ConnectRemote(io, remote);
+  if (!client.ok()) return ReportError(client.status(), format);
+  if (what == "list") {
+    auto vars = (*client)->ListVariables(remote.timeout());
+    if (!vars.ok()) return ReportError(vars.status(), format);
+    if (format == OutputFormat::kJson) {
+      Json list = Json::array();
+      for (const auto& v : *vars) {
+        list.push_back({{"name", v.name}, {"dtype", DTypeName(v.dtype)},
+                        {"shape", v.shape.ToString()}, {"initialized", v.initialized},
+                        {"device", v.device}});
+      }
+      std::cout << DumpJson(Json{{"variables", list}}) << std::endl;
+    } else {
+      for (const auto& v : *vars) {
+        std::printf("%-30s %-20s %-14s %s\n", v.name.c_str(), Describe(v).c_str(),
+                    v.initialized ? "initialized" : "uninitialized", v.device.c_str());
+      }
+    }
+    return 0;
+  }
+  auto var = (*client)->ReadVariable(name, remote.timeout());
+  if (!var.ok()) return ReportError(var.status(), format);
+  const auto& [v, value] = *var;
+  if (format == OutputFormat::kJson) {
+    Json j{{"name", v.name}, {"dtype", DTypeName(v.dtype)}, {"shape", v.shape.ToString()},
+           {"initialized", v.initialized}, {"device", v.device}};
+    if (value.initialized()) j["value"] = TensorToJson(value);
+    std::cout << DumpJson(j) << std::endl;
+  } else {
+    std::cout << v.name << " " << Describe(v) << " " << (v.initialized ? "initialized" : "uninitialized")
+              << " on " << v.device << "\n";
+    if (value.initialized()) std::cout << FormatFetch(v.name, value) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace tfd::cli

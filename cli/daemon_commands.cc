@@ -1,0 +1,218 @@
+// tfctl start and stop: the daemons of a cluster spec that live on this
+// host, as background processes with pid files and logs in a run directory.
+#include <fcntl.h>
+#include <kj/async-io.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sys/wait.h>
+
+#include <cstring>
+#include <thread>
+
+#include "cli/commands.h"
+#include "common/cluster_spec.h"
+#include "cli/output.h"
+#include "cli/remote.h"
+
+extern char** environ;
+
+namespace tfd::cli {
+namespace {
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+struct DaemonFlags {
+  std::string cluster;
+  std::string job;
+  int task = -1;
+  std::string run_dir = "run";
+  std::string tfd;
+  std::vector<std::string> tfd_flags;
+  double timeout_s = 20;
+};
+
+DaemonFlags Parse(const Args& args, const char* what) {
+  DaemonFlags f;
+  po::options_description options(what);
+  options.add_options()
+      ("cluster", po::value(&f.cluster)->required(), "cluster spec: JSON or a file")
+      ("job", po::value(&f.job), "only this job's tasks")
+      ("task", po::value(&f.task), "only this task index")
+      ("run-dir", po::value(&f.run_dir), "pid files and logs (default ./run)")
+      ("tfd", po::value(&f.tfd), "the tfd binary (default: beside tfctl, or TFD, or PATH)")
+      ("tfd-flag", po::value(&f.tfd_flags)->composing(), "a flag passed to every tfd, e.g. --tfd-flag=--data-dir=data")
+      ("timeout", po::value(&f.timeout_s), "seconds to wait for each task (default 20)");
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  po::notify(vm);
+  return f;
+}
+
+// Whether `address` names this host, so its task is ours to start.
+bool IsLocal(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1" ||
+         host == "0.0.0.0" || host == name;
+}
+
+std::string FindTfd(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("TFD")) return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& candidate : {self.parent_path() / "tfd",
+                                      self.parent_path().parent_path() / "daemon" / "tfd"}) {
+      if (fs::exists(candidate, ec)) return candidate.string();
+    }
+  }
+  return "tfd";
+}
+
+struct Task {
+  std::string job;
+  int index;
+  std::string address;
+  std::string name() const { return "/job:" + job + "/replica:0/task:" + std::to_string(index); }
+  std::string file(const std::string& dir, const char* ext) const {
+    return dir + "/" + job + "-" + std::to_string(index) + ext;
+  }
+};
+
+StatusOr<std::vector<Task>> Select(const DaemonFlags& f, ClusterSpec* spec_out) {
+  TFD_ASSIGN_OR_RETURN(ClusterSpec spec, ClusterSpec::FromFlag(f.cluster));
+  if (!f.job.empty() && !spec.HasJob(f.job)) {
+    return errors::InvalidArgument("--job '", f.job, "' is not in the cluster spec");
+  }
+  std::vector<Task> tasks;
+  for (const auto& [job, addresses] : spec.jobs()) {
+    if (!f.job.empty() && job != f.job) continue;
+    for (size_t i = 0; i < addresses.size(); ++i) {
+      if (f.task >= 0 && static_cast<int>(i) != f.task) continue;
+      if (IsLocal(addresses[i])) tasks.push_back({job, static_cast<int>(i), addresses[i]});
+    }
+  }
+  if (f.task >= 0 && tasks.empty()) {
+    return errors::InvalidArgument("no task ", f.task, " on this host matches the selection");
+  }
+  *spec_out = std::move(spec);
+  return tasks;
+}
+
+pid_t ReadPid(const std::string& path) {
+  std::ifstream in(path);
+  pid_t pid = -1;
+  if (!(in >> pid) || pid <= 0 || kill(pid, 0) != 0) return -1;
+  return pid;
+}
+
+}  // namespace
+
+int StartCommand(const Args& args) {
+  const DaemonFlags f = Parse(args, "start");
+  ClusterSpec spec;
+  auto tasks = Select(f, &spec);
+  if (!tasks.ok()) return ReportError(tasks.status());
+  std::error_code ec;
+  fs::create_directories(f.run_dir, ec);
+  if (ec) return ReportError(errors::InvalidArgument("cannot create --run-dir '", f.run_dir, "': ", ec.message()));
+  const std::string tfd = FindTfd(f.tfd);
+  const std::string spec_json = spec.ToJson();
+  auto io = kj::setupAsyncIo();
+  int failed = 0;
+  for (const Task& t : *tasks) {
+    if (pid_t pid = ReadPid(t.file(f.run_dir, ".pid")); pid > 0) {
+      std::cout << t.name() << " already running (pid " << pid << ")\n";
+      continue;
+    }
+    std::vector<std::string> argv_s = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
+                                       std::to_string(t.index)};
+    argv_s.insert(argv_s.end(), f.tfd_flags.begin(), f.tfd_flags.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string log = t.file(f.run_dir, ".log");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // outlives this terminal
+    pid_t pid = -1;
+    const int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+      ReportError(errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ", strerror(rc)));
+      ++failed;
+      continue;
+    }
+    std::ofstream(t.file(f.run_dir, ".pid")) << pid << "\n";
+    auto client = Client::Connect(io, t.address, "",
+                                  std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+    int status = 0;
+    if (!client.ok() && client.status().code() != Code::kUnauthenticated) {
+      const bool exited = waitpid(pid, &status, WNOHANG) == pid;
+      ReportError(errors::Unavailable(t.name(), exited ? " exited" : " is not listening",
+                                      " (see ", log, "): ", client.status().message()));
+      ++failed;
+      continue;
+    }
+    std::cout << "started " << t.name() << " pid " << pid << " on " << t.address << " (log " << log
+              << ")\n";
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+int StopCommand(const Args& args) {
+  const DaemonFlags f = Parse(args, "stop");
+  ClusterSpec spec;
+  auto tasks = Select(f, &spec);
+  if (!tasks.ok()) return ReportError(tasks.status());
+  int failed = 0;
+  for (const Task& t : *tasks) {
+    const std::string pid_file = t.file(f.run_dir, ".pid");
+    const pid_t pid = ReadPid(pid_file);
+    if (pid <= 0) {
+      std::cout << t.name() << " not running\n";
+      std::remove(pid_file.c_str());
+      continue;
+    }
+    kill(pid, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000));
+    bool gone = false;
+    while (std::chrono::steady_clock::now() < deadline) {
+      waitpid(pid, nullptr, WNOHANG);  // reaps it when we happen to be its parent
+      if (kill(pid, 0) != 0) {
+        gone = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!gone) {
+      kill(pid, SIGKILL);
+      std::cout << t.name() << " (pid " << pid << ") did not stop within " << f.timeout_s
+                << " s: killed\n";
+      ++failed;
+    } else {
+      std::cout << "stopped " << t.name() << " (pid " << pid << ")\n";
+    }
+    std::remove(pid_file.c_str());
+  }
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace tfd::cli

@@ -1,0 +1,34 @@
+// What the commands that talk to running tfd tasks share: the connection
+// flags and reading the auth token.
+//
+//   RemoteFlags flags; AddRemoteFlags(options, flags);
+//   TFD_ASSIGN_OR_RETURN(auto client, ConnectRemote(io, flags));
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "daemon/client.h"
+
+namespace tfd::cli {
+
+struct RemoteFlags {
+  std::string target;      // host:port of the task to talk to
+  std::string token_file;  // --token-file, else TFD_AUTH_TOKEN_FILE
+  double timeout_s = 30;   // --timeout
+  std::chrono::milliseconds timeout() const {
+    return std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  }
+};
+
+void AddRemoteFlags(boost::program_options::options_description& options, RemoteFlags& flags,
+                    bool need_target = true);
+// The token from --token-file or TFD_AUTH_TOKEN_FILE ("" when neither).
+StatusOr<std::string> ReadToken(const std::string& token_file);
+StatusOr<std::unique_ptr<Client>> ConnectRemote(kj::AsyncIoContext& io, const RemoteFlags& flags);
+
+}  // namespace tfd::cli
