@@ -11,12 +11,10 @@ namespace tfd {
 namespace {
 
 OpRegistry& Registry() {
-  static OpRegistry* reg = [] {
-    auto* r = new OpRegistry();  // lives for the whole test binary
-    REQUIRE(testing::RegisterTestOps(*r).ok());
-    return r;
-  }();
-  return *reg;
+  static OpRegistry registry;
+  static const bool filled = testing::RegisterTestOps(registry).ok();
+  REQUIRE(filled);
+  return registry;
 }
 
 const char* kDiamond = R"(
