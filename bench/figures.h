@@ -1,0 +1,50 @@
+// The figures one rpc_bench run measures, passed from the measuring code
+// (bench/measure.h) to the printing code (bench/report.h).
+//
+// Thread-safety: plain values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/memory_copy.h"
+#include "bench/proc_counters.h"
+#include "bench/tfd_runs.h"
+
+namespace tfd::bench {
+
+// What to measure and where.
+struct BenchSetup {
+  std::string tfd;  // the daemon binary
+  int iterations = 2000;
+  int transfers = 5;
+  std::vector<size_t> sizes_mib = {1, 16, 64, 256};
+  int cpu_a = -1;  // the client, the receivers, the far end of a relay
+  int cpu_b = -1;  // the other end of each pair
+};
+
+struct RawRoundTrips {
+  std::vector<double> one_hop, two_hops;   // µs per round trip
+  std::vector<ProcCounters> per_two_hops;  // client, relay, echo
+};
+
+struct RawStreams {
+  std::vector<std::vector<double>> seconds;         // per size, per pull
+  std::vector<std::vector<ProcCounters>> per_pull;  // per size: sender, receiver
+};
+
+struct TfdFigures {
+  std::vector<double> empty_one_hop, empty_two_hops;    // µs per run
+  std::vector<std::vector<TransferSample>> transfers;   // per size
+  std::vector<ProcCounters> per_empty_run;              // client, ps:0, worker:0
+  std::vector<std::vector<ProcCounters>> per_transfer;  // per size: worker:1, worker:0
+};
+
+struct Figures {
+  RawRoundTrips raw;
+  RawStreams streams;
+  std::vector<MemoryCopy> copies;  // per size
+  TfdFigures tfd;
+};
+
+}  // namespace tfd::bench

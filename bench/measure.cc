@@ -1,0 +1,124 @@
+#include "bench/measure.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+
+#include "bench/child_process.h"
+#include "bench/raw_tcp.h"
+#include "bench/tfd_cluster.h"
+
+namespace tfd::bench {
+namespace {
+
+constexpr int kRawWarmup = 200;
+
+StatusOr<std::vector<double>> TimePingPong(int port, int iterations,
+                                           const TimedSection& section = {}) {
+  TFD_ASSIGN_OR_RETURN(int fd, ConnectLoopback(port));
+  auto timed = PingPong(fd, kRawWarmup);
+  if (timed.ok()) {
+    if (section) section(true);
+    timed = PingPong(fd, iterations);
+    if (section) section(false);
+  }
+  close(fd);  // the peer sees the end and exits
+  return timed;
+}
+
+}  // namespace
+
+StatusOr<RawRoundTrips> MeasureRawRoundTrips(const BenchSetup& o) {
+  RawRoundTrips r;
+  {
+    int port = 0;
+    TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
+    auto echo = ChildProcess::Fork([listen_fd] { return RunEchoPeer(listen_fd); }, o.cpu_b);
+    close(listen_fd);
+    if (!echo.ok()) return echo.status();
+    TFD_ASSIGN_OR_RETURN(r.one_hop, TimePingPong(port, o.iterations));
+  }
+  {
+    // client (A) -> relay (B) -> echo (A): the placement of the tfd empty run.
+    int echo_port = 0, relay_port = 0;
+    TFD_ASSIGN_OR_RETURN(int echo_fd, ListenLoopback(&echo_port));
+    auto echo = ChildProcess::Fork([echo_fd] { return RunEchoPeer(echo_fd); }, o.cpu_a);
+    close(echo_fd);
+    if (!echo.ok()) return echo.status();
+    TFD_ASSIGN_OR_RETURN(int relay_fd, ListenLoopback(&relay_port));
+    auto relay = ChildProcess::Fork(
+        [relay_fd, echo_port] { return RunRelayPeer(relay_fd, echo_port); }, o.cpu_b);
+    close(relay_fd);
+    if (!relay.ok()) return relay.status();
+    CounterWatch watch({getpid(), relay->pid(), echo->pid()});
+    TFD_ASSIGN_OR_RETURN(r.two_hops, TimePingPong(relay_port, o.iterations,
+                                                  watch.Section(o.iterations, &r.per_two_hops)));
+  }
+  return r;
+}
+
+StatusOr<RawStreams> MeasureRawStreams(const BenchSetup& o) {
+  size_t max_bytes = 0;
+  for (size_t mib : o.sizes_mib) max_bytes = std::max(max_bytes, mib << 20);
+  int port = 0;
+  TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
+  auto sender = ChildProcess::Fork(
+      [listen_fd, max_bytes] { return RunStreamPeer(listen_fd, max_bytes); }, o.cpu_b);
+  close(listen_fd);
+  if (!sender.ok()) return sender.status();
+  TFD_ASSIGN_OR_RETURN(int fd, ConnectLoopback(port));
+  auto buffer = std::make_unique<char[]>(max_bytes);
+  std::memset(buffer.get(), 0, max_bytes);  // touched: receive, not page faults
+  RawStreams out;
+  CounterWatch watch({sender->pid(), getpid()});
+  Status status;
+  for (size_t mib : o.sizes_mib) {
+    std::vector<double> seconds;
+    out.per_pull.emplace_back();
+    auto section = watch.Section(o.transfers, &out.per_pull.back());
+    for (int i = 0; i <= o.transfers && status.ok(); ++i) {  // the first is a warm-up
+      if (i == 1) section(true);
+      auto s = PullStream(fd, buffer.get(), mib << 20);
+      if (!s.ok()) status = s.status();
+      if (s.ok() && i > 0) seconds.push_back(*s);
+    }
+    if (status.ok()) section(false);
+    out.seconds.push_back(std::move(seconds));
+  }
+  close(fd);
+  if (!status.ok()) return status.WithContext("raw TCP stream");
+  return out;
+}
+
+StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
+  auto io = kj::setupAsyncIo();
+  // ps:0 is the master of the empty runs; worker:0 is the master and the
+  // consumer of the transfers, worker:1 their producer. The client sits on A.
+  BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a, o.cpu_b}}});
+  TFD_RETURN_IF_ERROR(cluster.Start(io));
+  TfdFigures f;
+  {
+    TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "ps", 0));
+    TFD_ASSIGN_OR_RETURN(f.empty_one_hop, EmptyRuns(*client, "/job:ps/task:0", o.iterations));
+    CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0)});
+    TFD_ASSIGN_OR_RETURN(f.empty_two_hops,
+                         EmptyRuns(*client, "/job:worker/task:0", o.iterations,
+                                   watch.Section(o.iterations, &f.per_empty_run)));
+  }
+  {
+    TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
+    CounterWatch watch({cluster.Pid("worker", 1), cluster.Pid("worker", 0)});
+    for (size_t mib : o.sizes_mib) {
+      f.per_transfer.emplace_back();
+      auto samples = Transfers(*client, mib << 20, "/job:worker/task:1", "/job:worker/task:0",
+                               o.transfers, watch.Section(o.transfers, &f.per_transfer.back()));
+      if (!samples.ok()) return samples.status().WithContext(std::to_string(mib) + " MiB transfer");
+      f.transfers.push_back(std::move(samples).value());
+    }
+  }
+  TFD_RETURN_IF_ERROR(cluster.Stop());
+  return f;
+}
+
+}  // namespace tfd::bench

@@ -1,0 +1,115 @@
+#include "bench/report.h"
+
+#include <cstdio>
+#include <string>
+
+#include "bench/stats.h"
+
+namespace tfd::bench {
+namespace {
+
+double Gbps(size_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
+}
+
+void PrintRoundTrip(const char* what, const std::vector<double>& micros, double raw_p50,
+                    double raw_p99) {
+  const double p50 = Percentile(micros, 0.5), p99 = Percentile(micros, 0.99);
+  std::printf("  %-44s %9.1f %9.1f %9.2fx %9.2fx\n", what, p50, p99, p50 / raw_p50, p99 / raw_p99);
+}
+
+void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& streams,
+               const std::vector<MemoryCopy>& copies, const TfdFigures& t) {
+  const double raw_p50 = Percentile(raw.one_hop, 0.5), raw_p99 = Percentile(raw.one_hop, 0.99);
+  std::printf("\nRound trips, %d each after a warm-up (µs; ratios against raw TCP 1 hop)\n",
+              o.iterations);
+  std::printf("  %-44s %9s %9s %10s %10s\n", "", "p50", "p99", "p50 ratio", "p99 ratio");
+  PrintRoundTrip("raw TCP 1 byte, 1 hop A->B->A", raw.one_hop, raw_p50, raw_p99);
+  PrintRoundTrip("raw TCP 1 byte, 2 hops via a relay on B", raw.two_hops, raw_p50, raw_p99);
+  PrintRoundTrip("tfd empty run, NoOp on the master ps:0", t.empty_one_hop, raw_p50, raw_p99);
+  PrintRoundTrip("tfd empty run, client->ps:0->worker:0", t.empty_two_hops, raw_p50, raw_p99);
+  const double rt_ratio = Percentile(t.empty_two_hops, 0.5) / raw_p50;
+  std::printf("  target: empty run p50 within %.1fx raw TCP: %s (%.2fx)\n", kRoundTripTarget,
+              rt_ratio <= kRoundTripTarget ? "met" : "NOT met", rt_ratio);
+
+  std::printf("\nTransfers worker:1 (B) -> worker:0 (A), median of %d (GB/s = 1e9 B/s)\n",
+              o.transfers);
+  std::printf("  %8s %9s %11s %7s %11s %7s %7s %9s %9s\n", "size", "raw TCP", "tfd trace", "ratio",
+              "tfd steps", "ratio", "target", "memcpy", "memcpy");
+  std::printf("  %8s %9s %11s %7s %11s %7s %7s %9s %9s\n", "", "", "", "", "", "", "", "warm",
+              "fresh");
+  for (size_t i = 0; i < o.sizes_mib.size(); ++i) {
+    const size_t bytes = o.sizes_mib[i] << 20;
+    std::vector<double> trace, delta;
+    for (const TransferSample& s : t.transfers[i]) {
+      trace.push_back(s.trace_seconds);
+      delta.push_back(s.remote_step_seconds - s.local_step_seconds);
+    }
+    const double raw_gbps = Gbps(bytes, Median(streams.seconds[i]));
+    const double trace_gbps = Gbps(bytes, Median(trace));
+    const double delta_gbps = Gbps(bytes, Median(delta));
+    std::printf("  %4zu MiB %9.2f %11.2f %7.2f %11.2f %7.2f %7s %9.2f %9.2f\n", o.sizes_mib[i],
+                raw_gbps, trace_gbps, trace_gbps / raw_gbps, delta_gbps, delta_gbps / raw_gbps,
+                trace_gbps / raw_gbps >= kTransferTarget ? "met" : "NOT met", copies[i].warm_gbps,
+                copies[i].fresh_gbps);
+  }
+  std::printf("  target: tfd (trace) at %.0f%% of raw TCP or better\n", kTransferTarget * 100);
+  std::printf("  tfd step medians, consumer on the other task / on the producer (ms):\n   ");
+  for (size_t i = 0; i < o.sizes_mib.size(); ++i) {
+    std::vector<double> remote, local;
+    for (const TransferSample& s : t.transfers[i]) {
+      remote.push_back(s.remote_step_seconds);
+      local.push_back(s.local_step_seconds);
+    }
+    std::printf(" %zu MiB %.2f / %.2f;", o.sizes_mib[i], Median(remote) * 1e3, Median(local) * 1e3);
+  }
+
+  std::printf("\n");
+}
+
+void PrintCostRow(const char* what, const std::vector<ProcCounters>& c, double scale,
+                  const char* fmt) {
+  std::printf("  %-26s", what);
+  for (const ProcCounters& p : c) {
+    std::printf(fmt, p.cpu_seconds * scale, p.runqueue_seconds * scale, p.context_switches,
+                p.minor_faults);
+  }
+  std::printf("\n");
+}
+
+// Per timed run: CPU = on a CPU, wait = runnable but waiting for one (other
+// programs on the machine), sw = context switches, faults = minor page faults.
+void PrintCosts(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& streams,
+                const TfdFigures& t) {
+  std::printf(
+      "\nWhere the time goes: per timed run, from /proc (CPU = on a CPU, wait = "
+      "runnable but waiting for one, sw = context switches, faults = minor faults)\n");
+  const char* rt = " %7.1f %7.1f %5.1f %6.1f |";
+  std::printf("  %-26s %-28s | %-28s | %-28s |\n", "2-hop round trip (us)", "client (A)",
+              "middle (B)", "far end (A)");
+  std::printf("  %-26s", "");
+  for (int i = 0; i < 3; ++i) std::printf(" %7s %7s %5s %6s |", "CPU", "wait", "sw", "faults");
+  std::printf("\n");
+  PrintCostRow("raw TCP via relay", raw.per_two_hops, 1e6, rt);
+  PrintCostRow("tfd client->ps:0->worker:0", t.per_empty_run, 1e6, rt);
+
+  const char* tr = " %8.1f %8.1f %6.0f %8.0f |";
+  std::printf("  %-26s %-33s | %-33s |\n", "transfer (ms)", "sender (B)", "receiver (A)");
+  std::printf("  %-26s", "");
+  for (int i = 0; i < 2; ++i) std::printf(" %8s %8s %6s %8s |", "CPU", "wait", "sw", "faults");
+  std::printf(" 1 MiB = 256 pages of 4 KiB\n");
+  for (size_t i = 0; i < o.sizes_mib.size(); ++i) {
+    const std::string size = std::to_string(o.sizes_mib[i]) + " MiB";
+    PrintCostRow((size + " raw TCP").c_str(), streams.per_pull[i], 1e3, tr);
+    PrintCostRow((size + " tfd").c_str(), t.per_transfer[i], 1e3, tr);
+  }
+}
+
+}  // namespace
+
+void PrintReport(const BenchSetup& setup, const Figures& f) {
+  PrintMain(setup, f.raw, f.streams, f.copies, f.tfd);
+  PrintCosts(setup, f.raw, f.streams, f.tfd);
+}
+
+}  // namespace tfd::bench

@@ -1,0 +1,169 @@
+// rpc_bench: tfd's RPC path against raw TCP, in one run on loopback.
+//
+// Prints (1) the round trip of an empty run — client -> master (ps:0) -> one
+// worker -> back — beside a raw TCP one-byte round trip, p50 and p99; and
+// (2) task-to-task transfer of 1, 16, 64 and 256 MiB float32 tensors in GB/s
+// beside a raw TCP stream of the same sizes. Every process is pinned to a CPU
+// and every process the benchmark starts, it stops. See docs/benchmarks.md.
+//
+//   rpc_bench [--tfd PATH] [--iterations 2000] [--transfers 5]
+//             [--sizes 1,16,64,256] [--cpus 0,1]
+//
+// Exit status: 0 after printing the tables (targets missed are reported, not
+// failed); 1 when a measurement could not be made; 2 for bad flags.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "bench/child_process.h"
+#include "bench/measure.h"
+#include "bench/report.h"
+
+#ifndef TFD_DEFAULT_PATH
+#define TFD_DEFAULT_PATH "tfd"
+#endif
+
+namespace tfd::bench {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] "
+    "[--cpus A,B]\n"
+    "  --tfd         the tfd binary (default: $TFD, else the one built with this bench)\n"
+    "  --iterations  round trips per figure (default 2000)\n"
+    "  --transfers   timed transfers per size (default 5)\n"
+    "  --sizes       tensor sizes in MiB (default 1,16,64,256)\n"
+    "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n";
+
+StatusOr<std::vector<long>> ParseList(const std::string& flag, const std::string& value) {
+  std::vector<long> out;
+  std::stringstream in(value);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 0) {
+      return errors::InvalidArgument(
+          flag, " takes non-negative integers separated by commas, got '", value, "'");
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return errors::InvalidArgument(flag, " needs a value");
+  return out;
+}
+
+StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
+  BenchSetup o;
+  const char* env = std::getenv("TFD");
+  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
+    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--tfd") {
+      o.tfd = value;
+      continue;
+    }
+    TFD_ASSIGN_OR_RETURN(auto list, ParseList(flag, value));
+    if (flag == "--iterations" && list.size() == 1 && list[0] > 0) {
+      o.iterations = static_cast<int>(std::min(list[0], 1000000L));
+    } else if (flag == "--transfers" && list.size() == 1 && list[0] > 0) {
+      o.transfers = static_cast<int>(std::min(list[0], 1000L));
+    } else if (flag == "--sizes") {
+      o.sizes_mib.clear();
+      for (long v : list) {
+        if (v < 1 || v > 511)
+          return errors::InvalidArgument("--sizes: ", v, " MiB is not in [1, 511]");
+        o.sizes_mib.push_back(static_cast<size_t>(v));
+      }
+    } else if (flag == "--cpus" && list.size() == 2) {
+      o.cpu_a = static_cast<int>(list[0]);
+      o.cpu_b = static_cast<int>(list[1]);
+    } else {
+      return errors::InvalidArgument("unknown flag or bad value: ", flag, " ", value);
+    }
+  }
+  if (o.cpu_a < 0) {
+    const std::vector<int> cpus = AllowedCpus();
+    if (cpus.empty()) return errors::Internal("no CPU is allowed to this process");
+    o.cpu_a = cpus[0];
+    o.cpu_b = cpus.size() > 1 ? cpus[1] : cpus[0];
+  }
+  return o;
+}
+
+std::string FirstLine(const std::string& path, const std::string& prefix = "") {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      const size_t colon = prefix.empty() ? std::string::npos : line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "?";
+}
+
+int Main(int argc, char** argv) {
+  auto options = ParseFlags(argc, argv);
+  if (!options.ok()) {
+    if (options.status().code() == Code::kCancelled) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "rpc_bench: error: %s\n%s", options.status().ToString().c_str(), kUsage);
+    return 2;
+  }
+  const BenchSetup& o = *options;
+  if (access(o.tfd.c_str(), X_OK) != 0) {
+    std::fprintf(stderr, "rpc_bench: error: NOT_FOUND: no tfd binary at '%s' (use --tfd or TFD)\n",
+                 o.tfd.c_str());
+    return 2;
+  }
+  if (Status s = PinSelf(o.cpu_a); !s.ok()) {
+    std::fprintf(stderr, "rpc_bench: error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  std::printf("rpc_bench: loopback 127.0.0.1; %u CPUs (%s); kernel %s\n",
+              std::thread::hardware_concurrency(), FirstLine("/proc/cpuinfo", "model name").c_str(),
+              FirstLine("/proc/sys/kernel/osrelease").c_str());
+  std::printf(
+      "pinning: A = CPU %d (this client, raw receiver, worker:0), B = CPU %d (raw peer, "
+      "ps:0, worker:1)%s\n",
+      o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: both ends share it]" : "");
+  std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
+              FirstLine("/proc/loadavg").c_str());
+  std::fflush(stdout);
+
+  // Raw peers are forked copies of this process: fork before any thread.
+  Figures f;
+  auto fail = [](const char* what, const Status& s) {
+    std::fprintf(stderr, "rpc_bench: error: %s: %s\n", what, s.ToString().c_str());
+    return 1;
+  };
+  auto raw = MeasureRawRoundTrips(o);
+  if (!raw.ok()) return fail("raw TCP round trips", raw.status());
+  f.raw = std::move(raw).value();
+  auto streams = MeasureRawStreams(o);
+  if (!streams.ok()) return fail("raw TCP streams", streams.status());
+  f.streams = std::move(streams).value();
+  for (size_t mib : o.sizes_mib) f.copies.push_back(MeasureCopy(mib << 20, o.transfers));
+  auto tfd = MeasureTfd(o);
+  if (!tfd.ok()) return fail("tfd", tfd.status());
+  f.tfd = std::move(tfd).value();
+  PrintReport(o, f);
+  std::printf("load average after: %s\n", FirstLine("/proc/loadavg").c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tfd::bench
+
+int main(int argc, char** argv) { return tfd::bench::Main(argc, argv); }

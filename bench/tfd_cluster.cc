@@ -1,0 +1,118 @@
+#include "bench/tfd_cluster.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "bench/raw_tcp.h"
+
+namespace tfd::bench {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A port that is free now. Another program could take it before tfd binds
+// it; tfd then fails to start and says so, which Start reports.
+StatusOr<int> FreePort() {
+  int port = 0;
+  TFD_ASSIGN_OR_RETURN(int fd, ListenLoopback(&port));
+  close(fd);
+  return port;
+}
+
+}  // namespace
+
+BenchCluster::BenchCluster(std::string tfd_path,
+                           const std::vector<std::pair<std::string, std::vector<int>>>& jobs)
+    : tfd_path_(std::move(tfd_path)) {
+  for (const auto& [job, cpus] : jobs) {
+    std::vector<std::string> addresses;
+    for (size_t i = 0; i < cpus.size(); ++i) {
+      auto port = FreePort();
+      addresses.push_back("127.0.0.1:" + std::to_string(port.ok() ? *port : 1));
+      cpus_[{job, static_cast<int>(i)}] = cpus[i];
+    }
+    spec_.AddJob(job, addresses);
+  }
+  char tmpl[] = "/tmp/tfd-bench-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  dir_ = dir ? dir : "/tmp";
+}
+
+BenchCluster::~BenchCluster() {
+  // Every task gets SIGTERM before any is waited on, so they stop together.
+  for (auto& [key, p] : processes_) {
+    p.RequestStop();
+  }
+  processes_.clear();  // ~ChildProcess waits, and kills what does not stop
+  if (dir_ != "/tmp") {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+std::string BenchCluster::Log(const std::string& job, int task) const {
+  std::ifstream in(dir_ + "/" + job + "-" + std::to_string(task) + ".log");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+Status BenchCluster::Start(kj::AsyncIoContext& io) {
+  for (const auto& [key, cpu] : cpus_) {
+    const auto& [job, task] = key;
+    const std::string log = dir_ + "/" + job + "-" + std::to_string(task) + ".log";
+    TFD_ASSIGN_OR_RETURN(ChildProcess p,
+                         ChildProcess::Exec({tfd_path_, "--cluster", spec_.ToJson(), "--job", job,
+                                             "--task", std::to_string(task), "--log-level", "warn"},
+                                            cpu, log));
+    processes_[key] = std::move(p);
+  }
+  // Short connection attempts, so a daemon that exits at once (a taken
+  // port, a bad binary) is reported at once, not after the whole bound.
+  for (auto& [key, p] : processes_) {
+    const std::string name = "/job:" + key.first + "/task:" + std::to_string(key.second);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    for (;;) {
+      TFD_ASSIGN_OR_RETURN(std::string address, spec_.TaskAddress(key.first, key.second));
+      auto client = Client::Connect(io, address, "", 500ms);
+      if (client.ok()) break;
+      if (p.Exited() || std::chrono::steady_clock::now() > deadline) {
+        return Status(client.status().code(), name + " did not start (" +
+                                                  client.status().message() + "); its log:\n" +
+                                                  Log(key.first, key.second));
+      }
+    }
+  }
+  return OkStatus();
+}
+
+StatusOr<std::unique_ptr<Client>> BenchCluster::Connect(kj::AsyncIoContext& io,
+                                                        const std::string& job, int task) {
+  TFD_ASSIGN_OR_RETURN(std::string address, spec_.TaskAddress(job, task));
+  return Client::Connect(io, address, "", 20s);
+}
+
+pid_t BenchCluster::Pid(const std::string& job, int task) const {
+  auto it = processes_.find({job, task});
+  return it == processes_.end() ? -1 : it->second.pid();
+}
+
+Status BenchCluster::Stop() {
+  for (auto& [key, p] : processes_) {
+    p.RequestStop();
+  }
+  Status first;
+  for (auto& [key, p] : processes_) {
+    const int code = p.Stop(10s);
+    if (code != 0 && first.ok()) {
+      first = errors::Internal("/job:", key.first, "/task:", key.second, " exited with ", code,
+                               "; its log:\n", Log(key.first, key.second));
+    }
+  }
+  return first;
+}
+
+}  // namespace tfd::bench

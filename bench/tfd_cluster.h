@@ -1,0 +1,57 @@
+// BenchCluster: real tfd daemons on free 127.0.0.1 ports, each pinned to a
+// CPU, for the benchmark. The daemons are stopped (SIGTERM, bounded wait,
+// SIGKILL) when the cluster goes away, on every path.
+//
+//   BenchCluster cluster(tfd_path, {{"ps", {1}}, {"worker", {0, 1}}});
+//   TFD_RETURN_IF_ERROR(cluster.Start(io));
+//   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "ps", 0));
+//
+// Thread-safety: the benchmark's main thread.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/child_process.h"
+#include "common/cluster_spec.h"
+#include "daemon/client.h"
+
+namespace tfd::bench {
+
+class BenchCluster {
+ public:
+  // jobs: name -> the CPU of each task, in task order.
+  BenchCluster(std::string tfd_path,
+               const std::vector<std::pair<std::string, std::vector<int>>>& jobs);
+  ~BenchCluster();
+  BenchCluster(const BenchCluster&) = delete;
+  BenchCluster& operator=(const BenchCluster&) = delete;
+
+  // Starts every task and waits until each accepts connections. On failure
+  // the error carries the failing task's log.
+  Status Start(kj::AsyncIoContext& io);
+  StatusOr<std::unique_ptr<Client>> Connect(kj::AsyncIoContext& io, const std::string& job,
+                                            int task);
+  // SIGTERM to every task; the first non-zero exit status is an error.
+  Status Stop();
+
+  const ClusterSpec& spec() const { return spec_; }
+  // The task's process id; -1 when it is not running.
+  pid_t Pid(const std::string& job, int task) const;
+
+ private:
+  std::string Log(const std::string& job, int task) const;
+
+  std::string tfd_path_;
+  ClusterSpec spec_;
+  std::map<std::pair<std::string, int>, int> cpus_;
+  std::map<std::pair<std::string, int>, ChildProcess> processes_;
+  std::string dir_;  // the daemons' logs
+};
+
+}  // namespace tfd::bench
