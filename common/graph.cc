@@ -130,13 +130,24 @@ Status Graph::Annotate(const OpRegistry& registry) {
 }
 
 Status Graph::AnnotateNode(Node& n, const OpRegistry& registry) {
-  TFD_ASSIGN_OR_RETURN(n.reg, registry.Lookup(n.def.op));
+  std::vector<AnnotatedInput> inputs;
+  inputs.reserve(n.inputs.size());
+  for (const Edge& e : n.inputs) inputs.push_back({&nodes_[e.node].def, &nodes_[e.node], e.port});
+  TFD_ASSIGN_OR_RETURN(NodeAnnotation a, tfd::AnnotateNode(n.def, registry, inputs));
+  static_cast<NodeAnnotation&>(n) = std::move(a);
+  return OkStatus();
+}
+
+StatusOr<NodeAnnotation> AnnotateNode(NodeDef& node, const OpRegistry& registry,
+                                      const std::vector<AnnotatedInput>& inputs) {
+  NodeAnnotation n;
+  TFD_ASSIGN_OR_RETURN(n.reg, registry.Lookup(node.op));
   const OpDef& def = n.reg->def;
-  AttrMap& attrs = n.def.attrs;
+  AttrMap& attrs = node.attrs;
 
   // How many inputs each arg takes; at most one variadic arg without its
   // count attr can be inferred from the total.
-  const int total = static_cast<int>(n.inputs.size());
+  const int total = static_cast<int>(inputs.size());
   std::vector<int> count(def.inputs.size(), 1);
   int unknown = -1, known_sum = 0;
   for (size_t a = 0; a < def.inputs.size(); ++a) {
@@ -177,12 +188,12 @@ Status Graph::AnnotateNode(Node& n, const OpRegistry& registry) {
     const ArgDef& arg = def.inputs[a];
     std::vector<DType> seen;
     for (int k = 0; k < count[a] && pos + k < total; ++k) {
-      const Edge& e = n.inputs[pos + k];
-      const Node& src = nodes_[e.node];
+      const AnnotatedInput& e = inputs[pos + k];
+      const NodeAnnotation& src = *e.producer;
       if (e.port >= static_cast<int>(src.output_types.size())) {
         return errors::InvalidArgument("input ", pos + k, " asks for output ", e.port, " of '",
-                                       src.name(), "' (", src.op(), "), which has ",
-                                       src.output_types.size(), " outputs");
+                                       e.producer_def->name, "' (", e.producer_def->op,
+                                       "), which has ", src.output_types.size(), " outputs");
       }
       seen.push_back(src.output_types[e.port]);
     }
@@ -206,17 +217,24 @@ Status Graph::AnnotateNode(Node& n, const OpRegistry& registry) {
   std::vector<PartialShape> in_shapes;
   std::vector<const Tensor*> in_values;
   for (int k = 0; k < total; ++k) {
-    const Edge& e = n.inputs[k];
-    const Node& src = nodes_[e.node];
+    const AnnotatedInput& e = inputs[k];
+    const NodeAnnotation& src = *e.producer;
+    const std::string& src_name = e.producer_def->name;
+    if (e.port >= static_cast<int>(src.output_types.size())) {
+      return errors::InvalidArgument("input ", k, " asks for output ", e.port, " of '", src_name,
+                                     "' (", e.producer_def->op, "), which has ",
+                                     src.output_types.size(), " outputs");
+    }
     const DType got = src.output_types[e.port];
     if (got != n.input_types[k]) {
-      return errors::InvalidArgument("input ", k, " ('", FormatInput({src.name(), e.port, false}),
-                                     "') is ", DTypeName(got), " but ", n.def.op, " expects ",
+      return errors::InvalidArgument("input ", k, " ('", FormatInput({src_name, e.port, false}),
+                                     "') is ", DTypeName(got), " but ", node.op, " expects ",
                                      DTypeName(n.input_types[k]), " there");
     }
     if (n.input_refs[k] && !src.output_refs[e.port]) {
-      return errors::InvalidArgument("input ", k, " must be a reference (a variable or queue), but '",
-                                     src.name(), "' (", src.op(), ") produces a value");
+      return errors::InvalidArgument("input ", k,
+                                     " must be a reference (a variable or queue), but '", src_name,
+                                     "' (", e.producer_def->op, ") produces a value");
     }
     in_shapes.push_back(src.output_shapes[e.port]);
     const Tensor& v = src.output_values[e.port];
@@ -230,7 +248,7 @@ Status Graph::AnnotateNode(Node& n, const OpRegistry& registry) {
   }
   n.output_shapes = ctx.outputs();
   n.output_values = ctx.output_values();
-  return OkStatus();
+  return n;
 }
 
 GraphDef Graph::ToGraphDef() const {

@@ -23,23 +23,48 @@
 
 namespace tfd {
 
+// What checking one node against the registry yields: its op and the
+// dtypes, reference flags, shapes and graph-time values of its inputs and
+// outputs. Graph::Build computes it for every node; the graph builder
+// (common/graph_builder.h) for each node as it is added.
+struct NodeAnnotation {
+  const OpRegistration* reg = nullptr;
+  std::vector<DType> input_types, output_types;
+  std::vector<bool> input_refs, output_refs;
+  std::vector<PartialShape> output_shapes;
+  std::vector<Tensor> output_values;  // known at graph time, else uninitialized
+};
+
+// One data input of a node being annotated: the producing node (for its name
+// and op in messages), its annotation, and the output port read.
+struct AnnotatedInput {
+  const NodeDef* producer_def = nullptr;
+  const NodeAnnotation* producer = nullptr;
+  int port = 0;
+};
+
+// Checks `def` given the producers of its data inputs, in order (each already
+// annotated): fills in default attrs and type/count attrs inferred from the
+// inputs (completing def.attrs in place), checks dtypes and references, and
+// runs the op's shape function. Errors do not name the node: callers prefix
+// it. NOT_FOUND for an unknown op, INVALID_ARGUMENT otherwise.
+StatusOr<NodeAnnotation> AnnotateNode(NodeDef& def, const OpRegistry& registry,
+                                      const std::vector<AnnotatedInput>& inputs);
+
 class Graph {
  public:
   struct Edge {
     int node = -1;  // producer (for inputs) or consumer (for outputs)
     int port = 0;   // producer's output port, or consumer's input index
   };
-  struct Node {
+  // The annotation's fields (reg, input_types, output_shapes, ...) are the
+  // node's own, as for any member.
+  struct Node : NodeAnnotation {
     NodeDef def;  // attrs completed: defaults and inferred type attrs filled in
-    const OpRegistration* reg = nullptr;
     std::vector<Edge> inputs;          // data inputs, in order: {producer, output port}
     std::vector<int> control_inputs;   // producers of control edges
     std::vector<Edge> consumers;       // data consumers: {consumer, input index}
     std::vector<int> control_consumers;
-    std::vector<DType> input_types, output_types;
-    std::vector<bool> input_refs, output_refs;
-    std::vector<PartialShape> output_shapes;
-    std::vector<Tensor> output_values;  // known at graph time, else uninitialized
     const std::string& name() const { return def.name; }
     const std::string& op() const { return def.op; }
   };

@@ -40,6 +40,14 @@ Status OpRegistry::RegisterKernel(const std::string& op, const std::string& devi
   return OkStatus();
 }
 
+Status OpRegistry::RegisterGradient(const std::string& op, GradFn fn) {
+  auto it = ops_.find(op);
+  if (it == ops_.end()) return errors::Internal("gradient for unregistered op '", op, "'");
+  if (it->second.grad_fn) return errors::Internal("two gradients for op '", op, "'");
+  it->second.grad_fn = std::move(fn);
+  return OkStatus();
+}
+
 const OpRegistration* OpRegistry::Find(const std::string& op) const {
   auto it = ops_.find(op);
   return it == ops_.end() ? nullptr : &it->second;

@@ -26,6 +26,9 @@ namespace tfd {
 
 class OpKernel;
 class OpKernelConstruction;
+class Scope;
+struct GradInputs;
+struct Output;
 
 inline constexpr const char* kDeviceCpu = "CPU";
 inline constexpr const char* kDeviceGpu = "GPU";
@@ -33,10 +36,17 @@ inline constexpr const char* kDeviceGpu = "GPU";
 using KernelFactory =
     std::function<StatusOr<std::unique_ptr<OpKernel>>(OpKernelConstruction&)>;
 
+// Builds the gradient of one op with the graph-builder API
+// (common/graph_builder.h, common/gradients.h): given the forward node and the
+// gradients reaching its outputs, sets (*dx)[i] to the gradient for input i,
+// or leaves it invalid where there is none (an integer input, an axis).
+using GradFn = std::function<Status(Scope& scope, const GradInputs& in, std::vector<Output>* dx)>;
+
 struct OpRegistration {
   OpDef def;
   ShapeFn shape_fn;
   std::map<std::string, KernelFactory> kernels;  // device type -> factory
+  GradFn grad_fn;                                // empty: the op has no gradient
 };
 
 class OpRegistry {
@@ -46,6 +56,9 @@ class OpRegistry {
   // Adds the kernel for `device_type` to an op already registered.
   Status RegisterKernel(const std::string& op, const std::string& device_type,
                         KernelFactory factory);
+  // Sets the gradient function of an op already registered; INTERNAL if the
+  // op is unknown or already has one.
+  Status RegisterGradient(const std::string& op, GradFn fn);
 
   // Convenience: Register + RegisterKernel<K> on CPU, where K is constructible
   // from OpKernelConstruction& (errors reported through it).

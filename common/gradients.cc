@@ -1,0 +1,199 @@
+#include "common/gradients.h"
+
+#include <deque>
+#include <map>
+#include <utility>
+
+namespace tfd {
+namespace {
+
+using TensorKey = std::pair<int, int>;  // {node id, output port}
+
+std::string Where(const NodeDef& n) { return "node '" + n.name + "' (" + n.op + ")"; }
+
+// The data edges of the first `n` nodes of the graph, both ways.
+struct Edges {
+  std::vector<std::vector<TensorKey>> inputs;     // per node: {producer, port}
+  std::vector<std::vector<TensorKey>> consumers;  // per node: {consumer, producer port}
+};
+
+StatusOr<Edges> CollectEdges(const Scope& scope, int n) {
+  Edges e;
+  e.inputs.resize(n);
+  e.consumers.resize(n);
+  for (int id = 0; id < n; ++id) {
+    for (const std::string& in : scope.node(id).inputs) {
+      TFD_ASSIGN_OR_RETURN(InputRef ref, ParseInput(in));
+      if (ref.control) continue;
+      const int src = scope.FindNode(ref.node);
+      if (src < 0 || src >= n) return errors::Internal("input '", in, "' of a built node is lost");
+      e.inputs[id].push_back({src, ref.port});
+      e.consumers[src].push_back({id, ref.port});
+    }
+  }
+  return e;
+}
+
+// Nodes on some data path from an x to a y: reachable from the consumers of
+// the xs' exact outputs, and feeding some y.
+std::vector<bool> NodesBetween(const Edges& e, const std::vector<TensorKey>& xs,
+                               const std::vector<TensorKey>& ys) {
+  const size_t n = e.inputs.size();
+  std::vector<bool> reached(n), needed(n), between(n);
+  std::deque<int> work;
+  for (const auto& [node, port] : xs) {
+    for (const auto& [consumer, p] : e.consumers[node]) {
+      if (p == port) work.push_back(consumer);
+    }
+  }
+  while (!work.empty()) {
+    const int id = work.front();
+    work.pop_front();
+    if (reached[id]) continue;
+    reached[id] = true;
+    for (const auto& c : e.consumers[id]) work.push_back(c.first);
+  }
+  for (const auto& y : ys) work.push_back(y.first);
+  while (!work.empty()) {
+    const int id = work.front();
+    work.pop_front();
+    if (needed[id]) continue;
+    needed[id] = true;
+    for (const auto& in : e.inputs[id]) work.push_back(in.first);
+  }
+  for (size_t i = 0; i < n; ++i) between[i] = reached[i] && needed[i];
+  return between;
+}
+
+// The sum of the gradients reaching one tensor (invalid when none did).
+Output Aggregate(const Scope& scope, const std::vector<Output>& grads) {
+  if (grads.empty()) return Output();
+  if (grads.size() == 1) return grads[0];
+  return scope.AddOperation("AddN", grads).output(0);
+}
+
+Status CheckFloating(const Output& t, const char* what, size_t i) {
+  if (!t.valid()) return errors::InvalidArgument(what, "[", i, "] is invalid");
+  if (!IsFloating(t.dtype)) {
+    return errors::InvalidArgument(what, "[", i, "] ('", t.name(), "') is ", DTypeName(t.dtype),
+                                   ": only float32 and float64 tensors have gradients");
+  }
+  return OkStatus();
+}
+
+StatusOr<TensorKey> KeyOf(const Scope& scope, const Output& t, const char* what, size_t i) {
+  TFD_RETURN_IF_ERROR(CheckFloating(t, what, i));
+  const int id = scope.FindNode(t.node);
+  if (id < 0) return errors::InvalidArgument(what, "[", i, "] names '", t.node, "', not in graph");
+  return TensorKey{id, t.port};
+}
+
+// Runs the gradient function of node `id`, adding what it returns for each
+// input to `grads`.
+Status Backprop(const Scope& gs, const Edges& edges, int id,
+                std::map<TensorKey, std::vector<Output>>& grads) {
+  // Copies: adding nodes below may move the scope's storage.
+  const NodeDef node = gs.node(id);
+  const NodeAnnotation ann = gs.annotation(id);
+  const Scope ns = gs.WithName(node.name + "_grad");
+
+  GradInputs in;
+  in.node = node;
+  bool any = false;
+  for (size_t p = 0; p < ann.output_types.size(); ++p) {
+    in.outputs.push_back(gs.OutputOf(node.name, static_cast<int>(p)));
+    auto it = grads.find({id, static_cast<int>(p)});
+    if (it == grads.end()) {
+      in.dy.push_back(Output());
+      continue;
+    }
+    it->second = {Aggregate(ns, it->second)};  // summed once, also when this is an x
+    in.dy.push_back(it->second[0]);
+    any = any || in.dy.back().valid();
+  }
+  if (!any) return OkStatus();  // e.g. an integer output feeding only axes
+  if (!ann.reg->grad_fn) {
+    return errors::NotFound("no gradient is registered for op '", node.op, "' (", Where(node),
+                            " lies on the path from xs to ys)");
+  }
+  for (const auto& [src, port] : edges.inputs[id]) {
+    in.inputs.push_back(gs.OutputOf(gs.node(src).name, port));
+  }
+  std::vector<Output> dx(in.inputs.size());
+  Scope fn_scope = ns;
+  Status s = ann.reg->grad_fn(fn_scope, in, &dx);
+  if (s.ok()) s = gs.status();
+  if (!s.ok()) return s.WithContext("gradient of " + Where(node));
+  if (dx.size() != in.inputs.size()) {
+    return errors::Internal("the gradient of ", Where(node), " gives ", dx.size(),
+                            " input gradients for ", in.inputs.size(), " inputs");
+  }
+  for (size_t i = 0; i < dx.size(); ++i) {
+    const Output& x = in.inputs[i];
+    if (!dx[i].valid() || !IsFloating(x.dtype)) continue;
+    if (dx[i].dtype != x.dtype || !dx[i].shape.IsCompatibleWith(x.shape)) {
+      return errors::Internal("the gradient of ", Where(node), " for input ", i, " is ",
+                              DTypeName(dx[i].dtype), dx[i].shape.ToString(), " but the input is ",
+                              DTypeName(x.dtype), x.shape.ToString());
+    }
+    grads[edges.inputs[id][i]].push_back(dx[i]);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
+                                           const std::vector<Output>& xs,
+                                           const std::vector<Output>& grad_ys) {
+  TFD_RETURN_IF_ERROR(scope.status());
+  if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
+    return errors::InvalidArgument("grad_ys has ", grad_ys.size(), " tensors for ", ys.size(),
+                                   " ys");
+  }
+  std::vector<TensorKey> y_keys, x_keys;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    TFD_ASSIGN_OR_RETURN(TensorKey k, KeyOf(scope, ys[i], "ys", i));
+    y_keys.push_back(k);
+  }
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TFD_ASSIGN_OR_RETURN(TensorKey k, KeyOf(scope, xs[i], "xs", i));
+    x_keys.push_back(k);
+  }
+  const int n = scope.num_nodes();  // the forward graph: nodes added below are not in it
+  TFD_ASSIGN_OR_RETURN(Edges edges, CollectEdges(scope, n));
+  const std::vector<bool> between = NodesBetween(edges, x_keys, y_keys);
+
+  const Scope gs = scope.WithName("gradients");
+  std::map<TensorKey, std::vector<Output>> grads;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    Output seed;
+    if (!grad_ys.empty()) {
+      seed = grad_ys[i];
+      if (!seed.valid() || seed.dtype != ys[i].dtype) {
+        return errors::InvalidArgument("grad_ys[", i, "] must be a valid ",
+                                       DTypeName(ys[i].dtype), " tensor like ys[", i, "] ('",
+                                       ys[i].name(), "')");
+      }
+    } else {
+      seed = gs.WithOpName("grad_ys_" + std::to_string(i)).AddOperation("OnesLike", {ys[i]})
+                 .output(0);
+    }
+    grads[y_keys[i]].push_back(seed);
+  }
+  TFD_RETURN_IF_ERROR(gs.status());
+
+  for (int id = n - 1; id >= 0; --id) {
+    if (between[id]) TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
+  }
+
+  std::vector<Output> result;
+  for (const TensorKey& k : x_keys) {
+    auto it = grads.find(k);
+    result.push_back(it == grads.end() ? Output() : Aggregate(gs, it->second));
+  }
+  TFD_RETURN_IF_ERROR(gs.status());
+  return result;
+}
+
+}  // namespace tfd

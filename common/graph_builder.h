@@ -1,0 +1,167 @@
+// Scope: builds a GraphDef node by node, checking each node against the op
+// registry as it is added, so every Output knows its dtype and shape.
+//
+// A root scope owns the graph being built; child scopes share it and differ
+// in the name prefix, device, device function and control dependencies they
+// give the nodes added through them. Errors do not throw and are not
+// returned by each call: the first one is kept in the graph (scope.status())
+// and every later AddOp returns invalid outputs, so model code reads linearly
+// and is checked once at the end.
+//
+//   Scope root = Scope::NewRootScope(registry);
+//   Scope layer = root.WithName("layer1").WithDevice("/job:worker");
+//   std::vector<Output> y = layer.AddOp("MatMul", {x, w});   // "layer1/MatMul"
+//   TFD_RETURN_IF_ERROR(root.status());
+//   TFD_RETURN_IF_ERROR(SaveGraph(root.ToGraphDef(), "graph.capnp", GraphFormat::kBinary));
+//
+// The builder knows no concrete op: typed wrappers (api/ops.h) and gradient
+// functions (kernels/*/..._grad.cc) are written on top of AddOp.
+//
+// Thread-safety: none. A graph is built by one thread; scopes are cheap
+// handles to shared state, so copies of one root must not be used from
+// several threads at once.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/graph.h"
+#include "common/graph_def.h"
+#include "common/op_registry.h"
+
+namespace tfd {
+
+// One output of a node of the graph being built.
+struct Output {
+  std::string node;  // empty: invalid (the node could not be added; "no gradient")
+  int port = 0;
+  DType dtype = DType::kInvalid;
+  PartialShape shape;   // what shape inference knows
+  bool is_ref = false;  // a reference (a variable's output), not a value
+
+  bool valid() const { return !node.empty(); }
+  // "node" for port 0, else "node:port": the form of inputs, feeds, fetches.
+  std::string name() const;
+};
+
+// A node added to the graph, with its outputs; an op without outputs (NoOp,
+// Assign used as a target) is referred to through this.
+struct Operation {
+  std::string name;  // empty: invalid
+  std::vector<Output> outputs;
+
+  bool valid() const { return !name.empty(); }
+  // Output i, or an invalid Output when there is no such output.
+  Output output(int i) const;
+};
+
+// A variable of the graph, recorded by whoever creates it (api/variables.h)
+// so initializers and optimizers can find every variable later.
+struct VariableInfo {
+  Output ref;                // the variable node's output (a reference)
+  Output value;              // its read snapshot, what model code computes with
+  std::string initializer;   // the node that assigns its initial value
+  std::string device;        // the variable node's requested device
+  bool trainable = true;
+};
+
+class Scope {
+ public:
+  // Chooses the device of a node given the node (attrs completed, device set
+  // from the scope): how parameter placement strategies (api/placement.h)
+  // put variables on ps tasks. Returns the device to use.
+  using DeviceFunction = std::function<std::string(const NodeDef& node)>;
+
+  // A new, empty graph. `registry` must outlive the scope and its children.
+  static Scope NewRootScope(const OpRegistry& registry);
+
+  // Children. Nodes added through WithName("layer1") are named
+  // "layer1/<name>"; prefixes nest.
+  Scope WithName(const std::string& name) const;
+  // The prefix replaced: "" puts nodes at the top level, "w" under "w/" —
+  // for nodes named after another node, such as an optimizer's slots.
+  Scope WithPrefix(const std::string& prefix) const;
+  // The next nodes added through the returned scope are named `name` (under
+  // the prefix) rather than after their op; repeated names get "_1", "_2".
+  // "" restores naming after the op.
+  Scope WithOpName(const std::string& name) const;
+  // A partial device spec merged over this scope's, as nested tf.device
+  // blocks do: "/job:ps" then "/task:1" gives "/job:ps/task:1". A malformed
+  // spec is an error of the scope.
+  Scope WithDevice(const std::string& device) const;
+  // Exactly the device of `node`'s output, with no device function: for
+  // nodes that belong beside it (a variable's initializer, its slots).
+  Scope ColocatedWith(const Output& node) const;
+  // fn decides the device of every node added through the returned scope
+  // (nullptr: none).
+  Scope WithDeviceFunction(DeviceFunction fn) const;
+  // Nodes added through the returned scope run after these, in addition to
+  // this scope's control dependencies.
+  Scope WithControlDependencies(const std::vector<Operation>& ops) const;
+  Scope WithControlDependencies(const std::vector<Output>& outputs) const;
+  Scope WithNoControlDependencies() const;
+
+  // Adds a node of op `op` with the given data inputs (a list input, such as
+  // AddN's, is given flat) and attrs; type and count attrs the inputs imply
+  // may be left out, and defaults are filled in. On any error (unknown op,
+  // wrong dtype, certain shape mismatch, invalid input) the scope keeps the
+  // error and the result is invalid.
+  Operation AddOperation(const std::string& op, const std::vector<Output>& inputs,
+                         AttrMap attrs = {}) const;
+  std::vector<Output> AddOp(const std::string& op, const std::vector<Output>& inputs,
+                            AttrMap attrs = {}) const {
+    return AddOperation(op, inputs, std::move(attrs)).outputs;
+  }
+
+  // The first error of the graph, shared by every scope of it.
+  Status status() const;
+  bool ok() const { return status().ok(); }
+  // Records `s` unless an error is already recorded.
+  void UpdateStatus(const Status& s) const;
+
+  const OpRegistry& registry() const;
+  const std::string& name_prefix() const { return prefix_; }
+  // The name WithOpName set ("" when nodes are named after their op).
+  const std::string& op_name() const { return op_name_; }
+  const std::string& device() const { return device_; }
+
+  // "prefix/base" when free, else "prefix/base_1", ...; the name is
+  // reserved, so nodes added later do not take it.
+  std::string UniqueName(const std::string& base) const;
+
+  // Nodes so far, in the order added (which is a topological order).
+  int num_nodes() const;
+  const NodeDef& node(int id) const;
+  const NodeAnnotation& annotation(int id) const;
+  int FindNode(const std::string& name) const;  // -1 when absent
+  // Output `port` of node `name`; invalid when there is none.
+  Output OutputOf(const std::string& name, int port) const;
+  // The output's value when known at graph time (a Const, a fully known
+  // Shape), else an uninitialized Tensor. Shares the value's buffer.
+  Tensor ConstantValue(const Output& o) const;
+
+  // The graph's variables, in creation order.
+  void AddVariable(VariableInfo v) const;
+  const std::vector<VariableInfo>& variables() const;
+
+  // The graph built so far (attrs completed). Check status() first: nodes
+  // refused with an error are not in it.
+  GraphDef ToGraphDef() const;
+
+ private:
+  struct State;
+  explicit Scope(std::shared_ptr<State> state);
+
+  std::shared_ptr<State> state_;
+  std::string prefix_;
+  std::string op_name_;
+  std::string device_;
+  DeviceFunction device_fn_;
+  std::vector<std::string> control_deps_;  // node names
+};
+
+}  // namespace tfd
