@@ -17,6 +17,9 @@ Status RegisterArrayOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(array::RegisterGatherOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterTransposeOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterCastOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterPadOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterSegmentOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterArrayGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }
 

@@ -16,5 +16,8 @@ Status RegisterSliceOps(OpRegistry& r);         // slice_ops.cc
 Status RegisterGatherOps(OpRegistry& r);        // gather_ops.cc
 Status RegisterTransposeOps(OpRegistry& r);     // transpose_ops.cc
 Status RegisterCastOps(OpRegistry& r);          // cast_ops.cc
+Status RegisterPadOps(OpRegistry& r);           // pad_ops.cc
+Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
+Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array

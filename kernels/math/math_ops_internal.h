@@ -15,5 +15,6 @@ Status RegisterMatMulOp(OpRegistry& r);         // matmul_op.cc
 Status RegisterReductionOps(OpRegistry& r);     // reduction_ops.cc
 Status RegisterArgMinMaxOps(OpRegistry& r);     // argminmax_op.cc
 Status RegisterMathGradOps(OpRegistry& r);      // math_grad_ops.cc
+Status RegisterMathGradients(OpRegistry& r);    // math_grad.cc: gradient functions
 
 }  // namespace tfd::kernels

@@ -13,6 +13,7 @@ Status RegisterSoftmaxOps(OpRegistry& registry);         // softmax_ops.cc
 Status RegisterBiasOps(OpRegistry& registry);            // bias_ops.cc
 Status RegisterLossOps(OpRegistry& registry);            // loss_ops.cc
 Status RegisterInTopKOps(OpRegistry& registry);          // in_top_k_ops.cc
+Status RegisterNnGradients(OpRegistry& registry);        // nn_grad.cc: gradient functions
 
 // The dtypes of the float-only nn ops.
 inline constexpr const char* kFloatTypeAttr = "T: {float32, float64}";

@@ -13,6 +13,7 @@ Status RegisterNnOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(nn::RegisterBiasOps(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterLossOps(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterInTopKOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterNnGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }
 
