@@ -1,0 +1,328 @@
+#include "api/ops.h"
+
+#include "api/variables.h"
+
+namespace tfd::ops {
+namespace {
+
+template <typename T>
+Tensor VectorOf(std::initializer_list<T> v) {
+  return Tensor::FromVector<T>(std::vector<T>(v));
+}
+
+template <typename T>
+Tensor MatrixOf(std::initializer_list<std::initializer_list<T>> rows) {
+  std::vector<T> values;
+  int64_t cols = rows.size() ? static_cast<int64_t>(rows.begin()->size()) : 0;
+  for (const auto& row : rows) {
+    // Ragged rows make no matrix: pad or cut to the first row's width.
+    std::vector<T> r(row);
+    r.resize(cols);
+    values.insert(values.end(), r.begin(), r.end());
+  }
+  return Tensor::FromVector<T>(values, TensorShape({static_cast<int64_t>(rows.size()), cols}));
+}
+
+// A numeric literal converted to `to` (value by value).
+Tensor ConvertLiteral(const Tensor& t, DType to) {
+  auto out = Tensor::Allocate(to, t.shape());
+  if (!out.ok()) return t;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    double v = 0;
+    TFD_SWITCH_NUMERIC(t.dtype(), S, { v = static_cast<double>(t.data<S>()[i]); }, { return t; });
+    TFD_SWITCH_NUMERIC(to, D, { out->data<D>()[i] = static_cast<D>(v); }, { return t; });
+  }
+  return *out;
+}
+
+Output Single(const Scope& scope, const std::string& op, const std::vector<Output>& inputs,
+              AttrMap attrs = {}) {
+  return scope.AddOperation(op, inputs, std::move(attrs)).output(0);
+}
+
+Output Unary(const Scope& scope, const char* op, const Input& x) {
+  return Single(scope, op, {AsOutput(scope, x)});
+}
+
+// A binary op; a literal operand takes the dtype of a tensor operand.
+Output Binary(const Scope& scope, const char* op, const Input& x, const Input& y) {
+  const DType hx = y.is_literal() ? DType::kInvalid : y.output().dtype;
+  const DType hy = x.is_literal() ? DType::kInvalid : x.output().dtype;
+  return Single(scope, op, {AsOutput(scope, x, hx), AsOutput(scope, y, hy)});
+}
+
+Output Reduce(const Scope& scope, const char* op, const Input& x, const Input& axis,
+              ReduceAttrs attrs) {
+  return Single(scope, op, {AsOutput(scope, x), AsOutput(scope, axis)},
+                {{"keep_dims", attrs.keep_dims}});
+}
+
+Output Random(const Scope& scope, const char* op, const Input& shape, DType dtype,
+              int64_t seed) {
+  return Single(scope, op, {AsOutput(scope, shape)},
+                {{"dtype", dtype}, {"seed", seed}, {"seed2", seed}});
+}
+
+}  // namespace
+
+Input::Input(const Variable& v) : output_(v.value()) {}
+Input::Input(std::initializer_list<int> v) {
+  std::vector<int32_t> v32(v.begin(), v.end());
+  literal_ = Tensor::FromVector<int32_t>(v32);
+}
+Input::Input(std::initializer_list<int64_t> v) : literal_(VectorOf(v)) {}
+Input::Input(std::initializer_list<float> v) : literal_(VectorOf(v)) {}
+Input::Input(std::initializer_list<double> v) : literal_(VectorOf(v)) {}
+Input::Input(std::initializer_list<std::initializer_list<int>> rows) {
+  std::vector<std::vector<int32_t>> r32;
+  for (const auto& row : rows) r32.emplace_back(row.begin(), row.end());
+  const int64_t cols = r32.empty() ? 0 : static_cast<int64_t>(r32[0].size());
+  std::vector<int32_t> values;
+  for (auto& row : r32) {
+    row.resize(cols);
+    values.insert(values.end(), row.begin(), row.end());
+  }
+  literal_ = Tensor::FromVector<int32_t>(values,
+                                         TensorShape({static_cast<int64_t>(r32.size()), cols}));
+}
+Input::Input(std::initializer_list<std::initializer_list<float>> rows)
+    : literal_(MatrixOf(rows)) {}
+Input::Input(std::initializer_list<std::initializer_list<double>> rows)
+    : literal_(MatrixOf(rows)) {}
+
+Output AsOutput(const Scope& scope, const Input& in, DType dtype_hint) {
+  if (!in.is_literal()) return in.output();
+  Tensor value = in.literal();
+  if (dtype_hint != DType::kInvalid && value.dtype() != dtype_hint && IsNumeric(dtype_hint) &&
+      IsNumeric(value.dtype())) {
+    value = ConvertLiteral(value, dtype_hint);
+  }
+  const DType dtype = value.dtype();
+  return Single(scope.WithOpName(""), "Const", {},
+                {{"value", std::move(value)}, {"dtype", dtype}});
+}
+
+Output Const(const Scope& scope, const Input& value) {
+  if (!value.is_literal()) return Identity(scope, value);
+  const Tensor& t = value.literal();
+  return Single(scope, "Const", {}, {{"value", t}, {"dtype", t.dtype()}});
+}
+
+Output Placeholder(const Scope& scope, DType dtype, PartialShape shape) {
+  return Single(scope, "Placeholder", {}, {{"dtype", dtype}, {"shape", std::move(shape)}});
+}
+
+Output PlaceholderWithDefault(const Scope& scope, const Input& value, PartialShape shape) {
+  const Output v = AsOutput(scope, value);
+  return Single(scope, "PlaceholderWithDefault", {v},
+                {{"dtype", v.dtype}, {"shape", std::move(shape)}});
+}
+
+Output Identity(const Scope& scope, const Input& x) { return Unary(scope, "Identity", x); }
+
+Operation NoOp(const Scope& scope) { return scope.AddOperation("NoOp", {}); }
+
+Operation Group(const Scope& scope, const std::vector<Operation>& ops) {
+  return NoOp(scope.WithControlDependencies(ops));
+}
+
+Output Add(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Add", x, y); }
+Output Sub(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Sub", x, y); }
+Output Mul(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Mul", x, y); }
+Output Div(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Div", x, y); }
+Output Maximum(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "Maximum", x, y);
+}
+Output Minimum(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "Minimum", x, y);
+}
+Output Pow(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Pow", x, y); }
+Output SquaredDifference(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "SquaredDifference", x, y);
+}
+Output Equal(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Equal", x, y); }
+Output NotEqual(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "NotEqual", x, y);
+}
+Output Less(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Less", x, y); }
+Output LessEqual(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "LessEqual", x, y);
+}
+Output Greater(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "Greater", x, y);
+}
+Output GreaterEqual(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "GreaterEqual", x, y);
+}
+
+Output Neg(const Scope& s, const Input& x) { return Unary(s, "Neg", x); }
+Output Square(const Scope& s, const Input& x) { return Unary(s, "Square", x); }
+Output Sqrt(const Scope& s, const Input& x) { return Unary(s, "Sqrt", x); }
+Output Rsqrt(const Scope& s, const Input& x) { return Unary(s, "Rsqrt", x); }
+Output Reciprocal(const Scope& s, const Input& x) { return Unary(s, "Reciprocal", x); }
+Output Exp(const Scope& s, const Input& x) { return Unary(s, "Exp", x); }
+Output Log(const Scope& s, const Input& x) { return Unary(s, "Log", x); }
+Output Abs(const Scope& s, const Input& x) { return Unary(s, "Abs", x); }
+Output Sign(const Scope& s, const Input& x) { return Unary(s, "Sign", x); }
+Output Floor(const Scope& s, const Input& x) { return Unary(s, "Floor", x); }
+
+Output AddN(const Scope& s, const std::vector<Output>& inputs) {
+  return Single(s, "AddN", inputs);
+}
+
+Output Select(const Scope& s, const Input& condition, const Input& t, const Input& e) {
+  const Output tv = AsOutput(s, t, e.is_literal() ? DType::kInvalid : e.output().dtype);
+  return Single(s, "Select", {AsOutput(s, condition), tv, AsOutput(s, e, tv.dtype)});
+}
+
+Output Cast(const Scope& s, const Input& x, DType dtype) {
+  return Single(s, "Cast", {AsOutput(s, x)}, {{"DstT", dtype}});
+}
+
+Output MatMul(const Scope& s, const Input& a, const Input& b, MatMulAttrs attrs) {
+  return Single(s, "MatMul", {AsOutput(s, a), AsOutput(s, b)},
+                {{"transpose_a", attrs.transpose_a}, {"transpose_b", attrs.transpose_b}});
+}
+
+Output Sum(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
+  return Reduce(s, "Sum", x, axis, a);
+}
+Output Mean(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
+  return Reduce(s, "Mean", x, axis, a);
+}
+Output Max(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
+  return Reduce(s, "Max", x, axis, a);
+}
+Output Min(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
+  return Reduce(s, "Min", x, axis, a);
+}
+Output Prod(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
+  return Reduce(s, "Prod", x, axis, a);
+}
+Output ArgMax(const Scope& s, const Input& x, const Input& axis) {
+  return Single(s, "ArgMax", {AsOutput(s, x), AsOutput(s, axis)});
+}
+
+Output Sigmoid(const Scope& s, const Input& x) { return Unary(s, "Sigmoid", x); }
+Output Tanh(const Scope& s, const Input& x) { return Unary(s, "Tanh", x); }
+Output Relu(const Scope& s, const Input& x) { return Unary(s, "Relu", x); }
+Output Relu6(const Scope& s, const Input& x) { return Unary(s, "Relu6", x); }
+Output Elu(const Scope& s, const Input& x) { return Unary(s, "Elu", x); }
+Output Softplus(const Scope& s, const Input& x) { return Unary(s, "Softplus", x); }
+Output Softmax(const Scope& s, const Input& x) { return Unary(s, "Softmax", x); }
+Output LogSoftmax(const Scope& s, const Input& x) { return Unary(s, "LogSoftmax", x); }
+Output BiasAdd(const Scope& s, const Input& value, const Input& bias) {
+  return Binary(s, "BiasAdd", value, bias);
+}
+Output L2Loss(const Scope& s, const Input& t) { return Unary(s, "L2Loss", t); }
+
+XentOutputs SoftmaxCrossEntropyWithLogits(const Scope& s, const Input& features,
+                                          const Input& labels) {
+  const Operation op = s.AddOperation("SoftmaxCrossEntropyWithLogits",
+                                      {AsOutput(s, features), AsOutput(s, labels)});
+  return {op.output(0), op.output(1)};
+}
+
+XentOutputs SparseSoftmaxCrossEntropyWithLogits(const Scope& s, const Input& features,
+                                                const Input& labels) {
+  const Operation op = s.AddOperation("SparseSoftmaxCrossEntropyWithLogits",
+                                      {AsOutput(s, features), AsOutput(s, labels)});
+  return {op.output(0), op.output(1)};
+}
+
+Output InTopK(const Scope& s, const Input& predictions, const Input& targets, int64_t k) {
+  return Single(s, "InTopK", {AsOutput(s, predictions), AsOutput(s, targets)}, {{"k", k}});
+}
+
+Output Shape(const Scope& s, const Input& x) { return Unary(s, "Shape", x); }
+Output Size(const Scope& s, const Input& x) { return Unary(s, "Size", x); }
+Output Rank(const Scope& s, const Input& x) { return Unary(s, "Rank", x); }
+Output Reshape(const Scope& s, const Input& x, const Input& shape) {
+  return Single(s, "Reshape", {AsOutput(s, x), AsOutput(s, shape)});
+}
+Output ExpandDims(const Scope& s, const Input& x, const Input& axis) {
+  return Single(s, "ExpandDims", {AsOutput(s, x), AsOutput(s, axis)});
+}
+Output Squeeze(const Scope& s, const Input& x, std::vector<int64_t> axes) {
+  return Single(s, "Squeeze", {AsOutput(s, x)}, {{"squeeze_dims", std::move(axes)}});
+}
+Output Transpose(const Scope& s, const Input& x, const Input& perm) {
+  return Single(s, "Transpose", {AsOutput(s, x), AsOutput(s, perm)});
+}
+Output Tile(const Scope& s, const Input& x, const Input& multiples) {
+  return Single(s, "Tile", {AsOutput(s, x), AsOutput(s, multiples)});
+}
+
+Output Concat(const Scope& s, const std::vector<Output>& values, const Input& axis) {
+  std::vector<Output> inputs = values;
+  inputs.push_back(AsOutput(s, axis));
+  return Single(s, "ConcatV2", inputs);
+}
+
+Output Stack(const Scope& s, const std::vector<Output>& values, int64_t axis) {
+  return Single(s, "Pack", values, {{"axis", axis}});
+}
+
+std::vector<Output> Unstack(const Scope& s, const Input& value, int64_t num, int64_t axis) {
+  return s.AddOp("Unpack", {AsOutput(s, value)}, {{"num", num}, {"axis", axis}});
+}
+
+std::vector<Output> Split(const Scope& s, const Input& axis, const Input& value,
+                          int64_t num_split) {
+  return s.AddOp("Split", {AsOutput(s, axis), AsOutput(s, value)}, {{"num_split", num_split}});
+}
+
+Output Slice(const Scope& s, const Input& x, const Input& begin, const Input& size) {
+  return Single(s, "Slice", {AsOutput(s, x), AsOutput(s, begin), AsOutput(s, size)});
+}
+Output Pad(const Scope& s, const Input& x, const Input& paddings) {
+  return Single(s, "Pad", {AsOutput(s, x), AsOutput(s, paddings)});
+}
+Output Gather(const Scope& s, const Input& params, const Input& indices) {
+  return Single(s, "Gather", {AsOutput(s, params), AsOutput(s, indices)});
+}
+Output GatherV2(const Scope& s, const Input& params, const Input& indices, const Input& axis) {
+  return Single(s, "GatherV2", {AsOutput(s, params), AsOutput(s, indices), AsOutput(s, axis)});
+}
+Output UnsortedSegmentSum(const Scope& s, const Input& data, const Input& segment_ids,
+                          const Input& num_segments) {
+  return Single(s, "UnsortedSegmentSum",
+                {AsOutput(s, data), AsOutput(s, segment_ids), AsOutput(s, num_segments)});
+}
+Output Fill(const Scope& s, const Input& dims, const Input& value) {
+  return Single(s, "Fill", {AsOutput(s, dims), AsOutput(s, value)});
+}
+Output ZerosLike(const Scope& s, const Input& x) { return Unary(s, "ZerosLike", x); }
+Output OnesLike(const Scope& s, const Input& x) { return Unary(s, "OnesLike", x); }
+Output OneHot(const Scope& s, const Input& indices, const Input& depth, const Input& on_value,
+              const Input& off_value) {
+  const Output on = AsOutput(s, on_value);
+  return Single(s, "OneHot", {AsOutput(s, indices), AsOutput(s, depth), on,
+                              AsOutput(s, off_value, on.dtype)});
+}
+
+Output RandomNormal(const Scope& s, const Input& shape, DType dtype, int64_t seed) {
+  return Random(s, "RandomStandardNormal", shape, dtype, seed);
+}
+Output TruncatedNormal(const Scope& s, const Input& shape, DType dtype, int64_t seed) {
+  return Random(s, "TruncatedNormal", shape, dtype, seed);
+}
+Output RandomUniform(const Scope& s, const Input& shape, DType dtype, int64_t seed) {
+  return Random(s, "RandomUniform", shape, dtype, seed);
+}
+
+Output Assign(const Scope& s, const Output& ref, const Input& value) {
+  return Single(s, "Assign", {ref, AsOutput(s, value, ref.dtype)});
+}
+Output AssignAdd(const Scope& s, const Output& ref, const Input& value) {
+  return Single(s, "AssignAdd", {ref, AsOutput(s, value, ref.dtype)});
+}
+Output AssignSub(const Scope& s, const Output& ref, const Input& value) {
+  return Single(s, "AssignSub", {ref, AsOutput(s, value, ref.dtype)});
+}
+
+Output ScalarSummary(const Scope& s, const std::string& tag, const Input& value) {
+  return Identity(s.WithName("summaries").WithOpName(tag), value);
+}
+
+}  // namespace tfd::ops

@@ -1,0 +1,189 @@
+// Typed op wrappers: the C++ graph API model code is written in, shaped like
+// TensorFlow's (tensorflow::ops in C++, tf.* in Python). Each wrapper adds a
+// node through a Scope (common/graph_builder.h) and returns its outputs; an
+// argument may be an Output, a Variable, or a literal that becomes a Const.
+//
+//   Scope root = Scope::NewRootScope(registry);
+//   Output x = ops::Placeholder(root.WithOpName("x"), DType::kFloat32, {-1, 784});
+//   Output h = ops::Relu(root, ops::Add(root, ops::MatMul(root, x, w), b));
+//   Output loss = ops::Mean(root, ops::Square(root, ops::Sub(root, h, 1.0f)), {0, 1});
+//
+// Naming: a node is named after its op ("MatMul", "MatMul_1", ...) under the
+// scope's prefix, or as scope.WithOpName("name") says. A literal becomes a
+// Const node named "Const"; a scalar literal beside a tensor operand takes the
+// operand's dtype (Mul(x, 2) with float32 x multiplies by 2.0f), otherwise
+// the C++ type decides: int -> int32, int64_t -> int64, float -> float32,
+// double -> float64, bool -> bool.
+//
+// Errors stay in the scope (scope.status()); a failed wrapper returns an
+// invalid Output, which makes every later wrapper that uses it a no-op.
+//
+// Thread-safety: as Scope (one thread per graph).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "common/graph_builder.h"
+
+namespace tfd::ops {
+
+class Variable;
+
+// An op argument: a graph tensor or a literal.
+class Input {
+ public:
+  Input(const Output& o) : output_(o) {}   // NOLINT: implicit by design, as in TensorFlow
+  Input(const Variable& v);                // NOLINT: the variable's value
+  Input(const Tensor& t) : literal_(t) {}  // NOLINT
+  Input(float v) : literal_(Tensor::Scalar(v)) {}                  // NOLINT
+  Input(double v) : literal_(Tensor::Scalar(v)) {}                 // NOLINT
+  Input(int v) : literal_(Tensor::Scalar<int32_t>(v)) {}           // NOLINT
+  Input(int64_t v) : literal_(Tensor::Scalar(v)) {}                // NOLINT
+  Input(bool v) : literal_(Tensor::Scalar(v)) {}                   // NOLINT
+  Input(std::initializer_list<int> v);                             // NOLINT: int32 vector
+  Input(std::initializer_list<int64_t> v);                         // NOLINT
+  Input(std::initializer_list<float> v);                           // NOLINT
+  Input(std::initializer_list<double> v);                          // NOLINT
+  Input(std::initializer_list<std::initializer_list<int>> rows);   // NOLINT: an int32 matrix
+  Input(std::initializer_list<std::initializer_list<float>> rows); // NOLINT: a matrix
+  Input(std::initializer_list<std::initializer_list<double>> rows);// NOLINT
+
+  bool is_literal() const { return literal_.initialized(); }
+  const Output& output() const { return output_; }
+  const Tensor& literal() const { return literal_; }
+
+ private:
+  Output output_;
+  Tensor literal_;
+};
+
+// The Output for `in`: itself, or a new Const. A numeric literal is converted
+// to `dtype_hint` when one is given (kInvalid: keep its own dtype).
+Output AsOutput(const Scope& scope, const Input& in, DType dtype_hint = DType::kInvalid);
+
+// --- Constants, feeds, identities. ---
+Output Const(const Scope& scope, const Input& value);
+Output Placeholder(const Scope& scope, DType dtype, PartialShape shape = PartialShape::Unknown());
+Output PlaceholderWithDefault(const Scope& scope, const Input& value, PartialShape shape);
+Output Identity(const Scope& scope, const Input& x);
+// A NoOp: a node to run as a target, or to hang control dependencies on.
+Operation NoOp(const Scope& scope);
+// A NoOp that runs after every one of `ops` (tf.group).
+Operation Group(const Scope& scope, const std::vector<Operation>& ops);
+
+// --- Element-wise math (binary ops broadcast as numpy does). ---
+Output Add(const Scope& scope, const Input& x, const Input& y);
+Output Sub(const Scope& scope, const Input& x, const Input& y);
+Output Mul(const Scope& scope, const Input& x, const Input& y);
+Output Div(const Scope& scope, const Input& x, const Input& y);
+Output Maximum(const Scope& scope, const Input& x, const Input& y);
+Output Minimum(const Scope& scope, const Input& x, const Input& y);
+Output Pow(const Scope& scope, const Input& x, const Input& y);
+Output SquaredDifference(const Scope& scope, const Input& x, const Input& y);
+Output Equal(const Scope& scope, const Input& x, const Input& y);
+Output NotEqual(const Scope& scope, const Input& x, const Input& y);
+Output Less(const Scope& scope, const Input& x, const Input& y);
+Output LessEqual(const Scope& scope, const Input& x, const Input& y);
+Output Greater(const Scope& scope, const Input& x, const Input& y);
+Output GreaterEqual(const Scope& scope, const Input& x, const Input& y);
+Output Neg(const Scope& scope, const Input& x);
+Output Square(const Scope& scope, const Input& x);
+Output Sqrt(const Scope& scope, const Input& x);
+Output Rsqrt(const Scope& scope, const Input& x);
+Output Reciprocal(const Scope& scope, const Input& x);
+Output Exp(const Scope& scope, const Input& x);
+Output Log(const Scope& scope, const Input& x);
+Output Abs(const Scope& scope, const Input& x);
+Output Sign(const Scope& scope, const Input& x);
+Output Floor(const Scope& scope, const Input& x);
+Output AddN(const Scope& scope, const std::vector<Output>& inputs);
+Output Select(const Scope& scope, const Input& condition, const Input& t, const Input& e);
+Output Cast(const Scope& scope, const Input& x, DType dtype);
+
+struct MatMulAttrs {
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+Output MatMul(const Scope& scope, const Input& a, const Input& b, MatMulAttrs attrs = {});
+
+// --- Reductions over `axis` (a scalar or vector; empty reduces nothing). ---
+struct ReduceAttrs {
+  bool keep_dims = false;
+};
+Output Sum(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
+Output Mean(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
+Output Max(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
+Output Min(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
+Output Prod(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
+Output ArgMax(const Scope& scope, const Input& x, const Input& axis);
+
+// --- Neural-network ops. ---
+Output Sigmoid(const Scope& scope, const Input& x);
+Output Tanh(const Scope& scope, const Input& x);
+Output Relu(const Scope& scope, const Input& x);
+Output Relu6(const Scope& scope, const Input& x);
+Output Elu(const Scope& scope, const Input& x);
+Output Softplus(const Scope& scope, const Input& x);
+Output Softmax(const Scope& scope, const Input& logits);
+Output LogSoftmax(const Scope& scope, const Input& logits);
+Output BiasAdd(const Scope& scope, const Input& value, const Input& bias);
+Output L2Loss(const Scope& scope, const Input& t);
+struct XentOutputs {
+  Output loss;      // [batch]
+  Output backprop;  // [batch, classes]
+};
+XentOutputs SoftmaxCrossEntropyWithLogits(const Scope& scope, const Input& features,
+                                          const Input& labels);
+XentOutputs SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, const Input& features,
+                                                const Input& labels);
+// Whether each row's target class is among its k largest predictions.
+Output InTopK(const Scope& scope, const Input& predictions, const Input& targets, int64_t k);
+
+// --- Shapes and arrays. ---
+Output Shape(const Scope& scope, const Input& x);
+Output Size(const Scope& scope, const Input& x);
+Output Rank(const Scope& scope, const Input& x);
+Output Reshape(const Scope& scope, const Input& x, const Input& shape);
+Output ExpandDims(const Scope& scope, const Input& x, const Input& axis);
+Output Squeeze(const Scope& scope, const Input& x, std::vector<int64_t> axes = {});
+Output Transpose(const Scope& scope, const Input& x, const Input& perm);
+Output Tile(const Scope& scope, const Input& x, const Input& multiples);
+// Joins along axis (ConcatV2).
+Output Concat(const Scope& scope, const std::vector<Output>& values, const Input& axis);
+Output Stack(const Scope& scope, const std::vector<Output>& values, int64_t axis = 0);
+std::vector<Output> Unstack(const Scope& scope, const Input& value, int64_t num,
+                            int64_t axis = 0);
+std::vector<Output> Split(const Scope& scope, const Input& axis, const Input& value,
+                          int64_t num_split);
+Output Slice(const Scope& scope, const Input& x, const Input& begin, const Input& size);
+Output Pad(const Scope& scope, const Input& x, const Input& paddings);
+Output Gather(const Scope& scope, const Input& params, const Input& indices);
+Output GatherV2(const Scope& scope, const Input& params, const Input& indices,
+                const Input& axis);
+Output UnsortedSegmentSum(const Scope& scope, const Input& data, const Input& segment_ids,
+                          const Input& num_segments);
+Output Fill(const Scope& scope, const Input& dims, const Input& value);
+Output ZerosLike(const Scope& scope, const Input& x);
+Output OnesLike(const Scope& scope, const Input& x);
+Output OneHot(const Scope& scope, const Input& indices, const Input& depth,
+              const Input& on_value, const Input& off_value);
+
+// --- Random tensors of shape `shape`; seed 0 draws a different stream per run. ---
+Output RandomNormal(const Scope& scope, const Input& shape, DType dtype, int64_t seed = 0);
+Output TruncatedNormal(const Scope& scope, const Input& shape, DType dtype, int64_t seed = 0);
+Output RandomUniform(const Scope& scope, const Input& shape, DType dtype, int64_t seed = 0);
+
+// --- Variables by reference (see api/variables.h for Variable). ---
+Output Assign(const Scope& scope, const Output& ref, const Input& value);
+Output AssignAdd(const Scope& scope, const Output& ref, const Input& value);
+Output AssignSub(const Scope& scope, const Output& ref, const Input& value);
+
+// A scalar summary: an Identity node named "summaries/<tag>" (below the
+// scope's prefix) that a trainer fetches by that name to log the value, for
+// example `tfctl submit --fetch summaries/loss`. There is no summary file
+// format: the fetched value is the summary.
+Output ScalarSummary(const Scope& scope, const std::string& tag, const Input& value);
+
+}  // namespace tfd::ops

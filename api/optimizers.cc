@@ -1,0 +1,144 @@
+#include "api/optimizers.h"
+
+#include "common/gradients.h"
+
+namespace tfd::train {
+namespace {
+
+Operation AsOperation(const Output& o) {
+  if (!o.valid()) return Operation();
+  return Operation{o.node, {o}};
+}
+
+}  // namespace
+
+Output Optimizer::ScalarFor(const Scope& scope, double value, const Variable& var) {
+  return ops::AsOutput(scope, value, var.dtype());
+}
+
+StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
+    const Scope& scope, const Output& loss, std::vector<Variable> var_list) const {
+  TFD_RETURN_IF_ERROR(scope.status());
+  if (var_list.empty()) var_list = ops::TrainableVariables(scope);
+  if (var_list.empty()) return errors::InvalidArgument(name(), ": no trainable variables");
+  std::vector<Output> xs;
+  for (const Variable& v : var_list) {
+    if (!v.valid()) return errors::InvalidArgument(name(), ": var_list holds an invalid variable");
+    xs.push_back(v.ref());
+  }
+  TFD_ASSIGN_OR_RETURN(std::vector<Output> grads, AddGradients(scope, {loss}, xs));
+  std::vector<GradAndVar> out;
+  for (size_t i = 0; i < var_list.size(); ++i) out.push_back({grads[i], var_list[i]});
+  return out;
+}
+
+Operation Optimizer::ApplyGradients(const Scope& scope,
+                                    const std::vector<GradAndVar>& grads_and_vars,
+                                    const Variable& global_step) const {
+  if (!scope.ok()) return Operation();
+  const std::string op_name = scope.op_name().empty() ? name() : scope.op_name();
+  const Scope plain = scope.WithOpName("");
+  const Scope base = plain.WithName(op_name);
+  std::vector<GradAndVar> todo;
+  std::string names;
+  for (const GradAndVar& gv : grads_and_vars) {
+    names += (names.empty() ? "" : ", ") + gv.var.name();
+    if (gv.grad.valid()) todo.push_back(gv);
+  }
+  if (todo.empty()) {
+    scope.UpdateStatus(errors::InvalidArgument(
+        op_name, ": the loss has no gradient for any of the variables [", names,
+        "]; does it depend on them?"));
+    return Operation();
+  }
+  const std::vector<Variable> shared =
+      NonSlotVariables(plain.ColocatedWith(todo[0].var.ref()), todo[0].var);
+
+  std::vector<Operation> updates;
+  for (const GradAndVar& gv : todo) {
+    const Variable& var = gv.var;
+    std::vector<Variable> slots;
+    const auto shape = var.ref().shape.AsTensorShape();
+    if (num_slots() > 0 && !shape) {
+      scope.UpdateStatus(errors::InvalidArgument(op_name, ": variable '", var.name(),
+                                                 "' needs slots but its shape ",
+                                                 var.ref().shape.ToString(), " is not known"));
+      return Operation();
+    }
+    for (int k = 0; k < num_slots(); ++k) {
+      const std::string slot = k == 0 ? name() : name() + "_" + std::to_string(k);
+      const Scope slot_scope =
+          plain.WithPrefix(var.name()).WithOpName(slot).ColocatedWith(var.ref());
+      slots.emplace_back(slot_scope, *shape, var.dtype(), ops::Initializer::Zeros(),
+                         ops::VariableOptions{.trainable = false});
+    }
+    const Scope update = base.WithName("update_" + var.name()).ColocatedWith(var.ref());
+    updates.push_back(ApplyDense(update, gv.grad, var, slots, shared));
+  }
+  const Scope finish_scope =
+      shared.empty() ? base : base.ColocatedWith(shared.front().ref());
+  const std::vector<Operation> finish = Finish(finish_scope, updates, shared);
+
+  const Scope last = plain.WithOpName(op_name).WithControlDependencies(finish);
+  if (!global_step.valid()) return ops::Group(last, {});
+  return AsOperation(
+      ops::AssignAdd(last.ColocatedWith(global_step.ref()), global_step.ref(), 1));
+}
+
+Operation Optimizer::Minimize(const Scope& scope, const Output& loss, const Variable& global_step,
+                              std::vector<Variable> var_list) const {
+  auto grads = ComputeGradients(scope.WithOpName(""), loss, std::move(var_list));
+  if (!grads.ok()) {
+    scope.UpdateStatus(grads.status());
+    return Operation();
+  }
+  return ApplyGradients(scope, *grads, global_step);
+}
+
+Operation GradientDescent::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
+                                      const std::vector<Variable>&,
+                                      const std::vector<Variable>&) const {
+  return s.AddOperation("ApplyGradientDescent", {var.ref(), ScalarFor(s, lr_, var), grad});
+}
+
+Operation Momentum::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
+                               const std::vector<Variable>& slots,
+                               const std::vector<Variable>&) const {
+  return s.AddOperation("ApplyMomentum",
+                        {var.ref(), slots[0].ref(), ScalarFor(s, lr_, var), grad,
+                         ScalarFor(s, momentum_, var)},
+                        {{"use_nesterov", nesterov_}});
+}
+
+std::vector<Variable> Adam::NonSlotVariables(const Scope& s, const Variable& first) const {
+  const ops::VariableOptions opts{.trainable = false};
+  return {Variable(s.WithOpName("beta1_power"), TensorShape(), first.dtype(),
+                   ops::Initializer::Constant(beta1_), opts),
+          Variable(s.WithOpName("beta2_power"), TensorShape(), first.dtype(),
+                   ops::Initializer::Constant(beta2_), opts)};
+}
+
+Operation Adam::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
+                           const std::vector<Variable>& slots,
+                           const std::vector<Variable>& shared) const {
+  return s.AddOperation("ApplyAdam",
+                        {var.ref(), slots[0].ref(), slots[1].ref(), shared[0].value(),
+                         shared[1].value(), ScalarFor(s, lr_, var), ScalarFor(s, beta1_, var),
+                         ScalarFor(s, beta2_, var), ScalarFor(s, epsilon_, var), grad});
+}
+
+std::vector<Operation> Adam::Finish(const Scope& s, const std::vector<Operation>& updates,
+                                    const std::vector<Variable>& shared) const {
+  // beta^t -> beta^(t+1), once every variable has used beta^t.
+  const Scope after = s.WithControlDependencies(updates);
+  const double betas[2] = {beta1_, beta2_};
+  std::vector<Operation> out;
+  for (int i = 0; i < 2; ++i) {
+    const Variable& power = shared[i];
+    out.push_back(AsOperation(ops::Assign(
+        after, power.ref(), ops::Mul(after, power.value(), ScalarFor(after, betas[i], power)))));
+  }
+  return out;
+}
+
+}  // namespace tfd::train

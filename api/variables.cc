@@ -1,0 +1,142 @@
+#include "api/variables.h"
+
+namespace tfd::ops {
+namespace {
+
+// A scalar of `dtype` holding v.
+Tensor ScalarOf(DType dtype, double v) {
+  switch (dtype) {
+    case DType::kFloat64: return Tensor::Scalar<double>(v);
+    case DType::kInt32: return Tensor::Scalar<int32_t>(static_cast<int32_t>(v));
+    case DType::kInt64: return Tensor::Scalar<int64_t>(static_cast<int64_t>(v));
+    case DType::kUInt8: return Tensor::Scalar<uint8_t>(static_cast<uint8_t>(v));
+    case DType::kBool: return Tensor::Scalar<bool>(v != 0);
+    default: return Tensor::Scalar<float>(static_cast<float>(v));
+  }
+}
+
+// The part of `name` after the scope's prefix ("layer1/w_1" -> "w_1").
+std::string LeafName(const Scope& scope, const std::string& name) {
+  const std::string& prefix = scope.name_prefix();
+  if (prefix.empty() || name.size() <= prefix.size()) return name;
+  return name.substr(prefix.size() + 1);
+}
+
+}  // namespace
+
+Initializer Initializer::Zeros() { return Constant(0); }
+Initializer Initializer::Ones() { return Constant(1); }
+
+Initializer Initializer::Constant(double value) {
+  Initializer i;
+  i.kind_ = Kind::kFill;
+  i.a_ = value;
+  return i;
+}
+
+Initializer Initializer::RandomNormal(double stddev, int64_t seed, double mean) {
+  Initializer i;
+  i.kind_ = Kind::kNormal;
+  i.a_ = stddev;
+  i.b_ = mean;
+  i.seed_ = seed;
+  return i;
+}
+
+Initializer Initializer::TruncatedNormal(double stddev, int64_t seed, double mean) {
+  Initializer i = RandomNormal(stddev, seed, mean);
+  i.kind_ = Kind::kTruncatedNormal;
+  return i;
+}
+
+Initializer Initializer::RandomUniform(double minval, double maxval, int64_t seed) {
+  Initializer i;
+  i.kind_ = Kind::kUniform;
+  i.a_ = minval;
+  i.b_ = maxval;
+  i.seed_ = seed;
+  return i;
+}
+
+Initializer Initializer::Value(Tensor value) {
+  Initializer i;
+  i.kind_ = Kind::kValue;
+  i.value_ = std::move(value);
+  return i;
+}
+
+Output Initializer::Build(const Scope& scope, const TensorShape& shape, DType dtype) const {
+  std::vector<int32_t> dims(shape.dims().begin(), shape.dims().end());
+  const Output dims_out = Const(scope.WithOpName("shape"), Tensor::FromVector<int32_t>(dims));
+  switch (kind_) {
+    case Kind::kFill:
+      return Fill(scope, dims_out, Const(scope.WithOpName("value"), ScalarOf(dtype, a_)));
+    case Kind::kValue:
+      return Const(scope, value_);
+    case Kind::kNormal:
+    case Kind::kTruncatedNormal: {
+      const Output z = kind_ == Kind::kNormal ? ops::RandomNormal(scope, dims_out, dtype, seed_)
+                                              : ops::TruncatedNormal(scope, dims_out, dtype, seed_);
+      return Add(scope, Mul(scope, z, a_), b_);
+    }
+    case Kind::kUniform: {
+      const Output u = ops::RandomUniform(scope, dims_out, dtype, seed_);
+      return Add(scope, Mul(scope, u, b_ - a_), a_);
+    }
+  }
+  return Output();
+}
+
+Variable::Variable(const Scope& scope, const TensorShape& shape, DType dtype,
+                   const Initializer& init, VariableOptions options) {
+  // Variables belong to the graph, not to whatever control context they are
+  // created in.
+  const Scope base = scope.WithNoControlDependencies();
+  const Scope named = base.WithOpName(scope.op_name().empty() ? "Variable" : scope.op_name());
+  const Operation var =
+      named.AddOperation("VariableV2", {}, {{"shape", PartialShape(shape)}, {"dtype", dtype}});
+  if (!var.valid()) return;
+  const Output ref = var.output(0);
+  // Everything else goes beside the variable, whatever the device function
+  // would choose.
+  const Scope inner = base.WithName(LeafName(base, var.name)).WithOpName("").ColocatedWith(ref);
+  const Output initial = init.Build(inner.WithName("Initializer"), shape, dtype);
+  const Output assign = Assign(inner.WithOpName("Assign"), ref, initial);
+  const Output read = Identity(inner.WithOpName("read"), ref);
+  if (!assign.valid() || !read.valid()) return;
+  info_ = VariableInfo{ref, read, assign.node, inner.device(), options.trainable};
+  scope.AddVariable(info_);
+}
+
+std::vector<Variable> GlobalVariables(const Scope& scope) {
+  std::vector<Variable> out;
+  for (const VariableInfo& v : scope.variables()) out.emplace_back(v);
+  return out;
+}
+
+std::vector<Variable> TrainableVariables(const Scope& scope) {
+  std::vector<Variable> out;
+  for (const VariableInfo& v : scope.variables()) {
+    if (v.trainable) out.emplace_back(v);
+  }
+  return out;
+}
+
+Operation GlobalVariablesInitializer(const Scope& scope) {
+  std::vector<Operation> inits;
+  for (const VariableInfo& v : scope.variables()) inits.push_back(Operation{v.initializer, {}});
+  const std::string name = scope.op_name().empty() ? "init" : scope.op_name();
+  return Group(scope.WithNoControlDependencies().WithOpName(name), inits);
+}
+
+Variable GlobalStep(const Scope& scope) {
+  const std::string want =
+      scope.name_prefix().empty() ? "global_step" : scope.name_prefix() + "/global_step";
+  for (const VariableInfo& v : scope.variables()) {
+    if (v.ref.node == want) return Variable(v);
+  }
+  return Variable(scope.WithOpName("global_step"), TensorShape(), DType::kInt64,
+                  Initializer::Zeros(), VariableOptions{.trainable = false});
+}
+
+}  // namespace tfd::ops

@@ -1,0 +1,98 @@
+// Variables: mutable tensors that live on a task (a ps task, usually) across
+// steps, as tf.Variable. A Variable is four nodes: the VariableV2 itself,
+// "<name>/Initializer/..." computing the initial value, "<name>/Assign"
+// setting it, and "<name>/read", the snapshot model code computes with. All
+// but the first are colocated with it, so the initial value is made where it
+// is stored. Every variable is recorded in its root scope; a
+// GlobalVariablesInitializer runs every initializer.
+//
+//   Scope root = Scope::NewRootScope(registry);
+//   Variable w(root.WithOpName("w"), {784, 10}, DType::kFloat32,
+//              Initializer::RandomNormal(0.1, 1));
+//   Variable b(root.WithOpName("b"), {10}, DType::kFloat32, Initializer::Zeros());
+//   Output logits = ops::Add(root, ops::MatMul(root, x, w), b);
+//   Operation init = GlobalVariablesInitializer(root);   // run once: "init"
+//
+// Thread-safety: as Scope (one thread per graph).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/ops.h"
+
+namespace tfd::ops {
+
+// How a variable's initial value is computed (in the graph, on the
+// variable's task). Random initializers with seed 0 draw a different value
+// each time they run; a nonzero seed makes them reproducible.
+class Initializer {
+ public:
+  static Initializer Zeros();
+  static Initializer Ones();
+  static Initializer Constant(double value);
+  static Initializer RandomNormal(double stddev, int64_t seed = 0, double mean = 0);
+  // Normal, redrawn beyond two standard deviations (tf.truncated_normal).
+  static Initializer TruncatedNormal(double stddev, int64_t seed = 0, double mean = 0);
+  static Initializer RandomUniform(double minval, double maxval, int64_t seed = 0);
+  // Exactly this value (dtype and shape must match the variable's).
+  static Initializer Value(Tensor value);
+
+  // The initial value of a variable of this shape and dtype, built in `scope`.
+  Output Build(const Scope& scope, const TensorShape& shape, DType dtype) const;
+
+ private:
+  enum class Kind { kFill, kNormal, kTruncatedNormal, kUniform, kValue };
+  Kind kind_ = Kind::kFill;
+  double a_ = 0, b_ = 0;  // fill value; stddev and mean; minval and maxval
+  int64_t seed_ = 0;
+  Tensor value_;
+};
+
+struct VariableOptions {
+  // Optimizers update trainable variables only (global_step is not one).
+  bool trainable = true;
+};
+
+class Variable {
+ public:
+  Variable() = default;  // invalid
+  // Adds the variable's nodes. It is named scope.op_name() or "Variable";
+  // its device comes from the scope (and its device function).
+  Variable(const Scope& scope, const TensorShape& shape, DType dtype, const Initializer& init,
+           VariableOptions options = {});
+  // A variable already recorded in a scope (Scope::variables()).
+  explicit Variable(const VariableInfo& info) : info_(info) {}
+
+  bool valid() const { return info_.ref.valid(); }
+  const std::string& name() const { return info_.ref.node; }
+  const std::string& device() const { return info_.device; }
+  DType dtype() const { return info_.ref.dtype; }
+  // The reference output: what Assign, optimizers and gradients take.
+  const Output& ref() const { return info_.ref; }
+  // The value read each step ("<name>/read"); what expressions use.
+  const Output& value() const { return info_.value; }
+  operator Output() const { return info_.value; }  // NOLINT: use in expressions
+  // The Assign of the initial value (run it, or GlobalVariablesInitializer).
+  Operation initializer() const { return Operation{info_.initializer, {}}; }
+  bool trainable() const { return info_.trainable; }
+  const VariableInfo& info() const { return info_; }
+
+ private:
+  VariableInfo info_;
+};
+
+// Every variable of the scope's graph, in creation order.
+std::vector<Variable> GlobalVariables(const Scope& scope);
+std::vector<Variable> TrainableVariables(const Scope& scope);
+
+// A NoOp (named scope.op_name() or "init") that runs every variable's
+// initializer created so far: tf.global_variables_initializer().
+Operation GlobalVariablesInitializer(const Scope& scope);
+
+// A scalar int64 variable named "global_step", initialized to 0 and not
+// trainable; optimizers add 1 to it per step (tf.train.get_or_create_global_step).
+Variable GlobalStep(const Scope& scope);
+
+}  // namespace tfd::ops
