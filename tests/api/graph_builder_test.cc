@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "api/graph_file.h"
 #include "api/ops.h"
 #include "api/variables.h"
 #include "common/graph_io.h"
@@ -141,7 +142,9 @@ TEST_CASE("a built graph round-trips through graph files and validates") {
   std::filesystem::create_directories(dir);
   for (GraphFormat format : {GraphFormat::kBinary, GraphFormat::kText}) {
     const std::string path = (dir / (format == GraphFormat::kBinary ? "g.capnp" : "g.txt"));
-    REQUIRE(SaveGraph(built, path, format).ok());
+    const Status written = WriteGraphFile(root, path, format);
+    INFO(written.ToString());
+    REQUIRE(written.ok());
     auto loaded = LoadGraph(path);
     INFO(loaded.status().ToString());
     REQUIRE(loaded.ok());
@@ -153,6 +156,12 @@ TEST_CASE("a built graph round-trips through graph files and validates") {
     CHECK(graph->FindNode("w/read") >= 0);
     CHECK(graph->node(graph->FindNode("y")).output_shapes[0] == PartialShape({-1, 2}));
   }
+  // A scope holding an error writes nothing.
+  ops::MatMul(root, x, ops::Const(root, 1.0f));
+  REQUIRE(!root.ok());
+  const std::string refused = dir / "refused.capnp";
+  CHECK(WriteGraphFile(root, refused).code() == Code::kInvalidArgument);
+  CHECK(!std::filesystem::exists(refused));
   std::filesystem::remove_all(dir);
 }
 
