@@ -107,7 +107,7 @@ Status Graph::Sort() {
   for (size_t i = path.size(); i-- > static_cast<size_t>(pos[cur]);) {
     cycle += "'" + nodes_[path[i]].name() + "' -> ";
   }
-  cycle += "'" + nodes_[cur].name() + "'";
+  cycle += "'" + nodes_[path.back()].name() + "'";
   return errors::InvalidArgument("the graph has a cycle: ", cycle);
 }
 
