@@ -42,6 +42,25 @@ Status LocalRendezvous::Send(int64_t step_id, const std::string& key, const Tens
   return OkStatus();
 }
 
+std::optional<StatusOr<Tensor>> LocalRendezvous::TakeOrPark(int64_t step_id,
+                                                            const std::string& key,
+                                                            Waiter& waiter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  StepTable& step = steps_[step_id];
+  if (!step.aborted.ok()) return StatusOr<Tensor>(step.aborted);
+  Slot& slot = step.slots[key];
+  if (slot.tensor) {
+    Tensor t = std::move(*slot.tensor);
+    step.slots.erase(key);
+    return StatusOr<Tensor>(std::move(t));
+  }
+  if (slot.waiter) {
+    return StatusOr<Tensor>(errors::Internal("tensor '", key, "' received twice in step ", step_id));
+  }
+  slot.waiter = std::move(waiter);
+  return std::nullopt;
+}
+
 void LocalRendezvous::RecvAsync(int64_t step_id, const std::string& key,
                                 CancellationManager& cancellation, RecvCallback done) {
   // Register first, so a cancellation racing with the arrival is seen by
@@ -53,59 +72,21 @@ void LocalRendezvous::RecvAsync(int64_t step_id, const std::string& key,
     done(why.ok() ? errors::Cancelled("step cancelled") : why);
     return;
   }
-  std::optional<Tensor> ready;
-  Status failed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    StepTable& step = steps_[step_id];
-    Slot& slot = step.slots[key];
-    if (!step.aborted.ok()) {
-      failed = step.aborted;
-    } else if (slot.tensor) {
-      ready = std::move(slot.tensor);
-      step.slots.erase(key);
-    } else {
-      slot.waiter = Waiter{std::move(done), &cancellation, token};
-    }
-  }
-  if (!ready && failed.ok()) {
+  Waiter waiter{std::move(done), &cancellation, token};
+  auto now = TakeOrPark(step_id, key, waiter);
+  if (!now) {
     // A cancellation that ran between Register and the waiter being placed
     // found nothing to complete; complete the waiter here instead.
     if (cancellation.cancelled()) CancelWaiter(step_id, key, cancellation.reason());
     return;
   }
   cancellation.Deregister(*token);
-  if (ready) {
-    done(std::move(*ready));
-  } else {
-    done(failed);
-  }
+  waiter.done(std::move(*now));
 }
 
 void LocalRendezvous::RecvAsync(int64_t step_id, const std::string& key, RecvCallback done) {
-  std::optional<Tensor> ready;
-  Status failed;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    StepTable& step = steps_[step_id];
-    Slot& slot = step.slots[key];
-    if (!step.aborted.ok()) {
-      failed = step.aborted;
-    } else if (slot.tensor) {
-      ready = std::move(slot.tensor);
-      step.slots.erase(key);
-    } else if (slot.waiter) {
-      failed = errors::Internal("tensor '", key, "' received twice in step ", step_id);
-    } else {
-      slot.waiter = Waiter{std::move(done), nullptr, std::nullopt};
-      return;
-    }
-  }
-  if (ready) {
-    done(std::move(*ready));
-  } else {
-    done(failed);
-  }
+  Waiter waiter{std::move(done), nullptr, std::nullopt};
+  if (auto now = TakeOrPark(step_id, key, waiter)) waiter.done(std::move(*now));
 }
 
 void LocalRendezvous::Abort(int64_t step_id, const Status& status) {

@@ -49,6 +49,10 @@ class LocalRendezvous : public Rendezvous {
   };
 
   void CancelWaiter(int64_t step_id, const std::string& key, const Status& why);
+  // Under the lock: the tensor if it has arrived, the step's abort status,
+  // or — returning nullopt — `waiter` parked until Send, Abort or Cleanup.
+  std::optional<StatusOr<Tensor>> TakeOrPark(int64_t step_id, const std::string& key,
+                                             Waiter& waiter);
 
   mutable std::mutex mu_;
   std::map<int64_t, StepTable> steps_;  // guarded by mu_
