@@ -1,4 +1,5 @@
-// The data_flow family's entry point: queues. One call per source file.
+// The data_flow family's entry point: queues and gradient accumulators. One call
+// per source file.
 #include "kernels/data_flow/data_flow_ops.h"
 
 #include "kernels/data_flow/data_flow_ops_internal.h"
@@ -7,6 +8,7 @@ namespace tfd::kernels {
 
 Status RegisterDataFlowOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(data_flow::RegisterQueueOps(registry));
+  TFD_RETURN_IF_ERROR(data_flow::RegisterAccumulatorOps(registry));
   return OkStatus();
 }
 

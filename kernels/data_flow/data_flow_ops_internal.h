@@ -6,6 +6,7 @@
 
 namespace tfd::kernels::data_flow {
 
-Status RegisterQueueOps(OpRegistry& r);  // queue_ops.cc
+Status RegisterQueueOps(OpRegistry& r);        // queue_ops.cc
+Status RegisterAccumulatorOps(OpRegistry& r);  // accumulator_ops.cc
 
 }  // namespace tfd::kernels::data_flow
