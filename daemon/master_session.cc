@@ -228,7 +228,12 @@ kj::Promise<void> MasterSession::run(RunContext context) {
                 // The first error wins; the rest are echoes of the abort.
                 if (step->first_error.ok()) step->first_error = s;
                 Abort(*step, s);
-              }));
+              })
+              // KJ runs a continuation only when someone pulls on it, and a
+              // join pulls only once every branch is done: without this, a
+              // failed partition would abort the others only after they had
+              // finished (or hit their deadline) anyway.
+              .eagerlyEvaluate(nullptr));
         }
         return kj::joinPromises(runs.releaseAsArray());
       })
