@@ -1,5 +1,6 @@
 // Gradient accumulator ops: averaging, stale gradients, the global step,
 // takes that wait without a thread and end with the step, sharing by name.
+#include <atomic>
 #include <thread>
 
 #include "kernels/data_flow/conditional_accumulator.h"
@@ -160,6 +161,30 @@ TEST_CASE("a take waits without a thread until the N-th gradient arrives") {
   CHECK(NumAccumulated(e, acc) == 0);
   CHECK(Acc(acc).global_step() == 1);
   CHECK(take->done_calls() == 1);
+}
+
+TEST_CASE("gradients applied from several threads are all counted in one take") {
+  QueueTestEnv e;
+  auto acc = NewAccumulator(e, "busy", PartialShape({}));
+  constexpr int kPerThread = 100;
+  auto take = StartTake(e, acc, 2 * kPerThread);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> workers;
+  for (int w = 0; w < 2; ++w) {
+    workers.emplace_back([&, w] {
+      // Worker 0 sends 1s and worker 1 sends 3s: the average is 2.
+      for (int i = 0; i < kPerThread; ++i) {
+        failures += !Apply(e, acc, 0, Tensor::Scalar<float>(w == 0 ? 1.f : 3.f)).ok();
+      }
+    });
+  }
+  REQUIRE(take->Wait());
+  for (auto& t : workers) t.join();
+  CHECK(failures == 0);
+  REQUIRE(take->status().ok());
+  CHECK(take->output(0).scalar<float>() == 2);
+  CHECK(NumAccumulated(e, acc) == 0);
+  CHECK(Acc(acc).global_step() == 1);
 }
 
 TEST_CASE("concurrent takers are served in arrival order") {
