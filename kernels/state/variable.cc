@@ -5,11 +5,19 @@
 
 namespace tfd::kernels {
 
-Variable::Variable(std::string container, std::string name, DType dtype, PartialShape shape)
+Variable::Variable(std::string container, std::string name, DType dtype, PartialShape shape,
+                   bool created_by_restore)
     : container_(std::move(container)),
       name_(std::move(name)),
       dtype_(dtype),
-      declared_shape_(std::move(shape)) {}
+      declared_shape_(std::move(shape)),
+      created_by_restore_(created_by_restore) {}
+
+bool Variable::AcceptsDeclaration(DType dtype, const PartialShape& shape) const {
+  if (dtype != dtype_) return false;
+  if (shape == declared_shape_) return true;
+  return created_by_restore_ && shape.IsCompatibleWith(declared_shape_);
+}
 
 std::string Variable::FullName() const {
   return container_.empty() ? name_ : container_ + "/" + name_;

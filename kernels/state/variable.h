@@ -29,7 +29,11 @@ namespace tfd::kernels {
 
 class Variable : public ResourceBase {
  public:
-  Variable(std::string container, std::string name, DType dtype, PartialShape shape);
+  // `created_by_restore`: made by a checkpoint restore before any graph
+  // declared it, with the saved value's exact shape as its declaration; the
+  // first VariableV2 of that name adopts it (see AcceptsDeclaration).
+  Variable(std::string container, std::string name, DType dtype, PartialShape shape,
+           bool created_by_restore = false);
 
   std::string_view Kind() const override { return "variable"; }
   // "float32[2, 3] initialized", "float32[?, 3] uninitialized".
@@ -45,6 +49,11 @@ class Variable : public ResourceBase {
   DType dtype() const { return dtype_; }
   // The shape declared at creation (VariableV2's attr), possibly partial.
   const PartialShape& declared_shape() const { return declared_shape_; }
+  bool created_by_restore() const { return created_by_restore_; }
+  // Whether a VariableV2 declaring (dtype, shape) may use this variable: the
+  // same declaration, or — for a variable a restore created, whose declared
+  // shape is only the saved value's — any shape compatible with it.
+  bool AcceptsDeclaration(DType dtype, const PartialShape& shape) const;
   bool initialized() const;
 
   // Replaces the value with `value` (sharing its buffer: the first update
@@ -71,6 +80,7 @@ class Variable : public ResourceBase {
   const std::string name_;
   const DType dtype_;
   const PartialShape declared_shape_;
+  const bool created_by_restore_;
 
   mutable std::mutex mu_;
   Tensor value_;              // guarded by mu_

@@ -57,7 +57,7 @@ class VariableV2Op : public OpKernel {
         });
     TFD_OP_REQUIRES_OK(ctx, var.status());
     const Variable& v = **var;
-    TFD_OP_REQUIRES(ctx, v.dtype() == dtype_ && v.declared_shape() == shape_,
+    TFD_OP_REQUIRES(ctx, v.AcceptsDeclaration(dtype_, shape_),
                     errors::InvalidArgument("variable '", v.FullName(), "' already exists as ",
                                             DTypeName(v.dtype()), v.declared_shape().ToString(),
                                             " but this node declares it ", DTypeName(dtype_),
