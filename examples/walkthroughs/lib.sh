@@ -43,7 +43,17 @@ address() {
   echo "$spec" | sed -E "s/.*\"$job\": \[([^]]*)\].*/\1/" | tr -d ' "' | cut -d, -f$((n + 1))
 }
 
+# Background jobs started with `background CMD...`. stop_cluster waits for
+# them rather than killing them: each is bounded, and a tfctl start killed
+# half-way could leave a tfd behind that nothing stops.
+background_pids=()
+background() {
+  "$@" &
+  background_pids+=($!)
+}
+
 stop_cluster() {
+  for pid in "${background_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   [ -n "$spec" ] && "$TFCTL" stop --cluster "$spec" --run-dir "$run_dir" >/dev/null 2>&1 || true
   rm -rf "$run_dir"
 }
@@ -51,6 +61,18 @@ trap stop_cluster EXIT
 
 start_cluster() {
   "$TFCTL" start --cluster "$spec" --run-dir "$run_dir" "$@" >/dev/null
+}
+
+# Runs CMD..., keeping its exit status in $status, its stdout in $out and its
+# stderr in $err, without stopping the script when it fails.
+capture() {
+  local err_file="$run_dir/stderr.$$"
+  set +e
+  out=$("$@" 2>"$err_file")
+  status=$?
+  set -e
+  err=$(cat "$err_file")
+  rm -f "$err_file"
 }
 
 # Fails the script with a message unless "$1" contains "$2".
