@@ -4,6 +4,7 @@
 
 #include "common/graph_io.h"
 #include "common/tensor_proto.h"
+#include "daemon/checkpoint_wire.h"
 #include "daemon/rpc_status.h"
 #include "daemon/tensor_wire.h"
 
@@ -22,6 +23,13 @@ VariableDescription FromProto(proto::VariableInfo::Reader v) {
   d.initialized = v.getInitialized();
   d.device = v.getDevice();
   return d;
+}
+
+template <typename Response>
+std::vector<TaskCheckpoints> ReportsFrom(const Response& r) {
+  std::vector<TaskCheckpoints> out;
+  for (auto t : r.getTasks()) out.push_back(TaskCheckpointsFromProto(t));
+  return out;
 }
 
 }  // namespace
@@ -191,6 +199,35 @@ StatusOr<std::pair<VariableDescription, Tensor>> Client::ReadVariable(
     value = std::move(t).value();
   }
   return std::make_pair(d, value);
+}
+
+StatusOr<std::vector<TaskCheckpoints>> Client::SaveCheckpoint(std::optional<int64_t> step,
+                                                              std::chrono::milliseconds timeout) {
+  auto request = master_.saveCheckpointRequest();
+  request.setHasStep(step.has_value());
+  request.setStep(step.value_or(0));
+  request.setTimeoutMs(timeout.count());
+  return Wait(request.send().then([](capnp::Response<proto::Master::SaveCheckpointResults>&& r) {
+    return ReportsFrom(r);
+  }), timeout, "saveCheckpoint");
+}
+
+StatusOr<std::vector<TaskCheckpoints>> Client::RestoreCheckpoint(int64_t step,
+                                                                 std::chrono::milliseconds timeout) {
+  auto request = master_.restoreCheckpointRequest();
+  request.setStep(step);
+  request.setTimeoutMs(timeout.count());
+  return Wait(request.send().then([](capnp::Response<proto::Master::RestoreCheckpointResults>&& r) {
+    return ReportsFrom(r);
+  }), timeout, "restoreCheckpoint");
+}
+
+StatusOr<std::vector<TaskCheckpoints>> Client::ListCheckpoints(std::chrono::milliseconds timeout) {
+  auto request = master_.listCheckpointsRequest();
+  request.setTimeoutMs(timeout.count());
+  return Wait(request.send().then([](capnp::Response<proto::Master::ListCheckpointsResults>&& r) {
+    return ReportsFrom(r);
+  }), timeout, "listCheckpoints");
 }
 
 }  // namespace tfd

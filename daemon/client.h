@@ -16,12 +16,14 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/graph_def.h"
 #include "common/step_stats.h"
 #include "common/tensor.h"
+#include "daemon/checkpoint_info.h"
 #include "daemon/rpc_connection.h"
 #include "schemas/rpc.capnp.h"
 
@@ -75,6 +77,27 @@ class Client {
   StatusOr<std::vector<VariableDescription>> ListVariables(std::chrono::milliseconds timeout);
   StatusOr<std::pair<VariableDescription, Tensor>> ReadVariable(const std::string& name,
                                                                 std::chrono::milliseconds timeout);
+
+  // Cluster checkpoints, through this task's master, which asks every task of
+  // the cluster: one entry per task, in cluster order; a task without a
+  // --checkpoint-dir has an empty `directory` and was skipped. Fails naming
+  // each task that failed; FAILED_PRECONDITION when no task has a checkpoint
+  // dir. `timeout` bounds the whole fan-out.
+  //
+  //   TFD_RETURN_IF_ERROR(client.SaveCheckpoint(global_step, 60s).status());
+  //
+  // Saves every task's initialized variables at `step` (>= 0), or without one
+  // at the value of the variable `global_step` (0 when no task holds it).
+  StatusOr<std::vector<TaskCheckpoints>> SaveCheckpoint(std::optional<int64_t> step,
+                                                        std::chrono::milliseconds timeout);
+  // Restores `step` on every task, or with kLatestCheckpoint the newest step
+  // that verifies on all of them. A damaged file is FAILED_PRECONDITION
+  // naming it.
+  static constexpr int64_t kLatestCheckpoint = -1;
+  StatusOr<std::vector<TaskCheckpoints>> RestoreCheckpoint(int64_t step,
+                                                           std::chrono::milliseconds timeout);
+  // Every task's checkpoints, oldest first, each file verified.
+  StatusOr<std::vector<TaskCheckpoints>> ListCheckpoints(std::chrono::milliseconds timeout);
 
  private:
   // Waits for `p` at most `timeout` (plus a margin for the server's own deadline).

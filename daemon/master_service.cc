@@ -4,6 +4,8 @@
 
 #include "common/graph.h"
 #include "common/graph_io.h"
+#include "daemon/checkpoint_fanout.h"
+#include "daemon/checkpoint_wire.h"
 #include "daemon/master_session.h"
 #include "daemon/peers.h"
 #include "daemon/rpc_status.h"
@@ -129,6 +131,49 @@ kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context)
   const auto deadline = env_.peers->timer().now() +
                         (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
   return PollInitialized(env_, std::move(names), deadline);
+}
+
+namespace {
+
+kj::TimePoint DeadlineAfter(TaskEnv& env, int64_t timeout_ms) {
+  return env.peers->timer().now() +
+         (timeout_ms > 0 ? timeout_ms : env.step_timeout.count()) * kj::MILLISECONDS;
+}
+
+template <typename Results>
+void ReportsToProto(const std::vector<TaskCheckpoints>& reports, Results results) {
+  auto list = results.initTasks(static_cast<unsigned>(reports.size()));
+  for (unsigned i = 0; i < reports.size(); ++i) TaskCheckpointsToProto(reports[i], list[i]);
+}
+
+}  // namespace
+
+kj::Promise<void> MasterService::saveCheckpoint(SaveCheckpointContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  const std::optional<int64_t> step =
+      params.getHasStep() ? std::optional<int64_t>(params.getStep()) : std::nullopt;
+  return SaveClusterCheckpoint(env_, step, DeadlineAfter(env_, params.getTimeoutMs()))
+      .then([context](std::vector<TaskCheckpoints> reports) mutable {
+        ReportsToProto(reports, context.getResults());
+      });
+}
+
+kj::Promise<void> MasterService::restoreCheckpoint(RestoreCheckpointContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  return RestoreClusterCheckpoint(env_, params.getStep(), DeadlineAfter(env_, params.getTimeoutMs()))
+      .then([context](std::vector<TaskCheckpoints> reports) mutable {
+        ReportsToProto(reports, context.getResults());
+      });
+}
+
+kj::Promise<void> MasterService::listCheckpoints(ListCheckpointsContext context) {
+  context.allowCancellation();
+  return ListClusterCheckpoints(env_, DeadlineAfter(env_, context.getParams().getTimeoutMs()))
+      .then([context](std::vector<TaskCheckpoints> reports) mutable {
+        ReportsToProto(reports, context.getResults());
+      });
 }
 
 kj::Promise<void> GateService::login(LoginContext context) {

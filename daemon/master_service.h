@@ -1,6 +1,7 @@
-// MasterService: the Master interface — sessions for clients, and the
+// MasterService: the Master interface — sessions for clients, the
 // cluster's barriers (every task reachable; variables initialized), each
-// served here with a deadline rather than polled by clients.
+// served here with a deadline rather than polled by clients, and the
+// cluster's checkpoints.
 //
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
@@ -18,6 +19,10 @@ class MasterService final : public proto::Master::Server {
   kj::Promise<void> createSession(CreateSessionContext context) override;
   kj::Promise<void> waitCluster(WaitClusterContext context) override;
   kj::Promise<void> waitInitialized(WaitInitializedContext context) override;
+  // Cluster checkpoints, fanned out by daemon/checkpoint_fanout.h.
+  kj::Promise<void> saveCheckpoint(SaveCheckpointContext context) override;
+  kj::Promise<void> restoreCheckpoint(RestoreCheckpointContext context) override;
+  kj::Promise<void> listCheckpoints(ListCheckpointsContext context) override;
 
  private:
   TaskEnv& env_;

@@ -26,6 +26,7 @@
 namespace tfd {
 
 class Peers;
+class CheckpointManager;
 
 // Steps running on this task, so abortStep can cancel them.
 class StepRegistry {
@@ -53,6 +54,7 @@ struct TaskEnv {
   std::shared_ptr<spdlog::logger> logger;
   const kj::Executor* loop = nullptr;  // the event-loop thread
   Peers* peers = nullptr;
+  CheckpointManager* checkpoints = nullptr;  // null without --checkpoint-dir
   LocalRendezvous rendezvous;
   StepRegistry steps;
 

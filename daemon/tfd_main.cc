@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/resource_mgr.h"
+#include "daemon/checkpoints.h"
 #include "daemon/rpc_status.h"
 #include "daemon/task_server.h"
 #include "daemon/tfd_config.h"
@@ -28,6 +29,39 @@ namespace {
 bool IsLoopback(const std::string& address) {
   const std::string host = address.substr(0, address.rfind(':'));
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
+}
+
+// Opens the checkpoint directory and, before the task serves anyone,
+// restores the newest checkpoint that verifies: a ps killed and restarted
+// comes back with its saved variables. False (logged) when the directory
+// cannot be used; no checkpoint, or none that verifies, is logged and the
+// task starts empty.
+bool RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
+                    const std::shared_ptr<spdlog::logger>& logger,
+                    std::unique_ptr<CheckpointManager>& out) {
+  CheckpointManager::Options options;
+  options.dir = config.checkpoint_dir;
+  auto opened = CheckpointManager::Open(options, resources, logger);
+  if (!opened.ok()) {
+    logger->error("checkpoint directory: {}", opened.status().ToString());
+    return false;
+  }
+  out = std::move(opened).value();
+  auto restored = out->Restore(std::nullopt);
+  if (restored.ok()) {
+    std::string names;
+    for (const auto& v : restored->variables) names += (names.empty() ? "" : ", ") + v;
+    logger->info("restored on start: step {} from {}, {} variables: {}",
+                 restored->checkpoint.step, restored->checkpoint.path, restored->variables.size(),
+                 names);
+  } else if (restored.status().code() == Code::kNotFound) {
+    logger->info("no checkpoint in {} yet: starting without saved variables",
+                 config.checkpoint_dir);
+  } else {
+    logger->error("nothing restored on start, starting without saved variables: {}",
+                  restored.status().ToString());
+  }
+  return true;
 }
 
 int Serve(const TfdConfig& config) {
@@ -59,6 +93,12 @@ int Serve(const TfdConfig& config) {
   kernel_env.task = env.task;
   if (!config.data_dir.empty()) kernel_env.io_dirs.push_back(config.data_dir);
   if (!config.checkpoint_dir.empty()) kernel_env.io_dirs.push_back(config.checkpoint_dir);
+  // Declared before the pool, so it outlives any checkpoint work on it.
+  std::unique_ptr<CheckpointManager> checkpoints;
+  if (!config.checkpoint_dir.empty()) {
+    if (!RestoreOnStart(config, resources, env.logger, checkpoints)) return 1;
+    env.checkpoints = checkpoints.get();
+  }
   const int threads = config.threads > 0 ? config.threads
                                          : std::max(1u, std::thread::hardware_concurrency());
   boost::asio::thread_pool pool(threads);

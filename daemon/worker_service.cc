@@ -1,8 +1,13 @@
 #include "daemon/worker_service.h"
 
+#include <boost/asio/post.hpp>
+#include <functional>
+
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "common/tensor_proto.h"
+#include "daemon/checkpoint_wire.h"
+#include "daemon/checkpoints.h"
 #include "daemon/executor.h"
 #include "daemon/rpc_status.h"
 #include "daemon/tensor_wire.h"
@@ -201,6 +206,89 @@ kj::Promise<void> WorkerService::readVariable(ReadVariableContext context) {
     return kj::READY_NOW;
   }
   return KjFromStatus(errors::NotFound("no variable '", name, "' on ", env_.task));
+}
+
+namespace {
+
+// Runs `work` on the compute pool — it blocks on files — and resolves on the
+// loop with its status, the task named in any error.
+kj::Promise<void> OnPool(TaskEnv& env, std::function<Status()> work) {
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+  auto fulfiller =
+      std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+  auto status = std::make_shared<Status>();
+  boost::asio::post(*env.pool, [work = std::move(work), fulfiller, status] {
+    *status = work();
+    (*fulfiller)->fulfill();
+  });
+  return paf.promise.then([status, task = env.task] { ThrowIfError(status->WithContext(task)); });
+}
+
+// The answer of a task without a checkpoint dir, or the start of any other.
+std::shared_ptr<TaskCheckpoints> NewReport(const TaskEnv& env) {
+  auto report = std::make_shared<TaskCheckpoints>();
+  report->task = env.task;
+  if (env.checkpoints != nullptr) report->directory = env.checkpoints->dir().string();
+  return report;
+}
+
+}  // namespace
+
+kj::Promise<void> WorkerService::saveCheckpoint(SaveCheckpointContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const int64_t step = context.getParams().getStep();
+  return OnPool(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+           TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(step));
+           report->checkpoints.push_back(std::move(saved.checkpoint));
+           return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
+}
+
+kj::Promise<void> WorkerService::restoreCheckpoint(RestoreCheckpointContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const int64_t step = context.getParams().getStep();
+  if (step < -1) {
+    return KjFromStatus(errors::InvalidArgument("checkpoint step must be >= 0 (or -1 for the "
+                                                "latest), not ", step));
+  }
+  return OnPool(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+           TFD_ASSIGN_OR_RETURN(CheckpointManager::Restored restored,
+                                ckpts->Restore(step < 0 ? std::nullopt : std::optional(step)));
+           report->checkpoints.push_back(std::move(restored.checkpoint));
+           report->variables = std::move(restored.variables);
+           report->skipped = std::move(restored.skipped);
+           return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
+}
+
+kj::Promise<void> WorkerService::listCheckpoints(ListCheckpointsContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const bool verify = context.getParams().getVerify();
+  return OnPool(env_, [ckpts = env_.checkpoints, verify, report]() -> Status {
+           TFD_ASSIGN_OR_RETURN(report->checkpoints, ckpts->List(verify));
+           return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
 }
 
 }  // namespace tfd

@@ -5,7 +5,8 @@
 // that registered them lets go — or its connection drops — they are freed.
 // A runStep call hands the partition to the executor on the compute pool
 // and resolves when it ends; if the master cancels the call (or abortStep
-// names the step) the partition's waits are cancelled.
+// names the step) the partition's waits are cancelled. Checkpoint calls do
+// their file work on the compute pool too (daemon/checkpoints.h).
 //
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
@@ -28,6 +29,9 @@ class WorkerService final : public proto::Worker::Server {
   kj::Promise<void> status(StatusContext context) override;
   kj::Promise<void> listVariables(ListVariablesContext context) override;
   kj::Promise<void> readVariable(ReadVariableContext context) override;
+  kj::Promise<void> saveCheckpoint(SaveCheckpointContext context) override;
+  kj::Promise<void> restoreCheckpoint(RestoreCheckpointContext context) override;
+  kj::Promise<void> listCheckpoints(ListCheckpointsContext context) override;
 
  private:
   TaskEnv& env_;

@@ -33,6 +33,18 @@ interface Master {
   # All variables named (or, when `names` is empty, all variables on every
   # task) initialized, or DEADLINE_EXCEEDED naming those that are not.
   waitInitialized @2 (names :List(Text), timeoutMs :Int64) -> ();
+
+  # Checkpoints of the cluster: each call fans out to every task and answers
+  # for each; a task without a --checkpoint-dir answers with an empty
+  # `directory` (skipped). FAILED_PRECONDITION when no task has one; any
+  # task's failure fails the call naming it. docs/checkpoint_format.md.
+  # save: at `step`, or (hasStep false) at the value of the variable
+  # `global_step` on whichever task holds it, else 0.
+  saveCheckpoint @3 (step :Int64, hasStep :Bool, timeoutMs :Int64) -> (tasks :List(TaskCheckpoints));
+  # restore: `step`, or (-1) the newest step that verifies on every task with a dir.
+  restoreCheckpoint @4 (step :Int64, timeoutMs :Int64) -> (tasks :List(TaskCheckpoints));
+  # list: every task's checkpoints, oldest first, each verified.
+  listCheckpoints @5 (timeoutMs :Int64) -> (tasks :List(TaskCheckpoints));
 }
 
 struct SessionOptions {
@@ -77,6 +89,12 @@ interface Worker {
   status @4 () -> (status :TaskStatus);
   listVariables @5 () -> (variables :List(VariableInfo));
   readVariable @6 (name :Text) -> (info :VariableInfo, value :T.Tensor);
+  # This task's checkpoints (daemon/checkpoints.h). Without a --checkpoint-dir
+  # the answer has an empty `directory` and nothing is done.
+  saveCheckpoint @7 (step :Int64) -> (result :TaskCheckpoints);
+  # step -1: the newest that verifies.
+  restoreCheckpoint @8 (step :Int64) -> (result :TaskCheckpoints);
+  listCheckpoints @9 (verify :Bool) -> (result :TaskCheckpoints);
 }
 
 interface RegisteredGraph {
@@ -102,4 +120,22 @@ struct VariableInfo {
   shape @2 :T.TensorShape;
   initialized @3 :Bool;
   device @4 :Text;
+}
+
+struct CheckpointInfo {
+  step @0 :Int64;
+  path @1 :Text;
+  bytes @2 :UInt64;
+  mtimeUnixMs @3 :Int64;
+  verified @4 :Bool;     # every checksum checked and right
+  problem @5 :Text;      # why it does not verify, when checked and damaged
+  variables @6 :UInt32;  # tensors in it
+}
+
+struct TaskCheckpoints {
+  task @0 :Text;
+  directory @1 :Text;                    # empty: no --checkpoint-dir, skipped
+  checkpoints @2 :List(CheckpointInfo);  # save: written; restore: restored; list: all, oldest first
+  skipped @3 :List(Text);                # restore of the latest: newer files passed over, "PATH: why"
+  variables @4 :List(Text);              # restore: the variables assigned
 }
