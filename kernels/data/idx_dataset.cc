@@ -120,4 +120,12 @@ int64_t IdxDataset::epoch() const {
   return epoch_;
 }
 
+double IdxDataset::progress() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!examples_) return 0;
+  const int64_t shard_size = ShardSize(order_spec_);
+  if (shard_size == 0) return static_cast<double>(epoch_);
+  return static_cast<double>(epoch_) + static_cast<double>(position_) / shard_size;
+}
+
 }  // namespace tfd::kernels::data

@@ -216,6 +216,18 @@ class IdxDatasetEpochOp : public OpKernel {
   }
 };
 
+class IdxDatasetProgressOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+
+  void Compute(OpKernelContext& ctx) override {
+    auto ds = ctx.input_ref<IdxDataset>(0);
+    TFD_OP_REQUIRES_OK(ctx, ds.status());
+    ctx.set_output(0, Tensor::Scalar<double>((*ds)->progress()));
+  }
+};
+
 }  // namespace
 
 Status RegisterIdxOps(OpRegistry& r) {
@@ -267,6 +279,15 @@ Status RegisterIdxOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("The dataset's current epoch, counted from 0: how many epochs its cursor has "
                "completed (equal to epochs once exhausted). Shape: []."),
+      shape_fns::Scalar));
+  TFD_RETURN_IF_ERROR(r.Add<IdxDatasetProgressOp>(
+      OpDefBuilder("IdxDatasetProgress")
+          .Input("handle: Ref(string)")
+          .Output("epoch: float64")
+          .SetIsStateful()
+          .Doc("How far the dataset's cursor is, in epochs of its shard: completed epochs "
+               "plus the fraction of the current one (2.25 is a quarter into the third). "
+               "A trainer's progress display fetches it. Shape: []."),
       shape_fns::Scalar));
   return OkStatus();
 }

@@ -58,6 +58,12 @@ struct DataTask {
     return (*out)[0].tensor.scalar<int64_t>();
   }
 
+  double Progress(const Value& handle) {
+    auto out = RunOpValues(registry, "IdxDatasetProgress", {}, {handle}, Options());
+    REQUIRE(out.ok());
+    return (*out)[0].tensor.scalar<double>();
+  }
+
   // The labels (= example indices) of batches of `batch` until OUT_OF_RANGE;
   // each batch's images are checked against the example they belong to.
   std::vector<std::vector<int>> Drain(const Value& handle, int64_t batch) {
@@ -212,6 +218,20 @@ TEST_CASE("epochs = -1 repeats forever") {
   CHECK((*big)[1].dim(0) == 25);
   CHECK((*big)[1].data<int32_t>()[0] == 1);
   CHECK(t.Epoch(*ds) == 4);
+}
+
+TEST_CASE("IdxDatasetProgress counts epochs with the fraction of the current one") {
+  DataTask t("/job:worker/replica:0/task:1");
+  auto ds = t.Dataset({{"epochs", int64_t{3}}, {"num_shards", int64_t{2}}});
+  REQUIRE(ds.ok());
+  CHECK(t.Progress(*ds) == 0.0);
+  // Shard 1 of 2 holds 5 of the 10 examples: 2 of them are 0.4 epoch.
+  REQUIRE(t.Next(*ds, {{"batch_size", int64_t{2}}}).ok());
+  CHECK(t.Progress(*ds) == Approx(0.4));
+  REQUIRE(t.Next(*ds, {{"batch_size", int64_t{4}}}).ok());
+  CHECK(t.Progress(*ds) == Approx(1.2));
+  t.Drain(*ds, 4);
+  CHECK(t.Progress(*ds) == 3.0);
 }
 
 TEST_CASE("The order is fixed by the seed") {
