@@ -122,6 +122,11 @@ Output Identity(const Scope& scope, const Input& x) { return Unary(scope, "Ident
 
 Operation NoOp(const Scope& scope) { return scope.AddOperation("NoOp", {}); }
 
+Operation AsOperation(const Output& o) {
+  if (!o.valid()) return Operation();
+  return Operation{o.node, {o}};
+}
+
 Operation Group(const Scope& scope, const std::vector<Operation>& ops) {
   return NoOp(scope.WithControlDependencies(ops));
 }
@@ -319,6 +324,71 @@ Output AssignAdd(const Scope& s, const Output& ref, const Input& value) {
 }
 Output AssignSub(const Scope& s, const Output& ref, const Input& value) {
   return Single(s, "AssignSub", {ref, AsOutput(s, value, ref.dtype)});
+}
+
+Output FIFOQueue(const Scope& s, std::vector<DType> component_types,
+                 std::vector<PartialShape> shapes, int64_t capacity,
+                 const std::string& shared_name) {
+  AttrMap attrs{{"component_types", std::move(component_types)},
+                {"capacity", capacity},
+                {"shared_name", shared_name}};
+  if (!shapes.empty()) attrs["shapes"] = std::move(shapes);
+  return Single(s, "FIFOQueue", {}, std::move(attrs));
+}
+
+Operation QueueEnqueue(const Scope& s, const Output& queue, const std::vector<Output>& components) {
+  std::vector<Output> inputs{queue};
+  inputs.insert(inputs.end(), components.begin(), components.end());
+  return s.AddOperation("QueueEnqueue", inputs);
+}
+
+Operation QueueEnqueueMany(const Scope& s, const Output& queue,
+                           const std::vector<Output>& components) {
+  std::vector<Output> inputs{queue};
+  inputs.insert(inputs.end(), components.begin(), components.end());
+  return s.AddOperation("QueueEnqueueMany", inputs);
+}
+
+std::vector<Output> QueueDequeue(const Scope& s, const Output& queue,
+                                 std::vector<DType> component_types) {
+  return s.AddOp("QueueDequeue", {queue}, {{"component_types", std::move(component_types)}});
+}
+
+Output ConditionalAccumulator(const Scope& s, DType dtype, PartialShape shape,
+                              const std::string& shared_name) {
+  return Single(s, "ConditionalAccumulator", {},
+                {{"dtype", dtype}, {"shape", std::move(shape)}, {"shared_name", shared_name}});
+}
+
+Operation AccumulatorApplyGradient(const Scope& s, const Output& handle, const Input& local_step,
+                                   const Input& gradient) {
+  return s.AddOperation("AccumulatorApplyGradient",
+                        {handle, AsOutput(s, local_step, DType::kInt64), AsOutput(s, gradient)});
+}
+
+Output AccumulatorTakeGradient(const Scope& s, const Output& handle, const Input& num_required,
+                               DType dtype) {
+  // The accumulator's shape is an attr of its node, which the take cannot see
+  // at graph time: pass it on when the handle comes straight from that node,
+  // so what consumes the average (an optimizer's apply) is shape-checked.
+  AttrMap attrs{{"dtype", dtype}};
+  const int id = handle.valid() ? s.FindNode(handle.node) : -1;
+  if (id >= 0 && s.node(id).op == "ConditionalAccumulator") {
+    auto shape = s.node(id).attrs.find("shape");
+    if (shape != s.node(id).attrs.end()) attrs["shape"] = shape->second;
+  }
+  return Single(s, "AccumulatorTakeGradient",
+                {handle, AsOutput(s, num_required, DType::kInt32)}, std::move(attrs));
+}
+
+Output AccumulatorNumAccumulated(const Scope& s, const Output& handle) {
+  return Single(s, "AccumulatorNumAccumulated", {handle});
+}
+
+Operation AccumulatorSetGlobalStep(const Scope& s, const Output& handle,
+                                   const Input& new_global_step) {
+  return s.AddOperation("AccumulatorSetGlobalStep",
+                        {handle, AsOutput(s, new_global_step, DType::kInt64)});
 }
 
 Output ScalarSummary(const Scope& s, const std::string& tag, const Input& value) {

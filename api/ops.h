@@ -72,6 +72,8 @@ Output Identity(const Scope& scope, const Input& x);
 Operation NoOp(const Scope& scope);
 // A NoOp that runs after every one of `ops` (tf.group).
 Operation Group(const Scope& scope, const std::vector<Operation>& ops);
+// The node producing `o`, as an Operation (to run as a target or depend on).
+Operation AsOperation(const Output& o);
 
 // --- Element-wise math (binary ops broadcast as numpy does). ---
 Output Add(const Scope& scope, const Input& x, const Input& y);
@@ -179,6 +181,39 @@ Output RandomUniform(const Scope& scope, const Input& shape, DType dtype, int64_
 Output Assign(const Scope& scope, const Output& ref, const Input& value);
 Output AssignAdd(const Scope& scope, const Output& ref, const Input& value);
 Output AssignSub(const Scope& scope, const Output& ref, const Input& value);
+
+// --- Queues and gradient accumulators (resources of their task). ---
+// Shared by shared_name (the node name when empty) across graphs, as variables
+// are; the Output of FIFOQueue or ConditionalAccumulator is a handle (a reference).
+// A FIFOQueue of tuples of `component_types`; `shapes` empty allows any shape;
+// capacity < 0 is unbounded.
+Output FIFOQueue(const Scope& scope, std::vector<DType> component_types,
+                 std::vector<PartialShape> shapes = {}, int64_t capacity = -1,
+                 const std::string& shared_name = "");
+// One element (a tuple, one tensor per component); waits while the queue is full.
+Operation QueueEnqueue(const Scope& scope, const Output& queue,
+                       const std::vector<Output>& components);
+// The rows (dimension 0) of the components, as elements, in order.
+Operation QueueEnqueueMany(const Scope& scope, const Output& queue,
+                           const std::vector<Output>& components);
+// The oldest element, one Output per component; waits while the queue is empty.
+std::vector<Output> QueueDequeue(const Scope& scope, const Output& queue,
+                                 std::vector<DType> component_types);
+// Averages gradients of `shape` for synchronous replicas, with a global step.
+Output ConditionalAccumulator(const Scope& scope, DType dtype, PartialShape shape,
+                              const std::string& shared_name = "");
+// Adds `gradient` unless local_step (int64) is below the global step (stale).
+Operation AccumulatorApplyGradient(const Scope& scope, const Output& handle,
+                                   const Input& local_step, const Input& gradient);
+// Waits for num_required (int32) gradients, returns their average and advances
+// the global step. The average's shape is the accumulator's when `handle` is a
+// ConditionalAccumulator node of this graph, else unknown.
+Output AccumulatorTakeGradient(const Scope& scope, const Output& handle,
+                               const Input& num_required, DType dtype);
+Output AccumulatorNumAccumulated(const Scope& scope, const Output& handle);
+// Sets the global step (int64); drops gradients it makes stale.
+Operation AccumulatorSetGlobalStep(const Scope& scope, const Output& handle,
+                                   const Input& new_global_step);
 
 // A scalar summary: an Identity node named "summaries/<tag>" (below the
 // scope's prefix) that a trainer fetches by that name to log the value, for

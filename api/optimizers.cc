@@ -3,14 +3,8 @@
 #include "common/gradients.h"
 
 namespace tfd::train {
-namespace {
 
-Operation AsOperation(const Output& o) {
-  if (!o.valid()) return Operation();
-  return Operation{o.node, {o}};
-}
-
-}  // namespace
+using ops::AsOperation;
 
 Output Optimizer::ScalarFor(const Scope& scope, double value, const Variable& var) {
   return ops::AsOutput(scope, value, var.dtype());
