@@ -91,7 +91,8 @@ Variable::Variable(const Scope& scope, const TensorShape& shape, DType dtype,
                    const Initializer& init, VariableOptions options) {
   // Variables belong to the graph, not to whatever control context they are
   // created in.
-  const Scope base = scope.WithNoControlDependencies();
+  const Scope base = options.local ? scope.WithNoControlDependencies().WithDeviceFunction(nullptr)
+                                   : scope.WithNoControlDependencies();
   const Scope named = base.WithOpName(scope.op_name().empty() ? "Variable" : scope.op_name());
   const Operation var =
       named.AddOperation("VariableV2", {}, {{"shape", PartialShape(shape)}, {"dtype", dtype}});
@@ -104,27 +105,38 @@ Variable::Variable(const Scope& scope, const TensorShape& shape, DType dtype,
   const Output assign = Assign(inner.WithOpName("Assign"), ref, initial);
   const Output read = Identity(inner.WithOpName("read"), ref);
   if (!assign.valid() || !read.valid()) return;
-  info_ = VariableInfo{ref, read, assign.node, inner.device(), options.trainable};
+  info_ = VariableInfo{ref, read, assign.node, inner.device(),
+                       options.trainable && !options.local, options.local};
   scope.AddVariable(info_);
 }
 
-std::vector<Variable> GlobalVariables(const Scope& scope) {
-  std::vector<Variable> out;
-  for (const VariableInfo& v : scope.variables()) out.emplace_back(v);
-  return out;
-}
+namespace {
 
-std::vector<Variable> TrainableVariables(const Scope& scope) {
+std::vector<Variable> VariablesWhere(const Scope& scope, bool (*keep)(const VariableInfo&)) {
   std::vector<Variable> out;
   for (const VariableInfo& v : scope.variables()) {
-    if (v.trainable) out.emplace_back(v);
+    if (keep(v)) out.emplace_back(v);
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<Variable> GlobalVariables(const Scope& scope) {
+  return VariablesWhere(scope, [](const VariableInfo& v) { return !v.local; });
+}
+
+std::vector<Variable> TrainableVariables(const Scope& scope) {
+  return VariablesWhere(scope, [](const VariableInfo& v) { return v.trainable; });
+}
+
+std::vector<Variable> LocalVariables(const Scope& scope) {
+  return VariablesWhere(scope, [](const VariableInfo& v) { return v.local; });
+}
+
 Operation GlobalVariablesInitializer(const Scope& scope) {
   std::vector<Operation> inits;
-  for (const VariableInfo& v : scope.variables()) inits.push_back(Operation{v.initializer, {}});
+  for (const Variable& v : GlobalVariables(scope)) inits.push_back(v.initializer());
   const std::string name = scope.op_name().empty() ? "init" : scope.op_name();
   return Group(scope.WithNoControlDependencies().WithOpName(name), inits);
 }

@@ -53,6 +53,11 @@ class Initializer {
 struct VariableOptions {
   // Optimizers update trainable variables only (global_step is not one).
   bool trainable = true;
+  // A local variable (tf.local_variables): one per replica, on the device
+  // the scope names (the device function is not consulted, so a
+  // ReplicaDeviceSetter does not send it to a ps), not trainable, and not run
+  // by GlobalVariablesInitializer: each replica initializes its own.
+  bool local = false;
 };
 
 class Variable {
@@ -83,12 +88,14 @@ class Variable {
   VariableInfo info_;
 };
 
-// Every variable of the scope's graph, in creation order.
+// The scope's graph's variables, in creation order: the global (shared)
+// ones, the trainable ones among them, and the local ones.
 std::vector<Variable> GlobalVariables(const Scope& scope);
 std::vector<Variable> TrainableVariables(const Scope& scope);
+std::vector<Variable> LocalVariables(const Scope& scope);
 
-// A NoOp (named scope.op_name() or "init") that runs every variable's
-// initializer created so far: tf.global_variables_initializer().
+// A NoOp (named scope.op_name() or "init") that runs every global
+// variable's initializer created so far: tf.global_variables_initializer().
 Operation GlobalVariablesInitializer(const Scope& scope);
 
 // A scalar int64 variable named "global_step", initialized to 0 and not

@@ -67,6 +67,9 @@ struct VariableInfo {
   std::string initializer;   // the node that assigns its initial value
   std::string device;        // the variable node's requested device
   bool trainable = true;
+  // A per-replica variable (tf.local_variables): on the task running the
+  // graph, left out of the global initializer and of the init barrier.
+  bool local = false;
 };
 
 class Scope {

@@ -1,0 +1,40 @@
+#include "api/data.h"
+
+namespace tfd::ops {
+
+Output IdxDataset(const Scope& scope, const IdxDatasetOptions& o) {
+  const std::vector<Output> out =
+      scope.AddOp("IdxDataset", {},
+                  {{"images_path", o.images_path},
+                   {"labels_path", o.labels_path},
+                   {"shuffle", o.shuffle},
+                   {"seed", o.seed},
+                   {"epochs", o.epochs},
+                   {"num_shards", o.num_shards},
+                   {"shared_name", o.shared_name}});
+  return out.empty() ? Output() : out[0];
+}
+
+IdxBatch IdxNextBatch(const Scope& scope, const Output& dataset, const IdxBatchOptions& o) {
+  const std::vector<Output> out =
+      scope.AddOp("IdxNextBatch", {dataset},
+                  {{"batch_size", o.batch_size},
+                   {"one_hot", o.one_hot},
+                   {"num_classes", o.num_classes},
+                   {"drop_remainder", o.drop_remainder},
+                   {"Tlabels", o.one_hot ? DType::kFloat32 : DType::kInt32}});
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
+Output IdxDatasetEpoch(const Scope& scope, const Output& dataset) {
+  const std::vector<Output> out = scope.AddOp("IdxDatasetEpoch", {dataset});
+  return out.empty() ? Output() : out[0];
+}
+
+Output IdxDatasetProgress(const Scope& scope, const Output& dataset) {
+  const std::vector<Output> out = scope.AddOp("IdxDatasetProgress", {dataset});
+  return out.empty() ? Output() : out[0];
+}
+
+}  // namespace tfd::ops

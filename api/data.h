@@ -1,0 +1,55 @@
+// Input-pipeline wrappers for the C++ graph API: an MNIST-format dataset
+// kept by the task that runs it, and the batches, epochs and progress read
+// from it (the ops are kernels/data's IdxDataset family; docs/ops.md).
+//
+//   IdxDatasetOptions o{.images_path = "train-images-idx3-ubyte",
+//                       .labels_path = "train-labels-idx1-ubyte",
+//                       .seed = 1, .epochs = 20, .num_shards = 2};
+//   Output ds = ops::IdxDataset(root.WithOpName("train_data"), o);
+//   ops::IdxBatch batch = ops::IdxNextBatch(root, ds, {.batch_size = 100, .one_hot = true});
+//
+// Paths are relative to the daemon's --data-dir. With num_shards > 0 each
+// worker reads the shard of its own task index, so one graph file serves
+// every worker.
+//
+// Thread-safety: as Scope (one thread per graph).
+#pragma once
+
+#include <string>
+
+#include "common/graph_builder.h"
+
+namespace tfd::ops {
+
+struct IdxDatasetOptions {
+  std::string images_path;
+  std::string labels_path;
+  bool shuffle = true;
+  int64_t seed = 0;
+  int64_t epochs = -1;     // -1: repeat forever
+  int64_t num_shards = 0;  // 0: every task reads everything
+  std::string shared_name; // empty: the node's name
+};
+
+// The dataset's handle (a reference to the task's dataset resource).
+Output IdxDataset(const Scope& scope, const IdxDatasetOptions& options);
+
+struct IdxBatchOptions {
+  int64_t batch_size = 100;
+  bool one_hot = false;  // float32 one-hot rows instead of int32 class indices
+  int64_t num_classes = 10;
+  bool drop_remainder = false;
+};
+struct IdxBatch {
+  Output images;  // float32 [b, rows*cols] in [0, 1]
+  Output labels;  // int32 [b], or float32 [b, num_classes] when one_hot
+};
+// The next batch; OUT_OF_RANGE when the last epoch is done.
+IdxBatch IdxNextBatch(const Scope& scope, const Output& dataset, const IdxBatchOptions& options);
+
+// Completed epochs (int64), and progress in epochs with the current one's
+// fraction (float64).
+Output IdxDatasetEpoch(const Scope& scope, const Output& dataset);
+Output IdxDatasetProgress(const Scope& scope, const Output& dataset);
+
+}  // namespace tfd::ops

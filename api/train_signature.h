@@ -1,0 +1,35 @@
+// The training signature: the node names by which `tfctl train` drives a
+// graph, and which the model builders (examples/mnist) give their nodes.
+// Only the train op is required; the trainer skips what a graph lacks.
+//
+// A step runs kTrain (and, on the chief, kChiefStep) and fetches
+// kGlobalStep, kLoss and kEpoch. Training ends when the input runs out
+// (OUT_OF_RANGE) or the global step reaches kMaxSteps (when the graph has
+// it, or the trainer is given one). Before the first step the chief runs kInit
+// unless every variable is already initialized (restored from a
+// checkpoint), then kChiefInit; every worker then runs kWorkerInit. At the
+// end each worker fetches kAccuracy, and the chief runs kRelease so that no
+// replica stays parked waiting for a step that will not come.
+//
+// The names are the contract between the two sides; docs/training.md
+// describes it for people writing their own models.
+#pragma once
+
+namespace tfd::train::signature {
+
+inline constexpr const char* kInit = "init";                // global variables initializer
+inline constexpr const char* kTrain = "train";              // one step's update
+inline constexpr const char* kGlobalStep = "train/global_step";  // int64: the step after it
+inline constexpr const char* kLoss = "summaries/loss";      // scalar
+inline constexpr const char* kEpoch = "summaries/epoch";    // float64 epochs of input read
+inline constexpr const char* kEpochs = "train/epochs";      // int64 const: epochs planned
+inline constexpr const char* kMaxSteps = "train/max_steps";  // int64 const: last global step
+inline constexpr const char* kAccuracy = "eval/accuracy";   // scalar, test set
+
+// Synchronous replicas (api/sync_replicas.h).
+inline constexpr const char* kChiefStep = "sync/chief_step";    // aggregate, apply, hand tokens
+inline constexpr const char* kChiefInit = "sync/chief_init";    // accumulators to global_step
+inline constexpr const char* kWorkerInit = "sync/worker_init";  // local step to global_step
+inline constexpr const char* kRelease = "sync/release";         // tokens for parked replicas
+
+}  // namespace tfd::train::signature
