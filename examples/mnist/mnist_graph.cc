@@ -1,0 +1,74 @@
+// mnist-graph: writes the MNIST training graph that `tfctl train` runs on
+// every worker of a cluster (see examples/mnist/README.md).
+//
+//   mnist-graph --model classic --workers 2 -o mnist.capnp
+//   mnist-graph --model strong --workers 2 --sync -o mnist-sync.capnp
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "api/graph_file.h"
+#include "examples/mnist/mnist_model.h"
+#include "kernels/register_all.h"
+
+namespace po = boost::program_options;
+using namespace tfd;
+
+int main(int argc, char** argv) {
+  examples::MnistOptions o;
+  std::string model = "classic", output, format = "binary";
+  po::options_description flags(
+      "mnist-graph [--model classic|strong] [--workers N] [--ps-tasks N] [--sync] "
+      "[--replicas-to-aggregate N] [--epochs N] [--batch-size N] [--learning-rate F] "
+      "[--seed N] -o FILE");
+  flags.add_options()
+      ("help,h", "this text")
+      ("model", po::value(&model), "classic (sigmoid MLP, SGD) or strong (ReLU, Adam)")
+      ("workers", po::value(&o.workers), "worker replicas; each reads its own shard")
+      ("ps-tasks", po::value(&o.ps_tasks), "ps tasks the parameters are spread over")
+      ("sync", po::bool_switch(&o.sync), "synchronous replicas (default: asynchronous)")
+      ("replicas-to-aggregate", po::value(&o.replicas_to_aggregate),
+       "sync: gradients per update (default: every worker; fewer leaves backups)")
+      ("epochs", po::value(&o.epochs), "passes over each worker's shard")
+      ("batch-size", po::value(&o.batch_size), "examples per step")
+      ("learning-rate", po::value(&o.learning_rate), "the optimizer's learning rate")
+      ("seed", po::value(&o.seed), "seed of the initial weights and of the shuffling")
+      ("train-examples", po::value(&o.train_examples), "sync: training set size, for max_steps")
+      ("test-batch", po::value(&o.test_batch), "test examples evaluated (default 10000)")
+      ("format", po::value(&format), "binary or text")
+      ("output,o", po::value(&output), "graph file to write");
+  try {
+    po::variables_map vm;
+    po::store(po::parse_command_line(argc, argv, flags), vm);
+    po::notify(vm);
+    if (vm.count("help")) {
+      std::cout << flags;
+      return 0;
+    }
+    if (output.empty()) throw po::error("-o FILE is required");
+    if (model == "classic") {
+      o.model = examples::MnistModel::kClassic;
+    } else if (model == "strong") {
+      o.model = examples::MnistModel::kStrong;
+    } else {
+      throw po::error("--model must be classic or strong, not '" + model + "'");
+    }
+    if (format != "binary" && format != "text") {
+      throw po::error("--format must be binary or text, not '" + format + "'");
+    }
+  } catch (const po::error& e) {
+    std::cerr << "error: " << e.what() << "\n" << flags;
+    return 2;
+  }
+  OpRegistry registry;
+  Status s = kernels::RegisterAll(registry);
+  Scope root = Scope::NewRootScope(registry);
+  if (s.ok()) s = examples::BuildMnist(root, o);
+  if (s.ok()) {
+    s = WriteGraphFile(root, output, format == "text" ? GraphFormat::kText : GraphFormat::kBinary);
+  }
+  if (!s.ok()) {
+    std::cerr << "error: " << s.ToString() << "\n";
+    return s.code() == Code::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}

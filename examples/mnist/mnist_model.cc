@@ -1,0 +1,134 @@
+#include "examples/mnist/mnist_model.h"
+
+#include <cmath>
+
+#include "api/data.h"
+#include "api/ops.h"
+#include "api/optimizers.h"
+#include "api/placement.h"
+#include "api/sync_replicas.h"
+#include "api/train_signature.h"
+#include "api/variables.h"
+
+namespace tfd::examples {
+namespace {
+
+namespace sig = train::signature;
+using ops::Initializer;
+using ops::Variable;
+
+constexpr int64_t kPixels = 28 * 28;
+constexpr int64_t kClasses = 10;
+
+struct Layers {
+  Variable w1, b1, w2, b2;
+};
+
+Layers MakeParameters(const Scope& s, const MnistOptions& o) {
+  const int64_t hidden = o.model == MnistModel::kClassic ? 100 : 256;
+  const DType f32 = DType::kFloat32;
+  Layers p;
+  if (o.model == MnistModel::kClassic) {
+    p.w1 = Variable(s.WithOpName("w1"), {kPixels, hidden}, f32,
+                    Initializer::RandomNormal(1.0, o.seed));
+    p.w2 = Variable(s.WithOpName("w2"), {hidden, kClasses}, f32,
+                    Initializer::RandomNormal(1.0, o.seed + 1));
+  } else {
+    p.w1 = Variable(s.WithOpName("w1"), {kPixels, hidden}, f32,
+                    Initializer::TruncatedNormal(std::sqrt(2.0 / kPixels), o.seed));
+    p.w2 = Variable(s.WithOpName("w2"), {hidden, kClasses}, f32,
+                    Initializer::TruncatedNormal(std::sqrt(2.0 / hidden), o.seed + 1));
+  }
+  p.b1 = Variable(s.WithOpName("b1"), {hidden}, f32, Initializer::Zeros());
+  p.b2 = Variable(s.WithOpName("b2"), {kClasses}, f32, Initializer::Zeros());
+  return p;
+}
+
+Output Logits(const Scope& s, const Layers& p, const Output& images, MnistModel model) {
+  const Output pre = ops::BiasAdd(s, ops::MatMul(s, images, p.w1), p.b1);
+  const Output hidden = model == MnistModel::kClassic ? ops::Sigmoid(s, pre) : ops::Relu(s, pre);
+  return ops::BiasAdd(s, ops::MatMul(s, hidden, p.w2), p.b2);
+}
+
+}  // namespace
+
+Status CheckMnistOptions(const MnistOptions& o) {
+  if (o.ps_tasks < 0) return errors::InvalidArgument("--ps-tasks must not be negative");
+  if (o.workers < 0) return errors::InvalidArgument("--workers must not be negative");
+  if (o.batch_size < 1) return errors::InvalidArgument("--batch-size must be at least 1");
+  if (o.epochs < 1) return errors::InvalidArgument("--epochs must be at least 1");
+  if (!(o.learning_rate > 0)) return errors::InvalidArgument("--learning-rate must be positive");
+  if (o.sync) {
+    const int replicas = std::max(o.workers, 1);
+    const int aggregate = o.replicas_to_aggregate > 0 ? o.replicas_to_aggregate : replicas;
+    if (aggregate > replicas) {
+      return errors::InvalidArgument("--replicas-to-aggregate ", aggregate,
+                                     " exceeds --workers ", replicas);
+    }
+  } else if (o.replicas_to_aggregate > 0) {
+    return errors::InvalidArgument("--replicas-to-aggregate needs --sync");
+  }
+  return OkStatus();
+}
+
+Status BuildMnist(const Scope& scope, const MnistOptions& o) {
+  TFD_RETURN_IF_ERROR(CheckMnistOptions(o));
+  const Scope root = scope.WithDeviceFunction(train::ReplicaDeviceSetter(
+      {.ps_tasks = o.ps_tasks, .strategy = train::PsStrategy::kGreedyBytes}));
+  const Variable global_step = ops::GlobalStep(root);
+  const Layers params = MakeParameters(root, o);
+
+  // Training input: this worker's shard, reshuffled every epoch.
+  const int replicas = std::max(o.workers, 1);
+  const Output train_data = ops::IdxDataset(
+      root.WithOpName("train_data"),
+      {.images_path = o.train_images,
+       .labels_path = o.train_labels,
+       .seed = o.seed,
+       .epochs = o.sync ? -1 : o.epochs,  // sync ends at train/max_steps instead
+       .num_shards = o.workers > 1 ? o.workers : 0});
+  const ops::IdxBatch batch = ops::IdxNextBatch(
+      root.WithOpName("next_batch"), train_data, {.batch_size = o.batch_size, .one_hot = true});
+  const Output logits = Logits(root.WithName("model"), params, batch.images, o.model);
+  const Output xent = ops::SoftmaxCrossEntropyWithLogits(root, logits, batch.labels).loss;
+  const Output loss = ops::Mean(root.WithOpName("loss"), xent, 0);
+  ops::ScalarSummary(root, "loss", loss);
+  ops::ScalarSummary(root, "epoch", ops::IdxDatasetProgress(root, train_data));
+  ops::Const(root.WithOpName(sig::kEpochs), ops::Input(o.epochs));
+
+  // The update.
+  std::unique_ptr<train::Optimizer> optimizer;
+  if (o.model == MnistModel::kClassic) {
+    optimizer = std::make_unique<train::GradientDescent>(o.learning_rate);
+  } else {
+    optimizer = std::make_unique<train::Adam>(o.learning_rate);
+  }
+  if (o.sync) {
+    const int aggregate = o.replicas_to_aggregate > 0 ? o.replicas_to_aggregate : replicas;
+    train::SyncReplicas sync(*optimizer,
+                             {.replicas_to_aggregate = aggregate, .total_replicas = replicas});
+    sync.Minimize(root.WithOpName(sig::kTrain), loss, global_step);
+    const int64_t examples_per_update = o.batch_size * aggregate;
+    ops::Const(root.WithOpName(sig::kMaxSteps),
+               ops::Input((o.epochs * o.train_examples + examples_per_update - 1) /
+                          examples_per_update));
+  } else {
+    const Operation train = optimizer->Minimize(root.WithOpName(sig::kTrain), loss, global_step);
+    ops::Identity(root.WithOpName(sig::kGlobalStep), train.output(0));
+  }
+  ops::GlobalVariablesInitializer(root.WithOpName(sig::kInit));
+
+  // Evaluation: the whole test set, in file order, with the current weights.
+  const Scope eval = root.WithName("eval");
+  const Output test_data = ops::IdxDataset(
+      eval.WithOpName("test_data"),
+      {.images_path = o.test_images, .labels_path = o.test_labels, .shuffle = false});
+  const ops::IdxBatch test = ops::IdxNextBatch(eval.WithOpName("test_batch"), test_data,
+                                               {.batch_size = o.test_batch});
+  const Output predicted = ops::ArgMax(eval, Logits(eval, params, test.images, o.model), 1);
+  const Output correct = ops::Equal(eval, ops::Cast(eval, predicted, DType::kInt32), test.labels);
+  ops::Mean(root.WithOpName(sig::kAccuracy), ops::Cast(eval, correct, DType::kFloat32), 0);
+  return root.status();
+}
+
+}  // namespace tfd::examples

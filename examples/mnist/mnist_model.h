@@ -1,0 +1,64 @@
+// The MNIST models of the classic distributed-TensorFlow walkthrough, built
+// with the C++ graph API as one between-graph file: the same graph is
+// submitted to every worker, whose master fills in its own task.
+//
+//   MnistOptions o;                       // the classic model, asynchronous
+//   o.workers = 2;
+//   Scope root = Scope::NewRootScope(registry);
+//   TFD_RETURN_IF_ERROR(BuildMnist(root, o));
+//   TFD_RETURN_IF_ERROR(WriteGraphFile(root, "mnist.capnp"));
+//
+// The graph follows api/train_signature.h, so `tfctl train` drives it:
+// variables (and global_step) on the ps tasks, the input pipeline, the
+// forward and backward passes on the worker; "eval/accuracy" classifies the
+// whole test set with the current parameters.
+//
+// Models:
+//  - classic: 784-100-10 with a sigmoid hidden layer, weights drawn from
+//    N(0, 1) with seed 1 (biases zero), softmax cross-entropy, plain SGD at
+//    0.001 and batches of 100: the walkthrough's network.
+//  - strong: 784-256-10 with ReLU, He-scaled truncated-normal weights and
+//    Adam at 0.001 — what the same data gives with a modern recipe.
+#pragma once
+
+#include <string>
+
+#include "common/graph_builder.h"
+
+namespace tfd::examples {
+
+enum class MnistModel { kClassic, kStrong };
+
+struct MnistOptions {
+  MnistModel model = MnistModel::kClassic;
+  int ps_tasks = 1;
+  // Replicas reading disjoint shards of the training set (0: no sharding).
+  int workers = 1;
+  // Synchronous replicas: each update averages replicas_to_aggregate
+  // gradients (0: every worker's); the workers beyond it are backups.
+  bool sync = false;
+  int replicas_to_aggregate = 0;
+  int64_t batch_size = 100;
+  // Passes over each worker's shard. Asynchronous training ends when the
+  // input does; synchronous training ends at the global step that covers
+  // them (train/max_steps).
+  int64_t epochs = 20;
+  double learning_rate = 0.001;
+  int64_t seed = 1;
+  int64_t train_examples = 60000;  // to size train/max_steps in sync mode
+  // Inside each daemon's --data-dir.
+  std::string train_images = "train-images-idx3-ubyte";
+  std::string train_labels = "train-labels-idx1-ubyte";
+  std::string test_images = "t10k-images-idx3-ubyte";
+  std::string test_labels = "t10k-labels-idx1-ubyte";
+  int64_t test_batch = 10000;  // the whole MNIST test set in one batch
+};
+
+// INVALID_ARGUMENT naming the option when `o` makes no sense.
+Status CheckMnistOptions(const MnistOptions& o);
+
+// Adds the whole training graph to `root` (which must be a fresh root
+// scope); the scope's first error is returned.
+Status BuildMnist(const Scope& root, const MnistOptions& o);
+
+}  // namespace tfd::examples
