@@ -26,6 +26,12 @@ kj::Promise<T> WithDeadline(TaskEnv& env, kj::Promise<T> p, kj::TimePoint deadli
       }));
 }
 
+// `s` with `task` in front, unless it already starts with it (a worker names
+// itself in its own errors).
+Status OnTask(const std::string& task, const Status& s) {
+  return s.message().rfind(task, 0) == 0 ? s : s.WithContext(task);
+}
+
 Status NoCheckpointDir(const std::vector<std::string>& tasks) {
   std::string list;
   for (const auto& t : tasks) list += (list.empty() ? "" : ", ") + t;
@@ -47,7 +53,7 @@ kj::Promise<Reports> CallEveryTask(TaskEnv& env, kj::TimePoint deadline, std::st
     calls.add(WithDeadline(env, kj::mv(answer), deadline, method)
                   .then([](TaskCheckpoints r) -> StatusOr<TaskCheckpoints> { return r; },
                         [task](kj::Exception&& e) -> StatusOr<TaskCheckpoints> {
-                          return StatusFromKj(e).WithContext(task);
+                          return OnTask(task, StatusFromKj(e));
                         }));
   }
   return kj::joinPromises(calls.releaseAsArray())
@@ -101,7 +107,7 @@ kj::Promise<StatusOr<std::optional<int64_t>>> ReadGlobalStepOn(TaskEnv& env,
         return s;
       })
       .then([task](Result r) -> Result {
-        if (!r.ok()) return r.status().WithContext(task);
+        if (!r.ok()) return OnTask(task, r.status());
         return r;
       });
 }

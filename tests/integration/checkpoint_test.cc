@@ -1,0 +1,330 @@
+// Checkpoints on real tfd processes: save, kill -9 of the ps, restart,
+// values back; a damaged newest checkpoint refused by name while the
+// previous one stays usable; tfctl checkpoint end to end.
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LocalCluster;
+
+const std::string kPs = "/job:ps/replica:0/task:0";
+
+// A scratch checkpoint directory, removed afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    char tmpl[] = "/tmp/tfd-ckpt-test-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string File(int64_t step) const { return path_ + "/ckpt-" + std::to_string(step) + ".tfdckpt"; }
+
+ private:
+  std::string path_;
+};
+
+NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
+             AttrMap attrs = {}) {
+  return NodeDef{std::move(name), std::move(op), std::move(inputs), std::move(device), std::move(attrs)};
+}
+
+NodeDef ConstOf(std::string name, Tensor value, std::string device) {
+  const DType dtype = value.dtype();
+  return Node(std::move(name), "Const", {}, std::move(device), {{"value", value}, {"dtype", dtype}});
+}
+
+NodeDef VarOf(std::string name, DType dtype, PartialShape shape) {
+  return Node(std::move(name), "VariableV2", {}, "/job:ps", {{"dtype", dtype}, {"shape", shape}});
+}
+
+// w (float32[2]) and global_step (int64) on the ps, and ops that set them.
+GraphDef SetterGraph() {
+  GraphDef g;
+  g.nodes = {VarOf("w", DType::kFloat32, PartialShape({2})),
+             VarOf("global_step", DType::kInt64, PartialShape(std::vector<int64_t>{})),
+             ConstOf("w1", Tensor::FromVector<float>({1, 2}), "/job:ps"),
+             ConstOf("w2", Tensor::FromVector<float>({5, 6}), "/job:ps"),
+             ConstOf("s7", Tensor::Scalar<int64_t>(7), "/job:ps"),
+             ConstOf("s9", Tensor::Scalar<int64_t>(9), "/job:ps"),
+             Node("set1", "Assign", {"w", "w1"}, ""),
+             Node("set2", "Assign", {"w", "w2"}, ""),
+             Node("step7", "Assign", {"global_step", "s7"}, ""),
+             Node("step9", "Assign", {"global_step", "s9"}, "")};
+  return g;
+}
+
+Status RunTargets(Client& c, std::vector<std::string> targets) {
+  return c.Run({}, {}, targets, {}).status();
+}
+
+std::vector<float> ReadW(Client& c) {
+  auto v = c.ReadVariable("w", 5s);
+  INFO(v.status().ToString());
+  REQUIRE(v.ok());
+  REQUIRE(v->first.initialized);
+  const Tensor& t = v->second;
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.num_elements());
+}
+
+const TaskCheckpoints* Find(const std::vector<TaskCheckpoints>& tasks, const std::string& task) {
+  for (const auto& t : tasks) {
+    if (t.task == task) return &t;
+  }
+  return nullptr;
+}
+
+void FlipByte(const std::string& path, size_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  REQUIRE(f.good());
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c = 0;
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.put(static_cast<char>(c ^ 0x5a));
+}
+
+TEST_CASE("a ps killed with -9 and restarted comes back with its saved variables") {
+  ScratchDir dir;
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  Client& c = **client;
+  REQUIRE(c.CreateSession(SetterGraph()).ok());
+  REQUIRE(RunTargets(c, {"set1", "step7"}).ok());
+
+  // No step given: named after global_step.
+  auto saved = c.SaveCheckpoint(std::nullopt, 20s);
+  INFO(saved.status().ToString());
+  REQUIRE(saved.ok());
+  const TaskCheckpoints* ps = Find(*saved, kPs);
+  REQUIRE(ps != nullptr);
+  REQUIRE(ps->checkpoints.size() == 1);
+  CHECK(ps->checkpoints[0].step == 7);
+  CHECK(ps->checkpoints[0].path == dir.File(7));
+  CHECK(ps->checkpoints[0].variables == 2);
+  const TaskCheckpoints* worker = Find(*saved, "/job:worker/replica:0/task:0");
+  REQUIRE(worker != nullptr);
+  CHECK(worker->directory.empty());  // skipped: it has no checkpoint dir
+  CHECK(std::filesystem::exists(dir.File(7)));
+
+  REQUIRE(RunTargets(c, {"set2", "step9"}).ok());
+  {
+    auto before = cluster.Connect("ps", 0);
+    REQUIRE(before.ok());
+    CHECK(ReadW(**before) == std::vector<float>{5, 6});
+  }
+
+  cluster.Kill("ps", 0);
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  const std::string log = cluster.Log("ps", 0);
+  INFO(log);
+  CHECK(log.find("restored on start: step 7 from " + dir.File(7)) != std::string::npos);
+
+  auto ps_client = cluster.Connect("ps", 0);
+  REQUIRE(ps_client.ok());
+  CHECK(ReadW(**ps_client) == std::vector<float>{1, 2});
+  auto step = (*ps_client)->ReadVariable("global_step", 5s);
+  REQUIRE(step.ok());
+  CHECK(step->second.scalar<int64_t>() == 7);
+
+  // A new graph uses them without initializing them; it declares w's shape
+  // only partly, and still finds the restored variable.
+  auto fresh = cluster.Connect("worker", 0);
+  REQUIRE(fresh.ok());
+  GraphDef use;
+  use.nodes = {VarOf("w", DType::kFloat32, PartialShape({-1})),
+               ConstOf("two", Tensor::FromVector<float>({2, 2}), "/job:worker"),
+               Node("y", "Mul", {"w", "two"}, "/job:worker")};
+  REQUIRE((*fresh)->CreateSession(use).ok());
+  auto out = (*fresh)->Run({}, {"y"}, {}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].data<float>()[0] == 2.0f);
+  CHECK(out->fetches[0].data<float>()[1] == 4.0f);
+}
+
+TEST_CASE("a damaged newest checkpoint is refused by name; the previous good one is used") {
+  ScratchDir dir;
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  Client& c = **client;
+  REQUIRE(c.CreateSession(SetterGraph()).ok());
+  REQUIRE(RunTargets(c, {"set1", "step7"}).ok());
+  REQUIRE(c.SaveCheckpoint(1, 20s).ok());
+  REQUIRE(RunTargets(c, {"set2"}).ok());
+  REQUIRE(c.SaveCheckpoint(2, 20s).ok());
+  // The first tensor's payload starts at byte 64 of the file.
+  FlipByte(dir.File(2), 64);
+  auto ps_reader = cluster.Connect("ps", 0);
+  REQUIRE(ps_reader.ok());
+
+  auto refused = c.RestoreCheckpoint(2, 20s);
+  INFO(refused.status().ToString());
+  CHECK(refused.status().code() == Code::kFailedPrecondition);
+  CHECK(refused.status().message().find(dir.File(2)) != std::string::npos);
+  CHECK(refused.status().message().find("checksum mismatch") != std::string::npos);
+  CHECK(ReadW(**ps_reader) == std::vector<float>{5, 6});  // nothing assigned
+
+  auto list = c.ListCheckpoints(20s);
+  REQUIRE(list.ok());
+  const TaskCheckpoints* ps = Find(*list, kPs);
+  REQUIRE(ps != nullptr);
+  REQUIRE(ps->checkpoints.size() == 2);
+  CHECK(ps->checkpoints[0].verified);
+  CHECK_FALSE(ps->checkpoints[1].verified);
+  CHECK(ps->checkpoints[1].problem.find("checksum mismatch") != std::string::npos);
+
+  auto latest = c.RestoreCheckpoint(Client::kLatestCheckpoint, 20s);
+  INFO(latest.status().ToString());
+  REQUIRE(latest.ok());
+  ps = Find(*latest, kPs);
+  REQUIRE(ps != nullptr);
+  REQUIRE(ps->checkpoints.size() == 1);
+  CHECK(ps->checkpoints[0].step == 1);
+  REQUIRE(ps->skipped.size() == 1);
+  CHECK(ps->skipped[0].find(dir.File(2)) != std::string::npos);
+  CHECK(ReadW(**ps_reader) == std::vector<float>{1, 2});
+
+  // And on restart.
+  REQUIRE(RunTargets(c, {"set2"}).ok());
+  cluster.Kill("ps", 0);
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  const std::string log = cluster.Log("ps", 0);
+  INFO(log);
+  CHECK(log.find("skipping checkpoint " + dir.File(2)) != std::string::npos);
+  CHECK(log.find("restored on start: step 1 from " + dir.File(1)) != std::string::npos);
+  auto ps_client = cluster.Connect("ps", 0);
+  REQUIRE(ps_client.ok());
+  CHECK(ReadW(**ps_client) == std::vector<float>{1, 2});
+}
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs the tfctl under test (TFCTL) with `args`, capturing its output.
+Ran Tfctl(const std::string& args) {
+  const char* tfctl = std::getenv("TFCTL");
+  REQUIRE(tfctl != nullptr);
+  char tmpl[] = "/tmp/tfctl-err-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  ::close(fd);
+  const std::string cmd = std::string(tfctl) + " " + args + " 2>" + tmpl;
+  Ran r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(tmpl);
+  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
+  std::remove(tmpl);
+  return r;
+}
+
+TEST_CASE("tfctl checkpoint save, list and restore, and their errors") {
+  ScratchDir dir;
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  REQUIRE(cluster.Start("worker", 0).ok());
+  const std::string target = "--target " + cluster.Address("worker", 0) + " --timeout 20";
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(SetterGraph()).ok());
+  REQUIRE(RunTargets(**client, {"set1", "step7"}).ok());
+  auto ps_reader = cluster.Connect("ps", 0);
+  REQUIRE(ps_reader.ok());
+
+  Ran save = Tfctl("checkpoint save --step 3 " + target);
+  INFO(save.out << save.err);
+  CHECK(save.code == 0);
+  CHECK(save.out.find("saved step 3") != std::string::npos);
+  CHECK(save.out.find(dir.File(3)) != std::string::npos);
+  CHECK(save.out.find("skipped: no checkpoint directory") != std::string::npos);
+
+  REQUIRE(RunTargets(**client, {"set2"}).ok());
+  Ran save_json = Tfctl("checkpoint save " + target + " --output json");  // at global_step = 7
+  INFO(save_json.out << save_json.err);
+  CHECK(save_json.code == 0);
+  CHECK(save_json.out.find("\"action\": \"save\"") != std::string::npos);
+  CHECK(save_json.out.find("\"step\": 7") != std::string::npos);
+
+  Ran list = Tfctl("checkpoint list " + target);
+  INFO(list.out << list.err);
+  CHECK(list.code == 0);
+  CHECK(list.out.find(dir.File(3)) != std::string::npos);
+  CHECK(list.out.find(dir.File(7)) != std::string::npos);
+  CHECK(list.out.find("CORRUPT") == std::string::npos);
+
+  Ran list_json = Tfctl("checkpoint list " + target + " --output json");
+  INFO(list_json.out << list_json.err);
+  CHECK(list_json.code == 0);
+  CHECK(list_json.out.find("\"verified\": true") != std::string::npos);
+  CHECK(list_json.out.find("\"verified\": false") == std::string::npos);
+
+  Ran restore = Tfctl("checkpoint restore --step 3 " + target);
+  INFO(restore.out << restore.err);
+  CHECK(restore.code == 0);
+  CHECK(restore.out.find("restored step 3") != std::string::npos);
+  CHECK(ReadW(**ps_reader) == std::vector<float>{1, 2});
+
+  Ran latest = Tfctl("checkpoint restore " + target);
+  INFO(latest.out << latest.err);
+  CHECK(latest.code == 0);
+  CHECK(latest.out.find("restored step 7") != std::string::npos);
+  CHECK(ReadW(**ps_reader) == std::vector<float>{5, 6});
+
+  Ran missing = Tfctl("checkpoint restore --step 99 " + target);
+  CHECK(missing.code == 1);
+  CHECK(missing.err.find("error: NOT_FOUND: ") != std::string::npos);
+  CHECK(missing.err.find("step 99") != std::string::npos);
+
+  Ran usage = Tfctl("checkpoint list --step 3 " + target);
+  CHECK(usage.code == 2);
+  CHECK(usage.err.find("usage: tfctl checkpoint") != std::string::npos);
+  Ran bad_action = Tfctl("checkpoint frobnicate " + target);
+  CHECK(bad_action.code == 2);
+}
+
+TEST_CASE("tfctl checkpoint with no checkpoint directory anywhere fails clearly") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const std::string target = "--target " + cluster.Address("worker", 0) + " --timeout 20";
+  for (const char* action : {"save", "list", "restore"}) {
+    Ran r = Tfctl(std::string("checkpoint ") + action + " " + target);
+    INFO(action << ": " << r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK(r.err.find("error: FAILED_PRECONDITION: no task of the cluster has a checkpoint "
+                     "directory") != std::string::npos);
+  }
+  Ran json = Tfctl("checkpoint save " + target + " --output json");
+  CHECK(json.code == 1);
+  CHECK(json.out.find("\"error\"") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfd
