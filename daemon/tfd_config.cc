@@ -18,7 +18,8 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("task", po::value<std::string>(), "this task's index in its job (TFD_TASK)")
       ("listen", po::value<std::string>(), "address to listen on; default: the task's own (TFD_LISTEN)")
       ("data-dir", po::value<std::string>(), "directory data readers and Save/Restore may use (TFD_DATA_DIR)")
-      ("checkpoint-dir", po::value<std::string>(), "directory for checkpoints (TFD_CHECKPOINT_DIR)")
+      ("checkpoint-dir", po::value<std::string>(), "directory for checkpoints, restored from on start (TFD_CHECKPOINT_DIR)")
+      ("checkpoint-keep", po::value<std::string>(), "checkpoints kept after each save, default 5 (TFD_CHECKPOINT_KEEP)")
       ("log-level", po::value<std::string>(), "trace|debug|info|warn|error (TFD_LOG_LEVEL)")
       ("log-device-placement", po::bool_switch(), "log where each node runs (TFD_LOG_DEVICE_PLACEMENT=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
@@ -115,6 +116,14 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     std::getline(in, c.auth_token);
     if (c.auth_token.empty()) {
       return errors::InvalidArgument(v->second, ": '", v->first, "' holds no token");
+    }
+  }
+  if (auto v = get("checkpoint-keep", "TFD_CHECKPOINT_KEEP")) {
+    try {
+      c.checkpoint_keep = std::stoi(v->first);
+      if (c.checkpoint_keep < 1) throw std::invalid_argument("");
+    } catch (...) {
+      return errors::InvalidArgument(v->second, " must be an integer of at least 1");
     }
   }
   if (auto v = get("threads", "TFD_THREADS")) {

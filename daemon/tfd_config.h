@@ -19,7 +19,8 @@ struct TfdConfig {
   int task = -1;
   std::string listen;          // default: this task's address in the spec
   std::string data_dir;        // readers and Save/Restore may use it
-  std::string checkpoint_dir;  // checkpoints go here
+  std::string checkpoint_dir;  // checkpoints go here; the newest good one is restored on start
+  int checkpoint_keep = 5;     // checkpoints kept after each save (daemon/checkpoints.h)
   std::string log_level = "info";
   bool log_device_placement = false;
   std::string auth_token;      // read from --auth-token-file

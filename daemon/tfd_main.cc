@@ -41,6 +41,7 @@ bool RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
                     std::unique_ptr<CheckpointManager>& out) {
   CheckpointManager::Options options;
   options.dir = config.checkpoint_dir;
+  options.keep = config.checkpoint_keep;
   auto opened = CheckpointManager::Open(options, resources, logger);
   if (!opened.ok()) {
     logger->error("checkpoint directory: {}", opened.status().ToString());
