@@ -35,11 +35,13 @@ int GraphCommand(const Args& args);  // graph show|validate|encode|decode
 int RunCommand(const Args& args);    // run FILE ...
 int OpsCommand(const Args& args);    // ops [--output ...]
 int SubmitCommand(const Args& args);  // submit FILE --target HOST:PORT ...
+int TrainCommand(const Args& args);   // train FILE --target HOST:PORT ...
 int WaitCommand(const Args& args);    // wait cluster|init --target HOST:PORT
 int StatusCommand(const Args& args);  // status --cluster SPEC
 int VarsCommand(const Args& args);    // vars list|get NAME --target HOST:PORT
 int StartCommand(const Args& args);   // start --cluster SPEC [--job J] [--task N]
 int StopCommand(const Args& args);    // stop --cluster SPEC [--job J] [--task N]
+int CheckpointCommand(const Args& args);  // checkpoint save|restore|list --target HOST:PORT
 
 // One-line usage of each command, for `tfctl help` and usage errors.
 inline constexpr const char* kGraphUsage =
@@ -53,6 +55,10 @@ inline constexpr const char* kSubmitUsage =
     "tfctl submit FILE --target HOST:PORT [--run OP]... [--fetch NAME]... [--feed NAME=VALUE]... "
     "[--init OP]... [--steps N] [--step-timeout S] [--trace] [--trace-file OUT.json] "
     "[--output human|json] [--token-file F] [--timeout S]";
+inline constexpr const char* kTrainUsage =
+    "tfctl train FILE --target HOST:PORT [--steps N] [--chief yes|no|auto] "
+    "[--checkpoint-every N] [--checkpoint-secs S] [--init-timeout S] [--step-timeout S] "
+    "[--progress-every S] [--no-eval] [--output human|json] [--token-file F] [--timeout S]";
 inline constexpr const char* kWaitUsage =
     "tfctl wait cluster|init --target HOST:PORT [--var NAME]... [--timeout S] [--token-file F]";
 inline constexpr const char* kStatusUsage =
@@ -64,5 +70,8 @@ inline constexpr const char* kStartUsage =
     "[--tfd-flag FLAG]... [--timeout S]";
 inline constexpr const char* kStopUsage =
     "tfctl stop --cluster SPEC [--job NAME] [--task N] [--run-dir DIR] [--timeout S]";
+inline constexpr const char* kCheckpointUsage =
+    "tfctl checkpoint save|restore|list --target HOST:PORT [--step N] [--output human|json] "
+    "[--token-file F] [--timeout S]";
 
 }  // namespace tfd::cli

@@ -32,6 +32,8 @@ constexpr Command kCommands[] = {
     {"ops", tfd::cli::OpsCommand, tfd::cli::kOpsUsage, "list the registered ops"},
     {"submit", tfd::cli::SubmitCommand, tfd::cli::kSubmitUsage,
      "run a graph for N steps in a session on a running task"},
+    {"train", tfd::cli::TrainCommand, tfd::cli::kTrainUsage,
+     "train a graph on one worker: init or wait, steps, progress, checkpoints, accuracy"},
     {"wait", tfd::cli::WaitCommand, tfd::cli::kWaitUsage,
      "wait until every task is reachable, or variables are initialized (exit 3 at the deadline)"},
     {"status", tfd::cli::StatusCommand, tfd::cli::kStatusUsage,
@@ -40,6 +42,8 @@ constexpr Command kCommands[] = {
     {"start", tfd::cli::StartCommand, tfd::cli::kStartUsage,
      "start this host's tasks of a cluster as background tfd processes"},
     {"stop", tfd::cli::StopCommand, tfd::cli::kStopUsage, "stop them (SIGTERM, then SIGKILL)"},
+    {"checkpoint", tfd::cli::CheckpointCommand, tfd::cli::kCheckpointUsage,
+     "save, restore or list the checkpoints of every task that has a --checkpoint-dir"},
 };
 
 void PrintHelp() {
@@ -61,7 +65,7 @@ int Internal(const std::string& what) {
 
 int Main(int argc, char** argv) {
   const char* general =
-      "tfctl graph|run|ops|submit|wait|status|vars|start|stop ... (tfctl help for more)";
+      "tfctl graph|run|ops|submit|train|wait|status|vars|start|stop|checkpoint ... (tfctl help for more)";
   if (argc < 2) return Usage("missing command", general);
   const std::string_view name = argv[1];
   if (name == "help" || name == "--help" || name == "-h") {

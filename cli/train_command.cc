@@ -1,0 +1,194 @@
+// tfctl train: the training loop of one worker (cli/trainer.h), with
+// progress on stderr and the result on stdout.
+#include <kj/async-io.h>
+#include <unistd.h>
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "cli/remote.h"
+#include "cli/trainer.h"
+
+namespace tfd::cli {
+namespace {
+namespace po = boost::program_options;
+
+struct TrainFlags {
+  std::string file;
+  RemoteFlags remote;
+  int64_t steps = 0;
+  std::string chief = "auto";
+  int64_t checkpoint_every = 0;
+  double checkpoint_secs = 0;
+  double init_timeout_s = 120;
+  double step_timeout_s = 60;
+  double progress_s = -1;
+  bool no_eval = false;
+  std::string output = "human";
+};
+
+TrainFlags Parse(const Args& args) {
+  TrainFlags f;
+  po::options_description options("train");
+  options.add_options()
+      ("file", po::value(&f.file)->required(), "graph file")
+      ("steps", po::value(&f.steps), "stop at this global step (default: the graph's, or "
+                                      "when the input ends)")
+      ("chief", po::value(&f.chief), "yes|no|auto: whether this worker initializes and "
+                                     "checkpoints (auto: task 0 of its job)")
+      ("checkpoint-every", po::value(&f.checkpoint_every), "chief: checkpoint every N global steps")
+      ("checkpoint-secs", po::value(&f.checkpoint_secs), "chief: checkpoint every S seconds")
+      ("init-timeout", po::value(&f.init_timeout_s), "seconds to wait for the cluster and the "
+                                                     "chief's initialization")
+      ("step-timeout", po::value(&f.step_timeout_s), "seconds one step may take")
+      ("progress-every", po::value(&f.progress_s), "seconds between progress reports "
+                                                   "(default 1 on a terminal, else 10)")
+      ("no-eval", po::bool_switch(&f.no_eval), "skip the test-set evaluation at the end")
+      ("output", po::value(&f.output), "human|json");
+  AddRemoteFlags(options, f.remote);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
+  po::notify(vm);
+  if (f.steps < 0) throw UsageError("--steps must not be negative");
+  if (f.chief != "yes" && f.chief != "no" && f.chief != "auto") {
+    throw UsageError("--chief must be yes, no or auto, not '" + f.chief + "'");
+  }
+  if (f.checkpoint_every < 0 || f.checkpoint_secs < 0) {
+    throw UsageError("checkpoint intervals must not be negative");
+  }
+  if (f.init_timeout_s <= 0 || f.step_timeout_s <= 0) {
+    throw UsageError("--init-timeout and --step-timeout must be positive");
+  }
+  return f;
+}
+
+std::chrono::milliseconds Millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+}
+
+// "12 s", "3 min 20 s".
+std::string Duration(double s) {
+  if (s < 0) return "?";
+  const int64_t total = static_cast<int64_t>(std::lround(s));
+  if (total < 60) return std::to_string(total) + " s";
+  return std::to_string(total / 60) + " min " + std::to_string(total % 60) + " s";
+}
+
+std::string ProgressLine(const TrainProgress& p) {
+  char buf[256];
+  std::string line = "step " + std::to_string(p.local_steps);
+  if (p.global_step >= 0) line += " (global " + std::to_string(p.global_step) + ")";
+  if (p.epoch >= 0) {
+    std::snprintf(buf, sizeof buf, "  epoch %.2f", p.epoch);
+    line += buf;
+  }
+  if (!std::isnan(p.loss)) {
+    std::snprintf(buf, sizeof buf, "  loss %.4f", p.loss);
+    line += buf;
+  }
+  std::snprintf(buf, sizeof buf, "  %.1f steps/s", p.steps_per_second);
+  line += buf;
+  if (p.seconds_left >= 0) line += "  " + Duration(p.seconds_left) + " left";
+  return line;
+}
+
+Json ProgressJson(const TrainProgress& p) {
+  auto number = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
+  Json j{{"step", p.local_steps}, {"global_step", p.global_step},
+         {"epoch", p.epoch >= 0 ? Json(p.epoch) : Json(nullptr)}, {"loss", number(p.loss)},
+         {"steps_per_second", p.steps_per_second}, {"seconds", p.seconds},
+         {"seconds_left", p.seconds_left >= 0 ? Json(p.seconds_left) : Json(nullptr)}};
+  return j;
+}
+
+int Train(const TrainFlags& f, OutputFormat format) {
+  auto graph = ReadGraphArg(f.file);
+  if (!graph.ok()) return ReportError(graph.status(), format);
+  auto io = kj::setupAsyncIo();
+  auto client = ConnectRemote(io, f.remote);
+  if (!client.ok()) return ReportError(client.status(), format);
+  Status s = (*client)->CreateSession(*graph, Millis(f.step_timeout_s));
+  if (!s.ok()) return ReportError(s, format);
+
+  const bool tty = isatty(STDERR_FILENO);
+  TrainerOptions options;
+  options.max_steps = f.steps;
+  if (f.chief != "auto") options.chief = f.chief == "yes";
+  options.init_timeout = Millis(f.init_timeout_s);
+  options.progress_every = Millis(f.progress_s >= 0 ? f.progress_s : (tty ? 1 : 10));
+  options.checkpoint_every_steps = f.checkpoint_every;
+  options.checkpoint_every_seconds = f.checkpoint_secs;
+  options.evaluate = !f.no_eval;
+  Client& c = **client;
+  if (f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
+    options.save_checkpoint = [&c, &f](int64_t step) {
+      return c.SaveCheckpoint(step, f.remote.timeout()).status();
+    };
+  }
+  Trainer trainer(c, std::move(*graph), options);
+  bool line_open = false;
+  auto result = trainer.Run([&](const TrainProgress& p) {
+    if (format == OutputFormat::kJson) {
+      Json j = ProgressJson(p);
+      j["event"] = "progress";
+      std::cout << DumpJson(j) << std::endl;
+    } else if (tty) {
+      std::fprintf(stderr, "\r%s   ", ProgressLine(p).c_str());
+      line_open = true;
+    } else {
+      std::fprintf(stderr, "%s\n", ProgressLine(p).c_str());
+    }
+    std::fflush(stderr);
+  });
+  if (line_open) std::fputc('\n', stderr);
+  (void)c.CloseSession();
+  if (!result.ok()) return ReportError(result.status(), format);
+
+  const TrainProgress& last = result->last;
+  const double rate = last.seconds > 0 ? last.local_steps / last.seconds : 0;
+  if (format == OutputFormat::kJson) {
+    Json j = ProgressJson(last);
+    j["event"] = "done";
+    j["task"] = c.task();
+    j["chief"] = result->chief;
+    j["initialized"] = result->initialized;
+    j["stopped"] = result->stopped;
+    j["first_loss"] = std::isnan(result->first_loss) ? Json(nullptr) : Json(result->first_loss);
+    j["mean_steps_per_second"] = rate;
+    j["checkpoints"] = result->checkpoints;
+    j["accuracy"] = result->accuracy ? Json(*result->accuracy) : Json(nullptr);
+    std::cout << DumpJson(j) << std::endl;
+    return 0;
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: %lld steps in %s (%.1f steps/s), %s", c.task().c_str(),
+                static_cast<long long>(last.local_steps), Duration(last.seconds).c_str(), rate,
+                result->stopped.c_str());
+  std::cout << buf;
+  if (last.global_step >= 0) std::cout << "; global step " << last.global_step;
+  std::cout << "\n";
+  if (!std::isnan(result->first_loss)) {
+    std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result->first_loss, last.loss);
+    std::cout << buf;
+  }
+  if (result->accuracy) {
+    std::snprintf(buf, sizeof buf, "test accuracy %.4f\n", *result->accuracy);
+    std::cout << buf;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int TrainCommand(const Args& args) {
+  const TrainFlags f = Parse(args);
+  return Train(f, ParseOutputFormat(f.output, false));
+}
+
+}  // namespace tfd::cli

@@ -1,0 +1,221 @@
+#include "cli/trainer.h"
+
+#include <cmath>
+
+#include "api/train_signature.h"
+#include "common/device_name.h"
+
+namespace tfd::cli {
+namespace {
+
+namespace sig = train::signature;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// A fetched scalar as a double; NaN when it is not a numeric scalar.
+double ScalarValue(const Tensor& t) {
+  if (!t.initialized() || t.num_elements() != 1) return NAN;
+  switch (t.dtype()) {
+    case DType::kFloat32: return t.data<float>()[0];
+    case DType::kFloat64: return t.data<double>()[0];
+    case DType::kInt32: return t.data<int32_t>()[0];
+    case DType::kInt64: return static_cast<double>(t.data<int64_t>()[0]);
+    default: return NAN;
+  }
+}
+
+}  // namespace
+
+bool IsTaskZero(const std::string& task) {
+  auto name = DeviceName::Parse(task);
+  return name.ok() && name->task.value_or(0) == 0;
+}
+
+Trainer::Trainer(Client& client, GraphDef graph, TrainerOptions options)
+    : client_(client), graph_(std::move(graph)), options_(std::move(options)) {}
+
+bool Trainer::Has(const char* node) const {
+  for (const NodeDef& n : graph_.nodes) {
+    if (n.name == node) return true;
+  }
+  return false;
+}
+
+StatusOr<Tensor> Trainer::ConstValue(const char* node) const {
+  for (const NodeDef& n : graph_.nodes) {
+    if (n.name != node) continue;
+    auto it = n.attrs.find("value");
+    if (n.op != "Const" || it == n.attrs.end() || !std::holds_alternative<Tensor>(it->second)) {
+      return errors::InvalidArgument("'", node, "' should be a Const node, not ", n.op);
+    }
+    return std::get<Tensor>(it->second);
+  }
+  return errors::NotFound("no node '", node, "'");
+}
+
+std::vector<std::string> Trainer::InitializedVariables() const {
+  std::map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : graph_.nodes) by_name[n.name] = &n;
+  std::vector<std::string> vars;
+  auto init = by_name.find(sig::kInit);
+  if (init == by_name.end()) return vars;
+  for (const std::string& input : init->second->inputs) {
+    if (input.empty() || input[0] != '^') continue;
+    auto assign = by_name.find(input.substr(1));
+    if (assign == by_name.end() || assign->second->op != "Assign" ||
+        assign->second->inputs.empty()) {
+      continue;
+    }
+    const std::string& ref = assign->second->inputs[0];
+    vars.push_back(ref.substr(0, ref.find(':')));
+  }
+  return vars;
+}
+
+Status Trainer::RunIfPresent(const char* node, const char* what) {
+  if (!Has(node)) return OkStatus();
+  auto r = client_.Run({}, {}, {node}, {});
+  return r.ok() ? OkStatus() : r.status().WithContext(what);
+}
+
+Status Trainer::Prepare(TrainResult& result) {
+  const std::vector<std::string> vars = InitializedVariables();
+  if (result.chief) {
+    // Every task must be up before deciding whether to initialize: a ps
+    // that restores its checkpoint on start must not be initialized over.
+    TFD_RETURN_IF_ERROR(client_.WaitCluster(options_.init_timeout)
+                            .WithContext("waiting for every task of the cluster"));
+    if (Has(sig::kInit)) {
+      const bool restored =
+          !vars.empty() &&
+          client_.WaitInitialized(vars, std::chrono::milliseconds(200)).ok();
+      if (!restored) {
+        TFD_RETURN_IF_ERROR(RunIfPresent(sig::kInit, "initializing the variables"));
+        result.initialized = true;
+      }
+    }
+    TFD_RETURN_IF_ERROR(RunIfPresent(sig::kChiefInit, "initializing the sync accumulators"));
+  } else if (!vars.empty()) {
+    TFD_RETURN_IF_ERROR(client_.WaitInitialized(vars, options_.init_timeout)
+                            .WithContext("waiting for the chief to initialize the variables"));
+  }
+  return RunIfPresent(sig::kWorkerInit, "initializing this replica");
+}
+
+StatusOr<TrainResult> Trainer::Run(
+    const std::function<void(const TrainProgress&)>& on_progress) {
+  if (!Has(sig::kTrain)) {
+    return errors::InvalidArgument("the graph has no '", sig::kTrain,
+                                   "' op to run each step (see docs/training.md)");
+  }
+  TrainResult result;
+  result.chief = options_.chief.value_or(IsTaskZero(client_.task()));
+  TFD_RETURN_IF_ERROR(Prepare(result));
+
+  int64_t max_steps = options_.max_steps;
+  if (max_steps <= 0 && Has(sig::kMaxSteps)) {
+    TFD_ASSIGN_OR_RETURN(Tensor t, ConstValue(sig::kMaxSteps));
+    max_steps = static_cast<int64_t>(ScalarValue(t));
+  }
+  double planned_epochs = -1;
+  if (Has(sig::kEpochs)) {
+    TFD_ASSIGN_OR_RETURN(Tensor t, ConstValue(sig::kEpochs));
+    planned_epochs = ScalarValue(t);
+  }
+
+  std::vector<std::string> targets{sig::kTrain};
+  if (result.chief && Has(sig::kChiefStep)) targets.push_back(sig::kChiefStep);
+  std::vector<std::string> fetches;
+  int global_at = -1, loss_at = -1, epoch_at = -1;
+  auto fetch = [&](const char* name, int& at) {
+    if (Has(name)) {
+      at = static_cast<int>(fetches.size());
+      fetches.push_back(name);
+    }
+  };
+  fetch(sig::kGlobalStep, global_at);
+  fetch(sig::kLoss, loss_at);
+  fetch(sig::kEpoch, epoch_at);
+
+  TrainProgress& p = result.last;
+  const auto start = Clock::now();
+  auto last_report = start;
+  auto last_checkpoint = start;
+  int64_t steps_at_report = 0, global_at_report = -1, checkpoint_step = -1;
+  double epoch_at_report = -1;
+  auto checkpoint = [&]() -> Status {
+    if (!options_.save_checkpoint || p.global_step == checkpoint_step) return OkStatus();
+    TFD_RETURN_IF_ERROR(options_.save_checkpoint(std::max<int64_t>(p.global_step, 0))
+                            .WithContext("checkpoint at step " + std::to_string(p.global_step)));
+    checkpoint_step = p.global_step;
+    last_checkpoint = Clock::now();
+    ++result.checkpoints;
+    return OkStatus();
+  };
+  auto report = [&](Clock::time_point now) {
+    const double interval = Seconds(now - last_report);
+    p.seconds = Seconds(now - start);
+    if (interval > 0) p.steps_per_second = (p.local_steps - steps_at_report) / interval;
+    p.seconds_left = -1;
+    if (interval > 0 && max_steps > 0 && global_at_report >= 0 && p.global_step > global_at_report) {
+      const double rate = (p.global_step - global_at_report) / interval;
+      p.seconds_left = std::max(0.0, (max_steps - p.global_step) / rate);
+    } else if (interval > 0 && planned_epochs > 0 && epoch_at_report >= 0 &&
+               p.epoch > epoch_at_report) {
+      const double rate = (p.epoch - epoch_at_report) / interval;
+      p.seconds_left = std::max(0.0, (planned_epochs - p.epoch) / rate);
+    }
+    last_report = now;
+    steps_at_report = p.local_steps;
+    global_at_report = p.global_step;
+    epoch_at_report = p.epoch;
+    if (on_progress) on_progress(p);
+  };
+
+  Status failure;
+  while (max_steps <= 0 || p.global_step < max_steps) {
+    auto out = client_.Run({}, fetches, targets, {});
+    if (!out.ok()) {
+      if (out.status().code() == Code::kOutOfRange) {
+        result.stopped = "input exhausted";
+      } else {
+        failure = out.status().WithContext("step " + std::to_string(p.local_steps + 1));
+      }
+      break;
+    }
+    ++p.local_steps;
+    if (global_at >= 0) p.global_step = static_cast<int64_t>(ScalarValue(out->fetches[global_at]));
+    if (loss_at >= 0) p.loss = ScalarValue(out->fetches[loss_at]);
+    if (epoch_at >= 0) p.epoch = ScalarValue(out->fetches[epoch_at]);
+    if (p.local_steps == 1) result.first_loss = p.loss;
+    const auto now = Clock::now();
+    if (result.chief && ((options_.checkpoint_every_steps > 0 && p.global_step >= 0 &&
+                          p.global_step % options_.checkpoint_every_steps == 0) ||
+                         (options_.checkpoint_every_seconds > 0 &&
+                          Seconds(now - last_checkpoint) >= options_.checkpoint_every_seconds))) {
+      failure = checkpoint();
+      if (!failure.ok()) break;
+    }
+    if (now - last_report >= options_.progress_every) report(now);
+  }
+  if (result.stopped.empty() && failure.ok()) {
+    result.stopped = "reached step " + std::to_string(max_steps);
+  }
+  if (result.chief) {
+    // Parked sync replicas get a token carrying the final step, and stop.
+    Status released = RunIfPresent(sig::kRelease, "releasing the sync replicas");
+    if (failure.ok()) failure = released;
+  }
+  if (!failure.ok()) return failure;
+  report(Clock::now());
+  if (result.chief) TFD_RETURN_IF_ERROR(checkpoint());
+  if (options_.evaluate && Has(sig::kAccuracy)) {
+    auto out = client_.Run({}, {sig::kAccuracy}, {}, {});
+    if (!out.ok()) return out.status().WithContext("evaluating " + std::string(sig::kAccuracy));
+    result.accuracy = ScalarValue(out->fetches[0]);
+  }
+  return result;
+}
+
+}  // namespace tfd::cli
