@@ -40,7 +40,10 @@ bool RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
                     const std::shared_ptr<spdlog::logger>& logger,
                     std::unique_ptr<CheckpointManager>& out) {
   CheckpointManager::Options options;
-  options.dir = config.checkpoint_dir;
+  // Each task in its own subdirectory, so the tasks of a job may share one
+  // --checkpoint-dir (a shared file system, or one host's run directory).
+  options.dir = std::filesystem::path(config.checkpoint_dir) /
+                (config.job + "-" + std::to_string(config.task));
   options.keep = config.checkpoint_keep;
   auto opened = CheckpointManager::Open(options, resources, logger);
   if (!opened.ok()) {
@@ -57,7 +60,7 @@ bool RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
                  names);
   } else if (restored.status().code() == Code::kNotFound) {
     logger->info("no checkpoint in {} yet: starting without saved variables",
-                 config.checkpoint_dir);
+                 options.dir.string());
   } else {
     logger->error("nothing restored on start, starting without saved variables: {}",
                   restored.status().ToString());

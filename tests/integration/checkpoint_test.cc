@@ -32,7 +32,10 @@ class ScratchDir {
     std::filesystem::remove_all(path_, ec);
   }
   const std::string& path() const { return path_; }
-  std::string File(int64_t step) const { return path_ + "/ckpt-" + std::to_string(step) + ".tfdckpt"; }
+  // The ps's file: each task keeps its checkpoints in DIR/<job>-<task>.
+  std::string File(int64_t step) const {
+    return path_ + "/ps-0/ckpt-" + std::to_string(step) + ".tfdckpt";
+  }
 
  private:
   std::string path_;
