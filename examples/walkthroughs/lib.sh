@@ -9,48 +9,8 @@ TFD="${TFD:-$root/build/daemon/tfd}"
 export TFD
 run_dir="$(mktemp -d /tmp/tfd-walkthrough-XXXXXX)"
 spec=""
-
-# A TCP port on 127.0.0.1 that nothing listens on right now.
-free_port() {
-  local port
-  for _ in $(seq 1 200); do
-    port=$(( 20000 + RANDOM % 40000 ))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
-
-# cluster_spec ps=2 worker=3 -> JSON spec on free ports, also kept in $spec.
-cluster_spec() {
-  local json="{" sep="" job n i addrs
-  for arg in "$@"; do
-    job="${arg%%=*}"; n="${arg##*=}"; addrs=""
-    for i in $(seq 1 "$n"); do
-      addrs="$addrs${addrs:+, }\"127.0.0.1:$(free_port)\""
-    done
-    json="$json$sep\"$job\": [$addrs]"; sep=", "
-  done
-  spec="$json}"
-}
-
-# The address of JOB's task N in $spec.
-address() {
-  local job="$1" n="$2"
-  echo "$spec" | sed -E "s/.*\"$job\": \[([^]]*)\].*/\1/" | tr -d ' "' | cut -d, -f$((n + 1))
-}
-
-# Background jobs started with `background CMD...`. stop_cluster waits for
-# them rather than killing them: each is bounded, and a tfctl start killed
-# half-way could leave a tfd behind that nothing stops.
-background_pids=()
-background() {
-  "$@" &
-  background_pids+=($!)
-}
+# free_port, cluster_spec, address.
+source "$root/scripts/cluster-lib.sh"
 
 stop_cluster() {
   for pid in "${background_pids[@]}"; do wait "$pid" 2>/dev/null || true; done

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The main command: installs dependencies, builds tfd (release, in build/),
+# fetches MNIST into data/mnist, starts a local cluster of 1 ps and 2
+# workers with `tfctl start`, trains on both workers (between-graph, the same
+# graph file submitted to each), prints the test accuracy and stops the
+# cluster.
+#
+#   ./scripts/train-mnist.sh                       # strong model, 3 epochs, async
+#   ./scripts/train-mnist.sh --model classic --epochs 20
+#   ./scripts/train-mnist.sh --sync                # synchronous replicas
+#   ./scripts/train-mnist.sh --workers 3 --resume  # continue from the checkpoints
+#
+# Logs, pid files, the graph and the checkpoints stay in run/mnist/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+
+model=strong epochs=3 workers=2 sync="" resume=false
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --model) model="$2"; shift 2 ;;
+    --epochs) epochs="$2"; shift 2 ;;
+    --workers) workers="$2"; shift 2 ;;
+    --sync) sync="--sync"; shift ;;
+    --resume) resume=true; shift ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "train-mnist: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+./scripts/install-deps.sh
+[[ -f build/build.ninja ]] || meson setup build --buildtype=release
+ninja -C build -j "${TFD_JOBS:-2}" cli/tfctl daemon/tfd examples/mnist-graph
+./scripts/get-mnist.sh data/mnist
+
+tfctl="$root/build/cli/tfctl"
+run_dir="$root/run/mnist"
+mkdir -p "$run_dir"
+$resume || rm -rf "$run_dir/checkpoints"
+source scripts/cluster-lib.sh
+cluster_spec ps=1 worker="$workers"
+
+stop() { "$tfctl" stop --cluster "$spec" --run-dir "$run_dir" || true; }
+trap stop EXIT
+echo "cluster: $spec (logs in run/mnist/)"
+"$tfctl" start --cluster "$spec" --run-dir "$run_dir" --tfd "$root/build/daemon/tfd" \
+  --tfd-flag="--data-dir=$root/data/mnist" --tfd-flag="--checkpoint-dir=$run_dir/checkpoints"
+
+./build/examples/mnist-graph --model "$model" --workers "$workers" --epochs "$epochs" $sync \
+  -o "$run_dir/mnist.capnp"
+
+# Every worker trains; worker 0 (the chief) initializes, or finds the
+# variables restored from the checkpoints, and checkpoints every 30 s.
+pids=()
+for ((i = 1; i < workers; i++)); do
+  "$tfctl" train "$run_dir/mnist.capnp" --target "$(address worker "$i")" \
+    >"$run_dir/train-worker-$i.out" 2>"$run_dir/train-worker-$i.err" &
+  pids+=($!)
+done
+status=0
+"$tfctl" train "$run_dir/mnist.capnp" --target "$(address worker 0)" --checkpoint-secs 30 \
+  || status=$?
+for ((i = 1; i < workers; i++)); do
+  if ! wait "${pids[$((i - 1))]}"; then
+    status=1
+    cat "$run_dir/train-worker-$i.err" >&2
+  fi
+  cat "$run_dir/train-worker-$i.out"
+done
+exit "$status"
