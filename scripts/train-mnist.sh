@@ -51,6 +51,7 @@ echo "cluster: $spec (logs in run/mnist/)"
 
 # Every worker trains; worker 0 (the chief) initializes, or finds the
 # variables restored from the checkpoints, and checkpoints every 30 s.
+started_ns=$(date +%s%N)
 pids=()
 for ((i = 1; i < workers; i++)); do
   "$tfctl" train "$run_dir/mnist.capnp" --target "$(address worker "$i")" \
@@ -67,4 +68,10 @@ for ((i = 1; i < workers; i++)); do
   fi
   cat "$run_dir/train-worker-$i.out"
 done
-exit "$status"
+[[ $status -eq 0 ]] || exit "$status"
+ms=$(( ($(date +%s%N) - started_ns) / 1000000 ))
+# The parameters every worker left behind, on the whole test set.
+accuracy=$("$tfctl" submit "$run_dir/mnist.capnp" --target "$(address worker 0)" \
+  --fetch eval/accuracy --output json | sed -E 's/.*"values": ([0-9.e+-]+).*/\1/')
+printf 'trained the %s model on %s workers%s for %s epochs in %d.%01d s; test accuracy %s\n' \
+  "$model" "$workers" "${sync:+ (sync)}" "$epochs" $((ms / 1000)) $((ms % 1000 / 100)) "$accuracy"
