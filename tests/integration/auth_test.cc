@@ -1,0 +1,92 @@
+// A task started with --auth-token-file: a client without the token, or
+// with a wrong one, gets UNAUTHENTICATED at once (through the C++ Client and
+// through tfctl), the right token gets the services, and the tasks log in to
+// each other with it.
+#include <catch2/catch.hpp>
+
+#include "common/graph_io.h"
+#include "tests/integration/child_process.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
+#include "tests/integration/temp_dir.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Const;
+using testing::LocalCluster;
+using testing::Node;
+using testing::OneLine;
+using testing::RunProcess;
+using testing::TempDir;
+using testing::TfctlBinary;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with UNAUTHENTICATED") {
+  TempDir dir;
+  const std::string token_file = dir.Write("token", "s3cret\n");
+  const std::string wrong_file = dir.Write("wrong", "guess\n");
+  LocalCluster cluster({{"worker", 2}}, {"--auth-token-file", token_file});
+  REQUIRE(cluster.Spawn("worker", 0).ok());
+  REQUIRE(cluster.Spawn("worker", 1).ok());
+  const std::string w0 = cluster.Address("worker", 0);
+  GraphDef g;
+  g.nodes = {Const("x", 2.0f, "/job:worker/task:1"), Node("y", "Add", {"x", "x"}, "/job:worker/task:0")};
+
+  // The right token: the services, and a run across both tasks, so the
+  // tasks present the token to each other too.
+  auto client = Client::Connect(cluster.io(), w0, "s3cret", 20s);
+  INFO(client.status().ToString() << "; log: " << OneLine(cluster.Log("worker", 0)));
+  REQUIRE(client.ok());
+  REQUIRE((*client)->WaitCluster(20s).ok());
+  REQUIRE((*client)->CreateSession(g).ok());
+  auto out = (*client)->Run({}, {"y"}, {}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].scalar<float>() == 4.0f);
+
+  // No token, a wrong one, the right one with more after it: refused at
+  // once, not retried until the connect timeout.
+  for (const std::string token : {"", "guess", "s3cret-and-more"}) {
+    INFO("token '" << token << "'");
+    const auto start = std::chrono::steady_clock::now();
+    auto refused = Client::Connect(cluster.io(), w0, token, 10s);
+    CHECK(refused.status().code() == Code::kUnauthenticated);
+    CHECK(Contains(refused.status().message(), "/job:worker/replica:0/task:0"));
+    CHECK(std::chrono::steady_clock::now() - start < 5s);
+  }
+  CHECK(Contains(cluster.Log("worker", 0), "refused a login"));
+
+  // tfctl: exit status 1 and `error: UNAUTHENTICATED` on stderr without the
+  // token or with a wrong one; the result with the right one.
+  const std::string graph_file = dir.path() + "/graph.txt";
+  REQUIRE(SaveGraph(g, graph_file, GraphFormat::kText).ok());
+  const std::vector<std::string> submit = {TfctlBinary(), "submit", graph_file, "--target", w0,
+                                           "--fetch", "y", "--timeout", "10"};
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{}, std::vector<std::string>{"--token-file", wrong_file}}) {
+    auto args = submit;
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto run = RunProcess(args, 60s);
+    INFO(OneLine(run.status().ToString()));
+    REQUIRE(run.ok());
+    INFO("stderr: " << OneLine(run->err));
+    CHECK(run->exit_status == 1);
+    CHECK(Contains(run->err, "error: UNAUTHENTICATED"));
+    CHECK(run->out.empty());
+  }
+  auto args = submit;
+  args.insert(args.end(), {"--token-file", token_file});
+  auto run = RunProcess(args, 60s);
+  REQUIRE(run.ok());
+  INFO("stderr: " << OneLine(run->err));
+  CHECK(run->exit_status == 0);
+  CHECK(Contains(run->out, "4"));
+}
+
+}  // namespace
+}  // namespace tfd

@@ -1,0 +1,67 @@
+// ChildProcess: a program an integration test runs beside the tfd tasks —
+// tfctl, mostly — with its stdout and stderr kept in files, so a test can
+// check exit statuses and error text, or kill a client mid-step. A child
+// still running when its ChildProcess goes away is killed (SIGKILL) and
+// reaped, also when the test fails.
+//
+//   auto run = RunProcess({TfctlBinary(), "status", "--cluster", spec}, 30s);
+//   REQUIRE(run.ok());
+//   CHECK(run->exit_status == 0);
+//
+// Thread-safety: one test thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tfd::testing {
+
+class ChildProcess {
+ public:
+  // Starts argv[0] (looked up in PATH) with the test's environment.
+  static StatusOr<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv);
+  ChildProcess(pid_t pid, std::string dir) : pid_(pid), dir_(std::move(dir)) {}
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  // The exit status (128 + N when killed by signal N) once it has exited;
+  // DEADLINE_EXCEEDED, and still running, when it has not within `timeout`.
+  StatusOr<int> Wait(std::chrono::milliseconds timeout);
+  // SIGKILL, as a crash or `kill -9` would, and reap.
+  void Kill();
+  bool running() const { return pid_ > 0; }
+
+  std::string Stdout() const;
+  std::string Stderr() const;
+
+ private:
+  pid_t pid_;
+  std::string dir_;  // holds the stdout and stderr files
+  int exit_status_ = -1;
+};
+
+struct ProcessResult {
+  int exit_status = -1;
+  std::string out, err;
+};
+
+// Runs argv to completion; a child still running after `timeout` is killed
+// and the result is DEADLINE_EXCEEDED with what it printed.
+StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
+                                   std::chrono::milliseconds timeout);
+
+// The tfctl binary under test (from the TFCTL environment variable).
+std::string TfctlBinary();
+
+// `text` with its line breaks shown as " | ", for test messages: the TAP
+// reporter that `meson test` reads takes one line per result.
+std::string OneLine(std::string text);
+
+}  // namespace tfd::testing
