@@ -29,9 +29,13 @@ void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder
 }
 
 // One partition's run, shared by the RPC call and the executor: whichever
-// lets go last frees it, so a cancelled call never pulls the frame or the
-// cancellation manager from under running kernels.
+// lets go last frees it, so a cancelled call never pulls the frame, the
+// cancellation manager or the executor from under running kernels. The
+// executor matters when the master drops the partition mid-step (its client
+// vanished): cancelling the call and releasing the partition arrive back to
+// back, while the step is still unwinding on the compute pool.
 struct PartitionRun {
+  std::shared_ptr<Executor> executor;
   std::shared_ptr<CancellationManager> cancellation = std::make_shared<CancellationManager>();
   CallFrame frame;
   Status status;
@@ -40,7 +44,7 @@ struct PartitionRun {
 
 class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
  public:
-  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::unique_ptr<Executor> executor)
+  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor)
       : env_(env), rendezvous_(rendezvous), executor_(std::move(executor)) {
     ++env_.registered_graphs;
   }
@@ -51,6 +55,7 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
     context.allowCancellation();
     auto params = context.getParams();
     auto run = std::make_shared<PartitionRun>();
+    run->executor = executor_;  // lives until the step has ended, see PartitionRun
     for (auto t : params.getFeeds()) {
       auto tensor = TensorFromProto(t);  // copied: feeds outlive the request
       if (!tensor.ok()) return KjFromStatus(tensor.status());
@@ -72,7 +77,7 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
 
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
-    executor_->RunAsync(args, [run, fulfiller](const Status& s, StepStats stats) {
+    run->executor->RunAsync(args, [run, fulfiller](const Status& s, StepStats stats) {
       run->status = s;
       run->stats = std::move(stats);
       (*fulfiller)->fulfill();
@@ -97,7 +102,7 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
  private:
   TaskEnv& env_;
   TaskRendezvous& rendezvous_;
-  std::unique_ptr<Executor> executor_;
+  std::shared_ptr<Executor> executor_;
 };
 
 }  // namespace
