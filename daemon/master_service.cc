@@ -180,7 +180,14 @@ kj::Promise<void> GateService::login(LoginContext context) {
   auto token = context.getParams().getToken();
   const std::string given(reinterpret_cast<const char*>(token.begin()), token.size());
   if (!token_.empty() && !ConstantTimeEqual(given, token_)) {
-    if (env_.logger) env_.logger->warn("refused a login with a wrong token");
+    // Say which: a client run without its token file is the common mistake.
+    const char* what = given.empty() ? "without a token" : "with a wrong token";
+    if (env_.logger) env_.logger->warn("refused a login {}", what);
+    if (given.empty()) {
+      return KjFromStatus(errors::Unauthenticated(
+          env_.task, " requires an auth token and none was given (--token-file or "
+          "TFD_AUTH_TOKEN_FILE)"));
+    }
     return KjFromStatus(errors::Unauthenticated("wrong token for ", env_.task));
   }
   auto services = context.getResults().initServices();

@@ -58,6 +58,7 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
     CHECK(refused.status().code() == Code::kUnauthenticated);
     CHECK(Contains(refused.status().message(), "/job:worker/replica:0/task:0"));
     CHECK(std::chrono::steady_clock::now() - start < 5s);
+    CHECK(Contains(refused.status().message(), token.empty() ? "none was given" : "wrong token"));
   }
   CHECK(Contains(cluster.Log("worker", 0), "refused a login"));
 
@@ -77,6 +78,7 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
     INFO("stderr: " << OneLine(run->err));
     CHECK(run->exit_status == 1);
     CHECK(Contains(run->err, "error: UNAUTHENTICATED"));
+    CHECK(Contains(run->err, extra.empty() ? "none was given" : "wrong token"));
     CHECK(run->out.empty());
   }
   auto args = submit;
