@@ -204,7 +204,9 @@ Status IdxNextBatchShape(InferenceContext& c) {
   return OkStatus();
 }
 
-class IdxDatasetEpochOp : public OpKernel {
+// IdxDatasetEpoch and IdxDatasetProgress: one scalar read from the dataset.
+template <typename T, T (IdxDataset::*kRead)() const>
+class IdxDatasetScalarOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   bool is_cheap() const override { return true; }
@@ -212,21 +214,11 @@ class IdxDatasetEpochOp : public OpKernel {
   void Compute(OpKernelContext& ctx) override {
     auto ds = ctx.input_ref<IdxDataset>(0);
     TFD_OP_REQUIRES_OK(ctx, ds.status());
-    ctx.set_output(0, Tensor::Scalar<int64_t>((*ds)->epoch()));
+    ctx.set_output(0, Tensor::Scalar<T>(((**ds).*kRead)()));
   }
 };
-
-class IdxDatasetProgressOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-  bool is_cheap() const override { return true; }
-
-  void Compute(OpKernelContext& ctx) override {
-    auto ds = ctx.input_ref<IdxDataset>(0);
-    TFD_OP_REQUIRES_OK(ctx, ds.status());
-    ctx.set_output(0, Tensor::Scalar<double>((*ds)->progress()));
-  }
-};
+using IdxDatasetEpochOp = IdxDatasetScalarOp<int64_t, &IdxDataset::epoch>;
+using IdxDatasetProgressOp = IdxDatasetScalarOp<double, &IdxDataset::progress>;
 
 }  // namespace
 
