@@ -9,21 +9,23 @@
 #   ./scripts/train-mnist.sh --model classic --epochs 20
 #   ./scripts/train-mnist.sh --sync                # synchronous replicas
 #   ./scripts/train-mnist.sh --workers 3 --resume  # continue from the checkpoints
+#   ./scripts/train-mnist.sh --no-shard            # every worker reads all the data
 #
 # Logs, pid files, the graph and the checkpoints stay in run/mnist/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
-model=strong epochs=3 workers=2 sync="" resume=false
+model=strong epochs=3 workers=2 sync="" shard="" resume=false
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --model) model="$2"; shift 2 ;;
     --epochs) epochs="$2"; shift 2 ;;
     --workers) workers="$2"; shift 2 ;;
     --sync) sync="--sync"; shift ;;
+    --no-shard) shard="--no-shard"; shift ;;
     --resume) resume=true; shift ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "train-mnist: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +48,7 @@ echo "cluster: $spec (logs in run/mnist/)"
 "$tfctl" start --cluster "$spec" --run-dir "$run_dir" --tfd "$root/build/daemon/tfd" \
   --tfd-flag="--data-dir=$root/data/mnist" --tfd-flag="--checkpoint-dir=$run_dir/checkpoints"
 
-./build/examples/mnist-graph --model "$model" --workers "$workers" --epochs "$epochs" $sync \
+./build/examples/mnist-graph --model "$model" --workers "$workers" --epochs "$epochs" $sync $shard \
   -o "$run_dir/mnist.capnp"
 
 # Every worker trains; worker 0 (the chief) initializes, or finds the
@@ -74,4 +76,4 @@ ms=$(( ($(date +%s%N) - started_ns) / 1000000 ))
 accuracy=$("$tfctl" submit "$run_dir/mnist.capnp" --target "$(address worker 0)" \
   --fetch eval/accuracy --output json | sed -E 's/.*"values": ([0-9.e+-]+).*/\1/')
 printf 'trained the %s model on %s workers%s for %s epochs in %d.%01d s; test accuracy %s\n' \
-  "$model" "$workers" "${sync:+ (sync)}" "$epochs" $((ms / 1000)) $((ms % 1000 / 100)) "$accuracy"
+  "$model" "$workers" "${sync:+ (sync)}${shard:+ (unsharded)}" "$epochs" $((ms / 1000)) $((ms % 1000 / 100)) "$accuracy"

@@ -18,12 +18,13 @@ int main(int argc, char** argv) {
   std::string model = "classic", output, format = "binary";
   po::options_description flags(
       "mnist-graph [--model classic|strong] [--workers N] [--ps-tasks N] [--sync] "
-      "[--replicas-to-aggregate N] [--epochs N] [--batch-size N] [--learning-rate F] "
+      "[--replicas-to-aggregate N] [--no-shard] [--epochs N] [--batch-size N] [--learning-rate F] "
       "[--seed N] -o FILE");
   flags.add_options()
       ("help,h", "this text")
       ("model", po::value(&model), "classic (sigmoid MLP, SGD) or strong (ReLU, Adam)")
       ("workers", po::value(&o.workers), "worker replicas; each reads its own shard")
+      ("no-shard", "every worker reads the whole training set (the classic walkthrough)")
       ("ps-tasks", po::value(&o.ps_tasks), "ps tasks the parameters are spread over")
       ("sync", po::bool_switch(&o.sync), "synchronous replicas (default: asynchronous)")
       ("replicas-to-aggregate", po::value(&o.replicas_to_aggregate),
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (output.empty()) throw po::error("-o FILE is required");
+    o.shard = vm.count("no-shard") == 0;
     if (model == "classic") {
       o.model = examples::MnistModel::kClassic;
     } else if (model == "strong") {

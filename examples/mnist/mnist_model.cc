@@ -86,7 +86,7 @@ Status BuildMnist(const Scope& scope, const MnistOptions& o) {
        .labels_path = o.train_labels,
        .seed = o.seed,
        .epochs = o.sync ? -1 : o.epochs,  // sync ends at train/max_steps instead
-       .num_shards = o.workers > 1 ? o.workers : 0});
+       .num_shards = o.shard && o.workers > 1 ? o.workers : 0});
   const ops::IdxBatch batch = ops::IdxNextBatch(
       root.WithOpName("next_batch"), train_data, {.batch_size = o.batch_size, .one_hot = true});
   const Output logits = Logits(root.WithName("model"), params, batch.images, o.model);

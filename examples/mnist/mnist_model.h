@@ -32,8 +32,11 @@ enum class MnistModel { kClassic, kStrong };
 struct MnistOptions {
   MnistModel model = MnistModel::kClassic;
   int ps_tasks = 1;
-  // Replicas reading disjoint shards of the training set (0: no sharding).
+  // Worker replicas; with `shard`, each reads its own 1/workers of every
+  // epoch, else each reads the whole training set (as the classic
+  // walkthrough did, so N workers make N times the updates).
   int workers = 1;
+  bool shard = true;
   // Synchronous replicas: each update averages replicas_to_aggregate
   // gradients (0: every worker's); the workers beyond it are backups.
   bool sync = false;
