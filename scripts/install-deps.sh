@@ -2,7 +2,9 @@
 # Installs what building and testing tfd needs on a Debian 12 machine, from
 # Debian's archive only. Packages already installed are left alone, and the
 # package lists are refreshed once, only when something is missing.
-#   ./scripts/install-deps.sh
+# Packages named on the command line are installed too (get-mnist.sh asks
+# for npm this way; building and testing do not need it).
+#   ./scripts/install-deps.sh [PACKAGE]...
 set -euo pipefail
 
 packages=(
@@ -13,6 +15,7 @@ packages=(
   libboost-dev libboost-program-options-dev   # compute pool, command lines
   nlohmann-json3-dev              # JSON output, cluster specs
   catch2                          # unit tests
+  "$@"
 )
 
 missing=()
