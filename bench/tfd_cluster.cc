@@ -25,8 +25,9 @@ StatusOr<int> FreePort() {
 }  // namespace
 
 BenchCluster::BenchCluster(std::string tfd_path,
-                           const std::vector<std::pair<std::string, std::vector<int>>>& jobs)
-    : tfd_path_(std::move(tfd_path)) {
+                           const std::vector<std::pair<std::string, std::vector<int>>>& jobs,
+                           std::vector<std::string> daemon_flags)
+    : tfd_path_(std::move(tfd_path)), daemon_flags_(std::move(daemon_flags)) {
   for (const auto& [job, cpus] : jobs) {
     std::vector<std::string> addresses;
     for (size_t i = 0; i < cpus.size(); ++i) {
@@ -64,10 +65,10 @@ Status BenchCluster::Start(kj::AsyncIoContext& io) {
   for (const auto& [key, cpu] : cpus_) {
     const auto& [job, task] = key;
     const std::string log = dir_ + "/" + job + "-" + std::to_string(task) + ".log";
-    TFD_ASSIGN_OR_RETURN(ChildProcess p,
-                         ChildProcess::Exec({tfd_path_, "--cluster", spec_.ToJson(), "--job", job,
-                                             "--task", std::to_string(task), "--log-level", "warn"},
-                                            cpu, log));
+    std::vector<std::string> argv{tfd_path_, "--cluster", spec_.ToJson(), "--job", job,
+                                  "--task", std::to_string(task), "--log-level", "warn"};
+    argv.insert(argv.end(), daemon_flags_.begin(), daemon_flags_.end());
+    TFD_ASSIGN_OR_RETURN(ChildProcess p, ChildProcess::Exec(argv, cpu, log));
     processes_[key] = std::move(p);
   }
   // Short connection attempts, so a daemon that exits at once (a taken

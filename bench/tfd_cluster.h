@@ -25,9 +25,11 @@ namespace tfd::bench {
 
 class BenchCluster {
  public:
-  // jobs: name -> the CPU of each task, in task order.
+  // jobs: name -> the CPU of each task, in task order. `daemon_flags` go to
+  // every task's command line (e.g. --data-dir for a training benchmark).
   BenchCluster(std::string tfd_path,
-               const std::vector<std::pair<std::string, std::vector<int>>>& jobs);
+               const std::vector<std::pair<std::string, std::vector<int>>>& jobs,
+               std::vector<std::string> daemon_flags = {});
   ~BenchCluster();
   BenchCluster(const BenchCluster&) = delete;
   BenchCluster& operator=(const BenchCluster&) = delete;
@@ -48,6 +50,7 @@ class BenchCluster {
   std::string Log(const std::string& job, int task) const;
 
   std::string tfd_path_;
+  std::vector<std::string> daemon_flags_;
   ClusterSpec spec_;
   std::map<std::pair<std::string, int>, int> cpus_;
   std::map<std::pair<std::string, int>, ChildProcess> processes_;
