@@ -1,0 +1,193 @@
+// train_bench: steps per second of the classic MNIST model (examples/mnist:
+// 784-100-10 sigmoid MLP, batch 100, SGD 0.001, asynchronous) in one
+// process through a LocalSession, beside the same graph on a local cluster
+// of 1 ps + 1 worker (and, unless --workers 1, 1 ps + 2 workers driven at
+// once), in one run. The data is generated: IDX files of MNIST's sizes in a
+// temporary directory, the daemons' --data-dir. See docs/benchmarks.md.
+//
+//   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
+//               [--traced 100] [--workers 2] [--cpus 0,1]
+//
+// Exit status: 0 after printing the tables (a missed target is reported,
+// not failed); 1 when a measurement could not be made; 2 for bad flags.
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "bench/child_process.h"
+#include "bench/mnist_files.h"
+#include "bench/train_report.h"
+
+#ifndef TFD_DEFAULT_PATH
+#define TFD_DEFAULT_PATH "tfd"
+#endif
+
+namespace tfd::bench {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
+    "[--workers 1|2] [--cpus A,B]\n"
+    "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
+    "  --steps    timed steps per repetition (default 2000)\n"
+    "  --reps     timed repetitions per configuration (default 5)\n"
+    "  --warmup   steps before the timed ones (default 50)\n"
+    "  --traced   traced steps after them, for the phases (default 100)\n"
+    "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
+    "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n";
+
+StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
+  char* end = nullptr;
+  const long v = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || v < lo || v > hi) {
+    return errors::InvalidArgument(flag, " takes an integer in [", lo, ", ", hi, "], got '",
+                                   value, "'");
+  }
+  return v;
+}
+
+StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
+  TrainSetup o;
+  const char* env = std::getenv("TFD");
+  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
+  o.cpus = AllowedCpus();
+  if (o.cpus.empty()) return errors::Internal("no CPU is allowed to this process");
+  o.cpu_a = o.cpus[0];
+  o.cpu_b = o.cpus.size() > 1 ? o.cpus[1] : o.cpus[0];
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
+    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
+    const std::string value = argv[++i];
+    if (flag == "--tfd") {
+      o.tfd = value;
+    } else if (flag == "--steps") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 10000000));
+      o.steps = static_cast<int>(v);
+    } else if (flag == "--reps") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 1000));
+      o.reps = static_cast<int>(v);
+    } else if (flag == "--warmup") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1000000));
+      o.warmup = static_cast<int>(v);
+    } else if (flag == "--traced") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 100000));
+      o.traced = static_cast<int>(v);
+    } else if (flag == "--workers") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 2));
+      o.two_workers = v == 2;
+    } else if (flag == "--cpus") {
+      const size_t comma = value.find(',');
+      if (comma == std::string::npos) return errors::InvalidArgument("--cpus takes A,B");
+      TFD_ASSIGN_OR_RETURN(long a, ParseCount(flag, value.substr(0, comma), 0, CPU_SETSIZE - 1));
+      TFD_ASSIGN_OR_RETURN(long b, ParseCount(flag, value.substr(comma + 1), 0, CPU_SETSIZE - 1));
+      o.cpu_a = static_cast<int>(a);
+      o.cpu_b = static_cast<int>(b);
+    } else {
+      return errors::InvalidArgument("unknown flag: ", flag);
+    }
+  }
+  return o;
+}
+
+std::string FirstLine(const std::string& path, const std::string& prefix = "") {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      const size_t colon = prefix.empty() ? std::string::npos : line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "?";
+}
+
+// The generated data, removed on every path out.
+class DataDir {
+ public:
+  DataDir() {
+    char tmpl[] = "/tmp/tfd-train-bench-XXXXXX";
+    const char* dir = mkdtemp(tmpl);
+    path_ = dir ? dir : "";
+  }
+  ~DataDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  DataDir(const DataDir&) = delete;
+  DataDir& operator=(const DataDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Status Measure(TrainSetup& o, TrainBenchFigures& f) {
+  DataDir data;
+  if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
+  o.data_dir = data.path();
+  TFD_RETURN_IF_ERROR(WriteMnistSizedFiles(o.data_dir));
+  auto step = [](const char* what, StatusOr<TrainFigures> r, TrainFigures* out) -> Status {
+    if (!r.ok()) return r.status().WithContext(what);
+    *out = std::move(r).value();
+    std::fprintf(stderr, "train_bench: %s done\n", what);
+    return OkStatus();
+  };
+  TFD_RETURN_IF_ERROR(step("one process, all CPUs", MeasureInProcess(o, o.cpus), &f.local));
+  TFD_RETURN_IF_ERROR(step("one process, CPU A", MeasureInProcess(o, {o.cpu_a}), &f.local_one));
+  TFD_RETURN_IF_ERROR(step("1 ps + 1 worker", MeasureOneWorker(o), &f.one_worker));
+  if (o.two_workers) {
+    f.two_workers.emplace();
+    TFD_RETURN_IF_ERROR(step("1 ps + 2 workers", MeasureTwoWorkers(o), &*f.two_workers));
+  }
+  return OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  auto options = ParseFlags(argc, argv);
+  if (!options.ok()) {
+    if (options.status().code() == Code::kCancelled) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "train_bench: error: %s\n%s", options.status().ToString().c_str(),
+                 kUsage);
+    return 2;
+  }
+  TrainSetup o = *options;
+  if (access(o.tfd.c_str(), X_OK) != 0) {
+    std::fprintf(stderr,
+                 "train_bench: error: NOT_FOUND: no tfd binary at '%s' (use --tfd or TFD)\n",
+                 o.tfd.c_str());
+    return 2;
+  }
+  std::printf("train_bench: %u CPUs (%s); kernel %s\n", std::thread::hardware_concurrency(),
+              FirstLine("/proc/cpuinfo", "model name").c_str(),
+              FirstLine("/proc/sys/kernel/osrelease").c_str());
+  std::printf(
+      "pinning: one process on all allowed CPUs, then on A = CPU %d; cluster: worker:0 on A, "
+      "ps:0 and this client on B = CPU %d, worker:1 on B%s\n",
+      o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: everything shares it]" : "");
+  std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
+              FirstLine("/proc/loadavg").c_str());
+  std::fflush(stdout);
+  TrainBenchFigures f;
+  if (Status s = Measure(o, f); !s.ok()) {
+    std::fprintf(stderr, "train_bench: error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  PrintTrainReport(o, f);
+  std::printf("load average after: %s\n", FirstLine("/proc/loadavg").c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tfd::bench
+
+int main(int argc, char** argv) { return tfd::bench::Main(argc, argv); }

@@ -1,0 +1,28 @@
+// The tables train_bench prints: steps/s in one process and on a cluster
+// with the target's verdict, the phases of a traced step, and what each
+// process spent per step (from /proc).
+//
+//   PrintTrainReport(setup, figures);
+//
+// Thread-safety: writes to stdout.
+#pragma once
+
+#include <optional>
+
+#include "bench/train_runs.h"
+
+namespace tfd::bench {
+
+// 1 ps + 1 worker steps/s over single-process steps/s (2 CPUs), at least.
+inline constexpr double kTrainTarget = 0.5;
+
+struct TrainBenchFigures {
+  TrainFigures local;      // one process, every CPU
+  TrainFigures local_one;  // one process, CPU A only
+  TrainFigures one_worker;
+  std::optional<TrainFigures> two_workers;
+};
+
+void PrintTrainReport(const TrainSetup& setup, const TrainBenchFigures& f);
+
+}  // namespace tfd::bench

@@ -1,0 +1,240 @@
+#include "bench/train_runs.h"
+
+#include <sched.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <barrier>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "api/train_signature.h"
+#include "bench/tfd_cluster.h"
+#include "daemon/local_session.h"
+#include "examples/mnist/mnist_model.h"
+#include "kernels/register_all.h"
+
+namespace tfd::bench {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+namespace sig = train::signature;
+
+// Long enough for a step on a busy machine, short enough not to look hung.
+constexpr std::chrono::milliseconds kStepTimeout = 60s;
+// The input must outlast every step a measurement takes; a dataset repeats
+// lazily, so a large count costs nothing.
+constexpr int64_t kEpochs = 100000;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+Status PinTo(const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return errors::Internal("cannot pin to ", cpus.size(), " CPUs: ", strerror(errno));
+  }
+  return OkStatus();
+}
+
+// The classic model as examples/mnist builds it for `workers` replicas: the
+// very graph `tfctl train` runs, with variables on /job:ps.
+StatusOr<GraphDef> ClassicGraph(const OpRegistry& registry, int workers) {
+  examples::MnistOptions o;
+  o.model = examples::MnistModel::kClassic;
+  o.workers = workers;
+  o.epochs = kEpochs;
+  Scope root = Scope::NewRootScope(registry);
+  TFD_RETURN_IF_ERROR(examples::BuildMnist(root, o));
+  return root.ToGraphDef();
+}
+
+StatusOr<double> LossOf(const std::vector<Tensor>& fetches) {
+  if (fetches.size() == 1 && fetches[0].shape().num_elements() == 1) {
+    if (fetches[0].dtype() == DType::kFloat32) return fetches[0].scalar<float>();
+    if (fetches[0].dtype() == DType::kFloat64) return fetches[0].scalar<double>();
+  }
+  return errors::Internal("expected the scalar '", sig::kLoss, "' back, got ", fetches.size(),
+                          " fetches");
+}
+
+struct StepResult {
+  StepStats stats;
+  double loss = 0;
+};
+using StepFn = std::function<StatusOr<StepResult>(bool trace)>;
+
+// Warm-up, timed repetitions (counted by `section`), traced steps.
+Status TimeSteps(const TrainSetup& o, const StepFn& step, const TimedSection& section,
+                 TrainFigures* f) {
+  for (int i = 0; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(step(false).status());
+  section(true);
+  for (int r = 0; r < o.reps; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < o.steps; ++i) TFD_RETURN_IF_ERROR(step(false).status());
+    f->rates.push_back(o.steps / Seconds(Clock::now() - start));
+  }
+  section(false);
+  for (int i = 0; i < o.traced; ++i) {
+    const int64_t start = WallMicros();
+    TFD_ASSIGN_OR_RETURN(StepResult r, step(true));
+    f->phases.push_back(PhasesOf(r.stats, start, WallMicros()));
+    f->last_loss = r.loss;
+  }
+  return OkStatus();
+}
+
+StepFn ClientStep(Client& client) {
+  return [&client](bool trace) -> StatusOr<StepResult> {
+    TFD_ASSIGN_OR_RETURN(auto out, client.Run({}, {sig::kLoss}, {sig::kTrain},
+                                              {.timeout = kStepTimeout, .trace = trace}));
+    TFD_ASSIGN_OR_RETURN(double loss, LossOf(out.fetches));
+    return StepResult{std::move(out.stats), loss};
+  };
+}
+
+std::vector<std::string> DaemonFlags(const TrainSetup& o) { return {"--data-dir", o.data_dir}; }
+
+}  // namespace
+
+StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<int>& cpus) {
+  TFD_RETURN_IF_ERROR(PinTo(cpus));
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 1));
+  // Declared before the session so it is destroyed after it (as tfctl run).
+  boost::asio::thread_pool pool(std::max(1u, std::thread::hardware_concurrency()));
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  env.logger = std::make_shared<spdlog::logger>(
+      "train_bench", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  env.logger->set_level(spdlog::level::warn);  // not the "every node runs here" note
+  env.io_dirs = {o.data_dir};
+  LocalSession session(registry, env, pool);
+  TFD_RETURN_IF_ERROR(session.Create(std::move(graph)));
+  TFD_RETURN_IF_ERROR(session.Run({}, {}, {sig::kInit}).status());
+
+  StepFn step = [&session](bool trace) -> StatusOr<StepResult> {
+    LocalSession::RunOptions options;
+    options.trace = trace;
+    TFD_ASSIGN_OR_RETURN(auto out, session.Run({}, {sig::kLoss}, {sig::kTrain}, options));
+    TFD_ASSIGN_OR_RETURN(double loss, LossOf(out.fetches));
+    return StepResult{std::move(out.stats), loss};
+  };
+  TrainFigures f;
+  CounterWatch watch({getpid()});
+  TFD_RETURN_IF_ERROR(TimeSteps(o, step, watch.Section(o.reps * o.steps, &f.per_step), &f));
+  pool.join();
+  return f;
+}
+
+StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o) {
+  TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 1));
+  auto io = kj::setupAsyncIo();
+  BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a}}}, DaemonFlags(o));
+  TFD_RETURN_IF_ERROR(cluster.Start(io));
+  TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
+  TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
+  TFD_RETURN_IF_ERROR(client->Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
+
+  TrainFigures f;
+  CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0)});
+  TFD_RETURN_IF_ERROR(
+      TimeSteps(o, ClientStep(*client), watch.Section(o.reps * o.steps, &f.per_step), &f));
+  TFD_RETURN_IF_ERROR(client->CloseSession());
+  client.reset();
+  TFD_RETURN_IF_ERROR(cluster.Stop());
+  return f;
+}
+
+StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
+  TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 2));
+  auto io = kj::setupAsyncIo();
+  BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a, o.cpu_b}}},
+                       DaemonFlags(o));
+  TFD_RETURN_IF_ERROR(cluster.Start(io));
+  {
+    // The chief's job, done once before either replica steps.
+    TFD_ASSIGN_OR_RETURN(auto chief, cluster.Connect(io, "worker", 0));
+    TFD_RETURN_IF_ERROR(chief->CreateSession(graph, kStepTimeout));
+    TFD_RETURN_IF_ERROR(chief->Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
+    TFD_RETURN_IF_ERROR(chief->CloseSession());
+  }
+
+  // Each repetition starts both replicas at one barrier; the main thread
+  // takes part so it can bracket the /proc counters around all of them. A
+  // replica that fails drops out of the barrier, so nobody waits for it.
+  constexpr int kWorkers = 2;
+  std::barrier<> sync(kWorkers + 1);
+  std::vector<Status> status(kWorkers);
+  std::vector<std::vector<Clock::time_point>> starts(kWorkers), ends(kWorkers);
+  std::vector<double> losses(kWorkers);
+  auto replica = [&](int task) {
+    Status s = [&]() -> Status {
+      auto thread_io = kj::setupAsyncIo();
+      TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(thread_io, "worker", task));
+      TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
+      const StepFn step = ClientStep(*client);
+      for (int i = 0; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(step(false).status());
+      for (int r = 0; r < o.reps; ++r) {
+        sync.arrive_and_wait();
+        starts[task].push_back(Clock::now());
+        for (int i = 0; i < o.steps; ++i) {
+          TFD_ASSIGN_OR_RETURN(StepResult result, step(false));
+          losses[task] = result.loss;
+        }
+        ends[task].push_back(Clock::now());
+      }
+      sync.arrive_and_wait();
+      return client->CloseSession();
+    }();
+    if (!s.ok()) {
+      status[task] = s.WithContext("/job:worker/task:" + std::to_string(task));
+      sync.arrive_and_drop();
+    }
+  };
+  TrainFigures f;
+  CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0),
+                      cluster.Pid("worker", 1)});
+  const TimedSection section = watch.Section(kWorkers * o.reps * o.steps, &f.per_step);
+  std::vector<std::thread> threads;
+  for (int task = 0; task < kWorkers; ++task) threads.emplace_back(replica, task);
+  for (int r = 0; r < o.reps; ++r) {
+    sync.arrive_and_wait();
+    if (r == 0) section(true);
+  }
+  sync.arrive_and_wait();
+  section(false);
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : status) TFD_RETURN_IF_ERROR(s);
+
+  for (int r = 0; r < o.reps; ++r) {
+    Clock::time_point first = starts[0][r], last = ends[0][r];
+    for (int w = 0; w < kWorkers; ++w) {
+      first = std::min(first, starts[w][r]);
+      last = std::max(last, ends[w][r]);
+      f.worker_rates.push_back(o.steps / Seconds(ends[w][r] - starts[w][r]));
+    }
+    // Over the span both ran in, so a replica that finished early does not
+    // flatter the aggregate.
+    f.rates.push_back(kWorkers * o.steps / Seconds(last - first));
+  }
+  f.last_loss = losses[0];
+  TFD_RETURN_IF_ERROR(cluster.Stop());
+  return f;
+}
+
+}  // namespace tfd::bench

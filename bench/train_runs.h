@@ -1,0 +1,63 @@
+// What train_bench measures: steps per second of the classic MNIST model
+// (examples/mnist, asynchronous, batch 100, SGD 0.001) in one process
+// through a LocalSession, and on real tfd daemons through daemon/client.h,
+// with the same graph and the same generated data.
+//
+//   TFD_ASSIGN_OR_RETURN(TrainFigures local, MeasureInProcess(setup, setup.cpus));
+//   TFD_ASSIGN_OR_RETURN(TrainFigures remote, MeasureOneWorker(setup));
+//
+// Each measurement runs "init" once, `warmup` steps, then `reps` timed
+// repetitions of `steps` steps (target "train", fetch "summaries/loss"),
+// then `traced` traced steps for the phases (bench/step_phases.h).
+//
+// Thread-safety: the benchmark's main thread, which these functions pin
+// (and so every thread it starts afterwards). MeasureTwoWorkers starts two
+// client threads of its own and joins them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/proc_counters.h"
+#include "bench/step_phases.h"
+#include "common/status.h"
+
+namespace tfd::bench {
+
+struct TrainSetup {
+  std::string tfd;       // the daemon binary
+  std::string data_dir;  // holds the four IDX files (bench/mnist_files.h)
+  int steps = 2000;      // per timed repetition
+  int warmup = 50;
+  int reps = 5;
+  int traced = 100;
+  bool two_workers = true;
+  // The worker (and the single process when pinned to one CPU) on A; the ps
+  // and the client on B.
+  int cpu_a = -1, cpu_b = -1;
+  std::vector<int> cpus;  // every CPU allowed to the benchmark
+};
+
+struct TrainFigures {
+  std::vector<double> rates;           // steps/s, one per repetition (aggregate for 2 workers)
+  std::vector<double> worker_rates;    // 2 workers: each worker's steps/s, per repetition
+  std::vector<ProcCounters> per_step;  // per process (see each function), over the timed steps
+  std::vector<StepPhases> phases;      // one per traced step (none for 2 workers)
+  double last_loss = 0;
+};
+
+// One process on `cpus`, with a compute pool of one thread per CPU of the
+// machine as `tfctl run` has. per_step: this process.
+StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& setup, const std::vector<int>& cpus);
+
+// 1 ps (CPU B) + 1 worker (CPU A); the client (this process, CPU B) talks
+// to the worker, which is the master, as `tfctl train` does. per_step: this
+// process, ps:0, worker:0.
+StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup);
+
+// 1 ps (B) + 2 workers (A, B), each driven by its own client thread (on B)
+// at once; each worker reads its own shard. per_step (per step of either
+// replica): this process, ps:0, worker:0, worker:1.
+StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& setup);
+
+}  // namespace tfd::bench
