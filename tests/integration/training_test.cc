@@ -1,0 +1,226 @@
+// Distributed MNIST-style training end to end: real tfd tasks (1 ps and 2 or
+// 3 workers), the examples/mnist graph, and `tfctl train` on every worker as
+// separate processes — asynchronous, synchronous, with a backup worker, and
+// resumed from a checkpoint after the ps is killed. The data is a small
+// generated IDX set whose classes are easy to tell apart, so a few dozen
+// steps show the loss falling.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "api/graph_file.h"
+#include "examples/mnist/mnist_model.h"
+#include "kernels/register_all.h"
+#include "tests/integration/child_process.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/temp_dir.h"
+
+namespace tfd::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+
+constexpr int kTrain = 1200, kTest = 200, kBatch = 50;
+
+void AppendBigEndian(std::string& s, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+// n 28x28 images: class k lights a 4-row band at rows 2k+2.., over noise.
+void WriteDigits(const TempDir& dir, const std::string& prefix, int n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string images, labels;
+  AppendBigEndian(images, 0x803);
+  AppendBigEndian(images, n);
+  AppendBigEndian(images, 28);
+  AppendBigEndian(images, 28);
+  AppendBigEndian(labels, 0x801);
+  AppendBigEndian(labels, n);
+  for (int i = 0; i < n; ++i) {
+    const int label = static_cast<int>(rng() % 10);
+    labels.push_back(static_cast<char>(label));
+    for (int r = 0; r < 28; ++r) {
+      for (int c = 0; c < 28; ++c) {
+        const bool lit = r >= 2 * label + 2 && r < 2 * label + 6;
+        images.push_back(static_cast<char>(lit ? 200 + rng() % 56 : rng() % 60));
+      }
+    }
+  }
+  dir.Write(prefix + "-images", images);
+  dir.Write(prefix + "-labels", labels);
+}
+
+struct Setup {
+  TempDir data;
+  TempDir work;
+  LocalCluster cluster;
+
+  explicit Setup(int workers, std::vector<std::string> flags = {})
+      : cluster({{"ps", 1}, {"worker", workers}}, WithDataDir(flags)) {
+    WriteDigits(data, "train", kTrain, 1);
+    WriteDigits(data, "test", kTest, 2);
+  }
+
+  std::vector<std::string> WithDataDir(std::vector<std::string> flags) {
+    flags.push_back("--data-dir=" + data.path());
+    return flags;
+  }
+
+  // The examples/mnist graph for this data, written to a file.
+  std::string Graph(examples::MnistOptions o) {
+    o.model = examples::MnistModel::kStrong;
+    o.batch_size = kBatch;
+    o.train_examples = kTrain;
+    o.test_batch = kTest;
+    o.train_images = "train-images";
+    o.train_labels = "train-labels";
+    o.test_images = "test-images";
+    o.test_labels = "test-labels";
+    OpRegistry registry;
+    REQUIRE(kernels::RegisterAll(registry).ok());
+    Scope root = Scope::NewRootScope(registry);
+    REQUIRE(examples::BuildMnist(root, o).ok());
+    const std::string path = work.path() + "/mnist.capnp";
+    Status s = WriteGraphFile(root, path);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    return path;
+  }
+
+  // `tfctl train` on every worker at once; their final JSON records.
+  std::vector<Json> TrainAll(const std::string& graph, int workers,
+                             std::vector<std::string> chief_flags = {}) {
+    std::vector<std::unique_ptr<ChildProcess>> runs;
+    for (int i = 0; i < workers; ++i) {
+      std::vector<std::string> argv{TfctlBinary(), "train", graph, "--target",
+                                    cluster.Address("worker", i), "--output", "json",
+                                    "--step-timeout", "30", "--init-timeout", "60"};
+      if (i == 0) argv.insert(argv.end(), chief_flags.begin(), chief_flags.end());
+      auto child = ChildProcess::Spawn(argv);
+      REQUIRE(child.ok());
+      runs.push_back(std::move(child).value());
+    }
+    std::vector<Json> done;
+    for (int i = 0; i < workers; ++i) {
+      auto status = runs[i]->Wait(120s);
+      INFO("worker " << i << ": " << OneLine(runs[i]->Stderr()) << " | "
+                     << OneLine(runs[i]->Stdout()));
+      REQUIRE(status.ok());
+      REQUIRE(*status == 0);
+      std::istringstream lines(runs[i]->Stdout());
+      std::string line, last;
+      while (std::getline(lines, line)) {
+        if (!line.empty()) last = line;
+      }
+      Json j = Json::parse(last);
+      REQUIRE(j["event"] == "done");
+      done.push_back(j);
+    }
+    return done;
+  }
+
+  int64_t GlobalStep() {
+    auto ps = cluster.Connect("ps", 0);
+    REQUIRE(ps.ok());
+    auto v = (*ps)->ReadVariable("global_step", 5s);
+    REQUIRE(v.ok());
+    return v->second.scalar<int64_t>();
+  }
+};
+
+void CheckLearned(const Json& j) {
+  INFO(j.dump());
+  CHECK(j["loss"].get<double>() < 0.5 * j["first_loss"].get<double>());
+  CHECK(j["accuracy"].get<double>() > 0.8);
+}
+
+TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the loss falls") {
+  Setup s(2);
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.workers = 2, .epochs = 2});
+  const auto done = s.TrainAll(graph, 2);
+  // Each worker's shard is 600 examples: 12 batches of 50, twice.
+  for (const Json& j : done) {
+    CHECK(j["stopped"] == "input exhausted");
+    CHECK(j["step"] == 24);
+    CHECK(j["epoch"].get<double>() == Approx(2.0));
+    CheckLearned(j);
+  }
+  CHECK(done[0]["chief"] == true);
+  CHECK(done[0]["initialized"] == true);
+  CHECK(done[1]["chief"] == false);
+  // Every step of both workers moved global_step once.
+  CHECK(s.GlobalStep() == 48);
+}
+
+TEST_CASE("synchronous replicas: every update averages both workers' gradients") {
+  Setup s(2);
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.workers = 2, .sync = true, .epochs = 2});
+  const auto done = s.TrainAll(graph, 2);
+  // max_steps = 2 epochs x 1200 examples / (50 x 2 replicas) = 24 updates.
+  for (const Json& j : done) {
+    CHECK(j["stopped"] == "reached step 24");
+    CHECK(j["global_step"] == 24);
+    // In lock step: one local step per update, never more.
+    CHECK(j["step"] == 24);
+    CheckLearned(j);
+  }
+  CHECK(s.GlobalStep() == 24);
+}
+
+TEST_CASE("synchronous replicas with a backup worker: 2 of 3 gradients per update") {
+  Setup s(3);
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph =
+      s.Graph({.workers = 3, .sync = true, .replicas_to_aggregate = 2, .epochs = 2});
+  const auto done = s.TrainAll(graph, 3);
+  int64_t local_steps = 0;
+  for (const Json& j : done) {
+    CHECK(j["global_step"] == 24);
+    local_steps += j["step"].get<int64_t>();
+    CheckLearned(j);
+  }
+  // Each update took 2 gradients; the third of each round was stale and
+  // dropped, so the replicas ran more steps than 2 per update.
+  CHECK(local_steps >= 48);
+  CHECK(s.GlobalStep() == 24);
+}
+
+TEST_CASE("training resumes from the checkpoint after the ps is killed") {
+  TempDir checkpoints;
+  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.workers = 2, .epochs = 1});
+  const auto first = s.TrainAll(graph, 2, {"--checkpoint-every", "5"});
+  CHECK(first[0]["checkpoints"].get<int64_t>() >= 2);
+  // Every task writes into its own subdirectory of the shared directory.
+  CHECK(std::filesystem::exists(checkpoints.path() + "/ps-0"));
+  CHECK(std::filesystem::exists(checkpoints.path() + "/worker-0"));
+  const int64_t trained = s.GlobalStep();
+  CHECK(trained == 24);
+
+  // kill -9 the ps and restart the job: the ps restores the newest
+  // checkpoint, which the chief saved at the end of its own steps. (The
+  // workers restart too: their input cursors are exhausted.)
+  s.cluster.Kill("ps", 0);
+  for (int i = 0; i < 2; ++i) REQUIRE(s.cluster.Stop("worker", i, 10s).ok());
+  REQUIRE(s.cluster.StartAll().ok());
+  const int64_t restored = s.GlobalStep();
+  CHECK(restored >= 12);
+  CHECK(restored <= trained);
+
+  // The chief finds every variable initialized and does not initialize them
+  // again; training continues from the restored step.
+  const auto second = s.TrainAll(graph, 2);
+  CHECK(second[0]["initialized"] == false);
+  CHECK(s.GlobalStep() == restored + 24);
+  CheckLearned(second[0]);
+}
+
+}  // namespace
+}  // namespace tfd::testing
