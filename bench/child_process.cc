@@ -16,10 +16,12 @@ namespace {
 
 // In the child, between fork and exec or body: only system calls here.
 void PrepareChild(int cpu, pid_t parent) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
+  if (cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+  }
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   // The parent may have died before prctl took effect.
   if (getppid() != parent) _exit(127);

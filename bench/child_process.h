@@ -26,6 +26,8 @@ namespace tfd::bench {
 class ChildProcess {
  public:
   // Runs argv[0] with stdout to /dev/null and stderr appended to `log_path`.
+  // A negative `cpu` (here and in Fork) leaves the child on every CPU this
+  // process may use.
   static StatusOr<ChildProcess> Exec(const std::vector<std::string>& argv, int cpu,
                                      const std::string& log_path);
   // Runs `body` in a forked copy of this process and exits with its result.

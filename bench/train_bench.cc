@@ -6,7 +6,7 @@
 // temporary directory, the daemons' --data-dir. See docs/benchmarks.md.
 //
 //   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
-//               [--traced 100] [--workers 2] [--cpus 0,1]
+//               [--traced 100] [--workers 2] [--unpinned 1] [--cpus 0,1]
 //
 // Exit status: 0 after printing the tables (a missed target is reported,
 // not failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -33,13 +33,14 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
-    "[--workers 1|2] [--cpus A,B]\n"
+    "[--workers 1|2] [--unpinned 0|1] [--cpus A,B]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
     "  --warmup   steps before the timed ones (default 50)\n"
     "  --traced   traced steps after them, for the phases (default 100)\n"
     "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
+    "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
@@ -82,6 +83,9 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--workers") {
       TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 2));
       o.two_workers = v == 2;
+    } else if (flag == "--unpinned") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
+      o.unpinned = v == 1;
     } else if (flag == "--cpus") {
       const size_t comma = value.find(',');
       if (comma == std::string::npos) return errors::InvalidArgument("--cpus takes A,B");
@@ -141,7 +145,12 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
   };
   TFD_RETURN_IF_ERROR(step("one process, all CPUs", MeasureInProcess(o, o.cpus), &f.local));
   TFD_RETURN_IF_ERROR(step("one process, CPU A", MeasureInProcess(o, {o.cpu_a}), &f.local_one));
-  TFD_RETURN_IF_ERROR(step("1 ps + 1 worker", MeasureOneWorker(o), &f.one_worker));
+  TFD_RETURN_IF_ERROR(step("1 ps + 1 worker", MeasureOneWorker(o, true), &f.one_worker));
+  if (o.unpinned) {
+    f.one_worker_unpinned.emplace();
+    TFD_RETURN_IF_ERROR(step("1 ps + 1 worker, unpinned", MeasureOneWorker(o, false),
+                             &*f.one_worker_unpinned));
+  }
   if (o.two_workers) {
     f.two_workers.emplace();
     TFD_RETURN_IF_ERROR(step("1 ps + 2 workers", MeasureTwoWorkers(o), &*f.two_workers));
@@ -172,7 +181,7 @@ int Main(int argc, char** argv) {
               FirstLine("/proc/sys/kernel/osrelease").c_str());
   std::printf(
       "pinning: one process on all allowed CPUs, then on A = CPU %d; cluster: worker:0 on A, "
-      "ps:0 and this client on B = CPU %d, worker:1 on B%s\n",
+      "ps:0 and this client on B = CPU %d, worker:1 on B; 'unpinned': no affinity at all%s\n",
       o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: everything shares it]" : "");
   std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
               FirstLine("/proc/loadavg").c_str());

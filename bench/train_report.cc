@@ -48,6 +48,9 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   PrintRate("1 process, LocalSession, all CPUs", f.local.rates, base);
   PrintRate("1 process, LocalSession, CPU A only", f.local_one.rates, base);
   PrintRate("1 ps (B) + 1 worker (A)", f.one_worker.rates, base);
+  if (f.one_worker_unpinned) {
+    PrintRate("1 ps + 1 worker, unpinned", f.one_worker_unpinned->rates, base);
+  }
   if (f.two_workers) {
     PrintRate("1 ps (B) + 2 workers (A, B), aggregate", f.two_workers->rates, base);
     std::vector<double> w0, w1;
@@ -79,6 +82,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   PrintPhases("1 process, all CPUs", f.local.phases);
   PrintPhases("1 process, CPU A", f.local_one.phases);
   PrintPhases("1 ps + 1 worker", f.one_worker.phases);
+  if (f.one_worker_unpinned) PrintPhases("1 ps + 1 w., unpinned", f.one_worker_unpinned->phases);
 
   std::printf(
       "\nPer timed step, from /proc: CPU ms / run-queue wait ms / context switches / minor faults,"
@@ -86,6 +90,10 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   PrintCounters("1 process, all CPUs", {"self"}, f.local.per_step);
   PrintCounters("1 process, CPU A", {"self"}, f.local_one.per_step);
   PrintCounters("1 ps + 1 worker", {"client", "ps:0", "worker:0"}, f.one_worker.per_step);
+  if (f.one_worker_unpinned) {
+    PrintCounters("1 ps + 1 w., unpinned", {"client", "ps:0", "worker:0"},
+                  f.one_worker_unpinned->per_step);
+  }
   if (f.two_workers) {
     PrintCounters("1 ps + 2 workers", {"client", "ps:0", "worker:0", "worker:1"},
                   f.two_workers->per_step);

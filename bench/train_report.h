@@ -20,6 +20,7 @@ struct TrainBenchFigures {
   TrainFigures local;      // one process, every CPU
   TrainFigures local_one;  // one process, CPU A only
   TrainFigures one_worker;
+  std::optional<TrainFigures> one_worker_unpinned;
   std::optional<TrainFigures> two_workers;
 };
 

@@ -135,13 +135,14 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
   return f;
 }
 
-StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o) {
-  TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
+StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
+  TFD_RETURN_IF_ERROR(PinTo(pinned ? std::vector<int>{o.cpu_b} : o.cpus));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 1));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a}}}, DaemonFlags(o));
+  BenchCluster cluster(o.tfd, {{"ps", {pinned ? o.cpu_b : -1}}, {"worker", {pinned ? o.cpu_a : -1}}},
+                       DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
   TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));

@@ -32,6 +32,7 @@ struct TrainSetup {
   int reps = 5;
   int traced = 100;
   bool two_workers = true;
+  bool unpinned = true;  // also 1 ps + 1 worker left to the scheduler
   // The worker (and the single process when pinned to one CPU) on A; the ps
   // and the client on B.
   int cpu_a = -1, cpu_b = -1;
@@ -52,8 +53,8 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& setup, const std::vect
 
 // 1 ps (CPU B) + 1 worker (CPU A); the client (this process, CPU B) talks
 // to the worker, which is the master, as `tfctl train` does. per_step: this
-// process, ps:0, worker:0.
-StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup);
+// process, ps:0, worker:0. Unpinned, all three may use every CPU.
+StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup, bool pinned);
 
 // 1 ps (B) + 2 workers (A, B), each driven by its own client thread (on B)
 // at once; each worker reads its own shard. per_step (per step of either
