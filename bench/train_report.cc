@@ -86,7 +86,8 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
 
   std::printf(
       "\nPer timed step, from /proc: CPU ms / run-queue wait ms / context switches / minor faults,"
-      " per process\n");
+      " per process\n(2 workers: per step of the aggregate, so each worker's own step costs twice"
+      " its figure)\n");
   PrintCounters("1 process, all CPUs", {"self"}, f.local.per_step);
   PrintCounters("1 process, CPU A", {"self"}, f.local_one.per_step);
   PrintCounters("1 ps + 1 worker", {"client", "ps:0", "worker:0"}, f.one_worker.per_step);
