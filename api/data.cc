@@ -37,4 +37,8 @@ Output IdxDatasetProgress(const Scope& scope, const Output& dataset) {
   return out.empty() ? Output() : out[0];
 }
 
+Operation IdxDatasetReset(const Scope& scope, const Output& dataset) {
+  return scope.AddOperation("IdxDatasetReset", {dataset});
+}
+
 }  // namespace tfd::ops

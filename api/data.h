@@ -51,5 +51,7 @@ IdxBatch IdxNextBatch(const Scope& scope, const Output& dataset, const IdxBatchO
 // fraction (float64).
 Output IdxDatasetEpoch(const Scope& scope, const Output& dataset);
 Output IdxDatasetProgress(const Scope& scope, const Output& dataset);
+// Back to the start of epoch 0.
+Operation IdxDatasetReset(const Scope& scope, const Output& dataset);
 
 }  // namespace tfd::ops

@@ -120,6 +120,13 @@ int64_t IdxDataset::epoch() const {
   return epoch_;
 }
 
+void IdxDataset::Reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  epoch_ = 0;
+  position_ = 0;
+  order_.clear();
+}
+
 double IdxDataset::progress() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!examples_) return 0;

@@ -83,6 +83,10 @@ class IdxDataset : public ResourceBase {
   // The epoch the next example comes from (0-based), which is also how many
   // epochs are complete; equals spec().epochs once exhausted.
   int64_t epoch() const;
+  // Back to the start of epoch 0, as a fresh dataset: a new training run on
+  // a task whose cursor an earlier run moved (or exhausted).
+  void Reset();
+
   // Epochs completed, with the fraction of the current one (2.25: a quarter
   // into the third); what a trainer shows as its epoch. 0 before a load.
   double progress() const;

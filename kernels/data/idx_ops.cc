@@ -218,6 +218,18 @@ class IdxDatasetScalarOp : public OpKernel {
   }
 };
 using IdxDatasetEpochOp = IdxDatasetScalarOp<int64_t, &IdxDataset::epoch>;
+
+class IdxDatasetResetOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+
+  void Compute(OpKernelContext& ctx) override {
+    auto ds = ctx.input_ref<IdxDataset>(0);
+    TFD_OP_REQUIRES_OK(ctx, ds.status());
+    (*ds)->Reset();
+  }
+};
 using IdxDatasetProgressOp = IdxDatasetScalarOp<double, &IdxDataset::progress>;
 
 }  // namespace
@@ -272,6 +284,14 @@ Status RegisterIdxOps(OpRegistry& r) {
           .Doc("The dataset's current epoch, counted from 0: how many epochs its cursor has "
                "completed (equal to epochs once exhausted). Shape: []."),
       shape_fns::Scalar));
+  TFD_RETURN_IF_ERROR(r.Add<IdxDatasetResetOp>(
+      OpDefBuilder("IdxDatasetReset")
+          .Input("handle: Ref(string)")
+          .SetIsStateful()
+          .Doc("Moves the dataset's cursor back to the start of epoch 0, as if new: what a "
+               "training run does first on a task whose dataset an earlier run read (the "
+               "cursor belongs to the task, not to a session). Shape: no outputs."),
+      shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<IdxDatasetProgressOp>(
       OpDefBuilder("IdxDatasetProgress")
           .Input("handle: Ref(string)")

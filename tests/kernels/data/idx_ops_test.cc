@@ -234,6 +234,18 @@ TEST_CASE("IdxDatasetProgress counts epochs with the fraction of the current one
   CHECK(t.Progress(*ds) == 3.0);
 }
 
+TEST_CASE("IdxDatasetReset starts an exhausted dataset over from epoch 0") {
+  DataTask t;
+  auto ds = t.Dataset({{"shuffle", false}, {"epochs", int64_t{1}}});
+  REQUIRE(ds.ok());
+  const auto first = t.Drain(*ds, 4);
+  CHECK(t.Epoch(*ds) == 1);
+  REQUIRE(RunOpValues(t.registry, "IdxDatasetReset", {}, {*ds}, t.Options()).ok());
+  CHECK(t.Epoch(*ds) == 0);
+  CHECK(t.Progress(*ds) == 0.0);
+  CHECK(t.Drain(*ds, 4) == first);
+}
+
 TEST_CASE("The order is fixed by the seed") {
   auto order = [](int64_t seed) {
     DataTask t;  // a fresh task: nothing shared with the last one
