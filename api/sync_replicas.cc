@@ -45,17 +45,12 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
   const Scope sync = top.WithName("sync");
   const std::string train_name = scope.op_name().empty() ? sig::kTrain : scope.op_name();
 
-  // The replica's step: the global step its gradients belong to.
-  const Variable local_step(sync.WithOpName("local_step").WithDevice(options_.worker_device),
-                            TensorShape(), DType::kInt64, ops::Initializer::Zeros(),
-                            ops::VariableOptions{.trainable = false, .local = true});
-
   // The token queue lives beside global_step.
   const Output tokens = ops::FIFOQueue(
       sync.ColocatedWith(global_step.ref()).WithOpName("token_queue"), {DType::kInt64},
       {PartialShape(std::vector<int64_t>{})}, /*capacity=*/-1, "sync_token_queue");
 
-  std::vector<Operation> pushes, takes_applied, set_steps;
+  std::vector<Operation> pushes, set_steps;
   std::vector<GradAndVar> averaged;
   for (const GradAndVar& gv : *grads) {
     if (!gv.grad.valid()) continue;
@@ -64,8 +59,10 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
     const Output accum = ops::ConditionalAccumulator(
         beside.WithOpName("accumulator"), var.dtype(), var.ref().shape,
         var.name() + "/sync_accumulator");
+    // Tagged with the global step read beside the parameters at the start
+    // of this step: a round that completes before the push makes it stale.
     pushes.push_back(
-        ops::AccumulatorApplyGradient(beside.WithOpName("push"), accum, local_step, gv.grad));
+        ops::AccumulatorApplyGradient(beside.WithOpName("push"), accum, global_step, gv.grad));
     averaged.push_back({ops::AccumulatorTakeGradient(beside.WithOpName("average"), accum,
                                                      options_.replicas_to_aggregate, var.dtype()),
                         var});
@@ -73,27 +70,44 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
                                                       global_step));
   }
 
-  // The chief: average, apply, advance global_step, release the replicas.
-  const Operation apply =
-      optimizer_.ApplyGradients(sync.WithOpName("apply"), averaged, global_step);
-  const Output new_step = apply.output(0);  // global_step after the update
-  const Scope top_at_step = top.ColocatedWith(global_step.ref());
-  EnqueueTokens(top_at_step.WithOpName(sig::kChiefStep), tokens, new_step,
-                options_.total_replicas);
-  ops::Group(top.WithOpName(sig::kChiefInit), set_steps);
-  EnqueueTokens(top_at_step.WithOpName(sig::kRelease), tokens, global_step.value(),
-                options_.total_replicas);
-
-  // Every replica: start at the current global step; each step push, then
-  // wait for the token that says which step comes next.
-  ops::Assign(top.WithOpName(sig::kWorkerInit), local_step.ref(), global_step.value());
+  // Every replica but the chief: push, then wait for a token, which comes
+  // when a round completes. The token's value is not used: a replica that
+  // takes a token left over from a round it missed just starts its next step
+  // sooner, and its gradients are tagged with the step it reads then. After
+  // the wait it reads the global step again, which is where it goes on from,
+  // so every replica sees the last step as soon as it is reached.
   const std::vector<Output> token =
       ops::QueueDequeue(sync.WithControlDependencies(pushes).WithOpName("token"), tokens,
                         {DType::kInt64});
   if (token.empty()) return Operation();
-  const Output next = ops::Assign(top.WithOpName(train_name), local_step.ref(), token[0]);
-  ops::Identity(top.WithOpName(sig::kGlobalStep), next);
-  return AsOperation(next);
+  const Operation released = ops::AsOperation(token[0]);
+  const Operation train = ops::Group(top.WithOpName(train_name), {released});
+  const Scope read_step = top.ColocatedWith(global_step.ref());
+  ops::Identity(read_step.WithControlDependencies({released}).WithOpName(sig::kGlobalStep),
+                global_step.ref());
+
+  // The chief instead pushes, takes the average of R gradients, applies it,
+  // advances global_step and hands out a token to each other replica. It
+  // never waits for a token itself: its next step cannot start before this
+  // round is done, and a token it waited for could be taken by a fast replica
+  // that then waits for the round only the chief can run.
+  const Operation apply =
+      optimizer_.ApplyGradients(sync.WithOpName("apply"), averaged, global_step);
+  std::vector<Operation> chief_ops = pushes;
+  if (options_.total_replicas > 1) {
+    chief_ops.push_back(EnqueueTokens(sync.ColocatedWith(global_step.ref()).WithOpName("hand_out"),
+                                      tokens, apply.output(0), options_.total_replicas - 1));
+  } else {
+    chief_ops.push_back(apply);
+  }
+  const Operation chief_step = ops::Group(top.WithOpName(sig::kChiefStep), chief_ops);
+  ops::Identity(read_step.WithControlDependencies({chief_step}).WithOpName(sig::kChiefGlobalStep),
+                global_step.ref());
+  ops::Group(top.WithOpName(sig::kChiefInit), set_steps);
+  // When the chief stops: a token for every replica that may still wait.
+  EnqueueTokens(read_step.WithOpName(sig::kRelease), tokens, global_step.value(),
+                options_.total_replicas);
+  return train;
 }
 
 }  // namespace tfd::train

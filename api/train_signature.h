@@ -2,12 +2,13 @@
 // graph, and which the model builders (examples/mnist) give their nodes.
 // Only the train op is required; the trainer skips what a graph lacks.
 //
-// A step runs kTrain (and, on the chief, kChiefStep) and fetches
-// kGlobalStep, kLoss and kEpoch. Training ends when the input runs out
+// A step runs kTrain (a sync chief: kChiefStep instead) and fetches
+// kGlobalStep (a sync chief: kChiefGlobalStep), kLoss and kEpoch. Training ends when the input runs out
 // (OUT_OF_RANGE) or the global step reaches kMaxSteps (when the graph has
 // it, or the trainer is given one). Before the first step the chief runs kInit
 // unless every variable is already initialized (restored from a
-// checkpoint), then kChiefInit; every worker then runs kWorkerInit. At the
+// checkpoint), then kChiefInit; every worker then runs kResetInput (its
+// input starts at epoch 0 even when an earlier run read it). At the
 // end each worker fetches kAccuracy, and the chief runs kRelease so that no
 // replica stays parked waiting for a step that will not come.
 //
@@ -25,11 +26,14 @@ inline constexpr const char* kEpoch = "summaries/epoch";    // float64 epochs of
 inline constexpr const char* kEpochs = "train/epochs";      // int64 const: epochs planned
 inline constexpr const char* kMaxSteps = "train/max_steps";  // int64 const: last global step
 inline constexpr const char* kAccuracy = "eval/accuracy";   // scalar, test set
+inline constexpr const char* kResetInput = "train/reset_input";  // input back to epoch 0
 
 // Synchronous replicas (api/sync_replicas.h).
-inline constexpr const char* kChiefStep = "sync/chief_step";    // aggregate, apply, hand tokens
+// The chief's step, run instead of kTrain: push, aggregate, apply, hand out
+// tokens; and the global step after it, fetched instead of kGlobalStep.
+inline constexpr const char* kChiefStep = "sync/chief_step";
+inline constexpr const char* kChiefGlobalStep = "sync/chief_global_step";
 inline constexpr const char* kChiefInit = "sync/chief_init";    // accumulators to global_step
-inline constexpr const char* kWorkerInit = "sync/worker_init";  // local step to global_step
 inline constexpr const char* kRelease = "sync/release";         // tokens for parked replicas
 
 }  // namespace tfd::train::signature

@@ -100,7 +100,7 @@ Status Trainer::Prepare(TrainResult& result) {
     TFD_RETURN_IF_ERROR(client_.WaitInitialized(vars, options_.init_timeout)
                             .WithContext("waiting for the chief to initialize the variables"));
   }
-  return RunIfPresent(sig::kWorkerInit, "initializing this replica");
+  return RunIfPresent(sig::kResetInput, "resetting this worker's input");
 }
 
 StatusOr<TrainResult> Trainer::Run(
@@ -124,8 +124,10 @@ StatusOr<TrainResult> Trainer::Run(
     planned_epochs = ScalarValue(t);
   }
 
-  std::vector<std::string> targets{sig::kTrain};
-  if (result.chief && Has(sig::kChiefStep)) targets.push_back(sig::kChiefStep);
+  // A sync chief runs its own step (which pushes, aggregates and hands out
+  // tokens) instead of the replicas' one.
+  const bool sync_chief = result.chief && Has(sig::kChiefStep);
+  std::vector<std::string> targets{sync_chief ? sig::kChiefStep : sig::kTrain};
   std::vector<std::string> fetches;
   int global_at = -1, loss_at = -1, epoch_at = -1;
   auto fetch = [&](const char* name, int& at) {
@@ -134,7 +136,8 @@ StatusOr<TrainResult> Trainer::Run(
       fetches.push_back(name);
     }
   };
-  fetch(sig::kGlobalStep, global_at);
+  fetch(sync_chief && Has(sig::kChiefGlobalStep) ? sig::kChiefGlobalStep : sig::kGlobalStep,
+        global_at);
   fetch(sig::kLoss, loss_at);
   fetch(sig::kEpoch, epoch_at);
 
@@ -190,8 +193,11 @@ StatusOr<TrainResult> Trainer::Run(
     if (epoch_at >= 0) p.epoch = ScalarValue(out->fetches[epoch_at]);
     if (p.local_steps == 1) result.first_loss = p.loss;
     const auto now = Clock::now();
-    if (result.chief && ((options_.checkpoint_every_steps > 0 && p.global_step >= 0 &&
-                          p.global_step % options_.checkpoint_every_steps == 0) ||
+    // By steps: whenever the global step has passed another multiple of N
+    // (other workers move it too, so it may skip the multiple itself).
+    const int64_t every = options_.checkpoint_every_steps;
+    if (result.chief && ((every > 0 && p.global_step >= 0 &&
+                          p.global_step / every > std::max<int64_t>(checkpoint_step, 0) / every) ||
                          (options_.checkpoint_every_seconds > 0 &&
                           Seconds(now - last_checkpoint) >= options_.checkpoint_every_seconds))) {
       failure = checkpoint();

@@ -8,8 +8,8 @@
 // cluster, then initializes the global variables unless they are all
 // initialized already (restored from a checkpoint by their ps tasks), and
 // runs the sync-replica chief init; every other worker waits on the
-// cluster's init barrier for those same variables. Each worker then runs its
-// replica init and steps until its input ends (OUT_OF_RANGE), the global
+// cluster's init barrier for those same variables. Each worker then resets
+// its input to epoch 0 and steps until its input ends (OUT_OF_RANGE), the global
 // step reaches the last step (--steps, else the graph's train/max_steps),
 // or an error. The chief checkpoints periodically and at the end, and
 // releases parked sync replicas when it stops. At the end each worker

@@ -93,8 +93,13 @@ Status BuildMnist(const Scope& scope, const MnistOptions& o) {
   const Output xent = ops::SoftmaxCrossEntropyWithLogits(root, logits, batch.labels).loss;
   const Output loss = ops::Mean(root.WithOpName("loss"), xent, 0);
   ops::ScalarSummary(root, "loss", loss);
-  ops::ScalarSummary(root, "epoch", ops::IdxDatasetProgress(root, train_data));
+  // Read after this step's batch is taken, so the last step shows the end.
+  ops::ScalarSummary(root, "epoch",
+                     ops::IdxDatasetProgress(
+                         root.WithControlDependencies({ops::AsOperation(batch.labels)}),
+                         train_data));
   ops::Const(root.WithOpName(sig::kEpochs), ops::Input(o.epochs));
+  ops::IdxDatasetReset(root.WithOpName(sig::kResetInput), train_data);
 
   // The update.
   std::unique_ptr<train::Optimizer> optimizer;

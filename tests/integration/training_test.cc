@@ -166,7 +166,7 @@ TEST_CASE("synchronous replicas: every update averages both workers' gradients")
   for (const Json& j : done) {
     CHECK(j["stopped"] == "reached step 24");
     CHECK(j["global_step"] == 24);
-    // In lock step: one local step per update, never more.
+    // In lock step: one step per update on each worker, never more.
     CHECK(j["step"] == 24);
     CheckLearned(j);
   }
@@ -179,15 +179,14 @@ TEST_CASE("synchronous replicas with a backup worker: 2 of 3 gradients per updat
   const std::string graph =
       s.Graph({.workers = 3, .sync = true, .replicas_to_aggregate = 2, .epochs = 2});
   const auto done = s.TrainAll(graph, 3);
-  int64_t local_steps = 0;
   for (const Json& j : done) {
     CHECK(j["global_step"] == 24);
-    local_steps += j["step"].get<int64_t>();
     CheckLearned(j);
   }
-  // Each update took 2 gradients; the third of each round was stale and
-  // dropped, so the replicas ran more steps than 2 per update.
-  CHECK(local_steps >= 48);
+  // The chief runs one update per step; the other two share the tokens of
+  // each round (2 per update), whichever is faster taking more.
+  CHECK(done[0]["step"] == 24);
+  CHECK(done[1]["step"].get<int64_t>() + done[2]["step"].get<int64_t>() >= 24);
   CHECK(s.GlobalStep() == 24);
 }
 
@@ -204,18 +203,17 @@ TEST_CASE("training resumes from the checkpoint after the ps is killed") {
   const int64_t trained = s.GlobalStep();
   CHECK(trained == 24);
 
-  // kill -9 the ps and restart the job: the ps restores the newest
-  // checkpoint, which the chief saved at the end of its own steps. (The
-  // workers restart too: their input cursors are exhausted.)
+  // kill -9 and restart the ps: it restores the newest checkpoint, which the
+  // chief saved at the end of its own steps.
   s.cluster.Kill("ps", 0);
-  for (int i = 0; i < 2; ++i) REQUIRE(s.cluster.Stop("worker", i, 10s).ok());
-  REQUIRE(s.cluster.StartAll().ok());
+  REQUIRE(s.cluster.Start("ps", 0).ok());
   const int64_t restored = s.GlobalStep();
   CHECK(restored >= 12);
   CHECK(restored <= trained);
 
   // The chief finds every variable initialized and does not initialize them
-  // again; training continues from the restored step.
+  // again; the workers (still running, their input read to the end) start
+  // their input over, and training continues from the restored step.
   const auto second = s.TrainAll(graph, 2);
   CHECK(second[0]["initialized"] == false);
   CHECK(s.GlobalStep() == restored + 24);
