@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 
 namespace tfd {
@@ -17,6 +18,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::LocalCluster;
+using testing::OneLine;
 
 const std::string kPs = "/job:ps/replica:0/task:0";
 
@@ -137,7 +139,7 @@ TEST_CASE("a ps killed with -9 and restarted comes back with its saved variables
   cluster.Kill("ps", 0);
   REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
   const std::string log = cluster.Log("ps", 0);
-  INFO(log);
+  INFO(OneLine(log));
   CHECK(log.find("restored on start: step 7 from " + dir.File(7)) != std::string::npos);
 
   auto ps_client = cluster.Connect("ps", 0);
@@ -213,7 +215,7 @@ TEST_CASE("a damaged newest checkpoint is refused by name; the previous good one
   cluster.Kill("ps", 0);
   REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
   const std::string log = cluster.Log("ps", 0);
-  INFO(log);
+  INFO(OneLine(log));
   CHECK(log.find("skipping checkpoint " + dir.File(2)) != std::string::npos);
   CHECK(log.find("restored on start: step 1 from " + dir.File(1)) != std::string::npos);
   auto ps_client = cluster.Connect("ps", 0);
@@ -263,7 +265,7 @@ TEST_CASE("tfctl checkpoint save, list and restore, and their errors") {
   REQUIRE(ps_reader.ok());
 
   Ran save = Tfctl("checkpoint save --step 3 " + target);
-  INFO(save.out << save.err);
+  INFO(OneLine(save.out + save.err));
   CHECK(save.code == 0);
   CHECK(save.out.find("saved step 3") != std::string::npos);
   CHECK(save.out.find(dir.File(3)) != std::string::npos);
@@ -271,32 +273,32 @@ TEST_CASE("tfctl checkpoint save, list and restore, and their errors") {
 
   REQUIRE(RunTargets(**client, {"set2"}).ok());
   Ran save_json = Tfctl("checkpoint save " + target + " --output json");  // at global_step = 7
-  INFO(save_json.out << save_json.err);
+  INFO(OneLine(save_json.out + save_json.err));
   CHECK(save_json.code == 0);
   CHECK(save_json.out.find("\"action\": \"save\"") != std::string::npos);
   CHECK(save_json.out.find("\"step\": 7") != std::string::npos);
 
   Ran list = Tfctl("checkpoint list " + target);
-  INFO(list.out << list.err);
+  INFO(OneLine(list.out + list.err));
   CHECK(list.code == 0);
   CHECK(list.out.find(dir.File(3)) != std::string::npos);
   CHECK(list.out.find(dir.File(7)) != std::string::npos);
   CHECK(list.out.find("CORRUPT") == std::string::npos);
 
   Ran list_json = Tfctl("checkpoint list " + target + " --output json");
-  INFO(list_json.out << list_json.err);
+  INFO(OneLine(list_json.out + list_json.err));
   CHECK(list_json.code == 0);
   CHECK(list_json.out.find("\"verified\": true") != std::string::npos);
   CHECK(list_json.out.find("\"verified\": false") == std::string::npos);
 
   Ran restore = Tfctl("checkpoint restore --step 3 " + target);
-  INFO(restore.out << restore.err);
+  INFO(OneLine(restore.out + restore.err));
   CHECK(restore.code == 0);
   CHECK(restore.out.find("restored step 3") != std::string::npos);
   CHECK(ReadW(**ps_reader) == std::vector<float>{1, 2});
 
   Ran latest = Tfctl("checkpoint restore " + target);
-  INFO(latest.out << latest.err);
+  INFO(OneLine(latest.out + latest.err));
   CHECK(latest.code == 0);
   CHECK(latest.out.find("restored step 7") != std::string::npos);
   CHECK(ReadW(**ps_reader) == std::vector<float>{5, 6});
@@ -319,7 +321,7 @@ TEST_CASE("tfctl checkpoint with no checkpoint directory anywhere fails clearly"
   const std::string target = "--target " + cluster.Address("worker", 0) + " --timeout 20";
   for (const char* action : {"save", "list", "restore"}) {
     Ran r = Tfctl(std::string("checkpoint ") + action + " " + target);
-    INFO(action << ": " << r.out << r.err);
+    INFO(action << ": " << OneLine(r.out + r.err));
     CHECK(r.code == 1);
     CHECK(r.err.find("error: FAILED_PRECONDITION: no task of the cluster has a checkpoint "
                      "directory") != std::string::npos);
