@@ -39,6 +39,25 @@ TEST_CASE("round robin puts v1, v2, v3 on ps 0, 1, 0 and the rest on the worker"
   CHECK(DeviceOf(root, "sum") == "/job:worker");
 }
 
+TEST_CASE("a local variable stays on the scope's device, outside the global initializer") {
+  const Scope root = Scope::NewRootScope(testing::AllOps())
+                         .WithDeviceFunction(train::ReplicaDeviceSetter({.ps_tasks = 2}));
+  Variable shared(root.WithOpName("shared"), {2}, DType::kFloat32, Initializer::Zeros());
+  Variable mine(root.WithOpName("mine").WithDevice("/job:worker"), {}, DType::kInt64,
+                Initializer::Zeros(), ops::VariableOptions{.local = true});
+  const Operation init = ops::GlobalVariablesInitializer(root.WithOpName("init"));
+  REQUIRE(root.ok());
+  CHECK(DeviceOf(root, "shared") == "/job:ps/task:0");
+  CHECK(DeviceOf(root, "mine") == "/job:worker");
+  CHECK_FALSE(mine.trainable());
+  REQUIRE(ops::GlobalVariables(root).size() == 1);
+  CHECK(ops::GlobalVariables(root)[0].name() == "shared");
+  REQUIRE(ops::LocalVariables(root).size() == 1);
+  CHECK(ops::LocalVariables(root)[0].name() == "mine");
+  const NodeDef& init_node = root.node(root.FindNode("init"));
+  CHECK(init_node.inputs == std::vector<std::string>{"^shared/Assign"});
+}
+
 TEST_CASE("round robin in the classic two-ps model splits weights from biases") {
   const Scope root = Scope::NewRootScope(testing::AllOps())
                          .WithDeviceFunction(train::ReplicaDeviceSetter({.ps_tasks = 2}));
