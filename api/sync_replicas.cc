@@ -71,20 +71,19 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
   }
 
   // Every replica but the chief: push, then wait for a token, which comes
-  // when a round completes. The token's value is not used: a replica that
-  // takes a token left over from a round it missed just starts its next step
-  // sooner, and its gradients are tagged with the step it reads then. After
-  // the wait it reads the global step again, which is where it goes on from,
-  // so every replica sees the last step as soon as it is reached.
+  // when a round completes and carries the global step it produced. A
+  // replica that takes a token left over from a round it missed goes on at
+  // once with an older value; its next push is tagged with the step it reads
+  // then, so it is not stale, and the tokens the chief hands out when it
+  // stops (sync/release) carry the final step, so every replica still going
+  // sees it.
   const std::vector<Output> token =
       ops::QueueDequeue(sync.WithControlDependencies(pushes).WithOpName("token"), tokens,
                         {DType::kInt64});
   if (token.empty()) return Operation();
-  const Operation released = ops::AsOperation(token[0]);
-  const Operation train = ops::Group(top.WithOpName(train_name), {released});
+  const Output next = ops::Identity(top.WithOpName(train_name), token[0]);
+  ops::Identity(top.WithOpName(sig::kGlobalStep), next);
   const Scope read_step = top.ColocatedWith(global_step.ref());
-  ops::Identity(read_step.WithControlDependencies({released}).WithOpName(sig::kGlobalStep),
-                global_step.ref());
 
   // The chief instead pushes, takes the average of R gradients, applies it,
   // advances global_step and hands out a token to each other replica. It
@@ -107,7 +106,7 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
   // When the chief stops: a token for every replica that may still wait.
   EnqueueTokens(read_step.WithOpName(sig::kRelease), tokens, global_step.value(),
                 options_.total_replicas);
-  return train;
+  return ops::AsOperation(next);
 }
 
 }  // namespace tfd::train

@@ -8,9 +8,8 @@
 // N gradients from each accumulator — waiting until N have arrived —
 // applies their average with the wrapped optimizer, advances global_step,
 // and puts a token per other replica on the queue, which releases the
-// parked replicas into the next step. A replica then reads the global step
-// again (signature::kGlobalStep), so all of them see the last step as soon
-// as it is reached.
+// parked replicas into the next step. A token carries the global step its
+// round produced: what the replica reports and stops at.
 //
 // Stale gradients are dropped: an accumulator refuses a gradient tagged
 // with a step older than its own (each take advances it), so a replica that
