@@ -158,6 +158,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     j["task"] = c.task();
     j["chief"] = result->chief;
     j["initialized"] = result->initialized;
+    j["initialized_variables"] = result->initialized_variables;
     j["stopped"] = result->stopped;
     j["first_loss"] = std::isnan(result->first_loss) ? Json(nullptr) : Json(result->first_loss);
     j["mean_steps_per_second"] = rate;
@@ -173,6 +174,11 @@ int Train(const TrainFlags& f, OutputFormat format) {
   std::cout << buf;
   if (last.global_step >= 0) std::cout << "; global step " << last.global_step;
   std::cout << "\n";
+  if (!result->initialized_variables.empty()) {
+    std::cout << "initialized the variables no checkpoint held (the rest were restored):";
+    for (const std::string& v : result->initialized_variables) std::cout << " " << v;
+    std::cout << "\n";
+  }
   if (!std::isnan(result->first_loss)) {
     std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result->first_loss, last.loss);
     std::cout << buf;

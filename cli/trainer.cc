@@ -1,6 +1,7 @@
 #include "cli/trainer.h"
 
 #include <cmath>
+#include <map>
 
 #include "api/train_signature.h"
 #include "common/device_name.h"
@@ -54,12 +55,12 @@ StatusOr<Tensor> Trainer::ConstValue(const char* node) const {
   return errors::NotFound("no node '", node, "'");
 }
 
-std::vector<std::string> Trainer::InitializedVariables() const {
+std::vector<Trainer::InitTarget> Trainer::InitTargets() const {
   std::map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : graph_.nodes) by_name[n.name] = &n;
-  std::vector<std::string> vars;
+  std::vector<InitTarget> targets;
   auto init = by_name.find(sig::kInit);
-  if (init == by_name.end()) return vars;
+  if (init == by_name.end()) return targets;
   for (const std::string& input : init->second->inputs) {
     if (input.empty() || input[0] != '^') continue;
     auto assign = by_name.find(input.substr(1));
@@ -68,9 +69,33 @@ std::vector<std::string> Trainer::InitializedVariables() const {
       continue;
     }
     const std::string& ref = assign->second->inputs[0];
-    vars.push_back(ref.substr(0, ref.find(':')));
+    targets.push_back({ref.substr(0, ref.find(':')), assign->first});
   }
-  return vars;
+  return targets;
+}
+
+Status Trainer::Initialize(TrainResult& result) {
+  const std::vector<InitTarget> targets = InitTargets();
+  std::vector<std::string> vars;
+  for (const InitTarget& t : targets) vars.push_back(t.variable);
+  // A quick look: the barrier answers at once when everything is there.
+  constexpr std::chrono::milliseconds kLook(200);
+  if (!vars.empty() && client_.WaitInitialized(vars, kLook).ok()) return OkStatus();
+  std::vector<std::string> assigns;
+  for (const InitTarget& t : targets) {
+    if (!client_.WaitInitialized({t.variable}, std::chrono::milliseconds(1)).ok()) {
+      assigns.push_back(t.assign);
+      result.initialized_variables.push_back(t.variable);
+    }
+  }
+  result.initialized = true;
+  if (assigns.size() == targets.size()) {
+    result.initialized_variables.clear();  // all of them: the plain init
+    return RunIfPresent(sig::kInit, "initializing the variables");
+  }
+  auto r = client_.Run({}, {}, assigns, {});
+  return r.ok() ? OkStatus()
+                : r.status().WithContext("initializing the variables no checkpoint restored");
 }
 
 Status Trainer::RunIfPresent(const char* node, const char* what) {
@@ -80,23 +105,18 @@ Status Trainer::RunIfPresent(const char* node, const char* what) {
 }
 
 Status Trainer::Prepare(TrainResult& result) {
-  const std::vector<std::string> vars = InitializedVariables();
   if (result.chief) {
-    // Every task must be up before deciding whether to initialize: a ps
-    // that restores its checkpoint on start must not be initialized over.
+    // Every task must be up before deciding what to initialize: a ps that
+    // restores its checkpoint on start must not be initialized over.
     TFD_RETURN_IF_ERROR(client_.WaitCluster(options_.init_timeout)
                             .WithContext("waiting for every task of the cluster"));
-    if (Has(sig::kInit)) {
-      const bool restored =
-          !vars.empty() &&
-          client_.WaitInitialized(vars, std::chrono::milliseconds(200)).ok();
-      if (!restored) {
-        TFD_RETURN_IF_ERROR(RunIfPresent(sig::kInit, "initializing the variables"));
-        result.initialized = true;
-      }
-    }
+    if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize(result));
     TFD_RETURN_IF_ERROR(RunIfPresent(sig::kChiefInit, "initializing the sync accumulators"));
-  } else if (!vars.empty()) {
+    return RunIfPresent(sig::kResetInput, "resetting this worker's input");
+  }
+  std::vector<std::string> vars;
+  for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
+  if (!vars.empty()) {
     TFD_RETURN_IF_ERROR(client_.WaitInitialized(vars, options_.init_timeout)
                             .WithContext("waiting for the chief to initialize the variables"));
   }

@@ -5,9 +5,9 @@
 //   TFD_ASSIGN_OR_RETURN(TrainResult r, trainer.Run([](const TrainProgress& p) { ... }));
 //
 // The chief (task 0 of its job, unless told otherwise) waits for the whole
-// cluster, then initializes the global variables unless they are all
-// initialized already (restored from a checkpoint by their ps tasks), and
-// runs the sync-replica chief init; every other worker waits on the
+// cluster, then initializes the global variables that are not initialized
+// already (restored from a checkpoint by their ps tasks: those keep their
+// values), and runs the sync-replica chief init; every other worker waits on the
 // cluster's init barrier for those same variables. Each worker then resets
 // its input to epoch 0 and steps until its input ends (OUT_OF_RANGE), the global
 // step reaches the last step (--steps, else the graph's train/max_steps),
@@ -59,7 +59,8 @@ struct TrainResult {
   std::optional<double> accuracy;
   int64_t checkpoints = 0;     // saved by this worker (the chief)
   bool chief = false;
-  bool initialized = false;    // this worker ran the initializer
+  bool initialized = false;    // this worker ran the initializer (or part of it)
+  std::vector<std::string> initialized_variables;  // which, when only some were
 };
 
 class Trainer {
@@ -73,8 +74,16 @@ class Trainer {
  private:
   bool Has(const char* node) const;
   StatusOr<Tensor> ConstValue(const char* node) const;
-  // The variables the init op assigns: what the barrier waits for.
-  std::vector<std::string> InitializedVariables() const;
+  // What the init op assigns: each variable and its Assign node. The
+  // barrier waits for these variables.
+  struct InitTarget {
+    std::string variable, assign;
+  };
+  std::vector<InitTarget> InitTargets() const;
+  // The chief's initialization: nothing when every variable is initialized
+  // (restored by its ps), `init` when none is, else only the Assigns of the
+  // uninitialized ones, so restored values are never overwritten.
+  Status Initialize(TrainResult& result);
   Status Prepare(TrainResult& result);
   Status RunIfPresent(const char* node, const char* what);
 

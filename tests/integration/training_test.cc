@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "api/graph_file.h"
+#include "api/variables.h"
 #include "examples/mnist/mnist_model.h"
 #include "kernels/register_all.h"
 #include "tests/integration/child_process.h"
@@ -70,8 +71,9 @@ struct Setup {
     return flags;
   }
 
-  // The examples/mnist graph for this data, written to a file.
-  std::string Graph(examples::MnistOptions o) {
+  // The examples/mnist graph for this data, written to a file; with
+  // `extra`, one more variable on the ps ("extra", initialized to 7).
+  std::string Graph(examples::MnistOptions o, bool extra = false) {
     o.model = examples::MnistModel::kStrong;
     o.batch_size = kBatch;
     o.train_examples = kTrain;
@@ -83,8 +85,12 @@ struct Setup {
     OpRegistry registry;
     REQUIRE(kernels::RegisterAll(registry).ok());
     Scope root = Scope::NewRootScope(registry);
+    if (extra) {
+      ops::Variable(root.WithOpName("extra").WithDevice("/job:ps/task:0"), {2}, DType::kFloat32,
+                    ops::Initializer::Constant(7));
+    }
     REQUIRE(examples::BuildMnist(root, o).ok());
-    const std::string path = work.path() + "/mnist.capnp";
+    const std::string path = work.path() + (extra ? "/mnist-extra.capnp" : "/mnist.capnp");
     Status s = WriteGraphFile(root, path);
     INFO(s.ToString());
     REQUIRE(s.ok());
@@ -218,6 +224,32 @@ TEST_CASE("training resumes from the checkpoint after the ps is killed") {
   CHECK(second[0]["initialized"] == false);
   CHECK(s.GlobalStep() == restored + 24);
   CheckLearned(second[0]);
+}
+
+TEST_CASE("a variable no checkpoint holds is initialized; the restored ones keep their values") {
+  TempDir checkpoints;
+  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  const examples::MnistOptions o{.workers = 2, .epochs = 1};
+  s.TrainAll(s.Graph(o), 2, {"--checkpoint-every", "100"});  // saves at the end
+  const int64_t trained = s.GlobalStep();
+  s.cluster.Kill("ps", 0);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  const int64_t restored = s.GlobalStep();
+  REQUIRE(restored > 0);
+
+  // The same model plus a variable the checkpoint does not hold: only that
+  // one is initialized, so the restored step and weights survive.
+  const auto done = s.TrainAll(s.Graph(o, /*extra=*/true), 2);
+  CHECK(done[0]["initialized"] == true);
+  CHECK(done[0]["initialized_variables"] == Json::array({"extra"}));
+  CHECK(s.GlobalStep() == restored + 24);
+  CHECK(trained >= restored);
+  auto ps = s.cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  auto extra = (*ps)->ReadVariable("extra", 5s);
+  REQUIRE(extra.ok());
+  CHECK(extra->second.data<float>()[0] == 7.0f);
 }
 
 }  // namespace
