@@ -218,6 +218,7 @@ class IdxDatasetScalarOp : public OpKernel {
   }
 };
 using IdxDatasetEpochOp = IdxDatasetScalarOp<int64_t, &IdxDataset::epoch>;
+using IdxDatasetProgressOp = IdxDatasetScalarOp<double, &IdxDataset::progress>;
 
 class IdxDatasetResetOp : public OpKernel {
  public:
@@ -230,7 +231,6 @@ class IdxDatasetResetOp : public OpKernel {
     (*ds)->Reset();
   }
 };
-using IdxDatasetProgressOp = IdxDatasetScalarOp<double, &IdxDataset::progress>;
 
 }  // namespace
 

@@ -1,14 +1,10 @@
 // Checkpoints on real tfd processes: save, kill -9 of the ps, restart,
 // values back; a damaged newest checkpoint refused by name while the
 // previous one stays usable; tfctl checkpoint end to end.
-#include <sys/wait.h>
-
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <sstream>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
@@ -228,27 +224,16 @@ struct Ran {
   std::string out, err;
 };
 
-// Runs the tfctl under test (TFCTL) with `args`, capturing its output.
+// Runs the tfctl under test (TFCTL) with `args` (split at spaces),
+// capturing its output; one that has not ended within a minute fails.
 Ran Tfctl(const std::string& args) {
-  const char* tfctl = std::getenv("TFCTL");
-  REQUIRE(tfctl != nullptr);
-  char tmpl[] = "/tmp/tfctl-err-XXXXXX";
-  const int fd = ::mkstemp(tmpl);
-  REQUIRE(fd >= 0);
-  ::close(fd);
-  const std::string cmd = std::string(tfctl) + " " + args + " 2>" + tmpl;
-  Ran r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream err(tmpl);
-  r.err.assign(std::istreambuf_iterator<char>(err), std::istreambuf_iterator<char>());
-  std::remove(tmpl);
-  return r;
+  std::vector<std::string> argv{testing::TfctlBinary()};
+  std::istringstream words(args);
+  for (std::string w; words >> w;) argv.push_back(w);
+  auto run = testing::RunProcess(argv, 60s);
+  INFO(run.status().ToString());
+  REQUIRE(run.ok());
+  return Ran{run->exit_status, run->out, run->err};
 }
 
 TEST_CASE("tfctl checkpoint save, list and restore, and their errors") {
