@@ -47,7 +47,10 @@ kj::Promise<Reports> CallEveryTask(TaskEnv& env, kj::TimePoint deadline, std::st
   const std::vector<std::string> tasks = env.cluster.TaskNames();
   kj::Vector<kj::Promise<StatusOr<TaskCheckpoints>>> calls;
   for (const std::string& task : tasks) {
-    auto answer = env.peers->Services(task, deadline).then([call](TaskServices s) {
+    // A checkpoint is of the tasks that are up: one that is down fails the
+    // call now rather than at its deadline.
+    auto answer = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)
+                      .then([call](TaskServices s) {
       return call(s.worker);
     });
     calls.add(WithDeadline(env, kj::mv(answer), deadline, method)
@@ -83,7 +86,8 @@ kj::Promise<StatusOr<std::optional<int64_t>>> ReadGlobalStepOn(TaskEnv& env,
                                                                const std::string& task,
                                                                kj::TimePoint deadline) {
   using Result = StatusOr<std::optional<int64_t>>;
-  auto read = env.peers->Services(task, deadline).then([](TaskServices s) {
+  auto read = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)
+                  .then([](TaskServices s) {
     auto request = s.worker.readVariableRequest();
     request.setName(kGlobalStepVariable);
     return request.send().then(

@@ -147,7 +147,8 @@ void MasterSession::Abort(StepState& step, const Status& why) {
   for (const auto& part : step.prepared->parts) {
     const int64_t step_id = step.step_id;
     const std::string code(CodeName(why.code())), message = why.message();
-    background_.add(env_.peers->Services(part->task, deadline)
+    // A task that is gone has nothing to abort: no waiting for it to start.
+    background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
                         .then([step_id, code, message](TaskServices s) {
                           auto request = s.worker.abortStepRequest();
                           request.setStepId(step_id);
@@ -155,7 +156,7 @@ void MasterSession::Abort(StepState& step, const Status& why) {
                           request.setMessage(message);
                           return request.send().ignoreResult();
                         })
-                        .catch_([](kj::Exception&&) {}));  // a task that is gone has nothing to abort
+                        .catch_([](kj::Exception&&) {}));
   }
 }
 
@@ -264,7 +265,7 @@ kj::Promise<void> MasterSession::run(RunContext context) {
     const auto deadline = env_.peers->timer().now() + 2 * kj::SECONDS;
     for (const auto& part : step->prepared->parts) {
       const int64_t step_id = step->step_id;
-      background_.add(env_.peers->Services(part->task, deadline)
+      background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
                           .then([step_id](TaskServices s) {
                             auto request = s.worker.cleanupStepRequest();
                             request.setStepId(step_id);

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
@@ -298,6 +299,56 @@ TEST_CASE("tfctl checkpoint save, list and restore, and their errors") {
   CHECK(usage.err.find("usage: tfctl checkpoint") != std::string::npos);
   Ran bad_action = Tfctl("checkpoint frobnicate " + target);
   CHECK(bad_action.code == 2);
+}
+
+TEST_CASE("tfctl checkpoint save fails on UNAVAILABLE when a task dies, not at its timeout") {
+  ScratchDir dir;
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  // 256 MB on the ps, so that a save takes a while to write.
+  GraphDef g;
+  g.nodes = {VarOf("big", DType::kFloat32, PartialShape({64 << 20})),
+             ConstOf("dims", Tensor::FromVector<int32_t>({64 << 20}), "/job:ps"),
+             ConstOf("one", Tensor::Scalar(1.0f), "/job:ps"),
+             Node("ones", "Fill", {"dims", "one"}, "/job:ps"),
+             Node("init", "Assign", {"big", "ones"}, "")};
+  REQUIRE((*client)->CreateSession(g).ok());
+  REQUIRE(RunTargets(**client, {"init"}).ok());
+  const std::vector<std::string> save = {testing::TfctlBinary(), "checkpoint", "save",
+                                         "--target", cluster.Address("worker", 0),
+                                         "--timeout", "40"};
+  auto expect_unavailable = [](const StatusOr<int>& exited, const testing::ChildProcess& p) {
+    INFO("stderr: " << OneLine(p.Stderr()));
+    // Not the 40 s timeout: the save gives up as soon as the ps is gone.
+    REQUIRE(exited.ok());
+    CHECK(*exited == 1);
+    CHECK(p.Stderr().find("error: UNAVAILABLE") != std::string::npos);
+    CHECK(p.Stderr().find(kPs) != std::string::npos);
+  };
+
+  // Killed in the middle of the call.
+  auto during = testing::ChildProcess::Spawn(save);
+  REQUIRE(during.ok());
+  std::this_thread::sleep_for(300ms);
+  cluster.Kill("ps", 0);
+  expect_unavailable((*during)->Wait(25s), **during);
+
+  // Then again while it is down: two failures in a row.
+  for (int i = 0; i < 2; ++i) {
+    auto down = testing::ChildProcess::Spawn(save);
+    REQUIRE(down.ok());
+    expect_unavailable((*down)->Wait(25s), **down);
+  }
+
+  // Back (with what it restored): saving works again.
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  auto again = testing::RunProcess(save, 60s);
+  REQUIRE(again.ok());
+  INFO("stderr: " << OneLine(again->err));
+  CHECK(again->exit_status == 0);
 }
 
 TEST_CASE("tfctl checkpoint with no checkpoint directory anywhere fails clearly") {
