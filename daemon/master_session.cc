@@ -36,12 +36,33 @@ Status WithTask(const std::string& task, const Status& s) {
   return Status(s.code(), task + ": " + s.message());
 }
 
+// True when the failing node was a _Recv: its partition only waited for a
+// tensor that another partition never sent, and that partition's error says
+// why (the executor writes "node 'NAME' (OP): ..." in front of a kernel's
+// error).
+bool FailedWaitingForTransfer(const Status& s) {
+  return s.message().find("(_Recv): ") != std::string::npos;
+}
+
+// The error a step reports, of all its partitions' errors: the first one,
+// unless it only says that a transfer was waited for and another partition's
+// error of the same code says what it was waiting on (both reach the deadline
+// at about the same time, in either order: an empty queue on the ps, say).
+Status MostTelling(const std::vector<Status>& errors) {
+  if (errors.empty()) return OkStatus();
+  if (!FailedWaitingForTransfer(errors.front())) return errors.front();
+  for (const Status& s : errors) {
+    if (s.code() == errors.front().code() && !FailedWaitingForTransfer(s)) return s;
+  }
+  return errors.front();
+}
+
 }  // namespace
 
 struct MasterSession::StepState {
   int64_t step_id = NewStepId();
   std::shared_ptr<Prepared> prepared;
-  Status first_error;
+  std::vector<Status> errors;  // of every partition, in the order they came
   bool aborted = false;
   bool finished = false;
   std::shared_ptr<RunStepResponse> master_results;
@@ -226,8 +247,9 @@ kj::Promise<void> MasterSession::run(RunContext context) {
                   env_.peers->Forget(part->task);
                   part->handle = nullptr;
                 }
-                // The first error wins; the rest are echoes of the abort.
-                if (step->first_error.ok()) step->first_error = s;
+                // The first error aborts the step; which one is reported is
+                // decided once every partition has answered (MostTelling).
+                step->errors.push_back(s);
                 Abort(*step, s);
               })
               // KJ runs a continuation only when someone pulls on it, and a
@@ -240,7 +262,7 @@ kj::Promise<void> MasterSession::run(RunContext context) {
       })
       .then([step, context, fetches]() mutable {
         step->finished = true;
-        ThrowIfError(step->first_error);
+        ThrowIfError(MostTelling(step->errors));
         auto results = context.getResults();
         auto out = results.initFetches(static_cast<unsigned>(fetches.size()));
         if (step->master_results) {

@@ -175,6 +175,32 @@ TEST_CASE("the init barrier waits for the initializer and the cluster barrier fo
   CHECK((*client)->WaitInitialized({}, 5s).ok());
 }
 
+TEST_CASE("a step that times out on an empty queue on another task names the queue") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Node("queue", "FIFOQueue", {}, "/job:ps",
+                  {{"component_types", std::vector<DType>{DType::kFloat32}},
+                   {"shapes", std::vector<PartialShape>{PartialShape({})}},
+                   {"capacity", int64_t{2}},
+                   {"shared_name", std::string("jobs")}}),
+             Node("take", "QueueDequeue", {"queue"}, "",
+                  {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+             Node("taken", "Identity", {"take"}, "/job:worker")};
+  REQUIRE((*client)->CreateSession(g, 1s).ok());
+  // Both tasks reach the deadline at about the same time, and either answer
+  // may reach the master first: each run must name the queue, never just the
+  // transfer that was waiting for it.
+  for (int i = 0; i < 4; ++i) {
+    auto out = (*client)->Run({}, {"taken"}, {}, {});
+    INFO(out.status().ToString());
+    CHECK(out.status().code() == Code::kDeadlineExceeded);
+    CHECK(out.status().message().find("queue 'jobs'") != std::string::npos);
+  }
+}
+
 TEST_CASE("SIGTERM stops a task cleanly with exit status 0") {
   LocalCluster cluster({{"worker", 1}});
   REQUIRE(cluster.StartAll().ok());
