@@ -22,6 +22,20 @@ po::variables_map ParseArgs(const Args& args, po::options_description& options,
   return vm;
 }
 
+// A task that could not be asked: "down" when it could not be reached in
+// time, "refused" when it turned the login down, "error" for anything else.
+const char* StateName(const Status& s) {
+  switch (s.code()) {
+    case Code::kUnavailable:
+    case Code::kDeadlineExceeded:
+      return "down";
+    case Code::kUnauthenticated:
+      return "refused";
+    default:
+      return "error";
+  }
+}
+
 std::string Describe(const VariableDescription& v) {
   return std::string(DTypeName(v.dtype)) + v.shape.ToString();
 }
@@ -82,19 +96,25 @@ int StatusCommand(const Args& args) {
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   Json tasks = Json::array();
   int down = 0;
+  std::vector<std::string> why_down;  // "TASK: CODE: message", for stderr
   if (format == OutputFormat::kHuman) {
-    std::printf("%-32s %-22s %-5s %9s %8s %6s %5s\n", "TASK", "ADDRESS", "STATE", "UPTIME",
+    std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", "TASK", "ADDRESS", "STATE", "UPTIME",
                 "SESSIONS", "GRAPHS", "VARS");
   }
   for (const auto& [job, addresses] : spec->jobs()) {
     for (size_t i = 0; i < addresses.size(); ++i) {
       const std::string name = "/job:" + job + "/replica:0/task:" + std::to_string(i);
-      StatusOr<TaskStatusInfo> st = errors::Unavailable("unreachable");
+      // What the task said (a refused token, say) is reported, not just "down".
       auto client = Client::Connect(io, addresses[i], *token, timeout);
-      if (client.ok()) st = (*client)->GetStatus(timeout);
-      if (!st.ok()) ++down;
+      StatusOr<TaskStatusInfo> st =
+          client.ok() ? (*client)->GetStatus(timeout) : StatusOr<TaskStatusInfo>(client.status());
+      if (!st.ok()) {
+        ++down;
+        why_down.push_back(name + ": " + st.status().ToString());
+      }
       if (format == OutputFormat::kJson) {
-        Json t{{"task", name}, {"address", addresses[i]}, {"up", st.ok()}};
+        Json t{{"task", name}, {"address", addresses[i]}, {"up", st.ok()},
+               {"state", st.ok() ? "up" : StateName(st.status())}};
         if (st.ok()) {
           t["uptime_seconds"] = st->uptime_seconds;
           t["sessions"] = st->sessions;
@@ -106,15 +126,20 @@ int StatusCommand(const Args& args) {
         }
         tasks.push_back(t);
       } else if (st.ok()) {
-        std::printf("%-32s %-22s %-5s %8.0fs %8u %6u %5u\n", name.c_str(), addresses[i].c_str(),
+        std::printf("%-32s %-22s %-7s %8.0fs %8u %6u %5u\n", name.c_str(), addresses[i].c_str(),
                     "up", st->uptime_seconds, st->sessions, st->registered_graphs, st->variables);
       } else {
-        std::printf("%-32s %-22s %-5s %9s %8s %6s %5s\n", name.c_str(), addresses[i].c_str(),
-                    "down", "-", "-", "-", "-");
+        std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", name.c_str(), addresses[i].c_str(),
+                    StateName(st.status()), "-", "-", "-", "-");
       }
     }
   }
-  if (format == OutputFormat::kJson) std::cout << DumpJson(Json{{"tasks", tasks}}) << std::endl;
+  if (format == OutputFormat::kJson) {
+    std::cout << DumpJson(Json{{"tasks", tasks}}) << std::endl;
+  } else {
+    std::fflush(stdout);
+    for (const std::string& why : why_down) std::fprintf(stderr, "%s\n", why.c_str());
+  }
   return down == 0 ? 0 : 1;
 }
 

@@ -90,5 +90,43 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
   CHECK(Contains(run->out, "4"));
 }
 
+TEST_CASE("tfctl status reports the UNAUTHENTICATED a running task gave, not 'unreachable'") {
+  TempDir dir;
+  const std::string token_file = dir.Write("token", "s3cret\n");
+  const std::string wrong_file = dir.Write("wrong", "guess\n");
+  LocalCluster cluster({{"worker", 1}}, {"--auth-token-file", token_file});
+  REQUIRE(cluster.Spawn("worker", 0).ok());
+  REQUIRE(Client::Connect(cluster.io(), cluster.Address("worker", 0), "s3cret", 20s).ok());
+  const std::vector<std::string> status = {TfctlBinary(), "status", "--cluster",
+                                           cluster.spec().ToJson(), "--timeout", "5"};
+
+  auto wrong = status;
+  wrong.insert(wrong.end(), {"--token-file", wrong_file});
+  auto human = RunProcess(wrong, 60s);
+  REQUIRE(human.ok());
+  INFO("stdout: " << OneLine(human->out) << " stderr: " << OneLine(human->err));
+  CHECK(human->exit_status == 1);
+  CHECK(Contains(human->out, "refused"));
+  CHECK(Contains(human->err, "/job:worker/replica:0/task:0: UNAUTHENTICATED: wrong token"));
+  CHECK_FALSE(Contains(human->out + human->err, "unreachable"));
+
+  auto json_args = wrong;
+  json_args.insert(json_args.end(), {"--output", "json"});
+  auto json = RunProcess(json_args, 60s);
+  REQUIRE(json.ok());
+  INFO("stdout: " << OneLine(json->out));
+  CHECK(json->exit_status == 1);
+  CHECK(Contains(json->out, "\"state\": \"refused\""));
+  CHECK(Contains(json->out, "\"error\": \"UNAUTHENTICATED: wrong token"));
+
+  auto right = status;
+  right.insert(right.end(), {"--token-file", token_file});
+  auto up = RunProcess(right, 60s);
+  REQUIRE(up.ok());
+  INFO("stdout: " << OneLine(up->out) << " stderr: " << OneLine(up->err));
+  CHECK(up->exit_status == 0);
+  CHECK(Contains(up->out, " up "));
+}
+
 }  // namespace
 }  // namespace tfd
