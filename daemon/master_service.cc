@@ -7,6 +7,7 @@
 #include "daemon/checkpoint_fanout.h"
 #include "daemon/checkpoint_wire.h"
 #include "daemon/master_session.h"
+#include "daemon/on_pool.h"
 #include "daemon/peers.h"
 #include "daemon/rpc_status.h"
 
@@ -91,14 +92,21 @@ kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
 
 kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
   auto params = context.getParams();
-  auto graph = GraphFromProto(params.getGraph());
-  if (!graph.ok()) return KjFromStatus(graph.status());
-  auto check = Graph::Build(*graph, *env_.registry);  // bad graphs fail here, not at run
-  if (!check.ok()) return KjFromStatus(check.status());
   const int64_t ms = params.getOptions().getStepTimeoutMs();
   const auto timeout = ms > 0 ? std::chrono::milliseconds(ms) : env_.step_timeout;
-  context.getResults().setSession(kj::heap<MasterSession>(env_, std::move(graph).value(), timeout));
-  return kj::READY_NOW;
+  // Read and checked on the pool: a graph's constants may be large, and the
+  // loop serves everyone else meanwhile. Bad graphs fail here, not at run.
+  auto graph = OwnedCopy(params.getGraph());
+  return OnPool<GraphDef>(*env_.pool,
+                          [graph, registry = env_.registry]() -> StatusOr<GraphDef> {
+                            TFD_ASSIGN_OR_RETURN(GraphDef def,
+                                                 GraphFromProto(graph->getRoot<proto::GraphDef>()));
+                            TFD_RETURN_IF_ERROR(Graph::Build(def, *registry).status());
+                            return def;
+                          })
+      .then([this, context, timeout](GraphDef def) mutable {
+        context.getResults().setSession(kj::heap<MasterSession>(env_, std::move(def), timeout));
+      });
 }
 
 kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {

@@ -5,6 +5,7 @@
 #include "common/device_name.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
+#include "daemon/on_pool.h"
 #include "daemon/partition.h"
 #include "daemon/peers.h"
 #include "daemon/placement.h"
@@ -81,15 +82,27 @@ MasterSession::MasterSession(TaskEnv& env, GraphDef graph, std::chrono::millisec
 MasterSession::~MasterSession() { --env_.sessions; }
 
 kj::Promise<void> MasterSession::extend(ExtendContext context) {
-  auto more = GraphFromProto(context.getParams().getGraph());
-  if (!more.ok()) return KjFromStatus(more.status());
-  GraphDef merged = graph_;
-  for (NodeDef& n : more->nodes) merged.nodes.push_back(std::move(n));
-  auto check = Graph::Build(merged, *env_.registry);
-  if (!check.ok()) return KjFromStatus(check.status());
-  graph_ = std::move(merged);
-  prepared_.clear();
-  return kj::READY_NOW;
+  auto more = OwnedCopy(context.getParams().getGraph());
+  // Extensions apply one after the other, each to the graph the previous
+  // one left; the merge is read and checked on the pool (see createSession).
+  auto applied = extended_.addBranch().then([this, more]() {
+    return OnPool<GraphDef>(*env_.pool,
+                            [more, merged = graph_, registry = env_.registry]() mutable
+                            -> StatusOr<GraphDef> {
+                              TFD_ASSIGN_OR_RETURN(GraphDef added,
+                                                   GraphFromProto(more->getRoot<proto::GraphDef>()));
+                              for (NodeDef& n : added.nodes) merged.nodes.push_back(std::move(n));
+                              TFD_RETURN_IF_ERROR(Graph::Build(merged, *registry).status());
+                              return merged;
+                            })
+        .then([this](GraphDef merged) {
+          graph_ = std::move(merged);
+          prepared_.clear();
+        });
+  });
+  auto result = applied.fork();
+  extended_ = result.addBranch().catch_([](kj::Exception&&) {}).fork();
+  return result.addBranch();
 }
 
 kj::Promise<void> MasterSession::close(CloseContext) {

@@ -60,6 +60,8 @@ class MasterSession final : public proto::Session::Server {
   GraphDef graph_;
   std::chrono::milliseconds step_timeout_;
   std::map<std::string, std::shared_ptr<Prepared>> prepared_;
+  // Settles when the last extend has been applied (or has failed).
+  kj::ForkedPromise<void> extended_ = kj::Promise<void>(kj::READY_NOW).fork();
   LogTaskErrors errors_;
   kj::TaskSet background_;  // aborts and cleanups sent to tasks
 };

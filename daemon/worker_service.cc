@@ -9,6 +9,7 @@
 #include "daemon/checkpoint_wire.h"
 #include "daemon/checkpoints.h"
 #include "daemon/executor.h"
+#include "daemon/on_pool.h"
 #include "daemon/rpc_status.h"
 #include "daemon/tensor_wire.h"
 #include "kernels/state/variable.h"
@@ -110,23 +111,31 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
 WorkerService::WorkerService(TaskEnv& env) : env_(env), rendezvous_(env) {}
 
 kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
-  auto def = GraphFromProto(context.getParams().getGraph());
-  if (!def.ok()) return KjFromStatus(def.status());
-  auto graph = Graph::Build(std::move(def).value(), *env_.registry);
-  if (!graph.ok()) return KjFromStatus(graph.status().WithContext(env_.task));
-  if (env_.log_device_placement && env_.logger) {
-    for (const Graph::Node& n : graph->nodes()) {
-      env_.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
-                        n.def.device.empty() ? env_.cpu_device() : n.def.device);
-    }
-  }
-  Executor::Options options{env_.registry, env_.kernel_env, env_.pool, kDeviceCpu,
-                            env_.cpu_device()};
-  auto executor = Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
-  if (!executor.ok()) return KjFromStatus(executor.status().WithContext(env_.task));
-  context.getResults().setGraph(
-      kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor).value()));
-  return kj::READY_NOW;
+  // Read, checked and given its kernels on the pool: constants may be large
+  // (each Const kernel holds its value), and the loop serves meanwhile.
+  auto def = OwnedCopy(context.getParams().getGraph());
+  using Built = std::shared_ptr<Executor>;
+  return OnPool<Built>(*env_.pool, [this, def]() -> StatusOr<Built> {
+           TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>()));
+           auto graph = Graph::Build(std::move(parsed), *env_.registry);
+           if (!graph.ok()) return graph.status().WithContext(env_.task);
+           if (env_.log_device_placement && env_.logger) {
+             for (const Graph::Node& n : graph->nodes()) {
+               env_.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
+                                 n.def.device.empty() ? env_.cpu_device() : n.def.device);
+             }
+           }
+           Executor::Options options{env_.registry, env_.kernel_env, env_.pool, kDeviceCpu,
+                                     env_.cpu_device()};
+           auto executor =
+               Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
+           if (!executor.ok()) return executor.status().WithContext(env_.task);
+           return Built(std::move(executor).value());
+         })
+      .then([this, context](Built executor) mutable {
+        context.getResults().setGraph(
+            kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor)));
+      });
 }
 
 kj::Promise<void> WorkerService::recvTensor(RecvTensorContext context) {
@@ -215,18 +224,11 @@ kj::Promise<void> WorkerService::readVariable(ReadVariableContext context) {
 
 namespace {
 
-// Runs `work` on the compute pool — it blocks on files — and resolves on the
-// loop with its status, the task named in any error.
-kj::Promise<void> OnPool(TaskEnv& env, std::function<Status()> work) {
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  auto fulfiller =
-      std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
-  auto status = std::make_shared<Status>();
-  boost::asio::post(*env.pool, [work = std::move(work), fulfiller, status] {
-    *status = work();
-    (*fulfiller)->fulfill();
+// Checkpoint file work blocks, so it runs on the pool; errors name the task.
+kj::Promise<void> OnPoolNamingTask(TaskEnv& env, std::function<Status()> work) {
+  return OnPool(*env.pool, [work = std::move(work), task = env.task] {
+    return work().WithContext(task);
   });
-  return paf.promise.then([status, task = env.task] { ThrowIfError(status->WithContext(task)); });
 }
 
 // The answer of a task without a checkpoint dir, or the start of any other.
@@ -246,7 +248,7 @@ kj::Promise<void> WorkerService::saveCheckpoint(SaveCheckpointContext context) {
     return kj::READY_NOW;
   }
   const int64_t step = context.getParams().getStep();
-  return OnPool(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
            TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(step));
            report->checkpoints.push_back(std::move(saved.checkpoint));
            return OkStatus();
@@ -267,7 +269,7 @@ kj::Promise<void> WorkerService::restoreCheckpoint(RestoreCheckpointContext cont
     return KjFromStatus(errors::InvalidArgument("checkpoint step must be >= 0 (or -1 for the "
                                                 "latest), not ", step));
   }
-  return OnPool(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
            TFD_ASSIGN_OR_RETURN(CheckpointManager::Restored restored,
                                 ckpts->Restore(step < 0 ? std::nullopt : std::optional(step)));
            report->checkpoints.push_back(std::move(restored.checkpoint));
@@ -287,7 +289,7 @@ kj::Promise<void> WorkerService::listCheckpoints(ListCheckpointsContext context)
     return kj::READY_NOW;
   }
   const bool verify = context.getParams().getVerify();
-  return OnPool(env_, [ckpts = env_.checkpoints, verify, report]() -> Status {
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, verify, report]() -> Status {
            TFD_ASSIGN_OR_RETURN(report->checkpoints, ckpts->List(verify));
            return OkStatus();
          })
