@@ -115,21 +115,22 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // (each Const kernel holds its value), and the loop serves meanwhile.
   auto def = OwnedCopy(context.getParams().getGraph());
   using Built = std::shared_ptr<Executor>;
-  return OnPool<Built>(*env_.pool, [this, def]() -> StatusOr<Built> {
+  // The task's env outlives the pool's work; this service may not.
+  return OnPool<Built>(*env_.pool, [&env = env_, def]() -> StatusOr<Built> {
            TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>()));
-           auto graph = Graph::Build(std::move(parsed), *env_.registry);
-           if (!graph.ok()) return graph.status().WithContext(env_.task);
-           if (env_.log_device_placement && env_.logger) {
+           auto graph = Graph::Build(std::move(parsed), *env.registry);
+           if (!graph.ok()) return graph.status().WithContext(env.task);
+           if (env.log_device_placement && env.logger) {
              for (const Graph::Node& n : graph->nodes()) {
-               env_.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
-                                 n.def.device.empty() ? env_.cpu_device() : n.def.device);
+               env.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
+                                n.def.device.empty() ? env.cpu_device() : n.def.device);
              }
            }
-           Executor::Options options{env_.registry, env_.kernel_env, env_.pool, kDeviceCpu,
-                                     env_.cpu_device()};
+           Executor::Options options{env.registry, env.kernel_env, env.pool, kDeviceCpu,
+                                     env.cpu_device()};
            auto executor =
                Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
-           if (!executor.ok()) return executor.status().WithContext(env_.task);
+           if (!executor.ok()) return executor.status().WithContext(env.task);
            return Built(std::move(executor).value());
          })
       .then([this, context](Built executor) mutable {
