@@ -11,6 +11,7 @@ packages=(
   g++ meson ninja-build pkg-config
   capnproto libcapnp-dev          # schemas, binary and text graph files, RPC
   libeigen3-dev                   # kernels
+  libucx-dev                      # the tensor data plane between tasks
   libspdlog-dev libfmt-dev        # logging
   libboost-dev libboost-program-options-dev   # compute pool, command lines
   nlohmann-json3-dev              # JSON output, cluster specs

@@ -1,0 +1,115 @@
+#include "common/buffer_pool.h"
+
+#include <sys/mman.h>
+
+#include <bit>
+#include <map>
+#include <mutex>
+#include <vector>
+
+namespace tfd {
+namespace {
+
+constexpr size_t kHugePage = size_t{2} << 20;
+
+void* MapBlock(size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  // Fewer faults and TLB misses for large transfers, where the kernel
+  // allows it; a refusal changes nothing but speed.
+  if (size >= kHugePage) (void)madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+}  // namespace
+
+struct BufferPool::State {
+  Options options;
+  mutable std::mutex mu;
+  std::map<size_t, std::vector<void*>> free;  // by block size; guarded by mu
+  Stats stats;                                // guarded by mu
+
+  // Takes back a block whose last buffer is gone: cached, or unmapped when
+  // the cache is full.
+  void Release(void* data, size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stats.bytes_in_use -= size;
+      if (stats.bytes_cached + size <= options.max_cached_bytes) {
+        free[size].push_back(data);
+        stats.bytes_cached += size;
+        return;
+      }
+    }
+    Unmap(data, size);
+  }
+
+  void Unmap(void* data, size_t size) {
+    if (options.on_unmap) options.on_unmap(data, size);
+    munmap(data, size);
+  }
+};
+
+BufferPool::BufferPool(Options options) : state_(std::make_shared<State>()) {
+  state_->options = std::move(options);
+}
+
+BufferPool::~BufferPool() {
+  // Outstanding buffers keep the state and return their blocks to it; what
+  // is cached now goes.
+  std::map<size_t, std::vector<void*>> cached;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    cached.swap(state_->free);
+    state_->stats.bytes_cached = 0;
+    state_->options.max_cached_bytes = 0;
+  }
+  for (auto& [size, blocks] : cached) {
+    for (void* b : blocks) state_->Unmap(b, size);
+  }
+}
+
+size_t BufferPool::BlockSize(size_t bytes) {
+  return bytes <= kMinBytes ? kMinBytes : std::bit_ceil(bytes);
+}
+
+StatusOr<std::shared_ptr<Buffer>> BufferPool::Get(size_t bytes) {
+  if (bytes > (size_t{1} << 62)) {
+    return errors::ResourceExhausted("a buffer of ", bytes, " bytes cannot be pooled");
+  }
+  const size_t size = BlockSize(bytes);
+  void* data = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    ++state_->stats.gets;
+    auto it = state_->free.find(size);
+    if (it != state_->free.end() && !it->second.empty()) {
+      data = it->second.back();
+      it->second.pop_back();
+      state_->stats.bytes_cached -= size;
+      ++state_->stats.reused;
+    }
+    state_->stats.bytes_in_use += size;
+  }
+  if (data == nullptr) {
+    data = MapBlock(size);
+    if (data == nullptr) {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->stats.bytes_in_use -= size;
+      return errors::ResourceExhausted("cannot map ", size, " bytes for a tensor buffer");
+    }
+    if (state_->options.on_map) state_->options.on_map(data, size);
+    std::lock_guard<std::mutex> lock(state_->mu);
+    ++state_->stats.blocks_mapped;
+  }
+  // The owner returns the block when the last view of the buffer is gone.
+  std::shared_ptr<void> owner(data, [state = state_, size](void* p) { state->Release(p, size); });
+  return Buffer::Wrap(data, bytes, std::move(owner));
+}
+
+BufferPool::Stats BufferPool::stats() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->stats;
+}
+
+}  // namespace tfd

@@ -1,0 +1,143 @@
+// DataPlane: tensors pushed from the task that produces them to the task
+// that consumes them, over UCX (shared memory or cross-memory attach on one
+// host, TCP or RDMA across hosts), beside the Cap'n Proto control plane.
+//
+// Push, not pull: a _Send hands its tensor to Push as soon as it is made;
+// the bytes go from the tensor's own buffer (nothing is copied on the way
+// out) into a pooled buffer on the receiver that becomes the receiver's
+// tensor, and `deliver` puts it into the receiver's rendezvous, where the
+// _Recv finds it, whether or not the receiving partition has started yet.
+// A step moving N tensors between two tasks costs no round trip per tensor.
+//
+// Who may push: a peer learns this task's worker address and a ticket only
+// by logging in over the (authenticated) control plane (Invite); every push
+// carries its ticket, and pushes with a ticket this task did not give out,
+// or revoked when the peer's control connection went, are dropped and
+// logged. What an unauthenticated peer that reaches UCX's own sockets can
+// still do is in docs/architecture.md.
+//
+// What a task holds: received tensors come from a pool of buffers reused
+// across steps (common/buffer_pool.h). While more than `max_held_bytes` of
+// them are alive, further large pushes are held back (back-pressure: the
+// sender's push stays pending) for up to `hold_timeout`; a push that cannot
+// fit, or waits longer, fails on both sides with RESOURCE_EXHAUSTED naming
+// the tensor and the limit.
+//
+//   DataPlane plane(*ucx, timer, {}, [&](int64_t step, std::string key, StatusOr<Tensor> t) {
+//     rendezvous.Deliver(step, key, std::move(t));
+//   }, logger);
+//   auto invitation = plane.Invite("/job:worker/replica:0/task:0");  // at that peer's login
+//   ... on the peer: plane.Connect("/job:ps/replica:0/task:0", invitation);
+//   plane.Push(task, step_id, key, tensor).then(...);
+//
+// Thread-safety: event-loop thread only (the thread of `ucx`).
+#pragma once
+
+#include <kj/async.h>
+#include <kj/timer.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "common/buffer_pool.h"
+#include "common/tensor.h"
+#include "daemon/rpc_status.h"
+#include "daemon/transport/ucx_worker.h"
+
+namespace tfd {
+
+class DataPlane {
+ public:
+  struct Options {
+    // Received tensors alive at once before pushes are held back.
+    size_t max_held_bytes = size_t{4} << 30;
+    // How long a push may be held back before it fails.
+    kj::Duration hold_timeout = 30 * kj::SECONDS;
+    // What the receive pool keeps of buffers between steps.
+    size_t max_cached_bytes = size_t{1} << 30;
+  };
+  // A tensor that arrived (or why one for (step, key) never will), on the
+  // loop thread.
+  using Deliver = std::function<void(int64_t step_id, const std::string& key, StatusOr<Tensor>)>;
+
+  // What a peer needs to push here: this worker's address and its ticket.
+  struct Invitation {
+    std::string address;
+    std::string ticket;
+  };
+
+  // Counters since start, for status, metrics and benchmarks.
+  struct Stats {
+    uint64_t pushes_sent = 0, bytes_sent = 0;
+    uint64_t pushes_received = 0, bytes_received = 0;
+    uint64_t pushes_refused = 0;  // bad ticket, bad header, over the budget
+    uint64_t held_back = 0;       // pushes that waited for room
+    BufferPool::Stats pool;
+  };
+
+  DataPlane(UcxWorker& ucx, kj::Timer& timer, Options options, Deliver deliver,
+            std::shared_ptr<spdlog::logger> logger);
+  ~DataPlane();
+  DataPlane(const DataPlane&) = delete;
+  DataPlane& operator=(const DataPlane&) = delete;
+
+  // A ticket for `peer` (its task name or address, for logs) and this
+  // worker's address; valid until Revoke.
+  Invitation Invite(const std::string& peer);
+  void Revoke(const std::string& ticket);
+
+  // An endpoint to `task` from the invitation it gave us: INVALID_ARGUMENT
+  // for a malformed address, UNAVAILABLE when UCX cannot reach it. Replaces
+  // an endpoint the task had (a task that restarted).
+  Status Connect(const std::string& task, const Invitation& invitation);
+  void Disconnect(const std::string& task);
+  bool Connected(const std::string& task) const;
+
+  // Sends `tensor` to `task` for (step_id, key). Resolves once the bytes
+  // have been taken (the buffer may then be reused); fails with UNAVAILABLE
+  // naming the task when it cannot be reached or goes away, or with the
+  // receiver's refusal. `tensor`'s buffer is kept alive until then.
+  kj::Promise<void> Push(const std::string& task, int64_t step_id, const std::string& key,
+                         const Tensor& tensor);
+
+  Stats stats() const;
+  const std::string& transports() const { return ucx_.transports(); }
+
+ private:
+  struct Peer;
+  struct Incoming;
+  struct SendOp;
+
+  static ucs_status_t OnMessage(void* arg, const void* header, size_t header_length, void* data,
+                                size_t length, const ucp_am_recv_param_t* param);
+  static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
+  ucs_status_t Receive(const void* header, size_t header_length, void* data, size_t length,
+                       const ucp_am_recv_param_t* param);
+  // Starts the receive of a held-back or new rendezvous push into its buffer.
+  void StartReceive(kj::Own<Incoming> in);
+  // Hands a received tensor (or why it failed) to `deliver_`.
+  void Finish(kj::Own<Incoming> in, ucs_status_t status);
+  void RetryHeldBack();
+  void Refuse(const std::string& why);
+
+  UcxWorker& ucx_;
+  kj::Timer& timer_;
+  Options options_;
+  Deliver deliver_;
+  std::shared_ptr<spdlog::logger> logger_;
+  LogTaskErrors errors_;
+  kj::TaskSet tasks_;
+  BufferPool pool_;
+  std::map<std::string, std::string> tickets_;  // ticket -> peer
+  std::map<std::string, kj::Own<Peer>> peers_;  // by task
+  kj::Vector<kj::Own<Incoming>> held_back_;
+  bool retrying_ = false;  // a retry of the held-back pushes is scheduled
+  Stats stats_;
+  uint64_t refusals_logged_ = 0;
+};
+
+}  // namespace tfd

@@ -1,0 +1,84 @@
+// UcxWorker: a task's UCX context and worker, driven by the task's kj event
+// loop.
+//
+// UCX picks the transport per peer: shared memory and cross-memory attach
+// between tasks on one host, TCP across hosts, RDMA verbs where the cluster
+// has them. No thread spins on a core: the worker's event fd is watched by
+// the loop, which runs UCX's progress engine when it fires and re-arms it
+// when there is nothing left to do, so an idle task sleeps.
+//
+//   TFD_ASSIGN_OR_RETURN(auto worker, UcxWorker::Create(io.unixEventPort, {}, logger));
+//   ... post sends and receives on worker->worker(), then worker->Progress() ...
+//
+// Thread-safety: event-loop thread only (the worker runs in UCX's
+// single-thread mode; other threads hand work to the loop).
+#pragma once
+
+#include <kj/async-unix.h>
+#include <kj/function.h>
+#include <ucp/api/ucp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "common/status.h"
+
+namespace tfd {
+
+class UcxWorker {
+ public:
+  struct Options {
+    // UCX_TLS for this worker ("tcp", "sm,self", ...); empty leaves the
+    // choice to UCX (and to UCX_TLS in the environment).
+    std::string transports;
+  };
+
+  // UNAVAILABLE naming what UCX refused (no usable transport, ...).
+  static StatusOr<std::unique_ptr<UcxWorker>> Create(kj::UnixEventPort& events,
+                                                      const Options& options,
+                                                      std::shared_ptr<spdlog::logger> logger);
+  ~UcxWorker();
+  UcxWorker(const UcxWorker&) = delete;
+  UcxWorker& operator=(const UcxWorker&) = delete;
+
+  ucp_context_h context() const { return context_; }
+  ucp_worker_h worker() const { return worker_; }
+  // This worker's address, to be handed to peers (opaque bytes).
+  const std::string& address() const { return address_; }
+  // The transports UCX may use, as configured ("tcp", or "all").
+  const std::string& transports() const { return transports_; }
+
+  // Runs the progress engine until it has nothing to do. Call after posting
+  // an operation from the loop, so it starts at once. Called from inside a
+  // UCX callback it returns at once: the progress already running goes on.
+  void Progress();
+  // UCX callbacks may not re-enter the progress engine, so what they set
+  // off (starting a receive, delivering a tensor, closing an endpoint) runs
+  // here once the engine has returned; outside the engine, at once.
+  void RunAfterProgress(kj::Function<void()> work);
+
+  // Use Create.
+  UcxWorker(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
+
+ private:
+  kj::Promise<void> Watch();
+
+  std::shared_ptr<spdlog::logger> logger_;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::string address_;
+  std::string transports_;
+  int event_fd_ = -1;
+  bool in_progress_ = false;
+  std::vector<kj::Function<void()>> after_progress_;
+  kj::Own<kj::UnixEventPort::FdObserver> observer_;
+  kj::Promise<void> watching_ = nullptr;
+};
+
+// "UCS_ERR_..." and UCX's description of `status`.
+std::string UcxStatusString(ucs_status_t status);
+
+}  // namespace tfd

@@ -1,0 +1,34 @@
+# The data plane's wire format (daemon/transport/): what a task tells a peer
+# so that the peer may push tensors to it, and the header that travels with
+# each pushed tensor. The tensor's bytes are the message's payload, sent from
+# the sender's buffer and received into the buffer that becomes the
+# receiver's tensor; this header says what they are.
+@0xd3c5a1f0b7e94c21;
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("tfd::proto");
+
+using T = import "tensor.capnp";
+
+# Given to a peer that logged in over the (authenticated) control plane.
+struct DataPlaneInvitation {
+  address @0 :Data;   # the receiver's UCX worker address
+  ticket @1 :Data;    # every push from this peer carries it; the receiver
+                      # drops pushes whose ticket it did not give out
+}
+
+struct TensorPush {
+  ticket @0 :Data;
+  stepId @1 :Int64;
+  key @2 :Text;       # the rendezvous key: "send device;recv device;edge"
+  dtype @3 :T.DType;
+  shape @4 :List(Int64);
+  # How the payload holds the elements: raw little-endian bytes, or (for
+  # strings) a serialized T.Tensor message.
+  encoding @5 :Encoding;
+  enum Encoding {
+    raw @0;
+    tensorMessage @1;
+  }
+  sentMicros @6 :Int64;   # wall clock at the sender, for traces
+}

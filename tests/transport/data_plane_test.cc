@@ -1,0 +1,201 @@
+// The data plane between two UCX workers on one event loop: tensors arrive
+// bit-exact at sizes around UCX's eager/rendezvous switch and the pool's
+// block sizes, with UCX's own choice of transport and with TCP forced; only
+// ticketed pushes are accepted; the held-bytes budget holds pushes back and
+// refuses what cannot fit. (Shared memory alone does not connect two workers
+// of one process; tests/integration/data_plane_test.cc forces it between
+// tfd processes.)
+#include <catch2/catch.hpp>
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+
+#include <map>
+#include <numeric>
+
+#include "daemon/transport/data_plane.h"
+
+namespace tfd {
+namespace {
+
+using Key = std::pair<int64_t, std::string>;
+
+// Two tasks' data planes in this process, "a" pushing to "b".
+struct Pair {
+  explicit Pair(const std::string& transports, DataPlane::Options b_options = {}) {
+    auto made_a = UcxWorker::Create(io.unixEventPort, {.transports = transports}, nullptr);
+    auto made_b = UcxWorker::Create(io.unixEventPort, {.transports = transports}, nullptr);
+    INFO(made_a.status().ToString() << " " << made_b.status().ToString());
+    REQUIRE((made_a.ok() && made_b.ok()));
+    a_worker = std::move(made_a).value();
+    b_worker = std::move(made_b).value();
+    auto keep = [this](int64_t step, const std::string& key, StatusOr<Tensor> t) {
+      received.emplace(Key{step, key}, std::move(t));
+    };
+    a = std::make_unique<DataPlane>(*a_worker, io.provider->getTimer(), DataPlane::Options{},
+                                    keep, nullptr);
+    b = std::make_unique<DataPlane>(*b_worker, io.provider->getTimer(), b_options, keep,
+                                    nullptr);
+    invitation = b->Invite("a");
+    Status connected = a->Connect("b", invitation);
+    INFO(connected.ToString());
+    REQUIRE(connected.ok());
+  }
+  ~Pair() {
+    a.reset();
+    b.reset();
+  }
+
+  // Pushes and waits until b has it (or the push failed).
+  Status PushAndWait(int64_t step, const std::string& key, const Tensor& t) {
+    auto pushed = a->Push("b", step, key, t).then([]() { return OkStatus(); },
+                                                   [](kj::Exception&& e) { return StatusFromKj(e); });
+    Status s = pushed.wait(io.waitScope);
+    if (!s.ok()) return s;
+    return WaitFor(Key{step, key});
+  }
+
+  Status WaitFor(const Key& key, int rounds = 2000) {
+    for (int i = 0; i < rounds && received.count(key) == 0; ++i) {
+      io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(io.waitScope);
+    }
+    return received.count(key) ? OkStatus() : errors::DeadlineExceeded("never arrived");
+  }
+
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  std::unique_ptr<UcxWorker> a_worker, b_worker;
+  std::unique_ptr<DataPlane> a, b;
+  DataPlane::Invitation invitation;
+  std::map<Key, StatusOr<Tensor>> received;
+};
+
+Tensor Pattern(int64_t bytes) {
+  Tensor t = *Tensor::Allocate(DType::kUInt8, TensorShape({bytes}));
+  uint8_t* p = t.data<uint8_t>();
+  for (int64_t i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>((i * 131 + 7) >> 3);
+  return t;
+}
+
+TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each transport") {
+  for (const std::string transports : {"", "tcp"}) {
+    INFO("UCX_TLS '" << transports << "'");
+    Pair pair(transports);
+    int64_t step = 1;
+    for (int64_t bytes : {int64_t{0}, int64_t{1}, int64_t{4095}, int64_t{8192}, int64_t{8193},
+                          int64_t{65535}, int64_t{65536}, int64_t{65537}, int64_t{1} << 20,
+                          (int64_t{16} << 20) + 3}) {
+      INFO(bytes << " bytes");
+      const Tensor sent = Pattern(bytes);
+      REQUIRE(pair.PushAndWait(step, "k", sent).ok());
+      const auto& got = pair.received.at(Key{step, "k"});
+      REQUIRE(got.ok());
+      CHECK(TensorsEqual(*got, sent));
+      ++step;
+    }
+    // float32 of another shape, and strings.
+    Tensor floats = Tensor::FromVector<float>({1.5f, -2, 3e30f, 0}, TensorShape({2, 2}));
+    REQUIRE(pair.PushAndWait(100, "f", floats).ok());
+    CHECK(TensorsEqual(*pair.received.at(Key{100, "f"}), floats));
+    Tensor strings = Tensor::FromVector<std::string>({"", "tfd", std::string(70000, 'x')});
+    REQUIRE(pair.PushAndWait(101, "s", strings).ok());
+    CHECK(TensorsEqual(*pair.received.at(Key{101, "s"}), strings));
+  }
+}
+
+TEST_CASE("many pushes in flight at once all arrive") {
+  Pair pair("");
+  kj::Vector<kj::Promise<void>> pushes;
+  for (int i = 0; i < 64; ++i) {
+    pushes.add(pair.a->Push("b", 7, "t" + std::to_string(i), Pattern(1000 + i * 40000)));
+  }
+  kj::joinPromises(pushes.releaseAsArray()).wait(pair.io.waitScope);
+  for (int i = 0; i < 64; ++i) {
+    REQUIRE(pair.WaitFor(Key{7, "t" + std::to_string(i)}).ok());
+    CHECK(TensorsEqual(*pair.received.at(Key{7, "t" + std::to_string(i)}),
+                       Pattern(1000 + i * 40000)));
+  }
+  auto stats = pair.b->stats();
+  CHECK(stats.pushes_received == 64);
+}
+
+TEST_CASE("pushes with a ticket the receiver did not give, or revoked, are refused") {
+  Pair pair("");
+  // A forged invitation: the right address, another ticket.
+  DataPlane::Invitation forged = pair.invitation;
+  forged.ticket.assign(forged.ticket.size(), 'x');
+  REQUIRE(pair.a->Connect("b", forged).ok());
+  (void)pair.a->Push("b", 1, "k", Pattern(10)).then([] {}, [](kj::Exception&&) {})
+      .wait(pair.io.waitScope);
+  (void)pair.a->Push("b", 1, "big", Pattern(4 << 20)).then([] {}, [](kj::Exception&&) {})
+      .wait(pair.io.waitScope);
+  CHECK_FALSE(pair.WaitFor(Key{1, "k"}, 200).ok());
+  CHECK(pair.received.empty());
+  CHECK(pair.b->stats().pushes_refused == 2);
+
+  // The real ticket works, until it is revoked.
+  REQUIRE(pair.a->Connect("b", pair.invitation).ok());
+  REQUIRE(pair.PushAndWait(2, "k", Pattern(10)).ok());
+  pair.b->Revoke(pair.invitation.ticket);
+  (void)pair.a->Push("b", 3, "k", Pattern(10)).then([] {}, [](kj::Exception&&) {})
+      .wait(pair.io.waitScope);
+  CHECK_FALSE(pair.WaitFor(Key{3, "k"}, 200).ok());
+  CHECK(pair.b->stats().pushes_refused == 3);
+}
+
+TEST_CASE("a push larger than the receiver's budget fails on both sides with RESOURCE_EXHAUSTED") {
+  Pair pair("", DataPlane::Options{.max_held_bytes = 8 << 20});
+  Status s = pair.PushAndWait(1, "huge", Pattern(16 << 20));
+  CHECK_FALSE(s.ok());
+  REQUIRE(pair.WaitFor(Key{1, "huge"}).ok());
+  const auto& got = pair.received.at(Key{1, "huge"});
+  CHECK(got.status().code() == Code::kResourceExhausted);
+  CHECK(got.status().message().find("tensor 'huge' of step 1") != std::string::npos);
+  // And the plane goes on working.
+  REQUIRE(pair.PushAndWait(2, "small", Pattern(1 << 20)).ok());
+}
+
+TEST_CASE("pushes beyond the held budget wait until received tensors are released") {
+  Pair pair("", DataPlane::Options{.max_held_bytes = 8 << 20,
+                                   .hold_timeout = 30 * kj::SECONDS});
+  // Two 4 MiB tensors fill the budget while they are alive.
+  REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());
+  REQUIRE(pair.PushAndWait(1, "y", Pattern(4 << 20)).ok());
+  auto third = pair.a->Push("b", 1, "z", Pattern(4 << 20)).fork();
+  CHECK_FALSE(pair.WaitFor(Key{1, "z"}, 100).ok());  // held back
+  CHECK(pair.b->stats().held_back >= 1);
+  pair.received.erase(Key{1, "x"});  // the consumer is done with one
+  REQUIRE(pair.WaitFor(Key{1, "z"}).ok());
+  third.addBranch().wait(pair.io.waitScope);
+  CHECK(TensorsEqual(*pair.received.at(Key{1, "z"}), Pattern(4 << 20)));
+}
+
+TEST_CASE("a push held back beyond its timeout fails with RESOURCE_EXHAUSTED") {
+  Pair pair("", DataPlane::Options{.max_held_bytes = 4 << 20,
+                                   .hold_timeout = 300 * kj::MILLISECONDS});
+  REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());
+  auto held = pair.a->Push("b", 1, "y", Pattern(4 << 20))
+                  .then([] {}, [](kj::Exception&&) {})
+                  .eagerlyEvaluate(nullptr);
+  REQUIRE(pair.WaitFor(Key{1, "y"}).ok());
+  const auto& got = pair.received.at(Key{1, "y"});
+  CHECK(got.status().code() == Code::kResourceExhausted);
+  CHECK(got.status().message().find("--max-received-bytes") != std::string::npos);
+  held.wait(pair.io.waitScope);  // the sender's push is over too, not left pending
+}
+
+TEST_CASE("received buffers are reused across steps: no new blocks in steady state") {
+  Pair pair("");
+  for (int step = 0; step < 3; ++step) {
+    REQUIRE(pair.PushAndWait(step, "w", Pattern(8 << 20)).ok());
+    pair.received.clear();
+  }
+  const size_t mapped = pair.b->stats().pool.blocks_mapped;
+  for (int step = 3; step < 20; ++step) {
+    REQUIRE(pair.PushAndWait(step, "w", Pattern(8 << 20)).ok());
+    pair.received.clear();
+  }
+  CHECK(pair.b->stats().pool.blocks_mapped == mapped);
+  CHECK(pair.b->stats().pool.reused >= 17);
+}
+
+}  // namespace
+}  // namespace tfd
