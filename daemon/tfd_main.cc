@@ -114,7 +114,7 @@ int Serve(const TfdConfig& config) {
 
   int status = 0;
   {
-    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token);
+    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token, config.limits);
     unsigned port = 0;
     try {
       port = server.Listen(config.listen).wait(io.waitScope);

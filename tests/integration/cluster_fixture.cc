@@ -153,6 +153,11 @@ std::string LocalCluster::Log(const std::string& job, int task) const {
   return buf.str();
 }
 
+pid_t LocalCluster::Pid(const std::string& job, int task) const {
+  auto it = processes_.find({job, task});
+  return it == processes_.end() ? -1 : it->second.pid;
+}
+
 StatusOr<std::unique_ptr<Client>> LocalCluster::Connect(const std::string& job, int task,
                                                         std::chrono::milliseconds timeout) {
   return Client::Connect(io_, Address(job, task), "", timeout);

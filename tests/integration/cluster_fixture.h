@@ -43,6 +43,8 @@ class LocalCluster {
   StatusOr<int> Stop(const std::string& job, int task, std::chrono::milliseconds timeout);
   // The task's log so far (stderr of tfd).
   std::string Log(const std::string& job, int task) const;
+  // The task's process id; -1 when it is not running.
+  pid_t Pid(const std::string& job, int task) const;
 
   kj::AsyncIoContext& io() { return io_; }
   StatusOr<std::unique_ptr<Client>> Connect(const std::string& job, int task,
