@@ -13,6 +13,11 @@
 namespace tfd {
 namespace {
 
+// After a failed accept. Short while shedding makes room, growing while it
+// cannot, so a persistent error costs a retry a second at most.
+constexpr kj::Duration kAcceptRetry = 10 * kj::MILLISECONDS;
+constexpr kj::Duration kMaxAcceptBackoff = 1 * kj::SECONDS;
+
 struct PeerName {
   std::string address;  // for logs: "10.0.0.7:4711", "[::1]:4711"
   std::string host;     // the key of the per-address limits: "10.0.0.7", "::1"
@@ -157,6 +162,7 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
       log_(env.logger, timer),
       throttle_(limits.max_failed_logins, limits.failed_login_window),
       table_(limits),
+      accept_backoff_(kAcceptRetry),
       errors_(env.logger, "a connection"),
       connections_(errors_) {
   peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task, TaskServices{master_, worker_}, token_,
@@ -172,17 +178,47 @@ kj::Promise<unsigned> TaskServer::Listen(const std::string& address) {
         listener_ = addr->listen();
         const unsigned port = listener_->getPort();
         accepting_ = AcceptLoop().eagerlyEvaluate([this](kj::Exception&& e) {
-          if (env_.logger) env_.logger->error("accept failed: {}", e.getDescription().cStr());
+          // Not expected: AcceptLoop handles its own errors.
+          if (env_.logger) env_.logger->error("accept loop ended: {}", e.getDescription().cStr());
         });
         return port;
       });
 }
 
 kj::Promise<void> TaskServer::AcceptLoop() {
-  return listener_->accept().then([this](kj::Own<kj::AsyncIoStream> stream) {
-    Serve(kj::mv(stream));
-    return AcceptLoop();
-  });
+  // evalNow: kj's accept() throws EMFILE at once rather than rejecting.
+  return kj::evalNow([this]() { return listener_->accept(); })
+      .then(
+          [this](kj::Own<kj::AsyncIoStream> stream) -> kj::Promise<void> {
+            accept_backoff_ = kAcceptRetry;
+            KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() { Serve(kj::mv(stream)); })) {
+              log_.Warn("accept error", fmt::format("cannot serve a new connection: {}",
+                                                    e->getDescription().cStr()));
+            }
+            return kj::READY_NOW;
+          },
+          [this](kj::Exception&& e) { return AcceptFailed(kj::mv(e)); })
+      .then([this]() { return AcceptLoop(); });
+}
+
+kj::Promise<void> TaskServer::AcceptFailed(kj::Exception&& e) {
+  // kj reports EMFILE, ENFILE, ENOBUFS and ENOMEM as OVERLOADED. The
+  // connection stays queued in the kernel; closing one that has not logged
+  // in frees the descriptor it needs.
+  bool shed = false;
+  if (e.getType() == kj::Exception::Type::OVERLOADED) {
+    shed = ShedOldestPending("shed to free a file descriptor for a new connection");
+  }
+  kj::Duration delay = kAcceptRetry;
+  if (!shed) {
+    delay = accept_backoff_;
+    accept_backoff_ = kj::min(accept_backoff_ * 2, kMaxAcceptBackoff);
+  }
+  log_.Warn("accept error",
+            fmt::format("cannot accept a connection: {}; {}, retrying in {:g} s",
+                        e.getDescription().cStr(),
+                        shed ? "shed one that had not logged in" : "none to shed", Seconds(delay)));
+  return timer_.afterDelay(delay);
 }
 
 void TaskServer::Serve(kj::Own<kj::AsyncIoStream> stream) {
@@ -205,6 +241,18 @@ void TaskServer::Serve(kj::Own<kj::AsyncIoStream> stream) {
   live_[admission.id] = connection.get();
   auto run = connection->Run();
   connections_.add(run.attach(kj::mv(connection)));
+}
+
+bool TaskServer::ShedOldestPending(const std::string& why) {
+  auto id = table_.OldestPending();
+  if (!id) return false;
+  table_.Remove(*id);
+  auto it = live_.find(*id);
+  if (it != live_.end()) {
+    it->second->Close("shed",
+                      fmt::format("{} after {:.1f} s without a login", why, it->second->waited_seconds()));
+  }
+  return true;
 }
 
 void TaskServer::StopAccepting() {

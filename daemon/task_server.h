@@ -7,6 +7,12 @@
 // Every connection refused, shed, timed out or broken is logged once with
 // the peer's address and the reason, a few lines per second per kind.
 //
+// The accept loop does not end on errors: out of file descriptors
+// (EMFILE/ENFILE) it sheds the connection that has waited longest without
+// logging in, backs off briefly and goes on, so a task under a connection
+// flood keeps serving its logged-in peers and clients and recovers once the
+// flood ends.
+//
 //   TaskServer server(env, io, timer, token, limits);
 //   uint port = server.Listen("127.0.0.1:0").wait(io.waitScope);
 //   ... server.StopAccepting();
@@ -47,7 +53,13 @@ class TaskServer {
   class Connection;
 
   kj::Promise<void> AcceptLoop();
+  // After a failed accept: logs, sheds a pending connection when out of
+  // file descriptors, and waits a little before the next try.
+  kj::Promise<void> AcceptFailed(kj::Exception&& e);
   void Serve(kj::Own<kj::AsyncIoStream> stream);
+  // Closes the connection that has waited longest without logging in; false
+  // when there is none.
+  bool ShedOldestPending(const std::string& why);
 
   TaskEnv& env_;
   kj::AsyncIoProvider& io_;
@@ -63,6 +75,7 @@ class TaskServer {
   std::map<ConnectionTable::Id, Connection*> live_;  // each owned by its task in connections_
   kj::Own<kj::ConnectionReceiver> listener_;
   kj::Promise<void> accepting_ = nullptr;
+  kj::Duration accept_backoff_;
   LogTaskErrors errors_;
   // Last, so connections go before the books and logs they write to.
   kj::TaskSet connections_;
