@@ -207,7 +207,7 @@ kj::Promise<void> TaskServer::AcceptFailed(kj::Exception&& e) {
   // in frees the descriptor it needs.
   bool shed = false;
   if (e.getType() == kj::Exception::Type::OVERLOADED) {
-    shed = ShedOldestPending("shed to free a file descriptor for a new connection");
+    shed = ShedOldestPending("to free a file descriptor for a new connection");
   }
   kj::Duration delay = kAcceptRetry;
   if (!shed) {
@@ -230,13 +230,10 @@ void TaskServer::Serve(kj::Own<kj::AsyncIoStream> stream) {
     return;  // dropping the stream closes it
   }
   if (admission.shed) {
-    auto it = live_.find(*admission.shed);
-    if (it != live_.end()) {
-      it->second->Close("shed", fmt::format("shed after {:.1f} s without a login, to make room "
-                                            "for a new connection (--max-connections {})",
-                                            it->second->waited_seconds(), limits_.max_connections));
-    }
+    Shed(*admission.shed, fmt::format("to make room for a new connection (--max-connections {})",
+                                      limits_.max_connections));
   }
+  KJ_ON_SCOPE_FAILURE(table_.Remove(admission.id));
   auto connection = kj::heap<Connection>(*this, admission.id, std::move(peer), kj::mv(stream));
   live_[admission.id] = connection.get();
   auto run = connection->Run();
@@ -246,13 +243,17 @@ void TaskServer::Serve(kj::Own<kj::AsyncIoStream> stream) {
 bool TaskServer::ShedOldestPending(const std::string& why) {
   auto id = table_.OldestPending();
   if (!id) return false;
-  table_.Remove(*id);
-  auto it = live_.find(*id);
-  if (it != live_.end()) {
-    it->second->Close("shed",
-                      fmt::format("{} after {:.1f} s without a login", why, it->second->waited_seconds()));
-  }
+  Shed(*id, why);
   return true;
+}
+
+void TaskServer::Shed(ConnectionTable::Id id, const std::string& why) {
+  table_.Remove(id);  // off the books now: it no longer counts, nor is shed twice
+  auto it = live_.find(id);
+  if (it != live_.end()) {
+    it->second->Close("shed", fmt::format("shed after {:.1f} s without a login, {}",
+                                          it->second->waited_seconds(), why));
+  }
 }
 
 void TaskServer::StopAccepting() {

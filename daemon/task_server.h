@@ -60,6 +60,8 @@ class TaskServer {
   // Closes the connection that has waited longest without logging in; false
   // when there is none.
   bool ShedOldestPending(const std::string& why);
+  // Closes pending connection `id`, logging `why` ("to make room for ...").
+  void Shed(ConnectionTable::Id id, const std::string& why);
 
   TaskEnv& env_;
   kj::AsyncIoProvider& io_;

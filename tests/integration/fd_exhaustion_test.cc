@@ -58,7 +58,7 @@ TEST_CASE("out of file descriptors, tfd sheds connections that have not logged i
 
   // Shedding makes room for a client among the idle ones...
   RunAStep(cluster);
-  CHECK_FALSE(WaitForLines(log, "shed to free a file descriptor", 1, 10s).empty());
+  CHECK_FALSE(WaitForLines(log, "to free a file descriptor for a new connection", 1, 10s).empty());
   int shed = 0;
   for (auto& s : idle) shed += s->WaitClosed(1ms) ? 1 : 0;
   CHECK(shed > 0);
