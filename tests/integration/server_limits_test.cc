@@ -123,25 +123,28 @@ TEST_CASE("a connection that has not logged in by --login-timeout is closed; a l
 
 TEST_CASE("--max-connections: the oldest connection not logged in makes room; when all are "
           "logged in a new one is refused until one leaves") {
-  LocalCluster cluster({{"worker", 1}}, {"--max-connections", "3", "--max-connections-per-peer",
+  LocalCluster cluster({{"worker", 1}}, {"--max-connections", "4", "--max-connections-per-peer",
                                          "100", "--login-timeout", "60"});
   REQUIRE(cluster.Start("worker", 0).ok());
   auto log = [&] { return cluster.Log("worker", 0); };
+  // A logged-in client throughout; its first answer also means tfd has seen
+  // the end of the connection Start() made.
+  std::vector<std::unique_ptr<Client>> clients;
+  auto first = cluster.Connect("worker", 0);
+  REQUIRE(first.ok());
+  REQUIRE((*first)->GetStatus(5s).ok());
+  clients.push_back(std::move(first).value());
 
+  // Three pending fill it; a fourth takes the place of the oldest (tfd
+  // accepts in the order the connections were made).
   std::vector<std::unique_ptr<RawSocket>> idle;
-  for (int i = 0; i < 3; ++i) {
-    idle.push_back(Open(cluster));
-    // Accepted in this order: wait for each before the next.
-    std::this_thread::sleep_for(100ms);
-  }
-  idle.push_back(Open(cluster));
+  for (int i = 0; i < 4; ++i) idle.push_back(Open(cluster));
   CHECK(idle[0]->WaitClosed(15s));
   CHECK(WaitForLines(log, "to make room for a new connection", 1, 10s).size() == 1);
   for (int i = 1; i < 4; ++i) CHECK_FALSE(idle[i]->WaitClosed(200ms));
   idle.clear();
 
-  // Three logged-in clients fill it; they are never shed.
-  std::vector<std::unique_ptr<Client>> clients;
+  // Logged-in clients fill it; they are never shed.
   for (int i = 0; i < 3; ++i) {
     auto c = cluster.Connect("worker", 0);
     INFO(c.status().ToString());
@@ -157,9 +160,9 @@ TEST_CASE("--max-connections: the oldest connection not logged in makes room; wh
 
   // One leaves: room again, then full again.
   clients.pop_back();
-  auto fourth = cluster.Connect("worker", 0, 15s);
-  INFO(fourth.status().ToString());
-  REQUIRE(fourth.ok());
+  auto fifth = cluster.Connect("worker", 0, 15s);
+  INFO(fifth.status().ToString());
+  REQUIRE(fifth.ok());
   auto refused_again = Open(cluster);
   CHECK(refused_again->WaitClosed(15s));
 }
@@ -171,7 +174,6 @@ TEST_CASE("--max-connections-per-peer caps connections from one address that hav
 
   auto a1 = Open(cluster);
   auto a2 = Open(cluster);
-  std::this_thread::sleep_for(200ms);
   auto a3 = Open(cluster);
   CHECK(a3->WaitClosed(15s));
   CHECK(WaitForLines(log, "2 connections from 127.0.0.1 have not logged in yet", 1, 10s).size() == 1);
