@@ -73,7 +73,7 @@ Input::Input(std::initializer_list<int> v) {
 Input::Input(std::initializer_list<int64_t> v) : literal_(VectorOf(v)) {}
 Input::Input(std::initializer_list<float> v) : literal_(VectorOf(v)) {}
 Input::Input(std::initializer_list<double> v) : literal_(VectorOf(v)) {}
-Input::Input(std::initializer_list<std::initializer_list<int>> rows) {
+Tensor Input::MatrixLiteral(std::initializer_list<std::initializer_list<int>> rows) {
   std::vector<std::vector<int32_t>> r32;
   for (const auto& row : rows) r32.emplace_back(row.begin(), row.end());
   const int64_t cols = r32.empty() ? 0 : static_cast<int64_t>(r32[0].size());
@@ -82,13 +82,15 @@ Input::Input(std::initializer_list<std::initializer_list<int>> rows) {
     row.resize(cols);
     values.insert(values.end(), row.begin(), row.end());
   }
-  literal_ = Tensor::FromVector<int32_t>(values,
-                                         TensorShape({static_cast<int64_t>(r32.size()), cols}));
+  return Tensor::FromVector<int32_t>(values,
+                                     TensorShape({static_cast<int64_t>(r32.size()), cols}));
 }
-Input::Input(std::initializer_list<std::initializer_list<float>> rows)
-    : literal_(MatrixOf(rows)) {}
-Input::Input(std::initializer_list<std::initializer_list<double>> rows)
-    : literal_(MatrixOf(rows)) {}
+Tensor Input::MatrixLiteral(std::initializer_list<std::initializer_list<float>> rows) {
+  return MatrixOf(rows);
+}
+Tensor Input::MatrixLiteral(std::initializer_list<std::initializer_list<double>> rows) {
+  return MatrixOf(rows);
+}
 
 Output AsOutput(const Scope& scope, const Input& in, DType dtype_hint) {
   if (!in.is_literal()) return in.output();

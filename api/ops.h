@@ -23,6 +23,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/graph_builder.h"
@@ -46,11 +47,20 @@ class Input {
   Input(std::initializer_list<int64_t> v);                         // NOLINT
   Input(std::initializer_list<float> v);                           // NOLINT
   Input(std::initializer_list<double> v);                          // NOLINT
-  Input(std::initializer_list<std::initializer_list<int>> rows);   // NOLINT: an int32 matrix
-  Input(std::initializer_list<std::initializer_list<float>> rows); // NOLINT: a matrix
-  Input(std::initializer_list<std::initializer_list<double>> rows);// NOLINT
+  // A matrix of int (as int32), float or double. One template rather than an
+  // overload per type: clang 14 finds {{1, 0}, {2, 1}} ambiguous between
+  // nested initializer_list overloads, while deduction picks T alone.
+  template <typename T, typename = std::enable_if_t<std::is_same_v<T, int> ||
+                                                    std::is_same_v<T, float> ||
+                                                    std::is_same_v<T, double>>>
+  Input(std::initializer_list<std::initializer_list<T>> rows)  // NOLINT
+      : literal_(MatrixLiteral(rows)) {}
 
   bool is_literal() const { return literal_.initialized(); }
+  static Tensor MatrixLiteral(std::initializer_list<std::initializer_list<int>> rows);
+  static Tensor MatrixLiteral(std::initializer_list<std::initializer_list<float>> rows);
+  static Tensor MatrixLiteral(std::initializer_list<std::initializer_list<double>> rows);
+
   const Output& output() const { return output_; }
   const Tensor& literal() const { return literal_; }
 

@@ -194,9 +194,13 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
   }
   for (const auto& [key, value] : values) {
     auto [container, name] = SplitCheckpointKey(key);
+    // Captured by name: lambdas may not capture structured bindings before
+    // C++20's P1091, which clang 14 does not implement.
     TFD_ASSIGN_OR_RETURN(
         auto var, resources_.LookupOrCreate<Variable>(
-                      container, name, [&]() -> StatusOr<std::shared_ptr<Variable>> {
+                      container, name,
+                      [&container = container, &name = name,
+                       &value = value]() -> StatusOr<std::shared_ptr<Variable>> {
                         return std::make_shared<Variable>(container, name, value.dtype(),
                                                           PartialShape(value.shape()),
                                                           /*created_by_restore=*/true);

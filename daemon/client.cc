@@ -55,28 +55,75 @@ Status Client::WaitVoid(kj::Promise<void> p, std::chrono::milliseconds timeout, 
   return r.status();
 }
 
+namespace {
+
+// What one connection attempt yields once logged in.
+struct LoggedIn {
+  kj::Own<RpcConnection> connection;
+  proto::Master::Client master;
+  proto::Worker::Client worker;
+  std::string task;
+};
+
+// Parses `target`, connects and logs in. `phase` says how far it got, for
+// the error when the deadline cuts it short.
+kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
+                              const std::string& token, const char*& phase) {
+  phase = "resolving the address";
+  return io.provider->getNetwork()
+      .parseAddress(target.c_str())
+      .then([&phase](kj::Own<kj::NetworkAddress> addr) {
+        phase = "connecting";
+        return addr->connect().attach(kj::mv(addr));
+      })
+      .then([&phase, token](kj::Own<kj::AsyncIoStream> stream) {
+        phase = "logging in (connected, but no answer yet)";
+        auto connection = RpcConnection::Client(kj::mv(stream));
+        auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
+        request.setToken(
+            kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token.data()), token.size()));
+        return request.send().then([connection = kj::mv(connection)](
+                                       capnp::Response<proto::Gate::LoginResults>&& r) mutable {
+          auto services = r.getServices();
+          return LoggedIn{kj::mv(connection), services.getMaster(), services.getWorker(),
+                          services.getTask()};
+        });
+      });
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const std::string& target,
                                                   const std::string& token,
                                                   std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // One deadline for everything: resolving, connecting and logging in, over
+  // every retry. A task that accepts and never answers (hung, or out of file
+  // descriptors with the connection stuck in its backlog) costs `timeout`.
+  kj::Timer& timer = io.provider->getTimer();
+  const kj::TimePoint deadline = timer.now() + timeout.count() * kj::MILLISECONDS;
   Status last = errors::Unavailable("no attempt made");
   for (auto delay = std::chrono::milliseconds(50);; delay = std::min(delay * 2, std::chrono::milliseconds(1000))) {
+    const kj::Duration left = deadline - timer.now();
+    if (left <= 0 * kj::SECONDS) break;
+    const char* phase = "";
+    auto attempt = Attempt(io, target, token, phase)
+                       .then([](LoggedIn&& l) -> kj::Maybe<LoggedIn> { return kj::mv(l); })
+                       .exclusiveJoin(timer.afterDelay(left).then(
+                           []() -> kj::Maybe<LoggedIn> { return nullptr; }));
     try {
-      auto addr = io.provider->getNetwork().parseAddress(target.c_str()).wait(io.waitScope);
-      auto stream = addr->connect().wait(io.waitScope);
-      auto connection = RpcConnection::Client(kj::mv(stream));
-      auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
-      request.setToken(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token.data()), token.size()));
-      auto response = request.send().wait(io.waitScope);
-      auto services = response.getServices();
-      return std::make_unique<Client>(io, kj::mv(connection), services.getMaster(),
-                                      services.getWorker(), services.getTask());
+      auto result = attempt.wait(io.waitScope);
+      KJ_IF_MAYBE(l, result) {
+        return std::make_unique<Client>(io, kj::mv(l->connection), kj::mv(l->master),
+                                        kj::mv(l->worker), std::move(l->task));
+      }
+      last = errors::Unavailable("the deadline passed while ", phase);
+      break;
     } catch (const kj::Exception& e) {
       last = StatusFromKj(e);
       if (last.code() == Code::kUnauthenticated) return last;
     }
-    if (std::chrono::steady_clock::now() + delay >= deadline) break;
-    io.provider->getTimer().afterDelay(delay.count() * kj::MILLISECONDS).wait(io.waitScope);
+    if (timer.now() + delay.count() * kj::MILLISECONDS >= deadline) break;
+    timer.afterDelay(delay.count() * kj::MILLISECONDS).wait(io.waitScope);
   }
   return errors::Unavailable("cannot reach ", target, " within ", timeout.count() / 1000.0, " s: ",
                              last.message());

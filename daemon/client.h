@@ -56,7 +56,11 @@ class Client {
     StepStats stats;
   };
 
-  // Connects and logs in, retrying until `timeout` while the task is not up.
+  // Connects and logs in, retrying while the task is not up. `timeout`
+  // bounds all of it — resolving, connecting, logging in, every retry — so a
+  // task that accepts and never answers costs `timeout`, then UNAVAILABLE
+  // saying how far the last attempt got. A refused token is UNAUTHENTICATED
+  // at once.
   static StatusOr<std::unique_ptr<Client>> Connect(kj::AsyncIoContext& io, const std::string& target,
                                                    const std::string& token,
                                                    std::chrono::milliseconds timeout);

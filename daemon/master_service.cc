@@ -14,13 +14,6 @@
 namespace tfd {
 namespace {
 
-bool ConstantTimeEqual(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
 // Polls every task's variables until `names` (or, when empty, every variable
 // and at least one) are initialized, or the deadline passes.
 kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
@@ -182,27 +175,6 @@ kj::Promise<void> MasterService::listCheckpoints(ListCheckpointsContext context)
       .then([context](std::vector<TaskCheckpoints> reports) mutable {
         ReportsToProto(reports, context.getResults());
       });
-}
-
-kj::Promise<void> GateService::login(LoginContext context) {
-  auto token = context.getParams().getToken();
-  const std::string given(reinterpret_cast<const char*>(token.begin()), token.size());
-  if (!token_.empty() && !ConstantTimeEqual(given, token_)) {
-    // Say which: a client run without its token file is the common mistake.
-    const char* what = given.empty() ? "without a token" : "with a wrong token";
-    if (env_.logger) env_.logger->warn("refused a login {}", what);
-    if (given.empty()) {
-      return KjFromStatus(errors::Unauthenticated(
-          env_.task, " requires an auth token and none was given (--token-file or "
-          "TFD_AUTH_TOKEN_FILE)"));
-    }
-    return KjFromStatus(errors::Unauthenticated("wrong token for ", env_.task));
-  }
-  auto services = context.getResults().initServices();
-  services.setMaster(master_);
-  services.setWorker(worker_);
-  services.setTask(env_.task);
-  return kj::READY_NOW;
 }
 
 }  // namespace tfd

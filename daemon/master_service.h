@@ -1,7 +1,7 @@
 // MasterService: the Master interface — sessions for clients, the
 // cluster's barriers (every task reachable; variables initialized), each
 // served here with a deadline rather than polled by clients, and the
-// cluster's checkpoints.
+// cluster's checkpoints. (The Gate in front of it: daemon/gate_service.h.)
 //
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
@@ -26,24 +26,6 @@ class MasterService final : public proto::Master::Server {
 
  private:
   TaskEnv& env_;
-};
-
-// The bootstrap capability: nothing but login. With a token configured, a
-// wrong token gets UNAUTHENTICATED and nothing else.
-class GateService final : public proto::Gate::Server {
- public:
-  GateService(TaskEnv& env, std::string token, proto::Master::Client master,
-              proto::Worker::Client worker)
-      : env_(env), token_(std::move(token)), master_(kj::mv(master)), worker_(kj::mv(worker)) {}
-
- protected:
-  kj::Promise<void> login(LoginContext context) override;
-
- private:
-  TaskEnv& env_;
-  std::string token_;
-  proto::Master::Client master_;
-  proto::Worker::Client worker_;
 };
 
 }  // namespace tfd

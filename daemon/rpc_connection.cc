@@ -9,19 +9,21 @@ capnp::ReaderOptions WireReaderOptions() {
   return options;
 }
 
-RpcConnection::RpcConnection(kj::Own<kj::AsyncIoStream> stream, capnp::rpc::twoparty::Side side)
-    : stream_(kj::mv(stream)),
-      network_(kj::heap<capnp::TwoPartyVatNetwork>(*stream_, side, WireReaderOptions())) {}
+RpcConnection::RpcConnection(kj::Own<capnp::MessageStream> messages,
+                             capnp::rpc::twoparty::Side side)
+    : messages_(kj::mv(messages)),
+      network_(kj::heap<capnp::TwoPartyVatNetwork>(*messages_, side, WireReaderOptions())) {}
 
 kj::Own<RpcConnection> RpcConnection::Client(kj::Own<kj::AsyncIoStream> stream) {
-  auto conn = kj::heap<RpcConnection>(kj::mv(stream), capnp::rpc::twoparty::Side::CLIENT);
+  auto messages = kj::heap<capnp::AsyncIoMessageStream>(*stream).attach(kj::mv(stream));
+  auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::CLIENT);
   conn->rpc_ = kj::heap(capnp::makeRpcClient(*conn->network_));
   return conn;
 }
 
-kj::Own<RpcConnection> RpcConnection::Server(kj::Own<kj::AsyncIoStream> stream,
+kj::Own<RpcConnection> RpcConnection::Server(kj::Own<capnp::MessageStream> messages,
                                              capnp::Capability::Client bootstrap) {
-  auto conn = kj::heap<RpcConnection>(kj::mv(stream), capnp::rpc::twoparty::Side::SERVER);
+  auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::SERVER);
   conn->rpc_ = kj::heap(capnp::makeRpcServer(*conn->network_, kj::mv(bootstrap)));
   return conn;
 }

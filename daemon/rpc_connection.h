@@ -1,7 +1,8 @@
 // One Cap'n Proto RPC connection over a byte stream, with the reader limits
 // tensors need: the default 64 MiB traversal limit would refuse a 256 MB
 // tensor, so connections allow kMaxMessageWords (a 512 MiB Data field is
-// Cap'n Proto's own ceiling per tensor).
+// Cap'n Proto's own ceiling per tensor). A server holds peers that have not
+// logged in to far less, in the stream beneath (daemon/pre_login_stream.h).
 //
 //   auto conn = RpcConnection::Client(kj::mv(stream));
 //   auto gate = conn->Bootstrap().castAs<proto::Gate>();
@@ -10,6 +11,7 @@
 #pragma once
 
 #include <capnp/rpc-twoparty.h>
+#include <capnp/serialize-async.h>
 #include <kj/async-io.h>
 
 namespace tfd {
@@ -22,17 +24,19 @@ class RpcConnection {
  public:
   // The client side: `Bootstrap()` is the server's Gate.
   static kj::Own<RpcConnection> Client(kj::Own<kj::AsyncIoStream> stream);
-  // The server side: serves `bootstrap` to the peer.
-  static kj::Own<RpcConnection> Server(kj::Own<kj::AsyncIoStream> stream,
+  // The server side: serves `bootstrap` to the peer over `messages` (which
+  // owns the stream beneath it).
+  static kj::Own<RpcConnection> Server(kj::Own<capnp::MessageStream> messages,
                                        capnp::Capability::Client bootstrap);
 
   capnp::Capability::Client Bootstrap();
   kj::Promise<void> OnDisconnect() { return network_->onDisconnect(); }
 
-  RpcConnection(kj::Own<kj::AsyncIoStream> stream, capnp::rpc::twoparty::Side side);
+  RpcConnection(kj::Own<capnp::MessageStream> messages, capnp::rpc::twoparty::Side side);
 
  private:
-  kj::Own<kj::AsyncIoStream> stream_;
+  // Declared in the order they depend on each other, so they go in reverse.
+  kj::Own<capnp::MessageStream> messages_;
   kj::Own<capnp::TwoPartyVatNetwork> network_;
   kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
 };

@@ -24,7 +24,13 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("log-device-placement", po::bool_switch(), "log where each node runs (TFD_LOG_DEVICE_PLACEMENT=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
       ("threads", po::value<std::string>(), "compute threads; 0 = one per core (TFD_THREADS)")
-      ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)");
+      ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
+      // Connection limits: daemon/server_limits.h says why each default.
+      ("max-connections", po::value<std::string>(), "connections at once, default 1024 (TFD_MAX_CONNECTIONS)")
+      ("max-connections-per-peer", po::value<std::string>(), "connections from one address not yet logged in, default 64 (TFD_MAX_CONNECTIONS_PER_PEER)")
+      ("login-timeout", po::value<std::string>(), "seconds a connection has to log in, default 10 (TFD_LOGIN_TIMEOUT)")
+      ("max-failed-logins", po::value<std::string>(), "failed logins from one address per window before it is refused, default 10; 0 = no limit (TFD_MAX_FAILED_LOGINS)")
+      ("failed-login-window", po::value<std::string>(), "seconds failed logins are remembered, default 60 (TFD_FAILED_LOGIN_WINDOW)");
   std::ostringstream usage;
   usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
   c.usage = usage.str();
@@ -143,6 +149,42 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       return errors::InvalidArgument(v->second, " must be a positive number of seconds");
     }
   }
+  // Connection limits.
+  auto count = [&](const char* flag, const char* env, int minimum, int& out) -> Status {
+    if (auto v = get(flag, env)) {
+      try {
+        size_t used = 0;
+        out = std::stoi(v->first, &used);
+        if (used != v->first.size() || out < minimum) throw std::invalid_argument("");
+      } catch (...) {
+        return errors::InvalidArgument(v->second, " must be an integer of at least ", minimum,
+                                       ", not '", v->first, "'");
+      }
+    }
+    return OkStatus();
+  };
+  auto seconds = [&](const char* flag, const char* env, std::chrono::milliseconds& out) -> Status {
+    if (auto v = get(flag, env)) {
+      try {
+        size_t used = 0;
+        const double s = std::stod(v->first, &used);
+        if (used != v->first.size() || !(s > 0) || s > 1e9) throw std::invalid_argument("");
+        out = std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(s * 1000)));
+      } catch (...) {
+        return errors::InvalidArgument(v->second, " must be a positive number of seconds, not '",
+                                       v->first, "'");
+      }
+    }
+    return OkStatus();
+  };
+  TFD_RETURN_IF_ERROR(count("max-connections", "TFD_MAX_CONNECTIONS", 1, c.limits.max_connections));
+  TFD_RETURN_IF_ERROR(count("max-connections-per-peer", "TFD_MAX_CONNECTIONS_PER_PEER", 1,
+                            c.limits.max_pending_per_peer));
+  TFD_RETURN_IF_ERROR(seconds("login-timeout", "TFD_LOGIN_TIMEOUT", c.limits.login_timeout));
+  TFD_RETURN_IF_ERROR(count("max-failed-logins", "TFD_MAX_FAILED_LOGINS", 0,
+                            c.limits.max_failed_logins));
+  TFD_RETURN_IF_ERROR(seconds("failed-login-window", "TFD_FAILED_LOGIN_WINDOW",
+                              c.limits.failed_login_window));
   return c;
 }
 

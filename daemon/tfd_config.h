@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/cluster_spec.h"
+#include "daemon/server_limits.h"
 
 namespace tfd {
 
@@ -26,6 +27,7 @@ struct TfdConfig {
   std::string auth_token;      // read from --auth-token-file
   int threads = 0;             // compute threads; 0 = one per core
   std::chrono::milliseconds step_timeout{30000};
+  ServerLimits limits;         // connection caps, login deadline and throttle
   bool help = false;
   std::string usage;           // the flags' help text
 };

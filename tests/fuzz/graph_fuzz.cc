@@ -3,7 +3,7 @@
 //
 //   CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false
 //   ninja -C build-fuzz tests/fuzz/graph_fuzz
-//   ./build-fuzz/tests/fuzz/graph_fuzz -max_total_time=60 tests/fuzz/corpus
+//   ./build-fuzz/tests/fuzz/graph_fuzz -max_total_time=60 tests/fuzz/corpus/graph_fuzz
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

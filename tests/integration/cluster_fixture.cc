@@ -97,6 +97,12 @@ Status LocalCluster::Spawn(const std::string& job, int task, std::vector<std::st
                                    "--task", std::to_string(task)};
   args.insert(args.end(), extra_flags_.begin(), extra_flags_.end());
   args.insert(args.end(), flags.begin(), flags.end());
+  if (open_files_ > 0) {
+    // posix_spawn cannot set a limit in the child; a shell can, and then
+    // becomes tfd (same pid), so the limit holds from tfd's first instruction.
+    args.insert(args.begin(), {"/bin/sh", "-c",
+                               "ulimit -n " + std::to_string(open_files_) + " && exec \"$0\" \"$@\""});
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -151,6 +157,11 @@ std::string LocalCluster::Log(const std::string& job, int task) const {
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
+}
+
+pid_t LocalCluster::Pid(const std::string& job, int task) const {
+  auto it = processes_.find({job, task});
+  return it == processes_.end() ? -1 : it->second.pid;
 }
 
 StatusOr<std::unique_ptr<Client>> LocalCluster::Connect(const std::string& job, int task,

@@ -43,6 +43,12 @@ class LocalCluster {
   StatusOr<int> Stop(const std::string& job, int task, std::chrono::milliseconds timeout);
   // The task's log so far (stderr of tfd).
   std::string Log(const std::string& job, int task) const;
+  // The task's process id; -1 when it is not running.
+  pid_t Pid(const std::string& job, int task) const;
+  // Tasks started from now on run with at most `n` open file descriptors
+  // (RLIMIT_NOFILE, set in the child before tfd is executed); 0 inherits
+  // the test's limit.
+  void LimitOpenFiles(int n) { open_files_ = n; }
 
   kj::AsyncIoContext& io() { return io_; }
   StatusOr<std::unique_ptr<Client>> Connect(const std::string& job, int task,
@@ -57,6 +63,7 @@ class LocalCluster {
   ClusterSpec spec_;
   std::vector<std::string> extra_flags_;
   std::string dir_;  // temporary directory for logs
+  int open_files_ = 0;
   std::map<std::pair<std::string, int>, Process> processes_;
 };
 

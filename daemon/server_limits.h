@@ -1,0 +1,55 @@
+// ServerLimits: what a tfd task grants a connection before and after it has
+// logged in through the Gate. Set by tfd's flags (daemon/tfd_config.h), read
+// by TaskServer and the pieces it builds per connection.
+//
+// The threat these answer: anyone who can reach the port can open
+// connections and send bytes without knowing the token. Until a connection
+// has logged in it may hold only a little memory (a pre-login byte budget),
+// for a little while (the login deadline), and only so many at once (the
+// caps); guessing tokens is slowed per address (the failed-login limit).
+// Once logged in, a connection is a peer task or a client and only the
+// total cap applies to it: it is what the task is for.
+//
+//   ServerLimits limits;               // the defaults below
+//   limits.login_timeout = std::chrono::seconds(2);
+//   TaskServer server(env, io, timer, token, limits);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace tfd {
+
+struct ServerLimits {
+  // Connections of every kind at once. One fd and a few KiB each; the
+  // systemd unit raises the fd limit well above this. At the cap, the oldest
+  // connection that has not logged in makes room; when every connection has
+  // logged in, the new one is refused.
+  int max_connections = 1024;
+
+  // Connections from one address that have not logged in yet. Logged-in
+  // connections do not count: a cluster of tens of tasks on one host, each
+  // with its clients, all come from 127.0.0.1 and log in within a round
+  // trip, so the pending ones from one address stay few, while one attacker
+  // address cannot take every pending slot.
+  int max_pending_per_peer = 64;
+
+  // A connection that has not logged in by then is closed.
+  std::chrono::milliseconds login_timeout{10000};
+
+  // Bytes of Cap'n Proto frames (headers included) a connection may send
+  // before it has logged in. A login takes well under 1 KiB; the budget is
+  // checked against each frame's declared size before its body is read, so a
+  // header claiming gigabytes costs nothing.
+  uint64_t pre_login_bytes = uint64_t{1} << 20;
+
+  // After this many failed logins from one address within
+  // failed_login_window, its logins are refused without looking at the token
+  // until the oldest of those failures leaves the window. Ten leaves room for
+  // people retyping a token file path; a random token is not guessable at
+  // ten tries a minute.
+  int max_failed_logins = 10;
+  std::chrono::milliseconds failed_login_window{60000};
+};
+
+}  // namespace tfd

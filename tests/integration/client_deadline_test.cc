@@ -1,0 +1,55 @@
+// A client's deadline covers resolving, connecting and logging in: against
+// a listener that accepts and never answers (a hung task, or one out of file
+// descriptors whose backlog holds the connection), `tfctl status --timeout 2`
+// and Client::Connect(2 s) end with an error instead of waiting forever.
+#include <catch2/catch.hpp>
+
+#include "daemon/client.h"
+#include "tests/integration/child_process.h"
+#include "tests/integration/raw_socket.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::OneLine;
+using testing::RunProcess;
+using testing::SilentListener;
+using testing::TfctlBinary;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("tfctl status --timeout 2 against a task that accepts and never answers ends with an "
+          "error") {
+  SilentListener deaf;
+  const std::string spec = "{\"worker\": [\"" + deaf.address() + "\"]}";
+  const auto start = std::chrono::steady_clock::now();
+  auto run = RunProcess({TfctlBinary(), "status", "--cluster", spec, "--timeout", "2"}, 60s);
+  const auto took = std::chrono::steady_clock::now() - start;
+  INFO(OneLine(run.status().ToString()));
+  REQUIRE(run.ok());
+  INFO("stdout: " << OneLine(run->out) << "; stderr: " << OneLine(run->err));
+  CHECK(took < 15s);
+  CHECK(run->exit_status == 1);
+  CHECK(Contains(run->out, "down"));
+}
+
+TEST_CASE("Client::Connect with a 2 s timeout against a listener that never answers returns "
+          "UNAVAILABLE") {
+  SilentListener deaf;
+  auto io = kj::setupAsyncIo();
+  for (int i = 0; i < 2; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    auto client = Client::Connect(io, deaf.address(), "", 2s);
+    const auto took = std::chrono::steady_clock::now() - start;
+    INFO(client.status().ToString());
+    CHECK(client.status().code() == Code::kUnavailable);
+    CHECK(Contains(client.status().message(), "logging in"));
+    CHECK(took < 15s);
+  }
+}
+
+}  // namespace
+}  // namespace tfd

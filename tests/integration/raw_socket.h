@@ -1,0 +1,63 @@
+// RawSocket: a plain TCP connection for tests that play a misbehaving peer —
+// idle, sending garbage, or lying about frame sizes — against a real tfd, or
+// a listener that accepts and never answers. Loopback only; every wait has a
+// deadline. Closed when it goes away.
+//
+//   auto s = RawSocket::Connect(cluster.Address("worker", 0), 5s);
+//   REQUIRE(s.ok());
+//   (*s)->Send(std::string(64, '\xff'));
+//   CHECK((*s)->WaitClosed(15s));
+//
+// Thread-safety: one test thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace tfd::testing {
+
+class RawSocket {
+ public:
+  // Connects to "127.0.0.1:PORT", from `source_ip` (another loopback
+  // address, such as 127.0.0.2) when given.
+  static StatusOr<std::unique_ptr<RawSocket>> Connect(const std::string& address,
+                                                      std::chrono::milliseconds timeout,
+                                                      const std::string& source_ip = "");
+  explicit RawSocket(int fd) : fd_(fd) {}
+  ~RawSocket();
+  RawSocket(const RawSocket&) = delete;
+  RawSocket& operator=(const RawSocket&) = delete;
+
+  // Sends all of `bytes` unless the peer has closed the connection (false),
+  // waiting at most `timeout` for room in the send buffer.
+  bool Send(const std::string& bytes,
+            std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  // Half-closes: the peer reads end of stream after what was sent.
+  void ShutdownWrite();
+  // True once the peer has closed the connection (end of stream or reset),
+  // discarding whatever it sent first; false if it is still open at `timeout`.
+  bool WaitClosed(std::chrono::milliseconds timeout);
+  // This end's port: how tfd's log names the connection ("127.0.0.1:PORT").
+  int local_port() const;
+
+ private:
+  int fd_;
+};
+
+// A TCP listener on 127.0.0.1 that completes handshakes (the kernel does)
+// and never reads or answers: a daemon that is hung or deaf.
+class SilentListener {
+ public:
+  SilentListener();
+  ~SilentListener();
+  std::string address() const;  // "127.0.0.1:PORT"
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace tfd::testing

@@ -1,0 +1,238 @@
+// What a peer that has not logged in may cost a real tfd: a frame header
+// claiming gigabytes is refused before its body is read, a connection that
+// does not log in is closed at --login-timeout, connections are capped in
+// total and per address (--max-connections, --max-connections-per-peer), and
+// an address that keeps failing to log in is refused for a while
+// (--max-failed-logins, --failed-login-window). Logged-in clients keep what
+// they had, large tensors included. Each limit is reached, freed and reached
+// again.
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
+#include "tests/integration/log_lines.h"
+#include "tests/integration/raw_socket.h"
+#include "tests/integration/temp_dir.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LinesWith;
+using testing::LocalCluster;
+using testing::Node;
+using testing::RawSocket;
+using testing::TempDir;
+using testing::WaitForLines;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string Le32(uint32_t v) {
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  return out;
+}
+
+// Resident memory of a process in KiB, from /proc.
+int64_t RssKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+std::unique_ptr<RawSocket> Open(LocalCluster& cluster, const std::string& source_ip = "") {
+  auto s = RawSocket::Connect(cluster.Address("worker", 0), 5s, source_ip);
+  INFO(s.status().ToString());
+  REQUIRE(s.ok());
+  return std::move(s).value();
+}
+
+TEST_CASE("a frame header claiming 16 GiB before login is refused before its body is read") {
+  LocalCluster cluster({{"worker", 1}});
+  REQUIRE(cluster.Start("worker", 0).ok());
+  const pid_t pid = cluster.Pid("worker", 0);
+  const int64_t rss_before = RssKib(pid);
+  REQUIRE(rss_before > 0);
+
+  // Two in a row: the first refusal leaves the task as it was.
+  const std::string mib(1 << 20, '\0');
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    auto s = Open(cluster);
+    // One segment of 0x7ffffff0 words: what Cap'n Proto 0.9.2 would have
+    // allocated for, and then filled as the bytes came.
+    REQUIRE(s->Send(Le32(0) + Le32(0x7ffffff0)));
+    int sent_mib = 0;
+    while (sent_mib < 64 && s->Send(mib, 10s)) ++sent_mib;
+    CHECK(sent_mib < 64);
+    CHECK(s->WaitClosed(15s));
+  }
+  const int64_t rss_after = RssKib(pid);
+  INFO("VmRSS " << rss_before << " KiB before, " << rss_after << " KiB after");
+  CHECK(rss_after - rss_before < 32 * 1024);
+  auto lines = WaitForLines([&] { return cluster.Log("worker", 0); }, "pre-login limit is", 2, 10s);
+  CHECK(lines.size() == 2);
+  for (const auto& line : lines) {
+    CHECK(Contains(line, "connection from 127.0.0.1:"));
+    CHECK(Contains(line, "17179869064 bytes"));
+  }
+
+  // After login the limit is gone: 4 MiB in, 4 MiB out.
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Node("x", "Placeholder", {}, "", {{"dtype", DType::kFloat32}}),
+             Node("y", "Identity", {"x"}, "")};
+  REQUIRE((*client)->CreateSession(g).ok());
+  const std::vector<float> big(1 << 20, 1.5f);
+  auto out = (*client)->Run({{"x", Tensor::FromVector(big)}}, {"y"}, {}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].num_elements() == (1 << 20));
+  CHECK(out->fetches[0].data<float>()[(1 << 20) - 1] == 1.5f);
+}
+
+TEST_CASE("a connection that has not logged in by --login-timeout is closed; a logged-in one stays") {
+  LocalCluster cluster({{"worker", 1}}, {"--login-timeout", "1"});
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+
+  // Silent, then half a frame header: both closed, each once.
+  auto silent = Open(cluster);
+  auto partial = Open(cluster);
+  REQUIRE(partial->Send(Le32(0)));
+  CHECK(silent->WaitClosed(15s));
+  CHECK(partial->WaitClosed(15s));
+  auto lines = WaitForLines([&] { return cluster.Log("worker", 0); }, "no login within 1 s", 2, 10s);
+  CHECK(lines.size() == 2);
+
+  // The client logged in before either, so its deadline has passed too.
+  auto status = (*client)->GetStatus(5s);
+  INFO(status.status().ToString());
+  CHECK(status.ok());
+}
+
+TEST_CASE("--max-connections: the oldest connection not logged in makes room; when all are "
+          "logged in a new one is refused until one leaves") {
+  LocalCluster cluster({{"worker", 1}}, {"--max-connections", "4", "--max-connections-per-peer",
+                                         "100", "--login-timeout", "60"});
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto log = [&] { return cluster.Log("worker", 0); };
+  // A logged-in client throughout; its first answer also means tfd has seen
+  // the end of the connection Start() made.
+  std::vector<std::unique_ptr<Client>> clients;
+  auto first = cluster.Connect("worker", 0);
+  REQUIRE(first.ok());
+  REQUIRE((*first)->GetStatus(5s).ok());
+  clients.push_back(std::move(first).value());
+
+  // Three pending fill it; a fourth takes the place of the oldest (tfd
+  // accepts in the order the connections were made).
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 4; ++i) idle.push_back(Open(cluster));
+  CHECK(idle[0]->WaitClosed(15s));
+  CHECK(WaitForLines(log, "to make room for a new connection", 1, 10s).size() == 1);
+  for (int i = 1; i < 4; ++i) CHECK_FALSE(idle[i]->WaitClosed(200ms));
+  idle.clear();
+
+  // Logged-in clients fill it; they are never shed.
+  for (int i = 0; i < 3; ++i) {
+    auto c = cluster.Connect("worker", 0);
+    INFO(c.status().ToString());
+    REQUIRE(c.ok());
+    clients.push_back(std::move(c).value());
+  }
+  auto refused = Open(cluster);
+  CHECK(refused->WaitClosed(15s));
+  CHECK(WaitForLines(log, "all have logged in (--max-connections)", 1, 10s).size() == 1);
+  auto no_room = cluster.Connect("worker", 0, 2s);
+  CHECK(no_room.status().code() == Code::kUnavailable);
+  for (auto& c : clients) CHECK(c->GetStatus(5s).ok());
+
+  // One leaves: room again, then full again.
+  clients.pop_back();
+  auto fifth = cluster.Connect("worker", 0, 15s);
+  INFO(fifth.status().ToString());
+  REQUIRE(fifth.ok());
+  auto refused_again = Open(cluster);
+  CHECK(refused_again->WaitClosed(15s));
+}
+
+TEST_CASE("--max-connections-per-peer caps connections from one address that have not logged in") {
+  LocalCluster cluster({{"worker", 1}}, {"--max-connections-per-peer", "2", "--login-timeout", "60"});
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto log = [&] { return cluster.Log("worker", 0); };
+
+  auto a1 = Open(cluster);
+  auto a2 = Open(cluster);
+  auto a3 = Open(cluster);
+  CHECK(a3->WaitClosed(15s));
+  CHECK(WaitForLines(log, "2 connections from 127.0.0.1 have not logged in yet", 1, 10s).size() == 1);
+  // Another address has its own share.
+  auto other = Open(cluster, "127.0.0.2");
+  CHECK_FALSE(other->WaitClosed(500ms));
+  // A client from the full address cannot get in either...
+  auto shut_out = cluster.Connect("worker", 0, 2s);
+  CHECK(shut_out.status().code() == Code::kUnavailable);
+
+  // ... until one pending connection goes; once logged in, it does not count.
+  a1.reset();
+  auto client = cluster.Connect("worker", 0, 15s);
+  INFO(client.status().ToString());
+  REQUIRE(client.ok());
+  auto a4 = Open(cluster);
+  CHECK_FALSE(a4->WaitClosed(500ms));
+  auto a5 = Open(cluster);
+  CHECK(a5->WaitClosed(15s));
+  CHECK((*client)->GetStatus(5s).ok());
+}
+
+TEST_CASE("too many failed logins from an address: refused without looking at the token until "
+          "the window passes") {
+  TempDir dir;
+  const std::string token_file = dir.Write("token", "s3cret\n");
+  LocalCluster cluster({{"worker", 1}}, {"--auth-token-file", token_file, "--max-failed-logins",
+                                         "3", "--failed-login-window", "3"});
+  REQUIRE(cluster.Spawn("worker", 0).ok());
+  const std::string address = cluster.Address("worker", 0);
+  auto log = [&] { return cluster.Log("worker", 0); };
+
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    for (int i = 0; i < 3; ++i) {
+      auto wrong = Client::Connect(cluster.io(), address, "guess", 20s);
+      CHECK(wrong.status().code() == Code::kUnauthenticated);
+      CHECK(Contains(wrong.status().message(), "wrong token"));
+    }
+    // The right token too: it is not even compared.
+    auto blocked = Client::Connect(cluster.io(), address, "s3cret", 10s);
+    CHECK(blocked.status().code() == Code::kUnauthenticated);
+    CHECK(Contains(blocked.status().message(), "too many failed logins from 127.0.0.1, retry in"));
+    // Once the failures leave the window, the right token works.
+    StatusOr<std::unique_ptr<Client>> ok = errors::Unavailable("not tried");
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      ok = Client::Connect(cluster.io(), address, "s3cret", 10s);
+      if (ok.ok()) break;
+      CHECK(Contains(ok.status().message(), "too many failed logins"));
+      std::this_thread::sleep_for(500ms);
+    }
+    INFO(ok.status().ToString());
+    CHECK(ok.ok());
+  }
+  const auto lines = LinesWith(log(), "too many failed logins, retry in");
+  CHECK(lines.size() >= 2);
+  for (const auto& line : lines) CHECK(Contains(line, "refused a login from 127.0.0.1:"));
+}
+
+}  // namespace
+}  // namespace tfd
