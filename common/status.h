@@ -35,8 +35,10 @@ enum class Code : int {
   kUnavailable,
   kUnauthenticated,
   kInternal,
+  // Added after the others so that no existing code changes its number.
+  kResourceExhausted,
 };
-inline constexpr int kNumCodes = 12;
+inline constexpr int kNumCodes = 13;
 
 // "INVALID_ARGUMENT" etc.; "OK" for kOk.
 std::string_view CodeName(Code code);
@@ -116,6 +118,7 @@ TFD_DEFINE_ERROR(OutOfRange, kOutOfRange)
 TFD_DEFINE_ERROR(Unavailable, kUnavailable)
 TFD_DEFINE_ERROR(Unauthenticated, kUnauthenticated)
 TFD_DEFINE_ERROR(Internal, kInternal)
+TFD_DEFINE_ERROR(ResourceExhausted, kResourceExhausted)
 #undef TFD_DEFINE_ERROR
 
 }  // namespace errors
