@@ -49,7 +49,13 @@ struct TaskEnv {
   std::string address;  // where it listens
   ClusterSpec cluster;
   const OpRegistry* registry = nullptr;
-  KernelEnv* kernel_env = nullptr;  // resources, logger, io dirs
+  // Resources, logger, io dirs, and the size limits and memory budget that
+  // graph loading (GraphFromProto(..., kernel_env->limits)) and kernels obey.
+  // TODO(security): master_service.cc, master_session.cc and
+  // worker_service.cc still decode graphs and feeds with SizeLimits'
+  // defaults; they should pass kernel_env->limits to GraphFromProto and
+  // its max_tensor_bytes to TensorFromProto, so that tfd's flags apply.
+  KernelEnv* kernel_env = nullptr;
   boost::asio::thread_pool* pool = nullptr;
   std::shared_ptr<spdlog::logger> logger;
   const kj::Executor* loop = nullptr;  // the event-loop thread

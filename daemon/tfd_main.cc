@@ -16,7 +16,9 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/memory_budget.h"
 #include "common/resource_mgr.h"
+#include "common/size_limits.h"
 #include "daemon/checkpoints.h"
 #include "daemon/rpc_status.h"
 #include "daemon/task_server.h"
@@ -95,6 +97,13 @@ int Serve(const TfdConfig& config) {
   kernel_env.resources = &resources;
   kernel_env.logger = env.logger;
   kernel_env.task = env.task;
+  kernel_env.limits = config.limits;
+  kernel_env.memory = std::make_shared<MemoryBudget>(
+      config.memory_budget > 0 ? config.memory_budget : MemoryBudget::DefaultLimit());
+  env.logger->info("kernels' tensors may hold {} (--memory-budget), one tensor {} "
+                   "(--max-tensor-bytes)",
+                   FormatBytes(kernel_env.memory->limit()),
+                   FormatBytes(kernel_env.limits.max_tensor_bytes));
   if (!config.data_dir.empty()) kernel_env.io_dirs.push_back(config.data_dir);
   if (!config.checkpoint_dir.empty()) kernel_env.io_dirs.push_back(config.checkpoint_dir);
   // Declared before the pool, so it outlives any checkpoint work on it.
