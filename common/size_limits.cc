@@ -1,6 +1,7 @@
 #include "common/size_limits.h"
 
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 namespace tfd {

@@ -19,7 +19,6 @@
 #include <string>
 
 #include "common/dtype.h"
-#include "common/shape.h"
 
 namespace tfd {
 
@@ -42,9 +41,9 @@ struct SizeLimits {
 
   // The most bytes one tensor made at run time may take: a kernel's output
   // (OneHot with depth 2e9, Fill with huge dims) or a fed tensor decoded from
-  // a request. 4 GiB: far above what training steps make (a 60000 x 784
-  // float32 batch is 180 MiB), and a variable larger than that is sharded in
-  // distributed TensorFlow anyway. tfd --max-tensor-bytes.
+  // a request. 4 GiB: far above what training steps make (all of MNIST's
+  // training images as float32 are 180 MiB), and a larger variable is what
+  // partitioned variables across ps tasks are for. tfd --max-tensor-bytes.
   uint64_t max_tensor_bytes = uint64_t{4} << 30;
 };
 

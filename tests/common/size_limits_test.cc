@@ -6,6 +6,8 @@
 
 #include <limits>
 
+#include "common/shape.h"
+
 namespace tfd {
 namespace {
 
