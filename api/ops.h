@@ -196,7 +196,7 @@ Output AssignSub(const Scope& scope, const Output& ref, const Input& value);
 // Shared by shared_name (the node name when empty) across graphs, as variables
 // are; the Output of FIFOQueue or ConditionalAccumulator is a handle (a reference).
 // A FIFOQueue of tuples of `component_types`; `shapes` empty allows any shape;
-// capacity < 0 is unbounded.
+// capacity -1 is unbounded, any other must be positive.
 Output FIFOQueue(const Scope& scope, std::vector<DType> component_types,
                  std::vector<PartialShape> shapes = {}, int64_t capacity = -1,
                  const std::string& shared_name = "");

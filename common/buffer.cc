@@ -7,7 +7,8 @@
 
 namespace tfd {
 
-StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n) {
+StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n,
+                                                   std::shared_ptr<MemoryBudget> budget) {
   const size_t elem = DTypeSize(dtype);
   if (n < 0 || elem == 0) {
     return errors::Internal("cannot allocate ", n, " elements of ", DTypeName(dtype));
@@ -18,14 +19,19 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n) {
                                    " bytes");
   }
   const size_t bytes = static_cast<size_t>(n) * elem;
+  // Charged before the memory is taken, so that a request over the budget
+  // never touches it.
+  if (budget != nullptr) TFD_RETURN_IF_ERROR(budget->Charge(bytes));
   // aligned_alloc wants a size that is a multiple of the alignment; never 0.
   const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   void* p = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
   if (p == nullptr) {
-    return errors::Unavailable("out of memory allocating ", bytes, " bytes for a ",
-                               DTypeName(dtype), " tensor");
+    if (budget != nullptr) budget->Release(bytes);
+    return errors::ResourceExhausted("out of memory allocating ", bytes, " bytes for a ",
+                                     DTypeName(dtype), " tensor");
   }
   auto b = std::make_shared<Buffer>(PrivateKey{});
+  b->budget_ = std::move(budget);
   b->data_ = p;
   b->size_ = bytes;
   b->owned_ = true;
@@ -55,6 +61,7 @@ Buffer::~Buffer() {
     for (int64_t i = 0; i < count_; ++i) s[i].~basic_string();
   }
   std::free(data_);
+  if (budget_ != nullptr) budget_->Release(size_);
 }
 
 }  // namespace tfd

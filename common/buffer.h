@@ -5,6 +5,8 @@
 // memory (Allocate) or borrows memory kept alive by an owner object (Wrap),
 // which is how a tensor aliases the bytes of a received Cap'n Proto message.
 // String tensors own an array of std::string objects constructed in place.
+// A buffer allocated with a MemoryBudget is charged to it before the memory
+// is taken and credited when the buffer is destroyed.
 //
 // Thread-safety: the refcount is atomic; the bytes are not synchronised.
 #pragma once
@@ -13,6 +15,7 @@
 #include <memory>
 
 #include "common/dtype.h"
+#include "common/memory_budget.h"
 #include "common/status.h"
 
 namespace tfd {
@@ -24,7 +27,10 @@ inline constexpr size_t kMaxBufferBytes = size_t{16} << 30;
 class Buffer {
  public:
   // Zero-initialised room for `n` elements of `dtype` (strings: empty strings).
-  static StatusOr<std::shared_ptr<Buffer>> Allocate(DType dtype, int64_t n);
+  // With a `budget`, RESOURCE_EXHAUSTED (and nothing allocated) when the
+  // bytes do not fit in it.
+  static StatusOr<std::shared_ptr<Buffer>> Allocate(DType dtype, int64_t n,
+                                                    std::shared_ptr<MemoryBudget> budget = nullptr);
   // Borrows `size` bytes at `data`, valid while `owner` is alive.
   static std::shared_ptr<Buffer> Wrap(void* data, size_t size, std::shared_ptr<void> owner);
 
@@ -37,6 +43,8 @@ class Buffer {
 
   void* data() const { return data_; }
   size_t size() const { return size_; }
+  // The budget this buffer is charged to; null for none.
+  const std::shared_ptr<MemoryBudget>& budget() const { return budget_; }
 
  private:
   void* data_ = nullptr;
@@ -45,6 +53,7 @@ class Buffer {
   int64_t count_ = 0;
   bool owned_ = false;
   std::shared_ptr<void> owner_;
+  std::shared_ptr<MemoryBudget> budget_;  // charged size_ bytes when set
 };
 
 }  // namespace tfd

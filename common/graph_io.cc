@@ -26,7 +26,37 @@ std::vector<T> ToVector(const List& list) {
   return out;
 }
 
-StatusOr<tfd::AttrValue> ListFromProto(AttrValue::ListValue::Reader l) {
+// The bytes of attr tensors one graph may still take, checked before each is
+// allocated.
+class GraphTensorBudget {
+ public:
+  explicit GraphTensorBudget(const SizeLimits& limits) : limits_(limits) {}
+
+  StatusOr<Tensor> Decode(proto::Tensor::Reader p) {
+    TFD_ASSIGN_OR_RETURN(TensorProtoInfo info, InspectTensorProto(p));
+    const std::string what = std::string(DTypeName(info.dtype)) + info.shape.ToString();
+    if (info.bytes > limits_.max_graph_tensor_bytes) {
+      return errors::InvalidArgument(
+          "tensor ", what, " takes ", FormatBytes(info.bytes), ", more than the ",
+          FormatBytes(limits_.max_graph_tensor_bytes),
+          " allowed for one tensor in a graph (--max-graph-tensor-bytes)");
+    }
+    if (info.bytes > limits_.max_graph_bytes - std::min(used_, limits_.max_graph_bytes)) {
+      return errors::InvalidArgument(
+          "tensor ", what, " takes ", FormatBytes(info.bytes), " after ", FormatBytes(used_),
+          " of other tensors in this graph, more than the ", FormatBytes(limits_.max_graph_bytes),
+          " allowed for the tensors of one graph (--max-graph-bytes)");
+    }
+    used_ += info.bytes;
+    return TensorFromProto(p, limits_.max_graph_tensor_bytes);
+  }
+
+ private:
+  const SizeLimits& limits_;
+  uint64_t used_ = 0;
+};
+
+StatusOr<tfd::AttrValue> ListFromProto(AttrValue::ListValue::Reader l, GraphTensorBudget& budget) {
   // A list holds one kind of element; the first non-empty field decides.
   if (l.getS().size()) {
     std::vector<std::string> v;
@@ -52,7 +82,7 @@ StatusOr<tfd::AttrValue> ListFromProto(AttrValue::ListValue::Reader l) {
   if (l.getTensor().size()) {
     std::vector<Tensor> v;
     for (auto t : l.getTensor()) {
-      TFD_ASSIGN_OR_RETURN(Tensor x, TensorFromProto(t));
+      TFD_ASSIGN_OR_RETURN(Tensor x, budget.Decode(t));
       v.push_back(std::move(x));
     }
     return tfd::AttrValue(std::move(v));
@@ -60,7 +90,7 @@ StatusOr<tfd::AttrValue> ListFromProto(AttrValue::ListValue::Reader l) {
   return tfd::AttrValue(EmptyList{});
 }
 
-StatusOr<tfd::AttrValue> AttrFromProto(AttrValue::Reader a) {
+StatusOr<tfd::AttrValue> AttrFromProto(AttrValue::Reader a, GraphTensorBudget& budget) {
   switch (a.which()) {
     case AttrValue::S: return tfd::AttrValue(std::string(a.getS().cStr(), a.getS().size()));
     case AttrValue::I: return tfd::AttrValue(static_cast<int64_t>(a.getI()));
@@ -72,10 +102,10 @@ StatusOr<tfd::AttrValue> AttrFromProto(AttrValue::Reader a) {
     }
     case AttrValue::SHAPE: return tfd::AttrValue(ShapeFromProto(a.getShape()));
     case AttrValue::TENSOR: {
-      TFD_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(a.getTensor()));
+      TFD_ASSIGN_OR_RETURN(Tensor t, budget.Decode(a.getTensor()));
       return tfd::AttrValue(std::move(t));
     }
-    case AttrValue::LIST: return ListFromProto(a.getList());
+    case AttrValue::LIST: return ListFromProto(a.getList(), budget);
   }
   return errors::InvalidArgument("attr value of an unknown kind (a newer schema?)");
 }
@@ -159,7 +189,8 @@ std::string WithLineNumbers(const std::string& message, const std::string& text)
 
 }  // namespace
 
-StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g) {
+StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& limits) {
+  GraphTensorBudget budget(limits);
   GraphDef out;
   out.version = g.getVersion();
   for (auto n : g.getNodes()) {
@@ -169,7 +200,7 @@ StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g) {
     node.device = n.getDevice();
     for (auto in : n.getInputs()) node.inputs.emplace_back(in.cStr(), in.size());
     for (auto a : n.getAttrs()) {
-      auto v = AttrFromProto(a.getValue());
+      auto v = AttrFromProto(a.getValue(), budget);
       if (!v.ok()) {
         return v.status().WithContext("node '" + node.name + "' attr '" +
                                       std::string(a.getName().cStr()) + "'");
@@ -222,7 +253,8 @@ bool LooksLikeBinaryMessage(std::string_view bytes) {
   return (header_words + body_words) * 8 == bytes.size();
 }
 
-StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source) {
+StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source,
+                              const SizeLimits& limits) {
   if (bytes.size() > kMaxGraphFileBytes) {
     return errors::InvalidArgument("'", source, "' is ", bytes.size(),
                                    " bytes, over the graph limit of ", kMaxGraphFileBytes);
@@ -238,7 +270,7 @@ StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source)
       options.traversalLimitInWords = words.size() * 4 + 1024;
       options.nestingLimit = 64;
       capnp::FlatArrayMessageReader reader(words, options);
-      return GraphFromProto(reader.getRoot<proto::GraphDef>());
+      return GraphFromProto(reader.getRoot<proto::GraphDef>(), limits);
     });
   }
   // The text form. It must be valid UTF-8-ish text without NULs.
@@ -252,13 +284,13 @@ StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source)
     capnp::TextCodec codec;
     auto root = message.initRoot<proto::GraphDef>();
     codec.decode(kj::StringPtr(text.c_str(), text.size()), root);
-    return GraphFromProto(root.asReader());
+    return GraphFromProto(root.asReader(), limits);
   });
   if (g.ok()) return g;
   return Status(g.status().code(), WithLineNumbers(g.status().message(), text));
 }
 
-StatusOr<GraphDef> LoadGraph(const std::string& path) {
+StatusOr<GraphDef> LoadGraph(const std::string& path, const SizeLimits& limits) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     return errors::NotFound("graph file '", path, "' does not exist");
@@ -275,7 +307,7 @@ StatusOr<GraphDef> LoadGraph(const std::string& path) {
   if (!in) return errors::NotFound("cannot open graph file '", path, "'");
   std::ostringstream buf;
   buf << in.rdbuf();
-  return ParseGraph(buf.str(), path);
+  return ParseGraph(buf.str(), path, limits);
 }
 
 std::string SerializeGraph(const GraphDef& g, GraphFormat format) {

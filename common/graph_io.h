@@ -6,13 +6,16 @@
 //   TFD_RETURN_IF_ERROR(SaveGraph(g, "model.txt", GraphFormat::kText));
 //
 // Malformed input of any kind gives INVALID_ARGUMENT naming the file and, for
-// text, the line; never a crash.
+// text, the line; never a crash. So does a graph whose attr tensors are
+// larger than `limits` allow (common/size_limits.h), checked before they are
+// allocated.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "common/graph_def.h"
+#include "common/size_limits.h"
 #include "schemas/graph.capnp.h"
 
 namespace tfd {
@@ -23,8 +26,9 @@ enum class GraphFormat { kBinary, kText };
 inline constexpr size_t kMaxGraphFileBytes = size_t{1} << 30;
 
 // `source` names the input in messages (a path, "<stdin>").
-StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source);
-StatusOr<GraphDef> LoadGraph(const std::string& path);
+StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source,
+                              const SizeLimits& limits = {});
+StatusOr<GraphDef> LoadGraph(const std::string& path, const SizeLimits& limits = {});
 
 // True when `bytes` is laid out as an unpacked binary Cap'n Proto message.
 bool LooksLikeBinaryMessage(std::string_view bytes);
@@ -33,8 +37,11 @@ std::string SerializeGraph(const GraphDef& g, GraphFormat format);
 Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format);
 
 // Between the in-memory form and the schema's; FromProto checks attr values
-// (INVALID_ARGUMENT naming node and attr) but not graph structure.
-StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g);
+// (INVALID_ARGUMENT naming node and attr), including the sizes of attr
+// tensors against limits.max_graph_tensor_bytes and, all together, against
+// limits.max_graph_bytes, but not graph structure.
+StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g,
+                                  const SizeLimits& limits = {});
 void GraphToProto(const GraphDef& g, proto::GraphDef::Builder out);
 
 }  // namespace tfd

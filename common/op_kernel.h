@@ -34,10 +34,12 @@
 
 #include "common/attr_value.h"
 #include "common/cancellation.h"
+#include "common/memory_budget.h"
 #include "common/op_def.h"
 #include "common/op_registry.h"
 #include "common/rendezvous.h"
 #include "common/resource_mgr.h"
+#include "common/size_limits.h"
 #include "common/status.h"
 #include "common/tensor.h"
 
@@ -47,6 +49,13 @@ namespace tfd {
 // test, and outliving every kernel.
 struct KernelEnv {
   ResourceMgr* resources = nullptr;
+  // Sizes the task accepts (graph constants, feeds, one kernel output).
+  SizeLimits limits;
+  // What kernels' outputs may hold at once. Each buffer keeps its budget
+  // alive, so outputs that outlive the env (a fetched tensor) still give
+  // their bytes back. Never null; the default is MemoryBudget::DefaultLimit.
+  std::shared_ptr<MemoryBudget> memory =
+      std::make_shared<MemoryBudget>(MemoryBudget::DefaultLimit());
   std::shared_ptr<spdlog::logger> logger;  // Print and warnings go here
   std::string task = "/job:localhost/replica:0/task:0";
   // File-touching ops (Save, Restore, readers) may only use paths inside
@@ -198,7 +207,13 @@ class OpKernelContext {
   }
   DType output_type(int i) const { return output_types_[i]; }
 
-  // A fresh zero-filled output of the declared dtype.
+  // A fresh zero-filled output of the declared dtype, charged to the task's
+  // memory budget until its buffer is freed. RESOURCE_EXHAUSTED naming the
+  // node, output and shape when it would take more than
+  // env().limits.max_tensor_bytes or what is left of the budget;
+  // INVALID_ARGUMENT for more than kMaxTensorElements elements. Nothing is
+  // allocated then. Every tensor a kernel makes should come from here, so
+  // that these checks see it.
   Status allocate_output(int i, const TensorShape& shape, Tensor** out);
   void set_output(int i, Tensor t);
   void set_output_ref(int i, std::shared_ptr<ResourceBase> r);
@@ -220,6 +235,10 @@ class OpKernelContext {
   std::vector<Value>& outputs() { return outputs_; }
 
  private:
+  // allocate_output's checks and allocation; `what` names the tensor
+  // ("output 0") in errors.
+  StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape, const std::string& what);
+
   const OpKernel& kernel_;
   const KernelEnv& env_;
   const StepContext& step_;

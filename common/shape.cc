@@ -1,6 +1,7 @@
 #include "common/shape.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tfd {
 
@@ -35,7 +36,15 @@ void TensorShape::Recount() {
   // which could overflow ([2^40, 2^40, 0] is a valid, empty shape).
   num_elements_ = std::find(dims_.begin(), dims_.end(), 0) != dims_.end() ? 0 : 1;
   if (num_elements_ == 0) return;
-  for (int64_t d : dims_) num_elements_ *= d;
+  for (int64_t d : dims_) {
+    // The unchecked constructors may be given dims whose product overflows;
+    // saturating keeps that defined, and more than kMaxTensorElements is
+    // refused wherever memory is allocated.
+    if (__builtin_mul_overflow(num_elements_, d, &num_elements_)) {
+      num_elements_ = std::numeric_limits<int64_t>::max();
+      return;
+    }
+  }
 }
 
 void TensorShape::AddDim(int64_t d) {

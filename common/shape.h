@@ -28,7 +28,8 @@ class TensorShape {
   // Checked construction: dims must be >= 0 and their product at most
   // kMaxTensorElements.
   static StatusOr<TensorShape> Make(std::vector<int64_t> dims);
-  // For shapes known to be valid (literals, derived from valid shapes).
+  // For shapes known to be valid (literals, derived from valid shapes). An
+  // element count that would overflow saturates at INT64_MAX.
   TensorShape(std::initializer_list<int64_t> dims);
   explicit TensorShape(std::vector<int64_t> dims);
 

@@ -8,9 +8,11 @@
 
 namespace tfd {
 
-StatusOr<Tensor> Tensor::Allocate(DType dtype, const TensorShape& shape) {
+StatusOr<Tensor> Tensor::Allocate(DType dtype, const TensorShape& shape,
+                                  std::shared_ptr<MemoryBudget> budget) {
   if (dtype == DType::kInvalid) return errors::InvalidArgument("cannot allocate a tensor of dtype invalid");
-  TFD_ASSIGN_OR_RETURN(auto buffer, Buffer::Allocate(dtype, shape.num_elements()));
+  TFD_ASSIGN_OR_RETURN(auto buffer,
+                       Buffer::Allocate(dtype, shape.num_elements(), std::move(budget)));
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
@@ -70,7 +72,7 @@ StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
 }
 
 StatusOr<Tensor> Tensor::DeepCopy() const {
-  TFD_ASSIGN_OR_RETURN(Tensor t, Allocate(dtype_, shape_));
+  TFD_ASSIGN_OR_RETURN(Tensor t, Allocate(dtype_, shape_, buffer_ ? buffer_->budget() : nullptr));
   if (dtype_ == DType::kString) {
     for (int64_t i = 0; i < num_elements(); ++i) t.data<std::string>()[i] = data<std::string>()[i];
   } else if (total_bytes() > 0) {

@@ -30,8 +30,10 @@ class Tensor {
  public:
   Tensor() = default;  // uninitialised: dtype kInvalid, no buffer
 
-  // Zero-filled (strings: empty).
-  static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape);
+  // Zero-filled (strings: empty). With a `budget`, charged to it for as long
+  // as the buffer lives (RESOURCE_EXHAUSTED when it does not fit).
+  static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape,
+                                   std::shared_ptr<MemoryBudget> budget = nullptr);
   // A tensor viewing `buffer` (which must hold the elements) with no copy.
   static StatusOr<Tensor> FromBuffer(DType dtype, const TensorShape& shape,
                                      std::shared_ptr<Buffer> buffer);
@@ -82,7 +84,8 @@ class Tensor {
   Tensor Slice(int64_t begin, int64_t end) const;
   // The same elements under another shape of equal size, sharing the buffer.
   StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
-  // A copy into a fresh buffer.
+  // A copy into a fresh buffer, charged to the budget this one's is charged
+  // to (a variable's copy-on-write counts like its first value).
   StatusOr<Tensor> DeepCopy() const;
 
   // "float32[2, 2]" — for error messages.

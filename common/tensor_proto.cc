@@ -8,19 +8,12 @@ namespace {
 static_assert(static_cast<int>(proto::DType::STRING) == static_cast<int>(DType::kString),
               "proto::DType and DType must keep the same numbering");
 
-// Fills `n` elements from a capnp list, repeating its last value.
+// Fills the tensor from a capnp list that InspectTensorProto has checked
+// (the tensor's dtype, no longer than the tensor), repeating its last value.
 template <typename T, typename List>
-Status FillFromList(const List& list, Tensor& t, DType expect, const char* field) {
-  if (t.dtype() != expect) {
-    return errors::InvalidArgument("tensor of dtype ", DTypeName(t.dtype()), " given values in ",
-                                   field);
-  }
+void FillFromList(const List& list, Tensor& t) {
   const int64_t n = t.num_elements();
-  if (list.size() == 0) return OkStatus();  // zeros
-  if (static_cast<int64_t>(list.size()) > n) {
-    return errors::InvalidArgument("tensor of shape ", t.shape().ToString(), " given ", list.size(),
-                                   " values");
-  }
+  if (list.size() == 0) return;  // zeros
   T* out = t.data<T>();
   for (int64_t i = 0; i < n; ++i) {
     const auto v = list[std::min<int64_t>(i, list.size() - 1)];
@@ -30,7 +23,27 @@ Status FillFromList(const List& list, Tensor& t, DType expect, const char* field
       out[i] = static_cast<T>(v);
     }
   }
-  return OkStatus();
+}
+
+// The typed value list a proto uses: its field name, length and dtype.
+struct ValueList {
+  const char* field = "content";
+  size_t size = 0;
+  DType dtype = DType::kInvalid;  // kInvalid: raw content
+};
+
+ValueList ListOf(proto::Tensor::Reader p) {
+  switch (p.which()) {
+    case proto::Tensor::CONTENT: return {"content", p.getContent().size(), DType::kInvalid};
+    case proto::Tensor::FLOAT_VAL: return {"floatVal", p.getFloatVal().size(), DType::kFloat32};
+    case proto::Tensor::DOUBLE_VAL: return {"doubleVal", p.getDoubleVal().size(), DType::kFloat64};
+    case proto::Tensor::INT32_VAL: return {"int32Val", p.getInt32Val().size(), DType::kInt32};
+    case proto::Tensor::INT64_VAL: return {"int64Val", p.getInt64Val().size(), DType::kInt64};
+    case proto::Tensor::UINT8_VAL: return {"uint8Val", p.getUint8Val().size(), DType::kUInt8};
+    case proto::Tensor::BOOL_VAL: return {"boolVal", p.getBoolVal().size(), DType::kBool};
+    case proto::Tensor::STRING_VAL: return {"stringVal", p.getStringVal().size(), DType::kString};
+  }
+  return {};
 }
 
 }  // namespace
@@ -56,47 +69,59 @@ void ShapeToProto(const PartialShape& s, proto::TensorShape::Builder out) {
   for (int i = 0; i < s.rank(); ++i) dims.set(i, s.dim(i));
 }
 
-StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader p) {
-  TFD_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(p.getDtype()));
+StatusOr<TensorProtoInfo> InspectTensorProto(proto::Tensor::Reader p) {
+  TensorProtoInfo info;
+  TFD_ASSIGN_OR_RETURN(info.dtype, DTypeFromProto(p.getDtype()));
   std::vector<int64_t> dims;
   for (int64_t d : p.getShape()) dims.push_back(d);
-  TFD_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Make(std::move(dims)));
-  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(dtype, shape));
+  TFD_ASSIGN_OR_RETURN(info.shape, TensorShape::Make(std::move(dims)));
+  info.bytes = TensorBytes(info.dtype, info.shape.num_elements());
+  const std::string what = std::string(DTypeName(info.dtype)) + info.shape.ToString();
+  const ValueList values = ListOf(p);
+  if (values.dtype == DType::kInvalid) {  // raw content; none means zeros
+    if (values.size == 0) return info;
+    if (info.dtype == DType::kString) {
+      return errors::InvalidArgument("a string tensor must use stringVal, not content");
+    }
+    if (values.size != info.bytes) {
+      return errors::InvalidArgument("tensor ", what, " needs ", info.bytes,
+                                     " content bytes, got ", values.size);
+    }
+    return info;
+  }
+  if (values.dtype != info.dtype) {
+    return errors::InvalidArgument("tensor of dtype ", DTypeName(info.dtype), " given values in ",
+                                   values.field);
+  }
+  if (values.size > static_cast<uint64_t>(info.shape.num_elements())) {
+    return errors::InvalidArgument("tensor of shape ", info.shape.ToString(), " given ",
+                                   values.size, " values");
+  }
+  return info;
+}
+
+StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader p, uint64_t max_bytes) {
+  TFD_ASSIGN_OR_RETURN(TensorProtoInfo info, InspectTensorProto(p));
+  if (info.bytes > max_bytes) {
+    return errors::InvalidArgument("tensor ", DTypeName(info.dtype), info.shape.ToString(),
+                                   " takes ", FormatBytes(info.bytes), ", more than the ",
+                                   FormatBytes(max_bytes),
+                                   " allowed for one tensor (--max-tensor-bytes)");
+  }
+  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(info.dtype, info.shape));
   switch (p.which()) {
     case proto::Tensor::CONTENT: {
       auto bytes = p.getContent();
-      if (bytes.size() == 0) break;  // zeros
-      if (dtype == DType::kString) {
-        return errors::InvalidArgument("a string tensor must use stringVal, not content");
-      }
-      if (bytes.size() != t.total_bytes()) {
-        return errors::InvalidArgument("tensor ", t.Describe(), " needs ", t.total_bytes(),
-                                       " content bytes, got ", bytes.size());
-      }
-      std::memcpy(t.raw_data(), bytes.begin(), bytes.size());
+      if (bytes.size() > 0) std::memcpy(t.raw_data(), bytes.begin(), bytes.size());
       break;
     }
-    case proto::Tensor::FLOAT_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<float>(p.getFloatVal(), t, DType::kFloat32, "floatVal"));
-      break;
-    case proto::Tensor::DOUBLE_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<double>(p.getDoubleVal(), t, DType::kFloat64, "doubleVal"));
-      break;
-    case proto::Tensor::INT32_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<int32_t>(p.getInt32Val(), t, DType::kInt32, "int32Val"));
-      break;
-    case proto::Tensor::INT64_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<int64_t>(p.getInt64Val(), t, DType::kInt64, "int64Val"));
-      break;
-    case proto::Tensor::UINT8_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<uint8_t>(p.getUint8Val(), t, DType::kUInt8, "uint8Val"));
-      break;
-    case proto::Tensor::BOOL_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<bool>(p.getBoolVal(), t, DType::kBool, "boolVal"));
-      break;
-    case proto::Tensor::STRING_VAL:
-      TFD_RETURN_IF_ERROR(FillFromList<std::string>(p.getStringVal(), t, DType::kString, "stringVal"));
-      break;
+    case proto::Tensor::FLOAT_VAL: FillFromList<float>(p.getFloatVal(), t); break;
+    case proto::Tensor::DOUBLE_VAL: FillFromList<double>(p.getDoubleVal(), t); break;
+    case proto::Tensor::INT32_VAL: FillFromList<int32_t>(p.getInt32Val(), t); break;
+    case proto::Tensor::INT64_VAL: FillFromList<int64_t>(p.getInt64Val(), t); break;
+    case proto::Tensor::UINT8_VAL: FillFromList<uint8_t>(p.getUint8Val(), t); break;
+    case proto::Tensor::BOOL_VAL: FillFromList<bool>(p.getBoolVal(), t); break;
+    case proto::Tensor::STRING_VAL: FillFromList<std::string>(p.getStringVal(), t); break;
   }
   return t;
 }

@@ -2,20 +2,40 @@
 //
 // The reader accepts raw `content` bytes or any typed value list (a short
 // list is padded with its last value, as in TensorFlow); the writer uses raw
-// bytes for numeric dtypes and a list for strings.
+// bytes for numeric dtypes and a list for strings. Because of that padding a
+// proto of a few bytes can describe gigabytes, so the reader checks the size
+// a proto implies against a limit before it allocates anything.
 //
-//   TFD_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(reader));
+//   TFD_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(reader, limits.max_tensor_bytes));
 //   TensorToProto(t, builder);
 #pragma once
 
+#include <cstdint>
+
+#include "common/size_limits.h"
 #include "common/tensor.h"
 #include "schemas/tensor.capnp.h"
 
 namespace tfd {
 
-// INVALID_ARGUMENT for an invalid dtype, a bad shape, a value list of another
-// dtype, or content of the wrong length. Copies the elements.
-StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader t);
+// What a proto declares, read and checked without touching its elements.
+struct TensorProtoInfo {
+  DType dtype = DType::kInvalid;
+  TensorShape shape;
+  uint64_t bytes = 0;  // what the decoded elements take in memory
+};
+
+// INVALID_ARGUMENT for an invalid dtype or a bad shape (a negative
+// dimension, more than kMaxTensorElements elements), and for values that
+// cannot fill it: a value list of another dtype or longer than the shape,
+// content of the wrong length.
+StatusOr<TensorProtoInfo> InspectTensorProto(proto::Tensor::Reader t);
+
+// Everything InspectTensorProto checks, and INVALID_ARGUMENT when the tensor
+// would take more than `max_bytes` — all before allocating. Copies the
+// elements.
+StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader t,
+                                 uint64_t max_bytes = SizeLimits().max_tensor_bytes);
 void TensorToProto(const Tensor& t, proto::Tensor::Builder out);
 
 StatusOr<DType> DTypeFromProto(proto::DType d);

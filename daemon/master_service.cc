@@ -91,9 +91,11 @@ kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
   // loop serves everyone else meanwhile. Bad graphs fail here, not at run.
   auto graph = OwnedCopy(params.getGraph());
   return OnPool<GraphDef>(*env_.pool,
-                          [graph, registry = env_.registry]() -> StatusOr<GraphDef> {
-                            TFD_ASSIGN_OR_RETURN(GraphDef def,
-                                                 GraphFromProto(graph->getRoot<proto::GraphDef>()));
+                          [graph, registry = env_.registry,
+                           limits = env_.kernel_env->limits]() -> StatusOr<GraphDef> {
+                            TFD_ASSIGN_OR_RETURN(
+                                GraphDef def,
+                                GraphFromProto(graph->getRoot<proto::GraphDef>(), limits));
                             TFD_RETURN_IF_ERROR(Graph::Build(def, *registry).status());
                             return def;
                           })

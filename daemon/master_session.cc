@@ -87,10 +87,11 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
   // one left; the merge is read and checked on the pool (see createSession).
   auto applied = extended_.addBranch().then([this, more]() {
     return OnPool<GraphDef>(*env_.pool,
-                            [more, merged = graph_, registry = env_.registry]() mutable
-                            -> StatusOr<GraphDef> {
-                              TFD_ASSIGN_OR_RETURN(GraphDef added,
-                                                   GraphFromProto(more->getRoot<proto::GraphDef>()));
+                            [more, merged = graph_, registry = env_.registry,
+                             limits = env_.kernel_env->limits]() mutable -> StatusOr<GraphDef> {
+                              TFD_ASSIGN_OR_RETURN(
+                                  GraphDef added,
+                                  GraphFromProto(more->getRoot<proto::GraphDef>(), limits));
                               for (NodeDef& n : added.nodes) merged.nodes.push_back(std::move(n));
                               TFD_RETURN_IF_ERROR(Graph::Build(merged, *registry).status());
                               return merged;
@@ -201,7 +202,7 @@ kj::Promise<void> MasterSession::run(RunContext context) {
   for (auto f : params.getFeeds()) {
     auto id = ParseTensorId(f.getName());
     if (!id.ok()) return KjFromStatus(id.status());
-    auto value = TensorFromProto(f.getTensor());
+    auto value = TensorFromProto(f.getTensor(), env_.kernel_env->limits.max_tensor_bytes);
     if (!value.ok()) return KjFromStatus(value.status().WithContext("feed '" + std::string(f.getName().cStr()) + "'"));
     feeds.emplace_back(std::move(id).value(), std::move(value).value());
   }

@@ -49,7 +49,10 @@ struct TaskEnv {
   std::string address;  // where it listens
   ClusterSpec cluster;
   const OpRegistry* registry = nullptr;
-  KernelEnv* kernel_env = nullptr;  // resources, logger, io dirs
+  // Resources, logger, io dirs, and the size limits and memory budget that
+  // graph loading (GraphFromProto(..., kernel_env->limits)), decoded feeds
+  // and kernels obey.
+  KernelEnv* kernel_env = nullptr;
   boost::asio::thread_pool* pool = nullptr;
   std::shared_ptr<spdlog::logger> logger;
   const kj::Executor* loop = nullptr;  // the event-loop thread

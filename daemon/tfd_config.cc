@@ -1,8 +1,12 @@
 #include "daemon/tfd_config.h"
 
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <string_view>
+#include <tuple>
 
 namespace tfd {
 namespace po = boost::program_options;
@@ -30,7 +34,11 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("max-connections-per-peer", po::value<std::string>(), "connections from one address not yet logged in, default 64 (TFD_MAX_CONNECTIONS_PER_PEER)")
       ("login-timeout", po::value<std::string>(), "seconds a connection has to log in, default 10 (TFD_LOGIN_TIMEOUT)")
       ("max-failed-logins", po::value<std::string>(), "failed logins from one address per window before it is refused, default 10; 0 = no limit (TFD_MAX_FAILED_LOGINS)")
-      ("failed-login-window", po::value<std::string>(), "seconds failed logins are remembered, default 60 (TFD_FAILED_LOGIN_WINDOW)");
+      ("failed-login-window", po::value<std::string>(), "seconds failed logins are remembered, default 60 (TFD_FAILED_LOGIN_WINDOW)")
+      ("max-graph-tensor-bytes", po::value<std::string>(), "largest tensor a graph may hold in an attr (a Const), default 64M (TFD_MAX_GRAPH_TENSOR_BYTES)")
+      ("max-graph-bytes", po::value<std::string>(), "all attr tensors of one graph together, default 256M (TFD_MAX_GRAPH_BYTES)")
+      ("max-tensor-bytes", po::value<std::string>(), "largest tensor a kernel may output or a feed may be, default 4G (TFD_MAX_TENSOR_BYTES)")
+      ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)");
   std::ostringstream usage;
   usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
   c.usage = usage.str();
@@ -177,15 +185,57 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     }
     return OkStatus();
   };
-  TFD_RETURN_IF_ERROR(count("max-connections", "TFD_MAX_CONNECTIONS", 1, c.limits.max_connections));
+  TFD_RETURN_IF_ERROR(count("max-connections", "TFD_MAX_CONNECTIONS", 1, c.server_limits.max_connections));
   TFD_RETURN_IF_ERROR(count("max-connections-per-peer", "TFD_MAX_CONNECTIONS_PER_PEER", 1,
-                            c.limits.max_pending_per_peer));
-  TFD_RETURN_IF_ERROR(seconds("login-timeout", "TFD_LOGIN_TIMEOUT", c.limits.login_timeout));
+                            c.server_limits.max_pending_per_peer));
+  TFD_RETURN_IF_ERROR(seconds("login-timeout", "TFD_LOGIN_TIMEOUT", c.server_limits.login_timeout));
   TFD_RETURN_IF_ERROR(count("max-failed-logins", "TFD_MAX_FAILED_LOGINS", 0,
-                            c.limits.max_failed_logins));
+                            c.server_limits.max_failed_logins));
   TFD_RETURN_IF_ERROR(seconds("failed-login-window", "TFD_FAILED_LOGIN_WINDOW",
-                              c.limits.failed_login_window));
+                              c.server_limits.failed_login_window));
+  // Sizes: a positive number of bytes, with an optional binary suffix.
+  for (auto [flag, env, field] : {
+           std::tuple{"max-graph-tensor-bytes", "TFD_MAX_GRAPH_TENSOR_BYTES",
+                      &c.size_limits.max_graph_tensor_bytes},
+           std::tuple{"max-graph-bytes", "TFD_MAX_GRAPH_BYTES", &c.size_limits.max_graph_bytes},
+           std::tuple{"max-tensor-bytes", "TFD_MAX_TENSOR_BYTES", &c.size_limits.max_tensor_bytes},
+           std::tuple{"memory-budget", "TFD_MEMORY_BUDGET", &c.memory_budget}}) {
+    if (auto v = get(flag, env)) {
+      auto bytes = ParseByteSize(v->first);
+      if (!bytes) {
+        return errors::InvalidArgument(v->second, " must be a positive number of bytes, "
+                                       "optionally with K, M, G or T, not '", v->first, "'");
+      }
+      *field = *bytes;
+    }
+  }
   return c;
+}
+
+std::optional<uint64_t> ParseByteSize(const std::string& text) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  size_t used = 0;
+  uint64_t n = 0;
+  try {
+    n = std::stoull(text, &used);
+  } catch (...) {
+    return std::nullopt;
+  }
+  // K, M, G or T, alone or followed by B or iB; all binary.
+  const std::string_view suffix = std::string_view(text).substr(used);
+  int shift = 0;
+  if (!suffix.empty()) {
+    static constexpr std::string_view kUnits = "KMGT";
+    const size_t unit =
+        kUnits.find(static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0]))));
+    const std::string_view rest = suffix.substr(1);
+    if (unit == std::string_view::npos || !(rest.empty() || rest == "B" || rest == "iB")) {
+      return std::nullopt;
+    }
+    shift = 10 * static_cast<int>(unit + 1);
+  }
+  if (n == 0 || n > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
+  return n << shift;
 }
 
 }  // namespace tfd

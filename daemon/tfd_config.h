@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "common/cluster_spec.h"
 #include "daemon/server_limits.h"
+#include "common/size_limits.h"
 
 namespace tfd {
 
@@ -27,15 +29,22 @@ struct TfdConfig {
   std::string auth_token;      // read from --auth-token-file
   int threads = 0;             // compute threads; 0 = one per core
   std::chrono::milliseconds step_timeout{30000};
-  ServerLimits limits;         // connection caps, login deadline and throttle
+  ServerLimits server_limits;  // connection caps, login deadline and throttle
+  SizeLimits size_limits;      // --max-graph-tensor-bytes, --max-graph-bytes, --max-tensor-bytes
+  uint64_t memory_budget = 0;  // --memory-budget; 0: MemoryBudget::DefaultLimit()
   bool help = false;
   std::string usage;           // the flags' help text
 };
 
 // INVALID_ARGUMENT naming the flag (or variable) that is missing, malformed
 // or contradicts another: no cluster, a job not in it, a task out of range,
-// an unreadable token file, an unknown log level.
+// an unreadable token file, an unknown log level, a size that is not a
+// positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB").
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
+
+// "1048576", "64K", "64M", "8G", "1T" (also "64MiB", "64MB": all binary) as
+// bytes; nullopt for anything else, 0 included.
+std::optional<uint64_t> ParseByteSize(const std::string& text);
 
 }  // namespace tfd

@@ -17,7 +17,9 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/memory_budget.h"
 #include "common/resource_mgr.h"
+#include "common/size_limits.h"
 #include "daemon/checkpoints.h"
 #include "daemon/rpc_status.h"
 #include "daemon/task_server.h"
@@ -96,6 +98,13 @@ int Serve(const TfdConfig& config) {
   kernel_env.resources = &resources;
   kernel_env.logger = env.logger;
   kernel_env.task = env.task;
+  kernel_env.limits = config.size_limits;
+  kernel_env.memory = std::make_shared<MemoryBudget>(
+      config.memory_budget > 0 ? config.memory_budget : MemoryBudget::DefaultLimit());
+  env.logger->info("kernels' tensors may hold {} (--memory-budget), one tensor {} "
+                   "(--max-tensor-bytes)",
+                   FormatBytes(kernel_env.memory->limit()),
+                   FormatBytes(kernel_env.limits.max_tensor_bytes));
   if (!config.data_dir.empty()) kernel_env.io_dirs.push_back(config.data_dir);
   if (!config.checkpoint_dir.empty()) kernel_env.io_dirs.push_back(config.checkpoint_dir);
   // Declared before the pool, so it outlives any checkpoint work on it.
@@ -119,7 +128,7 @@ int Serve(const TfdConfig& config) {
 
   int status = 0;
   {
-    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token, config.limits);
+    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token, config.server_limits);
     unsigned port = 0;
     try {
       port = server.Listen(config.listen).wait(io.waitScope);

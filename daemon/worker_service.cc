@@ -58,7 +58,8 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
     auto run = std::make_shared<PartitionRun>();
     run->executor = executor_;  // lives until the step has ended, see PartitionRun
     for (auto t : params.getFeeds()) {
-      auto tensor = TensorFromProto(t);  // copied: feeds outlive the request
+      // Copied: feeds outlive the request.
+      auto tensor = TensorFromProto(t, env_.kernel_env->limits.max_tensor_bytes);
       if (!tensor.ok()) return KjFromStatus(tensor.status());
       run->frame.args.push_back(std::move(tensor).value());
     }
@@ -117,7 +118,8 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   using Built = std::shared_ptr<Executor>;
   // The task's env outlives the pool's work; this service may not.
   return OnPool<Built>(*env_.pool, [&env = env_, def]() -> StatusOr<Built> {
-           TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>()));
+           TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>(),
+                                                                env.kernel_env->limits));
            auto graph = Graph::Build(std::move(parsed), *env.registry);
            if (!graph.ok()) return graph.status().WithContext(env.task);
            if (env.log_device_placement && env.logger) {

@@ -56,8 +56,10 @@ StatusOr<Tensor> FromMessage(const void* words, size_t length) {
   StatusOr<Tensor> tensor = errors::Internal("unset");
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
     auto array = kj::arrayPtr(static_cast<const capnp::word*>(words), length / sizeof(capnp::word));
+    // Decoding reads the elements twice (checked, then copied); the limit
+    // only has to stop amplification beyond that.
     capnp::ReaderOptions limits;
-    limits.traversalLimitInWords = array.size() + 1;
+    limits.traversalLimitInWords = array.size() * 4 + 64;
     capnp::FlatArrayMessageReader reader(array, limits);
     tensor = TensorFromProto(reader.getRoot<proto::Tensor>());
   })) {

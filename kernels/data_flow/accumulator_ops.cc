@@ -168,9 +168,13 @@ class SetGlobalStepOp : public OpKernel {
 };
 
 // The accumulator's shape lives on its own node, out of reach here: the
-// take's output shape is what its `shape` attr says (unknown by default).
+// take's output shape is what its `shape` attr says (unknown by default). A
+// constant num_required below 1 is refused here already, as the kernel would.
 Status TakeGradientShape(InferenceContext& c) {
   TFD_RETURN_IF_ERROR(c.WithRank(1, 0));
+  if (auto n = c.InputAsInts(1); n && n->size() == 1 && (*n)[0] < 1) {
+    return errors::InvalidArgument("num_required must be >= 1 but is ", (*n)[0]);
+  }
   TFD_ASSIGN_OR_RETURN(PartialShape shape, c.GetAttr<PartialShape>("shape"));
   c.set_output(0, std::move(shape));
   return OkStatus();

@@ -31,6 +31,23 @@ Status CheckComponentTypes(const FIFOQueue& q, const std::vector<DType>& types) 
   return OkStatus();
 }
 
+// -1 is unbounded (the default); any other value must be positive. TensorFlow
+// lets any negative value mean unbounded, which lets a typo (or an
+// underflowed computation) pass as a queue that never blocks.
+Status CheckCapacity(int64_t capacity) {
+  if (capacity == -1 || capacity > 0) return OkStatus();
+  return errors::InvalidArgument("capacity must be positive, or -1 for unbounded, not ",
+                                 capacity);
+}
+
+// Checked when the graph is, so a bad capacity is refused by `tfctl graph
+// validate` and session creation rather than at the first step.
+Status FIFOQueueShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(int64_t capacity, c.GetAttr<int64_t>("capacity"));
+  TFD_RETURN_IF_ERROR(CheckCapacity(capacity));
+  return shape_fns::Unknown(c);
+}
+
 class FIFOQueueOp : public OpKernel {
  public:
   explicit FIFOQueueOp(OpKernelConstruction& c) : OpKernel(c) {
@@ -53,11 +70,7 @@ class FIFOQueueOp : public OpKernel {
       }
       shapes_.push_back(*s);
     }
-    if (capacity_ == 0) {
-      c.SetStatus(
-          errors::InvalidArgument("capacity must be positive, or negative for "
-                                  "unbounded, not 0"));
-    }
+    c.SetStatus(CheckCapacity(capacity_));
   }
   bool is_cheap() const override { return true; }
 
@@ -252,10 +265,13 @@ class QueueCloseOp : public OpKernel {
   bool cancel_pending_enqueues_ = false;
 };
 
-// The queue's shapes live on the FIFOQueue node, out of reach here: only n's
-// rank can be checked at graph time.
+// The queue's shapes live on the FIFOQueue node, out of reach here: only n
+// (its rank, and its sign when it is a constant) can be checked at graph time.
 Status DequeueManyShape(InferenceContext& c) {
   TFD_RETURN_IF_ERROR(c.WithRank(1, 0));
+  if (auto n = c.InputAsInts(1); n && n->size() == 1 && (*n)[0] < 0) {
+    return errors::InvalidArgument("n must be >= 0 but is ", (*n)[0]);
+  }
   return shape_fns::Unknown(c);
 }
 
@@ -272,9 +288,10 @@ Status RegisterQueueOps(OpRegistry& r) {
           .Attr("shared_name: string = \"\"")
           .SetIsStateful()
           .Doc("A first-in first-out queue of tuples of tensors kept by the task, found by "
-               "container and shared_name (the node name when empty); capacity < 0 is "
-               "unbounded, shapes = [] allows any. Shape: a reference, no value shape."),
-      shape_fns::Unknown));
+               "container and shared_name (the node name when empty); capacity is positive, "
+               "or -1 for unbounded (any other value is INVALID_ARGUMENT when the graph is "
+               "checked); shapes = [] allows any. Shape: a reference, no value shape."),
+      FIFOQueueShape));
   TFD_RETURN_IF_ERROR(r.Add<QueueEnqueueOp>(
       OpDefBuilder("QueueEnqueue")
           .Input("handle: Ref(string)")

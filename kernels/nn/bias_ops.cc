@@ -3,6 +3,7 @@
 // checked and again when the kernel is built, naming the layout.
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/pairwise_sum.h"
 #include "kernels/nn/nn_internal.h"
 
 namespace tfd::kernels::nn {
@@ -44,12 +45,13 @@ void AddBias(const Tensor& value, const Tensor& bias, Tensor& out) {
   out_map = EigenMatrix<T>(value, rows, cols).rowwise() + bias_row.row(0);
 }
 
+// Pairwise: a large batch (or image) would otherwise lose the bias
+// gradient's precision to one long running sum per column.
 template <typename T>
 void SumRows(const Tensor& grad, Tensor& out) {
   const int64_t cols = out.num_elements();
   const int64_t rows = OuterSize(grad.shape());
-  MatrixMap<T> out_row = EigenMatrix<T>(out, 1, cols);
-  out_row = EigenMatrix<T>(grad, rows, cols).colwise().sum();
+  PairwiseColumnSums(grad.data<T>(), rows, cols, out.data<T>());
 }
 
 class BiasAddOp : public OpKernel {

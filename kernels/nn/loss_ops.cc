@@ -4,6 +4,7 @@
 // do, and work from max-shifted logits so large logits stay finite.
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/pairwise_sum.h"
 #include "kernels/nn/nn_internal.h"
 
 namespace tfd::kernels::nn {
@@ -22,7 +23,9 @@ class L2LossOp : public OpKernel {
     const Tensor& t = ctx.input(0);
     Tensor* out = nullptr;
     TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape(), &out));
-    TFD_SWITCH_FLOAT(t.dtype(), T, (out->scalar<T>() = EigenFlat<T>(t).square().sum() / T(2)),
+    // Pairwise: a large weight matrix would lose precision to one running sum.
+    TFD_SWITCH_FLOAT(t.dtype(), T,
+                     (out->scalar<T>() = PairwiseSumOfSquares(t.data<T>(), t.num_elements()) / T(2)),
                      ctx.SetStatus(UnsupportedDType(t));
                      return;)
   }

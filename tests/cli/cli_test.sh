@@ -252,6 +252,35 @@ graph huge_placeholder <<EOF
 EOF
 expect_error "a placeholder with a huge declared shape" 1 INVALID_ARGUMENT "p" -- run "$work/huge_placeholder.txt" --feed 'p=[1.0]' --fetch neg
 
+# A value list shorter than its shape is repeated, so these few bytes ask for
+# 1 GB and 16 GB: refused before anything is allocated.
+for n in 250000000 4000000000; do
+  graph "const_$n" <<EOF
+(nodes = [ $(const big "[$n]" '[1]') ])
+EOF
+  expect_error "a graph constant of float32[$n] from one value" 1 INVALID_ARGUMENT \
+    "node 'big' attr 'value': tensor float32[$n] takes" -- graph validate "$work/const_$n.txt"
+  if [[ "$err" == *"(--max-graph-tensor-bytes)"* ]]; then pass "the refusal names the limit's flag"; else fail "the refusal names the limit's flag"; fi
+done
+
+graph short_content <<EOF
+(nodes = [ ( name = "short", op = "Const", attrs = [ (name = "dtype", value = (type = float32)),
+    (name = "value", value = (tensor = (dtype = float32, shape = [1073741826, 2],
+                                        content = 0x"00112233445566778899aabbccddeeff"))) ] ) ])
+EOF
+expect_error "8 GiB of shape with 16 bytes of content" 1 INVALID_ARGUMENT \
+  "needs 8589934608 content bytes, got 16" -- graph validate "$work/short_content.txt"
+
+graph huge_one_hot <<EOF
+(nodes = [ ( name = "indices", op = "Const", attrs = [ (name = "dtype", value = (type = int64)),
+    (name = "value", value = (tensor = (dtype = int64, shape = [2], int64Val = [0, 1]))) ] ),
+  ( name = "depth", op = "Const", attrs = [ (name = "dtype", value = (type = int32)),
+    (name = "value", value = (tensor = (dtype = int32, shape = [], int32Val = [2000000000]))) ] ),
+  $(const on '[]' '[1]'), $(const off '[]' '[0]'),
+  ( name = "hot", op = "OneHot", inputs = ["indices", "depth", "on", "off"] ) ])
+EOF
+expect_error "OneHot asking for a 16 GB output" 1 RESOURCE_EXHAUSTED "node 'hot' (OneHot)" -- run "$work/huge_one_hot.txt" --fetch hot
+
 # --- Bad feeds, fetches and waits ----------------------------------------------
 
 expect_error "a feed of the wrong shape" 1 INVALID_ARGUMENT "[3]" -- run "$EX/placeholder.txt" --feed 'x=[1, 2, 3]' --fetch y

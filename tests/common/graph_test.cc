@@ -1,6 +1,11 @@
 // Graph files and validation: what a user writing graphs by hand relies on.
 #include "common/graph.h"
 
+#include <sys/resource.h>
+
+#include <capnp/message.h>
+#include <capnp/serialize-text.h>
+#include <capnp/serialize.h>
 #include <catch2/catch.hpp>
 
 #include "common/graph_io.h"
@@ -92,6 +97,89 @@ TEST_CASE("malformed files are refused with INVALID_ARGUMENT naming the source")
   // the node list opened on line 2), as a line and column.
   CHECK(on_line_3.status().message().find("line 2, column 3") != std::string::npos);
   CHECK(LoadGraph("/nonexistent/graph.capnp").status().code() == Code::kNotFound);
+}
+
+// A graph of one Const named `name` whose value is `tensor` (the text form
+// of a proto::Tensor).
+std::string ConstGraph(const std::string& name, const std::string& tensor) {
+  return "(nodes = [(name = \"" + name + "\", op = \"Const\", attrs = ["
+         "(name = \"dtype\", value = (type = float32)), "
+         "(name = \"value\", value = (tensor = " + tensor + "))])])";
+}
+
+// This process's peak resident memory so far, in MiB.
+int64_t PeakRssMiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024;  // Linux reports KiB
+}
+
+void RequireRefused(const StatusOr<GraphDef>& g, const std::string& needle) {
+  INFO(g.status().ToString());
+  REQUIRE(!g.ok());
+  CHECK(g.status().code() == Code::kInvalidArgument);
+  CHECK(g.status().message().find(needle) != std::string::npos);
+}
+
+TEST_CASE("graph constants larger than the limit are refused before they are allocated") {
+  const int64_t rss_before = PeakRssMiB();
+  // 1 GB and 16 GB from a value list of one element, in both file forms.
+  for (const char* dims : {"250000000", "4000000000"}) {
+    CAPTURE(dims);
+    const std::string text = ConstGraph(
+        "big", std::string("(dtype = float32, shape = [") + dims + "], floatVal = [1])");
+    auto g = ParseGraph(text, "big.txt");
+    RequireRefused(g, "node 'big' attr 'value': tensor float32[" + std::string(dims) + "] takes ");
+    CHECK(g.status().message().find("more than the 64 MiB allowed for one tensor in a graph "
+                                    "(--max-graph-tensor-bytes)") != std::string::npos);
+    // The binary form of the same graph, built with a limit that lets it
+    // through as long as nothing is allocated: encode the text by hand.
+    capnp::MallocMessageBuilder message;
+    capnp::TextCodec().decode(kj::StringPtr(text.c_str()), message.initRoot<proto::GraphDef>());
+    auto words = capnp::messageToFlatArray(message);
+    auto bytes = words.asBytes();
+    RequireRefused(ParseGraph(std::string_view(reinterpret_cast<const char*>(bytes.begin()),
+                                               bytes.size()),
+                              "big.capnp"),
+                   "node 'big' attr 'value'");
+  }
+  // Content shorter than its shape (8 GiB) is refused as short, whatever
+  // the limit, and before the shape is allocated.
+  SizeLimits generous;
+  generous.max_graph_tensor_bytes = generous.max_graph_bytes = uint64_t{1} << 40;
+  RequireRefused(ParseGraph(ConstGraph("short", "(dtype = float32, shape = [1073741826, 2], "
+                                                "content = 0x\"00112233445566778899aabbccddeeff\")"),
+                            "short.txt", generous),
+                 "node 'short' attr 'value': tensor float32[1073741826, 2] needs 8589934608 "
+                 "content bytes, got 16");
+  // A shape whose element count overflows int64.
+  RequireRefused(ParseGraph(ConstGraph("wide", "(dtype = float32, shape = [4611686018427387904, 4], "
+                                               "floatVal = [1])"),
+                            "wide.txt"),
+                 "node 'wide' attr 'value': shape [4611686018427387904, 4] has more than");
+  CHECK(PeakRssMiB() - rss_before < 64);
+}
+
+TEST_CASE("the tensors of one graph together may not pass the graph limit") {
+  SizeLimits limits;
+  limits.max_graph_tensor_bytes = 4000;
+  limits.max_graph_bytes = 10000;
+  std::string nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes += (i ? ", " : "") + std::string("(name = \"c") + std::to_string(i) +
+             "\", op = \"Const\", attrs = [(name = \"value\", value = (tensor = "
+             "(dtype = float32, shape = [1000], floatVal = [1])))])";
+  }
+  auto three = ParseGraph("(nodes = [" + nodes + "])", "three.txt", limits);
+  RequireRefused(three, "node 'c2' attr 'value': tensor float32[1000] takes 4000 bytes after 8000 "
+                      "bytes of other tensors in this graph, more than the 10000 bytes allowed "
+                      "for the tensors of one graph (--max-graph-bytes)");
+  limits.max_graph_bytes = 12000;
+  CHECK(ParseGraph("(nodes = [" + nodes + "])", "three.txt", limits).ok());
+  limits.max_graph_tensor_bytes = 3999;
+  RequireRefused(ParseGraph("(nodes = [" + nodes + "])", "three.txt", limits),
+                 "node 'c0' attr 'value': tensor float32[1000] takes 4000 bytes, more than the "
+                 "3999 bytes allowed for one tensor in a graph");
 }
 
 TEST_CASE("structural errors name the culprit") {

@@ -57,5 +57,15 @@ TEST_CASE("status codes have stable names") {
   CHECK(s.WithContext("graph g").message() == "graph g: node 'x'");
 }
 
+TEST_CASE("every status code's name reads back as that code") {
+  for (int i = 0; i < kNumCodes; ++i) {
+    const Code code = static_cast<Code>(i);
+    CHECK(CodeName(code) != "UNKNOWN");
+    CHECK(CodeFromName(CodeName(code)) == code);
+  }
+  Status s = errors::ResourceExhausted("output 0 of 'big'");
+  CHECK(s.ToString() == "RESOURCE_EXHAUSTED: output 0 of 'big'");
+}
+
 }  // namespace
 }  // namespace tfd

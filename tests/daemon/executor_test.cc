@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <future>
+#include <thread>
 
 #include "common/graph_io.h"
 #include "daemon/local_session.h"
@@ -149,6 +150,45 @@ TEST_CASE("a traced step records every node it ran") {
   }
   CHECK(std::count(names.begin(), names.end(), "a") == 1);
   CHECK(std::count(names.begin(), names.end(), "b") == 1);
+}
+
+// The step's last references may go on a pool thread just after Run has
+// returned, so the budget settles soon after, not at once.
+bool BudgetSettlesAt(const MemoryBudget& budget, uint64_t bytes) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (budget.used() != bytes && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  return budget.used() == bytes;
+}
+
+TEST_CASE("a step whose live outputs would pass the memory budget fails naming the node") {
+  Fixture f;
+  // b (8 bytes) is still needed by d when c asks for its 8 bytes.
+  const GraphDef graph = f.Parse(std::string("(nodes = [") + kConstA + R"g(,
+      (name = "b", op = "TAdd", inputs = ["a", "a"]),
+      (name = "c", op = "TAdd", inputs = ["a", "b"]),
+      (name = "d", op = "TAdd", inputs = ["b", "c"])]))g");
+  f.env.memory = std::make_shared<MemoryBudget>(12);
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(graph).ok());
+  auto out = s.Run({}, {"d"}, {});
+  REQUIRE(!out.ok());
+  CHECK(out.status().code() == Code::kResourceExhausted);
+  CHECK(out.status().message().find("node 'c' (TAdd): output 0 of 'c': float32[2]: 8 bytes more "
+                                    "would pass the task's memory budget: 8 bytes of 12 bytes in "
+                                    "use") != std::string::npos);
+  CHECK(BudgetSettlesAt(*f.env.memory, 0));  // the step's tensors gave their bytes back
+  // With room for both, the same step runs, and leaves only what it returned.
+  f.env.memory = std::make_shared<MemoryBudget>(24);
+  LocalSession roomy(f.registry, f.env, f.pool);
+  REQUIRE(roomy.Create(graph).ok());
+  {
+    auto fine = roomy.Run({}, {"d"}, {});
+    REQUIRE(fine.ok());
+    CHECK(BudgetSettlesAt(*f.env.memory, 8));  // d, held by the fetch
+  }
+  CHECK(BudgetSettlesAt(*f.env.memory, 0));
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
-// tfd's connection-limit flags: defaults, flags, TFD_* variables (a flag
-// wins over its variable), and a clear INVALID_ARGUMENT naming the flag or
-// variable for a bad value.
+// tfd's configuration: the connection limits and the size limits and memory
+// budget, from defaults, flags and TFD_* variables (a flag wins over its
+// variable), and a clear INVALID_ARGUMENT naming the flag or variable for a bad value.
 #include "daemon/tfd_config.h"
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace tfd {
 namespace {
@@ -26,33 +28,33 @@ StatusOr<TfdConfig> Parse(std::vector<std::string> flags, std::map<std::string, 
 TEST_CASE("connection limits: defaults, flags and TFD_* variables") {
   auto defaults = Parse({});
   REQUIRE(defaults.ok());
-  CHECK(defaults->limits.max_connections == 1024);
-  CHECK(defaults->limits.max_pending_per_peer == 64);
-  CHECK(defaults->limits.login_timeout == 10s);
-  CHECK(defaults->limits.max_failed_logins == 10);
-  CHECK(defaults->limits.failed_login_window == 60s);
+  CHECK(defaults->server_limits.max_connections == 1024);
+  CHECK(defaults->server_limits.max_pending_per_peer == 64);
+  CHECK(defaults->server_limits.login_timeout == 10s);
+  CHECK(defaults->server_limits.max_failed_logins == 10);
+  CHECK(defaults->server_limits.failed_login_window == 60s);
 
   auto flags = Parse({"--max-connections", "20", "--max-connections-per-peer", "3",
                       "--login-timeout", "0.5", "--max-failed-logins", "0",
                       "--failed-login-window", "2"});
   INFO(flags.status().ToString());
   REQUIRE(flags.ok());
-  CHECK(flags->limits.max_connections == 20);
-  CHECK(flags->limits.max_pending_per_peer == 3);
-  CHECK(flags->limits.login_timeout == 500ms);
-  CHECK(flags->limits.max_failed_logins == 0);
-  CHECK(flags->limits.failed_login_window == 2s);
+  CHECK(flags->server_limits.max_connections == 20);
+  CHECK(flags->server_limits.max_pending_per_peer == 3);
+  CHECK(flags->server_limits.login_timeout == 500ms);
+  CHECK(flags->server_limits.max_failed_logins == 0);
+  CHECK(flags->server_limits.failed_login_window == 2s);
 
   auto env = Parse({"--max-connections", "7"},
                    {{"TFD_MAX_CONNECTIONS", "9"}, {"TFD_MAX_CONNECTIONS_PER_PEER", "5"},
                     {"TFD_LOGIN_TIMEOUT", "3"}, {"TFD_MAX_FAILED_LOGINS", "4"},
                     {"TFD_FAILED_LOGIN_WINDOW", "30"}});
   REQUIRE(env.ok());
-  CHECK(env->limits.max_connections == 7);
-  CHECK(env->limits.max_pending_per_peer == 5);
-  CHECK(env->limits.login_timeout == 3s);
-  CHECK(env->limits.max_failed_logins == 4);
-  CHECK(env->limits.failed_login_window == 30s);
+  CHECK(env->server_limits.max_connections == 7);
+  CHECK(env->server_limits.max_pending_per_peer == 5);
+  CHECK(env->server_limits.login_timeout == 3s);
+  CHECK(env->server_limits.max_failed_logins == 4);
+  CHECK(env->server_limits.failed_login_window == 30s);
 }
 
 TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variable") {
@@ -74,6 +76,45 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
   CHECK(env.status().code() == Code::kInvalidArgument);
   CHECK(env.status().message().find("TFD_LOGIN_TIMEOUT must be a positive number") !=
         std::string::npos);
+}
+
+TEST_CASE("byte sizes take binary suffixes") {
+  CHECK(ParseByteSize("1048576") == uint64_t{1} << 20);
+  CHECK(ParseByteSize("64K") == uint64_t{64} << 10);
+  CHECK(ParseByteSize("64M") == uint64_t{64} << 20);
+  CHECK(ParseByteSize("64MiB") == uint64_t{64} << 20);
+  CHECK(ParseByteSize("8GB") == uint64_t{8} << 30);
+  CHECK(ParseByteSize("2t") == uint64_t{2} << 40);
+  for (const char* bad : {"", "0", "-5", "1.5G", "12X", "G", "99999999999T", " 5"}) {
+    CAPTURE(bad);
+    CHECK(!ParseByteSize(bad));
+  }
+}
+
+TEST_CASE("the limits default to SizeLimits' values and come from flags or TFD_*") {
+  auto defaults = Parse({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->size_limits.max_graph_tensor_bytes == SizeLimits().max_graph_tensor_bytes);
+  CHECK(defaults->size_limits.max_graph_bytes == SizeLimits().max_graph_bytes);
+  CHECK(defaults->size_limits.max_tensor_bytes == SizeLimits().max_tensor_bytes);
+  CHECK(defaults->memory_budget == 0);
+
+  auto set = Parse({"--max-graph-tensor-bytes", "1G", "--max-tensor-bytes=16G",
+                    "--memory-budget", "8G"},
+                   {{"TFD_MAX_GRAPH_BYTES", "2G"}, {"TFD_MAX_TENSOR_BYTES", "1K"}});
+  INFO(set.status().ToString());
+  REQUIRE(set.ok());
+  CHECK(set->size_limits.max_graph_tensor_bytes == uint64_t{1} << 30);
+  CHECK(set->size_limits.max_graph_bytes == uint64_t{2} << 30);
+  CHECK(set->size_limits.max_tensor_bytes == uint64_t{16} << 30);  // the flag wins
+  CHECK(set->memory_budget == uint64_t{8} << 30);
+
+  auto bad = Parse({"--memory-budget", "lots"});
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+  CHECK(bad.status().message().find("--memory-budget must be a positive number of bytes") !=
+        std::string::npos);
+  auto bad_env = Parse({}, {{"TFD_MAX_GRAPH_BYTES", "0"}});
+  CHECK(bad_env.status().message().find("TFD_MAX_GRAPH_BYTES") != std::string::npos);
 }
 
 }  // namespace

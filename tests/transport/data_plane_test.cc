@@ -97,7 +97,10 @@ TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each tra
     CHECK(TensorsEqual(*pair.received.at(Key{100, "f"}), floats));
     Tensor strings = Tensor::FromVector<std::string>({"", "tfd", std::string(70000, 'x')});
     REQUIRE(pair.PushAndWait(101, "s", strings).ok());
-    CHECK(TensorsEqual(*pair.received.at(Key{101, "s"}), strings));
+    const auto& got_strings = pair.received.at(Key{101, "s"});
+    INFO(got_strings.status().ToString());
+    REQUIRE(got_strings.ok());
+    CHECK(TensorsEqual(*got_strings, strings));
   }
 }
 

@@ -123,6 +123,59 @@ TEST_CASE("OneHot refuses a negative depth, a bad axis and non-scalar values") {
                    .status(), "on_value must be a scalar");
 }
 
+TEST_CASE("OneHot with a huge depth fails with RESOURCE_EXHAUSTED before allocating") {
+  // Two indices at depth 2e9 ask for 16 GB of float32.
+  auto out = Run("OneHot", {{"T", DType::kFloat32}},
+                 {I64({0, 1}), Tensor::Scalar(int32_t{2000000000}), F32({1}, {}), F32({0}, {})});
+  INFO(out.status().ToString());
+  REQUIRE(!out.ok());
+  CHECK(out.status().code() == Code::kResourceExhausted);
+  CHECK(out.status().message() ==
+        "output 0 of 'test_OneHot': float32[2, 2000000000] takes 14.9 GiB, more than the 4 GiB "
+        "allowed for one tensor (--max-tensor-bytes)");
+}
+
+// Fill of `n` float32 with the limits and budget of `env`.
+StatusOr<std::vector<Tensor>> FillUnder(KernelEnv& env, int32_t n) {
+  testing::RunOpOptions options;
+  options.env = &env;
+  return testing::RunOp(Ops(), "Fill", {{"T", DType::kFloat32}}, {I32({n}), F32({1}, {})},
+                        options);
+}
+
+TEST_CASE("outputs are charged to the task's memory budget until they are freed") {
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  const uint64_t budget = 4 << 20;  // room for 1 Mi floats
+  env.memory = std::make_shared<MemoryBudget>(budget);
+  {
+    auto half = FillUnder(env, 1 << 19);  // budget / 2
+    INFO(half.status().ToString());
+    REQUIRE(half.ok());
+    CHECK(env.memory->used() == budget / 2);
+    // A second half still fits; a third does not while both are alive.
+    auto second = FillUnder(env, 1 << 19);
+    REQUIRE(second.ok());
+    auto third = FillUnder(env, 1);
+    CHECK(third.status().code() == Code::kResourceExhausted);
+    CHECK(third.status().message().find("output 0 of 'test_Fill': float32[1]: 4 bytes more would "
+                                        "pass the task's memory budget: 4 MiB of 4 MiB in use") !=
+          std::string::npos);
+  }
+  CHECK(env.memory->used() == 0);
+  auto twice = FillUnder(env, 1 << 21);  // budget * 2
+  CHECK(twice.status().code() == Code::kResourceExhausted);
+  CHECK(twice.status().message().find("8 MiB more would pass") != std::string::npos);
+  CHECK(env.memory->used() == 0);
+  // The per-tensor limit applies before the budget.
+  env.limits.max_tensor_bytes = 1000;
+  auto over = FillUnder(env, 251);
+  CHECK(over.status().code() == Code::kResourceExhausted);
+  CHECK(over.status().message().find("float32[251] takes 1004 bytes, more than the 1000 bytes "
+                                     "allowed for one tensor") != std::string::npos);
+}
+
 TEST_CASE("OneHot's shape function") {
   const PartialShape scalar(std::vector<int64_t>{});
   const AttrMap attrs{{"T", DType::kFloat32}};

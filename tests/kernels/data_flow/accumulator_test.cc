@@ -3,6 +3,8 @@
 #include <atomic>
 #include <thread>
 
+#include "common/graph.h"
+#include "common/graph_io.h"
 #include "kernels/data_flow/conditional_accumulator.h"
 #include "tests/kernels/data_flow/queue_test_util.h"
 
@@ -328,6 +330,26 @@ TEST_CASE("num_required must be at least 1") {
   }
   CHECK(NumAccumulated(e, acc) == 1);
   CHECK(Acc(acc).global_step() == 0);
+}
+
+TEST_CASE("a constant num_required below 1 is refused when the graph is checked") {
+  OpRegistry registry;
+  REQUIRE(kernels::RegisterAll(registry).ok());
+  auto def = ParseGraph(R"((nodes = [
+      (name = "acc", op = "ConditionalAccumulator", attrs = [
+         (name = "dtype", value = (type = float32)),
+         (name = "shape", value = (shape = (dims = [])))]),
+      (name = "n", op = "Const", attrs = [(name = "dtype", value = (type = int32)),
+         (name = "value", value = (tensor = (dtype = int32, shape = [], int32Val = [0])))]),
+      (name = "take", op = "AccumulatorTakeGradient", inputs = ["acc", "n"], attrs = [
+         (name = "dtype", value = (type = float32))])]))",
+                        "take.txt");
+  REQUIRE(def.ok());
+  auto graph = Graph::Build(std::move(def).value(), registry);
+  INFO(graph.status().ToString());
+  CHECK(graph.status().code() == Code::kInvalidArgument);
+  CHECK(Contains(graph.status().message(),
+                 "node 'take' (AccumulatorTakeGradient): num_required must be >= 1 but is 0"));
 }
 
 TEST_CASE("kernels naming the same shared_name share one accumulator") {

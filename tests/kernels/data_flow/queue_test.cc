@@ -4,6 +4,8 @@
 #include <atomic>
 #include <thread>
 
+#include "common/graph.h"
+#include "common/graph_io.h"
 #include "tests/kernels/data_flow/queue_test_util.h"
 
 namespace tfd::testing {
@@ -361,6 +363,57 @@ TEST_CASE("components are checked against the queue's types and shapes") {
     CHECK(many.status().code() == Code::kInvalidArgument);
     CHECK(Contains(many.status().message(), "fully defined"));
   }
+}
+
+TEST_CASE("a capacity below -1 is refused where the graph is checked and the kernel built") {
+  // Graph validation (tfctl graph validate, session creation) names the node.
+  OpRegistry registry;
+  REQUIRE(kernels::RegisterAll(registry).ok());
+  for (int64_t capacity : {int64_t{-5}, int64_t{-2}, int64_t{0}}) {
+    CAPTURE(capacity);
+    auto def = ParseGraph("(nodes = [(name = \"q\", op = \"FIFOQueue\", attrs = ["
+                          "(name = \"component_types\", value = (list = (type = [float32]))), "
+                          "(name = \"capacity\", value = (i = " + std::to_string(capacity) +
+                              "))])])",
+                          "queue.txt");
+    REQUIRE(def.ok());
+    auto graph = Graph::Build(std::move(def).value(), registry);
+    INFO(graph.status().ToString());
+    CHECK(graph.status().code() == Code::kInvalidArgument);
+    CHECK(Contains(graph.status().message(), "node 'q' (FIFOQueue): capacity must be positive, "
+                                             "or -1 for unbounded, not " +
+                                                 std::to_string(capacity)));
+    // And the kernel, for whoever builds one without checking the graph.
+    QueueTestEnv e;
+    auto out = e.Run("FIFOQueue", {{"component_types", std::vector<DType>{DType::kFloat32}},
+                                   {"capacity", capacity}},
+                     {});
+    CHECK(out.status().code() == Code::kInvalidArgument);
+    CHECK(Contains(out.status().message(), "not " + std::to_string(capacity)));
+  }
+  QueueTestEnv e;
+  auto unbounded = e.NewQueue("unbounded", {DType::kFloat32}, {}, -1);
+  CHECK(Contains(unbounded->DebugString(), "unbounded"));
+}
+
+TEST_CASE("a constant negative DequeueMany count is refused when the graph is checked") {
+  OpRegistry registry;
+  REQUIRE(kernels::RegisterAll(registry).ok());
+  auto def = ParseGraph(R"((nodes = [
+      (name = "q", op = "FIFOQueue", attrs = [
+         (name = "component_types", value = (list = (type = [float32]))),
+         (name = "shapes", value = (list = (shape = [(dims = [2])])))]),
+      (name = "n", op = "Const", attrs = [(name = "dtype", value = (type = int32)),
+         (name = "value", value = (tensor = (dtype = int32, shape = [], int32Val = [-3])))]),
+      (name = "take", op = "QueueDequeueMany", inputs = ["q", "n"], attrs = [
+         (name = "component_types", value = (list = (type = [float32])))])]))",
+                        "dequeue.txt");
+  REQUIRE(def.ok());
+  auto graph = Graph::Build(std::move(def).value(), registry);
+  INFO(graph.status().ToString());
+  CHECK(graph.status().code() == Code::kInvalidArgument);
+  CHECK(Contains(graph.status().message(), "node 'take' (QueueDequeueMany): n must be >= 0 but "
+                                           "is -3"));
 }
 
 }  // namespace
