@@ -13,7 +13,7 @@ namespace {
 bool OnPs(const NodeExecStats& n) { return n.device.find("/job:ps") != std::string::npos; }
 
 // Control edges cross tasks as _Recv nodes named "_recv/~source"
-// (daemon/partition.cc): they carry no tensor, so they do not mark the
+// (daemon/runtime/partition.cc): they carry no tensor, so they do not mark the
 // arrival of a parameter.
 bool IsDataRecv(const NodeExecStats& n) {
   return n.op == "_Recv" && n.node.rfind("_recv/~", 0) != 0;

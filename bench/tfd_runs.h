@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench/proc_counters.h"
-#include "daemon/client.h"
+#include "daemon/client/client.h"
 
 namespace tfd::bench {
 

@@ -14,7 +14,7 @@
 
 #include "api/train_signature.h"
 #include "bench/tfd_cluster.h"
-#include "daemon/local_session.h"
+#include "daemon/runtime/local_session.h"
 #include "examples/mnist/mnist_model.h"
 #include "kernels/register_all.h"
 

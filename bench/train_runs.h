@@ -1,6 +1,6 @@
 // What train_bench measures: steps per second of the classic MNIST model
 // (examples/mnist, asynchronous, batch 100, SGD 0.001) in one process
-// through a LocalSession, and on real tfd daemons through daemon/client.h,
+// through a LocalSession, and on real tfd daemons through daemon/client/client.h,
 // with the same graph and the same generated data.
 //
 //   TFD_ASSIGN_OR_RETURN(TrainFigures local, MeasureInProcess(setup, setup.cpus));

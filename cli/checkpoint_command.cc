@@ -1,6 +1,6 @@
 // tfctl checkpoint save|restore|list: the cluster's checkpoints, through the
 // master of the task given by --target, which asks every task
-// (daemon/checkpoint_fanout.h). docs/cli.md shows the output.
+// (daemon/distributed/checkpoint_fanout.h). docs/cli.md shows the output.
 #include <kj/async-io.h>
 
 #include <boost/program_options.hpp>

@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "daemon/client.h"
+#include "daemon/client/client.h"
 
 namespace tfd::cli {
 

@@ -21,7 +21,7 @@
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "common/prune.h"
-#include "daemon/local_session.h"
+#include "daemon/runtime/local_session.h"
 #include "kernels/register_all.h"
 
 namespace tfd::cli {

@@ -26,7 +26,7 @@
 #include <string>
 
 #include "common/graph_def.h"
-#include "daemon/client.h"
+#include "daemon/client/client.h"
 
 namespace tfd::cli {
 

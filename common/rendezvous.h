@@ -4,7 +4,7 @@
 // A key names one transfer of one step: "SRC_DEVICE;DST_DEVICE;EDGE", with
 // the step id kept apart. The task that runs the _Recv decides how to get
 // the tensor: from its own table when the sender is local, over RPC from the
-// sender's task otherwise (daemon/remote_rendezvous.h).
+// sender's task otherwise (daemon/distributed/task_rendezvous.h).
 //
 //   rendezvous.Send(step, key, tensor);                       // never blocks
 //   rendezvous.RecvAsync(step, key, cm, [](StatusOr<Tensor> t) { ... });

@@ -29,7 +29,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
       ("threads", po::value<std::string>(), "compute threads; 0 = one per core (TFD_THREADS)")
       ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
-      // Connection limits: daemon/server_limits.h says why each default.
+      // Connection limits: daemon/distributed/server_limits.h says why each default.
       ("max-connections", po::value<std::string>(), "connections at once, default 1024 (TFD_MAX_CONNECTIONS)")
       ("max-connections-per-peer", po::value<std::string>(), "connections from one address not yet logged in, default 64 (TFD_MAX_CONNECTIONS_PER_PEER)")
       ("login-timeout", po::value<std::string>(), "seconds a connection has to log in, default 10 (TFD_LOGIN_TIMEOUT)")

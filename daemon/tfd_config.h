@@ -11,7 +11,7 @@
 #include <string>
 
 #include "common/cluster_spec.h"
-#include "daemon/server_limits.h"
+#include "daemon/distributed/server_limits.h"
 #include "common/size_limits.h"
 
 namespace tfd {
@@ -23,7 +23,7 @@ struct TfdConfig {
   std::string listen;          // default: this task's address in the spec
   std::string data_dir;        // readers and Save/Restore may use it
   std::string checkpoint_dir;  // checkpoints go here; the newest good one is restored on start
-  int checkpoint_keep = 5;     // checkpoints kept after each save (daemon/checkpoints.h)
+  int checkpoint_keep = 5;     // checkpoints kept after each save (daemon/checkpoint/checkpoint_manager.h)
   std::string log_level = "info";
   bool log_device_placement = false;
   std::string auth_token;      // read from --auth-token-file

@@ -20,9 +20,9 @@
 #include "common/memory_budget.h"
 #include "common/resource_mgr.h"
 #include "common/size_limits.h"
-#include "daemon/checkpoints.h"
-#include "daemon/rpc_status.h"
-#include "daemon/task_server.h"
+#include "daemon/checkpoint/checkpoint_manager.h"
+#include "daemon/rpc/kj_status.h"
+#include "daemon/distributed/task_server.h"
 #include "daemon/tfd_config.h"
 #include "kernels/register_all.h"
 

@@ -9,7 +9,7 @@
 #include <random>
 
 #include "common/tensor_proto.h"
-#include "daemon/rpc_status.h"
+#include "daemon/rpc/kj_status.h"
 #include "schemas/transport.capnp.h"
 
 namespace tfd {

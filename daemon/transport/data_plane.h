@@ -45,7 +45,7 @@
 
 #include "common/buffer_pool.h"
 #include "common/tensor.h"
-#include "daemon/rpc_status.h"
+#include "daemon/rpc/kj_status.h"
 #include "daemon/transport/ucx_worker.h"
 
 namespace tfd {

@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 
-#include "daemon/rpc_status.h"
+#include "daemon/rpc/kj_status.h"
 
 namespace tfd {
 

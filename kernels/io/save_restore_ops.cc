@@ -1,11 +1,11 @@
 // Save, Restore, SaveV2, RestoreV2: tensors to and from checkpoint files
-// (kernels/io/checkpoint_file.h), at paths confined to the task's allowed
+// (common/tensor_bundle/checkpoint_file.h), at paths confined to the task's allowed
 // directories.
 #include <filesystem>
 #include <string>
 
 #include "common/op_kernel.h"
-#include "kernels/io/checkpoint_file.h"
+#include "common/tensor_bundle/checkpoint_file.h"
 #include "kernels/io/io_ops_internal.h"
 
 namespace tfd::kernels::io {

@@ -21,7 +21,7 @@
 #include "api/ops.h"
 #include "common/op_registry.h"
 #include "common/resource_mgr.h"
-#include "daemon/local_session.h"
+#include "daemon/runtime/local_session.h"
 
 namespace tfd::testing {
 

@@ -1,5 +1,5 @@
 // libFuzzer target: any bytes as what a peer sends before logging in.
-// Through PreLoginStream (daemon/pre_login_stream.h) and Cap'n Proto's
+// Through PreLoginStream (daemon/rpc/pre_login_stream.h) and Cap'n Proto's
 // frame reader, every input must end in messages, a clean end or an
 // error — never a crash, a hang or a leak — and nothing PreLoginStream let
 // through may exceed its budget. The first input byte decides how the rest
@@ -17,7 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "daemon/pre_login_stream.h"
+#include "daemon/rpc/pre_login_stream.h"
 
 namespace {
 

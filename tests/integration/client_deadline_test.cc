@@ -4,7 +4,7 @@
 // and Client::Connect(2 s) end with an error instead of waiting forever.
 #include <catch2/catch.hpp>
 
-#include "daemon/client.h"
+#include "daemon/client/client.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/raw_socket.h"
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "common/cluster_spec.h"
-#include "daemon/client.h"
+#include "daemon/client/client.h"
 
 namespace tfd::testing {
 

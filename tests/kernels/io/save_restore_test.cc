@@ -1,8 +1,8 @@
 // Save/Restore and SaveV2/RestoreV2 through their kernels, and the
 // confinement of their paths to the task's allowed directories.
-#include "kernels/io/checkpoint_file.h"
+#include "common/tensor_bundle/checkpoint_file.h"
 #include "kernels/register_all.h"
-#include "tests/kernels/io/io_test_util.h"
+#include "tests/util/io_test_util.h"
 #include "tests/util/kernel_runner.h"
 
 namespace tfd::testing {

@@ -1,0 +1,100 @@
+// CheckpointManager: the checkpoints of one task's variables in its
+// --checkpoint-dir — save, list, restore, keep the newest few.
+//
+// A checkpoint is one file `ckpt-<step>.tfdckpt` (daemon/checkpoint/checkpoint_dir.h)
+// holding every initialized variable of the task's ResourceMgr, each under
+// its key: the variable's name in the default container, "container:name"
+// elsewhere (docs/checkpoint_format.md, "Checkpoint directories").
+//
+//   CheckpointManager::Options options;
+//   options.dir = "/var/lib/tfd/ckpt";
+//   TFD_ASSIGN_OR_RETURN(auto ckpts, CheckpointManager::Open(options, resources, logger));
+//   TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(1200));
+//   TFD_ASSIGN_OR_RETURN(CheckpointManager::Restored r, ckpts->Restore(std::nullopt));
+//
+// Save snapshots each variable under its own lock (values are copy-on-write,
+// so this costs no copy and does not stall training) and writes the file
+// atomically; variables are not snapshotted together, as in TensorFlow's
+// asynchronous training. Restore reads and verifies the whole file before
+// assigning anything, so a damaged file changes no variable.
+//
+// Thread-safety: every method may be called from any thread; saves, prunes
+// and restores are serialised. Calls block on file I/O: keep them off the
+// event loop.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "common/resource_mgr.h"
+#include "common/status.h"
+#include "daemon/checkpoint/checkpoint_info.h"
+
+namespace tfd {
+
+class CheckpointManager {
+ public:
+  struct Options {
+    std::filesystem::path dir;  // created when missing
+    // Checkpoints kept after a successful save; older ones are deleted. A
+    // handful covers a corrupt newest file without filling the disk.
+    int keep = 5;
+  };
+  struct Saved {
+    CheckpointInfo checkpoint;
+    std::vector<std::filesystem::path> pruned;
+  };
+  struct Restored {
+    CheckpointInfo checkpoint;
+    std::vector<std::string> variables;  // keys assigned, in file order
+    std::vector<std::string> skipped;    // latest: newer files passed over, "PATH: why"
+  };
+
+  // Creates the directory if needed and removes temporaries a killed save
+  // left behind. INVALID_ARGUMENT for an empty dir or keep < 1.
+  static StatusOr<std::unique_ptr<CheckpointManager>> Open(Options options, ResourceMgr& resources,
+                                                        std::shared_ptr<spdlog::logger> logger);
+
+  const std::filesystem::path& dir() const { return options_.dir; }
+
+  // Writes every initialized variable to the checkpoint for `step` (>= 0;
+  // replacing one of the same step), then prunes. A failed write — a failed
+  // fsync included — fails the save and leaves older checkpoints alone.
+  StatusOr<Saved> Save(int64_t step);
+
+  // The checkpoints, oldest first; with `verify`, each file's checksums are
+  // all checked (reads every file whole) and the outcome reported per file.
+  StatusOr<std::vector<CheckpointInfo>> List(bool verify) const;
+
+  // Assigns the saved values to the task's variables, creating those that do
+  // not exist (marked as restored, so the first VariableV2 of that name
+  // adopts them). Variables the file lacks are left alone.
+  // - step given: that checkpoint; NOT_FOUND when there is none,
+  //   FAILED_PRECONDITION "checkpoint 'PATH' is corrupt: ..." when damaged.
+  // - nullopt: the newest that verifies; damaged newer ones are logged as
+  //   warnings and listed in `skipped`. NOT_FOUND when the directory holds no
+  //   checkpoint, FAILED_PRECONDITION naming each file when none verifies.
+  StatusOr<Restored> Restore(std::optional<int64_t> step);
+
+ private:
+  CheckpointManager(Options options, ResourceMgr& resources, std::shared_ptr<spdlog::logger> logger)
+      : options_(std::move(options)), resources_(resources), logger_(std::move(logger)) {}
+
+  const Options options_;
+  ResourceMgr& resources_;
+  std::shared_ptr<spdlog::logger> logger_;  // may be null
+  mutable std::mutex mu_;                   // held by Save and Restore for their whole run
+};
+
+// The key a variable is saved under, and back. A container or a name that
+// holds ':' in the default container cannot be told apart: INVALID_ARGUMENT.
+StatusOr<std::string> CheckpointKey(const std::string& container, const std::string& name);
+std::pair<std::string, std::string> SplitCheckpointKey(const std::string& key);
+
+}  // namespace tfd

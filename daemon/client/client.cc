@@ -1,0 +1,280 @@
+#include "daemon/client/client.h"
+
+#include <thread>
+
+#include "common/graph_io.h"
+#include "common/tensor_proto.h"
+#include "daemon/rpc/checkpoint_wire.h"
+#include "daemon/rpc/kj_status.h"
+#include "daemon/rpc/tensor_wire.h"
+
+namespace tfd {
+namespace {
+
+// What a call may take beyond the deadline the server enforces itself, so
+// the server's more specific error arrives before ours.
+constexpr std::chrono::milliseconds kMargin{2000};
+
+VariableDescription FromProto(proto::VariableInfo::Reader v) {
+  VariableDescription d;
+  d.name = v.getName();
+  d.dtype = DTypeFromProto(v.getDtype()).ok() ? *DTypeFromProto(v.getDtype()) : DType::kInvalid;
+  d.shape = ShapeFromProto(v.getShape());
+  d.initialized = v.getInitialized();
+  d.device = v.getDevice();
+  return d;
+}
+
+template <typename Response>
+std::vector<TaskCheckpoints> ReportsFrom(const Response& r) {
+  std::vector<TaskCheckpoints> out;
+  for (auto t : r.getTasks()) out.push_back(TaskCheckpointsFromProto(t));
+  return out;
+}
+
+}  // namespace
+
+template <typename T>
+StatusOr<T> Client::Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, const char* what) {
+  auto& timer = io_.provider->getTimer();
+  auto limited = p.then([](T&& v) -> kj::Maybe<T> { return kj::mv(v); })
+                     .exclusiveJoin(timer.afterDelay((timeout + kMargin).count() * kj::MILLISECONDS)
+                                        .then([]() -> kj::Maybe<T> { return nullptr; }));
+  try {
+    auto result = limited.wait(io_.waitScope);
+    KJ_IF_MAYBE(v, result) { return kj::mv(*v); }
+    return errors::DeadlineExceeded(what, " on ", task_, " did not finish within ",
+                                    (timeout + kMargin).count() / 1000.0, " s");
+  } catch (const kj::Exception& e) {
+    return StatusFromKj(e);
+  }
+}
+
+Status Client::WaitVoid(kj::Promise<void> p, std::chrono::milliseconds timeout, const char* what) {
+  auto r = Wait(p.then([]() { return true; }), timeout, what);
+  return r.status();
+}
+
+namespace {
+
+// What one connection attempt yields once logged in.
+struct LoggedIn {
+  kj::Own<RpcConnection> connection;
+  proto::Master::Client master;
+  proto::Worker::Client worker;
+  std::string task;
+};
+
+// Parses `target`, connects and logs in. `phase` says how far it got, for
+// the error when the deadline cuts it short.
+kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
+                              const std::string& token, const char*& phase) {
+  phase = "resolving the address";
+  return io.provider->getNetwork()
+      .parseAddress(target.c_str())
+      .then([&phase](kj::Own<kj::NetworkAddress> addr) {
+        phase = "connecting";
+        return addr->connect().attach(kj::mv(addr));
+      })
+      .then([&phase, token](kj::Own<kj::AsyncIoStream> stream) {
+        phase = "logging in (connected, but no answer yet)";
+        auto connection = RpcConnection::Client(kj::mv(stream));
+        auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
+        request.setToken(
+            kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token.data()), token.size()));
+        return request.send().then([connection = kj::mv(connection)](
+                                       capnp::Response<proto::Gate::LoginResults>&& r) mutable {
+          auto services = r.getServices();
+          return LoggedIn{kj::mv(connection), services.getMaster(), services.getWorker(),
+                          services.getTask()};
+        });
+      });
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const std::string& target,
+                                                  const std::string& token,
+                                                  std::chrono::milliseconds timeout) {
+  // One deadline for everything: resolving, connecting and logging in, over
+  // every retry. A task that accepts and never answers (hung, or out of file
+  // descriptors with the connection stuck in its backlog) costs `timeout`.
+  kj::Timer& timer = io.provider->getTimer();
+  const kj::TimePoint deadline = timer.now() + timeout.count() * kj::MILLISECONDS;
+  Status last = errors::Unavailable("no attempt made");
+  for (auto delay = std::chrono::milliseconds(50);; delay = std::min(delay * 2, std::chrono::milliseconds(1000))) {
+    const kj::Duration left = deadline - timer.now();
+    if (left <= 0 * kj::SECONDS) break;
+    const char* phase = "";
+    auto attempt = Attempt(io, target, token, phase)
+                       .then([](LoggedIn&& l) -> kj::Maybe<LoggedIn> { return kj::mv(l); })
+                       .exclusiveJoin(timer.afterDelay(left).then(
+                           []() -> kj::Maybe<LoggedIn> { return nullptr; }));
+    try {
+      auto result = attempt.wait(io.waitScope);
+      KJ_IF_MAYBE(l, result) {
+        return std::make_unique<Client>(io, kj::mv(l->connection), kj::mv(l->master),
+                                        kj::mv(l->worker), std::move(l->task));
+      }
+      last = errors::Unavailable("the deadline passed while ", phase);
+      break;
+    } catch (const kj::Exception& e) {
+      last = StatusFromKj(e);
+      if (last.code() == Code::kUnauthenticated) return last;
+    }
+    if (timer.now() + delay.count() * kj::MILLISECONDS >= deadline) break;
+    timer.afterDelay(delay.count() * kj::MILLISECONDS).wait(io.waitScope);
+  }
+  return errors::Unavailable("cannot reach ", target, " within ", timeout.count() / 1000.0, " s: ",
+                             last.message());
+}
+
+Client::Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection,
+               proto::Master::Client master, proto::Worker::Client worker, std::string task)
+    : io_(io),
+      connection_(kj::mv(connection)),
+      master_(kj::mv(master)),
+      worker_(kj::mv(worker)),
+      task_(std::move(task)) {}
+
+Client::~Client() = default;
+
+Status Client::CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout) {
+  auto request = master_.createSessionRequest();
+  GraphToProto(graph, request.initGraph());
+  request.initOptions().setStepTimeoutMs(step_timeout.count());
+  if (step_timeout.count() > 0) step_timeout_ = step_timeout;
+  auto session = Wait(request.send().then([](capnp::Response<proto::Master::CreateSessionResults>&& r) {
+    return r.getSession();
+  }), std::chrono::milliseconds(30000), "createSession");
+  if (!session.ok()) return session.status();
+  session_ = kj::mv(session).value();
+  return OkStatus();
+}
+
+StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<std::string>& fetches,
+                                        const std::vector<std::string>& targets,
+                                        const RunOptions& options) {
+  KJ_IF_MAYBE(session, session_) {
+    auto request = session->runRequest();
+    auto feed_list = request.initFeeds(static_cast<unsigned>(feeds.size()));
+    for (unsigned i = 0; i < feeds.size(); ++i) {
+      feed_list[i].setName(feeds[i].first);
+      TensorToWire(feeds[i].second, feed_list[i].initTensor());
+    }
+    auto fetch_list = request.initFetches(static_cast<unsigned>(fetches.size()));
+    for (unsigned i = 0; i < fetches.size(); ++i) fetch_list.set(i, fetches[i]);
+    auto target_list = request.initTargets(static_cast<unsigned>(targets.size()));
+    for (unsigned i = 0; i < targets.size(); ++i) target_list.set(i, targets[i]);
+    request.initOptions().setTimeoutMs(options.timeout.count());
+    request.getOptions().setTrace(options.trace);
+    using Response = capnp::Response<proto::Session::RunResults>;
+    auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
+                         options.timeout.count() > 0 ? options.timeout : step_timeout_, "run");
+    if (!response.ok()) return response.status();
+    RunOutput out;
+    auto held = *response;
+    for (auto f : held->getFetches()) {
+      auto t = TensorFromWire(f.getTensor(), held);
+      if (!t.ok()) return t.status();
+      out.fetches.push_back(std::move(t).value());
+    }
+    for (auto n : held->getTrace()) {
+      out.stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
+                                 n.getEndMicros(), n.getThread()});
+    }
+    return out;
+  }
+  return errors::FailedPrecondition("no session: call CreateSession first");
+}
+
+Status Client::CloseSession() {
+  KJ_IF_MAYBE(session, session_) {
+    Status s = WaitVoid(session->closeRequest().send().ignoreResult(), std::chrono::milliseconds(10000), "close");
+    session_ = nullptr;
+    return s;
+  }
+  return OkStatus();
+}
+
+Status Client::WaitCluster(std::chrono::milliseconds timeout) {
+  auto request = master_.waitClusterRequest();
+  request.setTimeoutMs(timeout.count());
+  return WaitVoid(request.send().ignoreResult(), timeout, "waitCluster");
+}
+
+Status Client::WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout) {
+  auto request = master_.waitInitializedRequest();
+  auto list = request.initNames(static_cast<unsigned>(names.size()));
+  for (unsigned i = 0; i < names.size(); ++i) list.set(i, names[i]);
+  request.setTimeoutMs(timeout.count());
+  return WaitVoid(request.send().ignoreResult(), timeout, "waitInitialized");
+}
+
+StatusOr<TaskStatusInfo> Client::GetStatus(std::chrono::milliseconds timeout) {
+  return Wait(worker_.statusRequest().send().then([](capnp::Response<proto::Worker::StatusResults>&& r) {
+    auto s = r.getStatus();
+    return TaskStatusInfo{s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
+                          s.getRegisteredGraphs(), s.getVariables(), s.getPid()};
+  }), timeout, "status");
+}
+
+StatusOr<std::vector<VariableDescription>> Client::ListVariables(std::chrono::milliseconds timeout) {
+  return Wait(worker_.listVariablesRequest().send().then(
+                  [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
+                    std::vector<VariableDescription> out;
+                    for (auto v : r.getVariables()) out.push_back(FromProto(v));
+                    return out;
+                  }),
+              timeout, "listVariables");
+}
+
+StatusOr<std::pair<VariableDescription, Tensor>> Client::ReadVariable(
+    const std::string& name, std::chrono::milliseconds timeout) {
+  auto request = worker_.readVariableRequest();
+  request.setName(name);
+  using Response = capnp::Response<proto::Worker::ReadVariableResults>;
+  auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
+                       timeout, "readVariable");
+  if (!response.ok()) return response.status();
+  auto held = *response;
+  VariableDescription d = FromProto(held->getInfo());
+  Tensor value;
+  if (d.initialized && held->hasValue()) {
+    auto t = TensorFromWire(held->getValue(), held);
+    if (!t.ok()) return t.status();
+    value = std::move(t).value();
+  }
+  return std::make_pair(d, value);
+}
+
+StatusOr<std::vector<TaskCheckpoints>> Client::SaveCheckpoint(std::optional<int64_t> step,
+                                                              std::chrono::milliseconds timeout) {
+  auto request = master_.saveCheckpointRequest();
+  request.setHasStep(step.has_value());
+  request.setStep(step.value_or(0));
+  request.setTimeoutMs(timeout.count());
+  return Wait(request.send().then([](capnp::Response<proto::Master::SaveCheckpointResults>&& r) {
+    return ReportsFrom(r);
+  }), timeout, "saveCheckpoint");
+}
+
+StatusOr<std::vector<TaskCheckpoints>> Client::RestoreCheckpoint(int64_t step,
+                                                                 std::chrono::milliseconds timeout) {
+  auto request = master_.restoreCheckpointRequest();
+  request.setStep(step);
+  request.setTimeoutMs(timeout.count());
+  return Wait(request.send().then([](capnp::Response<proto::Master::RestoreCheckpointResults>&& r) {
+    return ReportsFrom(r);
+  }), timeout, "restoreCheckpoint");
+}
+
+StatusOr<std::vector<TaskCheckpoints>> Client::ListCheckpoints(std::chrono::milliseconds timeout) {
+  auto request = master_.listCheckpointsRequest();
+  request.setTimeoutMs(timeout.count());
+  return Wait(request.send().then([](capnp::Response<proto::Master::ListCheckpointsResults>&& r) {
+    return ReportsFrom(r);
+  }), timeout, "listCheckpoints");
+}
+
+}  // namespace tfd

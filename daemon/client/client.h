@@ -1,0 +1,121 @@
+// Client: a synchronous handle on one tfd task, for tfctl and tests.
+//
+// Every call waits on the caller's event loop with a deadline and returns a
+// Status whose code came across the wire (DEADLINE_EXCEEDED when the
+// deadline passed first).
+//
+//   auto io = kj::setupAsyncIo();
+//   TFD_ASSIGN_OR_RETURN(auto c, Client::Connect(io, "localhost:2222", token, 10s));
+//   TFD_RETURN_IF_ERROR(c->CreateSession(graph));
+//   TFD_ASSIGN_OR_RETURN(auto out, c->Run({}, {"c"}, {}, {}));
+//
+// Thread-safety: one thread, the one that owns `io`.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/graph_def.h"
+#include "common/step_stats.h"
+#include "common/tensor.h"
+#include "daemon/checkpoint/checkpoint_info.h"
+#include "daemon/rpc/connection.h"
+#include "schemas/rpc.capnp.h"
+
+namespace tfd {
+
+struct TaskStatusInfo {
+  std::string task, address;
+  double uptime_seconds = 0;
+  uint32_t sessions = 0, registered_graphs = 0, variables = 0;
+  int64_t pid = 0;
+};
+
+struct VariableDescription {
+  std::string name;
+  DType dtype = DType::kInvalid;
+  PartialShape shape;
+  bool initialized = false;
+  std::string device;
+};
+
+class Client {
+ public:
+  using Feeds = std::vector<std::pair<std::string, Tensor>>;
+  struct RunOptions {
+    std::chrono::milliseconds timeout{0};  // 0: the session's default
+    bool trace = false;
+  };
+  struct RunOutput {
+    std::vector<Tensor> fetches;
+    StepStats stats;
+  };
+
+  // Connects and logs in, retrying while the task is not up. `timeout`
+  // bounds all of it — resolving, connecting, logging in, every retry — so a
+  // task that accepts and never answers costs `timeout`, then UNAVAILABLE
+  // saying how far the last attempt got. A refused token is UNAUTHENTICATED
+  // at once.
+  static StatusOr<std::unique_ptr<Client>> Connect(kj::AsyncIoContext& io, const std::string& target,
+                                                   const std::string& token,
+                                                   std::chrono::milliseconds timeout);
+  Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection, proto::Master::Client master,
+         proto::Worker::Client worker, std::string task);
+  ~Client();
+
+  const std::string& task() const { return task_; }
+
+  Status CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout = {});
+  StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
+                          const std::vector<std::string>& targets, const RunOptions& options);
+  Status CloseSession();
+
+  Status WaitCluster(std::chrono::milliseconds timeout);
+  Status WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout);
+  StatusOr<TaskStatusInfo> GetStatus(std::chrono::milliseconds timeout);
+  StatusOr<std::vector<VariableDescription>> ListVariables(std::chrono::milliseconds timeout);
+  StatusOr<std::pair<VariableDescription, Tensor>> ReadVariable(const std::string& name,
+                                                                std::chrono::milliseconds timeout);
+
+  // Cluster checkpoints, through this task's master, which asks every task of
+  // the cluster: one entry per task, in cluster order; a task without a
+  // --checkpoint-dir has an empty `directory` and was skipped. Fails naming
+  // each task that failed; FAILED_PRECONDITION when no task has a checkpoint
+  // dir. `timeout` bounds the whole fan-out.
+  //
+  //   TFD_RETURN_IF_ERROR(client.SaveCheckpoint(global_step, 60s).status());
+  //
+  // Saves every task's initialized variables at `step` (>= 0), or without one
+  // at the value of the variable `global_step` (0 when no task holds it).
+  StatusOr<std::vector<TaskCheckpoints>> SaveCheckpoint(std::optional<int64_t> step,
+                                                        std::chrono::milliseconds timeout);
+  // Restores `step` on every task, or with kLatestCheckpoint the newest step
+  // that verifies on all of them. A damaged file is FAILED_PRECONDITION
+  // naming it.
+  static constexpr int64_t kLatestCheckpoint = -1;
+  StatusOr<std::vector<TaskCheckpoints>> RestoreCheckpoint(int64_t step,
+                                                           std::chrono::milliseconds timeout);
+  // Every task's checkpoints, oldest first, each file verified.
+  StatusOr<std::vector<TaskCheckpoints>> ListCheckpoints(std::chrono::milliseconds timeout);
+
+ private:
+  // Waits for `p` at most `timeout` (plus a margin for the server's own deadline).
+  template <typename T>
+  StatusOr<T> Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, const char* what);
+  Status WaitVoid(kj::Promise<void> p, std::chrono::milliseconds timeout, const char* what);
+
+  kj::AsyncIoContext& io_;
+  kj::Own<RpcConnection> connection_;
+  proto::Master::Client master_;
+  proto::Worker::Client worker_;
+  kj::Maybe<proto::Session::Client> session_;
+  std::chrono::milliseconds step_timeout_{30000};
+  std::string task_;
+};
+
+}  // namespace tfd

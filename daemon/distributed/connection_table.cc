@@ -1,0 +1,59 @@
+#include "daemon/distributed/connection_table.h"
+
+namespace tfd {
+
+ConnectionTable::Admission ConnectionTable::Admit(const std::string& peer_host) {
+  Admission a;
+  if (PendingFrom(peer_host) >= limits_.max_pending_per_peer) {
+    a.refusal = std::to_string(limits_.max_pending_per_peer) + " connections from " + peer_host +
+                " have not logged in yet (--max-connections-per-peer)";
+    return a;
+  }
+  if (static_cast<int>(connections_.size()) >= limits_.max_connections) {
+    a.shed = OldestPending();
+    if (!a.shed) {
+      a.refusal = std::to_string(connections_.size()) +
+                  " connections are open and all have logged in (--max-connections)";
+      return a;
+    }
+    // Gone from the books now, so the caller's count and ours agree even
+    // before the connection has finished closing.
+    Remove(*a.shed);
+  }
+  a.admitted = true;
+  a.id = next_id_++;
+  connections_[a.id] = peer_host;
+  pending_.insert(a.id);
+  ++pending_by_host_[peer_host];
+  return a;
+}
+
+void ConnectionTable::Settle(Id id, const std::string& peer_host) {
+  if (pending_.erase(id) == 0) return;
+  auto p = pending_by_host_.find(peer_host);
+  if (p != pending_by_host_.end() && --p->second == 0) pending_by_host_.erase(p);
+}
+
+void ConnectionTable::LoggedIn(Id id) {
+  auto it = connections_.find(id);
+  if (it != connections_.end()) Settle(id, it->second);
+}
+
+void ConnectionTable::Remove(Id id) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  Settle(id, it->second);
+  connections_.erase(it);
+}
+
+std::optional<ConnectionTable::Id> ConnectionTable::OldestPending() const {
+  if (pending_.empty()) return std::nullopt;
+  return *pending_.begin();
+}
+
+int ConnectionTable::PendingFrom(const std::string& peer_host) const {
+  auto it = pending_by_host_.find(peer_host);
+  return it == pending_by_host_.end() ? 0 : it->second;
+}
+
+}  // namespace tfd

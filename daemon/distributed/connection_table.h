@@ -1,0 +1,63 @@
+// ConnectionTable: the books of a task's accepted connections — who they
+// come from, whether they have logged in — and the admission rules of
+// ServerLimits on top of them:
+//   - at most max_connections in all: a new connection over the cap takes
+//     the place of the oldest one that has not logged in, or is refused
+//     when all have;
+//   - at most max_pending_per_peer from one address that have not logged in.
+// It only decides; TaskServer closes what it is told to.
+//
+//   ConnectionTable table(limits);
+//   auto a = table.Admit("10.0.0.7");
+//   if (!a.admitted) { log a.refusal; close; }
+//   if (a.shed) close connection *a.shed first;
+//   ... table.LoggedIn(a.id); ... table.Remove(a.id);
+//
+// Thread-safety: none; TaskServer keeps it on the event-loop thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "daemon/distributed/server_limits.h"
+
+namespace tfd {
+
+class ConnectionTable {
+ public:
+  using Id = uint64_t;
+
+  struct Admission {
+    bool admitted = false;
+    Id id = 0;                // when admitted
+    std::optional<Id> shed;   // a pending connection to close to make room
+    std::string refusal;      // when not admitted: why, naming the flag
+  };
+
+  explicit ConnectionTable(const ServerLimits& limits) : limits_(limits) {}
+
+  Admission Admit(const std::string& peer_host);
+  void LoggedIn(Id id);
+  void Remove(Id id);
+
+  // The connection that has waited longest without logging in.
+  std::optional<Id> OldestPending() const;
+
+  size_t size() const { return connections_.size(); }
+  int PendingFrom(const std::string& peer_host) const;
+
+ private:
+  // Takes `id`, which has not logged in, off the pending books.
+  void Settle(Id id, const std::string& peer_host);
+
+  const ServerLimits limits_;
+  Id next_id_ = 1;
+  std::map<Id, std::string> connections_;       // id -> peer host
+  std::set<Id> pending_;                        // not logged in; ids grow, so oldest first
+  std::map<std::string, int> pending_by_host_;  // hosts with pending connections only
+};
+
+}  // namespace tfd

@@ -1,0 +1,182 @@
+#include "daemon/distributed/master_service.h"
+
+#include <set>
+
+#include "common/graph.h"
+#include "common/graph_io.h"
+#include "daemon/distributed/checkpoint_fanout.h"
+#include "daemon/rpc/checkpoint_wire.h"
+#include "daemon/distributed/master_session.h"
+#include "daemon/distributed/on_pool.h"
+#include "daemon/distributed/peers.h"
+#include "daemon/rpc/kj_status.h"
+
+namespace tfd {
+namespace {
+
+// Polls every task's variables until `names` (or, when empty, every variable
+// and at least one) are initialized, or the deadline passes.
+kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
+                                  kj::TimePoint deadline) {
+  kj::Vector<kj::Promise<std::vector<std::pair<std::string, bool>>>> lists;
+  for (const std::string& task : env.cluster.TaskNames()) {
+    const auto short_deadline = kj::min(deadline, env.peers->timer().now() + 1 * kj::SECONDS);
+    lists.add(env.peers->Services(task, short_deadline)
+                  .then([](TaskServices s) { return s.worker.listVariablesRequest().send(); })
+                  .then(
+                      [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
+                        std::vector<std::pair<std::string, bool>> out;
+                        for (auto v : r.getVariables()) {
+                          out.emplace_back(v.getName().cStr(), v.getInitialized());
+                        }
+                        return out;
+                      },
+                      [task](kj::Exception&&) {
+                        // An unreachable task is reported, not fatal: it may be starting.
+                        return std::vector<std::pair<std::string, bool>>{{"\x01" + task, false}};
+                      }));
+  }
+  return kj::joinPromises(lists.releaseAsArray())
+      .then([&env, names = std::move(names), deadline](
+                kj::Array<std::vector<std::pair<std::string, bool>>> all) mutable
+            -> kj::Promise<void> {
+        std::map<std::string, bool> seen;
+        std::vector<std::string> unreachable;
+        for (auto& list : all) {
+          for (auto& [name, init] : list) {
+            if (!name.empty() && name[0] == '\x01') {
+              unreachable.push_back(name.substr(1));
+            } else {
+              seen[name] = seen[name] || init;
+            }
+          }
+        }
+        std::vector<std::string> waiting;
+        if (names.empty()) {
+          for (auto& [name, init] : seen) {
+            if (!init) waiting.push_back(name + " (uninitialized)");
+          }
+          if (seen.empty()) waiting.push_back("any variable (none exists yet)");
+          for (auto& t : unreachable) waiting.push_back(t + " (unreachable)");
+        } else {
+          for (auto& n : names) {
+            auto it = seen.find(n);
+            if (it == seen.end()) {
+              waiting.push_back(n + " (not found)");
+            } else if (!it->second) {
+              waiting.push_back(n + " (uninitialized)");
+            }
+          }
+        }
+        if (waiting.empty()) return kj::READY_NOW;
+        if (env.peers->timer().now() + 100 * kj::MILLISECONDS >= deadline) {
+          std::string list;
+          for (auto& w : waiting) list += (list.empty() ? "" : ", ") + w;
+          return KjFromStatus(errors::DeadlineExceeded("variables still not initialized: ", list));
+        }
+        return env.peers->timer().afterDelay(100 * kj::MILLISECONDS).then(
+            [&env, names = std::move(names), deadline]() mutable {
+              return PollInitialized(env, std::move(names), deadline);
+            });
+      });
+}
+
+}  // namespace
+
+kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
+  auto params = context.getParams();
+  const int64_t ms = params.getOptions().getStepTimeoutMs();
+  const auto timeout = ms > 0 ? std::chrono::milliseconds(ms) : env_.step_timeout;
+  // Read and checked on the pool: a graph's constants may be large, and the
+  // loop serves everyone else meanwhile. Bad graphs fail here, not at run.
+  auto graph = OwnedCopy(params.getGraph());
+  return OnPool<GraphDef>(*env_.pool,
+                          [graph, registry = env_.registry,
+                           limits = env_.kernel_env->limits]() -> StatusOr<GraphDef> {
+                            TFD_ASSIGN_OR_RETURN(
+                                GraphDef def,
+                                GraphFromProto(graph->getRoot<proto::GraphDef>(), limits));
+                            TFD_RETURN_IF_ERROR(Graph::Build(def, *registry).status());
+                            return def;
+                          })
+      .then([this, context, timeout](GraphDef def) mutable {
+        context.getResults().setSession(kj::heap<MasterSession>(env_, std::move(def), timeout));
+      });
+}
+
+kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
+  context.allowCancellation();
+  const int64_t ms = context.getParams().getTimeoutMs();
+  const auto deadline = env_.peers->timer().now() +
+                        (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
+  kj::Vector<kj::Promise<Status>> checks;
+  const auto tasks = env_.cluster.TaskNames();
+  for (const std::string& task : tasks) {
+    checks.add(Settle(env_.peers->Services(task, deadline).then([](TaskServices s) {
+      return s.worker.statusRequest().send().ignoreResult();
+    })));
+  }
+  return kj::joinPromises(checks.releaseAsArray()).then([tasks](kj::Array<Status> results) {
+    std::string down;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (!results[i].ok()) down += (down.empty() ? "" : "; ") + results[i].message();
+    }
+    if (!down.empty()) ThrowIfError(errors::DeadlineExceeded("cluster not ready: ", down));
+  });
+}
+
+kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  std::vector<std::string> names;
+  for (auto n : params.getNames()) names.emplace_back(n.cStr());
+  const int64_t ms = params.getTimeoutMs();
+  const auto deadline = env_.peers->timer().now() +
+                        (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
+  return PollInitialized(env_, std::move(names), deadline);
+}
+
+namespace {
+
+kj::TimePoint DeadlineAfter(TaskEnv& env, int64_t timeout_ms) {
+  return env.peers->timer().now() +
+         (timeout_ms > 0 ? timeout_ms : env.step_timeout.count()) * kj::MILLISECONDS;
+}
+
+template <typename Results>
+void ReportsToProto(const std::vector<TaskCheckpoints>& reports, Results results) {
+  auto list = results.initTasks(static_cast<unsigned>(reports.size()));
+  for (unsigned i = 0; i < reports.size(); ++i) TaskCheckpointsToProto(reports[i], list[i]);
+}
+
+}  // namespace
+
+kj::Promise<void> MasterService::saveCheckpoint(SaveCheckpointContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  const std::optional<int64_t> step =
+      params.getHasStep() ? std::optional<int64_t>(params.getStep()) : std::nullopt;
+  return SaveClusterCheckpoint(env_, step, DeadlineAfter(env_, params.getTimeoutMs()))
+      .then([context](std::vector<TaskCheckpoints> reports) mutable {
+        ReportsToProto(reports, context.getResults());
+      });
+}
+
+kj::Promise<void> MasterService::restoreCheckpoint(RestoreCheckpointContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  return RestoreClusterCheckpoint(env_, params.getStep(), DeadlineAfter(env_, params.getTimeoutMs()))
+      .then([context](std::vector<TaskCheckpoints> reports) mutable {
+        ReportsToProto(reports, context.getResults());
+      });
+}
+
+kj::Promise<void> MasterService::listCheckpoints(ListCheckpointsContext context) {
+  context.allowCancellation();
+  return ListClusterCheckpoints(env_, DeadlineAfter(env_, context.getParams().getTimeoutMs()))
+      .then([context](std::vector<TaskCheckpoints> reports) mutable {
+        ReportsToProto(reports, context.getResults());
+      });
+}
+
+}  // namespace tfd

@@ -1,0 +1,31 @@
+// MasterService: the Master interface — sessions for clients, the
+// cluster's barriers (every task reachable; variables initialized), each
+// served here with a deadline rather than polled by clients, and the
+// cluster's checkpoints. (The Gate in front of it: daemon/distributed/gate_service.h.)
+//
+// Thread-safety: a capnp server; event-loop thread only.
+#pragma once
+
+#include "daemon/distributed/task_env.h"
+#include "schemas/rpc.capnp.h"
+
+namespace tfd {
+
+class MasterService final : public proto::Master::Server {
+ public:
+  explicit MasterService(TaskEnv& env) : env_(env) {}
+
+ protected:
+  kj::Promise<void> createSession(CreateSessionContext context) override;
+  kj::Promise<void> waitCluster(WaitClusterContext context) override;
+  kj::Promise<void> waitInitialized(WaitInitializedContext context) override;
+  // Cluster checkpoints, fanned out by daemon/distributed/checkpoint_fanout.h.
+  kj::Promise<void> saveCheckpoint(SaveCheckpointContext context) override;
+  kj::Promise<void> restoreCheckpoint(RestoreCheckpointContext context) override;
+  kj::Promise<void> listCheckpoints(ListCheckpointsContext context) override;
+
+ private:
+  TaskEnv& env_;
+};
+
+}  // namespace tfd

@@ -1,0 +1,315 @@
+#include "daemon/distributed/master_session.h"
+
+#include <random>
+
+#include "common/device_name.h"
+#include "common/graph.h"
+#include "common/graph_io.h"
+#include "daemon/distributed/on_pool.h"
+#include "daemon/runtime/partition.h"
+#include "daemon/distributed/peers.h"
+#include "daemon/runtime/placement.h"
+#include "daemon/rpc/tensor_wire.h"
+
+namespace tfd {
+namespace {
+
+using RunStepResponse = capnp::Response<proto::RegisteredGraph::RunStepResults>;
+
+int64_t NewStepId() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return static_cast<int64_t>(rng() >> 1);
+}
+
+std::string SignatureKey(const std::vector<std::pair<TensorId, Tensor>>& feeds,
+                         const std::vector<TensorId>& fetches,
+                         const std::vector<std::string>& targets) {
+  std::string key;
+  for (const auto& [id, t] : feeds) key += id.ToString() + ",";
+  key += ";";
+  for (const auto& id : fetches) key += id.ToString() + ",";
+  key += ";";
+  for (const auto& t : targets) key += t + ",";
+  return key;
+}
+
+Status WithTask(const std::string& task, const Status& s) {
+  return Status(s.code(), task + ": " + s.message());
+}
+
+// True when the failing node was a _Recv: its partition only waited for a
+// tensor that another partition never sent, and that partition's error says
+// why (the executor writes "node 'NAME' (OP): ..." in front of a kernel's
+// error).
+bool FailedWaitingForTransfer(const Status& s) {
+  return s.message().find("(_Recv): ") != std::string::npos;
+}
+
+// The error a step reports, of all its partitions' errors: the first one,
+// unless it only says that a transfer was waited for and another partition's
+// error of the same code says what it was waiting on (both reach the deadline
+// at about the same time, in either order: an empty queue on the ps, say).
+Status MostTelling(const std::vector<Status>& errors) {
+  if (errors.empty()) return OkStatus();
+  if (!FailedWaitingForTransfer(errors.front())) return errors.front();
+  for (const Status& s : errors) {
+    if (s.code() == errors.front().code() && !FailedWaitingForTransfer(s)) return s;
+  }
+  return errors.front();
+}
+
+}  // namespace
+
+struct MasterSession::StepState {
+  int64_t step_id = NewStepId();
+  std::shared_ptr<Prepared> prepared;
+  std::vector<Status> errors;  // of every partition, in the order they came
+  bool aborted = false;
+  bool finished = false;
+  std::shared_ptr<RunStepResponse> master_results;
+  std::vector<std::shared_ptr<RunStepResponse>> traces;  // every part's response, when traced
+};
+
+MasterSession::MasterSession(TaskEnv& env, GraphDef graph, std::chrono::milliseconds step_timeout)
+    : env_(env),
+      graph_(std::move(graph)),
+      step_timeout_(step_timeout),
+      errors_(env.logger, "a step abort or cleanup"),
+      background_(errors_) {
+  ++env_.sessions;
+}
+
+MasterSession::~MasterSession() { --env_.sessions; }
+
+kj::Promise<void> MasterSession::extend(ExtendContext context) {
+  auto more = OwnedCopy(context.getParams().getGraph());
+  // Extensions apply one after the other, each to the graph the previous
+  // one left; the merge is read and checked on the pool (see createSession).
+  auto applied = extended_.addBranch().then([this, more]() {
+    return OnPool<GraphDef>(*env_.pool,
+                            [more, merged = graph_, registry = env_.registry,
+                             limits = env_.kernel_env->limits]() mutable -> StatusOr<GraphDef> {
+                              TFD_ASSIGN_OR_RETURN(
+                                  GraphDef added,
+                                  GraphFromProto(more->getRoot<proto::GraphDef>(), limits));
+                              for (NodeDef& n : added.nodes) merged.nodes.push_back(std::move(n));
+                              TFD_RETURN_IF_ERROR(Graph::Build(merged, *registry).status());
+                              return merged;
+                            })
+        .then([this](GraphDef merged) {
+          graph_ = std::move(merged);
+          prepared_.clear();
+        });
+  });
+  auto result = applied.fork();
+  extended_ = result.addBranch().catch_([](kj::Exception&&) {}).fork();
+  return result.addBranch();
+}
+
+kj::Promise<void> MasterSession::close(CloseContext) {
+  prepared_.clear();  // releases every registered partition
+  return kj::READY_NOW;
+}
+
+StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
+    const std::vector<std::pair<TensorId, Tensor>>& feeds, const std::vector<TensorId>& fetches,
+    const std::vector<std::string>& targets, const std::string& key) {
+  if (auto it = prepared_.find(key); it != prepared_.end()) return it->second;
+  auto prepared = std::make_shared<Prepared>();
+  TFD_ASSIGN_OR_RETURN(GraphDef rewritten, RewriteForRun(graph_, *env_.registry, feeds, fetches,
+                                                         targets, &prepared->feeds));
+  // Feeds enter and fetches leave through the master's own partition.
+  for (NodeDef& n : rewritten.nodes) {
+    if (n.op == "_Arg" || n.op == "_Retval") n.device = env_.task;
+  }
+  TFD_ASSIGN_OR_RETURN(Graph graph, Graph::Build(std::move(rewritten), *env_.registry));
+  PlacementOptions options;
+  options.cluster = env_.cluster;
+  TFD_ASSIGN_OR_RETURN(options.master, DeviceName::Parse(env_.task));
+  options.logger = env_.logger;
+  TFD_ASSIGN_OR_RETURN(std::vector<std::string> devices, Place(graph, options));
+  if (env_.log_device_placement && env_.logger) {
+    for (int id = 0; id < graph.num_nodes(); ++id) {
+      const Graph::Node& n = graph.node(id);
+      if (n.op()[0] == '_') continue;  // the runtime's own feed/fetch nodes
+      env_.logger->info("placement: {} ({}) -> {}", n.name(), n.op(), devices[id]);
+    }
+  }
+  TFD_ASSIGN_OR_RETURN(auto parts, PartitionGraph(graph, devices));
+  for (auto& [task, def] : parts) {
+    auto part = std::make_unique<Part>();
+    part->task = task;
+    part->graph = std::move(def);
+    if (task == env_.task) prepared->master_part = part.get();
+    prepared->parts.push_back(std::move(part));
+  }
+  prepared_.emplace(key, prepared);
+  return prepared;
+}
+
+kj::Promise<proto::RegisteredGraph::Client> MasterSession::Register(Part& part,
+                                                                    kj::TimePoint deadline) {
+  const uint64_t incarnation = env_.peers->Incarnation(part.task);
+  KJ_IF_MAYBE(handle, part.handle) {
+    if (part.incarnation == incarnation) return proto::RegisteredGraph::Client(*handle);
+  }
+  part.handle = nullptr;
+  return env_.peers->Services(part.task, deadline)
+      .then([&part](TaskServices services) {
+        auto request = services.worker.registerGraphRequest();
+        GraphToProto(part.graph, request.initGraph());
+        return request.send();
+      })
+      .then(
+          [&part, incarnation](capnp::Response<proto::Worker::RegisterGraphResults>&& r) {
+            proto::RegisteredGraph::Client handle = r.getGraph();
+            part.handle = handle;
+            part.incarnation = incarnation;
+            return handle;
+          },
+          [&part](kj::Exception&& e) -> proto::RegisteredGraph::Client {
+            Status s = StatusFromKj(e);
+            // Peers' own errors already name the task; others get it here.
+            if (s.message().find(part.task) == std::string::npos) s = WithTask(part.task, s);
+            kj::throwFatalException(KjFromStatus(s));
+          });
+}
+
+void MasterSession::Abort(StepState& step, const Status& why) {
+  if (step.aborted) return;
+  step.aborted = true;
+  const auto deadline = env_.peers->timer().now() + 2 * kj::SECONDS;
+  for (const auto& part : step.prepared->parts) {
+    const int64_t step_id = step.step_id;
+    const std::string code(CodeName(why.code())), message = why.message();
+    // A task that is gone has nothing to abort: no waiting for it to start.
+    background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
+                        .then([step_id, code, message](TaskServices s) {
+                          auto request = s.worker.abortStepRequest();
+                          request.setStepId(step_id);
+                          request.setCode(code);
+                          request.setMessage(message);
+                          return request.send().ignoreResult();
+                        })
+                        .catch_([](kj::Exception&&) {}));
+  }
+}
+
+kj::Promise<void> MasterSession::run(RunContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  std::vector<std::pair<TensorId, Tensor>> feeds;
+  for (auto f : params.getFeeds()) {
+    auto id = ParseTensorId(f.getName());
+    if (!id.ok()) return KjFromStatus(id.status());
+    auto value = TensorFromProto(f.getTensor(), env_.kernel_env->limits.max_tensor_bytes);
+    if (!value.ok()) return KjFromStatus(value.status().WithContext("feed '" + std::string(f.getName().cStr()) + "'"));
+    feeds.emplace_back(std::move(id).value(), std::move(value).value());
+  }
+  std::vector<TensorId> fetches;
+  for (auto f : params.getFetches()) {
+    auto id = ParseTensorId(f);
+    if (!id.ok()) return KjFromStatus(id.status());
+    fetches.push_back(std::move(id).value());
+  }
+  std::vector<std::string> targets;
+  for (auto t : params.getTargets()) targets.emplace_back(t.cStr());
+  const auto options = params.getOptions();
+  const int64_t timeout_ms = options.getTimeoutMs() > 0 ? options.getTimeoutMs() : step_timeout_.count();
+  const bool trace = options.getTrace();
+
+  auto prepared = Prepare(feeds, fetches, targets, SignatureKey(feeds, fetches, targets));
+  if (!prepared.ok()) return KjFromStatus(prepared.status());
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    Status s = CheckFeed((*prepared)->feeds[i], feeds[i].second);
+    if (!s.ok()) return KjFromStatus(s);
+  }
+  auto step = std::make_shared<StepState>();
+  step->prepared = *prepared;
+  const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
+
+  kj::Vector<kj::Promise<proto::RegisteredGraph::Client>> registrations;
+  for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
+
+  auto ran = kj::joinPromises(registrations.releaseAsArray())
+      .then([this, step, feeds = std::move(feeds), n_fetches = fetches.size(), timeout_ms, trace](
+                kj::Array<proto::RegisteredGraph::Client> handles) mutable {
+        kj::Vector<kj::Promise<void>> runs;
+        auto& parts = step->prepared->parts;
+        for (size_t i = 0; i < parts.size(); ++i) {
+          Part* part = parts[i].get();
+          auto request = handles[i].runStepRequest();
+          request.setStepId(step->step_id);
+          request.setTimeoutMs(timeout_ms);
+          request.setTrace(trace);
+          const bool is_master = part == step->prepared->master_part;
+          if (is_master) {
+            auto list = request.initFeeds(static_cast<unsigned>(feeds.size()));
+            for (unsigned k = 0; k < feeds.size(); ++k) TensorToWire(feeds[k].second, list[k]);
+            request.setNumFetches(static_cast<uint32_t>(n_fetches));
+          }
+          runs.add(request.send().then(
+              [step, is_master, trace](RunStepResponse&& r) {
+                auto held = std::make_shared<RunStepResponse>(kj::mv(r));
+                if (trace) step->traces.push_back(held);
+                if (is_master) step->master_results = held;
+              },
+              [this, step, part](kj::Exception&& e) {
+                Status s = StatusFromKj(e);
+                if (s.message().find(part->task) == std::string::npos) s = WithTask(part->task, s);
+                if (s.code() == Code::kUnavailable) {
+                  env_.peers->Forget(part->task);
+                  part->handle = nullptr;
+                }
+                // The first error aborts the step; which one is reported is
+                // decided once every partition has answered (MostTelling).
+                step->errors.push_back(s);
+                Abort(*step, s);
+              })
+              // KJ runs a continuation only when someone pulls on it, and a
+              // join pulls only once every branch is done: without this, a
+              // failed partition would abort the others only after they had
+              // finished (or hit their deadline) anyway.
+              .eagerlyEvaluate(nullptr));
+        }
+        return kj::joinPromises(runs.releaseAsArray());
+      })
+      .then([step, context, fetches]() mutable {
+        step->finished = true;
+        ThrowIfError(MostTelling(step->errors));
+        auto results = context.getResults();
+        auto out = results.initFetches(static_cast<unsigned>(fetches.size()));
+        if (step->master_results) {
+          auto got = step->master_results->getFetches();
+          for (unsigned i = 0; i < out.size() && i < got.size(); ++i) {
+            out[i].setName(fetches[i].ToString());
+            out[i].setTensor(got[i]);
+          }
+        }
+        size_t total = 0;
+        for (auto& t : step->traces) total += t->getTrace().size();
+        auto trace_out = results.initTrace(static_cast<unsigned>(total));
+        unsigned k = 0;
+        for (auto& t : step->traces) {
+          for (auto n : t->getTrace()) trace_out.setWithCaveats(k++, n);
+        }
+      });
+  // Whatever happens — success, failure, or the client cancelling the call —
+  // every task forgets the step's transfers; a cancelled step is aborted.
+  return ran.attach(kj::defer([this, step]() {
+    if (!step->finished) Abort(*step, errors::Cancelled("the client cancelled step ", step->step_id));
+    const auto deadline = env_.peers->timer().now() + 2 * kj::SECONDS;
+    for (const auto& part : step->prepared->parts) {
+      const int64_t step_id = step->step_id;
+      background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
+                          .then([step_id](TaskServices s) {
+                            auto request = s.worker.cleanupStepRequest();
+                            request.setStepId(step_id);
+                            return request.send().ignoreResult();
+                          })
+                          .catch_([](kj::Exception&&) {}));
+    }
+  }));
+}
+
+}  // namespace tfd

@@ -1,0 +1,201 @@
+#include "daemon/distributed/peers.h"
+
+#include <charconv>
+
+#include "daemon/rpc/kj_status.h"
+
+namespace tfd {
+namespace {
+
+constexpr kj::Duration kFirstBackoff = 50 * kj::MILLISECONDS;
+constexpr kj::Duration kMaxBackoff = 1 * kj::SECONDS;
+
+}  // namespace
+
+StatusOr<std::pair<std::string, int>> SplitTaskName(const std::string& task) {
+  // "/job:J/replica:0/task:T"
+  const size_t job = task.find("/job:");
+  const size_t slash = task.find('/', job + 5);
+  const size_t t = task.rfind("/task:");
+  if (job != 0 || slash == std::string::npos || t == std::string::npos) {
+    return errors::InvalidArgument("'", task, "' is not a task name like /job:ps/replica:0/task:0");
+  }
+  int index = -1;
+  const char* begin = task.data() + t + 6;
+  auto [end, ec] = std::from_chars(begin, task.data() + task.size(), index);
+  if (ec != std::errc() || end != task.data() + task.size() || index < 0) {
+    return errors::InvalidArgument("'", task, "' has a bad task index");
+  }
+  return std::make_pair(task.substr(5, slash - 5), index);
+}
+
+Peers::Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std::string self_task,
+             TaskServices self, std::string token,
+             std::shared_ptr<spdlog::logger> logger)
+    : io_(io),
+      timer_(timer),
+      cluster_(std::move(cluster)),
+      self_task_(std::move(self_task)),
+      self_(kj::mv(self)),
+      token_(std::move(token)),
+      logger_(std::move(logger)),
+      errors_(logger_, "a connection watch"),
+      watches_(errors_) {}
+
+kj::Promise<TaskServices> Peers::Services(const std::string& task, kj::TimePoint deadline,
+                                          Patience patience) {
+  if (task == self_task_) return TaskServices(self_);
+  auto split = SplitTaskName(task);
+  if (!split.ok()) return KjFromStatus(split.status());
+  auto address = cluster_.TaskAddress(split->first, split->second);
+  if (!address.ok()) return KjFromStatus(address.status());
+  Peer& peer = peers_[task];
+  peer.address = *address;
+  const bool patient = patience == Patience::kWaitForStart;
+  if (peer.services == nullptr || peer.failed) {
+    peer.give_up_at = patient ? deadline : kj::origin<kj::TimePoint>();
+    StartAttempt(task, peer);
+  } else if (!peer.connected) {
+    // Join the attempt in flight; a patient caller keeps it going for as
+    // long as it waits, an impatient one does not wait for a task already
+    // found down.
+    if (patient) {
+      peer.give_up_at = kj::max(peer.give_up_at, deadline);
+    } else if (!peer.last_error.empty()) {
+      return KjFromStatus(errors::Unavailable(task, " at ", peer.address,
+                                              " cannot be reached: ", peer.last_error));
+    }
+  }
+  return Waiter(task, peer, deadline);
+}
+
+void Peers::StartAttempt(const std::string& task, Peer& peer) {
+  const uint64_t attempt = ++peer.attempt;
+  peer.connected = false;
+  peer.failed = false;
+  peer.last_error.clear();
+  // The attempt marks its own outcome, whoever still waits on it: a failure
+  // must not outlive the callers that saw it (they may have given up and
+  // gone, taking any handler of theirs with them).
+  peer.services = Connect(task, attempt, kFirstBackoff)
+                      .then(
+                          [this, task, attempt](TaskServices services) {
+                            if (Peer* p = Current(task, attempt)) p->connected = true;
+                            return services;
+                          },
+                          [this, task, attempt](kj::Exception&& e) -> TaskServices {
+                            if (Peer* p = Current(task, attempt)) p->failed = true;
+                            kj::throwFatalException(kj::mv(e));
+                          })
+                      .fork();
+}
+
+kj::Promise<TaskServices> Peers::Waiter(const std::string& task, Peer& peer,
+                                        kj::TimePoint deadline) {
+  KJ_IF_MAYBE(services, peer.services) {
+    auto branch = services->addBranch();
+    if (peer.connected) return branch;
+    auto expired = timer_.atTime(deadline).then([this, task]() -> TaskServices {
+      const Peer& p = peers_[task];
+      kj::throwFatalException(KjFromStatus(errors::Unavailable(
+          task, " at ", p.address, " cannot be reached",
+          p.last_error.empty() ? std::string(" before the deadline") : ": " + p.last_error)));
+    });
+    return branch.exclusiveJoin(kj::mv(expired));
+  }
+  return KjFromStatus(errors::Internal("no connection attempt to ", task));
+}
+
+kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attempt,
+                                         kj::Duration backoff) {
+  Peer* peer = Current(task, attempt);
+  if (peer == nullptr) {
+    return KjFromStatus(errors::Unavailable("the connection attempt to ", task, " was dropped"));
+  }
+  return io_.getNetwork()
+      .parseAddress(peer->address.c_str())
+      .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+      .then([this, task, attempt](kj::Own<kj::AsyncIoStream> stream) {
+        return Login(task, attempt, kj::mv(stream));
+      })
+      .catch_([this, task, attempt, backoff](kj::Exception&& e) -> kj::Promise<TaskServices> {
+        const Status s = StatusFromKj(e);
+        Peer* peer = Current(task, attempt);
+        // A refused token stays refused: no point in asking again.
+        if (peer == nullptr || s.code() == Code::kUnauthenticated) return kj::mv(e);
+        peer->last_error = s.message();
+        const kj::TimePoint now = timer_.now();
+        if (now >= peer->give_up_at) {
+          return KjFromStatus(errors::Unavailable(task, " at ", peer->address,
+                                                  " cannot be reached: ", s.message()));
+        }
+        // The last try falls on the deadline of the caller that waits longest.
+        return timer_.afterDelay(kj::min(backoff, peer->give_up_at - now))
+            .then([this, task, attempt, backoff]() {
+              return Connect(task, attempt, kj::min(backoff * 2, kMaxBackoff));
+            });
+      });
+}
+
+kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt,
+                                       kj::Own<kj::AsyncIoStream> stream) {
+  auto connection = RpcConnection::Client(kj::mv(stream));
+  auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
+  request.setToken(
+      kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token_.data()), token_.size()));
+  auto answered = request.send().then([](capnp::Response<proto::Gate::LoginResults>&& r) {
+    auto s = r.getServices();
+    return TaskServices{s.getMaster(), s.getWorker()};
+  });
+  auto silent = timer_.afterDelay(kLoginTimeout).then([]() -> TaskServices {
+    kj::throwFatalException(KjFromStatus(errors::Unavailable(
+        "it accepted the connection but did not answer the login within ",
+        kLoginTimeout / kj::SECONDS, " s")));
+  });
+  return answered.exclusiveJoin(kj::mv(silent))
+      .then([this, task, attempt, connection = kj::mv(connection)](TaskServices services) mutable
+            -> TaskServices {
+        Peer* peer = Current(task, attempt);
+        if (peer == nullptr) {
+          kj::throwFatalException(
+              KjFromStatus(errors::Unavailable("the connection attempt to ", task, " was dropped")));
+        }
+        watches_.add(connection->OnDisconnect()
+                         .then([this, task, attempt]() {
+                           if (Current(task, attempt) == nullptr) return;  // forgotten already
+                           if (logger_) logger_->warn("lost the connection to {}", task);
+                           Forget(task);
+                         })
+                         // A connection we dropped ourselves ends its watch with it.
+                         .catch_([](kj::Exception&&) {}));
+        peer->connection = kj::mv(connection);
+        return services;
+      });
+}
+
+Peers::Peer* Peers::Current(const std::string& task, uint64_t attempt) {
+  auto it = peers_.find(task);
+  if (it == peers_.end() || it->second.attempt != attempt) return nullptr;
+  return &it->second;
+}
+
+uint64_t Peers::Incarnation(const std::string& task) const {
+  auto it = peers_.find(task);
+  return it == peers_.end() ? 0 : it->second.incarnation;
+}
+
+void Peers::Forget(const std::string& task) {
+  auto it = peers_.find(task);
+  if (it == peers_.end()) return;
+  Peer& peer = it->second;
+  // An attempt still in flight has nothing stale to forget: it is the fresh start.
+  if (peer.services != nullptr && !peer.connected && !peer.failed) return;
+  peer.services = nullptr;
+  peer.connection = nullptr;
+  peer.connected = false;
+  peer.failed = false;
+  ++peer.attempt;
+  ++peer.incarnation;
+}
+
+}  // namespace tfd

@@ -1,0 +1,113 @@
+// Peers: connections from this task to the other tasks of the cluster (and
+// a direct line to itself), made on demand and kept.
+//
+// Services() connects when there is no live connection. One attempt per
+// task is shared by every caller that needs the task meanwhile. A caller that
+// waits for the task to start (a run started before its tasks, as in
+// TensorFlow) keeps the attempt retrying with backoff up to its deadline; one
+// that only wants a task that is up (a checkpoint, an abort) fails as soon
+// as a try has failed. Each caller gives up at its own deadline with
+// UNAVAILABLE naming the task, its address and the last error. An attempt
+// that failed is never handed to a later caller: the next one starts afresh,
+// so a task that was down for a while is reached as soon as it is up again.
+// A connection that drops is forgotten at once, and the task's incarnation
+// counter moves on, telling sessions that graphs registered there are gone.
+//
+//   peers.Services("/job:ps/replica:0/task:0", deadline)
+//       .then([](TaskServices s) { ... s.worker.recvTensorRequest() ... });
+//
+// Thread-safety: event-loop thread only.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "common/cluster_spec.h"
+#include "daemon/rpc/connection.h"
+#include "daemon/rpc/kj_status.h"
+#include "schemas/rpc.capnp.h"
+
+namespace tfd {
+
+// The capabilities a task serves, as obtained through its Gate.
+struct TaskServices {
+  proto::Master::Client master = nullptr;
+  proto::Worker::Client worker = nullptr;
+};
+
+class Peers {
+ public:
+  // What a caller of Services does about a task that does not answer.
+  enum class Patience {
+    kWaitForStart,  // retry until the deadline: the task may be starting
+    kFailIfDown,    // UNAVAILABLE after the first failed try
+  };
+
+  Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std::string self_task,
+        TaskServices self, std::string token, std::shared_ptr<spdlog::logger> logger);
+
+  // The services of `task` ("/job:J/replica:0/task:T"). Rejects with
+  // UNAVAILABLE at the deadline, UNAUTHENTICATED on a refused token,
+  // NOT_FOUND for a task not in the cluster.
+  kj::Promise<TaskServices> Services(const std::string& task, kj::TimePoint deadline,
+                                     Patience patience = Patience::kWaitForStart);
+  // Bumped each time the connection to `task` is lost or forgotten.
+  uint64_t Incarnation(const std::string& task) const;
+  // Drops the connection to `task` (after an error that suggests it is gone).
+  void Forget(const std::string& task);
+
+  const ClusterSpec& cluster() const { return cluster_; }
+  const std::string& self_task() const { return self_task_; }
+  kj::Timer& timer() { return timer_; }
+
+  // How long one login may take before the attempt tries a new connection
+  // (a task that accepts but does not answer: stopped, or overloaded).
+  static constexpr kj::Duration kLoginTimeout = 10 * kj::SECONDS;
+
+ private:
+  struct Peer {
+    std::string address;
+    kj::Own<RpcConnection> connection;             // once logged in
+    kj::Maybe<kj::ForkedPromise<TaskServices>> services;  // the attempt, or its success
+    bool connected = false;      // `services` has resolved with a live connection
+    bool failed = false;         // `services` has failed: the next caller starts afresh
+    // The latest deadline of the callers that wait for the task to start;
+    // with none, the attempt fails at its first failed try.
+    kj::TimePoint give_up_at = kj::origin<kj::TimePoint>();
+    std::string last_error;      // of the attempt in progress, for the callers' messages
+    uint64_t attempt = 0;        // which attempt callbacks belong to; Forget moves it too
+    uint64_t incarnation = 0;
+  };
+
+  void StartAttempt(const std::string& task, Peer& peer);
+  // One try, then (on failure) another after `backoff`, until peer.give_up_at.
+  kj::Promise<TaskServices> Connect(const std::string& task, uint64_t attempt,
+                                    kj::Duration backoff);
+  kj::Promise<TaskServices> Login(const std::string& task, uint64_t attempt,
+                                  kj::Own<kj::AsyncIoStream> stream);
+  // The caller's view of the shared attempt, bounded by its own deadline.
+  kj::Promise<TaskServices> Waiter(const std::string& task, Peer& peer, kj::TimePoint deadline);
+  // The peer entry if `attempt` is still its current attempt.
+  Peer* Current(const std::string& task, uint64_t attempt);
+
+  kj::AsyncIoProvider& io_;
+  kj::Timer& timer_;
+  ClusterSpec cluster_;
+  std::string self_task_;
+  TaskServices self_;
+  std::string token_;
+  std::shared_ptr<spdlog::logger> logger_;
+  std::map<std::string, Peer> peers_;
+  LogTaskErrors errors_;
+  kj::TaskSet watches_;  // one per live connection: forgets it when it drops
+};
+
+// "/job:J/replica:0/task:T" -> (job, task); INVALID_ARGUMENT otherwise.
+StatusOr<std::pair<std::string, int>> SplitTaskName(const std::string& task);
+
+}  // namespace tfd

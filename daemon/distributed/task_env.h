@@ -1,0 +1,73 @@
+// TaskEnv: what one tfd task owns and its services share. Built by tfd's
+// main (or a test) on the event-loop thread and outliving every service.
+//
+// Threads: the event loop (RPC, sessions, peers) owns everything kj; kernels
+// run on `pool`. Work hops from the pool to the loop through `loop`
+// (kj::Executor) and back through cross-thread fulfillers.
+#pragma once
+
+#include <kj/async.h>
+
+#include <atomic>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "common/cancellation.h"
+#include "common/cluster_spec.h"
+#include "common/op_kernel.h"
+#include "daemon/runtime/local_rendezvous.h"
+
+namespace tfd {
+
+class Peers;
+class CheckpointManager;
+
+// Steps running on this task, so abortStep can cancel them.
+class StepRegistry {
+ public:
+  void Add(int64_t step_id, std::shared_ptr<CancellationManager> cm);
+  void Remove(int64_t step_id, const CancellationManager* cm);
+  // Cancels every partition of the step running here.
+  void Abort(int64_t step_id, const Status& why);
+  // Cancels every step running here (shutdown).
+  void AbortAll(const Status& why);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::multimap<int64_t, std::weak_ptr<CancellationManager>> steps_;  // guarded by mu_
+};
+
+struct TaskEnv {
+  std::string task;     // "/job:ps/replica:0/task:0"
+  std::string address;  // where it listens
+  ClusterSpec cluster;
+  const OpRegistry* registry = nullptr;
+  // Resources, logger, io dirs, and the size limits and memory budget that
+  // graph loading (GraphFromProto(..., kernel_env->limits)), decoded feeds
+  // and kernels obey.
+  KernelEnv* kernel_env = nullptr;
+  boost::asio::thread_pool* pool = nullptr;
+  std::shared_ptr<spdlog::logger> logger;
+  const kj::Executor* loop = nullptr;  // the event-loop thread
+  Peers* peers = nullptr;
+  CheckpointManager* checkpoints = nullptr;  // null without --checkpoint-dir
+  LocalRendezvous rendezvous;
+  StepRegistry steps;
+
+  std::chrono::milliseconds step_timeout{30000};  // default per step, and for reaching tasks
+  bool log_device_placement = false;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::atomic<uint32_t> sessions{0};
+  std::atomic<uint32_t> registered_graphs{0};
+
+  std::string cpu_device() const { return task + "/device:CPU:0"; }
+};
+
+}  // namespace tfd

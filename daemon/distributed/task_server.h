@@ -1,0 +1,86 @@
+// TaskServer: a task's listening socket and the services behind it.
+//
+// Each accepted connection gets its own RPC system whose bootstrap is the
+// Gate (daemon/distributed/gate_service.h); reader limits are set for large tensors
+// (daemon/rpc/connection.h). Until a connection has logged in it is held to
+// ServerLimits: a small byte budget, a login deadline, caps on connections.
+// Every connection refused, shed, timed out or broken is logged once with
+// the peer's address and the reason, a few lines per second per kind.
+//
+// The accept loop does not end on errors: out of file descriptors
+// (EMFILE/ENFILE) it sheds the connection that has waited longest without
+// logging in, backs off briefly and goes on, so a task under a connection
+// flood keeps serving its logged-in peers and clients and recovers once the
+// flood ends.
+//
+//   TaskServer server(env, io, timer, token, limits);
+//   uint port = server.Listen("127.0.0.1:0").wait(io.waitScope);
+//   ... server.StopAccepting();
+//
+// Thread-safety: event-loop thread only.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <map>
+#include <string>
+
+#include "daemon/distributed/connection_table.h"
+#include "daemon/distributed/login_throttle.h"
+#include "daemon/distributed/master_service.h"
+#include "daemon/distributed/peers.h"
+#include "daemon/rpc/rate_limited_log.h"
+#include "daemon/rpc/connection.h"
+#include "daemon/distributed/server_limits.h"
+#include "daemon/distributed/task_env.h"
+#include "daemon/distributed/worker_service.h"
+
+namespace tfd {
+
+class TaskServer {
+ public:
+  TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, std::string token,
+             ServerLimits limits = {});
+  ~TaskServer();
+
+  // Binds and starts accepting; resolves to the bound port.
+  kj::Promise<unsigned> Listen(const std::string& address);
+  // Stops accepting new connections; live ones carry on.
+  void StopAccepting();
+  Peers& peers() { return *peers_; }
+
+ private:
+  class Connection;
+
+  kj::Promise<void> AcceptLoop();
+  // After a failed accept: logs, sheds a pending connection when out of
+  // file descriptors, and waits a little before the next try.
+  kj::Promise<void> AcceptFailed(kj::Exception&& e);
+  void Serve(kj::Own<kj::AsyncIoStream> stream);
+  // Closes the connection that has waited longest without logging in; false
+  // when there is none.
+  bool ShedOldestPending(const std::string& why);
+  // Closes pending connection `id`, logging `why` ("to make room for ...").
+  void Shed(ConnectionTable::Id id, const std::string& why);
+
+  TaskEnv& env_;
+  kj::AsyncIoProvider& io_;
+  kj::Timer& timer_;
+  std::string token_;
+  const ServerLimits limits_;
+  proto::Master::Client master_;
+  proto::Worker::Client worker_;
+  kj::Own<Peers> peers_;
+  RateLimitedLog log_;
+  LoginThrottle throttle_;
+  ConnectionTable table_;
+  std::map<ConnectionTable::Id, Connection*> live_;  // each owned by its task in connections_
+  kj::Own<kj::ConnectionReceiver> listener_;
+  kj::Promise<void> accepting_ = nullptr;
+  kj::Duration accept_backoff_;
+  LogTaskErrors errors_;
+  // Last, so connections go before the books and logs they write to.
+  kj::TaskSet connections_;
+};
+
+}  // namespace tfd

@@ -1,0 +1,304 @@
+#include "daemon/distributed/worker_service.h"
+
+#include <boost/asio/post.hpp>
+#include <functional>
+
+#include "common/graph.h"
+#include "common/graph_io.h"
+#include "common/tensor_proto.h"
+#include "daemon/rpc/checkpoint_wire.h"
+#include "daemon/checkpoint/checkpoint_manager.h"
+#include "daemon/runtime/executor.h"
+#include "daemon/distributed/on_pool.h"
+#include "daemon/rpc/kj_status.h"
+#include "daemon/rpc/tensor_wire.h"
+#include "kernels/state/variable.h"
+
+namespace tfd {
+namespace {
+
+void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder out) {
+  for (unsigned i = 0; i < stats.nodes.size(); ++i) {
+    const NodeExecStats& n = stats.nodes[i];
+    out[i].setNode(n.node);
+    out[i].setOp(n.op);
+    out[i].setDevice(n.device);
+    out[i].setStartMicros(n.start_micros);
+    out[i].setEndMicros(n.end_micros);
+    out[i].setThread(n.thread);
+  }
+}
+
+// One partition's run, shared by the RPC call and the executor: whichever
+// lets go last frees it, so a cancelled call never pulls the frame, the
+// cancellation manager or the executor from under running kernels. The
+// executor matters when the master drops the partition mid-step (its client
+// vanished): cancelling the call and releasing the partition arrive back to
+// back, while the step is still unwinding on the compute pool.
+struct PartitionRun {
+  std::shared_ptr<Executor> executor;
+  std::shared_ptr<CancellationManager> cancellation = std::make_shared<CancellationManager>();
+  CallFrame frame;
+  Status status;
+  StepStats stats;
+};
+
+class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
+ public:
+  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor)
+      : env_(env), rendezvous_(rendezvous), executor_(std::move(executor)) {
+    ++env_.registered_graphs;
+  }
+  ~RegisteredGraphImpl() { --env_.registered_graphs; }
+
+ protected:
+  kj::Promise<void> runStep(RunStepContext context) override {
+    context.allowCancellation();
+    auto params = context.getParams();
+    auto run = std::make_shared<PartitionRun>();
+    run->executor = executor_;  // lives until the step has ended, see PartitionRun
+    for (auto t : params.getFeeds()) {
+      // Copied: feeds outlive the request.
+      auto tensor = TensorFromProto(t, env_.kernel_env->limits.max_tensor_bytes);
+      if (!tensor.ok()) return KjFromStatus(tensor.status());
+      run->frame.args.push_back(std::move(tensor).value());
+    }
+    run->frame.retvals.resize(params.getNumFetches());
+    const int64_t step_id = params.getStepId();
+    const int64_t timeout_ms =
+        params.getTimeoutMs() > 0 ? params.getTimeoutMs() : env_.step_timeout.count();
+
+    Executor::RunArgs args;
+    args.step_id = step_id;
+    args.frame = &run->frame;
+    args.rendezvous = &rendezvous_;
+    args.cancellation = run->cancellation.get();
+    args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    args.trace = params.getTrace();
+    env_.steps.Add(step_id, run->cancellation);
+
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+    run->executor->RunAsync(args, [run, fulfiller](const Status& s, StepStats stats) {
+      run->status = s;
+      run->stats = std::move(stats);
+      (*fulfiller)->fulfill();
+    });
+    // If the call is cancelled (the master gave up or vanished), cancel the
+    // partition too; `run` lives on in the executor's callback.
+    auto on_drop = kj::defer([run, step_id, this] {
+      env_.steps.Remove(step_id, run->cancellation.get());
+      run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
+    });
+    return paf.promise.then([run, context, on_drop = kj::mv(on_drop)]() mutable {
+      ThrowIfError(run->status);
+      auto results = context.getResults();
+      auto fetches = results.initFetches(static_cast<unsigned>(run->frame.retvals.size()));
+      for (unsigned i = 0; i < run->frame.retvals.size(); ++i) {
+        TensorToWire(run->frame.retvals[i], fetches[i]);
+      }
+      TraceToProto(run->stats, results.initTrace(static_cast<unsigned>(run->stats.nodes.size())));
+    });
+  }
+
+ private:
+  TaskEnv& env_;
+  TaskRendezvous& rendezvous_;
+  std::shared_ptr<Executor> executor_;
+};
+
+}  // namespace
+
+WorkerService::WorkerService(TaskEnv& env) : env_(env), rendezvous_(env) {}
+
+kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
+  // Read, checked and given its kernels on the pool: constants may be large
+  // (each Const kernel holds its value), and the loop serves meanwhile.
+  auto def = OwnedCopy(context.getParams().getGraph());
+  using Built = std::shared_ptr<Executor>;
+  // The task's env outlives the pool's work; this service may not.
+  return OnPool<Built>(*env_.pool, [&env = env_, def]() -> StatusOr<Built> {
+           TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>(),
+                                                                env.kernel_env->limits));
+           auto graph = Graph::Build(std::move(parsed), *env.registry);
+           if (!graph.ok()) return graph.status().WithContext(env.task);
+           if (env.log_device_placement && env.logger) {
+             for (const Graph::Node& n : graph->nodes()) {
+               env.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
+                                n.def.device.empty() ? env.cpu_device() : n.def.device);
+             }
+           }
+           Executor::Options options{env.registry, env.kernel_env, env.pool, kDeviceCpu,
+                                     env.cpu_device()};
+           auto executor =
+               Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
+           if (!executor.ok()) return executor.status().WithContext(env.task);
+           return Built(std::move(executor).value());
+         })
+      .then([this, context](Built executor) mutable {
+        context.getResults().setGraph(
+            kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor)));
+      });
+}
+
+kj::Promise<void> WorkerService::recvTensor(RecvTensorContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
+  auto result = std::make_shared<StatusOr<Tensor>>(errors::Internal("no tensor"));
+  env_.rendezvous.RecvAsync(params.getStepId(), params.getKey(),
+                            [fulfiller, result](StatusOr<Tensor> t) {
+                              *result = std::move(t);
+                              (*fulfiller)->fulfill();
+                            });
+  return paf.promise.then([context, result]() mutable {
+    ThrowIfError(result->status());
+    TensorToWire(result->value(), context.getResults().initTensor());
+  });
+}
+
+kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {
+  auto params = context.getParams();
+  const auto code = CodeFromName(params.getCode().cStr()).value_or(Code::kAborted);
+  const Status why(code == Code::kOk ? Code::kAborted : code, params.getMessage().cStr());
+  env_.rendezvous.Abort(params.getStepId(), why);
+  env_.steps.Abort(params.getStepId(), why);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::cleanupStep(CleanupStepContext context) {
+  env_.rendezvous.Cleanup(context.getParams().getStepId());
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::status(StatusContext context) {
+  auto s = context.getResults().initStatus();
+  s.setTask(env_.task);
+  s.setAddress(env_.address);
+  s.setUptimeSeconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - env_.started).count());
+  s.setSessions(env_.sessions);
+  s.setRegisteredGraphs(env_.registered_graphs);
+  uint32_t vars = 0;
+  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
+    if (dynamic_cast<const kernels::Variable*>(r.get())) ++vars;
+  }
+  s.setVariables(vars);
+  s.setPid(getpid());
+  return kj::READY_NOW;
+}
+
+namespace {
+
+void VariableToProto(const kernels::Variable& v, const std::string& device,
+                     proto::VariableInfo::Builder out) {
+  out.setName(v.FullName());
+  out.setDtype(DTypeToProto(v.dtype()));
+  ShapeToProto(v.declared_shape(), out.initShape());
+  out.setInitialized(v.initialized());
+  out.setDevice(device);
+}
+
+}  // namespace
+
+kj::Promise<void> WorkerService::listVariables(ListVariablesContext context) {
+  std::vector<std::shared_ptr<kernels::Variable>> vars;
+  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
+    if (auto v = std::dynamic_pointer_cast<kernels::Variable>(r)) vars.push_back(v);
+  }
+  auto out = context.getResults().initVariables(static_cast<unsigned>(vars.size()));
+  for (unsigned i = 0; i < vars.size(); ++i) VariableToProto(*vars[i], env_.cpu_device(), out[i]);
+  return kj::READY_NOW;
+}
+
+kj::Promise<void> WorkerService::readVariable(ReadVariableContext context) {
+  const std::string name = context.getParams().getName();
+  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
+    auto v = std::dynamic_pointer_cast<kernels::Variable>(r);
+    if (!v || (v->FullName() != name && v->name() != name)) continue;
+    auto results = context.getResults();
+    VariableToProto(*v, env_.cpu_device(), results.initInfo());
+    auto value = v->Read();
+    if (value.ok()) TensorToWire(*value, results.initValue());
+    return kj::READY_NOW;
+  }
+  return KjFromStatus(errors::NotFound("no variable '", name, "' on ", env_.task));
+}
+
+namespace {
+
+// Checkpoint file work blocks, so it runs on the pool; errors name the task.
+kj::Promise<void> OnPoolNamingTask(TaskEnv& env, std::function<Status()> work) {
+  return OnPool(*env.pool, [work = std::move(work), task = env.task] {
+    return work().WithContext(task);
+  });
+}
+
+// The answer of a task without a checkpoint dir, or the start of any other.
+std::shared_ptr<TaskCheckpoints> NewReport(const TaskEnv& env) {
+  auto report = std::make_shared<TaskCheckpoints>();
+  report->task = env.task;
+  if (env.checkpoints != nullptr) report->directory = env.checkpoints->dir().string();
+  return report;
+}
+
+}  // namespace
+
+kj::Promise<void> WorkerService::saveCheckpoint(SaveCheckpointContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const int64_t step = context.getParams().getStep();
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+           TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(step));
+           report->checkpoints.push_back(std::move(saved.checkpoint));
+           return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
+}
+
+kj::Promise<void> WorkerService::restoreCheckpoint(RestoreCheckpointContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const int64_t step = context.getParams().getStep();
+  if (step < -1) {
+    return KjFromStatus(errors::InvalidArgument("checkpoint step must be >= 0 (or -1 for the "
+                                                "latest), not ", step));
+  }
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+           TFD_ASSIGN_OR_RETURN(CheckpointManager::Restored restored,
+                                ckpts->Restore(step < 0 ? std::nullopt : std::optional(step)));
+           report->checkpoints.push_back(std::move(restored.checkpoint));
+           report->variables = std::move(restored.variables);
+           report->skipped = std::move(restored.skipped);
+           return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
+}
+
+kj::Promise<void> WorkerService::listCheckpoints(ListCheckpointsContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const bool verify = context.getParams().getVerify();
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, verify, report]() -> Status {
+           TFD_ASSIGN_OR_RETURN(report->checkpoints, ckpts->List(verify));
+           return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
+}
+
+}  // namespace tfd

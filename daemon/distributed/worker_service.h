@@ -1,0 +1,41 @@
+// WorkerService: the Worker interface of schemas/rpc.capnp — this task's
+// partitions of steps, its side of tensor transfers, its variables.
+//
+// Registered partitions are capabilities (RegisteredGraph): when the master
+// that registered them lets go — or its connection drops — they are freed.
+// A runStep call hands the partition to the executor on the compute pool
+// and resolves when it ends; if the master cancels the call (or abortStep
+// names the step) the partition's waits are cancelled. Checkpoint calls do
+// their file work on the compute pool too (daemon/checkpoint/checkpoint_manager.h).
+//
+// Thread-safety: a capnp server; event-loop thread only.
+#pragma once
+
+#include "daemon/distributed/task_env.h"
+#include "daemon/distributed/task_rendezvous.h"
+#include "schemas/rpc.capnp.h"
+
+namespace tfd {
+
+class WorkerService final : public proto::Worker::Server {
+ public:
+  explicit WorkerService(TaskEnv& env);
+
+ protected:
+  kj::Promise<void> registerGraph(RegisterGraphContext context) override;
+  kj::Promise<void> recvTensor(RecvTensorContext context) override;
+  kj::Promise<void> abortStep(AbortStepContext context) override;
+  kj::Promise<void> cleanupStep(CleanupStepContext context) override;
+  kj::Promise<void> status(StatusContext context) override;
+  kj::Promise<void> listVariables(ListVariablesContext context) override;
+  kj::Promise<void> readVariable(ReadVariableContext context) override;
+  kj::Promise<void> saveCheckpoint(SaveCheckpointContext context) override;
+  kj::Promise<void> restoreCheckpoint(RestoreCheckpointContext context) override;
+  kj::Promise<void> listCheckpoints(ListCheckpointsContext context) override;
+
+ private:
+  TaskEnv& env_;
+  TaskRendezvous rendezvous_;
+};
+
+}  // namespace tfd

@@ -1,0 +1,38 @@
+#include "daemon/rpc/connection.h"
+
+namespace tfd {
+
+capnp::ReaderOptions WireReaderOptions() {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords = kMaxMessageWords;
+  options.nestingLimit = 64;
+  return options;
+}
+
+RpcConnection::RpcConnection(kj::Own<capnp::MessageStream> messages,
+                             capnp::rpc::twoparty::Side side)
+    : messages_(kj::mv(messages)),
+      network_(kj::heap<capnp::TwoPartyVatNetwork>(*messages_, side, WireReaderOptions())) {}
+
+kj::Own<RpcConnection> RpcConnection::Client(kj::Own<kj::AsyncIoStream> stream) {
+  auto messages = kj::heap<capnp::AsyncIoMessageStream>(*stream).attach(kj::mv(stream));
+  auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::CLIENT);
+  conn->rpc_ = kj::heap(capnp::makeRpcClient(*conn->network_));
+  return conn;
+}
+
+kj::Own<RpcConnection> RpcConnection::Server(kj::Own<capnp::MessageStream> messages,
+                                             capnp::Capability::Client bootstrap) {
+  auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::SERVER);
+  conn->rpc_ = kj::heap(capnp::makeRpcServer(*conn->network_, kj::mv(bootstrap)));
+  return conn;
+}
+
+capnp::Capability::Client RpcConnection::Bootstrap() {
+  capnp::MallocMessageBuilder vat_id;
+  auto id = vat_id.initRoot<capnp::rpc::twoparty::VatId>();
+  id.setSide(capnp::rpc::twoparty::Side::SERVER);
+  return rpc_->bootstrap(id);
+}
+
+}  // namespace tfd

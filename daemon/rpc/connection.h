@@ -1,0 +1,44 @@
+// One Cap'n Proto RPC connection over a byte stream, with the reader limits
+// tensors need: the default 64 MiB traversal limit would refuse a 256 MB
+// tensor, so connections allow kMaxMessageWords (a 512 MiB Data field is
+// Cap'n Proto's own ceiling per tensor). A server holds peers that have not
+// logged in to far less, in the stream beneath (daemon/rpc/pre_login_stream.h).
+//
+//   auto conn = RpcConnection::Client(kj::mv(stream));
+//   auto gate = conn->Bootstrap().castAs<proto::Gate>();
+//
+// Thread-safety: owned by the event-loop thread that made it.
+#pragma once
+
+#include <capnp/rpc-twoparty.h>
+#include <capnp/serialize-async.h>
+#include <kj/async-io.h>
+
+namespace tfd {
+
+inline constexpr uint64_t kMaxMessageWords = uint64_t{1} << 31;  // 16 GiB
+
+capnp::ReaderOptions WireReaderOptions();
+
+class RpcConnection {
+ public:
+  // The client side: `Bootstrap()` is the server's Gate.
+  static kj::Own<RpcConnection> Client(kj::Own<kj::AsyncIoStream> stream);
+  // The server side: serves `bootstrap` to the peer over `messages` (which
+  // owns the stream beneath it).
+  static kj::Own<RpcConnection> Server(kj::Own<capnp::MessageStream> messages,
+                                       capnp::Capability::Client bootstrap);
+
+  capnp::Capability::Client Bootstrap();
+  kj::Promise<void> OnDisconnect() { return network_->onDisconnect(); }
+
+  RpcConnection(kj::Own<capnp::MessageStream> messages, capnp::rpc::twoparty::Side side);
+
+ private:
+  // Declared in the order they depend on each other, so they go in reverse.
+  kj::Own<capnp::MessageStream> messages_;
+  kj::Own<capnp::TwoPartyVatNetwork> network_;
+  kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
+};
+
+}  // namespace tfd

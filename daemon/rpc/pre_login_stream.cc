@@ -1,0 +1,142 @@
+#include "daemon/rpc/pre_login_stream.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tfd {
+namespace {
+
+// Cap'n Proto's own reader refuses 512 segments or more.
+constexpr uint64_t kMaxSegments = 511;
+
+uint32_t LittleEndian32(const kj::byte* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+}  // namespace
+
+PreLoginStream::PreLoginStream(kj::Own<kj::AsyncIoStream> inner, uint64_t budget_bytes)
+    : inner_(kj::mv(inner)), budget_(budget_bytes) {}
+
+kj::Maybe<const std::string&> PreLoginStream::refusal() const {
+  KJ_IF_MAYBE(why, refusal_) { return *why; }
+  return nullptr;
+}
+
+void PreLoginStream::Refuse(std::string why) {
+  refusal_ = why;
+  kj::throwFatalException(
+      kj::Exception(kj::Exception::Type::FAILED, __FILE__, __LINE__, kj::heapString(why)));
+}
+
+kj::Promise<size_t> PreLoginStream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {
+  if (lifted_) return inner_->tryRead(buffer, min_bytes, max_bytes);
+  return inner_->tryRead(buffer, min_bytes, max_bytes).then([this, buffer](size_t n) {
+    // Judged when the bytes arrive: a read started before the login ran
+    // may bring the first message after it.
+    if (!lifted_) Inspect(static_cast<const kj::byte*>(buffer), n);
+    return n;
+  });
+}
+
+void PreLoginStream::Inspect(const kj::byte* bytes, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    switch (state_) {
+      case State::kFirstWord: {
+        const size_t take = std::min<size_t>(8 - word_fill_, n - i);
+        memcpy(word_ + word_fill_, bytes + i, take);
+        word_fill_ += take;
+        i += take;
+        if (word_fill_ < 8) return;
+        word_fill_ = 0;
+        segments_ = uint64_t{LittleEndian32(word_)} + 1;
+        if (segments_ > kMaxSegments) {
+          Refuse(fmt::format("before logging in, sent a frame declaring {} segments "
+                             "(Cap'n Proto allows {})", segments_, kMaxSegments));
+        }
+        body_words_ = LittleEndian32(word_ + 4);
+        sizes_seen_ = 1;
+        // The other sizes, padded to a whole word: segments_ & ~1 entries.
+        sizes_left_ = segments_ & ~uint64_t{1};
+        header_bytes_ = 8 + 4 * sizes_left_;
+        CheckBudget();
+        state_ = sizes_left_ > 0 ? State::kSizes : State::kBody;
+        body_left_ = body_words_ * 8;
+        break;
+      }
+      case State::kSizes: {
+        const size_t take = std::min<size_t>(4 - word_fill_, n - i);
+        memcpy(word_ + word_fill_, bytes + i, take);
+        word_fill_ += take;
+        i += take;
+        if (word_fill_ < 4) return;
+        word_fill_ = 0;
+        --sizes_left_;
+        if (sizes_seen_ < segments_) {  // else it is the padding
+          body_words_ += LittleEndian32(word_);
+          ++sizes_seen_;
+          CheckBudget();
+        }
+        if (sizes_left_ == 0) {
+          state_ = State::kBody;
+          body_left_ = body_words_ * 8;
+        }
+        break;
+      }
+      case State::kBody: {
+        const uint64_t take = std::min<uint64_t>(body_left_, n - i);
+        i += take;
+        body_left_ -= take;
+        break;
+      }
+    }
+    if (state_ == State::kBody && body_left_ == 0) {
+      consumed_ += header_bytes_ + body_words_ * 8;
+      state_ = State::kFirstWord;
+    }
+  }
+}
+
+void PreLoginStream::CheckBudget() {
+  const uint64_t frame = header_bytes_ + body_words_ * 8;
+  if (consumed_ + frame > budget_) {
+    Refuse(fmt::format("before logging in, sent a frame of {} bytes{}; the pre-login limit is "
+                       "{} bytes", frame,
+                       consumed_ > 0 ? fmt::format(" after {} bytes", consumed_) : "", budget_));
+  }
+}
+
+kj::Promise<void> PreLoginStream::write(const void* buffer, size_t size) {
+  return inner_->write(buffer, size);
+}
+
+kj::Promise<void> PreLoginStream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
+  return inner_->write(pieces);
+}
+
+kj::Promise<void> PreLoginStream::whenWriteDisconnected() { return inner_->whenWriteDisconnected(); }
+void PreLoginStream::shutdownWrite() { inner_->shutdownWrite(); }
+void PreLoginStream::abortRead() { inner_->abortRead(); }
+
+void PreLoginStream::getsockopt(int level, int option, void* value, kj::uint* length) {
+  inner_->getsockopt(level, option, value, length);
+}
+
+void PreLoginStream::setsockopt(int level, int option, const void* value, kj::uint length) {
+  inner_->setsockopt(level, option, value, length);
+}
+
+void PreLoginStream::getsockname(struct sockaddr* addr, kj::uint* length) {
+  inner_->getsockname(addr, length);
+}
+
+void PreLoginStream::getpeername(struct sockaddr* addr, kj::uint* length) {
+  inner_->getpeername(addr, length);
+}
+
+kj::Maybe<int> PreLoginStream::getFd() const { return inner_->getFd(); }
+
+}  // namespace tfd

@@ -1,0 +1,132 @@
+#include "daemon/runtime/local_session.h"
+
+#include <set>
+
+#include "common/device_name.h"
+#include "common/graph.h"
+#include "common/prune.h"
+#include "daemon/runtime/run_rewrite.h"
+
+namespace tfd {
+namespace {
+
+std::string SignatureKey(const LocalSession::Feeds& feeds, const std::vector<std::string>& fetches,
+                         const std::vector<std::string>& targets) {
+  std::string key;
+  for (const auto& [name, t] : feeds) key += name + ",";
+  key += ";";
+  for (const auto& f : fetches) key += f + ",";
+  key += ";";
+  for (const auto& t : targets) key += t + ",";
+  return key;
+}
+
+}  // namespace
+
+struct LocalSession::Prepared {
+  std::vector<FeedSpec> feeds;
+  std::unique_ptr<Executor> executor;
+};
+
+LocalSession::LocalSession(const OpRegistry& registry, const KernelEnv& env,
+                           boost::asio::thread_pool& pool, Options options)
+    : registry_(registry), env_(env), pool_(pool), options_(options) {}
+
+LocalSession::~LocalSession() = default;
+
+Status LocalSession::Create(GraphDef graph) {
+  std::lock_guard<std::mutex> lock(mu_);
+  graph_ = std::move(graph);
+  prepared_.clear();
+  return OkStatus();
+}
+
+Status LocalSession::Extend(const GraphDef& more) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<std::string> names;
+  for (const NodeDef& n : graph_.nodes) names.insert(n.name);
+  for (const NodeDef& n : more.nodes) {
+    if (names.count(n.name)) {
+      return errors::AlreadyExists("node '", n.name, "' is already in the session's graph");
+    }
+  }
+  for (const NodeDef& n : more.nodes) graph_.nodes.push_back(n);
+  prepared_.clear();
+  return OkStatus();
+}
+
+StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
+    const Feeds& feeds, const std::vector<std::string>& fetches,
+    const std::vector<std::string>& targets) {
+  const std::string key = SignatureKey(feeds, fetches, targets);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = prepared_.find(key); it != prepared_.end()) return it->second;
+
+  std::vector<std::pair<TensorId, Tensor>> feed_ids;
+  for (const auto& [name, t] : feeds) {
+    TFD_ASSIGN_OR_RETURN(TensorId id, ParseTensorId(name));
+    feed_ids.emplace_back(std::move(id), t);
+  }
+  std::vector<TensorId> fetch_ids;
+  for (const std::string& f : fetches) {
+    TFD_ASSIGN_OR_RETURN(TensorId id, ParseTensorId(f));
+    fetch_ids.push_back(std::move(id));
+  }
+  auto prepared = std::make_shared<Prepared>();
+  TFD_ASSIGN_OR_RETURN(GraphDef rewritten,
+                       RewriteForRun(graph_, registry_, feed_ids, fetch_ids, targets, &prepared->feeds));
+  // One process, one CPU device: check each request parses, and say once
+  // what cannot be honoured here.
+  bool warned_gpu = false, warned_task = false;
+  for (const NodeDef& n : rewritten.nodes) {
+    auto d = DeviceName::Parse(n.device);
+    if (!d.ok()) return d.status().WithContext("node '" + n.name + "' (" + n.op + ")");
+    if (d->type == std::string(kDeviceGpu) && !warned_gpu && env_.logger) {
+      env_.logger->info("no usable GPU here: node '{}' and any other GPU request run on CPU", n.name);
+      warned_gpu = true;
+    }
+    if ((d->job || d->task) && !warned_task && env_.logger) {
+      env_.logger->info("in-process run: node '{}' asks for {}; every node runs in this process",
+                        n.name, d->TaskName());
+      warned_task = true;
+    }
+  }
+  TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(rewritten), registry_));
+  Executor::Options eo{&registry_, &env_, &pool_, kDeviceCpu, env_.task + "/device:CPU:0"};
+  TFD_ASSIGN_OR_RETURN(prepared->executor,
+                       Executor::Create(std::make_shared<const Graph>(std::move(g)), eo));
+  prepared_.emplace(key, prepared);
+  return prepared;
+}
+
+StatusOr<LocalSession::RunOutput> LocalSession::Run(const Feeds& feeds,
+                                                    const std::vector<std::string>& fetches,
+                                                    const std::vector<std::string>& targets,
+                                                    const RunOptions& options) {
+  TFD_ASSIGN_OR_RETURN(auto prepared, Prepare(feeds, fetches, targets));
+  CallFrame frame;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    TFD_RETURN_IF_ERROR(CheckFeed(prepared->feeds[i], feeds[i].second));
+    frame.args.push_back(feeds[i].second);
+  }
+  frame.retvals.resize(fetches.size());
+  int64_t step_id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    step_id = next_step_id_++;
+  }
+  const auto deadline = options.deadline.count() > 0 ? options.deadline : options_.default_deadline;
+  CancellationManager cancellation;
+  Executor::RunArgs args;
+  args.step_id = step_id;
+  args.frame = &frame;
+  args.cancellation = &cancellation;
+  args.deadline = std::chrono::steady_clock::now() + deadline;
+  args.trace = options.trace;
+  RunOutput out;
+  TFD_RETURN_IF_ERROR(prepared->executor->Run(args, &out.stats));
+  out.fetches = std::move(frame.retvals);
+  return out;
+}
+
+}  // namespace tfd

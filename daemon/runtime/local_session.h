@@ -1,0 +1,87 @@
+// LocalSession: runs a graph in this process — `tfctl run`, and the
+// building block a task's worker uses for the partition it holds.
+//
+// Each distinct (feeds, fetches, targets) signature is pruned, rewritten
+// (fed tensors become _Arg nodes, fetches feed _Retval nodes), validated and
+// given an executor once; later runs with the same signature reuse it.
+// Resources (variables, queues) live in the KernelEnv's ResourceMgr and so
+// outlive runs and sessions.
+//
+//   LocalSession session(registry, env, pool);
+//   TFD_RETURN_IF_ERROR(session.Create(graph));
+//   TFD_ASSIGN_OR_RETURN(auto out, session.Run({{"x", x}}, {"y"}, {"train"}));
+//
+// Thread-safety: Run may be called concurrently from several threads; Create
+// and Extend must not race with Run.
+#pragma once
+
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/graph_def.h"
+#include "common/op_kernel.h"
+#include "common/step_stats.h"
+#include "daemon/runtime/executor.h"
+#include "daemon/runtime/run_rewrite.h"
+
+namespace tfd {
+
+class LocalSession {
+ public:
+  struct Options {
+    // A step that takes longer is cancelled with DEADLINE_EXCEEDED.
+    std::chrono::milliseconds default_deadline{std::chrono::minutes(5)};
+  };
+  struct RunOptions {
+    std::chrono::milliseconds deadline{0};  // 0: the session's default
+    bool trace = false;
+  };
+  struct RunOutput {
+    std::vector<Tensor> fetches;  // in the order asked for
+    StepStats stats;              // filled when traced
+  };
+  using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+  LocalSession(const OpRegistry& registry, const KernelEnv& env, boost::asio::thread_pool& pool,
+               Options options);
+  LocalSession(const OpRegistry& registry, const KernelEnv& env, boost::asio::thread_pool& pool)
+      : LocalSession(registry, env, pool, Options()) {}
+  ~LocalSession();
+
+  // Sets the graph; Extend adds nodes to it (names must stay unique).
+  Status Create(GraphDef graph);
+  Status Extend(const GraphDef& more);
+
+  // INVALID_ARGUMENT / NOT_FOUND naming a bad feed, fetch or target;
+  // otherwise the first error of the step, naming its node.
+  StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
+                          const std::vector<std::string>& targets, const RunOptions& options);
+  StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
+                          const std::vector<std::string>& targets) {
+    return Run(feeds, fetches, targets, RunOptions());
+  }
+
+ private:
+  struct Prepared;
+  StatusOr<std::shared_ptr<Prepared>> Prepare(const Feeds& feeds,
+                                              const std::vector<std::string>& fetches,
+                                              const std::vector<std::string>& targets);
+
+  const OpRegistry& registry_;
+  const KernelEnv& env_;
+  boost::asio::thread_pool& pool_;
+  Options options_;
+
+  std::mutex mu_;
+  GraphDef graph_;                                             // guarded by mu_
+  std::map<std::string, std::shared_ptr<Prepared>> prepared_;  // guarded by mu_
+  int64_t next_step_id_ = 1;                                   // guarded by mu_
+};
+
+}  // namespace tfd

@@ -1,0 +1,100 @@
+#include "daemon/runtime/partition.h"
+
+#include <algorithm>
+#include <set>
+
+#include "common/device_name.h"
+
+namespace tfd {
+namespace {
+
+std::string TaskOf(const std::string& device) {
+  auto d = DeviceName::Parse(device);
+  return d.ok() ? d->TaskName() : device;
+}
+
+// Node names may not hold ':' or '^'; edge and task names do.
+std::string Safe(std::string s) {
+  for (char& c : s) {
+    if (c == ':') c = '_';
+    if (c == '^') c = '~';
+  }
+  return s;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
+                                                         const std::vector<std::string>& devices) {
+  std::map<std::string, GraphDef> parts;
+  const int n = graph.num_nodes();
+  std::vector<std::string> task(n);
+  for (int id = 0; id < n; ++id) task[id] = TaskOf(devices[id]);
+
+  // Each node copied into its task's partition, inputs rewritten below.
+  std::vector<NodeDef> copies(n);
+  for (int id = 0; id < n; ++id) {
+    copies[id] = graph.node(id).def;
+    copies[id].device = devices[id];
+    copies[id].inputs.clear();
+  }
+  std::set<std::string> made;  // names of _Send/_Recv nodes already added
+  auto add = [&](const std::string& t, NodeDef node) {
+    if (made.insert(t + "|" + node.name).second) parts[t].nodes.push_back(std::move(node));
+  };
+  auto transfer_attrs = [&](int src, int dst, const std::string& edge, DType dtype) {
+    return AttrMap{{"T", dtype},
+                   {"tensor_name", edge},
+                   {"send_device", devices[src]},
+                   {"recv_device", devices[dst]}};
+  };
+
+  for (int id = 0; id < n; ++id) {
+    const Graph::Node& node = graph.node(id);
+    for (const Graph::Edge& e : node.inputs) {
+      const Graph::Node& src = graph.node(e.node);
+      if (task[e.node] == task[id]) {
+        copies[id].inputs.push_back(FormatInput({src.name(), e.port, false}));
+        continue;
+      }
+      const std::string edge = src.name() + ":" + std::to_string(e.port);
+      const DType dtype = src.output_types[e.port];
+      NodeDef send{Safe("_send/" + edge + task[id]), "_Send",
+                   {FormatInput({src.name(), e.port, false})}, devices[e.node],
+                   transfer_attrs(e.node, id, edge, dtype)};
+      NodeDef recv{Safe("_recv/" + edge), "_Recv", {}, devices[id],
+                   transfer_attrs(e.node, id, edge, dtype)};
+      recv.attrs["shape"] = src.output_shapes[e.port];
+      copies[id].inputs.push_back(recv.name);
+      add(task[e.node], std::move(send));
+      add(task[id], std::move(recv));
+    }
+    for (int c : node.control_inputs) {
+      const Graph::Node& src = graph.node(c);
+      if (task[c] == task[id]) {
+        copies[id].inputs.push_back("^" + src.name());
+        continue;
+      }
+      const std::string edge = "^" + src.name();
+      NodeDef signal{"_signal/" + src.name(), "_Signal", {"^" + src.name()}, devices[c], {}};
+      NodeDef send{Safe("_send/" + edge + task[id]), "_Send", {signal.name}, devices[c],
+                   transfer_attrs(c, id, edge, DType::kBool)};
+      NodeDef recv{Safe("_recv/" + edge), "_Recv", {}, devices[id],
+                   transfer_attrs(c, id, edge, DType::kBool)};
+      recv.attrs["shape"] = PartialShape(std::vector<int64_t>{});
+      copies[id].inputs.push_back("^" + recv.name);
+      add(task[c], std::move(signal));
+      add(task[c], std::move(send));
+      add(task[id], std::move(recv));
+    }
+  }
+  // Data inputs must precede control inputs in a node's input list.
+  for (NodeDef& c : copies) {
+    std::stable_partition(c.inputs.begin(), c.inputs.end(),
+                          [](const std::string& in) { return in.empty() || in[0] != '^'; });
+  }
+  for (int id = 0; id < n; ++id) parts[task[id]].nodes.push_back(std::move(copies[id]));
+  return parts;
+}
+
+}  // namespace tfd

@@ -1,0 +1,92 @@
+#include "daemon/runtime/placement.h"
+
+#include <numeric>
+
+namespace tfd {
+namespace {
+
+std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n.op() + ")"; }
+
+// Union-find over node ids for colocation groups.
+int Root(std::vector<int>& parent, int i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOptions& options) {
+  const int n = graph.num_nodes();
+  const std::string& master_job = options.master.job.value_or("localhost");
+  const int master_task = options.master.task.value_or(0);
+
+  std::vector<DeviceName> requested(n);
+  for (int id = 0; id < n; ++id) {
+    const Graph::Node& node = graph.node(id);
+    auto d = DeviceName::Parse(node.def.device);
+    if (!d.ok()) return d.status().WithContext(Where(node));
+    requested[id] = *d;
+  }
+
+  // Colocate reference consumers with the resource they take: the group's
+  // request is its resource owner's (the member taking no reference input).
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (int id = 0; id < n; ++id) {
+    const Graph::Node& node = graph.node(id);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (!node.input_refs[k]) continue;
+      const int owner = Root(parent, node.inputs[k].node);
+      const int self = Root(parent, id);
+      if (owner != self) parent[self] = owner;
+    }
+  }
+
+  std::vector<std::string> devices(n);
+  bool said_gpu = false;
+  for (int id = 0; id < n; ++id) {
+    const Graph::Node& node = graph.node(id);
+    const int root = Root(parent, id);
+    DeviceName d = requested[root];
+    if (root != id && !requested[id].CompatibleWith(d) && options.logger) {
+      options.logger->warn("{} asks for '{}' but runs with the resource it uses, on '{}'",
+                           Where(node), requested[id].ToString(), d.ToString());
+    }
+    if (!d.job && !d.task) {
+      d.job = master_job;
+      d.task = 0;
+    } else if (!d.job) {
+      d.job = master_job;
+    } else if (!d.task) {
+      d.task = *d.job == master_job ? master_task : 0;
+    }
+    const Graph::Node& culprit = graph.node(root);
+    if (!options.cluster.HasJob(*d.job)) {
+      std::string jobs;
+      for (const auto& [job, tasks] : options.cluster.jobs()) jobs += (jobs.empty() ? "" : ", ") + job;
+      return errors::InvalidArgument(Where(culprit), ": device '", culprit.def.device,
+                                     "' names job '", *d.job,
+                                     "', which is not in the cluster (jobs: ", jobs, ")");
+    }
+    if (*d.task >= options.cluster.NumTasks(*d.job)) {
+      return errors::InvalidArgument(Where(culprit), ": device '", culprit.def.device,
+                                     "' names /job:", *d.job, "/task:", *d.task, ", but job '",
+                                     *d.job, "' has ", options.cluster.NumTasks(*d.job), " tasks");
+    }
+    if (d.type == std::string("GPU") && !said_gpu) {
+      if (options.logger) {
+        options.logger->info("{} asks for a GPU; no task has a usable GPU, so it and any "
+                             "other GPU request run on CPU",
+                             Where(node));
+      }
+      said_gpu = true;
+    }
+    d.replica = 0;
+    d.type = "CPU";
+    d.id = 0;
+    devices[id] = d.ToString();
+  }
+  return devices;
+}
+
+}  // namespace tfd

@@ -1,0 +1,236 @@
+// CheckpointManager and the checkpoint directory layout on a scratch
+// directory: names, save, list, prune, restore (given and latest), damage.
+#include "daemon/checkpoint/checkpoint_manager.h"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <thread>
+
+#include "daemon/checkpoint/checkpoint_dir.h"
+#include "kernels/state/variable.h"
+#include "tests/util/io_test_util.h"
+
+namespace tfd {
+namespace {
+
+using kernels::Variable;
+using testing::TempDir;
+
+std::shared_ptr<Variable> SetVar(ResourceMgr& rm, const std::string& container,
+                                 const std::string& name, const Tensor& value) {
+  auto v = rm.LookupOrCreate<Variable>(container, name, [&]() -> StatusOr<std::shared_ptr<Variable>> {
+    return std::make_shared<Variable>(container, name, value.dtype(), PartialShape(value.shape()));
+  });
+  REQUIRE(v.ok());
+  REQUIRE((*v)->Assign(value, true).ok());
+  return *v;
+}
+
+float Read(ResourceMgr& rm, const std::string& name, int i = 0) {
+  auto v = rm.Lookup<Variable>("", name);
+  REQUIRE(v.ok());
+  auto t = (*v)->Read();
+  REQUIRE(t.ok());
+  return t->data<float>()[i];
+}
+
+std::unique_ptr<CheckpointManager> Open(const std::filesystem::path& dir, ResourceMgr& rm,
+                                        int keep = 5) {
+  CheckpointManager::Options options;
+  options.dir = dir;
+  options.keep = keep;
+  auto m = CheckpointManager::Open(options, rm, nullptr);
+  INFO(m.status().ToString());
+  REQUIRE(m.ok());
+  return std::move(m).value();
+}
+
+void FlipByte(const std::filesystem::path& p, size_t offset) {
+  std::string bytes = testing::ReadFile(p);
+  REQUIRE(bytes.size() > offset);
+  bytes[offset] ^= 0x5a;
+  testing::WriteFile(p, bytes);
+}
+
+TEST_CASE("checkpoint file names have one spelling per step") {
+  CHECK(CheckpointFileName(0) == "ckpt-0.tfdckpt");
+  CHECK(CheckpointFileName(120) == "ckpt-120.tfdckpt");
+  CHECK(ParseCheckpointFileName("ckpt-120.tfdckpt") == 120);
+  CHECK(ParseCheckpointFileName("ckpt-0.tfdckpt") == 0);
+  CHECK_FALSE(ParseCheckpointFileName("ckpt-007.tfdckpt"));
+  CHECK_FALSE(ParseCheckpointFileName("ckpt--1.tfdckpt"));
+  CHECK_FALSE(ParseCheckpointFileName("ckpt-.tfdckpt"));
+  CHECK_FALSE(ParseCheckpointFileName("ckpt-12.tfdckpt.tmp-abc"));
+  CHECK_FALSE(ParseCheckpointFileName("model-12.tfdckpt"));
+}
+
+TEST_CASE("variable keys round-trip and refuse ambiguity") {
+  CHECK(*CheckpointKey("", "layer1/w") == "layer1/w");
+  CHECK(*CheckpointKey("c", "w:x") == "c:w:x");
+  CHECK(SplitCheckpointKey("c:w:x") == std::make_pair(std::string("c"), std::string("w:x")));
+  CHECK(SplitCheckpointKey("layer1/w") == std::make_pair(std::string(""), std::string("layer1/w")));
+  CHECK(CheckpointKey("", "a:b").status().code() == Code::kInvalidArgument);
+  CHECK(CheckpointKey("a:b", "w").status().code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("save writes every initialized variable; restore brings the values back") {
+  TempDir tmp;
+  const auto dir = tmp.path() / "ckpt";  // created by Open
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::FromVector<float>({1, 2}));
+  SetVar(rm, "", "global_step", Tensor::Scalar<int64_t>(7));
+  SetVar(rm, "other", "s", Tensor::Scalar(std::string("text")));
+  REQUIRE(rm.LookupOrCreate<Variable>("", "uninit", [] () -> StatusOr<std::shared_ptr<Variable>> {
+             return std::make_shared<Variable>("", "uninit", DType::kFloat32, PartialShape::Unknown());
+           }).ok());
+  auto m = Open(dir, rm);
+
+  auto saved = m->Save(7);
+  INFO(saved.status().ToString());
+  REQUIRE(saved.ok());
+  CHECK(saved->checkpoint.step == 7);
+  CHECK(saved->checkpoint.path == (dir / "ckpt-7.tfdckpt").string());
+  CHECK(saved->checkpoint.variables == 3);  // the uninitialized one is not saved
+  CHECK(saved->checkpoint.bytes > 0);
+
+  SetVar(rm, "", "w", Tensor::FromVector<float>({5, 6}));
+  auto restored = m->Restore(7);
+  INFO(restored.status().ToString());
+  REQUIRE(restored.ok());
+  CHECK(restored->variables.size() == 3);
+  CHECK(Read(rm, "w", 0) == 1.0f);
+  CHECK(Read(rm, "w", 1) == 2.0f);
+  CHECK(m->Save(-1).status().code() == Code::kInvalidArgument);
+
+  // A fresh task (a restarted ps): restore creates the variables, and a
+  // VariableV2 declaring a compatible shape adopts them.
+  ResourceMgr fresh;
+  auto m2 = Open(dir, fresh);
+  auto latest = m2->Restore(std::nullopt);
+  REQUIRE(latest.ok());
+  CHECK(latest->checkpoint.step == 7);
+  CHECK(Read(fresh, "w", 1) == 2.0f);
+  auto w = fresh.Lookup<Variable>("", "w");
+  REQUIRE(w.ok());
+  CHECK((*w)->created_by_restore());
+  CHECK((*w)->AcceptsDeclaration(DType::kFloat32, PartialShape({2})));
+  CHECK((*w)->AcceptsDeclaration(DType::kFloat32, PartialShape({-1})));
+  CHECK_FALSE((*w)->AcceptsDeclaration(DType::kFloat32, PartialShape({3})));
+  CHECK_FALSE((*w)->AcceptsDeclaration(DType::kInt32, PartialShape({2})));
+  auto s = fresh.Lookup<Variable>("other", "s");
+  REQUIRE(s.ok());
+  CHECK((*s)->Read()->data<std::string>()[0] == "text");
+  // A variable created by a graph is not so lenient.
+  Variable graph_made("", "g", DType::kFloat32, PartialShape({2}));
+  CHECK_FALSE(graph_made.AcceptsDeclaration(DType::kFloat32, PartialShape({-1})));
+}
+
+TEST_CASE("restore leaves variables the checkpoint lacks alone, and refuses a misfit") {
+  TempDir tmp;
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::FromVector<float>({1, 2}));
+  auto m = Open(tmp.path(), rm);
+  REQUIRE(m->Save(1).ok());
+  SetVar(rm, "", "later", Tensor::Scalar(3.0f));
+  SetVar(rm, "", "w", Tensor::FromVector<float>({8, 9}));
+  REQUIRE(m->Restore(1).ok());
+  CHECK(Read(rm, "later") == 3.0f);
+  CHECK(Read(rm, "w") == 1.0f);
+
+  // Another task declares `w` as a different shape: nothing is assigned.
+  ResourceMgr other;
+  SetVar(other, "", "w", Tensor::FromVector<float>({1, 2, 3}));
+  auto m2 = Open(tmp.path(), other);
+  auto r = m2->Restore(1);
+  CHECK(r.status().code() == Code::kFailedPrecondition);
+  CHECK(r.status().message().find("'w'") != std::string::npos);
+  CHECK(Read(other, "w", 2) == 3.0f);
+}
+
+TEST_CASE("after a save only the newest K checkpoints are kept") {
+  TempDir tmp;
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::Scalar(1.0f));
+  auto m = Open(tmp.path(), rm, /*keep=*/2);
+  std::ofstream(tmp.path() / "notes.txt") << "not ours";
+  for (int64_t step : {10, 20, 30}) REQUIRE(m->Save(step).ok());
+  auto list = m->List(/*verify=*/true);
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 2);
+  CHECK((*list)[0].step == 20);  // oldest first
+  CHECK((*list)[1].step == 30);
+  CHECK((*list)[1].verified);
+  CHECK((*list)[1].variables == 1);
+  CHECK(std::filesystem::exists(tmp.path() / "notes.txt"));
+
+  // Newest means most recently written: after going back to step 5, its
+  // checkpoint is kept and the oldest write goes. (File times tick
+  // coarsely; within one tick the higher step counts as newer.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(m->Save(5).ok());
+  list = m->List(false);
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 2);
+  CHECK((*list)[0].step == 30);
+  CHECK((*list)[1].step == 5);
+}
+
+TEST_CASE("a damaged checkpoint is refused by name; latest falls back to the previous good one") {
+  TempDir tmp;
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::FromVector<float>({1, 2}));
+  auto m = Open(tmp.path(), rm);
+  REQUIRE(m->Save(1).ok());
+  SetVar(rm, "", "w", Tensor::FromVector<float>({3, 4}));
+  REQUIRE(m->Save(2).ok());
+  const auto bad = tmp.path() / "ckpt-2.tfdckpt";
+  FlipByte(bad, 64);  // the first payload starts at 64
+
+  SetVar(rm, "", "w", Tensor::FromVector<float>({9, 9}));
+  auto explicit_restore = m->Restore(2);
+  CHECK(explicit_restore.status().code() == Code::kFailedPrecondition);
+  CHECK(explicit_restore.status().message().find(bad.string()) != std::string::npos);
+  CHECK(explicit_restore.status().message().find("checksum mismatch") != std::string::npos);
+  CHECK(Read(rm, "w") == 9.0f);  // nothing assigned
+
+  auto latest = m->Restore(std::nullopt);
+  INFO(latest.status().ToString());
+  REQUIRE(latest.ok());
+  CHECK(latest->checkpoint.step == 1);
+  REQUIRE(latest->skipped.size() == 1);
+  CHECK(latest->skipped[0].find(bad.string()) != std::string::npos);
+  CHECK(Read(rm, "w") == 1.0f);
+
+  auto list = m->List(true);
+  REQUIRE(list.ok());
+  REQUIRE(list->size() == 2);
+  CHECK((*list)[0].verified);
+  CHECK_FALSE((*list)[1].verified);
+  CHECK((*list)[1].problem.find("checksum mismatch") != std::string::npos);
+
+  FlipByte(tmp.path() / "ckpt-1.tfdckpt", 64);
+  auto none = m->Restore(std::nullopt);
+  CHECK(none.status().code() == Code::kFailedPrecondition);
+  CHECK(none.status().message().find("verifies") != std::string::npos);
+  CHECK(m->Restore(3).status().code() == Code::kNotFound);
+}
+
+TEST_CASE("an empty directory has nothing to restore; stale temporaries are removed on open") {
+  TempDir tmp;
+  ResourceMgr rm;
+  testing::WriteFile(tmp.path() / ".ckpt-4.tfdckpt.tmp-AbC123", "half");
+  testing::WriteFile(tmp.path() / ".other.tmp-AbC123", "not ours");
+  auto m = Open(tmp.path(), rm);
+  CHECK_FALSE(std::filesystem::exists(tmp.path() / ".ckpt-4.tfdckpt.tmp-AbC123"));
+  CHECK(std::filesystem::exists(tmp.path() / ".other.tmp-AbC123"));
+  CHECK(m->Restore(std::nullopt).status().code() == Code::kNotFound);
+  CHECK(m->List(true)->empty());
+
+  CheckpointManager::Options bad;
+  bad.dir = tmp.path();
+  bad.keep = 0;
+  CHECK(CheckpointManager::Open(bad, rm, nullptr).status().code() == Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tfd

@@ -1,0 +1,195 @@
+// The executor and in-process session: ordering, parallel branches, errors,
+// deadlines, feeds and fetches — with tiny test ops, apart from the op library.
+#include "daemon/runtime/executor.h"
+
+#include <catch2/catch.hpp>
+#include <future>
+#include <thread>
+
+#include "common/graph_io.h"
+#include "daemon/runtime/local_session.h"
+#include "tests/util/test_ops.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Fixture {
+  Fixture() {
+    REQUIRE(testing::RegisterTestOps(registry).ok());
+    env.resources = &resources;
+  }
+  GraphDef Parse(const std::string& text) {
+    auto g = ParseGraph(text, "test.txt");
+    INFO(g.status().ToString() << "\n" << text);
+    REQUIRE(g.ok());
+    return *g;
+  }
+  OpRegistry registry;
+  ResourceMgr resources;
+  KernelEnv env;
+  boost::asio::thread_pool pool{2};
+};
+
+const char* kConstA = R"g((name = "a", op = "TConst", attrs = [
+   (name = "value", value = (tensor = (dtype = float32, shape = [2], floatVal = [1, 2]))),
+   (name = "dtype", value = (type = float32))]))g";
+
+TEST_CASE("a diamond computes each node once and fetches by name") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(std::string("(nodes = [") + kConstA + R"g(,
+      (name = "b", op = "TAdd", inputs = ["a", "a"]),
+      (name = "c", op = "TAdd", inputs = ["a", "b"]),
+      (name = "d", op = "TAdd", inputs = ["b", "c"])]))g")).ok());
+  auto out = s.Run({}, {"d", "b:0"}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  REQUIRE(out->fetches.size() == 2);
+  CHECK(TensorsEqual(out->fetches[0], Tensor::FromVector<float>({5, 10})));
+  CHECK(TensorsEqual(out->fetches[1], Tensor::FromVector<float>({2, 4})));
+}
+
+TEST_CASE("control dependencies order side effects") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(R"g((nodes = [
+      (name = "first", op = "TRecord"),
+      (name = "second", op = "TRecord", inputs = ["^first"]),
+      (name = "third", op = "TRecord", inputs = ["^second"]),
+      (name = "unrelated", op = "TRecord")]))g")).ok());
+  for (int i = 0; i < 20; ++i) REQUIRE(s.Run({}, {}, {"third"}).ok());
+  auto order = testing::RecordedOrder(f.resources);
+  REQUIRE(order.size() == 60);  // "unrelated" was pruned away every time
+  for (size_t i = 0; i < order.size(); i += 3) {
+    CHECK(order[i] == "first");
+    CHECK(order[i + 1] == "second");
+    CHECK(order[i + 2] == "third");
+  }
+}
+
+TEST_CASE("feeds replace tensors; fetching a fed tensor returns the feed") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(std::string("(nodes = [") + kConstA + R"g(,
+      (name = "b", op = "TAdd", inputs = ["a", "a"])]))g")).ok());
+  auto out = s.Run({{"a", Tensor::FromVector<float>({10, 20})}}, {"b", "a"}, {});
+  REQUIRE(out.ok());
+  CHECK(TensorsEqual(out->fetches[0], Tensor::FromVector<float>({20, 40})));
+  CHECK(TensorsEqual(out->fetches[1], Tensor::FromVector<float>({10, 20})));
+
+  auto wrong_dtype = s.Run({{"a", Tensor::FromVector<int32_t>({1, 2})}}, {"b"}, {});
+  CHECK(wrong_dtype.status().code() == Code::kInvalidArgument);
+  CHECK(wrong_dtype.status().message().find("feed 'a:0' is int32") != std::string::npos);
+  auto wrong_shape = s.Run({{"a", Tensor::FromVector<float>({1, 2, 3})}}, {"b"}, {});
+  CHECK(wrong_shape.status().code() == Code::kInvalidArgument);
+  CHECK(wrong_shape.status().message().find("[3]") != std::string::npos);
+  CHECK(s.Run({}, {"nope"}, {}).status().code() == Code::kNotFound);
+  CHECK(s.Run({{"ghost", Tensor::Scalar(1.0f)}}, {"b"}, {}).status().code() == Code::kNotFound);
+  CHECK(s.Run({}, {}, {"nope"}).status().message().find("target 'nope'") != std::string::npos);
+}
+
+TEST_CASE("the first error fails the step, names the node and cancels waiters") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(std::string("(nodes = [") + kConstA + R"g(,
+      (name = "bad", op = "TFail", inputs = ["a:0"]),
+      (name = "waiter", op = "TWait")]))g")).ok());
+  auto out = s.Run({}, {"waiter"}, {"bad"});
+  REQUIRE(!out.ok());
+  CHECK(out.status().code() == Code::kInvalidArgument);
+  CHECK(out.status().message().find("node 'bad' (TFail)") != std::string::npos);
+}
+
+TEST_CASE("a step past its deadline ends with DEADLINE_EXCEEDED naming what waited") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(R"g((nodes = [(name = "waiter", op = "TWait")]))g")).ok());
+  LocalSession::RunOptions options;
+  options.deadline = 200ms;
+  auto out = s.Run({}, {"waiter"}, {}, options);
+  REQUIRE(!out.ok());
+  CHECK(out.status().code() == Code::kDeadlineExceeded);
+  CHECK(out.status().message().find("node 'waiter' (TWait)") != std::string::npos);
+  CHECK(out.status().message().find("test event") != std::string::npos);
+}
+
+TEST_CASE("a step cancelled from outside ends with the caller's reason") {
+  Fixture f;
+  auto g = Graph::Build(f.Parse(R"g((nodes = [(name = "waiter", op = "TWait")]))g"), f.registry);
+  REQUIRE(g.ok());
+  auto exec = Executor::Create(std::make_shared<const Graph>(std::move(g).value()),
+                               {&f.registry, &f.env, &f.pool, kDeviceCpu, "cpu"});
+  REQUIRE(exec.ok());
+  CancellationManager cm;
+  std::promise<Status> result;
+  (*exec)->RunAsync({.step_id = 1, .cancellation = &cm},
+                    [&](const Status& s, StepStats) { result.set_value(s); });
+  cm.Cancel(errors::Cancelled("client went away"));
+  auto future = result.get_future();
+  REQUIRE(future.wait_for(10s) == std::future_status::ready);
+  Status s = future.get();
+  CHECK(s.code() == Code::kCancelled);
+  CHECK(s.message().find("client went away") != std::string::npos);
+}
+
+TEST_CASE("a traced step records every node it ran") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(std::string("(nodes = [") + kConstA + R"g(,
+      (name = "b", op = "TAdd", inputs = ["a", "a"])]))g")).ok());
+  LocalSession::RunOptions options;
+  options.trace = true;
+  auto out = s.Run({}, {"b"}, {}, options);
+  REQUIRE(out.ok());
+  std::vector<std::string> names;
+  for (const auto& n : out->stats.nodes) {
+    names.push_back(n.node);
+    CHECK(n.end_micros >= n.start_micros);
+  }
+  CHECK(std::count(names.begin(), names.end(), "a") == 1);
+  CHECK(std::count(names.begin(), names.end(), "b") == 1);
+}
+
+// The step's last references may go on a pool thread just after Run has
+// returned, so the budget settles soon after, not at once.
+bool BudgetSettlesAt(const MemoryBudget& budget, uint64_t bytes) {
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (budget.used() != bytes && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  return budget.used() == bytes;
+}
+
+TEST_CASE("a step whose live outputs would pass the memory budget fails naming the node") {
+  Fixture f;
+  // b (8 bytes) is still needed by d when c asks for its 8 bytes.
+  const GraphDef graph = f.Parse(std::string("(nodes = [") + kConstA + R"g(,
+      (name = "b", op = "TAdd", inputs = ["a", "a"]),
+      (name = "c", op = "TAdd", inputs = ["a", "b"]),
+      (name = "d", op = "TAdd", inputs = ["b", "c"])]))g");
+  f.env.memory = std::make_shared<MemoryBudget>(12);
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(graph).ok());
+  auto out = s.Run({}, {"d"}, {});
+  REQUIRE(!out.ok());
+  CHECK(out.status().code() == Code::kResourceExhausted);
+  CHECK(out.status().message().find("node 'c' (TAdd): output 0 of 'c': float32[2]: 8 bytes more "
+                                    "would pass the task's memory budget: 8 bytes of 12 bytes in "
+                                    "use") != std::string::npos);
+  CHECK(BudgetSettlesAt(*f.env.memory, 0));  // the step's tensors gave their bytes back
+  // With room for both, the same step runs, and leaves only what it returned.
+  f.env.memory = std::make_shared<MemoryBudget>(24);
+  LocalSession roomy(f.registry, f.env, f.pool);
+  REQUIRE(roomy.Create(graph).ok());
+  {
+    auto fine = roomy.Run({}, {"d"}, {});
+    REQUIRE(fine.ok());
+    CHECK(BudgetSettlesAt(*f.env.memory, 8));  // d, held by the fetch
+  }
+  CHECK(BudgetSettlesAt(*f.env.memory, 0));
+}
+
+}  // namespace
+}  // namespace tfd

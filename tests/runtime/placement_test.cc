@@ -1,0 +1,129 @@
+// Placement and partitioning: where nodes run and how edges between tasks
+// are cut — the rules distributed-TF users rely on.
+#include "daemon/runtime/placement.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/graph_io.h"
+#include "daemon/runtime/partition.h"
+#include "tests/util/test_ops.h"
+
+namespace tfd {
+namespace {
+
+struct Fixture {
+  Fixture() {
+    REQUIRE(testing::RegisterTestOps(registry).ok());
+    options.cluster = *ClusterSpec::FromJson(
+        R"({"ps": ["h:1", "h:2"], "worker": ["h:3", "h:4", "h:5"]})");
+    options.master = *DeviceName::Parse("/job:worker/task:1");
+  }
+  Graph Build(const std::string& nodes) {
+    auto def = ParseGraph("(nodes = [" + nodes + "])", "test.txt");
+    INFO(def.status().ToString());
+    REQUIRE(def.ok());
+    auto g = Graph::Build(*def, registry);
+    INFO(g.status().ToString());
+    REQUIRE(g.ok());
+    return std::move(g).value();
+  }
+  std::string DeviceOf(const Graph& g, const std::vector<std::string>& d, const std::string& n) {
+    return d[g.FindNode(n)];
+  }
+  OpRegistry registry;
+  PlacementOptions options;
+};
+
+const char* kConst = R"g((name = "%s", op = "TConst", device = "%s", attrs = [
+   (name = "value", value = (tensor = (dtype = float32, floatVal = [1]))),
+   (name = "dtype", value = (type = float32))]))g";
+
+std::string Const(const std::string& name, const std::string& device) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), kConst, name.c_str(), device.c_str());
+  return buf;
+}
+
+TEST_CASE("explicit, partial and missing requests are resolved as the design says") {
+  Fixture f;
+  Graph g = f.Build(Const("pinned", "/job:ps/task:1") + "," + Const("ps_job", "/job:ps") + "," +
+                    Const("own_job", "/job:worker") + "," + Const("task_only", "/task:2") + "," +
+                    Const("cpu_only", "/cpu:0") + "," + Const("none", "") + "," +
+                    Const("gpu", "/job:worker/task:0/gpu:0"));
+  auto d = Place(g, f.options);
+  REQUIRE(d.ok());
+  CHECK(f.DeviceOf(g, *d, "pinned") == "/job:ps/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "ps_job") == "/job:ps/replica:0/task:0/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "own_job") == "/job:worker/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "task_only") == "/job:worker/replica:0/task:2/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "cpu_only") == "/job:worker/replica:0/task:0/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "none") == "/job:worker/replica:0/task:0/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "gpu") == "/job:worker/replica:0/task:0/device:CPU:0");
+}
+
+TEST_CASE("unknown jobs and tasks are errors naming the node and the request") {
+  Fixture f;
+  auto d = Place(f.Build(Const("x", "/job:chief")), f.options);
+  CHECK(d.status().code() == Code::kInvalidArgument);
+  CHECK(d.status().message().find("node 'x'") != std::string::npos);
+  CHECK(d.status().message().find("'chief'") != std::string::npos);
+  d = Place(f.Build(Const("y", "/job:ps/task:7")), f.options);
+  CHECK(d.status().message().find("/job:ps/task:7") != std::string::npos);
+  d = Place(f.Build(Const("z", "/job:ps/color:red")), f.options);
+  CHECK(d.status().message().find("color") != std::string::npos);
+}
+
+TEST_CASE("ops taking a resource by reference run where the resource lives") {
+  Fixture f;
+  Graph g = f.Build(std::string(R"g((name = "v", op = "TVar", device = "/job:ps/task:1"),
+                      (name = "set", op = "TSet", inputs = ["v", "one"], device = "/job:worker"),)g") +
+                    Const("one", "/job:worker/task:2"));
+  auto d = Place(g, f.options);
+  REQUIRE(d.ok());
+  CHECK(f.DeviceOf(g, *d, "set") == "/job:ps/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "one") == "/job:worker/replica:0/task:2/device:CPU:0");
+}
+
+TEST_CASE("partitioning cuts every cross-task edge with one Send/Recv pair per tensor and task") {
+  Fixture f;
+  Graph g = f.Build(Const("a", "/job:ps/task:0") + "," +
+                    R"g((name = "b", op = "TAdd", inputs = ["a", "a"], device = "/job:worker/task:0"),
+                        (name = "c", op = "TAdd", inputs = ["a", "b"], device = "/job:worker/task:0"),
+                        (name = "r", op = "TRecord", inputs = ["^c"], device = "/job:ps/task:1"))g");
+  auto d = Place(g, f.options);
+  REQUIRE(d.ok());
+  auto parts = PartitionGraph(g, *d);
+  REQUIRE(parts.ok());
+  REQUIRE(parts->size() == 3);
+  const GraphDef& ps0 = parts->at("/job:ps/replica:0/task:0");
+  const GraphDef& w0 = parts->at("/job:worker/replica:0/task:0");
+  const GraphDef& ps1 = parts->at("/job:ps/replica:0/task:1");
+  auto count = [](const GraphDef& gd, const std::string& op) {
+    return std::count_if(gd.nodes.begin(), gd.nodes.end(),
+                         [&](const NodeDef& n) { return n.op == op; });
+  };
+  CHECK(count(ps0, "_Send") == 1);   // a -> worker 0, once for three uses
+  CHECK(count(w0, "_Recv") == 1);
+  CHECK(count(w0, "_Signal") == 1);  // ^c -> ps 1
+  CHECK(count(w0, "_Send") == 1);
+  CHECK(count(ps1, "_Recv") == 1);
+  // Every partition is a valid graph on its own.
+  for (auto& [task, def] : *parts) {
+    auto pg = Graph::Build(def, f.registry);
+    INFO(task << ": " << pg.status().ToString());
+    CHECK(pg.ok());
+  }
+  // The pair's keys agree.
+  const NodeDef* send = nullptr;
+  const NodeDef* recv = nullptr;
+  for (const NodeDef& n : ps0.nodes) if (n.op == "_Send") send = &n;
+  for (const NodeDef& n : w0.nodes) if (n.op == "_Recv") recv = &n;
+  REQUIRE((send && recv));
+  CHECK(std::get<std::string>(send->attrs.at("tensor_name")) ==
+        std::get<std::string>(recv->attrs.at("tensor_name")));
+  CHECK(std::get<std::string>(send->attrs.at("recv_device")) ==
+        "/job:worker/replica:0/task:0/device:CPU:0");
+}
+
+}  // namespace
+}  // namespace tfd
