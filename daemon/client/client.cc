@@ -37,6 +37,7 @@ std::vector<TaskCheckpoints> ReportsFrom(const Response& r) {
 template <typename T>
 StatusOr<T> Client::Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, const char* what) {
   auto& timer = io_.provider->getTimer();
+  io_.waitScope.poll();  // a fresh clock for the timeout, as in Connect
   auto limited = p.then([](T&& v) -> kj::Maybe<T> { return kj::mv(v); })
                      .exclusiveJoin(timer.afterDelay((timeout + kMargin).count() * kj::MILLISECONDS)
                                         .then([]() -> kj::Maybe<T> { return nullptr; }));
@@ -100,6 +101,9 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
   // every retry. A task that accepts and never answers (hung, or out of file
   // descriptors with the connection stuck in its backlog) costs `timeout`.
   kj::Timer& timer = io.provider->getTimer();
+  // The loop's clock moves only when the loop runs; after the caller spent
+  // a while elsewhere it would put the deadline in the past.
+  io.waitScope.poll();
   const kj::TimePoint deadline = timer.now() + timeout.count() * kj::MILLISECONDS;
   Status last = errors::Unavailable("no attempt made");
   for (auto delay = std::chrono::milliseconds(50);; delay = std::min(delay * 2, std::chrono::milliseconds(1000))) {

@@ -3,9 +3,11 @@
 // descriptors whose backlog holds the connection), `tfctl status --timeout 2`
 // and Client::Connect(2 s) end with an error instead of waiting forever.
 #include <catch2/catch.hpp>
+#include <thread>
 
 #include "daemon/client/client.h"
 #include "tests/integration/child_process.h"
+#include "tests/integration/cluster_fixture.h"
 #include "tests/integration/raw_socket.h"
 
 namespace tfd {
@@ -49,6 +51,24 @@ TEST_CASE("Client::Connect with a 2 s timeout against a listener that never answ
     CHECK(Contains(client.status().message(), "logging in"));
     CHECK(took < 15s);
   }
+}
+
+TEST_CASE("a client that spent a while away from its event loop still gets its whole timeout") {
+  // The loop's clock moves only when the loop runs: a deadline taken from it
+  // after the caller did something else for a while (waited for a child, as
+  // the training tests do) was already past, and Connect failed at once.
+  testing::LocalCluster cluster({{"worker", 1}});
+  REQUIRE(cluster.Start("worker", 0).ok());
+  auto first = cluster.Connect("worker", 0, 10s);
+  REQUIRE(first.ok());
+  std::this_thread::sleep_for(3s);  // nothing runs the loop meanwhile
+  auto again = cluster.Connect("worker", 0, 2s);
+  INFO(again.status().ToString());
+  CHECK(again.ok());
+  std::this_thread::sleep_for(3s);
+  auto status = (*first)->GetStatus(2s);
+  INFO(status.status().ToString());
+  CHECK(status.ok());
 }
 
 }  // namespace
