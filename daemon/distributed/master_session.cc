@@ -39,10 +39,17 @@ Status WithTask(const std::string& task, const Status& s) {
 
 // True when the failing node was a _Recv: its partition only waited for a
 // tensor that another partition never sent, and that partition's error says
-// why (the executor writes "node 'NAME' (OP): ..." in front of a kernel's
-// error).
+// why. The executor writes "node 'NAME' (OP): " in front of a kernel's error
+// (after the task, when the master added it); only that first node counts,
+// since a partition cancelled by another's error repeats that error after
+// its own node.
 bool FailedWaitingForTransfer(const Status& s) {
-  return s.message().find("(_Recv): ") != std::string::npos;
+  const std::string& m = s.message();
+  const size_t node = m.find("node '");
+  if (node == std::string::npos) return false;
+  const size_t op = m.find("' (", node + 6);
+  if (op == std::string::npos) return false;
+  return m.compare(op + 3, 7, "_Recv):") == 0;
 }
 
 // The error a step reports, of all its partitions' errors: the first one,
