@@ -2,11 +2,12 @@
 // kernels pick them up, within a task or across tasks.
 //
 // A key names one transfer of one step: "SRC_DEVICE;DST_DEVICE;EDGE", with
-// the step id kept apart. The task that runs the _Recv decides how to get
-// the tensor: from its own table when the sender is local, over RPC from the
-// sender's task otherwise (daemon/distributed/task_rendezvous.h).
+// the step id kept apart. The sending task decides how the tensor travels:
+// into its own table when the receiver is local, pushed to the receiver's
+// task over the data plane otherwise (daemon/distributed/task_rendezvous.h);
+// a receive always waits in its own task's table.
 //
-//   rendezvous.Send(step, key, tensor);                       // never blocks
+//   rendezvous.SendAsync(step, key, tensor, [](const Status& s) { ... });
 //   rendezvous.RecvAsync(step, key, cm, [](StatusOr<Tensor> t) { ... });
 //
 // Thread-safety: implementations are safe to call from any thread; the
@@ -24,10 +25,16 @@ namespace tfd {
 class Rendezvous {
  public:
   using RecvCallback = std::function<void(StatusOr<Tensor>)>;
+  using SendCallback = std::function<void(const Status&)>;
   virtual ~Rendezvous() = default;
 
-  // Hands over a tensor; a second send under the same key is an error.
-  virtual Status Send(int64_t step_id, const std::string& key, const Tensor& tensor) = 0;
+  // Hands over a tensor; `done` runs once it has been taken (at once within
+  // a task, once its bytes have left across tasks) or has failed. A second
+  // send under the same key is an error.
+  // A cancelled step (through `cancellation`) completes `done` with the
+  // reason, whatever the transfer is doing.
+  virtual void SendAsync(int64_t step_id, const std::string& key, const Tensor& tensor,
+                         CancellationManager& cancellation, SendCallback done) = 0;
   // Calls `done` once with the tensor, or with the reason the step was
   // cancelled (through `cancellation`) or aborted.
   virtual void RecvAsync(int64_t step_id, const std::string& key,

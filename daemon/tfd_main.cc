@@ -23,6 +23,8 @@
 #include "daemon/checkpoint/checkpoint_manager.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/distributed/task_server.h"
+#include "daemon/transport/data_plane.h"
+#include "daemon/transport/ucx_worker.h"
 #include "daemon/tfd_config.h"
 #include "kernels/register_all.h"
 
@@ -125,6 +127,23 @@ int Serve(const TfdConfig& config) {
   env.pool = &pool;
   env.loop = &kj::getCurrentThreadExecutor();
   env.address = config.listen;
+
+  // The data plane: tensors pushed to this task land in its rendezvous.
+  // UCX_TLS in the environment chooses its transports (docs/cli.md).
+  auto ucx = UcxWorker::Create(io.unixEventPort, {}, env.logger);
+  if (!ucx.ok()) {
+    env.logger->error("no data plane: {}", ucx.status().ToString());
+    pool.join();
+    return 1;
+  }
+  DataPlane data_plane(**ucx, io.provider->getTimer(), DataPlane::Options{},
+                       [&env](int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
+                         env.rendezvous.Deliver(step_id, key, std::move(tensor));
+                       },
+                       env.logger);
+  env.data_plane = &data_plane;
+  env.logger->info("data plane: UCX {} (transports: {})", ucp_get_version_string(),
+                   (*ucx)->transports());
 
   int status = 0;
   {

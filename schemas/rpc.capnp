@@ -6,7 +6,7 @@
 # capabilities, so a client or master that disappears releases what it held.
 #
 # Errors cross the wire as exceptions whose description starts with
-# "CODE: " (daemon/rpc_status.h converts both ways).
+# "CODE: " (daemon/rpc/kj_status.h converts both ways).
 @0x94381dfc15e7e6c1;
 
 using Cxx = import "/capnp/c++.capnp";
@@ -14,15 +14,20 @@ $Cxx.namespace("tfd::proto");
 
 using Graph = import "graph.capnp";
 using T = import "tensor.capnp";
+using Transport = import "transport.capnp";
 
 interface Gate {
-  login @0 (token :Data) -> (services :Services);
+  # `peer` is the task logging in ("/job:J/replica:0/task:T"), empty for a
+  # client. A task is given a data-plane invitation with its services, so it
+  # can push tensors to the task answering (daemon/transport/data_plane.h).
+  login @0 (token :Data, peer :Text) -> (services :Services);
 }
 
 struct Services {
   master @0 :Master;
   worker @1 :Worker;
   task @2 :Text;   # "/job:J/replica:0/task:T" of the task answering
+  dataPlane @3 :Transport.DataPlaneInvitation;   # for a peer task; unset for clients
 }
 
 # Runs sessions; lives on every task (the task a client talks to is its master).
@@ -79,22 +84,21 @@ struct NodeTrace {
 
 # Runs partitions of steps; lives on every task.
 interface Worker {
+  # Tensors between tasks do not travel here: a _Send pushes its tensor to
+  # the consumer's task over the data plane (daemon/transport/).
   registerGraph @0 (graph :Graph.GraphDef) -> (graph :RegisteredGraph);
-  # Blocks until the tensor under `key` for `stepId` is sent on this task.
-  recvTensor @1 (stepId :Int64, key :Text) -> (tensor :T.Tensor);
-  # Cancels the step's waits and partitions on this task with the given error.
-  abortStep @2 (stepId :Int64, code :Text, message :Text) -> ();
-  # Forgets the step's transfers (called once the step is over everywhere).
-  cleanupStep @3 (stepId :Int64) -> ();
-  status @4 () -> (status :TaskStatus);
-  listVariables @5 () -> (variables :List(VariableInfo));
-  readVariable @6 (name :Text) -> (info :VariableInfo, value :T.Tensor);
-  # This task's checkpoints (daemon/checkpoints.h). Without a --checkpoint-dir
-  # the answer has an empty `directory` and nothing is done.
-  saveCheckpoint @7 (step :Int64) -> (result :TaskCheckpoints);
+  # Cancels the step's waits and partitions on this task with the given
+  # error, and drops the tensors pushed to it for the step.
+  abortStep @1 (stepId :Int64, code :Text, message :Text) -> ();
+  status @2 () -> (status :TaskStatus);
+  listVariables @3 () -> (variables :List(VariableInfo));
+  readVariable @4 (name :Text) -> (info :VariableInfo, value :T.Tensor);
+  # This task's checkpoints (daemon/checkpoint/checkpoint_manager.h). Without
+  # a --checkpoint-dir the answer has an empty `directory` and nothing is done.
+  saveCheckpoint @5 (step :Int64) -> (result :TaskCheckpoints);
   # step -1: the newest that verifies.
-  restoreCheckpoint @8 (step :Int64) -> (result :TaskCheckpoints);
-  listCheckpoints @9 (verify :Bool) -> (result :TaskCheckpoints);
+  restoreCheckpoint @6 (step :Int64) -> (result :TaskCheckpoints);
+  listCheckpoints @7 (verify :Bool) -> (result :TaskCheckpoints);
 }
 
 interface RegisteredGraph {
@@ -112,6 +116,20 @@ struct TaskStatus {
   registeredGraphs @4 :UInt32;
   variables @5 :UInt32;
   pid @6 :Int64;
+  dataPlane @7 :DataPlaneStatus;
+}
+
+# The data plane's counters since the task started, and what it holds now.
+struct DataPlaneStatus {
+  transports @0 :Text;        # what UCX may use ("all", or UCX_TLS)
+  pushesSent @1 :UInt64;
+  bytesSent @2 :UInt64;
+  pushesReceived @3 :UInt64;
+  bytesReceived @4 :UInt64;
+  pushesRefused @5 :UInt64;
+  heldBack @6 :UInt64;        # pushes that waited for room
+  bytesHeld @7 :UInt64;       # received tensors alive now
+  stepsHeld @8 :UInt32;       # steps with tensors or waiters in the rendezvous
 }
 
 struct VariableInfo {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "daemon/rpc/kj_status.h"
+#include "daemon/transport/data_plane.h"
 
 namespace tfd {
 namespace {
@@ -55,7 +56,23 @@ kj::Promise<void> GateService::login(LoginContext context) {
   services.setMaster(services_.master);
   services.setWorker(services_.worker);
   services.setTask(env_.task);
+  const std::string peer = context.getParams().getPeer();
+  if (!peer.empty() && env_.data_plane != nullptr) {
+    if (!ticket_.empty()) env_.data_plane->Revoke(ticket_);  // a second login
+    auto invitation = env_.data_plane->Invite(peer + " (" + state_->peer() + ")");
+    ticket_ = invitation.ticket;
+    auto out = services.initDataPlane();
+    auto bytes = [](const std::string& s) {
+      return kj::arrayPtr(reinterpret_cast<const capnp::byte*>(s.data()), s.size());
+    };
+    out.setAddress(bytes(invitation.address));
+    out.setTicket(bytes(invitation.ticket));
+  }
   return kj::READY_NOW;
+}
+
+GateService::~GateService() {
+  if (!ticket_.empty() && env_.data_plane != nullptr) env_.data_plane->Revoke(ticket_);
 }
 
 }  // namespace tfd

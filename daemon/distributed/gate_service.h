@@ -62,6 +62,10 @@ class GateService final : public proto::Gate::Server {
         log_(log),
         state_(kj::mv(state)) {}
 
+  // Revokes the data-plane ticket this connection's peer was given: pushes
+  // are accepted only from peers that are still logged in.
+  ~GateService();
+
  protected:
   kj::Promise<void> login(LoginContext context) override;
 
@@ -72,6 +76,7 @@ class GateService final : public proto::Gate::Server {
   LoginThrottle& throttle_;
   RateLimitedLog& log_;
   kj::Own<LoginState> state_;
+  std::string ticket_;  // given to the peer task that logged in here
 };
 
 }  // namespace tfd

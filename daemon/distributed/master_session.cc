@@ -301,21 +301,10 @@ kj::Promise<void> MasterSession::run(RunContext context) {
           for (auto n : t->getTrace()) trace_out.setWithCaveats(k++, n);
         }
       });
-  // Whatever happens — success, failure, or the client cancelling the call —
-  // every task forgets the step's transfers; a cancelled step is aborted.
+  // A step the client cancelled is aborted everywhere. Each task forgets a
+  // step's transfers itself when its partition ends (or the step aborts).
   return ran.attach(kj::defer([this, step]() {
     if (!step->finished) Abort(*step, errors::Cancelled("the client cancelled step ", step->step_id));
-    const auto deadline = env_.peers->timer().now() + 2 * kj::SECONDS;
-    for (const auto& part : step->prepared->parts) {
-      const int64_t step_id = step->step_id;
-      background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
-                          .then([step_id](TaskServices s) {
-                            auto request = s.worker.cleanupStepRequest();
-                            request.setStepId(step_id);
-                            return request.send().ignoreResult();
-                          })
-                          .catch_([](kj::Exception&&) {}));
-    }
   }));
 }
 

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "daemon/rpc/kj_status.h"
+#include "daemon/transport/data_plane.h"
 
 namespace tfd {
 namespace {
@@ -30,7 +31,7 @@ StatusOr<std::pair<std::string, int>> SplitTaskName(const std::string& task) {
 }
 
 Peers::Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std::string self_task,
-             TaskServices self, std::string token,
+             TaskServices self, std::string token, DataPlane* data_plane,
              std::shared_ptr<spdlog::logger> logger)
     : io_(io),
       timer_(timer),
@@ -38,6 +39,7 @@ Peers::Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std
       self_task_(std::move(self_task)),
       self_(kj::mv(self)),
       token_(std::move(token)),
+      data_plane_(data_plane),
       logger_(std::move(logger)),
       errors_(logger_, "a connection watch"),
       watches_(errors_) {}
@@ -143,10 +145,25 @@ kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt
   auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
   request.setToken(
       kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token_.data()), token_.size()));
-  auto answered = request.send().then([](capnp::Response<proto::Gate::LoginResults>&& r) {
-    auto s = r.getServices();
-    return TaskServices{s.getMaster(), s.getWorker()};
-  });
+  request.setPeer(self_task_);
+  auto answered = request.send().then(
+      [this, task](capnp::Response<proto::Gate::LoginResults>&& r) -> TaskServices {
+        auto s = r.getServices();
+        if (data_plane_ != nullptr) {
+          if (!s.hasDataPlane()) {
+            kj::throwFatalException(KjFromStatus(errors::FailedPrecondition(
+                task, " gave no data-plane address at login: a tfd without a data plane?")));
+          }
+          auto invitation = s.getDataPlane();
+          auto bytes = [](capnp::Data::Reader d) {
+            return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+          };
+          ThrowIfError(data_plane_->Connect(
+              task, DataPlane::Invitation{bytes(invitation.getAddress()),
+                                          bytes(invitation.getTicket())}));
+        }
+        return TaskServices{s.getMaster(), s.getWorker()};
+      });
   auto silent = timer_.afterDelay(kLoginTimeout).then([]() -> TaskServices {
     kj::throwFatalException(KjFromStatus(errors::Unavailable(
         "it accepted the connection but did not answer the login within ",
@@ -192,6 +209,7 @@ void Peers::Forget(const std::string& task) {
   if (peer.services != nullptr && !peer.connected && !peer.failed) return;
   peer.services = nullptr;
   peer.connection = nullptr;
+  if (data_plane_ != nullptr) data_plane_->Disconnect(task);
   peer.connected = false;
   peer.failed = false;
   ++peer.attempt;

@@ -14,7 +14,7 @@
 // counter moves on, telling sessions that graphs registered there are gone.
 //
 //   peers.Services("/job:ps/replica:0/task:0", deadline)
-//       .then([](TaskServices s) { ... s.worker.recvTensorRequest() ... });
+//       .then([](TaskServices s) { ... s.worker.statusRequest() ... });
 //
 // Thread-safety: event-loop thread only.
 #pragma once
@@ -34,6 +34,8 @@
 
 namespace tfd {
 
+class DataPlane;
+
 // The capabilities a task serves, as obtained through its Gate.
 struct TaskServices {
   proto::Master::Client master = nullptr;
@@ -48,8 +50,12 @@ class Peers {
     kFailIfDown,    // UNAVAILABLE after the first failed try
   };
 
+  // `data_plane` (may be null) gets an endpoint to each task this task logs
+  // in to, from the invitation the task answers with, and loses it when the
+  // connection is forgotten.
   Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std::string self_task,
-        TaskServices self, std::string token, std::shared_ptr<spdlog::logger> logger);
+        TaskServices self, std::string token, DataPlane* data_plane,
+        std::shared_ptr<spdlog::logger> logger);
 
   // The services of `task` ("/job:J/replica:0/task:T"). Rejects with
   // UNAVAILABLE at the deadline, UNAUTHENTICATED on a refused token,
@@ -101,6 +107,7 @@ class Peers {
   std::string self_task_;
   TaskServices self_;
   std::string token_;
+  DataPlane* data_plane_;
   std::shared_ptr<spdlog::logger> logger_;
   std::map<std::string, Peer> peers_;
   LogTaskErrors errors_;

@@ -26,6 +26,7 @@
 namespace tfd {
 
 class Peers;
+class DataPlane;
 class CheckpointManager;
 
 // Steps running on this task, so abortStep can cancel them.
@@ -57,6 +58,7 @@ struct TaskEnv {
   std::shared_ptr<spdlog::logger> logger;
   const kj::Executor* loop = nullptr;  // the event-loop thread
   Peers* peers = nullptr;
+  DataPlane* data_plane = nullptr;  // tensors pushed to and from other tasks
   CheckpointManager* checkpoints = nullptr;  // null without --checkpoint-dir
   LocalRendezvous rendezvous;
   StepRegistry steps;

@@ -4,94 +4,92 @@
 
 #include "common/device_name.h"
 #include "daemon/distributed/peers.h"
-#include "daemon/rpc/kj_status.h"
-#include "daemon/rpc/tensor_wire.h"
+#include "daemon/transport/data_plane.h"
 
 namespace tfd {
 namespace {
 
-// Runs the receive callback once: whichever of the RPC result and the
+// Runs the send callback once: whichever of the push's outcome and the
 // step's cancellation comes first wins, and the loser touches nothing.
 class Once {
  public:
-  explicit Once(Rendezvous::RecvCallback done) : done_(std::move(done)) {}
-  void Run(StatusOr<Tensor> result) {
-    if (!ran_.exchange(true)) done_(std::move(result));
+  explicit Once(Rendezvous::SendCallback done) : done_(std::move(done)) {}
+  void Run(const Status& s) {
+    if (!ran_.exchange(true)) done_(s);
   }
 
  private:
   std::atomic<bool> ran_{false};
-  Rendezvous::RecvCallback done_;
+  Rendezvous::SendCallback done_;
 };
 
 }  // namespace
 
 TaskRendezvous::TaskRendezvous(TaskEnv& env)
-    : env_(env), errors_(env.logger, "a remote receive"), fetches_(errors_) {}
+    : env_(env), errors_(env.logger, "a push"), pushes_(errors_) {}
 
 TaskRendezvous::~TaskRendezvous() noexcept = default;
 
-Status TaskRendezvous::Send(int64_t step_id, const std::string& key, const Tensor& tensor) {
-  return env_.rendezvous.Send(step_id, key, tensor);
-}
-
-void TaskRendezvous::RecvAsync(int64_t step_id, const std::string& key,
-                               CancellationManager& cancellation, RecvCallback done) {
+void TaskRendezvous::SendAsync(int64_t step_id, const std::string& key, const Tensor& tensor,
+                               CancellationManager& cancellation, SendCallback done) {
   auto parsed = ParseKey(key);
   if (!parsed.ok()) {
     done(parsed.status());
     return;
   }
-  auto src = DeviceName::Parse(parsed->src_device);
-  if (!src.ok()) {
-    done(src.status());
+  auto dst = DeviceName::Parse(parsed->dst_device);
+  if (!dst.ok()) {
+    done(dst.status());
     return;
   }
-  const std::string src_task = src->TaskName();
-  if (src_task == env_.task) {
-    env_.rendezvous.RecvAsync(step_id, key, cancellation, std::move(done));
+  const std::string dst_task = dst->TaskName();
+  if (dst_task == env_.task) {
+    env_.rendezvous.SendAsync(step_id, key, tensor, cancellation, std::move(done));
+    return;
+  }
+  if (env_.data_plane == nullptr) {
+    done(errors::Internal("no data plane on ", env_.task, " to push '", key, "' to ", dst_task));
     return;
   }
   auto once = std::make_shared<Once>(std::move(done));
-  auto token = cancellation.Register([once, src_task](const Status& why) {
+  // The callback holds only `once`: the step's CancellationManager may be
+  // gone by the time the push ends.
+  auto token = cancellation.Register([once, dst_task](const Status& why) {
     const Status reason = why.ok() ? errors::Cancelled("step cancelled") : why;
-    once->Run(Status(reason.code(), reason.message() + "; while receiving from " + src_task));
+    once->Run(Status(reason.code(), reason.message() + "; while pushing to " + dst_task));
   });
   if (!token) {
     once->Run(cancellation.reason());
     return;
   }
-  // The cancellation callback stays registered: it holds only `once`, and
-  // the step's CancellationManager may be gone by the time the RPC ends.
   try {
-    env_.loop->executeSync([this, once, src_task, step_id, key] {
+    env_.loop->executeSync([this, once, dst_task, step_id, key, tensor] {
       const auto deadline = env_.peers->timer().now() +
                             env_.step_timeout.count() * kj::MILLISECONDS;
-      fetches_.add(
-          env_.peers->Services(src_task, deadline)
-              .then([step_id, key](TaskServices s) {
-                auto request = s.worker.recvTensorRequest();
-                request.setStepId(step_id);
-                request.setKey(key);
-                return request.send();
-              })
-              .then(
-                  [once](capnp::Response<proto::Worker::RecvTensorResults>&& response) {
-                    // Copied out here, on the event loop: the response is a kj
-                    // object and must die on this thread, while the tensor
-                    // goes on to kernels on the pool.
-                    // TODO(perf): alias the bytes and release the response on
-                    // the loop once the last kernel lets go of the tensor.
-                    once->Run(TensorFromProto(response.getTensor()));
-                  },
-                  [once, src_task](kj::Exception&& e) {
-                    once->Run(StatusFromKj(e).WithContext("receiving from " + src_task));
-                  }));
+      pushes_.add(env_.peers->Services(dst_task, deadline)
+                      .then([this, dst_task, step_id, key, tensor](TaskServices) {
+                        return env_.data_plane->Push(dst_task, step_id, key, tensor);
+                      })
+                      .then([once]() { once->Run(OkStatus()); },
+                            [this, once, dst_task](kj::Exception&& e) {
+                              const Status s = StatusFromKj(e);
+                              // The receiver is gone: the next push reconnects.
+                              if (s.code() == Code::kUnavailable) env_.peers->Forget(dst_task);
+                              once->Run(s.message().find(dst_task) == std::string::npos
+                                            ? s.WithContext("pushing to " + dst_task)
+                                            : s);
+                            }));
     });
   } catch (const kj::Exception& e) {
     once->Run(errors::Unavailable("this task is shutting down: ", e.getDescription().cStr()));
   }
 }
 
+void TaskRendezvous::RecvAsync(int64_t step_id, const std::string& key,
+                               CancellationManager& cancellation, RecvCallback done) {
+  // Local or pushed here from another task: either way it arrives in this
+  // task's own table.
+  env_.rendezvous.RecvAsync(step_id, key, cancellation, std::move(done));
+}
 
 }  // namespace tfd

@@ -1,17 +1,19 @@
-// TaskRendezvous: the Rendezvous that partitions on this task use. Sends go
-// to the task's table; a receive from this task's own sender waits there; a
-// receive from another task asks that task's worker (recvTensor) over RPC,
-// so tensors travel directly between the tasks that hold them.
+// TaskRendezvous: the Rendezvous that partitions on this task use. A send to
+// a device of this task goes to the task's table; a send to another task is
+// pushed there over the data plane (daemon/transport/data_plane.h) as soon as
+// it is made, so tensors travel directly between the tasks that hold them,
+// with no request per tensor. Every receive waits in this task's own table,
+// where pushed tensors arrive (TaskEnv::rendezvous).
 //
-// Thread-safety: Send and RecvAsync may be called from any thread (kernels
-// run on the pool); the RPC side runs on the event loop via TaskEnv::loop.
+// Thread-safety: SendAsync and RecvAsync may be called from any thread
+// (kernels run on the pool); pushes run on the event loop via TaskEnv::loop.
 #pragma once
 
 #include <kj/async.h>
 
 #include "common/rendezvous.h"
-#include "daemon/rpc/kj_status.h"
 #include "daemon/distributed/task_env.h"
+#include "daemon/rpc/kj_status.h"
 
 namespace tfd {
 
@@ -21,14 +23,15 @@ class TaskRendezvous : public Rendezvous {
   explicit TaskRendezvous(TaskEnv& env);
   ~TaskRendezvous() noexcept override;
 
-  Status Send(int64_t step_id, const std::string& key, const Tensor& tensor) override;
+  void SendAsync(int64_t step_id, const std::string& key, const Tensor& tensor,
+                 CancellationManager& cancellation, SendCallback done) override;
   void RecvAsync(int64_t step_id, const std::string& key, CancellationManager& cancellation,
                  RecvCallback done) override;
 
  private:
   TaskEnv& env_;
   LogTaskErrors errors_;
-  kj::TaskSet fetches_;  // remote receives in flight; event-loop thread only
+  kj::TaskSet pushes_;  // pushes in flight; event-loop thread only
 };
 
 }  // namespace tfd

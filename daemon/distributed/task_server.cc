@@ -166,11 +166,26 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
       errors_(env.logger, "a connection"),
       connections_(errors_) {
   peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task, TaskServices{master_, worker_}, token_,
-                           env.logger);
+                           env.data_plane, env.logger);
   env_.peers = peers_.get();
+  reaping_ = ReapAbandonedSteps().eagerlyEvaluate(nullptr);
 }
 
 TaskServer::~TaskServer() { env_.peers = nullptr; }
+
+kj::Promise<void> TaskServer::ReapAbandonedSteps() {
+  // Long past any step's deadline: a table untouched this long belongs to a
+  // step nobody will run or end here.
+  constexpr auto kAbandoned = std::chrono::minutes(10);
+  return timer_.afterDelay(60 * kj::SECONDS).then([this, kAbandoned]() {
+    const auto before = LocalRendezvous::Clock::now() - std::max<std::chrono::milliseconds>(
+                                                             kAbandoned, env_.step_timeout * 2);
+    if (const size_t n = env_.rendezvous.Reap(before); n > 0 && env_.logger) {
+      env_.logger->warn("dropped the pushed tensors of {} step(s) that never ran here", n);
+    }
+    return ReapAbandonedSteps();
+  });
+}
 
 kj::Promise<unsigned> TaskServer::Listen(const std::string& address) {
   return io_.getNetwork().parseAddress(address.c_str()).then(

@@ -62,6 +62,9 @@ class TaskServer {
   bool ShedOldestPending(const std::string& why);
   // Closes pending connection `id`, logging `why` ("to make room for ...").
   void Shed(ConnectionTable::Id id, const std::string& why);
+  // Now and then drops the rendezvous tables of steps that never ran here
+  // and were never ended (their master died before telling this task).
+  kj::Promise<void> ReapAbandonedSteps();
 
   TaskEnv& env_;
   kj::AsyncIoProvider& io_;
@@ -78,6 +81,7 @@ class TaskServer {
   kj::Own<kj::ConnectionReceiver> listener_;
   kj::Promise<void> accepting_ = nullptr;
   kj::Duration accept_backoff_;
+  kj::Promise<void> reaping_ = nullptr;
   LogTaskErrors errors_;
   // Last, so connections go before the books and logs they write to.
   kj::TaskSet connections_;

@@ -12,6 +12,7 @@
 #include "daemon/distributed/on_pool.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/rpc/tensor_wire.h"
+#include "daemon/transport/data_plane.h"
 #include "kernels/state/variable.h"
 
 namespace tfd {
@@ -79,7 +80,11 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
 
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
-    run->executor->RunAsync(args, [run, fulfiller](const Status& s, StepStats stats) {
+    run->executor->RunAsync(args, [run, fulfiller, &env = env_, step_id](const Status& s,
+                                                                           StepStats stats) {
+      // This task's part of the step is over: what was pushed here for it
+      // has been taken, and what still comes is dropped on arrival.
+      env.rendezvous.Cleanup(step_id);
       run->status = s;
       run->stats = std::move(stats);
       (*fulfiller)->fulfill();
@@ -141,34 +146,12 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
       });
 }
 
-kj::Promise<void> WorkerService::recvTensor(RecvTensorContext context) {
-  context.allowCancellation();
-  auto params = context.getParams();
-  auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-  auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
-  auto result = std::make_shared<StatusOr<Tensor>>(errors::Internal("no tensor"));
-  env_.rendezvous.RecvAsync(params.getStepId(), params.getKey(),
-                            [fulfiller, result](StatusOr<Tensor> t) {
-                              *result = std::move(t);
-                              (*fulfiller)->fulfill();
-                            });
-  return paf.promise.then([context, result]() mutable {
-    ThrowIfError(result->status());
-    TensorToWire(result->value(), context.getResults().initTensor());
-  });
-}
-
 kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {
   auto params = context.getParams();
   const auto code = CodeFromName(params.getCode().cStr()).value_or(Code::kAborted);
   const Status why(code == Code::kOk ? Code::kAborted : code, params.getMessage().cStr());
   env_.rendezvous.Abort(params.getStepId(), why);
   env_.steps.Abort(params.getStepId(), why);
-  return kj::READY_NOW;
-}
-
-kj::Promise<void> WorkerService::cleanupStep(CleanupStepContext context) {
-  env_.rendezvous.Cleanup(context.getParams().getStepId());
   return kj::READY_NOW;
 }
 
@@ -185,6 +168,19 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
   }
   s.setVariables(vars);
   s.setPid(getpid());
+  auto plane = s.initDataPlane();
+  plane.setStepsHeld(static_cast<uint32_t>(env_.rendezvous.num_steps()));
+  if (env_.data_plane != nullptr) {
+    const DataPlane::Stats d = env_.data_plane->stats();
+    plane.setTransports(env_.data_plane->transports());
+    plane.setPushesSent(d.pushes_sent);
+    plane.setBytesSent(d.bytes_sent);
+    plane.setPushesReceived(d.pushes_received);
+    plane.setBytesReceived(d.bytes_received);
+    plane.setPushesRefused(d.pushes_refused);
+    plane.setHeldBack(d.held_back);
+    plane.setBytesHeld(d.pool.bytes_in_use);
+  }
   return kj::READY_NOW;
 }
 

@@ -23,9 +23,7 @@ class WorkerService final : public proto::Worker::Server {
 
  protected:
   kj::Promise<void> registerGraph(RegisterGraphContext context) override;
-  kj::Promise<void> recvTensor(RecvTensorContext context) override;
   kj::Promise<void> abortStep(AbortStepContext context) override;
-  kj::Promise<void> cleanupStep(CleanupStepContext context) override;
   kj::Promise<void> status(StatusContext context) override;
   kj::Promise<void> listVariables(ListVariablesContext context) override;
   kj::Promise<void> readVariable(ReadVariableContext context) override;

@@ -4,6 +4,38 @@
 
 namespace tfd {
 
+void LocalRendezvous::Complete(Waiter waiter, StatusOr<Tensor> value) {
+  // Whoever takes a waiter out of the table (under the lock) completes it;
+  // its cancellation callback, if it runs now or later, finds nothing there.
+  // (Completing one waiter may cancel the step at once, from inside this
+  // call: the executor cancels on the first error, so a second waiter must
+  // not wait for its own cancellation to complete it.)
+  if (waiter.token) waiter.cancellation->Deregister(*waiter.token);
+  waiter.done(std::move(value));
+}
+
+const Status* LocalRendezvous::EndedLocked(int64_t step_id) const {
+  auto it = ended_.find(step_id);
+  return it == ended_.end() ? nullptr : &it->second;
+}
+
+void LocalRendezvous::EndLocked(int64_t step_id, const Status& why, std::vector<Waiter>* waiters) {
+  auto it = steps_.find(step_id);
+  if (it != steps_.end()) {
+    for (auto& [key, slot] : it->second.slots) {
+      if (slot.waiter) waiters->push_back(std::move(*slot.waiter));
+    }
+    steps_.erase(it);
+  }
+  if (ended_.emplace(step_id, why).second) {
+    ended_order_.push_back(step_id);
+    if (ended_order_.size() > kMaxEndedSteps) {
+      ended_.erase(ended_order_.front());
+      ended_order_.pop_front();
+    }
+  }
+}
+
 void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, const Status& why) {
   std::optional<Waiter> waiter;
   {
@@ -19,40 +51,60 @@ void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, cons
   waiter->done(Status(reason.code(), reason.message() + "; while receiving '" + key + "'"));
 }
 
+Status LocalRendezvous::Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
+                            std::optional<Waiter>* waiter) {
+  if (const Status* ended = EndedLocked(step_id)) return *ended;
+  StepTable& step = steps_[step_id];
+  step.touched = Clock::now();
+  Slot& slot = step.slots[key];
+  if (slot.value) return errors::Internal("tensor '", key, "' sent twice in step ", step_id);
+  if (slot.waiter) {
+    // The caller completes the waiter, with its own copy of the value.
+    *waiter = std::move(slot.waiter);
+    step.slots.erase(key);
+    return OkStatus();
+  }
+  slot.value = std::move(value);
+  return OkStatus();
+}
+
 Status LocalRendezvous::Send(int64_t step_id, const std::string& key, const Tensor& tensor) {
   std::optional<Waiter> waiter;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    StepTable& step = steps_[step_id];
-    if (!step.aborted.ok()) return step.aborted;
-    Slot& slot = step.slots[key];
-    if (slot.tensor) return errors::Internal("tensor '", key, "' sent twice in step ", step_id);
-    if (slot.waiter) {
-      waiter = std::move(slot.waiter);
-      step.slots.erase(key);
-    } else {
-      slot.tensor = tensor;
-    }
+    TFD_RETURN_IF_ERROR(Put(step_id, key, tensor, &waiter));
   }
-  if (waiter) {
-    // Only a waiter whose cancellation has not started may be completed here.
-    if (waiter->token && !waiter->cancellation->Deregister(*waiter->token)) return OkStatus();
-    waiter->done(tensor);
-  }
+  if (waiter) Complete(std::move(*waiter), tensor);
   return OkStatus();
+}
+
+void LocalRendezvous::SendAsync(int64_t step_id, const std::string& key, const Tensor& tensor,
+                                CancellationManager&, SendCallback done) {
+  done(Send(step_id, key, tensor));
+}
+
+void LocalRendezvous::Deliver(int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
+  std::optional<Waiter> waiter;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A tensor for a step that ended here is dropped; nobody waits for it.
+    if (!Put(step_id, key, tensor, &waiter).ok()) return;
+  }
+  if (waiter) Complete(std::move(*waiter), std::move(tensor));
 }
 
 std::optional<StatusOr<Tensor>> LocalRendezvous::TakeOrPark(int64_t step_id,
                                                             const std::string& key,
                                                             Waiter& waiter) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (const Status* ended = EndedLocked(step_id)) return StatusOr<Tensor>(*ended);
   StepTable& step = steps_[step_id];
-  if (!step.aborted.ok()) return StatusOr<Tensor>(step.aborted);
+  step.touched = Clock::now();
   Slot& slot = step.slots[key];
-  if (slot.tensor) {
-    Tensor t = std::move(*slot.tensor);
+  if (slot.value) {
+    StatusOr<Tensor> v = std::move(*slot.value);
     step.slots.erase(key);
-    return StatusOr<Tensor>(std::move(t));
+    return v;
   }
   if (slot.waiter) {
     return StatusOr<Tensor>(errors::Internal("tensor '", key, "' received twice in step ", step_id));
@@ -84,44 +136,42 @@ void LocalRendezvous::RecvAsync(int64_t step_id, const std::string& key,
   waiter.done(std::move(*now));
 }
 
-void LocalRendezvous::RecvAsync(int64_t step_id, const std::string& key, RecvCallback done) {
-  Waiter waiter{std::move(done), nullptr, std::nullopt};
-  if (auto now = TakeOrPark(step_id, key, waiter)) waiter.done(std::move(*now));
-}
-
 void LocalRendezvous::Abort(int64_t step_id, const Status& status) {
+  const Status why = status.ok() ? errors::Aborted("step ", step_id, " aborted") : status;
   std::vector<Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    StepTable& step = steps_[step_id];
-    if (!step.aborted.ok()) return;
-    step.aborted = status.ok() ? errors::Aborted("step ", step_id, " aborted") : status;
-    for (auto& [key, slot] : step.slots) {
-      if (slot.waiter) waiters.push_back(std::move(*slot.waiter));
-    }
-    step.slots.clear();
+    if (EndedLocked(step_id) != nullptr) return;
+    EndLocked(step_id, why, &waiters);
   }
-  for (Waiter& w : waiters) {
-    if (w.token && !w.cancellation->Deregister(*w.token)) continue;
-    w.done(status);
-  }
+  for (Waiter& w : waiters) Complete(std::move(w), why);
 }
 
 void LocalRendezvous::Cleanup(int64_t step_id) {
+  const Status why = errors::Aborted("step ", step_id, " ended before its tensor arrived");
   std::vector<Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = steps_.find(step_id);
-    if (it == steps_.end()) return;
-    for (auto& [key, slot] : it->second.slots) {
-      if (slot.waiter) waiters.push_back(std::move(*slot.waiter));
+    if (EndedLocked(step_id) != nullptr) return;
+    EndLocked(step_id, why, &waiters);
+  }
+  for (Waiter& w : waiters) Complete(std::move(w), why);
+}
+
+size_t LocalRendezvous::Reap(Clock::time_point before) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t reaped = 0;
+  for (auto it = steps_.begin(); it != steps_.end();) {
+    bool waiting = false;
+    for (const auto& [key, slot] : it->second.slots) waiting = waiting || slot.waiter.has_value();
+    if (!waiting && it->second.touched < before) {
+      it = steps_.erase(it);
+      ++reaped;
+    } else {
+      ++it;
     }
-    steps_.erase(it);
   }
-  for (Waiter& w : waiters) {
-    if (w.token && !w.cancellation->Deregister(*w.token)) continue;
-    w.done(errors::Aborted("step ", step_id, " ended before its tensor arrived"));
-  }
+  return reaped;
 }
 
 size_t LocalRendezvous::num_steps() const {

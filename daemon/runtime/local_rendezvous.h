@@ -1,20 +1,34 @@
 // LocalRendezvous: a task's table of tensors in flight, per step.
 //
-// _Send kernels and remote recvTensor requests meet here: whichever comes
-// first waits for the other. A step aborted on this task fails its waiters
-// and every later receive with the abort's status; Cleanup forgets a step.
+// _Send kernels of this task and tensors pushed here by other tasks meet
+// the _Recv kernels waiting for them: whichever comes first waits for the
+// other. A tensor may arrive before the step's partition has started here;
+// it waits in the step's table.
+//
+// A step ends here with Abort (the step failed somewhere) or Cleanup (its
+// partition here is over). Either way its table goes at once, waiters fail
+// with the reason, and the step is remembered for a while (the last
+// kMaxEndedSteps of them), so that a tensor still on its way for it is
+// dropped on arrival instead of starting a new table nobody will empty.
+// Tables of steps that never ran here and never ended (a master that died
+// before telling us) are dropped by Reap.
 //
 //   rendezvous.Send(step, key, t);
 //   rendezvous.RecvAsync(step, key, cm, [](StatusOr<Tensor> t) {...});
+//   rendezvous.Deliver(step, key, pushed);   // a tensor, or why it will not come
 //
 // Thread-safety: every method may be called from any thread; callbacks run
 // outside the lock on the thread that completes them.
 #pragma once
 
+#include <chrono>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "common/rendezvous.h"
 
@@ -22,15 +36,27 @@ namespace tfd {
 
 class LocalRendezvous : public Rendezvous {
  public:
-  Status Send(int64_t step_id, const std::string& key, const Tensor& tensor) override;
+  static constexpr size_t kMaxEndedSteps = 65536;
+  using Clock = std::chrono::steady_clock;
+
+  // Hands over a tensor: OK, or the status of a step that ended here.
+  Status Send(int64_t step_id, const std::string& key, const Tensor& tensor);
+  void SendAsync(int64_t step_id, const std::string& key, const Tensor& tensor,
+                 CancellationManager& cancellation, SendCallback done) override;
   void RecvAsync(int64_t step_id, const std::string& key, CancellationManager& cancellation,
                  RecvCallback done) override;
-  // Receive without a CancellationManager (for RPC handlers, which are
-  // cancelled by Abort or by dropping their promise).
-  void RecvAsync(int64_t step_id, const std::string& key, RecvCallback done);
+
+  // A tensor pushed by another task, or why it never will be: an error
+  // fails the receive of `key` (now, or when it comes).
+  void Deliver(int64_t step_id, const std::string& key, StatusOr<Tensor> tensor);
 
   void Abort(int64_t step_id, const Status& status);
   void Cleanup(int64_t step_id);
+  // Drops the tables of steps last touched before `before` that have no
+  // receive waiting (nothing runs for them here); returns how many.
+  size_t Reap(Clock::time_point before);
+
+  // Steps with a table (tensors or waiters) now.
   size_t num_steps() const;
 
  private:
@@ -40,22 +66,35 @@ class LocalRendezvous : public Rendezvous {
     std::optional<CancellationManager::Token> token;
   };
   struct Slot {
-    std::optional<Tensor> tensor;
+    std::optional<StatusOr<Tensor>> value;  // a tensor, or the error it became
     std::optional<Waiter> waiter;
   };
   struct StepTable {
-    Status aborted;
     std::map<std::string, Slot> slots;
+    Clock::time_point touched = Clock::now();
   };
 
   void CancelWaiter(int64_t step_id, const std::string& key, const Status& why);
-  // Under the lock: the tensor if it has arrived, the step's abort status,
-  // or — returning nullopt — `waiter` parked until Send, Abort or Cleanup.
+  // Completes a waiter taken out of the table, outside the lock.
+  static void Complete(Waiter waiter, StatusOr<Tensor> value);
+  // Under the lock: the value if it has arrived, the status of an ended
+  // step, or (returning nullopt) `waiter` parked until it comes.
   std::optional<StatusOr<Tensor>> TakeOrPark(int64_t step_id, const std::string& key,
                                              Waiter& waiter);
+  // Under the lock: `value` into its slot, or, when a receive already
+  // waits, that waiter moved to `*waiter` for the caller to complete outside
+  // the lock with the value it holds.
+  Status Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
+             std::optional<Waiter>* waiter);
+  // Under the lock: ends the step, moving out its waiters.
+  void EndLocked(int64_t step_id, const Status& why, std::vector<Waiter>* waiters);
+  // The status of an ended step, under the lock.
+  const Status* EndedLocked(int64_t step_id) const;
 
   mutable std::mutex mu_;
-  std::map<int64_t, StepTable> steps_;  // guarded by mu_
+  std::map<int64_t, StepTable> steps_;              // guarded by mu_
+  std::unordered_map<int64_t, Status> ended_;       // guarded by mu_
+  std::deque<int64_t> ended_order_;                 // guarded by mu_; oldest first
 };
 
 }  // namespace tfd

@@ -54,6 +54,7 @@ StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(kj::UnixEventPort& events
   if (s != UCS_OK) return errors::Unavailable("UCX event fd: ", UcxStatusString(s));
   w->observer_ = kj::heap<kj::UnixEventPort::FdObserver>(
       events, w->event_fd_, kj::UnixEventPort::FdObserver::OBSERVE_READ);
+  w->Progress();  // arms the worker, so its event fd speaks up
   w->watching_ = w->Watch().eagerlyEvaluate([logger = w->logger_](kj::Exception&& e) {
     if (logger) logger->error("the UCX progress loop stopped: {}", e.getDescription().cStr());
   });
@@ -73,11 +74,22 @@ void UcxWorker::Progress() {
   for (;;) {
     while (ucp_worker_progress(worker_) != 0) {
     }
-    if (after_progress_.empty()) break;
-    // What callbacks set off may post more operations: progress again after.
-    auto work = std::move(after_progress_);
-    after_progress_.clear();
-    for (auto& f : work) f();
+    if (!after_progress_.empty()) {
+      // What callbacks set off may post more operations: progress again after.
+      auto work = std::move(after_progress_);
+      after_progress_.clear();
+      for (auto& f : work) f();
+      continue;
+    }
+    // Every progress, wherever it was called from, ends armed: an event
+    // consumed here without re-arming would leave the event fd silent and
+    // the next message unnoticed until something else progressed the worker.
+    const ucs_status_t s = ucp_worker_arm(worker_);
+    if (s == UCS_ERR_BUSY) continue;  // events came meanwhile
+    if (s != UCS_OK && logger_) {
+      logger_->error("ucp_worker_arm: {}", UcxStatusString(s));
+    }
+    break;
   }
   in_progress_ = false;
 }
@@ -91,17 +103,10 @@ void UcxWorker::RunAfterProgress(kj::Function<void()> work) {
 }
 
 kj::Promise<void> UcxWorker::Watch() {
-  Progress();
-  const ucs_status_t s = ucp_worker_arm(worker_);
-  if (s == UCS_ERR_BUSY) {
-    // Events arrived meanwhile: progress again, after whatever else the
-    // loop has queued.
-    return kj::evalLater([this]() { return Watch(); });
-  }
-  if (s != UCS_OK) {
-    return KjFromStatus(errors::Internal("ucp_worker_arm: ", UcxStatusString(s)));
-  }
-  return observer_->whenBecomesReadable().then([this]() { return Watch(); });
+  return observer_->whenBecomesReadable().then([this]() {
+    Progress();
+    return Watch();
+  });
 }
 
 }  // namespace tfd

@@ -18,14 +18,23 @@ std::string KeyFromAttrs(OpKernelConstruction& c) {
   return Rendezvous::MakeKey(send, recv, edge);
 }
 
-class SendOp : public OpKernel {
+// Asynchronous: across tasks the send is done once the tensor's bytes have
+// left, and a failure (the receiver gone) fails the step here.
+class SendOp : public AsyncOpKernel {
  public:
-  explicit SendOp(OpKernelConstruction& c) : OpKernel(c), key_(KeyFromAttrs(c)) {}
-  bool is_cheap() const override { return true; }
-  void Compute(OpKernelContext& ctx) override {
+  explicit SendOp(OpKernelConstruction& c) : AsyncOpKernel(c), key_(KeyFromAttrs(c)) {}
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
     Rendezvous* r = ctx.step().rendezvous;
-    TFD_OP_REQUIRES(ctx, r != nullptr, errors::Internal("_Send outside a partitioned step"));
-    TFD_OP_REQUIRES_OK(ctx, r->Send(ctx.step_id(), key_, ctx.input(0)));
+    if (r == nullptr) {
+      ctx.SetStatus(errors::Internal("_Send outside a partitioned step"));
+      done();
+      return;
+    }
+    r->SendAsync(ctx.step_id(), key_, ctx.input(0), ctx.cancellation(),
+                 [&ctx, done = std::move(done)](const Status& s) {
+                   ctx.SetStatus(s);
+                   done();
+                 });
   }
 
  private:

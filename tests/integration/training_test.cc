@@ -131,6 +131,7 @@ struct Setup {
 
   int64_t GlobalStep() {
     auto ps = cluster.Connect("ps", 0);
+    INFO(ps.status().ToString() << "; ps log: " << OneLine(cluster.Log("ps", 0)));
     REQUIRE(ps.ok());
     auto v = (*ps)->ReadVariable("global_step", 5s);
     REQUIRE(v.ok());

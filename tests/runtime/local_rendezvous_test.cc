@@ -1,0 +1,141 @@
+// LocalRendezvous: tensors meet their receives whichever comes first, pushed
+// tensors wait for a step that has not started, an ended step's waiters
+// fail and its late tensors are dropped, and no waiter is ever lost when
+// completing one cancels the step (as the executor does on the first error).
+#include "daemon/runtime/local_rendezvous.h"
+
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <optional>
+
+namespace tfd {
+namespace {
+
+// A receive's outcome.
+struct Got {
+  std::optional<StatusOr<Tensor>> value;
+  Rendezvous::RecvCallback callback() {
+    return [this](StatusOr<Tensor> t) { value = std::move(t); };
+  }
+};
+
+TEST_CASE("a tensor meets its receive whichever comes first") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  Got early, late;
+  r.RecvAsync(1, "a", cm, early.callback());
+  CHECK_FALSE(early.value.has_value());
+  REQUIRE(r.Send(1, "a", Tensor::Scalar(1.0f)).ok());
+  REQUIRE(early.value.has_value());
+  CHECK(early.value->value().scalar<float>() == 1.0f);
+
+  REQUIRE(r.Send(1, "b", Tensor::Scalar(2.0f)).ok());
+  r.RecvAsync(1, "b", cm, late.callback());
+  REQUIRE(late.value.has_value());
+  CHECK(late.value->value().scalar<float>() == 2.0f);
+}
+
+TEST_CASE("a pushed tensor waits for its step; a pushed error fails the receive") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  r.Deliver(7, "w", Tensor::Scalar(3.0f));
+  r.Deliver(7, "bad", errors::ResourceExhausted("too big"));
+  CHECK(r.num_steps() == 1);
+  Got w, bad;
+  r.RecvAsync(7, "w", cm, w.callback());
+  r.RecvAsync(7, "bad", cm, bad.callback());
+  REQUIRE(w.value.has_value());
+  CHECK(w.value->value().scalar<float>() == 3.0f);
+  REQUIRE(bad.value.has_value());
+  CHECK(bad.value->status().code() == Code::kResourceExhausted);
+}
+
+TEST_CASE("abort and cleanup complete every waiter, even when the first one cancels the step") {
+  for (const bool abort : {true, false}) {
+    INFO((abort ? "Abort" : "Cleanup"));
+    LocalRendezvous r;
+    CancellationManager cm;
+    Got waiters[3];
+    // The first completion cancels the step at once, from inside the call
+    // that completes it, as the executor does on the first error.
+    r.RecvAsync(5, "first", cm, [&](StatusOr<Tensor> t) {
+      waiters[0].value = std::move(t);
+      cm.Cancel(errors::Aborted("the first error cancels the step"));
+    });
+    r.RecvAsync(5, "second", cm, waiters[1].callback());
+    r.RecvAsync(5, "third", cm, waiters[2].callback());
+    if (abort) {
+      r.Abort(5, errors::OutOfRange("input exhausted on another task"));
+    } else {
+      r.Cleanup(5);
+    }
+    for (const Got& g : waiters) {
+      REQUIRE(g.value.has_value());
+      CHECK_FALSE(g.value->ok());
+    }
+    CHECK(r.num_steps() == 0);
+  }
+}
+
+TEST_CASE("a send that completes a waiter which cancels the step leaves no other waiter behind") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  Got other;
+  r.RecvAsync(9, "x", cm, [&](StatusOr<Tensor>) { cm.Cancel(errors::Internal("boom")); });
+  r.RecvAsync(9, "y", cm, other.callback());
+  REQUIRE(r.Send(9, "x", Tensor::Scalar(1.0f)).ok());
+  REQUIRE(other.value.has_value());
+  CHECK(other.value->status().code() == Code::kInternal);
+}
+
+TEST_CASE("an ended step's late tensors are dropped and its later receives fail") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  r.Abort(4, errors::Cancelled("client gone"));
+  r.Deliver(4, "late", Tensor::Scalar(1.0f));
+  CHECK_FALSE(r.Send(4, "late2", Tensor::Scalar(1.0f)).ok());
+  CHECK(r.num_steps() == 0);  // nothing kept for it
+  Got g;
+  r.RecvAsync(4, "late", cm, g.callback());
+  REQUIRE(g.value.has_value());
+  CHECK(g.value->status().code() == Code::kCancelled);
+
+  r.Cleanup(8);
+  r.Deliver(8, "after", Tensor::Scalar(1.0f));
+  CHECK(r.num_steps() == 0);
+}
+
+TEST_CASE("Reap drops untouched tables without receives, and keeps the ones waited on") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  r.Deliver(1, "orphan", Tensor::Scalar(1.0f));  // a step that never ran here
+  Got waiting;
+  r.RecvAsync(2, "k", cm, waiting.callback());   // a step that runs here
+  CHECK(r.Reap(LocalRendezvous::Clock::now() - std::chrono::hours(1)) == 0);
+  CHECK(r.Reap(LocalRendezvous::Clock::now() + std::chrono::seconds(1)) == 1);
+  CHECK(r.num_steps() == 1);
+  CHECK_FALSE(waiting.value.has_value());
+  r.Deliver(2, "k", Tensor::Scalar(5.0f));
+  REQUIRE(waiting.value.has_value());
+  CHECK(waiting.value->value().scalar<float>() == 5.0f);
+}
+
+TEST_CASE("a cancelled receive completes once with the reason") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  int calls = 0;
+  Status seen;
+  r.RecvAsync(3, "k", cm, [&](StatusOr<Tensor> t) {
+    ++calls;
+    seen = t.status();
+  });
+  cm.Cancel(errors::DeadlineExceeded("step 3 passed its deadline"));
+  r.Deliver(3, "k", Tensor::Scalar(1.0f));  // too late: nobody waits
+  CHECK(calls == 1);
+  CHECK(seen.code() == Code::kDeadlineExceeded);
+  CHECK(seen.message().find("'k'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfd
