@@ -121,6 +121,17 @@ int StatusCommand(const Args& args) {
           t["registered_graphs"] = st->registered_graphs;
           t["variables"] = st->variables;
           t["pid"] = st->pid;
+          const DataPlaneInfo& d = st->data_plane;
+          t["data_plane"] = Json{{"transports", d.transports},
+                                 {"pushes_sent", d.pushes_sent},
+                                 {"bytes_sent", d.bytes_sent},
+                                 {"pushes_received", d.pushes_received},
+                                 {"bytes_received", d.bytes_received},
+                                 {"pushes_refused", d.pushes_refused},
+                                 {"held_back", d.held_back},
+                                 {"pushes_abandoned", d.pushes_abandoned},
+                                 {"bytes_held", d.bytes_held},
+                                 {"steps_held", d.steps_held}};
         } else {
           t["error"] = st.status().ToString();
         }

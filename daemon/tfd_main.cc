@@ -130,7 +130,7 @@ int Serve(const TfdConfig& config) {
 
   // The data plane: tensors pushed to this task land in its rendezvous.
   // UCX_TLS in the environment chooses its transports (docs/cli.md).
-  auto ucx = UcxWorker::Create(io.unixEventPort, {}, env.logger);
+  auto ucx = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, env.logger);
   if (!ucx.ok()) {
     env.logger->error("no data plane: {}", ucx.status().ToString());
     pool.join();

@@ -130,6 +130,7 @@ struct DataPlaneStatus {
   heldBack @6 :UInt64;        # pushes that waited for room
   bytesHeld @7 :UInt64;       # received tensors alive now
   stepsHeld @8 :UInt32;       # steps with tensors or waiters in the rendezvous
+  pushesAbandoned @9 :UInt64; # to a same-host peer that went mid-push
 }
 
 struct VariableInfo {

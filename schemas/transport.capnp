@@ -15,6 +15,8 @@ struct DataPlaneInvitation {
   address @0 :Data;   # the receiver's UCX worker address
   ticket @1 :Data;    # every push from this peer carries it; the receiver
                       # drops pushes whose ticket it did not give out
+  host @2 :Text;      # the receiver's kernel and IPC namespace: a peer with
+                      # the same may reach it through shared memory
 }
 
 struct TensorPush {

@@ -218,8 +218,14 @@ Status Client::WaitInitialized(const std::vector<std::string>& names, std::chron
 StatusOr<TaskStatusInfo> Client::GetStatus(std::chrono::milliseconds timeout) {
   return Wait(worker_.statusRequest().send().then([](capnp::Response<proto::Worker::StatusResults>&& r) {
     auto s = r.getStatus();
-    return TaskStatusInfo{s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
-                          s.getRegisteredGraphs(), s.getVariables(), s.getPid()};
+    auto d = s.getDataPlane();
+    return TaskStatusInfo{
+        s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
+        s.getRegisteredGraphs(), s.getVariables(), s.getPid(),
+        DataPlaneInfo{d.getTransports(), d.getPushesSent(), d.getBytesSent(),
+                      d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
+                      d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(),
+                      d.getStepsHeld()}};
   }), timeout, "status");
 }
 

@@ -29,11 +29,21 @@
 
 namespace tfd {
 
+// What a task's data plane did since it started, and holds now.
+struct DataPlaneInfo {
+  std::string transports;
+  uint64_t pushes_sent = 0, bytes_sent = 0, pushes_received = 0, bytes_received = 0;
+  uint64_t pushes_refused = 0, held_back = 0, pushes_abandoned = 0;
+  uint64_t bytes_held = 0;  // received tensors alive now
+  uint32_t steps_held = 0;  // steps with tensors or waiters in the rendezvous
+};
+
 struct TaskStatusInfo {
   std::string task, address;
   double uptime_seconds = 0;
   uint32_t sessions = 0, registered_graphs = 0, variables = 0;
   int64_t pid = 0;
+  DataPlaneInfo data_plane;
 };
 
 struct VariableDescription {

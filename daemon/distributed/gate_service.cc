@@ -67,6 +67,7 @@ kj::Promise<void> GateService::login(LoginContext context) {
     };
     out.setAddress(bytes(invitation.address));
     out.setTicket(bytes(invitation.ticket));
+    out.setHost(invitation.host);
   }
   return kj::READY_NOW;
 }

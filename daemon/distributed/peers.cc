@@ -160,7 +160,8 @@ kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt
           };
           ThrowIfError(data_plane_->Connect(
               task, DataPlane::Invitation{bytes(invitation.getAddress()),
-                                          bytes(invitation.getTicket())}));
+                                          bytes(invitation.getTicket()),
+                                          invitation.getHost()}));
         }
         return TaskServices{s.getMaster(), s.getWorker()};
       });

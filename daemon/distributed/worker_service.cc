@@ -180,6 +180,7 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
     plane.setPushesRefused(d.pushes_refused);
     plane.setHeldBack(d.held_back);
     plane.setBytesHeld(d.pool.bytes_in_use);
+    plane.setPushesAbandoned(d.pushes_abandoned);
   }
   return kj::READY_NOW;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "common/tensor_proto.h"
 #include "daemon/rpc/kj_status.h"
@@ -79,18 +80,22 @@ struct DataPlane::Peer {
   std::string task;
   std::string ticket;  // the peer's, carried by every push to it
   ucp_ep_h ep = nullptr;
-  std::string error;  // set once the endpoint failed
+  bool watched = true;  // UCX reports the peer's failure (another host)
+  std::string error;    // set once the endpoint failed
+  std::set<SendOp*> sending;  // pushes UCX has not finished
 };
 
 // A push on its way out. Owns what UCX reads until the send completes.
 struct DataPlane::SendOp {
   DataPlane* plane = nullptr;
+  Peer* peer = nullptr;  // null once Disconnect failed the push
   kj::Own<kj::PromiseFulfiller<void>> done;
   kj::Array<capnp::word> header;
   Tensor tensor;                    // raw encoding: the bytes sent
   kj::Array<capnp::word> message;   // string tensors: their serialized form
   std::string task;
   size_t bytes = 0;
+  kj::Maybe<UcxWorker::Activity> active;  // while UCX has it
 };
 
 // A rendezvous push whose bytes are still with the sender.
@@ -139,7 +144,12 @@ DataPlane::~DataPlane() {
   for (auto& in : held_back_) ucp_am_data_release(ucx_.worker(), in->descriptor);
   held_back_.clear();
   for (auto& [task, peer] : peers_) {
-    if (peer->ep != nullptr) {
+    // Pushes that outlive this plane must not reach back into it.
+    for (SendOp* op : peer->sending) op->peer = nullptr;
+    peer->sending.clear();
+    // An unwatched endpoint goes with the worker (forcing it could fault a
+    // live peer, flushing it could wait forever on a dead one).
+    if (peer->ep != nullptr && peer->watched) {
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       param.flags = UCP_EP_CLOSE_FLAG_FORCE;
@@ -155,7 +165,7 @@ DataPlane::~DataPlane() {
 DataPlane::Invitation DataPlane::Invite(const std::string& peer) {
   std::string ticket = NewTicket();
   tickets_[ticket] = peer;
-  return Invitation{ucx_.address(), std::move(ticket)};
+  return Invitation{ucx_.address(), std::move(ticket), ucx_.host()};
 }
 
 void DataPlane::Revoke(const std::string& ticket) { tickets_.erase(ticket); }
@@ -169,12 +179,16 @@ Status DataPlane::Connect(const std::string& task, const Invitation& invitation)
   peer->plane = this;
   peer->task = task;
   peer->ticket = invitation.ticket;
+  // A neighbour is watched by the control plane, so that UCX may use shared
+  // memory (see Connect in the header).
+  peer->watched =
+      !ucx_.may_share_memory() || invitation.host.empty() || invitation.host != ucx_.host();
   ucp_ep_params_t params{};
   params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                       UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.address = reinterpret_cast<const ucp_address_t*>(invitation.address.data());
   // A peer that dies fails our pushes to it, instead of leaving them pending.
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_mode = peer->watched ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   params.err_handler.cb = &DataPlane::OnEndpointError;
   params.err_handler.arg = peer.get();
   const ucs_status_t s = ucp_ep_create(ucx_.worker(), &params, &peer->ep);
@@ -198,7 +212,9 @@ Status DataPlane::Connect(const std::string& task, const Invitation& invitation)
         p = end ? end + 1 : nullptr;
       }
       std::free(text);
-      logger_->info("data plane to {} over UCX (transports {}): {}", task, ucx_.transports(),
+      logger_->info("data plane to {} over UCX ({}, transports {}): {}", task,
+                    peer->watched ? "watched by UCX" : "this host, watched by the control plane",
+                    ucx_.transports(),
                     lanes.empty() ? std::string("lanes unknown") : lanes);
     }
   }
@@ -212,19 +228,28 @@ void DataPlane::Disconnect(const std::string& task) {
   if (it == peers_.end()) return;
   kj::Own<Peer> peer = kj::mv(it->second);
   peers_.erase(it);
+  for (SendOp* op : peer->sending) {
+    op->peer = nullptr;
+    if (!peer->watched) ++stats_.pushes_abandoned;
+    op->done->reject(KjFromStatus(errors::Unavailable(
+        "pushing ", op->bytes, " bytes to ", peer->task, ": the connection to it went")));
+  }
+  peer->sending.clear();
   if (peer->ep == nullptr) return;
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-  // Closing fails the pushes still in flight on it (their callbacks run).
+  param.flags = peer->watched ? UCP_EP_CLOSE_FLAG_FORCE : 0;
   ucp_ep_h ep = peer->ep;
   peer->ep = nullptr;
-  ucx_.RunAfterProgress([this, ep, param]() {
+  // The Peer stays alive until the close is issued: UCX may still report
+  // the endpoint's failure to it until then.
+  ucx_.RunAfterProgress([this, ep, param, peer = kj::mv(peer)]() mutable {
     void* request = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(request)) {
       // Let it finish in the background; freeing marks it for release.
       ucp_request_free(request);
     }
+    peer = nullptr;
     ucx_.Progress();
   });
 }
@@ -254,6 +279,7 @@ kj::Promise<void> DataPlane::Push(const std::string& task, int64_t step_id,
   }
   auto op = std::make_unique<SendOp>();
   op->plane = this;
+  op->peer = &peer;
   op->task = task;
   capnp::MallocMessageBuilder header;
   auto push = header.initRoot<proto::TensorPush>();
@@ -290,7 +316,9 @@ kj::Promise<void> DataPlane::Push(const std::string& task, int64_t step_id,
   param.cb.send = [](void* request, ucs_status_t status, void* user_data) {
     std::unique_ptr<SendOp> op(static_cast<SendOp*>(user_data));
     DataPlane* plane = op->plane;
-    if (status == UCS_OK) {
+    if (op->peer == nullptr) {
+      // Disconnect failed it already; UCX is done with the buffer now.
+    } else if (op->peer->sending.erase(op.get()), status == UCS_OK) {
       ++plane->stats_.pushes_sent;
       plane->stats_.bytes_sent += op->bytes;
       op->done->fulfill();
@@ -313,6 +341,8 @@ kj::Promise<void> DataPlane::Push(const std::string& task, int64_t step_id,
     return KjFromStatus(errors::Unavailable("pushing to ", task, " failed: ",
                                             UcxStatusString(UCS_PTR_STATUS(request))));
   }
+  peer.sending.insert(raw);
+  raw->active = UcxWorker::Activity(ucx_);
   (void)op.release();  // the callback owns it now
   ucx_.Progress();
   return kj::mv(paf.promise);
@@ -489,8 +519,10 @@ void DataPlane::StartReceive(kj::Own<Incoming> in) {
   struct Receiving {
     DataPlane* plane;
     kj::Own<Incoming> in;
+    UcxWorker::Activity active;
   };
-  auto receiving = std::make_unique<Receiving>(Receiving{this, kj::mv(in)});
+  auto receiving =
+      std::make_unique<Receiving>(Receiving{this, kj::mv(in), UcxWorker::Activity(ucx_)});
   param.user_data = receiving.get();
   param.cb.recv_am = [](void* request, ucs_status_t status, size_t, void* user_data) {
     std::unique_ptr<Receiving> r(static_cast<Receiving*>(user_data));

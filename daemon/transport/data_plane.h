@@ -64,10 +64,12 @@ class DataPlane {
   // loop thread.
   using Deliver = std::function<void(int64_t step_id, const std::string& key, StatusOr<Tensor>)>;
 
-  // What a peer needs to push here: this worker's address and its ticket.
+  // What a peer needs to push here: this worker's address, its ticket, and
+  // its host identity (UcxWorker::host).
   struct Invitation {
     std::string address;
     std::string ticket;
+    std::string host;
   };
 
   // Counters since start, for status, metrics and benchmarks.
@@ -76,6 +78,9 @@ class DataPlane {
     uint64_t pushes_received = 0, bytes_received = 0;
     uint64_t pushes_refused = 0;  // bad ticket, bad header, over the budget
     uint64_t held_back = 0;       // pushes that waited for room
+    // Pushes to a same-host peer still unfinished when it went away: failed
+    // at once, their buffers kept until UCX lets go (see Disconnect).
+    uint64_t pushes_abandoned = 0;
     BufferPool::Stats pool;
   };
 
@@ -93,7 +98,20 @@ class DataPlane {
   // An endpoint to `task` from the invitation it gave us: INVALID_ARGUMENT
   // for a malformed address, UNAVAILABLE when UCX cannot reach it. Replaces
   // an endpoint the task had (a task that restarted).
+  //
+  // A peer on another host gets an endpoint that UCX watches (a peer that
+  // dies fails the pushes to it). UCX 1.13's shared-memory transports cannot
+  // watch a peer, and UCX would fall back to TCP on loopback for such an
+  // endpoint; so a peer on this host gets an unwatched endpoint over shared
+  // memory and cross-memory attach, and the control plane watches it
+  // instead: its connection going calls Disconnect. (With shared memory
+  // excluded, UCX_TLS=tcp say, every peer is watched by UCX.)
   Status Connect(const std::string& task, const Invitation& invitation);
+  // Fails the pushes still in flight to `task` with UNAVAILABLE and closes
+  // its endpoint. A watched endpoint is closed at once and UCX returns every
+  // buffer; an unwatched one is flushed in the background, and the buffers of
+  // pushes the peer never took stay with UCX (pushes_abandoned counts them):
+  // closing it by force could fault a peer that is still alive.
   void Disconnect(const std::string& task);
   bool Connected(const std::string& task) const;
 

@@ -1,6 +1,9 @@
 #include "daemon/transport/ucx_worker.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <fstream>
 
 #include "daemon/rpc/kj_status.h"
 
@@ -8,10 +11,45 @@ namespace tfd {
 
 std::string UcxStatusString(ucs_status_t status) { return ucs_status_string(status); }
 
+namespace {
+
+// The kernel this process runs on and its IPC namespace: processes that
+// share both can attach each other's shared memory. Empty parts where /proc
+// does not say (then no peer is taken for a neighbour).
+std::string HostIdentity() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  char ns[128] = {};
+  const ssize_t n = readlink("/proc/self/ns/ipc", ns, sizeof(ns) - 1);
+  if (boot.empty() || n <= 0) return "";
+  return boot + " " + std::string(ns, static_cast<size_t>(n));
+}
+
+// Whether a UCX_TLS value lets UCX use shared memory between processes:
+// "all" or any shared-memory name, and no "^" list that excludes them.
+bool SharesMemory(const std::string& tls) {
+  static const char* const kSharedMemory[] = {"all", "sm", "shm", "mm", "sysv", "posix", "cma",
+                                              "knem", "xpmem"};
+  const bool excluding = !tls.empty() && tls[0] == '^';
+  bool named = false;
+  size_t start = excluding ? 1 : 0;
+  while (start <= tls.size()) {
+    size_t end = tls.find(',', start);
+    if (end == std::string::npos) end = tls.size();
+    const std::string name = tls.substr(start, end - start);
+    for (const char* sm : kSharedMemory) named = named || name == sm;
+    start = end + 1;
+  }
+  return excluding ? !named : named;
+}
+
+}  // namespace
+
 StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(kj::UnixEventPort& events,
-                                                        const Options& options,
+                                                        kj::Timer& timer, const Options& options,
                                                         std::shared_ptr<spdlog::logger> logger) {
   auto w = std::make_unique<UcxWorker>(std::move(logger));
+  w->timer_ = &timer;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return errors::Unavailable("UCX configuration: ", UcxStatusString(s));
@@ -27,6 +65,8 @@ StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(kj::UnixEventPort& events
   w->transports_ = !options.transports.empty() ? options.transports
                    : tls_env != nullptr        ? tls_env
                                                : "all";
+  w->host_ = HostIdentity();
+  w->may_share_memory_ = SharesMemory(w->transports_);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
@@ -62,6 +102,8 @@ StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(kj::UnixEventPort& events
 }
 
 UcxWorker::~UcxWorker() {
+  retry_ = nullptr;
+  polling_ = nullptr;
   watching_ = nullptr;
   observer_ = nullptr;
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
@@ -70,9 +112,36 @@ UcxWorker::~UcxWorker() {
 
 void UcxWorker::Progress() {
   if (in_progress_) return;
+  if (!ProgressOnce() && !retry_running_) {
+    // More to do than one turn should take: go on after the loop's other
+    // events (in a test, the peer worker on the same loop is one of them).
+    retry_running_ = true;
+    retry_ = Retry().eagerlyEvaluate([logger = logger_](kj::Exception&& e) {
+      if (logger) logger->error("the UCX progress retry stopped: {}", e.getDescription().cStr());
+    });
+  }
+}
+
+kj::Promise<void> UcxWorker::Retry() {
+  // A timer, not evalLater: the loop looks at file descriptors (the peer's
+  // event fd among them) only between timer turns, never while a chain of
+  // evalLaters keeps its queue busy.
+  return timer_->afterDelay(0 * kj::MILLISECONDS).then([this]() -> kj::Promise<void> {
+    if (in_progress_ || !ProgressOnce()) return Retry();
+    retry_running_ = false;
+    return kj::READY_NOW;
+  });
+}
+
+bool UcxWorker::ProgressOnce() {
+  // Bounded: a send queued behind a full FIFO makes every progress call
+  // report work without any being done, until the peer drains the FIFO.
+  constexpr int kRounds = 8;
+  constexpr int kCallsPerRound = 64;
   in_progress_ = true;
-  for (;;) {
-    while (ucp_worker_progress(worker_) != 0) {
+  bool armed = false;
+  for (int round = 0; round < kRounds && !armed; ++round) {
+    for (int i = 0; i < kCallsPerRound && ucp_worker_progress(worker_) != 0; ++i) {
     }
     if (!after_progress_.empty()) {
       // What callbacks set off may post more operations: progress again after.
@@ -89,9 +158,10 @@ void UcxWorker::Progress() {
     if (s != UCS_OK && logger_) {
       logger_->error("ucp_worker_arm: {}", UcxStatusString(s));
     }
-    break;
+    armed = true;
   }
   in_progress_ = false;
+  return armed;
 }
 
 void UcxWorker::RunAfterProgress(kj::Function<void()> work) {
@@ -106,6 +176,36 @@ kj::Promise<void> UcxWorker::Watch() {
   return observer_->whenBecomesReadable().then([this]() {
     Progress();
     return Watch();
+  });
+}
+
+}  // namespace tfd
+
+namespace tfd {
+
+void UcxWorker::Begin() {
+  ++active_;
+  if (!poll_running_) {
+    poll_running_ = true;
+    polling_ = Poll().eagerlyEvaluate([logger = logger_](kj::Exception&& e) {
+      if (logger) logger->error("the UCX poll stopped: {}", e.getDescription().cStr());
+    });
+  }
+}
+
+void UcxWorker::End() {
+  // The poll stops itself at its next tick: End may run inside it.
+  if (active_ > 0) --active_;
+}
+
+kj::Promise<void> UcxWorker::Poll() {
+  return timer_->afterDelay(1 * kj::MILLISECONDS).then([this]() -> kj::Promise<void> {
+    Progress();
+    if (active_ == 0) {
+      poll_running_ = false;
+      return kj::READY_NOW;
+    }
+    return Poll();
   });
 }
 

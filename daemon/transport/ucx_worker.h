@@ -7,7 +7,12 @@
 // the loop, which runs UCX's progress engine when it fires and re-arms it
 // when there is nothing left to do, so an idle task sleeps.
 //
-//   TFD_ASSIGN_OR_RETURN(auto worker, UcxWorker::Create(io.unixEventPort, {}, logger));
+// Not everything UCX waits for makes the event fd speak: a send queued
+// behind a full shared-memory FIFO resumes only when the sender's worker is
+// progressed again. While operations are outstanding (an Activity is held)
+// the loop therefore also progresses the worker every millisecond.
+//
+//   TFD_ASSIGN_OR_RETURN(auto worker, UcxWorker::Create(io.unixEventPort, timer, {}, logger));
 //   ... post sends and receives on worker->worker(), then worker->Progress() ...
 //
 // Thread-safety: event-loop thread only (the worker runs in UCX's
@@ -38,7 +43,7 @@ class UcxWorker {
 
   // UNAVAILABLE naming what UCX refused (no usable transport, ...).
   static StatusOr<std::unique_ptr<UcxWorker>> Create(kj::UnixEventPort& events,
-                                                      const Options& options,
+                                                      kj::Timer& timer, const Options& options,
                                                       std::shared_ptr<spdlog::logger> logger);
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
@@ -50,27 +55,67 @@ class UcxWorker {
   const std::string& address() const { return address_; }
   // The transports UCX may use, as configured ("tcp", or "all").
   const std::string& transports() const { return transports_; }
+  // Who can share memory with this worker: the kernel's boot id and the IPC
+  // namespace. Two workers with the same identity are on one host and may
+  // use UCX's shared-memory transports.
+  const std::string& host() const { return host_; }
+  // Whether the configured transports include shared memory (UCX_TLS
+  // "all", "sm", "posix", ... rather than only "tcp" or "rc").
+  bool may_share_memory() const { return may_share_memory_; }
 
-  // Runs the progress engine until it has nothing to do. Call after posting
-  // an operation from the loop, so it starts at once. Called from inside a
-  // UCX callback it returns at once: the progress already running goes on.
+  // Runs the progress engine until it has nothing to do (or, when it keeps
+  // finding work, for a bounded while and then again after the loop's other
+  // events). Call after posting an operation from the loop, so it starts at
+  // once. Called from inside a UCX callback it returns at once: the progress
+  // already running goes on.
   void Progress();
   // UCX callbacks may not re-enter the progress engine, so what they set
   // off (starting a receive, delivering a tensor, closing an endpoint) runs
   // here once the engine has returned; outside the engine, at once.
   void RunAfterProgress(kj::Function<void()> work);
 
+  // Held while an operation of this worker is outstanding: the worker is
+  // then also progressed on a timer (see above).
+  class Activity {
+   public:
+    explicit Activity(UcxWorker& w) : w_(&w) { w_->Begin(); }
+    ~Activity() {
+      if (w_ != nullptr) w_->End();
+    }
+    Activity(Activity&& o) noexcept : w_(o.w_) { o.w_ = nullptr; }
+    Activity(const Activity&) = delete;
+    Activity& operator=(const Activity&) = delete;
+    Activity& operator=(Activity&&) = delete;
+
+   private:
+    UcxWorker* w_;
+  };
+
   // Use Create.
   UcxWorker(std::shared_ptr<spdlog::logger> logger) : logger_(std::move(logger)) {}
 
  private:
   kj::Promise<void> Watch();
+  // One bounded run of the progress engine; true when it ended armed.
+  bool ProgressOnce();
+  kj::Promise<void> Retry();
+  void Begin();
+  void End();
+  kj::Promise<void> Poll();
 
   std::shared_ptr<spdlog::logger> logger_;
+  kj::Timer* timer_ = nullptr;
+  size_t active_ = 0;  // Activities held
+  bool poll_running_ = false;
+  bool retry_running_ = false;
+  kj::Promise<void> retry_ = nullptr;
+  kj::Promise<void> polling_ = nullptr;
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::string address_;
   std::string transports_;
+  std::string host_;
+  bool may_share_memory_ = true;
   int event_fd_ = -1;
   bool in_progress_ = false;
   std::vector<kj::Function<void()>> after_progress_;

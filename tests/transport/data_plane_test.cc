@@ -1,10 +1,11 @@
 // The data plane between two UCX workers on one event loop: tensors arrive
 // bit-exact at sizes around UCX's eager/rendezvous switch and the pool's
-// block sizes, with UCX's own choice of transport and with TCP forced; only
-// ticketed pushes are accepted; the held-bytes budget holds pushes back and
-// refuses what cannot fit. (Shared memory alone does not connect two workers
-// of one process; tests/integration/data_plane_test.cc forces it between
-// tfd processes.)
+// block sizes, with UCX's own choice of transport (shared memory: both are
+// on one host), shared memory forced, and TCP forced; many pushes in flight
+// (a full shared-memory FIFO must not stall the loop); only ticketed pushes
+// are accepted; the held-bytes budget holds pushes back and refuses what
+// cannot fit. tests/integration/transfer_test.cc does the same between tfd
+// processes.
 #include <catch2/catch.hpp>
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
@@ -22,8 +23,8 @@ using Key = std::pair<int64_t, std::string>;
 // Two tasks' data planes in this process, "a" pushing to "b".
 struct Pair {
   explicit Pair(const std::string& transports, DataPlane::Options b_options = {}) {
-    auto made_a = UcxWorker::Create(io.unixEventPort, {.transports = transports}, nullptr);
-    auto made_b = UcxWorker::Create(io.unixEventPort, {.transports = transports}, nullptr);
+    auto made_a = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {.transports = transports}, nullptr);
+    auto made_b = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {.transports = transports}, nullptr);
     INFO(made_a.status().ToString() << " " << made_b.status().ToString());
     REQUIRE((made_a.ok() && made_b.ok()));
     a_worker = std::move(made_a).value();
@@ -76,7 +77,7 @@ Tensor Pattern(int64_t bytes) {
 }
 
 TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each transport") {
-  for (const std::string transports : {"", "tcp"}) {
+  for (const std::string transports : {"", "sm", "tcp"}) {
     INFO("UCX_TLS '" << transports << "'");
     Pair pair(transports);
     int64_t step = 1;
@@ -105,19 +106,22 @@ TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each tra
 }
 
 TEST_CASE("many pushes in flight at once all arrive") {
-  Pair pair("");
-  kj::Vector<kj::Promise<void>> pushes;
-  for (int i = 0; i < 64; ++i) {
-    pushes.add(pair.a->Push("b", 7, "t" + std::to_string(i), Pattern(1000 + i * 40000)));
+  for (const std::string transports : {"", "tcp"}) {
+    DYNAMIC_SECTION("UCX_TLS '" << transports << "'") {
+      Pair pair(transports);
+      kj::Vector<kj::Promise<void>> pushes;
+      for (int i = 0; i < 64; ++i) {
+        pushes.add(pair.a->Push("b", 7, "t" + std::to_string(i), Pattern(1000 + i * 40000)));
+      }
+      kj::joinPromises(pushes.releaseAsArray()).wait(pair.io.waitScope);
+      for (int i = 0; i < 64; ++i) {
+        REQUIRE(pair.WaitFor(Key{7, "t" + std::to_string(i)}).ok());
+        CHECK(TensorsEqual(*pair.received.at(Key{7, "t" + std::to_string(i)}),
+                           Pattern(1000 + i * 40000)));
+      }
+      CHECK(pair.b->stats().pushes_received == 64);
+    }
   }
-  kj::joinPromises(pushes.releaseAsArray()).wait(pair.io.waitScope);
-  for (int i = 0; i < 64; ++i) {
-    REQUIRE(pair.WaitFor(Key{7, "t" + std::to_string(i)}).ok());
-    CHECK(TensorsEqual(*pair.received.at(Key{7, "t" + std::to_string(i)}),
-                       Pattern(1000 + i * 40000)));
-  }
-  auto stats = pair.b->stats();
-  CHECK(stats.pushes_received == 64);
 }
 
 TEST_CASE("pushes with a ticket the receiver did not give, or revoked, are refused") {
