@@ -38,7 +38,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("max-graph-tensor-bytes", po::value<std::string>(), "largest tensor a graph may hold in an attr (a Const), default 64M (TFD_MAX_GRAPH_TENSOR_BYTES)")
       ("max-graph-bytes", po::value<std::string>(), "all attr tensors of one graph together, default 256M (TFD_MAX_GRAPH_BYTES)")
       ("max-tensor-bytes", po::value<std::string>(), "largest tensor a kernel may output or a feed may be, default 4G (TFD_MAX_TENSOR_BYTES)")
-      ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)");
+      ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)")
+      // The data plane: docs/cli.md, "The data plane".
+      ("max-received-bytes", po::value<std::string>(), "bytes of tensors pushed by peers held at once before pushes wait, default 4G (TFD_MAX_RECEIVED_BYTES)")
+      ("data-plane-transports", po::value<std::string>(), "UCX transports for tensors between tasks, as UCX_TLS: tcp, sm, ^tcp, ...; default UCX's choice (TFD_DATA_PLANE_TRANSPORTS)");
   std::ostringstream usage;
   usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
   c.usage = usage.str();
@@ -199,7 +202,8 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                       &c.size_limits.max_graph_tensor_bytes},
            std::tuple{"max-graph-bytes", "TFD_MAX_GRAPH_BYTES", &c.size_limits.max_graph_bytes},
            std::tuple{"max-tensor-bytes", "TFD_MAX_TENSOR_BYTES", &c.size_limits.max_tensor_bytes},
-           std::tuple{"memory-budget", "TFD_MEMORY_BUDGET", &c.memory_budget}}) {
+           std::tuple{"memory-budget", "TFD_MEMORY_BUDGET", &c.memory_budget},
+           std::tuple{"max-received-bytes", "TFD_MAX_RECEIVED_BYTES", &c.max_received_bytes}}) {
     if (auto v = get(flag, env)) {
       auto bytes = ParseByteSize(v->first);
       if (!bytes) {
@@ -208,6 +212,13 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       }
       *field = *bytes;
     }
+  }
+  if (auto v = get("data-plane-transports", "TFD_DATA_PLANE_TRANSPORTS")) {
+    if (v->first.empty() || v->first.find_first_of(" \t\n") != std::string::npos) {
+      return errors::InvalidArgument(v->second, " takes UCX transport names separated by commas "
+                                     "(tcp, sm, ^tcp), not '", v->first, "'");
+    }
+    c.data_plane_transports = v->first;
   }
   return c;
 }

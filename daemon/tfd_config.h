@@ -32,6 +32,8 @@ struct TfdConfig {
   ServerLimits server_limits;  // connection caps, login deadline and throttle
   SizeLimits size_limits;      // --max-graph-tensor-bytes, --max-graph-bytes, --max-tensor-bytes
   uint64_t memory_budget = 0;  // --memory-budget; 0: MemoryBudget::DefaultLimit()
+  uint64_t max_received_bytes = uint64_t{4} << 30;  // --max-received-bytes
+  std::string data_plane_transports;  // --data-plane-transports; empty: UCX_TLS or UCX's choice
   bool help = false;
   std::string usage;           // the flags' help text
 };

@@ -129,21 +129,25 @@ int Serve(const TfdConfig& config) {
   env.address = config.listen;
 
   // The data plane: tensors pushed to this task land in its rendezvous.
-  // UCX_TLS in the environment chooses its transports (docs/cli.md).
-  auto ucx = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, env.logger);
+  // --data-plane-transports, else UCX_TLS, else UCX chooses (docs/cli.md).
+  auto ucx = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(),
+                               {.transports = config.data_plane_transports}, env.logger);
   if (!ucx.ok()) {
     env.logger->error("no data plane: {}", ucx.status().ToString());
     pool.join();
     return 1;
   }
-  DataPlane data_plane(**ucx, io.provider->getTimer(), DataPlane::Options{},
+  DataPlane data_plane(**ucx, io.provider->getTimer(),
+                       DataPlane::Options{.max_held_bytes = config.max_received_bytes},
                        [&env](int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
                          env.rendezvous.Deliver(step_id, key, std::move(tensor));
                        },
                        env.logger);
   env.data_plane = &data_plane;
-  env.logger->info("data plane: UCX {} (transports: {})", ucp_get_version_string(),
-                   (*ucx)->transports());
+  env.logger->info("data plane: UCX {} (transports: {}), holds at most {} of received "
+                   "tensors (--max-received-bytes)",
+                   ucp_get_version_string(), (*ucx)->transports(),
+                   FormatBytes(config.max_received_bytes));
 
   int status = 0;
   {

@@ -117,5 +117,28 @@ TEST_CASE("the limits default to SizeLimits' values and come from flags or TFD_*
   CHECK(bad_env.status().message().find("TFD_MAX_GRAPH_BYTES") != std::string::npos);
 }
 
+TEST_CASE("the data plane's budget and transports come from flags or TFD_*") {
+  auto defaults = Parse({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->max_received_bytes == uint64_t{4} << 30);
+  CHECK(defaults->data_plane_transports.empty());
+
+  auto set = Parse({"--max-received-bytes", "512M"}, {{"TFD_DATA_PLANE_TRANSPORTS", "tcp"}});
+  INFO(set.status().ToString());
+  REQUIRE(set.ok());
+  CHECK(set->max_received_bytes == uint64_t{512} << 20);
+  CHECK(set->data_plane_transports == "tcp");
+  auto flag_wins = Parse({"--data-plane-transports=sm"}, {{"TFD_DATA_PLANE_TRANSPORTS", "tcp"}});
+  REQUIRE(flag_wins.ok());
+  CHECK(flag_wins->data_plane_transports == "sm");
+
+  auto bad = Parse({"--max-received-bytes", "-1"});
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+  CHECK(bad.status().message().find("--max-received-bytes") != std::string::npos);
+  auto bad_tls = Parse({"--data-plane-transports", "tcp sm"});
+  CHECK(bad_tls.status().code() == Code::kInvalidArgument);
+  CHECK(bad_tls.status().message().find("--data-plane-transports") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace tfd

@@ -97,8 +97,11 @@ TEST_CASE("tensors cross tasks bit-exact at sizes around every threshold, on eac
                                       65537,  1 << 20, (1 << 20) + 3, 16 << 20};
   for (const std::string tls : {"", "sm", "tcp"}) {
     DYNAMIC_SECTION("UCX_TLS '" << tls << "'") {
-      ForcedTransports forced(tls);
-      LocalCluster cluster({{"worker", 2}});
+      // Shared memory forced through UCX_TLS, TCP through tfd's flag.
+      ForcedTransports forced(tls == "tcp" ? "" : tls);
+      LocalCluster cluster({{"worker", 2}}, tls == "tcp"
+                                                ? std::vector<std::string>{"--data-plane-transports=tcp"}
+                                                : std::vector<std::string>{});
       REQUIRE(cluster.StartAll().ok());
       auto client = cluster.Connect("worker", 0);
       REQUIRE(client.ok());
