@@ -18,7 +18,11 @@ struct BenchSetup {
   std::string tfd;  // the daemon binary
   int iterations = 2000;
   int transfers = 5;
-  std::vector<size_t> sizes_mib = {1, 16, 64, 256};
+  std::vector<size_t> sizes_mib = {1, 16, 64, 256, 1024};
+  // Data-plane transports to measure, each with its own cluster: "" is
+  // UCX's choice (shared memory between tasks of this host), else a
+  // --data-plane-transports value such as "tcp".
+  std::vector<std::string> transports = {"", "tcp"};
   int cpu_a = -1;  // the client, the receivers, the far end of a relay
   int cpu_b = -1;  // the other end of each pair
 };
@@ -33,11 +37,18 @@ struct RawStreams {
   std::vector<std::vector<ProcCounters>> per_pull;  // per size: sender, receiver
 };
 
+// Transfers over one data-plane transport.
+struct TransportFigures {
+  std::string transports;                               // as in BenchSetup
+  std::vector<std::vector<TransferSample>> transfers;   // per size
+  std::vector<std::vector<ProcCounters>> per_transfer;  // per size: worker:1, worker:0
+  std::vector<double> ucx_perftest_gbps;                // per size; 0 when not measured
+};
+
 struct TfdFigures {
   std::vector<double> empty_one_hop, empty_two_hops;    // µs per run
-  std::vector<std::vector<TransferSample>> transfers;   // per size
   std::vector<ProcCounters> per_empty_run;              // client, ps:0, worker:0
-  std::vector<std::vector<ProcCounters>> per_transfer;  // per size: worker:1, worker:0
+  std::vector<TransportFigures> by_transport;           // as BenchSetup::transports
 };
 
 struct Figures {

@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
 #include "bench/child_process.h"
 #include "bench/raw_tcp.h"
 #include "bench/tfd_cluster.h"
+#include "bench/ucx_perftest.h"
 
 namespace tfd::bench {
 namespace {
@@ -95,29 +98,52 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
   auto io = kj::setupAsyncIo();
   // ps:0 is the master of the empty runs; worker:0 is the master and the
   // consumer of the transfers, worker:1 their producer. The client sits on A.
-  BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a, o.cpu_b}}});
-  TFD_RETURN_IF_ERROR(cluster.Start(io));
   TfdFigures f;
   {
+    BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a}}});
+    TFD_RETURN_IF_ERROR(cluster.Start(io));
     TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "ps", 0));
     TFD_ASSIGN_OR_RETURN(f.empty_one_hop, EmptyRuns(*client, "/job:ps/task:0", o.iterations));
     CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0)});
     TFD_ASSIGN_OR_RETURN(f.empty_two_hops,
                          EmptyRuns(*client, "/job:worker/task:0", o.iterations,
                                    watch.Section(o.iterations, &f.per_empty_run)));
+    client.reset();
+    TFD_RETURN_IF_ERROR(cluster.Stop());
   }
-  {
+  for (const std::string& transports : o.transports) {
+    TransportFigures t;
+    t.transports = transports;
+    std::vector<std::string> flags;
+    if (!transports.empty()) flags.push_back("--data-plane-transports=" + transports);
+    BenchCluster cluster(o.tfd, {{"worker", {o.cpu_a, o.cpu_b}}}, flags);
+    TFD_RETURN_IF_ERROR(cluster.Start(io));
     TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
     CounterWatch watch({cluster.Pid("worker", 1), cluster.Pid("worker", 0)});
+    const std::string what = transports.empty() ? "UCX's choice" : transports;
     for (size_t mib : o.sizes_mib) {
-      f.per_transfer.emplace_back();
+      t.per_transfer.emplace_back();
       auto samples = Transfers(*client, mib << 20, "/job:worker/task:1", "/job:worker/task:0",
-                               o.transfers, watch.Section(o.transfers, &f.per_transfer.back()));
-      if (!samples.ok()) return samples.status().WithContext(std::to_string(mib) + " MiB transfer");
-      f.transfers.push_back(std::move(samples).value());
+                               o.transfers, watch.Section(o.transfers, &t.per_transfer.back()));
+      if (!samples.ok()) {
+        return samples.status().WithContext(std::to_string(mib) + " MiB transfer over " + what);
+      }
+      t.transfers.push_back(std::move(samples).value());
     }
+    client.reset();
+    TFD_RETURN_IF_ERROR(cluster.Stop());
+    // UCX's own figure on the same transport, the two ends pinned as tfd's.
+    for (size_t mib : o.sizes_mib) {
+      auto gbps = UcxPerftestGbps(mib << 20, transports, o.cpu_b, o.cpu_a,
+                                  std::max(3, static_cast<int>(std::min<size_t>(50, 2048 / mib))));
+      if (!gbps.ok()) {
+        std::fprintf(stderr, "rpc_bench: ucx_perftest %zu MiB over %s: %s\n", mib, what.c_str(),
+                     gbps.status().ToString().c_str());
+      }
+      t.ucx_perftest_gbps.push_back(gbps.ok() ? *gbps : 0.0);
+    }
+    f.by_transport.push_back(std::move(t));
   }
-  TFD_RETURN_IF_ERROR(cluster.Stop());
   return f;
 }
 

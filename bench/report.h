@@ -11,7 +11,11 @@
 namespace tfd::bench {
 
 inline constexpr double kRoundTripTarget = 2.0;  // tfd empty run p50 / raw TCP p50, at most
-inline constexpr double kTransferTarget = 0.8;   // tfd GB/s / raw TCP GB/s, at least
+// Over TCP: tfd GB/s / raw TCP GB/s, at least, from 16 MiB and at 1 MiB.
+inline constexpr double kTransferTarget = 0.8;
+inline constexpr double kSmallTransferTarget = 0.5;
+// On one host: tfd GB/s / warm memcpy GB/s, at least, from 16 MiB.
+inline constexpr double kSameHostTarget = 0.5;
 
 void PrintReport(const BenchSetup& setup, const Figures& figures);
 

@@ -7,7 +7,7 @@
 // and every process the benchmark starts, it stops. See docs/benchmarks.md.
 //
 //   rpc_bench [--tfd PATH] [--iterations 2000] [--transfers 5]
-//             [--sizes 1,16,64,256] [--cpus 0,1]
+//             [--sizes 1,16,64,256,1024] [--transports default,tcp] [--cpus 0,1]
 //
 // Exit status: 0 after printing the tables (targets missed are reported, not
 // failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -33,12 +33,14 @@ namespace tfd::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] "
+    "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] [--transports T,...] "
     "[--cpus A,B]\n"
     "  --tfd         the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --iterations  round trips per figure (default 2000)\n"
     "  --transfers   timed transfers per size (default 5)\n"
-    "  --sizes       tensor sizes in MiB (default 1,16,64,256)\n"
+    "  --sizes       tensor sizes in MiB (default 1,16,64,256,1024)\n"
+    "  --transports  data-plane transports to measure, comma-separated; 'default' is UCX's\n"
+    "                choice (default default,tcp)\n"
     "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n";
 
 StatusOr<std::vector<long>> ParseList(const std::string& flag, const std::string& value) {
@@ -71,6 +73,14 @@ StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
       o.tfd = value;
       continue;
     }
+    if (flag == "--transports") {
+      o.transports.clear();
+      std::stringstream in(value);
+      std::string item;
+      while (std::getline(in, item, ',')) o.transports.push_back(item == "default" ? "" : item);
+      if (o.transports.empty()) return errors::InvalidArgument("--transports needs a value");
+      continue;
+    }
     TFD_ASSIGN_OR_RETURN(auto list, ParseList(flag, value));
     if (flag == "--iterations" && list.size() == 1 && list[0] > 0) {
       o.iterations = static_cast<int>(std::min(list[0], 1000000L));
@@ -79,8 +89,8 @@ StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--sizes") {
       o.sizes_mib.clear();
       for (long v : list) {
-        if (v < 1 || v > 511)
-          return errors::InvalidArgument("--sizes: ", v, " MiB is not in [1, 511]");
+        if (v < 1 || v > 4096)
+          return errors::InvalidArgument("--sizes: ", v, " MiB is not in [1, 4096]");
         o.sizes_mib.push_back(static_cast<size_t>(v));
       }
     } else if (flag == "--cpus" && list.size() == 2) {

@@ -26,9 +26,8 @@ StatusOr<std::vector<double>> EmptyRuns(Client& client, const std::string& devic
 
 // One timed transfer of a tensor from producer to consumer.
 struct TransferSample {
-  // From the moment the tensor exists on the producer (its _Send ended) or
-  // the consumer asks for it (its _Recv started), whichever is later, to the
-  // moment the consumer holds it (its _Recv ended); from the step's trace.
+  // The producer's _Send from the trace: from the moment the tensor exists
+  // to the moment the data plane has pushed all of it to the consumer.
   double trace_seconds = 0;
   // The step with the consumer on the other task, and the same step with
   // both on the producer's task: their difference is the transfer plus

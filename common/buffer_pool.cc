@@ -30,18 +30,31 @@ struct BufferPool::State {
   Stats stats;                                // guarded by mu
 
   // Takes back a block whose last buffer is gone: cached, or unmapped when
-  // the cache is full.
+  // larger than the whole cache. The block just released is the likeliest
+  // to be asked for again (the same tensor in the next step), so when the
+  // cache is full, blocks of other sizes make room for it, largest first.
   void Release(void* data, size_t size) {
+    std::vector<std::pair<void*, size_t>> evicted;
     {
       std::lock_guard<std::mutex> lock(mu);
       stats.bytes_in_use -= size;
-      if (stats.bytes_cached + size <= options.max_cached_bytes) {
+      if (size <= options.max_cached_bytes) {
+        for (auto it = free.rbegin();
+             stats.bytes_cached + size > options.max_cached_bytes && it != free.rend(); ++it) {
+          auto& [block_size, blocks] = *it;
+          while (!blocks.empty() && stats.bytes_cached + size > options.max_cached_bytes) {
+            evicted.emplace_back(blocks.back(), block_size);
+            blocks.pop_back();
+            stats.bytes_cached -= block_size;
+          }
+        }
         free[size].push_back(data);
         stats.bytes_cached += size;
-        return;
+        data = nullptr;
       }
     }
-    Unmap(data, size);
+    for (auto [block, block_size] : evicted) Unmap(block, block_size);
+    if (data != nullptr) Unmap(data, size);
   }
 
   void Unmap(void* data, size_t size) {

@@ -32,7 +32,9 @@ class BufferPool {
   static constexpr size_t kMinBytes = size_t{64} << 10;
 
   struct Options {
-    // What the pool keeps of released blocks; more is unmapped at once.
+    // What the pool keeps of released blocks. A released block that does
+    // not fit pushes out cached blocks (largest first); one larger than
+    // this is unmapped at once.
     size_t max_cached_bytes = size_t{1} << 30;
     // Called once per block after it is mapped, and once before it is
     // unmapped, with its address and size (never with the pool's lock held
