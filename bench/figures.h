@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench/memory_copy.h"
+#include "bench/peer_figures.h"
 #include "bench/proc_counters.h"
 #include "bench/tfd_runs.h"
 
@@ -23,6 +24,9 @@ struct BenchSetup {
   // UCX's choice (shared memory between tasks of this host), else a
   // --data-plane-transports value such as "tcp".
   std::vector<std::string> transports = {"", "tcp"};
+  // The peers' figures to print beside tfd's (../shared/peers/run.sh bw
+  // gloo writes them); empty: none.
+  std::string peers_file;
   int cpu_a = -1;  // the client, the receivers, the far end of a relay
   int cpu_b = -1;  // the other end of each pair
 };
@@ -52,6 +56,7 @@ struct TfdFigures {
 };
 
 struct Figures {
+  PeerTransfers peers;  // empty maps when no --peers file
   RawRoundTrips raw;
   RawStreams streams;
   std::vector<MemoryCopy> copies;  // per size

@@ -125,10 +125,45 @@ void PrintCosts(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams&
   }
 }
 
+// tfd's push figure on each transport beside torch rpc's push and gloo's
+// send from the peers' file (measured by run.sh, ideally just before).
+void PrintPeers(const BenchSetup& o, const PeerTransfers& peers, const TfdFigures& t) {
+  if (peers.source.empty()) return;
+  std::printf("\nAgainst the peers (GB/s, from %s; torch rpc push over TensorPipe, gloo send)\n",
+              peers.source.c_str());
+  std::printf("  %8s %10s %10s", "size", "torch rpc", "gloo");
+  for (const TransportFigures& tf : t.by_transport) {
+    const std::string name = "tfd " + (tf.transports.empty() ? std::string("default") : tf.transports);
+    std::printf(" %12s %9s %9s", name.c_str(), "/torch", "/gloo");
+  }
+  std::printf("\n");
+  auto find = [](const std::map<size_t, double>& m, size_t mib) {
+    auto it = m.find(mib);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  for (size_t i = 0; i < o.sizes_mib.size(); ++i) {
+    const size_t mib = o.sizes_mib[i];
+    const double torch = find(peers.torch_rpc_push_gbps, mib);
+    const double gloo = find(peers.gloo_send_gbps, mib);
+    std::printf("  %4zu MiB %10.2f %10.2f", mib, torch, gloo);
+    for (const TransportFigures& tf : t.by_transport) {
+      std::vector<double> trace;
+      for (const TransferSample& s : tf.transfers[i]) trace.push_back(s.trace_seconds);
+      const double push = Gbps(mib << 20, Median(trace));
+      std::printf(" %12.2f %9.2f %9.2f", push, torch > 0 ? push / torch : 0.0,
+                  gloo > 0 ? push / gloo : 0.0);
+    }
+    std::printf("\n");
+  }
+  std::printf("  targets: ahead of gloo and torch rpc over TCP at every size; on one host at least "
+              "2x torch rpc\n");
+}
+
 }  // namespace
 
 void PrintReport(const BenchSetup& setup, const Figures& f) {
   PrintMain(setup, f.raw, f.streams, f.copies, f.tfd);
+  PrintPeers(setup, f.peers, f.tfd);
   PrintCosts(setup, f.raw, f.streams, f.tfd);
 }
 

@@ -33,7 +33,7 @@ namespace tfd::bench {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] [--transports T,...] "
+    "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] [--transports T,...] [--peers FILE] "
     "[--cpus A,B]\n"
     "  --tfd         the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --iterations  round trips per figure (default 2000)\n"
@@ -41,6 +41,7 @@ constexpr const char* kUsage =
     "  --sizes       tensor sizes in MiB (default 1,16,64,256,1024)\n"
     "  --transports  data-plane transports to measure, comma-separated; 'default' is UCX's\n"
     "                choice (default default,tcp)\n"
+    "  --peers       JSON lines from ../shared/peers/run.sh bw gloo, printed beside tfd\n"
     "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n";
 
 StatusOr<std::vector<long>> ParseList(const std::string& flag, const std::string& value) {
@@ -71,6 +72,10 @@ StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
     const std::string value = argv[++i];
     if (flag == "--tfd") {
       o.tfd = value;
+      continue;
+    }
+    if (flag == "--peers") {
+      o.peers_file = value;
       continue;
     }
     if (flag == "--transports") {
@@ -154,6 +159,14 @@ int Main(int argc, char** argv) {
 
   // Raw peers are forked copies of this process: fork before any thread.
   Figures f;
+  if (!o.peers_file.empty()) {
+    auto peers = ReadPeerTransfers(o.peers_file);
+    if (!peers.ok()) {
+      std::fprintf(stderr, "rpc_bench: error: %s\n", peers.status().ToString().c_str());
+      return 2;
+    }
+    f.peers = std::move(peers).value();
+  }
   auto fail = [](const char* what, const Status& s) {
     std::fprintf(stderr, "rpc_bench: error: %s: %s\n", what, s.ToString().c_str());
     return 1;
