@@ -188,7 +188,9 @@ std::string FormatTrace(const StepStats& stats) {
                     static_cast<long long>(n->start_micros - start),
                     static_cast<long long>(n->end_micros - n->start_micros),
                     static_cast<unsigned long long>(n->thread));
-      out << line << n->node << " (" << n->op << ")\n";
+      out << line << n->node << " (" << n->op << ")";
+      if (!n->label.empty()) out << ": " << n->label;
+      out << "\n";
     }
   }
   return out.str();
@@ -200,11 +202,13 @@ Json TraceToJson(const StepStats& stats) {
   for (const auto& [device, nodes] : ByDevice(stats, &start)) {
     Json list = Json::array();
     for (const NodeExecStats* n : nodes) {
-      list.push_back(Json{{"node", n->node},
-                          {"op", n->op},
-                          {"start_us", n->start_micros - start},
-                          {"duration_us", n->end_micros - n->start_micros},
-                          {"thread", n->thread}});
+      Json node{{"node", n->node},
+                {"op", n->op},
+                {"start_us", n->start_micros - start},
+                {"duration_us", n->end_micros - n->start_micros},
+                {"thread", n->thread}};
+      if (!n->label.empty()) node["label"] = n->label;
+      list.push_back(std::move(node));
     }
     devices.push_back(Json{{"device", device}, {"nodes", std::move(list)}});
   }

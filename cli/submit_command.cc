@@ -15,6 +15,7 @@
 #include "cli/npy.h"
 #include "cli/output.h"
 #include "cli/remote.h"
+#include "daemon/runtime/partition.h"
 
 namespace tfd::cli {
 namespace {
@@ -80,19 +81,42 @@ StatusOr<Client::Feeds> BuildFeeds(const SubmitOptions& o, const GraphDef& g) {
   return feeds;
 }
 
+// Chrome's trace event format (chrome://tracing, Perfetto): one process per
+// device, one slice per node, and a flow arrow from each _Send to the _Recv
+// it fed, across tasks.
 Json ChromeTrace(const StepStats& stats) {
   Json events = Json::array();
   std::map<std::string, int> pids;
+  // _Send names hold their source node and receiving task: unique in a step.
+  std::map<std::string, const NodeExecStats*> sends;
   for (const NodeExecStats& n : stats.nodes) {
     auto [it, added] = pids.emplace(n.device, static_cast<int>(pids.size()));
     if (added) {
       events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", it->second},
                         {"args", {{"name", n.device}}}});
     }
+    Json args{{"op", n.op}};
+    if (!n.label.empty()) args["label"] = n.label;
     events.push_back({{"name", n.node}, {"cat", n.op}, {"ph", "X"}, {"pid", it->second},
                       {"tid", n.thread}, {"ts", n.start_micros},
                       {"dur", std::max<int64_t>(0, n.end_micros - n.start_micros)},
-                      {"args", {{"op", n.op}}}});
+                      {"args", std::move(args)}});
+    if (n.op == "_Send") sends[n.node] = &n;
+  }
+  int flow = 0;
+  for (const NodeExecStats& recv : stats.nodes) {
+    if (recv.op != "_Recv") continue;
+    auto it = sends.find(SendNodeFor(recv.node, recv.device));
+    if (it == sends.end()) continue;
+    const NodeExecStats* send = it->second;
+    const std::string name = recv.label.empty() ? "transfer" : recv.label;
+    events.push_back({{"name", name}, {"cat", "transfer"}, {"ph", "s"}, {"id", flow},
+                      {"pid", pids[send->device]}, {"tid", send->thread},
+                      {"ts", send->start_micros}});
+    events.push_back({{"name", name}, {"cat", "transfer"}, {"ph", "f"}, {"bp", "e"}, {"id", flow},
+                      {"pid", pids[recv.device]}, {"tid", recv.thread},
+                      {"ts", std::max(recv.start_micros, send->start_micros)}});
+    ++flow;
   }
   return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }

@@ -183,6 +183,7 @@ struct StepContext {
   int64_t step_id = 0;
   CancellationManager* cancellation = nullptr;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool trace = false;  // the step is traced: kernels may note what they did
 };
 
 class OpKernelContext {
@@ -234,6 +235,12 @@ class OpKernelContext {
   // The executor collects outputs here once the kernel is done.
   std::vector<Value>& outputs() { return outputs_; }
 
+  // A short note for this node's entry in a traced step (what a transfer
+  // moved, say); kernels set it only when step().trace is on, since building
+  // it costs a string per run.
+  void set_trace_label(std::string label) { trace_label_ = std::move(label); }
+  const std::string& trace_label() const { return trace_label_; }
+
  private:
   // allocate_output's checks and allocation; `what` names the tensor
   // ("output 0") in errors.
@@ -246,6 +253,7 @@ class OpKernelContext {
   std::vector<DType> output_types_;
   std::vector<Value> outputs_;
   Status status_;
+  std::string trace_label_;
 };
 
 template <typename K>

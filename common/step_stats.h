@@ -15,6 +15,9 @@ struct NodeExecStats {
   int64_t start_micros = 0;  // wall clock, microseconds since the Unix epoch
   int64_t end_micros = 0;
   uint64_t thread = 0;       // a small id of the pool thread that ran it
+  // What the kernel said about this run, for traces: a transfer's bytes and
+  // peer ("pushed 4194304 bytes to /job:ps/replica:0/task:0"); often empty.
+  std::string label;
 };
 
 struct StepStats {

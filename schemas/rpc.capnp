@@ -80,6 +80,7 @@ struct NodeTrace {
   startMicros @3 :Int64;
   endMicros @4 :Int64;
   thread @5 :UInt64;
+  label @6 :Text;       # what the kernel noted: a transfer's bytes and peer
 }
 
 # Runs partitions of steps; lives on every task.

@@ -185,7 +185,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
     }
     for (auto n : held->getTrace()) {
       out.stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
-                                 n.getEndMicros(), n.getThread()});
+                                 n.getEndMicros(), n.getThread(), n.getLabel()});
     }
     return out;
   }

@@ -38,6 +38,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
     ctx.deadline = a.deadline;
     ctx.frame = a.frame;
     ctx.rendezvous = a.rendezvous;
+    ctx.trace = a.trace;
     for (int i = 0; i < graph.num_nodes(); ++i) {
       const Graph::Node& n = graph.node(i);
       pending[i].store(static_cast<int>(n.inputs.size() + n.control_inputs.size()));
@@ -202,7 +203,8 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
     running.erase(id);
     if (args.trace) {
       stats.nodes.push_back({node.name(), node.op(), exec.options_.device, start, NowMicros(),
-                             std::hash<std::thread::id>()(std::this_thread::get_id()) % 1000});
+                             std::hash<std::thread::id>()(std::this_thread::get_id()) % 1000,
+                             kctx != nullptr ? kctx->trace_label() : std::string()});
     }
   }
   if (!aborted && !outputs.empty()) {

@@ -24,6 +24,13 @@ std::string Safe(std::string s) {
 
 }  // namespace
 
+std::string SendNodeFor(const std::string& recv_node, const std::string& recv_device) {
+  const std::string prefix = "_recv/";
+  if (recv_node.rfind(prefix, 0) != 0) return "";
+  // Safe() works character by character, so the pieces can be made apart.
+  return "_send/" + recv_node.substr(prefix.size()) + Safe(TaskOf(recv_device));
+}
+
 StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                                                          const std::vector<std::string>& devices) {
   std::map<std::string, GraphDef> parts;

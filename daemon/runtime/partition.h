@@ -27,4 +27,9 @@ namespace tfd {
 StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                                                          const std::vector<std::string>& devices);
 
+// The name of the _Send node that feeds the _Recv named `recv_node` on
+// `recv_device` (to pair the two in traces); empty when `recv_node` is not
+// a name PartitionGraph gives a _Recv.
+std::string SendNodeFor(const std::string& recv_node, const std::string& recv_device);
+
 }  // namespace tfd

@@ -9,20 +9,28 @@
 namespace tfd::kernels {
 namespace {
 
-// The rendezvous key of a node's transfer, from its attrs.
-std::string KeyFromAttrs(OpKernelConstruction& c) {
-  std::string send, recv, edge;
-  c.SetStatus(c.GetAttr("send_device", &send));
-  c.SetStatus(c.GetAttr("recv_device", &recv));
-  c.SetStatus(c.GetAttr("tensor_name", &edge));
-  return Rendezvous::MakeKey(send, recv, edge);
+// A node's transfer, from its attrs: the two devices and the rendezvous key.
+struct Transfer {
+  explicit Transfer(OpKernelConstruction& c) {
+    std::string edge;
+    c.SetStatus(c.GetAttr("send_device", &send));
+    c.SetStatus(c.GetAttr("recv_device", &recv));
+    c.SetStatus(c.GetAttr("tensor_name", &edge));
+    key = Rendezvous::MakeKey(send, recv, edge);
+  }
+  std::string send, recv, key;
+};
+
+// "4194304 bytes to DEVICE", for a traced step's entry.
+std::string Moved(const Tensor& t, const char* direction, const std::string& device) {
+  return std::to_string(t.total_bytes()) + " bytes " + direction + " " + device;
 }
 
 // Asynchronous: across tasks the send is done once the tensor's bytes have
 // left, and a failure (the receiver gone) fails the step here.
 class SendOp : public AsyncOpKernel {
  public:
-  explicit SendOp(OpKernelConstruction& c) : AsyncOpKernel(c), key_(KeyFromAttrs(c)) {}
+  explicit SendOp(OpKernelConstruction& c) : AsyncOpKernel(c), transfer_(c) {}
   void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
     Rendezvous* r = ctx.step().rendezvous;
     if (r == nullptr) {
@@ -30,7 +38,8 @@ class SendOp : public AsyncOpKernel {
       done();
       return;
     }
-    r->SendAsync(ctx.step_id(), key_, ctx.input(0), ctx.cancellation(),
+    if (ctx.step().trace) ctx.set_trace_label(Moved(ctx.input(0), "to", transfer_.recv));
+    r->SendAsync(ctx.step_id(), transfer_.key, ctx.input(0), ctx.cancellation(),
                  [&ctx, done = std::move(done)](const Status& s) {
                    ctx.SetStatus(s);
                    done();
@@ -38,12 +47,12 @@ class SendOp : public AsyncOpKernel {
   }
 
  private:
-  const std::string key_;
+  const Transfer transfer_;
 };
 
 class RecvOp : public AsyncOpKernel {
  public:
-  explicit RecvOp(OpKernelConstruction& c) : AsyncOpKernel(c), key_(KeyFromAttrs(c)) {}
+  explicit RecvOp(OpKernelConstruction& c) : AsyncOpKernel(c), transfer_(c) {}
   void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
     Rendezvous* r = ctx.step().rendezvous;
     if (r == nullptr) {
@@ -51,9 +60,10 @@ class RecvOp : public AsyncOpKernel {
       done();
       return;
     }
-    r->RecvAsync(ctx.step_id(), key_, ctx.cancellation(),
-                 [&ctx, done = std::move(done)](StatusOr<Tensor> t) {
+    r->RecvAsync(ctx.step_id(), transfer_.key, ctx.cancellation(),
+                 [this, &ctx, done = std::move(done)](StatusOr<Tensor> t) {
                    if (t.ok()) {
+                     if (ctx.step().trace) ctx.set_trace_label(Moved(*t, "from", transfer_.send));
                      ctx.set_output(0, std::move(t).value());
                    } else {
                      ctx.SetStatus(t.status());
@@ -63,7 +73,7 @@ class RecvOp : public AsyncOpKernel {
   }
 
  private:
-  const std::string key_;
+  const Transfer transfer_;
 };
 
 class SignalOp : public OpKernel {

@@ -3,8 +3,8 @@
 // tasks of one host) and with shared memory or TCP forced through UCX_TLS:
 // contents bit-exact at sizes around the transports' thresholds, many
 // tensors in flight between several task pairs, a tensor over 2 GiB, a
-// sender killed mid-transfer (twice), and an aborted step's pushed tensors
-// released.
+// sender killed mid-transfer (twice), an aborted step's pushed tensors
+// released, and transfers shown in traces.
 #include <catch2/catch.hpp>
 #include <stdlib.h>
 
@@ -13,8 +13,14 @@
 #include <future>
 #include <thread>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/graph_io.h"
+#include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
+#include "tests/integration/temp_dir.h"
 
 namespace tfd {
 namespace {
@@ -290,6 +296,66 @@ TEST_CASE("what a sender pushed for a step that aborted is released on the recei
   auto ok = (*client)->Run({}, {"hi"}, {}, {});
   INFO(ok.status().ToString());
   REQUIRE(ok.ok());
+}
+
+TEST_CASE("a traced step shows each transfer's bytes, and the trace file an arrow per transfer") {
+  LocalCluster cluster({{"worker", 2}});
+  REQUIRE(cluster.StartAll().ok());
+  GraphDef g;
+  g.nodes = {Dims("dims", {1 << 20}, kWorker1), Const("one", 1.0f, kWorker1),
+             Node("x", "Fill", {"dims", "one"}, kWorker1), AllAxes("axes", kWorker0),
+             Node("y", "Max", {"x", "axes"}, kWorker0)};
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(g, 30s).ok());
+  auto out = (*client)->Run({}, {"y"}, {}, {.trace = true});
+  REQUIRE(out.ok());
+  std::string send_label, recv_label;
+  for (const NodeExecStats& n : out->stats.nodes) {
+    if (n.op == "_Send" && n.device.find(kWorker1) == 0) send_label = n.label;
+    if (n.op == "_Recv" && n.device.find(kWorker0) == 0 && n.label.find("4194304") == 0) {
+      recv_label = n.label;
+    }
+  }
+  CHECK(send_label == std::string("4194304 bytes to ") + kWorker0 + "/device:CPU:0");
+  CHECK(recv_label == std::string("4194304 bytes from ") + kWorker1 + "/device:CPU:0");
+
+  // tfctl submit --trace-file: a flow from worker:1's _Send to worker:0's
+  // _Recv, each end inside its slice.
+  testing::TempDir dir;
+  const std::string graph_file = dir.path() + "/graph.txt";
+  const std::string trace_file = dir.path() + "/trace.json";
+  REQUIRE(SaveGraph(g, graph_file, GraphFormat::kText).ok());
+  auto run = testing::RunProcess({testing::TfctlBinary(), "submit", graph_file, "--target",
+                                  cluster.Address("worker", 0), "--fetch", "y", "--trace-file",
+                                  trace_file, "--timeout", "30"},
+                                 60s);
+  REQUIRE(run.ok());
+  INFO(run->err);
+  REQUIRE(run->exit_status == 0);
+  std::ifstream in(trace_file);
+  const nlohmann::json trace = nlohmann::json::parse(in, nullptr, false);
+  REQUIRE(trace.is_object());
+  std::map<int, std::string> process;  // pid -> device
+  std::map<int, nlohmann::json> starts, ends;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "M") process[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+    if (e["ph"] == "s") starts[e["id"].get<int>()] = e;
+    if (e["ph"] == "f") ends[e["id"].get<int>()] = e;
+  }
+  REQUIRE(!starts.empty());
+  bool crossing = false;
+  for (const auto& [id, s] : starts) {
+    REQUIRE(ends.count(id) == 1);
+    const auto& f = ends[id];
+    CHECK(f["ts"].get<int64_t>() >= s["ts"].get<int64_t>());
+    if (process[s["pid"].get<int>()].find(kWorker1) == 0 &&
+        process[f["pid"].get<int>()].find(kWorker0) == 0 &&
+        s["name"].get<std::string>().find("4194304 bytes") == 0) {
+      crossing = true;
+    }
+  }
+  CHECK(crossing);
 }
 
 }  // namespace
