@@ -46,6 +46,9 @@ struct TransportFigures {
   std::string transports;                               // as in BenchSetup
   std::vector<std::vector<TransferSample>> transfers;   // per size
   std::vector<std::vector<ProcCounters>> per_transfer;  // per size: worker:1, worker:0
+  // Peak RSS of worker:1 and worker:0 after each size's transfers (sizes
+  // ascend, so each is the peak with that size), bytes.
+  std::vector<std::pair<size_t, size_t>> peak_rss;
   std::vector<double> ucx_perftest_gbps;                // per size; 0 when not measured
 };
 

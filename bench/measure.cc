@@ -129,6 +129,8 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
         return samples.status().WithContext(std::to_string(mib) + " MiB transfer over " + what);
       }
       t.transfers.push_back(std::move(samples).value());
+      t.peak_rss.emplace_back(PeakRssBytes(cluster.Pid("worker", 1)),
+                              PeakRssBytes(cluster.Pid("worker", 0)));
     }
     client.reset();
     TFD_RETURN_IF_ERROR(cluster.Stop());

@@ -71,4 +71,13 @@ TimedSection CounterWatch::Section(int runs, std::vector<ProcCounters>* per_run)
   };
 }
 
+size_t PeakRssBytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+  }
+  return 0;
+}
+
 }  // namespace tfd::bench

@@ -32,6 +32,10 @@ struct ProcCounters {
 // Zeros when the process is gone or /proc is unreadable.
 ProcCounters ReadProcCounters(pid_t pid);
 
+// The process's peak resident set so far (VmHWM), in bytes; 0 when
+// unreadable.
+size_t PeakRssBytes(pid_t pid);
+
 // Called with true just before the timed runs of a measurement and with
 // false just after them, so warm-ups and set-up stay outside.
 using TimedSection = std::function<void(bool begin)>;

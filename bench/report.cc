@@ -70,7 +70,13 @@ void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& 
     std::printf("  targets: over TCP %.1f of raw TCP from 16 MiB, %.1f at 1 MiB; on one host %.1f "
                 "of a warm memcpy from 16 MiB\n",
                 kTransferTarget, kSmallTransferTarget, kSameHostTarget);
-    std::printf("  tfd step medians, consumer on the other task / on the producer (ms):\n   ");
+    std::printf("  peak RSS after each size, producer / consumer (MiB; the consumer also keeps\n"
+                "  up to 1 GiB of received blocks for reuse):\n   ");
+    for (size_t i = 0; i < o.sizes_mib.size() && i < tf.peak_rss.size(); ++i) {
+      std::printf(" %zu MiB %zu / %zu;", o.sizes_mib[i], tf.peak_rss[i].first >> 20,
+                  tf.peak_rss[i].second >> 20);
+    }
+    std::printf("\n  tfd step medians, consumer on the other task / on the producer (ms):\n   ");
     for (size_t i = 0; i < o.sizes_mib.size(); ++i) {
       std::vector<double> remote, local;
       for (const TransferSample& s : tf.transfers[i]) {
