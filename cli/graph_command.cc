@@ -8,12 +8,11 @@
 #include <capnp/serialize-text.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "common/atomic_file.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "kernels/register_all.h"
@@ -65,17 +64,7 @@ Status WriteOutput(const std::string& bytes, const std::string& path) {
     if (!std::cout) return errors::Unavailable("writing to stdout failed");
     return OkStatus();
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return errors::InvalidArgument("cannot write '", tmp, "'");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return errors::Unavailable("writing '", tmp, "' failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return errors::Unavailable("renaming '", tmp, "' to '", path, "': ", ec.message());
-  return OkStatus();
+  return WriteFileAtomically(path, bytes);
 }
 
 // Rewrites a tensor held as raw `content` bytes into its typed value list,
