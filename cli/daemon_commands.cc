@@ -12,10 +12,11 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "common/cluster_spec.h"
 #include "cli/output.h"
-#include "cli/remote.h"
+#include "cli/connection_flags.h"
 #include "common/subprocess.h"
 
 namespace tfd::cli {
@@ -44,9 +45,7 @@ DaemonFlags Parse(const Args& args, const char* what) {
       ("tfd", po::value(&f.tfd), "the tfd binary (default: beside tfctl, or TFD, or PATH)")
       ("tfd-flag", po::value(&f.tfd_flags)->composing(), "a flag passed to every tfd, e.g. --tfd-flag=--data-dir=data")
       ("timeout", po::value(&f.timeout_s), "seconds to wait for each task (default 20)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, options);
   return f;
 }
 
