@@ -17,7 +17,7 @@
 
 #include <string>
 
-#include "common/graph_builder.h"
+#include "common/scope.h"
 
 namespace tfd::ops {
 

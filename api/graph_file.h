@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "common/graph_builder.h"
+#include "common/scope.h"
 #include "common/graph_io.h"
 
 namespace tfd {

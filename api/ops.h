@@ -1,6 +1,6 @@
 // Typed op wrappers: the C++ graph API model code is written in, shaped like
 // TensorFlow's (tensorflow::ops in C++, tf.* in Python). Each wrapper adds a
-// node through a Scope (common/graph_builder.h) and returns its outputs; an
+// node through a Scope (common/scope.h) and returns its outputs; an
 // argument may be an Output, a Variable, or a literal that becomes a Const.
 //
 //   Scope root = Scope::NewRootScope(registry);
@@ -26,7 +26,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/graph_builder.h"
+#include "common/scope.h"
 
 namespace tfd::ops {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <memory>
 
-#include "bench/child_process.h"
+#include "bench/bench_child.h"
 #include "bench/raw_tcp.h"
 #include "bench/tfd_cluster.h"
 #include "bench/ucx_perftest.h"
@@ -37,7 +37,8 @@ StatusOr<RawRoundTrips> MeasureRawRoundTrips(const BenchSetup& o) {
   {
     int port = 0;
     TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
-    auto echo = ChildProcess::Fork([listen_fd] { return RunEchoPeer(listen_fd); }, o.cpu_b);
+    auto echo = Subprocess::Fork([listen_fd] { return RunEchoPeer(listen_fd); },
+                                 BenchChild(o.cpu_b));
     close(listen_fd);
     if (!echo.ok()) return echo.status();
     TFD_ASSIGN_OR_RETURN(r.one_hop, TimePingPong(port, o.iterations));
@@ -46,12 +47,12 @@ StatusOr<RawRoundTrips> MeasureRawRoundTrips(const BenchSetup& o) {
     // client (A) -> relay (B) -> echo (A): the placement of the tfd empty run.
     int echo_port = 0, relay_port = 0;
     TFD_ASSIGN_OR_RETURN(int echo_fd, ListenLoopback(&echo_port));
-    auto echo = ChildProcess::Fork([echo_fd] { return RunEchoPeer(echo_fd); }, o.cpu_a);
+    auto echo = Subprocess::Fork([echo_fd] { return RunEchoPeer(echo_fd); }, BenchChild(o.cpu_a));
     close(echo_fd);
     if (!echo.ok()) return echo.status();
     TFD_ASSIGN_OR_RETURN(int relay_fd, ListenLoopback(&relay_port));
-    auto relay = ChildProcess::Fork(
-        [relay_fd, echo_port] { return RunRelayPeer(relay_fd, echo_port); }, o.cpu_b);
+    auto relay = Subprocess::Fork(
+        [relay_fd, echo_port] { return RunRelayPeer(relay_fd, echo_port); }, BenchChild(o.cpu_b));
     close(relay_fd);
     if (!relay.ok()) return relay.status();
     CounterWatch watch({getpid(), relay->pid(), echo->pid()});
@@ -66,8 +67,8 @@ StatusOr<RawStreams> MeasureRawStreams(const BenchSetup& o) {
   for (size_t mib : o.sizes_mib) max_bytes = std::max(max_bytes, mib << 20);
   int port = 0;
   TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
-  auto sender = ChildProcess::Fork(
-      [listen_fd, max_bytes] { return RunStreamPeer(listen_fd, max_bytes); }, o.cpu_b);
+  auto sender = Subprocess::Fork(
+      [listen_fd, max_bytes] { return RunStreamPeer(listen_fd, max_bytes); }, BenchChild(o.cpu_b));
   close(listen_fd);
   if (!sender.ok()) return sender.status();
   TFD_ASSIGN_OR_RETURN(int fd, ConnectLoopback(port));

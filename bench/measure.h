@@ -1,5 +1,5 @@
 // The measurements of rpc_bench, each starting and stopping the processes
-// it needs (bench/child_process.h): raw TCP round trips and streams between
+// it needs (bench/bench_child.h): raw TCP round trips and streams between
 // forked peers, and the same shapes of traffic through tfd daemons.
 //
 //   TFD_ASSIGN_OR_RETURN(figures.raw, MeasureRawRoundTrips(setup));

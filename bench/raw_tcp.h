@@ -2,12 +2,12 @@
 // the yardstick for tfd's own figures. Plain blocking sockets, TCP_NODELAY,
 // no framework.
 //
-// The peers run in a child process (bench/child_process.h) on a listening
+// The peers run in a child process (bench/bench_child.h) on a listening
 // socket the parent made, so the parent knows the port before the child runs:
 //
 //   int port = 0;
 //   int fd = ListenLoopback(&port);
-//   auto echo = ChildProcess::Fork([fd] { return RunEchoPeer(fd); }, 1);
+//   auto echo = Subprocess::Fork([fd] { return RunEchoPeer(fd); }, BenchChild(1));
 //   int conn = ConnectLoopback(port);
 //   auto micros = PingPong(conn, 2000);
 //

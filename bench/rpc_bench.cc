@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "bench/child_process.h"
+#include "common/subprocess.h"
 #include "bench/measure.h"
 #include "bench/report.h"
 

@@ -1,5 +1,6 @@
 #include "bench/tfd_cluster.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -45,9 +46,9 @@ BenchCluster::BenchCluster(std::string tfd_path,
 BenchCluster::~BenchCluster() {
   // Every task gets SIGTERM before any is waited on, so they stop together.
   for (auto& [key, p] : processes_) {
-    p.RequestStop();
+    p.Signal(SIGTERM);
   }
-  processes_.clear();  // ~ChildProcess waits, and kills what does not stop
+  processes_.clear();  // ~Subprocess waits, and kills what does not stop
   if (dir_ != "/tmp") {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
@@ -68,7 +69,10 @@ Status BenchCluster::Start(kj::AsyncIoContext& io) {
     std::vector<std::string> argv{tfd_path_, "--cluster", spec_.ToJson(), "--job", job,
                                   "--task", std::to_string(task), "--log-level", "warn"};
     argv.insert(argv.end(), daemon_flags_.begin(), daemon_flags_.end());
-    TFD_ASSIGN_OR_RETURN(ChildProcess p, ChildProcess::Exec(argv, cpu, log));
+    SubprocessOptions o = BenchChild(cpu);
+    o.stdout_path = "/dev/null";
+    o.stderr_path = log;
+    TFD_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Start(argv, o));
     processes_[key] = std::move(p);
   }
   // Short connection attempts, so a daemon that exits at once (a taken
@@ -103,7 +107,7 @@ pid_t BenchCluster::Pid(const std::string& job, int task) const {
 
 Status BenchCluster::Stop() {
   for (auto& [key, p] : processes_) {
-    p.RequestStop();
+    p.Signal(SIGTERM);
   }
   Status first;
   for (auto& [key, p] : processes_) {

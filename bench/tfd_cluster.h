@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/child_process.h"
+#include "bench/bench_child.h"
 #include "common/cluster_spec.h"
 #include "daemon/client/client.h"
 
@@ -53,7 +53,7 @@ class BenchCluster {
   std::vector<std::string> daemon_flags_;
   ClusterSpec spec_;
   std::map<std::pair<std::string, int>, int> cpus_;
-  std::map<std::pair<std::string, int>, ChildProcess> processes_;
+  std::map<std::pair<std::string, int>, Subprocess> processes_;
   std::string dir_;  // the daemons' logs
 };
 

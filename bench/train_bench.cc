@@ -20,7 +20,7 @@
 #include <string>
 #include <thread>
 
-#include "bench/child_process.h"
+#include "common/subprocess.h"
 #include "bench/mnist_files.h"
 #include "bench/train_report.h"
 

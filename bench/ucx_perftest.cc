@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/child_process.h"
+#include "bench/bench_child.h"
 
 namespace tfd::bench {
 namespace {
@@ -51,33 +51,27 @@ StatusOr<double> UcxPerftestGbps(size_t bytes, const std::string& tls, int serve
   if (mkdtemp(dir_template) == nullptr) return errors::Internal("mkdtemp failed");
   const std::string dir = dir_template;
   const std::string port = std::to_string(20000 + getpid() % 20000);
-  const std::string env = tls.empty() ? "" : "UCX_TLS=" + tls + " ";
-  // The server serves one test and exits; the client prints the figures.
-  auto server = ChildProcess::Exec(
-      {"/bin/sh", "-c", "exec env " + env + perftest + " -p " + port + " >" + dir + "/server 2>&1"},
-      server_cpu, dir + "/server.log");
-  if (!server.ok()) return server.status();
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto client = ChildProcess::Exec(
-      {"/bin/sh", "-c",
-       "exec env " + env + perftest + " 127.0.0.1 -p " + port + " -t ucp_am_bw -s " +
-           std::to_string(bytes) + " -n " + std::to_string(iterations) + " >" + dir +
-           "/client 2>&1"},
-      client_cpu, dir + "/client.log");
-  if (!client.ok()) return client.status();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
-  while (!client->Exited()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      return errors::Unavailable("ucx_perftest did not finish within a minute");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  server->Stop(std::chrono::seconds(2));
+  // UCX_TLS for both ends; `env` sets it for the child alone.
+  std::vector<std::string> prefix = {"env", "UCX_TLS=" + (tls.empty() ? std::string("all") : tls),
+                                     perftest};
+  SubprocessOptions server_options = BenchChild(server_cpu);
+  server_options.stdout_path = server_options.stderr_path = dir + "/server";
+  std::vector<std::string> server_argv = prefix;
+  server_argv.insert(server_argv.end(), {"-p", port});
+  TFD_ASSIGN_OR_RETURN(Subprocess server, Subprocess::Start(server_argv, server_options));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its listener comes up
+  SubprocessOptions client_options = BenchChild(client_cpu);
+  client_options.stdout_path = client_options.stderr_path = dir + "/client";
+  std::vector<std::string> client_argv = prefix;
+  client_argv.insert(client_argv.end(), {"127.0.0.1", "-p", port, "-t", "ucp_am_bw", "-s",
+                                         std::to_string(bytes), "-n", std::to_string(iterations)});
+  TFD_ASSIGN_OR_RETURN(Subprocess client, Subprocess::Start(client_argv, client_options));
+  auto finished = client.Wait(std::chrono::minutes(1));
+  if (!finished.ok()) return errors::Unavailable("ucx_perftest did not finish within a minute");
+  server.Stop(std::chrono::seconds(2));
   auto gbps = FinalBandwidth(dir + "/client");
   if (gbps.ok()) {
-    for (const char* f : {"/server", "/client", "/server.log", "/client.log"}) {
-      unlink((dir + f).c_str());
-    }
+    for (const char* f : {"/server", "/client"}) unlink((dir + f).c_str());
     rmdir(dir.c_str());
   }
   return gbps;

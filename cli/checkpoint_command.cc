@@ -9,9 +9,10 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "cli/remote.h"
+#include "cli/connection_flags.h"
 
 namespace tfd::cli {
 namespace {
@@ -116,19 +117,17 @@ void PrintList(const std::vector<TaskCheckpoints>& tasks) {
 int CheckpointCommand(const Args& args) {
   std::string action, output = "human";
   int64_t step = -1;
-  RemoteFlags remote;
+  ConnectionFlags remote;
   po::options_description options("checkpoint");
   options.add_options()
       ("action", po::value(&action)->required(), "save|restore|list")
       ("step", po::value(&step), "save: the step to name it (default: global_step); "
                                  "restore: the step (default: the newest that verifies)")
       ("output", po::value(&output), "human|json");
-  AddRemoteFlags(options, remote);
+  AddConnectionFlags(options, remote);
   po::positional_options_description positional;
   positional.add("action", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, options, positional);
   if (action != "save" && action != "restore" && action != "list") {
     throw UsageError("checkpoint what? 'save', 'restore' or 'list'");
   }
@@ -138,7 +137,7 @@ int CheckpointCommand(const Args& args) {
   const OutputFormat format = ParseOutputFormat(output, false);
 
   auto io = kj::setupAsyncIo();
-  auto client = ConnectRemote(io, remote);
+  auto client = ConnectToTarget(io, remote);
   if (!client.ok()) return ReportError(client.status(), format);
   StatusOr<std::vector<TaskCheckpoints>> result = errors::Internal("no action");
   if (action == "save") {

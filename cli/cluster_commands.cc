@@ -5,22 +5,15 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "common/cluster_spec.h"
 #include "cli/output.h"
-#include "cli/remote.h"
+#include "cli/connection_flags.h"
 
 namespace tfd::cli {
 namespace {
 namespace po = boost::program_options;
-
-po::variables_map ParseArgs(const Args& args, po::options_description& options,
-                            const po::positional_options_description& positional) {
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
-  return vm;
-}
 
 // A task that could not be asked: "down" when it could not be reached in
 // time, "refused" when it turned the login down, "error" for anything else.
@@ -44,7 +37,7 @@ std::string Describe(const VariableDescription& v) {
 
 int WaitCommand(const Args& args) {
   std::string what;
-  RemoteFlags remote;
+  ConnectionFlags remote;
   std::vector<std::string> vars;
   std::string output = "human";
   po::options_description options("wait");
@@ -52,14 +45,14 @@ int WaitCommand(const Args& args) {
       ("what", po::value(&what)->required(), "cluster|init")
       ("var", po::value(&vars)->composing(), "with init: a variable to wait for (default: all)")
       ("output", po::value(&output), "human|json");
-  AddRemoteFlags(options, remote);
+  AddConnectionFlags(options, remote);
   po::positional_options_description positional;
   positional.add("what", 1);
   ParseArgs(args, options, positional);
   if (what != "cluster" && what != "init") throw UsageError("wait what? 'cluster' or 'init'");
   const OutputFormat format = ParseOutputFormat(output, false);
   auto io = kj::setupAsyncIo();
-  auto client = ConnectRemote(io, remote);
+  auto client = ConnectToTarget(io, remote);
   if (!client.ok()) return ReportError(client.status(), format);
   const Status s = what == "cluster" ? (*client)->WaitCluster(remote.timeout())
                                      : (*client)->WaitInitialized(vars, remote.timeout());
@@ -156,13 +149,13 @@ int StatusCommand(const Args& args) {
 
 int VarsCommand(const Args& args) {
   std::string what, name, output = "human";
-  RemoteFlags remote;
+  ConnectionFlags remote;
   po::options_description options("vars");
   options.add_options()
       ("what", po::value(&what)->required(), "list|get")
       ("name", po::value(&name), "with get: the variable")
       ("output", po::value(&output), "human|json");
-  AddRemoteFlags(options, remote);
+  AddConnectionFlags(options, remote);
   po::positional_options_description positional;
   positional.add("what", 1).add("name", 1);
   ParseArgs(args, options, positional);
@@ -170,7 +163,7 @@ int VarsCommand(const Args& args) {
   if (what == "get" && name.empty()) throw UsageError("vars get needs a variable name");
   const OutputFormat format = ParseOutputFormat(output, false);
   auto io = kj::setupAsyncIo();
-  auto client = ConnectRemote(io, remote);
+  auto client = ConnectToTarget(io, remote);
   if (!client.ok()) return ReportError(client.status(), format);
   if (what == "list") {
     auto vars = (*client)->ListVariables(remote.timeout());

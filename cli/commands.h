@@ -4,8 +4,9 @@
 // code: 0 on success, 1 after printing `error: CODE: message` (see
 // cli/output.h). A mistake in the command line itself (unknown subcommand,
 // bad or missing flag) is thrown as UsageError — or as a
-// boost::program_options::error — and main prints the command's usage line
-// and exits 2.
+// boost::program_options::error — and main prints the command's synopsis
+// and exits 2. Commands parse their flags with ParseArgs (cli/args.h),
+// which also answers --help.
 //
 //   int code = GraphCommand({"show", "g.txt"});
 //
@@ -43,35 +44,20 @@ int StartCommand(const Args& args);   // start --cluster SPEC [--job J] [--task 
 int StopCommand(const Args& args);    // stop --cluster SPEC [--job J] [--task N]
 int CheckpointCommand(const Args& args);  // checkpoint save|restore|list --target HOST:PORT
 
-// One-line usage of each command, for `tfctl help` and usage errors.
-inline constexpr const char* kGraphUsage =
-    "tfctl graph show|validate|encode|decode FILE [-o OUT] [--output human|json]";
-inline constexpr const char* kRunUsage =
-    "tfctl run FILE [--feed NAME=VALUE|NAME=@file.npy]... [--fetch NAME[:PORT]]... "
-    "[--target NAME]... [--init NAME]... [--steps N] [--timeout S] [--trace] [--output human|json] "
-    "[--io-dir DIR]... [--log-level LEVEL]";
-inline constexpr const char* kOpsUsage = "tfctl ops [--output human|json|markdown]";
-inline constexpr const char* kSubmitUsage =
-    "tfctl submit FILE --target HOST:PORT [--run OP]... [--fetch NAME]... [--feed NAME=VALUE]... "
-    "[--init OP]... [--steps N] [--step-timeout S] [--trace] [--trace-file OUT.json] "
-    "[--output human|json] [--token-file F] [--timeout S]";
-inline constexpr const char* kTrainUsage =
-    "tfctl train FILE --target HOST:PORT [--steps N] [--chief yes|no|auto] "
-    "[--checkpoint-every N] [--checkpoint-secs S] [--init-timeout S] [--step-timeout S] "
-    "[--progress-every S] [--no-eval] [--output human|json] [--token-file F] [--timeout S]";
-inline constexpr const char* kWaitUsage =
-    "tfctl wait cluster|init --target HOST:PORT [--var NAME]... [--timeout S] [--token-file F]";
-inline constexpr const char* kStatusUsage =
-    "tfctl status --cluster SPEC [--timeout S] [--output human|json] [--token-file F]";
-inline constexpr const char* kVarsUsage =
-    "tfctl vars list|get NAME --target HOST:PORT [--output human|json] [--token-file F]";
-inline constexpr const char* kStartUsage =
-    "tfctl start --cluster SPEC [--job NAME] [--task N] [--run-dir DIR] [--tfd PATH] "
-    "[--tfd-flag FLAG]... [--timeout S]";
-inline constexpr const char* kStopUsage =
-    "tfctl stop --cluster SPEC [--job NAME] [--task N] [--run-dir DIR] [--timeout S]";
+// Each command's synopsis, for `tfctl help` and usage errors; the options
+// and what they do come from the command's own option list (`tfctl CMD
+// --help`, cli/args.h).
+inline constexpr const char* kGraphUsage = "tfctl graph show|validate|encode|decode FILE [options]";
+inline constexpr const char* kRunUsage = "tfctl run FILE [options]";
+inline constexpr const char* kOpsUsage = "tfctl ops [options]";
+inline constexpr const char* kSubmitUsage = "tfctl submit FILE --target HOST:PORT [options]";
+inline constexpr const char* kTrainUsage = "tfctl train FILE --target HOST:PORT [options]";
+inline constexpr const char* kWaitUsage = "tfctl wait cluster|init --target HOST:PORT [options]";
+inline constexpr const char* kStatusUsage = "tfctl status --cluster SPEC [options]";
+inline constexpr const char* kVarsUsage = "tfctl vars list|get NAME --target HOST:PORT [options]";
+inline constexpr const char* kStartUsage = "tfctl start --cluster SPEC [options]";
+inline constexpr const char* kStopUsage = "tfctl stop --cluster SPEC [options]";
 inline constexpr const char* kCheckpointUsage =
-    "tfctl checkpoint save|restore|list --target HOST:PORT [--step N] [--output human|json] "
-    "[--token-file F] [--timeout S]";
+    "tfctl checkpoint save|restore|list --target HOST:PORT [options]";
 
 }  // namespace tfd::cli

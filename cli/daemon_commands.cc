@@ -1,9 +1,8 @@
 // tfctl start and stop: the daemons of a cluster spec that live on this
 // host, as background processes with pid files and logs in a run directory.
-#include <fcntl.h>
 #include <kj/async-io.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -11,17 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sys/wait.h>
-
-#include <cstring>
 #include <thread>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "common/cluster_spec.h"
 #include "cli/output.h"
-#include "cli/remote.h"
-
-extern char** environ;
+#include "cli/connection_flags.h"
+#include "common/subprocess.h"
 
 namespace tfd::cli {
 namespace {
@@ -49,9 +45,7 @@ DaemonFlags Parse(const Args& args, const char* what) {
       ("tfd", po::value(&f.tfd), "the tfd binary (default: beside tfctl, or TFD, or PATH)")
       ("tfd-flag", po::value(&f.tfd_flags)->composing(), "a flag passed to every tfd, e.g. --tfd-flag=--data-dir=data")
       ("timeout", po::value(&f.timeout_s), "seconds to wait for each task (default 20)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, options);
   return f;
 }
 
@@ -135,36 +129,31 @@ int StartCommand(const Args& args) {
       std::cout << t.name() << " already running (pid " << pid << ")\n";
       continue;
     }
-    std::vector<std::string> argv_s = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
-                                       std::to_string(t.index)};
-    argv_s.insert(argv_s.end(), f.tfd_flags.begin(), f.tfd_flags.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> argv = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
+                                     std::to_string(t.index)};
+    argv.insert(argv.end(), f.tfd_flags.begin(), f.tfd_flags.end());
     const std::string log = t.file(f.run_dir, ".log");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);  // outlives this terminal
-    pid_t pid = -1;
-    const int rc = posix_spawnp(&pid, argv[0], &actions, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-      ReportError(errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ", strerror(rc)));
+    SubprocessOptions o;
+    o.stdin_path = "/dev/null";
+    o.stdout_path = log;
+    o.stderr_path = log;
+    o.new_session = true;  // outlives this terminal
+    auto child = Subprocess::Start(argv, o);
+    if (!child.ok()) {
+      ReportError(errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ",
+                                      child.status().message()));
       ++failed;
       continue;
     }
+    const pid_t pid = child->pid();
     std::ofstream(t.file(f.run_dir, ".pid")) << pid << "\n";
     auto client = Client::Connect(io, t.address, "",
                                   std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
-    int status = 0;
-    if (!client.ok() && client.status().code() != Code::kUnauthenticated) {
-      const bool exited = waitpid(pid, &status, WNOHANG) == pid;
+    const bool up = client.ok() || client.status().code() == Code::kUnauthenticated;
+    const bool exited = !up && child->Exited();
+    // The daemon outlives tfctl, even one that is not listening yet.
+    child->Release();
+    if (!up) {
       ReportError(errors::Unavailable(t.name(), exited ? " exited" : " is not listening",
                                       " (see ", log, "): ", client.status().message()));
       ++failed;

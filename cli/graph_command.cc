@@ -8,12 +8,12 @@
 #include <capnp/serialize-text.h>
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "common/atomic_file.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "kernels/register_all.h"
@@ -35,15 +35,13 @@ GraphOptions ParseGraphOptions(const Args& args) {
   std::string format = "human";
   po::options_description desc("graph options");
   desc.add_options()
-      ("action", po::value(&o.action))
-      ("file", po::value(&o.file))
+      ("action", po::value(&o.action), "show, validate, encode or decode (also the first word after graph)")
+      ("file", po::value(&o.file), "the graph file, - for stdin (also the word after the action)")
       ("out,o", po::value(&o.out), "output file (encode, decode)")
       ("output", po::value(&format), "human or json (show, validate)");
   po::positional_options_description pos;
   pos.add("action", 1).add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, desc, pos);
   if (o.action.empty()) throw UsageError("missing graph action");
   if (o.action != "show" && o.action != "validate" && o.action != "encode" && o.action != "decode") {
     throw UsageError("unknown graph action '" + o.action + "'");
@@ -65,17 +63,7 @@ Status WriteOutput(const std::string& bytes, const std::string& path) {
     if (!std::cout) return errors::Unavailable("writing to stdout failed");
     return OkStatus();
   }
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return errors::InvalidArgument("cannot write '", tmp, "'");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return errors::Unavailable("writing '", tmp, "' failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return errors::Unavailable("renaming '", tmp, "' to '", path, "': ", ec.message());
-  return OkStatus();
+  return WriteFileAtomically(path, bytes);
 }
 
 // Rewrites a tensor held as raw `content` bytes into its typed value list,

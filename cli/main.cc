@@ -8,6 +8,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 
@@ -49,13 +50,15 @@ constexpr Command kCommands[] = {
 void PrintHelp() {
   std::cout << "tfctl: graph tools, in-process runs and cluster control for tfd\n\ncommands:\n";
   for (const Command& c : kCommands) std::cout << "  " << c.usage << "\n      " << c.summary << "\n";
-  std::cout << "\nErrors print `error: CODE: message` on stderr; the exit status is 1,\n"
+  std::cout << "\n`tfctl COMMAND --help` lists a command's options.\n"
+               "Errors print `error: CODE: message` on stderr; the exit status is 1,\n"
                "or 2 for a malformed command line. See docs/cli.md.\n";
 }
 
 int Usage(const std::string& message, const char* usage) {
   std::cout.flush();
-  std::cerr << "error: INVALID_ARGUMENT: " << message << "\nusage: " << usage << std::endl;
+  std::cerr << "error: INVALID_ARGUMENT: " << message << "\nusage: " << usage
+            << "\n(--help lists the options)" << std::endl;
   return 2;
 }
 
@@ -82,14 +85,12 @@ int Main(int argc, char** argv) {
   }
   if (command == nullptr) return Usage("unknown command '" + std::string(name) + "'", general);
   const Args args(argv + 2, argv + argc);
-  for (const std::string& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << "usage: " << command->usage << "\n";
-      return 0;
-    }
-  }
   try {
     return command->run(args);
+  } catch (const tfd::cli::HelpRequested& help) {
+    std::cout << "usage: " << command->usage << "\n  " << command->summary << "\n\n"
+              << help.what();
+    return 0;
   } catch (const tfd::cli::UsageError& e) {
     return Usage(e.what(), command->usage);
   } catch (const boost::program_options::error& e) {

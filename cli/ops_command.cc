@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "common/op_registry.h"
@@ -147,9 +148,7 @@ int OpsCommand(const Args& args) {
   std::string format = "human";
   po::options_description desc("ops options");
   desc.add_options()("output", po::value(&format), "human, json or markdown");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, desc);
   const OutputFormat f = ParseOutputFormat(format, true);
 
   OpRegistry registry;

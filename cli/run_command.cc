@@ -14,6 +14,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/feed_parser.h"
 #include "cli/npy.h"
@@ -46,7 +47,7 @@ RunOptions ParseRunOptions(const Args& args) {
   std::string format = "human";
   po::options_description desc("run options");
   desc.add_options()
-      ("file", po::value(&o.file))
+      ("file", po::value(&o.file), "the graph file (also the first word after run)")
       ("feed", po::value(&o.feeds)->composing(), "NAME=VALUE or NAME=@file.npy")
       ("fetch", po::value(&o.fetches)->composing(), "NAME[:PORT] to print")
       ("target", po::value(&o.targets)->composing(), "node to run, output unused")
@@ -59,9 +60,7 @@ RunOptions ParseRunOptions(const Args& args) {
       ("log-level", po::value(&o.log_level), "trace, debug, info, warn, error, off");
   po::positional_options_description pos;
   pos.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, desc, pos);
   if (o.file.empty()) throw UsageError("missing FILE");
   if (o.fetches.empty() && o.targets.empty()) {
     throw UsageError("nothing to run: give at least one --fetch or --target");

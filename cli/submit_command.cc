@@ -10,11 +10,12 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/feed_parser.h"
 #include "cli/npy.h"
 #include "cli/output.h"
-#include "cli/remote.h"
+#include "cli/connection_flags.h"
 #include "daemon/runtime/partition.h"
 
 namespace tfd::cli {
@@ -23,7 +24,7 @@ namespace po = boost::program_options;
 
 struct SubmitOptions {
   std::string file;
-  RemoteFlags remote;
+  ConnectionFlags remote;
   std::vector<std::string> runs, fetches, feeds, inits;
   int64_t steps = 1;
   double step_timeout_s = 0;
@@ -46,12 +47,10 @@ SubmitOptions Parse(const Args& args) {
       ("trace", po::bool_switch(&o.trace), "print where each node of the last step ran")
       ("trace-file", po::value(&o.trace_file), "write the last step's trace as Chrome trace JSON")
       ("output", po::value(&o.output), "human|json");
-  AddRemoteFlags(options, o.remote);
+  AddConnectionFlags(options, o.remote);
   po::positional_options_description positional;
   positional.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, options, positional);
   if (o.steps < 0) throw UsageError("--steps must not be negative");
   if (o.runs.empty() && o.fetches.empty()) throw UsageError("give at least one --run or --fetch");
   return o;
@@ -134,7 +133,7 @@ Status Submit(const SubmitOptions& o, OutputFormat format) {
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ReadGraphArg(o.file));
   TFD_ASSIGN_OR_RETURN(Client::Feeds feeds, BuildFeeds(o, graph));
   auto io = kj::setupAsyncIo();
-  TFD_ASSIGN_OR_RETURN(auto client, ConnectRemote(io, o.remote));
+  TFD_ASSIGN_OR_RETURN(auto client, ConnectToTarget(io, o.remote));
   const auto step_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(o.step_timeout_s * 1000));
   TFD_RETURN_IF_ERROR(client->CreateSession(graph, step_timeout));

@@ -8,9 +8,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "cli/remote.h"
+#include "cli/connection_flags.h"
 #include "cli/trainer.h"
 
 namespace tfd::cli {
@@ -19,7 +20,7 @@ namespace po = boost::program_options;
 
 struct TrainFlags {
   std::string file;
-  RemoteFlags remote;
+  ConnectionFlags remote;
   int64_t steps = 0;
   std::string chief = "auto";
   int64_t checkpoint_every = 0;
@@ -49,12 +50,10 @@ TrainFlags Parse(const Args& args) {
                                                    "(default 1 on a terminal, else 10)")
       ("no-eval", po::bool_switch(&f.no_eval), "skip the test-set evaluation at the end")
       ("output", po::value(&f.output), "human|json");
-  AddRemoteFlags(options, f.remote);
+  AddConnectionFlags(options, f.remote);
   po::positional_options_description positional;
   positional.add("file", 1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).positional(positional).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = ParseArgs(args, options, positional);
   if (f.steps < 0) throw UsageError("--steps must not be negative");
   if (f.chief != "yes" && f.chief != "no" && f.chief != "auto") {
     throw UsageError("--chief must be yes, no or auto, not '" + f.chief + "'");
@@ -111,7 +110,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
   auto graph = ReadGraphArg(f.file);
   if (!graph.ok()) return ReportError(graph.status(), format);
   auto io = kj::setupAsyncIo();
-  auto client = ConnectRemote(io, f.remote);
+  auto client = ConnectToTarget(io, f.remote);
   if (!client.ok()) return ReportError(client.status(), format);
   Status s = (*client)->CreateSession(*graph, Millis(f.step_timeout_s));
   if (!s.ok()) return ReportError(s, format);

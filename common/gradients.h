@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "common/graph_builder.h"
+#include "common/scope.h"
 
 namespace tfd {
 

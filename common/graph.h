@@ -26,7 +26,7 @@ namespace tfd {
 // What checking one node against the registry yields: its op and the
 // dtypes, reference flags, shapes and graph-time values of its inputs and
 // outputs. Graph::Build computes it for every node; the graph builder
-// (common/graph_builder.h) for each node as it is added.
+// (common/scope.h) for each node as it is added.
 struct NodeAnnotation {
   const OpRegistration* reg = nullptr;
   std::vector<DType> input_types, output_types;

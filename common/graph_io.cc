@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/atomic_file.h"
 #include "common/tensor_proto.h"
 
 namespace tfd {
@@ -325,18 +326,7 @@ std::string SerializeGraph(const GraphDef& g, GraphFormat format) {
 }
 
 Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format) {
-  const std::string bytes = SerializeGraph(g, format);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return errors::InvalidArgument("cannot write '", tmp, "'");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) return errors::Unavailable("writing '", tmp, "' failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) return errors::Unavailable("renaming '", tmp, "' to '", path, "': ", ec.message());
-  return OkStatus();
+  return WriteFileAtomically(path, SerializeGraph(g, format), {.description = "graph file"});
 }
 
 }  // namespace tfd

@@ -34,6 +34,7 @@ StatusOr<GraphDef> LoadGraph(const std::string& path, const SizeLimits& limits =
 bool LooksLikeBinaryMessage(std::string_view bytes);
 
 std::string SerializeGraph(const GraphDef& g, GraphFormat format);
+// Replaces `path` whole or not at all (common/atomic_file.h).
 Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format);
 
 // Between the in-memory form and the schema's; FromProto checks attr values

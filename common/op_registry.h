@@ -37,7 +37,7 @@ using KernelFactory =
     std::function<StatusOr<std::unique_ptr<OpKernel>>(OpKernelConstruction&)>;
 
 // Builds the gradient of one op with the graph-builder API
-// (common/graph_builder.h, common/gradients.h): given the forward node and the
+// (common/scope.h, common/gradients.h): given the forward node and the
 // gradients reaching its outputs, sets (*dx)[i] to the gradient for input i,
 // or leaves it invalid where there is none (an integer input, an axis).
 using GradFn = std::function<Status(Scope& scope, const GradInputs& in, std::vector<Output>* dx)>;

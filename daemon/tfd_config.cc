@@ -17,6 +17,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   po::options_description flags("tfd options");
   flags.add_options()
       ("help,h", "print this help")
+      ("config", po::value<std::string>(), "a file of NAME = VALUE lines, NAME a flag without its dashes; flags and TFD_* win over it (TFD_CONFIG)")
       ("cluster", po::value<std::string>(), "cluster spec: JSON or a file holding it (TFD_CLUSTER)")
       ("job", po::value<std::string>(), "this task's job (TFD_JOB)")
       ("task", po::value<std::string>(), "this task's index in its job (TFD_TASK)")
@@ -46,7 +47,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
   c.usage = usage.str();
 
-  po::variables_map vm;
+  // Three sources, read by program_options and consulted in this order:
+  // the command line, TFD_* variables (TFD_ and the flag's name in capitals,
+  // '-' as '_'), and the --config file.
+  po::variables_map vm, env_vm, file_vm;
   try {
     po::store(po::parse_command_line(argc, argv, flags), vm);
   } catch (const po::error& e) {
@@ -56,12 +60,59 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     c.help = true;
     return c;
   }
-  // A value from the flag, else TFD_NAME, else nullopt. Remembers where it came from.
-  auto get = [&](const char* flag, const char* env) -> std::optional<std::pair<std::string, std::string>> {
+  auto env_name = [](const std::string& flag) {
+    std::string name = "TFD_";
+    for (char ch : flag) name += ch == '-' ? '_' : static_cast<char>(std::toupper(ch));
+    return name;
+  };
+  // What po::parse_environment does, through `getenv` (so tests and
+  // embedders choose the environment) rather than the process's environ.
+  po::parsed_options from_env(&flags);
+  for (const auto& option : flags.options()) {
+    const std::string& flag = option->long_name();
+    if (flag == "help") continue;
+    if (const char* v = getenv(env_name(flag).c_str()); v != nullptr && *v != '\0') {
+      // A switch set in the environment: "1" or "true" turn it on.
+      if (flag == "log-device-placement") {
+        if (std::string(v) != "1" && std::string(v) != "true") continue;
+        from_env.options.push_back(po::option(flag, {}));
+      } else {
+        from_env.options.push_back(po::option(flag, {v}));
+      }
+    }
+  }
+  try {
+    po::store(from_env, env_vm);
+  } catch (const po::error& e) {
+    return errors::InvalidArgument("the TFD_* variables: ", e.what());
+  }
+  std::string config_source;
+  if (vm.count("config")) {
+    config_source = vm["config"].as<std::string>();
+  } else if (env_vm.count("config")) {
+    config_source = env_vm["config"].as<std::string>();
+  }
+  if (!config_source.empty()) {
+    std::ifstream in(config_source);
+    if (!in) return errors::InvalidArgument("--config: cannot read '", config_source, "'");
+    try {
+      po::store(po::parse_config_file(in, flags), file_vm);
+    } catch (const po::error& e) {
+      return errors::InvalidArgument("--config '", config_source, "': ", e.what());
+    }
+  }
+  // A value from the flag, else TFD_NAME, else the config file; with where
+  // it came from, for error messages.
+  auto get = [&](const char* flag,
+                 const char* env) -> std::optional<std::pair<std::string, std::string>> {
     if (vm.count(flag) && !vm[flag].defaulted()) {
       return std::make_pair(vm[flag].as<std::string>(), std::string("--") + flag);
     }
-    if (const char* v = getenv(env); v && *v) return std::make_pair(std::string(v), std::string(env));
+    if (env_vm.count(flag)) return std::make_pair(env_vm[flag].as<std::string>(), std::string(env));
+    if (file_vm.count(flag) && !file_vm[flag].defaulted()) {
+      return std::make_pair(file_vm[flag].as<std::string>(),
+                            std::string(flag) + " in '" + config_source + "'");
+    }
     return std::nullopt;
   };
 
@@ -123,9 +174,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     }
     c.log_level = v->first;
   }
-  c.log_device_placement = vm["log-device-placement"].as<bool>();
-  if (const char* v = getenv("TFD_LOG_DEVICE_PLACEMENT"); !c.log_device_placement && v) {
-    c.log_device_placement = std::string(v) == "1" || std::string(v) == "true";
+  for (const po::variables_map* m : {&vm, &env_vm, &file_vm}) {
+    if (m->count("log-device-placement") && (*m)["log-device-placement"].as<bool>()) {
+      c.log_device_placement = true;
+    }
   }
   if (auto v = get("auth-token-file", "TFD_AUTH_TOKEN_FILE")) {
     std::ifstream in(v->first);

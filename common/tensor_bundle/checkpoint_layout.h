@@ -1,10 +1,9 @@
 // The checkpoint file's fixed parts (docs/checkpoint_format.md) and the
 // little-endian encoding helpers the reader and writer share. Private to
-// kernels/io.
+// common/tensor_bundle.
 #pragma once
 
 #include <bit>
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -54,29 +53,5 @@ class Cursor {
   const char* p_;
   const char* end_;
 };
-
-// An errno from a file operation as a Status: the code says what a caller
-// can do about it, the message what was being done to which file.
-inline Status IoError(int err, const std::string& what) {
-  const std::string msg = what + ": " + std::strerror(err);
-  switch (err) {
-    case ENOENT:
-    case ENOTDIR:
-      return errors::NotFound(msg);
-    case EEXIST:
-      return errors::AlreadyExists(msg);
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-      return errors::Unavailable(msg);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-    case EISDIR:
-      return errors::FailedPrecondition(msg);
-    default:
-      return errors::Internal(msg);
-  }
-}
 
 }  // namespace tfd::kernels::checkpoint

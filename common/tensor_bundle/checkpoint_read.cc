@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/io_error.h"
 #include "common/tensor_bundle/checkpoint_file.h"
 #include "common/tensor_bundle/checkpoint_layout.h"
 #include "common/tensor_bundle/crc32c.h"
@@ -12,7 +13,6 @@ namespace tfd::kernels {
 namespace {
 
 using checkpoint::Cursor;
-using checkpoint::IoError;
 
 Status Corrupt(const std::filesystem::path& path, const std::string& what) {
   return errors::FailedPrecondition("checkpoint '", path.string(), "' is corrupt: ", what);

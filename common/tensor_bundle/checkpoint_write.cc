@@ -1,11 +1,8 @@
-// WriteCheckpoint: serialise to a temporary file beside the target, sync,
-// rename over the target, sync the directory.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
+// WriteCheckpoint: serialise through an AtomicFile (a temporary file beside
+// the target, synced, renamed over it, the directory synced).
 #include <set>
 
+#include "common/atomic_file.h"
 #include "common/tensor_bundle/checkpoint_file.h"
 #include "common/tensor_bundle/checkpoint_layout.h"
 #include "common/tensor_bundle/crc32c.h"
@@ -13,18 +10,17 @@
 namespace tfd::kernels {
 namespace {
 
-using checkpoint::IoError;
 using checkpoint::Put;
 
 // Buffers small writes; large payloads go straight from the tensor's memory.
 class FileWriter {
  public:
-  FileWriter(int fd, std::string what) : fd_(fd), what_(std::move(what)) {}
+  explicit FileWriter(AtomicFile& file) : file_(file) {}
 
   Status Append(const void* data, size_t n) {
     if (n >= kDirect) {
       TFD_RETURN_IF_ERROR(Flush());
-      TFD_RETURN_IF_ERROR(WriteAll(data, n));
+      TFD_RETURN_IF_ERROR(file_.Append(data, n));
     } else {
       buffer_.append(static_cast<const char*>(data), n);
       if (buffer_.size() >= kDirect) TFD_RETURN_IF_ERROR(Flush());
@@ -38,7 +34,7 @@ class FileWriter {
     return Append(std::string(pad, '\0'));
   }
   Status Flush() {
-    Status s = WriteAll(buffer_.data(), buffer_.size());
+    Status s = file_.Append(buffer_);
     buffer_.clear();
     return s;
   }
@@ -47,22 +43,7 @@ class FileWriter {
  private:
   static constexpr size_t kDirect = size_t{1} << 20;
 
-  Status WriteAll(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        return IoError(errno, what_);
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return OkStatus();
-  }
-
-  int fd_;
-  std::string what_;
+  AtomicFile& file_;
   std::string buffer_;
   uint64_t position_ = 0;
 };
@@ -139,10 +120,10 @@ Status CheckArguments(const std::filesystem::path& path, const std::vector<std::
   return OkStatus();
 }
 
-// Everything up to the rename, on an open temporary file.
-Status WriteContents(int fd, const std::string& what, const std::vector<std::string>& names,
+// Everything up to the rename, into the temporary file.
+Status WriteContents(AtomicFile& file, const std::vector<std::string>& names,
                      const std::vector<Tensor>& tensors) {
-  FileWriter w(fd, what);
+  FileWriter w(file);
   std::string header(checkpoint::kHeaderMagic, sizeof(checkpoint::kHeaderMagic));
   Put<uint32_t>(header, kCheckpointVersion);
   Put<uint32_t>(header, 0);
@@ -162,9 +143,7 @@ Status WriteContents(int fd, const std::string& what, const std::vector<std::str
   Put<uint32_t>(footer, kCheckpointVersion);
   footer.append(checkpoint::kFooterMagic, sizeof(checkpoint::kFooterMagic));
   TFD_RETURN_IF_ERROR(w.Append(footer));
-  TFD_RETURN_IF_ERROR(w.Flush());
-  if (::fsync(fd) != 0) return IoError(errno, what);
-  return OkStatus();
+  return w.Flush();
 }
 
 }  // namespace
@@ -172,37 +151,10 @@ Status WriteContents(int fd, const std::string& what, const std::vector<std::str
 Status WriteCheckpoint(const std::filesystem::path& path, const std::vector<std::string>& names,
                        const std::vector<Tensor>& tensors) {
   TFD_RETURN_IF_ERROR(CheckArguments(path, names, tensors));
-  const std::string what = "writing checkpoint '" + path.string() + "'";
-  if (path.filename().empty()) {
-    return errors::InvalidArgument(what, ": the path names a directory");
-  }
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
-  // Same directory, so the rename is atomic and never crosses file systems.
-  std::string temp_name = path.filename().string();
-  temp_name.insert(0, 1, '.');
-  temp_name.append(".tmp-XXXXXX");
-  std::string temp = (dir / temp_name).string();
-  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
-  if (fd < 0) return IoError(errno, what + " (creating a temporary file)");
-  // mkostemp makes the file private; a checkpoint is as readable as any file
-  // the task writes.
-  ::fchmod(fd, 0644);
-
-  Status s = WriteContents(fd, what, names, tensors);
-  if (::close(fd) != 0 && s.ok()) s = IoError(errno, what);
-  if (s.ok() && ::rename(temp.c_str(), path.c_str()) != 0) s = IoError(errno, what + " (renaming)");
-  if (!s.ok()) {
-    ::unlink(temp.c_str());
-    return s;
-  }
-  // Make the rename itself durable.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return IoError(errno, what + " (syncing the directory)");
-  const int rc = ::fsync(dfd);
-  const int err = errno;
-  ::close(dfd);
-  if (rc != 0) return IoError(err, what + " (syncing the directory)");
-  return OkStatus();
+  TFD_ASSIGN_OR_RETURN(AtomicFile file,
+                       AtomicFile::Create(path, {.sync = true, .description = "checkpoint"}));
+  TFD_RETURN_IF_ERROR(WriteContents(file, names, tensors));
+  return file.Commit();
 }
 
 }  // namespace tfd::kernels

@@ -307,5 +307,26 @@ expect_error "a --feed without =" 2 INVALID_ARGUMENT "NAME=VALUE" -- run "$EX/pl
 expect_error "an unknown graph action" 2 INVALID_ARGUMENT "frob" -- graph frob "$EX/hello.txt"
 expect_error "an unknown --output" 2 INVALID_ARGUMENT "yaml" -- ops --output yaml
 
+# --- --help: every option with what it does ---------------------------------
+
+for cmd in graph run ops submit train wait status vars start stop checkpoint; do
+  tfctl "$cmd" --help
+  # An option line without a description ends in "arg" or in the option.
+  bare=$(grep -E '^  -[^ ]' <<<"$out" | grep -E '( arg|\])? *$' | grep -vE '  [^ -].*[a-z]' || true)
+  if [[ $rc -eq 0 && "$out" == "usage: tfctl $cmd"* && "$out" == *"--help"* &&
+        $(grep -cE '^  -' <<<"$out") -ge 2 && -z "$bare" ]]; then
+    pass "tfctl $cmd --help lists its options with descriptions"
+  else
+    fail "tfctl $cmd --help lists its options with descriptions" "options without a description: $bare"
+  fi
+done
+tfctl submit --help
+if [[ "$out" == *"--step-timeout"*"seconds one step may take"* && "$out" == *"--token-file"* ]]; then
+  pass "submit --help describes its own and the connection options"
+else
+  fail "submit --help describes its own and the connection options"
+fi
+expect_error "an unknown flag of a cluster command" 2 INVALID_ARGUMENT "bogus" -- status --cluster '{"w":["127.0.0.1:1"]}' --bogus
+
 echo "1..$count"
 [[ $failures -eq 0 ]]

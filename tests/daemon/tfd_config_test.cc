@@ -4,6 +4,9 @@
 #include "daemon/tfd_config.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <unistd.h>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -138,6 +141,62 @@ TEST_CASE("the data plane's budget and transports come from flags or TFD_*") {
   auto bad_tls = Parse({"--data-plane-transports", "tcp sm"});
   CHECK(bad_tls.status().code() == Code::kInvalidArgument);
   CHECK(bad_tls.status().message().find("--data-plane-transports") != std::string::npos);
+}
+
+TEST_CASE("a --config file fills what flags and TFD_* leave open, in that order") {
+  const std::string path = "/tmp/tfd_config_test." + std::to_string(::getpid()) + ".conf";
+  {
+    std::ofstream out(path);
+    out << "# a comment\n"
+        << "threads = 3\n"
+        << "step-timeout = 7\n"
+        << "max-connections = 50\n"
+        << "log-device-placement = true\n";
+  }
+  auto c = Parse({"--config", path, "--threads", "5"}, {{"TFD_STEP_TIMEOUT", "9"}});
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  CHECK(c->threads == 5);                      // the flag wins
+  CHECK(c->step_timeout == 9s);                // then the variable
+  CHECK(c->server_limits.max_connections == 50);  // then the file
+  CHECK(c->log_device_placement);
+  // TFD_CONFIG names the file too.
+  auto by_env = Parse({}, {{"TFD_CONFIG", path}});
+  REQUIRE(by_env.ok());
+  CHECK(by_env->threads == 3);
+  // A bad value in the file names the file; an unknown name is refused.
+  {
+    std::ofstream out(path);
+    out << "threads = many\n";
+  }
+  auto bad = Parse({"--config", path});
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+  CHECK(bad.status().message().find("threads in '" + path + "'") != std::string::npos);
+  {
+    std::ofstream out(path);
+    out << "no-such-flag = 1\n";
+  }
+  auto unknown = Parse({"--config", path});
+  CHECK(unknown.status().code() == Code::kInvalidArgument);
+  CHECK(unknown.status().message().find("no-such-flag") != std::string::npos);
+  std::remove(path.c_str());
+  auto missing = Parse({"--config", path});
+  CHECK(missing.status().code() == Code::kInvalidArgument);
+  CHECK(missing.status().message().find(path) != std::string::npos);
+}
+
+TEST_CASE("TFD_LOG_DEVICE_PLACEMENT=1 turns the switch on; --help describes every flag") {
+  auto on = Parse({}, {{"TFD_LOG_DEVICE_PLACEMENT", "1"}});
+  REQUIRE(on.ok());
+  CHECK(on->log_device_placement);
+  auto off = Parse({}, {{"TFD_LOG_DEVICE_PLACEMENT", "0"}});
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->log_device_placement);
+  auto help = Parse({"--help"});
+  REQUIRE(help.ok());
+  CHECK(help->help);
+  CHECK(help->usage.find("--max-received-bytes arg") != std::string::npos);
+  CHECK(help->usage.find("a file of NAME = VALUE lines") != std::string::npos);
 }
 
 }  // namespace

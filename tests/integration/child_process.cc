@@ -1,19 +1,12 @@
 #include "tests/integration/child_process.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <stdlib.h>
 
-#include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
-
-extern char** environ;
 
 namespace tfd::testing {
 namespace {
@@ -24,8 +17,6 @@ std::string ReadFile(const std::string& path) {
   buf << in.rdbuf();
   return buf.str();
 }
-
-int ExitStatus(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 }  // namespace
 
@@ -42,63 +33,27 @@ std::string OneLine(std::string text) {
 }
 
 StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv) {
-  if (argv.empty()) return errors::InvalidArgument("no program to run");
   char tmpl[] = "/tmp/tfd-child-XXXXXX";
   if (mkdtemp(tmpl) == nullptr) return errors::Internal("mkdtemp: ", strerror(errno));
   const std::string dir = tmpl;
-  std::vector<std::string> args = argv;
-  std::vector<char*> c_argv;
-  for (auto& a : args) c_argv.push_back(a.data());
-  c_argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, (dir + "/stdout").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, (dir + "/stderr").c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, c_argv[0], &actions, nullptr, c_argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
+  SubprocessOptions o;
+  o.stdin_path = "/dev/null";
+  o.stdout_path = dir + "/stdout";
+  o.stderr_path = dir + "/stderr";
+  o.truncate_output = true;
+  auto process = Subprocess::Start(argv, o);  // stop_grace 0: SIGKILL
+  if (!process.ok()) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    return errors::Internal("cannot start ", argv[0], ": ", strerror(rc));
+    return process.status();
   }
-  return std::make_unique<ChildProcess>(pid, dir);
+  return std::make_unique<ChildProcess>(std::move(process).value(), dir);
 }
 
 ChildProcess::~ChildProcess() {
-  Kill();
+  process_.Kill();
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
-}
-
-StatusOr<int> ChildProcess::Wait(std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (pid_ > 0) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      exit_status_ = ExitStatus(status);
-      break;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return errors::DeadlineExceeded("the child process ", pid_, " is still running after ",
-                                      timeout.count(), " ms");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return exit_status_;
-}
-
-void ChildProcess::Kill() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  exit_status_ = ExitStatus(status);
-  pid_ = -1;
 }
 
 std::string ChildProcess::Stdout() const { return ReadFile(dir_ + "/stdout"); }

@@ -2,7 +2,8 @@
 // tfctl, mostly — with its stdout and stderr kept in files, so a test can
 // check exit statuses and error text, or kill a client mid-step. A child
 // still running when its ChildProcess goes away is killed (SIGKILL) and
-// reaped, also when the test fails.
+// reaped, also when the test fails. (The process itself is a Subprocess,
+// common/subprocess.h; this adds the files and reading them back.)
 //
 //   auto run = RunProcess({TfctlBinary(), "status", "--cluster", spec}, 30s);
 //   REQUIRE(run.ok());
@@ -11,40 +12,40 @@
 // Thread-safety: one test thread.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "common/subprocess.h"
 
 namespace tfd::testing {
 
 class ChildProcess {
  public:
-  // Starts argv[0] (looked up in PATH) with the test's environment.
+  // Starts argv[0] (looked up in PATH) with the test's environment and
+  // stdin from /dev/null.
   static StatusOr<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv);
-  ChildProcess(pid_t pid, std::string dir) : pid_(pid), dir_(std::move(dir)) {}
+  ChildProcess(Subprocess process, std::string dir)
+      : process_(std::move(process)), dir_(std::move(dir)) {}
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   // The exit status (128 + N when killed by signal N) once it has exited;
   // DEADLINE_EXCEEDED, and still running, when it has not within `timeout`.
-  StatusOr<int> Wait(std::chrono::milliseconds timeout);
+  StatusOr<int> Wait(std::chrono::milliseconds timeout) { return process_.Wait(timeout); }
   // SIGKILL, as a crash or `kill -9` would, and reap.
-  void Kill();
-  bool running() const { return pid_ > 0; }
+  void Kill() { process_.Kill(); }
+  bool running() const { return process_.running(); }
 
   std::string Stdout() const;
   std::string Stderr() const;
 
  private:
-  pid_t pid_;
-  std::string dir_;  // holds the stdout and stderr files
-  int exit_status_ = -1;
+  Subprocess process_;  // declared first: gone before the files are removed
+  std::string dir_;     // holds the stdout and stderr files
 };
 
 struct ProcessResult {

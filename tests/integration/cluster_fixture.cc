@@ -1,12 +1,9 @@
 #include "tests/integration/cluster_fixture.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,9 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
-
-extern char** environ;
 
 namespace tfd::testing {
 namespace {
@@ -33,15 +27,6 @@ int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
-}
-
-bool WaitExit(pid_t pid, std::chrono::milliseconds timeout, int* status) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(pid, status, WNOHANG) == pid) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
 }
 
 }  // namespace
@@ -64,16 +49,9 @@ LocalCluster::LocalCluster(const std::vector<std::pair<std::string, int>>& jobs,
 }
 
 LocalCluster::~LocalCluster() {
-  for (auto& [key, p] : processes_) {
-    if (p.pid > 0) kill(p.pid, SIGTERM);
-  }
-  for (auto& [key, p] : processes_) {
-    int status = 0;
-    if (p.pid > 0 && !WaitExit(p.pid, std::chrono::seconds(10), &status)) {
-      kill(p.pid, SIGKILL);
-      waitpid(p.pid, &status, 0);
-    }
-  }
+  // Every task gets SIGTERM before any is waited on, so they stop together.
+  for (auto& [key, p] : processes_) p.process.Signal(SIGTERM);
+  for (auto& [key, p] : processes_) p.process.Stop(std::chrono::seconds(10));
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }
@@ -91,31 +69,18 @@ Status LocalCluster::Start(const std::string& job, int task, std::vector<std::st
 
 Status LocalCluster::Spawn(const std::string& job, int task, std::vector<std::string> flags) {
   Process& p = processes_[{job, task}];
-  if (p.pid > 0) return errors::AlreadyExists(job, ":", task, " is running");
+  if (p.process.running()) return errors::AlreadyExists(job, ":", task, " is running");
   p.log_path = dir_ + "/" + job + "-" + std::to_string(task) + ".log";
   std::vector<std::string> args = {TfdBinary(), "--cluster", spec_.ToJson(), "--job", job,
                                    "--task", std::to_string(task)};
   args.insert(args.end(), extra_flags_.begin(), extra_flags_.end());
   args.insert(args.end(), flags.begin(), flags.end());
-  if (open_files_ > 0) {
-    // posix_spawn cannot set a limit in the child; a shell can, and then
-    // becomes tfd (same pid), so the limit holds from tfd's first instruction.
-    args.insert(args.begin(), {"/bin/sh", "-c",
-                               "ulimit -n " + std::to_string(open_files_) + " && exec \"$0\" \"$@\""});
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, p.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  const int rc = posix_spawnp(&p.pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    p.pid = -1;
-    return errors::Internal("cannot start ", argv[0], ": ", strerror(rc));
-  }
+  SubprocessOptions o;
+  o.stdout_path = "/dev/null";
+  o.stderr_path = p.log_path;
+  o.max_open_files = open_files_;
+  o.stop_grace = std::chrono::seconds(10);
+  TFD_ASSIGN_OR_RETURN(p.process, Subprocess::Start(args, o));
   return OkStatus();
 }
 
@@ -127,27 +92,19 @@ Status LocalCluster::StartAll() {
 }
 
 void LocalCluster::Kill(const std::string& job, int task) {
-  Process& p = processes_[{job, task}];
-  if (p.pid <= 0) return;
-  kill(p.pid, SIGKILL);
-  int status = 0;
-  waitpid(p.pid, &status, 0);
-  p.pid = -1;
+  processes_[{job, task}].process.Kill();
 }
 
 StatusOr<int> LocalCluster::Stop(const std::string& job, int task, std::chrono::milliseconds timeout) {
-  Process& p = processes_[{job, task}];
-  if (p.pid <= 0) return errors::NotFound(job, ":", task, " is not running");
-  kill(p.pid, SIGTERM);
-  int status = 0;
-  if (!WaitExit(p.pid, timeout, &status)) {
-    kill(p.pid, SIGKILL);
-    waitpid(p.pid, &status, 0);
-    p.pid = -1;
+  Subprocess& p = processes_[{job, task}].process;
+  if (!p.running()) return errors::NotFound(job, ":", task, " is not running");
+  p.Signal(SIGTERM);
+  auto status = p.Wait(timeout);
+  if (!status.ok()) {
+    p.Kill();
     return errors::DeadlineExceeded(job, ":", task, " did not stop within the bound");
   }
-  p.pid = -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return *status;
 }
 
 std::string LocalCluster::Log(const std::string& job, int task) const {
@@ -161,7 +118,7 @@ std::string LocalCluster::Log(const std::string& job, int task) const {
 
 pid_t LocalCluster::Pid(const std::string& job, int task) const {
   auto it = processes_.find({job, task});
-  return it == processes_.end() ? -1 : it->second.pid;
+  return it == processes_.end() ? -1 : it->second.process.pid();
 }
 
 StatusOr<std::unique_ptr<Client>> LocalCluster::Connect(const std::string& job, int task,

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/cluster_spec.h"
+#include "common/subprocess.h"
 #include "daemon/client/client.h"
 
 namespace tfd::testing {
@@ -56,7 +57,7 @@ class LocalCluster {
 
  private:
   struct Process {
-    pid_t pid = -1;
+    Subprocess process;
     std::string log_path;
   };
   kj::AsyncIoContext io_;

@@ -1,7 +1,7 @@
-// The graph builder (common/graph_builder.h) through the typed wrappers:
+// The graph builder (common/scope.h) through the typed wrappers:
 // names, devices, control dependencies, inferred dtypes and shapes, errors
 // that accumulate, and graphs that survive a file round trip.
-#include "common/graph_builder.h"
+#include "common/scope.h"
 
 #include <unistd.h>
 

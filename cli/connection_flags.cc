@@ -1,4 +1,4 @@
-#include "cli/remote.h"
+#include "cli/connection_flags.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -6,7 +6,7 @@
 namespace tfd::cli {
 namespace po = boost::program_options;
 
-void AddRemoteFlags(po::options_description& options, RemoteFlags& flags, bool need_target) {
+void AddConnectionFlags(po::options_description& options, ConnectionFlags& flags, bool need_target) {
   if (need_target) {
     options.add_options()("target", po::value(&flags.target)->required(),
                           "HOST:PORT of the task to talk to");
@@ -29,7 +29,7 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
   return token;
 }
 
-StatusOr<std::unique_ptr<Client>> ConnectRemote(kj::AsyncIoContext& io, const RemoteFlags& flags) {
+StatusOr<std::unique_ptr<Client>> ConnectToTarget(kj::AsyncIoContext& io, const ConnectionFlags& flags) {
   TFD_ASSIGN_OR_RETURN(std::string token, ReadToken(flags.token_file));
   return Client::Connect(io, flags.target, token, flags.timeout());
 }

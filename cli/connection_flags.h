@@ -1,8 +1,8 @@
 // What the commands that talk to running tfd tasks share: the connection
 // flags and reading the auth token.
 //
-//   RemoteFlags flags; AddRemoteFlags(options, flags);
-//   TFD_ASSIGN_OR_RETURN(auto client, ConnectRemote(io, flags));
+//   ConnectionFlags flags; AddConnectionFlags(options, flags);
+//   TFD_ASSIGN_OR_RETURN(auto client, ConnectToTarget(io, flags));
 #pragma once
 
 #include <kj/async-io.h>
@@ -16,7 +16,7 @@
 
 namespace tfd::cli {
 
-struct RemoteFlags {
+struct ConnectionFlags {
   std::string target;      // host:port of the task to talk to
   std::string token_file;  // --token-file, else TFD_AUTH_TOKEN_FILE
   double timeout_s = 30;   // --timeout
@@ -25,10 +25,10 @@ struct RemoteFlags {
   }
 };
 
-void AddRemoteFlags(boost::program_options::options_description& options, RemoteFlags& flags,
+void AddConnectionFlags(boost::program_options::options_description& options, ConnectionFlags& flags,
                     bool need_target = true);
 // The token from --token-file or TFD_AUTH_TOKEN_FILE ("" when neither).
 StatusOr<std::string> ReadToken(const std::string& token_file);
-StatusOr<std::unique_ptr<Client>> ConnectRemote(kj::AsyncIoContext& io, const RemoteFlags& flags);
+StatusOr<std::unique_ptr<Client>> ConnectToTarget(kj::AsyncIoContext& io, const ConnectionFlags& flags);
 
 }  // namespace tfd::cli

@@ -1,4 +1,4 @@
-#include "common/graph_builder.h"
+#include "common/scope.h"
 
 #include <algorithm>
 
