@@ -1,7 +1,10 @@
 // MatMul for every transpose combination and dtype against a naive triple
-// loop in float64, and its shape errors.
+// loop in float64, on the calling thread and split over the task's intra-op
+// threads, and its shape errors.
 #include <catch2/catch.hpp>
 
+#include "kernels/framework/intra_op_pool.h"
+#include "kernels/math/threaded_matmul.h"
 #include "tests/kernels/math/math_test_util.h"
 
 namespace tfd {
@@ -14,7 +17,8 @@ double At(const std::vector<double>& m, int64_t cols, bool transposed, int64_t r
   return transposed ? m[c * cols + r] : m[r * cols + c];
 }
 
-void CheckMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb, double tol) {
+void CheckMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb, double tol,
+                 KernelEnv* env = nullptr) {
   const std::vector<int64_t> a_dims = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
   const std::vector<int64_t> b_dims = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
   const bool integral = d == DType::kInt32 || d == DType::kInt64;
@@ -29,9 +33,14 @@ void CheckMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb, dou
     }
   }
   INFO(DTypeName(d) << " m=" << m << " k=" << k << " n=" << n << " ta=" << ta << " tb=" << tb);
-  Tensor out = Run1("MatMul", {{"T", d}, {"transpose_a", ta}, {"transpose_b", tb}},
-                    {MakeOf(d, a_dims, a), MakeOf(d, b_dims, b)});
-  ExpectTensor(out, {m, n}, want, tol);
+  testing::RunOpOptions options;
+  options.env = env;
+  auto out = testing::RunOp(Registry(), "MatMul",
+                            {{"T", d}, {"transpose_a", ta}, {"transpose_b", tb}},
+                            {MakeOf(d, a_dims, a), MakeOf(d, b_dims, b)}, options);
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  ExpectTensor((*out)[0], {m, n}, want, tol);
 }
 
 TEST_CASE("MatMul matches the naive product for every transpose combination") {
@@ -47,6 +56,33 @@ TEST_CASE("MatMul matches the naive product for every transpose combination") {
       }
     }
   }
+}
+
+TEST_CASE("MatMul gives the same product when it splits a large one over threads") {
+  // 256 x 512 x 512 is just large enough to be split (where there are two
+  // CPUs or more). Ramp's values have few significant bits, so every sum is
+  // exact in float32 in any order: the threads must give the exact product.
+  REQUIRE(kernels::ThreadedMatMulPays(256, 512, 512));
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) CheckMatMul(DType::kFloat32, 256, 512, 512, ta, tb, 0);
+  }
+  CheckMatMul(DType::kFloat64, 256, 512, 512, true, false, 0);
+}
+
+TEST_CASE("MatMul starts the task's intra-op threads for a large product only") {
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  const auto pool = [&] {
+    return resources.Lookup<kernels::IntraOpPool>(kernels::IntraOpPool::kContainer,
+                                                  kernels::IntraOpPool::kName);
+  };
+  // The classic model's largest product stays on the calling thread.
+  CheckMatMul(DType::kFloat32, 100, 784, 100, false, false, 0, &env);
+  CHECK(pool().status().code() == Code::kNotFound);
+  CheckMatMul(DType::kFloat32, 256, 512, 512, true, false, 0, &env);
+  REQUIRE(pool().ok());
+  CHECK((*pool())->threads() >= 1);
 }
 
 TEST_CASE("MatMul with an empty dimension") {
