@@ -181,7 +181,7 @@ Status KernelSection(const KernelBenchSetup& o) {
   TFD_ASSIGN_OR_RETURN(std::vector<KernelCase> cases, ClassicKernelCases(registry, env));
   TFD_ASSIGN_OR_RETURN(std::vector<KernelFigures> figures, MeasureCases(o, cases));
   TFD_ASSIGN_OR_RETURN(std::vector<FixedCost> fixed, MeasureFixedCosts(o, registry, env));
-  PrintKernelTable(o, "Kernels of the classic step, one thread", figures, fixed);
+  PrintKernelTable(o, "Kernels of the classic step, one thread,", figures, fixed);
   return OkStatus();
 }
 
@@ -200,8 +200,8 @@ Status LargeSection(const KernelBenchSetup& o) {
   TFD_ASSIGN_OR_RETURN(std::vector<KernelCase> cases, LargeMatMulCases(registry, env, device));
   TFD_ASSIGN_OR_RETURN(std::vector<KernelFigures> figures, MeasureCases(o, cases));
   PrintKernelTable(o,
-                   "Large products (the 784-2048-2048-10 model), on all " +
-                       std::to_string(threads) + " allowed CPUs, unpinned",
+                   "Large products (the 784-2048-2048-10 model) on all " +
+                       std::to_string(threads) + " CPUs, unpinned,",
                    figures, {});
   return OkStatus();
 }

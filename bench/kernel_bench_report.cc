@@ -58,7 +58,7 @@ void PrintKernelTable(const KernelBenchSetup& o, const std::string& title,
                       const std::vector<KernelFigures>& figures,
                       const std::vector<FixedCost>& fixed) {
   std::printf(
-      "%s, against the same computation hand-written in Eigen on the same shapes;\n"
+      "%s\nagainst the same computation hand-written in Eigen on the same shapes;\n"
       "%ld alternating rounds of ~%ld ms a side. us: median per call. pace: Eigen's time /\n"
       "tfd's, per round (1 = as fast; target >= %.2f). diff: max |tfd - Eigen| / max |Eigen|\n"
       "after one call of each.\n",

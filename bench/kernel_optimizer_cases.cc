@@ -116,7 +116,7 @@ Status AddAdam(std::vector<KernelCase>& cases, const OpRegistry& r, const Kernel
 Status AddOptimizerCases(std::vector<KernelCase>& cases, const OpRegistry& r, const KernelEnv& env,
                          std::mt19937& rng) {
   TFD_RETURN_IF_ERROR(
-      AddGradientDescent(cases, r, env, rng, {kPixels, kHidden}, "update w1 (w2, b1, b2 smaller)"));
+      AddGradientDescent(cases, r, env, rng, {kPixels, kHidden}, "update w1"));
   TFD_RETURN_IF_ERROR(AddGradientDescent(cases, r, env, rng, {kHidden}, "update b1"));
   TFD_RETURN_IF_ERROR(AddMomentum(cases, r, env, rng, {kPixels, kHidden}));
   TFD_RETURN_IF_ERROR(AddAdam(cases, r, env, rng, {kPixels, kHidden}));
