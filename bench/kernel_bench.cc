@@ -1,9 +1,10 @@
-// kernel_bench: tfd's CPU kernels at Eigen's pace? Each kernel of the
-// classic MNIST step (and the other activations and optimizers) beside the
-// same computation hand-written in Eigen on the same shapes, then the whole
-// step in one process beside the hand-written step (../shared/peers/
-// mlp_eigen.cc's, built with the same flags) and torch eager, in one run,
-// pinned to one CPU. See docs/benchmarks.md.
+// kernel_bench: tfd's CPU kernels at Eigen's pace? In one run: the large
+// products tfd splits over threads, on every CPU; each kernel of the classic
+// MNIST step (and the other activations and optimizers) beside the same
+// computation hand-written in Eigen on the same shapes, pinned to one CPU;
+// then, on that CPU, the whole step in one process beside the hand-written
+// step (../shared/peers/mlp_eigen.cc's, built with the same flags) and
+// torch eager. See docs/benchmarks.md.
 //
 //   kernel_bench [--rounds 7] [--round-ms 30] [--step-rounds 7] [--steps 300]
 //                [--traced 300] [--cpu N] [--torch 1] [--peers DIR]
