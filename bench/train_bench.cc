@@ -15,12 +15,12 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
 #include "common/subprocess.h"
+#include "bench/data_dir.h"
 #include "bench/mnist_files.h"
 #include "bench/train_report.h"
 
@@ -112,28 +112,8 @@ std::string FirstLine(const std::string& path, const std::string& prefix = "") {
   return "?";
 }
 
-// The generated data, removed on every path out.
-class DataDir {
- public:
-  DataDir() {
-    char tmpl[] = "/tmp/tfd-train-bench-XXXXXX";
-    const char* dir = mkdtemp(tmpl);
-    path_ = dir ? dir : "";
-  }
-  ~DataDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  DataDir(const DataDir&) = delete;
-  DataDir& operator=(const DataDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 Status Measure(TrainSetup& o, TrainBenchFigures& f) {
-  DataDir data;
+  DataDir data("tfd-train-bench");
   if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
   o.data_dir = data.path();
   TFD_RETURN_IF_ERROR(WriteMnistSizedFiles(o.data_dir));

@@ -1,10 +1,14 @@
 // MatMul: the matrix product of two rank-2 tensors, either side optionally
-// transposed, through Eigen's blocked GEMM.
-#include <type_traits>
+// transposed, through Eigen's blocked GEMM on the calling thread; products
+// large enough to gain from it are split over the task's intra-op threads
+// (threaded_matmul.h).
+#include <mutex>
 
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/framework/intra_op_pool.h"
 #include "kernels/math/math_ops_internal.h"
+#include "kernels/math/threaded_matmul.h"
 
 namespace tfd::kernels {
 namespace {
@@ -41,6 +45,16 @@ class MatMulOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape({m, n}), &out));
     // The output starts zeroed, which is already the product when k == 0.
     if (m == 0 || n == 0 || ka == 0) return;
+    if (ThreadedMatMulPays(m, n, ka)) {
+      if (const IntraOpPool* pool = Pool(ctx)) {
+        const bool ta = transpose_a_, tb = transpose_b_;
+        switch (a.dtype()) {
+          case DType::kFloat32: return ThreadedMatMul<float>(*pool, a, b, ta, tb, *out);
+          case DType::kFloat64: return ThreadedMatMul<double>(*pool, a, b, ta, tb, *out);
+          default: break;  // integers: Eigen's GEMM below
+        }
+      }
+    }
     switch (a.dtype()) {
       case DType::kFloat32: return Multiply<float>(a, b, *out);
       case DType::kFloat64: return Multiply<double>(a, b, *out);
@@ -53,6 +67,17 @@ class MatMulOp : public OpKernel {
   }
 
  private:
+  // The task's intra-op threads, looked up once per kernel; null when there
+  // is one CPU or no ResourceMgr (then the product stays on this thread).
+  const IntraOpPool* Pool(const OpKernelContext& ctx) {
+    std::call_once(pool_once_, [&] {
+      if (ctx.env().resources == nullptr) return;
+      auto pool = IntraOpPool::ForTask(*ctx.env().resources);
+      if (pool.ok() && (*pool)->threads() > 1) pool_ = *std::move(pool);
+    });
+    return pool_.get();
+  }
+
   template <typename T>
   void Multiply(const Tensor& a, const Tensor& b, Tensor& out) const {
     auto A = EigenMatrix<T>(a);
@@ -71,6 +96,8 @@ class MatMulOp : public OpKernel {
 
   bool transpose_a_ = false;
   bool transpose_b_ = false;
+  std::once_flag pool_once_;
+  std::shared_ptr<IntraOpPool> pool_;  // written once, under pool_once_
 };
 
 Status MatMulShape(InferenceContext& c) {

@@ -1,6 +1,7 @@
 // Optimizer updates applied to variables in place: ApplyGradientDescent,
 // ApplyMomentum, ApplyAdam (TensorFlow's formulas, use_locking honoured
 // through UpdateVariables).
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -29,7 +30,7 @@ Status SameShape(const Variable& var, const Tensor& value, const Tensor& other, 
 
 // var -= alpha * delta
 template <typename T>
-Status GradientDescent(const OpKernelContext& ctx, const Variable& var, std::vector<Tensor>& v) {
+Status GradientDescent(const OpKernelContext& ctx, const Variable& var, std::span<Tensor> v) {
   const Tensor& delta = ctx.input(2);
   TFD_RETURN_IF_ERROR(SameShape(var, v[0], delta, "delta"));
   T alpha;
@@ -43,7 +44,7 @@ Status GradientDescent(const OpKernelContext& ctx, const Variable& var, std::vec
 // var -= grad * lr + accum * momentum * lr           (Nesterov)
 template <typename T>
 Status Momentum(const OpKernelContext& ctx, const Variable& variable, bool nesterov,
-                std::vector<Tensor>& v) {
+                std::span<Tensor> v) {
   const Tensor& grad = ctx.input(3);
   TFD_RETURN_IF_ERROR(SameShape(variable, v[0], v[1], "accum"));
   TFD_RETURN_IF_ERROR(SameShape(variable, v[0], grad, "grad"));
@@ -69,7 +70,7 @@ Status Momentum(const OpKernelContext& ctx, const Variable& variable, bool neste
 // var -= lr_t * (grad * (1 - beta1) + beta1 * m) / (sqrt(v) + epsilon)  (Nesterov)
 template <typename T>
 Status Adam(const OpKernelContext& ctx, const Variable& variable, bool nesterov,
-            std::vector<Tensor>& v) {
+            std::span<Tensor> v) {
   const Tensor& grad = ctx.input(9);
   TFD_RETURN_IF_ERROR(SameShape(variable, v[0], v[1], "m"));
   TFD_RETURN_IF_ERROR(SameShape(variable, v[0], v[2], "v"));
@@ -112,22 +113,35 @@ class ApplyOp : public OpKernel {
 
   void Compute(OpKernelContext& ctx) override {
     constexpr int kNumVars = kRule == Rule::kGradientDescent ? 1 : kRule == Rule::kMomentum ? 2 : 3;
-    std::vector<std::shared_ptr<Variable>> vars;
-    std::vector<Variable*> raw;
+    static_assert(kNumVars <= kInlineVariables);
+    // Arrays, not vectors: an optimizer step runs this once per variable.
+    std::array<std::shared_ptr<Variable>, kNumVars> vars;
+    std::array<Variable*, kNumVars> raw;
     for (int i = 0; i < kNumVars; ++i) {
       auto v = VariableInput(ctx, i, dtype_);
       TFD_OP_REQUIRES_OK(ctx, v.status());
-      vars.push_back(*v);
-      raw.push_back(v->get());
+      vars[i] = *std::move(v);
+      raw[i] = vars[i].get();
     }
-    const Variable& var = *vars[0];
-    Status s = UpdateVariables(raw, use_locking_, [&](std::vector<Tensor>& v) -> Status {
+    // The context and the variable behind one pointer: std::function holds
+    // a capture of two pointers without allocating.
+    struct Args {
+      const OpKernelContext& ctx;
+      const Variable& var;
+    } args{ctx, *vars[0]};
+    Status s = UpdateVariables(raw, use_locking_, [this, &args](std::span<Tensor> v) -> Status {
       TFD_SWITCH_FLOAT(
           dtype_, T,
           {
-            if constexpr (kRule == Rule::kGradientDescent) return GradientDescent<T>(ctx, var, v);
-            if constexpr (kRule == Rule::kMomentum) return Momentum<T>(ctx, var, use_nesterov_, v);
-            if constexpr (kRule == Rule::kAdam) return Adam<T>(ctx, var, use_nesterov_, v);
+            if constexpr (kRule == Rule::kGradientDescent) {
+              return GradientDescent<T>(args.ctx, args.var, v);
+            }
+            if constexpr (kRule == Rule::kMomentum) {
+              return Momentum<T>(args.ctx, args.var, use_nesterov_, v);
+            }
+            if constexpr (kRule == Rule::kAdam) {
+              return Adam<T>(args.ctx, args.var, use_nesterov_, v);
+            }
           },
           break);
       return errors::InvalidArgument(DTypeName(dtype_), " is not a float type");

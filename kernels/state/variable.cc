@@ -2,6 +2,7 @@
 #include "kernels/state/variable.h"
 
 #include <algorithm>
+#include <array>
 
 namespace tfd::kernels {
 
@@ -88,26 +89,53 @@ void Variable::SetOwnedValueLocked(Tensor value) {
 
 namespace {
 
+// Values of type T for n variables: in place for up to kInlineVariables,
+// on the heap beyond.
+template <typename T>
+class PerVariable {
+ public:
+  explicit PerVariable(size_t n) : n_(n) {
+    if (n > kInlineVariables) more_.resize(n);
+  }
+  T* data() { return n_ > kInlineVariables ? more_.data() : inline_.data(); }
+  std::span<T> span() { return {data(), n_}; }
+
+ private:
+  size_t n_;
+  std::array<T, kInlineVariables> inline_{};
+  std::vector<T> more_;
+};
+
 // The variables' locks, taken in address order so that two updates naming
 // the same variables in different orders cannot deadlock.
 class VariableLocks {
  public:
-  explicit VariableLocks(const std::vector<Variable*>& vars) {
-    std::vector<Variable*> order(vars);
+  explicit VariableLocks(std::span<Variable* const> vars)
+      : order_(vars.size()), locks_(vars.size()) {
+    std::span<Variable*> order = order_.span();
+    std::copy(vars.begin(), vars.end(), order.begin());
     std::sort(order.begin(), order.end());
-    order.erase(std::unique(order.begin(), order.end()), order.end());
-    for (Variable* v : order) locks_.emplace_back(v->mu());
+    const auto end = std::unique(order.begin(), order.end());
+    std::span<std::unique_lock<std::mutex>> locks = locks_.span();
+    for (auto it = order.begin(); it != end; ++it) {
+      locks[it - order.begin()] = std::unique_lock<std::mutex>((*it)->mu());
+    }
   }
-  void Unlock() { locks_.clear(); }
+  void Unlock() {
+    for (std::unique_lock<std::mutex>& l : locks_.span()) {
+      if (l.owns_lock()) l.unlock();
+    }
+  }
 
  private:
-  std::vector<std::unique_lock<std::mutex>> locks_;
+  PerVariable<Variable*> order_;
+  PerVariable<std::unique_lock<std::mutex>> locks_;
 };
 
 }  // namespace
 
-Status UpdateVariables(const std::vector<Variable*>& vars, bool use_locking,
-                       const std::function<Status(std::vector<Tensor>& values)>& fn) {
+Status UpdateVariables(std::span<Variable* const> vars, bool use_locking,
+                       const VariableUpdateFn& fn) {
   VariableLocks locks(vars);
   bool all_in_place = true;
   for (Variable* v : vars) {
@@ -119,9 +147,10 @@ Status UpdateVariables(const std::vector<Variable*>& vars, bool use_locking,
     // `values` shares the buffers only until it is destroyed on return,
     // before the locks are released, so the next update still finds them
     // unshared.
-    std::vector<Tensor> values;
-    for (Variable* v : vars) values.push_back(v->value_locked());
-    return fn(values);
+    PerVariable<Tensor> values(vars.size());
+    std::span<Tensor> v = values.span();
+    for (size_t i = 0; i < vars.size(); ++i) v[i] = vars[i]->value_locked();
+    return fn(v);
   }
 
   // A reader holds some buffer: copy outside the locks, update the copies,
@@ -136,7 +165,7 @@ Status UpdateVariables(const std::vector<Variable*>& vars, bool use_locking,
     copies.push_back(std::move(c));
   }
   snapshots.clear();
-  TFD_RETURN_IF_ERROR(fn(copies));
+  TFD_RETURN_IF_ERROR(fn(std::span<Tensor>(copies)));
   for (size_t i = 0; i < vars.size(); ++i) {
     std::lock_guard<std::mutex> lock(vars[i]->mu());
     vars[i]->SetOwnedValueLocked(std::move(copies[i]));

@@ -10,7 +10,8 @@
 //   auto v = std::make_shared<Variable>("", "w", DType::kFloat32, PartialShape({2}));
 //   TFD_RETURN_IF_ERROR(v->Assign(init, /*validate_shape=*/true));
 //   TFD_ASSIGN_OR_RETURN(Tensor snapshot, v->Read());
-//   TFD_RETURN_IF_ERROR(UpdateVariables({v.get()}, /*use_locking=*/true, "AssignAdd", fn));
+//   Variable* vars[] = {v.get()};
+//   TFD_RETURN_IF_ERROR(UpdateVariables(vars, /*use_locking=*/true, fn));
 //
 // Thread-safety: every method may be called from any thread; the value is
 // guarded by mu().
@@ -18,6 +19,7 @@
 
 #include <functional>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -102,7 +104,13 @@ class Variable : public ResourceBase {
 // reader holds their buffers (the cheap, common case); otherwise the update is
 // computed on private copies outside the locks and installed afterwards, so a
 // concurrent update may be lost (as in TensorFlow) but no buffer is torn.
-Status UpdateVariables(const std::vector<Variable*>& vars, bool use_locking,
-                       const std::function<Status(std::vector<Tensor>& values)>& fn);
+//
+// Up to kInlineVariables variables take no allocation here (an optimizer
+// step runs this for every variable); a caller's `fn` that captures at most
+// two pointers takes none in std::function either.
+inline constexpr size_t kInlineVariables = 4;
+using VariableUpdateFn = std::function<Status(std::span<Tensor> values)>;
+Status UpdateVariables(std::span<Variable* const> vars, bool use_locking,
+                       const VariableUpdateFn& fn);
 
 }  // namespace tfd::kernels

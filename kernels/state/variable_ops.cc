@@ -106,23 +106,32 @@ class AssignUpdateOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, var.status());
     const Tensor& delta = ctx.input(1);
     Tensor updated;
-    Status s = UpdateVariables({var->get()}, use_locking_, [&](std::vector<Tensor>& v) -> Status {
-      if (!(v[0].shape() == delta.shape())) {
-        return errors::InvalidArgument("variable '", (*var)->FullName(), "' holds ",
+    Variable* vars[] = {var->get()};
+    // What the update reads and writes, behind one pointer: std::function
+    // holds a capture of two pointers without allocating.
+    struct Args {
+      const Variable& var;
+      const Tensor& delta;
+      Tensor& updated;
+    } args{**var, delta, updated};
+    Status s = UpdateVariables(vars, use_locking_, [this, &args](std::span<Tensor> v) -> Status {
+      if (!(v[0].shape() == args.delta.shape())) {
+        return errors::InvalidArgument("variable '", args.var.FullName(), "' holds ",
                                        v[0].Describe(), " but the value to ",
-                                       kSign > 0 ? "add" : "subtract", " is ", delta.Describe());
+                                       kSign > 0 ? "add" : "subtract", " is ",
+                                       args.delta.Describe());
       }
       TFD_SWITCH_NUMERIC(
           dtype_, T,
           {
             if constexpr (kSign > 0) {
-              EigenFlat<T>(v[0]) += EigenFlat<T>(delta);
+              EigenFlat<T>(v[0]) += EigenFlat<T>(args.delta);
             } else {
-              EigenFlat<T>(v[0]) -= EigenFlat<T>(delta);
+              EigenFlat<T>(v[0]) -= EigenFlat<T>(args.delta);
             }
           },
           return errors::InvalidArgument(DTypeName(dtype_), " is not numeric"));
-      updated = v[0];
+      args.updated = v[0];
       return OkStatus();
     });
     TFD_OP_REQUIRES_OK(ctx, s);

@@ -1,7 +1,10 @@
 // MatMul for every transpose combination and dtype against a naive triple
-// loop in float64, and its shape errors.
+// loop in float64, on the calling thread and split over the task's intra-op
+// threads, and its shape errors.
 #include <catch2/catch.hpp>
 
+#include "kernels/framework/intra_op_pool.h"
+#include "kernels/math/threaded_matmul.h"
 #include "tests/kernels/math/math_test_util.h"
 
 namespace tfd {
@@ -14,24 +17,56 @@ double At(const std::vector<double>& m, int64_t cols, bool transposed, int64_t r
   return transposed ? m[c * cols + r] : m[r * cols + c];
 }
 
-void CheckMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb, double tol) {
+// What MatMul gives for Ramp operands of the given dims, and the naive
+// product in float64.
+struct Product {
+  Tensor got;
+  std::vector<double> want;
+};
+
+Product MatMulOfRamps(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
+                      KernelEnv* env) {
   const std::vector<int64_t> a_dims = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
   const std::vector<int64_t> b_dims = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
   const bool integral = d == DType::kInt32 || d == DType::kInt64;
   const std::vector<double> a = Ramp(m * k, integral ? 1 : 0.375, -4);
   const std::vector<double> b = Ramp(k * n, integral ? 2 : 0.625, -3);
-  std::vector<double> want(m * n, 0.0);
+  Product p;
+  p.want.assign(m * n, 0.0);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      for (int64_t p = 0; p < k; ++p) {
-        want[i * n + j] += At(a, a_dims[1], ta, i, p) * At(b, b_dims[1], tb, p, j);
+      for (int64_t q = 0; q < k; ++q) {
+        p.want[i * n + j] += At(a, a_dims[1], ta, i, q) * At(b, b_dims[1], tb, q, j);
       }
     }
   }
+  testing::RunOpOptions options;
+  options.env = env;
+  auto out = testing::RunOp(Registry(), "MatMul",
+                            {{"T", d}, {"transpose_a", ta}, {"transpose_b", tb}},
+                            {MakeOf(d, a_dims, a), MakeOf(d, b_dims, b)}, options);
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  p.got = (*out)[0];
+  REQUIRE(p.got.shape() == TensorShape({m, n}));
+  return p;
+}
+
+void CheckMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb, double tol) {
   INFO(DTypeName(d) << " m=" << m << " k=" << k << " n=" << n << " ta=" << ta << " tb=" << tb);
-  Tensor out = Run1("MatMul", {{"T", d}, {"transpose_a", ta}, {"transpose_b", tb}},
-                    {MakeOf(d, a_dims, a), MakeOf(d, b_dims, b)});
-  ExpectTensor(out, {m, n}, want, tol);
+  const Product p = MatMulOfRamps(d, m, k, n, ta, tb, nullptr);
+  ExpectTensor(p.got, {m, n}, p.want, tol);
+}
+
+// For large products: one check of the whole result, not one per element.
+void CheckExactMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb,
+                      KernelEnv* env = nullptr) {
+  INFO(DTypeName(d) << " m=" << m << " k=" << k << " n=" << n << " ta=" << ta << " tb=" << tb);
+  const Product p = MatMulOfRamps(d, m, k, n, ta, tb, env);
+  const std::vector<double> got = Values(p.got);
+  size_t differ = 0;
+  for (size_t i = 0; i < got.size(); ++i) differ += got[i] != p.want[i];
+  CHECK(differ == 0);
 }
 
 TEST_CASE("MatMul matches the naive product for every transpose combination") {
@@ -47,6 +82,33 @@ TEST_CASE("MatMul matches the naive product for every transpose combination") {
       }
     }
   }
+}
+
+TEST_CASE("MatMul gives the same product when it splits a large one over threads") {
+  // 256 x 512 x 512 is just large enough to be split (where there are two
+  // CPUs or more). Ramp's values have few significant bits, so every sum is
+  // exact in float32 in any order: the threads must give the exact product.
+  REQUIRE(kernels::ThreadedMatMulPays(256, 512, 512));
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) CheckExactMatMul(DType::kFloat32, 256, 512, 512, ta, tb);
+  }
+  CheckExactMatMul(DType::kFloat64, 256, 512, 512, true, false);
+}
+
+TEST_CASE("MatMul starts the task's intra-op threads for a large product only") {
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  const auto pool = [&] {
+    return resources.Lookup<kernels::IntraOpPool>(kernels::IntraOpPool::kContainer,
+                                                  kernels::IntraOpPool::kName);
+  };
+  // The classic model's largest product stays on the calling thread.
+  CheckExactMatMul(DType::kFloat32, 100, 784, 100, false, false, &env);
+  CHECK(pool().status().code() == Code::kNotFound);
+  CheckExactMatMul(DType::kFloat32, 256, 512, 512, true, false, &env);
+  REQUIRE(pool().ok());
+  CHECK((*pool())->threads() >= 1);
 }
 
 TEST_CASE("MatMul with an empty dimension") {

@@ -1,6 +1,8 @@
 // Variables: creation and sharing by name, Assign and its shape checks,
 // AssignAdd/AssignSub, initialization reports, and copy-on-write snapshots.
 #include <atomic>
+#include <optional>
+#include <span>
 #include <thread>
 
 #include "common/shape_inference.h"
@@ -224,6 +226,40 @@ TEST_CASE("with no reader holding it, updates reuse the variable's buffer") {
   step();
   CHECK(w->Read()->raw_data() == first);
   CHECK(Floats(*w->Read()) == std::vector<float>{4, 4, 4, 4});
+}
+
+TEST_CASE("UpdateVariables hands fn every variable, in order, inline or not") {
+  // kInlineVariables variables take no allocation; more go to the heap.
+  // Both, with and without use_locking, with and without a reader holding a
+  // buffer (the in-place and the copying paths). With use_locking, one
+  // variable is also named twice: its mutex must be taken once.
+  for (size_t n : {size_t{1}, kernels::kInlineVariables, kernels::kInlineVariables + 2}) {
+    for (bool locking : {false, true}) {
+      for (bool reader : {false, true}) {
+        INFO("n=" << n << " use_locking=" << locking << " reader=" << reader);
+        std::vector<std::shared_ptr<Variable>> owned;
+        std::vector<Variable*> vars;
+        for (size_t i = 0; i < n; ++i) {
+          owned.push_back(std::make_shared<Variable>("", "v" + std::to_string(i), DType::kFloat32,
+                                                     PartialShape({1})));
+          REQUIRE(owned.back()->Assign(Tensor::FromVector<float>({float(i)}), true).ok());
+          vars.push_back(owned.back().get());
+        }
+        if (n > 1 && locking) vars.push_back(vars.front());
+        const Tensor held = *owned.back()->Read();
+        std::optional<Tensor> keep;
+        if (reader) keep = held;
+        Status s = kernels::UpdateVariables(vars, locking, [&](std::span<Tensor> v) -> Status {
+          REQUIRE(v.size() == vars.size());
+          for (size_t i = 0; i < n; ++i) v[i].data<float>()[0] += 10.f;
+          return OkStatus();
+        });
+        REQUIRE(s.ok());
+        for (size_t i = 0; i < n; ++i) CHECK(Floats(*owned[i]->Read())[0] == float(i) + 10.f);
+        if (reader) CHECK(Floats(*keep)[0] == float(n - 1));  // the snapshot kept its value
+      }
+    }
+  }
 }
 
 TEST_CASE("concurrent updates and readers: snapshots are never torn") {

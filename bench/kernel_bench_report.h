@@ -1,0 +1,28 @@
+// kernel_bench's tables: the kernels against hand-written Eigen, the whole
+// step against the hand-written step and torch, where tfd's step goes, and
+// the verdicts on the targets (each at >= 0.8 of Eigen's pace).
+//
+//   PrintKernelBenchHeader(setup);
+//   PrintKernelTable(setup, kernel_figures);
+//   PrintStepTable(setup, step_figures);
+//
+// Thread-safety: writes to stdout.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/kernel_bench_figures.h"
+
+namespace tfd::bench {
+
+// What the bench's results depend on: the machine, the pinning, the build.
+void PrintKernelBenchHeader(const KernelBenchSetup& setup);
+// `fixed` may be empty (no fixed-cost lines).
+void PrintKernelTable(const KernelBenchSetup& setup, const std::string& title,
+                      const std::vector<KernelFigures>& figures,
+                      const std::vector<FixedCost>& fixed);
+void PrintStepTable(const KernelBenchSetup& setup, const StepFigures& figures);
+void PrintKernelBenchFooter();
+
+}  // namespace tfd::bench
