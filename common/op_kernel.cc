@@ -51,31 +51,32 @@ OpKernelContext::OpKernelContext(const OpKernel& kernel, const KernelEnv& env,
       output_types_(std::move(output_types)),
       outputs_(output_types_.size()) {}
 
-StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape,
-                                           const std::string& what) {
-  // The executor puts "node 'x' (Op): " in front of a kernel's error.
-  const std::string where = what + " of '" + node().name + "'";
-  const std::string tensor = std::string(DTypeName(dtype)) + shape.ToString();
+StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape, int output) {
+  // The executor puts "node 'x' (Op): " in front of a kernel's error. Built
+  // only for an error: on every successful call the strings cost as much as
+  // a small kernel's arithmetic (docs/benchmarks.md, kernel_bench).
+  auto where = [&] {
+    return "output " + std::to_string(output) + " of '" + node().name + "': " +
+           std::string(DTypeName(dtype)) + shape.ToString();
+  };
   // Shapes made with the unchecked constructors may count more elements
   // than any buffer holds (saturated at INT64_MAX when the product overflows).
   if (shape.num_elements() > kMaxTensorElements) {
-    return errors::InvalidArgument(where, ": ", tensor, " has more than ", kMaxTensorElements,
-                                   " elements");
+    return errors::InvalidArgument(where(), " has more than ", kMaxTensorElements, " elements");
   }
   const uint64_t bytes = TensorBytes(dtype, shape.num_elements());
   if (bytes > env_.limits.max_tensor_bytes) {
-    return errors::ResourceExhausted(where, ": ", tensor, " takes ", FormatBytes(bytes),
-                                     ", more than the ", FormatBytes(env_.limits.max_tensor_bytes),
+    return errors::ResourceExhausted(where(), " takes ", FormatBytes(bytes), ", more than the ",
+                                     FormatBytes(env_.limits.max_tensor_bytes),
                                      " allowed for one tensor (--max-tensor-bytes)");
   }
   auto t = Tensor::Allocate(dtype, shape, env_.memory);
-  if (!t.ok()) return t.status().WithContext(where + ": " + tensor);
+  if (!t.ok()) return t.status().WithContext(where());
   return t;
 }
 
 Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor** out) {
-  TFD_ASSIGN_OR_RETURN(outputs_[i].tensor,
-                       Allocate(output_types_[i], shape, "output " + std::to_string(i)));
+  TFD_ASSIGN_OR_RETURN(outputs_[i].tensor, Allocate(output_types_[i], shape, i));
   *out = &outputs_[i].tensor;
   return OkStatus();
 }

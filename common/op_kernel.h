@@ -242,9 +242,9 @@ class OpKernelContext {
   const std::string& trace_label() const { return trace_label_; }
 
  private:
-  // allocate_output's checks and allocation; `what` names the tensor
-  // ("output 0") in errors.
-  StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape, const std::string& what);
+  // allocate_output's checks and allocation of output `output`, which
+  // errors name.
+  StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape, int output);
 
   const OpKernel& kernel_;
   const KernelEnv& env_;
