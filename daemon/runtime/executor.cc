@@ -1,12 +1,12 @@
 #include "daemon/runtime/executor.h"
 
+#include "daemon/runtime/step_deadlines.h"
+
 #include <atomic>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <deque>
 #include <future>
 #include <mutex>
-#include <set>
 #include <thread>
 
 namespace tfd {
@@ -22,8 +22,29 @@ std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n
 
 }  // namespace
 
+// The nodes one thread runs next for one step. A kernel that finishes
+// while this thread is already working on the step (an asynchronous kernel
+// whose callback fires at once, say) adds to this list instead of starting a
+// nested loop, so long chains never deepen the stack.
+struct Worklist {
+  const void* step = nullptr;
+  std::deque<int> nodes;
+};
+thread_local Worklist* tl_worklist = nullptr;
+// True while this thread runs work an executor posted to its compute pool;
+// only there may an expensive kernel run inline.
+thread_local bool tl_on_pool = false;
+
 // The state of one running step. Shared by the callbacks that drive it;
 // destroyed when the last of them lets go, after `done` has run.
+//
+// Where nodes run: a cheap kernel (OpKernel::is_cheap, and every
+// asynchronous kernel, whose ComputeAsync only registers a callback) runs
+// on the thread that made it ready, be it the caller of RunAsync (the event
+// loop, for a task), a pool thread or the thread that completed a transfer.
+// An expensive kernel goes to the compute pool, except that a pool thread
+// with nothing cheap left to do keeps one for itself. So a step of cheap
+// nodes only, an empty one say, never leaves the caller's thread.
 struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   Step(const Executor& e, const RunArgs& a, DoneCallback d)
       : exec(e),
@@ -32,6 +53,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
         done(std::move(d)),
         pending(graph.num_nodes()),
         inputs(graph.num_nodes()),
+        running(graph.num_nodes()),
         remaining(graph.num_nodes()) {
     ctx.step_id = a.step_id;
     ctx.cancellation = a.cancellation;
@@ -41,16 +63,22 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
     ctx.trace = a.trace;
     for (int i = 0; i < graph.num_nodes(); ++i) {
       const Graph::Node& n = graph.node(i);
-      pending[i].store(static_cast<int>(n.inputs.size() + n.control_inputs.size()));
+      pending[i].store(static_cast<int>(n.inputs.size() + n.control_inputs.size()),
+                       std::memory_order_relaxed);
       inputs[i].resize(n.inputs.size());
     }
   }
 
   void Start();
-  void Process(int id);
-  void RunOne(int id, std::deque<int>& inline_ready);
-  void NodeDone(int id, OpKernelContext* kctx, int64_t start, std::deque<int>& ready);
-  void Schedule(std::deque<int>& ready, bool keep_first);
+  // Runs `ready` and whatever they make ready on this thread, as the rules
+  // above allow.
+  void Drain(std::vector<int>& ready);
+  // Sorts newly ready nodes: cheap ones (and, on a pool thread with nothing
+  // else to do, one expensive one) onto `list`, the rest to the pool.
+  void Dispatch(std::vector<int>& ready, Worklist& list);
+  void Post(int id);
+  void RunOne(int id, std::vector<int>& ready);
+  void NodeDone(int id, OpKernelContext* kctx, int64_t start, std::vector<int>& ready);
   void RecordError(const Status& s, bool from_kernel);
   void Finish();
 
@@ -61,15 +89,15 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   StepContext ctx;
   std::vector<std::atomic<int>> pending;     // unfinished inputs per node
   std::vector<std::vector<Value>> inputs;    // each slot written once by its producer
+  std::vector<std::atomic<bool>> running;    // started and not finished, for the deadline's message
   std::atomic<int> remaining;                // nodes not yet finished or skipped
   std::atomic<bool> aborted{false};
   std::optional<CancellationManager::Token> cancel_token;
-  std::unique_ptr<boost::asio::steady_timer> timer;
+  std::optional<StepDeadlines::Id> deadline;
 
   std::mutex mu;
   Status status;                 // guarded by mu
   bool status_from_cancel = false;  // guarded by mu
-  std::set<int> running;         // guarded by mu
   StepStats stats;               // guarded by mu
 };
 
@@ -90,15 +118,11 @@ void Executor::Step::Start() {
     aborted = true;
   }
   if (args.deadline != std::chrono::steady_clock::time_point::max()) {
-    timer = std::make_unique<boost::asio::steady_timer>(*exec.options_.pool, args.deadline);
-    timer->async_wait([self](const boost::system::error_code& ec) {
-      if (ec) return;  // cancelled: the step finished in time
+    deadline = StepDeadlines::Shared().Add(args.deadline, [self] {
       std::string waiting;
-      {
-        std::lock_guard<std::mutex> lock(self->mu);
-        for (int id : self->running) {
-          waiting += (waiting.empty() ? "" : ", ") + Where(self->graph.node(id));
-        }
+      for (int id = 0; id < self->graph.num_nodes(); ++id) {
+        if (!self->running[id].load()) continue;
+        waiting += (waiting.empty() ? "" : ", ") + Where(self->graph.node(id));
       }
       self->args.cancellation->Cancel(errors::DeadlineExceeded(
           "step ", self->args.step_id, " passed its deadline",
@@ -109,31 +133,60 @@ void Executor::Step::Start() {
     Finish();
     return;
   }
-  std::deque<int> ready(exec.roots_.begin(), exec.roots_.end());
-  Schedule(ready, /*keep_first=*/false);
+  std::vector<int> ready(exec.roots_.begin(), exec.roots_.end());
+  Drain(ready);
 }
 
-void Executor::Step::Schedule(std::deque<int>& ready, bool keep_first) {
-  // Post all but (optionally) the first; the caller runs that one inline,
-  // which saves a hop through the pool on long chains.
-  const size_t first = keep_first ? 1 : 0;
-  while (ready.size() > first) {
-    const int id = ready.back();
-    ready.pop_back();
-    boost::asio::post(*exec.options_.pool, [self = shared_from_this(), id] { self->Process(id); });
+void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
+  int keep = -1;
+  for (int id : ready) {
+    if (exec.cheap_[id]) {
+      list.nodes.push_back(id);
+      continue;
+    }
+    if (keep >= 0) Post(keep);
+    keep = id;
   }
-}
-
-void Executor::Step::Process(int id) {
-  std::deque<int> ready{id};
-  while (!ready.empty()) {
-    const int next = ready.front();
-    ready.pop_front();
-    RunOne(next, ready);
+  ready.clear();
+  if (keep < 0) return;
+  if (tl_on_pool && list.nodes.empty()) {
+    list.nodes.push_back(keep);
+    return;
   }
+  Post(keep);
 }
 
-void Executor::Step::RunOne(int id, std::deque<int>& ready) {
+void Executor::Step::Post(int id) {
+  boost::asio::post(*exec.options_.pool, [self = shared_from_this(), id] {
+    const bool was_on_pool = tl_on_pool;
+    tl_on_pool = true;
+    std::vector<int> one{id};
+    self->Drain(one);
+    tl_on_pool = was_on_pool;
+  });
+}
+
+void Executor::Step::Drain(std::vector<int>& ready) {
+  if (tl_worklist != nullptr && tl_worklist->step == this) {
+    // This thread is already running the step, further up its stack.
+    Dispatch(ready, *tl_worklist);
+    return;
+  }
+  auto self = shared_from_this();  // Finish may drop the caller's reference
+  Worklist list{this, {}};
+  Worklist* const outer = tl_worklist;
+  tl_worklist = &list;
+  Dispatch(ready, list);
+  while (!list.nodes.empty()) {
+    const int id = list.nodes.front();
+    list.nodes.pop_front();
+    RunOne(id, ready);
+    Dispatch(ready, list);
+  }
+  tl_worklist = outer;
+}
+
+void Executor::Step::RunOne(int id, std::vector<int>& ready) {
   const Graph::Node& node = graph.node(id);
   if (aborted) {
     NodeDone(id, nullptr, 0, ready);
@@ -158,30 +211,27 @@ void Executor::Step::RunOne(int id, std::deque<int>& ready) {
       in[k] = Value{std::move(v).value(), nullptr};
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    running.insert(id);
-  }
+  running[id].store(true, std::memory_order_relaxed);
   const int64_t start = args.trace ? NowMicros() : 0;
   OpKernel& kernel = *exec.kernels_[id];
-  auto kctx = std::make_unique<OpKernelContext>(kernel, *exec.options_.env, ctx, std::move(in),
-                                                node.output_types);
   if (!kernel.is_async()) {
-    kernel.Compute(*kctx);
-    NodeDone(id, kctx.get(), start, ready);
-    Schedule(ready, /*keep_first=*/true);
+    OpKernelContext kctx(kernel, *exec.options_.env, ctx, std::move(in), node.output_types);
+    kernel.Compute(kctx);
+    NodeDone(id, &kctx, start, ready);
     return;
   }
+  auto kctx = std::make_shared<OpKernelContext>(kernel, *exec.options_.env, ctx, std::move(in),
+                                                node.output_types);
   OpKernelContext* raw = kctx.get();
   static_cast<AsyncOpKernel&>(kernel).ComputeAsync(
-      *raw, [self = shared_from_this(), id, start, owned = std::shared_ptr<OpKernelContext>(std::move(kctx))] {
-        std::deque<int> later;
+      *raw, [self = shared_from_this(), id, start, owned = std::move(kctx)] {
+        std::vector<int> later;
         self->NodeDone(id, owned.get(), start, later);
-        self->Schedule(later, /*keep_first=*/false);
+        self->Drain(later);
       });
 }
 
-void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std::deque<int>& ready) {
+void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std::vector<int>& ready) {
   const Graph::Node& node = graph.node(id);
   std::vector<Value> outputs;
   if (kctx != nullptr) {
@@ -199,12 +249,12 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
       }
     }
     if (!s.ok()) RecordError(Status(s.code(), Where(node) + ": " + s.message()), true);
-    std::lock_guard<std::mutex> lock(mu);
-    running.erase(id);
+    running[id].store(false, std::memory_order_relaxed);
     if (args.trace) {
+      std::lock_guard<std::mutex> lock(mu);
       stats.nodes.push_back({node.name(), node.op(), exec.options_.device, start, NowMicros(),
                              std::hash<std::thread::id>()(std::this_thread::get_id()) % 1000,
-                             kctx != nullptr ? kctx->trace_label() : std::string()});
+                             kctx->trace_label()});
     }
   }
   if (!aborted && !outputs.empty()) {
@@ -213,12 +263,12 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
     }
   }
   for (const Graph::Edge& c : node.consumers) {
-    if (pending[c.node].fetch_sub(1) == 1) ready.push_back(c.node);
+    if (pending[c.node].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(c.node);
   }
   for (int c : node.control_consumers) {
-    if (pending[c].fetch_sub(1) == 1) ready.push_back(c);
+    if (pending[c].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(c);
   }
-  if (remaining.fetch_sub(1) == 1) Finish();
+  if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
 }
 
 void Executor::Step::RecordError(const Status& s, bool from_kernel) {
@@ -236,7 +286,9 @@ void Executor::Step::RecordError(const Status& s, bool from_kernel) {
 }
 
 void Executor::Step::Finish() {
-  if (timer) timer->cancel();
+  // First, so that a deadline firing now has cancelled what it will before
+  // `done` lets the caller free the cancellation manager.
+  if (deadline) StepDeadlines::Shared().Remove(*deadline);
   if (cancel_token) args.cancellation->Deregister(*cancel_token);
   Status final_status;
   StepStats final_stats;
@@ -270,6 +322,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
     if (!kernel.ok()) {
       return Status(kernel.status().code(), Where(n) + ": " + kernel.status().message());
     }
+    e->cheap_.push_back((*kernel)->is_cheap() || (*kernel)->is_async());
     e->kernels_.push_back(std::move(kernel).value());
     if (n.inputs.empty() && n.control_inputs.empty()) e->roots_.push_back(id);
   }

@@ -56,7 +56,9 @@ class Executor {
   Executor(PrivateKey, std::shared_ptr<const Graph> graph, const Options& options);
   ~Executor();
 
-  // `done` runs exactly once, on some pool or caller thread.
+  // `done` runs exactly once: on the calling thread before RunAsync returns
+  // when every node is cheap and nothing waits (an empty step), else on a
+  // pool thread or the thread that completed the last asynchronous kernel.
   void RunAsync(const RunArgs& args, DoneCallback done);
   // Blocks the calling thread (which must not be a pool thread) until done.
   Status Run(const RunArgs& args, StepStats* stats = nullptr);
@@ -69,6 +71,7 @@ class Executor {
   std::shared_ptr<const Graph> graph_;
   Options options_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;  // by node id
+  std::vector<bool> cheap_;                         // by node id: runs inline, see Step
   std::vector<int> roots_;                          // nodes with no inputs at all
 };
 

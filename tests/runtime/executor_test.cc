@@ -3,7 +3,9 @@
 #include "daemon/runtime/executor.h"
 
 #include <catch2/catch.hpp>
+#include <boost/asio/post.hpp>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "common/graph_io.h"
@@ -189,6 +191,88 @@ TEST_CASE("a step whose live outputs would pass the memory budget fails naming t
     CHECK(BudgetSettlesAt(*f.env.memory, 8));  // d, held by the fetch
   }
   CHECK(BudgetSettlesAt(*f.env.memory, 0));
+}
+
+// An executor for `graph`, on the fixture's pool.
+std::unique_ptr<Executor> MakeExecutor(Fixture& f, GraphDef graph) {
+  auto g = Graph::Build(std::move(graph), f.registry);
+  INFO(g.status().ToString());
+  REQUIRE(g.ok());
+  auto exec = Executor::Create(std::make_shared<const Graph>(std::move(g).value()),
+                               {&f.registry, &f.env, &f.pool, kDeviceCpu, "cpu"});
+  REQUIRE(exec.ok());
+  return std::move(exec).value();
+}
+
+// n nodes of `op`, each after the one before it by a control edge.
+GraphDef ControlChain(const std::string& op, int n) {
+  GraphDef g;
+  for (int i = 0; i < n; ++i) {
+    NodeDef node{.name = "n" + std::to_string(i), .op = op};
+    if (i > 0) node.inputs.push_back("^n" + std::to_string(i - 1));
+    g.nodes.push_back(std::move(node));
+  }
+  return g;
+}
+
+TEST_CASE("a step of cheap kernels ends on the caller's thread, before RunAsync returns") {
+  // What lets a task answer an empty step without waking a pool thread.
+  Fixture f;
+  for (const char* op : {"TTick", "TReady"}) {
+    auto exec = MakeExecutor(f, ControlChain(op, 3));
+    CancellationManager cm;
+    std::optional<std::thread::id> ended_on;
+    Status status = errors::Internal("not run");
+    (*exec).RunAsync({.step_id = 1, .cancellation = &cm,
+                      .deadline = std::chrono::steady_clock::now() + 10s},
+                     [&](const Status& s, StepStats) {
+                       status = s;
+                       ended_on = std::this_thread::get_id();
+                     });
+    INFO(op);
+    REQUIRE(ended_on.has_value());
+    CHECK(*ended_on == std::this_thread::get_id());
+    CHECK(status.ok());
+  }
+}
+
+TEST_CASE("an expensive kernel runs on the pool, not on the caller's thread") {
+  Fixture f;
+  // Made ready by a cheap node that ran on the caller: still sent to the pool.
+  auto exec = MakeExecutor(f, f.Parse(R"g((nodes = [
+      (name = "tick", op = "TTick"),
+      (name = "work", op = "TRecordThread", inputs = ["^tick"])]))g"));
+  CancellationManager cm;
+  REQUIRE(exec->Run({.step_id = 1, .cancellation = &cm,
+                     .deadline = std::chrono::steady_clock::now() + 10s})
+              .ok());
+  const auto order = testing::RecordedOrder(f.resources);
+  REQUIRE(order.size() == 1);
+  CHECK(order[0].rfind("work@", 0) == 0);
+  CHECK(order[0] != "work@" + testing::ThreadTag());
+}
+
+TEST_CASE("a long chain of kernels done at once does not deepen the stack") {
+  // 200,000 asynchronous kernels whose callbacks run inside ComputeAsync:
+  // handled by recursion, this would overflow any thread's stack.
+  Fixture f;
+  auto exec = MakeExecutor(f, ControlChain("TReady", 200000));
+  CancellationManager cm;
+  StepStats stats;
+  Status s = exec->Run({.step_id = 1, .cancellation = &cm,
+                        .deadline = std::chrono::steady_clock::now() + 60s},
+                       &stats);
+  CHECK(s.ok());
+  // And twice in a row on the same executor, from a pool thread this time.
+  std::promise<Status> result;
+  boost::asio::post(f.pool, [&] {
+    exec->RunAsync({.step_id = 2, .cancellation = &cm,
+                    .deadline = std::chrono::steady_clock::now() + 60s},
+                   [&](const Status& st, StepStats) { result.set_value(st); });
+  });
+  auto future = result.get_future();
+  REQUIRE(future.wait_for(60s) == std::future_status::ready);
+  CHECK(future.get().ok());
 }
 
 }  // namespace

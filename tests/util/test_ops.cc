@@ -1,6 +1,8 @@
 #include "tests/util/test_ops.h"
 
 #include <atomic>
+#include <functional>
+#include <thread>
 
 #include "common/op_kernel.h"
 #include "kernels/framework/framework_ops.h"
@@ -19,6 +21,10 @@ std::vector<std::string> RecordedOrder(ResourceMgr& rm) {
   if (!log.ok()) return {};
   std::lock_guard<std::mutex> lock((*log)->mu);
   return (*log)->order;
+}
+
+std::string ThreadTag() {
+  return std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
 }
 
 namespace {
@@ -85,6 +91,36 @@ class TWait : public AsyncOpKernel {
   }
 };
 
+// Cheap: the executor runs it on whichever thread made it ready.
+class TTick : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+  void Compute(OpKernelContext&) override {}
+};
+
+// Asynchronous, and done before ComputeAsync returns (as a receive whose
+// tensor is already there).
+class TReady : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext&, DoneCallback done) override { done(); }
+};
+
+// Expensive (the default): records "NAME@THREAD" in the run log, THREAD
+// being ThreadTag() of the thread it ran on.
+class TRecordThread : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    auto log = ctx.resources().LookupOrCreate<RunLog>(
+        "test", "log", [] { return StatusOr<std::shared_ptr<RunLog>>(std::make_shared<RunLog>()); });
+    TFD_OP_REQUIRES_OK(ctx, log.status());
+    std::lock_guard<std::mutex> lock((*log)->mu);
+    (*log)->order.push_back(name() + "@" + ThreadTag());
+  }
+};
+
 // A stand-in resource: a float scalar cell, enough to exercise references.
 struct TCell : ResourceBase {
   std::string_view Kind() const override { return "test cell"; }
@@ -139,6 +175,10 @@ Status RegisterTestOps(OpRegistry& r) {
       OpDefBuilder("TSet").Input("ref: Ref(float32)").Input("value: float32").SetIsStateful(),
       shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<TWait>(OpDefBuilder("TWait").Output("y: float32"), shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<TTick>(OpDefBuilder("TTick"), shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(r.Add<TReady>(OpDefBuilder("TReady"), shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(
+      r.Add<TRecordThread>(OpDefBuilder("TRecordThread").SetIsStateful(), shape_fns::NoOutputs));
   return OkStatus();
 }
 

@@ -1,6 +1,8 @@
 // A few tiny ops for testing the graph machinery and the executor apart from
 // the op library: a constant, an adder, an op that records the order it ran
-// in, one that fails, and an asynchronous one that waits until cancelled.
+// in, one that fails, an asynchronous one that waits until cancelled, and
+// for where nodes run: a cheap no-op (TTick), an asynchronous one done at
+// once (TReady) and an expensive one that records its thread (TRecordThread).
 //
 //   OpRegistry reg;
 //   REQUIRE(testing::RegisterTestOps(reg).ok());
@@ -19,6 +21,8 @@ namespace tfd::testing {
 // ("test", "log").
 struct RunLog;
 std::vector<std::string> RecordedOrder(ResourceMgr& rm);
+// The calling thread, as TRecordThread writes it after its node's name.
+std::string ThreadTag();
 
 // Also registers the framework ops (_Arg, _Retval) sessions need.
 Status RegisterTestOps(OpRegistry& registry);
