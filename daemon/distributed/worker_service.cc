@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 #include <functional>
+#include <mutex>
 
 #include "common/graph.h"
 #include "common/graph_io.h"
@@ -43,6 +44,9 @@ struct PartitionRun {
   CallFrame frame;
   Status status;
   StepStats stats;
+  std::mutex mu;
+  bool ended = false;                                                   // guarded by mu
+  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller;  // guarded by mu
 };
 
 class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
@@ -79,32 +83,54 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
     args.trace = params.getTrace();
     env_.steps.Add(step_id, run->cancellation);
 
-    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-    auto fulfiller = std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
-    run->executor->RunAsync(args, [run, fulfiller, &env = env_, step_id](const Status& s,
-                                                                           StepStats stats) {
+    // A partition of cheap kernels only (the empty step, a ps's reads) ends
+    // inside RunAsync on this thread: then the answer goes out at once, and
+    // no cross-thread fulfiller is made (making and dropping one wakes the
+    // loop). Otherwise the step ends on another thread, or later on this one.
+    run->executor->RunAsync(args, [run, &env = env_, step_id](const Status& s, StepStats stats) {
       // This task's part of the step is over: what was pushed here for it
       // has been taken, and what still comes is dropped on arrival.
       env.rendezvous.Cleanup(step_id);
       run->status = s;
       run->stats = std::move(stats);
-      (*fulfiller)->fulfill();
+      std::lock_guard<std::mutex> lock(run->mu);
+      run->ended = true;
+      KJ_IF_MAYBE(f, run->fulfiller) { (*f)->fulfill(); }
     });
+    kj::Promise<void> ended = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(run->mu);
+      if (run->ended) {
+        env_.steps.Remove(step_id, run->cancellation.get());
+        return kj::evalNow([&]() -> kj::Promise<void> {
+          Reply(*run, context);
+          return kj::READY_NOW;
+        });
+      }
+      auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+      run->fulfiller = kj::mv(paf.fulfiller);
+      ended = kj::mv(paf.promise);
+    }
     // If the call is cancelled (the master gave up or vanished), cancel the
     // partition too; `run` lives on in the executor's callback.
     auto on_drop = kj::defer([run, step_id, this] {
       env_.steps.Remove(step_id, run->cancellation.get());
       run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
     });
-    return paf.promise.then([run, context, on_drop = kj::mv(on_drop)]() mutable {
-      ThrowIfError(run->status);
-      auto results = context.getResults();
-      auto fetches = results.initFetches(static_cast<unsigned>(run->frame.retvals.size()));
-      for (unsigned i = 0; i < run->frame.retvals.size(); ++i) {
-        TensorToWire(run->frame.retvals[i], fetches[i]);
-      }
-      TraceToProto(run->stats, results.initTrace(static_cast<unsigned>(run->stats.nodes.size())));
+    return ended.then([run, context, on_drop = kj::mv(on_drop)]() mutable {
+      Reply(*run, context);
     });
+  }
+
+  // The partition's outcome, as the call's results (or its exception).
+  static void Reply(PartitionRun& run, RunStepContext& context) {
+    ThrowIfError(run.status);
+    auto results = context.getResults();
+    auto fetches = results.initFetches(static_cast<unsigned>(run.frame.retvals.size()));
+    for (unsigned i = 0; i < run.frame.retvals.size(); ++i) {
+      TensorToWire(run.frame.retvals[i], fetches[i]);
+    }
+    TraceToProto(run.stats, results.initTrace(static_cast<unsigned>(run.stats.nodes.size())));
   }
 
  private:
