@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <cstdio>
 #include <thread>
@@ -21,8 +20,10 @@
 #include "common/resource_mgr.h"
 #include "common/size_limits.h"
 #include "daemon/checkpoint/checkpoint_manager.h"
-#include "daemon/rpc/kj_status.h"
+#include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/task_server.h"
+#include "daemon/rpc/kj_status.h"
+#include "daemon/runtime/step_deadlines.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/ucx_worker.h"
 #include "daemon/tfd_config.h"
@@ -118,14 +119,15 @@ int Serve(const TfdConfig& config) {
   const int threads = config.threads > 0 ? config.threads
                                          : std::max(1u, std::thread::hardware_concurrency());
   boost::asio::thread_pool pool(threads);
-  // The pool's timer machinery (an epoll and a timerfd) comes with its first
-  // timer, which would otherwise be the first step's deadline. Made now, it
-  // cannot fail later because a connection flood took the last descriptors.
-  { boost::asio::steady_timer warm_up(pool); }
+  // The thread that fires step deadlines, started now rather than by the
+  // first step, when a flood of connections might have left no room for it.
+  StepDeadlines::Shared();
+  LoopInbox inbox;
+  auto inbox_draining = inbox.Run().eagerlyEvaluate(nullptr);
   env.registry = &registry;
   env.kernel_env = &kernel_env;
   env.pool = &pool;
-  env.loop = &kj::getCurrentThreadExecutor();
+  env.loop = &inbox;
   env.address = config.listen;
 
   // The data plane: tensors pushed to this task land in its rendezvous.
@@ -185,6 +187,9 @@ int Serve(const TfdConfig& config) {
       wait_for_steps(50);
     }
   }
+  // Kernels still finishing on the pool find the loop gone: their pushes
+  // fail at once instead of waiting for a loop that no longer turns.
+  inbox.Stop();
   pool.join();
   env.logger->info("stopped");
   return status;

@@ -2,8 +2,9 @@
 // main (or a test) on the event-loop thread and outliving every service.
 //
 // Threads: the event loop (RPC, sessions, peers) owns everything kj; kernels
-// run on `pool`. Work hops from the pool to the loop through `loop`
-// (kj::Executor) and back through cross-thread fulfillers.
+// run on `pool` (cheap ones also on the loop, see Executor). Work hops from
+// the pool to the loop through `loop` (a LoopInbox, which does not wait) and
+// back through cross-thread fulfillers.
 #pragma once
 
 #include <kj/async.h>
@@ -25,6 +26,7 @@
 
 namespace tfd {
 
+class LoopInbox;
 class Peers;
 class DataPlane;
 class CheckpointManager;
@@ -56,7 +58,7 @@ struct TaskEnv {
   KernelEnv* kernel_env = nullptr;
   boost::asio::thread_pool* pool = nullptr;
   std::shared_ptr<spdlog::logger> logger;
-  const kj::Executor* loop = nullptr;  // the event-loop thread
+  LoopInbox* loop = nullptr;  // work for the event-loop thread
   Peers* peers = nullptr;
   DataPlane* data_plane = nullptr;  // tensors pushed to and from other tasks
   CheckpointManager* checkpoints = nullptr;  // null without --checkpoint-dir

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "common/device_name.h"
+#include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/transport/data_plane.h"
 
@@ -62,27 +63,25 @@ void TaskRendezvous::SendAsync(int64_t step_id, const std::string& key, const Te
     once->Run(cancellation.reason());
     return;
   }
-  try {
-    env_.loop->executeSync([this, once, dst_task, step_id, key, tensor] {
-      const auto deadline = env_.peers->timer().now() +
-                            env_.step_timeout.count() * kj::MILLISECONDS;
-      pushes_.add(env_.peers->Services(dst_task, deadline)
-                      .then([this, dst_task, step_id, key, tensor](TaskServices) {
-                        return env_.data_plane->Push(dst_task, step_id, key, tensor);
-                      })
-                      .then([once]() { once->Run(OkStatus()); },
-                            [this, once, dst_task](kj::Exception&& e) {
-                              const Status s = StatusFromKj(e);
-                              // The receiver is gone: the next push reconnects.
-                              if (s.code() == Code::kUnavailable) env_.peers->Forget(dst_task);
-                              once->Run(s.message().find(dst_task) == std::string::npos
-                                            ? s.WithContext("pushing to " + dst_task)
-                                            : s);
-                            }));
-    });
-  } catch (const kj::Exception& e) {
-    once->Run(errors::Unavailable("this task is shutting down: ", e.getDescription().cStr()));
-  }
+  // Started on the loop (at once when this is the loop thread); the pool
+  // thread goes on with the step meanwhile.
+  const bool posted = env_.loop->Post([this, once, dst_task, step_id, key, tensor] {
+    const auto deadline = env_.peers->timer().now() + env_.step_timeout.count() * kj::MILLISECONDS;
+    pushes_.add(env_.peers->Services(dst_task, deadline)
+                    .then([this, dst_task, step_id, key, tensor](TaskServices) {
+                      return env_.data_plane->Push(dst_task, step_id, key, tensor);
+                    })
+                    .then([once]() { once->Run(OkStatus()); },
+                          [this, once, dst_task](kj::Exception&& e) {
+                            const Status s = StatusFromKj(e);
+                            // The receiver is gone: the next push reconnects.
+                            if (s.code() == Code::kUnavailable) env_.peers->Forget(dst_task);
+                            once->Run(s.message().find(dst_task) == std::string::npos
+                                          ? s.WithContext("pushing to " + dst_task)
+                                          : s);
+                          }));
+  });
+  if (!posted) once->Run(errors::Unavailable(env_.task, " is shutting down"));
 }
 
 void TaskRendezvous::RecvAsync(int64_t step_id, const std::string& key,

@@ -6,7 +6,8 @@
 // where pushed tensors arrive (TaskEnv::rendezvous).
 //
 // Thread-safety: SendAsync and RecvAsync may be called from any thread
-// (kernels run on the pool); pushes run on the event loop via TaskEnv::loop.
+// (kernels run on the pool); pushes run on the event loop via TaskEnv::loop,
+// and a send from the pool does not wait for the loop to start its push.
 #pragma once
 
 #include <kj/async.h>
