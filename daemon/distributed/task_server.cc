@@ -8,6 +8,7 @@
 
 #include "daemon/distributed/gate_service.h"
 #include "daemon/rpc/pre_login_stream.h"
+#include "daemon/rpc/read_ahead_stream.h"
 #include "daemon/rpc/watched_message_stream.h"
 
 namespace tfd {
@@ -65,7 +66,8 @@ class TaskServer::Connection {
         id_(id),
         peer_(std::move(peer)),
         accepted_(server.timer_.now()) {
-    auto limited = kj::heap<PreLoginStream>(kj::mv(stream), server.limits_.pre_login_bytes);
+    auto limited = kj::heap<PreLoginStream>(kj::heap<ReadAheadStream>(kj::mv(stream)),
+                                            server.limits_.pre_login_bytes);
     pre_login_ = limited.get();
     auto watched = kj::heap<WatchedMessageStream>(kj::mv(limited));
     watch_ = watched.get();

@@ -1,5 +1,7 @@
 #include "daemon/rpc/connection.h"
 
+#include "daemon/rpc/read_ahead_stream.h"
+
 namespace tfd {
 
 capnp::ReaderOptions WireReaderOptions() {
@@ -14,7 +16,8 @@ RpcConnection::RpcConnection(kj::Own<capnp::MessageStream> messages,
     : messages_(kj::mv(messages)),
       network_(kj::heap<capnp::TwoPartyVatNetwork>(*messages_, side, WireReaderOptions())) {}
 
-kj::Own<RpcConnection> RpcConnection::Client(kj::Own<kj::AsyncIoStream> stream) {
+kj::Own<RpcConnection> RpcConnection::Client(kj::Own<kj::AsyncIoStream> socket) {
+  kj::Own<kj::AsyncIoStream> stream = kj::heap<ReadAheadStream>(kj::mv(socket));
   auto messages = kj::heap<capnp::AsyncIoMessageStream>(*stream).attach(kj::mv(stream));
   auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::CLIENT);
   conn->rpc_ = kj::heap(capnp::makeRpcClient(*conn->network_));

@@ -22,7 +22,9 @@ capnp::ReaderOptions WireReaderOptions();
 
 class RpcConnection {
  public:
-  // The client side: `Bootstrap()` is the server's Gate.
+  // The client side: `Bootstrap()` is the server's Gate. The socket is read
+  // through a ReadAheadStream; a server's caller puts one beneath its
+  // message stream.
   static kj::Own<RpcConnection> Client(kj::Own<kj::AsyncIoStream> stream);
   // The server side: serves `bootstrap` to the peer over `messages` (which
   // owns the stream beneath it).

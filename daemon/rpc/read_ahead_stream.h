@@ -1,0 +1,52 @@
+// ReadAheadStream: a byte stream that reads small requests ahead into a
+// buffer, so that one read(2) brings a whole RPC frame.
+//
+// Cap'n Proto 0.9.2 reads a frame in two or three requests (the first word,
+// the segment table, the body), each a read(2) on an unbuffered socket: for
+// the small calls of a training step that is most of a task's system calls
+// (bench/rpc_bench, "where the time goes"). Here a request smaller than the
+// buffer reads as much as the socket holds, up to the buffer's size, and
+// later requests are served from what is left. A request at least as large
+// as the buffer (a tensor's body) goes straight into the caller's memory
+// once the buffered bytes are used up, so large frames are not copied twice.
+//
+//   auto stream = kj::heap<ReadAheadStream>(kj::mv(socket));
+//
+// Thread-safety: the event-loop thread that owns the stream; one read at a
+// time, as for any kj stream.
+#pragma once
+
+#include <kj/array.h>
+#include <kj/async-io.h>
+
+namespace tfd {
+
+class ReadAheadStream final : public kj::AsyncIoStream {
+ public:
+  explicit ReadAheadStream(kj::Own<kj::AsyncIoStream> inner, size_t buffer_bytes = 8192);
+
+  kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
+  kj::Promise<void> write(const void* buffer, size_t size) override;
+  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
+  kj::Promise<void> whenWriteDisconnected() override;
+  void shutdownWrite() override;
+  void abortRead() override;
+  void getsockopt(int level, int option, void* value, kj::uint* length) override;
+  void setsockopt(int level, int option, const void* value, kj::uint length) override;
+  void getsockname(struct sockaddr* addr, kj::uint* length) override;
+  void getpeername(struct sockaddr* addr, kj::uint* length) override;
+  // The socket, for its options and addresses; reading it directly would
+  // skip what is buffered here.
+  kj::Maybe<int> getFd() const override;
+
+ private:
+  // Moves up to `max` buffered bytes to `out`; returns how many.
+  size_t TakeBuffered(kj::byte* out, size_t max);
+
+  kj::Own<kj::AsyncIoStream> inner_;
+  kj::Array<kj::byte> buffer_;
+  size_t begin_ = 0;  // buffered bytes are buffer_[begin_, end_)
+  size_t end_ = 0;
+};
+
+}  // namespace tfd
