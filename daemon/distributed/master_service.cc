@@ -100,7 +100,7 @@ kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
                             return def;
                           })
       .then([this, context, timeout](GraphDef def) mutable {
-        context.getResults().setSession(kj::heap<MasterSession>(env_, std::move(def), timeout));
+        context.getResults().setSession(kj::heap<MasterSession>(env_, local_, std::move(def), timeout));
       });
 }
 

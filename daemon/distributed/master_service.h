@@ -7,13 +7,15 @@
 #pragma once
 
 #include "daemon/distributed/task_env.h"
+#include "daemon/distributed/worker_service.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
 class MasterService final : public proto::Master::Server {
  public:
-  explicit MasterService(TaskEnv& env) : env_(env) {}
+  // `local` runs the sessions' partitions on this task; it outlives them.
+  MasterService(TaskEnv& env, WorkerService& local) : env_(env), local_(local) {}
 
  protected:
   kj::Promise<void> createSession(CreateSessionContext context) override;
@@ -26,6 +28,7 @@ class MasterService final : public proto::Master::Server {
 
  private:
   TaskEnv& env_;
+  WorkerService& local_;
 };
 
 }  // namespace tfd

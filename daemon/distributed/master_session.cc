@@ -73,12 +73,15 @@ struct MasterSession::StepState {
   std::vector<Status> errors;  // of every partition, in the order they came
   bool aborted = false;
   bool finished = false;
-  std::shared_ptr<RunStepResponse> master_results;
-  std::vector<std::shared_ptr<RunStepResponse>> traces;  // every part's response, when traced
+  std::vector<Tensor> fetches;  // from this task's partition
+  StepStats local_stats;        // this task's nodes, when traced
+  std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
 };
 
-MasterSession::MasterSession(TaskEnv& env, GraphDef graph, std::chrono::milliseconds step_timeout)
+MasterSession::MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
+                             std::chrono::milliseconds step_timeout)
     : env_(env),
+      local_(local),
       graph_(std::move(graph)),
       step_timeout_(step_timeout),
       errors_(env.logger, "a step abort or cleanup"),
@@ -147,19 +150,27 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
     auto part = std::make_unique<Part>();
     part->task = task;
     part->graph = std::move(def);
-    if (task == env_.task) prepared->master_part = part.get();
+    part->local = task == env_.task;
+    if (part->local) prepared->master_part = part.get();
     prepared->parts.push_back(std::move(part));
   }
   prepared_.emplace(key, prepared);
   return prepared;
 }
 
-kj::Promise<proto::RegisteredGraph::Client> MasterSession::Register(Part& part,
-                                                                    kj::TimePoint deadline) {
-  const uint64_t incarnation = env_.peers->Incarnation(part.task);
-  KJ_IF_MAYBE(handle, part.handle) {
-    if (part.incarnation == incarnation) return proto::RegisteredGraph::Client(*handle);
+kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
+  if (part.local) {
+    if (part.held) return kj::READY_NOW;
+    // Built on the pool, as a registration with another task would be.
+    return OnPool<std::shared_ptr<Executor>>(
+               *env_.pool,
+               [&env = env_, graph = part.graph]() { return MakePartitionExecutor(env, graph); })
+        .then([this, &part](std::shared_ptr<Executor> executor) {
+          part.held = std::make_unique<HeldPartition>(env_, std::move(executor));
+        });
   }
+  const uint64_t incarnation = env_.peers->Incarnation(part.task);
+  if (part.handle != nullptr && part.incarnation == incarnation) return kj::READY_NOW;
   part.handle = nullptr;
   return env_.peers->Services(part.task, deadline)
       .then([&part](TaskServices services) {
@@ -169,17 +180,57 @@ kj::Promise<proto::RegisteredGraph::Client> MasterSession::Register(Part& part,
       })
       .then(
           [&part, incarnation](capnp::Response<proto::Worker::RegisterGraphResults>&& r) {
-            proto::RegisteredGraph::Client handle = r.getGraph();
-            part.handle = handle;
+            part.handle = r.getGraph();
             part.incarnation = incarnation;
-            return handle;
           },
-          [&part](kj::Exception&& e) -> proto::RegisteredGraph::Client {
+          [&part](kj::Exception&& e) {
             Status s = StatusFromKj(e);
             // Peers' own errors already name the task; others get it here.
             if (s.message().find(part.task) == std::string::npos) s = WithTask(part.task, s);
             kj::throwFatalException(KjFromStatus(s));
           });
+}
+
+kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& part,
+                                         std::vector<Tensor> feeds, size_t num_fetches,
+                                         int64_t timeout_ms, bool trace) {
+  kj::Promise<void> ran = nullptr;
+  if (part.local) {
+    PartitionStep run{.step_id = step->step_id, .timeout_ms = timeout_ms, .trace = trace,
+                      .feeds = std::move(feeds), .num_fetches = num_fetches};
+    ran = RunPartition(env_, local_.rendezvous(), part.held->executor(), std::move(run))
+              .then([step](PartitionResult r) {
+                step->fetches = std::move(r.fetches);
+                step->local_stats = std::move(r.stats);
+              });
+  } else {
+    // Feeds and fetches are this task's alone (_Arg and _Retval live here).
+    auto request = KJ_ASSERT_NONNULL(part.handle).runStepRequest();
+    request.setStepId(step->step_id);
+    request.setTimeoutMs(timeout_ms);
+    request.setTrace(trace);
+    ran = request.send().then([step, trace](RunStepResponse&& r) {
+      if (trace) step->traces.push_back(std::make_shared<RunStepResponse>(kj::mv(r)));
+    });
+  }
+  return ran
+      .catch_([this, step, &part](kj::Exception&& e) {
+        Status s = StatusFromKj(e);
+        if (s.message().find(part.task) == std::string::npos) s = WithTask(part.task, s);
+        if (!part.local && s.code() == Code::kUnavailable) {
+          env_.peers->Forget(part.task);
+          part.handle = nullptr;
+        }
+        // The first error aborts the step; which one is reported is
+        // decided once every partition has answered (MostTelling).
+        step->errors.push_back(s);
+        Abort(*step, s);
+      })
+      // KJ runs a continuation only when someone pulls on it, and a join
+      // pulls only once every branch is done: without this, a failed
+      // partition would abort the others only after they had finished (or
+      // hit their deadline) anyway.
+      .eagerlyEvaluate(nullptr);
 }
 
 void MasterSession::Abort(StepState& step, const Status& why) {
@@ -235,49 +286,19 @@ kj::Promise<void> MasterSession::run(RunContext context) {
   step->prepared = *prepared;
   const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
 
-  kj::Vector<kj::Promise<proto::RegisteredGraph::Client>> registrations;
+  kj::Vector<kj::Promise<void>> registrations;
   for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
 
   auto ran = kj::joinPromises(registrations.releaseAsArray())
-      .then([this, step, feeds = std::move(feeds), n_fetches = fetches.size(), timeout_ms, trace](
-                kj::Array<proto::RegisteredGraph::Client> handles) mutable {
+      .then([this, step, feeds = std::move(feeds), n_fetches = fetches.size(), timeout_ms,
+             trace]() mutable {
+        std::vector<Tensor> fed;
+        for (auto& [id, tensor] : feeds) fed.push_back(std::move(tensor));
         kj::Vector<kj::Promise<void>> runs;
-        auto& parts = step->prepared->parts;
-        for (size_t i = 0; i < parts.size(); ++i) {
-          Part* part = parts[i].get();
-          auto request = handles[i].runStepRequest();
-          request.setStepId(step->step_id);
-          request.setTimeoutMs(timeout_ms);
-          request.setTrace(trace);
-          const bool is_master = part == step->prepared->master_part;
-          if (is_master) {
-            auto list = request.initFeeds(static_cast<unsigned>(feeds.size()));
-            for (unsigned k = 0; k < feeds.size(); ++k) TensorToWire(feeds[k].second, list[k]);
-            request.setNumFetches(static_cast<uint32_t>(n_fetches));
-          }
-          runs.add(request.send().then(
-              [step, is_master, trace](RunStepResponse&& r) {
-                auto held = std::make_shared<RunStepResponse>(kj::mv(r));
-                if (trace) step->traces.push_back(held);
-                if (is_master) step->master_results = held;
-              },
-              [this, step, part](kj::Exception&& e) {
-                Status s = StatusFromKj(e);
-                if (s.message().find(part->task) == std::string::npos) s = WithTask(part->task, s);
-                if (s.code() == Code::kUnavailable) {
-                  env_.peers->Forget(part->task);
-                  part->handle = nullptr;
-                }
-                // The first error aborts the step; which one is reported is
-                // decided once every partition has answered (MostTelling).
-                step->errors.push_back(s);
-                Abort(*step, s);
-              })
-              // KJ runs a continuation only when someone pulls on it, and a
-              // join pulls only once every branch is done: without this, a
-              // failed partition would abort the others only after they had
-              // finished (or hit their deadline) anyway.
-              .eagerlyEvaluate(nullptr));
+        for (auto& part : step->prepared->parts) {
+          const bool is_master = part.get() == step->prepared->master_part;
+          runs.add(RunPart(step, *part, is_master ? std::move(fed) : std::vector<Tensor>(),
+                           is_master ? n_fetches : 0, timeout_ms, trace));
         }
         return kj::joinPromises(runs.releaseAsArray());
       })
@@ -286,17 +307,15 @@ kj::Promise<void> MasterSession::run(RunContext context) {
         ThrowIfError(MostTelling(step->errors));
         auto results = context.getResults();
         auto out = results.initFetches(static_cast<unsigned>(fetches.size()));
-        if (step->master_results) {
-          auto got = step->master_results->getFetches();
-          for (unsigned i = 0; i < out.size() && i < got.size(); ++i) {
-            out[i].setName(fetches[i].ToString());
-            out[i].setTensor(got[i]);
-          }
+        for (unsigned i = 0; i < out.size(); ++i) {
+          out[i].setName(fetches[i].ToString());
+          if (i < step->fetches.size()) TensorToWire(step->fetches[i], out[i].initTensor());
         }
-        size_t total = 0;
+        size_t total = step->local_stats.nodes.size();
         for (auto& t : step->traces) total += t->getTrace().size();
         auto trace_out = results.initTrace(static_cast<unsigned>(total));
-        unsigned k = 0;
+        TraceToProto(step->local_stats, trace_out);
+        unsigned k = static_cast<unsigned>(step->local_stats.nodes.size());
         for (auto& t : step->traces) {
           for (auto n : t->getTrace()) trace_out.setWithCaveats(k++, n);
         }

@@ -1,8 +1,10 @@
 // MasterSession: a client's session on this task (its master). Each run is
 // rewritten for its feeds and fetches, placed, partitioned by task and
 // registered with each task once per signature; then every partition of the
-// step runs concurrently under one step id. The first error aborts the step
-// on every task and comes back naming the task and the node.
+// step runs concurrently under one step id. The partition of this task runs
+// here directly, with no RPC to itself (feeds and fetches are not copied
+// through messages). The first error aborts the step on every task and comes
+// back naming the task and the node.
 //
 // A task that restarted is noticed (its connection dropped, the peer's
 // incarnation moved on) and the next run registers its partition again.
@@ -22,13 +24,17 @@
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/run_rewrite.h"
 #include "daemon/distributed/task_env.h"
+#include "daemon/distributed/partition_run.h"
+#include "daemon/distributed/worker_service.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
 class MasterSession final : public proto::Session::Server {
  public:
-  MasterSession(TaskEnv& env, GraphDef graph, std::chrono::milliseconds step_timeout);
+  // `local` runs this task's partitions and outlives the session.
+  MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
+                std::chrono::milliseconds step_timeout);
   ~MasterSession();
 
  protected:
@@ -40,6 +46,10 @@ class MasterSession final : public proto::Session::Server {
   struct Part {
     std::string task;
     GraphDef graph;
+    // This task's partition: its executor, once built.
+    bool local = false;
+    std::unique_ptr<HeldPartition> held;
+    // Another task's: its registration there.
     kj::Maybe<proto::RegisteredGraph::Client> handle;
     uint64_t incarnation = 0;  // of the task when registered
   };
@@ -53,10 +63,17 @@ class MasterSession final : public proto::Session::Server {
   StatusOr<std::shared_ptr<Prepared>> Prepare(
       const std::vector<std::pair<TensorId, Tensor>>& feeds, const std::vector<TensorId>& fetches,
       const std::vector<std::string>& targets, const std::string& key);
-  kj::Promise<proto::RegisteredGraph::Client> Register(Part& part, kj::TimePoint deadline);
+  // Makes `part` ready to run: its executor built here, or its graph
+  // registered with its task (again, if the task restarted since).
+  kj::Promise<void> Register(Part& part, kj::TimePoint deadline);
+  // One partition's run in the step; records its outcome in `step`.
+  kj::Promise<void> RunPart(std::shared_ptr<StepState> step, Part& part,
+                            std::vector<Tensor> feeds, size_t num_fetches, int64_t timeout_ms,
+                            bool trace);
   void Abort(StepState& step, const Status& why);
 
   TaskEnv& env_;
+  WorkerService& local_;
   GraphDef graph_;
   std::chrono::milliseconds step_timeout_;
   std::map<std::string, std::shared_ptr<Prepared>> prepared_;

@@ -159,14 +159,18 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
       timer_(timer),
       token_(std::move(token)),
       limits_(limits),
-      master_(kj::heap<MasterService>(env)),
-      worker_(kj::heap<WorkerService>(env)),
+      master_(nullptr),
+      worker_(nullptr),
       log_(env.logger, timer),
       throttle_(limits.max_failed_logins, limits.failed_login_window),
       table_(limits),
       accept_backoff_(kAcceptRetry),
       errors_(env.logger, "a connection"),
       connections_(errors_) {
+  auto worker = kj::heap<WorkerService>(env);
+  WorkerService& local = *worker;
+  worker_ = kj::mv(worker);  // the capability keeps it for the server's life
+  master_ = kj::heap<MasterService>(env, local);
   peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task, TaskServices{master_, worker_}, token_,
                            env.data_plane, env.logger);
   env_.peers = peers_.get();

@@ -2,7 +2,6 @@
 
 #include <boost/asio/post.hpp>
 #include <functional>
-#include <mutex>
 
 #include "common/graph.h"
 #include "common/graph_io.h"
@@ -11,6 +10,7 @@
 #include "daemon/checkpoint/checkpoint_manager.h"
 #include "daemon/runtime/executor.h"
 #include "daemon/distributed/on_pool.h"
+#include "daemon/distributed/partition_run.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/rpc/tensor_wire.h"
 #include "daemon/transport/data_plane.h"
@@ -19,124 +19,39 @@
 namespace tfd {
 namespace {
 
-void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder out) {
-  for (unsigned i = 0; i < stats.nodes.size(); ++i) {
-    const NodeExecStats& n = stats.nodes[i];
-    out[i].setNode(n.node);
-    out[i].setOp(n.op);
-    out[i].setDevice(n.device);
-    out[i].setStartMicros(n.start_micros);
-    out[i].setEndMicros(n.end_micros);
-    out[i].setThread(n.thread);
-    if (!n.label.empty()) out[i].setLabel(n.label);
-  }
-}
-
-// One partition's run, shared by the RPC call and the executor: whichever
-// lets go last frees it, so a cancelled call never pulls the frame, the
-// cancellation manager or the executor from under running kernels. The
-// executor matters when the master drops the partition mid-step (its client
-// vanished): cancelling the call and releasing the partition arrive back to
-// back, while the step is still unwinding on the compute pool.
-struct PartitionRun {
-  std::shared_ptr<Executor> executor;
-  std::shared_ptr<CancellationManager> cancellation = std::make_shared<CancellationManager>();
-  CallFrame frame;
-  Status status;
-  StepStats stats;
-  std::mutex mu;
-  bool ended = false;                                                   // guarded by mu
-  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller;  // guarded by mu
-};
-
 class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
  public:
   RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor)
-      : env_(env), rendezvous_(rendezvous), executor_(std::move(executor)) {
-    ++env_.registered_graphs;
-  }
-  ~RegisteredGraphImpl() { --env_.registered_graphs; }
+      : env_(env), rendezvous_(rendezvous), partition_(env, std::move(executor)) {}
 
  protected:
   kj::Promise<void> runStep(RunStepContext context) override {
     context.allowCancellation();
     auto params = context.getParams();
-    auto run = std::make_shared<PartitionRun>();
-    run->executor = executor_;  // lives until the step has ended, see PartitionRun
+    PartitionStep step;
     for (auto t : params.getFeeds()) {
       // Copied: feeds outlive the request.
       auto tensor = TensorFromProto(t, env_.kernel_env->limits.max_tensor_bytes);
       if (!tensor.ok()) return KjFromStatus(tensor.status());
-      run->frame.args.push_back(std::move(tensor).value());
+      step.feeds.push_back(std::move(tensor).value());
     }
-    run->frame.retvals.resize(params.getNumFetches());
-    const int64_t step_id = params.getStepId();
-    const int64_t timeout_ms =
-        params.getTimeoutMs() > 0 ? params.getTimeoutMs() : env_.step_timeout.count();
-
-    Executor::RunArgs args;
-    args.step_id = step_id;
-    args.frame = &run->frame;
-    args.rendezvous = &rendezvous_;
-    args.cancellation = run->cancellation.get();
-    args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    args.trace = params.getTrace();
-    env_.steps.Add(step_id, run->cancellation);
-
-    // A partition of cheap kernels only (the empty step, a ps's reads) ends
-    // inside RunAsync on this thread: then the answer goes out at once, and
-    // no cross-thread fulfiller is made (making and dropping one wakes the
-    // loop). Otherwise the step ends on another thread, or later on this one.
-    run->executor->RunAsync(args, [run, &env = env_, step_id](const Status& s, StepStats stats) {
-      // This task's part of the step is over: what was pushed here for it
-      // has been taken, and what still comes is dropped on arrival.
-      env.rendezvous.Cleanup(step_id);
-      run->status = s;
-      run->stats = std::move(stats);
-      std::lock_guard<std::mutex> lock(run->mu);
-      run->ended = true;
-      KJ_IF_MAYBE(f, run->fulfiller) { (*f)->fulfill(); }
-    });
-    kj::Promise<void> ended = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(run->mu);
-      if (run->ended) {
-        env_.steps.Remove(step_id, run->cancellation.get());
-        return kj::evalNow([&]() -> kj::Promise<void> {
-          Reply(*run, context);
-          return kj::READY_NOW;
+    step.num_fetches = params.getNumFetches();
+    step.step_id = params.getStepId();
+    step.timeout_ms = params.getTimeoutMs();
+    step.trace = params.getTrace();
+    return RunPartition(env_, rendezvous_, partition_.executor(), std::move(step))
+        .then([context](PartitionResult r) mutable {
+          auto results = context.getResults();
+          auto fetches = results.initFetches(static_cast<unsigned>(r.fetches.size()));
+          for (unsigned i = 0; i < r.fetches.size(); ++i) TensorToWire(r.fetches[i], fetches[i]);
+          TraceToProto(r.stats, results.initTrace(static_cast<unsigned>(r.stats.nodes.size())));
         });
-      }
-      auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
-      run->fulfiller = kj::mv(paf.fulfiller);
-      ended = kj::mv(paf.promise);
-    }
-    // If the call is cancelled (the master gave up or vanished), cancel the
-    // partition too; `run` lives on in the executor's callback.
-    auto on_drop = kj::defer([run, step_id, this] {
-      env_.steps.Remove(step_id, run->cancellation.get());
-      run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
-    });
-    return ended.then([run, context, on_drop = kj::mv(on_drop)]() mutable {
-      Reply(*run, context);
-    });
-  }
-
-  // The partition's outcome, as the call's results (or its exception).
-  static void Reply(PartitionRun& run, RunStepContext& context) {
-    ThrowIfError(run.status);
-    auto results = context.getResults();
-    auto fetches = results.initFetches(static_cast<unsigned>(run.frame.retvals.size()));
-    for (unsigned i = 0; i < run.frame.retvals.size(); ++i) {
-      TensorToWire(run.frame.retvals[i], fetches[i]);
-    }
-    TraceToProto(run.stats, results.initTrace(static_cast<unsigned>(run.stats.nodes.size())));
   }
 
  private:
   TaskEnv& env_;
   TaskRendezvous& rendezvous_;
-  std::shared_ptr<Executor> executor_;
+  HeldPartition partition_;
 };
 
 }  // namespace
@@ -152,20 +67,7 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   return OnPool<Built>(*env_.pool, [&env = env_, def]() -> StatusOr<Built> {
            TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>(),
                                                                 env.kernel_env->limits));
-           auto graph = Graph::Build(std::move(parsed), *env.registry);
-           if (!graph.ok()) return graph.status().WithContext(env.task);
-           if (env.log_device_placement && env.logger) {
-             for (const Graph::Node& n : graph->nodes()) {
-               env.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
-                                n.def.device.empty() ? env.cpu_device() : n.def.device);
-             }
-           }
-           Executor::Options options{env.registry, env.kernel_env, env.pool, kDeviceCpu,
-                                     env.cpu_device()};
-           auto executor =
-               Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
-           if (!executor.ok()) return executor.status().WithContext(env.task);
-           return Built(std::move(executor).value());
+           return MakePartitionExecutor(env, std::move(parsed));
          })
       .then([this, context](Built executor) mutable {
         context.getResults().setGraph(

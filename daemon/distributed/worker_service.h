@@ -21,6 +21,10 @@ class WorkerService final : public proto::Worker::Server {
  public:
   explicit WorkerService(TaskEnv& env);
 
+  // Where this task's partitions send and receive; the master's own
+  // partition uses it too (daemon/distributed/partition_run.h).
+  TaskRendezvous& rendezvous() { return rendezvous_; }
+
  protected:
   kj::Promise<void> registerGraph(RegisterGraphContext context) override;
   kj::Promise<void> abortStep(AbortStepContext context) override;

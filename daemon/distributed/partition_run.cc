@@ -1,0 +1,115 @@
+#include "daemon/distributed/partition_run.h"
+
+#include <mutex>
+
+#include "common/graph.h"
+#include "daemon/rpc/kj_status.h"
+
+namespace tfd {
+namespace {
+
+// One partition's run, shared by the promise and the executor: whichever
+// lets go last frees it, so a dropped promise never pulls the frame, the
+// cancellation manager or the executor from under running kernels. The
+// executor matters when the master drops the partition mid-step (its client
+// vanished): cancelling the run and releasing the partition arrive back to
+// back, while the step is still unwinding on the compute pool.
+struct Run {
+  std::shared_ptr<Executor> executor;
+  std::shared_ptr<CancellationManager> cancellation = std::make_shared<CancellationManager>();
+  CallFrame frame;
+  Status status;
+  StepStats stats;
+  std::mutex mu;
+  bool ended = false;                                                   // guarded by mu
+  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller;  // guarded by mu
+};
+
+PartitionResult Result(Run& run) {
+  ThrowIfError(run.status);
+  return PartitionResult{std::move(run.frame.retvals), std::move(run.stats)};
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef def) {
+  auto graph = Graph::Build(std::move(def), *env.registry);
+  if (!graph.ok()) return graph.status().WithContext(env.task);
+  if (env.log_device_placement && env.logger) {
+    for (const Graph::Node& n : graph->nodes()) {
+      env.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),
+                       n.def.device.empty() ? env.cpu_device() : n.def.device);
+    }
+  }
+  Executor::Options options{env.registry, env.kernel_env, env.pool, kDeviceCpu, env.cpu_device()};
+  auto executor = Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
+  if (!executor.ok()) return executor.status().WithContext(env.task);
+  return std::shared_ptr<Executor>(std::move(executor).value());
+}
+
+kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
+                                          std::shared_ptr<Executor> executor, PartitionStep step) {
+  auto run = std::make_shared<Run>();
+  run->executor = std::move(executor);  // lives until the step has ended, see Run
+  run->frame.args = std::move(step.feeds);
+  run->frame.retvals.resize(step.num_fetches);
+  const int64_t step_id = step.step_id;
+  const int64_t timeout_ms = step.timeout_ms > 0 ? step.timeout_ms : env.step_timeout.count();
+
+  Executor::RunArgs args;
+  args.step_id = step_id;
+  args.frame = &run->frame;
+  args.rendezvous = &rendezvous;
+  args.cancellation = run->cancellation.get();
+  args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  args.trace = step.trace;
+  env.steps.Add(step_id, run->cancellation);
+
+  // A partition of cheap kernels only (the empty step, a ps's reads) ends
+  // inside RunAsync on this thread: then the result is ready at once, and
+  // no cross-thread fulfiller is made (making and dropping one wakes the
+  // loop). Otherwise the step ends on another thread, or later on this one.
+  run->executor->RunAsync(args, [run, &env, step_id](const Status& s, StepStats stats) {
+    // This task's part of the step is over: what was pushed here for it
+    // has been taken, and what still comes is dropped on arrival.
+    env.rendezvous.Cleanup(step_id);
+    run->status = s;
+    run->stats = std::move(stats);
+    std::lock_guard<std::mutex> lock(run->mu);
+    run->ended = true;
+    KJ_IF_MAYBE(f, run->fulfiller) { (*f)->fulfill(); }
+  });
+  kj::Promise<void> ended = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(run->mu);
+    if (run->ended) {
+      env.steps.Remove(step_id, run->cancellation.get());
+      return kj::evalNow([&]() -> kj::Promise<PartitionResult> { return Result(*run); });
+    }
+    auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
+    run->fulfiller = kj::mv(paf.fulfiller);
+    ended = kj::mv(paf.promise);
+  }
+  // If the promise is dropped (the master gave up or vanished), cancel the
+  // partition too; `run` lives on in the executor's callback.
+  auto on_drop = kj::defer([run, step_id, &env] {
+    env.steps.Remove(step_id, run->cancellation.get());
+    run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
+  });
+  return ended.then([run, on_drop = kj::mv(on_drop)]() mutable { return Result(*run); });
+}
+
+void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder out) {
+  for (unsigned i = 0; i < stats.nodes.size(); ++i) {
+    const NodeExecStats& n = stats.nodes[i];
+    out[i].setNode(n.node);
+    out[i].setOp(n.op);
+    out[i].setDevice(n.device);
+    out[i].setStartMicros(n.start_micros);
+    out[i].setEndMicros(n.end_micros);
+    out[i].setThread(n.thread);
+    if (!n.label.empty()) out[i].setLabel(n.label);
+  }
+}
+
+}  // namespace tfd
