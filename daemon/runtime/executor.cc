@@ -1,13 +1,13 @@
 #include "daemon/runtime/executor.h"
 
-#include "daemon/runtime/step_deadlines.h"
-
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <deque>
 #include <future>
 #include <mutex>
 #include <thread>
+
+#include "daemon/runtime/step_deadlines.h"
 
 namespace tfd {
 namespace {
