@@ -18,7 +18,7 @@ uint32_t LittleEndian32(const kj::byte* p) {
 }  // namespace
 
 PreLoginStream::PreLoginStream(kj::Own<kj::AsyncIoStream> inner, uint64_t budget_bytes)
-    : inner_(kj::mv(inner)), budget_(budget_bytes) {}
+    : ForwardingStream(kj::mv(inner)), budget_(budget_bytes) {}
 
 kj::Maybe<const std::string&> PreLoginStream::refusal() const {
   KJ_IF_MAYBE(why, refusal_) { return *why; }
@@ -32,8 +32,8 @@ void PreLoginStream::Refuse(std::string why) {
 }
 
 kj::Promise<size_t> PreLoginStream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {
-  if (lifted_) return inner_->tryRead(buffer, min_bytes, max_bytes);
-  return inner_->tryRead(buffer, min_bytes, max_bytes).then([this, buffer](size_t n) {
+  if (lifted_) return inner().tryRead(buffer, min_bytes, max_bytes);
+  return inner().tryRead(buffer, min_bytes, max_bytes).then([this, buffer](size_t n) {
     // Judged when the bytes arrive: a read started before the login ran
     // may bring the first message after it.
     if (!lifted_) Inspect(static_cast<const kj::byte*>(buffer), n);
@@ -108,35 +108,5 @@ void PreLoginStream::CheckBudget() {
                        consumed_ > 0 ? fmt::format(" after {} bytes", consumed_) : "", budget_));
   }
 }
-
-kj::Promise<void> PreLoginStream::write(const void* buffer, size_t size) {
-  return inner_->write(buffer, size);
-}
-
-kj::Promise<void> PreLoginStream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
-  return inner_->write(pieces);
-}
-
-kj::Promise<void> PreLoginStream::whenWriteDisconnected() { return inner_->whenWriteDisconnected(); }
-void PreLoginStream::shutdownWrite() { inner_->shutdownWrite(); }
-void PreLoginStream::abortRead() { inner_->abortRead(); }
-
-void PreLoginStream::getsockopt(int level, int option, void* value, kj::uint* length) {
-  inner_->getsockopt(level, option, value, length);
-}
-
-void PreLoginStream::setsockopt(int level, int option, const void* value, kj::uint length) {
-  inner_->setsockopt(level, option, value, length);
-}
-
-void PreLoginStream::getsockname(struct sockaddr* addr, kj::uint* length) {
-  inner_->getsockname(addr, length);
-}
-
-void PreLoginStream::getpeername(struct sockaddr* addr, kj::uint* length) {
-  inner_->getpeername(addr, length);
-}
-
-kj::Maybe<int> PreLoginStream::getFd() const { return inner_->getFd(); }
 
 }  // namespace tfd

@@ -31,9 +31,11 @@
 #include <cstdint>
 #include <string>
 
+#include "daemon/rpc/forwarding_stream.h"
+
 namespace tfd {
 
-class PreLoginStream final : public kj::AsyncIoStream {
+class PreLoginStream final : public ForwardingStream {
  public:
   PreLoginStream(kj::Own<kj::AsyncIoStream> inner, uint64_t budget_bytes);
 
@@ -42,18 +44,8 @@ class PreLoginStream final : public kj::AsyncIoStream {
   // Why a read was failed, if one was.
   kj::Maybe<const std::string&> refusal() const;
 
-  // kj::AsyncIoStream: reads are checked; everything else is passed on.
+  // Reads are checked; everything else is passed on.
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
-  kj::Promise<void> write(const void* buffer, size_t size) override;
-  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
-  kj::Promise<void> whenWriteDisconnected() override;
-  void shutdownWrite() override;
-  void abortRead() override;
-  void getsockopt(int level, int option, void* value, kj::uint* length) override;
-  void setsockopt(int level, int option, const void* value, kj::uint length) override;
-  void getsockname(struct sockaddr* addr, kj::uint* length) override;
-  void getpeername(struct sockaddr* addr, kj::uint* length) override;
-  kj::Maybe<int> getFd() const override;
 
  private:
   // Follows the frame structure through `n` bytes; throws (FAILED, with a
@@ -65,7 +57,6 @@ class PreLoginStream final : public kj::AsyncIoStream {
 
   enum class State { kFirstWord, kSizes, kBody };
 
-  kj::Own<kj::AsyncIoStream> inner_;
   const uint64_t budget_;
   bool lifted_ = false;
   kj::Maybe<std::string> refusal_;

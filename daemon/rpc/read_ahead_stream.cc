@@ -6,7 +6,7 @@
 namespace tfd {
 
 ReadAheadStream::ReadAheadStream(kj::Own<kj::AsyncIoStream> inner, size_t buffer_bytes)
-    : inner_(kj::mv(inner)), buffer_(kj::heapArray<kj::byte>(buffer_bytes)) {}
+    : ForwardingStream(kj::mv(inner)), buffer_(kj::heapArray<kj::byte>(buffer_bytes)) {}
 
 size_t ReadAheadStream::TakeBuffered(kj::byte* out, size_t max) {
   const size_t n = std::min(max, end_ - begin_);
@@ -24,45 +24,15 @@ kj::Promise<size_t> ReadAheadStream::tryRead(void* buffer, size_t min_bytes, siz
   const size_t need = min_bytes - got;
   const size_t room = max_bytes - got;
   if (room >= buffer_.size()) {
-    return inner_->tryRead(out, need, room).then([got](size_t n) { return got + n; });
+    return inner().tryRead(out, need, room).then([got](size_t n) { return got + n; });
   }
   // The buffer is empty here (TakeBuffered emptied it to get this far).
-  return inner_->tryRead(buffer_.begin(), need, buffer_.size())
+  return inner().tryRead(buffer_.begin(), need, buffer_.size())
       .then([this, out, room, got](size_t n) {
         end_ = n;
         // Fewer than `need` only at the end of the stream, as for tryRead.
         return got + TakeBuffered(out, room);
       });
 }
-
-kj::Promise<void> ReadAheadStream::write(const void* buffer, size_t size) {
-  return inner_->write(buffer, size);
-}
-
-kj::Promise<void> ReadAheadStream::write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) {
-  return inner_->write(pieces);
-}
-
-kj::Promise<void> ReadAheadStream::whenWriteDisconnected() { return inner_->whenWriteDisconnected(); }
-void ReadAheadStream::shutdownWrite() { inner_->shutdownWrite(); }
-void ReadAheadStream::abortRead() { inner_->abortRead(); }
-
-void ReadAheadStream::getsockopt(int level, int option, void* value, kj::uint* length) {
-  inner_->getsockopt(level, option, value, length);
-}
-
-void ReadAheadStream::setsockopt(int level, int option, const void* value, kj::uint length) {
-  inner_->setsockopt(level, option, value, length);
-}
-
-void ReadAheadStream::getsockname(struct sockaddr* addr, kj::uint* length) {
-  inner_->getsockname(addr, length);
-}
-
-void ReadAheadStream::getpeername(struct sockaddr* addr, kj::uint* length) {
-  inner_->getpeername(addr, length);
-}
-
-kj::Maybe<int> ReadAheadStream::getFd() const { return inner_->getFd(); }
 
 }  // namespace tfd

@@ -19,31 +19,20 @@
 #include <kj/array.h>
 #include <kj/async-io.h>
 
+#include "daemon/rpc/forwarding_stream.h"
+
 namespace tfd {
 
-class ReadAheadStream final : public kj::AsyncIoStream {
+class ReadAheadStream final : public ForwardingStream {
  public:
   explicit ReadAheadStream(kj::Own<kj::AsyncIoStream> inner, size_t buffer_bytes = 8192);
 
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
-  kj::Promise<void> write(const void* buffer, size_t size) override;
-  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override;
-  kj::Promise<void> whenWriteDisconnected() override;
-  void shutdownWrite() override;
-  void abortRead() override;
-  void getsockopt(int level, int option, void* value, kj::uint* length) override;
-  void setsockopt(int level, int option, const void* value, kj::uint length) override;
-  void getsockname(struct sockaddr* addr, kj::uint* length) override;
-  void getpeername(struct sockaddr* addr, kj::uint* length) override;
-  // The socket, for its options and addresses; reading it directly would
-  // skip what is buffered here.
-  kj::Maybe<int> getFd() const override;
 
  private:
   // Moves up to `max` buffered bytes to `out`; returns how many.
   size_t TakeBuffered(kj::byte* out, size_t max);
 
-  kj::Own<kj::AsyncIoStream> inner_;
   kj::Array<kj::byte> buffer_;
   size_t begin_ = 0;  // buffered bytes are buffer_[begin_, end_)
   size_t end_ = 0;

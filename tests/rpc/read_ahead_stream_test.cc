@@ -14,33 +14,23 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "daemon/rpc/forwarding_stream.h"
 #include "daemon/rpc/pre_login_stream.h"
 
 namespace tfd {
 namespace {
 
 // The stream beneath, counting the reads asked of it.
-class CountingStream final : public kj::AsyncIoStream {
+class CountingStream final : public ForwardingStream {
  public:
-  explicit CountingStream(kj::Own<kj::AsyncIoStream> inner) : inner_(kj::mv(inner)) {}
+  using ForwardingStream::ForwardingStream;
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override {
     ++reads;
     largest = std::max(largest, max_bytes);
-    return inner_->tryRead(buffer, min_bytes, max_bytes);
+    return inner().tryRead(buffer, min_bytes, max_bytes);
   }
-  kj::Promise<void> write(const void* buffer, size_t size) override {
-    return inner_->write(buffer, size);
-  }
-  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
-    return inner_->write(pieces);
-  }
-  kj::Promise<void> whenWriteDisconnected() override { return inner_->whenWriteDisconnected(); }
-  void shutdownWrite() override { inner_->shutdownWrite(); }
   int reads = 0;
   size_t largest = 0;
-
- private:
-  kj::Own<kj::AsyncIoStream> inner_;
 };
 
 std::string Frame(size_t reason_bytes) {
