@@ -17,12 +17,13 @@ int main(int argc, char** argv) {
   examples::MnistOptions o;
   std::string model = "classic", output, format = "binary";
   po::options_description flags(
-      "mnist-graph [--model classic|strong] [--workers N] [--ps-tasks N] [--sync] "
+      "mnist-graph [--model classic|strong|large] [--workers N] [--ps-tasks N] [--sync] "
       "[--replicas-to-aggregate N] [--no-shard] [--epochs N] [--batch-size N] [--learning-rate F] "
       "[--seed N] -o FILE");
   flags.add_options()
       ("help,h", "this text")
-      ("model", po::value(&model), "classic (sigmoid MLP, SGD) or strong (ReLU, Adam)")
+      ("model", po::value(&model), "classic (784-100-10 sigmoid, SGD), strong (784-256-10 ReLU, Adam) or large "
+       "(784-2048-2048-10 ReLU, SGD; 5.8 M parameters)")
       ("workers", po::value(&o.workers), "worker replicas; each reads its own shard")
       ("no-shard", "every worker reads the whole training set (the classic walkthrough)")
       ("ps-tasks", po::value(&o.ps_tasks), "ps tasks the parameters are spread over")
@@ -47,13 +48,9 @@ int main(int argc, char** argv) {
     }
     if (output.empty()) throw po::error("-o FILE is required");
     o.shard = vm.count("no-shard") == 0;
-    if (model == "classic") {
-      o.model = examples::MnistModel::kClassic;
-    } else if (model == "strong") {
-      o.model = examples::MnistModel::kStrong;
-    } else {
-      throw po::error("--model must be classic or strong, not '" + model + "'");
-    }
+    auto parsed = examples::ParseMnistModel(model);
+    if (!parsed.ok()) throw po::error("--model: " + parsed.status().message());
+    o.model = *parsed;
     if (format != "binary" && format != "text") {
       throw po::error("--format must be binary or text, not '" + format + "'");
     }

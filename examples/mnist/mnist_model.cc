@@ -1,6 +1,8 @@
 #include "examples/mnist/mnist_model.h"
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "api/data.h"
 #include "api/ops.h"
@@ -20,37 +22,71 @@ using ops::Variable;
 constexpr int64_t kPixels = 28 * 28;
 constexpr int64_t kClasses = 10;
 
+// The hidden layers' widths of each model.
+std::vector<int64_t> HiddenWidths(MnistModel model) {
+  switch (model) {
+    case MnistModel::kClassic:
+      return {100};
+    case MnistModel::kStrong:
+      return {256};
+    case MnistModel::kLarge:
+      return {2048, 2048};
+  }
+  return {};
+}
+
+// w1, b1, w2, b2, ...: one weight and one bias per layer, the output layer last.
 struct Layers {
-  Variable w1, b1, w2, b2;
+  std::vector<Variable> weights, biases;
 };
 
 Layers MakeParameters(const Scope& s, const MnistOptions& o) {
-  const int64_t hidden = o.model == MnistModel::kClassic ? 100 : 256;
+  std::vector<int64_t> widths = HiddenWidths(o.model);
+  widths.insert(widths.begin(), kPixels);
+  widths.push_back(kClasses);
   const DType f32 = DType::kFloat32;
   Layers p;
-  if (o.model == MnistModel::kClassic) {
-    p.w1 = Variable(s.WithOpName("w1"), {kPixels, hidden}, f32,
-                    Initializer::RandomNormal(1.0, o.seed));
-    p.w2 = Variable(s.WithOpName("w2"), {hidden, kClasses}, f32,
-                    Initializer::RandomNormal(1.0, o.seed + 1));
-  } else {
-    p.w1 = Variable(s.WithOpName("w1"), {kPixels, hidden}, f32,
-                    Initializer::TruncatedNormal(std::sqrt(2.0 / kPixels), o.seed));
-    p.w2 = Variable(s.WithOpName("w2"), {hidden, kClasses}, f32,
-                    Initializer::TruncatedNormal(std::sqrt(2.0 / hidden), o.seed + 1));
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    const int64_t in = widths[i], out = widths[i + 1];
+    const int64_t seed = o.seed + static_cast<int64_t>(i);
+    Initializer init = Initializer::Zeros();
+    switch (o.model) {
+      case MnistModel::kClassic:
+        init = Initializer::RandomNormal(1.0, seed);
+        break;
+      case MnistModel::kStrong:
+      case MnistModel::kLarge:
+        init = Initializer::TruncatedNormal(std::sqrt(2.0 / static_cast<double>(in)), seed);
+        break;
+    }
+    const std::string n = std::to_string(i + 1);
+    p.weights.push_back(Variable(s.WithOpName("w" + n), {in, out}, f32, init));
   }
-  p.b1 = Variable(s.WithOpName("b1"), {hidden}, f32, Initializer::Zeros());
-  p.b2 = Variable(s.WithOpName("b2"), {kClasses}, f32, Initializer::Zeros());
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    p.biases.push_back(Variable(s.WithOpName("b" + std::to_string(i + 1)), {widths[i + 1]}, f32,
+                                Initializer::Zeros()));
+  }
   return p;
 }
 
 Output Logits(const Scope& s, const Layers& p, const Output& images, MnistModel model) {
-  const Output pre = ops::BiasAdd(s, ops::MatMul(s, images, p.w1), p.b1);
-  const Output hidden = model == MnistModel::kClassic ? ops::Sigmoid(s, pre) : ops::Relu(s, pre);
-  return ops::BiasAdd(s, ops::MatMul(s, hidden, p.w2), p.b2);
+  Output x = images;
+  for (size_t i = 0; i < p.weights.size(); ++i) {
+    x = ops::BiasAdd(s, ops::MatMul(s, x, p.weights[i]), p.biases[i]);
+    if (i + 1 == p.weights.size()) break;  // the logits
+    x = model == MnistModel::kClassic ? ops::Sigmoid(s, x) : ops::Relu(s, x);
+  }
+  return x;
 }
 
 }  // namespace
+
+StatusOr<MnistModel> ParseMnistModel(const std::string& name) {
+  if (name == "classic") return MnistModel::kClassic;
+  if (name == "strong") return MnistModel::kStrong;
+  if (name == "large") return MnistModel::kLarge;
+  return errors::InvalidArgument("the model must be classic, strong or large, not '", name, "'");
+}
 
 Status CheckMnistOptions(const MnistOptions& o) {
   if (o.ps_tasks < 0) return errors::InvalidArgument("--ps-tasks must not be negative");
@@ -103,10 +139,10 @@ Status BuildMnist(const Scope& scope, const MnistOptions& o) {
 
   // The update.
   std::unique_ptr<train::Optimizer> optimizer;
-  if (o.model == MnistModel::kClassic) {
-    optimizer = std::make_unique<train::GradientDescent>(o.learning_rate);
-  } else {
+  if (o.model == MnistModel::kStrong) {
     optimizer = std::make_unique<train::Adam>(o.learning_rate);
+  } else {
+    optimizer = std::make_unique<train::GradientDescent>(o.learning_rate);
   }
   if (o.sync) {
     const int aggregate = o.replicas_to_aggregate > 0 ? o.replicas_to_aggregate : replicas;

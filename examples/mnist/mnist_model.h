@@ -19,6 +19,11 @@
 //    0.001 and batches of 100: the walkthrough's network.
 //  - strong: 784-256-10 with ReLU, He-scaled truncated-normal weights and
 //    Adam at 0.001 — what the same data gives with a modern recipe.
+//  - large: 784-2048-2048-10 with ReLU (about 5.8 M parameters, 23 MB),
+//    He-scaled truncated-normal weights and plain SGD: the size where moving
+//    parameters and gradients is a large share of a step; spread it over
+//    --ps-tasks 2. ../shared/peers measures torch's RPC parameter server
+//    with the same layers (ps_big; sigmoid there, which costs the same).
 #pragma once
 
 #include <string>
@@ -27,7 +32,10 @@
 
 namespace tfd::examples {
 
-enum class MnistModel { kClassic, kStrong };
+enum class MnistModel { kClassic, kStrong, kLarge };
+
+// "classic", "strong" or "large"; INVALID_ARGUMENT naming the choices otherwise.
+StatusOr<MnistModel> ParseMnistModel(const std::string& name);
 
 struct MnistOptions {
   MnistModel model = MnistModel::kClassic;

@@ -60,8 +60,8 @@ struct Setup {
   TempDir work;
   LocalCluster cluster;
 
-  explicit Setup(int workers, std::vector<std::string> flags = {})
-      : cluster({{"ps", 1}, {"worker", workers}}, WithDataDir(flags)) {
+  explicit Setup(int workers, std::vector<std::string> flags = {}, int ps_tasks = 1)
+      : cluster({{"ps", ps_tasks}, {"worker", workers}}, WithDataDir(flags)) {
     WriteDigits(data, "train", kTrain, 1);
     WriteDigits(data, "test", kTest, 2);
   }
@@ -71,10 +71,11 @@ struct Setup {
     return flags;
   }
 
-  // The examples/mnist graph for this data, written to a file; with
-  // `extra`, one more variable on the ps ("extra", initialized to 7).
+  // The examples/mnist graph for this data, written to a file (the strong
+  // model, unless `o` asks for the large one); with `extra`, one more
+  // variable on the ps ("extra", initialized to 7).
   std::string Graph(examples::MnistOptions o, bool extra = false) {
-    o.model = examples::MnistModel::kStrong;
+    if (o.model != examples::MnistModel::kLarge) o.model = examples::MnistModel::kStrong;
     o.batch_size = kBatch;
     o.train_examples = kTrain;
     o.test_batch = kTest;
@@ -162,6 +163,38 @@ TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the l
   CHECK(done[1]["chief"] == false);
   // Every step of both workers moved global_step once.
   CHECK(s.GlobalStep() == 48);
+}
+
+TEST_CASE("the large model: 5.8 M parameters spread over 2 ps tasks, trained by a worker") {
+  Setup s(1, {}, /*ps_tasks=*/2);
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.model = examples::MnistModel::kLarge,
+                                     .ps_tasks = 2,
+                                     .epochs = 1,
+                                     .learning_rate = 0.05});
+  const auto done = s.TrainAll(graph, 1);
+  INFO(done[0].dump());
+  CHECK(done[0]["stopped"] == "input exhausted");
+  CHECK(done[0]["step"] == kTrain / kBatch);
+  CheckLearned(done[0]);
+  // Every parameter lives on a ps task, each task holds some, and together
+  // they are the 784-2048-2048-10 network's.
+  int64_t parameters = 0;
+  for (int task = 0; task < 2; ++task) {
+    auto ps = s.cluster.Connect("ps", task);
+    REQUIRE(ps.ok());
+    auto vars = (*ps)->ListVariables(5s);
+    REQUIRE(vars.ok());
+    int64_t here = 0;
+    for (const auto& v : *vars) {
+      if (v.name == "global_step") continue;
+      here += v.shape.num_elements();
+    }
+    INFO("ps:" << task);
+    CHECK(here > 0);
+    parameters += here;
+  }
+  CHECK(parameters == 784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10);
 }
 
 TEST_CASE("synchronous replicas: every update averages both workers' gradients") {
