@@ -2,11 +2,13 @@
 // 784-100-10 sigmoid MLP, batch 100, SGD 0.001, asynchronous) in one
 // process through a LocalSession, beside the same graph on a local cluster
 // of 1 ps + 1 worker (and, unless --workers 1, 1 ps + 2 workers driven at
-// once), in one run. The data is generated: IDX files of MNIST's sizes in a
+// once), in one run; with --model large, the 5.8 M-parameter model over 2
+// ps tasks instead. The data is generated: IDX files of MNIST's sizes in a
 // temporary directory, the daemons' --data-dir. See docs/benchmarks.md.
 //
 //   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
-//               [--traced 100] [--workers 2] [--unpinned 1] [--cpus 0,1]
+//               [--traced 100] [--workers 2] [--unpinned 1] [--model classic]
+//               [--cpus 0,1]
 //
 // Exit status: 0 after printing the tables (a missed target is reported,
 // not failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -33,7 +35,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
-    "[--workers 1|2] [--unpinned 0|1] [--cpus A,B]\n"
+    "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
@@ -41,6 +43,8 @@ constexpr const char* kUsage =
     "  --traced   traced steps after them, for the phases (default 100)\n"
     "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
     "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1)\n"
+    "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
+    "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
@@ -86,6 +90,11 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--unpinned") {
       TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
       o.unpinned = v == 1;
+    } else if (flag == "--model") {
+      if (value != "classic" && value != "large") {
+        return errors::InvalidArgument("--model takes classic or large, not '", value, "'");
+      }
+      TFD_ASSIGN_OR_RETURN(o.model, examples::ParseMnistModel(value));
     } else if (flag == "--cpus") {
       const size_t comma = value.find(',');
       if (comma == std::string::npos) return errors::InvalidArgument("--cpus takes A,B");

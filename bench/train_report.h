@@ -13,8 +13,9 @@
 
 namespace tfd::bench {
 
-// 1 ps + 1 worker steps/s over single-process steps/s (2 CPUs), at least.
-inline constexpr double kTrainTarget = 0.5;
+// 1 ps + 1 worker steps/s over single-process steps/s (2 CPUs), at least
+// (issue 12's target for the classic model).
+inline constexpr double kTrainTarget = 0.7;
 
 struct TrainBenchFigures {
   TrainFigures local;      // one process, every CPU

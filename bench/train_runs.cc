@@ -43,11 +43,12 @@ Status PinTo(const std::vector<int>& cpus) {
   return OkStatus();
 }
 
-// The classic model as examples/mnist builds it for `workers` replicas: the
-// very graph `tfctl train` runs, with variables on /job:ps.
-StatusOr<GraphDef> ClassicGraph(const OpRegistry& registry, int workers) {
+// The model as examples/mnist builds it for `workers` replicas: the very
+// graph `tfctl train` runs, with variables on /job:ps.
+StatusOr<GraphDef> ModelGraph(const OpRegistry& registry, const TrainSetup& setup, int workers) {
   examples::MnistOptions o;
-  o.model = examples::MnistModel::kClassic;
+  o.model = setup.model;
+  o.ps_tasks = setup.ps_tasks();
   o.workers = workers;
   o.epochs = kEpochs;
   Scope root = Scope::NewRootScope(registry);
@@ -101,13 +102,41 @@ StepFn ClientStep(Client& client) {
 
 std::vector<std::string> DaemonFlags(const TrainSetup& o) { return {"--data-dir", o.data_dir}; }
 
+// The ps job's tasks: ps:0 on B and ps:1 on A when pinned, like the hosts
+// of a real cluster, each beside a worker.
+std::pair<std::string, std::vector<int>> PsJob(const TrainSetup& o, bool pinned) {
+  std::vector<int> cpus;
+  for (int t = 0; t < o.ps_tasks(); ++t) cpus.push_back(!pinned ? -1 : t % 2 == 0 ? o.cpu_b : o.cpu_a);
+  return {"ps", cpus};
+}
+
+// This process, then every ps task, then the workers: what CounterWatch
+// watches, and the names the report gives them.
+void WatchCluster(const TrainSetup& o, const BenchCluster& cluster, int workers,
+                  std::vector<pid_t>* pids, std::vector<std::string>* names) {
+  pids->push_back(getpid());
+  names->push_back("client");
+  for (int t = 0; t < o.ps_tasks(); ++t) {
+    pids->push_back(cluster.Pid("ps", t));
+    names->push_back("ps:" + std::to_string(t));
+  }
+  for (int t = 0; t < workers; ++t) {
+    pids->push_back(cluster.Pid("worker", t));
+    names->push_back("worker:" + std::to_string(t));
+  }
+}
+
+uint64_t PushedBytes(const TaskStatusInfo& s) {
+  return s.data_plane.bytes_sent + s.data_plane.bytes_received;
+}
+
 }  // namespace
 
 StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<int>& cpus) {
   TFD_RETURN_IF_ERROR(PinTo(cpus));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
-  TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 1));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   // Declared before the session so it is destroyed after it (as tfctl run).
   boost::asio::thread_pool pool(std::max(1u, std::thread::hardware_concurrency()));
   ResourceMgr resources;
@@ -129,6 +158,7 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
     return StepResult{std::move(out.stats), loss};
   };
   TrainFigures f;
+  f.processes = {"self"};
   CounterWatch watch({getpid()});
   TFD_RETURN_IF_ERROR(TimeSteps(o, step, watch.Section(o.reps * o.steps, &f.per_step), &f));
   pool.join();
@@ -139,9 +169,9 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
   TFD_RETURN_IF_ERROR(PinTo(pinned ? std::vector<int>{o.cpu_b} : o.cpus));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
-  TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 1));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {{"ps", {pinned ? o.cpu_b : -1}}, {"worker", {pinned ? o.cpu_a : -1}}},
+  BenchCluster cluster(o.tfd, {PsJob(o, pinned), {"worker", {pinned ? o.cpu_a : -1}}},
                        DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
@@ -149,9 +179,16 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
   TFD_RETURN_IF_ERROR(client->Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
 
   TrainFigures f;
-  CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0)});
+  std::vector<pid_t> pids;
+  WatchCluster(o, cluster, 1, &pids, &f.processes);
+  CounterWatch watch(pids);
+  TFD_ASSIGN_OR_RETURN(TaskStatusInfo before, client->GetStatus(kStepTimeout));
   TFD_RETURN_IF_ERROR(
       TimeSteps(o, ClientStep(*client), watch.Section(o.reps * o.steps, &f.per_step), &f));
+  TFD_ASSIGN_OR_RETURN(TaskStatusInfo after, client->GetStatus(kStepTimeout));
+  // Every step of the graph moves the same tensors.
+  f.bytes_per_step = static_cast<double>(PushedBytes(after) - PushedBytes(before)) /
+                     (o.warmup + o.reps * o.steps + o.traced);
   TFD_RETURN_IF_ERROR(client->CloseSession());
   client.reset();
   TFD_RETURN_IF_ERROR(cluster.Stop());
@@ -162,10 +199,9 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
-  TFD_ASSIGN_OR_RETURN(GraphDef graph, ClassicGraph(registry, 2));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 2));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a, o.cpu_b}}},
-                       DaemonFlags(o));
+  BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a, o.cpu_b}}}, DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   {
     // The chief's job, done once before either replica steps.
@@ -208,8 +244,9 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
     }
   };
   TrainFigures f;
-  CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0),
-                      cluster.Pid("worker", 1)});
+  std::vector<pid_t> pids;
+  WatchCluster(o, cluster, kWorkers, &pids, &f.processes);
+  CounterWatch watch(pids);
   const TimedSection section = watch.Section(kWorkers * o.reps * o.steps, &f.per_step);
   std::vector<std::thread> threads;
   for (int task = 0; task < kWorkers; ++task) threads.emplace_back(replica, task);

@@ -1,7 +1,8 @@
-// What train_bench measures: steps per second of the classic MNIST model
-// (examples/mnist, asynchronous, batch 100, SGD 0.001) in one process
-// through a LocalSession, and on real tfd daemons through daemon/client/client.h,
-// with the same graph and the same generated data.
+// What train_bench measures: steps per second of an MNIST model of
+// examples/mnist (the classic one, or the large one over two ps tasks;
+// asynchronous, batch 100) in one process through a LocalSession, and on
+// real tfd daemons through daemon/client/client.h, with the same graph and
+// the same generated data.
 //
 //   TFD_ASSIGN_OR_RETURN(TrainFigures local, MeasureInProcess(setup, setup.cpus));
 //   TFD_ASSIGN_OR_RETURN(TrainFigures remote, MeasureOneWorker(setup));
@@ -21,6 +22,7 @@
 #include "bench/proc_counters.h"
 #include "bench/step_phases.h"
 #include "common/status.h"
+#include "examples/mnist/mnist_model.h"
 
 namespace tfd::bench {
 
@@ -32,6 +34,9 @@ struct TrainSetup {
   int reps = 5;
   int traced = 100;
   bool two_workers = true;
+  // kClassic on one ps task, or kLarge with its parameters over two.
+  examples::MnistModel model = examples::MnistModel::kClassic;
+  int ps_tasks() const { return model == examples::MnistModel::kLarge ? 2 : 1; }
   bool unpinned = true;  // also 1 ps + 1 worker left to the scheduler
   // The worker (and the single process when pinned to one CPU) on A; the ps
   // and the client on B.
@@ -42,23 +47,28 @@ struct TrainSetup {
 struct TrainFigures {
   std::vector<double> rates;           // steps/s, one per repetition (aggregate for 2 workers)
   std::vector<double> worker_rates;    // 2 workers: each worker's steps/s, per repetition
-  std::vector<ProcCounters> per_step;  // per process (see each function), over the timed steps
+  std::vector<ProcCounters> per_step;  // per process, over the timed steps
+  std::vector<std::string> processes;  // per_step's processes: "self", or "client", "ps:0", ...
   std::vector<StepPhases> phases;      // one per traced step (none for 2 workers)
   double last_loss = 0;
+  // Tensor bytes worker:0 pushed and received per step over the data plane
+  // (1 worker only; 0 in one process).
+  double bytes_per_step = 0;
 };
 
 // One process on `cpus`, with a compute pool of one thread per CPU of the
 // machine as `tfctl run` has. per_step: this process.
 StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& setup, const std::vector<int>& cpus);
 
-// 1 ps (CPU B) + 1 worker (CPU A); the client (this process, CPU B) talks
-// to the worker, which is the master, as `tfctl train` does. per_step: this
-// process, ps:0, worker:0. Unpinned, all three may use every CPU.
+// The ps task(s) (ps:0 on CPU B, ps:1 on A) + 1 worker (CPU A); the client
+// (this process, CPU B) talks to the worker, which is the master, as
+// `tfctl train` does. per_step: this process, each ps task, worker:0.
+// Unpinned, every process may use every CPU.
 StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup, bool pinned);
 
-// 1 ps (B) + 2 workers (A, B), each driven by its own client thread (on B)
-// at once; each worker reads its own shard. per_step (per step of either
-// replica): this process, ps:0, worker:0, worker:1.
+// The ps task(s) + 2 workers (A, B), each driven by its own client thread
+// (on B) at once; each worker reads its own shard. per_step (per step of
+// either replica): this process, each ps task, worker:0, worker:1.
 StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& setup);
 
 }  // namespace tfd::bench
