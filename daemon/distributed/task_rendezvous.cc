@@ -11,12 +11,19 @@ namespace tfd {
 namespace {
 
 // Runs the send callback once: whichever of the push's outcome and the
-// step's cancellation comes first wins, and the loser touches nothing.
+// step's cancellation comes first wins, and the loser touches nothing. The
+// callback goes with its run: it holds the _Send's kernel context and so
+// the tensor sent, which the step's cancellation manager (holding this
+// until the step ends) must not keep alive — a variable's snapshot still
+// held when the ps applies the gradient makes the update copy it.
 class Once {
  public:
   explicit Once(Rendezvous::SendCallback done) : done_(std::move(done)) {}
   void Run(const Status& s) {
-    if (!ran_.exchange(true)) done_(s);
+    if (ran_.exchange(true)) return;
+    Rendezvous::SendCallback done = std::move(done_);
+    done_ = nullptr;
+    done(s);
   }
 
  private:
