@@ -204,14 +204,20 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
                 step->local_stats = std::move(r.stats);
               });
   } else {
-    // Feeds and fetches are this task's alone (_Arg and _Retval live here).
-    auto request = KJ_ASSERT_NONNULL(part.handle).runStepRequest();
-    request.setStepId(step->step_id);
-    request.setTimeoutMs(timeout_ms);
-    request.setTrace(trace);
-    ran = request.send().then([step, trace](RunStepResponse&& r) {
-      if (trace) step->traces.push_back(std::make_shared<RunStepResponse>(kj::mv(r)));
-    });
+    KJ_IF_MAYBE(handle, part.handle) {
+      // Feeds and fetches are this task's alone (_Arg and _Retval live here).
+      auto request = handle->runStepRequest();
+      request.setStepId(step->step_id);
+      request.setTimeoutMs(timeout_ms);
+      request.setTrace(trace);
+      ran = request.send().then([step, trace](RunStepResponse&& r) {
+        if (trace) step->traces.push_back(std::make_shared<RunStepResponse>(kj::mv(r)));
+      });
+    } else {
+      // Another step of this signature lost the task since it was registered.
+      ran = KjFromStatus(errors::Unavailable(part.task, " went away before step ", step->step_id,
+                                             " could start there"));
+    }
   }
   return ran
       .catch_([this, step, &part](kj::Exception&& e) {
