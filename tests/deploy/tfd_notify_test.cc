@@ -61,6 +61,14 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
+// `text` on one line: meson reads Catch2's TAP output a line per result.
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\n') c = '|';
+  }
+  return text;
+}
+
 std::string UniqueName() {
   std::random_device rd;
   return "tfd-notify-" + std::to_string(getpid()) + "-" + std::to_string(rd());
@@ -96,7 +104,7 @@ void RunLifecycle(const std::string& socket_name, const std::string& dir) {
 
   std::string seen;
   const bool ready = manager.WaitFor("READY=1", 60s, seen);
-  INFO("datagrams: " << seen << "log: " << ReadFile(log));
+  INFO(OneLine("datagrams: " + seen + "log: " + ReadFile(log)));
   REQUIRE(ready);
   // READY=1 means the port is open now, not soon.
   CHECK(Accepts(port));
@@ -161,7 +169,7 @@ TEST_CASE("a NOTIFY_SOCKET tfd cannot use is logged, and tfd serves anyway") {
     up = Accepts(port);
     if (!up) usleep(100 * 1000);
   }
-  INFO(ReadFile(log));
+  INFO(OneLine(ReadFile(log)));
   CHECK(up);
   CHECK(ReadFile(log).find("cannot notify systemd: INVALID_ARGUMENT: NOTIFY_SOCKET 'not-absolute'") !=
         std::string::npos);
