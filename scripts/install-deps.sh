@@ -17,6 +17,7 @@ packages=(
   libboost-dev libboost-program-options-dev   # compute pool, command lines
   nlohmann-json3-dev              # JSON output, cluster specs
   catch2                          # unit tests
+  systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
   "$@"
 )
 
