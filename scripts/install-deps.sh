@@ -18,6 +18,7 @@ packages=(
   nlohmann-json3-dev              # JSON output, cluster specs
   catch2                          # unit tests
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
+  python3-kubernetes              # the Kubernetes API models: tests/deploy check deploy/k8s against them
   "$@"
 )
 
