@@ -8,6 +8,11 @@ set -eu
 source=$1
 dir=${DESTDIR:-}$2
 target=$dir/$(basename "$source")
+# meson install --dry-run: say what would happen, touch nothing.
+if [ -n "${MESON_INSTALL_DRY_RUN:-}" ]; then
+  echo "Would install $source to $target unless it exists"
+  exit 0
+fi
 mkdir -p "$dir"
 if [ -e "$target" ]; then
   echo "Keeping $target (edited settings are not replaced; the example is $source)"

@@ -28,6 +28,23 @@ check() {  # check DESCRIPTION COMMAND...
 }
 
 # Always with --destdir: as root, a bare `meson install` would write to /usr/local.
+# A dry run first: it must write nothing, install-config.sh included (which
+# meson >= 1.1 runs under --dry-run with MESON_INSTALL_DRY_RUN set).
+if meson install -C "$BUILD" --no-rebuild --quiet --dry-run --destdir "$dest" >"$work/dry.log" 2>&1; then
+  check "meson install --dry-run writes nothing" test ! -e "$dest"
+else
+  fail "meson install --dry-run succeeds"
+  sed 's/^/# /' "$work/dry.log"
+fi
+out=$(MESON_INSTALL_DRY_RUN=1 DESTDIR="$dest" sh "$SRC/deploy/systemd/install-config.sh" \
+        "$SRC/deploy/systemd/tfd.env" "$SYSCONFDIR/tfd" 2>&1)
+rc=$?
+want="Would install $SRC/deploy/systemd/tfd.env to $dest$SYSCONFDIR/tfd/tfd.env unless it exists"
+if [[ $rc -eq 0 && ! -e $dest && $out == "$want" ]]; then
+  pass "install-config.sh in a dry run says what it would do and writes nothing"
+else
+  fail "install-config.sh in a dry run says what it would do and writes nothing (exit $rc, said '$out')"
+fi
 if meson install -C "$BUILD" --no-rebuild --quiet --destdir "$dest" >"$work/install.log" 2>&1; then
   pass "meson install --destdir succeeds"
 else
