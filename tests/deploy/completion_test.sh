@@ -12,10 +12,7 @@ SRC=$(realpath "${SRC_ROOT:?set SRC_ROOT to the source tree}")
 TFCTL=$(realpath "${TFCTL:?set TFCTL to the tfctl binary}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 # shellcheck source=deploy/bash-completion/tfctl
 source "$SRC/deploy/bash-completion/tfctl"
@@ -28,7 +25,7 @@ offers() {
   _tfctl
   printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ' | sed 's/ $//'
 }
-expect() {  # expect WANT WORD...
+offered() {  # offered WANT WORD...
   local want=$1
   shift
   local got
@@ -41,23 +38,23 @@ if complete -p tfctl 2>/dev/null | grep -q -- '-F _tfctl'; then
 else
   fail "sourcing it registers _tfctl for tfctl"
 fi
-expect "submit" "$TFCTL" su
-expect "graph" "$TFCTL" gr
-expect "decode encode show validate" "$TFCTL" graph ""
-expect "list restore save" "$TFCTL" checkpoint ""
-expect "--target" "$TFCTL" submit --ta
-expect "--token-file" "$TFCTL" train --tok
-expect "human json" "$TFCTL" submit --output ""
-expect "human json markdown" "$TFCTL" ops --output ""
-expect "auto no yes" "$TFCTL" train --chief ""
-expect "auto" "$TFCTL" train --chief a
+offered "submit" "$TFCTL" su
+offered "graph" "$TFCTL" gr
+offered "decode encode show validate" "$TFCTL" graph ""
+offered "list restore save" "$TFCTL" checkpoint ""
+offered "--target" "$TFCTL" submit --ta
+offered "--token-file" "$TFCTL" train --tok
+offered "human json" "$TFCTL" submit --output ""
+offered "human json markdown" "$TFCTL" ops --output ""
+offered "auto no yes" "$TFCTL" train --chief ""
+offered "auto" "$TFCTL" train --chief a
 # Options after the action, and files where a graph goes.
-expect "--output" "$TFCTL" graph show --outp
+offered "--output" "$TFCTL" graph show --outp
 mkdir -p "$work/graphs"
 touch "$work/graphs/model.capnp" "$work/graphs/model.txt"
-expect "$work/graphs/model.capnp $work/graphs/model.txt" "$TFCTL" run "$work/graphs/mod"
-expect "$work/graphs/model.capnp" "$TFCTL" submit --token-file "$work/graphs/model.c"
-expect "" "$TFCTL" version ""
+offered "$work/graphs/model.capnp $work/graphs/model.txt" "$TFCTL" run "$work/graphs/mod"
+offered "$work/graphs/model.capnp" "$TFCTL" submit --token-file "$work/graphs/model.c"
+offered "" "$TFCTL" version ""
 
 # Every command docs/cli.md's synopsis names is offered.
 all=" $(offers "$TFCTL" "") "
@@ -73,5 +70,4 @@ else
   fail "every command of docs/cli.md's synopsis is offered (missing:$missing; offered:$all)"
 fi
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done

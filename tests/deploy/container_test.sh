@@ -20,12 +20,7 @@ BUILD_SH=$SRC/deploy/container/build.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
-skip() { count=$((count + 1)); echo "ok $count - $1 # SKIP $2"; }
-expect() { if [[ "$3" == "$2" ]]; then pass "$1"; else fail "$1: want '$2', got '$3'"; fi; }
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 # The final stage: from its FROM line to the end, continuation lines joined.
 final=$(awk '/^FROM /{stage=$0; body=""} {body=body $0 "\n"} END{printf "%s", body}' "$FILE" |
@@ -120,5 +115,4 @@ else
   fi
 fi
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done

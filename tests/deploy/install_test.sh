@@ -17,15 +17,7 @@ SRC=${SRC_ROOT:?set SRC_ROOT to the source tree}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dest=$work/dest
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
-check() {  # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  if "$@"; then pass "$what"; else fail "$what"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 # Always with --destdir: as root, a bare `meson install` would write to /usr/local.
 # A dry run first: it must write nothing, install-config.sh included (which
@@ -102,5 +94,4 @@ echo 'TFD_LOG_LEVEL=debug  # edited' >>"$env_file"
 meson install -C "$BUILD" --no-rebuild --quiet --destdir "$dest" >"$work/install2.log" 2>&1
 check "a second install keeps an edited tfd.env" grep -q '^TFD_LOG_LEVEL=debug  # edited$' "$env_file"
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done

@@ -29,13 +29,7 @@ cleanup() {
   [[ -n ${KEEP_WORK:-} ]] && echo "# kept $work" || rm -rf "$work"
 }
 trap cleanup EXIT
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
-expect() {  # expect DESCRIPTION WANT GOT
-  if [[ "$3" == "$2" ]]; then pass "$1"; else fail "$1: want '$2', got '$3'"; fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 # The functions, with no scontrol on PATH (the fallback expansion).
 mkdir -p "$work/nobin"
@@ -245,5 +239,4 @@ expect "the stand-in srun started 2 tasks" 2 "$(wc -l <"$work/srun.pids")"
 expect "no task is left running" 0 "$left"
 expect "the token file is the user's alone" 600 "$(stat -c %a "$run/token" 2>/dev/null)"
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done

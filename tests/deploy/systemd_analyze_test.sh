@@ -25,10 +25,7 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 show() { sed 's/^/# /' "$1"; }
 
 # A root for verify: the unit where meson installs it, an executable at its
@@ -109,5 +106,4 @@ else
   fail "systemd-analyze security fails the unit without its hardening (got $(exposure))"
 fi
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done

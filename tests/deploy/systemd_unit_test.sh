@@ -16,10 +16,7 @@ BINDIR=${BINDIR:?set BINDIR to the install bindir the unit was rendered with}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 exec_start=$(sed -n 's/^ExecStart=//p' "$UNIT")
 if [[ $(grep -c '^ExecStart=' "$UNIT") -eq 1 && -n "$exec_start" ]]; then
@@ -84,5 +81,4 @@ for instance in worker worker- -0 worker-x worker-1a ""; do
   fi
 done
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done
