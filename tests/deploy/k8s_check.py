@@ -17,47 +17,15 @@
 
    K8S_DIR=deploy/k8s VERSION=0.1.0 python3 tests/deploy/k8s_check.py
 """
-import glob
 import json
 import os
 import re
-import sys
 
-results = []
+from k8s_testlib import check, finish, load_manifests, skip
 
-
-def check(ok, what, detail=""):
-    results.append((bool(ok), what, detail))
-    return ok
-
-
-def finish():
-    failed = 0
-    for i, (ok, what, detail) in enumerate(results, 1):
-        print(("ok" if ok else "not ok") + " %d - %s" % (i, what))
-        if not ok:
-            failed += 1
-            for line in str(detail).splitlines():
-                print("# " + line)
-    print("1..%d" % len(results))
-    sys.exit(1 if failed else 0)
-
-
-try:
-    import yaml
-except ImportError:
-    print("1..0 # SKIP python3-yaml is not installed (scripts/install-deps.sh installs it)")
-    sys.exit(0)
-
-K8S_DIR = os.environ["K8S_DIR"]
 VERSION = os.environ["VERSION"]
 
-docs = []  # (file, object)
-for path in sorted(glob.glob(os.path.join(K8S_DIR, "*.yaml"))):
-    with open(path) as f:
-        for obj in yaml.safe_load_all(f):
-            if obj is not None:
-                docs.append((os.path.basename(path), obj))
+docs = load_manifests(os.environ["K8S_DIR"])  # (file, object)
 check(len(docs) > 0, "deploy/k8s holds manifests (%d objects)" % len(docs))
 
 # --- 1. Schema ---------------------------------------------------------------
@@ -126,8 +94,8 @@ try:
 except ImportError:
     client = None
 if client is None:
-    results.append((True, "schema # SKIP python3-kubernetes is not installed "
-                    "(scripts/install-deps.sh installs it)", ""))
+    skip("the manifests match the Kubernetes API schema",
+         "python3-kubernetes is not installed (scripts/install-deps.sh installs it)")
 else:
     for name, obj in docs:
         what = "%s: %s %s" % (name, obj.get("kind"), obj.get("metadata", {}).get("name"))

@@ -17,50 +17,20 @@ for each completion index and must train on worker N with the token.
 
   K8S_DIR=deploy/k8s TFD=build/daemon/tfd python3 tests/deploy/k8s_render_test.py
 """
-import glob
 import os
 import random
 import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 
-results = []
+from k8s_testlib import check, finish, load_manifests
 
-
-def check(ok, what, detail=""):
-    results.append((bool(ok), what, detail))
-    return ok
-
-
-def finish():
-    failed = 0
-    for i, (ok, what, detail) in enumerate(results, 1):
-        print(("ok" if ok else "not ok") + " %d - %s" % (i, what))
-        if not ok:
-            failed += 1
-            for line in str(detail).splitlines()[-40:]:
-                print("# " + line)
-    print("1..%d" % len(results))
-    sys.exit(1 if failed else 0)
-
-
-try:
-    import yaml
-except ImportError:
-    print("1..0 # SKIP python3-yaml is not installed (scripts/install-deps.sh installs it)")
-    sys.exit(0)
-
-K8S_DIR = os.environ["K8S_DIR"]
 TFD = os.path.abspath(os.environ["TFD"])
 
-docs = []
-for path in sorted(glob.glob(os.path.join(K8S_DIR, "*.yaml"))):
-    with open(path) as f:
-        docs += [o for o in yaml.safe_load_all(f) if o is not None]
+docs = [o for _, o in load_manifests(os.environ["K8S_DIR"])]
 config_maps = {o["metadata"]["name"]: o for o in docs if o["kind"] == "ConfigMap"}
 
 
