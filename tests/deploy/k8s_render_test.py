@@ -13,12 +13,15 @@ job and task: READY=1 on a NOTIFY_SOCKET this test binds, its log naming
 /job:JOB/replica:0/task:N, and exit 0 on SIGTERM. A pod whose ordinal is
 past the cluster spec must be refused (exit 2), so tfd is seen to use the
 rendered TF_CONFIG. The training Job's command runs with a stand-in tfctl
-for each completion index and must train on worker N with the token.
+for each completion index and must train on worker N with the token,
+passing only flags the real tfctl train has.
 
-  K8S_DIR=deploy/k8s TFD=build/daemon/tfd python3 tests/deploy/k8s_render_test.py
+  K8S_DIR=deploy/k8s TFD=build/daemon/tfd TFCTL=build/cli/tfctl \
+    python3 tests/deploy/k8s_render_test.py
 """
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -29,6 +32,7 @@ import time
 from k8s_testlib import check, finish, load_manifests
 
 TFD = os.path.abspath(os.environ["TFD"])
+TFCTL = os.path.abspath(os.environ["TFCTL"])
 
 docs = [o for _, o in load_manifests(os.environ["K8S_DIR"])]
 config_maps = {o["metadata"]["name"]: o for o in docs if o["kind"] == "ConfigMap"}
@@ -155,7 +159,10 @@ for sts in [o for o in docs if o["kind"] == "StatefulSet"]:
           "pod %s-%d (not in the cluster spec): tfd refuses it, exit 2" % (set_name, replicas),
           "exit %s, log:\n%s" % (status, log))
 
-# The training Job, each completion index with a stand-in tfctl.
+# The training Job, each completion index with a stand-in tfctl that
+# records its arguments; the real tfctl's help says which flags exist.
+train_help = subprocess.run([TFCTL, "train", "--help"], capture_output=True, text=True,
+                            timeout=30).stdout
 for job in [o for o in docs if o["kind"] == "Job"]:
     spec = job["spec"]
     for index in range(spec.get("completions", 1)):
@@ -190,6 +197,12 @@ for job in [o for o in docs if o["kind"] == "Job"]:
             check(value("--token-file") == mounts.get("token", "?") + "/token",
                   "Job %s, index %d: the token comes from the tfd-token Secret's mount"
                   % (job["metadata"]["name"], index), args)
+            unknown = [a for a in args if a.startswith("--") and
+                       not re.search(r"^  %s( arg)? " % re.escape(a), train_help, re.M)]
+            check(args and not unknown,
+                  "Job %s, index %d: tfctl train takes every flag it is given"
+                  % (job["metadata"]["name"], index),
+                  "unknown: %r\n`tfctl train --help`:\n%s" % (unknown, train_help))
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
