@@ -113,6 +113,20 @@ refused "no SLURM_JOB_NODELIST: says what to set" "SLURM_JOB_NODELIST and SLURM_
 refused "a malformed TFD_SLURM_JOBS is refused" "must be JOB=N" \
   SLURM_JOB_NODELIST=a SLURM_TASKS_PER_NODE=2 SLURM_NTASKS=2 TFD_SLURM_JOBS='ps:1,worker:1'
 
+# Ending the srun step: SIGTERM, then SIGKILL once TFD_SLURM_STOP_TIMEOUT
+# has passed, so a step that does not stop cannot hold the job.
+(trap '' TERM; while :; do sleep 0.05; done) &
+stubborn=$!
+started=$(date +%s%N)
+err=$(TFD_SLURM_STOP_TIMEOUT=1 tfd_slurm_stop "$stubborn" 2>&1)
+took_ms=$((($(date +%s%N) - started) / 1000000))
+if ! kill -0 "$stubborn" 2>/dev/null && ((took_ms < 5000)) && [[ $err == *"did not stop; killing"* ]]; then
+  pass "a step that ignores SIGTERM is killed after TFD_SLURM_STOP_TIMEOUT (${took_ms} ms)"
+else
+  fail "a step that ignores SIGTERM is killed after TFD_SLURM_STOP_TIMEOUT (${took_ms} ms, '$err')"
+  kill -KILL "$stubborn" 2>/dev/null
+fi
+
 # tfd-slurm-task, with a stand-in tfd beside it that prints its arguments.
 mkdir -p "$work/taskbin"
 cp "$SRC/deploy/slurm/tfd-slurm-task" "$work/taskbin/"
