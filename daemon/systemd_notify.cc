@@ -4,8 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
+#include <string>
 
 namespace tfd {
 
