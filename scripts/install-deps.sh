@@ -19,6 +19,7 @@ packages=(
   catch2                          # unit tests
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
   python3-kubernetes              # the Kubernetes API models: tests/deploy check deploy/k8s against them
+  python3-yaml                    # tests/deploy read deploy/k8s's manifests (also pulled in by the above)
   "$@"
 )
 
