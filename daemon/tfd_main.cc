@@ -26,6 +26,7 @@
 #include "daemon/runtime/step_deadlines.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/ucx_worker.h"
+#include "daemon/systemd_notify.h"
 #include "daemon/tfd_config.h"
 #include "kernels/register_all.h"
 
@@ -90,6 +91,20 @@ int Serve(const TfdConfig& config) {
   env.logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [" + env.task + "] %v");
   env.logger->set_level(spdlog::level::from_str(config.log_level));
   env.logger->flush_on(spdlog::level::info);
+
+  // systemd's Type=notify and watchdog (daemon/systemd_notify.h); nothing
+  // without $NOTIFY_SOCKET. A bad one is logged: systemd will say the rest.
+  std::unique_ptr<SystemdNotifier> systemd;
+  if (auto n = SystemdNotifier::FromEnvironment([](const char* v) { return std::getenv(v); });
+      n.ok()) {
+    systemd = std::move(n).value();
+  } else {
+    env.logger->error("cannot notify systemd: {}", n.status().ToString());
+  }
+  auto notify = [&](const std::string& state) {
+    if (!systemd) return;
+    if (Status s = systemd->Notify(state); !s.ok()) env.logger->warn("{}", s.ToString());
+  };
 
   OpRegistry registry;
   if (Status s = kernels::RegisterAll(registry); !s.ok()) {
@@ -168,10 +183,14 @@ int Serve(const TfdConfig& config) {
                        config.listen);
     }
     env.logger->info("listening on {} (port {}), {} compute threads", config.listen, port, threads);
+    notify("READY=1\nSTATUS=serving " + env.task + " on " + config.listen);
+    kj::Promise<void> keep_alive =
+        systemd ? systemd->KeepAlive(io.provider->getTimer(), env.logger) : kj::NEVER_DONE;
 
     auto stop = io.unixEventPort.onSignal(SIGTERM).exclusiveJoin(io.unixEventPort.onSignal(SIGINT));
     const siginfo_t info = stop.wait(io.waitScope);
     env.logger->info("received {}: stopping", info.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+    notify("STOPPING=1\nSTATUS=draining");
     server.StopAccepting();
     // In-flight steps get a grace period to finish, then are cancelled, and
     // the services go only once no step uses them.

@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# deploy/systemd/tfd@.service: its ExecStart line, run as systemd would for
-# an instance, starts tfd with the job and task the instance name stands
-# for — split on the last '-' — and refuses names that are not JOB-INDEX
-# with exit status 2. tfd is a fake beside tfd-instance that prints its
-# arguments. Output is TAP, for meson.
+# tfd@.service as meson renders it (from deploy/systemd/tfd@.service.in):
+# its ExecStart line, run as systemd would for an instance, starts tfd with
+# the job and task the instance name stands for — split on the last '-' —
+# and refuses names that are not JOB-INDEX with exit status 2. tfd is a
+# fake beside tfd-instance that prints its arguments. Output is TAP, for
+# meson.
 #
-#   SRC_ROOT=. bash tests/deploy/systemd_unit_test.sh
+#   SRC_ROOT=. UNIT=build/deploy/tfd@.service BINDIR=/usr/local/bin \
+#     bash tests/deploy/systemd_unit_test.sh
 set -u
 
 SRC=${SRC_ROOT:?set SRC_ROOT to the source tree}
-UNIT="$SRC/deploy/systemd/tfd@.service"
+UNIT=${UNIT:?set UNIT to the rendered tfd@.service}
+BINDIR=${BINDIR:?set BINDIR to the install bindir the unit was rendered with}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-count=0
-failures=0
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() { count=$((count + 1)); failures=$((failures + 1)); echo "not ok $count - $1"; }
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 exec_start=$(sed -n 's/^ExecStart=//p' "$UNIT")
 if [[ $(grep -c '^ExecStart=' "$UNIT") -eq 1 && -n "$exec_start" ]]; then
@@ -34,6 +34,12 @@ else
   fail "ExecStart has nothing systemd would expand but %i: $exec_start"
 fi
 
+if [[ "$exec_start" == "$BINDIR/tfd-instance %i" ]]; then
+  pass "ExecStart runs the tfd-instance of this install's bindir"
+else
+  fail "ExecStart runs $BINDIR/tfd-instance %i (got: $exec_start)"
+fi
+
 # The installed layout: tfd-instance and tfd side by side; tfd a fake.
 mkdir -p "$work/bin"
 cp "$SRC/deploy/systemd/tfd-instance" "$work/bin/tfd-instance"
@@ -48,7 +54,7 @@ chmod +x "$work/bin/tfd-instance" "$work/bin/tfd"
 # rewrites are what the check above rules out).
 run() {
   local line=${exec_start//%i/$1}
-  line=${line//\/usr\/local\/bin\//$work/bin/}
+  line=${line//$BINDIR\//$work/bin/}
   out=$(env -i PATH=/usr/bin:/bin sh -c "$line" 2>"$work/err")
   rc=$?
   err=$(cat "$work/err")
@@ -75,5 +81,4 @@ for instance in worker worker- -0 worker-x worker-1a ""; do
   fi
 done
 
-echo "1..$count"
-exit $((failures > 0))
+tap_done

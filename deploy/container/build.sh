@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the tfd image from deploy/container/Containerfile with podman, or
+# docker, whichever can build here (TFD_CONTAINER_TOOL names one).
+#
+#   deploy/container/build.sh [TAG]      # default tag: tfd:<meson.build's version>
+#
+# The build context is the source tree as git sees it (tracked and
+# untracked files that are not ignored), copied to a temporary directory,
+# so build directories and other local files stay out of the image.
+#
+# Exit status: 0 built; 77 skipped, with a message, when no container tool
+# can build on this machine (none installed, or docker without a running
+# daemon); 1 when the build failed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+version=$(sed -nE "s/^ *version *: *'([^']+)'.*/\1/p" "$root/meson.build" | head -n1)
+tag=${1:-tfd:$version}
+
+tool=""
+for candidate in ${TFD_CONTAINER_TOOL:-podman docker}; do
+  # `info` needs the daemon (docker) or a usable storage (podman).
+  if command -v "$candidate" >/dev/null && "$candidate" info >/dev/null 2>&1; then
+    tool=$candidate
+    break
+  fi
+done
+if [[ -z $tool ]]; then
+  echo "build.sh: skipped: no container tool can build here (tried: ${TFD_CONTAINER_TOOL:-podman docker}; installed but not working counts as none, e.g. docker without its daemon)" >&2
+  exit 77
+fi
+
+context=$(mktemp -d "${TMPDIR:-/tmp}/tfd-image.XXXXXX")
+trap 'rm -rf "$context"' EXIT
+if git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+  # Files deleted locally but still in git's index are left out.
+  (cd "$root" && git ls-files -z --cached --others --exclude-standard |
+     while IFS= read -r -d '' f; do if [[ -e $f ]]; then printf '%s\0' "$f"; fi; done |
+     xargs -0 cp --parents -t "$context")
+else
+  tar -C "$root" --exclude='./build*' --exclude='./.git' -cf - . | tar -C "$context" -xf -
+fi
+
+echo "build.sh: building $tag with $tool"
+"$tool" build -f "$context/deploy/container/Containerfile" -t "$tag" "$context"
+echo "build.sh: built $tag"
