@@ -17,8 +17,7 @@ StatusOr<std::unique_ptr<SystemdNotifier>> SystemdNotifier::FromEnvironment(
   if (socket_name == nullptr || *socket_name == '\0') return std::unique_ptr<SystemdNotifier>();
   const std::string address = socket_name;
 
-  // Private constructor: no make_unique.
-  std::unique_ptr<SystemdNotifier> n(new SystemdNotifier());
+  auto n = std::make_unique<SystemdNotifier>(PrivateKey{});
   n->address_ = address;
   n->peer_.sun_family = AF_UNIX;
   const size_t room = sizeof(n->peer_.sun_path);

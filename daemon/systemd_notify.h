@@ -50,6 +50,9 @@ class SystemdNotifier {
   static StatusOr<std::unique_ptr<SystemdNotifier>> FromEnvironment(
       const std::function<const char*(const char*)>& getenv);
 
+  // Use FromEnvironment; the key keeps construction in this class.
+  struct PrivateKey {};
+  explicit SystemdNotifier(PrivateKey) {}
   ~SystemdNotifier();
   SystemdNotifier(const SystemdNotifier&) = delete;
   SystemdNotifier& operator=(const SystemdNotifier&) = delete;
@@ -73,7 +76,6 @@ class SystemdNotifier {
   kj::Promise<void> KeepAlive(kj::Timer& timer, std::shared_ptr<spdlog::logger> logger);
 
  private:
-  SystemdNotifier() = default;
   kj::Promise<void> KeepAliveLoop(kj::Timer& timer, std::shared_ptr<spdlog::logger> logger);
 
   int fd_ = -1;          // an unbound, non-blocking AF_UNIX datagram socket

@@ -24,9 +24,9 @@
 #include "daemon/distributed/task_server.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/step_deadlines.h"
+#include "daemon/systemd_notify.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/ucx_worker.h"
-#include "daemon/systemd_notify.h"
 #include "daemon/tfd_config.h"
 #include "kernels/register_all.h"
 
