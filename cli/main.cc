@@ -11,12 +11,13 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "tfd_version.h"
 
 namespace {
 
 using tfd::cli::Args;
 
-constexpr const char* kVersion = "tfctl 0.1.0";
+constexpr const char* kVersion = "tfctl " TFD_VERSION;
 
 struct Command {
   std::string_view name;

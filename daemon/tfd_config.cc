@@ -17,6 +17,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   po::options_description flags("tfd options");
   flags.add_options()
       ("help,h", "print this help")
+      ("version", "print tfd's version")
       ("config", po::value<std::string>(), "a file of NAME = VALUE lines, NAME a flag without its dashes; flags and TFD_* win over it (TFD_CONFIG)")
       ("cluster", po::value<std::string>(), "cluster spec: JSON or a file holding it (TFD_CLUSTER)")
       ("job", po::value<std::string>(), "this task's job (TFD_JOB)")
@@ -60,6 +61,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     c.help = true;
     return c;
   }
+  if (vm.count("version")) {
+    c.version = true;
+    return c;
+  }
   auto env_name = [](const std::string& flag) {
     std::string name = "TFD_";
     for (char ch : flag) name += ch == '-' ? '_' : static_cast<char>(std::toupper(ch));
@@ -70,7 +75,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   po::parsed_options from_env(&flags);
   for (const auto& option : flags.options()) {
     const std::string& flag = option->long_name();
-    if (flag == "help") continue;
+    if (flag == "help" || flag == "version") continue;
     if (const char* v = getenv(env_name(flag).c_str()); v != nullptr && *v != '\0') {
       // A switch set in the environment: "1" or "true" turn it on.
       if (flag == "log-device-placement") {

@@ -35,6 +35,7 @@ struct TfdConfig {
   uint64_t max_received_bytes = uint64_t{4} << 30;  // --max-received-bytes
   std::string data_plane_transports;  // --data-plane-transports; empty: UCX_TLS or UCX's choice
   bool help = false;
+  bool version = false;        // --version: print tfd's version and exit
   std::string usage;           // the flags' help text
 };
 

@@ -29,6 +29,7 @@
 #include "daemon/transport/ucx_worker.h"
 #include "daemon/tfd_config.h"
 #include "kernels/register_all.h"
+#include "tfd_version.h"
 
 namespace tfd {
 namespace {
@@ -225,6 +226,10 @@ int main(int argc, char** argv) {
   }
   if (config->help) {
     std::fputs(config->usage.c_str(), stdout);
+    return 0;
+  }
+  if (config->version) {
+    std::printf("tfd %s\n", TFD_VERSION);
     return 0;
   }
   return tfd::Serve(*config);

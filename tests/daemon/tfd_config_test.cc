@@ -195,6 +195,11 @@ TEST_CASE("TFD_LOG_DEVICE_PLACEMENT=1 turns the switch on; --help describes ever
   auto help = Parse({"--help"});
   REQUIRE(help.ok());
   CHECK(help->help);
+  CHECK(help->usage.find("--version") != std::string::npos);
+  auto version = Parse({"--version"});
+  REQUIRE(version.ok());
+  CHECK(version->version);
+  CHECK_FALSE(version->help);
   CHECK(help->usage.find("--max-received-bytes arg") != std::string::npos);
   CHECK(help->usage.find("a file of NAME = VALUE lines") != std::string::npos);
 }

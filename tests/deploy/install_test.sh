@@ -76,6 +76,8 @@ check "the unit loads the token from $SYSCONFDIR/tfd/token" \
 out=$("$dest$BINDIR/tfctl" version 2>&1)
 check "the installed tfctl runs: '$out'" test "$out" = "tfctl $VERSION"
 check "the installed tfd runs (--help)" bash -c "'$dest$BINDIR/tfd' --help | grep -q '^usage: tfd'"
+out=$("$dest$BINDIR/tfd" --version 2>&1)
+check "tfd --version is meson.build's: '$out'" test "$out" = "tfd $VERSION"
 check "the installed completion loads and registers tfctl" \
   bash -c "source '$dest$DATADIR/bash-completion/completions/tfctl' && complete -p tfctl | grep -q _tfctl"
 
