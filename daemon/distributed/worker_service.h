@@ -3,9 +3,10 @@
 //
 // Registered partitions are capabilities (RegisteredGraph): when the master
 // that registered them lets go — or its connection drops — they are freed.
-// A runStep call hands the partition to the executor on the compute pool
-// and resolves when it ends; if the master cancels the call (or abortStep
-// names the step) the partition's waits are cancelled. Checkpoint calls do
+// A runStep call runs the partition (daemon/distributed/partition_run.h:
+// cheap kernels on the loop, the rest on the compute pool) and resolves when
+// it ends; if the master cancels the call (or abortStep names the step) the
+// partition's waits are cancelled. Checkpoint calls do
 // their file work on the compute pool too (daemon/checkpoint/checkpoint_manager.h).
 //
 // Thread-safety: a capnp server; event-loop thread only.
