@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "tests/rpc/frames.h"
+
 namespace tfd {
 namespace {
 
@@ -21,14 +23,7 @@ std::string Le32(uint32_t v) {
   return out;
 }
 
-// A framed message of about `reason_bytes` + 40 bytes.
-std::string Frame(size_t reason_bytes) {
-  capnp::MallocMessageBuilder builder;
-  builder.initRoot<capnp::rpc::Message>().initAbort().setReason(std::string(reason_bytes, 'x'));
-  auto words = capnp::messageToFlatArray(builder);
-  auto bytes = words.asBytes();
-  return std::string(bytes.begin(), bytes.end());
-}
+using testing::Frame;
 
 struct Pipe {
   kj::EventLoop loop;

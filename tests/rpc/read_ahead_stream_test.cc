@@ -16,6 +16,7 @@
 
 #include "daemon/rpc/forwarding_stream.h"
 #include "daemon/rpc/pre_login_stream.h"
+#include "tests/rpc/frames.h"
 
 namespace tfd {
 namespace {
@@ -33,13 +34,7 @@ class CountingStream final : public ForwardingStream {
   size_t largest = 0;
 };
 
-std::string Frame(size_t reason_bytes) {
-  capnp::MallocMessageBuilder builder;
-  builder.initRoot<capnp::rpc::Message>().initAbort().setReason(std::string(reason_bytes, 'x'));
-  auto words = capnp::messageToFlatArray(builder);
-  auto bytes = words.asBytes();
-  return std::string(bytes.begin(), bytes.end());
-}
+using testing::Frame;
 
 std::string Pattern(size_t n) {
   std::string s(n, '\0');

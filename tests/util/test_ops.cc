@@ -54,16 +54,20 @@ class TAdd : public OpKernel {
   }
 };
 
+// Appends `entry` to the task's run log, creating it on first use.
+Status AppendToRunLog(OpKernelContext& ctx, std::string entry) {
+  TFD_ASSIGN_OR_RETURN(auto log, ctx.resources().LookupOrCreate<RunLog>("test", "log", [] {
+    return StatusOr<std::shared_ptr<RunLog>>(std::make_shared<RunLog>());
+  }));
+  std::lock_guard<std::mutex> lock(log->mu);
+  log->order.push_back(std::move(entry));
+  return OkStatus();
+}
+
 class TRecord : public OpKernel {
  public:
   using OpKernel::OpKernel;
-  void Compute(OpKernelContext& ctx) override {
-    auto log = ctx.resources().LookupOrCreate<RunLog>(
-        "test", "log", [] { return StatusOr<std::shared_ptr<RunLog>>(std::make_shared<RunLog>()); });
-    TFD_OP_REQUIRES_OK(ctx, log.status());
-    std::lock_guard<std::mutex> lock((*log)->mu);
-    (*log)->order.push_back(name());
-  }
+  void Compute(OpKernelContext& ctx) override { ctx.SetStatus(AppendToRunLog(ctx, name())); }
 };
 
 class TFail : public OpKernel {
@@ -113,11 +117,7 @@ class TRecordThread : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext& ctx) override {
-    auto log = ctx.resources().LookupOrCreate<RunLog>(
-        "test", "log", [] { return StatusOr<std::shared_ptr<RunLog>>(std::make_shared<RunLog>()); });
-    TFD_OP_REQUIRES_OK(ctx, log.status());
-    std::lock_guard<std::mutex> lock((*log)->mu);
-    (*log)->order.push_back(name() + "@" + ThreadTag());
+    ctx.SetStatus(AppendToRunLog(ctx, name() + "@" + ThreadTag()));
   }
 };
 
