@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <thread>
 
 #include "bench/stats.h"
+#include "bench/proc_counters.h"
 
 #ifndef TFD_CPU_TARGET
 #define TFD_CPU_TARGET "unknown"
@@ -16,18 +16,6 @@ namespace tfd::bench {
 namespace {
 
 constexpr double kTarget = 0.8;  // of Eigen's pace
-
-std::string FirstLine(const std::string& path, const std::string& prefix = "") {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      const size_t colon = prefix.empty() ? std::string::npos : line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "?";
-}
 
 double Min(const std::vector<double>& v) {
   return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
@@ -48,9 +36,9 @@ void PrintKernelBenchHeader(const KernelBenchSetup& o) {
   std::printf(
       "kernel_bench: %u CPUs (%s); the classic kernels and step pinned to CPU %d; "
       "built with -Dcpu=%s\n",
-      std::thread::hardware_concurrency(), FirstLine("/proc/cpuinfo", "model name").c_str(), o.cpu,
+      std::thread::hardware_concurrency(), ProcLine("/proc/cpuinfo", "model name").c_str(), o.cpu,
       TFD_CPU_TARGET);
-  std::printf("load average before: %s\n\n", FirstLine("/proc/loadavg").c_str());
+  std::printf("load average before: %s\n\n", ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 }
 
@@ -168,7 +156,7 @@ void PrintStepTable(const KernelBenchSetup& o, const StepFigures& f) {
 }
 
 void PrintKernelBenchFooter() {
-  std::printf("\nload average after: %s\n", FirstLine("/proc/loadavg").c_str());
+  std::printf("\nload average after: %s\n", ProcLine("/proc/loadavg").c_str());
 }
 
 }  // namespace tfd::bench

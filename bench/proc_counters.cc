@@ -9,6 +9,18 @@
 
 namespace tfd::bench {
 
+std::string ProcLine(const std::string& path, const std::string& prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) {
+      const size_t colon = prefix.empty() ? std::string::npos : line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  }
+  return "?";
+}
+
 ProcCounters ProcCounters::operator-(const ProcCounters& o) const {
   return {cpu_seconds - o.cpu_seconds, runqueue_seconds - o.runqueue_seconds,
           system_seconds - o.system_seconds, minor_faults - o.minor_faults,

@@ -14,9 +14,15 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace tfd::bench {
+
+// The first line of `path` that starts with `prefix`; with a prefix, what
+// follows its ": " ("model name" in /proc/cpuinfo). "?" when there is none.
+// For the machine's facts at the top of each bench's report.
+std::string ProcLine(const std::string& path, const std::string& prefix = "");
 
 struct ProcCounters {
   double cpu_seconds = 0;       // on a CPU (schedstat, ns resolution), summed over threads

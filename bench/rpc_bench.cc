@@ -16,13 +16,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include "common/subprocess.h"
 #include "bench/measure.h"
+#include "bench/proc_counters.h"
 #include "bench/report.h"
 
 #ifndef TFD_DEFAULT_PATH
@@ -114,18 +114,6 @@ StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
   return o;
 }
 
-std::string FirstLine(const std::string& path, const std::string& prefix = "") {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      const size_t colon = prefix.empty() ? std::string::npos : line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "?";
-}
-
 int Main(int argc, char** argv) {
   auto options = ParseFlags(argc, argv);
   if (!options.ok()) {
@@ -147,14 +135,14 @@ int Main(int argc, char** argv) {
     return 1;
   }
   std::printf("rpc_bench: loopback 127.0.0.1; %u CPUs (%s); kernel %s\n",
-              std::thread::hardware_concurrency(), FirstLine("/proc/cpuinfo", "model name").c_str(),
-              FirstLine("/proc/sys/kernel/osrelease").c_str());
+              std::thread::hardware_concurrency(), ProcLine("/proc/cpuinfo", "model name").c_str(),
+              ProcLine("/proc/sys/kernel/osrelease").c_str());
   std::printf(
       "pinning: A = CPU %d (this client, raw receiver, worker:0), B = CPU %d (raw peer, "
       "ps:0, worker:1)%s\n",
       o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: both ends share it]" : "");
   std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
-              FirstLine("/proc/loadavg").c_str());
+              ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 
   // Raw peers are forked copies of this process: fork before any thread.
@@ -182,7 +170,7 @@ int Main(int argc, char** argv) {
   if (!tfd.ok()) return fail("tfd", tfd.status());
   f.tfd = std::move(tfd).value();
   PrintReport(o, f);
-  std::printf("load average after: %s\n", FirstLine("/proc/loadavg").c_str());
+  std::printf("load average after: %s\n", ProcLine("/proc/loadavg").c_str());
   return 0;
 }
 

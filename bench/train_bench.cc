@@ -17,13 +17,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 
 #include "common/subprocess.h"
 #include "bench/data_dir.h"
 #include "bench/mnist_files.h"
+#include "bench/proc_counters.h"
 #include "bench/train_report.h"
 
 #ifndef TFD_DEFAULT_PATH
@@ -109,18 +109,6 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
   return o;
 }
 
-std::string FirstLine(const std::string& path, const std::string& prefix = "") {
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(prefix, 0) == 0) {
-      const size_t colon = prefix.empty() ? std::string::npos : line.find(':');
-      return colon == std::string::npos ? line : line.substr(colon + 2);
-    }
-  }
-  return "?";
-}
-
 Status Measure(TrainSetup& o, TrainBenchFigures& f) {
   DataDir data("tfd-train-bench");
   if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
@@ -166,14 +154,14 @@ int Main(int argc, char** argv) {
     return 2;
   }
   std::printf("train_bench: %u CPUs (%s); kernel %s\n", std::thread::hardware_concurrency(),
-              FirstLine("/proc/cpuinfo", "model name").c_str(),
-              FirstLine("/proc/sys/kernel/osrelease").c_str());
+              ProcLine("/proc/cpuinfo", "model name").c_str(),
+              ProcLine("/proc/sys/kernel/osrelease").c_str());
   std::printf(
       "pinning: one process on all allowed CPUs, then on A = CPU %d; cluster: worker:0 on A, "
       "ps:0 and this client on B = CPU %d, worker:1 on B; 'unpinned': no affinity at all%s\n",
       o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: everything shares it]" : "");
   std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
-              FirstLine("/proc/loadavg").c_str());
+              ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
   TrainBenchFigures f;
   if (Status s = Measure(o, f); !s.ok()) {
@@ -181,7 +169,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   PrintTrainReport(o, f);
-  std::printf("load average after: %s\n", FirstLine("/proc/loadavg").c_str());
+  std::printf("load average after: %s\n", ProcLine("/proc/loadavg").c_str());
   return 0;
 }
 
