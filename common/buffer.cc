@@ -1,5 +1,7 @@
 #include "common/buffer.h"
 
+#include "common/buffer_pool.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -22,6 +24,20 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n,
   // Charged before the memory is taken, so that a request over the budget
   // never touches it.
   if (budget != nullptr) TFD_RETURN_IF_ERROR(budget->Charge(bytes));
+  if (dtype != DType::kString && bytes >= BufferPool::kMinBytes) {
+    auto pooled = HostBufferPool().Get(bytes);
+    if (!pooled.ok()) {
+      if (budget != nullptr) budget->Release(bytes);
+      return pooled.status();
+    }
+    std::shared_ptr<Buffer> b = *std::move(pooled);
+    b->budget_ = std::move(budget);
+    b->dtype_ = dtype;
+    b->count_ = n;
+    // A reused block holds the last tensor's bytes.
+    std::memset(b->data_, 0, bytes);
+    return b;
+  }
   // aligned_alloc wants a size that is a multiple of the alignment; never 0.
   const size_t rounded = (bytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
   void* p = std::aligned_alloc(kTensorAlignment, rounded == 0 ? kTensorAlignment : rounded);
@@ -55,12 +71,14 @@ std::shared_ptr<Buffer> Buffer::Wrap(void* data, size_t size, std::shared_ptr<vo
 }
 
 Buffer::~Buffer() {
-  if (!owned_) return;
-  if (dtype_ == DType::kString) {
-    auto* s = static_cast<std::string*>(data_);
-    for (int64_t i = 0; i < count_; ++i) s[i].~basic_string();
+  if (owned_) {
+    if (dtype_ == DType::kString) {
+      auto* s = static_cast<std::string*>(data_);
+      for (int64_t i = 0; i < count_; ++i) s[i].~basic_string();
+    }
+    std::free(data_);
   }
-  std::free(data_);
+  // A pooled block goes back with owner_, after this.
   if (budget_ != nullptr) budget_->Release(size_);
 }
 

@@ -5,6 +5,8 @@
 // memory (Allocate) or borrows memory kept alive by an owner object (Wrap),
 // which is how a tensor aliases the bytes of a received Cap'n Proto message.
 // String tensors own an array of std::string objects constructed in place.
+// Other tensors of BufferPool::kMinBytes (64 KiB) and more take a block of
+// HostBufferPool(), which gets it back when the buffer goes.
 // A buffer allocated with a MemoryBudget is charged to it before the memory
 // is taken and credited when the buffer is destroyed.
 //

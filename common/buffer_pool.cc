@@ -120,6 +120,13 @@ StatusOr<std::shared_ptr<Buffer>> BufferPool::Get(size_t bytes) {
   return Buffer::Wrap(data, bytes, std::move(owner));
 }
 
+BufferPool& HostBufferPool() {
+  // Buffers still out when it is destroyed at exit keep its state and
+  // unmap their blocks when they go.
+  static BufferPool pool(BufferPool::Options{});
+  return pool;
+}
+
 BufferPool::Stats BufferPool::stats() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->stats;

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/buffer_pool.h"
+#include "common/memory_budget.h"
 #include "common/tensor_eigen.h"
 
 namespace tfd {
@@ -21,6 +23,35 @@ TEST_CASE("tensors are 64-byte aligned, zero-filled and share on slice") {
   REQUIRE(r.ok());
   CHECK(r->data<float>()[11] == 11.0f);
   CHECK(t->Reshaped(TensorShape({5})).status().code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("large tensors reuse pooled blocks, zero-filled again, and give their budget back") {
+  // 300 x 256 floats: 300 KiB, above BufferPool::kMinBytes.
+  const TensorShape shape({300, 256});
+  auto budget = std::make_shared<MemoryBudget>(uint64_t{1} << 20);
+  void* first_block = nullptr;
+  {
+    auto t = Tensor::Allocate(DType::kFloat32, shape, budget);
+    REQUIRE(t.ok());
+    CHECK(budget->used() == 300 * 256 * 4);
+    CHECK(reinterpret_cast<uintptr_t>(t->raw_data()) % kTensorAlignment == 0);
+    EigenFlat<float>(*t).setConstant(7.0f);
+    first_block = t->raw_data();
+  }
+  CHECK(budget->used() == 0);
+  const BufferPool::Stats before = HostBufferPool().stats();
+  auto again = Tensor::Allocate(DType::kFloat32, shape, budget);
+  REQUIRE(again.ok());
+  const BufferPool::Stats after = HostBufferPool().stats();
+  CHECK(after.reused == before.reused + 1);
+  CHECK(after.blocks_mapped == before.blocks_mapped);
+  CHECK(again->raw_data() == first_block);
+  CHECK((EigenFlat<float>(*again) == 0.0f).all());
+  // Refused by the budget: nothing taken from the pool, nothing charged.
+  auto too_big = Tensor::Allocate(DType::kFloat32, TensorShape({1024, 1024}), budget);
+  CHECK(too_big.status().code() == Code::kResourceExhausted);
+  CHECK(HostBufferPool().stats().gets == after.gets);
+  CHECK(budget->used() == 300 * 256 * 4);
 }
 
 TEST_CASE("huge shapes are refused before allocation") {
