@@ -61,6 +61,22 @@ interface Session {
   run @1 (feeds :List(NamedTensor), fetches :List(Text), targets :List(Text),
           options :RunOptions) -> (fetches :List(NamedTensor), trace :List(NodeTrace));
   close @2 () -> ();
+  # TensorFlow's callable: one signature of runs, checked and prepared once,
+  # then run with only the feeds' values. NOT_FOUND names a feed, fetch or
+  # target that is not in the graph; INVALID_ARGUMENT a malformed name or a
+  # feed named twice.
+  makeCallable @3 (feeds :List(Text), fetches :List(Text), targets :List(Text))
+      -> (callable :Callable);
+}
+
+# A prepared signature of its session's runs. Each run sends the feeds'
+# values in makeCallable's order and gets the fetches back in its order; the
+# first run places and registers the partitions, later ones reuse them.
+# Dropping the capability releases it; after the session's close a run is
+# FAILED_PRECONDITION. It keeps its session alive while held.
+interface Callable {
+  run @0 (feeds :List(T.Tensor), options :RunOptions)
+      -> (fetches :List(T.Tensor), trace :List(NodeTrace));
 }
 
 struct RunOptions {

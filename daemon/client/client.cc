@@ -92,6 +92,13 @@ kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
       });
 }
 
+void ReadTrace(capnp::List<proto::NodeTrace>::Reader trace, StepStats& stats) {
+  for (auto n : trace) {
+    stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
+                           n.getEndMicros(), n.getThread(), n.getLabel()});
+  }
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const std::string& target,
@@ -153,6 +160,7 @@ Status Client::CreateSession(const GraphDef& graph, std::chrono::milliseconds st
   }), std::chrono::milliseconds(30000), "createSession");
   if (!session.ok()) return session.status();
   session_ = kj::mv(session).value();
+  callables_.clear();  // they belonged to the session replaced
   return OkStatus();
 }
 
@@ -183,13 +191,67 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
       if (!t.ok()) return t.status();
       out.fetches.push_back(std::move(t).value());
     }
-    for (auto n : held->getTrace()) {
-      out.stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
-                                 n.getEndMicros(), n.getThread(), n.getLabel()});
-    }
+    ReadTrace(held->getTrace(), out.stats);
     return out;
   }
   return errors::FailedPrecondition("no session: call CreateSession first");
+}
+
+StatusOr<Client::CallableHandle> Client::MakeCallable(const std::vector<std::string>& feeds,
+                                                      const std::vector<std::string>& fetches,
+                                                      const std::vector<std::string>& targets) {
+  KJ_IF_MAYBE(session, session_) {
+    auto request = session->makeCallableRequest();
+    auto set = [](auto list, const std::vector<std::string>& names) {
+      for (unsigned i = 0; i < names.size(); ++i) list.set(i, names[i]);
+    };
+    set(request.initFeeds(static_cast<unsigned>(feeds.size())), feeds);
+    set(request.initFetches(static_cast<unsigned>(fetches.size())), fetches);
+    set(request.initTargets(static_cast<unsigned>(targets.size())), targets);
+    auto callable = Wait(request.send().then([](capnp::Response<proto::Session::MakeCallableResults>&& r) {
+                           return r.getCallable();
+                         }),
+                         std::chrono::milliseconds(10000), "makeCallable");
+    if (!callable.ok()) return callable.status();
+    const CallableHandle handle = next_callable_++;
+    callables_.emplace(handle, std::move(callable).value());
+    return handle;
+  }
+  return errors::FailedPrecondition("no session: call CreateSession first");
+}
+
+StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
+                                                const std::vector<Tensor>& feeds,
+                                                const RunOptions& options) {
+  auto it = callables_.find(callable);
+  if (it == callables_.end()) {
+    return errors::InvalidArgument("no callable ", callable, " in this session");
+  }
+  auto request = it->second.runRequest();
+  auto feed_list = request.initFeeds(static_cast<unsigned>(feeds.size()));
+  for (unsigned i = 0; i < feeds.size(); ++i) TensorToWire(feeds[i], feed_list[i]);
+  request.initOptions().setTimeoutMs(options.timeout.count());
+  request.getOptions().setTrace(options.trace);
+  using Response = capnp::Response<proto::Callable::RunResults>;
+  auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
+                       options.timeout.count() > 0 ? options.timeout : step_timeout_, "run");
+  if (!response.ok()) return response.status();
+  RunOutput out;
+  auto held = *response;
+  for (auto f : held->getFetches()) {
+    auto t = TensorFromWire(f, held);
+    if (!t.ok()) return t.status();
+    out.fetches.push_back(std::move(t).value());
+  }
+  ReadTrace(held->getTrace(), out.stats);
+  return out;
+}
+
+Status Client::ReleaseCallable(CallableHandle callable) {
+  if (callables_.erase(callable) == 0) {
+    return errors::InvalidArgument("no callable ", callable, " in this session");
+  }
+  return OkStatus();
 }
 
 Status Client::CloseSession() {

@@ -15,6 +15,7 @@
 #include <kj/async-io.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +86,23 @@ class Client {
                           const std::vector<std::string>& targets, const RunOptions& options);
   Status CloseSession();
 
+  // TensorFlow's callable: a signature of runs the master prepares once.
+  // Each RunCallable sends only the feeds' values, in MakeCallable's order,
+  // and returns the fetches in its order. A handle lives until
+  // ReleaseCallable or the next CreateSession; after CloseSession its runs
+  // are FAILED_PRECONDITION.
+  //
+  //   TFD_ASSIGN_OR_RETURN(auto step, c->MakeCallable({"x:0"}, {"loss:0"}, {"train"}));
+  //   for (...) TFD_ASSIGN_OR_RETURN(auto out, c->RunCallable(step, {batch}, {}));
+  using CallableHandle = int64_t;
+  StatusOr<CallableHandle> MakeCallable(const std::vector<std::string>& feeds,
+                                        const std::vector<std::string>& fetches,
+                                        const std::vector<std::string>& targets);
+  StatusOr<RunOutput> RunCallable(CallableHandle callable, const std::vector<Tensor>& feeds,
+                                  const RunOptions& options);
+  // INVALID_ARGUMENT for a handle this client did not make or already released.
+  Status ReleaseCallable(CallableHandle callable);
+
   Status WaitCluster(std::chrono::milliseconds timeout);
   Status WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout);
   StatusOr<TaskStatusInfo> GetStatus(std::chrono::milliseconds timeout);
@@ -124,6 +142,8 @@ class Client {
   proto::Master::Client master_;
   proto::Worker::Client worker_;
   kj::Maybe<proto::Session::Client> session_;
+  std::map<CallableHandle, proto::Callable::Client> callables_;
+  CallableHandle next_callable_ = 1;
   std::chrono::milliseconds step_timeout_{30000};
   std::string task_;
 };

@@ -1,6 +1,7 @@
 #include "daemon/distributed/master_session.h"
 
 #include <random>
+#include <set>
 
 #include "common/device_name.h"
 #include "common/graph.h"
@@ -78,6 +79,75 @@ struct MasterSession::StepState {
   std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
 };
 
+// Each run of a callable: the feeds' values in order, nothing else to parse.
+class MasterSession::CallableServer final : public proto::Callable::Server {
+ public:
+  CallableServer(MasterSession& session, std::vector<TensorId> feeds,
+                 std::vector<TensorId> fetches, std::vector<std::string> targets)
+      : session_(session),
+        session_cap_(session.thisCap()),
+        feeds_(std::move(feeds)),
+        fetches_(std::move(fetches)),
+        targets_(std::move(targets)) {
+    session_.callables_.insert(this);
+  }
+  ~CallableServer() { session_.callables_.erase(this); }
+
+  // The session closed: its partitions go now, not when the client drops this.
+  void Release() { prepared_ = nullptr; }
+
+ protected:
+  kj::Promise<void> run(RunContext context) override {
+    context.allowCancellation();
+    if (session_.closed_) {
+      return KjFromStatus(errors::FailedPrecondition("the callable's session was closed"));
+    }
+    auto params = context.getParams();
+    auto wire = params.getFeeds();
+    if (wire.size() != feeds_.size()) {
+      return KjFromStatus(errors::InvalidArgument("the callable takes ", feeds_.size(),
+                                                  " feeds, not ", wire.size()));
+    }
+    const size_t max_bytes = session_.env_.kernel_env->limits.max_tensor_bytes;
+    std::vector<Tensor> feeds;
+    feeds.reserve(wire.size());
+    for (unsigned i = 0; i < wire.size(); ++i) {
+      auto value = TensorFromProto(wire[i], max_bytes);
+      if (!value.ok()) {
+        return KjFromStatus(value.status().WithContext("feed '" + feeds_[i].ToString() + "'"));
+      }
+      feeds.push_back(std::move(value).value());
+    }
+    if (prepared_ == nullptr) {
+      // The first run's values stand in for declared types where the graph
+      // cannot say (see RewriteForRun), as for Session.run.
+      std::vector<std::pair<TensorId, Tensor>> samples;
+      for (size_t i = 0; i < feeds.size(); ++i) samples.emplace_back(feeds_[i], feeds[i]);
+      auto prepared = session_.Prepare(samples, fetches_, targets_,
+                                       SignatureKey(samples, fetches_, targets_));
+      if (!prepared.ok()) return KjFromStatus(prepared.status());
+      prepared_ = *std::move(prepared);
+    }
+    const auto options = params.getOptions();
+    return session_
+        .RunPrepared(prepared_, std::move(feeds), fetches_.size(), options.getTimeoutMs(),
+                     options.getTrace())
+        .then([context](std::shared_ptr<StepState> step) mutable {
+          auto results = context.getResults();
+          auto out = results.initFetches(static_cast<unsigned>(step->fetches.size()));
+          for (unsigned i = 0; i < out.size(); ++i) TensorToWire(step->fetches[i], out[i]);
+          WriteTrace(*step, results.initTrace(TraceSize(*step)));
+        });
+  }
+
+ private:
+  MasterSession& session_;
+  proto::Session::Client session_cap_;  // keeps session_ alive while this is held
+  const std::vector<TensorId> feeds_, fetches_;
+  const std::vector<std::string> targets_;
+  std::shared_ptr<Prepared> prepared_;  // on the first run
+};
+
 MasterSession::MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
                              std::chrono::milliseconds step_timeout)
     : env_(env),
@@ -117,7 +187,9 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
 }
 
 kj::Promise<void> MasterSession::close(CloseContext) {
+  closed_ = true;
   prepared_.clear();  // releases every registered partition
+  for (CallableServer* c : callables_) c->Release();
   return kj::READY_NOW;
 }
 
@@ -259,6 +331,50 @@ void MasterSession::Abort(StepState& step, const Status& why) {
   }
 }
 
+kj::Promise<void> MasterSession::makeCallable(MakeCallableContext context) {
+  auto params = context.getParams();
+  auto parse = [](capnp::List<capnp::Text>::Reader names, const char* what,
+                  std::vector<TensorId>& out) -> Status {
+    for (auto name : names) {
+      auto id = ParseTensorId(name);
+      if (!id.ok()) return id.status().WithContext(what);
+      out.push_back(std::move(id).value());
+    }
+    return OkStatus();
+  };
+  std::vector<TensorId> feeds, fetches;
+  Status s = parse(params.getFeeds(), "a callable's feed", feeds);
+  if (s.ok()) s = parse(params.getFetches(), "a callable's fetch", fetches);
+  if (!s.ok()) return KjFromStatus(s);
+  std::vector<std::string> targets;
+  for (auto t : params.getTargets()) targets.emplace_back(t.cStr());
+  // Names are checked now; placing waits for the first run's values.
+  std::set<std::string> nodes;
+  for (const NodeDef& n : graph_.nodes) nodes.insert(n.name);
+  std::set<TensorId> fed;
+  for (const TensorId& id : feeds) {
+    if (!nodes.count(id.node)) {
+      return KjFromStatus(errors::NotFound("feed '", id.ToString(), "' names no node in the graph"));
+    }
+    if (!fed.insert(id).second) {
+      return KjFromStatus(errors::InvalidArgument("'", id.ToString(), "' is fed twice"));
+    }
+  }
+  for (const TensorId& id : fetches) {
+    if (!nodes.count(id.node)) {
+      return KjFromStatus(errors::NotFound("fetch '", id.ToString(), "' names no node in the graph"));
+    }
+  }
+  for (const std::string& t : targets) {
+    if (!nodes.count(t)) {
+      return KjFromStatus(errors::NotFound("target '", t, "' names no node in the graph"));
+    }
+  }
+  context.getResults().setCallable(kj::heap<CallableServer>(*this, std::move(feeds),
+                                                            std::move(fetches), std::move(targets)));
+  return kj::READY_NOW;
+}
+
 kj::Promise<void> MasterSession::run(RunContext context) {
   context.allowCancellation();
   auto params = context.getParams();
@@ -279,58 +395,73 @@ kj::Promise<void> MasterSession::run(RunContext context) {
   std::vector<std::string> targets;
   for (auto t : params.getTargets()) targets.emplace_back(t.cStr());
   const auto options = params.getOptions();
-  const int64_t timeout_ms = options.getTimeoutMs() > 0 ? options.getTimeoutMs() : step_timeout_.count();
-  const bool trace = options.getTrace();
 
   auto prepared = Prepare(feeds, fetches, targets, SignatureKey(feeds, fetches, targets));
   if (!prepared.ok()) return KjFromStatus(prepared.status());
-  for (size_t i = 0; i < feeds.size(); ++i) {
-    Status s = CheckFeed((*prepared)->feeds[i], feeds[i].second);
-    if (!s.ok()) return KjFromStatus(s);
-  }
-  auto step = std::make_shared<StepState>();
-  step->prepared = *prepared;
-  const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
-
-  kj::Vector<kj::Promise<void>> registrations;
-  for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
-
-  auto ran = kj::joinPromises(registrations.releaseAsArray())
-      .then([this, step, feeds = std::move(feeds), n_fetches = fetches.size(), timeout_ms,
-             trace]() mutable {
-        std::vector<Tensor> fed;
-        for (auto& [id, tensor] : feeds) fed.push_back(std::move(tensor));
-        kj::Vector<kj::Promise<void>> runs;
-        for (auto& part : step->prepared->parts) {
-          const bool is_master = part.get() == step->prepared->master_part;
-          runs.add(RunPart(step, *part, is_master ? std::move(fed) : std::vector<Tensor>(),
-                           is_master ? n_fetches : 0, timeout_ms, trace));
-        }
-        return kj::joinPromises(runs.releaseAsArray());
-      })
-      .then([step, context, fetches]() mutable {
-        step->finished = true;
-        ThrowIfError(MostTelling(step->errors));
+  std::vector<Tensor> values;
+  for (auto& [id, tensor] : feeds) values.push_back(std::move(tensor));
+  return RunPrepared(*std::move(prepared), std::move(values), fetches.size(),
+                     options.getTimeoutMs(), options.getTrace())
+      .then([context, fetches = std::move(fetches)](std::shared_ptr<StepState> step) mutable {
         auto results = context.getResults();
         auto out = results.initFetches(static_cast<unsigned>(fetches.size()));
         for (unsigned i = 0; i < out.size(); ++i) {
           out[i].setName(fetches[i].ToString());
           if (i < step->fetches.size()) TensorToWire(step->fetches[i], out[i].initTensor());
         }
-        size_t total = step->local_stats.nodes.size();
-        for (auto& t : step->traces) total += t->getTrace().size();
-        auto trace_out = results.initTrace(static_cast<unsigned>(total));
-        TraceToProto(step->local_stats, trace_out);
-        unsigned k = static_cast<unsigned>(step->local_stats.nodes.size());
-        for (auto& t : step->traces) {
-          for (auto n : t->getTrace()) trace_out.setWithCaveats(k++, n);
+        WriteTrace(*step, results.initTrace(TraceSize(*step)));
+      });
+}
+
+kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepared(
+    std::shared_ptr<Prepared> prepared, std::vector<Tensor> feeds, size_t num_fetches,
+    int64_t timeout_ms, bool trace) {
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    Status s = CheckFeed(prepared->feeds[i], feeds[i]);
+    if (!s.ok()) return KjFromStatus(s);
+  }
+  if (timeout_ms <= 0) timeout_ms = step_timeout_.count();
+  auto step = std::make_shared<StepState>();
+  step->prepared = std::move(prepared);
+  const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
+
+  kj::Vector<kj::Promise<void>> registrations;
+  for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
+
+  auto ran = kj::joinPromises(registrations.releaseAsArray())
+      .then([this, step, feeds = std::move(feeds), num_fetches, timeout_ms, trace]() mutable {
+        kj::Vector<kj::Promise<void>> runs;
+        for (auto& part : step->prepared->parts) {
+          const bool is_master = part.get() == step->prepared->master_part;
+          runs.add(RunPart(step, *part, is_master ? std::move(feeds) : std::vector<Tensor>(),
+                           is_master ? num_fetches : 0, timeout_ms, trace));
         }
+        return kj::joinPromises(runs.releaseAsArray());
+      })
+      .then([step]() {
+        step->finished = true;
+        ThrowIfError(MostTelling(step->errors));
+        return step;
       });
   // A step the client cancelled is aborted everywhere. Each task forgets a
   // step's transfers itself when its partition ends (or the step aborts).
   return ran.attach(kj::defer([this, step]() {
     if (!step->finished) Abort(*step, errors::Cancelled("the client cancelled step ", step->step_id));
   }));
+}
+
+unsigned MasterSession::TraceSize(const StepState& step) {
+  size_t total = step.local_stats.nodes.size();
+  for (auto& t : step.traces) total += t->getTrace().size();
+  return static_cast<unsigned>(total);
+}
+
+void MasterSession::WriteTrace(const StepState& step, capnp::List<proto::NodeTrace>::Builder out) {
+  TraceToProto(step.local_stats, out);
+  unsigned k = static_cast<unsigned>(step.local_stats.nodes.size());
+  for (auto& t : step.traces) {
+    for (auto n : t->getTrace()) out.setWithCaveats(k++, n);
+  }
 }
 
 }  // namespace tfd

@@ -10,6 +10,8 @@
 // incarnation moved on) and the next run registers its partition again.
 // Dropping the session capability (the client closed or vanished) releases
 // every registered partition; cancelling a run aborts its step everywhere.
+// A callable (makeCallable) holds its signature's prepared partitions, so
+// its runs skip parsing names and looking the signature up.
 //
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
@@ -17,6 +19,7 @@
 #include <kj/timer.h>
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -41,6 +44,7 @@ class MasterSession final : public proto::Session::Server {
   kj::Promise<void> extend(ExtendContext context) override;
   kj::Promise<void> run(RunContext context) override;
   kj::Promise<void> close(CloseContext context) override;
+  kj::Promise<void> makeCallable(MakeCallableContext context) override;
 
  private:
   struct Part {
@@ -59,6 +63,7 @@ class MasterSession final : public proto::Session::Server {
     Part* master_part = nullptr;  // holds the feeds' _Arg and fetches' _Retval nodes
   };
   struct StepState;
+  class CallableServer;
 
   StatusOr<std::shared_ptr<Prepared>> Prepare(
       const std::vector<std::pair<TensorId, Tensor>>& feeds, const std::vector<TensorId>& fetches,
@@ -66,6 +71,14 @@ class MasterSession final : public proto::Session::Server {
   // Makes `part` ready to run: its executor built here, or its graph
   // registered with its task (again, if the task restarted since).
   kj::Promise<void> Register(Part& part, kj::TimePoint deadline);
+  // Runs one step of `prepared` with the feeds' values in its order: checks
+  // them, registers what is not registered yet, runs every partition, and
+  // fails with the most telling partition's error.
+  kj::Promise<std::shared_ptr<StepState>> RunPrepared(std::shared_ptr<Prepared> prepared,
+                                                      std::vector<Tensor> feeds, size_t num_fetches,
+                                                      int64_t timeout_ms, bool trace);
+  static unsigned TraceSize(const StepState& step);
+  static void WriteTrace(const StepState& step, capnp::List<proto::NodeTrace>::Builder out);
   // One partition's run in the step; records its outcome in `step`.
   kj::Promise<void> RunPart(std::shared_ptr<StepState> step, Part& part,
                             std::vector<Tensor> feeds, size_t num_fetches, int64_t timeout_ms,
@@ -77,6 +90,8 @@ class MasterSession final : public proto::Session::Server {
   GraphDef graph_;
   std::chrono::milliseconds step_timeout_;
   std::map<std::string, std::shared_ptr<Prepared>> prepared_;
+  std::set<CallableServer*> callables_;  // alive; each keeps this session alive
+  bool closed_ = false;
   // Settles when the last extend has been applied (or has failed).
   kj::ForkedPromise<void> extended_ = kj::Promise<void>(kj::READY_NOW).fork();
   LogTaskErrors errors_;

@@ -1,6 +1,7 @@
 // A cluster of real tfd processes: graphs that span tasks, variables shared
 // by name, barriers, and the failures the design promises to handle.
 #include <catch2/catch.hpp>
+#include <set>
 #include <thread>
 
 #include "tests/integration/cluster_fixture.h"
@@ -155,6 +156,121 @@ TEST_CASE("a task that dies gives UNAVAILABLE; after it restarts the same run su
   INFO(again.status().ToString());
   REQUIRE(again.ok());
   CHECK(Scalar(again->fetches[0]) == 5.0f);
+}
+
+// A graph over ps and worker: y = v * x, with v on the ps.
+GraphDef ScaleGraph() {
+  GraphDef g;
+  g.nodes = {Var("v", "/job:ps"), Const("three", 3.0f, "/job:ps"),
+             Node("init", "Assign", {"v", "three"}, "/job:ps"),
+             Node("x", "Placeholder", {}, "/job:worker", {{"dtype", DType::kFloat32}}),
+             Node("y", "Mul", {"v", "x"}, "/job:worker")};
+  return g;
+}
+
+TEST_CASE("a callable runs its signature across tasks with only the feeds, registered once") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  Client& c = **client;
+  REQUIRE(c.CreateSession(ScaleGraph()).ok());
+  REQUIRE(c.Run({}, {}, {"init"}, {}).ok());
+  auto callable = c.MakeCallable({"x"}, {"y", "x:0"}, {});
+  INFO(callable.status().ToString());
+  REQUIRE(callable.ok());
+  auto first = c.RunCallable(*callable, {Tensor::Scalar(2.0f)}, {});
+  INFO(first.status().ToString());
+  REQUIRE(first.ok());
+  REQUIRE(first->fetches.size() == 2);
+  CHECK(Scalar(first->fetches[0]) == 6.0f);
+  CHECK(Scalar(first->fetches[1]) == 2.0f);
+  auto ps = cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  auto registered = (*ps)->GetStatus(5s);
+  REQUIRE(registered.ok());
+  for (float x : {5.0f, -1.0f, 0.5f}) {
+    auto out = c.RunCallable(*callable, {Tensor::Scalar(x)}, {.trace = x < 0});
+    REQUIRE(out.ok());
+    CHECK(Scalar(out->fetches[0]) == 3.0f * x);
+    if (x < 0) {
+      std::set<std::string> traced;
+      for (const auto& n : out->stats.nodes) traced.insert(n.node);
+      CHECK(traced.count("v"));  // the ps's part is traced too
+      CHECK(traced.count("y"));
+    }
+  }
+  // Later runs registered nothing more on the ps.
+  auto after = (*ps)->GetStatus(5s);
+  REQUIRE(after.ok());
+  CHECK(after->registered_graphs == registered->registered_graphs);
+  // The same as Session.run gives.
+  auto plain = c.Run({{"x", Tensor::Scalar(5.0f)}}, {"y"}, {}, {});
+  REQUIRE(plain.ok());
+  CHECK(Scalar(plain->fetches[0]) == 15.0f);
+}
+
+TEST_CASE("a callable refuses bad signatures and bad feeds, and works after each refusal") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  Client& c = **client;
+  REQUIRE(c.CreateSession(ScaleGraph()).ok());
+  REQUIRE(c.Run({}, {}, {"init"}, {}).ok());
+  auto missing = c.MakeCallable({"x"}, {"nope"}, {});
+  CHECK(missing.status().code() == Code::kNotFound);
+  CHECK(missing.status().message().find("nope") != std::string::npos);
+  CHECK(c.MakeCallable({"x", "x:0"}, {"y"}, {}).status().code() == Code::kInvalidArgument);
+  CHECK(c.MakeCallable({}, {"y"}, {"no_target"}).status().code() == Code::kNotFound);
+  CHECK(c.MakeCallable({"x:zz"}, {"y"}, {}).status().code() == Code::kInvalidArgument);
+  auto callable = c.MakeCallable({"x"}, {"y"}, {});
+  REQUIRE(callable.ok());
+  // Two refused runs in a row: too many feeds, then the wrong dtype.
+  auto count = c.RunCallable(*callable, {Tensor::Scalar(1.0f), Tensor::Scalar(2.0f)}, {});
+  CHECK(count.status().code() == Code::kInvalidArgument);
+  auto dtype = c.RunCallable(*callable, {Tensor::Scalar(int64_t{1})}, {});
+  CHECK(dtype.status().code() == Code::kInvalidArgument);
+  CHECK(dtype.status().message().find("'x:0'") != std::string::npos);
+  auto ok = c.RunCallable(*callable, {Tensor::Scalar(4.0f)}, {});
+  INFO(ok.status().ToString());
+  REQUIRE(ok.ok());
+  CHECK(Scalar(ok->fetches[0]) == 12.0f);
+  REQUIRE(c.ReleaseCallable(*callable).ok());
+  CHECK(c.RunCallable(*callable, {Tensor::Scalar(4.0f)}, {}).status().code() ==
+        Code::kInvalidArgument);
+  CHECK(c.ReleaseCallable(*callable).code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("a callable survives two restarts of a task, and ends with its session") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  Client& c = **client;
+  GraphDef g;
+  g.nodes = {Const("p", 5.0f, "/job:ps"),
+             Node("x", "Placeholder", {}, "/job:worker", {{"dtype", DType::kFloat32}}),
+             Node("q", "Add", {"p", "x"}, "/job:worker")};
+  REQUIRE(c.CreateSession(g, 3s).ok());
+  auto callable = c.MakeCallable({"x"}, {"q"}, {});
+  REQUIRE(callable.ok());
+  REQUIRE(c.RunCallable(*callable, {Tensor::Scalar(1.0f)}, {}).ok());
+  for (int restart = 0; restart < 2; ++restart) {
+    cluster.Kill("ps", 0);
+    auto failed = c.RunCallable(*callable, {Tensor::Scalar(1.0f)}, {});
+    CHECK(failed.status().code() == Code::kUnavailable);
+    CHECK(failed.status().message().find("/job:ps/replica:0/task:0") != std::string::npos);
+    REQUIRE(cluster.Start("ps", 0).ok());
+    auto again = c.RunCallable(*callable, {Tensor::Scalar(2.0f)}, {});
+    INFO(again.status().ToString());
+    REQUIRE(again.ok());
+    CHECK(Scalar(again->fetches[0]) == 7.0f);
+  }
+  REQUIRE(c.CloseSession().ok());
+  auto closed = c.RunCallable(*callable, {Tensor::Scalar(1.0f)}, {});
+  CHECK(closed.status().code() == Code::kFailedPrecondition);
+  CHECK(closed.status().message().find("closed") != std::string::npos);
 }
 
 TEST_CASE("the init barrier waits for the initializer and the cluster barrier for every task") {
