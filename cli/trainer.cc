@@ -196,9 +196,11 @@ StatusOr<TrainResult> Trainer::Run(
     if (on_progress) on_progress(p);
   };
 
+  // Prepared once on the master; each step then sends no names at all.
+  TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_.MakeCallable({}, fetches, targets));
   Status failure;
   while (max_steps <= 0 || p.global_step < max_steps) {
-    auto out = client_.Run({}, fetches, targets, {});
+    auto out = client_.RunCallable(step, {}, {});
     if (!out.ok()) {
       if (out.status().code() == Code::kOutOfRange) {
         result.stopped = "input exhausted";
