@@ -83,13 +83,24 @@ TimedSection CounterWatch::Section(int runs, std::vector<ProcCounters>* per_run)
   };
 }
 
-size_t PeakRssBytes(pid_t pid) {
+namespace {
+
+// A "Key:   N kB" line of /proc/PID/status, in bytes.
+size_t StatusBytes(pid_t pid, const std::string& key) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10) * 1024;
+    if (line.rfind(key, 0) == 0) {
+      return std::strtoull(line.c_str() + key.size(), nullptr, 10) * 1024;
+    }
   }
   return 0;
 }
+
+}  // namespace
+
+size_t PeakRssBytes(pid_t pid) { return StatusBytes(pid, "VmHWM:"); }
+
+size_t RssBytes(pid_t pid) { return StatusBytes(pid, "VmRSS:"); }
 
 }  // namespace tfd::bench

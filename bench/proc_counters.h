@@ -41,6 +41,8 @@ ProcCounters ReadProcCounters(pid_t pid);
 // The process's peak resident set so far (VmHWM), in bytes; 0 when
 // unreadable.
 size_t PeakRssBytes(pid_t pid);
+// Its resident set now (VmRSS), in bytes; 0 when unreadable.
+size_t RssBytes(pid_t pid);
 
 // Called with true just before the timed runs of a measurement and with
 // false just after them, so warm-ups and set-up stay outside.

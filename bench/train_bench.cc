@@ -35,7 +35,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
-    "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B]\n"
+    "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B] [--rss-steps N]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
@@ -45,7 +45,9 @@ constexpr const char* kUsage =
     "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1)\n"
     "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
     "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
-    "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n";
+    "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
+    "  --rss-steps instead of the rates: 1 ps + 1 worker run N steps, and each process's\n"
+    "             resident memory is read ten times on the way (e.g. 100000)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
   char* end = nullptr;
@@ -90,6 +92,8 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--unpinned") {
       TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
       o.unpinned = v == 1;
+    } else if (flag == "--rss-steps") {
+      TFD_ASSIGN_OR_RETURN(o.rss_steps, ParseCount(flag, value, 10, 100000000));
     } else if (flag == "--model") {
       if (value != "classic" && value != "large") {
         return errors::InvalidArgument("--model takes classic or large, not '", value, "'");
@@ -114,6 +118,11 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
   if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
   o.data_dir = data.path();
   TFD_RETURN_IF_ERROR(WriteMnistSizedFiles(o.data_dir));
+  if (o.rss_steps > 0) {
+    TFD_ASSIGN_OR_RETURN(RssFigures rss, MeasureRss(o, o.rss_steps, 10));
+    PrintRssReport(rss);
+    return OkStatus();
+  }
   auto step = [](const char* what, StatusOr<TrainFigures> r, TrainFigures* out) -> Status {
     if (!r.ok()) return r.status().WithContext(what);
     *out = std::move(r).value();
@@ -168,7 +177,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "train_bench: error: %s\n", s.ToString().c_str());
     return 1;
   }
-  PrintTrainReport(o, f);
+  if (o.rss_steps == 0) PrintTrainReport(o, f);
   std::printf("load average after: %s\n", ProcLine("/proc/loadavg").c_str());
   return 0;
 }

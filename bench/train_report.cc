@@ -1,6 +1,7 @@
 #include "bench/train_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -113,6 +114,28 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   PrintCounters("1 worker", f.one_worker);
   if (f.one_worker_unpinned) PrintCounters("1 worker, unpinned", *f.one_worker_unpinned);
   if (f.two_workers) PrintCounters("2 workers", *f.two_workers);
+}
+
+void PrintRssReport(const RssFigures& f) {
+  std::printf("\nResident memory (MiB) of 1 ps + 1 worker over %lld steps of the model, after "
+              "the warm-up:\n  %10s", static_cast<long long>(f.steps.back()), "steps");
+  for (const std::string& p : f.processes) std::printf(" %10s", p.c_str());
+  std::printf("\n");
+  for (size_t i = 0; i < f.steps.size(); ++i) {
+    std::printf("  %10lld", static_cast<long long>(f.steps[i]));
+    for (size_t bytes : f.rss[i]) std::printf(" %10.1f", bytes / 1048576.0);
+    std::printf("\n");
+  }
+  std::printf("  change, first sample to last (target: tfd within %.0f %%):\n",
+              kRssFlatBound * 100);
+  for (size_t p = 0; p < f.processes.size(); ++p) {
+    const double first = static_cast<double>(f.rss.front()[p]);
+    const double last = static_cast<double>(f.rss.back()[p]);
+    const double change = first > 0 ? (last - first) / first : 0;
+    const bool tfd = f.processes[p] != "client";
+    std::printf("    %-10s %+6.1f %%%s\n", f.processes[p].c_str(), change * 100,
+                !tfd ? "" : std::abs(change) <= kRssFlatBound ? "  met" : "  MISSED");
+  }
 }
 
 }  // namespace tfd::bench

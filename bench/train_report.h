@@ -27,4 +27,9 @@ struct TrainBenchFigures {
 
 void PrintTrainReport(const TrainSetup& setup, const TrainBenchFigures& f);
 
+// Each process's resident memory at each sample, and its change from the
+// first sample to the last against issue 12's bound.
+inline constexpr double kRssFlatBound = 0.05;
+void PrintRssReport(const RssFigures& f);
+
 }  // namespace tfd::bench

@@ -91,13 +91,16 @@ Status TimeSteps(const TrainSetup& o, const StepFn& step, const TimedSection& se
   return OkStatus();
 }
 
-StepFn ClientStep(Client& client) {
-  return [&client](bool trace) -> StatusOr<StepResult> {
-    TFD_ASSIGN_OR_RETURN(auto out, client.Run({}, {sig::kLoss}, {sig::kTrain},
-                                              {.timeout = kStepTimeout, .trace = trace}));
+// A step as `tfctl train` runs it: a callable prepared once.
+StatusOr<StepFn> ClientStep(Client& client) {
+  TFD_ASSIGN_OR_RETURN(Client::CallableHandle callable,
+                       client.MakeCallable({}, {sig::kLoss}, {sig::kTrain}));
+  return StepFn([&client, callable](bool trace) -> StatusOr<StepResult> {
+    TFD_ASSIGN_OR_RETURN(auto out, client.RunCallable(callable, {},
+                                                      {.timeout = kStepTimeout, .trace = trace}));
     TFD_ASSIGN_OR_RETURN(double loss, LossOf(out.fetches));
     return StepResult{std::move(out.stats), loss};
-  };
+  });
 }
 
 std::vector<std::string> DaemonFlags(const TrainSetup& o) { return {"--data-dir", o.data_dir}; }
@@ -183,12 +186,49 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
   WatchCluster(o, cluster, 1, &pids, &f.processes);
   CounterWatch watch(pids);
   TFD_ASSIGN_OR_RETURN(TaskStatusInfo before, client->GetStatus(kStepTimeout));
-  TFD_RETURN_IF_ERROR(
-      TimeSteps(o, ClientStep(*client), watch.Section(o.reps * o.steps, &f.per_step), &f));
+  TFD_ASSIGN_OR_RETURN(StepFn step, ClientStep(*client));
+  TFD_RETURN_IF_ERROR(TimeSteps(o, step, watch.Section(o.reps * o.steps, &f.per_step), &f));
   TFD_ASSIGN_OR_RETURN(TaskStatusInfo after, client->GetStatus(kStepTimeout));
   // Every step of the graph moves the same tensors.
   f.bytes_per_step = static_cast<double>(PushedBytes(after) - PushedBytes(before)) /
                      (o.warmup + o.reps * o.steps + o.traced);
+  TFD_RETURN_IF_ERROR(client->CloseSession());
+  client.reset();
+  TFD_RETURN_IF_ERROR(cluster.Stop());
+  return f;
+}
+
+StatusOr<RssFigures> MeasureRss(const TrainSetup& o, int64_t total_steps, int samples) {
+  TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
+  auto io = kj::setupAsyncIo();
+  BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a}}}, DaemonFlags(o));
+  TFD_RETURN_IF_ERROR(cluster.Start(io));
+  TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
+  TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
+  TFD_RETURN_IF_ERROR(client->Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
+  TFD_ASSIGN_OR_RETURN(StepFn step, ClientStep(*client));
+  for (int i = 0; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(step(false).status());
+
+  RssFigures f;
+  std::vector<pid_t> pids;
+  WatchCluster(o, cluster, 1, &pids, &f.processes);
+  auto sample = [&](int64_t done) {
+    f.steps.push_back(done);
+    std::vector<size_t> now;
+    for (pid_t pid : pids) now.push_back(RssBytes(pid));
+    f.rss.push_back(std::move(now));
+  };
+  sample(0);
+  for (int s = 1; s <= samples; ++s) {
+    const int64_t until = total_steps * s / samples;
+    for (int64_t done = f.steps.back(); done < until; ++done) {
+      TFD_RETURN_IF_ERROR(step(false).status().WithContext("step " + std::to_string(done + 1)));
+    }
+    sample(until);
+  }
   TFD_RETURN_IF_ERROR(client->CloseSession());
   client.reset();
   TFD_RETURN_IF_ERROR(cluster.Stop());
@@ -224,7 +264,7 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
       auto thread_io = kj::setupAsyncIo();
       TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(thread_io, "worker", task));
       TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
-      const StepFn step = ClientStep(*client);
+      TFD_ASSIGN_OR_RETURN(const StepFn step, ClientStep(*client));
       for (int i = 0; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(step(false).status());
       for (int r = 0; r < o.reps; ++r) {
         sync.arrive_and_wait();

@@ -16,6 +16,7 @@
 // client threads of its own and joins them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct TrainSetup {
   examples::MnistModel model = examples::MnistModel::kClassic;
   int ps_tasks() const { return model == examples::MnistModel::kLarge ? 2 : 1; }
   bool unpinned = true;  // also 1 ps + 1 worker left to the scheduler
+  int64_t rss_steps = 0;  // --rss-steps: instead of the rates, MeasureRss over this many
   // The worker (and the single process when pinned to one CPU) on A; the ps
   // and the client on B.
   int cpu_a = -1, cpu_b = -1;
@@ -65,6 +67,17 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& setup, const std::vect
 // `tfctl train` does. per_step: this process, each ps task, worker:0.
 // Unpinned, every process may use every CPU.
 StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup, bool pinned);
+
+// Resident memory over a long run: 1 ps + 1 worker (pinned as above) run
+// `total_steps` steps after the warm-up, and every process's RSS is read
+// `samples` times at even intervals (issue 12: flat within 5 % over 100,000
+// steps of the classic model).
+struct RssFigures {
+  std::vector<std::string> processes;    // "client", "ps:0", ..., "worker:0"
+  std::vector<int64_t> steps;            // when each sample was taken
+  std::vector<std::vector<size_t>> rss;  // [sample][process], bytes
+};
+StatusOr<RssFigures> MeasureRss(const TrainSetup& setup, int64_t total_steps, int samples);
 
 // The ps task(s) + 2 workers (A, B), each driven by its own client thread
 // (on B) at once; each worker reads its own shard. per_step (per step of
