@@ -54,6 +54,7 @@ struct TransportFigures {
 
 struct TfdFigures {
   std::vector<double> empty_one_hop, empty_two_hops;    // µs per run
+  std::vector<double> empty_one_hop_callable;           // the one hop as a Callable's runs
   std::vector<ProcCounters> per_empty_run;              // client, ps:0, worker:0
   std::vector<TransportFigures> by_transport;           // as BenchSetup::transports
 };

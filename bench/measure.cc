@@ -105,6 +105,8 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
     TFD_RETURN_IF_ERROR(cluster.Start(io));
     TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "ps", 0));
     TFD_ASSIGN_OR_RETURN(f.empty_one_hop, EmptyRuns(*client, "/job:ps/task:0", o.iterations));
+    TFD_ASSIGN_OR_RETURN(f.empty_one_hop_callable,
+                         EmptyRuns(*client, "/job:ps/task:0", o.iterations, {}, RunKind::kCallable));
     CounterWatch watch({getpid(), cluster.Pid("ps", 0), cluster.Pid("worker", 0)});
     TFD_ASSIGN_OR_RETURN(f.empty_two_hops,
                          EmptyRuns(*client, "/job:worker/task:0", o.iterations,

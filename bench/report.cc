@@ -28,6 +28,7 @@ void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& 
   PrintRoundTrip("raw TCP 1 byte, 1 hop A->B->A", raw.one_hop, raw_p50, raw_p99);
   PrintRoundTrip("raw TCP 1 byte, 2 hops via a relay on B", raw.two_hops, raw_p50, raw_p99);
   PrintRoundTrip("tfd empty run, NoOp on the master ps:0", t.empty_one_hop, raw_p50, raw_p99);
+  PrintRoundTrip("  the same as a callable's runs", t.empty_one_hop_callable, raw_p50, raw_p99);
   PrintRoundTrip("tfd empty run, client->ps:0->worker:0", t.empty_two_hops, raw_p50, raw_p99);
   const double rt_ratio = Percentile(t.empty_two_hops, 0.5) / raw_p50;
   std::printf("  target: empty run p50 within %.1fx raw TCP: %s (%.2fx)\n", kRoundTripTarget,

@@ -51,20 +51,26 @@ StatusOr<float> ScalarOf(const Client::RunOutput& out) {
 }  // namespace
 
 StatusOr<std::vector<double>> EmptyRuns(Client& client, const std::string& device, int iterations,
-                                        const TimedSection& section) {
+                                        const TimedSection& section, RunKind kind) {
   GraphDef g;
   g.nodes = {Node("noop", "NoOp", {}, device)};
   TFD_RETURN_IF_ERROR(client.CreateSession(g, kStepTimeout));
   const Client::RunOptions options{.timeout = kStepTimeout, .trace = false};
-  for (int i = 0; i < kWarmupRuns; ++i) {
-    TFD_RETURN_IF_ERROR(client.Run({}, {}, {"noop"}, options).status());
+  Client::CallableHandle callable = 0;
+  if (kind == RunKind::kCallable) {
+    TFD_ASSIGN_OR_RETURN(callable, client.MakeCallable({}, {}, {"noop"}));
   }
+  auto run = [&]() -> Status {
+    if (kind == RunKind::kCallable) return client.RunCallable(callable, {}, options).status();
+    return client.Run({}, {}, {"noop"}, options).status();
+  };
+  for (int i = 0; i < kWarmupRuns; ++i) TFD_RETURN_IF_ERROR(run());
   std::vector<double> micros;
   micros.reserve(static_cast<size_t>(iterations));
   if (section) section(true);
   for (int i = 0; i < iterations; ++i) {
     const auto start = Clock::now();
-    TFD_RETURN_IF_ERROR(client.Run({}, {}, {"noop"}, options).status());
+    TFD_RETURN_IF_ERROR(run());
     micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
   if (section) section(false);

@@ -20,9 +20,12 @@ namespace tfd::bench {
 
 // `iterations` runs (after a warm-up that registers the partition) of a
 // session whose only target is a NoOp placed on `device`; each run's time as
-// the client sees it, in µs.
+// the client sees it, in µs. With `callable`, each run is a Callable's
+// (the signature prepared once) instead of a Session.run.
+enum class RunKind { kSessionRun, kCallable };
 StatusOr<std::vector<double>> EmptyRuns(Client& client, const std::string& device, int iterations,
-                                        const TimedSection& section = {});
+                                        const TimedSection& section = {},
+                                        RunKind kind = RunKind::kSessionRun);
 
 // One timed transfer of a tensor from producer to consumer.
 struct TransferSample {
