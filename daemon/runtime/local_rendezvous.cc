@@ -14,12 +14,19 @@ void LocalRendezvous::Complete(Waiter waiter, StatusOr<Tensor> value) {
   waiter.done(std::move(value));
 }
 
-const Status* LocalRendezvous::EndedLocked(int64_t step_id) const {
-  auto it = ended_.find(step_id);
-  return it == ended_.end() ? nullptr : &it->second;
+std::optional<Status> LocalRendezvous::EndedLocked(int64_t step_id) const {
+  if (!ended_.Contains(step_id)) return std::nullopt;
+  auto it = aborted_.find(step_id);
+  if (it != aborted_.end()) return it->second;
+  return CleanedUp(step_id);
 }
 
-void LocalRendezvous::EndLocked(int64_t step_id, const Status& why, std::vector<Waiter>* waiters) {
+Status LocalRendezvous::CleanedUp(int64_t step_id) {
+  return errors::Aborted("step ", step_id, " ended before its tensor arrived");
+}
+
+void LocalRendezvous::EndLocked(int64_t step_id, const Status& why, bool aborted,
+                                std::vector<Waiter>* waiters) {
   auto it = steps_.find(step_id);
   if (it != steps_.end()) {
     for (auto& [key, slot] : it->second.slots) {
@@ -27,12 +34,16 @@ void LocalRendezvous::EndLocked(int64_t step_id, const Status& why, std::vector<
     }
     steps_.erase(it);
   }
-  if (ended_.emplace(step_id, why).second) {
-    ended_order_.push_back(step_id);
-    if (ended_order_.size() > kMaxEndedSteps) {
-      ended_.erase(ended_order_.front());
-      ended_order_.pop_front();
-    }
+  if (ended_.Contains(step_id)) return;
+  ended_.Add(step_id);
+  if (!aborted) return;  // CleanedUp says why
+  // An abort's reason is what a late receive must report; aborts are rare,
+  // so the last kMaxAbortedSteps of them keep theirs.
+  aborted_.emplace(step_id, why);
+  aborted_order_.push_back(step_id);
+  if (aborted_order_.size() > kMaxAbortedSteps) {
+    aborted_.erase(aborted_order_.front());
+    aborted_order_.pop_front();
   }
 }
 
@@ -53,7 +64,7 @@ void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, cons
 
 Status LocalRendezvous::Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
                             std::optional<Waiter>* waiter) {
-  if (const Status* ended = EndedLocked(step_id)) return *ended;
+  if (auto ended = EndedLocked(step_id)) return *ended;
   StepTable& step = steps_[step_id];
   step.touched = Clock::now();
   Slot& slot = step.slots[key];
@@ -97,7 +108,7 @@ std::optional<StatusOr<Tensor>> LocalRendezvous::TakeOrPark(int64_t step_id,
                                                             const std::string& key,
                                                             Waiter& waiter) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (const Status* ended = EndedLocked(step_id)) return StatusOr<Tensor>(*ended);
+  if (auto ended = EndedLocked(step_id)) return StatusOr<Tensor>(*ended);
   StepTable& step = steps_[step_id];
   step.touched = Clock::now();
   Slot& slot = step.slots[key];
@@ -141,19 +152,19 @@ void LocalRendezvous::Abort(int64_t step_id, const Status& status) {
   std::vector<Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (EndedLocked(step_id) != nullptr) return;
-    EndLocked(step_id, why, &waiters);
+    if (ended_.Contains(step_id)) return;
+    EndLocked(step_id, why, /*aborted=*/true, &waiters);
   }
   for (Waiter& w : waiters) Complete(std::move(w), why);
 }
 
 void LocalRendezvous::Cleanup(int64_t step_id) {
-  const Status why = errors::Aborted("step ", step_id, " ended before its tensor arrived");
+  const Status why = CleanedUp(step_id);
   std::vector<Waiter> waiters;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (EndedLocked(step_id) != nullptr) return;
-    EndLocked(step_id, why, &waiters);
+    if (ended_.Contains(step_id)) return;
+    EndLocked(step_id, why, /*aborted=*/false, &waiters);
   }
   for (Waiter& w : waiters) Complete(std::move(w), why);
 }

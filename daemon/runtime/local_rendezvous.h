@@ -8,8 +8,10 @@
 // A step ends here with Abort (the step failed somewhere) or Cleanup (its
 // partition here is over). Either way its table goes at once, waiters fail
 // with the reason, and the step is remembered for a while (the last
-// kMaxEndedSteps of them), so that a tensor still on its way for it is
-// dropped on arrival instead of starting a new table nobody will empty.
+// kMaxEndedSteps of them, in memory taken up front: RecentSteps), so that a
+// tensor still on its way for it is dropped on arrival instead of starting a
+// new table nobody will empty. An abort's reason is kept for the last
+// kMaxAbortedSteps aborts; older ones report that the step ended.
 // Tables of steps that never ran here and never ended (a master that died
 // before telling us) are dropped by Reap.
 //
@@ -31,12 +33,14 @@
 #include <vector>
 
 #include "common/rendezvous.h"
+#include "daemon/runtime/recent_steps.h"
 
 namespace tfd {
 
 class LocalRendezvous : public Rendezvous {
  public:
   static constexpr size_t kMaxEndedSteps = 65536;
+  static constexpr size_t kMaxAbortedSteps = 1024;
   using Clock = std::chrono::steady_clock;
 
   // Hands over a tensor: OK, or the status of a step that ended here.
@@ -86,15 +90,20 @@ class LocalRendezvous : public Rendezvous {
   // the lock with the value it holds.
   Status Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
              std::optional<Waiter>* waiter);
-  // Under the lock: ends the step, moving out its waiters.
-  void EndLocked(int64_t step_id, const Status& why, std::vector<Waiter>* waiters);
-  // The status of an ended step, under the lock.
-  const Status* EndedLocked(int64_t step_id) const;
+  // Under the lock: ends the step, moving out its waiters; an abort's
+  // reason is kept for late arrivals.
+  void EndLocked(int64_t step_id, const Status& why, bool aborted, std::vector<Waiter>* waiters);
+  // The status of an ended step, under the lock; nullopt for one that has
+  // not ended (or was forgotten).
+  std::optional<Status> EndedLocked(int64_t step_id) const;
+  // What a step that ended with Cleanup reports.
+  static Status CleanedUp(int64_t step_id);
 
   mutable std::mutex mu_;
   std::map<int64_t, StepTable> steps_;              // guarded by mu_
-  std::unordered_map<int64_t, Status> ended_;       // guarded by mu_
-  std::deque<int64_t> ended_order_;                 // guarded by mu_; oldest first
+  RecentSteps ended_{kMaxEndedSteps};               // guarded by mu_
+  std::unordered_map<int64_t, Status> aborted_;     // guarded by mu_: reasons of recent aborts
+  std::deque<int64_t> aborted_order_;               // guarded by mu_; oldest first
 };
 
 }  // namespace tfd

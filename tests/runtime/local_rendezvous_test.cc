@@ -104,6 +104,25 @@ TEST_CASE("an ended step's late tensors are dropped and its later receives fail"
   r.Cleanup(8);
   r.Deliver(8, "after", Tensor::Scalar(1.0f));
   CHECK(r.num_steps() == 0);
+  Status late = r.Send(8, "after2", Tensor::Scalar(1.0f));
+  CHECK(late.code() == Code::kAborted);
+  CHECK(late.message().find("step 8 ended") != std::string::npos);
+}
+
+TEST_CASE("an abort's reason outlives later cleanups; the oldest steps are forgotten in order") {
+  LocalRendezvous r;
+  r.Abort(1, errors::Unavailable("ps:0 went away"));
+  for (int64_t step = 100; step < 100 + 2000; ++step) r.Cleanup(step);
+  CHECK(r.Send(1, "late", Tensor::Scalar(1.0f)).code() == Code::kUnavailable);
+  // Past kMaxEndedSteps more steps, the first ones are forgotten: a tensor
+  // for them starts a table again (Reap drops such tables).
+  for (int64_t step = 10000; step < 10000 + int64_t{LocalRendezvous::kMaxEndedSteps}; ++step) {
+    r.Cleanup(step);
+  }
+  CHECK(r.Send(100, "forgotten", Tensor::Scalar(1.0f)).ok());
+  CHECK(r.num_steps() == 1);
+  CHECK(r.Send(10000 + LocalRendezvous::kMaxEndedSteps - 1, "kept", Tensor::Scalar(1.0f)).code() ==
+        Code::kAborted);
 }
 
 TEST_CASE("Reap drops untouched tables without receives, and keeps the ones waited on") {

@@ -1,0 +1,48 @@
+// RecentSteps: the ids of the last `capacity` steps that ended, in memory
+// fixed when it is made.
+//
+// A rendezvous must recognise a step that already ended for as long as a
+// late tensor may still arrive for it, over tens of thousands of steps. A
+// node-based set of them grew the process by tens of megabytes before its
+// bound was reached (and left the heap fragmented by the long-lived nodes);
+// this one takes all its memory up front and touches no allocator after.
+//
+//   RecentSteps ended(65536);
+//   ended.Add(step_id);             // forgets the oldest once full
+//   if (ended.Contains(step_id)) ...
+//
+// Thread-safety: none; the owner locks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tfd {
+
+class RecentSteps {
+ public:
+  // `capacity` is rounded up to a power of two.
+  explicit RecentSteps(size_t capacity);
+
+  bool Contains(int64_t step_id) const;
+  // No effect when the step is already there.
+  void Add(int64_t step_id);
+  size_t size() const { return size_; }
+  size_t capacity() const { return order_.size(); }
+
+ private:
+  // The table slot holding `step_id`, or the empty slot where it would go.
+  size_t Find(int64_t step_id) const;
+  void Remove(int64_t step_id);
+
+  // Open addressing with linear probing, twice the capacity so probes stay
+  // short; `used_` says which slots hold an id (every int64 is a valid id).
+  std::vector<int64_t> slots_;
+  std::vector<uint8_t> used_;
+  std::vector<int64_t> order_;  // ring of ids, oldest at next_ once full
+  size_t next_ = 0;
+  size_t size_ = 0;
+};
+
+}  // namespace tfd
