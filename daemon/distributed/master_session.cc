@@ -332,6 +332,7 @@ void MasterSession::Abort(StepState& step, const Status& why) {
 }
 
 kj::Promise<void> MasterSession::makeCallable(MakeCallableContext context) {
+  if (closed_) return KjFromStatus(errors::FailedPrecondition("the session was closed"));
   auto params = context.getParams();
   auto parse = [](capnp::List<capnp::Text>::Reader names, const char* what,
                   std::vector<TensorId>& out) -> Status {
