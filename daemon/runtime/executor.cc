@@ -29,6 +29,7 @@ std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n
 struct Worklist {
   const void* step = nullptr;
   std::deque<int> nodes;
+  bool holds_expensive = false;  // one expensive node queued behind cheap ones
 };
 thread_local Worklist* tl_worklist = nullptr;
 // True while this thread runs work an executor posted to its compute pool;
@@ -43,7 +44,7 @@ thread_local bool tl_on_pool = false;
 // on the thread that made it ready, be it the caller of RunAsync (the event
 // loop, for a task), a pool thread or the thread that completed a transfer.
 // An expensive kernel goes to the compute pool, except that a pool thread
-// with nothing cheap left to do keeps one for itself. So a step of cheap
+// keeps one for itself, to run after the cheap ones it has queued. So a step of cheap
 // nodes only, an empty one say, never leaves the caller's thread.
 struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   Step(const Executor& e, const RunArgs& a, DoneCallback d)
@@ -149,8 +150,13 @@ void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
   }
   ready.clear();
   if (keep < 0) return;
-  if (tl_on_pool && list.nodes.empty()) {
+  // A pool thread keeps one expensive node, after the cheap ones it has
+  // queued: it will be free for it soon, and handing it to another thread
+  // costs a wake-up and the inputs' cache lines (more than the classic
+  // model's kernels themselves on this machine's 2 CPUs).
+  if (tl_on_pool && !list.holds_expensive) {
     list.nodes.push_back(keep);
+    list.holds_expensive = true;
     return;
   }
   Post(keep);
@@ -180,6 +186,7 @@ void Executor::Step::Drain(std::vector<int>& ready) {
   while (!list.nodes.empty()) {
     const int id = list.nodes.front();
     list.nodes.pop_front();
+    if (!exec.cheap_[id]) list.holds_expensive = false;
     RunOne(id, ready);
     Dispatch(ready, list);
   }
