@@ -1,6 +1,8 @@
 // A cluster of real tfd processes: graphs that span tasks, variables shared
 // by name, barriers, and the failures the design promises to handle.
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -271,6 +273,71 @@ TEST_CASE("a callable survives two restarts of a task, and ends with its session
   auto closed = c.RunCallable(*callable, {Tensor::Scalar(1.0f)}, {});
   CHECK(closed.status().code() == Code::kFailedPrecondition);
   CHECK(closed.status().message().find("closed") != std::string::npos);
+}
+
+TEST_CASE("sixteen clients at once and 300 sessions in a row: no error, nothing left held") {
+  // The short version of bench/load_bench (issue 14's load run).
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  {
+    auto setup = cluster.Connect("worker", 0);
+    REQUIRE(setup.ok());
+    REQUIRE((*setup)->CreateSession(ScaleGraph()).ok());
+    REQUIRE((*setup)->Run({}, {}, {"init"}, {}).ok());
+  }
+  constexpr int kClients = 16;
+  std::atomic<int> errors{0}, wrong{0}, steps{0};
+  std::mutex first_mu;
+  std::string first_error;
+  const std::string address = cluster.Address("worker", 0);
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClients; ++i) {
+    threads.emplace_back([&, i] {
+      auto fail = [&](const Status& s) {
+        ++errors;
+        std::lock_guard<std::mutex> lock(first_mu);
+        if (first_error.empty()) first_error = s.ToString();
+      };
+      // Each thread its own event loop: the fixture's belongs to this one.
+      auto io = kj::setupAsyncIo();
+      auto client = Client::Connect(io, address, "", 10s);
+      if (!client.ok()) return fail(client.status());
+      if (Status s = (*client)->CreateSession(ScaleGraph()); !s.ok()) return fail(s);
+      const float x = static_cast<float>(i + 1);
+      while (std::chrono::steady_clock::now() < until) {
+        auto out = (*client)->Run({{"x", Tensor::Scalar(x)}}, {"y"}, {}, {});
+        if (!out.ok()) return fail(out.status());
+        ++steps;
+        if (Scalar(out->fetches[0]) != 3.0f * x) ++wrong;
+      }
+      if (Status s = (*client)->CloseSession(); !s.ok()) fail(s);
+    });
+  }
+  for (auto& t : threads) t.join();
+  INFO(first_error);
+  CHECK(errors == 0);
+  CHECK(wrong == 0);
+  CHECK(steps > kClients);
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  for (int i = 0; i < 300; ++i) {
+    Status s = (*client)->CreateSession(ScaleGraph());
+    if (s.ok()) s = (*client)->Run({{"x", Tensor::Scalar(1.0f)}}, {"y"}, {}, {}).status();
+    if (s.ok()) s = (*client)->CloseSession();
+    INFO("session " << i);
+    REQUIRE(s.ok());
+  }
+  // Every session and partition went with its close.
+  auto worker = (*client)->GetStatus(5s);
+  REQUIRE(worker.ok());
+  CHECK(worker->sessions == 0);
+  CHECK(worker->registered_graphs == 0);
+  auto ps = cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  auto ps_status = (*ps)->GetStatus(5s);
+  REQUIRE(ps_status.ok());
+  CHECK(ps_status->registered_graphs == 0);
 }
 
 TEST_CASE("the init barrier waits for the initializer and the cluster barrier for every task") {
