@@ -1,11 +1,11 @@
 #include "common/buffer.h"
 
-#include "common/buffer_pool.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
+
+#include "common/buffer_pool.h"
 
 namespace tfd {
 
