@@ -11,6 +11,16 @@
 namespace tfd {
 namespace po = boost::program_options;
 
+bool IsLoopbackAddress(const std::string& address) {
+  const std::string host = address.substr(0, address.rfind(':'));
+  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
+}
+
+std::string DefaultListenAddress(const std::string& own_address) {
+  if (IsLoopbackAddress(own_address)) return own_address;
+  return "*" + own_address.substr(own_address.rfind(':'));
+}
+
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv) {
   TfdConfig c;
@@ -22,7 +32,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("cluster", po::value<std::string>(), "cluster spec: JSON or a file holding it (TFD_CLUSTER)")
       ("job", po::value<std::string>(), "this task's job (TFD_JOB)")
       ("task", po::value<std::string>(), "this task's index in its job (TFD_TASK)")
-      ("listen", po::value<std::string>(), "address to listen on; default: the task's own (TFD_LISTEN)")
+      ("listen", po::value<std::string>(), "address to listen on; default: every interface on the port of the task's own address, or that address itself when it is a loopback one (TFD_LISTEN)")
       ("data-dir", po::value<std::string>(), "directory data readers and Save/Restore may use (TFD_DATA_DIR)")
       ("checkpoint-dir", po::value<std::string>(), "directory for checkpoints, restored from on start (TFD_CHECKPOINT_DIR)")
       ("checkpoint-keep", po::value<std::string>(), "checkpoints kept after each save, default 5 (TFD_CHECKPOINT_KEEP)")
@@ -167,7 +177,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   if (auto v = get("listen", "TFD_LISTEN")) {
     c.listen = v->first;
   } else {
-    c.listen = *c.cluster.TaskAddress(c.job, c.task);
+    c.listen = DefaultListenAddress(*c.cluster.TaskAddress(c.job, c.task));
   }
   if (auto v = get("data-dir", "TFD_DATA_DIR")) c.data_dir = v->first;
   if (auto v = get("checkpoint-dir", "TFD_CHECKPOINT_DIR")) c.checkpoint_dir = v->first;

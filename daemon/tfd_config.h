@@ -20,7 +20,7 @@ struct TfdConfig {
   ClusterSpec cluster;
   std::string job;
   int task = -1;
-  std::string listen;          // default: this task's address in the spec
+  std::string listen;          // default: DefaultListenAddress(this task's address in the spec)
   std::string data_dir;        // readers and Save/Restore may use it
   std::string checkpoint_dir;  // checkpoints go here; the newest good one is restored on start
   int checkpoint_keep = 5;     // checkpoints kept after each save (daemon/checkpoint/checkpoint_manager.h)
@@ -45,6 +45,18 @@ struct TfdConfig {
 // positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB").
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
+
+// Where a task listens when --listen does not say: "*:PORT" (every IPv4
+// and IPv6 interface, as TensorFlow's server listens on 0.0.0.0) with the
+// port of its address in the cluster spec. The host part is the name peers
+// dial, which need not resolve to an interface of this machine (a pod's
+// headless-service name before the pod is ready, a host name that
+// /etc/hosts maps to 127.0.1.1). A loopback address (localhost, 127.x,
+// [::1]) is kept as it is: peers that dial it are on this host, so nothing
+// is gained by listening beyond it.
+std::string DefaultListenAddress(const std::string& own_address);
+// Whether "host:port" names a loopback host.
+bool IsLoopbackAddress(const std::string& address);
 
 // "1048576", "64K", "64M", "8G", "1T" (also "64MiB", "64MB": all binary) as
 // bytes; nullopt for anything else, 0 included.

@@ -34,11 +34,6 @@
 namespace tfd {
 namespace {
 
-bool IsLoopback(const std::string& address) {
-  const std::string host = address.substr(0, address.rfind(':'));
-  return host == "localhost" || host.rfind("127.", 0) == 0 || host == "[::1]" || host == "::1";
-}
-
 // Opens the checkpoint directory and, before the task serves anyone,
 // restores the newest checkpoint that verifies: a ps killed and restarted
 // comes back with its saved variables. False (logged) when the directory
@@ -178,7 +173,7 @@ int Serve(const TfdConfig& config) {
       pool.join();
       return 1;
     }
-    if (config.auth_token.empty() && !IsLoopback(config.listen)) {
+    if (config.auth_token.empty() && !IsLoopbackAddress(config.listen)) {
       env.logger->warn("listening on {} beyond loopback without --auth-token-file: anyone who "
                        "can reach it can run graphs",
                        config.listen);

@@ -204,5 +204,37 @@ TEST_CASE("TFD_LOG_DEVICE_PLACEMENT=1 turns the switch on; --help describes ever
   CHECK(help->usage.find("a file of NAME = VALUE lines") != std::string::npos);
 }
 
+// A pod's spec names its headless-service DNS name, which may not resolve
+// yet, and a host's name may map to 127.0.1.1 in /etc/hosts: either way the
+// task must listen where peers can reach it.
+TEST_CASE("the default listen address: every interface on the spec's port, loopback kept") {
+  auto Spec = [](const std::string& address) {
+    std::vector<std::string> args = {"tfd", "--cluster", R"({"ps": [")" + address + R"("]})",
+                                     "--job", "ps", "--task", "0"};
+    std::vector<const char*> argv;
+    for (auto& a : args) argv.push_back(a.c_str());
+    return ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
+                          [](const char*) -> const char* { return nullptr; });
+  };
+  for (const auto& [spec, listen] : std::vector<std::pair<std::string, std::string>>{
+           {"ps-0.ps.default.svc.cluster.local:2222", "*:2222"},
+           {"10.1.2.3:2223", "*:2223"},
+           {"[fd00::7]:2224", "*:2224"},
+           {"localhost:2225", "localhost:2225"},
+           {"127.0.0.1:2226", "127.0.0.1:2226"},
+           {"[::1]:2227", "[::1]:2227"}}) {
+    INFO(spec);
+    auto config = Spec(spec);
+    REQUIRE(config.ok());
+    CHECK(config->listen == listen);
+  }
+  auto explicit_listen = Parse({"--listen", "0.0.0.0:3333"});
+  REQUIRE(explicit_listen.ok());
+  CHECK(explicit_listen->listen == "0.0.0.0:3333");
+  auto from_env = Parse({}, {{"TFD_LISTEN", "0.0.0.0:3334"}});
+  REQUIRE(from_env.ok());
+  CHECK(from_env->listen == "0.0.0.0:3334");
+}
+
 }  // namespace
 }  // namespace tfd
