@@ -2,6 +2,8 @@
 // graph, and which the model builders (examples/mnist) give their nodes.
 // Only the train op is required; the trainer skips what a graph lacks.
 //
+// Before the first step the trainer reads kGlobalStepVariable, so a run
+// whose last step is already reached (restored from a checkpoint) runs none.
 // A step runs kTrain (a sync chief: kChiefStep instead) and fetches
 // kGlobalStep (a sync chief: kChiefGlobalStep), kLoss and kEpoch. Training ends when the input runs out
 // (OUT_OF_RANGE) or the global step reaches kMaxSteps (when the graph has
@@ -21,6 +23,7 @@ namespace tfd::train::signature {
 inline constexpr const char* kInit = "init";                // global variables initializer
 inline constexpr const char* kTrain = "train";              // one step's update
 inline constexpr const char* kGlobalStep = "train/global_step";  // int64: the step after it
+inline constexpr const char* kGlobalStepVariable = "global_step";  // read before the first step
 inline constexpr const char* kLoss = "summaries/loss";      // scalar
 inline constexpr const char* kEpoch = "summaries/epoch";    // float64 epochs of input read
 inline constexpr const char* kEpochs = "train/epochs";      // int64 const: epochs planned

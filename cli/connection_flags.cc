@@ -3,13 +3,16 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "cli/args.h"
+#include "common/cluster_spec.h"
+
 namespace tfd::cli {
 namespace po = boost::program_options;
 
 void AddConnectionFlags(po::options_description& options, ConnectionFlags& flags, bool need_target) {
   if (need_target) {
-    options.add_options()("target", po::value(&flags.target)->required(),
-                          "HOST:PORT of the task to talk to");
+    options.add_options()("target", po::value(&flags.target),
+                          "HOST:PORT of the task to talk to (default: the task TF_CONFIG names)");
   }
   options.add_options()
       ("token-file", po::value(&flags.token_file), "file holding the cluster's auth token")
@@ -29,9 +32,31 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
   return token;
 }
 
+std::string TargetOrTfConfig(const std::string& target, const char* tf_config) {
+  if (!target.empty()) return target;
+  if (tf_config == nullptr || *tf_config == '\0') {
+    throw UsageError("--target is required (or TF_CONFIG naming this task)");
+  }
+  auto parsed = ParseTfConfig(tf_config);
+  if (!parsed.ok()) {
+    throw UsageError("no --target, and TF_CONFIG cannot give one: " + parsed.status().message());
+  }
+  if (parsed->task_type.empty() || parsed->task_index < 0) {
+    throw UsageError("no --target, and TF_CONFIG names no task (its \"task\": {\"type\", "
+                     "\"index\"})");
+  }
+  auto address = parsed->cluster.TaskAddress(parsed->task_type, parsed->task_index);
+  if (!address.ok()) {
+    throw UsageError("no --target, and TF_CONFIG's task is not in its cluster: " +
+                     address.status().message());
+  }
+  return *address;
+}
+
 StatusOr<std::unique_ptr<Client>> ConnectToTarget(kj::AsyncIoContext& io, const ConnectionFlags& flags) {
+  const std::string target = TargetOrTfConfig(flags.target, std::getenv("TF_CONFIG"));
   TFD_ASSIGN_OR_RETURN(std::string token, ReadToken(flags.token_file));
-  return Client::Connect(io, flags.target, token, flags.timeout());
+  return Client::Connect(io, target, token, flags.timeout());
 }
 
 }  // namespace tfd::cli

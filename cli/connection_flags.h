@@ -17,7 +17,7 @@
 namespace tfd::cli {
 
 struct ConnectionFlags {
-  std::string target;      // host:port of the task to talk to
+  std::string target;      // host:port of the task to talk to; empty: TF_CONFIG's task
   std::string token_file;  // --token-file, else TFD_AUTH_TOKEN_FILE
   double timeout_s = 30;   // --timeout
   std::chrono::milliseconds timeout() const {
@@ -29,6 +29,11 @@ void AddConnectionFlags(boost::program_options::options_description& options, Co
                     bool need_target = true);
 // The token from --token-file or TFD_AUTH_TOKEN_FILE ("" when neither).
 StatusOr<std::string> ReadToken(const std::string& token_file);
+// `target` when given, else the address TF_CONFIG (its text; null when
+// unset) gives its task, as TensorFlow's TFConfigClusterResolver does.
+// Throws UsageError saying what is missing when neither gives one.
+std::string TargetOrTfConfig(const std::string& target, const char* tf_config);
+// Connects to TargetOrTfConfig(flags.target, $TF_CONFIG).
 StatusOr<std::unique_ptr<Client>> ConnectToTarget(kj::AsyncIoContext& io, const ConnectionFlags& flags);
 
 }  // namespace tfd::cli

@@ -25,6 +25,7 @@ struct TrainFlags {
   std::string chief = "auto";
   int64_t checkpoint_every = 0;
   double checkpoint_secs = 0;
+  bool checkpoint_flags = false;  // either flag given: no default policy
   double init_timeout_s = 120;
   double step_timeout_s = 60;
   double progress_s = -1;
@@ -40,9 +41,14 @@ TrainFlags Parse(const Args& args) {
       ("steps", po::value(&f.steps), "stop at this global step (default: the graph's, or "
                                       "when the input ends)")
       ("chief", po::value(&f.chief), "yes|no|auto: whether this worker initializes and "
-                                     "checkpoints (auto: task 0 of its job)")
+                                     "checkpoints (auto: chief:0 if the cluster has a chief "
+                                     "job, else worker:0)")
       ("checkpoint-every", po::value(&f.checkpoint_every), "chief: checkpoint every N global steps")
-      ("checkpoint-secs", po::value(&f.checkpoint_secs), "chief: checkpoint every S seconds")
+      ("checkpoint-secs", po::value(&f.checkpoint_secs), "chief: checkpoint every S seconds "
+                                                         "(without either flag: every 600 s and "
+                                                         "at the end, when a task has a "
+                                                         "--checkpoint-dir; 0 with no "
+                                                         "--checkpoint-every: never)")
       ("init-timeout", po::value(&f.init_timeout_s), "seconds to wait for the cluster and the "
                                                      "chief's initialization")
       ("step-timeout", po::value(&f.step_timeout_s), "seconds one step may take")
@@ -58,6 +64,7 @@ TrainFlags Parse(const Args& args) {
   if (f.chief != "yes" && f.chief != "no" && f.chief != "auto") {
     throw UsageError("--chief must be yes, no or auto, not '" + f.chief + "'");
   }
+  f.checkpoint_flags = vm.count("checkpoint-every") > 0 || vm.count("checkpoint-secs") > 0;
   if (f.checkpoint_every < 0 || f.checkpoint_secs < 0) {
     throw UsageError("checkpoint intervals must not be negative");
   }
@@ -66,6 +73,9 @@ TrainFlags Parse(const Args& args) {
   }
   return f;
 }
+
+// MonitoredTrainingSession's save_checkpoint_secs.
+constexpr double kDefaultCheckpointSecs = 600;
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -122,12 +132,22 @@ int Train(const TrainFlags& f, OutputFormat format) {
   options.init_timeout = Millis(f.init_timeout_s);
   options.progress_every = Millis(f.progress_s >= 0 ? f.progress_s : (tty ? 1 : 10));
   options.checkpoint_every_steps = f.checkpoint_every;
-  options.checkpoint_every_seconds = f.checkpoint_secs;
+  options.checkpoint_every_seconds = f.checkpoint_flags ? f.checkpoint_secs : kDefaultCheckpointSecs;
   options.evaluate = !f.no_eval;
   Client& c = **client;
-  if (f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
+  if (!f.checkpoint_flags || f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
     options.save_checkpoint = [&c, &f](int64_t step) {
       return c.SaveCheckpoint(step, f.remote.timeout()).status();
+    };
+  }
+  if (!f.checkpoint_flags) {
+    // The default policy asks first: a cluster without a --checkpoint-dir
+    // (FAILED_PRECONDITION, naming the tasks asked) trains without one.
+    options.cluster_keeps_checkpoints = [&c, &f]() -> StatusOr<bool> {
+      auto listed = c.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
+      if (listed.ok()) return true;
+      if (listed.status().code() == Code::kFailedPrecondition) return false;
+      return listed.status().WithContext("asking which tasks keep checkpoints");
     };
   }
   Trainer trainer(c, std::move(*graph), options);

@@ -28,7 +28,9 @@ double ScalarValue(const Tensor& t) {
 
 }  // namespace
 
-bool IsTaskZero(const std::string& task) {
+bool IsChief(const std::string& task, const ClusterSpec& cluster) {
+  const std::string chief = cluster.ChiefTask();
+  if (!chief.empty()) return task == chief;
   auto name = DeviceName::Parse(task);
   return name.ok() && name->task.value_or(0) == 0;
 }
@@ -130,8 +132,12 @@ StatusOr<TrainResult> Trainer::Run(
                                    "' op to run each step (see docs/training.md)");
   }
   TrainResult result;
-  result.chief = options_.chief.value_or(IsTaskZero(client_.task()));
+  result.chief = options_.chief.value_or(IsChief(client_.task(), client_.cluster()));
   TFD_RETURN_IF_ERROR(Prepare(result));
+  bool checkpoints_on = result.chief && options_.save_checkpoint != nullptr;
+  if (checkpoints_on && options_.cluster_keeps_checkpoints) {
+    TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints());
+  }
 
   int64_t max_steps = options_.max_steps;
   if (max_steps <= 0 && Has(sig::kMaxSteps)) {
@@ -168,7 +174,7 @@ StatusOr<TrainResult> Trainer::Run(
   int64_t steps_at_report = 0, global_at_report = -1, checkpoint_step = -1;
   double epoch_at_report = -1;
   auto checkpoint = [&]() -> Status {
-    if (!options_.save_checkpoint || p.global_step == checkpoint_step) return OkStatus();
+    if (!checkpoints_on || p.global_step == checkpoint_step) return OkStatus();
     TFD_RETURN_IF_ERROR(options_.save_checkpoint(std::max<int64_t>(p.global_step, 0))
                             .WithContext("checkpoint at step " + std::to_string(p.global_step)));
     checkpoint_step = p.global_step;
@@ -196,6 +202,15 @@ StatusOr<TrainResult> Trainer::Run(
     if (on_progress) on_progress(p);
   };
 
+  // A run asked to stop at a step the global step has passed (restored from
+  // a checkpoint) must not run one more to find out.
+  if (max_steps > 0 && Has(sig::kGlobalStepVariable)) {
+    auto read = client_.Run({}, {sig::kGlobalStepVariable}, {}, {});
+    if (!read.ok()) return read.status().WithContext("reading the global step");
+    p.global_step = static_cast<int64_t>(ScalarValue(read->fetches[0]));
+    checkpoint_step = p.global_step;  // a run that steps no further saves nothing new
+  }
+
   // Prepared once on the master; each step then sends no names at all.
   TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_.MakeCallable({}, fetches, targets));
   Status failure;
@@ -218,7 +233,7 @@ StatusOr<TrainResult> Trainer::Run(
     // By steps: whenever the global step has passed another multiple of N
     // (other workers move it too, so it may skip the multiple itself).
     const int64_t every = options_.checkpoint_every_steps;
-    if (result.chief && ((every > 0 && p.global_step >= 0 &&
+    if (checkpoints_on && ((every > 0 && p.global_step >= 0 &&
                           p.global_step / every > std::max<int64_t>(checkpoint_step, 0) / every) ||
                          (options_.checkpoint_every_seconds > 0 &&
                           Seconds(now - last_checkpoint) >= options_.checkpoint_every_seconds))) {
@@ -237,7 +252,7 @@ StatusOr<TrainResult> Trainer::Run(
   }
   if (!failure.ok()) return failure;
   report(Clock::now());
-  if (result.chief) TFD_RETURN_IF_ERROR(checkpoint());
+  TFD_RETURN_IF_ERROR(checkpoint());
   if (options_.evaluate && Has(sig::kAccuracy)) {
     auto out = client_.Run({}, {sig::kAccuracy}, {}, {});
     if (!out.ok()) return out.status().WithContext("evaluating " + std::string(sig::kAccuracy));

@@ -4,14 +4,16 @@
 //   Trainer trainer(*client, graph, options);
 //   TFD_ASSIGN_OR_RETURN(TrainResult r, trainer.Run([](const TrainProgress& p) { ... }));
 //
-// The chief (task 0 of its job, unless told otherwise) waits for the whole
+// The chief (chief:0 if the cluster has a chief job, else worker:0, unless
+// told otherwise) waits for the whole
 // cluster, then initializes the global variables that are not initialized
 // already (restored from a checkpoint by their ps tasks: those keep their
 // values), and runs the sync-replica chief init; every other worker waits on the
 // cluster's init barrier for those same variables. Each worker then resets
 // its input to epoch 0 and steps until its input ends (OUT_OF_RANGE), the global
 // step reaches the last step (--steps, else the graph's train/max_steps),
-// or an error. The chief checkpoints periodically and at the end, and
+// or an error; a run whose last step the global step has reached already
+// runs none. The chief checkpoints periodically and at the end, and
 // releases parked sync replicas when it stops. At the end each worker
 // evaluates the test accuracy when the graph has it.
 //
@@ -32,13 +34,17 @@ namespace tfd::cli {
 
 struct TrainerOptions {
   int64_t max_steps = 0;                   // 0: the graph's train/max_steps, if any
-  std::optional<bool> chief;               // unset: task 0 of its job
+  std::optional<bool> chief;               // unset: IsChief
   std::chrono::milliseconds init_timeout{120000};  // cluster and init barriers
   std::chrono::milliseconds progress_every{1000};
   int64_t checkpoint_every_steps = 0;      // 0: no step-based checkpoints
   double checkpoint_every_seconds = 0;     // 0: no time-based checkpoints
   // Saves a checkpoint of the cluster's variables at this global step.
   std::function<Status(int64_t global_step)> save_checkpoint;
+  // When set, the chief asks it once the cluster is up, and saves no
+  // checkpoint when it answers false (no task keeps checkpoints): how the
+  // default policy stays quiet on a cluster without --checkpoint-dir.
+  std::function<StatusOr<bool>()> cluster_keeps_checkpoints;
   bool evaluate = true;
 };
 
@@ -92,7 +98,9 @@ class Trainer {
   TrainerOptions options_;
 };
 
-// Whether a task name ("/job:worker/replica:0/task:0") is task 0 of its job.
-bool IsTaskZero(const std::string& task);
+// Whether `task` ("/job:worker/replica:0/task:0") is the chief of `cluster`
+// by TensorFlow's rule (ClusterSpec::ChiefTask); in a cluster with neither
+// a chief nor a worker job, task 0 of any job.
+bool IsChief(const std::string& task, const ClusterSpec& cluster);
 
 }  // namespace tfd::cli

@@ -105,6 +105,13 @@ std::vector<std::string> ClusterSpec::TaskNames() const {
   return out;
 }
 
+std::string ClusterSpec::ChiefTask() const {
+  for (const char* job : {"chief", "worker"}) {
+    if (NumTasks(job) > 0) return std::string("/job:") + job + "/replica:0/task:0";
+  }
+  return "";
+}
+
 std::string ClusterSpec::ToJson() const { return json(jobs_).dump(); }
 
 void ClusterSpec::AddJob(const std::string& job, std::vector<std::string> addresses) {

@@ -28,6 +28,7 @@ struct Services {
   worker @1 :Worker;
   task @2 :Text;   # "/job:J/replica:0/task:T" of the task answering
   dataPlane @3 :Transport.DataPlaneInvitation;   # for a peer task; unset for clients
+  cluster @4 :Text;   # the cluster spec the task runs in, as JSON (common/cluster_spec.h)
 }
 
 # Runs sessions; lives on every task (the task a client talks to is its master).
@@ -48,8 +49,9 @@ interface Master {
   saveCheckpoint @3 (step :Int64, hasStep :Bool, timeoutMs :Int64) -> (tasks :List(TaskCheckpoints));
   # restore: `step`, or (-1) the newest step that verifies on every task with a dir.
   restoreCheckpoint @4 (step :Int64, timeoutMs :Int64) -> (tasks :List(TaskCheckpoints));
-  # list: every task's checkpoints, oldest first, each verified.
-  listCheckpoints @5 (timeoutMs :Int64) -> (tasks :List(TaskCheckpoints));
+  # list: every task's checkpoints, oldest first, each verified unless
+  # `verify` is false (then only named: a cheap look at who keeps checkpoints).
+  listCheckpoints @5 (timeoutMs :Int64, verify :Bool = true) -> (tasks :List(TaskCheckpoints));
 }
 
 struct SessionOptions {

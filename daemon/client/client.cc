@@ -64,6 +64,7 @@ struct LoggedIn {
   proto::Master::Client master;
   proto::Worker::Client worker;
   std::string task;
+  std::string cluster;  // JSON; empty from a tfd that does not send it
 };
 
 // Parses `target`, connects and logs in. `phase` says how far it got, for
@@ -87,7 +88,7 @@ kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
                                        capnp::Response<proto::Gate::LoginResults>&& r) mutable {
           auto services = r.getServices();
           return LoggedIn{kj::mv(connection), services.getMaster(), services.getWorker(),
-                          services.getTask()};
+                          services.getTask(), services.getCluster()};
         });
       });
 }
@@ -124,8 +125,10 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
     try {
       auto result = attempt.wait(io.waitScope);
       KJ_IF_MAYBE(l, result) {
+        auto cluster = ClusterSpec::FromJson(l->cluster);
         return std::make_unique<Client>(io, kj::mv(l->connection), kj::mv(l->master),
-                                        kj::mv(l->worker), std::move(l->task));
+                                        kj::mv(l->worker), std::move(l->task),
+                                        cluster.ok() ? std::move(cluster).value() : ClusterSpec());
       }
       last = errors::Unavailable("the deadline passed while ", phase);
       break;
@@ -141,12 +144,14 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
 }
 
 Client::Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection,
-               proto::Master::Client master, proto::Worker::Client worker, std::string task)
+               proto::Master::Client master, proto::Worker::Client worker, std::string task,
+               ClusterSpec cluster)
     : io_(io),
       connection_(kj::mv(connection)),
       master_(kj::mv(master)),
       worker_(kj::mv(worker)),
-      task_(std::move(task)) {}
+      task_(std::move(task)),
+      cluster_(std::move(cluster)) {}
 
 Client::~Client() = default;
 
@@ -341,9 +346,11 @@ StatusOr<std::vector<TaskCheckpoints>> Client::RestoreCheckpoint(int64_t step,
   }), timeout, "restoreCheckpoint");
 }
 
-StatusOr<std::vector<TaskCheckpoints>> Client::ListCheckpoints(std::chrono::milliseconds timeout) {
+StatusOr<std::vector<TaskCheckpoints>> Client::ListCheckpoints(std::chrono::milliseconds timeout,
+                                                               bool verify) {
   auto request = master_.listCheckpointsRequest();
   request.setTimeoutMs(timeout.count());
+  request.setVerify(verify);
   return Wait(request.send().then([](capnp::Response<proto::Master::ListCheckpointsResults>&& r) {
     return ReportsFrom(r);
   }), timeout, "listCheckpoints");

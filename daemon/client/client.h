@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cluster_spec.h"
 #include "common/graph_def.h"
 #include "common/step_stats.h"
 #include "common/tensor.h"
@@ -76,10 +77,12 @@ class Client {
                                                    const std::string& token,
                                                    std::chrono::milliseconds timeout);
   Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection, proto::Master::Client master,
-         proto::Worker::Client worker, std::string task);
+         proto::Worker::Client worker, std::string task, ClusterSpec cluster);
   ~Client();
 
   const std::string& task() const { return task_; }
+  // The cluster the task runs in, as it told us at login.
+  const ClusterSpec& cluster() const { return cluster_; }
 
   Status CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout = {});
   StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
@@ -128,8 +131,10 @@ class Client {
   static constexpr int64_t kLatestCheckpoint = -1;
   StatusOr<std::vector<TaskCheckpoints>> RestoreCheckpoint(int64_t step,
                                                            std::chrono::milliseconds timeout);
-  // Every task's checkpoints, oldest first, each file verified.
-  StatusOr<std::vector<TaskCheckpoints>> ListCheckpoints(std::chrono::milliseconds timeout);
+  // Every task's checkpoints, oldest first, each file verified unless
+  // `verify` is false (then a cheap look: which tasks keep checkpoints).
+  StatusOr<std::vector<TaskCheckpoints>> ListCheckpoints(std::chrono::milliseconds timeout,
+                                                         bool verify = true);
 
  private:
   // Waits for `p` at most `timeout` (plus a margin for the server's own deadline).
@@ -146,6 +151,7 @@ class Client {
   CallableHandle next_callable_ = 1;
   std::chrono::milliseconds step_timeout_{30000};
   std::string task_;
+  ClusterSpec cluster_;
 };
 
 }  // namespace tfd

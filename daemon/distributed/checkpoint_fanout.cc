@@ -209,10 +209,10 @@ TaskCall RestoreCall(int64_t step) {
   };
 }
 
-TaskCall ListCall() {
-  return [](proto::Worker::Client& worker) {
+TaskCall ListCall(bool verify) {
+  return [verify](proto::Worker::Client& worker) {
     auto request = worker.listCheckpointsRequest();
-    request.setVerify(true);
+    request.setVerify(verify);
     return request.send().then([](capnp::Response<proto::Worker::ListCheckpointsResults>&& r) {
       return TaskCheckpointsFromProto(r.getResult());
     });
@@ -241,7 +241,7 @@ kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env,
                                                 "latest), not ", step));
   }
   if (step >= 0) return CallEveryTask(env, deadline, "restoreCheckpoint", RestoreCall(step));
-  return CallEveryTask(env, deadline, "listCheckpoints", ListCall())
+  return CallEveryTask(env, deadline, "listCheckpoints", ListCall(true))
       .then([&env, deadline](Reports lists) {
         auto chosen = ChooseLatest(lists);
         ThrowIfError(chosen.status());
@@ -264,8 +264,9 @@ kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env,
 }
 
 kj::Promise<std::vector<TaskCheckpoints>> ListClusterCheckpoints(TaskEnv& env,
-                                                                 kj::TimePoint deadline) {
-  return CallEveryTask(env, deadline, "listCheckpoints", ListCall());
+                                                                 kj::TimePoint deadline,
+                                                                 bool verify) {
+  return CallEveryTask(env, deadline, "listCheckpoints", ListCall(verify));
 }
 
 }  // namespace tfd

@@ -40,8 +40,9 @@ kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
 kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env, int64_t step,
                                                                    kj::TimePoint deadline);
 
-// Every task's checkpoints, oldest first, each file verified.
+// Every task's checkpoints, oldest first, each file verified when `verify`.
 kj::Promise<std::vector<TaskCheckpoints>> ListClusterCheckpoints(TaskEnv& env,
-                                                                 kj::TimePoint deadline);
+                                                                 kj::TimePoint deadline,
+                                                                 bool verify);
 
 }  // namespace tfd

@@ -56,6 +56,7 @@ kj::Promise<void> GateService::login(LoginContext context) {
   services.setMaster(services_.master);
   services.setWorker(services_.worker);
   services.setTask(env_.task);
+  services.setCluster(env_.cluster.ToJson());
   const std::string peer = context.getParams().getPeer();
   if (!peer.empty() && env_.data_plane != nullptr) {
     if (!ticket_.empty()) env_.data_plane->Revoke(ticket_);  // a second login

@@ -173,7 +173,8 @@ kj::Promise<void> MasterService::restoreCheckpoint(RestoreCheckpointContext cont
 
 kj::Promise<void> MasterService::listCheckpoints(ListCheckpointsContext context) {
   context.allowCancellation();
-  return ListClusterCheckpoints(env_, DeadlineAfter(env_, context.getParams().getTimeoutMs()))
+  return ListClusterCheckpoints(env_, DeadlineAfter(env_, context.getParams().getTimeoutMs()),
+                                context.getParams().getVerify())
       .then([context](std::vector<TaskCheckpoints> reports) mutable {
         ReportsToProto(reports, context.getResults());
       });

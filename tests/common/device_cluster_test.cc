@@ -57,5 +57,17 @@ TEST_CASE("cluster specs from JSON and TF_CONFIG") {
   CHECK(ClusterSpec::FromFlag("/no/such/spec.json").status().code() == Code::kNotFound);
 }
 
+TEST_CASE("the chief: chief:0 when the cluster has a chief job, else worker:0") {
+  auto with_chief = ClusterSpec::FromJson(R"({"chief": ["c:1"], "ps": ["p:1"], "worker": ["w:1"]})");
+  REQUIRE(with_chief.ok());
+  CHECK(with_chief->ChiefTask() == "/job:chief/replica:0/task:0");
+  auto workers = ClusterSpec::FromJson(R"({"ps": ["p:1"], "worker": ["w:1", "w:2"]})");
+  REQUIRE(workers.ok());
+  CHECK(workers->ChiefTask() == "/job:worker/replica:0/task:0");
+  auto neither = ClusterSpec::FromJson(R"({"ps": ["p:1"], "trainer": ["t:1"]})");
+  REQUIRE(neither.ok());
+  CHECK(neither->ChiefTask().empty());
+}
+
 }  // namespace
 }  // namespace tfd

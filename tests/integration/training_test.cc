@@ -161,6 +161,9 @@ TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the l
   CHECK(done[0]["chief"] == true);
   CHECK(done[0]["initialized"] == true);
   CHECK(done[1]["chief"] == false);
+  // No task has a --checkpoint-dir: the default policy saves nothing and
+  // does not fail the run.
+  CHECK(done[0]["checkpoints"] == 0);
   // Every step of both workers moved global_step once.
   CHECK(s.GlobalStep() == 48);
 }
@@ -258,6 +261,84 @@ TEST_CASE("training resumes from the checkpoint after the ps is killed") {
   CHECK(second[0]["initialized"] == false);
   CHECK(s.GlobalStep() == restored + 24);
   CheckLearned(second[0]);
+  // Without --checkpoint-every or --checkpoint-secs the chief still saves
+  // at the end (and every 600 s), as MonitoredTrainingSession does.
+  CHECK(second[0]["checkpoints"] == 1);
+  CHECK(second[1]["checkpoints"] == 0);
+  auto client = s.cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  auto listed = (*client)->ListCheckpoints(30s);
+  REQUIRE(listed.ok());
+  for (const TaskCheckpoints& task : *listed) {
+    if (task.directory.empty() || task.checkpoints.empty()) continue;
+    INFO(task.task);
+    CHECK(task.checkpoints.back().step == restored + 24);
+  }
+
+  // --steps that the global step has reached already: no step is run, and
+  // nothing is saved again.
+  const auto third = s.TrainAll(graph, 1, {"--steps", std::to_string(restored + 24)});
+  CHECK(third[0]["step"] == 0);
+  CHECK(third[0]["global_step"] == restored + 24);
+  CHECK(third[0]["stopped"] == "reached step " + std::to_string(restored + 24));
+  CHECK(third[0]["checkpoints"] == 0);
+  CHECK(s.GlobalStep() == restored + 24);
+}
+
+// A cluster with a chief job (Kubeflow's TFJob, Estimator): chief:0 is the
+// chief, and worker:0 only waits for its initialization, as in TensorFlow.
+// Both trainers find their task through TF_CONFIG, without --target.
+TEST_CASE("a cluster with a chief job: chief:0 initializes, worker:0 does not; target from TF_CONFIG") {
+  LocalCluster cluster({{"chief", 1}, {"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  TempDir work;
+  // global_step on the ps, one increment per step.
+  work.Write("counter.txt", R"((
+  nodes = [
+    ( name = "global_step", op = "VariableV2", device = "/job:ps/task:0",
+      attrs = [ (name = "dtype", value = (type = int64)),
+                (name = "shape", value = (shape = (dims = []))) ] ),
+    ( name = "zero", op = "Const",
+      attrs = [ (name = "dtype", value = (type = int64)),
+                (name = "value", value = (tensor = (dtype = int64, shape = [], int64Val = [0]))) ] ),
+    ( name = "one", op = "Const",
+      attrs = [ (name = "dtype", value = (type = int64)),
+                (name = "value", value = (tensor = (dtype = int64, shape = [], int64Val = [1]))) ] ),
+    ( name = "assign_global_step", op = "Assign", inputs = ["global_step", "zero"] ),
+    ( name = "init", op = "NoOp", inputs = ["^assign_global_step"] ),
+    ( name = "train", op = "AssignAdd", inputs = ["global_step", "one"] ),
+    ( name = "train/global_step", op = "Identity", inputs = ["train"] )
+  ] ))");
+  std::vector<std::unique_ptr<ChildProcess>> runs;
+  for (const std::string job : {"chief", "worker"}) {
+    const Json tf_config{{"cluster", Json::parse(cluster.spec().ToJson())},
+                         {"task", {{"type", job}, {"index", 0}}}};
+    auto child = ChildProcess::Spawn({"env", "TF_CONFIG=" + tf_config.dump(), TfctlBinary(),
+                                      "train", work.path() + "/counter.txt", "--steps", "30",
+                                      "--output", "json", "--init-timeout", "60"});
+    REQUIRE(child.ok());
+    runs.push_back(std::move(child).value());
+  }
+  std::vector<Json> done;
+  for (auto& run : runs) {
+    auto status = run->Wait(120s);
+    INFO(OneLine(run->Stderr()) << " | " << OneLine(run->Stdout()));
+    REQUIRE(status.ok());
+    REQUIRE(*status == 0);
+    std::istringstream lines(run->Stdout());
+    std::string line, last;
+    while (std::getline(lines, line)) {
+      if (!line.empty()) last = line;
+    }
+    done.push_back(Json::parse(last));
+  }
+  CHECK(done[0]["task"] == "/job:chief/replica:0/task:0");
+  CHECK(done[0]["chief"] == true);
+  CHECK(done[0]["initialized"] == true);
+  CHECK(done[1]["task"] == "/job:worker/replica:0/task:0");
+  CHECK(done[1]["chief"] == false);
+  CHECK(done[1]["initialized"] == false);
+  CHECK(done[0]["step"].get<int64_t>() + done[1]["step"].get<int64_t>() >= 30);
 }
 
 TEST_CASE("a variable no checkpoint holds is initialized; the restored ones keep their values") {
