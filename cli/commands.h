@@ -50,14 +50,14 @@ int CheckpointCommand(const Args& args);  // checkpoint save|restore|list --targ
 inline constexpr const char* kGraphUsage = "tfctl graph show|validate|encode|decode FILE [options]";
 inline constexpr const char* kRunUsage = "tfctl run FILE [options]";
 inline constexpr const char* kOpsUsage = "tfctl ops [options]";
-inline constexpr const char* kSubmitUsage = "tfctl submit FILE --target HOST:PORT [options]";
-inline constexpr const char* kTrainUsage = "tfctl train FILE --target HOST:PORT [options]";
-inline constexpr const char* kWaitUsage = "tfctl wait cluster|init --target HOST:PORT [options]";
+inline constexpr const char* kSubmitUsage = "tfctl submit FILE [--target HOST:PORT] [options]";
+inline constexpr const char* kTrainUsage = "tfctl train FILE [--target HOST:PORT] [options]";
+inline constexpr const char* kWaitUsage = "tfctl wait cluster|init [--target HOST:PORT] [options]";
 inline constexpr const char* kStatusUsage = "tfctl status --cluster SPEC [options]";
-inline constexpr const char* kVarsUsage = "tfctl vars list|get NAME --target HOST:PORT [options]";
+inline constexpr const char* kVarsUsage = "tfctl vars list|get NAME [--target HOST:PORT] [options]";
 inline constexpr const char* kStartUsage = "tfctl start --cluster SPEC [options]";
 inline constexpr const char* kStopUsage = "tfctl stop --cluster SPEC [options]";
 inline constexpr const char* kCheckpointUsage =
-    "tfctl checkpoint save|restore|list --target HOST:PORT [options]";
+    "tfctl checkpoint save|restore|list [--target HOST:PORT] [options]";
 
 }  // namespace tfd::cli

@@ -51,7 +51,8 @@ constexpr Command kCommands[] = {
 void PrintHelp() {
   std::cout << "tfctl: graph tools, in-process runs and cluster control for tfd\n\ncommands:\n";
   for (const Command& c : kCommands) std::cout << "  " << c.usage << "\n      " << c.summary << "\n";
-  std::cout << "\n`tfctl COMMAND --help` lists a command's options.\n"
+  std::cout << "\n`tfctl COMMAND --help` lists a command's options. Without --target, a\n"
+               "command that talks to one task talks to the one TF_CONFIG names.\n"
                "Errors print `error: CODE: message` on stderr; the exit status is 1,\n"
                "or 2 for a malformed command line. See docs/cli.md.\n";
 }
