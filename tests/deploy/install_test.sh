@@ -53,9 +53,19 @@ env_file=$dest$SYSCONFDIR/tfd/tfd.env
 for f in "$UNITDIR/tfd@.service" "$SYSCONFDIR/tfd/tfd.env" \
          "$DATADIR/bash-completion/completions/tfctl" \
          "$DOCDIR/LICENSE" "$DOCDIR/README.md" "$DOCDIR/operations.md" "$DOCDIR/cli.md" \
-         "$DOCDIR/architecture.md" "$DOCDIR/systemd/devices.conf"; do
+         "$DOCDIR/architecture.md" "$DOCDIR/systemd/devices.conf" \
+         "$MANDIR/man1/tfd.1" "$MANDIR/man1/tfctl.1"; do
   check "$f is installed" test -f "$dest$f" -a -s "$dest$f"
 done
+# The man pages hold what --help says: tfd's flags, every tfctl command's options.
+check "tfd.1 describes --listen" grep -qF '\-\-listen' "$dest$MANDIR/man1/tfd.1"
+check "tfd.1 describes --checkpoint-dir" grep -qF '\-\-checkpoint\-dir' "$dest$MANDIR/man1/tfd.1"
+check "tfctl.1 has a COMMANDS section with train's --checkpoint-secs" \
+  bash -c "grep -q '^.SH COMMANDS' '$dest$MANDIR/man1/tfctl.1' && grep -q 'checkpoint-secs' '$dest$MANDIR/man1/tfctl.1'"
+check "tfctl.1 names every command of tfctl --help" bash -c '
+  for c in $("$1" --help | sed -n "s/^  tfctl \([a-z]*\) .*/\1/p"); do
+    grep -q "^.SS $c\$" "$2" || { echo "# no $c"; exit 1; }
+  done' _ "$dest$BINDIR/tfctl" "$dest$MANDIR/man1/tfctl.1"
 
 # Everything meson says it installs is there (a new install rule included).
 mapfile -t listed < <(meson introspect "$BUILD" --installed |
