@@ -79,12 +79,16 @@ int StatusCommand(const Args& args) {
       ("timeout", po::value(&timeout_s), "seconds to wait for each task (default 2)")
       ("token-file", po::value(&token_file), "file holding the cluster's auth token")
       ("output", po::value(&output), "human|json");
+  TlsFiles tls_files;
+  AddTlsFlags(options, tls_files);
   ParseArgs(args, options, {});
   const OutputFormat format = ParseOutputFormat(output, false);
   auto spec = ClusterSpec::FromFlag(cluster_flag);
   if (!spec.ok()) return ReportError(spec.status(), format);
   auto token = ReadToken(token_file);
   if (!token.ok()) return ReportError(token.status(), format);
+  auto tls = LoadTls(tls_files);
+  if (!tls.ok()) return ReportError(tls.status(), format);
   auto io = kj::setupAsyncIo();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   Json tasks = Json::array();
@@ -98,7 +102,7 @@ int StatusCommand(const Args& args) {
     for (size_t i = 0; i < addresses.size(); ++i) {
       const std::string name = "/job:" + job + "/replica:0/task:" + std::to_string(i);
       // What the task said (a refused token, say) is reported, not just "down".
-      auto client = Client::Connect(io, addresses[i], *token, timeout);
+      auto client = Client::Connect(io, addresses[i], *token, timeout, *tls);
       StatusOr<TaskStatusInfo> st =
           client.ok() ? (*client)->GetStatus(timeout) : StatusOr<TaskStatusInfo>(client.status());
       if (!st.ok()) {

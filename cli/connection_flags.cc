@@ -17,6 +17,25 @@ void AddConnectionFlags(po::options_description& options, ConnectionFlags& flags
   options.add_options()
       ("token-file", po::value(&flags.token_file), "file holding the cluster's auth token")
       ("timeout", po::value(&flags.timeout_s), "seconds to wait (default 30)");
+  AddTlsFlags(options, flags.tls);
+}
+
+void AddTlsFlags(po::options_description& options, TlsFiles& files) {
+  options.add_options()
+      ("tls-cert", po::value(&files.cert), "this client's certificate (PEM), for a cluster with TLS")
+      ("tls-key", po::value(&files.key), "the private key of --tls-cert (PEM)")
+      ("tls-ca", po::value(&files.ca), "the CA that signs the cluster's certificates (PEM)");
+}
+
+StatusOr<std::shared_ptr<Tls>> LoadTls(TlsFiles files) {
+  for (auto [value, env] : {std::pair{&files.cert, "TFD_TLS_CERT"},
+                            std::pair{&files.key, "TFD_TLS_KEY"}, std::pair{&files.ca, "TFD_TLS_CA"}}) {
+    if (value->empty()) {
+      if (const char* v = std::getenv(env)) *value = v;
+    }
+  }
+  if (!files.enabled()) return std::shared_ptr<Tls>();
+  return Tls::Load(files);
 }
 
 StatusOr<std::string> ReadToken(const std::string& token_file) {
@@ -56,7 +75,8 @@ std::string TargetOrTfConfig(const std::string& target, const char* tf_config) {
 StatusOr<std::unique_ptr<Client>> ConnectToTarget(kj::AsyncIoContext& io, const ConnectionFlags& flags) {
   const std::string target = TargetOrTfConfig(flags.target, std::getenv("TF_CONFIG"));
   TFD_ASSIGN_OR_RETURN(std::string token, ReadToken(flags.token_file));
-  return Client::Connect(io, target, token, flags.timeout());
+  TFD_ASSIGN_OR_RETURN(std::shared_ptr<Tls> tls, LoadTls(flags.tls));
+  return Client::Connect(io, target, token, flags.timeout(), std::move(tls));
 }
 
 }  // namespace tfd::cli

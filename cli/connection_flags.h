@@ -19,6 +19,7 @@ namespace tfd::cli {
 struct ConnectionFlags {
   std::string target;      // host:port of the task to talk to; empty: TF_CONFIG's task
   std::string token_file;  // --token-file, else TFD_AUTH_TOKEN_FILE
+  TlsFiles tls;            // --tls-cert, --tls-key, --tls-ca, else TFD_TLS_CERT, ...
   double timeout_s = 30;   // --timeout
   std::chrono::milliseconds timeout() const {
     return std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
@@ -27,6 +28,12 @@ struct ConnectionFlags {
 
 void AddConnectionFlags(boost::program_options::options_description& options, ConnectionFlags& flags,
                     bool need_target = true);
+// --tls-cert, --tls-key, --tls-ca (AddConnectionFlags adds them too).
+void AddTlsFlags(boost::program_options::options_description& options, TlsFiles& files);
+// The client's TLS from the flags, each else TFD_TLS_CERT, TFD_TLS_KEY,
+// TFD_TLS_CA (the variables tfd reads); null when none is set.
+// INVALID_ARGUMENT naming a missing flag or a file that cannot be used.
+StatusOr<std::shared_ptr<Tls>> LoadTls(TlsFiles files);
 // The token from --token-file or TFD_AUTH_TOKEN_FILE ("" when neither).
 StatusOr<std::string> ReadToken(const std::string& token_file);
 // `target` when given, else the address TF_CONFIG (its text; null when

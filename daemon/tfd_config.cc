@@ -53,7 +53,11 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)")
       // The data plane: docs/cli.md, "The data plane".
       ("max-received-bytes", po::value<std::string>(), "bytes of tensors pushed by peers held at once before pushes wait, default 4G (TFD_MAX_RECEIVED_BYTES)")
-      ("data-plane-transports", po::value<std::string>(), "UCX transports for tensors between tasks, as UCX_TLS: tcp, sm, ^tcp, ...; default UCX's choice (TFD_DATA_PLANE_TRANSPORTS)");
+      ("data-plane-transports", po::value<std::string>(), "UCX transports for tensors between tasks, as UCX_TLS: tcp, sm, ^tcp, ...; default UCX's choice (TFD_DATA_PLANE_TRANSPORTS)")
+      // Mutual TLS: docs/operations.md, "TLS".
+      ("tls-cert", po::value<std::string>(), "this task's certificate (PEM); with --tls-key and --tls-ca (TFD_TLS_CERT)")
+      ("tls-key", po::value<std::string>(), "the private key of --tls-cert (PEM) (TFD_TLS_KEY)")
+      ("tls-ca", po::value<std::string>(), "the CA that signs the cluster's and clients' certificates (PEM) (TFD_TLS_CA)");
   std::ostringstream usage;
   usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
   c.usage = usage.str();
@@ -286,6 +290,14 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                      "(tcp, sm, ^tcp), not '", v->first, "'");
     }
     c.data_plane_transports = v->first;
+  }
+  TlsFiles tls;
+  if (auto v = get("tls-cert", "TFD_TLS_CERT")) tls.cert = v->first;
+  if (auto v = get("tls-key", "TFD_TLS_KEY")) tls.key = v->first;
+  if (auto v = get("tls-ca", "TFD_TLS_CA")) tls.ca = v->first;
+  if (tls.enabled()) {
+    // Loaded now, so a bad file stops the task before it serves anyone.
+    TFD_ASSIGN_OR_RETURN(c.tls, Tls::Load(tls));
   }
   return c;
 }

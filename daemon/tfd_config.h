@@ -13,6 +13,7 @@
 #include "common/cluster_spec.h"
 #include "daemon/distributed/server_limits.h"
 #include "common/size_limits.h"
+#include "daemon/rpc/tls.h"
 
 namespace tfd {
 
@@ -34,6 +35,9 @@ struct TfdConfig {
   uint64_t memory_budget = 0;  // --memory-budget; 0: MemoryBudget::DefaultLimit()
   uint64_t max_received_bytes = uint64_t{4} << 30;  // --max-received-bytes
   std::string data_plane_transports;  // --data-plane-transports; empty: UCX_TLS or UCX's choice
+  // --tls-cert, --tls-key, --tls-ca: mutual TLS on every control-plane
+  // connection (docs/operations.md, "TLS"); null when off.
+  std::shared_ptr<Tls> tls;
   bool help = false;
   bool version = false;        // --version: print tfd's version and exit
   std::string usage;           // the flags' help text
@@ -42,7 +46,9 @@ struct TfdConfig {
 // INVALID_ARGUMENT naming the flag (or variable) that is missing, malformed
 // or contradicts another: no cluster, a job not in it, a task out of range,
 // an unreadable token file, an unknown log level, a size that is not a
-// positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB").
+// positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB"),
+// one or two of the three --tls-* flags, a TLS file that cannot be read or
+// parsed.
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
 

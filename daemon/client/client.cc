@@ -70,13 +70,19 @@ struct LoggedIn {
 // Parses `target`, connects and logs in. `phase` says how far it got, for
 // the error when the deadline cuts it short.
 kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
-                              const std::string& token, const char*& phase) {
+                              const std::string& token, const std::shared_ptr<Tls>& tls,
+                              const char*& phase) {
   phase = "resolving the address";
   return io.provider->getNetwork()
       .parseAddress(target.c_str())
       .then([&phase](kj::Own<kj::NetworkAddress> addr) {
         phase = "connecting";
         return addr->connect().attach(kj::mv(addr));
+      })
+      .then([&phase, tls, target](kj::Own<kj::AsyncIoStream> stream) {
+        if (!tls) return kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(stream));
+        phase = "in the TLS handshake (connected, but no answer yet)";
+        return tls->WrapClient(kj::mv(stream), target);
       })
       .then([&phase, token](kj::Own<kj::AsyncIoStream> stream) {
         phase = "logging in (connected, but no answer yet)";
@@ -104,7 +110,8 @@ void ReadTrace(capnp::List<proto::NodeTrace>::Reader trace, StepStats& stats) {
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const std::string& target,
                                                   const std::string& token,
-                                                  std::chrono::milliseconds timeout) {
+                                                  std::chrono::milliseconds timeout,
+                                                  std::shared_ptr<Tls> tls) {
   // One deadline for everything: resolving, connecting and logging in, over
   // every retry. A task that accepts and never answers (hung, or out of file
   // descriptors with the connection stuck in its backlog) costs `timeout`.
@@ -118,7 +125,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
     const kj::Duration left = deadline - timer.now();
     if (left <= 0 * kj::SECONDS) break;
     const char* phase = "";
-    auto attempt = Attempt(io, target, token, phase)
+    auto attempt = Attempt(io, target, token, tls, phase)
                        .then([](LoggedIn&& l) -> kj::Maybe<LoggedIn> { return kj::mv(l); })
                        .exclusiveJoin(timer.afterDelay(left).then(
                            []() -> kj::Maybe<LoggedIn> { return nullptr; }));
@@ -139,8 +146,14 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
     if (timer.now() + delay.count() * kj::MILLISECONDS >= deadline) break;
     timer.afterDelay(delay.count() * kj::MILLISECONDS).wait(io.waitScope);
   }
+  // A task with TLS on drops a plain client as soon as its first bytes are
+  // not a TLS handshake, which looks like any other lost connection here.
+  const char* tls_hint = !tls && last.code() == Code::kUnavailable &&
+                                 last.message().find("connection lost") != std::string::npos
+                             ? " (if the task runs with TLS, give --tls-cert, --tls-key and --tls-ca)"
+                             : "";
   return errors::Unavailable("cannot reach ", target, " within ", timeout.count() / 1000.0, " s: ",
-                             last.message());
+                             last.message(), tls_hint);
 }
 
 Client::Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection,

@@ -27,6 +27,7 @@
 #include "common/tensor.h"
 #include "daemon/checkpoint/checkpoint_info.h"
 #include "daemon/rpc/connection.h"
+#include "daemon/rpc/tls.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
@@ -73,9 +74,14 @@ class Client {
   // task that accepts and never answers costs `timeout`, then UNAVAILABLE
   // saying how far the last attempt got. A refused token is UNAUTHENTICATED
   // at once.
+  //
+  // With `tls` the connection is a TLS client (daemon/rpc/tls.h) that shows
+  // its certificate and checks the task's against the CA and `target`'s
+  // host; a refused handshake is UNAUTHENTICATED at once, naming TLS.
   static StatusOr<std::unique_ptr<Client>> Connect(kj::AsyncIoContext& io, const std::string& target,
                                                    const std::string& token,
-                                                   std::chrono::milliseconds timeout);
+                                                   std::chrono::milliseconds timeout,
+                                                   std::shared_ptr<Tls> tls = nullptr);
   Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection, proto::Master::Client master,
          proto::Worker::Client worker, std::string task, ClusterSpec cluster);
   ~Client();

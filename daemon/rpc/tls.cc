@@ -1,0 +1,185 @@
+#include "daemon/rpc/tls.h"
+
+#include <kj/debug.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "daemon/rpc/forwarding_stream.h"
+#include "daemon/rpc/kj_status.h"
+
+namespace tfd {
+namespace {
+
+StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return errors::InvalidArgument(flag, ": cannot read '", path, "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().find("-----BEGIN ") == std::string::npos) {
+    return errors::InvalidArgument(flag, ": '", path, "' holds no PEM block");
+  }
+  return text.str();
+}
+
+// What OpenSSL said, without kj's "OpenSSL error; message = " framing.
+std::string Reason(const kj::Exception& e) {
+  std::string d = e.getDescription().cStr();
+  for (const std::string_view framing : {"message = ", "OpenSSL error; "}) {
+    if (const size_t at = d.find(framing); at != std::string::npos) {
+      d = d.substr(at + framing.size());
+      break;
+    }
+  }
+  return d;
+}
+
+// Says that an error was TLS's: a FAILED read or write on a TLS stream is a
+// refusal (a certificate the peer did not accept arrives as an alert after
+// the handshake under TLS 1.3) or a corrupt record, neither of which a retry
+// mends. A peer that just went away stays DISCONNECTED.
+kj::Exception Tagged(kj::Exception&& e, const std::string& peer, const std::string& hint = "") {
+  if (e.getType() != kj::Exception::Type::FAILED) return kj::mv(e);
+  return KjFromStatus(errors::Unauthenticated("TLS with ", peer, " failed: ", Reason(e), hint));
+}
+
+// What OpenSSL's "certificate verify failed" leaves unsaid: which checks a
+// server's certificate must pass.
+std::string ServerCertificateHint(const kj::Exception& e, const std::string& host) {
+  if (Reason(e).find("certificate verify failed") == std::string::npos) return "";
+  return " (the task's certificate must be signed by --tls-ca, be valid now, and name '" + host +
+         "' in its subjectAltName as DNS:" + host +
+         ", also for an IP address: kj-tls checks the dialled name as a DNS name)";
+}
+
+// And what "wrong version number" means on a server: the client did not
+// speak TLS at all.
+std::string PlainClientHint(const kj::Exception& e) {
+  if (Reason(e).find("wrong version number") == std::string::npos) return "";
+  return " (the client did not start a TLS handshake: a client without --tls-cert?)";
+}
+
+class TlsErrorStream final : public ForwardingStream {
+ public:
+  TlsErrorStream(kj::Own<kj::AsyncIoStream> inner, std::string peer)
+      : ForwardingStream(kj::mv(inner)), peer_(std::move(peer)) {}
+
+  kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override {
+    return inner().tryRead(buffer, min_bytes, max_bytes).catch_([this](kj::Exception&& e) -> size_t {
+      kj::throwFatalException(Tagged(kj::mv(e), peer_));
+    });
+  }
+  kj::Promise<void> write(const void* buffer, size_t size) override {
+    return inner().write(buffer, size).catch_([this](kj::Exception&& e) {
+      kj::throwFatalException(Tagged(kj::mv(e), peer_));
+    });
+  }
+  kj::Promise<void> write(kj::ArrayPtr<const kj::ArrayPtr<const kj::byte>> pieces) override {
+    return inner().write(pieces).catch_([this](kj::Exception&& e) {
+      kj::throwFatalException(Tagged(kj::mv(e), peer_));
+    });
+  }
+
+ private:
+  const std::string peer_;
+};
+
+}  // namespace
+
+Status CheckTlsFiles(const TlsFiles& files, const std::string& prefix) {
+  if (!files.enabled()) return OkStatus();
+  for (const auto& [name, value] : {std::pair{"cert", &files.cert}, std::pair{"key", &files.key},
+                                    std::pair{"ca", &files.ca}}) {
+    if (value->empty()) {
+      return errors::InvalidArgument(prefix, name, " is missing: TLS needs ", prefix, "cert, ",
+                                     prefix, "key and ", prefix, "ca together");
+    }
+  }
+  return OkStatus();
+}
+
+std::string HostOfAddress(const std::string& address) {
+  if (!address.empty() && address[0] == '[') {
+    const size_t close = address.find(']');
+    if (close != std::string::npos) return address.substr(1, close - 1);
+  }
+  const size_t colon = address.rfind(':');
+  // One colon is host:port; more without brackets is a bare IPv6 address.
+  if (colon == std::string::npos || address.find(':') != colon) return address;
+  return address.substr(0, colon);
+}
+
+StatusOr<std::shared_ptr<Tls>> Tls::Load(const TlsFiles& files) {
+  TFD_RETURN_IF_ERROR(CheckTlsFiles(files));
+  TFD_ASSIGN_OR_RETURN(std::string cert_pem, ReadPem("--tls-cert", files.cert));
+  TFD_ASSIGN_OR_RETURN(std::string key_pem, ReadPem("--tls-key", files.key));
+  TFD_ASSIGN_OR_RETURN(std::string ca_pem, ReadPem("--tls-ca", files.ca));
+  // kj throws on what OpenSSL cannot parse; each file is parsed on its own
+  // so the error names it.
+  auto parse = [](const std::string& flag, const std::string& path,
+                  auto&& make) -> Status {
+    KJ_IF_MAYBE(e, kj::runCatchingExceptions(make)) {
+      return errors::InvalidArgument(flag, ": cannot parse '", path, "': ", Reason(*e));
+    }
+    return OkStatus();
+  };
+  kj::Maybe<kj::TlsCertificate> cert, ca;
+  kj::Maybe<kj::TlsPrivateKey> key;
+  TFD_RETURN_IF_ERROR(parse("--tls-cert", files.cert,
+                            [&]() { cert = kj::TlsCertificate(kj::StringPtr(cert_pem.c_str())); }));
+  TFD_RETURN_IF_ERROR(parse("--tls-key", files.key,
+                            [&]() { key = kj::TlsPrivateKey(kj::StringPtr(key_pem.c_str())); }));
+  TFD_RETURN_IF_ERROR(parse("--tls-ca", files.ca,
+                            [&]() { ca = kj::TlsCertificate(kj::StringPtr(ca_pem.c_str())); }));
+  std::shared_ptr<Tls> tls;
+  KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
+    tls = std::make_shared<Tls>(
+        kj::TlsKeypair{kj::mv(KJ_ASSERT_NONNULL(key)), kj::mv(KJ_ASSERT_NONNULL(cert))},
+        kj::mv(KJ_ASSERT_NONNULL(ca)));
+  })) {
+    return errors::InvalidArgument("--tls-cert '", files.cert, "' and --tls-key '", files.key,
+                                   "' do not make a usable key pair: ", Reason(*e));
+  }
+  return tls;
+}
+
+Tls::Tls(kj::TlsKeypair keypair, kj::TlsCertificate ca)
+    : keypair_(kj::mv(keypair)), ca_(kj::mv(ca)) {
+  kj::TlsContext::Options options;
+  // The cluster's CA alone decides who is a member.
+  options.useSystemTrustStore = false;
+  options.trustedCertificates = kj::arrayPtr(&ca_, 1);
+  options.verifyClients = true;
+  options.defaultKeypair = keypair_;
+  context_ = kj::heap<kj::TlsContext>(kj::mv(options));
+}
+
+kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapClient(kj::Own<kj::AsyncIoStream> stream,
+                                                        const std::string& address) {
+  const std::string host = HostOfAddress(address);
+  return context_->wrapClient(kj::mv(stream), host.c_str())
+      .then(
+          [self = shared_from_this(), address](kj::Own<kj::AsyncIoStream> secured)
+              -> kj::Own<kj::AsyncIoStream> {
+            return kj::heap<TlsErrorStream>(kj::mv(secured), address).attach(kj::mv(self));
+          },
+          [address, host](kj::Exception&& e) -> kj::Own<kj::AsyncIoStream> {
+            std::string hint = ServerCertificateHint(e, host);
+            kj::throwFatalException(Tagged(kj::mv(e), address, hint));
+          });
+}
+
+kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapServer(kj::Own<kj::AsyncIoStream> stream) {
+  return context_->wrapServer(kj::mv(stream))
+      .then(
+          [self = shared_from_this()](kj::Own<kj::AsyncIoStream> secured)
+              -> kj::Own<kj::AsyncIoStream> {
+            return kj::heap<TlsErrorStream>(kj::mv(secured), "the client").attach(kj::mv(self));
+          },
+          [](kj::Exception&& e) -> kj::Own<kj::AsyncIoStream> {
+            std::string hint = PlainClientHint(e);
+            kj::throwFatalException(Tagged(kj::mv(e), "the client", hint));
+          });
+}
+
+}  // namespace tfd
