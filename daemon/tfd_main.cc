@@ -151,7 +151,8 @@ int Serve(const TfdConfig& config) {
     return 1;
   }
   DataPlane data_plane(**ucx, io.provider->getTimer(),
-                       DataPlane::Options{.max_held_bytes = config.max_received_bytes},
+                       DataPlane::Options{.max_held_bytes = config.max_received_bytes,
+                                          .same_host_only = config.tls != nullptr},
                        [&env](int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
                          env.rendezvous.Deliver(step_id, key, std::move(tensor));
                        },
@@ -161,10 +162,16 @@ int Serve(const TfdConfig& config) {
                    "tensors (--max-received-bytes)",
                    ucp_get_version_string(), (*ucx)->transports(),
                    FormatBytes(config.max_received_bytes));
+  if (config.tls) {
+    env.logger->warn("TLS is on: the data plane (UCX, unencrypted) serves only tasks on this "
+                     "host; a task on another host is refused rather than sent tensors in "
+                     "clear text (docs/operations.md, \"TLS\")");
+  }
 
   int status = 0;
   {
-    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token, config.server_limits);
+    TaskServer server(env, *io.provider, io.provider->getTimer(), config.auth_token,
+                      config.server_limits, config.tls);
     unsigned port = 0;
     try {
       port = server.Listen(config.listen).wait(io.waitScope);
@@ -173,12 +180,13 @@ int Serve(const TfdConfig& config) {
       pool.join();
       return 1;
     }
-    if (config.auth_token.empty() && !IsLoopbackAddress(config.listen)) {
+    if (config.auth_token.empty() && !config.tls && !IsLoopbackAddress(config.listen)) {
       env.logger->warn("listening on {} beyond loopback without --auth-token-file: anyone who "
                        "can reach it can run graphs",
                        config.listen);
     }
-    env.logger->info("listening on {} (port {}), {} compute threads", config.listen, port, threads);
+    env.logger->info("listening on {} (port {}{}), {} compute threads", config.listen, port,
+                     config.tls ? ", mutual TLS" : "", threads);
     notify("READY=1\nSTATUS=serving " + env.task + " on " + config.listen);
     kj::Promise<void> keep_alive =
         systemd ? systemd->KeepAlive(io.provider->getTimer(), env.logger) : kj::NEVER_DONE;

@@ -117,6 +117,10 @@ kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attem
   return io_.getNetwork()
       .parseAddress(peer->address.c_str())
       .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+      .then([this, address = peer->address](kj::Own<kj::AsyncIoStream> stream) {
+        return tls_ ? tls_->WrapClient(kj::mv(stream), address)
+                    : kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(stream));
+      })
       .then([this, task, attempt](kj::Own<kj::AsyncIoStream> stream) {
         return Login(task, attempt, kj::mv(stream));
       })

@@ -30,6 +30,7 @@
 #include "common/cluster_spec.h"
 #include "daemon/rpc/connection.h"
 #include "daemon/rpc/kj_status.h"
+#include "daemon/rpc/tls.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
@@ -64,6 +65,9 @@ class Peers {
                                      Patience patience = Patience::kWaitForStart);
   // Bumped each time the connection to `task` is lost or forgotten.
   uint64_t Incarnation(const std::string& task) const;
+  // From now on connections to other tasks are TLS clients that check the
+  // task's certificate against the CA and its cluster address's host.
+  void UseTls(std::shared_ptr<Tls> tls) { tls_ = std::move(tls); }
   // Drops the connection to `task` (after an error that suggests it is gone).
   void Forget(const std::string& task);
 
@@ -107,6 +111,7 @@ class Peers {
   std::string self_task_;
   TaskServices self_;
   std::string token_;
+  std::shared_ptr<Tls> tls_;  // null: plain TCP
   DataPlane* data_plane_;
   std::shared_ptr<spdlog::logger> logger_;
   std::map<std::string, Peer> peers_;

@@ -66,6 +66,17 @@ class TaskServer::Connection {
         id_(id),
         peer_(std::move(peer)),
         accepted_(server.timer_.now()) {
+    if (server.tls_) {
+      // The handshake runs as the first read needs it; until then the
+      // stream holds reads back, under the login deadline like the login.
+      stream = kj::newPromisedStream(server.tls_->WrapServer(kj::mv(stream))
+                                         .catch_([this](kj::Exception&& e)
+                                                     -> kj::Own<kj::AsyncIoStream> {
+                                           SetReason("TLS handshake",
+                                                     std::string(e.getDescription().cStr()));
+                                           kj::throwFatalException(kj::mv(e));
+                                         }));
+    }
     auto limited = kj::heap<PreLoginStream>(kj::heap<ReadAheadStream>(kj::mv(stream)),
                                             server.limits_.pre_login_bytes);
     pre_login_ = limited.get();
@@ -99,7 +110,8 @@ class TaskServer::Connection {
             .then([this]() -> kj::Promise<void> {
               if (state_->logged_in()) return kj::NEVER_DONE;
               SetReason("login deadline",
-                        fmt::format("no login within {:g} s (--login-timeout)",
+                        fmt::format("no {}login within {:g} s (--login-timeout)",
+                                    server_.tls_ ? "TLS handshake and " : "",
                                     server_.limits_.login_timeout.count() / 1000.0));
               return kj::READY_NOW;
             });
@@ -153,12 +165,13 @@ class TaskServer::Connection {
 };
 
 TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, std::string token,
-                       ServerLimits limits)
+                       ServerLimits limits, std::shared_ptr<Tls> tls)
     : env_(env),
       io_(io),
       timer_(timer),
       token_(std::move(token)),
       limits_(limits),
+      tls_(std::move(tls)),
       master_(nullptr),
       worker_(nullptr),
       log_(env.logger, timer),
@@ -173,6 +186,7 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
   master_ = kj::heap<MasterService>(env, local);
   peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task, TaskServices{master_, worker_}, token_,
                            env.data_plane, env.logger);
+  if (tls_) peers_->UseTls(tls_);
   env_.peers = peers_.get();
   reaping_ = ReapAbandonedSteps().eagerlyEvaluate(nullptr);
 }

@@ -7,6 +7,12 @@
 // Every connection refused, shed, timed out or broken is logged once with
 // the peer's address and the reason, a few lines per second per kind.
 //
+// With `tls` every accepted connection is a TLS server whose handshake must
+// finish, client certificate checked, before a byte reaches Cap'n Proto; the
+// login deadline and the pending-connection caps cover the handshake, so a
+// peer that never finishes it holds a slot no longer than one that never
+// logs in. A refused handshake is logged with the peer and OpenSSL's reason.
+//
 // The accept loop does not end on errors: out of file descriptors
 // (EMFILE/ENFILE) it sheds the connection that has waited longest without
 // logging in, backs off briefly and goes on, so a task under a connection
@@ -31,6 +37,7 @@
 #include "daemon/distributed/peers.h"
 #include "daemon/rpc/rate_limited_log.h"
 #include "daemon/rpc/connection.h"
+#include "daemon/rpc/tls.h"
 #include "daemon/distributed/server_limits.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/worker_service.h"
@@ -39,8 +46,9 @@ namespace tfd {
 
 class TaskServer {
  public:
+  // `tls` null: plain TCP.
   TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, std::string token,
-             ServerLimits limits = {});
+             ServerLimits limits = {}, std::shared_ptr<Tls> tls = nullptr);
   ~TaskServer();
 
   // Binds and starts accepting; resolves to the bound port.
@@ -71,6 +79,7 @@ class TaskServer {
   kj::Timer& timer_;
   std::string token_;
   const ServerLimits limits_;
+  std::shared_ptr<Tls> tls_;
   proto::Master::Client master_;
   proto::Worker::Client worker_;
   kj::Own<Peers> peers_;

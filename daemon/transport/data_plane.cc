@@ -174,6 +174,13 @@ Status DataPlane::Connect(const std::string& task, const Invitation& invitation)
   if (invitation.address.empty() || invitation.ticket.size() != kTicketBytes) {
     return errors::InvalidArgument("the data-plane invitation from ", task, " is malformed");
   }
+  if (options_.same_host_only && invitation.host != ucx_.host()) {
+    const Status refused = errors::FailedPrecondition(
+        "no data plane to ", task, ": it runs on another host, and with TLS on tensors are not "
+        "sent between hosts in clear text (UCX does not encrypt; docs/operations.md, \"TLS\")");
+    if (logger_) logger_->error("{}", refused.ToString());
+    return refused;
+  }
   Disconnect(task);
   auto peer = kj::heap<Peer>();
   peer->plane = this;

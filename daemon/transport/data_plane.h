@@ -59,6 +59,11 @@ class DataPlane {
     kj::Duration hold_timeout = 30 * kj::SECONDS;
     // What the receive pool keeps of buffers between steps.
     size_t max_cached_bytes = size_t{1} << 30;
+    // Only tasks on this host (the same UcxWorker::host) get an endpoint.
+    // Set when the control plane runs TLS: UCX 1.13 does not encrypt, and
+    // between hosts tensors would cross the network in clear text
+    // (docs/operations.md, "TLS").
+    bool same_host_only = false;
   };
   // A tensor that arrived (or why one for (step, key) never will), on the
   // loop thread.
@@ -96,7 +101,9 @@ class DataPlane {
   void Revoke(const std::string& ticket);
 
   // An endpoint to `task` from the invitation it gave us: INVALID_ARGUMENT
-  // for a malformed address, UNAVAILABLE when UCX cannot reach it. Replaces
+  // for a malformed address, UNAVAILABLE when UCX cannot reach it,
+  // FAILED_PRECONDITION for a task on another host under
+  // Options::same_host_only. Replaces
   // an endpoint the task had (a task that restarted).
   //
   // A peer on another host gets an endpoint that UCX watches (a peer that
