@@ -17,6 +17,7 @@ packages=(
   libboost-dev libboost-program-options-dev   # compute pool, command lines
   nlohmann-json3-dev              # JSON output, cluster specs
   catch2                          # unit tests
+  openssl                         # tests/integration/tls_test makes its own CA and certificates
   help2man                        # man pages for tfd and tfctl, from their --help
   iproute2                        # tests/deploy/pod_names_test brings up lo in its own network namespace
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)

@@ -1,0 +1,230 @@
+// Tasks started with --tls-cert/--tls-key/--tls-ca, with certificates the
+// test makes with openssl (make_test_certs.sh): the right client certificate
+// runs a step across ps and worker (so the tasks' connections to each other
+// are TLS too) with the token as well; every wrong way in — no certificate,
+// one from another CA, an expired one, plain text, silence — is refused with
+// an error that names TLS on both sides, and the task goes on serving.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+
+#include "common/graph_io.h"
+#include "daemon/rpc/tls.h"
+#include "tests/integration/child_process.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
+#include "tests/integration/log_lines.h"
+#include "tests/integration/raw_socket.h"
+#include "tests/integration/temp_dir.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Const;
+using testing::LocalCluster;
+using testing::Node;
+using testing::OneLine;
+using testing::RawSocket;
+using testing::RunProcess;
+using testing::TempDir;
+using testing::TfctlBinary;
+using testing::WaitForLines;
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A temporary directory with the certificates of make_test_certs.sh.
+struct Certs {
+  TempDir dir;
+  Certs() {
+    const char* script = std::getenv("MAKE_TEST_CERTS");
+    REQUIRE(script != nullptr);
+    auto made = RunProcess({"sh", script, dir.path()}, 60s);
+    REQUIRE(made.ok());
+    INFO("stderr: " << OneLine(made->err));
+    REQUIRE(made->exit_status == 0);
+  }
+  std::string File(const std::string& name) const { return dir.path() + "/" + name; }
+  // tfd's or tfctl's flags for the pair NAME.crt, NAME.key, trusting `ca`.
+  std::vector<std::string> Flags(const std::string& name, const std::string& ca = "ca") const {
+    return {"--tls-cert", File(name + ".crt"), "--tls-key", File(name + ".key"), "--tls-ca",
+            File(ca + ".crt")};
+  }
+  std::shared_ptr<Tls> Load(const std::string& name, const std::string& ca = "ca") const {
+    auto tls = Tls::Load({File(name + ".crt"), File(name + ".key"), File(ca + ".crt")});
+    INFO(tls.status().ToString());
+    REQUIRE(tls.ok());
+    return *tls;
+  }
+};
+
+GraphDef AcrossTasks() {
+  GraphDef g;
+  g.nodes = {Const("x", 2.0f, "/job:ps/task:0"), Node("y", "Add", {"x", "x"}, "/job:worker/task:0")};
+  return g;
+}
+
+TEST_CASE("with TLS and a token, the right certificate runs a step across tasks") {
+  Certs certs;
+  const std::string token_file = certs.dir.Write("token", "s3cret\n");
+  auto flags = certs.Flags("server");
+  flags.insert(flags.end(), {"--auth-token-file", token_file});
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, flags);
+  REQUIRE(cluster.Spawn("ps", 0).ok());
+  REQUIRE(cluster.Spawn("worker", 0).ok());
+  const std::string w0 = cluster.Address("worker", 0);
+
+  // tfctl with the client's certificate and the token: the step needs the
+  // worker to log in to the ps, over TLS with the server certificate.
+  const std::string graph_file = certs.dir.path() + "/graph.txt";
+  REQUIRE(SaveGraph(AcrossTasks(), graph_file, GraphFormat::kText).ok());
+  std::vector<std::string> submit = {TfctlBinary(), "submit", graph_file, "--target", w0,
+                                     "--fetch", "y", "--timeout", "20", "--token-file", token_file};
+  const auto client_flags = certs.Flags("client");
+  submit.insert(submit.end(), client_flags.begin(), client_flags.end());
+  auto run = RunProcess(submit, 60s);
+  REQUIRE(run.ok());
+  INFO("stderr: " << OneLine(run->err) << "; worker log: " << OneLine(cluster.Log("worker", 0)));
+  CHECK(run->exit_status == 0);
+  CHECK(Contains(run->out, "4"));
+  CHECK(Contains(cluster.Log("worker", 0), "mutual TLS"));
+
+  // The same through the client library, by the name "localhost" (the
+  // certificate's other subjectAltName).
+  const std::string port = w0.substr(w0.rfind(':'));
+  auto by_name = Client::Connect(cluster.io(), "localhost" + port, "s3cret", 20s, certs.Load("client"));
+  INFO(by_name.status().ToString());
+  CHECK(by_name.ok());
+
+  // The right certificate with a wrong token: UNAUTHENTICATED as without
+  // TLS, at once.
+  auto wrong = Client::Connect(cluster.io(), w0, "guess", 10s, certs.Load("client"));
+  CHECK(wrong.status().code() == Code::kUnauthenticated);
+  CHECK(Contains(wrong.status().message(), "wrong token"));
+}
+
+TEST_CASE("a task with TLS refuses clients without the cluster's certificate, and goes on") {
+  Certs certs;
+  auto flags = certs.Flags("server");
+  flags.insert(flags.end(), {"--login-timeout", "2"});
+  // worker:1 only meets the client without a certificate, so that its log
+  // line is not among those the task's rate-limited log folds into "... and
+  // N more like it" when the refusals below come in one window.
+  LocalCluster cluster({{"worker", 2}}, flags);
+  REQUIRE(cluster.Spawn("worker", 0).ok());
+  REQUIRE(cluster.Spawn("worker", 1).ok());
+  const std::string w0 = cluster.Address("worker", 0);
+  const std::string w1 = cluster.Address("worker", 1);
+  auto log = [&]() { return cluster.Log("worker", 0); };
+  auto log1 = [&]() { return cluster.Log("worker", 1); };
+  // Up, and serving the right certificate.
+  REQUIRE(Client::Connect(cluster.io(), w0, "", 20s, certs.Load("client")).ok());
+
+  // A certificate from another CA, and an expired one from the right CA:
+  // UNAUTHENTICATED at once (not retried until the timeout), naming TLS
+  // and what was wrong; the task logs the refusal.
+  for (const auto& [name, client_says, task_says] :
+       {std::tuple{"other", "unknown ca", "certificate verify failed"},
+        std::tuple{"expired", "certificate expired", "certificate verify failed"}}) {
+    INFO(name);
+    const size_t before = testing::LinesWith(log(), "TLS with the client failed").size();
+    auto refused = Client::Connect(cluster.io(), w0, "", 10s, certs.Load(name));
+    INFO(refused.status().ToString());
+    CHECK(refused.status().code() == Code::kUnauthenticated);
+    CHECK(Contains(refused.status().message(), "TLS with " + w0 + " failed"));
+    CHECK(Contains(refused.status().message(), client_says));
+    auto lines = WaitForLines(log, "TLS with the client failed", before + 1, 10s);
+    REQUIRE(lines.size() > before);
+    CHECK(Contains(lines.back(), task_says));
+  }
+
+  // A TLS client with no certificate at all (openssl's own client).
+  REQUIRE(Client::Connect(cluster.io(), w1, "", 20s, certs.Load("client")).ok());
+  auto no_cert = RunProcess({"openssl", "s_client", "-connect", w1, "-CAfile", certs.File("ca.crt"),
+                             "-verify_return_error", "-ign_eof"},
+                            30s);
+  REQUIRE(no_cert.ok());
+  INFO("s_client: " << OneLine(no_cert->err));
+  CHECK(no_cert->exit_status != 0);
+  CHECK(Contains(no_cert->err, "certificate required"));
+  const auto no_cert_lines = WaitForLines(log1, "peer did not return a certificate", 1, 10s);
+  INFO("log: " << OneLine(log1()));
+  CHECK(no_cert_lines.size() == 1);
+
+  // tfctl trusting another CA refuses the task's certificate, saying what
+  // the certificate must hold.
+  std::vector<std::string> status = {TfctlBinary(), "status", "--cluster", cluster.spec().ToJson(),
+                                     "--timeout", "5"};
+  const auto other_ca = certs.Flags("other", "other-ca");
+  status.insert(status.end(), other_ca.begin(), other_ca.end());
+  auto distrust = RunProcess(status, 60s);
+  REQUIRE(distrust.ok());
+  INFO("stderr: " << OneLine(distrust->err));
+  CHECK(distrust->exit_status == 1);
+  CHECK(Contains(distrust->err, "UNAUTHENTICATED: TLS with " + w0 +
+                                    " failed: error:0A000086:SSL routines::certificate verify failed"));
+  CHECK(Contains(distrust->err, "subjectAltName"));
+
+  // A plain-text client: the task drops it at its first bytes and says why;
+  // the client is told TLS may be what it lacks.
+  auto plain = Client::Connect(cluster.io(), w0, "", 3s);
+  CHECK(plain.status().code() == Code::kUnavailable);
+  CHECK(Contains(plain.status().message(), "--tls-cert"));
+  CHECK(!WaitForLines(log, "did not start a TLS handshake", 1, 10s).empty());
+
+  // A peer that connects and says nothing holds its slot until the login
+  // deadline, which covers the handshake.
+  auto silent = RawSocket::Connect(w0, 5s);
+  REQUIRE(silent.ok());
+  CHECK((*silent)->WaitClosed(20s));
+  CHECK(WaitForLines(log, "no TLS handshake and login within 2 s", 1, 10s).size() == 1);
+
+  // Still serving.
+  auto after = Client::Connect(cluster.io(), w0, "", 20s, certs.Load("client"));
+  INFO(after.status().ToString() << "; log: " << OneLine(log()));
+  REQUIRE(after.ok());
+  CHECK((*after)->GetStatus(10s).ok());
+  CHECK(cluster.Pid("worker", 0) > 0);
+}
+
+TEST_CASE("tfd refuses to start with an incomplete or unusable TLS configuration") {
+  Certs certs;
+  const std::string cluster = R"({"worker": ["127.0.0.1:1"]})";
+  const std::string garbage = certs.dir.Write("garbage.pem", "not a certificate\n");
+  const std::string bad_pem = certs.dir.Write(
+      "bad.pem", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n");
+  struct Case {
+    std::vector<std::string> tls;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--tls-cert", certs.File("server.crt"), "--tls-key", certs.File("server.key")},
+       "--tls-ca is missing"},
+      {{"--tls-ca", certs.File("ca.crt")}, "--tls-cert is missing"},
+      {{"--tls-cert", certs.File("server.crt"), "--tls-key", certs.File("nope.key"), "--tls-ca",
+        certs.File("ca.crt")},
+       "--tls-key: cannot read '" + certs.File("nope.key") + "'"},
+      {{"--tls-cert", garbage, "--tls-key", certs.File("server.key"), "--tls-ca",
+        certs.File("ca.crt")},
+       "--tls-cert: '" + garbage + "' holds no PEM block"},
+      {{"--tls-cert", certs.File("server.crt"), "--tls-key", certs.File("server.key"), "--tls-ca",
+        bad_pem},
+       "--tls-ca: cannot parse '" + bad_pem + "'"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> argv = {testing::TfdBinary(), "--cluster", cluster, "--job", "worker",
+                                     "--task", "0"};
+    argv.insert(argv.end(), c.tls.begin(), c.tls.end());
+    auto run = RunProcess(argv, 30s);
+    REQUIRE(run.ok());
+    INFO("stderr: " << OneLine(run->err));
+    CHECK(run->exit_status == 2);
+    CHECK(Contains(run->err, "INVALID_ARGUMENT"));
+    CHECK(Contains(run->err, c.says));
+  }
+}
+
+}  // namespace
+}  // namespace tfd
