@@ -204,5 +204,29 @@ TEST_CASE("received buffers are reused across steps: no new blocks in steady sta
   CHECK(pair.b->stats().pool.reused >= 17);
 }
 
+// With TLS on the control plane (DataPlane::Options::same_host_only), a
+// peer on another host gets no endpoint: UCX would carry its tensors in
+// clear text. One on this host still does.
+TEST_CASE("under same_host_only, a peer on another host is refused an endpoint") {
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  auto made_a = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, nullptr);
+  auto made_b = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, nullptr);
+  REQUIRE((made_a.ok() && made_b.ok()));
+  auto drop = [](int64_t, const std::string&, StatusOr<Tensor>) {};
+  DataPlane a(**made_a, io.provider->getTimer(), DataPlane::Options{.same_host_only = true}, drop,
+              nullptr);
+  DataPlane b(**made_b, io.provider->getTimer(), DataPlane::Options{}, drop, nullptr);
+  DataPlane::Invitation elsewhere = b.Invite("a");
+  elsewhere.host = "another-host.example";
+  const Status refused = a.Connect("/job:ps/replica:0/task:1", elsewhere);
+  CHECK(refused.code() == Code::kFailedPrecondition);
+  CHECK(refused.message().find("/job:ps/replica:0/task:1") != std::string::npos);
+  CHECK(refused.message().find("another host") != std::string::npos);
+  CHECK(refused.message().find("clear text") != std::string::npos);
+  // Refused twice in a row, then a same-host invitation connects.
+  CHECK(a.Connect("/job:ps/replica:0/task:1", elsewhere).code() == Code::kFailedPrecondition);
+  CHECK(a.Connect("/job:ps/replica:0/task:1", b.Invite("a")).ok());
+}
+
 }  // namespace
 }  // namespace tfd
