@@ -33,6 +33,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("job", po::value<std::string>(), "this task's job (TFD_JOB)")
       ("task", po::value<std::string>(), "this task's index in its job (TFD_TASK)")
       ("listen", po::value<std::string>(), "address to listen on; default: every interface on the port of the task's own address, or that address itself when it is a loopback one (TFD_LISTEN)")
+      ("http-listen", po::value<std::string>(), "HOST:PORT serving /metrics (Prometheus) and /healthz over plain HTTP; default: none (TFD_HTTP_LISTEN)")
       ("data-dir", po::value<std::string>(), "directory data readers and Save/Restore may use (TFD_DATA_DIR)")
       ("checkpoint-dir", po::value<std::string>(), "directory for checkpoints, restored from on start (TFD_CHECKPOINT_DIR)")
       ("checkpoint-keep", po::value<std::string>(), "checkpoints kept after each save, default 5 (TFD_CHECKPOINT_KEEP)")
@@ -182,6 +183,17 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     c.listen = v->first;
   } else {
     c.listen = DefaultListenAddress(*c.cluster.TaskAddress(c.job, c.task));
+  }
+  if (auto v = get("http-listen", "TFD_HTTP_LISTEN")) {
+    const std::string& a = v->first;
+    const size_t colon = a.rfind(':');
+    const std::string port = colon == std::string::npos ? "" : a.substr(colon + 1);
+    if (colon == 0 || port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
+      return errors::InvalidArgument(v->second, " '", a, "' is not HOST:PORT (\"*:9090\", "
+                                     "\"127.0.0.1:0\")");
+    }
+    c.http_listen = a;
   }
   if (auto v = get("data-dir", "TFD_DATA_DIR")) c.data_dir = v->first;
   if (auto v = get("checkpoint-dir", "TFD_CHECKPOINT_DIR")) c.checkpoint_dir = v->first;

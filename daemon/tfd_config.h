@@ -22,6 +22,7 @@ struct TfdConfig {
   std::string job;
   int task = -1;
   std::string listen;          // default: DefaultListenAddress(this task's address in the spec)
+  std::string http_listen;     // --http-listen: /metrics and /healthz; empty: none
   std::string data_dir;        // readers and Save/Restore may use it
   std::string checkpoint_dir;  // checkpoints go here; the newest good one is restored on start
   int checkpoint_keep = 5;     // checkpoints kept after each save (daemon/checkpoint/checkpoint_manager.h)

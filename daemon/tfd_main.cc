@@ -22,6 +22,8 @@
 #include "daemon/checkpoint/checkpoint_manager.h"
 #include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/task_server.h"
+#include "daemon/http_endpoint.h"
+#include "daemon/metrics_page.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/step_deadlines.h"
 #include "daemon/systemd_notify.h"
@@ -187,6 +189,25 @@ int Serve(const TfdConfig& config) {
     }
     env.logger->info("listening on {} (port {}{}), {} compute threads", config.listen, port,
                      config.tls ? ", mutual TLS" : "", threads);
+    // /metrics and /healthz (--http-listen), up before READY=1 so that a
+    // probe never finds the task serving RPC but not its health.
+    std::unique_ptr<HttpEndpoint> http;
+    if (!config.http_listen.empty()) {
+      http = std::make_unique<HttpEndpoint>(
+          *io.provider, io.provider->getTimer(),
+          HttpEndpoint::Pages{.metrics = [&env] { return RenderMetrics(env, TFD_VERSION); }},
+          env.logger);
+      try {
+        const unsigned http_port = http->Listen(config.http_listen).wait(io.waitScope);
+        env.logger->info("serving /metrics and /healthz over HTTP on {} (port {})",
+                         config.http_listen, http_port);
+      } catch (const kj::Exception& e) {
+        env.logger->error("cannot listen on {} (--http-listen): {}", config.http_listen,
+                          e.getDescription().cStr());
+        pool.join();
+        return 1;
+      }
+    }
     notify("READY=1\nSTATUS=serving " + env.task + " on " + config.listen);
     kj::Promise<void> keep_alive =
         systemd ? systemd->KeepAlive(io.provider->getTimer(), env.logger) : kj::NEVER_DONE;
@@ -195,6 +216,7 @@ int Serve(const TfdConfig& config) {
     const siginfo_t info = stop.wait(io.waitScope);
     env.logger->info("received {}: stopping", info.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
     notify("STOPPING=1\nSTATUS=draining");
+    if (http) http->SetDraining();
     server.StopAccepting();
     // In-flight steps get a grace period to finish, then are cancelled, and
     // the services go only once no step uses them.

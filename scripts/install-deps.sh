@@ -22,6 +22,7 @@ packages=(
   iproute2                        # tests/deploy/pod_names_test brings up lo in its own network namespace
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
   python3-kubernetes              # the Kubernetes API models: tests/deploy check deploy/k8s against them
+  python3-prometheus-client       # tests/integration/http_test parses /metrics as Prometheus does
   python3-yaml                    # tests/deploy read deploy/k8s's manifests (also pulled in by the above)
   "$@"
 )

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/device_name.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/data_plane.h"
 
@@ -60,7 +61,15 @@ kj::Promise<void> GateService::login(LoginContext context) {
   const std::string peer = context.getParams().getPeer();
   if (!peer.empty() && env_.data_plane != nullptr) {
     if (!ticket_.empty()) env_.data_plane->Revoke(ticket_);  // a second login
-    auto invitation = env_.data_plane->Invite(peer + " (" + state_->peer() + ")");
+    // Traffic is counted per task named here (DataPlane::traffic, on
+    // /metrics): a name that is no task of the cluster is counted as
+    // "unknown", so no caller can grow the table.
+    auto named = DeviceName::Parse(peer);
+    const bool in_cluster = named.ok() && named->job && named->task && !named->type &&
+                            *named->task >= 0 && *named->task < env_.cluster.NumTasks(*named->job) &&
+                            named->TaskName() == peer;
+    auto invitation = env_.data_plane->Invite(in_cluster ? peer : "unknown", state_->peer() +
+                                              (in_cluster ? "" : ", calling itself " + peer));
     ticket_ = invitation.ticket;
     auto out = services.initDataPlane();
     auto bytes = [](const std::string& s) {

@@ -22,6 +22,7 @@
 #include "daemon/distributed/peers.h"
 #include "daemon/rpc/rate_limited_log.h"
 #include "daemon/distributed/task_env.h"
+#include "daemon/distributed/task_metrics.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
@@ -50,12 +51,13 @@ class LoginState : public kj::Refcounted {
   kj::Maybe<kj::Function<void()>> on_login_;
 };
 
-class GateService final : public proto::Gate::Server {
+class GateService final : public CountedServer<proto::Gate> {
  public:
   // `throttle` and `log` belong to the task's server and outlive its connections.
   GateService(TaskEnv& env, std::string token, TaskServices services, LoginThrottle& throttle,
               RateLimitedLog& log, kj::Own<LoginState> state)
-      : env_(env),
+      : CountedServer(env.metrics),
+        env_(env),
         token_(std::move(token)),
         services_(kj::mv(services)),
         throttle_(throttle),

@@ -7,15 +7,17 @@
 #pragma once
 
 #include "daemon/distributed/task_env.h"
+#include "daemon/distributed/task_metrics.h"
 #include "daemon/distributed/worker_service.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
-class MasterService final : public proto::Master::Server {
+class MasterService final : public CountedServer<proto::Master> {
  public:
   // `local` runs the sessions' partitions on this task; it outlives them.
-  MasterService(TaskEnv& env, WorkerService& local) : env_(env), local_(local) {}
+  MasterService(TaskEnv& env, WorkerService& local)
+      : CountedServer(env.metrics), env_(env), local_(local) {}
 
  protected:
   kj::Promise<void> createSession(CreateSessionContext context) override;

@@ -80,11 +80,12 @@ struct MasterSession::StepState {
 };
 
 // Each run of a callable: the feeds' values in order, nothing else to parse.
-class MasterSession::CallableServer final : public proto::Callable::Server {
+class MasterSession::CallableServer final : public CountedServer<proto::Callable> {
  public:
   CallableServer(MasterSession& session, std::vector<TensorId> feeds,
                  std::vector<TensorId> fetches, std::vector<std::string> targets)
-      : session_(session),
+      : CountedServer(session.env_.metrics),
+        session_(session),
         session_cap_(session.thisCap()),
         feeds_(std::move(feeds)),
         fetches_(std::move(fetches)),
@@ -98,6 +99,10 @@ class MasterSession::CallableServer final : public proto::Callable::Server {
 
  protected:
   kj::Promise<void> run(RunContext context) override {
+    return CountStep(session_.env_.metrics.runs, Run(context));
+  }
+ private:
+  kj::Promise<void> Run(RunContext context) {
     context.allowCancellation();
     if (session_.closed_) {
       return KjFromStatus(errors::FailedPrecondition("the callable's session was closed"));
@@ -140,7 +145,6 @@ class MasterSession::CallableServer final : public proto::Callable::Server {
         });
   }
 
- private:
   MasterSession& session_;
   proto::Session::Client session_cap_;  // keeps session_ alive while this is held
   const std::vector<TensorId> feeds_, fetches_;
@@ -150,7 +154,8 @@ class MasterSession::CallableServer final : public proto::Callable::Server {
 
 MasterSession::MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
                              std::chrono::milliseconds step_timeout)
-    : env_(env),
+    : CountedServer(env.metrics),
+      env_(env),
       local_(local),
       graph_(std::move(graph)),
       step_timeout_(step_timeout),
@@ -377,6 +382,10 @@ kj::Promise<void> MasterSession::makeCallable(MakeCallableContext context) {
 }
 
 kj::Promise<void> MasterSession::run(RunContext context) {
+  return CountStep(env_.metrics.runs, Run(context));
+}
+
+kj::Promise<void> MasterSession::Run(RunContext context) {
   context.allowCancellation();
   auto params = context.getParams();
   std::vector<std::pair<TensorId, Tensor>> feeds;

@@ -27,13 +27,14 @@
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/run_rewrite.h"
 #include "daemon/distributed/task_env.h"
+#include "daemon/distributed/task_metrics.h"
 #include "daemon/distributed/partition_run.h"
 #include "daemon/distributed/worker_service.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
-class MasterSession final : public proto::Session::Server {
+class MasterSession final : public CountedServer<proto::Session> {
  public:
   // `local` runs this task's partitions and outlives the session.
   MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
@@ -64,6 +65,8 @@ class MasterSession final : public proto::Session::Server {
   };
   struct StepState;
   class CallableServer;
+
+  kj::Promise<void> Run(RunContext context);  // run, uncounted
 
   StatusOr<std::shared_ptr<Prepared>> Prepare(
       const std::vector<std::pair<TensorId, Tensor>>& feeds, const std::vector<TensorId>& fetches,

@@ -69,7 +69,9 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
   // inside RunAsync on this thread: then the result is ready at once, and
   // no cross-thread fulfiller is made (making and dropping one wakes the
   // loop). Otherwise the step ends on another thread, or later on this one.
-  run->executor->RunAsync(args, [run, &env, step_id](const Status& s, StepStats stats) {
+  const auto started = std::chrono::steady_clock::now();
+  run->executor->RunAsync(args, [run, &env, step_id, started](const Status& s, StepStats stats) {
+    env.metrics.partition_steps.Record(s.code(), std::chrono::steady_clock::now() - started);
     // This task's part of the step is over: what was pushed here for it
     // has been taken, and what still comes is dropped on arrival.
     env.rendezvous.Cleanup(step_id);

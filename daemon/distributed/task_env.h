@@ -22,6 +22,7 @@
 #include "common/cancellation.h"
 #include "common/cluster_spec.h"
 #include "common/op_kernel.h"
+#include "daemon/distributed/task_metrics.h"
 #include "daemon/runtime/local_rendezvous.h"
 
 namespace tfd {
@@ -70,6 +71,7 @@ struct TaskEnv {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<uint32_t> sessions{0};
   std::atomic<uint32_t> registered_graphs{0};
+  TaskMetrics metrics;  // for /metrics (daemon/metrics_page.h)
 
   std::string cpu_device() const { return task + "/device:CPU:0"; }
 };

@@ -19,10 +19,13 @@
 namespace tfd {
 namespace {
 
-class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
+class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
  public:
   RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor)
-      : env_(env), rendezvous_(rendezvous), partition_(env, std::move(executor)) {}
+      : CountedServer(env.metrics),
+        env_(env),
+        rendezvous_(rendezvous),
+        partition_(env, std::move(executor)) {}
 
  protected:
   kj::Promise<void> runStep(RunStepContext context) override {
@@ -56,7 +59,8 @@ class RegisteredGraphImpl final : public proto::RegisteredGraph::Server {
 
 }  // namespace
 
-WorkerService::WorkerService(TaskEnv& env) : env_(env), rendezvous_(env) {}
+WorkerService::WorkerService(TaskEnv& env)
+    : CountedServer(env.metrics), env_(env), rendezvous_(env) {}
 
 kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // Read, checked and given its kernels on the pool: constants may be large
@@ -177,8 +181,10 @@ kj::Promise<void> WorkerService::saveCheckpoint(SaveCheckpointContext context) {
     return kj::READY_NOW;
   }
   const int64_t step = context.getParams().getStep();
-  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, step, report]() -> Status {
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, &metrics = env_.metrics, step,
+                                 report]() -> Status {
            TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(step));
+           metrics.CheckpointSaved(std::chrono::system_clock::now());
            report->checkpoints.push_back(std::move(saved.checkpoint));
            return OkStatus();
          })

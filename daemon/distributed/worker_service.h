@@ -13,12 +13,13 @@
 #pragma once
 
 #include "daemon/distributed/task_env.h"
+#include "daemon/distributed/task_metrics.h"
 #include "daemon/distributed/task_rendezvous.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
-class WorkerService final : public proto::Worker::Server {
+class WorkerService final : public CountedServer<proto::Worker> {
  public:
   explicit WorkerService(TaskEnv& env);
 

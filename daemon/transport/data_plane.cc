@@ -102,7 +102,8 @@ struct DataPlane::SendOp {
 struct DataPlane::Incoming {
   int64_t step_id = 0;
   std::string key;
-  std::string peer;
+  std::string task;  // who pushed it
+  std::string peer;  // the same, with where it connected from, for messages
   DType dtype = DType::kInvalid;
   TensorShape shape;
   void* descriptor = nullptr;  // UCX's, until ucp_am_recv_data_nbx takes it
@@ -162,9 +163,9 @@ DataPlane::~DataPlane() {
   }
 }
 
-DataPlane::Invitation DataPlane::Invite(const std::string& peer) {
+DataPlane::Invitation DataPlane::Invite(const std::string& task, const std::string& where) {
   std::string ticket = NewTicket();
-  tickets_[ticket] = peer;
+  tickets_[ticket] = Invited{task, where.empty() ? task : task + " (" + where + ")"};
   return Invitation{ucx_.address(), std::move(ticket), ucx_.host()};
 }
 
@@ -328,6 +329,7 @@ kj::Promise<void> DataPlane::Push(const std::string& task, int64_t step_id,
     } else if (op->peer->sending.erase(op.get()), status == UCS_OK) {
       ++plane->stats_.pushes_sent;
       plane->stats_.bytes_sent += op->bytes;
+      plane->traffic_[op->task].bytes_sent += op->bytes;
       op->done->fulfill();
     } else {
       op->done->reject(KjFromStatus(errors::Unavailable(
@@ -342,6 +344,7 @@ kj::Promise<void> DataPlane::Push(const std::string& task, int64_t step_id,
   if (request == nullptr) {  // done at once; the callback does not run
     ++stats_.pushes_sent;
     stats_.bytes_sent += raw->bytes;
+    traffic_[task].bytes_sent += raw->bytes;
     return kj::READY_NOW;
   }
   if (UCS_PTR_IS_ERR(request)) {
@@ -396,7 +399,8 @@ ucs_status_t DataPlane::Receive(const void* header, size_t header_length, void* 
       parsed = errors::Unauthenticated("a push with a ticket this task did not give out");
       return;
     }
-    peer = who->second;
+    peer = who->second.label;
+    in->task = who->second.task;
     in->step_id = push.getStepId();
     in->key = push.getKey();
     in->peer = peer;
@@ -460,6 +464,7 @@ ucs_status_t DataPlane::Receive(const void* header, size_t header_length, void* 
     }
     ++stats_.pushes_received;
     stats_.bytes_received += length;
+    traffic_[in->task].bytes_received += length;
     ucx_.RunAfterProgress([this, step = in->step_id, key = in->key, t = std::move(tensor)]() mutable {
       deliver_(step, key, std::move(t));
     });
@@ -555,6 +560,7 @@ void DataPlane::Finish(kj::Own<Incoming> in, ucs_status_t status) {
   if (status == UCS_OK) {
     ++stats_.pushes_received;
     stats_.bytes_received += in->length;
+    traffic_[in->task].bytes_received += in->length;
     tensor = in->message ? FromMessage(in->buffer->data(), in->length)
                          : Tensor::FromBuffer(in->dtype, in->shape, in->buffer);
   } else {

@@ -95,9 +95,10 @@ class DataPlane {
   DataPlane(const DataPlane&) = delete;
   DataPlane& operator=(const DataPlane&) = delete;
 
-  // A ticket for `peer` (its task name or address, for logs) and this
-  // worker's address; valid until Revoke.
-  Invitation Invite(const std::string& peer);
+  // A ticket for `task` (its name, under which traffic() counts what it
+  // pushes; `where` it connected from goes into messages) and this worker's
+  // address; valid until Revoke.
+  Invitation Invite(const std::string& task, const std::string& where = "");
   void Revoke(const std::string& ticket);
 
   // An endpoint to `task` from the invitation it gave us: INVALID_ARGUMENT
@@ -130,6 +131,13 @@ class DataPlane {
                          const Tensor& tensor);
 
   Stats stats() const;
+  // Bytes pushed to and received from each task since start, by task name
+  // (Push's `task`, Invite's `task`): a map that grows with the tasks of
+  // the cluster, not with connections.
+  struct Traffic {
+    uint64_t bytes_sent = 0, bytes_received = 0;
+  };
+  const std::map<std::string, Traffic>& traffic() const { return traffic_; }
   const std::string& transports() const { return ucx_.transports(); }
 
  private:
@@ -157,7 +165,12 @@ class DataPlane {
   LogTaskErrors errors_;
   kj::TaskSet tasks_;
   BufferPool pool_;
-  std::map<std::string, std::string> tickets_;  // ticket -> peer
+  struct Invited {
+    std::string task;
+    std::string label;  // task and where it connected from, for messages
+  };
+  std::map<std::string, Invited> tickets_;  // by ticket
+  std::map<std::string, Traffic> traffic_;  // by task
   std::map<std::string, kj::Own<Peer>> peers_;  // by task
   kj::Vector<kj::Own<Incoming>> held_back_;
   bool retrying_ = false;  // a retry of the held-back pushes is scheduled

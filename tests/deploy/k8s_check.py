@@ -11,7 +11,8 @@
    tfd-cluster ConfigMap lists exactly <set>-<ordinal>.<service>:<port> for
    each replica; pods get their job name, the cluster spec and their pod
    name for TF_CONFIG, listen on every address, take the token from the
-   tfd-token Secret, have readiness and liveness probes on a declared port;
+   tfd-token Secret, have readiness and liveness probes on /healthz of the
+   port TFD_HTTP_LISTEN serves;
    the training Job runs `tfctl train` once per worker, Indexed; images are
    tagged with meson.build's version.
 
@@ -187,11 +188,20 @@ for set_name, sts in sorted(sets.items()):
     check(mounts and token_file == mounts[0]["mountPath"] + "/token",
           "%s: TFD_AUTH_TOKEN_FILE is the token key of the mounted tfd-token Secret" % what,
           "TFD_AUTH_TOKEN_FILE=%r, mounts %r" % (token_file, mounts))
+    # Health over HTTP: the probes ask /healthz on the port tfd serves it on.
+    http_port = ports.get("http")
+    check(http_port is not None, "%s: the container declares its http port" % what)
+    check(env.get("TFD_HTTP_LISTEN", {}).get("value") == "0.0.0.0:%s" % http_port,
+          "%s: tfd serves /metrics and /healthz on the http port (TFD_HTTP_LISTEN)" % what,
+          env.get("TFD_HTTP_LISTEN"))
     for probe in ("readinessProbe", "livenessProbe"):
         p = tfd.get(probe, {})
-        port = (p.get("httpGet") or p.get("tcpSocket") or {}).get("port")
-        check(port in ports or port in ports.values(),
-              "%s: %s on a port the container declares (%s)" % (what, probe, port), p)
+        get = p.get("httpGet") or {}
+        check(get.get("path") == "/healthz" and get.get("port") in ("http", http_port),
+              "%s: %s asks /healthz on the http port" % (what, probe), p)
+    annotations = pod.get("metadata", {}).get("annotations", {})
+    check(annotations.get("prometheus.io/port") == str(http_port),
+          "%s: the pod tells Prometheus where /metrics is" % what, annotations)
     check(tfd.get("image") == "tfd:" + VERSION, "%s: the image is tfd:%s" % (what, VERSION),
           tfd.get("image"))
 

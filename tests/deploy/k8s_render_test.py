@@ -6,11 +6,12 @@ For every pod of every StatefulSet (tfd-worker-1, ...), the container's
 command runs under /bin/sh with the environment its manifest gives it:
 values, the pod's name for fieldRef metadata.name, the tfd-cluster
 ConfigMap's key for configMapKeyRef. Mounted volumes become temporary
-directories (the tfd-token Secret one holding a token), and TFD_LISTEN
-becomes a free loopback port (tests use loopback only). The command builds
-TF_CONFIG from the pod's ordinal and execs tfd, which must come up as that
-job and task: READY=1 on a NOTIFY_SOCKET this test binds, its log naming
-/job:JOB/replica:0/task:N, and exit 0 on SIGTERM. A pod whose ordinal is
+directories (the tfd-token Secret one holding a token), and TFD_LISTEN and
+TFD_HTTP_LISTEN become free loopback ports (tests use loopback only). The
+command builds TF_CONFIG from the pod's ordinal and execs tfd, which must
+come up as that job and task: READY=1 on a NOTIFY_SOCKET this test binds,
+its log naming /job:JOB/replica:0/task:N, its readiness probe's httpGet
+answered 200, and exit 0 on SIGTERM. A pod whose ordinal is
 past the cluster spec must be refused (exit 2), so tfd is seen to use the
 rendered TF_CONFIG. The training Job's command runs with a stand-in tfctl
 for each completion index and must train on worker N with the token,
@@ -28,6 +29,8 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 from k8s_testlib import check, finish, load_manifests
 
@@ -89,7 +92,8 @@ class Pod:
 
 def run_tfd_pod(sts, ordinal):
     """Runs pod `ordinal` of StatefulSet `sts`: READY=1, its task in the log,
-    a clean stop. Returns (ready, log, exit status)."""
+    its readiness probe, a clean stop. Returns (ready, log, exit status,
+    port, the probe's HTTP status or what failed)."""
     name = "%s-%d" % (sts["metadata"]["name"], ordinal)
     root = tempfile.mkdtemp(prefix="tfd-k8s-")
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -100,8 +104,10 @@ def run_tfd_pod(sts, ordinal):
         address = "@tfd-k8s-%d-%08x" % (os.getpid(), random.getrandbits(32))
         notify.bind("\0" + address[1:])
         port = free_port()
+        http_port = free_port()
         pod = Pod(sts["spec"]["template"], name, root, {
             "TFD_LISTEN": "127.0.0.1:%d" % port,
+            "TFD_HTTP_LISTEN": "127.0.0.1:%d" % http_port,
             "TFD_THREADS": "1",
             "NOTIFY_SOCKET": address,
         })
@@ -120,6 +126,14 @@ def run_tfd_pod(sts, ordinal):
             if "READY=1" in message.split("\n"):
                 ready = message
                 break
+        # The kubelet's readiness probe: GET its path on the port it names.
+        probe = pod.container.get("readinessProbe", {}).get("httpGet", {})
+        try:
+            with urllib.request.urlopen("http://127.0.0.1:%d%s" % (http_port, probe.get("path", "")),
+                                        timeout=10) as reply:
+                health = reply.status
+        except (urllib.error.URLError, OSError) as e:
+            health = str(e)
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
         try:
@@ -128,7 +142,7 @@ def run_tfd_pod(sts, ordinal):
             process.kill()
             status = process.wait()
         with open(log_path) as f:
-            return ready, f.read(), status, port
+            return ready, f.read(), status, port, health
     finally:
         if process is not None and process.poll() is None:
             process.kill()
@@ -144,17 +158,19 @@ for sts in [o for o in docs if o["kind"] == "StatefulSet"]:
     replicas = sts["spec"].get("replicas", 1)
     for ordinal in range(replicas):
         task = "/job:%s/replica:0/task:%d" % (job, ordinal)
-        ready, log, status, port = run_tfd_pod(sts, ordinal)
+        ready, log, status, port, health = run_tfd_pod(sts, ordinal)
         check(("STATUS=serving %s on 127.0.0.1:%d" % (task, port)) in ready,
               "pod %s-%d: tfd comes up as %s (READY=1)" % (set_name, ordinal, task),
               "READY message: %r\nexit %s, log:\n%s" % (ready, status, log))
         check("[%s] listening on 127.0.0.1:%d" % (task, port) in log,
               "pod %s-%d: tfd's log names %s" % (set_name, ordinal, task), log)
+        check(health == 200, "pod %s-%d: its readiness probe gets 200 (%s)"
+              % (set_name, ordinal, health), log)
         check(status == 0, "pod %s-%d: tfd stops cleanly on SIGTERM (exit %s)"
               % (set_name, ordinal, status), log)
     # One ordinal past the spec: the rendered TF_CONFIG names a task that
     # does not exist, and tfd says so.
-    ready, log, status, _ = run_tfd_pod(sts, replicas)
+    ready, log, status, _, _ = run_tfd_pod(sts, replicas)
     check(status == 2 and ("--task %d is out of range" % replicas) in log,
           "pod %s-%d (not in the cluster spec): tfd refuses it, exit 2" % (set_name, replicas),
           "exit %s, log:\n%s" % (status, log))

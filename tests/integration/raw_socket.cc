@@ -104,6 +104,23 @@ bool RawSocket::WaitClosed(std::chrono::milliseconds timeout) {
   }
 }
 
+std::optional<std::string> RawSocket::ReadUntilClosed(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n == 0) return out;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return out;
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, MillisLeft(deadline)) != 1) return std::nullopt;
+  }
+}
+
 SilentListener::SilentListener() {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};

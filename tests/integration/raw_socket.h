@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -40,6 +41,9 @@ class RawSocket {
   // True once the peer has closed the connection (end of stream or reset),
   // discarding whatever it sent first; false if it is still open at `timeout`.
   bool WaitClosed(std::chrono::milliseconds timeout);
+  // Everything the peer sends until it closes the connection; nullopt if it
+  // is still open at `timeout`.
+  std::optional<std::string> ReadUntilClosed(std::chrono::milliseconds timeout);
   // This end's port: how tfd's log names the connection ("127.0.0.1:PORT").
   int local_port() const;
 

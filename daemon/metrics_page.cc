@@ -1,0 +1,223 @@
+#include "daemon/metrics_page.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/memory_budget.h"
+#include "common/resource_mgr.h"
+#include "daemon/transport/data_plane.h"
+#include "kernels/data_flow/fifo_queue.h"
+#include "kernels/state/variable.h"
+
+namespace tfd {
+namespace {
+
+using Labels = std::initializer_list<std::pair<const char*, std::string>>;
+
+// Writes families in the text format: a HELP and a TYPE line, then samples.
+class Exposition {
+ public:
+  void Family(const char* name, const char* type, const char* help) {
+    out_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  template <typename Value>
+  void Sample(std::string_view name, Labels labels, Value value) {
+    out_ += name;
+    if (labels.size() > 0) {
+      out_ += '{';
+      bool first = true;
+      for (const auto& [key, text] : labels) {
+        out_ += fmt::format("{}{}=\"{}\"", first ? "" : ",", key, Escape(text));
+        first = false;
+      }
+      out_ += '}';
+    }
+    out_ += fmt::format(" {}\n", value);
+  }
+  // A histogram's cumulative buckets, sum and count.
+  void Histogram(const char* name, const char* help, const LatencyHistogram::Snapshot& h) {
+    Family(name, "histogram", help);
+    const std::string base = name;
+    uint64_t cumulative = 0;
+    for (size_t i = 0; i < LatencyHistogram::kBounds.size(); ++i) {
+      cumulative += h.buckets[i];
+      Sample(base + "_bucket", {{"le", fmt::format("{}", LatencyHistogram::kBounds[i])}},
+             cumulative);
+    }
+    Sample(base + "_bucket", {{"le", "+Inf"}}, h.count);
+    Sample(base + "_sum", {}, h.sum_seconds);
+    Sample(base + "_count", {}, h.count);
+  }
+  // One sample per error code, OK included, so rates exist before the
+  // first failure.
+  void ByCode(const char* name, const char* help, const std::array<uint64_t, kNumCodes>& counts) {
+    Family(name, "counter", help);
+    for (int i = 0; i < kNumCodes; ++i) {
+      Sample(name, {{"code", std::string(CodeName(static_cast<Code>(i)))}}, counts[i]);
+    }
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  // Label values escape backslash, double quote and newline.
+  static std::string Escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+      if (c == '\\') out += "\\\\";
+      else if (c == '"') out += "\\\"";
+      else if (c == '\n') out += "\\n";
+      else out += c;
+    }
+    return out;
+  }
+
+  std::string out_;
+};
+
+// Resident set size from /proc/self/statm; 0 where it cannot be read.
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0, resident = 0;
+  if (!(statm >> pages >> resident)) return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+double CpuSeconds() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+size_t OpenFiles() {
+  std::error_code ec;
+  size_t n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return n;
+}
+
+double UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
+  Exposition page;
+  page.Family("tfd_build_info", "gauge", "1, labelled with tfd's version and this task.");
+  page.Sample("tfd_build_info", {{"version", version}, {"task", env.task}}, 1);
+
+  // The process, under the names Prometheus's client libraries use.
+  const auto started = std::chrono::system_clock::now() -
+                       std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                           std::chrono::steady_clock::now() - env.started);
+  page.Family("process_start_time_seconds", "gauge", "When tfd started, in Unix time.");
+  page.Sample("process_start_time_seconds", {}, UnixSeconds(started));
+  page.Family("process_resident_memory_bytes", "gauge", "Resident memory of tfd.");
+  page.Sample("process_resident_memory_bytes", {}, ResidentBytes());
+  page.Family("process_cpu_seconds_total", "counter", "User and system CPU time of tfd.");
+  page.Sample("process_cpu_seconds_total", {}, CpuSeconds());
+  page.Family("process_open_fds", "gauge", "File descriptors tfd holds open.");
+  page.Sample("process_open_fds", {}, OpenFiles());
+
+  // Steps.
+  const TaskMetrics& m = env.metrics;
+  page.ByCode("tfd_runs_total",
+              "Session.run and Callable.run calls this task answered as master, by code.",
+              m.runs.outcomes.Read());
+  page.Histogram("tfd_run_duration_seconds",
+                 "Time from a run's arrival at this master to its answer.", m.runs.seconds.Read());
+  page.ByCode("tfd_partition_steps_total",
+              "Partitions of steps this task ran (its own part of a run, or a runStep), by code.",
+              m.partition_steps.outcomes.Read());
+  page.Histogram("tfd_partition_step_duration_seconds",
+                 "Time this task spent on one partition of a step.",
+                 m.partition_steps.seconds.Read());
+  page.Family("tfd_steps_running", "gauge", "Partitions of steps running on this task now.");
+  page.Sample("tfd_steps_running", {}, env.steps.size());
+
+  page.Family("tfd_rpc_errors_total", "counter",
+              "Calls this task answered with an error, by method and code.");
+  for (const auto& [key, count] : m.RpcFailures()) {
+    page.Sample("tfd_rpc_errors_total",
+                {{"method", key.first}, {"code", std::string(CodeName(key.second))}}, count);
+  }
+
+  page.Family("tfd_sessions", "gauge", "Sessions open on this task as master.");
+  page.Sample("tfd_sessions", {}, env.sessions.load());
+  page.Family("tfd_registered_graphs", "gauge", "Partitions this task holds, ready to run.");
+  page.Sample("tfd_registered_graphs", {}, env.registered_graphs.load());
+
+  // Resources: variables counted, every queue by name.
+  size_t variables = 0, initialized = 0;
+  std::vector<std::pair<std::string, std::shared_ptr<kernels::FIFOQueue>>> queues;
+  if (env.kernel_env != nullptr && env.kernel_env->resources != nullptr) {
+    for (const auto& [key, resource] : env.kernel_env->resources->List()) {
+      if (auto v = std::dynamic_pointer_cast<kernels::Variable>(resource)) {
+        ++variables;
+        if (v->initialized()) ++initialized;
+      } else if (auto q = std::dynamic_pointer_cast<kernels::FIFOQueue>(resource)) {
+        queues.emplace_back(key.container.empty() ? key.name : key.container + "/" + key.name,
+                            std::move(q));
+      }
+    }
+  }
+  page.Family("tfd_variables", "gauge", "Variables this task holds, by whether initialized.");
+  page.Sample("tfd_variables", {{"state", "initialized"}}, initialized);
+  page.Sample("tfd_variables", {{"state", "uninitialized"}}, variables - initialized);
+  page.Family("tfd_queue_size", "gauge", "Elements waiting in each queue on this task.");
+  for (const auto& [name, q] : queues) page.Sample("tfd_queue_size", {{"queue", name}}, q->size());
+  page.Family("tfd_queue_capacity", "gauge", "Each queue's capacity (-1: unbounded).");
+  for (const auto& [name, q] : queues) {
+    page.Sample("tfd_queue_capacity", {{"queue", name}}, q->capacity());
+  }
+
+  if (env.data_plane != nullptr) {
+    const auto& traffic = env.data_plane->traffic();
+    page.Family("tfd_data_plane_sent_bytes_total", "counter",
+                "Tensor bytes this task pushed to each task over the data plane.");
+    for (const auto& [task, t] : traffic) {
+      page.Sample("tfd_data_plane_sent_bytes_total", {{"peer", task}}, t.bytes_sent);
+    }
+    page.Family("tfd_data_plane_received_bytes_total", "counter",
+                "Tensor bytes each task pushed to this one over the data plane.");
+    for (const auto& [task, t] : traffic) {
+      page.Sample("tfd_data_plane_received_bytes_total", {{"peer", task}}, t.bytes_received);
+    }
+    const DataPlane::Stats stats = env.data_plane->stats();
+    page.Family("tfd_data_plane_pushes_refused_total", "counter",
+                "Pushes refused: a bad ticket or header, or too big for --max-received-bytes.");
+    page.Sample("tfd_data_plane_pushes_refused_total", {}, stats.pushes_refused);
+    page.Family("tfd_data_plane_held_back_total", "counter",
+                "Pushes that waited for room under --max-received-bytes.");
+    page.Sample("tfd_data_plane_held_back_total", {}, stats.held_back);
+  }
+
+  if (env.kernel_env != nullptr && env.kernel_env->memory != nullptr) {
+    page.Family("tfd_memory_budget_used_bytes", "gauge",
+                "Bytes of tensors charged to the memory budget now.");
+    page.Sample("tfd_memory_budget_used_bytes", {}, env.kernel_env->memory->used());
+    page.Family("tfd_memory_budget_limit_bytes", "gauge", "The memory budget (--memory-budget).");
+    page.Sample("tfd_memory_budget_limit_bytes", {}, env.kernel_env->memory->limit());
+  }
+
+  page.Family("tfd_checkpoints_saved_total", "counter", "Checkpoints this task saved.");
+  page.Sample("tfd_checkpoints_saved_total", {}, m.checkpoints_saved());
+  page.Family("tfd_checkpoint_last_success_timestamp_seconds", "gauge",
+              "When this task last saved a checkpoint, in Unix time; 0 before the first.");
+  const auto last = m.last_checkpoint();
+  page.Sample("tfd_checkpoint_last_success_timestamp_seconds", {}, last ? UnixSeconds(*last) : 0.0);
+  return page.Take();
+}
+
+}  // namespace tfd
