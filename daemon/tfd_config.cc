@@ -38,6 +38,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("checkpoint-dir", po::value<std::string>(), "directory for checkpoints, restored from on start (TFD_CHECKPOINT_DIR)")
       ("checkpoint-keep", po::value<std::string>(), "checkpoints kept after each save, default 5 (TFD_CHECKPOINT_KEEP)")
       ("log-level", po::value<std::string>(), "trace|debug|info|warn|error (TFD_LOG_LEVEL)")
+      ("log-format", po::value<std::string>(), "text|journal|json; default journal when stderr is systemd's journal stream, else text (TFD_LOG_FORMAT)")
       ("log-device-placement", po::bool_switch(), "log where each node runs (TFD_LOG_DEVICE_PLACEMENT=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
       ("threads", po::value<std::string>(), "compute threads; 0 = one per core (TFD_THREADS)")
@@ -204,6 +205,13 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                      "' is not one of trace, debug, info, warn, error");
     }
     c.log_level = v->first;
+  }
+  if (auto v = get("log-format", "TFD_LOG_FORMAT")) {
+    c.log_format = ParseLogFormat(v->first);
+    if (!c.log_format) {
+      return errors::InvalidArgument(v->second, " '", v->first,
+                                     "' is not one of text, journal, json");
+    }
   }
   for (const po::variables_map* m : {&vm, &env_vm, &file_vm}) {
     if (m->count("log-device-placement") && (*m)["log-device-placement"].as<bool>()) {

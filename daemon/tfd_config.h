@@ -13,6 +13,7 @@
 #include "common/cluster_spec.h"
 #include "daemon/distributed/server_limits.h"
 #include "common/size_limits.h"
+#include "daemon/log_format.h"
 #include "daemon/rpc/tls.h"
 
 namespace tfd {
@@ -27,6 +28,7 @@ struct TfdConfig {
   std::string checkpoint_dir;  // checkpoints go here; the newest good one is restored on start
   int checkpoint_keep = 5;     // checkpoints kept after each save (daemon/checkpoint/checkpoint_manager.h)
   std::string log_level = "info";
+  std::optional<LogFormat> log_format;  // --log-format; nullopt: DetectLogFormat
   bool log_device_placement = false;
   std::string auth_token;      // read from --auth-token-file
   int threads = 0;             // compute threads; 0 = one per core

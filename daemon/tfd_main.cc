@@ -86,7 +86,10 @@ int Serve(const TfdConfig& config) {
   env.step_timeout = config.step_timeout;
   env.log_device_placement = config.log_device_placement;
   env.logger = spdlog::stderr_logger_mt("tfd");
-  env.logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] [" + env.task + "] %v");
+  env.logger->set_formatter(MakeLogFormatter(
+      config.log_format.value_or(
+          DetectLogFormat([](const char* v) { return std::getenv(v); }, STDERR_FILENO)),
+      env.task));
   env.logger->set_level(spdlog::level::from_str(config.log_level));
   env.logger->flush_on(spdlog::level::info);
 

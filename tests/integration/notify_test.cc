@@ -2,15 +2,21 @@
 // (a socket this test binds, at a path or in the abstract namespace) tfd
 // sends READY=1 only once its port accepts connections, WATCHDOG=1 at half
 // of WATCHDOG_USEC, and STOPPING=1 when SIGTERM starts its drain; then it
-// exits 0. What tfd@.service (Type=notify, WatchdogSec=) relies on.
+// exits 0. What tfd@.service (Type=notify, WatchdogSec=) relies on. And
+// with stderr on the stream JOURNAL_STREAM names, lines that journald reads
+// priorities from.
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <random>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
@@ -137,6 +143,50 @@ TEST_CASE("a NOTIFY_SOCKET tfd cannot use is logged, and tfd serves anyway") {
   auto status = cluster.Stop("ps", 0, 20s);
   REQUIRE(status.ok());
   CHECK(*status == 0);
+}
+
+// tfd started by a shell the way systemd starts it: stderr on a stream
+// whose device and inode JOURNAL_STREAM names (here a file), or with that
+// variable stale (stderr elsewhere). The log is read from the file.
+std::string LogUnder(LocalCluster& cluster, const std::string& log_file, bool stale) {
+  const std::string script =
+      "f=\"$1\"; shift; : >\"$f\"; : >\"$f.other\"; "
+      "JOURNAL_STREAM=$(stat -c %d:%i \"$f" + std::string(stale ? ".other" : "") +
+      "\"); export JOURNAL_STREAM; exec \"$@\" 2>>\"$f\"";
+  auto tfd = ChildProcess::Spawn({"sh", "-c", script, "sh", log_file, TfdBinary(), "--cluster",
+                                  cluster.spec().ToJson(), "--job", "ps", "--task", "0",
+                                  "--threads", "1"});
+  REQUIRE(tfd.ok());
+  std::string log;
+  for (int i = 0; i < 200 && log.find("listening on") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(50ms);
+    std::ifstream in(log_file);
+    log.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  (*tfd)->Kill();
+  return log;
+}
+
+TEST_CASE("on journald's stream tfd writes priorities and no timestamps; not when stale") {
+  LocalCluster cluster({{"ps", 1}});
+  TempDir dir;
+  const std::string journal = LogUnder(cluster, dir.path() + "/journal", false);
+  INFO("journal:\n" << journal);
+  const std::string task = "[/job:ps/replica:0/task:0] ";
+  CHECK(journal.find("<6>" + task + "listening on " + cluster.Address("ps", 0)) !=
+        std::string::npos);
+  std::istringstream lines(journal);
+  int count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    INFO(line);
+    CHECK(std::regex_match(line, std::regex(R"(<[2-7]>\[/job:ps/replica:0/task:0\] .*)")));
+  }
+  CHECK(count >= 3);
+
+  const std::string stale = LogUnder(cluster, dir.path() + "/stale", true);
+  INFO("stale:\n" << stale);
+  CHECK(stale.find("] [info] " + task + "listening on") != std::string::npos);
+  CHECK(stale.find("<6>") == std::string::npos);
 }
 
 }  // namespace
