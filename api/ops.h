@@ -227,8 +227,8 @@ Operation AccumulatorSetGlobalStep(const Scope& scope, const Output& handle,
 
 // A scalar summary: an Identity node named "summaries/<tag>" (below the
 // scope's prefix) that a trainer fetches by that name to log the value, for
-// example `tfctl submit --fetch summaries/loss`. There is no summary file
-// format: the fetched value is the summary.
+// example `tfctl submit --fetch summaries/loss`; `tfctl train --logdir`
+// writes every one of them to TensorBoard's event files (cli/event_file.h).
 Output ScalarSummary(const Scope& scope, const std::string& tag, const Input& value);
 
 }  // namespace tfd::ops

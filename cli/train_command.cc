@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/connection_flags.h"
+#include "cli/event_file.h"
 #include "cli/trainer.h"
 
 namespace tfd::cli {
@@ -31,6 +32,8 @@ struct TrainFlags {
   double progress_s = -1;
   bool no_eval = false;
   std::string output = "human";
+  std::string logdir;          // TensorBoard event files; empty: none
+  int64_t summary_steps = 100;
 };
 
 TrainFlags Parse(const Args& args) {
@@ -55,6 +58,10 @@ TrainFlags Parse(const Args& args) {
       ("progress-every", po::value(&f.progress_s), "seconds between progress reports "
                                                    "(default 1 on a terminal, else 10)")
       ("no-eval", po::bool_switch(&f.no_eval), "skip the test-set evaluation at the end")
+      ("logdir", po::value(&f.logdir), "write TensorBoard event files here: every summaries/* "
+                                       "scalar and global_step/sec")
+      ("summary-steps", po::value(&f.summary_steps), "steps of this worker between summaries "
+                                                     "in --logdir, default 100")
       ("output", po::value(&f.output), "human|json");
   AddConnectionFlags(options, f.remote);
   po::positional_options_description positional;
@@ -68,6 +75,7 @@ TrainFlags Parse(const Args& args) {
   if (f.checkpoint_every < 0 || f.checkpoint_secs < 0) {
     throw UsageError("checkpoint intervals must not be negative");
   }
+  if (f.summary_steps <= 0) throw UsageError("--summary-steps must be positive");
   if (f.init_timeout_s <= 0 || f.step_timeout_s <= 0) {
     throw UsageError("--init-timeout and --step-timeout must be positive");
   }
@@ -119,6 +127,12 @@ Json ProgressJson(const TrainProgress& p) {
 int Train(const TrainFlags& f, OutputFormat format) {
   auto graph = ReadGraphArg(f.file);
   if (!graph.ok()) return ReportError(graph.status(), format);
+  std::unique_ptr<EventFileWriter> events;
+  if (!f.logdir.empty()) {
+    auto made = EventFileWriter::Create(f.logdir);
+    if (!made.ok()) return ReportError(made.status(), format);
+    events = std::move(made).value();
+  }
   auto io = kj::setupAsyncIo();
   auto client = ConnectToTarget(io, f.remote);
   if (!client.ok()) return ReportError(client.status(), format);
@@ -134,6 +148,13 @@ int Train(const TrainFlags& f, OutputFormat format) {
   options.checkpoint_every_steps = f.checkpoint_every;
   options.checkpoint_every_seconds = f.checkpoint_flags ? f.checkpoint_secs : kDefaultCheckpointSecs;
   options.evaluate = !f.no_eval;
+  if (events) {
+    options.summary_every_steps = f.summary_steps;
+    options.write_summaries = [&events](int64_t step,
+                                        const std::vector<std::pair<std::string, double>>& s) {
+      return events->WriteScalars(step, s);
+    };
+  }
   Client& c = **client;
   if (!f.checkpoint_flags || f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
     options.save_checkpoint = [&c, &f](int64_t step) {

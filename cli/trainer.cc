@@ -15,6 +15,8 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // A fetched scalar as a double; NaN when it is not a numeric scalar.
+constexpr std::string_view kSummaryPrefix = "summaries/";
+
 double ScalarValue(const Tensor& t) {
   if (!t.initialized() || t.num_elements() != 1) return NAN;
   switch (t.dtype()) {
@@ -24,6 +26,22 @@ double ScalarValue(const Tensor& t) {
     case DType::kInt64: return static_cast<double>(t.data<int64_t>()[0]);
     default: return NAN;
   }
+}
+
+// A summary's value when it is a numeric scalar (NaN included: a loss
+// that diverged is worth plotting); nullopt otherwise.
+std::optional<double> SummaryScalar(const Tensor& t) {
+  switch (t.dtype()) {
+    case DType::kFloat32:
+    case DType::kFloat64:
+    case DType::kInt32:
+    case DType::kInt64:
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (!t.initialized() || t.num_elements() != 1) return std::nullopt;
+  return ScalarValue(t);
 }
 
 }  // namespace
@@ -164,8 +182,15 @@ StatusOr<TrainResult> Trainer::Run(
   };
   fetch(sync_chief && Has(sig::kChiefGlobalStep) ? sig::kChiefGlobalStep : sig::kGlobalStep,
         global_at);
-  fetch(sig::kLoss, loss_at);
-  fetch(sig::kEpoch, epoch_at);
+  // Every summaries/TAG node: loss and epoch among them when the graph has them.
+  std::vector<std::pair<std::string, int>> summaries;  // tag, index in fetches
+  for (const NodeDef& n : graph_.nodes) {
+    if (n.name.rfind(kSummaryPrefix, 0) != 0) continue;
+    if (n.name == sig::kLoss) loss_at = static_cast<int>(fetches.size());
+    if (n.name == sig::kEpoch) epoch_at = static_cast<int>(fetches.size());
+    summaries.emplace_back(n.name.substr(kSummaryPrefix.size()), static_cast<int>(fetches.size()));
+    fetches.push_back(n.name);
+  }
 
   TrainProgress& p = result.last;
   const auto start = Clock::now();
@@ -213,6 +238,29 @@ StatusOr<TrainResult> Trainer::Run(
 
   // Prepared once on the master; each step then sends no names at all.
   TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_.MakeCallable({}, fetches, targets));
+  // Summaries: the last step's values (nullopt: not a numeric scalar), and
+  // where the previous write left off, for global_step/sec.
+  std::vector<std::optional<double>> summary_values(summaries.size());
+  int64_t summarized_steps = 0, summarized_global = p.global_step;
+  auto summarized_at = start;
+  auto summarize = [&](Clock::time_point now) -> Status {
+    if (!options_.write_summaries || p.local_steps == summarized_steps) return OkStatus();
+    std::vector<std::pair<std::string, double>> scalars;
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      if (summary_values[i]) scalars.emplace_back(summaries[i].first, *summary_values[i]);
+    }
+    const double interval = Seconds(now - summarized_at);
+    const int64_t moved = p.global_step >= 0 && summarized_global >= 0
+                              ? p.global_step - summarized_global
+                              : p.local_steps - summarized_steps;
+    if (interval > 0) scalars.emplace_back("global_step/sec", moved / interval);
+    summarized_steps = p.local_steps;
+    summarized_global = p.global_step;
+    summarized_at = now;
+    return options_.write_summaries(p.global_step >= 0 ? p.global_step : p.local_steps, scalars)
+        .WithContext("writing summaries");
+  };
+
   Status failure;
   while (max_steps <= 0 || p.global_step < max_steps) {
     auto out = client_.RunCallable(step, {}, {});
@@ -229,6 +277,9 @@ StatusOr<TrainResult> Trainer::Run(
     if (loss_at >= 0) p.loss = ScalarValue(out->fetches[loss_at]);
     if (epoch_at >= 0) p.epoch = ScalarValue(out->fetches[epoch_at]);
     if (p.local_steps == 1) result.first_loss = p.loss;
+    for (size_t i = 0; i < summaries.size(); ++i) {
+      summary_values[i] = SummaryScalar(out->fetches[summaries[i].second]);
+    }
     const auto now = Clock::now();
     // By steps: whenever the global step has passed another multiple of N
     // (other workers move it too, so it may skip the multiple itself).
@@ -241,6 +292,10 @@ StatusOr<TrainResult> Trainer::Run(
       if (!failure.ok()) break;
     }
     if (now - last_report >= options_.progress_every) report(now);
+    if (options_.summary_every_steps > 0 && p.local_steps % options_.summary_every_steps == 0) {
+      failure = summarize(now);
+      if (!failure.ok()) break;
+    }
   }
   if (result.stopped.empty() && failure.ok()) {
     result.stopped = "reached step " + std::to_string(max_steps);
@@ -252,6 +307,7 @@ StatusOr<TrainResult> Trainer::Run(
   }
   if (!failure.ok()) return failure;
   report(Clock::now());
+  TFD_RETURN_IF_ERROR(summarize(Clock::now()));
   TFD_RETURN_IF_ERROR(checkpoint());
   if (options_.evaluate && Has(sig::kAccuracy)) {
     auto out = client_.Run({}, {sig::kAccuracy}, {}, {});

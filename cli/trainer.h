@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 #include <string>
+#include <utility>
 
 #include "common/graph_def.h"
 #include "daemon/client/client.h"
@@ -46,6 +47,15 @@ struct TrainerOptions {
   // default policy stays quiet on a cluster without --checkpoint-dir.
   std::function<StatusOr<bool>()> cluster_keeps_checkpoints;
   bool evaluate = true;
+  // When set, called every `summary_every_steps` of this worker's steps and
+  // after the last one with the step (global when the graph has one) and
+  // the value of every scalar `summaries/TAG` node as TAG, plus
+  // "global_step/sec" (the rate since the previous call), as
+  // MonitoredTrainingSession's summary and step-counter hooks do. Its
+  // error ends the training.
+  std::function<Status(int64_t step, const std::vector<std::pair<std::string, double>>& scalars)>
+      write_summaries;
+  int64_t summary_every_steps = 100;  // save_summaries_steps
 };
 
 struct TrainProgress {

@@ -23,6 +23,7 @@ packages=(
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
   python3-kubernetes              # the Kubernetes API models: tests/deploy check deploy/k8s against them
   python3-prometheus-client       # tests/integration/http_test parses /metrics as Prometheus does
+  python3-protobuf                # tests/integration/training_test reads TensorBoard event files
   python3-yaml                    # tests/deploy read deploy/k8s's manifests (also pulled in by the above)
   "$@"
 )

@@ -6,6 +6,7 @@
 // steps show the loss falling.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -150,7 +151,8 @@ TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the l
   Setup s(2);
   REQUIRE(s.cluster.StartAll().ok());
   const std::string graph = s.Graph({.workers = 2, .epochs = 2});
-  const auto done = s.TrainAll(graph, 2);
+  const std::string logdir = s.work.path() + "/logs/run1";
+  const auto done = s.TrainAll(graph, 2, {"--logdir", logdir, "--summary-steps", "5"});
   // Each worker's shard is 600 examples: 12 batches of 50, twice.
   for (const Json& j : done) {
     CHECK(j["stopped"] == "input exhausted");
@@ -166,6 +168,35 @@ TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the l
   CHECK(done[0]["checkpoints"] == 0);
   // Every step of both workers moved global_step once.
   CHECK(s.GlobalStep() == 48);
+
+  // The chief's event file, read back as TensorBoard reads it: a summary
+  // every 5 of its steps and after its last (24), each with the graph's
+  // summaries and the step rate, at increasing global steps; the last
+  // loss is the one the run reported.
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(logdir)) files.push_back(e.path());
+  REQUIRE(files.size() == 1);
+  const char* reader = std::getenv("READ_EVENTS");
+  REQUIRE(reader != nullptr);
+  auto read = testing::RunProcess({"/usr/bin/python3", reader, files[0].string()}, 60s);
+  REQUIRE(read.ok());
+  INFO("read_events.py: " << read->out << read->err);
+  REQUIRE(read->exit_status == 0);
+  const Json events = Json::parse(read->out);
+  CHECK(events["file_version"] == "brain.Event:2");
+  REQUIRE(events["events"].size() == 5);
+  int64_t previous = -1;
+  for (const Json& e : events["events"]) {
+    INFO(e.dump());
+    CHECK(e["step"].get<int64_t>() > previous);
+    previous = e["step"].get<int64_t>();
+    CHECK(e["scalars"].contains("loss"));
+    CHECK(e["scalars"].contains("epoch"));
+    CHECK(e["scalars"]["global_step/sec"].get<double>() > 0);
+  }
+  CHECK(events["events"].back()["scalars"]["loss"].get<double>() ==
+        Approx(done[0]["loss"].get<double>()).epsilon(1e-6));
+  CHECK(events["events"].back()["scalars"]["epoch"].get<double>() == Approx(2.0));
 }
 
 TEST_CASE("the large model: 5.8 M parameters spread over 2 ps tasks, trained by a worker") {
