@@ -101,6 +101,7 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
   kj::Promise<void> run(RunContext context) override {
     return CountStep(session_.env_.metrics.runs, Run(context));
   }
+
  private:
   kj::Promise<void> Run(RunContext context) {
     context.allowCancellation();

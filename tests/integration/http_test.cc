@@ -65,7 +65,7 @@ Reply Get(int port, const std::string& path, const std::string& method = "GET") 
   (*s)->ShutdownWrite();
   auto text = (*s)->ReadUntilClosed(10s);
   REQUIRE(text.has_value());
-  INFO("reply: " << *text);
+  INFO("reply: " << OneLine(*text));
   std::smatch m;
   REQUIRE(std::regex_search(*text, m, std::regex(R"(^HTTP/1\.1 (\d{3}) )")));
   Reply r{std::stoi(m[1]), ""};
@@ -93,7 +93,7 @@ void CheckParses(const std::string& page) {
   TempDir dir;
   auto run = RunProcess({"/usr/bin/python3", script, dir.Write("page.txt", page)}, 60s);
   REQUIRE(run.ok());
-  INFO("check_metrics.py: " << run->out << run->err);
+  INFO("check_metrics.py: " << OneLine(run->out + run->err));
   CHECK(run->exit_status == 0);
 }
 
@@ -142,7 +142,6 @@ TEST_CASE("/metrics counts runs, failures, bytes per peer, queues and variables,
   REQUIRE(bad.status().code() == Code::kNotFound);
 
   const std::string worker = Get(worker_port, "/metrics").body;
-  INFO("worker's page:\n" << worker);
   CHECK(Value(worker, R"(tfd_runs_total{code="OK"})") == 8);
   CHECK(Value(worker, R"(tfd_runs_total{code="NOT_FOUND"})") == 1);
   CHECK(Value(worker, "tfd_run_duration_seconds_count") == 9);
@@ -156,7 +155,6 @@ TEST_CASE("/metrics counts runs, failures, bytes per peer, queues and variables,
   CheckParses(worker);
 
   const std::string ps = Get(ps_port, "/metrics").body;
-  INFO("ps's page:\n" << ps);
   // The ps has a part in every run but the failed one.
   CHECK(Value(ps, R"(tfd_partition_steps_total{code="OK"})") == 8);
   CHECK(Value(ps, R"(tfd_runs_total{code="OK"})") == 0);
@@ -259,7 +257,7 @@ TEST_CASE("a task whose --http-listen cannot be bound does not start, twice") {
                            "--task", "0", "--http-listen", cluster.Address("ps", 0)},
                           20s);
     REQUIRE(run.ok());
-    INFO("stderr: " << run->err);
+    INFO("stderr: " << OneLine(run->err));
     CHECK(run->exit_status == 1);
     CHECK(run->err.find("(--http-listen)") != std::string::npos);
   }

@@ -171,7 +171,7 @@ TEST_CASE("on journald's stream tfd writes priorities and no timestamps; not whe
   LocalCluster cluster({{"ps", 1}});
   TempDir dir;
   const std::string journal = LogUnder(cluster, dir.path() + "/journal", false);
-  INFO("journal:\n" << journal);
+  INFO("journal: " << OneLine(journal));
   const std::string task = "[/job:ps/replica:0/task:0] ";
   CHECK(journal.find("<6>" + task + "listening on " + cluster.Address("ps", 0)) !=
         std::string::npos);
@@ -184,7 +184,7 @@ TEST_CASE("on journald's stream tfd writes priorities and no timestamps; not whe
   CHECK(count >= 3);
 
   const std::string stale = LogUnder(cluster, dir.path() + "/stale", true);
-  INFO("stale:\n" << stale);
+  INFO("stale: " << OneLine(stale));
   CHECK(stale.find("] [info] " + task + "listening on") != std::string::npos);
   CHECK(stale.find("<6>") == std::string::npos);
 }

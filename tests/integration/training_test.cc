@@ -180,7 +180,7 @@ TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the l
   REQUIRE(reader != nullptr);
   auto read = testing::RunProcess({"/usr/bin/python3", reader, files[0].string()}, 60s);
   REQUIRE(read.ok());
-  INFO("read_events.py: " << read->out << read->err);
+  INFO("read_events.py: " << OneLine(read->out + read->err));
   REQUIRE(read->exit_status == 0);
   const Json events = Json::parse(read->out);
   CHECK(events["file_version"] == "brain.Event:2");
