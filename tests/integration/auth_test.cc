@@ -7,6 +7,7 @@
 #include "common/graph_io.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/log_lines.h"
 #include "tests/integration/graph_helpers.h"
 #include "tests/integration/temp_dir.h"
 
@@ -14,6 +15,7 @@ namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Contains;
 using testing::Const;
 using testing::LocalCluster;
 using testing::Node;
@@ -21,10 +23,6 @@ using testing::OneLine;
 using testing::RunProcess;
 using testing::TempDir;
 using testing::TfctlBinary;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with UNAUTHENTICATED") {
   TempDir dir;

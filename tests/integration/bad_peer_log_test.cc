@@ -21,14 +21,11 @@ namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Contains;
 using testing::LinesWith;
 using testing::LocalCluster;
 using testing::RawSocket;
 using testing::WaitForLines;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string Le32(uint32_t v) {
   std::string out(4, '\0');

@@ -8,20 +8,18 @@
 #include "daemon/client/client.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/log_lines.h"
 #include "tests/integration/raw_socket.h"
 
 namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Contains;
 using testing::OneLine;
 using testing::RunProcess;
 using testing::SilentListener;
 using testing::TfctlBinary;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 TEST_CASE("tfctl status --timeout 2 against a task that accepts and never answers ends with an "
           "error") {

@@ -1,7 +1,7 @@
-// Reading a task's log in tests: its lines that contain some text, and a
-// bounded wait until enough of them have appeared (tfd writes a line when
-// it has finished with a connection, which may be just after the peer
-// noticed the close).
+// Reading a task's log in tests: whether it contains some text, its lines
+// that contain it, and a bounded wait until enough of them have appeared
+// (tfd writes a line when it has finished with a connection, which may be
+// just after the peer noticed the close).
 //
 //   auto lines = WaitForLines([&] { return cluster.Log("worker", 0); }, "closed:", 2, 10s);
 //   CHECK(lines.size() == 2);
@@ -17,6 +17,10 @@
 #include <vector>
 
 namespace tfd::testing {
+
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 inline std::vector<std::string> LinesWith(const std::string& text, const std::string& part) {
   std::vector<std::string> out;

@@ -21,6 +21,7 @@ namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Contains;
 using testing::Const;
 using testing::LocalCluster;
 using testing::Node;
@@ -30,10 +31,6 @@ using testing::RunProcess;
 using testing::TempDir;
 using testing::TfctlBinary;
 using testing::WaitForLines;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // A temporary directory with the certificates of make_test_certs.sh.
 struct Certs {
