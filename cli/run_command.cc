@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/args.h"
+#include "cli/chrome_trace.h"
 #include "cli/commands.h"
 #include "cli/feed_parser.h"
 #include "cli/npy.h"
@@ -22,7 +23,9 @@
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "common/prune.h"
+#include "common/thread_name.h"
 #include "daemon/runtime/local_session.h"
+#include "daemon/runtime/pool_names.h"
 #include "kernels/register_all.h"
 
 namespace tfd::cli {
@@ -38,6 +41,7 @@ struct RunOptions {
   int64_t steps = 1;
   double timeout_s = 0;  // 0: the session's default deadline
   bool trace = false;
+  std::string trace_file;
   OutputFormat format = OutputFormat::kHuman;
   std::string log_level = "info";
 };
@@ -55,6 +59,7 @@ RunOptions ParseRunOptions(const Args& args) {
       ("steps", po::value(&o.steps), "run the step N times")
       ("timeout", po::value(&o.timeout_s), "deadline of each step, seconds")
       ("trace", po::bool_switch(&o.trace), "print what ran where and when")
+      ("trace-file", po::value(&o.trace_file), "write the last step's trace as Chrome trace JSON")
       ("output", po::value(&format), "human or json")
       ("io-dir", po::value(&o.io_dirs)->composing(), "directory file ops may use")
       ("log-level", po::value(&o.log_level), "trace, debug, info, warn, error, off");
@@ -167,7 +172,11 @@ Status Run(const RunOptions& o) {
 
   // The pool outlives the session (declared first, destroyed last), so no
   // pool thread runs a kernel of a destroyed session.
-  boost::asio::thread_pool pool(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  boost::asio::thread_pool pool(threads);
+  NamePoolThreads(pool, threads, "compute");
+  // Cheap kernels run inline on the thread that waits for the step.
+  NameThisThread("tfctl");
   ResourceMgr resources;
   KernelEnv env;
   env.resources = &resources;
@@ -189,7 +198,7 @@ Status Run(const RunOptions& o) {
   Progress progress(o.steps);
   LocalSession::RunOutput out;
   for (int64_t step = 1; step <= o.steps; ++step) {
-    run_options.trace = o.trace && step == o.steps;
+    run_options.trace = (o.trace || !o.trace_file.empty()) && step == o.steps;
     auto result = session.Run(feeds, o.fetches, o.targets, run_options);
     if (!result.ok()) {
       if (o.steps == 1) return result.status();
@@ -199,6 +208,7 @@ Status Run(const RunOptions& o) {
     progress.Step(step);
     if (step == o.steps) out = std::move(result).value();
   }
+  if (!o.trace_file.empty()) TFD_RETURN_IF_ERROR(WriteChromeTrace(out.stats, o.trace_file));
   PrintResult(o, out);
   return OkStatus();
 }

@@ -7,16 +7,15 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include "cli/args.h"
+#include "cli/chrome_trace.h"
 #include "cli/commands.h"
 #include "cli/feed_parser.h"
 #include "cli/npy.h"
 #include "cli/output.h"
 #include "cli/connection_flags.h"
-#include "daemon/runtime/partition.h"
 
 namespace tfd::cli {
 namespace {
@@ -80,46 +79,6 @@ StatusOr<Client::Feeds> BuildFeeds(const SubmitOptions& o, const GraphDef& g) {
   return feeds;
 }
 
-// Chrome's trace event format (chrome://tracing, Perfetto): one process per
-// device, one slice per node, and a flow arrow from each _Send to the _Recv
-// it fed, across tasks.
-Json ChromeTrace(const StepStats& stats) {
-  Json events = Json::array();
-  std::map<std::string, int> pids;
-  // _Send names hold their source node and receiving task: unique in a step.
-  std::map<std::string, const NodeExecStats*> sends;
-  for (const NodeExecStats& n : stats.nodes) {
-    auto [it, added] = pids.emplace(n.device, static_cast<int>(pids.size()));
-    if (added) {
-      events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", it->second},
-                        {"args", {{"name", n.device}}}});
-    }
-    Json args{{"op", n.op}};
-    if (!n.label.empty()) args["label"] = n.label;
-    events.push_back({{"name", n.node}, {"cat", n.op}, {"ph", "X"}, {"pid", it->second},
-                      {"tid", n.thread}, {"ts", n.start_micros},
-                      {"dur", std::max<int64_t>(0, n.end_micros - n.start_micros)},
-                      {"args", std::move(args)}});
-    if (n.op == "_Send") sends[n.node] = &n;
-  }
-  int flow = 0;
-  for (const NodeExecStats& recv : stats.nodes) {
-    if (recv.op != "_Recv") continue;
-    auto it = sends.find(SendNodeFor(recv.node, recv.device));
-    if (it == sends.end()) continue;
-    const NodeExecStats* send = it->second;
-    const std::string name = recv.label.empty() ? "transfer" : recv.label;
-    events.push_back({{"name", name}, {"cat", "transfer"}, {"ph", "s"}, {"id", flow},
-                      {"pid", pids[send->device]}, {"tid", send->thread},
-                      {"ts", send->start_micros}});
-    events.push_back({{"name", name}, {"cat", "transfer"}, {"ph", "f"}, {"bp", "e"}, {"id", flow},
-                      {"pid", pids[recv.device]}, {"tid", recv.thread},
-                      {"ts", std::max(recv.start_micros, send->start_micros)}});
-    ++flow;
-  }
-  return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-}
-
 void Progress(int64_t step, int64_t steps, double seconds, const std::string& value) {
   const double rate = seconds > 0 ? step / seconds : 0;
   const double left = rate > 0 ? (steps - step) / rate : 0;
@@ -164,11 +123,7 @@ Status Submit(const SubmitOptions& o, OutputFormat format) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   (void)client->CloseSession();
-  if (!o.trace_file.empty()) {
-    std::ofstream out(o.trace_file);
-    out << DumpJson(ChromeTrace(last.stats)) << "\n";
-    if (!out) return errors::InvalidArgument("cannot write trace file '", o.trace_file, "'");
-  }
+  if (!o.trace_file.empty()) TFD_RETURN_IF_ERROR(WriteChromeTrace(last.stats, o.trace_file));
   if (format == OutputFormat::kJson) {
     Json fetches = Json::object();
     for (size_t i = 0; i < o.fetches.size() && i < last.fetches.size(); ++i) {

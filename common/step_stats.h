@@ -14,7 +14,8 @@ struct NodeExecStats {
   std::string device;       // canonical device the node ran on
   int64_t start_micros = 0;  // wall clock, microseconds since the Unix epoch
   int64_t end_micros = 0;
-  uint64_t thread = 0;       // a small id of the pool thread that ran it
+  uint64_t thread = 0;       // the id of the thread that ran it (ThisThreadId)
+  std::string thread_name;   // its name: "compute 2", "event loop"...
   // What the kernel said about this run, for traces: a transfer's bytes and
   // peer ("pushed 4194304 bytes to /job:ps/replica:0/task:0"); often empty.
   std::string label;

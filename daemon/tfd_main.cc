@@ -19,12 +19,14 @@
 #include "common/memory_budget.h"
 #include "common/resource_mgr.h"
 #include "common/size_limits.h"
+#include "common/thread_name.h"
 #include "daemon/checkpoint/checkpoint_manager.h"
 #include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/task_server.h"
 #include "daemon/http_endpoint.h"
 #include "daemon/metrics_page.h"
 #include "daemon/rpc/kj_status.h"
+#include "daemon/runtime/pool_names.h"
 #include "daemon/runtime/step_deadlines.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/transport/data_plane.h"
@@ -79,6 +81,7 @@ int Serve(const TfdConfig& config) {
   kj::UnixEventPort::captureSignal(SIGTERM);
   kj::UnixEventPort::captureSignal(SIGINT);
   auto io = kj::setupAsyncIo();
+  NameThisThread("event loop");
 
   TaskEnv env;
   env.task = "/job:" + config.job + "/replica:0/task:" + std::to_string(config.task);
@@ -135,6 +138,7 @@ int Serve(const TfdConfig& config) {
   const int threads = config.threads > 0 ? config.threads
                                          : std::max(1u, std::thread::hardware_concurrency());
   boost::asio::thread_pool pool(threads);
+  NamePoolThreads(pool, threads, "compute");
   // The thread that fires step deadlines, started now rather than by the
   // first step, when a flood of connections might have left no room for it.
   StepDeadlines::Shared();

@@ -99,6 +99,7 @@ struct NodeTrace {
   endMicros @4 :Int64;
   thread @5 :UInt64;
   label @6 :Text;       # what the kernel noted: a transfer's bytes and peer
+  threadName @7 :Text;  # "compute 2", "event loop": where `thread` ran
 }
 
 # Runs partitions of steps; lives on every task.

@@ -102,7 +102,7 @@ kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
 void ReadTrace(capnp::List<proto::NodeTrace>::Reader trace, StepStats& stats) {
   for (auto n : trace) {
     stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
-                           n.getEndMicros(), n.getThread(), n.getLabel()});
+                           n.getEndMicros(), n.getThread(), n.getThreadName(), n.getLabel()});
   }
 }
 

@@ -110,6 +110,7 @@ void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder
     out[i].setStartMicros(n.start_micros);
     out[i].setEndMicros(n.end_micros);
     out[i].setThread(n.thread);
+    out[i].setThreadName(n.thread_name);
     if (!n.label.empty()) out[i].setLabel(n.label);
   }
 }

@@ -5,8 +5,8 @@
 #include <deque>
 #include <future>
 #include <mutex>
-#include <thread>
 
+#include "common/thread_name.h"
 #include "daemon/runtime/step_deadlines.h"
 
 namespace tfd {
@@ -260,8 +260,7 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
     if (args.trace) {
       std::lock_guard<std::mutex> lock(mu);
       stats.nodes.push_back({node.name(), node.op(), exec.options_.device, start, NowMicros(),
-                             std::hash<std::thread::id>()(std::this_thread::get_id()) % 1000,
-                             kctx->trace_label()});
+                             ThisThreadId(), ThisThreadName(), kctx->trace_label()});
     }
   }
   if (!aborted && !outputs.empty()) {

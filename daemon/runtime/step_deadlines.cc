@@ -1,5 +1,7 @@
 #include "daemon/runtime/step_deadlines.h"
 
+#include "common/thread_name.h"
+
 namespace tfd {
 
 StepDeadlines::StepDeadlines() : thread_([this] { Loop(); }) {}
@@ -55,6 +57,7 @@ size_t StepDeadlines::size() const {
 }
 
 void StepDeadlines::Loop() {
+  NameThisThread("deadlines");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     if (queue_.empty()) {

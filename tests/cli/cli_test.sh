@@ -118,6 +118,18 @@ else
   fail "--trace --output json adds a trace per device"
 fi
 
+tfctl run "$EX/hello.txt" --fetch y --trace-file "$work/trace.json"
+trace=$(cat "$work/trace.json" 2>/dev/null)
+if [[ $rc -eq 0 && "$out" == "y = float32[2, 2] [[20 23] [44 51]]" &&
+      "$trace" == '{"traceEvents": [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "/job:localhost/replica:0/task:0/device:CPU:0"}}'* &&
+      "$trace" == *'"name": "thread_name"'* && "$trace" == *'"name": "product", "cat": "MatMul", "ph": "X"'* ]]; then
+  pass "--trace-file writes a Chrome trace with named threads and the fetches still print"
+else
+  fail "--trace-file writes a Chrome trace with named threads and the fetches still print" "trace: ${trace:0:300}"
+fi
+expect_error "--trace-file that cannot be written" 1 INVALID_ARGUMENT "$work/no/dir/trace.json" \
+  -- run "$EX/hello.txt" --fetch y --trace-file "$work/no/dir/trace.json"
+
 expect_out "a placeholder fed by value" \
   "y = float32[2, 1] [[5] [11]]" -- run "$EX/placeholder.txt" --feed 'x=[[1, 2], [3, 4]]' --fetch y
 

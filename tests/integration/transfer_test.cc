@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <map>
+#include <set>
 #include <thread>
 
 #include <fstream>
@@ -338,8 +340,18 @@ TEST_CASE("a traced step shows each transfer's bytes, and the trace file an arro
   REQUIRE(trace.is_object());
   std::map<int, std::string> process;  // pid -> device
   std::map<int, nlohmann::json> starts, ends;
+  // Every track a slice is drawn on is named after the daemon's thread.
+  std::map<std::pair<int, uint64_t>, std::string> thread_names;
+  std::set<std::pair<int, uint64_t>> tracks;
   for (const auto& e : trace["traceEvents"]) {
-    if (e["ph"] == "M") process[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+    const bool named_thread = e["ph"] == "M" && e["name"] == "thread_name";
+    if (named_thread) {
+      thread_names[{e["pid"].get<int>(), e["tid"].get<uint64_t>()}] = e["args"]["name"];
+    }
+    if (e["ph"] == "X") tracks.insert({e["pid"].get<int>(), e["tid"].get<uint64_t>()});
+    if (e["ph"] == "M" && !named_thread) {
+      process[e["pid"].get<int>()] = e["args"]["name"].get<std::string>();
+    }
     if (e["ph"] == "s") starts[e["id"].get<int>()] = e;
     if (e["ph"] == "f") ends[e["id"].get<int>()] = e;
   }
@@ -356,6 +368,12 @@ TEST_CASE("a traced step shows each transfer's bytes, and the trace file an arro
     }
   }
   CHECK(crossing);
+  REQUIRE(!tracks.empty());
+  for (const auto& track : tracks) {
+    const std::string& name = thread_names[track];
+    INFO("track " << track.first << "/" << track.second << " named '" << name << "'");
+    CHECK((name == "event loop" || name.rfind("compute ", 0) == 0));
+  }
 }
 
 }  // namespace
