@@ -1,6 +1,7 @@
 // tfctl train: the training loop of one worker (cli/trainer.h), with
 // progress on stderr and the result on stdout.
 #include <kj/async-io.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -34,6 +35,7 @@ struct TrainFlags {
   std::string output = "human";
   std::string logdir;          // TensorBoard event files; empty: none
   int64_t summary_steps = 100;
+  int max_recoveries = 10;
 };
 
 TrainFlags Parse(const Args& args) {
@@ -62,6 +64,10 @@ TrainFlags Parse(const Args& args) {
                                        "scalar and global_step/sec")
       ("summary-steps", po::value(&f.summary_steps), "steps of this worker between summaries "
                                                      "in --logdir, default 100")
+      ("max-recoveries", po::value(&f.max_recoveries), "failed steps (UNAVAILABLE, ABORTED) to "
+                                                       "recover from by waiting for the cluster "
+                                                       "and opening a new session, default 10; "
+                                                       "0: none")
       ("output", po::value(&f.output), "human|json");
   AddConnectionFlags(options, f.remote);
   po::positional_options_description positional;
@@ -76,6 +82,7 @@ TrainFlags Parse(const Args& args) {
     throw UsageError("checkpoint intervals must not be negative");
   }
   if (f.summary_steps <= 0) throw UsageError("--summary-steps must be positive");
+  if (f.max_recoveries < 0) throw UsageError("--max-recoveries must not be negative");
   if (f.init_timeout_s <= 0 || f.step_timeout_s <= 0) {
     throw UsageError("--init-timeout and --step-timeout must be positive");
   }
@@ -115,6 +122,32 @@ std::string ProgressLine(const TrainProgress& p) {
   return line;
 }
 
+// SIGINT or SIGTERM: the loop ends after the running step and the chief
+// saves; a second one kills at once (the handler resets itself).
+volatile sig_atomic_t stop_signal = 0;
+
+void OnStopSignal(int signal) { stop_signal = signal; }
+
+void CatchStopSignals() {
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+// The exit of a run that printed its result: 0, or, stopped by a signal,
+// death by that signal (after the save), so a calling shell or script
+// stops too rather than going on as if training had finished.
+int Finish() {
+  if (stop_signal == 0) return 0;
+  std::fflush(nullptr);
+  signal(stop_signal, SIG_DFL);
+  raise(stop_signal);
+  return 128 + stop_signal;
+}
+
 Json ProgressJson(const TrainProgress& p) {
   auto number = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
   Json j{{"step", p.local_steps}, {"global_step", p.global_step},
@@ -134,14 +167,30 @@ int Train(const TrainFlags& f, OutputFormat format) {
     events = std::move(made).value();
   }
   auto io = kj::setupAsyncIo();
-  auto client = ConnectToTarget(io, f.remote);
-  if (!client.ok()) return ReportError(client.status(), format);
-  Status s = (*client)->CreateSession(*graph, Millis(f.step_timeout_s));
-  if (!s.ok()) return ReportError(s, format);
+  auto connected = ConnectToTarget(io, f.remote);
+  if (!connected.ok()) return ReportError(connected.status(), format);
 
   const bool tty = isatty(STDERR_FILENO);
+  bool line_open = false;
   TrainerOptions options;
   options.max_steps = f.steps;
+  options.step_timeout = Millis(f.step_timeout_s);
+  options.max_recoveries = f.max_recoveries;
+  options.on_recovery = [&](const Status& why, int recovery) {
+    if (format == OutputFormat::kJson) {
+      std::cout << DumpJson(Json{{"event", "recovering"}, {"recovery", recovery},
+                                 {"error", why.ToString()}})
+                << std::endl;
+    }
+    std::fprintf(stderr, "%s%s; waiting for the cluster and opening a new session (recovery %d "
+                 "of at most %d)\n", line_open ? "\n" : "", why.ToString().c_str(), recovery,
+                 f.max_recoveries);
+    line_open = false;
+  };
+  options.stop_requested = []() -> std::string {
+    if (stop_signal == 0) return "";
+    return stop_signal == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM";
+  };
   if (f.chief != "auto") options.chief = f.chief == "yes";
   options.init_timeout = Millis(f.init_timeout_s);
   options.progress_every = Millis(f.progress_s >= 0 ? f.progress_s : (tty ? 1 : 10));
@@ -155,24 +204,31 @@ int Train(const TrainFlags& f, OutputFormat format) {
       return events->WriteScalars(step, s);
     };
   }
-  Client& c = **client;
+  Client& c = **connected;
   if (!f.checkpoint_flags || f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
-    options.save_checkpoint = [&c, &f](int64_t step) {
-      return c.SaveCheckpoint(step, f.remote.timeout()).status();
+    options.save_checkpoint = [&f](Client& client, int64_t step) {
+      return client.SaveCheckpoint(step, f.remote.timeout()).status();
     };
   }
   if (!f.checkpoint_flags) {
     // The default policy asks first: a cluster without a --checkpoint-dir
     // (FAILED_PRECONDITION, naming the tasks asked) trains without one.
-    options.cluster_keeps_checkpoints = [&c, &f]() -> StatusOr<bool> {
-      auto listed = c.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
+    options.cluster_keeps_checkpoints = [&f](Client& client) -> StatusOr<bool> {
+      auto listed = client.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
       if (listed.ok()) return true;
       if (listed.status().code() == Code::kFailedPrecondition) return false;
       return listed.status().WithContext("asking which tasks keep checkpoints");
     };
   }
+  // The task itself died: wait for its supervisor to bring it back as long
+  // as for the rest of the cluster.
+  options.reconnect = [&io, &f] {
+    ConnectionFlags again = f.remote;
+    again.timeout_s = f.init_timeout_s;
+    return ConnectToTarget(io, again);
+  };
   Trainer trainer(c, std::move(*graph), options);
-  bool line_open = false;
+  CatchStopSignals();
   auto result = trainer.Run([&](const TrainProgress& p) {
     if (format == OutputFormat::kJson) {
       Json j = ProgressJson(p);
@@ -187,7 +243,6 @@ int Train(const TrainFlags& f, OutputFormat format) {
     std::fflush(stderr);
   });
   if (line_open) std::fputc('\n', stderr);
-  (void)c.CloseSession();
   if (!result.ok()) return ReportError(result.status(), format);
 
   const TrainProgress& last = result->last;
@@ -195,7 +250,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     Json j = ProgressJson(last);
     j["event"] = "done";
-    j["task"] = c.task();
+    j["task"] = trainer.client().task();
     j["chief"] = result->chief;
     j["initialized"] = result->initialized;
     j["initialized_variables"] = result->initialized_variables;
@@ -203,12 +258,13 @@ int Train(const TrainFlags& f, OutputFormat format) {
     j["first_loss"] = std::isnan(result->first_loss) ? Json(nullptr) : Json(result->first_loss);
     j["mean_steps_per_second"] = rate;
     j["checkpoints"] = result->checkpoints;
+    j["recoveries"] = result->recoveries;
     j["accuracy"] = result->accuracy ? Json(*result->accuracy) : Json(nullptr);
     std::cout << DumpJson(j) << std::endl;
-    return 0;
+    return Finish();
   }
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: %lld steps in %s (%.1f steps/s), %s", c.task().c_str(),
+  std::snprintf(buf, sizeof buf, "%s: %lld steps in %s (%.1f steps/s), %s", trainer.client().task().c_str(),
                 static_cast<long long>(last.local_steps), Duration(last.seconds).c_str(), rate,
                 result->stopped.c_str());
   std::cout << buf;
@@ -219,6 +275,10 @@ int Train(const TrainFlags& f, OutputFormat format) {
     for (const std::string& v : result->initialized_variables) std::cout << " " << v;
     std::cout << "\n";
   }
+  if (result->recoveries > 0) {
+    std::cout << "recovered from " << result->recoveries << " failed step"
+              << (result->recoveries == 1 ? "" : "s") << "\n";
+  }
   if (!std::isnan(result->first_loss)) {
     std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result->first_loss, last.loss);
     std::cout << buf;
@@ -227,7 +287,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     std::snprintf(buf, sizeof buf, "test accuracy %.4f\n", *result->accuracy);
     std::cout << buf;
   }
-  return 0;
+  return Finish();
 }
 
 }  // namespace

@@ -44,6 +44,13 @@ std::optional<double> SummaryScalar(const Tensor& t) {
   return ScalarValue(t);
 }
 
+// What a step fails with when a task died or was restarted under it: worth
+// a new session once the cluster is whole again (MonitoredSession's
+// AbortedError and UnavailableError).
+bool Recoverable(const Status& s) {
+  return s.code() == Code::kUnavailable || s.code() == Code::kAborted;
+}
+
 }  // namespace
 
 bool IsChief(const std::string& task, const ClusterSpec& cluster) {
@@ -54,7 +61,7 @@ bool IsChief(const std::string& task, const ClusterSpec& cluster) {
 }
 
 Trainer::Trainer(Client& client, GraphDef graph, TrainerOptions options)
-    : client_(client), graph_(std::move(graph)), options_(std::move(options)) {}
+    : client_(&client), graph_(std::move(graph)), options_(std::move(options)) {}
 
 bool Trainer::Has(const char* node) const {
   for (const NodeDef& n : graph_.nodes) {
@@ -100,10 +107,10 @@ Status Trainer::Initialize(TrainResult& result) {
   for (const InitTarget& t : targets) vars.push_back(t.variable);
   // A quick look: the barrier answers at once when everything is there.
   constexpr std::chrono::milliseconds kLook(200);
-  if (!vars.empty() && client_.WaitInitialized(vars, kLook).ok()) return OkStatus();
+  if (!vars.empty() && client_->WaitInitialized(vars, kLook).ok()) return OkStatus();
   std::vector<std::string> assigns;
   for (const InitTarget& t : targets) {
-    if (!client_.WaitInitialized({t.variable}, std::chrono::milliseconds(1)).ok()) {
+    if (!client_->WaitInitialized({t.variable}, std::chrono::milliseconds(1)).ok()) {
       assigns.push_back(t.assign);
       result.initialized_variables.push_back(t.variable);
     }
@@ -113,34 +120,60 @@ Status Trainer::Initialize(TrainResult& result) {
     result.initialized_variables.clear();  // all of them: the plain init
     return RunIfPresent(sig::kInit, "initializing the variables");
   }
-  auto r = client_.Run({}, {}, assigns, {});
+  auto r = client_->Run({}, {}, assigns, {});
   return r.ok() ? OkStatus()
                 : r.status().WithContext("initializing the variables no checkpoint restored");
 }
 
 Status Trainer::RunIfPresent(const char* node, const char* what) {
   if (!Has(node)) return OkStatus();
-  auto r = client_.Run({}, {}, {node}, {});
+  auto r = client_->Run({}, {}, {node}, {});
   return r.ok() ? OkStatus() : r.status().WithContext(what);
 }
 
-Status Trainer::Prepare(TrainResult& result) {
+Status Trainer::Prepare(TrainResult& result, bool reset_input) {
   if (result.chief) {
     // Every task must be up before deciding what to initialize: a ps that
     // restores its checkpoint on start must not be initialized over.
-    TFD_RETURN_IF_ERROR(client_.WaitCluster(options_.init_timeout)
+    TFD_RETURN_IF_ERROR(client_->WaitCluster(options_.init_timeout)
                             .WithContext("waiting for every task of the cluster"));
     if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize(result));
     TFD_RETURN_IF_ERROR(RunIfPresent(sig::kChiefInit, "initializing the sync accumulators"));
-    return RunIfPresent(sig::kResetInput, "resetting this worker's input");
+  } else {
+    std::vector<std::string> vars;
+    for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
+    if (!vars.empty()) {
+      TFD_RETURN_IF_ERROR(client_->WaitInitialized(vars, options_.init_timeout)
+                              .WithContext("waiting for the chief to initialize the variables"));
+    }
   }
-  std::vector<std::string> vars;
-  for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
-  if (!vars.empty()) {
-    TFD_RETURN_IF_ERROR(client_.WaitInitialized(vars, options_.init_timeout)
-                            .WithContext("waiting for the chief to initialize the variables"));
+  return reset_input ? RunIfPresent(sig::kResetInput, "resetting this worker's input")
+                     : OkStatus();
+}
+
+Status Trainer::Recover(TrainResult& result) {
+  // A worker waits too: its new session must not reach for a ps that is
+  // still restarting.
+  Status waited = client_->WaitCluster(options_.init_timeout);
+  // The master answers a cluster that is not whole with DEADLINE_EXCEEDED;
+  // UNAVAILABLE is this client's own connection, to a task that died.
+  if (waited.code() == Code::kUnavailable && options_.reconnect) {
+    auto fresh = options_.reconnect();
+    if (!fresh.ok()) return fresh.status().WithContext("connecting again");
+    reconnected_ = std::move(fresh).value();
+    client_ = reconnected_.get();
+    waited = client_->WaitCluster(options_.init_timeout);
   }
-  return RunIfPresent(sig::kResetInput, "resetting this worker's input");
+  TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
+  TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
+  return Prepare(result, /*reset_input=*/false);
+}
+
+StatusOr<int64_t> Trainer::ReadGlobalStep() {
+  if (!Has(sig::kGlobalStepVariable)) return -1;
+  auto read = client_->Run({}, {sig::kGlobalStepVariable}, {}, {});
+  if (!read.ok()) return read.status().WithContext("reading the global step");
+  return static_cast<int64_t>(ScalarValue(read->fetches[0]));
 }
 
 StatusOr<TrainResult> Trainer::Run(
@@ -149,12 +182,21 @@ StatusOr<TrainResult> Trainer::Run(
     return errors::InvalidArgument("the graph has no '", sig::kTrain,
                                    "' op to run each step (see docs/training.md)");
   }
+  TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
   TrainResult result;
-  result.chief = options_.chief.value_or(IsChief(client_.task(), client_.cluster()));
-  TFD_RETURN_IF_ERROR(Prepare(result));
+  Status trained = Train(result, on_progress);
+  (void)client_->CloseSession();
+  if (!trained.ok()) return trained;
+  return result;
+}
+
+Status Trainer::Train(TrainResult& result,
+                      const std::function<void(const TrainProgress&)>& on_progress) {
+  result.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
+  TFD_RETURN_IF_ERROR(Prepare(result, /*reset_input=*/true));
   bool checkpoints_on = result.chief && options_.save_checkpoint != nullptr;
   if (checkpoints_on && options_.cluster_keeps_checkpoints) {
-    TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints());
+    TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints(*client_));
   }
 
   int64_t max_steps = options_.max_steps;
@@ -200,7 +242,7 @@ StatusOr<TrainResult> Trainer::Run(
   double epoch_at_report = -1;
   auto checkpoint = [&]() -> Status {
     if (!checkpoints_on || p.global_step == checkpoint_step) return OkStatus();
-    TFD_RETURN_IF_ERROR(options_.save_checkpoint(std::max<int64_t>(p.global_step, 0))
+    TFD_RETURN_IF_ERROR(options_.save_checkpoint(*client_, std::max<int64_t>(p.global_step, 0))
                             .WithContext("checkpoint at step " + std::to_string(p.global_step)));
     checkpoint_step = p.global_step;
     last_checkpoint = Clock::now();
@@ -230,14 +272,36 @@ StatusOr<TrainResult> Trainer::Run(
   // A run asked to stop at a step the global step has passed (restored from
   // a checkpoint) must not run one more to find out.
   if (max_steps > 0 && Has(sig::kGlobalStepVariable)) {
-    auto read = client_.Run({}, {sig::kGlobalStepVariable}, {}, {});
-    if (!read.ok()) return read.status().WithContext("reading the global step");
-    p.global_step = static_cast<int64_t>(ScalarValue(read->fetches[0]));
+    TFD_ASSIGN_OR_RETURN(p.global_step, ReadGlobalStep());
     checkpoint_step = p.global_step;  // a run that steps no further saves nothing new
   }
 
   // Prepared once on the master; each step then sends no names at all.
-  TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_.MakeCallable({}, fetches, targets));
+  TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_->MakeCallable({}, fetches, targets));
+  // After a failed step: recovered (a new session and its callable, at the
+  // global step the ps tasks went back to), or the error that ends the run.
+  auto recover = [&](Status lost) -> Status {
+    while (result.recoveries < options_.max_recoveries) {
+      ++result.recoveries;
+      if (options_.on_recovery) options_.on_recovery(lost, result.recoveries);
+      Status s = Recover(result);
+      if (s.ok()) {
+        auto remade = client_->MakeCallable({}, fetches, targets);
+        s = remade.status();
+        if (remade.ok()) step = *remade;
+      }
+      if (s.ok() && Has(sig::kGlobalStepVariable)) {
+        auto global = ReadGlobalStep();
+        s = global.status();
+        if (global.ok()) p.global_step = *global;
+      }
+      if (s.ok()) return OkStatus();
+      if (!Recoverable(s)) return s.WithContext("recovering from: " + lost.ToString());
+      lost = s;
+    }
+    return lost.WithContext("gave up after " + std::to_string(result.recoveries) +
+                            " recoveries (--max-recoveries)");
+  };
   // Summaries: the last step's values (nullopt: not a numeric scalar), and
   // where the previous write left off, for global_step/sec.
   std::vector<std::optional<double>> summary_values(summaries.size());
@@ -263,13 +327,19 @@ StatusOr<TrainResult> Trainer::Run(
 
   Status failure;
   while (max_steps <= 0 || p.global_step < max_steps) {
-    auto out = client_.RunCallable(step, {}, {});
+    if (options_.stop_requested) {
+      result.stopped = options_.stop_requested();
+      if (!result.stopped.empty()) break;
+    }
+    auto out = client_->RunCallable(step, {}, {});
     if (!out.ok()) {
       if (out.status().code() == Code::kOutOfRange) {
         result.stopped = "input exhausted";
-      } else {
-        failure = out.status().WithContext("step " + std::to_string(p.local_steps + 1));
+        break;
       }
+      failure = out.status().WithContext("step " + std::to_string(p.local_steps + 1));
+      if (Recoverable(out.status())) failure = recover(std::move(failure));
+      if (failure.ok()) continue;
       break;
     }
     ++p.local_steps;
@@ -288,7 +358,10 @@ StatusOr<TrainResult> Trainer::Run(
                           p.global_step / every > std::max<int64_t>(checkpoint_step, 0) / every) ||
                          (options_.checkpoint_every_seconds > 0 &&
                           Seconds(now - last_checkpoint) >= options_.checkpoint_every_seconds))) {
+      // Every task saves, so one that is down fails the save: recovered
+      // from like a step (the next multiple of N saves again).
       failure = checkpoint();
+      if (Recoverable(failure)) failure = recover(std::move(failure));
       if (!failure.ok()) break;
     }
     if (now - last_report >= options_.progress_every) report(now);
@@ -308,13 +381,18 @@ StatusOr<TrainResult> Trainer::Run(
   if (!failure.ok()) return failure;
   report(Clock::now());
   TFD_RETURN_IF_ERROR(summarize(Clock::now()));
-  TFD_RETURN_IF_ERROR(checkpoint());
+  Status saved = checkpoint();
+  if (Recoverable(saved)) {
+    saved = recover(std::move(saved));
+    if (saved.ok()) saved = checkpoint();
+  }
+  TFD_RETURN_IF_ERROR(saved);
   if (options_.evaluate && Has(sig::kAccuracy)) {
-    auto out = client_.Run({}, {sig::kAccuracy}, {}, {});
+    auto out = client_->Run({}, {sig::kAccuracy}, {}, {});
     if (!out.ok()) return out.status().WithContext("evaluating " + std::string(sig::kAccuracy));
     result.accuracy = ScalarValue(out->fetches[0]);
   }
-  return result;
+  return OkStatus();
 }
 
 }  // namespace tfd::cli

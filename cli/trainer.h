@@ -17,12 +17,23 @@
 // releases parked sync replicas when it stops. At the end each worker
 // evaluates the test accuracy when the graph has it.
 //
+// A step that fails with UNAVAILABLE or ABORTED (a task died, or a restarted
+// one lost the step's state) is recovered from as MonitoredTrainingSession
+// does: connect again if the client's own task is the one that went, wait
+// for every task again, open a new session (the old one's
+// partitions died with the task), let the chief initialize what no
+// checkpoint restored, and go on from the global step the ps tasks hold.
+// The input is not reset: each worker goes on from where its input stands.
+// Asked to stop (SIGINT, SIGTERM), the loop ends after the running step and
+// the chief saves once more, as at the end.
+//
 // Thread-safety: one thread, the one that owns the Client.
 #pragma once
 
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 #include <string>
@@ -35,17 +46,19 @@ namespace tfd::cli {
 
 struct TrainerOptions {
   int64_t max_steps = 0;                   // 0: the graph's train/max_steps, if any
+  std::chrono::milliseconds step_timeout{60000};  // the session's deadline per step
   std::optional<bool> chief;               // unset: IsChief
   std::chrono::milliseconds init_timeout{120000};  // cluster and init barriers
   std::chrono::milliseconds progress_every{1000};
   int64_t checkpoint_every_steps = 0;      // 0: no step-based checkpoints
   double checkpoint_every_seconds = 0;     // 0: no time-based checkpoints
-  // Saves a checkpoint of the cluster's variables at this global step.
-  std::function<Status(int64_t global_step)> save_checkpoint;
+  // Saves a checkpoint of the cluster's variables at this global step,
+  // through `client` (the trainer's, which a recovery may have replaced).
+  std::function<Status(Client& client, int64_t global_step)> save_checkpoint;
   // When set, the chief asks it once the cluster is up, and saves no
   // checkpoint when it answers false (no task keeps checkpoints): how the
   // default policy stays quiet on a cluster without --checkpoint-dir.
-  std::function<StatusOr<bool>()> cluster_keeps_checkpoints;
+  std::function<StatusOr<bool>(Client& client)> cluster_keeps_checkpoints;
   bool evaluate = true;
   // When set, called every `summary_every_steps` of this worker's steps and
   // after the last one with the step (global when the graph has one) and
@@ -56,6 +69,17 @@ struct TrainerOptions {
   std::function<Status(int64_t step, const std::vector<std::pair<std::string, double>>& scalars)>
       write_summaries;
   int64_t summary_every_steps = 100;  // save_summaries_steps
+  // Failed steps recovered from (above) before the error ends the run; each
+  // recovery waits at most init_timeout for the cluster.
+  int max_recoveries = 10;
+  // Told before each recovery why, and which one it is (1, 2...).
+  std::function<void(const Status& why, int recovery)> on_recovery;
+  // When set, a recovery that finds its own connection lost (the client's
+  // task died; a supervisor may be restarting it) connects again with it.
+  std::function<StatusOr<std::unique_ptr<Client>>()> reconnect;
+  // Polled between steps: true ends the loop as if the last step had been
+  // reached, with `stopped` naming what it answers (set by a signal handler).
+  std::function<std::string()> stop_requested;
 };
 
 struct TrainProgress {
@@ -74,6 +98,7 @@ struct TrainResult {
   std::string stopped;         // why: "input exhausted", "reached step N"
   std::optional<double> accuracy;
   int64_t checkpoints = 0;     // saved by this worker (the chief)
+  int recoveries = 0;          // failed steps recovered from
   bool chief = false;
   bool initialized = false;    // this worker ran the initializer (or part of it)
   std::vector<std::string> initialized_variables;  // which, when only some were
@@ -83,8 +108,13 @@ class Trainer {
  public:
   Trainer(Client& client, GraphDef graph, TrainerOptions options);
 
-  // Trains; `on_progress` is called at most every progress_every, and once
-  // after the last step.
+  // The client the trainer uses now: the one it was given, or the one a
+  // recovery connected.
+  Client& client() { return *client_; }
+
+  // Opens a session on the client's task, trains, and closes it;
+  // `on_progress` is called at most every progress_every, and once after
+  // the last step.
   StatusOr<TrainResult> Run(const std::function<void(const TrainProgress&)>& on_progress);
 
  private:
@@ -100,10 +130,19 @@ class Trainer {
   // (restored by its ps), `init` when none is, else only the Assigns of the
   // uninitialized ones, so restored values are never overwritten.
   Status Initialize(TrainResult& result);
-  Status Prepare(TrainResult& result);
+  // Waits for the cluster or the chief's initialization, then (`reset_input`)
+  // starts this worker's input over.
+  Status Prepare(TrainResult& result, bool reset_input);
+  // After a failed step: a new session, prepared as at the start but with
+  // the input where it stands.
+  Status Recover(TrainResult& result);
+  // train/global_step_var, read directly; -1 when the graph has none.
+  StatusOr<int64_t> ReadGlobalStep();
+  Status Train(TrainResult& result, const std::function<void(const TrainProgress&)>& on_progress);
   Status RunIfPresent(const char* node, const char* what);
 
-  Client& client_;
+  Client* client_;
+  std::unique_ptr<Client> reconnected_;  // owns *client_ after a reconnect
   GraphDef graph_;
   TrainerOptions options_;
 };

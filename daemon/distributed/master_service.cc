@@ -81,6 +81,24 @@ kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
       });
 }
 
+// Whether `task` answers a status call, trying until `deadline`. A kept
+// connection to a task that died since fails the call (and is forgotten by
+// Peers): the next try reaches the task restarted meanwhile, so a cluster
+// whose ps was killed twice in a row is whole again as soon as it is up.
+kj::Promise<Status> AnswersBy(Peers& peers, const std::string& task, kj::TimePoint deadline) {
+  return Settle(peers.Services(task, deadline).then([](TaskServices s) {
+           return s.worker.statusRequest().send().ignoreResult();
+         }))
+      .then([&peers, task, deadline](Status s) -> kj::Promise<Status> {
+        const bool final = s.ok() || s.code() == Code::kUnauthenticated ||
+                           s.code() == Code::kNotFound || peers.timer().now() >= deadline;
+        if (final) return s;
+        return peers.timer().afterDelay(50 * kj::MILLISECONDS).then([&peers, task, deadline] {
+          return AnswersBy(peers, task, deadline);
+        });
+      });
+}
+
 }  // namespace
 
 kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
@@ -111,11 +129,7 @@ kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
                         (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
   kj::Vector<kj::Promise<Status>> checks;
   const auto tasks = env_.cluster.TaskNames();
-  for (const std::string& task : tasks) {
-    checks.add(Settle(env_.peers->Services(task, deadline).then([](TaskServices s) {
-      return s.worker.statusRequest().send().ignoreResult();
-    })));
-  }
+  for (const std::string& task : tasks) checks.add(AnswersBy(*env_.peers, task, deadline));
   return kj::joinPromises(checks.releaseAsArray()).then([tasks](kj::Array<Status> results) {
     std::string down;
     for (size_t i = 0; i < results.size(); ++i) {

@@ -38,6 +38,8 @@ class ChildProcess {
   StatusOr<int> Wait(std::chrono::milliseconds timeout) { return process_.Wait(timeout); }
   // SIGKILL, as a crash or `kill -9` would, and reap.
   void Kill() { process_.Kill(); }
+  // Sends `signal` (SIGTERM, SIGINT) without waiting.
+  void Signal(int signal) { process_.Signal(signal); }
   bool running() const { return process_.running(); }
 
   std::string Stdout() const;

@@ -6,11 +6,14 @@
 // steps show the loss falling.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "api/graph_file.h"
 #include "api/variables.h"
@@ -99,9 +102,9 @@ struct Setup {
     return path;
   }
 
-  // `tfctl train` on every worker at once; their final JSON records.
-  std::vector<Json> TrainAll(const std::string& graph, int workers,
-                             std::vector<std::string> chief_flags = {}) {
+  // `tfctl train` on every worker at once, in the background.
+  std::vector<std::unique_ptr<ChildProcess>> SpawnTrainers(const std::string& graph, int workers,
+                                                           std::vector<std::string> chief_flags) {
     std::vector<std::unique_ptr<ChildProcess>> runs;
     for (int i = 0; i < workers; ++i) {
       std::vector<std::string> argv{TfctlBinary(), "train", graph, "--target",
@@ -112,23 +115,56 @@ struct Setup {
       REQUIRE(child.ok());
       runs.push_back(std::move(child).value());
     }
-    std::vector<Json> done;
-    for (int i = 0; i < workers; ++i) {
+    return runs;
+  }
+
+  // Each trainer's every JSON record, once it has exited with `status`;
+  // the last is its "done" record when it finished.
+  std::vector<std::vector<Json>> WaitTrainers(std::vector<std::unique_ptr<ChildProcess>>& runs,
+                                              int expected_status = 0) {
+    std::vector<std::vector<Json>> records;
+    for (size_t i = 0; i < runs.size(); ++i) {
       auto status = runs[i]->Wait(120s);
       INFO("worker " << i << ": " << OneLine(runs[i]->Stderr()) << " | "
                      << OneLine(runs[i]->Stdout()));
       REQUIRE(status.ok());
-      REQUIRE(*status == 0);
+      REQUIRE(*status == expected_status);
       std::istringstream lines(runs[i]->Stdout());
-      std::string line, last;
+      std::string line;
+      records.emplace_back();
       while (std::getline(lines, line)) {
-        if (!line.empty()) last = line;
+        if (!line.empty()) records.back().push_back(Json::parse(line));
       }
-      Json j = Json::parse(last);
-      REQUIRE(j["event"] == "done");
-      done.push_back(j);
+      REQUIRE(!records.back().empty());
+      REQUIRE(records.back().back()["event"] == "done");
     }
+    return records;
+  }
+
+  // `tfctl train` on every worker at once; their final JSON records.
+  std::vector<Json> TrainAll(const std::string& graph, int workers,
+                             std::vector<std::string> chief_flags = {}) {
+    auto runs = SpawnTrainers(graph, workers, std::move(chief_flags));
+    std::vector<Json> done;
+    for (const auto& records : WaitTrainers(runs)) done.push_back(records.back());
     return done;
+  }
+
+  // Polls the ps until global_step is at least `step` (the ps must be up;
+  // the variable may not be initialized yet).
+  int64_t WaitGlobalStep(int64_t step) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    auto ps = cluster.Connect("ps", 0);
+    REQUIRE(ps.ok());
+    int64_t now = -1;
+    while (now < step && std::chrono::steady_clock::now() < deadline) {
+      auto v = (*ps)->ReadVariable("global_step", 5s);
+      if (v.ok()) now = v->second.scalar<int64_t>();
+      if (now < step) std::this_thread::sleep_for(20ms);
+    }
+    INFO("global step " << now << ", waited for " << step);
+    REQUIRE(now >= step);
+    return now;
   }
 
   int64_t GlobalStep() {
@@ -316,6 +352,156 @@ TEST_CASE("training resumes from the checkpoint after the ps is killed") {
   CHECK(third[0]["stopped"] == "reached step " + std::to_string(restored + 24));
   CHECK(third[0]["checkpoints"] == 0);
   CHECK(s.GlobalStep() == restored + 24);
+}
+
+// kill -9 of the ps mid-training; again right after its restart, while the
+// trainers are recovering (they wait for the cluster: a connection to the
+// dead incarnation must not make that wait fail); and again mid-training.
+// Each trainer waits for the cluster, opens a new session and goes on from
+// the restored step; its input goes on where it stood (never from epoch 0
+// again), and both finish.
+TEST_CASE("the ps killed three times, once mid-recovery: the trainers recover and finish") {
+  TempDir checkpoints;
+  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  // 40 epochs of each worker's 600-example shard: 480 steps each, long
+  // enough (a few seconds here) for every kill to land mid-run.
+  constexpr int kEpochs = 40, kSteps = kEpochs * kTrain / 2 / kBatch;
+  const std::string graph = s.Graph({.workers = 2, .epochs = kEpochs});
+  constexpr int kCheckpointEvery = 50;
+  auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", std::to_string(kCheckpointEvery)});
+
+  s.WaitGlobalStep(60);
+  s.cluster.Kill("ps", 0);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  // The moment it listens the trainers are waiting for the cluster or
+  // opening sessions: kill it again there.
+  s.cluster.Kill("ps", 0);
+  std::this_thread::sleep_for(500ms);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  const int64_t restored = s.GlobalStep();
+  s.WaitGlobalStep(restored + 20);
+  s.cluster.Kill("ps", 0);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+
+  const auto records = s.WaitTrainers(runs);
+  int64_t steps = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Json& done = records[i].back();
+    INFO("worker " << i << ": " << done.dump());
+    CHECK(done["stopped"] == "input exhausted");
+    // The first kill fails a step of each (the ps is down a while); the
+    // second may land in the first recovery's wait, and the third, when the
+    // ps is back before this worker's next step, is absorbed by its master
+    // registering the step's graph on the new ps.
+    CHECK(done["recoveries"].get<int>() >= 1);
+    CHECK(done["recoveries"].get<int>() <= 3);
+    int recovering = 0;
+    for (const Json& r : records[i]) {
+      if (r["event"] == "recovering") {
+        ++recovering;
+        const std::string error = r["error"];
+        CHECK((error.find("UNAVAILABLE") != std::string::npos ||
+               error.find("ABORTED") != std::string::npos));
+      }
+    }
+    CHECK(recovering == done["recoveries"].get<int>());
+    // The input went on where it stood: at most the batches of the planned
+    // epochs (one taken by a step that failed is not read again).
+    CHECK(done["step"].get<int64_t>() <= kSteps);
+    CHECK(done["step"].get<int64_t>() >= kSteps - 2 * done["recoveries"].get<int64_t>());
+    CHECK(done["epoch"].get<double>() == Approx(kEpochs));
+    steps += done["step"].get<int64_t>();
+    CheckLearned(done);
+  }
+  // Steps since the last checkpoint before each kill were lost with the
+  // ps (the chief saves when the global step passes a multiple of 50, so
+  // up to 50 and the steps in flight); the rest all count.
+  const int64_t global = s.GlobalStep();
+  CHECK(global <= steps);
+  CHECK(global >= steps - 3 * (kCheckpointEvery + 4));
+
+  // Every checkpoint the run left verifies.
+  auto client = s.cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  auto listed = (*client)->ListCheckpoints(30s, /*verify=*/true);
+  INFO(listed.status().ToString());
+  REQUIRE(listed.ok());
+}
+
+// kill -9 of the task a trainer talks to, twice: the trainer connects
+// again once the task is back (its supervisor restarts it), waits for the
+// cluster and goes on. The restarted worker task's input starts at epoch 0.
+TEST_CASE("a worker task killed twice under its trainer: the trainer connects again and finishes") {
+  TempDir checkpoints;
+  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  constexpr int kEpochs = 40, kSteps = kEpochs * kTrain / 2 / kBatch;
+  const std::string graph = s.Graph({.workers = 2, .epochs = kEpochs});
+  auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", "50"});
+  int64_t at = 60;
+  for (int kill = 0; kill < 2; ++kill) {
+    at = s.WaitGlobalStep(at) + 60;
+    s.cluster.Kill("worker", 1);
+    std::this_thread::sleep_for(300ms);
+    REQUIRE(s.cluster.Start("worker", 1).ok());
+  }
+  const auto records = s.WaitTrainers(runs);
+  const Json& restarted = records[1].back();
+  INFO(restarted.dump());
+  CHECK(restarted["stopped"] == "input exhausted");
+  CHECK(restarted["task"] == "/job:worker/replica:0/task:1");
+  CHECK(restarted["recoveries"].get<int>() >= 2);
+  // Its task's input began again with each restart: more steps than one
+  // pass of the planned epochs, the last pass whole.
+  CHECK(restarted["step"].get<int64_t>() > kSteps);
+  CHECK(restarted["epoch"].get<double>() == Approx(kEpochs));
+  CheckLearned(restarted);
+  // The chief's task stayed up: it went on through worker:1's absence.
+  CHECK(records[0].back()["stopped"] == "input exhausted");
+}
+
+// A scheduler's SIGTERM (Slurm at the time limit, systemd, Kubernetes)
+// and an operator's Ctrl-C: the chief ends after the running step, saves a
+// checkpoint at that step, prints its result and dies of the signal, so a
+// calling script stops too; the next run goes on from that step.
+TEST_CASE("SIGTERM, then SIGINT on the next run: the chief saves where it stopped") {
+  TempDir checkpoints;
+  Setup s(1, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  // Far more epochs than the test lets run.
+  const std::string graph = s.Graph({.workers = 1, .epochs = 1000});
+  int64_t previous = 0;
+  for (const int signal : {SIGTERM, SIGINT}) {
+    INFO((signal == SIGTERM ? "SIGTERM" : "SIGINT"));
+    auto runs = s.SpawnTrainers(graph, 1, {});
+    s.WaitGlobalStep(previous + 50);
+    runs[0]->Signal(signal);
+    const auto records = s.WaitTrainers(runs, 128 + signal);
+    const Json& done = records[0].back();
+    INFO(done.dump());
+    CHECK(done["stopped"] == (signal == SIGTERM ? "stopped by SIGTERM" : "stopped by SIGINT"));
+    // The default policy (every 600 s) saved nothing before: this is the
+    // save on the way out, at the step the run stopped at.
+    CHECK(done["checkpoints"] == 1);
+    const int64_t stopped_at = done["global_step"].get<int64_t>();
+    CHECK(stopped_at >= previous + 50);
+    CHECK(s.GlobalStep() == stopped_at);
+    auto client = s.cluster.Connect("worker", 0);
+    REQUIRE(client.ok());
+    auto listed = (*client)->ListCheckpoints(30s, /*verify=*/true);
+    REQUIRE(listed.ok());
+    for (const TaskCheckpoints& task : *listed) {
+      if (task.task.find("/job:ps/") != 0) continue;
+      REQUIRE(!task.checkpoints.empty());
+      CHECK(task.checkpoints.back().step == stopped_at);
+    }
+    // The ps restarts from that checkpoint for the next run.
+    s.cluster.Kill("ps", 0);
+    REQUIRE(s.cluster.Start("ps", 0).ok());
+    CHECK(s.GlobalStep() == stopped_at);
+    previous = stopped_at;
+  }
 }
 
 // A cluster with a chief job (Kubeflow's TFJob, Estimator): chief:0 is the
