@@ -52,7 +52,7 @@ for target in "${targets[@]}"; do
        -artifact_prefix="build-fuzz/artifacts/$name-" -print_final_stats=1 \
        "$scratch/$name" "$seeds" > "$scratch/$name.log" 2>&1; then
     passed=$((passed + 1))
-    grep -E '^stat::number_of_executed_units' "$scratch/$name.log" | sed "s/^/  /"
+    grep -E '^stat::number_of_executed_units|^#[0-9]+[[:space:]]+DONE' "$scratch/$name.log" | sed "s/^/  /"
   else
     failed=$((failed + 1))
     tail -n 40 "$scratch/$name.log"
