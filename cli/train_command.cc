@@ -210,6 +210,14 @@ int Train(const TrainFlags& f, OutputFormat format) {
       return client.SaveCheckpoint(step, f.remote.timeout()).status();
     };
   }
+  // Any run may find the model at a saved step, whatever its own policy.
+  options.restore_checkpoint = [&f](Client& client, int64_t step) -> StatusOr<int64_t> {
+    TFD_ASSIGN_OR_RETURN(auto tasks, client.RestoreCheckpoint(step, f.remote.timeout()));
+    for (const TaskCheckpoints& task : tasks) {
+      if (!task.checkpoints.empty()) return task.checkpoints.front().step;
+    }
+    return errors::NotFound("no task restored a checkpoint");
+  };
   if (!f.checkpoint_flags) {
     // The default policy asks first: a cluster without a --checkpoint-dir
     // (FAILED_PRECONDITION, naming the tasks asked) trains without one.
@@ -259,6 +267,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     j["mean_steps_per_second"] = rate;
     j["checkpoints"] = result->checkpoints;
     j["recoveries"] = result->recoveries;
+    j["restored_checkpoints"] = result->restored_steps;
     j["accuracy"] = result->accuracy ? Json(*result->accuracy) : Json(nullptr);
     std::cout << DumpJson(j) << std::endl;
     return Finish();
@@ -278,6 +287,10 @@ int Train(const TrainFlags& f, OutputFormat format) {
   if (result->recoveries > 0) {
     std::cout << "recovered from " << result->recoveries << " failed step"
               << (result->recoveries == 1 ? "" : "s") << "\n";
+  }
+  for (const int64_t step : result->restored_steps) {
+    std::cout << "restored the checkpoint of step " << step
+              << " on every task (variables and input positions)\n";
   }
   if (!std::isnan(result->first_loss)) {
     std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result->first_loss, last.loss);

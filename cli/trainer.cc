@@ -131,7 +131,7 @@ Status Trainer::RunIfPresent(const char* node, const char* what) {
   return r.ok() ? OkStatus() : r.status().WithContext(what);
 }
 
-Status Trainer::Prepare(TrainResult& result, bool reset_input) {
+Status Trainer::Prepare(TrainResult& result) {
   if (result.chief) {
     // Every task must be up before deciding what to initialize: a ps that
     // restores its checkpoint on start must not be initialized over.
@@ -147,8 +147,29 @@ Status Trainer::Prepare(TrainResult& result, bool reset_input) {
                               .WithContext("waiting for the chief to initialize the variables"));
     }
   }
-  return reset_input ? RunIfPresent(sig::kResetInput, "resetting this worker's input")
-                     : OkStatus();
+  return OkStatus();
+}
+
+StatusOr<std::optional<int64_t>> Trainer::RestoreAt(TrainResult& result, int64_t step) {
+  if (!options_.restore_checkpoint) return std::optional<int64_t>();
+  auto restored = options_.restore_checkpoint(*client_, step);
+  if (!restored.ok()) {
+    const Code code = restored.status().code();
+    if (code == Code::kNotFound || code == Code::kFailedPrecondition) {
+      return std::optional<int64_t>();
+    }
+    return restored.status().WithContext(
+        step == Client::kLatestCheckpoint ? std::string("restoring the newest checkpoint")
+                                          : "restoring the checkpoint of step " +
+                                                std::to_string(step));
+  }
+  result.restored_steps.push_back(*restored);
+  return std::optional<int64_t>(*restored);
+}
+
+Status Trainer::PlaceInput(TrainResult& result, int64_t global) {
+  if (global <= 0) return RunIfPresent(sig::kResetInput, "resetting this worker's input");
+  return RestoreAt(result, global).status();
 }
 
 Status Trainer::Recover(TrainResult& result) {
@@ -166,7 +187,7 @@ Status Trainer::Recover(TrainResult& result) {
   }
   TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
   TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
-  return Prepare(result, /*reset_input=*/false);
+  return Prepare(result);
 }
 
 StatusOr<int64_t> Trainer::ReadGlobalStep() {
@@ -193,7 +214,7 @@ StatusOr<TrainResult> Trainer::Run(
 Status Trainer::Train(TrainResult& result,
                       const std::function<void(const TrainProgress&)>& on_progress) {
   result.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
-  TFD_RETURN_IF_ERROR(Prepare(result, /*reset_input=*/true));
+  TFD_RETURN_IF_ERROR(Prepare(result));
   bool checkpoints_on = result.chief && options_.save_checkpoint != nullptr;
   if (checkpoints_on && options_.cluster_keeps_checkpoints) {
     TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints(*client_));
@@ -269,13 +290,35 @@ Status Trainer::Train(TrainResult& result,
     if (on_progress) on_progress(p);
   };
 
-  // A run asked to stop at a step the global step has passed (restored from
-  // a checkpoint) must not run one more to find out.
-  if (max_steps > 0 && Has(sig::kGlobalStepVariable)) {
-    TFD_ASSIGN_OR_RETURN(p.global_step, ReadGlobalStep());
+  // Read before the first step: it places the input, and a run asked to
+  // stop at a step the global step has passed (restored from a checkpoint)
+  // must not run one more to find out.
+  TFD_ASSIGN_OR_RETURN(const int64_t start_global, ReadGlobalStep());
+  TFD_RETURN_IF_ERROR(PlaceInput(result, start_global));
+  if (start_global >= 0) {
+    p.global_step = start_global;
     checkpoint_step = p.global_step;  // a run that steps no further saves nothing new
   }
 
+  // The chief, seeing the global step at `global` where it had seen
+  // p.global_step: when it went back (a ps restarted from its checkpoint),
+  // the newest checkpoint is restored on every task, so that the other ps
+  // tasks and every worker's input go back to the same step as the model;
+  // when it stands where it was and a checkpoint of that step exists, that
+  // one (nothing is lost). p.global_step ends at the model's step.
+  auto rewind_to_checkpoint = [&](int64_t global) -> Status {
+    std::optional<int64_t> restored;
+    if (!result.chief) {
+      // Its input is put back by the chief's restore.
+    } else if (global < p.global_step) {
+      TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, Client::kLatestCheckpoint));
+    } else if (global == p.global_step) {
+      TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, global));
+    }
+    p.global_step = restored.value_or(global);
+    if (restored) checkpoint_step = *restored;
+    return OkStatus();
+  };
   // Prepared once on the master; each step then sends no names at all.
   TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_->MakeCallable({}, fetches, targets));
   // After a failed step: recovered (a new session and its callable, at the
@@ -293,7 +336,7 @@ Status Trainer::Train(TrainResult& result,
       if (s.ok() && Has(sig::kGlobalStepVariable)) {
         auto global = ReadGlobalStep();
         s = global.status();
-        if (global.ok()) p.global_step = *global;
+        if (global.ok()) s = rewind_to_checkpoint(*global);
       }
       if (s.ok()) return OkStatus();
       if (!Recoverable(s)) return s.WithContext("recovering from: " + lost.ToString());
@@ -343,7 +386,19 @@ Status Trainer::Train(TrainResult& result,
       break;
     }
     ++p.local_steps;
-    if (global_at >= 0) p.global_step = static_cast<int64_t>(ScalarValue(out->fetches[global_at]));
+    if (global_at >= 0) {
+      const auto global = static_cast<int64_t>(ScalarValue(out->fetches[global_at]));
+      // A ps restarted between two steps may fail neither (its master
+      // registers the step's graph again): the global step going back is
+      // the sign.
+      if (global < p.global_step) {
+        failure = rewind_to_checkpoint(global);
+        if (Recoverable(failure)) failure = recover(std::move(failure));
+        if (!failure.ok()) break;
+      } else {
+        p.global_step = global;
+      }
+    }
     if (loss_at >= 0) p.loss = ScalarValue(out->fetches[loss_at]);
     if (epoch_at >= 0) p.epoch = ScalarValue(out->fetches[epoch_at]);
     if (p.local_steps == 1) result.first_loss = p.loss;

@@ -59,6 +59,13 @@ struct TrainerOptions {
   // checkpoint when it answers false (no task keeps checkpoints): how the
   // default policy stays quiet on a cluster without --checkpoint-dir.
   std::function<StatusOr<bool>(Client& client)> cluster_keeps_checkpoints;
+  // Restores a checkpoint of the cluster on every task that keeps them (the
+  // variables and each dataset's input position): the one of `step`, or with
+  // Client::kLatestCheckpoint the newest every task holds; returns the step
+  // restored. Called when the model is at, or went back to, a saved step
+  // (Trainer::PlaceInput, and the chief's recoveries); NOT_FOUND or FAILED_PRECONDITION (no
+  // such checkpoint everywhere, no task keeping any) only skip it.
+  std::function<StatusOr<int64_t>(Client& client, int64_t step)> restore_checkpoint;
   bool evaluate = true;
   // When set, called every `summary_every_steps` of this worker's steps and
   // after the last one with the step (global when the graph has one) and
@@ -99,6 +106,10 @@ struct TrainResult {
   std::optional<double> accuracy;
   int64_t checkpoints = 0;     // saved by this worker (the chief)
   int recoveries = 0;          // failed steps recovered from
+  // Checkpoints this trainer restored on every task (at its start; the
+  // chief also after a recovery), by step: the model and its input went
+  // back together.
+  std::vector<int64_t> restored_steps;
   bool chief = false;
   bool initialized = false;    // this worker ran the initializer (or part of it)
   std::vector<std::string> initialized_variables;  // which, when only some were
@@ -130,12 +141,23 @@ class Trainer {
   // (restored by its ps), `init` when none is, else only the Assigns of the
   // uninitialized ones, so restored values are never overwritten.
   Status Initialize(TrainResult& result);
-  // Waits for the cluster or the chief's initialization, then (`reset_input`)
-  // starts this worker's input over.
-  Status Prepare(TrainResult& result, bool reset_input);
-  // After a failed step: a new session, prepared as at the start but with
-  // the input where it stands.
+  // Waits for the cluster or the chief's initialization.
+  Status Prepare(TrainResult& result);
+  // After a failed step: a new session, prepared as at the start.
   Status Recover(TrainResult& result);
+  // Where the input starts, given the global step `global` the model is at:
+  // a new model (0, or a graph without a global step) reads from epoch 0;
+  // a model at a saved step has that checkpoint restored on every task, so
+  // each worker's input is where it stood when the model was saved (and
+  // every ps holds that step's values); otherwise the input stays where it
+  // stands. Every trainer does this, not only the chief, so that none
+  // steps with its input where an earlier run left it; a restore by a
+  // trainer that starts later takes back the steps of one that started
+  // sooner together with the input they read, so the two stay consistent.
+  Status PlaceInput(TrainResult& result, int64_t global);
+  // Restores checkpoint `step` (kLatestCheckpoint: the newest on every task)
+  // everywhere; the step restored, or nullopt when there was none.
+  StatusOr<std::optional<int64_t>> RestoreAt(TrainResult& result, int64_t step);
   // train/global_step_var, read directly; -1 when the graph has none.
   StatusOr<int64_t> ReadGlobalStep();
   Status Train(TrainResult& result, const std::function<void(const TrainProgress&)>& on_progress);

@@ -1,16 +1,39 @@
 // CheckpointManager: snapshot → file → prune, and file → verify → assign.
 #include "daemon/checkpoint/checkpoint_manager.h"
 
+#include <algorithm>
 #include <system_error>
 
 #include "daemon/checkpoint/checkpoint_dir.h"
 #include "common/tensor_bundle/checkpoint_file.h"
+#include "kernels/data/idx_dataset.h"
+#include "kernels/data/input_position.h"
 #include "kernels/state/variable.h"
 
 namespace tfd {
 namespace {
 
 using kernels::Variable;
+using kernels::data::DatasetKeyOfPosition;
+using kernels::data::IdxDataset;
+using kernels::data::InputPosition;
+using kernels::data::InputPositionKey;
+using kernels::data::PendingInputPosition;
+using kernels::data::PendingPositionName;
+
+// A dataset's position on this task, to be saved: its cursor, or one
+// restored earlier that no dataset has taken up yet (so that a save in
+// between does not lose it). nullopt for every other resource.
+std::optional<std::pair<std::string, InputPosition>> SavedPosition(
+    const ResourceMgr::Key& key, const std::shared_ptr<ResourceBase>& resource) {
+  if (auto ds = std::dynamic_pointer_cast<IdxDataset>(resource)) {
+    auto p = ds->Position();
+    if (p) return std::pair{key.name, *p};
+  } else if (auto pending = std::dynamic_pointer_cast<PendingInputPosition>(resource)) {
+    if (auto name = DatasetKeyOfPosition(key.name)) return std::pair{*name, pending->position()};
+  }
+  return std::nullopt;
+}
 
 CheckpointInfo InfoOf(const CheckpointFile& f) {
   CheckpointInfo info;
@@ -47,7 +70,13 @@ StatusOr<std::string> CheckpointKey(const std::string& container, const std::str
                                    "' cannot be checkpointed: ':' in its container (or in its "
                                    "name in the default container) makes its key ambiguous");
   }
-  return container.empty() ? name : container + ":" + name;
+  std::string key = container.empty() ? name : container + ":" + name;
+  if (DatasetKeyOfPosition(key)) {
+    return errors::InvalidArgument("'", key, "' cannot be checkpointed: keys starting with '",
+                                   kernels::data::kInputPositionKeyPrefix,
+                                   "' hold input positions");
+  }
+  return key;
 }
 
 std::pair<std::string, std::string> SplitCheckpointKey(const std::string& key) {
@@ -81,6 +110,12 @@ StatusOr<CheckpointManager::Saved> CheckpointManager::Save(int64_t step) {
   std::vector<std::string> names;
   std::vector<Tensor> values;
   for (const auto& [key, resource] : resources_.List()) {
+    if (auto position = SavedPosition(key, resource)) {
+      TFD_ASSIGN_OR_RETURN(std::string name, CheckpointKey(key.container, position->first));
+      names.push_back(InputPositionKey(name));
+      values.push_back(position->second.ToTensor());
+      continue;
+    }
     auto v = std::dynamic_pointer_cast<Variable>(resource);
     if (!v || !v->initialized()) continue;
     auto value = v->Read();  // a copy-on-write snapshot, taken under the variable's lock
@@ -181,7 +216,29 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
     }
   }
 
-  // Every value checked against an existing variable before any is assigned.
+  // Dataset positions apart from variables; every value checked against what
+  // exists before anything is assigned.
+  std::vector<std::pair<std::string, Tensor>> variables;
+  std::vector<std::pair<std::string, InputPosition>> positions;  // dataset key, position
+  for (auto& [key, value] : values) {
+    auto dataset = DatasetKeyOfPosition(key);
+    if (!dataset) {
+      variables.emplace_back(key, std::move(value));
+      continue;
+    }
+    TFD_ASSIGN_OR_RETURN(InputPosition p, InputPosition::FromTensor(value, key));
+    auto [container, name] = SplitCheckpointKey(*dataset);
+    auto existing = resources_.Lookup<IdxDataset>(container, name);
+    if (existing.ok()) {
+      TFD_RETURN_IF_ERROR((*existing)->AcceptsPosition(p).WithContext(
+          "restoring from '" + chosen->path.string() + "'"));
+    } else if (existing.status().code() != Code::kNotFound) {
+      return existing.status().WithContext("restoring '" + key + "' from '" +
+                                           chosen->path.string() + "'");
+    }
+    positions.emplace_back(*dataset, p);
+  }
+  values = std::move(variables);
   for (const auto& [key, value] : values) {
     auto [container, name] = SplitCheckpointKey(key);
     auto existing = resources_.Lookup<Variable>(container, name);
@@ -211,12 +268,42 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
     TFD_RETURN_IF_ERROR(var->Assign(value, /*validate_shape=*/false));
     restored.variables.push_back(key);
   }
+  // A dataset the file lacks had not been read when it was saved: it starts
+  // over, as it stood then.
+  for (const auto& [key, resource] : resources_.List()) {
+    auto ds = std::dynamic_pointer_cast<IdxDataset>(resource);
+    if (!ds) continue;
+    auto saved_key = CheckpointKey(key.container, key.name);
+    const bool saved = saved_key.ok() && std::any_of(positions.begin(), positions.end(),
+                                                     [&](const auto& p) { return p.first == *saved_key; });
+    if (!saved) ds->Reset();
+  }
+  for (const auto& [key, position] : positions) {
+    auto [container, name] = SplitCheckpointKey(key);
+    auto existing = resources_.Lookup<IdxDataset>(container, name);
+    if (existing.ok()) {
+      TFD_RETURN_IF_ERROR((*existing)->SetPosition(position));
+    } else {
+      // Taken up by the dataset's op when it creates the dataset; a newer
+      // restore replaces one still waiting.
+      (void)resources_.Delete(container, PendingPositionName(name));
+      TFD_RETURN_IF_ERROR(resources_
+                              .LookupOrCreate<PendingInputPosition>(
+                                  container, PendingPositionName(name),
+                                  [&position = position]()
+                                      -> StatusOr<std::shared_ptr<PendingInputPosition>> {
+                                    return std::make_shared<PendingInputPosition>(position);
+                                  })
+                              .status());
+    }
+    restored.variables.push_back(InputPositionKey(key));
+  }
   restored.checkpoint = InfoOf(*chosen);
   restored.checkpoint.verified = true;
-  restored.checkpoint.variables = static_cast<uint32_t>(values.size());
+  restored.checkpoint.variables = static_cast<uint32_t>(values.size() + positions.size());
   if (logger_) {
-    logger_->info("restored checkpoint step {} ({} variables) from {}", chosen->step,
-                  values.size(), chosen->path.string());
+    logger_->info("restored checkpoint step {} ({} variables, {} input positions) from {}",
+                  chosen->step, values.size(), positions.size(), chosen->path.string());
   }
   return restored;
 }

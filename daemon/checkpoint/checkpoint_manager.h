@@ -4,7 +4,9 @@
 // A checkpoint is one file `ckpt-<step>.tfdckpt` (daemon/checkpoint/checkpoint_dir.h)
 // holding every initialized variable of the task's ResourceMgr, each under
 // its key: the variable's name in the default container, "container:name"
-// elsewhere (docs/checkpoint_format.md, "Checkpoint directories").
+// elsewhere (docs/checkpoint_format.md, "Checkpoint directories"); and the
+// position of every dataset the task has read from, under "@input/KEY", so
+// that a restored task reads on from where the saved model left its input.
 //
 //   CheckpointManager::Options options;
 //   options.dir = "/var/lib/tfd/ckpt";
@@ -52,7 +54,7 @@ class CheckpointManager {
   };
   struct Restored {
     CheckpointInfo checkpoint;
-    std::vector<std::string> variables;  // keys assigned, in file order
+    std::vector<std::string> variables;  // keys assigned, variables first, then "@input/..."
     std::vector<std::string> skipped;    // latest: newer files passed over, "PATH: why"
   };
 
@@ -74,7 +76,10 @@ class CheckpointManager {
 
   // Assigns the saved values to the task's variables, creating those that do
   // not exist (marked as restored, so the first VariableV2 of that name
-  // adopts them). Variables the file lacks are left alone.
+  // adopts them), and moves its datasets' cursors to the saved positions (a
+  // dataset not created yet takes its position up when its op creates it).
+  // Variables the file lacks are left alone; datasets it lacks, which had not
+  // been read when it was saved, start over at epoch 0.
   // - step given: that checkpoint; NOT_FOUND when there is none,
   //   FAILED_PRECONDITION "checkpoint 'PATH' is corrupt: ..." when damaged.
   // - nullopt: the newest that verifies; damaged newer ones are logged as

@@ -55,6 +55,15 @@ Status IdxDataset::EnsureLoaded(const KernelEnv& env) {
                                    " labels");
   }
   examples->labels_path = spec_.labels_path;
+  if (pending_) {
+    // Checked against the count now known; on failure the dataset stays
+    // unloaded and says so again on the next try.
+    TFD_RETURN_IF_ERROR(CheckPosition(*pending_, labels));
+    epoch_ = pending_->epoch;
+    position_ = pending_->position;
+    order_.clear();
+    pending_.reset();
+  }
   order_spec_.count = labels;
   examples_ = std::move(examples);
   return OkStatus();
@@ -125,6 +134,63 @@ void IdxDataset::Reset() {
   epoch_ = 0;
   position_ = 0;
   order_.clear();
+  pending_.reset();
+}
+
+std::optional<InputPosition> IdxDataset::Position() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!examples_) return pending_;
+  return InputPosition{.epoch = epoch_, .position = position_, .count = order_spec_.count,
+                       .shard_index = spec_.shard_index, .num_shards = spec_.num_shards,
+                       .seed = spec_.seed, .shuffle = spec_.shuffle};
+}
+
+Status IdxDataset::CheckPosition(const InputPosition& p, std::optional<int64_t> count) const {
+  auto differs = [&](const std::string& what) {
+    return errors::FailedPrecondition("dataset '", name_, "' cannot continue from the saved ",
+                                      "input position (", p.ToString(), "): ", what);
+  };
+  if (p.shard_index != spec_.shard_index || p.num_shards != spec_.num_shards) {
+    return differs("this task reads shard " + std::to_string(spec_.shard_index) + " of " +
+                   std::to_string(spec_.num_shards));
+  }
+  if (p.shuffle != spec_.shuffle || (p.shuffle && p.seed != spec_.seed)) {
+    return differs(spec_.shuffle ? "the graph shuffles with seed " + std::to_string(spec_.seed)
+                                 : std::string("the graph reads in file order"));
+  }
+  if (!count) return OkStatus();  // not loaded: the load checks the rest
+  if (p.count != *count) {
+    return differs("its files now hold " + std::to_string(*count) + " examples");
+  }
+  EpochOrderSpec order = order_spec_;
+  order.count = *count;
+  const int64_t shard_size = ShardSize(order);
+  const bool exhausted = spec_.epochs >= 0 && p.epoch >= spec_.epochs;
+  if ((exhausted && (p.epoch != spec_.epochs || p.position != 0)) ||
+      (!exhausted && p.position != 0 && p.position >= shard_size)) {
+    return differs("the shard holds " + std::to_string(shard_size) + " examples per epoch" +
+                   (spec_.epochs >= 0 ? ", " + std::to_string(spec_.epochs) + " epochs" : ""));
+  }
+  return OkStatus();
+}
+
+Status IdxDataset::AcceptsPosition(const InputPosition& p) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CheckPosition(p, examples_ ? std::optional<int64_t>(order_spec_.count) : std::nullopt);
+}
+
+Status IdxDataset::SetPosition(const InputPosition& p) {
+  std::lock_guard<std::mutex> lock(mu_);
+  TFD_RETURN_IF_ERROR(
+      CheckPosition(p, examples_ ? std::optional<int64_t>(order_spec_.count) : std::nullopt));
+  if (!examples_) {
+    pending_ = p;
+    return OkStatus();
+  }
+  epoch_ = p.epoch;
+  position_ = p.position;
+  order_.clear();
+  return OkStatus();
 }
 
 double IdxDataset::progress() const {

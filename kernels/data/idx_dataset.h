@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "common/resource_mgr.h"
 #include "kernels/data/epoch_order.h"
 #include "kernels/data/idx_file.h"
+#include "kernels/data/input_position.h"
 
 namespace tfd::kernels::data {
 
@@ -87,12 +89,27 @@ class IdxDataset : public ResourceBase {
   // a task whose cursor an earlier run moved (or exhausted).
   void Reset();
 
+  // The cursor, for a checkpoint: where the next example comes from once
+  // loaded; before a load, a position set to be taken up by it; else nullopt
+  // (nothing read, nothing to keep).
+  std::optional<InputPosition> Position() const;
+  // Moves the cursor to a checkpoint's position. FAILED_PRECONDITION naming
+  // what differs when the position was taken under another order (shard,
+  // seed, shuffle; once loaded, the example count) or lies past the data.
+  // Before a load the position is kept and checked by the load, which then
+  // fails the same way.
+  Status SetPosition(const InputPosition& p);
+  // SetPosition's checks alone: whether it would succeed now.
+  Status AcceptsPosition(const InputPosition& p) const;
+
   // Epochs completed, with the fraction of the current one (2.25: a quarter
   // into the third); what a trainer shows as its epoch. 0 before a load.
   double progress() const;
 
  private:
   Status Exhausted() const;  // needs mu_
+  // SetPosition's checks; the example count only when known. Needs mu_.
+  Status CheckPosition(const InputPosition& p, std::optional<int64_t> count) const;
 
   const std::string name_;
   const IdxDatasetSpec spec_;
@@ -103,6 +120,7 @@ class IdxDataset : public ResourceBase {
   int64_t epoch_ = 0;                         // guarded by mu_
   int64_t position_ = 0;                      // guarded by mu_: into order_
   std::vector<int64_t> order_;                // guarded by mu_: epoch_'s order, or empty
+  std::optional<InputPosition> pending_;      // guarded by mu_: set before the load
 };
 
 }  // namespace tfd::kernels::data

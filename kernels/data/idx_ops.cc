@@ -10,6 +10,7 @@
 #include "common/op_kernel.h"
 #include "kernels/data/data_ops_internal.h"
 #include "kernels/data/idx_dataset.h"
+#include "kernels/data/input_position.h"
 
 namespace tfd::kernels::data {
 namespace {
@@ -81,11 +82,21 @@ class IdxDatasetOp : public OpKernel {
 
   void Compute(OpKernelContext& ctx) override {
     const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
+    // A checkpoint restored before this dataset existed left its position.
+    auto pending =
+        ctx.resources().Lookup<PendingInputPosition>(container_, PendingPositionName(name));
+    bool adopted = false;
     auto ds = ctx.resources().LookupOrCreate<IdxDataset>(
         container_, name, [&]() -> StatusOr<std::shared_ptr<IdxDataset>> {
-          return std::make_shared<IdxDataset>(name, spec_);
+          auto made = std::make_shared<IdxDataset>(name, spec_);
+          if (pending.ok()) {
+            TFD_RETURN_IF_ERROR(made->SetPosition((*pending)->position()));
+            adopted = true;
+          }
+          return made;
         });
     TFD_OP_REQUIRES_OK(ctx, ds.status());
+    if (adopted) (void)ctx.resources().Delete(container_, PendingPositionName(name));
     TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
     TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
     ctx.set_output_ref(0, *ds);
