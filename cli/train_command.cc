@@ -64,7 +64,8 @@ TrainFlags Parse(const Args& args) {
                                        "scalar and global_step/sec")
       ("summary-steps", po::value(&f.summary_steps), "steps of this worker between summaries "
                                                      "in --logdir, default 100")
-      ("max-recoveries", po::value(&f.max_recoveries), "failed steps (UNAVAILABLE, ABORTED) to "
+      ("max-recoveries", po::value(&f.max_recoveries), "failed steps (UNAVAILABLE, ABORTED, "
+                                                       "DEADLINE_EXCEEDED) to "
                                                        "recover from by waiting for the cluster "
                                                        "and opening a new session, default 10; "
                                                        "0: none")

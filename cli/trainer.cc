@@ -51,6 +51,14 @@ bool Recoverable(const Status& s) {
   return s.code() == Code::kUnavailable || s.code() == Code::kAborted;
 }
 
+// A step or a save that ran past its deadline: a task stopped answering
+// (SIGSTOP, a dropped link) without its connection closing. Recovered from
+// like a lost task; the recovery's own wait for the cluster is bounded by
+// --init-timeout, and one that times out ends the run.
+bool StepRecoverable(const Status& s) {
+  return Recoverable(s) || s.code() == Code::kDeadlineExceeded;
+}
+
 }  // namespace
 
 bool IsChief(const std::string& task, const ClusterSpec& cluster) {
@@ -381,7 +389,7 @@ Status Trainer::Train(TrainResult& result,
         break;
       }
       failure = out.status().WithContext("step " + std::to_string(p.local_steps + 1));
-      if (Recoverable(out.status())) failure = recover(std::move(failure));
+      if (StepRecoverable(out.status())) failure = recover(std::move(failure));
       if (failure.ok()) continue;
       break;
     }
@@ -393,7 +401,7 @@ Status Trainer::Train(TrainResult& result,
       // the sign.
       if (global < p.global_step) {
         failure = rewind_to_checkpoint(global);
-        if (Recoverable(failure)) failure = recover(std::move(failure));
+        if (StepRecoverable(failure)) failure = recover(std::move(failure));
         if (!failure.ok()) break;
       } else {
         p.global_step = global;
@@ -416,7 +424,7 @@ Status Trainer::Train(TrainResult& result,
       // Every task saves, so one that is down fails the save: recovered
       // from like a step (the next multiple of N saves again).
       failure = checkpoint();
-      if (Recoverable(failure)) failure = recover(std::move(failure));
+      if (StepRecoverable(failure)) failure = recover(std::move(failure));
       if (!failure.ok()) break;
     }
     if (now - last_report >= options_.progress_every) report(now);
@@ -437,7 +445,7 @@ Status Trainer::Train(TrainResult& result,
   report(Clock::now());
   TFD_RETURN_IF_ERROR(summarize(Clock::now()));
   Status saved = checkpoint();
-  if (Recoverable(saved)) {
+  if (StepRecoverable(saved)) {
     saved = recover(std::move(saved));
     if (saved.ok()) saved = checkpoint();
   }

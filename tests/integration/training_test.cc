@@ -15,176 +15,13 @@
 #include <sstream>
 #include <thread>
 
-#include "api/graph_file.h"
-#include "api/variables.h"
-#include "examples/mnist/mnist_model.h"
-#include "kernels/register_all.h"
-#include "tests/integration/child_process.h"
-#include "tests/integration/cluster_fixture.h"
-#include "tests/integration/temp_dir.h"
+#include "tests/integration/training_fixture.h"
 
 namespace tfd::testing {
 namespace {
 
-using namespace std::chrono_literals;
-using Json = nlohmann::json;
-
-constexpr int kTrain = 1200, kTest = 200, kBatch = 50;
-
-void AppendBigEndian(std::string& s, uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) s.push_back(static_cast<char>((v >> shift) & 0xff));
-}
-
-// n 28x28 images: class k lights a 4-row band at rows 2k+2.., over noise.
-void WriteDigits(const TempDir& dir, const std::string& prefix, int n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::string images, labels;
-  AppendBigEndian(images, 0x803);
-  AppendBigEndian(images, n);
-  AppendBigEndian(images, 28);
-  AppendBigEndian(images, 28);
-  AppendBigEndian(labels, 0x801);
-  AppendBigEndian(labels, n);
-  for (int i = 0; i < n; ++i) {
-    const int label = static_cast<int>(rng() % 10);
-    labels.push_back(static_cast<char>(label));
-    for (int r = 0; r < 28; ++r) {
-      for (int c = 0; c < 28; ++c) {
-        const bool lit = r >= 2 * label + 2 && r < 2 * label + 6;
-        images.push_back(static_cast<char>(lit ? 200 + rng() % 56 : rng() % 60));
-      }
-    }
-  }
-  dir.Write(prefix + "-images", images);
-  dir.Write(prefix + "-labels", labels);
-}
-
-struct Setup {
-  TempDir data;
-  TempDir work;
-  LocalCluster cluster;
-
-  explicit Setup(int workers, std::vector<std::string> flags = {}, int ps_tasks = 1)
-      : cluster({{"ps", ps_tasks}, {"worker", workers}}, WithDataDir(flags)) {
-    WriteDigits(data, "train", kTrain, 1);
-    WriteDigits(data, "test", kTest, 2);
-  }
-
-  std::vector<std::string> WithDataDir(std::vector<std::string> flags) {
-    flags.push_back("--data-dir=" + data.path());
-    return flags;
-  }
-
-  // The examples/mnist graph for this data, written to a file (the strong
-  // model, unless `o` asks for the large one); with `extra`, one more
-  // variable on the ps ("extra", initialized to 7).
-  std::string Graph(examples::MnistOptions o, bool extra = false) {
-    if (o.model != examples::MnistModel::kLarge) o.model = examples::MnistModel::kStrong;
-    o.batch_size = kBatch;
-    o.train_examples = kTrain;
-    o.test_batch = kTest;
-    o.train_images = "train-images";
-    o.train_labels = "train-labels";
-    o.test_images = "test-images";
-    o.test_labels = "test-labels";
-    OpRegistry registry;
-    REQUIRE(kernels::RegisterAll(registry).ok());
-    Scope root = Scope::NewRootScope(registry);
-    if (extra) {
-      ops::Variable(root.WithOpName("extra").WithDevice("/job:ps/task:0"), {2}, DType::kFloat32,
-                    ops::Initializer::Constant(7));
-    }
-    REQUIRE(examples::BuildMnist(root, o).ok());
-    const std::string path = work.path() + (extra ? "/mnist-extra.capnp" : "/mnist.capnp");
-    Status s = WriteGraphFile(root, path);
-    INFO(s.ToString());
-    REQUIRE(s.ok());
-    return path;
-  }
-
-  // `tfctl train` on every worker at once, in the background.
-  std::vector<std::unique_ptr<ChildProcess>> SpawnTrainers(const std::string& graph, int workers,
-                                                           std::vector<std::string> chief_flags) {
-    std::vector<std::unique_ptr<ChildProcess>> runs;
-    for (int i = 0; i < workers; ++i) {
-      std::vector<std::string> argv{TfctlBinary(), "train", graph, "--target",
-                                    cluster.Address("worker", i), "--output", "json",
-                                    "--step-timeout", "30", "--init-timeout", "60"};
-      if (i == 0) argv.insert(argv.end(), chief_flags.begin(), chief_flags.end());
-      auto child = ChildProcess::Spawn(argv);
-      REQUIRE(child.ok());
-      runs.push_back(std::move(child).value());
-    }
-    return runs;
-  }
-
-  // Each trainer's every JSON record, once it has exited with `status`;
-  // the last is its "done" record when it finished.
-  std::vector<std::vector<Json>> WaitTrainers(std::vector<std::unique_ptr<ChildProcess>>& runs,
-                                              int expected_status = 0) {
-    std::vector<std::vector<Json>> records;
-    for (size_t i = 0; i < runs.size(); ++i) {
-      auto status = runs[i]->Wait(120s);
-      INFO("worker " << i << ": " << OneLine(runs[i]->Stderr()) << " | "
-                     << OneLine(runs[i]->Stdout()));
-      REQUIRE(status.ok());
-      REQUIRE(*status == expected_status);
-      std::istringstream lines(runs[i]->Stdout());
-      std::string line;
-      records.emplace_back();
-      while (std::getline(lines, line)) {
-        if (!line.empty()) records.back().push_back(Json::parse(line));
-      }
-      REQUIRE(!records.back().empty());
-      REQUIRE(records.back().back()["event"] == "done");
-    }
-    return records;
-  }
-
-  // `tfctl train` on every worker at once; their final JSON records.
-  std::vector<Json> TrainAll(const std::string& graph, int workers,
-                             std::vector<std::string> chief_flags = {}) {
-    auto runs = SpawnTrainers(graph, workers, std::move(chief_flags));
-    std::vector<Json> done;
-    for (const auto& records : WaitTrainers(runs)) done.push_back(records.back());
-    return done;
-  }
-
-  // Polls the ps until global_step is at least `step` (the ps must be up;
-  // the variable may not be initialized yet).
-  int64_t WaitGlobalStep(int64_t step) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    auto ps = cluster.Connect("ps", 0);
-    REQUIRE(ps.ok());
-    int64_t now = -1;
-    while (now < step && std::chrono::steady_clock::now() < deadline) {
-      auto v = (*ps)->ReadVariable("global_step", 5s);
-      if (v.ok()) now = v->second.scalar<int64_t>();
-      if (now < step) std::this_thread::sleep_for(20ms);
-    }
-    INFO("global step " << now << ", waited for " << step);
-    REQUIRE(now >= step);
-    return now;
-  }
-
-  int64_t GlobalStep() {
-    auto ps = cluster.Connect("ps", 0);
-    INFO(ps.status().ToString() << "; ps log: " << OneLine(cluster.Log("ps", 0)));
-    REQUIRE(ps.ok());
-    auto v = (*ps)->ReadVariable("global_step", 5s);
-    REQUIRE(v.ok());
-    return v->second.scalar<int64_t>();
-  }
-};
-
-void CheckLearned(const Json& j) {
-  INFO(j.dump());
-  CHECK(j["loss"].get<double>() < 0.5 * j["first_loss"].get<double>());
-  CHECK(j["accuracy"].get<double>() > 0.8);
-}
-
 TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the loss falls") {
-  Setup s(2);
+  TrainingCluster s(2);
   REQUIRE(s.cluster.StartAll().ok());
   const std::string graph = s.Graph({.workers = 2, .epochs = 2});
   const std::string logdir = s.work.path() + "/logs/run1";
@@ -236,7 +73,7 @@ TEST_CASE("asynchronous replicas: each worker trains its shard to the end, the l
 }
 
 TEST_CASE("the large model: 5.8 M parameters spread over 2 ps tasks, trained by a worker") {
-  Setup s(1, {}, /*ps_tasks=*/2);
+  TrainingCluster s(1, {}, /*ps_tasks=*/2);
   REQUIRE(s.cluster.StartAll().ok());
   const std::string graph = s.Graph({.model = examples::MnistModel::kLarge,
                                      .ps_tasks = 2,
@@ -268,7 +105,7 @@ TEST_CASE("the large model: 5.8 M parameters spread over 2 ps tasks, trained by 
 }
 
 TEST_CASE("synchronous replicas: every update averages both workers' gradients") {
-  Setup s(2);
+  TrainingCluster s(2);
   REQUIRE(s.cluster.StartAll().ok());
   const std::string graph = s.Graph({.workers = 2, .sync = true, .epochs = 2});
   const auto done = s.TrainAll(graph, 2);
@@ -284,7 +121,7 @@ TEST_CASE("synchronous replicas: every update averages both workers' gradients")
 }
 
 TEST_CASE("synchronous replicas with a backup worker: 2 of 3 gradients per update") {
-  Setup s(3);
+  TrainingCluster s(3);
   REQUIRE(s.cluster.StartAll().ok());
   const std::string graph =
       s.Graph({.workers = 3, .sync = true, .replicas_to_aggregate = 2, .epochs = 2});
@@ -302,7 +139,7 @@ TEST_CASE("synchronous replicas with a backup worker: 2 of 3 gradients per updat
 
 TEST_CASE("training resumes from the checkpoint after the ps is killed") {
   TempDir checkpoints;
-  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
   REQUIRE(s.cluster.StartAll().ok());
   const std::string graph = s.Graph({.workers = 2, .epochs = 1});
   const auto first = s.TrainAll(graph, 2, {"--checkpoint-every", "5"});
@@ -360,7 +197,7 @@ TEST_CASE("training resumes from the checkpoint after the ps is killed") {
 // training ends at the planned global step.
 TEST_CASE("the ps killed three times, once mid-recovery: the trainers recover and finish") {
   TempDir checkpoints;
-  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
   REQUIRE(s.cluster.StartAll().ok());
   // 40 epochs of each worker's 600-example shard: 480 steps each, long
   // enough (a few seconds here) for every kill to land mid-run.
@@ -435,7 +272,7 @@ TEST_CASE("the ps killed three times, once mid-recovery: the trainers recover an
 // since that checkpoint, never from epoch 0.
 TEST_CASE("a worker task killed twice under its trainer: the trainer connects again and finishes") {
   TempDir checkpoints;
-  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
   REQUIRE(s.cluster.StartAll().ok());
   constexpr int kEpochs = 40, kSteps = kEpochs * kTrain / 2 / kBatch;
   const std::string graph = s.Graph({.workers = 2, .epochs = kEpochs});
@@ -470,7 +307,7 @@ TEST_CASE("a worker task killed twice under its trainer: the trainer connects ag
 // calling script stops too; the next run goes on from that step.
 TEST_CASE("SIGTERM, then SIGINT on the next run: the chief saves where it stopped") {
   TempDir checkpoints;
-  Setup s(1, {"--checkpoint-dir=" + checkpoints.path()});
+  TrainingCluster s(1, {"--checkpoint-dir=" + checkpoints.path()});
   REQUIRE(s.cluster.StartAll().ok());
   // Far more epochs than the test lets run.
   const std::string graph = s.Graph({.workers = 1, .epochs = 1000});
@@ -565,7 +402,7 @@ TEST_CASE("a cluster with a chief job: chief:0 initializes, worker:0 does not; t
 
 TEST_CASE("a variable no checkpoint holds is initialized; the restored ones keep their values") {
   TempDir checkpoints;
-  Setup s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
   REQUIRE(s.cluster.StartAll().ok());
   const examples::MnistOptions o{.workers = 2, .epochs = 1};
   s.TrainAll(s.Graph(o), 2, {"--checkpoint-every", "100"});  // saves at the end
