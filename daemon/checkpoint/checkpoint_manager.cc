@@ -1,7 +1,7 @@
 // CheckpointManager: snapshot → file → prune, and file → verify → assign.
 #include "daemon/checkpoint/checkpoint_manager.h"
 
-#include <algorithm>
+#include <set>
 #include <system_error>
 
 #include "daemon/checkpoint/checkpoint_dir.h"
@@ -33,6 +33,43 @@ std::optional<std::pair<std::string, InputPosition>> SavedPosition(
     if (auto name = DatasetKeyOfPosition(key.name)) return std::pair{*name, pending->position()};
   }
   return std::nullopt;
+}
+
+// Moves every dataset of the task to the position `positions` (dataset key,
+// position; each already checked) gives it. A dataset not created yet gets
+// a pending position, replacing one an earlier restore left; a dataset the
+// checkpoint does not name, which had not been read when it was saved,
+// starts over, and a pending position for it is dropped.
+Status PlaceInputPositions(ResourceMgr& resources,
+                           const std::vector<std::pair<std::string, InputPosition>>& positions) {
+  std::set<std::string> named;
+  for (const auto& [key, position] : positions) named.insert(key);
+  for (const auto& [key, resource] : resources.List()) {
+    if (auto ds = std::dynamic_pointer_cast<IdxDataset>(resource)) {
+      auto saved_key = CheckpointKey(key.container, key.name);
+      if (!saved_key.ok() || !named.count(*saved_key)) ds->Reset();
+    } else if (std::dynamic_pointer_cast<PendingInputPosition>(resource)) {
+      (void)resources.Delete(key.container, key.name);
+    }
+  }
+  for (const auto& [key, position] : positions) {
+    auto [container, name] = SplitCheckpointKey(key);
+    auto existing = resources.Lookup<IdxDataset>(container, name);
+    if (existing.ok()) {
+      TFD_RETURN_IF_ERROR((*existing)->SetPosition(position));
+      continue;
+    }
+    // Taken up by the dataset's op when it creates the dataset.
+    TFD_RETURN_IF_ERROR(resources
+                            .LookupOrCreate<PendingInputPosition>(
+                                container, PendingPositionName(name),
+                                [&position = position]()
+                                    -> StatusOr<std::shared_ptr<PendingInputPosition>> {
+                                  return std::make_shared<PendingInputPosition>(position);
+                                })
+                            .status());
+  }
+  return OkStatus();
 }
 
 CheckpointInfo InfoOf(const CheckpointFile& f) {
@@ -268,36 +305,8 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
     TFD_RETURN_IF_ERROR(var->Assign(value, /*validate_shape=*/false));
     restored.variables.push_back(key);
   }
-  // A dataset the file lacks had not been read when it was saved: it starts
-  // over, as it stood then.
-  for (const auto& [key, resource] : resources_.List()) {
-    auto ds = std::dynamic_pointer_cast<IdxDataset>(resource);
-    if (!ds) continue;
-    auto saved_key = CheckpointKey(key.container, key.name);
-    const bool saved = saved_key.ok() && std::any_of(positions.begin(), positions.end(),
-                                                     [&](const auto& p) { return p.first == *saved_key; });
-    if (!saved) ds->Reset();
-  }
-  for (const auto& [key, position] : positions) {
-    auto [container, name] = SplitCheckpointKey(key);
-    auto existing = resources_.Lookup<IdxDataset>(container, name);
-    if (existing.ok()) {
-      TFD_RETURN_IF_ERROR((*existing)->SetPosition(position));
-    } else {
-      // Taken up by the dataset's op when it creates the dataset; a newer
-      // restore replaces one still waiting.
-      (void)resources_.Delete(container, PendingPositionName(name));
-      TFD_RETURN_IF_ERROR(resources_
-                              .LookupOrCreate<PendingInputPosition>(
-                                  container, PendingPositionName(name),
-                                  [&position = position]()
-                                      -> StatusOr<std::shared_ptr<PendingInputPosition>> {
-                                    return std::make_shared<PendingInputPosition>(position);
-                                  })
-                              .status());
-    }
-    restored.variables.push_back(InputPositionKey(key));
-  }
+  TFD_RETURN_IF_ERROR(PlaceInputPositions(resources_, positions));
+  for (const auto& [key, position] : positions) restored.variables.push_back(InputPositionKey(key));
   restored.checkpoint = InfoOf(*chosen);
   restored.checkpoint.verified = true;
   restored.checkpoint.variables = static_cast<uint32_t>(values.size() + positions.size());

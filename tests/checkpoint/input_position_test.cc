@@ -136,6 +136,28 @@ TEST_CASE("restoring on a live task moves its dataset back to the saved position
   CHECK(t.Rest(*ds) == rest);
 }
 
+TEST_CASE("a checkpoint without a dataset's position starts it over, even one still waiting") {
+  DataTempDir ckpt;
+  Task before(ckpt.path());
+  auto ds = before.Dataset();
+  REQUIRE(ds.ok());
+  const std::vector<int> all = before.Rest(*ds);  // from epoch 0, then saved exhausted
+  REQUIRE(before.checkpoints->Save(7).ok());
+  REQUIRE(kernels::WriteCheckpoint(ckpt.path() / CheckpointFileName(8), {"w"},
+                                   {Tensor::Scalar<float>(1)})
+              .ok());
+
+  Task after(ckpt.path());
+  REQUIRE(after.checkpoints->Restore(7).ok());  // a position waits for "mnist"
+  REQUIRE(after.checkpoints->Restore(8).ok());  // names no dataset
+  auto again = after.Dataset();
+  REQUIRE(again.ok());
+  CHECK(after.Rest(*again) == all);
+  // And a live one, read to the end, goes back to epoch 0 too.
+  REQUIRE(after.checkpoints->Restore(8).ok());
+  CHECK(after.Rest(*again) == all);
+}
+
 TEST_CASE("a position taken under another order is refused with what differs") {
   DataTempDir ckpt;
   {
