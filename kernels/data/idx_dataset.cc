@@ -174,15 +174,18 @@ Status IdxDataset::CheckPosition(const InputPosition& p, std::optional<int64_t> 
   return OkStatus();
 }
 
+std::optional<int64_t> IdxDataset::LoadedCount() const {
+  return examples_ ? std::optional<int64_t>(order_spec_.count) : std::nullopt;
+}
+
 Status IdxDataset::AcceptsPosition(const InputPosition& p) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return CheckPosition(p, examples_ ? std::optional<int64_t>(order_spec_.count) : std::nullopt);
+  return CheckPosition(p, LoadedCount());
 }
 
 Status IdxDataset::SetPosition(const InputPosition& p) {
   std::lock_guard<std::mutex> lock(mu_);
-  TFD_RETURN_IF_ERROR(
-      CheckPosition(p, examples_ ? std::optional<int64_t>(order_spec_.count) : std::nullopt));
+  TFD_RETURN_IF_ERROR(CheckPosition(p, LoadedCount()));
   if (!examples_) {
     pending_ = p;
     return OkStatus();

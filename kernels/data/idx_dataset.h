@@ -108,6 +108,8 @@ class IdxDataset : public ResourceBase {
 
  private:
   Status Exhausted() const;  // needs mu_
+  // The example count once loaded, else nullopt. Needs mu_.
+  std::optional<int64_t> LoadedCount() const;
   // SetPosition's checks; the example count only when known. Needs mu_.
   Status CheckPosition(const InputPosition& p, std::optional<int64_t> count) const;
 

@@ -49,7 +49,9 @@ std::optional<std::string> DatasetKeyOfPosition(const std::string& checkpoint_ke
 }
 
 std::string PendingPositionName(const std::string& dataset_name) {
-  return std::string(kInputPositionKeyPrefix) + dataset_name;
+  // The same spelling as the checkpoint key, so a save finds the dataset's
+  // name with DatasetKeyOfPosition.
+  return InputPositionKey(dataset_name);
 }
 
 }  // namespace tfd::kernels::data

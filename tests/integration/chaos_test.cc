@@ -110,12 +110,8 @@ std::optional<int64_t> ReadGlobalStep(LocalCluster& cluster) {
 std::optional<int64_t> WaitGlobalStep(LocalCluster& cluster, int64_t step, Clock::duration bound,
                                       const std::vector<std::unique_ptr<ChildProcess>>& runs) {
   const auto deadline = Clock::now() + bound;
-  std::optional<int64_t> last;
   while (Clock::now() < deadline) {
-    if (auto g = ReadGlobalStep(cluster)) {
-      last = g;
-      if (*g >= step) return g;
-    }
+    if (auto g = ReadGlobalStep(cluster); g && *g >= step) return g;
     for (const auto& r : runs) {
       if (!r->running()) return std::nullopt;
     }

@@ -10,10 +10,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <random>
-#include <sstream>
-#include <thread>
 
 #include "tests/integration/training_fixture.h"
 
