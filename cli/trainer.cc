@@ -336,6 +336,9 @@ Status Trainer::Train(TrainResult& result,
       ++result.recoveries;
       if (options_.on_recovery) options_.on_recovery(lost, result.recoveries);
       Status s = Recover(result);
+      // Past the waits for the cluster (whose deadline ends the run), what
+      // is left are runs, recovered from as a step is.
+      const bool cluster_back = s.ok();
       if (s.ok()) {
         auto remade = client_->MakeCallable({}, fetches, targets);
         s = remade.status();
@@ -347,7 +350,9 @@ Status Trainer::Train(TrainResult& result,
         if (global.ok()) s = rewind_to_checkpoint(*global);
       }
       if (s.ok()) return OkStatus();
-      if (!Recoverable(s)) return s.WithContext("recovering from: " + lost.ToString());
+      if (!(cluster_back ? StepRecoverable(s) : Recoverable(s))) {
+        return s.WithContext("recovering from: " + lost.ToString());
+      }
       lost = s;
     }
     return lost.WithContext("gave up after " + std::to_string(result.recoveries) +

@@ -82,11 +82,24 @@ class IdxDatasetOp : public OpKernel {
 
   void Compute(OpKernelContext& ctx) override {
     const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
-    // A checkpoint restored before this dataset existed left its position.
-    auto pending =
-        ctx.resources().Lookup<PendingInputPosition>(container_, PendingPositionName(name));
+    auto ds = FindOrCreate(ctx.resources(), name);
+    TFD_OP_REQUIRES_OK(ctx, ds.status());
+    TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
+    TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
+    ctx.set_output_ref(0, *ds);
+  }
+
+ private:
+  // The dataset, made on the first run on this task. Only then is a position
+  // that a checkpoint restored before it existed looked for and taken up, so
+  // later steps cost one lookup as before.
+  StatusOr<std::shared_ptr<IdxDataset>> FindOrCreate(ResourceMgr& resources,
+                                                     const std::string& name) const {
+    auto found = resources.Lookup<IdxDataset>(container_, name);
+    if (found.ok() || found.status().code() != Code::kNotFound) return found;
+    auto pending = resources.Lookup<PendingInputPosition>(container_, PendingPositionName(name));
     bool adopted = false;
-    auto ds = ctx.resources().LookupOrCreate<IdxDataset>(
+    auto ds = resources.LookupOrCreate<IdxDataset>(
         container_, name, [&]() -> StatusOr<std::shared_ptr<IdxDataset>> {
           auto made = std::make_shared<IdxDataset>(name, spec_);
           if (pending.ok()) {
@@ -95,14 +108,10 @@ class IdxDatasetOp : public OpKernel {
           }
           return made;
         });
-    TFD_OP_REQUIRES_OK(ctx, ds.status());
-    if (adopted) (void)ctx.resources().Delete(container_, PendingPositionName(name));
-    TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
-    TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
-    ctx.set_output_ref(0, *ds);
+    if (adopted) (void)resources.Delete(container_, PendingPositionName(name));
+    return ds;
   }
 
- private:
   IdxDatasetSpec spec_;
   std::string container_, shared_name_;
 };
