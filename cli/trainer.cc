@@ -222,11 +222,7 @@ StatusOr<TrainResult> Trainer::Run(
 Status Trainer::Train(TrainResult& result,
                       const std::function<void(const TrainProgress&)>& on_progress) {
   result.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
-  TFD_RETURN_IF_ERROR(Prepare(result));
-  bool checkpoints_on = result.chief && options_.save_checkpoint != nullptr;
-  if (checkpoints_on && options_.cluster_keeps_checkpoints) {
-    TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints(*client_));
-  }
+  bool checkpoints_on = false;  // set before the first step
 
   int64_t max_steps = options_.max_steps;
   if (max_steps <= 0 && Has(sig::kMaxSteps)) {
@@ -264,7 +260,7 @@ Status Trainer::Train(TrainResult& result,
   }
 
   TrainProgress& p = result.last;
-  const auto start = Clock::now();
+  auto start = Clock::now();  // of the first step, once there
   auto last_report = start;
   auto last_checkpoint = start;
   int64_t steps_at_report = 0, global_at_report = -1, checkpoint_step = -1;
@@ -298,16 +294,6 @@ Status Trainer::Train(TrainResult& result,
     if (on_progress) on_progress(p);
   };
 
-  // Read before the first step: it places the input, and a run asked to
-  // stop at a step the global step has passed (restored from a checkpoint)
-  // must not run one more to find out.
-  TFD_ASSIGN_OR_RETURN(const int64_t start_global, ReadGlobalStep());
-  TFD_RETURN_IF_ERROR(PlaceInput(result, start_global));
-  if (start_global >= 0) {
-    p.global_step = start_global;
-    checkpoint_step = p.global_step;  // a run that steps no further saves nothing new
-  }
-
   // The chief, seeing the global step at `global` where it had seen
   // p.global_step: when it went back (a ps restarted from its checkpoint),
   // the newest checkpoint is restored on every task, so that the other ps
@@ -328,10 +314,48 @@ Status Trainer::Train(TrainResult& result,
     return OkStatus();
   };
   // Prepared once on the master; each step then sends no names at all.
-  TFD_ASSIGN_OR_RETURN(Client::CallableHandle step, client_->MakeCallable({}, fetches, targets));
-  // After a failed step: recovered (a new session and its callable, at the
-  // global step the ps tasks went back to), or the error that ends the run.
-  auto recover = [&](Status lost) -> Status {
+  Client::CallableHandle step = 0;
+  auto make_callable = [&]() -> Status {
+    TFD_ASSIGN_OR_RETURN(step, client_->MakeCallable({}, fetches, targets));
+    return OkStatus();
+  };
+  // Everything between the session and the first step. The global step is
+  // read first: it places the input, and a run asked to stop at a step the
+  // global step has passed (restored from a checkpoint) must not run one
+  // more to find out.
+  auto begin = [&]() -> Status {
+    checkpoints_on = result.chief && options_.save_checkpoint != nullptr;
+    if (checkpoints_on && options_.cluster_keeps_checkpoints) {
+      TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints(*client_));
+    }
+    TFD_ASSIGN_OR_RETURN(const int64_t start_global, ReadGlobalStep());
+    TFD_RETURN_IF_ERROR(PlaceInput(result, start_global));
+    if (start_global >= 0) p.global_step = start_global;
+    TFD_RETURN_IF_ERROR(make_callable());
+    // A chief that initialized variables starts from a state no checkpoint
+    // holds: it saves it first (as TensorFlow's CheckpointSaverHook does),
+    // so that a ps dying before the first periodic save restarts from here
+    // and every task's input goes back to where this run began with it,
+    // instead of the model starting over while the input reads on. A run
+    // that starts from restored variables and steps no further saves
+    // nothing new.
+    if (!result.initialized) {
+      checkpoint_step = p.global_step;
+      return OkStatus();
+    }
+    return checkpoint();
+  };
+  // After a failed step: a new session, its callable, and the global step
+  // the ps tasks went back to.
+  auto resume = [&]() -> Status {
+    TFD_RETURN_IF_ERROR(make_callable());
+    if (!Has(sig::kGlobalStepVariable)) return OkStatus();
+    TFD_ASSIGN_OR_RETURN(const int64_t global, ReadGlobalStep());
+    return rewind_to_checkpoint(global);
+  };
+  // After a task was lost: recovered (the cluster waited for, then `redo`
+  // done again), or the error that ends the run.
+  auto recover_with = [&](Status lost, const std::function<Status()>& redo) -> Status {
     while (result.recoveries < options_.max_recoveries) {
       ++result.recoveries;
       if (options_.on_recovery) options_.on_recovery(lost, result.recoveries);
@@ -339,16 +363,7 @@ Status Trainer::Train(TrainResult& result,
       // Past the waits for the cluster (whose deadline ends the run), what
       // is left are runs, recovered from as a step is.
       const bool cluster_back = s.ok();
-      if (s.ok()) {
-        auto remade = client_->MakeCallable({}, fetches, targets);
-        s = remade.status();
-        if (remade.ok()) step = *remade;
-      }
-      if (s.ok() && Has(sig::kGlobalStepVariable)) {
-        auto global = ReadGlobalStep();
-        s = global.status();
-        if (global.ok()) s = rewind_to_checkpoint(*global);
-      }
+      if (s.ok()) s = redo();
       if (s.ok()) return OkStatus();
       if (!(cluster_back ? StepRecoverable(s) : Recoverable(s))) {
         return s.WithContext("recovering from: " + lost.ToString());
@@ -358,6 +373,18 @@ Status Trainer::Train(TrainResult& result,
     return lost.WithContext("gave up after " + std::to_string(result.recoveries) +
                             " recoveries (--max-recoveries)");
   };
+  auto recover = [&](Status lost) { return recover_with(std::move(lost), resume); };
+
+  // A task lost while this trainer starts (a ps restarting under a late
+  // worker) is recovered from as during the steps.
+  Status started = Prepare(result);
+  const bool prepared = started.ok();
+  if (prepared) started = begin();
+  if (prepared ? StepRecoverable(started) : Recoverable(started)) {
+    started = recover_with(std::move(started), begin);
+  }
+  TFD_RETURN_IF_ERROR(started);
+  start = last_report = last_checkpoint = Clock::now();
   // Summaries: the last step's values (nullopt: not a numeric scalar), and
   // where the previous write left off, for global_step/sec.
   std::vector<std::optional<double>> summary_values(summaries.size());

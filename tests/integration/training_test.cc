@@ -261,6 +261,45 @@ TEST_CASE("the ps killed three times, once mid-recovery: the trainers recover an
   REQUIRE(listed.ok());
 }
 
+// kill -9 of the ps before the first periodic save: the chief saved the
+// model it initialized before its first step, so the restarted ps restores
+// that, the chief restores it on every task, and both workers' input goes
+// back to its start with the model: the global step ends at the plan, not
+// short by the steps the ps lost.
+TEST_CASE("the ps killed before the first periodic save: training starts over from the first") {
+  TempDir checkpoints;
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  constexpr int kEpochs = 20, kSteps = kEpochs * kTrain / 2 / kBatch;
+  const std::string graph = s.Graph({.workers = 2, .epochs = kEpochs});
+  auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", "100000"});
+  const int64_t lost = s.WaitGlobalStep(20);
+  s.cluster.Kill("ps", 0);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  const int64_t back_at = s.GlobalStep();  // what the first save held
+  CHECK(back_at < lost);
+
+  const auto records = s.WaitTrainers(runs);
+  const Json& chief = records[0].back();
+  INFO(chief.dump() << " | " << records[1].back().dump());
+  // The save before the first step, and the one at the end.
+  CHECK(chief["checkpoints"] == 2);
+  CHECK(chief["restored_checkpoints"].size() == 1);
+  CHECK(chief["restored_checkpoints"][0].get<int64_t>() < lost);
+  int64_t steps = 0;
+  for (const auto& r : records) {
+    CHECK(r.back()["stopped"] == "input exhausted");
+    CHECK(r.back()["epoch"].get<double>() == Approx(kEpochs));
+    CheckLearned(r.back());
+    steps += r.back()["step"].get<int64_t>();
+  }
+  // Everything the lost steps read was read again: the workers ran their
+  // plan and the lost steps over again, and the global step ends at the
+  // plan, give or take the steps in flight at the kill and the restore.
+  CHECK(steps >= 2 * kSteps + (lost - back_at) - 4);
+  CHECK(std::abs(s.GlobalStep() - 2 * kSteps) <= 4);
+}
+
 // kill -9 of the task a trainer talks to, twice: the trainer connects
 // again once the task is back (its supervisor restarts it), waits for the
 // cluster and goes on. The restarted worker task restores its input
@@ -317,9 +356,10 @@ TEST_CASE("SIGTERM, then SIGINT on the next run: the chief saves where it stoppe
     const Json& done = records[0].back();
     INFO(done.dump());
     CHECK(done["stopped"] == (signal == SIGTERM ? "stopped by SIGTERM" : "stopped by SIGINT"));
-    // The default policy (every 600 s) saved nothing before: this is the
-    // save on the way out, at the step the run stopped at.
-    CHECK(done["checkpoints"] == 1);
+    // The default policy (every 600 s) saved nothing periodic: the first
+    // run saved the state it initialized and, on the way out, the step it
+    // stopped at; the second, starting from restored variables, only that.
+    CHECK(done["checkpoints"] == (previous == 0 ? 2 : 1));
     const int64_t stopped_at = done["global_step"].get<int64_t>();
     CHECK(stopped_at >= previous + 50);
     CHECK(s.GlobalStep() == stopped_at);
