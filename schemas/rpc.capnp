@@ -119,6 +119,12 @@ interface Worker {
   # step -1: the newest that verifies.
   restoreCheckpoint @6 (step :Int64) -> (result :TaskCheckpoints);
   listCheckpoints @7 (verify :Bool) -> (result :TaskCheckpoints);
+  # A cluster checkpoint's cut (daemon/distributed/step_gate.h): this task's
+  # master starts no new step until releaseSteps(holdId) or until `holdMs`
+  # passes, and answers once the steps it runs have ended, or after
+  # `drainMs` with how many still run. Both at most 10 minutes.
+  holdSteps @8 (drainMs :Int64, holdMs :Int64) -> (holdId :UInt64, running :UInt32);
+  releaseSteps @9 (holdId :UInt64) -> ();
 }
 
 interface RegisteredGraph {

@@ -219,6 +219,92 @@ TaskCall ListCall(bool verify) {
   };
 }
 
+// How long a hold waits for the steps already running to end: a step is
+// milliseconds, but a sync replica's may wait for a token the saving chief
+// hands out only after the save, and is not waited for longer.
+constexpr kj::Duration kDrain = 1 * kj::SECONDS;
+
+struct HeldTask {
+  std::string task;
+  proto::Worker::Client worker;
+  uint64_t hold_id = 0;
+  uint32_t running = 0;
+};
+
+// Lets every hold go, whatever became of the work done under them; a task
+// that does not answer lets go by itself when its hold expires.
+kj::Promise<void> ReleaseAll(TaskEnv& env, std::vector<HeldTask>& held) {
+  kj::Vector<kj::Promise<void>> calls;
+  for (HeldTask& h : held) {
+    auto request = h.worker.releaseStepsRequest();
+    request.setHoldId(h.hold_id);
+    calls.add(request.send().ignoreResult().catch_([](kj::Exception&&) {}));
+  }
+  const kj::TimePoint soon = env.peers->timer().now() + 5 * kj::SECONDS;
+  return WithDeadline(env, kj::joinPromises(calls.releaseAsArray()), soon, "releaseSteps")
+      .catch_([](kj::Exception&&) {});
+}
+
+// Runs `body` while no step runs anywhere in the cluster: every task's
+// master holds its new steps and lets its running ones end first
+// (daemon/distributed/step_gate.h), so what each task then snapshots or
+// restores is the same cut of the steps. The holds are released afterwards,
+// also when `body` fails; they expire by themselves at the deadline.
+kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::string what,
+                                   kj::Function<kj::Promise<Reports>()> body) {
+  const kj::TimePoint now = env.peers->timer().now();
+  const kj::Duration left = deadline > now ? deadline - now : 0 * kj::SECONDS;
+  const int64_t drain_ms = std::min(kDrain, left) / kj::MILLISECONDS;
+  const int64_t hold_ms = left / kj::MILLISECONDS + 1000;
+  kj::Vector<kj::Promise<StatusOr<HeldTask>>> holds;
+  for (const std::string& task : env.cluster.TaskNames()) {
+    auto held = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)
+                    .then([task, drain_ms, hold_ms](TaskServices s) {
+      auto request = s.worker.holdStepsRequest();
+      request.setDrainMs(drain_ms);
+      request.setHoldMs(hold_ms);
+      return request.send().then(
+          [task, worker = s.worker](capnp::Response<proto::Worker::HoldStepsResults>&& r) mutable {
+            return HeldTask{task, kj::mv(worker), r.getHoldId(), r.getRunning()};
+          });
+    });
+    holds.add(WithDeadline(env, kj::mv(held), deadline, "holdSteps")
+                  .then([](HeldTask h) -> StatusOr<HeldTask> { return h; },
+                        [task](kj::Exception&& e) -> StatusOr<HeldTask> {
+                          return OnTask(task, StatusFromKj(e));
+                        }));
+  }
+  return kj::joinPromises(holds.releaseAsArray())
+      .then([&env, what = std::move(what), body = kj::mv(body)](
+                kj::Array<StatusOr<HeldTask>> answers) mutable -> kj::Promise<Reports> {
+        auto held = std::make_shared<std::vector<HeldTask>>();
+        Status failed;
+        for (auto& a : answers) {
+          if (!a.ok()) {
+            if (failed.ok()) failed = a.status().WithContext("holding the steps for " + what);
+            continue;
+          }
+          if (a->running > 0 && env.logger) {
+            env.logger->warn("{}: {} step(s) of {} still running after {} ms; going on without "
+                             "them (a sync replica waiting for its token?)",
+                             what, a->running, a->task, kDrain / kj::MILLISECONDS);
+          }
+          held->push_back(std::move(a).value());
+        }
+        kj::Promise<Reports> done =
+            failed.ok() ? body() : kj::Promise<Reports>(KjFromStatus(failed));
+        return done.then(
+            [&env, held](Reports r) {
+              return ReleaseAll(env, *held).then([r = std::move(r)]() mutable { return r; });
+            },
+            [&env, held](kj::Exception&& e) {
+              return ReleaseAll(env, *held).then([e = kj::mv(e)]() mutable -> Reports {
+                kj::throwFatalException(kj::mv(e));
+              });
+            });
+      });
+}
+
 }  // namespace
 
 kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
@@ -227,10 +313,14 @@ kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
   if (step.has_value() && *step < 0) {
     return KjFromStatus(errors::InvalidArgument("checkpoint step must be >= 0, not ", *step));
   }
-  kj::Promise<int64_t> at = step.has_value() ? kj::Promise<int64_t>(*step)
-                                             : ReadGlobalStep(env, deadline);
-  return at.then([&env, deadline](int64_t s) {
-    return CallEveryTask(env, deadline, "saveCheckpoint", SaveCall(s));
+  // Under the hold the global step stands still: a checkpoint saved without
+  // a step is named for the step every task's file holds.
+  return WithStepsHeld(env, deadline, "saving a checkpoint", [&env, step, deadline]() {
+    kj::Promise<int64_t> at = step.has_value() ? kj::Promise<int64_t>(*step)
+                                               : ReadGlobalStep(env, deadline);
+    return at.then([&env, deadline](int64_t s) {
+      return CallEveryTask(env, deadline, "saveCheckpoint", SaveCall(s));
+    });
   });
 }
 
@@ -240,7 +330,11 @@ kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env,
     return KjFromStatus(errors::InvalidArgument("checkpoint step must be >= 0 (or -1 for the "
                                                 "latest), not ", step));
   }
-  if (step >= 0) return CallEveryTask(env, deadline, "restoreCheckpoint", RestoreCall(step));
+  if (step >= 0) {
+    return WithStepsHeld(env, deadline, "restoring a checkpoint", [&env, step, deadline]() {
+      return CallEveryTask(env, deadline, "restoreCheckpoint", RestoreCall(step));
+    });
+  }
   return CallEveryTask(env, deadline, "listCheckpoints", ListCall(true))
       .then([&env, deadline](Reports lists) {
         auto chosen = ChooseLatest(lists);
@@ -252,7 +346,12 @@ kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env,
             if (env.logger) env.logger->warn("restoring step {}: passing over {}", *chosen, s);
           }
         }
-        return CallEveryTask(env, deadline, "restoreCheckpoint", RestoreCall(*chosen))
+        const int64_t at = *chosen;
+        return WithStepsHeld(env, deadline, "restoring a checkpoint",
+                             [&env, deadline, at]() {
+                               return CallEveryTask(env, deadline, "restoreCheckpoint",
+                                                    RestoreCall(at));
+                             })
             .then([skipped = std::move(skipped)](Reports reports) {
               for (TaskCheckpoints& r : reports) {
                 auto it = skipped.find(r.task);

@@ -432,9 +432,33 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepare
     if (!s.ok()) return KjFromStatus(s);
   }
   if (timeout_ms <= 0) timeout_ms = step_timeout_.count();
+  const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
+  // Past the gate first: a cluster checkpoint being taken holds new steps
+  // (daemon/distributed/step_gate.h), at most until this step's deadline.
+  KJ_IF_MAYBE(ticket, env_.step_gate.TryEnter()) {
+    return RunEntered(std::move(prepared), std::move(feeds), num_fetches, timeout_ms, trace,
+                      deadline)
+        .attach(kj::mv(*ticket));
+  }
+  auto entered = env_.step_gate.Enter().exclusiveJoin(
+      env_.peers->timer().atTime(deadline).then([]() -> kj::Promise<kj::Own<StepGate::Ticket>> {
+        return KjFromStatus(errors::DeadlineExceeded(
+            "the step waited past its deadline for a checkpoint of the cluster to finish"));
+      }));
+  return entered.then([this, prepared = std::move(prepared), feeds = std::move(feeds),
+                       num_fetches, timeout_ms, trace,
+                       deadline](kj::Own<StepGate::Ticket> ticket) mutable {
+    return RunEntered(std::move(prepared), std::move(feeds), num_fetches, timeout_ms, trace,
+                      deadline)
+        .attach(kj::mv(ticket));
+  });
+}
+
+kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered(
+    std::shared_ptr<Prepared> prepared, std::vector<Tensor> feeds, size_t num_fetches,
+    int64_t timeout_ms, bool trace, kj::TimePoint deadline) {
   auto step = std::make_shared<StepState>();
   step->prepared = std::move(prepared);
-  const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
 
   kj::Vector<kj::Promise<void>> registrations;
   for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));

@@ -80,6 +80,11 @@ class MasterSession final : public CountedServer<proto::Session> {
   kj::Promise<std::shared_ptr<StepState>> RunPrepared(std::shared_ptr<Prepared> prepared,
                                                       std::vector<Tensor> feeds, size_t num_fetches,
                                                       int64_t timeout_ms, bool trace);
+  // RunPrepared past the step gate.
+  kj::Promise<std::shared_ptr<StepState>> RunEntered(std::shared_ptr<Prepared> prepared,
+                                                     std::vector<Tensor> feeds, size_t num_fetches,
+                                                     int64_t timeout_ms, bool trace,
+                                                     kj::TimePoint deadline);
   static unsigned TraceSize(const StepState& step);
   static void WriteTrace(const StepState& step, capnp::List<proto::NodeTrace>::Builder out);
   // One partition's run in the step; records its outcome in `step`.

@@ -22,6 +22,7 @@
 #include "common/cancellation.h"
 #include "common/cluster_spec.h"
 #include "common/op_kernel.h"
+#include "daemon/distributed/step_gate.h"
 #include "daemon/distributed/task_metrics.h"
 #include "daemon/runtime/local_rendezvous.h"
 
@@ -65,6 +66,7 @@ struct TaskEnv {
   CheckpointManager* checkpoints = nullptr;  // null without --checkpoint-dir
   LocalRendezvous rendezvous;
   StepRegistry steps;
+  StepGate step_gate;  // the steps this task's master runs; held for a checkpoint
 
   std::chrono::milliseconds step_timeout{30000};  // default per step, and for reaching tasks
   bool log_device_placement = false;

@@ -11,6 +11,7 @@
 #include "daemon/runtime/executor.h"
 #include "daemon/distributed/on_pool.h"
 #include "daemon/distributed/partition_run.h"
+#include "daemon/distributed/peers.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/rpc/tensor_wire.h"
 #include "daemon/transport/data_plane.h"
@@ -231,6 +232,31 @@ kj::Promise<void> WorkerService::listCheckpoints(ListCheckpointsContext context)
       .then([context, report]() mutable {
         TaskCheckpointsToProto(*report, context.getResults().initResult());
       });
+}
+
+kj::Promise<void> WorkerService::holdSteps(HoldStepsContext context) {
+  constexpr int64_t kMaxMs = 10 * 60 * 1000;
+  const auto params = context.getParams();
+  for (const auto& [name, ms] : {std::pair<const char*, int64_t>{"drainMs", params.getDrainMs()},
+                                 {"holdMs", params.getHoldMs()}}) {
+    if (ms < 0 || ms > kMaxMs) {
+      return KjFromStatus(errors::InvalidArgument("holdSteps: ", name, " must be within 0..",
+                                                  kMaxMs, ", not ", ms));
+    }
+  }
+  return env_.step_gate
+      .Hold(env_.peers->timer(), params.getDrainMs() * kj::MILLISECONDS,
+            params.getHoldMs() * kj::MILLISECONDS)
+      .then([context](StepGate::Held held) mutable {
+        auto results = context.getResults();
+        results.setHoldId(held.id);
+        results.setRunning(held.running);
+      });
+}
+
+kj::Promise<void> WorkerService::releaseSteps(ReleaseStepsContext context) {
+  env_.step_gate.Release(context.getParams().getHoldId());
+  return kj::READY_NOW;
 }
 
 }  // namespace tfd

@@ -1,0 +1,57 @@
+// StepGate: tickets, holds and their bounds.
+#include "daemon/distributed/step_gate.h"
+
+namespace tfd {
+
+kj::Maybe<kj::Own<StepGate::Ticket>> StepGate::TryEnter() {
+  if (!holds_.empty()) return nullptr;
+  ++running_;
+  return kj::heap<Ticket>(*this);
+}
+
+kj::Promise<kj::Own<StepGate::Ticket>> StepGate::Enter() {
+  KJ_IF_MAYBE(ticket, TryEnter()) {
+    return kj::mv(*ticket);
+  }
+  auto paf = kj::newPromiseAndFulfiller<kj::Own<Ticket>>();
+  waiting_.push_back(kj::mv(paf.fulfiller));
+  return kj::mv(paf.promise);
+}
+
+kj::Promise<StepGate::Held> StepGate::Hold(kj::Timer& timer, kj::Duration drain,
+                                           kj::Duration expiry) {
+  const uint64_t id = next_id_++;
+  holds_.insert(id);
+  expiries_.add(timer.afterDelay(expiry).then([this, id]() { Release(id); }));
+  if (running_ == 0) return Held{id, 0};
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  draining_.push_back(kj::mv(paf.fulfiller));
+  return paf.promise.exclusiveJoin(timer.afterDelay(drain)).then([this, id]() {
+    return Held{id, running_};
+  });
+}
+
+void StepGate::Release(uint64_t id) {
+  if (holds_.erase(id) == 0 || !holds_.empty()) return;
+  // Each waiting step takes its ticket now; a wait its caller gave up on
+  // (past its deadline) takes none.
+  auto waiting = kj::mv(waiting_);
+  waiting_.clear();
+  for (auto& w : waiting) {
+    if (!w->isWaiting()) continue;
+    ++running_;
+    w->fulfill(kj::heap<Ticket>(*this));
+  }
+}
+
+void StepGate::Exit() {
+  if (--running_ == 0) Drained();
+}
+
+void StepGate::Drained() {
+  auto draining = kj::mv(draining_);
+  draining_.clear();
+  for (auto& d : draining) d->fulfill();
+}
+
+}  // namespace tfd

@@ -1,0 +1,87 @@
+// StepGate: lets a checkpoint be one cut of the training. Every step this
+// task's master runs passes the gate (Enter) and holds a ticket until it
+// ends. A hold (Hold, from the master that saves a cluster checkpoint, over
+// Worker.holdSteps) stops new steps at the gate and answers once the steps
+// already through have ended; with every task held that way no step runs
+// anywhere, so the tasks' snapshots hold the same steps. Release lets the
+// waiting steps go on.
+//
+// Every wait is bounded: a hold lets go by itself after `expiry` (a saving
+// master that died never freezes the cluster), its answer comes after at
+// most `drain` even while steps still run (a sync replica's step waiting
+// for a token the saving chief hands out only after the save), and a step
+// held at the gate is bounded by its own deadline (the caller's
+// exclusiveJoin; a cancelled wait takes no ticket).
+//
+//   auto ticket = co_await gate.Enter();   // in a step; ~Ticket ends it
+//   auto held = gate.Hold(timer, 1 * kj::SECONDS, 60 * kj::SECONDS);
+//   ... snapshot ...; gate.Release(held.id);
+//
+// Thread-safety: event-loop thread only.
+#pragma once
+
+#include <kj/async.h>
+#include <kj/timer.h>
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+namespace tfd {
+
+class StepGate {
+ public:
+  // A step through the gate; the step has ended when it is destroyed.
+  class Ticket {
+   public:
+    explicit Ticket(StepGate& gate) : gate_(gate) {}
+    ~Ticket() { gate_.Exit(); }
+    Ticket(const Ticket&) = delete;
+    Ticket& operator=(const Ticket&) = delete;
+
+   private:
+    StepGate& gate_;
+  };
+
+  struct Held {
+    uint64_t id = 0;       // for Release
+    uint32_t running = 0;  // steps still running when the hold answered
+  };
+
+  StepGate() : expiries_(errors_) {}
+
+  // A ticket at once, unless a hold is on.
+  kj::Maybe<kj::Own<Ticket>> TryEnter();
+  // Ready at once unless a hold is on; then when the last hold lets go.
+  kj::Promise<kj::Own<Ticket>> Enter();
+
+  // Holds new steps until Release(id) or `expiry`, whichever is first, and
+  // resolves once no step is running, or after `drain` with the number
+  // still running.
+  kj::Promise<Held> Hold(kj::Timer& timer, kj::Duration drain, kj::Duration expiry);
+
+  // Lets hold `id` go; an unknown id (expired, released already) is ignored.
+  void Release(uint64_t id);
+
+  bool held() const { return !holds_.empty(); }
+  uint32_t running() const { return running_; }
+  size_t waiting() const { return waiting_.size(); }
+
+ private:
+  struct IgnoreErrors final : public kj::TaskSet::ErrorHandler {
+    void taskFailed(kj::Exception&&) override {}
+  };
+
+  void Exit();
+  void Drained();
+
+  uint32_t running_ = 0;
+  uint64_t next_id_ = 1;
+  std::set<uint64_t> holds_;
+  std::vector<kj::Own<kj::PromiseFulfiller<kj::Own<Ticket>>>> waiting_;
+  std::vector<kj::Own<kj::PromiseFulfiller<void>>> draining_;
+  IgnoreErrors errors_;
+  kj::TaskSet expiries_;  // last: its timers call Release on this gate
+};
+
+}  // namespace tfd

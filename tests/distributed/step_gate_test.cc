@@ -1,0 +1,127 @@
+// StepGate: a hold waits for the running steps and stops new ones; new
+// steps go on when the last hold is released or expires; the drain is
+// bounded; a step that gave up waiting takes no ticket.
+#include "daemon/distributed/step_gate.h"
+
+#include <catch2/catch.hpp>
+#include <kj/timer.h>
+
+namespace tfd {
+namespace {
+
+struct Loop {
+  kj::EventLoop loop;
+  kj::WaitScope ws{loop};
+  kj::TimerImpl timer{kj::origin<kj::TimePoint>()};
+
+  void Advance(kj::Duration d) {
+    timer.advanceTo(timer.now() + d);
+    ws.poll();
+  }
+};
+
+constexpr kj::Duration kDrain = 1 * kj::SECONDS;
+constexpr kj::Duration kExpiry = 60 * kj::SECONDS;
+
+TEST_CASE("a hold waits for the running steps, stops new ones, and lets them go on release") {
+  Loop l;
+  StepGate gate;
+  kj::Maybe<kj::Own<StepGate::Ticket>> running = gate.TryEnter();
+  REQUIRE(running != nullptr);
+  CHECK(gate.running() == 1);
+
+  auto hold = gate.Hold(l.timer, kDrain, kExpiry);
+  CHECK(gate.held());
+  CHECK_FALSE(hold.poll(l.ws));  // the running step has not ended
+  CHECK(gate.TryEnter() == nullptr);
+  auto next = gate.Enter();
+  CHECK_FALSE(next.poll(l.ws));
+
+  running = nullptr;  // the step ends
+  REQUIRE(hold.poll(l.ws));
+  const StepGate::Held held = hold.wait(l.ws);
+  CHECK(held.running == 0);
+  CHECK(gate.running() == 0);
+  CHECK_FALSE(next.poll(l.ws));  // still held
+
+  gate.Release(held.id);
+  CHECK_FALSE(gate.held());
+  REQUIRE(next.poll(l.ws));
+  auto ticket = next.wait(l.ws);
+  CHECK(gate.running() == 1);
+  ticket = nullptr;
+  CHECK(gate.running() == 0);
+}
+
+TEST_CASE("a hold answers after the drain bound with the steps still running") {
+  Loop l;
+  StepGate gate;
+  auto stuck = gate.TryEnter();  // a sync replica waiting for its token
+  auto hold = gate.Hold(l.timer, kDrain, kExpiry);
+  l.Advance(kDrain - 1 * kj::MILLISECONDS);
+  CHECK_FALSE(hold.poll(l.ws));
+  l.Advance(1 * kj::MILLISECONDS);
+  REQUIRE(hold.poll(l.ws));
+  const StepGate::Held held = hold.wait(l.ws);
+  CHECK(held.running == 1);
+  gate.Release(held.id);
+  stuck = nullptr;
+  CHECK(gate.running() == 0);
+}
+
+TEST_CASE("a hold never released expires, and the held steps go on") {
+  Loop l;
+  StepGate gate;
+  auto hold = gate.Hold(l.timer, kDrain, kExpiry);
+  REQUIRE(hold.poll(l.ws));  // nothing was running
+  CHECK(hold.wait(l.ws).running == 0);
+  auto next = gate.Enter();
+  l.Advance(kExpiry - 1 * kj::MILLISECONDS);
+  CHECK_FALSE(next.poll(l.ws));
+  l.Advance(1 * kj::MILLISECONDS);
+  CHECK_FALSE(gate.held());
+  REQUIRE(next.poll(l.ws));
+  CHECK(gate.running() == 1);
+}
+
+TEST_CASE("two holds: steps go on only when both are gone; unknown ids are ignored") {
+  Loop l;
+  StepGate gate;
+  auto first = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  auto second = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  CHECK(first.id != second.id);
+  auto next = gate.Enter();
+  gate.Release(first.id);
+  gate.Release(first.id);  // again: ignored
+  gate.Release(12345);     // never given: ignored
+  CHECK(gate.held());
+  CHECK_FALSE(next.poll(l.ws));
+  gate.Release(second.id);
+  REQUIRE(next.poll(l.ws));
+  next.wait(l.ws) = nullptr;
+  // The expiries of released holds do nothing to a later one.
+  auto third = gate.Hold(l.timer, kDrain, 2 * kExpiry).wait(l.ws);
+  l.Advance(kExpiry);
+  CHECK(gate.held());
+  gate.Release(third.id);
+  CHECK_FALSE(gate.held());
+}
+
+TEST_CASE("a step that gave up waiting at the gate takes no ticket") {
+  Loop l;
+  StepGate gate;
+  auto held = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  {
+    auto gave_up = gate.Enter();
+    CHECK(gate.waiting() == 1);
+  }
+  auto waits = gate.Enter();
+  gate.Release(held.id);
+  CHECK(gate.running() == 1);  // only the one still waiting
+  REQUIRE(waits.poll(l.ws));
+  waits.wait(l.ws) = nullptr;
+  CHECK(gate.running() == 0);
+}
+
+}  // namespace
+}  // namespace tfd
