@@ -18,6 +18,14 @@
 
 namespace tfd::cli {
 namespace {
+
+// The step of the checkpoint a cluster save or restore answered with.
+StatusOr<int64_t> StepOf(const std::vector<TaskCheckpoints>& tasks, const char* done) {
+  for (const TaskCheckpoints& task : tasks) {
+    if (!task.checkpoints.empty()) return task.checkpoints.front().step;
+  }
+  return errors::NotFound("no task ", done, " a checkpoint");
+}
 namespace po = boost::program_options;
 
 struct TrainFlags {
@@ -207,17 +215,16 @@ int Train(const TrainFlags& f, OutputFormat format) {
   }
   Client& c = **connected;
   if (!f.checkpoint_flags || f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
-    options.save_checkpoint = [&f](Client& client, int64_t step) {
-      return client.SaveCheckpoint(step, f.remote.timeout()).status();
+    // Named for the global step the cut holds.
+    options.save_checkpoint = [&f](Client& client) -> StatusOr<int64_t> {
+      TFD_ASSIGN_OR_RETURN(auto tasks, client.SaveCheckpoint(std::nullopt, f.remote.timeout()));
+      return StepOf(tasks, "saved");
     };
   }
   // Any run may find the model at a saved step, whatever its own policy.
   options.restore_checkpoint = [&f](Client& client, int64_t step) -> StatusOr<int64_t> {
     TFD_ASSIGN_OR_RETURN(auto tasks, client.RestoreCheckpoint(step, f.remote.timeout()));
-    for (const TaskCheckpoints& task : tasks) {
-      if (!task.checkpoints.empty()) return task.checkpoints.front().step;
-    }
-    return errors::NotFound("no task restored a checkpoint");
+    return StepOf(tasks, "restored");
   };
   if (!f.checkpoint_flags) {
     // The default policy asks first: a cluster without a --checkpoint-dir

@@ -267,8 +267,14 @@ Status Trainer::Train(TrainResult& result,
   double epoch_at_report = -1;
   auto checkpoint = [&]() -> Status {
     if (!checkpoints_on || p.global_step == checkpoint_step) return OkStatus();
-    TFD_RETURN_IF_ERROR(options_.save_checkpoint(*client_, std::max<int64_t>(p.global_step, 0))
-                            .WithContext("checkpoint at step " + std::to_string(p.global_step)));
+    auto saved = options_.save_checkpoint(*client_);
+    if (!saved.ok()) {
+      return saved.status().WithContext("checkpoint after step " + std::to_string(p.global_step));
+    }
+    // The cut may hold a global step other workers moved past this one's
+    // last: that is where the model stands, and where a ps restarted from
+    // this checkpoint is seen to have gone back from.
+    p.global_step = std::max(p.global_step, *saved);
     checkpoint_step = p.global_step;
     last_checkpoint = Clock::now();
     ++result.checkpoints;

@@ -52,9 +52,11 @@ struct TrainerOptions {
   std::chrono::milliseconds progress_every{1000};
   int64_t checkpoint_every_steps = 0;      // 0: no step-based checkpoints
   double checkpoint_every_seconds = 0;     // 0: no time-based checkpoints
-  // Saves a checkpoint of the cluster's variables at this global step,
-  // through `client` (the trainer's, which a recovery may have replaced).
-  std::function<Status(Client& client, int64_t global_step)> save_checkpoint;
+  // Saves a checkpoint of the cluster's variables through `client` (the
+  // trainer's, which a recovery may have replaced), named for the global
+  // step it holds (the cluster's steps are held while it is taken); returns
+  // that step.
+  std::function<StatusOr<int64_t>(Client& client)> save_checkpoint;
   // When set, the chief asks it once the cluster is up, and saves no
   // checkpoint when it answers false (no task keeps checkpoints): how the
   // default policy stays quiet on a cluster without --checkpoint-dir.
