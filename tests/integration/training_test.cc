@@ -133,6 +133,72 @@ TEST_CASE("synchronous replicas with a backup worker: 2 of 3 gradients per updat
   CHECK(s.GlobalStep() == 24);
 }
 
+// kill -9 of the ps during synchronous training: the replicas parked on
+// the dead ps's token queue and the chief's aggregation fail; every trainer
+// recovers, the chief initializes the accumulators again at the restored
+// step and restores the checkpoint on every task, and training ends at the
+// planned number of updates, with every update averaging both replicas.
+TEST_CASE("synchronous replicas: the ps killed mid-run, every trainer recovers and finishes") {
+  TempDir checkpoints;
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  // max_steps = 20 epochs x 1200 / (50 x 2) = 240 updates.
+  const std::string graph = s.Graph({.workers = 2, .sync = true, .epochs = 20});
+  auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", "20"});
+  const int64_t lost = s.WaitGlobalStep(50);
+  s.cluster.Kill("ps", 0);
+  std::this_thread::sleep_for(300ms);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  CHECK(s.GlobalStep() < lost);
+
+  const auto records = s.WaitTrainers(runs);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Json& done = records[i].back();
+    INFO("worker " << i << ": " << done.dump());
+    CHECK(done["stopped"] == "reached step 240");
+    CHECK(done["global_step"] == 240);
+    CHECK(done["recoveries"].get<int>() >= 1);
+    // In lock step: one step per update on each worker, the updates the
+    // restore took back run again.
+    CHECK(done["step"] == records[0].back()["step"]);
+    CHECK(done["step"].get<int64_t>() >= 240);
+    CheckLearned(done);
+  }
+  const Json& restored = records[0].back()["restored_checkpoints"];
+  REQUIRE(restored.size() >= 1);
+  CHECK(restored[0].get<int64_t>() < lost);
+  CHECK(s.GlobalStep() == 240);
+}
+
+// kill -9 of a replica's worker task during synchronous training, twice:
+// its trainer connects again and goes on; the chief's rounds wait for its
+// gradients meanwhile (or its step's deadline passes and it recovers too),
+// and training ends at the planned number of updates.
+TEST_CASE("synchronous replicas: a replica's task killed twice, training finishes") {
+  TempDir checkpoints;
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.workers = 2, .sync = true, .epochs = 20});
+  auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", "20"}, {}, /*step_timeout_s=*/5);
+  int64_t at = 40;
+  for (int kill = 0; kill < 2; ++kill) {
+    at = s.WaitGlobalStep(at) + 40;
+    s.cluster.Kill("worker", 1);
+    std::this_thread::sleep_for(300ms);
+    REQUIRE(s.cluster.Start("worker", 1).ok());
+  }
+  const auto records = s.WaitTrainers(runs);
+  for (size_t i = 0; i < records.size(); ++i) {
+    const Json& done = records[i].back();
+    INFO("worker " << i << ": " << done.dump());
+    CHECK(done["stopped"] == "reached step 240");
+    CHECK(done["global_step"] == 240);
+    CheckLearned(done);
+  }
+  CHECK(records[1].back()["recoveries"].get<int>() >= 2);
+  CHECK(s.GlobalStep() == 240);
+}
+
 TEST_CASE("training resumes from the checkpoint after the ps is killed") {
   TempDir checkpoints;
   TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
