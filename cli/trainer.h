@@ -13,17 +13,21 @@
 // its input to epoch 0 and steps until its input ends (OUT_OF_RANGE), the global
 // step reaches the last step (--steps, else the graph's train/max_steps),
 // or an error; a run whose last step the global step has reached already
-// runs none. The chief checkpoints periodically and at the end, and
-// releases parked sync replicas when it stops. At the end each worker
+// runs none. The chief checkpoints before its first step when it
+// initialized variables, periodically and at the end, and releases parked
+// sync replicas when it stops. At the end each worker
 // evaluates the test accuracy when the graph has it.
 //
-// A step that fails with UNAVAILABLE or ABORTED (a task died, or a restarted
-// one lost the step's state) is recovered from as MonitoredTrainingSession
-// does: connect again if the client's own task is the one that went, wait
+// A step (or anything between the session and the first step) that fails
+// with UNAVAILABLE or ABORTED (a task died, or a restarted one lost the
+// step's state), or past its deadline, is recovered from as
+// MonitoredTrainingSession does: connect again if the client's own task is the one that went, wait
 // for every task again, open a new session (the old one's
 // partitions died with the task), let the chief initialize what no
 // checkpoint restored, and go on from the global step the ps tasks hold.
-// The input is not reset: each worker goes on from where its input stands.
+// The input is not reset: each worker goes on from where its input stands,
+// unless the chief, finding the global step gone back, restores a
+// checkpoint on every task (docs/training.md, "When a task dies").
 // Asked to stop (SIGINT, SIGTERM), the loop ends after the running step and
 // the chief saves once more, as at the end.
 //

@@ -158,9 +158,8 @@ TEST_CASE("synchronous replicas: the ps killed mid-run, every trainer recovers a
     CHECK(done["stopped"] == "reached step 240");
     CHECK(done["global_step"] == 240);
     CHECK(done["recoveries"].get<int>() >= 1);
-    // In lock step: one step per update on each worker, the updates the
-    // restore took back run again.
-    CHECK(done["step"] == records[0].back()["step"]);
+    // One step per update on each worker, and the updates the restore took
+    // back run again (a step that failed with the ps may count or not).
     CHECK(done["step"].get<int64_t>() >= 240);
     CheckLearned(done);
   }
