@@ -96,12 +96,13 @@ struct FaultRecord {
   bool hang = false;
 };
 
-// The global step, or nullopt while the ps does not answer within 2 s.
+// The global step, or nullopt while the ps does not answer within 2 s or
+// its global step is not initialized yet.
 std::optional<int64_t> ReadGlobalStep(LocalCluster& cluster) {
   auto ps = cluster.Connect("ps", 0, 2s);
   if (!ps.ok()) return std::nullopt;
   auto v = (*ps)->ReadVariable("global_step", 2s);
-  if (!v.ok()) return std::nullopt;
+  if (!v.ok() || !v->first.initialized) return std::nullopt;
   return v->second.scalar<int64_t>();
 }
 

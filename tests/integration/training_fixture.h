@@ -164,7 +164,8 @@ struct TrainingCluster {
     int64_t now = -1;
     while (now < step && std::chrono::steady_clock::now() < deadline) {
       auto v = (*ps)->ReadVariable("global_step", 5s);
-      if (v.ok()) now = v->second.scalar<int64_t>();
+      // Uninitialized (before the chief's init): no value to read yet.
+      if (v.ok() && v->first.initialized) now = v->second.scalar<int64_t>();
       if (now < step) std::this_thread::sleep_for(20ms);
     }
     INFO("global step " << now << ", waited for " << step);
@@ -178,6 +179,7 @@ struct TrainingCluster {
     REQUIRE(ps.ok());
     auto v = (*ps)->ReadVariable("global_step", 5s);
     REQUIRE(v.ok());
+    REQUIRE(v->first.initialized);
     return v->second.scalar<int64_t>();
   }
 };

@@ -63,8 +63,12 @@ TEST_CASE("many steps' deadlines: only the ones left fire, each once") {
   constexpr int kSteps = 2000;
   std::vector<std::atomic<int>> fired(kSteps);
   std::vector<StepDeadlines::Id> ids;
+  // The first fires 300 ms from now: every Remove below comes before it
+  // (with deadlines from 50 µs on, a loaded machine fired some of the
+  // removed ones before their Remove ran).
+  const auto base = Clock::now() + 300ms;
   for (int i = 0; i < kSteps; ++i) {
-    ids.push_back(d.Add(Clock::now() + std::chrono::microseconds(50 * (kSteps - i)),
+    ids.push_back(d.Add(base + std::chrono::microseconds(50 * (kSteps - i)),
                         [&fired, i] { ++fired[i]; }));
   }
   for (int i = 0; i < kSteps; i += 2) d.Remove(ids[i]);
