@@ -137,7 +137,7 @@ TEST_CASE("synchronous replicas with a backup worker: 2 of 3 gradients per updat
 // the dead ps's token queue and the chief's aggregation fail; every trainer
 // recovers, the chief initializes the accumulators again at the restored
 // step and restores the checkpoint on every task, and training ends at the
-// planned number of updates, with every update averaging both replicas.
+// planned number of updates, the updates taken back run again.
 TEST_CASE("synchronous replicas: the ps killed mid-run, every trainer recovers and finishes") {
   TempDir checkpoints;
   TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
