@@ -25,5 +25,12 @@ status=${PIPESTATUS[0]}
 count() { awk -v key="$1:" 'index($0, key) == 1 { n = $NF } END { print n + 0 }' "$log"; }
 passed=$(( $(count Ok) + $(count 'Expected Fail') ))
 failed=$(( $(count Fail) + $(count 'Unexpected Pass') + $(count Timeout) ))
+# CI shows only the tail of this output: name each failed check there, one line
+# each, before the closing line (the whole log is in build-ci/meson-logs/).
+if [[ $status -ne 0 || $failed -ne 0 ]]; then
+  echo "failed checks (build-ci/meson-logs/testlog.txt):"
+  awk '/^test: / { name = $NF } /^not ok/ { print name ": " substr($0, 1, 400); if (++n == 40) exit }' \
+    build-ci/meson-logs/testlog.txt
+fi
 echo "$passed passed, $failed failed"
 if [[ $status -ne 0 || $failed -ne 0 || $passed -eq 0 ]]; then exit 1; fi
