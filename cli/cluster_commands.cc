@@ -3,6 +3,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <fmt/format.h>
 #include <iostream>
 
 #include "cli/args.h"
@@ -54,7 +55,7 @@ int WaitCommand(const Args& args) {
   auto io = kj::setupAsyncIo();
   auto client = ConnectToTarget(io, remote);
   if (!client.ok()) return ReportError(client.status(), format);
-  const Status s = what == "cluster" ? (*client)->WaitCluster(remote.timeout())
+  const Status s = what == "cluster" ? (*client)->WaitCluster(remote.timeout()).status()
                                      : (*client)->WaitInitialized(vars, remote.timeout());
   if (!s.ok()) {
     ReportError(s, format);
@@ -118,6 +119,8 @@ int StatusCommand(const Args& args) {
           t["registered_graphs"] = st->registered_graphs;
           t["variables"] = st->variables;
           t["pid"] = st->pid;
+          // Hex text: JSON readers lose a 64-bit integer's low bits.
+          t["incarnation"] = fmt::format("{:016x}", st->incarnation);
           const DataPlaneInfo& d = st->data_plane;
           t["data_plane"] = Json{{"transports", d.transports},
                                  {"pushes_sent", d.pushes_sent},

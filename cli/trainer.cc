@@ -139,12 +139,26 @@ Status Trainer::RunIfPresent(const char* node, const char* what) {
   return r.ok() ? OkStatus() : r.status().WithContext(what);
 }
 
+Status Trainer::WaitForCluster() {
+  TFD_ASSIGN_OR_RETURN(const std::vector<TaskStatusInfo> tasks,
+                       client_->WaitCluster(options_.init_timeout));
+  for (const TaskStatusInfo& t : tasks) {
+    uint64_t& seen = incarnations_[t.task];
+    // 0: a first look, or a tfd too old to say (then only the global step
+    // going back tells).
+    if (seen != 0 && t.incarnation != 0 && t.incarnation != seen && t.variables > 0) {
+      state_restarted_ = true;
+    }
+    seen = t.incarnation;
+  }
+  return OkStatus();
+}
+
 Status Trainer::Prepare(TrainResult& result) {
   if (result.chief) {
     // Every task must be up before deciding what to initialize: a ps that
     // restores its checkpoint on start must not be initialized over.
-    TFD_RETURN_IF_ERROR(client_->WaitCluster(options_.init_timeout)
-                            .WithContext("waiting for every task of the cluster"));
+    TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
     if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize(result));
     TFD_RETURN_IF_ERROR(RunIfPresent(sig::kChiefInit, "initializing the sync accumulators"));
   } else {
@@ -183,7 +197,7 @@ Status Trainer::PlaceInput(TrainResult& result, int64_t global) {
 Status Trainer::Recover(TrainResult& result) {
   // A worker waits too: its new session must not reach for a ps that is
   // still restarting.
-  Status waited = client_->WaitCluster(options_.init_timeout);
+  Status waited = WaitForCluster();
   // The master answers a cluster that is not whole with DEADLINE_EXCEEDED;
   // UNAVAILABLE is this client's own connection, to a task that died.
   if (waited.code() == Code::kUnavailable && options_.reconnect) {
@@ -191,7 +205,7 @@ Status Trainer::Recover(TrainResult& result) {
     if (!fresh.ok()) return fresh.status().WithContext("connecting again");
     reconnected_ = std::move(fresh).value();
     client_ = reconnected_.get();
-    waited = client_->WaitCluster(options_.init_timeout);
+    waited = WaitForCluster();
   }
   TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
   TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
@@ -301,20 +315,27 @@ Status Trainer::Train(TrainResult& result,
   };
 
   // The chief, seeing the global step at `global` where it had seen
-  // p.global_step: when it went back (a ps restarted from its checkpoint),
-  // the newest checkpoint is restored on every task, so that the other ps
-  // tasks and every worker's input go back to the same step as the model;
-  // when it stands where it was and a checkpoint of that step exists, that
-  // one (nothing is lost). p.global_step ends at the model's step.
+  // p.global_step: when a task holding variables restarted (from its
+  // checkpoint) or the global step went back, the newest checkpoint is
+  // restored on every task, so that the other ps tasks and every worker's
+  // input go back to the same step as the restarted task; when it stands
+  // where it was and a checkpoint of that step exists, that one (nothing is
+  // lost). p.global_step ends at the model's step.
+  //
+  // The incarnations are what make this exact: a chief that lagged (still
+  // waiting for the cluster while another worker already stepped the
+  // restored ps past where the chief had seen it) finds the global step
+  // ahead, not back, yet the ps went back.
   auto rewind_to_checkpoint = [&](int64_t global) -> Status {
     std::optional<int64_t> restored;
     if (!result.chief) {
       // Its input is put back by the chief's restore.
-    } else if (global < p.global_step) {
+    } else if (state_restarted_ || global < p.global_step) {
       TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, Client::kLatestCheckpoint));
     } else if (global == p.global_step) {
       TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, global));
     }
+    state_restarted_ = false;
     p.global_step = restored.value_or(global);
     if (restored) checkpoint_step = *restored;
     return OkStatus();
@@ -335,8 +356,14 @@ Status Trainer::Train(TrainResult& result,
       TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints(*client_));
     }
     TFD_ASSIGN_OR_RETURN(const int64_t start_global, ReadGlobalStep());
-    TFD_RETURN_IF_ERROR(PlaceInput(result, start_global));
-    if (start_global >= 0) p.global_step = start_global;
+    if (result.chief && state_restarted_) {
+      // A ps restarted while this run was starting: put the cluster back
+      // with it, as after a step.
+      TFD_RETURN_IF_ERROR(rewind_to_checkpoint(start_global));
+    } else {
+      TFD_RETURN_IF_ERROR(PlaceInput(result, start_global));
+      if (start_global >= 0) p.global_step = start_global;
+    }
     TFD_RETURN_IF_ERROR(make_callable());
     // A chief that initialized variables starts from a state no checkpoint
     // holds: it saves it first (as TensorFlow's CheckpointSaverHook does),
@@ -434,16 +461,17 @@ Status Trainer::Train(TrainResult& result,
     ++p.local_steps;
     if (global_at >= 0) {
       const auto global = static_cast<int64_t>(ScalarValue(out->fetches[global_at]));
-      // A ps restarted between two steps may fail neither (its master
-      // registers the step's graph again): the global step going back is
-      // the sign.
-      if (global < p.global_step) {
+      // A ps restarted between two steps may fail neither: its master
+      // registered the step's graph there again and says so. The global
+      // step going back is the sign a tfd too old to say gives.
+      if (result.chief && !out->restarted.empty()) failure = WaitForCluster();
+      if (failure.ok() && (state_restarted_ || global < p.global_step)) {
         failure = rewind_to_checkpoint(global);
-        if (StepRecoverable(failure)) failure = recover(std::move(failure));
-        if (!failure.ok()) break;
-      } else {
+      } else if (failure.ok()) {
         p.global_step = global;
       }
+      if (StepRecoverable(failure)) failure = recover(std::move(failure));
+      if (!failure.ok()) break;
     }
     if (loss_at >= 0) p.loss = ScalarValue(out->fetches[loss_at]);
     if (epoch_at >= 0) p.epoch = ScalarValue(out->fetches[epoch_at]);

@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -147,6 +148,11 @@ class Trainer {
   // (restored by its ps), `init` when none is, else only the Assigns of the
   // uninitialized ones, so restored values are never overwritten.
   Status Initialize(TrainResult& result);
+  // Waits for every task of the cluster, and notes (state_restarted_)
+  // whether a task holding variables restarted since the last look: its
+  // variables went back to its newest checkpoint, or to nothing, while the
+  // other tasks' variables and every worker's input stayed where they were.
+  Status WaitForCluster();
   // Waits for the cluster or the chief's initialization.
   Status Prepare(TrainResult& result);
   // After a failed step: a new session, prepared as at the start.
@@ -173,6 +179,8 @@ class Trainer {
   std::unique_ptr<Client> reconnected_;  // owns *client_ after a reconnect
   GraphDef graph_;
   TrainerOptions options_;
+  std::map<std::string, uint64_t> incarnations_;  // of each task, at the last look
+  bool state_restarted_ = false;  // until the chief has restored the cluster since
 };
 
 // Whether `task` ("/job:worker/replica:0/task:0") is the chief of `cluster`

@@ -29,13 +29,18 @@ struct Services {
   task @2 :Text;   # "/job:J/replica:0/task:T" of the task answering
   dataPlane @3 :Transport.DataPlaneInvitation;   # for a peer task; unset for clients
   cluster @4 :Text;   # the cluster spec the task runs in, as JSON (common/cluster_spec.h)
+  # Drawn at random when the task starts: another value means it restarted
+  # (and its variables, queues and input are what it restored, if anything).
+  incarnation @5 :UInt64;
 }
 
 # Runs sessions; lives on every task (the task a client talks to is its master).
 interface Master {
   createSession @0 (graph :Graph.GraphDef, options :SessionOptions) -> (session :Session);
-  # Every task in the cluster reachable, or DEADLINE_EXCEEDED naming those that are not.
-  waitCluster @1 (timeoutMs :Int64) -> ();
+  # Every task in the cluster reachable, or DEADLINE_EXCEEDED naming those
+  # that are not. Answers with each task's status, in cluster order: its
+  # incarnation tells a caller which tasks restarted since it last asked.
+  waitCluster @1 (timeoutMs :Int64) -> (tasks :List(TaskStatus));
   # All variables named (or, when `names` is empty, all variables on every
   # task) initialized, or DEADLINE_EXCEEDED naming those that are not.
   waitInitialized @2 (names :List(Text), timeoutMs :Int64) -> ();
@@ -60,8 +65,12 @@ struct SessionOptions {
 
 interface Session {
   extend @0 (graph :Graph.GraphDef) -> ();
+  # `restarted`: tasks of this run found restarted (a new incarnation) since
+  # this session last ran a step there; the run went on on the new task,
+  # whose state may have gone back to a checkpoint. Reported once per restart.
   run @1 (feeds :List(NamedTensor), fetches :List(Text), targets :List(Text),
-          options :RunOptions) -> (fetches :List(NamedTensor), trace :List(NodeTrace));
+          options :RunOptions)
+      -> (fetches :List(NamedTensor), trace :List(NodeTrace), restarted :List(Text));
   close @2 () -> ();
   # TensorFlow's callable: one signature of runs, checked and prepared once,
   # then run with only the feeds' values. NOT_FOUND names a feed, fetch or
@@ -77,8 +86,9 @@ interface Session {
 # Dropping the capability releases it; after the session's close a run is
 # FAILED_PRECONDITION. It keeps its session alive while held.
 interface Callable {
+  # `restarted` as in Session.run.
   run @0 (feeds :List(T.Tensor), options :RunOptions)
-      -> (fetches :List(T.Tensor), trace :List(NodeTrace));
+      -> (fetches :List(T.Tensor), trace :List(NodeTrace), restarted :List(Text));
 }
 
 struct RunOptions {
@@ -143,6 +153,7 @@ struct TaskStatus {
   variables @5 :UInt32;
   pid @6 :Int64;
   dataPlane @7 :DataPlaneStatus;
+  incarnation @8 :UInt64;   # as in Services
 }
 
 # The data plane's counters since the task started, and what it holds now.

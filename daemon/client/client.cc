@@ -25,6 +25,16 @@ VariableDescription FromProto(proto::VariableInfo::Reader v) {
   return d;
 }
 
+TaskStatusInfo FromProto(proto::TaskStatus::Reader s) {
+  auto d = s.getDataPlane();
+  return TaskStatusInfo{
+      s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
+      s.getRegisteredGraphs(), s.getVariables(), s.getPid(), s.getIncarnation(),
+      DataPlaneInfo{d.getTransports(), d.getPushesSent(), d.getBytesSent(),
+                    d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
+                    d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(), d.getStepsHeld()}};
+}
+
 template <typename Response>
 std::vector<TaskCheckpoints> ReportsFrom(const Response& r) {
   std::vector<TaskCheckpoints> out;
@@ -210,6 +220,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
       out.fetches.push_back(std::move(t).value());
     }
     ReadTrace(held->getTrace(), out.stats);
+    for (auto t : held->getRestarted()) out.restarted.emplace_back(t.cStr());
     return out;
   }
   return errors::FailedPrecondition("no session: call CreateSession first");
@@ -262,6 +273,7 @@ StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
     out.fetches.push_back(std::move(t).value());
   }
   ReadTrace(held->getTrace(), out.stats);
+  for (auto t : held->getRestarted()) out.restarted.emplace_back(t.cStr());
   return out;
 }
 
@@ -281,10 +293,15 @@ Status Client::CloseSession() {
   return OkStatus();
 }
 
-Status Client::WaitCluster(std::chrono::milliseconds timeout) {
+StatusOr<std::vector<TaskStatusInfo>> Client::WaitCluster(std::chrono::milliseconds timeout) {
   auto request = master_.waitClusterRequest();
   request.setTimeoutMs(timeout.count());
-  return WaitVoid(request.send().ignoreResult(), timeout, "waitCluster");
+  return Wait(request.send().then([](capnp::Response<proto::Master::WaitClusterResults>&& r) {
+                std::vector<TaskStatusInfo> tasks;
+                for (auto t : r.getTasks()) tasks.push_back(FromProto(t));
+                return tasks;
+              }),
+              timeout, "waitCluster");
 }
 
 Status Client::WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout) {
@@ -296,17 +313,11 @@ Status Client::WaitInitialized(const std::vector<std::string>& names, std::chron
 }
 
 StatusOr<TaskStatusInfo> Client::GetStatus(std::chrono::milliseconds timeout) {
-  return Wait(worker_.statusRequest().send().then([](capnp::Response<proto::Worker::StatusResults>&& r) {
-    auto s = r.getStatus();
-    auto d = s.getDataPlane();
-    return TaskStatusInfo{
-        s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
-        s.getRegisteredGraphs(), s.getVariables(), s.getPid(),
-        DataPlaneInfo{d.getTransports(), d.getPushesSent(), d.getBytesSent(),
-                      d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
-                      d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(),
-                      d.getStepsHeld()}};
-  }), timeout, "status");
+  return Wait(worker_.statusRequest().send().then(
+                  [](capnp::Response<proto::Worker::StatusResults>&& r) {
+                    return FromProto(r.getStatus());
+                  }),
+              timeout, "status");
 }
 
 StatusOr<std::vector<VariableDescription>> Client::ListVariables(std::chrono::milliseconds timeout) {

@@ -46,6 +46,9 @@ struct TaskStatusInfo {
   double uptime_seconds = 0;
   uint32_t sessions = 0, registered_graphs = 0, variables = 0;
   int64_t pid = 0;
+  // Random at the task's start: another value means it restarted. 0 from a
+  // tfd that predates incarnations.
+  uint64_t incarnation = 0;
   DataPlaneInfo data_plane;
 };
 
@@ -67,6 +70,9 @@ class Client {
   struct RunOutput {
     std::vector<Tensor> fetches;
     StepStats stats;
+    // Tasks of the step that restarted since the session last ran there
+    // (schemas/rpc.capnp, Session.run): their state may have gone back.
+    std::vector<std::string> restarted;
   };
 
   // Connects and logs in, retrying while the task is not up. `timeout`
@@ -112,7 +118,9 @@ class Client {
   // INVALID_ARGUMENT for a handle this client did not make or already released.
   Status ReleaseCallable(CallableHandle callable);
 
-  Status WaitCluster(std::chrono::milliseconds timeout);
+  // Every task of the cluster answering, each task's status in cluster
+  // order; DEADLINE_EXCEEDED naming those that did not answer in time.
+  StatusOr<std::vector<TaskStatusInfo>> WaitCluster(std::chrono::milliseconds timeout);
   Status WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout);
   StatusOr<TaskStatusInfo> GetStatus(std::chrono::milliseconds timeout);
   StatusOr<std::vector<VariableDescription>> ListVariables(std::chrono::milliseconds timeout);

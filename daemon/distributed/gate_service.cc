@@ -65,6 +65,7 @@ kj::Promise<void> GateService::login(LoginContext context) {
   services.setWorker(services_.worker);
   services.setTask(env_.task);
   services.setCluster(env_.cluster.ToJson());
+  services.setIncarnation(env_.incarnation);
   const std::string peer = context.getParams().getPeer();
   if (!peer.empty() && env_.data_plane != nullptr) {
     if (!ticket_.empty()) env_.data_plane->Revoke(ticket_);  // a second login

@@ -81,18 +81,28 @@ kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
       });
 }
 
+// A task's answer to a status call, or why there was none.
+struct StatusAnswer {
+  Status status;
+  kj::Maybe<capnp::Response<proto::Worker::StatusResults>> response;
+};
+
 // Whether `task` answers a status call, trying until `deadline`. A kept
 // connection to a task that died since fails the call (and is forgotten by
 // Peers): the next try reaches the task restarted meanwhile, so a cluster
 // whose ps was killed twice in a row is whole again as soon as it is up.
-kj::Promise<Status> AnswersBy(Peers& peers, const std::string& task, kj::TimePoint deadline) {
-  return Settle(peers.Services(task, deadline).then([](TaskServices s) {
-           return s.worker.statusRequest().send().ignoreResult();
-         }))
-      .then([&peers, task, deadline](Status s) -> kj::Promise<Status> {
+kj::Promise<StatusAnswer> AnswersBy(Peers& peers, const std::string& task, kj::TimePoint deadline) {
+  return peers.Services(task, deadline)
+      .then([](TaskServices s) { return s.worker.statusRequest().send(); })
+      .then([](capnp::Response<proto::Worker::StatusResults>&& r) {
+              return StatusAnswer{OkStatus(), kj::mv(r)};
+            },
+            [](kj::Exception&& e) { return StatusAnswer{StatusFromKj(e), nullptr}; })
+      .then([&peers, task, deadline](StatusAnswer a) -> kj::Promise<StatusAnswer> {
+        const Status& s = a.status;
         const bool final = s.ok() || s.code() == Code::kUnauthenticated ||
                            s.code() == Code::kNotFound || peers.timer().now() >= deadline;
-        if (final) return s;
+        if (final) return kj::mv(a);
         return peers.timer().afterDelay(50 * kj::MILLISECONDS).then([&peers, task, deadline] {
           return AnswersBy(peers, task, deadline);
         });
@@ -127,16 +137,21 @@ kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
   const int64_t ms = context.getParams().getTimeoutMs();
   const auto deadline = env_.peers->timer().now() +
                         (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
-  kj::Vector<kj::Promise<Status>> checks;
+  kj::Vector<kj::Promise<StatusAnswer>> checks;
   const auto tasks = env_.cluster.TaskNames();
   for (const std::string& task : tasks) checks.add(AnswersBy(*env_.peers, task, deadline));
-  return kj::joinPromises(checks.releaseAsArray()).then([tasks](kj::Array<Status> results) {
-    std::string down;
-    for (size_t i = 0; i < results.size(); ++i) {
-      if (!results[i].ok()) down += (down.empty() ? "" : "; ") + results[i].message();
-    }
-    if (!down.empty()) ThrowIfError(errors::DeadlineExceeded("cluster not ready: ", down));
-  });
+  return kj::joinPromises(checks.releaseAsArray())
+      .then([context](kj::Array<StatusAnswer> answers) mutable {
+        std::string down;
+        for (const StatusAnswer& a : answers) {
+          if (!a.status.ok()) down += (down.empty() ? "" : "; ") + a.status.message();
+        }
+        if (!down.empty()) ThrowIfError(errors::DeadlineExceeded("cluster not ready: ", down));
+        auto out = context.getResults().initTasks(static_cast<unsigned>(answers.size()));
+        for (unsigned i = 0; i < answers.size(); ++i) {
+          KJ_IF_MAYBE(r, answers[i].response) { out.setWithCaveats(i, r->getStatus()); }
+        }
+      });
 }
 
 kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context) {

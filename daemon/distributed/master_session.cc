@@ -77,7 +77,16 @@ struct MasterSession::StepState {
   std::vector<Tensor> fetches;  // from this task's partition
   StepStats local_stats;        // this task's nodes, when traced
   std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
+  std::vector<std::string> restarted;  // tasks found in a new incarnation at registration
 };
+
+template <typename Results>
+void MasterSession::WriteStepReport(const StepState& step, Results results) {
+  WriteTrace(step, results.initTrace(TraceSize(step)));
+  if (step.restarted.empty()) return;
+  auto restarted = results.initRestarted(static_cast<unsigned>(step.restarted.size()));
+  for (unsigned i = 0; i < restarted.size(); ++i) restarted.set(i, step.restarted[i]);
+}
 
 // Each run of a callable: the feeds' values in order, nothing else to parse.
 class MasterSession::CallableServer final : public CountedServer<proto::Callable> {
@@ -142,7 +151,7 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
           auto results = context.getResults();
           auto out = results.initFetches(static_cast<unsigned>(step->fetches.size()));
           for (unsigned i = 0; i < out.size(); ++i) TensorToWire(step->fetches[i], out[i]);
-          WriteTrace(*step, results.initTrace(TraceSize(*step)));
+          WriteStepReport(*step, results);
         });
   }
 
@@ -236,7 +245,8 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
   return prepared;
 }
 
-kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
+kj::Promise<void> MasterSession::Register(Part& part, const std::shared_ptr<StepState>& step,
+                                          kj::TimePoint deadline) {
   if (part.local) {
     if (part.held) return kj::READY_NOW;
     // Built on the pool, as a registration with another task would be.
@@ -247,19 +257,26 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
           part.held = std::make_unique<HeldPartition>(env_, std::move(executor));
         });
   }
-  const uint64_t incarnation = env_.peers->Incarnation(part.task);
-  if (part.handle != nullptr && part.incarnation == incarnation) return kj::READY_NOW;
+  const uint64_t connection = env_.peers->ConnectionNumber(part.task);
+  if (part.handle != nullptr && part.connection == connection) return kj::READY_NOW;
   part.handle = nullptr;
   return env_.peers->Services(part.task, deadline)
-      .then([&part](TaskServices services) {
+      .then([this, &part, step](TaskServices services) {
+        // The first registration after a restart reports it; a connection
+        // that only dropped (same incarnation) reports nothing.
+        auto [seen, first] = incarnations_.emplace(part.task, services.incarnation);
+        if (!first && seen->second != services.incarnation) {
+          seen->second = services.incarnation;
+          step->restarted.push_back(part.task);
+        }
         auto request = services.worker.registerGraphRequest();
         GraphToProto(part.graph, request.initGraph());
         return request.send();
       })
       .then(
-          [&part, incarnation](capnp::Response<proto::Worker::RegisterGraphResults>&& r) {
+          [&part, connection](capnp::Response<proto::Worker::RegisterGraphResults>&& r) {
             part.handle = r.getGraph();
-            part.incarnation = incarnation;
+            part.connection = connection;
           },
           [&part](kj::Exception&& e) {
             Status s = StatusFromKj(e);
@@ -420,7 +437,7 @@ kj::Promise<void> MasterSession::Run(RunContext context) {
           out[i].setName(fetches[i].ToString());
           if (i < step->fetches.size()) TensorToWire(step->fetches[i], out[i].initTensor());
         }
-        WriteTrace(*step, results.initTrace(TraceSize(*step)));
+        WriteStepReport(*step, results);
       });
 }
 
@@ -461,7 +478,7 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
   step->prepared = std::move(prepared);
 
   kj::Vector<kj::Promise<void>> registrations;
-  for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
+  for (auto& part : step->prepared->parts) registrations.add(Register(*part, step, deadline));
 
   auto ran = kj::joinPromises(registrations.releaseAsArray())
       .then([this, step, feeds = std::move(feeds), num_fetches, timeout_ms, trace]() mutable {

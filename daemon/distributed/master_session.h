@@ -6,8 +6,10 @@
 // through messages). The first error aborts the step on every task and comes
 // back naming the task and the node.
 //
-// A task that restarted is noticed (its connection dropped, the peer's
-// incarnation moved on) and the next run registers its partition again.
+// A task that restarted is noticed (its connection dropped) and the next run
+// registers its partition again; the run then names the task as restarted
+// (a new incarnation: its state went back to a checkpoint, or to nothing),
+// once per restart, so that a trainer can put the other tasks back with it.
 // Dropping the session capability (the client closed or vanished) releases
 // every registered partition; cancelling a run aborts its step everywhere.
 // A callable (makeCallable) holds its signature's prepared partitions, so
@@ -56,7 +58,7 @@ class MasterSession final : public CountedServer<proto::Session> {
     std::unique_ptr<HeldPartition> held;
     // Another task's: its registration there.
     kj::Maybe<proto::RegisteredGraph::Client> handle;
-    uint64_t incarnation = 0;  // of the task when registered
+    uint64_t connection = 0;  // Peers::ConnectionNumber when registered
   };
   struct Prepared {
     std::vector<FeedSpec> feeds;
@@ -72,8 +74,10 @@ class MasterSession final : public CountedServer<proto::Session> {
       const std::vector<std::pair<TensorId, Tensor>>& feeds, const std::vector<TensorId>& fetches,
       const std::vector<std::string>& targets, const std::string& key);
   // Makes `part` ready to run: its executor built here, or its graph
-  // registered with its task (again, if the task restarted since).
-  kj::Promise<void> Register(Part& part, kj::TimePoint deadline);
+  // registered with its task (again, if the task restarted since; `step`
+  // then names the task as restarted when its incarnation is new).
+  kj::Promise<void> Register(Part& part, const std::shared_ptr<StepState>& step,
+                             kj::TimePoint deadline);
   // Runs one step of `prepared` with the feeds' values in its order: checks
   // them, registers what is not registered yet, runs every partition, and
   // fails with the most telling partition's error.
@@ -87,6 +91,9 @@ class MasterSession final : public CountedServer<proto::Session> {
                                                      kj::TimePoint deadline);
   static unsigned TraceSize(const StepState& step);
   static void WriteTrace(const StepState& step, capnp::List<proto::NodeTrace>::Builder out);
+  // The run's answer beyond its fetches: trace and restarted tasks.
+  template <typename Results>
+  static void WriteStepReport(const StepState& step, Results results);
   // One partition's run in the step; records its outcome in `step`.
   kj::Promise<void> RunPart(std::shared_ptr<StepState> step, Part& part,
                             std::vector<Tensor> feeds, size_t num_fetches, int64_t timeout_ms,
@@ -99,6 +106,8 @@ class MasterSession final : public CountedServer<proto::Session> {
   std::chrono::milliseconds step_timeout_;
   std::map<std::string, std::shared_ptr<Prepared>> prepared_;
   std::set<CallableServer*> callables_;  // alive; each keeps this session alive
+  // Of each other task, when this session last registered a graph there.
+  std::map<std::string, uint64_t> incarnations_;
   bool closed_ = false;
   // Settles when the last extend has been applied (or has failed).
   kj::ForkedPromise<void> extended_ = kj::Promise<void>(kj::READY_NOW).fork();

@@ -167,7 +167,7 @@ kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt
                                           bytes(invitation.getTicket()),
                                           invitation.getHost()}));
         }
-        return TaskServices{s.getMaster(), s.getWorker()};
+        return TaskServices{s.getMaster(), s.getWorker(), s.getIncarnation()};
       });
   auto silent = timer_.afterDelay(kLoginTimeout).then([]() -> TaskServices {
     kj::throwFatalException(KjFromStatus(errors::Unavailable(
@@ -201,9 +201,9 @@ Peers::Peer* Peers::Current(const std::string& task, uint64_t attempt) {
   return &it->second;
 }
 
-uint64_t Peers::Incarnation(const std::string& task) const {
+uint64_t Peers::ConnectionNumber(const std::string& task) const {
   auto it = peers_.find(task);
-  return it == peers_.end() ? 0 : it->second.incarnation;
+  return it == peers_.end() ? 0 : it->second.connection_number;
 }
 
 void Peers::Forget(const std::string& task) {
@@ -218,7 +218,7 @@ void Peers::Forget(const std::string& task) {
   peer.connected = false;
   peer.failed = false;
   ++peer.attempt;
-  ++peer.incarnation;
+  ++peer.connection_number;
 }
 
 }  // namespace tfd

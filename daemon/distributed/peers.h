@@ -10,7 +10,7 @@
 // UNAVAILABLE naming the task, its address and the last error. An attempt
 // that failed is never handed to a later caller: the next one starts afresh,
 // so a task that was down for a while is reached as soon as it is up again.
-// A connection that drops is forgotten at once, and the task's incarnation
+// A connection that drops is forgotten at once, and the task's connection
 // counter moves on, telling sessions that graphs registered there are gone.
 //
 //   peers.Services("/job:ps/replica:0/task:0", deadline)
@@ -41,6 +41,7 @@ class DataPlane;
 struct TaskServices {
   proto::Master::Client master = nullptr;
   proto::Worker::Client worker = nullptr;
+  uint64_t incarnation = 0;  // the task's (TaskEnv::incarnation); 0 from an older tfd
 };
 
 class Peers {
@@ -64,7 +65,7 @@ class Peers {
   kj::Promise<TaskServices> Services(const std::string& task, kj::TimePoint deadline,
                                      Patience patience = Patience::kWaitForStart);
   // Bumped each time the connection to `task` is lost or forgotten.
-  uint64_t Incarnation(const std::string& task) const;
+  uint64_t ConnectionNumber(const std::string& task) const;
   // From now on connections to other tasks are TLS clients that check the
   // task's certificate against the CA and its cluster address's host.
   void UseTls(std::shared_ptr<Tls> tls) { tls_ = std::move(tls); }
@@ -91,7 +92,7 @@ class Peers {
     kj::TimePoint give_up_at = kj::origin<kj::TimePoint>();
     std::string last_error;      // of the attempt in progress, for the callers' messages
     uint64_t attempt = 0;        // which attempt callbacks belong to; Forget moves it too
-    uint64_t incarnation = 0;
+    uint64_t connection_number = 0;
   };
 
   void StartAttempt(const std::string& task, Peer& peer);

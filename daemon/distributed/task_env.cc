@@ -1,8 +1,16 @@
 #include "daemon/distributed/task_env.h"
 
+#include <random>
 #include <vector>
 
 namespace tfd {
+
+uint64_t NewIncarnation() {
+  std::random_device device;
+  uint64_t value = 0;
+  while (value == 0) value = (uint64_t{device()} << 32) | device();
+  return value;
+}
 
 void StepRegistry::Add(int64_t step_id, std::shared_ptr<CancellationManager> cm) {
   std::lock_guard<std::mutex> lock(mu_);

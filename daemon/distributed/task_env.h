@@ -49,9 +49,16 @@ class StepRegistry {
   std::multimap<int64_t, std::weak_ptr<CancellationManager>> steps_;  // guarded by mu_
 };
 
+// A task's incarnation: 64 random bits, never 0 (what a peer that predates
+// incarnations reports).
+uint64_t NewIncarnation();
+
 struct TaskEnv {
   std::string task;     // "/job:ps/replica:0/task:0"
   std::string address;  // where it listens
+  // This run of the task; peers compare it to tell a restart (whose state
+  // went back to a checkpoint, or to nothing) from a dropped connection.
+  const uint64_t incarnation = NewIncarnation();
   ClusterSpec cluster;
   const OpRegistry* registry = nullptr;
   // Resources, logger, io dirs, and the size limits and memory budget that

@@ -88,7 +88,7 @@ class TaskServer::Connection {
       server_.table_.LoggedIn(id_);
     });
     auto gate = kj::heap<GateService>(server.env_, server.token_,
-                                      TaskServices{server.master_, server.worker_},
+                                      TaskServices{server.master_, server.worker_, server.env_.incarnation},
                                       server.throttle_, server.log_, kj::addRef(*state_));
     rpc_ = RpcConnection::Server(kj::mv(watched), kj::mv(gate));
     auto paf = kj::newPromiseAndFulfiller<void>();
@@ -184,8 +184,9 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
   WorkerService& local = *worker;
   worker_ = kj::mv(worker);  // the capability keeps it for the server's life
   master_ = kj::heap<MasterService>(env, local);
-  peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task, TaskServices{master_, worker_}, token_,
-                           env.data_plane, env.logger);
+  peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task,
+                           TaskServices{master_, worker_, env.incarnation}, token_, env.data_plane,
+                           env.logger);
   if (tls_) peers_->UseTls(tls_);
   env_.peers = peers_.get();
   reaping_ = ReapAbandonedSteps().eagerlyEvaluate(nullptr);

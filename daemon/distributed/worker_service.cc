@@ -102,6 +102,7 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
   }
   s.setVariables(vars);
   s.setPid(getpid());
+  s.setIncarnation(env_.incarnation);
   auto plane = s.initDataPlane();
   plane.setStepsHeld(static_cast<uint32_t>(env_.rendezvous.num_steps()));
   if (env_.data_plane != nullptr) {

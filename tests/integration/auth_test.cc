@@ -40,7 +40,7 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
   auto client = Client::Connect(cluster.io(), w0, "s3cret", 20s);
   INFO(client.status().ToString() << "; log: " << OneLine(cluster.Log("worker", 0)));
   REQUIRE(client.ok());
-  REQUIRE((*client)->WaitCluster(20s).ok());
+  REQUIRE((*client)->WaitCluster(20s).status().ok());
   REQUIRE((*client)->CreateSession(g).ok());
   auto out = (*client)->Run({}, {"y"}, {}, {});
   INFO(out.status().ToString());

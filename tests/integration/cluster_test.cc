@@ -158,6 +158,43 @@ TEST_CASE("a task that dies gives UNAVAILABLE; after it restarts the same run su
   INFO(again.status().ToString());
   REQUIRE(again.ok());
   CHECK(Scalar(again->fetches[0]) == 5.0f);
+  // The run says the ps restarted (its state may have gone back), once.
+  CHECK(again->restarted == std::vector<std::string>{"/job:ps/replica:0/task:0"});
+  auto later = (*client)->Run({}, {"q"}, {}, {});
+  REQUIRE(later.ok());
+  CHECK(later->restarted.empty());
+}
+
+// What a trainer tells a restarted ps by: the cluster barrier answers with
+// each task's incarnation, new when the task restarted, the same otherwise.
+TEST_CASE("the cluster barrier names each task's incarnation; a restart changes only its own") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  auto before = (*client)->WaitCluster(10s);
+  REQUIRE(before.ok());
+  REQUIRE(before->size() == 2);
+  CHECK((*before)[0].task == "/job:ps/replica:0/task:0");
+  CHECK((*before)[1].task == "/job:worker/replica:0/task:0");
+  CHECK((*before)[0].incarnation != 0);
+  CHECK((*before)[0].incarnation != (*before)[1].incarnation);
+  // Asked twice, nothing restarted: the same answer.
+  auto same = (*client)->WaitCluster(10s);
+  REQUIRE(same.ok());
+  CHECK((*same)[0].incarnation == (*before)[0].incarnation);
+  // Two restarts of the ps in a row: a new incarnation each time.
+  uint64_t last = (*before)[0].incarnation;
+  for (int restart = 0; restart < 2; ++restart) {
+    cluster.Kill("ps", 0);
+    REQUIRE(cluster.Start("ps", 0).ok());
+    auto after = (*client)->WaitCluster(10s);
+    INFO(after.status().ToString());
+    REQUIRE(after.ok());
+    CHECK((*after)[0].incarnation != last);
+    CHECK((*after)[1].incarnation == (*before)[1].incarnation);
+    last = (*after)[0].incarnation;
+  }
 }
 
 // A graph over ps and worker: y = v * x, with v on the ps.
@@ -268,6 +305,7 @@ TEST_CASE("a callable survives two restarts of a task, and ends with its session
     INFO(again.status().ToString());
     REQUIRE(again.ok());
     CHECK(Scalar(again->fetches[0]) == 7.0f);
+    CHECK(again->restarted == std::vector<std::string>{"/job:ps/replica:0/task:0"});
   }
   REQUIRE(c.CloseSession().ok());
   auto closed = c.RunCallable(*callable, {Tensor::Scalar(1.0f)}, {});
@@ -345,7 +383,7 @@ TEST_CASE("the init barrier waits for the initializer and the cluster barrier fo
   REQUIRE(cluster.StartAll().ok());
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
-  CHECK((*client)->WaitCluster(5s).ok());
+  CHECK((*client)->WaitCluster(5s).status().ok());
   GraphDef g;
   g.nodes = {Var("w", "/job:ps"), Const("v", 1.0f, "/job:ps"), Node("init", "Assign", {"w", "v"}, "")};
   REQUIRE((*client)->CreateSession(g).ok());

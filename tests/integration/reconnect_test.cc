@@ -53,7 +53,7 @@ TEST_CASE("after two failed runs by clients that left, a master reaches a task s
   CHECK(*out == 4.0f);
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
-  CHECK((*client)->WaitCluster(10s).ok());
+  CHECK((*client)->WaitCluster(10s).status().ok());
 }
 
 TEST_CASE("after failed runs, a run waits its whole deadline for a task that comes up late") {
@@ -92,12 +92,12 @@ TEST_CASE("barriers abandoned by their clients during an outage succeed once the
   // And a barrier that ran out while the ps was down.
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
-  Status down = (*client)->WaitCluster(1s);
+  Status down = (*client)->WaitCluster(1s).status();
   CHECK(down.code() == Code::kDeadlineExceeded);
   CHECK(down.message().find("/job:ps/replica:0/task:0") != std::string::npos);
 
   REQUIRE(cluster.Start("ps", 0).ok());
-  Status up = (*client)->WaitCluster(10s);
+  Status up = (*client)->WaitCluster(10s).status();
   INFO(up.ToString());
   CHECK(up.ok());
   auto ready = testing::RunProcess(
@@ -108,9 +108,9 @@ TEST_CASE("barriers abandoned by their clients during an outage succeed once the
 
   // A second outage while recovering from the first.
   cluster.Kill("ps", 0);
-  CHECK((*client)->WaitCluster(1s).code() == Code::kDeadlineExceeded);
+  CHECK((*client)->WaitCluster(1s).status().code() == Code::kDeadlineExceeded);
   REQUIRE(cluster.Start("ps", 0).ok());
-  Status again = (*client)->WaitCluster(10s);
+  Status again = (*client)->WaitCluster(10s).status();
   INFO(again.ToString());
   CHECK(again.ok());
 }

@@ -365,6 +365,45 @@ TEST_CASE("the ps killed before the first periodic save: training starts over fr
   CHECK(std::abs(s.GlobalStep() - 2 * kSteps) <= 4);
 }
 
+// kill -9 of the ps while the chief's trainer is stopped (SIGSTOP: a
+// chief that lags, as on a loaded host): the other worker recovers first
+// and steps the restored ps past where the chief last saw the global step,
+// so the chief finds it ahead, not back. The ps's new incarnation tells it
+// the ps went back: it restores the newest checkpoint on every task, so the
+// other worker's input goes back with the ps and training ends at the plan.
+TEST_CASE("the ps restarted while the chief lagged: the chief still restores every task") {
+  TempDir checkpoints;
+  TrainingCluster s(2, {"--checkpoint-dir=" + checkpoints.path()});
+  REQUIRE(s.cluster.StartAll().ok());
+  constexpr int kEpochs = 20, kSteps = kEpochs * kTrain / 2 / kBatch;
+  const std::string graph = s.Graph({.workers = 2, .epochs = kEpochs});
+  auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", "30"});
+  s.WaitGlobalStep(40);
+  runs[0]->Signal(SIGSTOP);
+  const int64_t chief_saw = s.GlobalStep();  // at most
+  s.cluster.Kill("ps", 0);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  const int64_t back_at = s.GlobalStep();
+  CHECK(back_at <= chief_saw);
+  // The other worker recovers alone and runs past what the chief saw.
+  s.WaitGlobalStep(chief_saw + 10);
+  runs[0]->Signal(SIGCONT);
+
+  const auto records = s.WaitTrainers(runs);
+  const Json& chief = records[0].back();
+  INFO(chief.dump() << " | " << records[1].back().dump() << " | back at " << back_at
+                    << ", the chief saw at most " << chief_saw);
+  REQUIRE(chief["restored_checkpoints"].size() >= 1);
+  CHECK(chief["restored_checkpoints"][0].get<int64_t>() == back_at);
+  for (const auto& r : records) {
+    CHECK(r.back()["stopped"] == "input exhausted");
+    CHECK(r.back()["epoch"].get<double>() == Approx(kEpochs));
+  }
+  // What the other worker read after the restart was read again with the
+  // rest: nothing the ps lost is missing from the global step.
+  CHECK(std::abs(s.GlobalStep() - 2 * kSteps) <= 4);
+}
+
 // kill -9 of the task a trainer talks to, twice: the trainer connects
 // again once the task is back (its supervisor restarts it), waits for the
 // cluster and goes on. The restarted worker task restores its input
