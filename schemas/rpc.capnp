@@ -65,9 +65,10 @@ struct SessionOptions {
 
 interface Session {
   extend @0 (graph :Graph.GraphDef) -> ();
-  # `restarted`: tasks of this run found restarted (a new incarnation) since
-  # this session last ran a step there; the run went on on the new task,
-  # whose state may have gone back to a checkpoint. Reported once per restart.
+  # `restarted`: tasks this session found restarted (a new incarnation) when
+  # it registered a graph there again, named once, by the first run to
+  # succeed after; the runs went on on the new task, whose state may have
+  # gone back to a checkpoint, or to nothing.
   run @1 (feeds :List(NamedTensor), fetches :List(Text), targets :List(Text),
           options :RunOptions)
       -> (fetches :List(NamedTensor), trace :List(NodeTrace), restarted :List(Text));

@@ -77,7 +77,7 @@ struct MasterSession::StepState {
   std::vector<Tensor> fetches;  // from this task's partition
   StepStats local_stats;        // this task's nodes, when traced
   std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
-  std::vector<std::string> restarted;  // tasks found in a new incarnation at registration
+  std::vector<std::string> restarted;  // in its answer: MasterSession::unreported_restarts_
 };
 
 template <typename Results>
@@ -245,8 +245,7 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
   return prepared;
 }
 
-kj::Promise<void> MasterSession::Register(Part& part, const std::shared_ptr<StepState>& step,
-                                          kj::TimePoint deadline) {
+kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
   if (part.local) {
     if (part.held) return kj::READY_NOW;
     // Built on the pool, as a registration with another task would be.
@@ -261,13 +260,13 @@ kj::Promise<void> MasterSession::Register(Part& part, const std::shared_ptr<Step
   if (part.handle != nullptr && part.connection == connection) return kj::READY_NOW;
   part.handle = nullptr;
   return env_.peers->Services(part.task, deadline)
-      .then([this, &part, step](TaskServices services) {
-        // The first registration after a restart reports it; a connection
-        // that only dropped (same incarnation) reports nothing.
+      .then([this, &part](TaskServices services) {
+        // A restart is reported; a connection that only dropped (the same
+        // incarnation) is not.
         auto [seen, first] = incarnations_.emplace(part.task, services.incarnation);
         if (!first && seen->second != services.incarnation) {
           seen->second = services.incarnation;
-          step->restarted.push_back(part.task);
+          unreported_restarts_.insert(part.task);
         }
         auto request = services.worker.registerGraphRequest();
         GraphToProto(part.graph, request.initGraph());
@@ -478,7 +477,7 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
   step->prepared = std::move(prepared);
 
   kj::Vector<kj::Promise<void>> registrations;
-  for (auto& part : step->prepared->parts) registrations.add(Register(*part, step, deadline));
+  for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
 
   auto ran = kj::joinPromises(registrations.releaseAsArray())
       .then([this, step, feeds = std::move(feeds), num_fetches, timeout_ms, trace]() mutable {
@@ -490,9 +489,12 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
         }
         return kj::joinPromises(runs.releaseAsArray());
       })
-      .then([step]() {
+      .then([this, step]() {
         step->finished = true;
         ThrowIfError(MostTelling(step->errors));
+        // Told by the first run that succeeds: one that fails cannot say.
+        step->restarted.assign(unreported_restarts_.begin(), unreported_restarts_.end());
+        unreported_restarts_.clear();
         return step;
       });
   // A step the client cancelled is aborted everywhere. Each task forgets a

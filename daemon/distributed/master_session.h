@@ -7,9 +7,10 @@
 // back naming the task and the node.
 //
 // A task that restarted is noticed (its connection dropped) and the next run
-// registers its partition again; the run then names the task as restarted
-// (a new incarnation: its state went back to a checkpoint, or to nothing),
-// once per restart, so that a trainer can put the other tasks back with it.
+// registers its partition again; the first run to succeed after names the
+// task as restarted (a new incarnation: its state went back to a checkpoint,
+// or to nothing), once per restart, so that a trainer can put the other
+// tasks back with it.
 // Dropping the session capability (the client closed or vanished) releases
 // every registered partition; cancelling a run aborts its step everywhere.
 // A callable (makeCallable) holds its signature's prepared partitions, so
@@ -74,10 +75,9 @@ class MasterSession final : public CountedServer<proto::Session> {
       const std::vector<std::pair<TensorId, Tensor>>& feeds, const std::vector<TensorId>& fetches,
       const std::vector<std::string>& targets, const std::string& key);
   // Makes `part` ready to run: its executor built here, or its graph
-  // registered with its task (again, if the task restarted since; `step`
-  // then names the task as restarted when its incarnation is new).
-  kj::Promise<void> Register(Part& part, const std::shared_ptr<StepState>& step,
-                             kj::TimePoint deadline);
+  // registered with its task (again, if the task restarted since, noting
+  // the restart when its incarnation is new).
+  kj::Promise<void> Register(Part& part, kj::TimePoint deadline);
   // Runs one step of `prepared` with the feeds' values in its order: checks
   // them, registers what is not registered yet, runs every partition, and
   // fails with the most telling partition's error.
@@ -108,6 +108,8 @@ class MasterSession final : public CountedServer<proto::Session> {
   std::set<CallableServer*> callables_;  // alive; each keeps this session alive
   // Of each other task, when this session last registered a graph there.
   std::map<std::string, uint64_t> incarnations_;
+  // Tasks found in a new incarnation, until a run's answer has named them.
+  std::set<std::string> unreported_restarts_;
   bool closed_ = false;
   // Settles when the last extend has been applied (or has failed).
   kj::ForkedPromise<void> extended_ = kj::Promise<void>(kj::READY_NOW).fork();
