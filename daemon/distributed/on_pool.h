@@ -14,6 +14,11 @@
 // promise dropped before the work is done lets the work finish on the pool
 // and discards its result.
 //
+// An exception thrown by `work` rejects the promise instead of ending the
+// process: reading a client's message (a Text without its NUL, a list past
+// its segment) throws, and a malformed graph must cost its sender an error,
+// not the task.
+//
 // Thread-safety: call on the event-loop thread; `work` runs on a pool thread.
 #pragma once
 
@@ -38,7 +43,10 @@ kj::Promise<T> OnPool(boost::asio::thread_pool& pool, std::function<StatusOr<T>(
       std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
   auto result = std::make_shared<std::optional<StatusOr<T>>>();
   boost::asio::post(pool, [work = std::move(work), fulfiller, result] {
-    result->emplace(work());
+    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() { result->emplace(work()); })) {
+      // Cap'n Proto's checks of what a message says: the sender's error.
+      result->emplace(errors::InvalidArgument("malformed request: ", e->getDescription().cStr()));
+    }
     (*fulfiller)->fulfill();
   });
   return paf.promise.then([result]() -> T {
