@@ -121,6 +121,7 @@ int StatusCommand(const Args& args) {
           t["pid"] = st->pid;
           // Hex text: JSON readers lose a 64-bit integer's low bits.
           t["incarnation"] = fmt::format("{:016x}", st->incarnation);
+          t["restored_alone"] = st->restored_alone;
           const DataPlaneInfo& d = st->data_plane;
           t["data_plane"] = Json{{"transports", d.transports},
                                  {"pushes_sent", d.pushes_sent},

@@ -142,14 +142,9 @@ Status Trainer::RunIfPresent(const char* node, const char* what) {
 Status Trainer::WaitForCluster() {
   TFD_ASSIGN_OR_RETURN(const std::vector<TaskStatusInfo> tasks,
                        client_->WaitCluster(options_.init_timeout));
+  restored_alone_.clear();
   for (const TaskStatusInfo& t : tasks) {
-    uint64_t& seen = incarnations_[t.task];
-    // 0: a first look, or a tfd too old to say (then only the global step
-    // going back tells).
-    if (seen != 0 && t.incarnation != 0 && t.incarnation != seen && t.variables > 0) {
-      state_restarted_ = true;
-    }
-    seen = t.incarnation;
+    if (t.restored_alone) restored_alone_.push_back(t.task);
   }
   return OkStatus();
 }
@@ -168,6 +163,7 @@ Status Trainer::Prepare(TrainResult& result) {
       TFD_RETURN_IF_ERROR(client_->WaitInitialized(vars, options_.init_timeout)
                               .WithContext("waiting for the chief to initialize the variables"));
     }
+    TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
   }
   return OkStatus();
 }
@@ -314,28 +310,28 @@ Status Trainer::Train(TrainResult& result,
     if (on_progress) on_progress(p);
   };
 
-  // The chief, seeing the global step at `global` where it had seen
-  // p.global_step: when a task holding variables restarted (from its
-  // checkpoint) or the global step went back, the newest checkpoint is
-  // restored on every task, so that the other ps tasks and every worker's
-  // input go back to the same step as the restarted task; when it stands
-  // where it was and a checkpoint of that step exists, that one (nothing is
-  // lost). p.global_step ends at the model's step.
+  // After a lost task or a restart, the global step at `global` where this
+  // trainer had seen p.global_step. When a task's variables went back
+  // alone (a ps restarted from its checkpoint), any trainer, and when the
+  // global step went back, the chief, restores the newest checkpoint on
+  // every task, so that the other ps tasks and every worker's input go
+  // back to the same step as the restarted task; when it stands where it
+  // was and a checkpoint of that step exists, the chief restores that one
+  // (nothing is lost). p.global_step ends at the model's step.
   //
-  // The incarnations are what make this exact: a chief that lagged (still
-  // waiting for the cluster while another worker already stepped the
-  // restored ps past where the chief had seen it) finds the global step
-  // ahead, not back, yet the ps went back.
+  // The restarted task saying so is what makes this exact: a chief that
+  // lagged (still recovering while another worker stepped the restored ps
+  // past where the chief had seen it) would find the global step ahead.
   auto rewind_to_checkpoint = [&](int64_t global) -> Status {
     std::optional<int64_t> restored;
-    if (!result.chief) {
-      // Its input is put back by the chief's restore.
-    } else if (state_restarted_ || global < p.global_step) {
+    if (!restored_alone_.empty() || (result.chief && global < p.global_step)) {
       TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, Client::kLatestCheckpoint));
+      restored_alone_.clear();
+    } else if (!result.chief) {
+      // Its input is put back by the chief's restore.
     } else if (global == p.global_step) {
       TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, global));
     }
-    state_restarted_ = false;
     p.global_step = restored.value_or(global);
     if (restored) checkpoint_step = *restored;
     return OkStatus();
@@ -356,9 +352,9 @@ Status Trainer::Train(TrainResult& result,
       TFD_ASSIGN_OR_RETURN(checkpoints_on, options_.cluster_keeps_checkpoints(*client_));
     }
     TFD_ASSIGN_OR_RETURN(const int64_t start_global, ReadGlobalStep());
-    if (result.chief && state_restarted_) {
-      // A ps restarted while this run was starting: put the cluster back
-      // with it, as after a step.
+    if (!restored_alone_.empty()) {
+      // A ps restarted since the cluster's last restore (while this run
+      // was starting, or between runs): put the cluster back with it.
       TFD_RETURN_IF_ERROR(rewind_to_checkpoint(start_global));
     } else {
       TFD_RETURN_IF_ERROR(PlaceInput(result, start_global));
@@ -464,8 +460,8 @@ Status Trainer::Train(TrainResult& result,
       // A ps restarted between two steps may fail neither: its master
       // registered the step's graph there again and says so. The global
       // step going back is the sign a tfd too old to say gives.
-      if (result.chief && !out->restarted.empty()) failure = WaitForCluster();
-      if (failure.ok() && (state_restarted_ || global < p.global_step)) {
+      if (!out->restarted.empty()) failure = WaitForCluster();
+      if (failure.ok() && (!restored_alone_.empty() || global < p.global_step)) {
         failure = rewind_to_checkpoint(global);
       } else if (failure.ok()) {
         p.global_step = global;

@@ -37,7 +37,6 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -148,10 +147,14 @@ class Trainer {
   // (restored by its ps), `init` when none is, else only the Assigns of the
   // uninitialized ones, so restored values are never overwritten.
   Status Initialize(TrainResult& result);
-  // Waits for every task of the cluster, and notes (state_restarted_)
-  // whether a task holding variables restarted since the last look: its
-  // variables went back to its newest checkpoint, or to nothing, while the
-  // other tasks' variables and every worker's input stayed where they were.
+  // Waits for every task of the cluster, and notes (restored_alone_) the
+  // tasks whose variables went back to their own checkpoint when they
+  // restarted while the other tasks' variables and every worker's input
+  // stayed where they were (TaskStatus.restoredAlone): whichever trainer
+  // sees one first restores that checkpoint on every task before it steps
+  // again, so that no trainer steps ahead on the restored task with input
+  // the restore would take back, and none waits on another (a chief may
+  // have finished, or be slow).
   Status WaitForCluster();
   // Waits for the cluster or the chief's initialization.
   Status Prepare(TrainResult& result);
@@ -179,8 +182,7 @@ class Trainer {
   std::unique_ptr<Client> reconnected_;  // owns *client_ after a reconnect
   GraphDef graph_;
   TrainerOptions options_;
-  std::map<std::string, uint64_t> incarnations_;  // of each task, at the last look
-  bool state_restarted_ = false;  // until the chief has restored the cluster since
+  std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore
 };
 
 // Whether `task` ("/job:worker/replica:0/task:0") is the chief of `cluster`

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/thread_pool.hpp>
 #include <cstdio>
 #include <thread>
@@ -45,7 +46,7 @@ namespace {
 // task starts empty.
 bool RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
                     const std::shared_ptr<spdlog::logger>& logger,
-                    std::unique_ptr<CheckpointManager>& out) {
+                    std::unique_ptr<CheckpointManager>& out, bool& restored_variables) {
   CheckpointManager::Options options;
   // Each task in its own subdirectory, so the tasks of a job may share one
   // --checkpoint-dir (a shared file system, or one host's run directory).
@@ -62,6 +63,9 @@ bool RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
   if (restored.ok()) {
     std::string names;
     for (const auto& v : restored->variables) names += (names.empty() ? "" : ", ") + v;
+    restored_variables = std::any_of(
+        restored->variables.begin(), restored->variables.end(),
+        [](const std::string& key) { return key.rfind("@input/", 0) != 0; });
     logger->info("restored on start: step {} from {}, {} variables: {}",
                  restored->checkpoint.step, restored->checkpoint.path, restored->variables.size(),
                  names);
@@ -132,7 +136,9 @@ int Serve(const TfdConfig& config) {
   // Declared before the pool, so it outlives any checkpoint work on it.
   std::unique_ptr<CheckpointManager> checkpoints;
   if (!config.checkpoint_dir.empty()) {
-    if (!RestoreOnStart(config, resources, env.logger, checkpoints)) return 1;
+    bool restored_variables = false;
+    if (!RestoreOnStart(config, resources, env.logger, checkpoints, restored_variables)) return 1;
+    env.restored_alone = restored_variables;
     env.checkpoints = checkpoints.get();
   }
   const int threads = config.threads > 0 ? config.threads

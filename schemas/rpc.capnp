@@ -155,6 +155,11 @@ struct TaskStatus {
   pid @6 :Int64;
   dataPlane @7 :DataPlaneStatus;
   incarnation @8 :UInt64;   # as in Services
+  # Its variables came from its own newest checkpoint when it started, and
+  # no restore of the cluster has put the other tasks (and every worker's
+  # input) back to that checkpoint since: until one does, the cluster's
+  # state is not one step's. A trainer's chief restores; the others wait.
+  restoredAlone @9 :Bool;
 }
 
 # The data plane's counters since the task started, and what it holds now.

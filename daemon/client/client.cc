@@ -30,6 +30,7 @@ TaskStatusInfo FromProto(proto::TaskStatus::Reader s) {
   return TaskStatusInfo{
       s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
       s.getRegisteredGraphs(), s.getVariables(), s.getPid(), s.getIncarnation(),
+      s.getRestoredAlone(),
       DataPlaneInfo{d.getTransports(), d.getPushesSent(), d.getBytesSent(),
                     d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
                     d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(), d.getStepsHeld()}};

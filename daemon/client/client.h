@@ -49,6 +49,9 @@ struct TaskStatusInfo {
   // Random at the task's start: another value means it restarted. 0 from a
   // tfd that predates incarnations.
   uint64_t incarnation = 0;
+  // Its variables came from its own checkpoint at start and the cluster has
+  // not been restored with it since (schemas/rpc.capnp, TaskStatus).
+  bool restored_alone = false;
   DataPlaneInfo data_plane;
 };
 

@@ -80,6 +80,9 @@ struct TaskEnv {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<uint32_t> sessions{0};
   std::atomic<uint32_t> registered_graphs{0};
+  // Set when the task restored its variables from its checkpoint on start;
+  // cleared by the next restore the cluster asks of it (TaskStatus).
+  std::atomic<bool> restored_alone{false};
   TaskMetrics metrics;  // for /metrics (daemon/metrics_page.h)
 
   std::string cpu_device() const { return task + "/device:CPU:0"; }

@@ -103,6 +103,7 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
   s.setVariables(vars);
   s.setPid(getpid());
   s.setIncarnation(env_.incarnation);
+  s.setRestoredAlone(env_.restored_alone);
   auto plane = s.initDataPlane();
   plane.setStepsHeld(static_cast<uint32_t>(env_.rendezvous.num_steps()));
   if (env_.data_plane != nullptr) {
@@ -214,7 +215,8 @@ kj::Promise<void> WorkerService::restoreCheckpoint(RestoreCheckpointContext cont
            report->skipped = std::move(restored.skipped);
            return OkStatus();
          })
-      .then([context, report]() mutable {
+      .then([this, context, report]() mutable {
+        env_.restored_alone = false;  // back in step with the cluster
         TaskCheckpointsToProto(*report, context.getResults().initResult());
       });
 }

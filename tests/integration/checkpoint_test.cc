@@ -145,6 +145,24 @@ TEST_CASE("a ps killed with -9 and restarted comes back with its saved variables
   auto step = (*ps_client)->ReadVariable("global_step", 5s);
   REQUIRE(step.ok());
   CHECK(step->second.scalar<int64_t>() == 7);
+  // It says its variables went back alone, to every caller of the cluster
+  // barrier, until a restore of the cluster puts the others back with it.
+  auto alone = (*ps_client)->GetStatus(5s);
+  REQUIRE(alone.ok());
+  CHECK(alone->restored_alone);
+  {
+    auto other = cluster.Connect("worker", 0);
+    REQUIRE(other.ok());
+    auto tasks = (*other)->WaitCluster(10s);
+    REQUIRE(tasks.ok());
+    REQUIRE(tasks->size() == 2);
+    CHECK((*tasks)[0].restored_alone);
+    CHECK(!(*tasks)[1].restored_alone);
+    REQUIRE((*other)->RestoreCheckpoint(Client::kLatestCheckpoint, 20s).ok());
+  }
+  auto together = (*ps_client)->GetStatus(5s);
+  REQUIRE(together.ok());
+  CHECK(!together->restored_alone);
 
   // A new graph uses them without initializing them; it declares w's shape
   // only partly, and still finds the restored variable.

@@ -184,6 +184,16 @@ struct TrainingCluster {
   }
 };
 
+// The checkpoint steps the trainers restored on every task, all of them:
+// after a ps restart whichever trainer sees it first restores.
+inline std::vector<int64_t> Restores(const std::vector<std::vector<Json>>& records) {
+  std::vector<int64_t> steps;
+  for (const auto& r : records) {
+    for (const Json& s : r.back()["restored_checkpoints"]) steps.push_back(s.get<int64_t>());
+  }
+  return steps;
+}
+
 inline void CheckLearned(const Json& j) {
   INFO(j.dump());
   CHECK(j["loss"].get<double>() < 0.5 * j["first_loss"].get<double>());
