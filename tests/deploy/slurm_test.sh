@@ -120,7 +120,11 @@ stubborn=$!
 started=$(date +%s%N)
 err=$(TFD_SLURM_STOP_TIMEOUT=1 tfd_slurm_stop "$stubborn" 2>&1)
 took_ms=$((($(date +%s%N) - started) / 1000000))
-if ! kill -0 "$stubborn" 2>/dev/null && ((took_ms < 5000)) && [[ $err == *"did not stop; killing"* ]]; then
+# Killed, though perhaps not reaped yet: this shell is its parent, not the
+# command substitution tfd_slurm_stop ran in, so it may still be a zombie.
+killed() { ! kill -0 "$1" 2>/dev/null || [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
+if killed "$stubborn" && ((took_ms < 5000)) && [[ $err == *"did not stop; killing"* ]]; then
+  wait "$stubborn" 2>/dev/null
   pass "a step that ignores SIGTERM is killed after TFD_SLURM_STOP_TIMEOUT (${took_ms} ms)"
 else
   fail "a step that ignores SIGTERM is killed after TFD_SLURM_STOP_TIMEOUT (${took_ms} ms, '$err')"
