@@ -236,8 +236,7 @@ void Call(Task& t, Targets& targets, const Method& m, kj::ArrayPtr<const capnp::
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tfd;
-  static Task* task = new Task();  // lives as long as the fuzzer
-  Task& t = *task;
+  static Task t;  // one task for every input, as a long-running tfd serves many clients
   Targets targets = MakeTargets(t);
   std::vector<uint64_t> holds;
   size_t at = 0;
