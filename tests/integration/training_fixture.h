@@ -182,6 +182,25 @@ struct TrainingCluster {
     REQUIRE(v->first.initialized);
     return v->second.scalar<int64_t>();
   }
+
+  // The step of the newest checkpoint the ps keeps: what a restarted ps
+  // restored on start, read while no trainer can save a newer one. Reading
+  // global_step instead races the trainers, which restore and step on as
+  // soon as the ps is back.
+  int64_t NewestPsCheckpoint() {
+    auto worker = cluster.Connect("worker", 0);
+    REQUIRE(worker.ok());
+    auto listed = (*worker)->ListCheckpoints(30s, /*verify=*/false);
+    INFO(listed.status().ToString());
+    REQUIRE(listed.ok());
+    for (const TaskCheckpoints& t : *listed) {
+      if (t.task != "/job:ps/replica:0/task:0") continue;
+      REQUIRE(!t.checkpoints.empty());
+      return t.checkpoints.back().step;
+    }
+    FAIL("no answer from the ps in the checkpoint list");
+    return -1;
+  }
 };
 
 // The checkpoint steps the trainers restored on every task, all of them:

@@ -341,7 +341,8 @@ TEST_CASE("the ps killed before the first periodic save: training starts over fr
   const int64_t lost = s.WaitGlobalStep(20);
   s.cluster.Kill("ps", 0);
   REQUIRE(s.cluster.Start("ps", 0).ok());
-  const int64_t back_at = s.GlobalStep();  // what the first save held
+  // The only checkpoint yet: the chief's save before its first step.
+  const int64_t back_at = s.NewestPsCheckpoint();
   CHECK(back_at < lost);
 
   const auto records = s.WaitTrainers(runs);
@@ -389,7 +390,8 @@ TEST_CASE("the ps restarted while the chief lagged: the cluster is still restore
   const int64_t chief_saw = s.GlobalStep();  // at most
   s.cluster.Kill("ps", 0);
   REQUIRE(s.cluster.Start("ps", 0).ok());
-  const int64_t back_at = s.GlobalStep();
+  // Only the chief saves, and it is stopped.
+  const int64_t back_at = s.NewestPsCheckpoint();
   CHECK(back_at <= chief_saw);
   // The other worker recovers alone and runs past what the chief saw.
   s.WaitGlobalStep(chief_saw + 10);
