@@ -26,6 +26,7 @@
 #include "common/thread_name.h"
 #include "daemon/runtime/local_session.h"
 #include "daemon/runtime/pool_names.h"
+#include "kernels/gpu/gpu_device.h"
 #include "kernels/register_all.h"
 
 namespace tfd::cli {
@@ -41,6 +42,7 @@ struct RunOptions {
   int64_t steps = 1;
   double timeout_s = 0;  // 0: the session's default deadline
   bool trace = false;
+  bool allow_soft_placement = false;
   std::string trace_file;
   OutputFormat format = OutputFormat::kHuman;
   std::string log_level = "info";
@@ -62,6 +64,8 @@ RunOptions ParseRunOptions(const Args& args) {
       ("trace-file", po::value(&o.trace_file), "write the last step's trace as Chrome trace JSON")
       ("output", po::value(&format), "human or json")
       ("io-dir", po::value(&o.io_dirs)->composing(), "directory file ops may use")
+      ("allow-soft-placement", po::bool_switch(&o.allow_soft_placement),
+       "run GPU requests that cannot be met on the CPU instead of failing")
       ("log-level", po::value(&o.log_level), "trace, debug, info, warn, error, off");
   po::positional_options_description pos;
   pos.add("file", 1);
@@ -183,7 +187,9 @@ Status Run(const RunOptions& o) {
   env.logger = MakeLogger(o.log_level);
   env.task = kTask;
   for (const std::string& d : o.io_dirs) env.io_dirs.emplace_back(d);
-  LocalSession session(registry, env, pool);
+  env.gpus = gpu::GpuMemories();
+  LocalSession session(registry, env, pool,
+                       {.allow_soft_placement = o.allow_soft_placement});
   TFD_RETURN_IF_ERROR(session.Create(std::move(graph)));
 
   LocalSession::RunOptions run_options;

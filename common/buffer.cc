@@ -70,6 +70,13 @@ std::shared_ptr<Buffer> Buffer::Wrap(void* data, size_t size, std::shared_ptr<vo
   return b;
 }
 
+std::shared_ptr<Buffer> Buffer::WrapDevice(void* data, size_t size, DeviceMemory* device,
+                                           std::shared_ptr<void> owner) {
+  auto b = Wrap(data, size, std::move(owner));
+  b->device_ = device;
+  return b;
+}
+
 Buffer::~Buffer() {
   if (owned_) {
     if (dtype_ == DType::kString) {

@@ -8,7 +8,9 @@
 // Other tensors of BufferPool::kMinBytes (64 KiB) and more take a block of
 // HostBufferPool(), which gets it back when the buffer goes.
 // A buffer allocated with a MemoryBudget is charged to it before the memory
-// is taken and credited when the buffer is destroyed.
+// is taken and credited when the buffer is destroyed. A buffer of device
+// memory (common/device_memory.h) says which device holds it; host code
+// never touches its bytes.
 //
 // Thread-safety: the refcount is atomic; the bytes are not synchronised.
 #pragma once
@@ -16,6 +18,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "common/device_memory.h"
 #include "common/dtype.h"
 #include "common/memory_budget.h"
 #include "common/status.h"
@@ -35,6 +38,10 @@ class Buffer {
                                                     std::shared_ptr<MemoryBudget> budget = nullptr);
   // Borrows `size` bytes at `data`, valid while `owner` is alive.
   static std::shared_ptr<Buffer> Wrap(void* data, size_t size, std::shared_ptr<void> owner);
+  // Borrows `size` bytes of `device`'s memory at `data`, valid while `owner`
+  // is alive (what a DeviceMemory's Allocate returns).
+  static std::shared_ptr<Buffer> WrapDevice(void* data, size_t size, DeviceMemory* device,
+                                            std::shared_ptr<void> owner);
 
   // Use Allocate or Wrap; the key keeps construction in this class.
   struct PrivateKey {};
@@ -47,6 +54,8 @@ class Buffer {
   size_t size() const { return size_; }
   // The budget this buffer is charged to; null for none.
   const std::shared_ptr<MemoryBudget>& budget() const { return budget_; }
+  // The device whose memory this is; null for host memory.
+  DeviceMemory* device() const { return device_; }
 
  private:
   void* data_ = nullptr;
@@ -56,6 +65,7 @@ class Buffer {
   bool owned_ = false;
   std::shared_ptr<void> owner_;
   std::shared_ptr<MemoryBudget> budget_;  // charged size_ bytes when set
+  DeviceMemory* device_ = nullptr;        // outlives every buffer it made
 };
 
 }  // namespace tfd

@@ -70,7 +70,9 @@ StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape
                                      FormatBytes(env_.limits.max_tensor_bytes),
                                      " allowed for one tensor (--max-tensor-bytes)");
   }
-  auto t = Tensor::Allocate(dtype, shape, env_.memory);
+  const NodeInfo& n = node();
+  DeviceMemory* memory = output < 64 && (n.host_outputs >> output & 1) ? nullptr : n.memory;
+  auto t = Tensor::AllocateOn(memory, dtype, shape, env_.memory);
   if (!t.ok()) return t.status().WithContext(where());
   return t;
 }

@@ -61,6 +61,9 @@ struct KernelEnv {
   // File-touching ops (Save, Restore, readers) may only use paths inside
   // these directories; relative paths resolve against the first.
   std::vector<std::filesystem::path> io_dirs;
+  // The task's usable GPUs: "GPU:i" is gpus[i]. Empty where there is none
+  // (kernels/gpu/gpu_devices.h finds them); outlive every kernel.
+  std::vector<DeviceMemory*> gpus;
 
   // `path` resolved and checked against io_dirs: INVALID_ARGUMENT naming the
   // path when it leaves them (or when no directory is allowed at all).
@@ -84,6 +87,10 @@ struct NodeInfo {
   std::string name;
   std::string op;
   std::string device;  // canonical assigned device
+  // Where the kernel's outputs live: null for host memory; a GPU kernel's
+  // device, except for the outputs in host_outputs (bit i: output i).
+  DeviceMemory* memory = nullptr;
+  uint64_t host_outputs = 0;
 };
 
 class OpKernelConstruction {
@@ -208,8 +215,9 @@ class OpKernelContext {
   }
   DType output_type(int i) const { return output_types_[i]; }
 
-  // A fresh zero-filled output of the declared dtype, charged to the task's
-  // memory budget until its buffer is freed. RESOURCE_EXHAUSTED naming the
+  // A fresh zero-filled output of the declared dtype, in the memory the
+  // node's device keeps that output in (NodeInfo::memory), charged to the
+  // task's memory budget until its buffer is freed when in host memory. RESOURCE_EXHAUSTED naming the
   // node, output and shape when it would take more than
   // env().limits.max_tensor_bytes or what is left of the budget;
   // INVALID_ARGUMENT for more than kMaxTensorElements elements. Nothing is

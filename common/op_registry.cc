@@ -31,11 +31,14 @@ Status OpRegistry::Register(const OpDefBuilder& builder, ShapeFn shape_fn) {
 }
 
 Status OpRegistry::RegisterKernel(const std::string& op, const std::string& device_type,
-                                  KernelFactory factory) {
+                                  KernelFactory factory, HostMemory host_memory) {
   auto it = ops_.find(op);
   if (it == ops_.end()) return errors::Internal("kernel for unregistered op '", op, "'");
   if (!it->second.kernels.emplace(device_type, std::move(factory)).second) {
     return errors::Internal("two ", device_type, " kernels for op '", op, "'");
+  }
+  if (host_memory.inputs != 0 || host_memory.outputs != 0) {
+    it->second.host_memory[device_type] = host_memory;
   }
   return OkStatus();
 }

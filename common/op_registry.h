@@ -42,10 +42,22 @@ using KernelFactory =
 // or leaves it invalid where there is none (an integer input, an axis).
 using GradFn = std::function<Status(Scope& scope, const GradInputs& in, std::vector<Output>* dx)>;
 
+// The arguments a device's kernel keeps in host memory although it runs on
+// the device (bit i: argument i): shapes, axes and hyper-parameters a GPU
+// kernel reads on the host before it launches. The runtime copies the
+// others to and from the device (daemon/runtime/device_copies.h).
+struct HostMemory {
+  uint64_t inputs = 0;
+  uint64_t outputs = 0;
+  bool input(int i) const { return i < 64 && (inputs >> i & 1); }
+  bool output(int i) const { return i < 64 && (outputs >> i & 1); }
+};
+
 struct OpRegistration {
   OpDef def;
   ShapeFn shape_fn;
   std::map<std::string, KernelFactory> kernels;  // device type -> factory
+  std::map<std::string, HostMemory> host_memory; // device type -> its host arguments
   GradFn grad_fn;                                // empty: the op has no gradient
 };
 
@@ -55,7 +67,7 @@ class OpRegistry {
   Status Register(const OpDefBuilder& def, ShapeFn shape_fn);
   // Adds the kernel for `device_type` to an op already registered.
   Status RegisterKernel(const std::string& op, const std::string& device_type,
-                        KernelFactory factory);
+                        KernelFactory factory, HostMemory host_memory = {});
   // Sets the gradient function of an op already registered; INTERNAL if the
   // op is unknown or already has one.
   Status RegisterGradient(const std::string& op, GradFn fn);

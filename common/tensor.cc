@@ -38,6 +38,34 @@ StatusOr<Tensor> Tensor::FromBuffer(DType dtype, const TensorShape& shape,
   return t;
 }
 
+StatusOr<Tensor> Tensor::AllocateOn(DeviceMemory* device, DType dtype, const TensorShape& shape,
+                                    std::shared_ptr<MemoryBudget> budget) {
+  if (device == nullptr) return Allocate(dtype, shape, std::move(budget));
+  if (dtype == DType::kString || dtype == DType::kInvalid) {
+    return errors::InvalidArgument("a ", DTypeName(dtype), " tensor cannot live on ",
+                                   device->name());
+  }
+  const int64_t n = shape.num_elements();
+  if (static_cast<size_t>(n) > kMaxBufferBytes / DTypeSize(dtype)) {
+    return errors::InvalidArgument("a tensor of ", n, " ", DTypeName(dtype),
+                                   " elements exceeds the limit of ", kMaxBufferBytes, " bytes");
+  }
+  TFD_ASSIGN_OR_RETURN(auto buffer, device->Allocate(static_cast<size_t>(n) * DTypeSize(dtype)));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.buffer_ = std::move(buffer);
+  return t;
+}
+
+StatusOr<Tensor> Tensor::ToHost() const {
+  DeviceMemory* d = device();
+  if (d == nullptr) return *this;
+  TFD_ASSIGN_OR_RETURN(Tensor t, Allocate(dtype_, shape_));
+  if (total_bytes() > 0) TFD_RETURN_IF_ERROR(d->CopyToHost(t.raw_data(), raw_data(), total_bytes()));
+  return t;
+}
+
 Tensor Tensor::MustAllocate(DType dtype, const TensorShape& shape) {
   auto t = Allocate(dtype, shape);
   if (!t.ok()) {
@@ -72,6 +100,11 @@ StatusOr<Tensor> Tensor::Reshaped(const TensorShape& shape) const {
 }
 
 StatusOr<Tensor> Tensor::DeepCopy() const {
+  if (DeviceMemory* d = device()) {
+    TFD_ASSIGN_OR_RETURN(Tensor t, AllocateOn(d, dtype_, shape_));
+    if (total_bytes() > 0) TFD_RETURN_IF_ERROR(d->CopyOnDevice(t.raw_data(), raw_data(), total_bytes()));
+    return t;
+  }
   TFD_ASSIGN_OR_RETURN(Tensor t, Allocate(dtype_, shape_, buffer_ ? buffer_->budget() : nullptr));
   if (dtype_ == DType::kString) {
     for (int64_t i = 0; i < num_elements(); ++i) t.data<std::string>()[i] = data<std::string>()[i];
@@ -82,7 +115,9 @@ StatusOr<Tensor> Tensor::DeepCopy() const {
 }
 
 std::string Tensor::Describe() const {
-  return std::string(DTypeName(dtype_)) + shape_.ToString();
+  std::string s = std::string(DTypeName(dtype_)) + shape_.ToString();
+  if (DeviceMemory* d = device()) s += " on " + d->name();
+  return s;
 }
 
 namespace {
@@ -124,6 +159,10 @@ void AppendValues(std::ostringstream& out, const T* data, const TensorShape& sha
 
 std::string Tensor::DebugString(int64_t summarize) const {
   if (!initialized()) return "<uninitialized>";
+  if (on_device()) {
+    auto host = ToHost();
+    return host.ok() ? host->DebugString(summarize) : "<" + host.status().ToString() + ">";
+  }
   std::ostringstream out;
   int64_t index = 0;
   const int64_t limit = summarize < 0 ? num_elements() : summarize;
@@ -131,8 +170,13 @@ std::string Tensor::DebugString(int64_t summarize) const {
   return out.str();
 }
 
-bool TensorsEqual(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
+bool TensorsEqual(const Tensor& a_in, const Tensor& b_in) {
+  if (a_in.dtype() != b_in.dtype() || !(a_in.shape() == b_in.shape())) return false;
+  auto a_host = a_in.ToHost();
+  auto b_host = b_in.ToHost();
+  if (!a_host.ok() || !b_host.ok()) return false;
+  const Tensor& a = *a_host;
+  const Tensor& b = *b_host;
   bool equal = true;
   TFD_SWITCH_ALL(a.dtype(), T, {
     for (int64_t i = 0; i < a.num_elements() && equal; ++i) {

@@ -77,6 +77,16 @@ class Tensor {
     return data<T>()[0];
   }
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  // The device holding the elements; null when they are in host memory
+  // (then data() may be read). See common/device_memory.h.
+  DeviceMemory* device() const { return buffer_ ? buffer_->device() : nullptr; }
+  bool on_device() const { return device() != nullptr; }
+  // This tensor when its elements are in host memory, else a host copy.
+  StatusOr<Tensor> ToHost() const;
+  // A zero-filled tensor in `device`'s memory (host memory when null),
+  // charged to `budget` only when on the host.
+  static StatusOr<Tensor> AllocateOn(DeviceMemory* device, DType dtype, const TensorShape& shape,
+                                     std::shared_ptr<MemoryBudget> budget = nullptr);
   // True when no other tensor shares this one's buffer.
   bool buffer_unshared() const { return buffer_.use_count() == 1; }
 
@@ -84,11 +94,12 @@ class Tensor {
   Tensor Slice(int64_t begin, int64_t end) const;
   // The same elements under another shape of equal size, sharing the buffer.
   StatusOr<Tensor> Reshaped(const TensorShape& shape) const;
-  // A copy into a fresh buffer, charged to the budget this one's is charged
-  // to (a variable's copy-on-write counts like its first value).
+  // A copy into a fresh buffer on the same device, charged to the budget
+  // this one's is charged to (a variable's copy-on-write counts like its
+  // first value).
   StatusOr<Tensor> DeepCopy() const;
 
-  // "float32[2, 2]" — for error messages.
+  // "float32[2, 2]" — for error messages (with " on GPU:0" for a device tensor).
   std::string Describe() const;
   // Values, the first `summarize` of them ("[[1 2] [3 4]]"), as Print shows.
   std::string DebugString(int64_t summarize = 16) const;

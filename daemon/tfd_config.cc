@@ -40,6 +40,9 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("log-level", po::value<std::string>(), "trace|debug|info|warn|error (TFD_LOG_LEVEL)")
       ("log-format", po::value<std::string>(), "text|journal|json; default journal when stderr is systemd's journal stream, else text (TFD_LOG_FORMAT)")
       ("log-device-placement", po::bool_switch(), "log where each node runs (TFD_LOG_DEVICE_PLACEMENT=1)")
+      ("allow-soft-placement", po::bool_switch(),
+       "run a GPU request that cannot be met (no such GPU, an op without a GPU kernel) on the "
+       "CPU instead of failing the run (TFD_ALLOW_SOFT_PLACEMENT=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
       ("threads", po::value<std::string>(), "compute threads; 0 = one per core (TFD_THREADS)")
       ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
@@ -94,7 +97,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     if (flag == "help" || flag == "version") continue;
     if (const char* v = getenv(env_name(flag).c_str()); v != nullptr && *v != '\0') {
       // A switch set in the environment: "1" or "true" turn it on.
-      if (flag == "log-device-placement") {
+      if (flag == "log-device-placement" || flag == "allow-soft-placement") {
         if (std::string(v) != "1" && std::string(v) != "true") continue;
         from_env.options.push_back(po::option(flag, {}));
       } else {
@@ -216,6 +219,9 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   for (const po::variables_map* m : {&vm, &env_vm, &file_vm}) {
     if (m->count("log-device-placement") && (*m)["log-device-placement"].as<bool>()) {
       c.log_device_placement = true;
+    }
+    if (m->count("allow-soft-placement") && (*m)["allow-soft-placement"].as<bool>()) {
+      c.allow_soft_placement = true;
     }
   }
   if (auto v = get("auth-token-file", "TFD_AUTH_TOKEN_FILE")) {

@@ -32,6 +32,7 @@
 #include "daemon/systemd_notify.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/ucx_worker.h"
+#include "kernels/gpu/gpu_device.h"
 #include "daemon/tfd_config.h"
 #include "kernels/register_all.h"
 #include "tfd_version.h"
@@ -92,6 +93,7 @@ int Serve(const TfdConfig& config) {
   env.cluster = config.cluster;
   env.step_timeout = config.step_timeout;
   env.log_device_placement = config.log_device_placement;
+  env.allow_soft_placement = config.allow_soft_placement;
   env.logger = spdlog::stderr_logger_mt("tfd");
   env.logger->set_formatter(MakeLogFormatter(
       config.log_format.value_or(
@@ -125,6 +127,13 @@ int Serve(const TfdConfig& config) {
   kernel_env.logger = env.logger;
   kernel_env.task = env.task;
   kernel_env.limits = config.size_limits;
+  kernel_env.gpus = gpu::GpuMemories();
+  if (gpu::GpuDevices().empty()) {
+    env.logger->info("no GPU: {}", gpu::GpuUnavailableReason());
+  }
+  for (const gpu::GpuDevice* d : gpu::GpuDevices()) {
+    env.logger->info("{}/device:{}: {}", env.task, d->name(), d->description());
+  }
   kernel_env.memory = std::make_shared<MemoryBudget>(
       config.memory_budget > 0 ? config.memory_budget : MemoryBudget::DefaultLimit());
   env.logger->info("kernels' tensors may hold {} (--memory-budget), one tensor {} "

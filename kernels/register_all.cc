@@ -5,6 +5,7 @@
 #include "kernels/data/data_ops.h"
 #include "kernels/data_flow/data_flow_ops.h"
 #include "kernels/framework/framework_ops.h"
+#include "kernels/gpu/register_gpu.h"
 #include "kernels/io/io_ops.h"
 #include "kernels/math/math_ops.h"
 #include "kernels/nn/nn_ops.h"
@@ -24,7 +25,8 @@ Status RegisterAll(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterControlOps(registry));
   TFD_RETURN_IF_ERROR(RegisterIoOps(registry));
   TFD_RETURN_IF_ERROR(RegisterDataOps(registry));
-  return OkStatus();
+  // Last: GPU kernels attach to the ops above (none without CUDA).
+  return gpu::RegisterGpuKernels(registry);
 }
 
 }  // namespace tfd::kernels

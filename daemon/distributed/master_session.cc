@@ -11,6 +11,7 @@
 #include "daemon/distributed/peers.h"
 #include "daemon/runtime/placement.h"
 #include "daemon/rpc/tensor_wire.h"
+#include "kernels/gpu/gpu_device.h"
 
 namespace tfd {
 namespace {
@@ -224,6 +225,9 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
   options.cluster = env_.cluster;
   TFD_ASSIGN_OR_RETURN(options.master, DeviceName::Parse(env_.task));
   options.logger = env_.logger;
+  options.master_gpus = static_cast<int>(env_.kernel_env->gpus.size());
+  options.gpus_unavailable = gpu::GpuUnavailableReason();
+  options.allow_soft_placement = env_.allow_soft_placement;
   TFD_ASSIGN_OR_RETURN(std::vector<std::string> devices, Place(graph, options));
   if (env_.log_device_placement && env_.logger) {
     for (int id = 0; id < graph.num_nodes(); ++id) {

@@ -4,6 +4,7 @@
 
 #include "common/graph.h"
 #include "daemon/rpc/kj_status.h"
+#include "daemon/runtime/device_copies.h"
 
 namespace tfd {
 namespace {
@@ -35,6 +36,13 @@ PartitionResult Result(Run& run) {
 StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef def) {
   auto graph = Graph::Build(std::move(def), *env.registry);
   if (!graph.ok()) return graph.status().WithContext(env.task);
+  // Nodes placed on this task's GPUs: copies where tensors cross to the host.
+  if (!env.kernel_env->gpus.empty()) {
+    auto with_copies = InsertDeviceCopies(*graph);
+    if (!with_copies.ok()) return with_copies.status().WithContext(env.task);
+    graph = Graph::Build(std::move(with_copies).value(), *env.registry);
+    if (!graph.ok()) return graph.status().WithContext(env.task);
+  }
   if (env.log_device_placement && env.logger) {
     for (const Graph::Node& n : graph->nodes()) {
       env.logger->info("placement: {} ({}) -> {}", n.name(), n.op(),

@@ -77,6 +77,7 @@ struct TaskEnv {
 
   std::chrono::milliseconds step_timeout{30000};  // default per step, and for reaching tasks
   bool log_device_placement = false;
+  bool allow_soft_placement = false;  // see daemon/runtime/gpu_placement.h
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::atomic<uint32_t> sessions{0};
   std::atomic<uint32_t> registered_graphs{0};

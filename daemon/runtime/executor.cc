@@ -6,6 +6,7 @@
 #include <future>
 #include <mutex>
 
+#include "common/device_name.h"
 #include "common/thread_name.h"
 #include "daemon/runtime/step_deadlines.h"
 
@@ -259,7 +260,7 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
     running[id].store(false, std::memory_order_relaxed);
     if (args.trace) {
       std::lock_guard<std::mutex> lock(mu);
-      stats.nodes.push_back({node.name(), node.op(), exec.options_.device, start, NowMicros(),
+      stats.nodes.push_back({node.name(), node.op(), exec.kernels_[id]->node().device, start, NowMicros(),
                              ThisThreadId(), ThisThreadName(), kctx->trace_label()});
     }
   }
@@ -317,11 +318,31 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
   const Graph& g = *e->graph_;
   for (int id = 0; id < g.num_nodes(); ++id) {
     const Graph::Node& n = g.node(id);
-    auto it = n.reg->kernels.find(options.device_type);
-    if (it == n.reg->kernels.end()) {
-      return errors::NotFound(Where(n), ": no ", options.device_type, " kernel for op ", n.op());
-    }
+    // A node placed on a GPU (daemon/runtime/device_copies.h has put copies
+    // on its edges) runs that GPU's kernel; every other node the executor's.
     NodeInfo info{n.name(), n.op(), options.device};
+    std::string device_type = options.device_type;
+    if (!n.def.device.empty()) {
+      auto d = DeviceName::Parse(n.def.device);
+      if (!d.ok()) return d.status().WithContext(Where(n));
+      if (d->type == std::string(kDeviceGpu)) {
+        const int gpu = d->id.value_or(0);
+        if (gpu >= static_cast<int>(options.env->gpus.size())) {
+          return errors::InvalidArgument(Where(n), " is placed on ", n.def.device, " but this task has ",
+                                         options.env->gpus.size(), " usable GPUs");
+        }
+        device_type = kDeviceGpu;
+        info.memory = options.env->gpus[gpu];
+        info.device = n.def.device;
+        if (auto hm = n.reg->host_memory.find(kDeviceGpu); hm != n.reg->host_memory.end()) {
+          info.host_outputs = hm->second.outputs;
+        }
+      }
+    }
+    auto it = n.reg->kernels.find(device_type);
+    if (it == n.reg->kernels.end()) {
+      return errors::NotFound(Where(n), ": no ", device_type, " kernel for op ", n.op());
+    }
     OpKernelConstruction construction(info, n.reg->def, n.def.attrs, n.input_types,
                                       n.output_types, *options.env);
     auto kernel = it->second(construction);

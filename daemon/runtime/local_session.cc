@@ -5,7 +5,10 @@
 #include "common/device_name.h"
 #include "common/graph.h"
 #include "common/prune.h"
+#include "daemon/runtime/device_copies.h"
+#include "daemon/runtime/gpu_placement.h"
 #include "daemon/runtime/run_rewrite.h"
+#include "kernels/gpu/gpu_device.h"
 
 namespace tfd {
 namespace {
@@ -75,23 +78,43 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
   auto prepared = std::make_shared<Prepared>();
   TFD_ASSIGN_OR_RETURN(GraphDef rewritten,
                        RewriteForRun(graph_, registry_, feed_ids, fetch_ids, targets, &prepared->feeds));
-  // One process, one CPU device: check each request parses, and say once
-  // what cannot be honoured here.
-  bool warned_gpu = false, warned_task = false;
+  // One process: job and task requests are moot (said once); GPU requests
+  // go to this process's GPUs where they can.
+  bool warned_task = false;
+  std::vector<DeviceName> requested;
   for (const NodeDef& n : rewritten.nodes) {
     auto d = DeviceName::Parse(n.device);
     if (!d.ok()) return d.status().WithContext("node '" + n.name + "' (" + n.op + ")");
-    if (d->type == std::string(kDeviceGpu) && !warned_gpu && env_.logger) {
-      env_.logger->info("no usable GPU here: node '{}' and any other GPU request run on CPU", n.name);
-      warned_gpu = true;
-    }
     if ((d->job || d->task) && !warned_task && env_.logger) {
       env_.logger->info("in-process run: node '{}' asks for {}; every node runs in this process",
                         n.name, d->TaskName());
       warned_task = true;
     }
+    requested.push_back(*d);
   }
-  TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(rewritten), registry_));
+  TFD_ASSIGN_OR_RETURN(Graph placed, Graph::Build(std::move(rewritten), registry_));
+  const int gpus = static_cast<int>(env_.gpus.size());
+  GpuPlacementOptions gpu_options{.gpus = [gpus](int) { return gpus; },
+                                  .unavailable = gpu::GpuUnavailableReason(),
+                                  .allow_soft_placement = options_.allow_soft_placement,
+                                  .logger = env_.logger};
+  TFD_ASSIGN_OR_RETURN(std::vector<int> on_gpu, PlaceOnGpus(placed, requested, gpu_options));
+  GraphDef with_devices = placed.ToGraphDef();
+  bool any_gpu = false;
+  for (size_t id = 0; id < on_gpu.size(); ++id) {
+    NodeDef& n = with_devices.nodes[id];
+    if (on_gpu[id] >= 0) {
+      n.device = env_.task + "/device:GPU:" + std::to_string(on_gpu[id]);
+      any_gpu = true;
+    } else if (requested[id].type == std::string(kDeviceGpu)) {
+      n.device = env_.task + "/device:CPU:0";  // soft-placed
+    }
+  }
+  if (any_gpu) {
+    TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(with_devices), registry_));
+    TFD_ASSIGN_OR_RETURN(with_devices, InsertDeviceCopies(g));
+  }
+  TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(with_devices), registry_));
   Executor::Options eo{&registry_, &env_, &pool_, kDeviceCpu, env_.task + "/device:CPU:0"};
   TFD_ASSIGN_OR_RETURN(prepared->executor,
                        Executor::Create(std::make_shared<const Graph>(std::move(g)), eo));

@@ -4,6 +4,8 @@
 // Each distinct (feeds, fetches, targets) signature is pruned, rewritten
 // (fed tensors become _Arg nodes, fetches feed _Retval nodes), validated and
 // given an executor once; later runs with the same signature reuse it.
+// Nodes that ask for a GPU run on the env's GPUs (KernelEnv::gpus), with
+// copies between host and device memory where tensors cross.
 // Resources (variables, queues) live in the KernelEnv's ResourceMgr and so
 // outlive runs and sessions.
 //
@@ -37,6 +39,9 @@ class LocalSession {
   struct Options {
     // A step that takes longer is cancelled with DEADLINE_EXCEEDED.
     std::chrono::milliseconds default_deadline{std::chrono::minutes(5)};
+    // A GPU request that cannot be met (no such GPU, an op without a GPU
+    // kernel) runs on the CPU instead of failing (daemon/runtime/gpu_placement.h).
+    bool allow_soft_placement = false;
   };
   struct RunOptions {
     std::chrono::milliseconds deadline{0};  // 0: the session's default

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "daemon/runtime/gpu_placement.h"
+
 namespace tfd {
 namespace {
 
@@ -42,8 +44,7 @@ StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOpti
     }
   }
 
-  std::vector<std::string> devices(n);
-  bool said_gpu = false;
+  std::vector<DeviceName> placed(n);
   for (int id = 0; id < n; ++id) {
     const Graph::Node& node = graph.node(id);
     const int root = Root(parent, id);
@@ -73,17 +74,30 @@ StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOpti
                                      "' names /job:", *d.job, "/task:", *d.task, ", but job '",
                                      *d.job, "' has ", options.cluster.NumTasks(*d.job), " tasks");
     }
-    if (d.type == std::string("GPU") && !said_gpu) {
-      if (options.logger) {
-        options.logger->info("{} asks for a GPU; no task has a usable GPU, so it and any "
-                             "other GPU request run on CPU",
-                             Where(node));
-      }
-      said_gpu = true;
-    }
+    placed[id] = d;
+  }
+
+  // GPUs: known on the master's own task only.
+  auto on_master = [&](int id) {
+    return placed[id].job == master_job && placed[id].task == master_task;
+  };
+  GpuPlacementOptions gpu_options{
+      .gpus = [&](int id) { return on_master(id) ? options.master_gpus : 0; },
+      .unavailable = options.master_gpus > 0 || options.gpus_unavailable.empty()
+                         ? "the master knows only its own task's GPUs"
+                         : options.gpus_unavailable,
+      .allow_soft_placement = options.allow_soft_placement,
+      .logger = options.logger};
+  std::vector<DeviceName> wanted(n);
+  for (int id = 0; id < n; ++id) wanted[id] = placed[Root(parent, id)];
+  TFD_ASSIGN_OR_RETURN(std::vector<int> gpu, PlaceOnGpus(graph, wanted, gpu_options));
+
+  std::vector<std::string> devices(n);
+  for (int id = 0; id < n; ++id) {
+    DeviceName d = placed[id];
     d.replica = 0;
-    d.type = "CPU";
-    d.id = 0;
+    d.type = gpu[id] >= 0 ? kDeviceGpu : kDeviceCpu;
+    d.id = gpu[id] >= 0 ? gpu[id] : 0;
     devices[id] = d.ToString();
   }
   return devices;

@@ -6,8 +6,11 @@
 // every worker in between-graph replication) and task 0 otherwise; a request
 // naming a task but no job means the master's job; an op that takes a
 // variable or queue by reference runs where that resource lives; whatever is
-// still unplaced goes to task 0 of the master's job. No task has a usable GPU
-// yet, so GPU requests run on CPU (soft placement), said once in the log.
+// still unplaced goes to task 0 of the master's job. A GPU request is met on
+// the master's own task, which knows its GPUs (daemon/runtime/gpu_placement.h
+// says when and how); on another task it is refused, or runs on that task's
+// CPU with soft placement: between-graph replication asks for the GPU of the
+// worker whose session runs the graph, which is that worker's own.
 //
 //   PlacementOptions o{.cluster = spec, .master = *DeviceName::Parse("/job:worker/task:1")};
 //   TFD_ASSIGN_OR_RETURN(std::vector<std::string> devices, Place(graph, o));
@@ -31,10 +34,13 @@ struct PlacementOptions {
   ClusterSpec cluster;
   DeviceName master;  // job and task of the master that runs the session
   std::shared_ptr<spdlog::logger> logger;  // soft-placement notes; may be null
+  int master_gpus = 0;            // usable GPUs of the master's own task
+  std::string gpus_unavailable;   // why the master has none, for errors
+  bool allow_soft_placement = false;
 };
 
-// The full device ("/job:J/replica:0/task:T/device:CPU:0") of every node, by
-// node id. INVALID_ARGUMENT names the node and the request it cannot meet.
+// The full device ("/job:J/replica:0/task:T/device:CPU:0", or GPU:i) of
+// every node, by node id. INVALID_ARGUMENT names the node and the request it cannot meet.
 StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOptions& options);
 
 }  // namespace tfd

@@ -70,6 +70,7 @@ Status RegisterFrameworkOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Internal: hands its input to the caller as fetch #index. Shape: no outputs."),
       shape_fns::NoOutputs));
+  TFD_RETURN_IF_ERROR(RegisterDeviceCopyOps(r));
   return RegisterSendRecvOps(r);
 }
 

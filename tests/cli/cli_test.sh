@@ -127,6 +127,22 @@ if [[ $rc -eq 0 && "$out" == "y = float32[2, 2] [[20 23] [44 51]]" &&
 else
   fail "--trace-file writes a Chrome trace with named threads and the fetches still print" "trace: ${trace:0:300}"
 fi
+# A GPU request that cannot be met (CUDA_VISIBLE_DEVICES="" hides any GPU) is
+# an error naming the node, unless --allow-soft-placement runs it on the CPU.
+sed 's|( name = "product", op = "MatMul", inputs = \["a", "b"\] )|( name = "product", op = "MatMul", inputs = ["a", "b"], device = "/gpu:0" )|' \
+  "$EX/hello.txt" >"$work/hello_gpu.txt"
+export CUDA_VISIBLE_DEVICES=""
+expect_error "a GPU request without a GPU is refused, naming the node" 1 INVALID_ARGUMENT \
+  "node 'product' (MatMul) asks for /device:GPU:0" -- run "$work/hello_gpu.txt" --fetch y
+if [[ "$err" == *"--allow-soft-placement"* ]]; then
+  pass "the refusal names --allow-soft-placement"
+else
+  fail "the refusal names --allow-soft-placement" "stderr: $err"
+fi
+expect_out "--allow-soft-placement runs it on the CPU" "y = float32[2, 2] [[20 23] [44 51]]" \
+  -- run "$work/hello_gpu.txt" --fetch y --allow-soft-placement
+unset CUDA_VISIBLE_DEVICES
+
 expect_error "--trace-file that cannot be written" 1 INVALID_ARGUMENT "$work/no/dir/trace.json" \
   -- run "$EX/hello.txt" --fetch y --trace-file "$work/no/dir/trace.json"
 

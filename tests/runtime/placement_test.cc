@@ -50,6 +50,7 @@ TEST_CASE("explicit, partial and missing requests are resolved as the design say
                     Const("own_job", "/job:worker") + "," + Const("task_only", "/task:2") + "," +
                     Const("cpu_only", "/cpu:0") + "," + Const("none", "") + "," +
                     Const("gpu", "/job:worker/task:0/gpu:0"));
+  f.options.allow_soft_placement = true;  // no task has a GPU: "gpu" runs on the CPU
   auto d = Place(g, f.options);
   REQUIRE(d.ok());
   CHECK(f.DeviceOf(g, *d, "pinned") == "/job:ps/replica:0/task:1/device:CPU:0");
@@ -123,6 +124,99 @@ TEST_CASE("partitioning cuts every cross-task edge with one Send/Recv pair per t
         std::get<std::string>(recv->attrs.at("tensor_name")));
   CHECK(std::get<std::string>(send->attrs.at("recv_device")) ==
         "/job:worker/replica:0/task:0/device:CPU:0");
+}
+
+const char* kAdd = R"g((name = "%s", op = "TAdd", device = "%s", inputs = ["%s", "%s"]))g";
+
+std::string Add(const std::string& name, const std::string& device, const std::string& x,
+                const std::string& y) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), kAdd, name.c_str(), device.c_str(), x.c_str(), y.c_str());
+  return buf;
+}
+
+// TAdd, TVar and TSet get a GPU kernel (their CPU one: placement only
+// looks at whether there is one); TConst has none.
+void GiveGpuKernels(OpRegistry& r) {
+  for (const char* op : {"TAdd", "TVar", "TSet"}) {
+    REQUIRE(r.RegisterKernel(op, kDeviceGpu, r.Find(op)->kernels.at(kDeviceCpu)).ok());
+  }
+}
+
+TEST_CASE("a GPU request is met on the master's task, and refused or soft-placed elsewhere") {
+  Fixture f;
+  GiveGpuKernels(f.registry);
+  f.options.master_gpus = 1;
+  Graph g = f.Build(Const("a", "") + "," + Const("b", "") + "," +
+                    Add("own", "/job:worker/gpu:0", "a", "b") + "," +
+                    Add("explicit", "/job:worker/task:1/device:GPU:0", "a", "b"));
+  auto d = Place(g, f.options);
+  INFO(d.status().ToString());
+  REQUIRE(d.ok());
+  // The master is worker task 1: "/job:worker" is its own task.
+  CHECK(f.DeviceOf(g, *d, "own") == "/job:worker/replica:0/task:1/device:GPU:0");
+  CHECK(f.DeviceOf(g, *d, "explicit") == "/job:worker/replica:0/task:1/device:GPU:0");
+  CHECK(f.DeviceOf(g, *d, "a") == "/job:worker/replica:0/task:0/device:CPU:0");
+
+  // What cannot be met is an error naming the node, the device and why.
+  struct Refused {
+    std::string graph, node, why;
+  };
+  for (const Refused& r : std::vector<Refused>{
+           {Add("second", "/job:worker/gpu:1", "a", "b"), "second", "has 1 GPU"},
+           {Add("other", "/job:worker/task:0/gpu:0", "a", "b"), "other",
+            "knows only its own task's GPUs"},
+           {Const("c", "/job:worker/gpu:0"), "c", "op TConst has no GPU kernel"}}) {
+    Graph bad = f.Build(Const("a", "") + "," + Const("b", "") + "," + r.graph);
+    f.options.allow_soft_placement = false;
+    auto refused = Place(bad, f.options);
+    INFO(refused.status().ToString());
+    CHECK(refused.status().code() == Code::kInvalidArgument);
+    CHECK(refused.status().message().find("node '" + r.node + "'") != std::string::npos);
+    CHECK(refused.status().message().find(r.why) != std::string::npos);
+    CHECK(refused.status().message().find("--allow-soft-placement") != std::string::npos);
+    // With soft placement it runs on its task's CPU.
+    f.options.allow_soft_placement = true;
+    auto soft = Place(bad, f.options);
+    REQUIRE(soft.ok());
+    CHECK(f.DeviceOf(bad, *soft, r.node).find("/device:CPU:0") != std::string::npos);
+  }
+}
+
+TEST_CASE("a master without a GPU says why when a node asks for one") {
+  Fixture f;
+  GiveGpuKernels(f.registry);
+  f.options.gpus_unavailable = "no CUDA device";
+  auto refused = Place(f.Build(Const("a", "") + "," + Add("x", "/job:worker/gpu:0", "a", "a")),
+                       f.options);
+  INFO(refused.status().ToString());
+  CHECK(refused.status().code() == Code::kInvalidArgument);
+  CHECK(refused.status().message().find("no usable GPU: no CUDA device") != std::string::npos);
+}
+
+TEST_CASE("a resource and the ops taking it go to the GPU together or not at all") {
+  Fixture f;
+  GiveGpuKernels(f.registry);
+  f.options.master_gpus = 1;
+  const std::string set =
+      R"g((name = "set", op = "TSet", inputs = ["v", "a"]))g";
+  Graph g = f.Build(R"g((name = "v", op = "TVar", device = "/job:worker/gpu:0"))g" "," +
+                    Const("a", "") + "," + set);
+  auto d = Place(g, f.options);
+  INFO(d.status().ToString());
+  REQUIRE(d.ok());
+  CHECK(f.DeviceOf(g, *d, "v") == "/job:worker/replica:0/task:1/device:GPU:0");
+  CHECK(f.DeviceOf(g, *d, "set") == "/job:worker/replica:0/task:1/device:GPU:0");
+  // A member without a GPU kernel keeps the whole group off the GPU.
+  REQUIRE(f.registry.Register(OpDefBuilder("TPeek").Input("ref: Ref(float32)"),
+                              shape_fns::NoOutputs).ok());
+  REQUIRE(f.registry.RegisterKernel("TPeek", kDeviceCpu, f.registry.Find("TSet")->kernels.at(kDeviceCpu)).ok());
+  Graph peek = f.Build(R"g((name = "v", op = "TVar", device = "/job:worker/gpu:0"),
+                          (name = "peek", op = "TPeek", inputs = ["v"]))g");
+  auto refused = Place(peek, f.options);
+  INFO(refused.status().ToString());
+  CHECK(refused.status().code() == Code::kInvalidArgument);
+  CHECK(refused.status().message().find("runs with node 'peek' (TPeek)") != std::string::npos);
 }
 
 }  // namespace

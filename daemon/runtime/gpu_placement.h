@@ -1,0 +1,48 @@
+// Which nodes of a graph run on a GPU of their task.
+//
+// A node runs on GPU i when it (or, for an op taking a variable or queue by
+// reference, the resource it takes) asks for a GPU (`/device:GPU:i`, `/gpu:i`),
+// its task has that GPU, and every member of its colocation group has a GPU
+// kernel. Otherwise, with soft placement (--allow-soft-placement) it runs on
+// its task's CPU and the log says so once; without it the request is an
+// INVALID_ARGUMENT naming the node, the device and why it cannot be met.
+// Ops the runtime inserts (names starting with '_': feeds, fetches,
+// transfers) always run on the CPU; copies connect them to the GPU
+// (daemon/runtime/device_copies.h).
+//
+//   GpuPlacementOptions o{.gpus = [&](int node) { return 1; }, .allow_soft_placement = false};
+//   TFD_ASSIGN_OR_RETURN(std::vector<int> gpu, PlaceOnGpus(graph, requested, o));
+//   // gpu[id] == -1: CPU
+//
+// Thread-safety: a pure function.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "common/device_name.h"
+#include "common/graph.h"
+
+namespace tfd {
+
+struct GpuPlacementOptions {
+  // The usable GPUs of the task node `id` runs on.
+  std::function<int(int id)> gpus;
+  // Why a task has none (for the error), e.g. gpu::GpuUnavailableReason().
+  std::string unavailable;
+  bool allow_soft_placement = false;
+  std::shared_ptr<spdlog::logger> logger;  // soft-placement notes; may be null
+};
+
+// By node id: the GPU the node runs on, or -1 for its task's CPU.
+// `requested` holds each node's requested device (parsed, merged with the
+// session's default).
+StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph,
+                                       const std::vector<DeviceName>& requested,
+                                       const GpuPlacementOptions& options);
+
+}  // namespace tfd

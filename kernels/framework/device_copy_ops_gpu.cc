@@ -1,0 +1,39 @@
+// The GPU kernels of _CopyToDevice and _CopyToHost. A copy to the host waits
+// for the device's stream (the host is about to read the bytes); a copy to
+// the device only enqueues.
+#include "kernels/framework/framework_ops.h"
+#include "kernels/gpu/gpu_kernel.h"
+#include "kernels/gpu/register_gpu.h"
+
+namespace tfd::gpu {
+namespace {
+
+template <bool kToHost>
+class CopyGpuOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    const Tensor& in = ctx.input(0);
+    Tensor* out = nullptr;
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, in.shape(), &out));
+    if (in.total_bytes() == 0) return;
+    GpuDevice& dev = GpuDeviceOf(ctx);
+    TFD_OP_REQUIRES_OK(ctx, kToHost ? dev.CopyToHost(out->raw_data(), in.raw_data(), in.total_bytes())
+                                    : dev.CopyFromHost(out->raw_data(), in.raw_data(),
+                                                       in.total_bytes()));
+    if (ctx.step().trace) {
+      ctx.set_trace_label(std::to_string(in.total_bytes()) + " bytes " +
+                          (kToHost ? "to the host" : "to ") + (kToHost ? "" : dev.name()));
+    }
+  }
+};
+
+}  // namespace
+
+Status RegisterDeviceCopyGpuKernels(OpRegistry& r) {
+  TFD_RETURN_IF_ERROR(
+      AddGpuKernel<CopyGpuOp<false>>(r, kernels::kCopyToDeviceOp, {.inputs = 1}));
+  return AddGpuKernel<CopyGpuOp<true>>(r, kernels::kCopyToHostOp, {.outputs = 1});
+}
+
+}  // namespace tfd::gpu

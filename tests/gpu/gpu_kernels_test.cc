@@ -1,0 +1,404 @@
+// Every GPU kernel against its CPU kernel: each case runs one op in a
+// LocalSession twice — on the CPU, then with the op on GPU:0 (the runtime
+// copying its inputs and outputs between host and device) — on the same
+// random inputs, and compares the outputs within a tolerance per dtype.
+// Shapes include empty tensors and broadcasts.
+//
+// Needs a GPU: on a machine without one (or a build without CUDA) the whole
+// executable reports itself skipped, with the reason, through TAP.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <catch2/catch_reporter_tap.hpp>
+
+#include <boost/asio/thread_pool.hpp>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "daemon/runtime/local_session.h"
+#include "kernels/gpu/gpu_device.h"
+#include "kernels/register_all.h"
+
+namespace tfd {
+namespace {
+
+// An input of the op under test: random values of a dtype and shape, or a
+// fixed tensor (axes, shapes, labels, hyper-parameters).
+struct In {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  Tensor fixed;
+  bool positive = false;  // random values in [0.5, 2] (Log, Sqrt, a divisor)
+};
+In R(DType t, std::vector<int64_t> s) { return In{t, std::move(s), {}, false}; }
+In Pos(DType t, std::vector<int64_t> s) { return In{t, std::move(s), {}, true}; }
+In Fixed(Tensor t) { return In{t.dtype(), {}, std::move(t), false}; }
+
+struct Case {
+  std::string op;
+  std::vector<In> inputs;
+  int outputs = 1;
+  AttrMap attrs;
+};
+
+Tensor Random(const In& in, std::mt19937& rng) {
+  if (in.fixed.initialized()) return in.fixed;
+  Tensor t = *Tensor::Allocate(in.dtype, TensorShape(in.shape));
+  std::uniform_real_distribution<double> u(in.positive ? 0.5 : -2.0, 2.0);
+  std::uniform_int_distribution<int> i(-5, 5);
+  for (int64_t k = 0; k < t.num_elements(); ++k) {
+    switch (in.dtype) {
+      case DType::kFloat32: t.data<float>()[k] = static_cast<float>(u(rng)); break;
+      case DType::kFloat64: t.data<double>()[k] = u(rng); break;
+      case DType::kInt32: t.data<int32_t>()[k] = i(rng); break;
+      case DType::kInt64: t.data<int64_t>()[k] = i(rng); break;
+      case DType::kBool: t.data<bool>()[k] = i(rng) > 0; break;
+      default: FAIL("no random values of " << DTypeName(in.dtype));
+    }
+  }
+  return t;
+}
+
+// Element-wise agreement: floats within a relative and absolute tolerance
+// of their type (NaN matches NaN), everything else exactly.
+void CheckClose(const Tensor& cpu, const Tensor& gpu, const std::string& what) {
+  INFO(what << ": CPU " << cpu.DebugString(8) << " | GPU " << gpu.DebugString(8));
+  REQUIRE(gpu.dtype() == cpu.dtype());
+  REQUIRE(gpu.shape() == cpu.shape());
+  REQUIRE_FALSE(gpu.on_device());
+  int64_t bad = -1;
+  auto close = [](double a, double b, double tol) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    if (std::isinf(a) || std::isinf(b)) return a == b;
+    return std::abs(a - b) <= tol * (1 + std::abs(a));
+  };
+  if (cpu.dtype() != DType::kFloat32 && cpu.dtype() != DType::kFloat64) {
+    CHECK(TensorsEqual(cpu, gpu));
+    return;
+  }
+  for (int64_t i = 0; i < cpu.num_elements() && bad < 0; ++i) {
+    const bool ok = cpu.dtype() == DType::kFloat32
+                        ? close(cpu.data<float>()[i], gpu.data<float>()[i], 2e-5)
+                        : close(cpu.data<double>()[i], gpu.data<double>()[i], 1e-12);
+    if (!ok) bad = i;
+  }
+  INFO("first difference at flat index " << bad);
+  CHECK(bad == -1);
+}
+
+class Runner {
+ public:
+  Runner() : pool_(2) {
+    REQUIRE(kernels::RegisterAll(registry_).ok());
+    cpu_env_.resources = &cpu_resources_;
+    gpu_env_.resources = &gpu_resources_;
+    gpu_env_.gpus = gpu::GpuMemories();
+  }
+
+  // The fetched outputs of `graph` run with `targets` first (when given).
+  std::vector<Tensor> Run(bool on_gpu, const GraphDef& graph, const LocalSession::Feeds& feeds,
+                          const std::vector<std::string>& fetches,
+                          const std::vector<std::string>& init = {},
+                          const std::vector<std::string>& targets = {}) {
+    KernelEnv& env = on_gpu ? gpu_env_ : cpu_env_;
+    LocalSession session(registry_, env, pool_);
+    REQUIRE(session.Create(graph).ok());
+    if (!init.empty()) {
+      auto s = session.Run(feeds, {}, init);
+      INFO(s.status().ToString());
+      REQUIRE(s.ok());
+    }
+    if (!targets.empty()) {
+      auto s = session.Run(feeds, {}, targets);
+      INFO(s.status().ToString());
+      REQUIRE(s.ok());
+    }
+    auto out = session.Run(feeds, fetches, {});
+    INFO((on_gpu ? "GPU: " : "CPU: ") << out.status().ToString());
+    REQUIRE(out.ok());
+    return out->fetches;
+  }
+
+  void Check(const Case& c, std::mt19937& rng) {
+    LocalSession::Feeds feeds;
+    GraphDef g;
+    NodeDef op{.name = "op", .op = c.op};
+    std::ostringstream label;
+    label << c.op << "(";
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      const std::string name = "in" + std::to_string(i);
+      Tensor t = Random(c.inputs[i], rng);
+      label << (i ? ", " : "") << t.Describe();
+      g.nodes.push_back({.name = name, .op = "Placeholder", .attrs = {{"dtype", t.dtype()}}});
+      feeds.emplace_back(name, t);
+      op.inputs.push_back(name);
+    }
+    label << ")";
+    op.attrs = c.attrs;
+    std::vector<std::string> fetches;
+    for (int k = 0; k < c.outputs; ++k) fetches.push_back("op:" + std::to_string(k));
+    g.nodes.push_back(op);
+    const auto cpu = Run(false, g, feeds, fetches);
+    g.nodes.back().device = "/device:GPU:0";
+    const auto gpu = Run(true, g, feeds, fetches);
+    for (int k = 0; k < c.outputs; ++k) {
+      CheckClose(cpu[k], gpu[k], label.str() + " output " + std::to_string(k));
+    }
+  }
+
+  OpRegistry registry_;
+  boost::asio::thread_pool pool_;
+  ResourceMgr cpu_resources_, gpu_resources_;
+  KernelEnv cpu_env_, gpu_env_;
+};
+
+const std::vector<DType> kFloats = {DType::kFloat32, DType::kFloat64};
+const std::vector<DType> kNumbers = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                     DType::kInt64};
+
+TEST_CASE("element-wise unary ops and activations agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(1);
+  for (const char* op : {"Neg", "Square", "Exp", "Abs", "Sigmoid", "Tanh", "Relu"}) {
+    for (DType t : kFloats) {
+      for (const auto& s : std::vector<std::vector<int64_t>>{{}, {0}, {7}, {3, 5}, {1000}}) {
+        r.Check({op, {R(t, s)}}, rng);
+      }
+    }
+  }
+  for (const char* op : {"Sqrt", "Rsqrt", "Log", "Reciprocal"}) {
+    for (DType t : kFloats) {
+      for (const auto& s : std::vector<std::vector<int64_t>>{{}, {0}, {3, 5}}) {
+        r.Check({op, {Pos(t, s)}}, rng);
+      }
+    }
+  }
+}
+
+TEST_CASE("broadcasting binary arithmetic agrees with the CPU") {
+  Runner r;
+  std::mt19937 rng(2);
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
+      {{3, 4}, {3, 4}}, {{3, 4}, {}},     {{}, {3, 4}},      {{3, 1}, {1, 4}},
+      {{2, 3, 4}, {4}}, {{0, 4}, {4}},    {{5, 1, 3}, {1, 4, 1}}, {{2, 1, 3, 1}, {1, 2, 1, 2}},
+      {{100, 10}, {10}}};
+  for (const char* op : {"Add", "Sub", "Mul", "Maximum", "Minimum", "SquaredDifference"}) {
+    for (DType t : kNumbers) {
+      for (const auto& [a, b] : shapes) r.Check({op, {R(t, a), R(t, b)}}, rng);
+    }
+  }
+  for (DType t : kFloats) {
+    for (const auto& [a, b] : shapes) r.Check({"Div", {R(t, a), Pos(t, b)}}, rng);
+  }
+}
+
+TEST_CASE("activation gradients agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(3);
+  for (const char* op : {"SigmoidGrad", "TanhGrad", "ReluGrad"}) {
+    for (DType t : kFloats) {
+      for (const auto& s : std::vector<std::vector<int64_t>>{{0}, {10}, {3, 4}, {100, 100}}) {
+        r.Check({op, {R(t, s), R(t, s)}}, rng);
+      }
+    }
+  }
+}
+
+TEST_CASE("MatMul agrees with the CPU, with every transpose") {
+  Runner r;
+  std::mt19937 rng(4);
+  for (DType t : kFloats) {
+    for (auto [m, k, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+             {2, 3, 4}, {1, 1, 1}, {0, 3, 4}, {3, 0, 4}, {100, 784, 100}, {33, 65, 17}}) {
+      for (bool ta : {false, true}) {
+        for (bool tb : {false, true}) {
+          std::vector<int64_t> a = ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k};
+          std::vector<int64_t> b = tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+          r.Check({"MatMul", {R(t, a), R(t, b)}, 1,
+                   {{"transpose_a", ta}, {"transpose_b", tb}}}, rng);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("BiasAdd, its gradient, softmax and the cross-entropies agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(5);
+  for (DType t : kFloats) {
+    for (const auto& s : std::vector<std::vector<int64_t>>{{4, 5}, {2, 3, 5}, {0, 5}, {100, 10}}) {
+      r.Check({"BiasAdd", {R(t, s), R(t, {s.back()})}}, rng);
+      r.Check({"BiasAddGrad", {R(t, s)}}, rng);
+      r.Check({"Softmax", {R(t, s)}}, rng);
+      r.Check({"LogSoftmax", {R(t, s)}}, rng);
+    }
+    for (const auto& s : std::vector<std::vector<int64_t>>{{4, 10}, {1, 1}, {0, 10}, {100, 10}}) {
+      r.Check({"SoftmaxCrossEntropyWithLogits", {R(t, s), Pos(t, s)}, 2}, rng);
+      std::vector<int32_t> l32;
+      std::vector<int64_t> l64;
+      for (int64_t i = 0; i < s[0]; ++i) {
+        l32.push_back(static_cast<int32_t>((i * 7) % s[1]));
+        l64.push_back((i * 3) % s[1]);
+      }
+      r.Check({"SparseSoftmaxCrossEntropyWithLogits",
+               {R(t, s), Fixed(Tensor::FromVector(l32, TensorShape({s[0]})))}, 2}, rng);
+      r.Check({"SparseSoftmaxCrossEntropyWithLogits",
+               {R(t, s), Fixed(Tensor::FromVector(l64, TensorShape({s[0]})))}, 2}, rng);
+    }
+  }
+}
+
+TEST_CASE("Sum, Mean and ArgMax agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(6);
+  const std::vector<std::vector<int32_t>> axes = {{0}, {1}, {2}, {0, 2}, {}, {-1}, {0, 1, 2}};
+  for (const char* op : {"Sum", "Mean"}) {
+    for (DType t : op == std::string("Sum") ? kNumbers : kFloats) {
+      for (const auto& a : axes) {
+        for (bool keep : {false, true}) {
+          Tensor at = Tensor::FromVector(a, TensorShape({static_cast<int64_t>(a.size())}));
+          r.Check({op, {R(t, {3, 4, 5}), Fixed(at)}, 1, {{"keep_dims", keep}}}, rng);
+        }
+      }
+      r.Check({op, {R(t, {0, 3}), Fixed(Tensor::FromVector(std::vector<int32_t>{0}))}, 1,
+               {{"keep_dims", false}}},
+              rng);
+      r.Check({op, {R(t, {100, 10}), Fixed(Tensor::FromVector(std::vector<int32_t>{0}))}, 1,
+               {{"keep_dims", false}}},
+              rng);
+    }
+  }
+  for (DType t : kFloats) {
+    for (auto [shape, axis] : std::vector<std::pair<std::vector<int64_t>, int32_t>>{
+             {{3, 4}, 0}, {{3, 4}, 1}, {{2, 3, 4}, 1}, {{100, 10}, -1}, {{0, 4}, 1}}) {
+      for (DType out : {DType::kInt32, DType::kInt64}) {
+        r.Check({"ArgMax", {R(t, shape), Fixed(Tensor::Scalar<int32_t>(axis))}, 1,
+                 {{"output_type", out}}},
+                rng);
+      }
+    }
+  }
+}
+
+TEST_CASE("Cast, Fill and the shape-only ops agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(7);
+  const std::vector<DType> types = {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                    DType::kInt64, DType::kBool};
+  for (DType from : types) {
+    for (DType to : types) {
+      r.Check({"Cast", {R(from, {3, 4})}, 1, {{"DstT", to}}}, rng);
+    }
+  }
+  r.Check({"Cast", {R(DType::kFloat32, {0})}, 1, {{"DstT", DType::kInt32}}}, rng);
+  for (DType t : kNumbers) {
+    r.Check({"Fill", {Fixed(Tensor::FromVector(std::vector<int32_t>{2, 3})), R(t, {})}}, rng);
+    r.Check({"Fill", {Fixed(Tensor::FromVector(std::vector<int64_t>{0, 3})), R(t, {})}}, rng);
+  }
+  r.Check({"Identity", {R(DType::kFloat32, {3, 4})}}, rng);
+  r.Check({"Reshape", {R(DType::kFloat32, {3, 4}), Fixed(Tensor::FromVector(std::vector<int32_t>{4, -1}))}}, rng);
+  r.Check({"ExpandDims", {R(DType::kFloat64, {3, 4}), Fixed(Tensor::Scalar<int32_t>(1))}}, rng);
+  r.Check({"Squeeze", {R(DType::kFloat32, {3, 1, 4})}}, rng);
+}
+
+TEST_CASE("a Const placed on the GPU is uploaded once and reads back as on the CPU") {
+  Runner r;
+  GraphDef g;
+  Tensor value = Tensor::FromVector(std::vector<float>{1.5f, -2, 3, 0}, TensorShape({2, 2}));
+  g.nodes.push_back({.name = "c", .op = "Const", .attrs = {{"value", value}, {"dtype", DType::kFloat32}}});
+  g.nodes.push_back({.name = "sq", .op = "Square", .inputs = {"c"}});
+  const auto cpu = r.Run(false, g, {}, {"sq"});
+  g.nodes[0].device = g.nodes[1].device = "/device:GPU:0";
+  const auto gpu = r.Run(true, g, {}, {"sq"});
+  CheckClose(cpu[0], gpu[0], "Square(Const)");
+}
+
+// The optimizer updates, on variables kept on the GPU: initialised from the
+// same values, updated once, read back.
+TEST_CASE("ApplyGradientDescent, ApplyMomentum and ApplyAdam on GPU variables agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(8);
+  for (DType t : kFloats) {
+    for (const char* rule : {"ApplyGradientDescent", "ApplyMomentum", "ApplyAdam"}) {
+      for (bool nesterov : {false, true}) {
+        if (rule == std::string("ApplyGradientDescent") && nesterov) continue;
+        const int vars = rule == std::string("ApplyGradientDescent") ? 1
+                         : rule == std::string("ApplyMomentum")      ? 2
+                                                                     : 3;
+        const std::vector<int64_t> shape = {30, 7};
+        GraphDef g;
+        LocalSession::Feeds feeds;
+        std::vector<std::string> init, fetch;
+        NodeDef apply{.name = "apply", .op = rule};
+        // Variables outlive sessions: a name per case.
+        const std::string prefix = std::string(rule) + std::string(DTypeName(t)) + (nesterov ? "n" : "") + "/";
+        for (int v = 0; v < vars; ++v) {
+          const std::string name = prefix + "var" + std::to_string(v);
+          g.nodes.push_back({.name = name, .op = "VariableV2",
+                             .attrs = {{"dtype", t}, {"shape", PartialShape(shape)}}});
+          g.nodes.push_back({.name = name + "/value", .op = "Placeholder", .attrs = {{"dtype", t}}});
+          g.nodes.push_back({.name = name + "/init", .op = "Assign", .inputs = {name, name + "/value"}});
+          // Adam's v must not be negative: its square root is taken.
+          feeds.emplace_back(name + "/value", Random(v == 2 ? Pos(t, shape) : R(t, shape), rng));
+          init.push_back(name + "/init");
+          g.nodes.push_back({.name = name + "/read", .op = "Identity", .inputs = {name}});
+          fetch.push_back(name + "/read");
+          apply.inputs.push_back(name);
+        }
+        auto scalar = [&](const std::string& name, double value) {
+          Tensor s = *Tensor::Allocate(t, TensorShape());
+          if (t == DType::kFloat32) s.scalar<float>() = static_cast<float>(value);
+          else s.scalar<double>() = value;
+          g.nodes.push_back({.name = name, .op = "Placeholder", .attrs = {{"dtype", t}}});
+          feeds.emplace_back(name, s);
+          apply.inputs.push_back(name);
+        };
+        if (vars == 1) {
+          scalar("alpha", 0.1);
+        } else if (vars == 2) {
+          scalar("lr", 0.1);
+        } else {
+          scalar("beta1_power", 0.9);
+          scalar("beta2_power", 0.999);
+          scalar("lr", 0.01);
+          scalar("beta1", 0.9);
+          scalar("beta2", 0.999);
+          scalar("epsilon", 1e-8);
+        }
+        g.nodes.push_back({.name = "grad", .op = "Placeholder", .attrs = {{"dtype", t}}});
+        feeds.emplace_back("grad", Random(R(t, shape), rng));
+        apply.inputs.push_back("grad");
+        if (vars == 2) scalar("momentum", 0.9);
+        if (vars > 1) apply.attrs["use_nesterov"] = nesterov;
+        g.nodes.push_back(apply);
+        const auto cpu = r.Run(false, g, feeds, fetch, init, {"apply"});
+        for (NodeDef& n : g.nodes) {
+          if (n.op != "Placeholder" && n.name.find("/read") == std::string::npos) {
+            n.device = "/device:GPU:0";
+          }
+        }
+        const auto gpu = r.Run(true, g, feeds, fetch, init, {"apply"});
+        for (int v = 0; v < vars; ++v) {
+          CheckClose(cpu[v], gpu[v], std::string(rule) + (nesterov ? " (Nesterov)" : "") + " " +
+                                         std::string(DTypeName(t)) + " var" + std::to_string(v));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tfd
+
+int main(int argc, char* argv[]) {
+  if (tfd::gpu::GpuDevices().empty()) {
+    // TAP's own way to skip a whole file: meson reports SKIP with the reason.
+    std::cout << "1..0 # SKIP no GPU here: " << tfd::gpu::GpuUnavailableReason() << std::endl;
+    return 0;
+  }
+  for (const tfd::gpu::GpuDevice* d : tfd::gpu::GpuDevices()) {
+    std::cout << "# " << d->name() << ": " << d->description() << std::endl;
+  }
+  return Catch::Session().run(argc, argv);
+}
