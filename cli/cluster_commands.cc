@@ -122,6 +122,7 @@ int StatusCommand(const Args& args) {
           // Hex text: JSON readers lose a 64-bit integer's low bits.
           t["incarnation"] = fmt::format("{:016x}", st->incarnation);
           t["restored_alone"] = st->restored_alone;
+          t["devices"] = st->devices;
           const DataPlaneInfo& d = st->data_plane;
           t["data_plane"] = Json{{"transports", d.transports},
                                  {"pushes_sent", d.pushes_sent},
@@ -140,6 +141,10 @@ int StatusCommand(const Args& args) {
       } else if (st.ok()) {
         std::printf("%-32s %-22s %-7s %8.0fs %8u %6u %5u\n", name.c_str(), addresses[i].c_str(),
                     "up", st->uptime_seconds, st->sessions, st->registered_graphs, st->variables);
+        // The GPUs under their task (the CPU is every task's).
+        for (size_t d = 1; d < st->devices.size(); ++d) {
+          std::printf("  %s\n", st->devices[d].c_str());
+        }
       } else {
         std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", name.c_str(), addresses[i].c_str(),
                     StateName(st.status()), "-", "-", "-", "-");

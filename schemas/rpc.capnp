@@ -160,6 +160,10 @@ struct TaskStatus {
   # input) back to that checkpoint since: until one does, the cluster's
   # state is not one step's. A trainer's chief restores; the others wait.
   restoredAlone @9 :Bool;
+  # Its devices, "/job:J/replica:0/task:T/device:CPU:0" first, then each
+  # usable GPU as "...device:GPU:i: what it is" (name, compute capability,
+  # memory, the matrix library).
+  devices @10 :List(Text);
 }
 
 # The data plane's counters since the task started, and what it holds now.

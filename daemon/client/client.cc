@@ -27,10 +27,12 @@ VariableDescription FromProto(proto::VariableInfo::Reader v) {
 
 TaskStatusInfo FromProto(proto::TaskStatus::Reader s) {
   auto d = s.getDataPlane();
+  std::vector<std::string> devices;
+  for (auto device : s.getDevices()) devices.emplace_back(device);
   return TaskStatusInfo{
       s.getTask(), s.getAddress(), s.getUptimeSeconds(), s.getSessions(),
       s.getRegisteredGraphs(), s.getVariables(), s.getPid(), s.getIncarnation(),
-      s.getRestoredAlone(),
+      s.getRestoredAlone(), std::move(devices),
       DataPlaneInfo{d.getTransports(), d.getPushesSent(), d.getBytesSent(),
                     d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
                     d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(), d.getStepsHeld()}};

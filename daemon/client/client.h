@@ -52,6 +52,8 @@ struct TaskStatusInfo {
   // Its variables came from its own checkpoint at start and the cluster has
   // not been restored with it since (schemas/rpc.capnp, TaskStatus).
   bool restored_alone = false;
+  // "/job:../device:CPU:0", then "/job:../device:GPU:i: description" per GPU.
+  std::vector<std::string> devices;
   DataPlaneInfo data_plane;
 };
 

@@ -10,6 +10,7 @@
 #include "daemon/checkpoint/checkpoint_manager.h"
 #include "daemon/runtime/executor.h"
 #include "daemon/distributed/on_pool.h"
+#include "kernels/gpu/gpu_device.h"
 #include "daemon/distributed/partition_run.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/rpc/kj_status.h"
@@ -104,6 +105,12 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
   s.setPid(getpid());
   s.setIncarnation(env_.incarnation);
   s.setRestoredAlone(env_.restored_alone);
+  const auto& gpus = gpu::GpuDevices();
+  auto devices = s.initDevices(1 + static_cast<unsigned>(env_.kernel_env->gpus.size()));
+  devices.set(0, env_.cpu_device());
+  for (size_t i = 0; i < env_.kernel_env->gpus.size() && i < gpus.size(); ++i) {
+    devices.set(1 + i, env_.task + "/device:" + gpus[i]->name() + ": " + gpus[i]->description());
+  }
   auto plane = s.initDataPlane();
   plane.setStepsHeld(static_cast<uint32_t>(env_.rendezvous.num_steps()));
   if (env_.data_plane != nullptr) {

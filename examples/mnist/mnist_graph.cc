@@ -15,15 +15,17 @@ using namespace tfd;
 
 int main(int argc, char** argv) {
   examples::MnistOptions o;
-  std::string model = "classic", output, format = "binary";
+  std::string model = "classic", device = "cpu", output, format = "binary";
   po::options_description flags(
       "mnist-graph [--model classic|strong|large] [--workers N] [--ps-tasks N] [--sync] "
       "[--replicas-to-aggregate N] [--no-shard] [--epochs N] [--batch-size N] [--learning-rate F] "
-      "[--seed N] -o FILE");
+      "[--seed N] [--device cpu|gpu] -o FILE");
   flags.add_options()
       ("help,h", "this text")
       ("model", po::value(&model), "classic (784-100-10 sigmoid, SGD), strong (784-256-10 ReLU, Adam) or large "
        "(784-2048-2048-10 ReLU, SGD; 5.8 M parameters)")
+      ("device", po::value(&device), "cpu, or gpu: each worker computes on its first GPU (run "
+       "tfd with --allow-soft-placement for the ops without a GPU kernel)")
       ("workers", po::value(&o.workers), "worker replicas; each reads its own shard")
       ("no-shard", "every worker reads the whole training set (the classic walkthrough)")
       ("ps-tasks", po::value(&o.ps_tasks), "ps tasks the parameters are spread over")
@@ -51,6 +53,10 @@ int main(int argc, char** argv) {
     auto parsed = examples::ParseMnistModel(model);
     if (!parsed.ok()) throw po::error("--model: " + parsed.status().message());
     o.model = *parsed;
+    if (device != "cpu" && device != "gpu") {
+      throw po::error("--device must be cpu or gpu, not '" + device + "'");
+    }
+    o.gpu = device == "gpu";
     if (format != "binary" && format != "text") {
       throw po::error("--format must be binary or text, not '" + format + "'");
     }

@@ -110,21 +110,25 @@ Status CheckMnistOptions(const MnistOptions& o) {
 Status BuildMnist(const Scope& scope, const MnistOptions& o) {
   TFD_RETURN_IF_ERROR(CheckMnistOptions(o));
   const Scope root = scope.WithDeviceFunction(train::ReplicaDeviceSetter(
-      {.ps_tasks = o.ps_tasks, .strategy = train::PsStrategy::kGreedyBytes}));
+      {.ps_tasks = o.ps_tasks,
+       .worker_device = o.gpu ? "/job:worker/device:GPU:0" : "/job:worker",
+       .strategy = train::PsStrategy::kGreedyBytes}));
+  // Readers and their bookkeeping: host work, whatever the model runs on.
+  const Scope input = o.gpu ? root.WithDevice("/device:CPU:0") : root;
   const Variable global_step = ops::GlobalStep(root);
   const Layers params = MakeParameters(root, o);
 
   // Training input: this worker's shard, reshuffled every epoch.
   const int replicas = std::max(o.workers, 1);
   const Output train_data = ops::IdxDataset(
-      root.WithOpName("train_data"),
+      input.WithOpName("train_data"),
       {.images_path = o.train_images,
        .labels_path = o.train_labels,
        .seed = o.seed,
        .epochs = o.sync ? -1 : o.epochs,  // sync ends at train/max_steps instead
        .num_shards = o.shard && o.workers > 1 ? o.workers : 0});
   const ops::IdxBatch batch = ops::IdxNextBatch(
-      root.WithOpName("next_batch"), train_data, {.batch_size = o.batch_size, .one_hot = true});
+      input.WithOpName("next_batch"), train_data, {.batch_size = o.batch_size, .one_hot = true});
   const Output logits = Logits(root.WithName("model"), params, batch.images, o.model);
   const Output xent = ops::SoftmaxCrossEntropyWithLogits(root, logits, batch.labels).loss;
   const Output loss = ops::Mean(root.WithOpName("loss"), xent, 0);
@@ -132,10 +136,10 @@ Status BuildMnist(const Scope& scope, const MnistOptions& o) {
   // Read after this step's batch is taken, so the last step shows the end.
   ops::ScalarSummary(root, "epoch",
                      ops::IdxDatasetProgress(
-                         root.WithControlDependencies({ops::AsOperation(batch.labels)}),
+                         input.WithControlDependencies({ops::AsOperation(batch.labels)}),
                          train_data));
   ops::Const(root.WithOpName(sig::kEpochs), ops::Input(o.epochs));
-  ops::IdxDatasetReset(root.WithOpName(sig::kResetInput), train_data);
+  ops::IdxDatasetReset(input.WithOpName(sig::kResetInput), train_data);
 
   // The update.
   std::unique_ptr<train::Optimizer> optimizer;
@@ -161,10 +165,11 @@ Status BuildMnist(const Scope& scope, const MnistOptions& o) {
 
   // Evaluation: the whole test set, in file order, with the current weights.
   const Scope eval = root.WithName("eval");
+  const Scope eval_input = o.gpu ? eval.WithDevice("/device:CPU:0") : eval;
   const Output test_data = ops::IdxDataset(
-      eval.WithOpName("test_data"),
+      eval_input.WithOpName("test_data"),
       {.images_path = o.test_images, .labels_path = o.test_labels, .shuffle = false});
-  const ops::IdxBatch test = ops::IdxNextBatch(eval.WithOpName("test_batch"), test_data,
+  const ops::IdxBatch test = ops::IdxNextBatch(eval_input.WithOpName("test_batch"), test_data,
                                                {.batch_size = o.test_batch});
   const Output predicted = ops::ArgMax(eval, Logits(eval, params, test.images, o.model), 1);
   const Output correct = ops::Equal(eval, ops::Cast(eval, predicted, DType::kInt32), test.labels);

@@ -39,6 +39,11 @@ StatusOr<MnistModel> ParseMnistModel(const std::string& name);
 
 struct MnistOptions {
   MnistModel model = MnistModel::kClassic;
+  // Where each worker computes: its CPU, or its first GPU ("gpu": the model,
+  // its gradients and, without ps tasks, the variables and their updates on
+  // /device:GPU:0; the input pipeline stays on the CPU). Ops without a GPU
+  // kernel need the daemon's --allow-soft-placement.
+  bool gpu = false;
   int ps_tasks = 1;
   // Worker replicas; with `shard`, each reads its own 1/workers of every
   // epoch, else each reads the whole training set (as the classic

@@ -1,7 +1,9 @@
-// The array family's GPU kernels: Const (uploaded once), Fill, Cast, and the
-// ops that only look at a tensor's shape (Identity, Reshape, ExpandDims,
-// Squeeze), whose CPU kernels serve the GPU unchanged: they never touch the
-// elements, and a view of device memory stays on the device.
+// The array family's GPU kernels: Const (uploaded once), Fill, ZerosLike,
+// OnesLike, Cast, and the ops that only look at a tensor's shape (Identity,
+// Reshape, ExpandDims, Squeeze; Shape, Size, Rank answering on the host),
+// whose CPU kernels serve the GPU unchanged: they never touch the elements,
+// and a view of device memory stays on the device. NoOp and
+// BroadcastGradientArgs (shapes in, axes out, all on the host) likewise.
 #include "kernels/array/array_ops_gpu.h"
 #include "kernels/gpu/gpu_kernel.h"
 #include "kernels/gpu/register_gpu.h"
@@ -57,6 +59,31 @@ class FillGpuOp : public OpKernel {
   }
 };
 
+// ZerosLike and OnesLike: the input's shape and type, filled.
+template <int kValue>
+class FillLikeGpuOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) override {
+    const Tensor& x = ctx.input(0);
+    auto type = GpuTypeFor(ctx, x, kGpuNumbers);
+    TFD_OP_REQUIRES_OK(ctx, type.status());
+    Tensor* out = nullptr;
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, x.shape(), &out));
+    if (kValue == 0) return;  // allocate_output's zeros
+    Tensor one = *Tensor::Allocate(x.dtype(), TensorShape());
+    switch (x.dtype()) {
+      case DType::kFloat32: one.scalar<float>() = 1; break;
+      case DType::kFloat64: one.scalar<double>() = 1; break;
+      case DType::kInt32: one.scalar<int32_t>() = 1; break;
+      default: one.scalar<int64_t>() = 1; break;
+    }
+    GpuDevice& dev = GpuDeviceOf(ctx);
+    TFD_GPU_LAUNCH(ctx, dev, tfd_gpu_fill(*type, one.raw_data(), out->raw_data(),
+                                          out->num_elements(), dev.stream()));
+  }
+};
+
 class CastGpuOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
@@ -83,6 +110,15 @@ Status RegisterArrayGpuKernels(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(AddGpuKernel<ConstGpuOp>(r, "Const"));
   TFD_RETURN_IF_ERROR(AddGpuKernel<FillGpuOp>(r, "Fill", {.inputs = 0b11}));
   TFD_RETURN_IF_ERROR(AddGpuKernel<CastGpuOp>(r, "Cast"));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<FillLikeGpuOp<0>>(r, "ZerosLike"));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<FillLikeGpuOp<1>>(r, "OnesLike"));
+  // What only reads a shape answers on the host, as TensorFlow's GPU
+  // kernels of these do: the input stays where it is.
+  for (const char* op : {"Shape", "Size", "Rank"}) {
+    TFD_RETURN_IF_ERROR(ShareCpuKernel(r, op, {.outputs = 1}));
+  }
+  TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "BroadcastGradientArgs", {.inputs = 0b11, .outputs = 0b11}));
+  TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "NoOp"));
   TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "Identity"));
   TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "Reshape", {.inputs = 1u << 1}));
   TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "ExpandDims", {.inputs = 1u << 1}));

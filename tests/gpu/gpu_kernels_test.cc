@@ -281,7 +281,7 @@ TEST_CASE("Sum, Mean and ArgMax agree with the CPU") {
   }
 }
 
-TEST_CASE("Cast, Fill and the shape-only ops agree with the CPU") {
+TEST_CASE("Cast, Fill, ZerosLike, OnesLike and the shape-only ops agree with the CPU") {
   Runner r;
   std::mt19937 rng(7);
   const std::vector<DType> types = {DType::kFloat32, DType::kFloat64, DType::kInt32,
@@ -296,6 +296,17 @@ TEST_CASE("Cast, Fill and the shape-only ops agree with the CPU") {
     r.Check({"Fill", {Fixed(Tensor::FromVector(std::vector<int32_t>{2, 3})), R(t, {})}}, rng);
     r.Check({"Fill", {Fixed(Tensor::FromVector(std::vector<int64_t>{0, 3})), R(t, {})}}, rng);
   }
+  for (DType t : kNumbers) {
+    r.Check({"ZerosLike", {R(t, {3, 4})}}, rng);
+    r.Check({"OnesLike", {R(t, {3, 4})}}, rng);
+    r.Check({"OnesLike", {R(t, {0})}}, rng);
+  }
+  r.Check({"Shape", {R(DType::kFloat32, {3, 4})}}, rng);
+  r.Check({"Size", {R(DType::kFloat32, {3, 4})}}, rng);
+  r.Check({"Rank", {R(DType::kFloat32, {3, 4})}}, rng);
+  r.Check({"BroadcastGradientArgs", {Fixed(Tensor::FromVector(std::vector<int32_t>{3, 1})),
+                                     Fixed(Tensor::FromVector(std::vector<int32_t>{1, 4}))}, 2},
+          rng);
   r.Check({"Identity", {R(DType::kFloat32, {3, 4})}}, rng);
   r.Check({"Reshape", {R(DType::kFloat32, {3, 4}), Fixed(Tensor::FromVector(std::vector<int32_t>{4, -1}))}}, rng);
   r.Check({"ExpandDims", {R(DType::kFloat64, {3, 4}), Fixed(Tensor::Scalar<int32_t>(1))}}, rng);

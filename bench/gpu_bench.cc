@@ -1,0 +1,130 @@
+// gpu_bench: the MNIST models trained in one process on the CPU and on
+// GPU:0, with the very graph examples/mnist builds (mnist-graph --device
+// gpu, no ps tasks: variables and updates on the device too), on generated
+// MNIST-sized files. Prints one JSON line per (model, device): steps/s over
+// the timed steps, the first and last loss, and the device's allocations
+// during the timed steps (the caching allocator's: 0 once warm).
+//
+//   build/bench/gpu_bench --model classic --steps 2000
+//   python3 bench/torch_gpu_mlp.py --model classic --steps 2000   # torch, same GPU
+//
+// Without a GPU it says why and measures the CPU only.
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include "api/train_signature.h"
+#include "bench/data_dir.h"
+#include "bench/mnist_files.h"
+#include "daemon/runtime/local_session.h"
+#include "examples/mnist/mnist_model.h"
+#include "kernels/gpu/gpu_device.h"
+#include "kernels/register_all.h"
+
+namespace tfd::bench {
+namespace {
+
+namespace sig = train::signature;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string model = "classic";
+  int steps = 1000;
+  int warmup = 50;
+};
+
+StatusOr<double> Loss(LocalSession& session) {
+  TFD_ASSIGN_OR_RETURN(auto out, session.Run({}, {sig::kLoss}, {sig::kTrain}));
+  return static_cast<double>(out.fetches.at(0).scalar<float>());
+}
+
+Status Measure(const Options& o, const std::string& data, bool gpu) {
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  examples::MnistOptions mo;
+  TFD_ASSIGN_OR_RETURN(mo.model, examples::ParseMnistModel(o.model));
+  mo.ps_tasks = 0;
+  mo.gpu = gpu;
+  mo.epochs = 1000;  // never the end of the input within a run
+  Scope root = Scope::NewRootScope(registry);
+  TFD_RETURN_IF_ERROR(examples::BuildMnist(root, mo));
+  boost::asio::thread_pool pool(std::max(1u, std::thread::hardware_concurrency()));
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  env.io_dirs = {data};
+  env.logger = std::make_shared<spdlog::logger>("gpu_bench",
+                                                std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  env.logger->set_level(spdlog::level::warn);
+  if (gpu) env.gpus = gpu::GpuMemories();
+  LocalSession session(registry, env, pool, {.allow_soft_placement = true});
+  TFD_RETURN_IF_ERROR(session.Create(root.ToGraphDef()));
+  TFD_RETURN_IF_ERROR(session.Run({}, {}, {sig::kInit}).status());
+  TFD_ASSIGN_OR_RETURN(double first, Loss(session));
+  for (int i = 1; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(Loss(session).status());
+  const uint64_t allocs = gpu ? gpu::GpuDevices()[0]->memory_stats().device_allocs : 0;
+  const auto start = Clock::now();
+  double last = 0;
+  for (int i = 0; i < o.steps; ++i) {
+    TFD_ASSIGN_OR_RETURN(last, Loss(session));
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  nlohmann::json j = {{"system", "tfd"},
+                      {"model", o.model},
+                      {"device", gpu ? "gpu" : "cpu"},
+                      {"steps", o.steps},
+                      {"steps_per_second", o.steps / seconds},
+                      {"first_loss", first},
+                      {"last_loss", last}};
+  if (gpu) {
+    const auto stats = gpu::GpuDevices()[0]->memory_stats();
+    j["gpu"] = gpu::GpuDevices()[0]->description();
+    j["device_allocs_in_timed_steps"] = stats.device_allocs - allocs;
+    j["gpu_bytes_in_use"] = stats.in_use;
+  }
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+  return OkStatus();
+}
+
+Status Main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) return errors::InvalidArgument("usage: gpu_bench [--model classic|large] [--steps N] [--warmup N]");
+    const std::string value = argv[++i];
+    if (flag == "--model") o.model = value;
+    else if (flag == "--steps") o.steps = std::stoi(value);
+    else if (flag == "--warmup") o.warmup = std::stoi(value);
+    else return errors::InvalidArgument("unknown flag: ", flag);
+  }
+  if (o.steps < 1 || o.warmup < 1) return errors::InvalidArgument("--steps and --warmup must be >= 1");
+  DataDir data("tfd-gpu-bench");
+  if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
+  TFD_RETURN_IF_ERROR(WriteMnistSizedFiles(data.path()));
+  TFD_RETURN_IF_ERROR(Measure(o, data.path(), false));
+  if (gpu::GpuDevices().empty()) {
+    std::fprintf(stderr, "gpu_bench: no GPU (%s): the CPU only\n",
+                 gpu::GpuUnavailableReason().c_str());
+    return OkStatus();
+  }
+  return Measure(o, data.path(), true);
+}
+
+}  // namespace
+}  // namespace tfd::bench
+
+int main(int argc, char** argv) {
+  tfd::Status s = tfd::bench::Main(argc, argv);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
