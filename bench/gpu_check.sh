@@ -53,8 +53,10 @@ for device in cpu gpu; do
   grep -o '"devices": \[[^]]*\]' "$run/status.json"
   "$dir/bin/mnist-graph" --device "$device" --workers 1 --epochs 2 -o "$run/mnist.capnp"
   start=$(date +%s%N)
-  timeout 240 "$tfctl" train "$run/mnist.capnp" --target "$(address worker 0)" | tail -3
-  echo "$device: train rc=$? in $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  timeout 240 "$tfctl" train "$run/mnist.capnp" --target "$(address worker 0)" >"$run/train.out"
+  rc=$?
+  tail -3 "$run/train.out"
+  echo "$device: train rc=$rc in $(( ($(date +%s%N) - start) / 1000000 )) ms"
   timeout 60 "$tfctl" submit "$run/mnist.capnp" --target "$(address worker 0)" \
     --fetch eval/accuracy --output json
   echo "$device: nodes placed on GPU:0: $(grep -c 'placement: .* -> .*device:GPU:0' "$run"/worker-0.log)"

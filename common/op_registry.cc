@@ -31,7 +31,8 @@ Status OpRegistry::Register(const OpDefBuilder& builder, ShapeFn shape_fn) {
 }
 
 Status OpRegistry::RegisterKernel(const std::string& op, const std::string& device_type,
-                                  KernelFactory factory, HostMemory host_memory) {
+                                  KernelFactory factory, HostMemory host_memory,
+                                  KernelTypes types) {
   auto it = ops_.find(op);
   if (it == ops_.end()) return errors::Internal("kernel for unregistered op '", op, "'");
   if (!it->second.kernels.emplace(device_type, std::move(factory)).second) {
@@ -40,6 +41,7 @@ Status OpRegistry::RegisterKernel(const std::string& op, const std::string& devi
   if (host_memory.inputs != 0 || host_memory.outputs != 0) {
     it->second.host_memory[device_type] = host_memory;
   }
+  if (!types.attr.empty()) it->second.kernel_types[device_type] = std::move(types);
   return OkStatus();
 }
 
@@ -75,6 +77,24 @@ std::vector<std::string> OpRegistry::OpNames() const {
   std::vector<std::string> names;
   for (const auto& [name, reg] : ops_) names.push_back(name);
   return names;
+}
+
+bool OpRegistration::HasKernelFor(const std::string& device_type, const AttrMap& attrs,
+                                  std::string* why) const {
+  if (kernels.count(device_type) == 0) {
+    *why = "op " + def.name + " has no " + device_type + " kernel";
+    return false;
+  }
+  auto t = kernel_types.find(device_type);
+  if (t == kernel_types.end()) return true;
+  auto a = attrs.find(t->second.attr);
+  const DType* dtype = a == attrs.end() ? nullptr : std::get_if<DType>(&a->second);
+  if (dtype == nullptr) return true;  // the kernel's own checks will say
+  for (DType allowed : t->second.types) {
+    if (allowed == *dtype) return true;
+  }
+  *why = "op " + def.name + " has no " + device_type + " kernel for " + std::string(DTypeName(*dtype));
+  return false;
 }
 
 }  // namespace tfd

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/attr_value.h"
 #include "common/op_def.h"
 #include "common/shape_inference.h"
 
@@ -53,12 +54,25 @@ struct HostMemory {
   bool output(int i) const { return i < 64 && (outputs >> i & 1); }
 };
 
+// The element types a device's kernel takes, by the type attr that says
+// (`attr` empty: every type the op allows). Placement reads it: a node
+// whose type the kernel lacks does not go to that device.
+struct KernelTypes {
+  std::string attr;
+  std::vector<DType> types;
+};
+
 struct OpRegistration {
   OpDef def;
   ShapeFn shape_fn;
   std::map<std::string, KernelFactory> kernels;  // device type -> factory
   std::map<std::string, HostMemory> host_memory; // device type -> its host arguments
+  std::map<std::string, KernelTypes> kernel_types;  // device type -> what it takes
   GradFn grad_fn;                                // empty: the op has no gradient
+
+  // Whether a node of this op with these (completed) attrs has a kernel on
+  // `device_type`; when not, `why` says so ("op Div has no GPU kernel for int32").
+  bool HasKernelFor(const std::string& device_type, const AttrMap& attrs, std::string* why) const;
 };
 
 class OpRegistry {
@@ -67,7 +81,8 @@ class OpRegistry {
   Status Register(const OpDefBuilder& def, ShapeFn shape_fn);
   // Adds the kernel for `device_type` to an op already registered.
   Status RegisterKernel(const std::string& op, const std::string& device_type,
-                        KernelFactory factory, HostMemory host_memory = {});
+                        KernelFactory factory, HostMemory host_memory = {},
+                        KernelTypes types = {});
   // Sets the gradient function of an op already registered; INTERNAL if the
   // op is unknown or already has one.
   Status RegisterGradient(const std::string& op, GradFn fn);

@@ -1,5 +1,6 @@
 #include "daemon/distributed/master_session.h"
 
+#include <optional>
 #include <random>
 #include <set>
 
@@ -228,6 +229,11 @@ StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
   options.master_gpus = static_cast<int>(env_.kernel_env->gpus.size());
   options.gpus_unavailable = gpu::GpuUnavailableReason();
   options.allow_soft_placement = env_.allow_soft_placement;
+  std::optional<Graph> whole;
+  if (options.master_gpus > 0) {
+    TFD_ASSIGN_OR_RETURN(whole, Graph::Build(graph_, *env_.registry));
+    options.whole_graph = &*whole;
+  }
   TFD_ASSIGN_OR_RETURN(std::vector<std::string> devices, Place(graph, options));
   if (env_.log_device_placement && env_.logger) {
     for (int id = 0; id < graph.num_nodes(); ++id) {

@@ -12,15 +12,28 @@ int Root(std::vector<int>& parent, int i) {
   return i;
 }
 
-bool HasGpuKernel(const Graph::Node& n) { return n.reg->kernels.count(kDeviceGpu) > 0; }
 bool Internal(const Graph::Node& n) { return !n.op().empty() && n.op()[0] == '_'; }
+
+const std::string* WholeGraphBlocker(const GpuPlacementOptions& o, const Graph::Node& n) {
+  if (o.whole_graph_blockers == nullptr) return nullptr;
+  auto it = o.whole_graph_blockers->find(n.name());
+  return it == o.whole_graph_blockers->end() ? nullptr : &it->second;
+}
 
 }  // namespace
 
-StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph, const std::vector<DeviceName>& requested,
-                                       const GpuPlacementOptions& options) {
+namespace {
+
+// Colocation groups (a reference consumer goes where its resource is), and
+// for each group's root why the group cannot go to a GPU ("": it can).
+struct Groups {
+  std::vector<int> root;
+  std::vector<const Graph::Node*> blocker;
+  std::vector<std::string> why;
+};
+
+Groups MakeGroups(const Graph& graph) {
   const int n = graph.num_nodes();
-  // Colocation groups: a reference consumer goes where its resource is.
   std::vector<int> parent(n);
   std::iota(parent.begin(), parent.end(), 0);
   for (int id = 0; id < n; ++id) {
@@ -32,19 +45,51 @@ StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph, const std::vector<Dev
       if (owner != self) parent[self] = owner;
     }
   }
-  // A group without a GPU kernel for every member cannot go to the GPU.
-  std::vector<const Graph::Node*> blocker(n, nullptr);
+  Groups g{std::vector<int>(n), std::vector<const Graph::Node*>(n, nullptr),
+           std::vector<std::string>(n)};
+  for (int id = 0; id < n; ++id) g.root[id] = Root(parent, id);
   for (int id = 0; id < n; ++id) {
     const Graph::Node& node = graph.node(id);
-    const int root = Root(parent, id);
-    if (!HasGpuKernel(node) && !Internal(node) && blocker[root] == nullptr) blocker[root] = &node;
+    const int root = g.root[id];
+    std::string why;
+    if (!Internal(node) && g.blocker[root] == nullptr &&
+        !node.reg->HasKernelFor(kDeviceGpu, node.def.attrs, &why)) {
+      g.blocker[root] = &node;
+      g.why[root] = why;
+    }
   }
+  return g;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> GpuBlockers(const Graph& whole) {
+  const Groups g = MakeGroups(whole);
+  std::map<std::string, std::string> blocked;
+  for (int id = 0; id < whole.num_nodes(); ++id) {
+    const int root = g.root[id];
+    if (g.blocker[root] == nullptr) continue;
+    blocked[whole.node(id).name()] =
+        g.blocker[root] == &whole.node(id)
+            ? g.why[root]
+            : "it runs with " + Where(*g.blocker[root]) + ", whose " + g.why[root];
+  }
+  return blocked;
+}
+
+StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph, const std::vector<DeviceName>& requested,
+                                       const GpuPlacementOptions& options) {
+  const int n = graph.num_nodes();
+  const Groups groups = MakeGroups(graph);
+  const std::vector<int>& parent = groups.root;
+  const std::vector<const Graph::Node*>& blocker = groups.blocker;
+  const std::vector<std::string>& blocked_because = groups.why;
 
   std::vector<int> gpu(n, -1);
   bool said = false;
   for (int id = 0; id < n; ++id) {
     const Graph::Node& node = graph.node(id);
-    const int root = Root(parent, id);
+    const int root = parent[id];
     const DeviceName& want = requested[root];
     if (want.type != std::string(kDeviceGpu) || Internal(node)) continue;
     const int index = want.id.value_or(0);
@@ -55,9 +100,11 @@ StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph, const std::vector<Dev
     } else if (index >= have) {
       why = "its task has " + std::to_string(have) + " GPU" + (have == 1 ? "" : "s");
     } else if (blocker[root] != nullptr) {
-      why = blocker[root] == &node ? "op " + node.op() + " has no GPU kernel"
-                                   : "it runs with " + Where(*blocker[root]) +
-                                         ", whose op has no GPU kernel";
+      why = blocker[root] == &node ? blocked_because[root]
+                                   : "it runs with " + Where(*blocker[root]) + ", whose " +
+                                         blocked_because[root];
+    } else if (const std::string* whole = WholeGraphBlocker(options, node); whole != nullptr) {
+      why = *whole;
     } else {
       gpu[id] = index;
       continue;

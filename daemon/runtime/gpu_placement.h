@@ -18,6 +18,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,7 +37,16 @@ struct GpuPlacementOptions {
   std::string unavailable;
   bool allow_soft_placement = false;
   std::shared_ptr<spdlog::logger> logger;  // soft-placement notes; may be null
+  // GpuBlockers of the session's whole graph, when `graph` is one step's
+  // pruned part of it: a variable whose group holds an op without a GPU
+  // kernel in some other step stays off the GPU in this one too, so that
+  // every step finds it on the same device.
+  const std::map<std::string, std::string>* whole_graph_blockers = nullptr;
 };
+
+// By node name: why the node's colocation group in `whole` cannot go to a
+// GPU (absent: it can).
+std::map<std::string, std::string> GpuBlockers(const Graph& whole);
 
 // By node id: the GPU the node runs on, or -1 for its task's CPU.
 // `requested` holds each node's requested device (parsed, merged with the

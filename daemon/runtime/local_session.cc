@@ -94,10 +94,18 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
   }
   TFD_ASSIGN_OR_RETURN(Graph placed, Graph::Build(std::move(rewritten), registry_));
   const int gpus = static_cast<int>(env_.gpus.size());
+  // Resources are placed by the whole graph, not this step's part of it:
+  // a variable lands on the same device in every step.
+  std::map<std::string, std::string> whole_blockers;
+  if (gpus > 0) {
+    TFD_ASSIGN_OR_RETURN(Graph whole, Graph::Build(graph_, registry_));
+    whole_blockers = GpuBlockers(whole);
+  }
   GpuPlacementOptions gpu_options{.gpus = [gpus](int) { return gpus; },
                                   .unavailable = gpu::GpuUnavailableReason(),
                                   .allow_soft_placement = options_.allow_soft_placement,
-                                  .logger = env_.logger};
+                                  .logger = env_.logger,
+                                  .whole_graph_blockers = &whole_blockers};
   TFD_ASSIGN_OR_RETURN(std::vector<int> on_gpu, PlaceOnGpus(placed, requested, gpu_options));
   GraphDef with_devices = placed.ToGraphDef();
   bool any_gpu = false;

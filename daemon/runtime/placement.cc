@@ -81,13 +81,18 @@ StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOpti
   auto on_master = [&](int id) {
     return placed[id].job == master_job && placed[id].task == master_task;
   };
+  std::map<std::string, std::string> whole_blockers;
+  if (options.whole_graph != nullptr && options.master_gpus > 0) {
+    whole_blockers = GpuBlockers(*options.whole_graph);
+  }
   GpuPlacementOptions gpu_options{
       .gpus = [&](int id) { return on_master(id) ? options.master_gpus : 0; },
       .unavailable = options.master_gpus > 0 || options.gpus_unavailable.empty()
                          ? "the master knows only its own task's GPUs"
                          : options.gpus_unavailable,
       .allow_soft_placement = options.allow_soft_placement,
-      .logger = options.logger};
+      .logger = options.logger,
+      .whole_graph_blockers = &whole_blockers};
   std::vector<DeviceName> wanted(n);
   for (int id = 0; id < n; ++id) wanted[id] = placed[Root(parent, id)];
   TFD_ASSIGN_OR_RETURN(std::vector<int> gpu, PlaceOnGpus(graph, wanted, gpu_options));

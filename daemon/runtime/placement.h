@@ -37,6 +37,9 @@ struct PlacementOptions {
   int master_gpus = 0;            // usable GPUs of the master's own task
   std::string gpus_unavailable;   // why the master has none, for errors
   bool allow_soft_placement = false;
+  // The session's whole graph, when `graph` is one step's pruned part of it
+  // (see GpuPlacementOptions::whole_graph_blockers); may be null.
+  const Graph* whole_graph = nullptr;
 };
 
 // The full device ("/job:J/replica:0/task:T/device:CPU:0", or GPU:i) of

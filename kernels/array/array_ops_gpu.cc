@@ -104,14 +104,21 @@ class CastGpuOp : public OpKernel {
   }
 };
 
+// The source types; CastGpuOp checks the destination when it is built.
+const KernelTypes kCastTypes{"SrcT", {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                      DType::kInt64, DType::kBool}};
+
+// What a device buffer can hold (not strings).
+const KernelTypes kConstTypes{"dtype", kCastTypes.types};
+
 }  // namespace
 
 Status RegisterArrayGpuKernels(OpRegistry& r) {
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ConstGpuOp>(r, "Const"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<FillGpuOp>(r, "Fill", {.inputs = 0b11}));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<CastGpuOp>(r, "Cast"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<FillLikeGpuOp<0>>(r, "ZerosLike"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<FillLikeGpuOp<1>>(r, "OnesLike"));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ConstGpuOp>(r, "Const", kConstTypes));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<FillGpuOp>(r, "Fill", kNumberT, {.inputs = 0b11}));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<CastGpuOp>(r, "Cast", kCastTypes));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<FillLikeGpuOp<0>>(r, "ZerosLike", kNumberT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<FillLikeGpuOp<1>>(r, "OnesLike", kNumberT));
   // What only reads a shape answers on the host, as TensorFlow's GPU
   // kernels of these do: the input stays where it is.
   for (const char* op : {"Shape", "Size", "Rank"}) {

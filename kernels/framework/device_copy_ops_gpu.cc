@@ -32,8 +32,8 @@ class CopyGpuOp : public OpKernel {
 
 Status RegisterDeviceCopyGpuKernels(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(
-      AddGpuKernel<CopyGpuOp<false>>(r, kernels::kCopyToDeviceOp, {.inputs = 1}));
-  return AddGpuKernel<CopyGpuOp<true>>(r, kernels::kCopyToHostOp, {.outputs = 1});
+      AddGpuKernel<CopyGpuOp<false>>(r, kernels::kCopyToDeviceOp, {}, {.inputs = 1}));
+  return AddGpuKernel<CopyGpuOp<true>>(r, kernels::kCopyToHostOp, {}, {.outputs = 1});
 }
 
 }  // namespace tfd::gpu

@@ -2,9 +2,9 @@
 // class for the GPU, and the checks every launch goes through.
 //
 //   class NegGpuOp : public OpKernel { ... Compute launches on GpuDeviceOf(ctx) ... };
-//   TFD_RETURN_IF_ERROR(AddGpuKernel<NegGpuOp>(r, "Neg"));
+//   TFD_RETURN_IF_ERROR(AddGpuKernel<NegGpuOp>(r, "Neg", kFloatT));
 //   // shapes and axes the kernel reads on the host stay there:
-//   TFD_RETURN_IF_ERROR(AddGpuKernel<SumGpuOp>(r, "Sum", {.inputs = 1 << 1}));
+//   TFD_RETURN_IF_ERROR(AddGpuKernel<SumGpuOp>(r, "Sum", kNumberT, {.inputs = 1 << 1}));
 #pragma once
 
 #include <memory>
@@ -15,8 +15,15 @@
 
 namespace tfd::gpu {
 
+// The element types most GPU kernels take, by their "T" attr: placement
+// keeps other types (the int32 shape arithmetic of a gradient) on the CPU.
+inline const KernelTypes kFloatT{"T", {DType::kFloat32, DType::kFloat64}};
+inline const KernelTypes kNumberT{"T", {DType::kFloat32, DType::kFloat64, DType::kInt32,
+                                        DType::kInt64}};
+
 template <typename K>
-Status AddGpuKernel(OpRegistry& r, const char* op, HostMemory host_memory = {}) {
+Status AddGpuKernel(OpRegistry& r, const char* op, KernelTypes types = {},
+                    HostMemory host_memory = {}) {
   return r.RegisterKernel(
       op, kDeviceGpu,
       [](OpKernelConstruction& c) -> StatusOr<std::unique_ptr<OpKernel>> {
@@ -24,7 +31,7 @@ Status AddGpuKernel(OpRegistry& r, const char* op, HostMemory host_memory = {}) 
         if (!c.status().ok()) return c.status();
         return std::unique_ptr<OpKernel>(std::move(k));
       },
-      host_memory);
+      host_memory, std::move(types));
 }
 
 // Registers the CPU kernel of `op` for the GPU too: for kernels that never

@@ -187,26 +187,26 @@ constexpr HostMemory kSecondInputOnHost{.inputs = 1u << 1};
 }  // namespace
 
 Status RegisterMathGpuKernels(OpRegistry& r) {
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_NEG>>(r, "Neg"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_SQUARE>>(r, "Square"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_SQRT>>(r, "Sqrt"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_RSQRT>>(r, "Rsqrt"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_EXP>>(r, "Exp"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_LOG>>(r, "Log"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_ABS>>(r, "Abs"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_RECIPROCAL>>(r, "Reciprocal"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_ADD>>(r, "Add"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_SUB>>(r, "Sub"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_MUL>>(r, "Mul"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_DIV>>(r, "Div"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_MAXIMUM>>(r, "Maximum"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_MINIMUM>>(r, "Minimum"));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_NEG>>(r, "Neg", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_SQUARE>>(r, "Square", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_SQRT>>(r, "Sqrt", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_RSQRT>>(r, "Rsqrt", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_EXP>>(r, "Exp", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_LOG>>(r, "Log", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_ABS>>(r, "Abs", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<UnaryGpuOp<TFD_GPU_RECIPROCAL>>(r, "Reciprocal", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_ADD>>(r, "Add", kNumberT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_SUB>>(r, "Sub", kNumberT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_MUL>>(r, "Mul", kNumberT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_DIV>>(r, "Div", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_MAXIMUM>>(r, "Maximum", kNumberT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BinaryGpuOp<TFD_GPU_MINIMUM>>(r, "Minimum", kNumberT));
   TFD_RETURN_IF_ERROR(
-      AddGpuKernel<BinaryGpuOp<TFD_GPU_SQUARED_DIFFERENCE>>(r, "SquaredDifference"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<MatMulGpuOp>(r, "MatMul"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ReductionGpuOp<TFD_GPU_SUM>>(r, "Sum", kSecondInputOnHost));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ReductionGpuOp<TFD_GPU_MEAN>>(r, "Mean", kSecondInputOnHost));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ArgMaxGpuOp>(r, "ArgMax", kSecondInputOnHost));
+      AddGpuKernel<BinaryGpuOp<TFD_GPU_SQUARED_DIFFERENCE>>(r, "SquaredDifference", kNumberT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<MatMulGpuOp>(r, "MatMul", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ReductionGpuOp<TFD_GPU_SUM>>(r, "Sum", kNumberT, kSecondInputOnHost));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ReductionGpuOp<TFD_GPU_MEAN>>(r, "Mean", kFloatT, kSecondInputOnHost));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ArgMaxGpuOp>(r, "ArgMax", kFloatT, kSecondInputOnHost));
   return OkStatus();
 }
 

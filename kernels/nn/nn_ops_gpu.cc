@@ -194,19 +194,19 @@ class SparseXentGpuOp : public OpKernel {
 }  // namespace
 
 Status RegisterNnGpuKernels(OpRegistry& r) {
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGpuOp<TFD_GPU_SIGMOID>>(r, "Sigmoid"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGpuOp<TFD_GPU_TANH>>(r, "Tanh"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGpuOp<TFD_GPU_RELU>>(r, "Relu"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGradGpuOp<TFD_GPU_SIGMOID_GRAD>>(r, "SigmoidGrad"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGradGpuOp<TFD_GPU_TANH_GRAD>>(r, "TanhGrad"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGradGpuOp<TFD_GPU_RELU_GRAD>>(r, "ReluGrad"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BiasAddGpuOp>(r, "BiasAdd"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<BiasAddGradGpuOp>(r, "BiasAddGrad"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<SoftmaxGpuOp>(r, "Softmax"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<SoftmaxGpuOp>(r, "LogSoftmax"));
-  TFD_RETURN_IF_ERROR(AddGpuKernel<XentGpuOp>(r, "SoftmaxCrossEntropyWithLogits"));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGpuOp<TFD_GPU_SIGMOID>>(r, "Sigmoid", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGpuOp<TFD_GPU_TANH>>(r, "Tanh", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGpuOp<TFD_GPU_RELU>>(r, "Relu", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGradGpuOp<TFD_GPU_SIGMOID_GRAD>>(r, "SigmoidGrad", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGradGpuOp<TFD_GPU_TANH_GRAD>>(r, "TanhGrad", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<ActivationGradGpuOp<TFD_GPU_RELU_GRAD>>(r, "ReluGrad", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BiasAddGpuOp>(r, "BiasAdd", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<BiasAddGradGpuOp>(r, "BiasAddGrad", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<SoftmaxGpuOp>(r, "Softmax", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<SoftmaxGpuOp>(r, "LogSoftmax", kFloatT));
+  TFD_RETURN_IF_ERROR(AddGpuKernel<XentGpuOp>(r, "SoftmaxCrossEntropyWithLogits", kFloatT));
   TFD_RETURN_IF_ERROR(AddGpuKernel<SparseXentGpuOp>(r, "SparseSoftmaxCrossEntropyWithLogits",
-                                                    {.inputs = 1u << 1}));
+                                                    kFloatT, {.inputs = 1u << 1}));
   return OkStatus();
 }
 

@@ -107,11 +107,12 @@ Status RegisterStateGpuKernels(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "Assign"));
   TFD_RETURN_IF_ERROR(ShareCpuKernel(r, "IsVariableInitialized", {.outputs = 1}));
   TFD_RETURN_IF_ERROR(
-      AddGpuKernel<ApplyGpuOp<Rule::kGradientDescent>>(r, "ApplyGradientDescent", {.inputs = 1u << 1}));
+      AddGpuKernel<ApplyGpuOp<Rule::kGradientDescent>>(r, "ApplyGradientDescent", kFloatT,
+                                                        {.inputs = 1u << 1}));
   TFD_RETURN_IF_ERROR(AddGpuKernel<ApplyGpuOp<Rule::kMomentum>>(
-      r, "ApplyMomentum", {.inputs = 1u << 2 | 1u << 4}));
+      r, "ApplyMomentum", kFloatT, {.inputs = 1u << 2 | 1u << 4}));
   TFD_RETURN_IF_ERROR(
-      AddGpuKernel<ApplyGpuOp<Rule::kAdam>>(r, "ApplyAdam", {.inputs = 0b111111000}));
+      AddGpuKernel<ApplyGpuOp<Rule::kAdam>>(r, "ApplyAdam", kFloatT, {.inputs = 0b111111000}));
   return OkStatus();
 }
 

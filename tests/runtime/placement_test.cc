@@ -217,6 +217,26 @@ TEST_CASE("a resource and the ops taking it go to the GPU together or not at all
   INFO(refused.status().ToString());
   CHECK(refused.status().code() == Code::kInvalidArgument);
   CHECK(refused.status().message().find("runs with node 'peek' (TPeek)") != std::string::npos);
+
+  // The same in a step that prunes TPeek away: the session's whole graph
+  // decides, so the variable is on the same device in every step (a step
+  // that initializes it must not put it on the GPU when another step reads
+  // it on the CPU).
+  Graph whole = f.Build(R"g((name = "v", op = "TVar", device = "/job:worker/gpu:0"),
+                           (name = "peek", op = "TPeek", inputs = ["v"]))g" "," +
+                        Const("a", "") + "," + set);
+  Graph step = f.Build(R"g((name = "v", op = "TVar", device = "/job:worker/gpu:0"))g" "," +
+                       Const("a", "") + "," + set);
+  f.options.whole_graph = &whole;
+  auto in_step = Place(step, f.options);
+  INFO(in_step.status().ToString());
+  CHECK(in_step.status().code() == Code::kInvalidArgument);
+  CHECK(in_step.status().message().find("runs with node 'peek' (TPeek)") != std::string::npos);
+  f.options.allow_soft_placement = true;
+  auto soft = Place(step, f.options);
+  REQUIRE(soft.ok());
+  CHECK(f.DeviceOf(step, *soft, "v") == "/job:worker/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(step, *soft, "set") == "/job:worker/replica:0/task:1/device:CPU:0");
 }
 
 }  // namespace
