@@ -188,9 +188,11 @@ struct TrainingCluster {
   // global_step instead races the trainers, which restore and step on as
   // soon as the ps is back.
   int64_t NewestPsCheckpoint() {
-    auto worker = cluster.Connect("worker", 0);
-    REQUIRE(worker.ok());
-    auto listed = (*worker)->ListCheckpoints(30s, /*verify=*/false);
+    // Asked of the ps itself: it is up once Start returned, while another
+    // task's connection to it may still be coming back.
+    auto ps = cluster.Connect("ps", 0);
+    REQUIRE(ps.ok());
+    auto listed = (*ps)->ListCheckpoints(30s, /*verify=*/false);
     INFO(listed.status().ToString());
     REQUIRE(listed.ok());
     for (const TaskCheckpoints& t : *listed) {
