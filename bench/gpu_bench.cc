@@ -3,7 +3,8 @@
 // gpu, no ps tasks: variables and updates on the device too), on generated
 // MNIST-sized files. Prints one JSON line per (model, device): steps/s over
 // the timed steps, the first and last loss, and the device's allocations
-// during the timed steps (the caching allocator's: 0 once warm).
+// (device and pinned host memory) during the timed steps (the caching
+// allocator's: 0 once warm).
 //
 //   build/bench/gpu_bench --model classic --steps 2000
 //   python3 bench/torch_gpu_mlp.py --model classic --steps 2000   # torch, same GPU
@@ -68,7 +69,7 @@ Status Measure(const Options& o, const std::string& data, bool gpu) {
   TFD_RETURN_IF_ERROR(session.Run({}, {}, {sig::kInit}).status());
   TFD_ASSIGN_OR_RETURN(double first, Loss(session));
   for (int i = 1; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(Loss(session).status());
-  const uint64_t allocs = gpu ? gpu::GpuDevices()[0]->memory_stats().device_allocs : 0;
+  const auto before = gpu ? gpu::GpuDevices()[0]->memory_stats() : gpu::GpuDevice::MemoryStats{};
   const auto start = Clock::now();
   double last = 0;
   for (int i = 0; i < o.steps; ++i) {
@@ -85,7 +86,8 @@ Status Measure(const Options& o, const std::string& data, bool gpu) {
   if (gpu) {
     const auto stats = gpu::GpuDevices()[0]->memory_stats();
     j["gpu"] = gpu::GpuDevices()[0]->description();
-    j["device_allocs_in_timed_steps"] = stats.device_allocs - allocs;
+    j["device_allocs_in_timed_steps"] = stats.device_allocs - before.device_allocs;
+    j["pinned_allocs_in_timed_steps"] = stats.pinned_allocs - before.pinned_allocs;
     j["gpu_bytes_in_use"] = stats.in_use;
   }
   std::printf("%s\n", j.dump().c_str());

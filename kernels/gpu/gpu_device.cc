@@ -123,6 +123,36 @@ StatusOr<std::shared_ptr<Buffer>> GpuDevice::Allocate(size_t bytes) {
   return Buffer::WrapDevice(p, bytes, this, std::move(owner));
 }
 
+StatusOr<std::shared_ptr<Buffer>> GpuDevice::AllocatePinned(size_t bytes) {
+  const size_t rounded = RoundUp(bytes);
+  void* p = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_pinned_.find(rounded);
+    if (it != free_pinned_.end() && !it->second.empty()) {
+      p = it->second.back();
+      it->second.pop_back();
+    }
+  }
+  if (p == nullptr) {
+    const cudaError_t e = cudaHostAlloc(&p, rounded, cudaHostAllocPortable);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return errors::ResourceExhausted("cannot allocate ", bytes, " bytes of pinned host memory for ",
+                                       name_, ": ", CudaError(e));
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.pinned_allocs;
+  }
+  std::shared_ptr<void> owner(p, [this, rounded](void* block) { ReleasePinned(block, rounded); });
+  return Buffer::Wrap(p, bytes, std::move(owner));
+}
+
+void GpuDevice::ReleasePinned(void* p, size_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_pinned_[bytes].push_back(p);
+}
+
 void GpuDevice::Release(void* p, size_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   free_[bytes].push_back(p);

@@ -38,6 +38,7 @@ class GpuDevice final : public DeviceMemory {
     uint64_t in_use = 0;       // bytes held by live tensors
     uint64_t cached = 0;       // bytes kept for reuse
     uint64_t device_allocs = 0;  // cudaMalloc calls so far
+    uint64_t pinned_allocs = 0;  // cudaHostAlloc calls so far
   };
 
   // Use GpuDevices(); the key keeps construction in this file's .cc.
@@ -52,6 +53,11 @@ class GpuDevice final : public DeviceMemory {
   void* stream() const { return stream_; }  // a cudaStream_t
 
   StatusOr<std::shared_ptr<Buffer>> Allocate(size_t bytes) override;
+  // `bytes` of page-locked host memory (a host buffer: host code reads it,
+  // _Send sends from it), cached as device blocks are: copies between it
+  // and the device run at the bus's speed with no staging by the driver.
+  // Not zero-filled: for a copy's destination.
+  StatusOr<std::shared_ptr<Buffer>> AllocatePinned(size_t bytes);
   Status CopyToHost(void* dst, const void* src, size_t bytes) override;
   Status CopyFromHost(void* dst, const void* src, size_t bytes) override;
   Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
@@ -72,8 +78,9 @@ class GpuDevice final : public DeviceMemory {
 
  private:
   struct Blas;
-  // Gives a block back to the cache (the buffer's owner calls it).
+  // Give a block back to its cache (the buffer's owner calls them).
   void Release(void* p, size_t bytes);
+  void ReleasePinned(void* p, size_t bytes);
   // Frees the cached blocks (before a retry when the device is full).
   void FreeCached();
 
@@ -83,8 +90,9 @@ class GpuDevice final : public DeviceMemory {
   std::string description_;
   std::unique_ptr<Blas> blas_;
   mutable std::mutex mu_;
-  // Free blocks by rounded size; guarded by mu_.
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  // Free blocks by rounded size, of device and of pinned host memory;
+  // guarded by mu_.
+  std::unordered_map<size_t, std::vector<void*>> free_, free_pinned_;
   MemoryStats stats_;  // guarded by mu_
 };
 

@@ -331,6 +331,27 @@ TEST_CASE("a Const placed on the GPU is uploaded once and reads back as on the C
   CheckClose(cpu[0], gpu[0], "Square(Const)");
 }
 
+TEST_CASE("fetched tensors come back through pinned host memory, reused step after step") {
+  Runner r;
+  GraphDef g;
+  g.nodes.push_back({.name = "x", .op = "Placeholder", .attrs = {{"dtype", DType::kFloat32}}});
+  g.nodes.push_back({.name = "sq", .op = "Square", .inputs = {"x"}, .device = "/device:GPU:0"});
+  LocalSession session(r.registry_, r.gpu_env_, r.pool_);
+  REQUIRE(session.Create(g).ok());
+  const Tensor x = Tensor::FromVector(std::vector<float>(1000, 3.0f));
+  REQUIRE(session.Run({{"x", x}}, {"sq"}, {}).ok());
+  const auto warm = gpu::GpuDevices()[0]->memory_stats();
+  CHECK(warm.pinned_allocs >= 1);
+  for (int i = 0; i < 10; ++i) {
+    auto out = session.Run({{"x", x}}, {"sq"}, {});
+    REQUIRE(out.ok());
+    CHECK(out->fetches[0].data<float>()[999] == 9.0f);
+  }
+  const auto after = gpu::GpuDevices()[0]->memory_stats();
+  CHECK(after.pinned_allocs == warm.pinned_allocs);
+  CHECK(after.device_allocs == warm.device_allocs);
+}
+
 // The optimizer updates, on variables kept on the GPU: initialised from the
 // same values, updated once, read back.
 TEST_CASE("ApplyGradientDescent, ApplyMomentum and ApplyAdam on GPU variables agree with the CPU") {
