@@ -61,6 +61,13 @@ Groups MakeGroups(const Graph& graph) {
   return g;
 }
 
+// Why `node`, in the group rooted at `root`, cannot go to a GPU.
+std::string Why(const Groups& g, int root, const Graph::Node& node) {
+  return g.blocker[root] == &node ? g.why[root]
+                                  : "it runs with " + Where(*g.blocker[root]) + ", whose " +
+                                        g.why[root];
+}
+
 }  // namespace
 
 std::map<std::string, std::string> GpuBlockers(const Graph& whole) {
@@ -69,10 +76,7 @@ std::map<std::string, std::string> GpuBlockers(const Graph& whole) {
   for (int id = 0; id < whole.num_nodes(); ++id) {
     const int root = g.root[id];
     if (g.blocker[root] == nullptr) continue;
-    blocked[whole.node(id).name()] =
-        g.blocker[root] == &whole.node(id)
-            ? g.why[root]
-            : "it runs with " + Where(*g.blocker[root]) + ", whose " + g.why[root];
+    blocked[whole.node(id).name()] = Why(g, root, whole.node(id));
   }
   return blocked;
 }
@@ -81,15 +85,12 @@ StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph, const std::vector<Dev
                                        const GpuPlacementOptions& options) {
   const int n = graph.num_nodes();
   const Groups groups = MakeGroups(graph);
-  const std::vector<int>& parent = groups.root;
-  const std::vector<const Graph::Node*>& blocker = groups.blocker;
-  const std::vector<std::string>& blocked_because = groups.why;
 
   std::vector<int> gpu(n, -1);
   bool said = false;
   for (int id = 0; id < n; ++id) {
     const Graph::Node& node = graph.node(id);
-    const int root = parent[id];
+    const int root = groups.root[id];
     const DeviceName& want = requested[root];
     if (want.type != std::string(kDeviceGpu) || Internal(node)) continue;
     const int index = want.id.value_or(0);
@@ -99,10 +100,8 @@ StatusOr<std::vector<int>> PlaceOnGpus(const Graph& graph, const std::vector<Dev
       why = "its task has no usable GPU: " + options.unavailable;
     } else if (index >= have) {
       why = "its task has " + std::to_string(have) + " GPU" + (have == 1 ? "" : "s");
-    } else if (blocker[root] != nullptr) {
-      why = blocker[root] == &node ? blocked_because[root]
-                                   : "it runs with " + Where(*blocker[root]) + ", whose " +
-                                         blocked_because[root];
+    } else if (groups.blocker[root] != nullptr) {
+      why = Why(groups, root, node);
     } else if (const std::string* whole = WholeGraphBlocker(options, node); whole != nullptr) {
       why = *whole;
     } else {
