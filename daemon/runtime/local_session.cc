@@ -80,7 +80,7 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
                        RewriteForRun(graph_, registry_, feed_ids, fetch_ids, targets, &prepared->feeds));
   // One process: job and task requests are moot (said once); GPU requests
   // go to this process's GPUs where they can.
-  bool warned_task = false;
+  bool warned_task = false, wants_gpu = false;
   std::vector<DeviceName> requested;
   for (const NodeDef& n : rewritten.nodes) {
     auto d = DeviceName::Parse(n.device);
@@ -90,8 +90,22 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
                         n.name, d->TaskName());
       warned_task = true;
     }
+    wants_gpu = wants_gpu || d->type == std::string(kDeviceGpu);
     requested.push_back(*d);
   }
+  if (wants_gpu) {
+    TFD_ASSIGN_OR_RETURN(rewritten, PlaceOnThisProcessGpus(std::move(rewritten), requested));
+  }
+  TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(rewritten), registry_));
+  Executor::Options eo{&registry_, &env_, &pool_, kDeviceCpu, env_.task + "/device:CPU:0"};
+  TFD_ASSIGN_OR_RETURN(prepared->executor,
+                       Executor::Create(std::make_shared<const Graph>(std::move(g)), eo));
+  prepared_.emplace(key, prepared);
+  return prepared;
+}
+
+StatusOr<GraphDef> LocalSession::PlaceOnThisProcessGpus(GraphDef rewritten,
+                                                        const std::vector<DeviceName>& requested) {
   TFD_ASSIGN_OR_RETURN(Graph placed, Graph::Build(std::move(rewritten), registry_));
   const int gpus = static_cast<int>(env_.gpus.size());
   // Resources are placed by the whole graph, not this step's part of it:
@@ -118,16 +132,9 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
       n.device = env_.task + "/device:CPU:0";  // soft-placed
     }
   }
-  if (any_gpu) {
-    TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(with_devices), registry_));
-    TFD_ASSIGN_OR_RETURN(with_devices, InsertDeviceCopies(g));
-  }
+  if (!any_gpu) return with_devices;
   TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(with_devices), registry_));
-  Executor::Options eo{&registry_, &env_, &pool_, kDeviceCpu, env_.task + "/device:CPU:0"};
-  TFD_ASSIGN_OR_RETURN(prepared->executor,
-                       Executor::Create(std::make_shared<const Graph>(std::move(g)), eo));
-  prepared_.emplace(key, prepared);
-  return prepared;
+  return InsertDeviceCopies(g);
 }
 
 StatusOr<LocalSession::RunOutput> LocalSession::Run(const Feeds& feeds,

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/device_name.h"
 #include "common/graph_def.h"
 #include "common/op_kernel.h"
 #include "common/step_stats.h"
@@ -77,6 +78,11 @@ class LocalSession {
   StatusOr<std::shared_ptr<Prepared>> Prepare(const Feeds& feeds,
                                               const std::vector<std::string>& fetches,
                                               const std::vector<std::string>& targets);
+  // A step's rewritten graph with the nodes that ask for a GPU placed on
+  // this process's GPUs (or, soft, its CPU) and copies where tensors cross
+  // memories. `requested`: each node's parsed request. Called under mu_.
+  StatusOr<GraphDef> PlaceOnThisProcessGpus(GraphDef rewritten,
+                                            const std::vector<DeviceName>& requested);
 
   const OpRegistry& registry_;
   const KernelEnv& env_;
