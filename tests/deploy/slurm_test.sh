@@ -122,7 +122,10 @@ err=$(TFD_SLURM_STOP_TIMEOUT=1 tfd_slurm_stop "$stubborn" 2>&1)
 took_ms=$((($(date +%s%N) - started) / 1000000))
 # Killed, though perhaps not reaped yet: this shell is its parent, not the
 # command substitution tfd_slurm_stop ran in, so it may still be a zombie.
+# SIGKILL is delivered asynchronously too: the process may take a moment to
+# die after tfd_slurm_stop returns, so look for up to 2 s.
 killed() { ! kill -0 "$1" 2>/dev/null || [[ $(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) == Z ]]; }
+for _ in $(seq 1 40); do killed "$stubborn" && break; sleep 0.05; done
 if killed "$stubborn" && ((took_ms < 5000)) && [[ $err == *"did not stop; killing"* ]]; then
   wait "$stubborn" 2>/dev/null
   pass "a step that ignores SIGTERM is killed after TFD_SLURM_STOP_TIMEOUT (${took_ms} ms)"
