@@ -20,10 +20,6 @@ const std::string* WholeGraphBlocker(const GpuPlacementOptions& o, const Graph::
   return it == o.whole_graph_blockers->end() ? nullptr : &it->second;
 }
 
-}  // namespace
-
-namespace {
-
 // Colocation groups (a reference consumer goes where its resource is), and
 // for each group's root why the group cannot go to a GPU ("": it can).
 struct Groups {
@@ -34,20 +30,8 @@ struct Groups {
 
 Groups MakeGroups(const Graph& graph) {
   const int n = graph.num_nodes();
-  std::vector<int> parent(n);
-  std::iota(parent.begin(), parent.end(), 0);
-  for (int id = 0; id < n; ++id) {
-    const Graph::Node& node = graph.node(id);
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (!node.input_refs[k]) continue;
-      const int owner = Root(parent, node.inputs[k].node);
-      const int self = Root(parent, id);
-      if (owner != self) parent[self] = owner;
-    }
-  }
-  Groups g{std::vector<int>(n), std::vector<const Graph::Node*>(n, nullptr),
+  Groups g{ColocationRoots(graph), std::vector<const Graph::Node*>(n, nullptr),
            std::vector<std::string>(n)};
-  for (int id = 0; id < n; ++id) g.root[id] = Root(parent, id);
   for (int id = 0; id < n; ++id) {
     const Graph::Node& node = graph.node(id);
     const int root = g.root[id];
@@ -69,6 +53,23 @@ std::string Why(const Groups& g, int root, const Graph::Node& node) {
 }
 
 }  // namespace
+
+std::vector<int> ColocationRoots(const Graph& graph) {
+  const int n = graph.num_nodes();
+  std::vector<int> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  for (int id = 0; id < n; ++id) {
+    const Graph::Node& node = graph.node(id);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (!node.input_refs[k]) continue;
+      const int owner = Root(parent, node.inputs[k].node);
+      const int self = Root(parent, id);
+      if (owner != self) parent[self] = owner;
+    }
+  }
+  for (int id = 0; id < n; ++id) parent[id] = Root(parent, id);
+  return parent;
+}
 
 std::map<std::string, std::string> GpuBlockers(const Graph& whole) {
   const Groups g = MakeGroups(whole);

@@ -44,6 +44,11 @@ struct GpuPlacementOptions {
   const std::map<std::string, std::string>* whole_graph_blockers = nullptr;
 };
 
+// By node id: the root of the node's colocation group — the resource (a
+// variable, a queue) that it, or what it takes by reference, belongs with.
+// Nodes with the same root run on the same device.
+std::vector<int> ColocationRoots(const Graph& graph);
+
 // By node name: why the node's colocation group in `whole` cannot go to a
 // GPU (absent: it can).
 std::map<std::string, std::string> GpuBlockers(const Graph& whole);

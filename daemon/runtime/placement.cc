@@ -1,19 +1,11 @@
 #include "daemon/runtime/placement.h"
 
-#include <numeric>
-
 #include "daemon/runtime/gpu_placement.h"
 
 namespace tfd {
 namespace {
 
 std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n.op() + ")"; }
-
-// Union-find over node ids for colocation groups.
-int Root(std::vector<int>& parent, int i) {
-  while (parent[i] != i) i = parent[i] = parent[parent[i]];
-  return i;
-}
 
 }  // namespace
 
@@ -32,22 +24,12 @@ StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOpti
 
   // Colocate reference consumers with the resource they take: the group's
   // request is its resource owner's (the member taking no reference input).
-  std::vector<int> parent(n);
-  std::iota(parent.begin(), parent.end(), 0);
-  for (int id = 0; id < n; ++id) {
-    const Graph::Node& node = graph.node(id);
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      if (!node.input_refs[k]) continue;
-      const int owner = Root(parent, node.inputs[k].node);
-      const int self = Root(parent, id);
-      if (owner != self) parent[self] = owner;
-    }
-  }
+  const std::vector<int> root_of = ColocationRoots(graph);
 
   std::vector<DeviceName> placed(n);
   for (int id = 0; id < n; ++id) {
     const Graph::Node& node = graph.node(id);
-    const int root = Root(parent, id);
+    const int root = root_of[id];
     DeviceName d = requested[root];
     if (root != id && !requested[id].CompatibleWith(d) && options.logger) {
       options.logger->warn("{} asks for '{}' but runs with the resource it uses, on '{}'",
@@ -94,7 +76,7 @@ StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOpti
       .logger = options.logger,
       .whole_graph_blockers = &whole_blockers};
   std::vector<DeviceName> wanted(n);
-  for (int id = 0; id < n; ++id) wanted[id] = placed[Root(parent, id)];
+  for (int id = 0; id < n; ++id) wanted[id] = placed[root_of[id]];
   TFD_ASSIGN_OR_RETURN(std::vector<int> gpu, PlaceOnGpus(graph, wanted, gpu_options));
 
   std::vector<std::string> devices(n);
