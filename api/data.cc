@@ -22,6 +22,7 @@ IdxBatch IdxNextBatch(const Scope& scope, const Output& dataset, const IdxBatchO
                    {"one_hot", o.one_hot},
                    {"num_classes", o.num_classes},
                    {"drop_remainder", o.drop_remainder},
+                   {"prefetch", o.prefetch},
                    {"Tlabels", o.one_hot ? DType::kFloat32 : DType::kInt32}});
   if (out.size() != 2) return {};
   return {out[0], out[1]};

@@ -39,6 +39,9 @@ struct IdxBatchOptions {
   bool one_hot = false;  // float32 one-hot rows instead of int32 class indices
   int64_t num_classes = 10;
   bool drop_remainder = false;
+  // Draw and make the next batch on the dataset's thread while a step
+  // computes (the order of batches is the same either way).
+  bool prefetch = true;
 };
 struct IdxBatch {
   Output images;  // float32 [b, rows*cols] in [0, 1]

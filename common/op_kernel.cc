@@ -51,12 +51,15 @@ OpKernelContext::OpKernelContext(const OpKernel& kernel, const KernelEnv& env,
       output_types_(std::move(output_types)),
       outputs_(output_types_.size()) {}
 
-StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape, int output) {
+StatusOr<Tensor> AllocateKernelOutput(const SizeLimits& limits,
+                                      const std::shared_ptr<MemoryBudget>& budget,
+                                      DeviceMemory* memory, DType dtype, const TensorShape& shape,
+                                      std::string_view node, int output) {
   // The executor puts "node 'x' (Op): " in front of a kernel's error. Built
   // only for an error: on every successful call the strings cost as much as
   // a small kernel's arithmetic (docs/benchmarks.md, kernel_bench).
   auto where = [&] {
-    return "output " + std::to_string(output) + " of '" + node().name + "': " +
+    return "output " + std::to_string(output) + " of '" + std::string(node) + "': " +
            std::string(DTypeName(dtype)) + shape.ToString();
   };
   // Shapes made with the unchecked constructors may count more elements
@@ -65,16 +68,20 @@ StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape
     return errors::InvalidArgument(where(), " has more than ", kMaxTensorElements, " elements");
   }
   const uint64_t bytes = TensorBytes(dtype, shape.num_elements());
-  if (bytes > env_.limits.max_tensor_bytes) {
+  if (bytes > limits.max_tensor_bytes) {
     return errors::ResourceExhausted(where(), " takes ", FormatBytes(bytes), ", more than the ",
-                                     FormatBytes(env_.limits.max_tensor_bytes),
+                                     FormatBytes(limits.max_tensor_bytes),
                                      " allowed for one tensor (--max-tensor-bytes)");
   }
-  const NodeInfo& n = node();
-  DeviceMemory* memory = output < 64 && (n.host_outputs >> output & 1) ? nullptr : n.memory;
-  auto t = Tensor::AllocateOn(memory, dtype, shape, env_.memory);
+  auto t = Tensor::AllocateOn(memory, dtype, shape, budget);
   if (!t.ok()) return t.status().WithContext(where());
   return t;
+}
+
+StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape, int output) {
+  const NodeInfo& n = node();
+  DeviceMemory* memory = output < 64 && (n.host_outputs >> output & 1) ? nullptr : n.memory;
+  return AllocateKernelOutput(env_.limits, env_.memory, memory, dtype, shape, n.name, output);
 }
 
 Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor** out) {

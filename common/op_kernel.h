@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <spdlog/logger.h>
@@ -263,6 +264,15 @@ class OpKernelContext {
   Status status_;
   std::string trace_label_;
 };
+
+// allocate_output's checks and allocation, for a tensor a kernel makes
+// outside its Compute (an input batch prepared ahead on another thread):
+// `node`'s output `output` in `memory` (null: host memory), within `limits`,
+// charged to `budget`. Errors name the node, output, dtype and shape.
+StatusOr<Tensor> AllocateKernelOutput(const SizeLimits& limits,
+                                      const std::shared_ptr<MemoryBudget>& budget,
+                                      DeviceMemory* memory, DType dtype, const TensorShape& shape,
+                                      std::string_view node, int output);
 
 template <typename K>
 Status OpRegistry::Add(const OpDefBuilder& def, ShapeFn shape_fn) {

@@ -2,6 +2,7 @@
 #include "kernels/data/idx_dataset.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 namespace tfd::kernels::data {
@@ -29,7 +30,7 @@ std::string IdxDataset::DebugString() const {
   const IdxImages& im = examples_->images;
   s += std::to_string(im.count) + " examples of " + std::to_string(im.rows) + "x" +
        std::to_string(im.cols) + ", shard " + std::to_string(spec_.shard_index) + " of " +
-       std::to_string(spec_.num_shards) + ", epoch " + std::to_string(epoch_);
+       std::to_string(spec_.num_shards) + ", epoch " + std::to_string(ReadEpochLocked());
   s += spec_.epochs < 0 ? " (forever)" : " of " + std::to_string(spec_.epochs);
   return s;
 }
@@ -76,6 +77,44 @@ Status IdxDataset::Exhausted() const {
 
 StatusOr<IdxDataset::Batch> IdxDataset::Next(int64_t batch_size, bool drop_remainder) {
   std::lock_guard<std::mutex> lock(mu_);
+  PutBackLocked();
+  return NextLocked(batch_size, drop_remainder);
+}
+
+StatusOr<IdxDataset::Reserved> IdxDataset::Reserve(int64_t batch_size, bool drop_remainder) {
+  static std::atomic<uint64_t> next_ticket{1};
+  std::lock_guard<std::mutex> lock(mu_);
+  PutBackLocked();
+  const int64_t epoch = epoch_, position = position_;
+  auto batch = NextLocked(batch_size, drop_remainder);
+  if (!batch.ok()) {
+    MoveCursorLocked(epoch, position);  // an exhausting draw moved it
+    return batch.status();
+  }
+  reserved_ = ReservedStart{next_ticket.fetch_add(1, std::memory_order_relaxed), epoch, position};
+  return Reserved{std::move(*batch), reserved_->ticket};
+}
+
+bool IdxDataset::Commit(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!reserved_ || reserved_->ticket != ticket) return false;
+  reserved_.reset();
+  return true;
+}
+
+void IdxDataset::MoveCursorLocked(int64_t epoch, int64_t position) {
+  if (epoch != epoch_) order_.clear();
+  epoch_ = epoch;
+  position_ = position;
+}
+
+void IdxDataset::PutBackLocked() {
+  if (!reserved_) return;
+  MoveCursorLocked(reserved_->epoch, reserved_->position);
+  reserved_.reset();
+}
+
+StatusOr<IdxDataset::Batch> IdxDataset::NextLocked(int64_t batch_size, bool drop_remainder) {
   if (!examples_) {
     return errors::FailedPrecondition("dataset '", name_, "' is not loaded: its IdxDataset op "
                                       "has not run successfully");
@@ -126,11 +165,12 @@ StatusOr<IdxDataset::Batch> IdxDataset::Next(int64_t batch_size, bool drop_remai
 
 int64_t IdxDataset::epoch() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return epoch_;
+  return ReadEpochLocked();
 }
 
 void IdxDataset::Reset() {
   std::lock_guard<std::mutex> lock(mu_);
+  reserved_.reset();
   epoch_ = 0;
   position_ = 0;
   order_.clear();
@@ -140,7 +180,8 @@ void IdxDataset::Reset() {
 std::optional<InputPosition> IdxDataset::Position() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!examples_) return pending_;
-  return InputPosition{.epoch = epoch_, .position = position_, .count = order_spec_.count,
+  return InputPosition{.epoch = ReadEpochLocked(), .position = ReadPositionLocked(),
+                       .count = order_spec_.count,
                        .shard_index = spec_.shard_index, .num_shards = spec_.num_shards,
                        .seed = spec_.seed, .shuffle = spec_.shuffle};
 }
@@ -190,6 +231,7 @@ Status IdxDataset::SetPosition(const InputPosition& p) {
     pending_ = p;
     return OkStatus();
   }
+  reserved_.reset();
   epoch_ = p.epoch;
   position_ = p.position;
   order_.clear();
@@ -200,8 +242,9 @@ double IdxDataset::progress() const {
   std::lock_guard<std::mutex> lock(mu_);
   if (!examples_) return 0;
   const int64_t shard_size = ShardSize(order_spec_);
-  if (shard_size == 0) return static_cast<double>(epoch_);
-  return static_cast<double>(epoch_) + static_cast<double>(position_) / shard_size;
+  const auto epoch = static_cast<double>(ReadEpochLocked());
+  if (shard_size == 0) return epoch;
+  return epoch + static_cast<double>(ReadPositionLocked()) / shard_size;
 }
 
 }  // namespace tfd::kernels::data

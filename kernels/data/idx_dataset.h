@@ -27,6 +27,7 @@
 
 #include "common/op_kernel.h"
 #include "common/resource_mgr.h"
+#include "kernels/data/batch_prefetch.h"
 #include "kernels/data/epoch_order.h"
 #include "kernels/data/idx_file.h"
 #include "kernels/data/input_position.h"
@@ -82,6 +83,26 @@ class IdxDataset : public ResourceBase {
   // OUT_OF_RANGE returned instead. FAILED_PRECONDITION before a load.
   StatusOr<Batch> Next(int64_t batch_size, bool drop_remainder);
 
+  // Drawing ahead, for a prefetch. Reserve draws the next batch as Next
+  // does, but the batch counts as unread until Commit(ticket): Position(),
+  // epoch(), progress() and a checkpoint report the cursor from its start,
+  // and any other use of the cursor (Next, Reserve, SetPosition, Reset)
+  // first puts it back, so batches are emitted in the order Next alone would
+  // give. A draw that fails leaves the cursor where it was; the next Next
+  // meets the same error. Tickets are unique in the process.
+  struct Reserved {
+    Batch batch;
+    uint64_t ticket = 0;
+  };
+  StatusOr<Reserved> Reserve(int64_t batch_size, bool drop_remainder);
+  // Marks the reserved batch `ticket` read. False when it was put back
+  // meanwhile: the caller must draw again.
+  bool Commit(uint64_t ticket);
+
+  // Where batches drawn ahead are made: one thread per dataset, started by
+  // the first prefetch.
+  PrefetchThread& prefetch_thread() { return prefetch_thread_; }
+
   // The epoch the next example comes from (0-based), which is also how many
   // epochs are complete; equals spec().epochs once exhausted.
   int64_t epoch() const;
@@ -108,6 +129,17 @@ class IdxDataset : public ResourceBase {
 
  private:
   Status Exhausted() const;  // needs mu_
+  // Next's draw. Needs mu_.
+  StatusOr<Batch> NextLocked(int64_t batch_size, bool drop_remainder);
+  // Moves the cursor to (epoch, position), keeping order_ within an epoch.
+  // Needs mu_.
+  void MoveCursorLocked(int64_t epoch, int64_t position);
+  // Puts a reserved batch back: the cursor returns to its start. Needs mu_.
+  void PutBackLocked();
+  // The cursor as a reader sees it: a reserved batch counts as unread.
+  // Needs mu_.
+  int64_t ReadEpochLocked() const { return reserved_ ? reserved_->epoch : epoch_; }
+  int64_t ReadPositionLocked() const { return reserved_ ? reserved_->position : position_; }
   // The example count once loaded, else nullopt. Needs mu_.
   std::optional<int64_t> LoadedCount() const;
   // SetPosition's checks; the example count only when known. Needs mu_.
@@ -123,6 +155,13 @@ class IdxDataset : public ResourceBase {
   int64_t position_ = 0;                      // guarded by mu_: into order_
   std::vector<int64_t> order_;                // guarded by mu_: epoch_'s order, or empty
   std::optional<InputPosition> pending_;      // guarded by mu_: set before the load
+  struct ReservedStart {
+    uint64_t ticket;
+    int64_t epoch, position;  // the cursor before the reserved batch
+  };
+  std::optional<ReservedStart> reserved_;     // guarded by mu_
+
+  PrefetchThread prefetch_thread_;  // last: its thread stops before the rest goes
 };
 
 }  // namespace tfd::kernels::data

@@ -2,12 +2,18 @@
 // resource, reading its files once per task), IdxNextBatch (the next batch,
 // scaled to [0, 1]) and IdxDatasetEpoch (where the cursor is, for progress).
 #include <algorithm>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "common/device_name.h"
 #include "common/op_kernel.h"
+#include "kernels/data/batch_prefetch.h"
 #include "kernels/data/data_ops_internal.h"
 #include "kernels/data/idx_dataset.h"
 #include "kernels/data/input_position.h"
@@ -141,20 +147,75 @@ Status CheckLabelAttrs(bool one_hot, DType labels_type, int64_t num_classes) {
   return OkStatus();
 }
 
+// What an IdxNextBatch node asks of its dataset, and the tensors that makes.
+struct BatchRequest {
+  int64_t batch_size = 1;
+  bool one_hot = false;
+  int64_t num_classes = 10;
+  bool drop_remainder = false;
+};
+
+// The batch's images scaled to [0, 1] and its labels, allocated as `node`'s
+// outputs would be (limits, budget). Runs on the step's thread or, for a
+// batch drawn ahead, on the dataset's prefetch thread.
+StatusOr<BatchTensors> MakeBatchTensors(const IdxDataset::Batch& batch, const BatchRequest& req,
+                                        const SizeLimits& limits,
+                                        const std::shared_ptr<MemoryBudget>& budget,
+                                        const std::string& node) {
+  const IdxDataset::Examples& ex = *batch.examples;
+  const std::vector<int64_t>& idx = batch.indices;
+  const auto n = static_cast<int64_t>(idx.size());
+  const int64_t row = ex.images.rows * ex.images.cols;
+  if (req.one_hot) {
+    for (int64_t k = 0; k < n; ++k) {
+      const int label = ex.labels.labels[static_cast<size_t>(idx[k])];
+      if (label >= req.num_classes) {
+        return errors::InvalidArgument("label ", label, " of example ", idx[k], " in IDX file '",
+                                       ex.labels_path, "' is not below num_classes = ",
+                                       req.num_classes);
+      }
+    }
+  }
+  auto allocate = [&](DType dtype, std::vector<int64_t> dims, int output) -> StatusOr<Tensor> {
+    TFD_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Make(std::move(dims)));
+    return AllocateKernelOutput(limits, budget, nullptr, dtype, shape, node, output);
+  };
+  BatchTensors out;
+  TFD_ASSIGN_OR_RETURN(out.images, allocate(DType::kFloat32, {n, row}, 0));
+  float* dst = out.images.data<float>();
+  for (int64_t k = 0; k < n; ++k) {
+    const uint8_t* src = ex.images.pixels.data() + idx[k] * row;
+    for (int64_t j = 0; j < row; ++j) dst[k * row + j] = static_cast<float>(src[j]) / 255.0f;
+  }
+  if (!req.one_hot) {
+    TFD_ASSIGN_OR_RETURN(out.labels, allocate(DType::kInt32, {n}, 1));
+    int32_t* labels = out.labels.data<int32_t>();
+    for (int64_t k = 0; k < n; ++k) labels[k] = ex.labels.labels[static_cast<size_t>(idx[k])];
+    return out;
+  }
+  TFD_ASSIGN_OR_RETURN(out.labels, allocate(DType::kFloat32, {n, req.num_classes}, 1));
+  float* labels = out.labels.data<float>();  // zero-filled
+  for (int64_t k = 0; k < n; ++k) {
+    labels[k * req.num_classes + ex.labels.labels[static_cast<size_t>(idx[k])]] = 1.0f;
+  }
+  return out;
+}
+
 class IdxNextBatchOp : public OpKernel {
  public:
   explicit IdxNextBatchOp(OpKernelConstruction& c) : OpKernel(c) {
     DType labels_type = DType::kInvalid;
-    c.SetStatus(c.GetAttr("batch_size", &batch_size_));
-    c.SetStatus(c.GetAttr("one_hot", &one_hot_));
-    c.SetStatus(c.GetAttr("num_classes", &num_classes_));
-    c.SetStatus(c.GetAttr("drop_remainder", &drop_remainder_));
+    c.SetStatus(c.GetAttr("batch_size", &req_.batch_size));
+    c.SetStatus(c.GetAttr("one_hot", &req_.one_hot));
+    c.SetStatus(c.GetAttr("num_classes", &req_.num_classes));
+    c.SetStatus(c.GetAttr("drop_remainder", &req_.drop_remainder));
+    c.SetStatus(c.GetAttr("prefetch", &prefetch_));
     c.SetStatus(c.GetAttr("Tlabels", &labels_type));
     if (!c.status().ok()) return;
-    c.SetStatus(CheckLabelAttrs(one_hot_, labels_type, num_classes_));
+    c.SetStatus(CheckLabelAttrs(req_.one_hot, labels_type, req_.num_classes));
     // Bounds the index list a batch builds before any output is allocated.
-    if (batch_size_ > kMaxTensorElements) {
-      c.SetStatus(errors::InvalidArgument("batch_size ", batch_size_, " exceeds the largest ",
+    if (req_.batch_size > kMaxTensorElements) {
+      c.SetStatus(errors::InvalidArgument("batch_size ", req_.batch_size, " exceeds the largest ",
                                           "tensor (", kMaxTensorElements, " elements)"));
     }
   }
@@ -162,51 +223,62 @@ class IdxNextBatchOp : public OpKernel {
   void Compute(OpKernelContext& ctx) override {
     auto ds = ctx.input_ref<IdxDataset>(0);
     TFD_OP_REQUIRES_OK(ctx, ds.status());
-    auto batch = (*ds)->Next(batch_size_, drop_remainder_);
-    TFD_OP_REQUIRES_OK(ctx, batch.status());
-    const IdxDataset::Examples& ex = *batch->examples;
-    const std::vector<int64_t>& idx = batch->indices;
-    const auto n = static_cast<int64_t>(idx.size());
-    const int64_t row = ex.images.rows * ex.images.cols;
-
-    auto images_shape = TensorShape::Make({n, row});
-    TFD_OP_REQUIRES_OK(ctx, images_shape.status());
-    Tensor* images = nullptr;
-    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, *images_shape, &images));
-    float* dst = images->data<float>();
-    for (int64_t k = 0; k < n; ++k) {
-      const uint8_t* src = ex.images.pixels.data() + idx[k] * row;
-      for (int64_t j = 0; j < row; ++j) dst[k * row + j] = static_cast<float>(src[j]) / 255.0f;
+    IdxDataset& dataset = **ds;
+    const KernelEnv& env = ctx.env();
+    StatusOr<BatchTensors> tensors = TakeAhead(dataset, ctx.deadline());
+    if (!tensors.ok() && tensors.status().code() == Code::kNotFound) {
+      auto batch = dataset.Next(req_.batch_size, req_.drop_remainder);
+      TFD_OP_REQUIRES_OK(ctx, batch.status());
+      tensors = MakeBatchTensors(*batch, req_, env.limits, env.memory, name());
     }
-
-    Tensor* labels = nullptr;
-    if (!one_hot_) {
-      TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(1, TensorShape({n}), &labels));
-      int32_t* out = labels->data<int32_t>();
-      for (int64_t k = 0; k < n; ++k) out[k] = ex.labels.labels[static_cast<size_t>(idx[k])];
-      return;
-    }
-    for (int64_t k = 0; k < n; ++k) {
-      const int label = ex.labels.labels[static_cast<size_t>(idx[k])];
-      TFD_OP_REQUIRES(ctx, label < num_classes_,
-                      errors::InvalidArgument("label ", label, " of example ", idx[k],
-                                              " in IDX file '", ex.labels_path, "' is not below ",
-                                              "num_classes = ", num_classes_));
-    }
-    auto labels_shape = TensorShape::Make({n, num_classes_});
-    TFD_OP_REQUIRES_OK(ctx, labels_shape.status());
-    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(1, *labels_shape, &labels));
-    float* out = labels->data<float>();  // zero-filled
-    for (int64_t k = 0; k < n; ++k) {
-      out[k * num_classes_ + ex.labels.labels[static_cast<size_t>(idx[k])]] = 1.0f;
-    }
+    TFD_OP_REQUIRES_OK(ctx, tensors.status());
+    ctx.set_output(0, std::move(tensors->images));
+    ctx.set_output(1, std::move(tensors->labels));
+    if (prefetch_) PrepareAhead(dataset, env);
   }
 
  private:
-  int64_t batch_size_ = 1;
-  bool one_hot_ = false;
-  int64_t num_classes_ = 10;
-  bool drop_remainder_ = false;
+  // The batch drawn ahead by the last step, if the dataset still holds it
+  // for this node; NOT_FOUND when there is none (draw now).
+  StatusOr<BatchTensors> TakeAhead(IdxDataset& dataset,
+                                   std::chrono::steady_clock::time_point deadline) {
+    std::shared_ptr<PreparedBatch> prepared;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ahead_ && dataset.Commit(ahead_->ticket)) prepared = std::move(ahead_->prepared);
+      ahead_.reset();
+    }
+    if (!prepared) return errors::NotFound("no batch drawn ahead");
+    return prepared->Take(deadline);
+  }
+
+  // Draws the next batch now and has the dataset's thread make its tensors.
+  // A draw that fails (the dataset is exhausted) is left to the next step,
+  // which meets the same error.
+  void PrepareAhead(IdxDataset& dataset, const KernelEnv& env) {
+    auto reserved = dataset.Reserve(req_.batch_size, req_.drop_remainder);
+    if (!reserved.ok()) return;
+    auto prepared = std::make_shared<PreparedBatch>(
+        [batch = std::move(reserved->batch), req = req_, limits = env.limits,
+         budget = env.memory, node = name()] {
+          return MakeBatchTensors(batch, req, limits, budget, node);
+        });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ahead_ = Ahead{reserved->ticket, prepared};
+    }
+    dataset.prefetch_thread().Post(std::move(prepared));
+  }
+
+  struct Ahead {
+    uint64_t ticket;
+    std::shared_ptr<PreparedBatch> prepared;
+  };
+
+  BatchRequest req_;
+  bool prefetch_ = true;
+  std::mutex mu_;
+  std::optional<Ahead> ahead_;  // guarded by mu_
 };
 
 Status IdxNextBatchShape(InferenceContext& c) {
@@ -287,12 +359,17 @@ Status RegisterIdxOps(OpRegistry& r) {
           .Attr("one_hot: bool = false")
           .Attr("num_classes: int = 10")
           .Attr("drop_remainder: bool = false")
+          .Attr("prefetch: bool = true")
           .Attr("Tlabels: {int32, float32} = int32")
           .SetIsStateful()
           .Doc("The dataset's next batch_size examples, continuing across epochs: images "
                "flattened and scaled to [0, 1], labels as int32 class indices, or as float32 "
                "one-hot rows when one_hot (then Tlabels must be float32). The last batch of the "
                "last epoch may be short (dropped when drop_remainder); after it, OUT_OF_RANGE. "
+               "With prefetch, the next batch is drawn and made on the dataset's own thread "
+               "while the step computes; it counts as unread (for the dataset's position, "
+               "epoch and checkpoints) until a run takes it, and batches come in the same order "
+               "as without. "
                "Shape: images [b, rows*cols], labels [b] or [b, num_classes], where b is "
                "batch_size with drop_remainder and unknown otherwise."),
       IdxNextBatchShape));

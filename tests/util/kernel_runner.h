@@ -10,6 +10,8 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "common/op_kernel.h"
@@ -20,6 +22,35 @@ struct RunOpOptions {
   KernelEnv* env = nullptr;  // default: a fresh env with its own ResourceMgr
   CancellationManager* cancellation = nullptr;
   std::chrono::milliseconds timeout{10000};
+};
+
+// One kernel built once and run many times, as the executor keeps a node's
+// kernel across steps (what a kernel holds between runs, such as a batch
+// prepared ahead, is then exercised).
+//
+//   auto k = KernelRunner::Make(reg, "IdxNextBatch", {{"batch_size", int64_t{4}}}, options);
+//   REQUIRE(k.ok());
+//   auto first = (*k)->Run({handle});
+class KernelRunner {
+ public:
+  static StatusOr<std::unique_ptr<KernelRunner>> Make(const OpRegistry& registry,
+                                                      const std::string& op, AttrMap attrs,
+                                                      const RunOpOptions& options = {});
+  // Runs the kernel once; inputs as values (Value.ref set for reference
+  // inputs), outputs likewise.
+  StatusOr<std::vector<Value>> Run(std::vector<Value> inputs);
+
+ private:
+  KernelRunner() = default;
+
+  std::string op_;
+  RunOpOptions options_;
+  ResourceMgr own_resources_;
+  KernelEnv own_env_;
+  const KernelEnv* env_ = nullptr;
+  std::vector<DType> in_types_, out_types_;
+  NodeInfo node_;
+  std::unique_ptr<OpKernel> kernel_;
 };
 
 // Inputs as values (Value.ref set for reference inputs); outputs likewise.

@@ -1,0 +1,78 @@
+// PreparedBatch and PrefetchThread: one batch made once, ahead of time or
+// on demand.
+#include "kernels/data/batch_prefetch.h"
+
+#include <pthread.h>
+
+#include <utility>
+
+namespace tfd::kernels::data {
+
+void PreparedBatch::Run() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_ != State::kQueued) return;
+    state_ = State::kRunning;
+  }
+  StatusOr<BatchTensors> made = make_();
+  std::lock_guard<std::mutex> lock(mu_);
+  result_ = std::move(made);
+  state_ = State::kDone;
+  done_.notify_all();
+}
+
+StatusOr<BatchTensors> PreparedBatch::Take(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (state_ == State::kQueued) {
+    state_ = State::kDone;  // the thread, should it come, finds nothing to do
+    lock.unlock();
+    return make_();
+  }
+  if (!done_.wait_until(lock, deadline, [&] { return state_ == State::kDone; })) {
+    return errors::DeadlineExceeded("the input batch prepared ahead was not ready before the "
+                                    "step's deadline");
+  }
+  StatusOr<BatchTensors> result = std::move(*result_);
+  result_.reset();
+  lock.unlock();
+  if (!result.ok() && result.status().code() == Code::kResourceExhausted) return make_();
+  return result;
+}
+
+PrefetchThread::~PrefetchThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    queue_.clear();
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PrefetchThread::Post(std::shared_ptr<PreparedBatch> batch) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(batch));
+    if (!thread_.joinable()) {
+      thread_ = std::thread([this] { Loop(); });
+      pthread_setname_np(thread_.native_handle(), "tfd-prefetch");
+    }
+  }
+  wake_.notify_one();
+}
+
+void PrefetchThread::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    std::shared_ptr<PreparedBatch> batch = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    batch->Run();
+    batch.reset();
+    lock.lock();
+  }
+}
+
+}  // namespace tfd::kernels::data

@@ -1,0 +1,84 @@
+// Preparing an input batch while the current step computes, so that drawing,
+// scaling and one-hot encoding the next batch stay off the step's critical
+// path (IdxNextBatch took 52-67 µs of a 0.7 ms classic MNIST step; see
+// docs/benchmarks.md, kernel_bench).
+//
+// A PreparedBatch holds one batch's tensors, made by a function that runs
+// once: on a PrefetchThread, or on the taker's own thread when the taker
+// comes first, so that a step on a busy CPU never waits for a thread that has
+// not even started.
+//
+//   auto prepared = std::make_shared<PreparedBatch>([=] { return MakeTensors(batch); });
+//   thread.Post(prepared);
+//   ...                                           // the step computes
+//   TFD_ASSIGN_OR_RETURN(BatchTensors t, prepared->Take(ctx.deadline()));
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+#include "common/tensor.h"
+
+namespace tfd::kernels::data {
+
+struct BatchTensors {
+  Tensor images;
+  Tensor labels;
+};
+
+class PreparedBatch {
+ public:
+  using Make = std::function<StatusOr<BatchTensors>()>;
+  explicit PreparedBatch(Make make) : make_(std::move(make)) {}
+
+  // Makes the tensors unless that has started already; the prefetch
+  // thread's entry.
+  void Run();
+  // The tensors, once: made here when nobody started, else waited for until
+  // `deadline` (DEADLINE_EXCEEDED then). A RESOURCE_EXHAUSTED met ahead of
+  // time is tried once more here, since the memory it lacked may be free now.
+  StatusOr<BatchTensors> Take(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  enum class State { kQueued, kRunning, kDone };
+
+  std::mutex mu_;
+  std::condition_variable done_;
+  State state_ = State::kQueued;            // guarded by mu_
+  std::optional<StatusOr<BatchTensors>> result_;  // guarded by mu_; set with kDone
+  const Make make_;
+};
+
+// One thread that runs posted batches in order, started by the first Post.
+class PrefetchThread {
+ public:
+  PrefetchThread() = default;
+  // Stops the thread after the batch it is making; batches not yet started
+  // are left to their takers.
+  ~PrefetchThread();
+  PrefetchThread(const PrefetchThread&) = delete;
+  PrefetchThread& operator=(const PrefetchThread&) = delete;
+
+  void Post(std::shared_ptr<PreparedBatch> batch);
+
+ private:
+  void Loop();
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<PreparedBatch>> queue_;  // guarded by mu_
+  bool stop_ = false;                                 // guarded by mu_
+  std::thread thread_;                                // started under mu_
+};
+
+}  // namespace tfd::kernels::data
