@@ -36,6 +36,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
     "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B] [--rss-steps N]\n"
+    "       [--prefetch 0|1]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
@@ -47,7 +48,8 @@ constexpr const char* kUsage =
     "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
     "  --rss-steps instead of the rates: 1 ps + 1 worker run N steps, and each process's\n"
-    "             resident memory is read ten times on the way (e.g. 100000)\n";
+    "             resident memory is read ten times on the way (e.g. 100000)\n"
+    "  --prefetch 0 builds the model without the input prefetch, to measure it (default 1)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
   char* end = nullptr;
@@ -92,6 +94,9 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--unpinned") {
       TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
       o.unpinned = v == 1;
+    } else if (flag == "--prefetch") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
+      o.prefetch = v == 1;
     } else if (flag == "--rss-steps") {
       TFD_ASSIGN_OR_RETURN(o.rss_steps, ParseCount(flag, value, 10, 100000000));
     } else if (flag == "--model") {

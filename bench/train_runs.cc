@@ -51,6 +51,7 @@ StatusOr<GraphDef> ModelGraph(const OpRegistry& registry, const TrainSetup& setu
   o.ps_tasks = setup.ps_tasks();
   o.workers = workers;
   o.epochs = kEpochs;
+  o.prefetch = setup.prefetch;
   Scope root = Scope::NewRootScope(registry);
   TFD_RETURN_IF_ERROR(examples::BuildMnist(root, o));
   return root.ToGraphDef();

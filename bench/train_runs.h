@@ -39,6 +39,7 @@ struct TrainSetup {
   examples::MnistModel model = examples::MnistModel::kClassic;
   int ps_tasks() const { return model == examples::MnistModel::kLarge ? 2 : 1; }
   bool unpinned = true;  // also 1 ps + 1 worker left to the scheduler
+  bool prefetch = true;  // the training input made ahead of each step
   int64_t rss_steps = 0;  // --rss-steps: instead of the rates, MeasureRss over this many
   // The worker (and the single process when pinned to one CPU) on A; the ps
   // and the client on B.

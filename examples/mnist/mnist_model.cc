@@ -128,7 +128,7 @@ Status BuildMnist(const Scope& scope, const MnistOptions& o) {
        .epochs = o.sync ? -1 : o.epochs,  // sync ends at train/max_steps instead
        .num_shards = o.shard && o.workers > 1 ? o.workers : 0});
   const ops::IdxBatch batch = ops::IdxNextBatch(
-      input.WithOpName("next_batch"), train_data, {.batch_size = o.batch_size, .one_hot = true});
+      input.WithOpName("next_batch"), train_data, {.batch_size = o.batch_size, .one_hot = true, .prefetch = o.prefetch});
   const Output logits = Logits(root.WithName("model"), params, batch.images, o.model);
   const Output xent = ops::SoftmaxCrossEntropyWithLogits(root, logits, batch.labels).loss;
   const Output loss = ops::Mean(root.WithOpName("loss"), xent, 0);

@@ -55,6 +55,9 @@ struct MnistOptions {
   bool sync = false;
   int replicas_to_aggregate = 0;
   int64_t batch_size = 100;
+  // The training input drawn and made ahead of each step (IdxNextBatch's
+  // prefetch); off only to measure what it saves.
+  bool prefetch = true;
   // Passes over each worker's shard. Asynchronous training ends when the
   // input does; synchronous training ends at the global step that covers
   // them (train/max_steps).

@@ -3,6 +3,7 @@
 #include "kernels/data/batch_prefetch.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <utility>
 
@@ -62,6 +63,11 @@ void PrefetchThread::Post(std::shared_ptr<PreparedBatch> batch) {
 }
 
 void PrefetchThread::Loop() {
+  // Only CPU time nobody else wants: a step that needs its batch before the
+  // thread got to it makes the batch itself (PreparedBatch::Take), so the
+  // prefetch must never take a CPU from the step's own kernels.
+  sched_param idle{};
+  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
