@@ -10,7 +10,8 @@
 namespace tfd {
 
 StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n,
-                                                   std::shared_ptr<MemoryBudget> budget) {
+                                                   std::shared_ptr<MemoryBudget> budget,
+                                                   Fill fill) {
   const size_t elem = DTypeSize(dtype);
   if (n < 0 || elem == 0) {
     return errors::Internal("cannot allocate ", n, " elements of ", DTypeName(dtype));
@@ -35,7 +36,7 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n,
     b->dtype_ = dtype;
     b->count_ = n;
     // A reused block holds the last tensor's bytes.
-    std::memset(b->data_, 0, bytes);
+    if (fill == Fill::kZeros) std::memset(b->data_, 0, bytes);
     return b;
   }
   // aligned_alloc wants a size that is a multiple of the alignment; never 0.
@@ -56,7 +57,7 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Allocate(DType dtype, int64_t n,
   if (dtype == DType::kString) {
     auto* s = static_cast<std::string*>(p);
     for (int64_t i = 0; i < n; ++i) new (s + i) std::string();
-  } else {
+  } else if (fill == Fill::kZeros) {
     std::memset(p, 0, bytes);
   }
   return b;

@@ -29,13 +29,20 @@ inline constexpr size_t kTensorAlignment = 64;
 // A single allocation larger than this is refused rather than attempted.
 inline constexpr size_t kMaxBufferBytes = size_t{16} << 30;
 
+// How a new host buffer starts. kNone is for a writer that sets every byte
+// before anything reads it (a product, a batch of copied pixels): the bytes
+// are whatever the memory held, possibly another tensor's, so nothing that
+// may leave an element unwritten uses it. Strings are constructed either way.
+enum class Fill { kZeros, kNone };
+
 class Buffer {
  public:
-  // Zero-initialised room for `n` elements of `dtype` (strings: empty strings).
-  // With a `budget`, RESOURCE_EXHAUSTED (and nothing allocated) when the
-  // bytes do not fit in it.
+  // Room for `n` elements of `dtype`, zero-filled unless `fill` says
+  // otherwise (strings: empty strings). With a `budget`, RESOURCE_EXHAUSTED
+  // (and nothing allocated) when the bytes do not fit in it.
   static StatusOr<std::shared_ptr<Buffer>> Allocate(DType dtype, int64_t n,
-                                                    std::shared_ptr<MemoryBudget> budget = nullptr);
+                                                    std::shared_ptr<MemoryBudget> budget = nullptr,
+                                                    Fill fill = Fill::kZeros);
   // Borrows `size` bytes at `data`, valid while `owner` is alive.
   static std::shared_ptr<Buffer> Wrap(void* data, size_t size, std::shared_ptr<void> owner);
   // Borrows `size` bytes of `device`'s memory at `data`, valid while `owner`

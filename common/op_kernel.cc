@@ -54,7 +54,7 @@ OpKernelContext::OpKernelContext(const OpKernel& kernel, const KernelEnv& env,
 StatusOr<Tensor> AllocateKernelOutput(const SizeLimits& limits,
                                       const std::shared_ptr<MemoryBudget>& budget,
                                       DeviceMemory* memory, DType dtype, const TensorShape& shape,
-                                      std::string_view node, int output) {
+                                      std::string_view node, int output, Fill fill) {
   // The executor puts "node 'x' (Op): " in front of a kernel's error. Built
   // only for an error: on every successful call the strings cost as much as
   // a small kernel's arithmetic (docs/benchmarks.md, kernel_bench).
@@ -73,19 +73,28 @@ StatusOr<Tensor> AllocateKernelOutput(const SizeLimits& limits,
                                      FormatBytes(limits.max_tensor_bytes),
                                      " allowed for one tensor (--max-tensor-bytes)");
   }
-  auto t = Tensor::AllocateOn(memory, dtype, shape, budget);
+  auto t = Tensor::AllocateOn(memory, dtype, shape, budget, fill);
   if (!t.ok()) return t.status().WithContext(where());
   return t;
 }
 
-StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape, int output) {
+StatusOr<Tensor> OpKernelContext::Allocate(DType dtype, const TensorShape& shape, int output,
+                                           Fill fill) {
   const NodeInfo& n = node();
   DeviceMemory* memory = output < 64 && (n.host_outputs >> output & 1) ? nullptr : n.memory;
-  return AllocateKernelOutput(env_.limits, env_.memory, memory, dtype, shape, n.name, output);
+  return AllocateKernelOutput(env_.limits, env_.memory, memory, dtype, shape, n.name, output,
+                              fill);
 }
 
 Status OpKernelContext::allocate_output(int i, const TensorShape& shape, Tensor** out) {
-  TFD_ASSIGN_OR_RETURN(outputs_[i].tensor, Allocate(output_types_[i], shape, i));
+  TFD_ASSIGN_OR_RETURN(outputs_[i].tensor, Allocate(output_types_[i], shape, i, Fill::kZeros));
+  *out = &outputs_[i].tensor;
+  return OkStatus();
+}
+
+Status OpKernelContext::allocate_output_for_overwrite(int i, const TensorShape& shape,
+                                                     Tensor** out) {
+  TFD_ASSIGN_OR_RETURN(outputs_[i].tensor, Allocate(output_types_[i], shape, i, Fill::kNone));
   *out = &outputs_[i].tensor;
   return OkStatus();
 }

@@ -225,6 +225,12 @@ class OpKernelContext {
   // allocated then. Every tensor a kernel makes should come from here, so
   // that these checks see it.
   Status allocate_output(int i, const TensorShape& shape, Tensor** out);
+  // allocate_output without the zero fill, for a kernel that writes every
+  // element of the output before it returns (an Eigen assignment, a copy):
+  // the elements start as whatever the memory held, possibly another
+  // tensor's bytes. Where any element might stay unwritten (an empty
+  // reduction, a scatter), use allocate_output.
+  Status allocate_output_for_overwrite(int i, const TensorShape& shape, Tensor** out);
   void set_output(int i, Tensor t);
   void set_output_ref(int i, std::shared_ptr<ResourceBase> r);
 
@@ -253,7 +259,7 @@ class OpKernelContext {
  private:
   // allocate_output's checks and allocation of output `output`, which
   // errors name.
-  StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape, int output);
+  StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape, int output, Fill fill);
 
   const OpKernel& kernel_;
   const KernelEnv& env_;
@@ -272,7 +278,8 @@ class OpKernelContext {
 StatusOr<Tensor> AllocateKernelOutput(const SizeLimits& limits,
                                       const std::shared_ptr<MemoryBudget>& budget,
                                       DeviceMemory* memory, DType dtype, const TensorShape& shape,
-                                      std::string_view node, int output);
+                                      std::string_view node, int output,
+                                      Fill fill = Fill::kZeros);
 
 template <typename K>
 Status OpRegistry::Add(const OpDefBuilder& def, ShapeFn shape_fn) {

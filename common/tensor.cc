@@ -9,10 +9,10 @@
 namespace tfd {
 
 StatusOr<Tensor> Tensor::Allocate(DType dtype, const TensorShape& shape,
-                                  std::shared_ptr<MemoryBudget> budget) {
+                                  std::shared_ptr<MemoryBudget> budget, Fill fill) {
   if (dtype == DType::kInvalid) return errors::InvalidArgument("cannot allocate a tensor of dtype invalid");
   TFD_ASSIGN_OR_RETURN(auto buffer,
-                       Buffer::Allocate(dtype, shape.num_elements(), std::move(budget)));
+                       Buffer::Allocate(dtype, shape.num_elements(), std::move(budget), fill));
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
@@ -39,8 +39,8 @@ StatusOr<Tensor> Tensor::FromBuffer(DType dtype, const TensorShape& shape,
 }
 
 StatusOr<Tensor> Tensor::AllocateOn(DeviceMemory* device, DType dtype, const TensorShape& shape,
-                                    std::shared_ptr<MemoryBudget> budget) {
-  if (device == nullptr) return Allocate(dtype, shape, std::move(budget));
+                                    std::shared_ptr<MemoryBudget> budget, Fill fill) {
+  if (device == nullptr) return Allocate(dtype, shape, std::move(budget), fill);
   if (dtype == DType::kString || dtype == DType::kInvalid) {
     return errors::InvalidArgument("a ", DTypeName(dtype), " tensor cannot live on ",
                                    device->name());

@@ -32,8 +32,10 @@ class Tensor {
 
   // Zero-filled (strings: empty). With a `budget`, charged to it for as long
   // as the buffer lives (RESOURCE_EXHAUSTED when it does not fit).
+  // Fill::kNone leaves host elements as the memory held them (buffer.h).
   static StatusOr<Tensor> Allocate(DType dtype, const TensorShape& shape,
-                                   std::shared_ptr<MemoryBudget> budget = nullptr);
+                                   std::shared_ptr<MemoryBudget> budget = nullptr,
+                                   Fill fill = Fill::kZeros);
   // A tensor viewing `buffer` (which must hold the elements) with no copy.
   static StatusOr<Tensor> FromBuffer(DType dtype, const TensorShape& shape,
                                      std::shared_ptr<Buffer> buffer);
@@ -84,9 +86,10 @@ class Tensor {
   // This tensor when its elements are in host memory, else a host copy.
   StatusOr<Tensor> ToHost() const;
   // A zero-filled tensor in `device`'s memory (host memory when null),
-  // charged to `budget` only when on the host.
+  // charged to `budget` only when on the host; `fill` applies to host memory.
   static StatusOr<Tensor> AllocateOn(DeviceMemory* device, DType dtype, const TensorShape& shape,
-                                     std::shared_ptr<MemoryBudget> budget = nullptr);
+                                     std::shared_ptr<MemoryBudget> budget = nullptr,
+                                     Fill fill = Fill::kZeros);
   // True when no other tensor shares this one's buffer.
   bool buffer_unshared() const { return buffer_.use_count() == 1; }
 

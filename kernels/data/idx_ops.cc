@@ -176,24 +176,26 @@ StatusOr<BatchTensors> MakeBatchTensors(const IdxDataset::Batch& batch, const Ba
       }
     }
   }
-  auto allocate = [&](DType dtype, std::vector<int64_t> dims, int output) -> StatusOr<Tensor> {
+  auto allocate = [&](DType dtype, std::vector<int64_t> dims, int output,
+                      Fill fill) -> StatusOr<Tensor> {
     TFD_ASSIGN_OR_RETURN(TensorShape shape, TensorShape::Make(std::move(dims)));
-    return AllocateKernelOutput(limits, budget, nullptr, dtype, shape, node, output);
+    return AllocateKernelOutput(limits, budget, nullptr, dtype, shape, node, output, fill);
   };
   BatchTensors out;
-  TFD_ASSIGN_OR_RETURN(out.images, allocate(DType::kFloat32, {n, row}, 0));
+  // Every pixel is written below; the one-hot labels rely on the zeros.
+  TFD_ASSIGN_OR_RETURN(out.images, allocate(DType::kFloat32, {n, row}, 0, Fill::kNone));
   float* dst = out.images.data<float>();
   for (int64_t k = 0; k < n; ++k) {
     const uint8_t* src = ex.images.pixels.data() + idx[k] * row;
     for (int64_t j = 0; j < row; ++j) dst[k * row + j] = static_cast<float>(src[j]) / 255.0f;
   }
   if (!req.one_hot) {
-    TFD_ASSIGN_OR_RETURN(out.labels, allocate(DType::kInt32, {n}, 1));
+    TFD_ASSIGN_OR_RETURN(out.labels, allocate(DType::kInt32, {n}, 1, Fill::kNone));
     int32_t* labels = out.labels.data<int32_t>();
     for (int64_t k = 0; k < n; ++k) labels[k] = ex.labels.labels[static_cast<size_t>(idx[k])];
     return out;
   }
-  TFD_ASSIGN_OR_RETURN(out.labels, allocate(DType::kFloat32, {n, req.num_classes}, 1));
+  TFD_ASSIGN_OR_RETURN(out.labels, allocate(DType::kFloat32, {n, req.num_classes}, 1, Fill::kZeros));
   float* labels = out.labels.data<float>();  // zero-filled
   for (int64_t k = 0; k < n; ++k) {
     labels[k * req.num_classes + ex.labels.labels[static_cast<size_t>(idx[k])]] = 1.0f;

@@ -3,6 +3,10 @@
 // threads, and its shape errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include "kernels/framework/intra_op_pool.h"
 #include "kernels/math/threaded_matmul.h"
 #include "tests/kernels/math/math_test_util.h"
@@ -116,6 +120,31 @@ TEST_CASE("MatMul with an empty dimension") {
     CheckMatMul(DType::kFloat64, 3, 0, 2, ta, false, 0);  // k = 0: all zeros
     CheckMatMul(DType::kFloat64, 0, 3, 2, ta, true, 0);
     CheckMatMul(DType::kFloat64, 3, 2, 0, ta, false, 0);
+  }
+}
+
+// Leaves pooled host blocks of `bytes` holding NaNs, as a tensor freed by an
+// earlier step leaves them: MatMul's output skips the zero fill, so every
+// element it gives must have been written by the product itself.
+void DirtyThePool(size_t bytes) {
+  std::vector<Tensor> held;
+  for (int i = 0; i < 4; ++i) {
+    auto t = Tensor::Allocate(DType::kFloat32, TensorShape({static_cast<int64_t>(bytes / 4)}));
+    REQUIRE(t.ok());
+    std::fill_n(t->data<float>(), bytes / 4, std::numeric_limits<float>::quiet_NaN());
+    held.push_back(*std::move(t));
+  }
+}
+
+TEST_CASE("MatMul's output is the product in reused memory, k = 0 included") {
+  // 300 x 300 floats (352 KiB): pooled blocks, reused from the dirty ones.
+  for (bool ta : {false, true}) {
+    DirtyThePool(300 * 300 * 4);
+    CheckMatMul(DType::kFloat32, 300, 0, 300, ta, false, 0);  // all zeros
+    DirtyThePool(300 * 300 * 4);
+    CheckMatMul(DType::kFloat32, 300, 1, 300, ta, !ta, 1e-6);
+    DirtyThePool(300 * 300 * 8);
+    CheckMatMul(DType::kFloat64, 300, 3, 300, ta, false, 1e-12);
   }
 }
 
