@@ -227,30 +227,30 @@ class IdxNextBatchOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, ds.status());
     IdxDataset& dataset = **ds;
     const KernelEnv& env = ctx.env();
-    StatusOr<BatchTensors> tensors = TakeAhead(dataset, ctx.deadline());
-    if (!tensors.ok() && tensors.status().code() == Code::kNotFound) {
+    std::optional<StatusOr<BatchTensors>> tensors = TakeAhead(dataset, ctx.deadline());
+    if (!tensors) {
       auto batch = dataset.Next(req_.batch_size, req_.drop_remainder);
       TFD_OP_REQUIRES_OK(ctx, batch.status());
       tensors = MakeBatchTensors(*batch, req_, env.limits, env.memory, name());
     }
-    TFD_OP_REQUIRES_OK(ctx, tensors.status());
-    ctx.set_output(0, std::move(tensors->images));
-    ctx.set_output(1, std::move(tensors->labels));
+    TFD_OP_REQUIRES_OK(ctx, tensors->status());
+    ctx.set_output(0, std::move((*tensors)->images));
+    ctx.set_output(1, std::move((*tensors)->labels));
     if (prefetch_) PrepareAhead(dataset, env);
   }
 
  private:
   // The batch drawn ahead by the last step, if the dataset still holds it
-  // for this node; NOT_FOUND when there is none (draw now).
-  StatusOr<BatchTensors> TakeAhead(IdxDataset& dataset,
-                                   std::chrono::steady_clock::time_point deadline) {
+  // for this node; nullopt when there is none (draw now).
+  std::optional<StatusOr<BatchTensors>> TakeAhead(
+      IdxDataset& dataset, std::chrono::steady_clock::time_point deadline) {
     std::shared_ptr<PreparedBatch> prepared;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (ahead_ && dataset.Commit(ahead_->ticket)) prepared = std::move(ahead_->prepared);
       ahead_.reset();
     }
-    if (!prepared) return errors::NotFound("no batch drawn ahead");
+    if (!prepared) return std::nullopt;
     return prepared->Take(deadline);
   }
 
