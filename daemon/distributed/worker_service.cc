@@ -41,6 +41,15 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
       step.feeds.push_back(std::move(tensor).value());
     }
     step.num_fetches = params.getNumFetches();
+    // Each fetch is a _Retval node of the partition, so a count beyond its
+    // nodes is no request this task's master would send; unchecked, it
+    // sizes the step's result list (rpc_fuzz: 4 billion entries).
+    const auto nodes = static_cast<size_t>(partition_.executor()->graph().num_nodes());
+    if (step.num_fetches > nodes) {
+      return KjFromStatus(errors::InvalidArgument("runStep asks for ", step.num_fetches,
+                                                  " fetches, but the registered partition has only ",
+                                                  nodes, " nodes"));
+    }
     step.step_id = params.getStepId();
     step.timeout_ms = params.getTimeoutMs();
     step.trace = params.getTrace();
