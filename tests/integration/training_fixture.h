@@ -175,6 +175,24 @@ struct TrainingCluster {
     return now;
   }
 
+  // Polls `job`:`task` until it has pushed a tensor over the data plane:
+  // a worker task restarted under its trainer does once the trainer has
+  // recovered and steps on it again (its gradients go to the ps).
+  void WaitTaskPushing(const std::string& job, int task) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    uint64_t pushes = 0;
+    while (pushes == 0 && std::chrono::steady_clock::now() < deadline) {
+      auto client = cluster.Connect(job, task);
+      if (client.ok()) {
+        auto status = (*client)->GetStatus(5s);
+        if (status.ok()) pushes = status->data_plane.pushes_sent;
+      }
+      if (pushes == 0) std::this_thread::sleep_for(20ms);
+    }
+    INFO(job << ":" << task << " pushed nothing in 60 s");
+    REQUIRE(pushes > 0);
+  }
+
   int64_t GlobalStep() {
     auto ps = cluster.Connect("ps", 0);
     INFO(ps.status().ToString() << "; ps log: " << OneLine(cluster.Log("ps", 0)));

@@ -429,6 +429,9 @@ TEST_CASE("a worker task killed twice under its trainer: the trainer connects ag
     s.cluster.Kill("worker", 1);
     std::this_thread::sleep_for(300ms);
     REQUIRE(s.cluster.Start("worker", 1).ok());
+    // The next kill lands after the trainer has recovered, not inside the
+    // same recovery (worker 0 alone can take the 60 steps while it waits).
+    s.WaitTaskPushing("worker", 1);
   }
   const auto records = s.WaitTrainers(runs);
   const Json& restarted = records[1].back();
