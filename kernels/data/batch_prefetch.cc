@@ -24,19 +24,31 @@ void PreparedBatch::Run() {
 
 StatusOr<BatchTensors> PreparedBatch::Take(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (state_ == State::kQueued) {
-    state_ = State::kDone;  // the thread, should it come, finds nothing to do
+  if (state_ == State::kDone) {
+    StatusOr<BatchTensors> result = std::move(*result_);
+    result_.reset();
     lock.unlock();
-    return make_();
+    if (!result.ok() && result.status().code() == Code::kResourceExhausted) return make_();
+    return result;
   }
+  // Not made yet. The thread runs only on CPU time nobody else wants, so
+  // waiting for it could take as long as the machine stays busy: this
+  // thread makes the batch itself, and a copy the thread is making is
+  // dropped when it finishes (the thread never holds a step up).
+  const bool thread_running = state_ == State::kRunning;
+  if (!thread_running) state_ = State::kDone;  // the thread finds nothing to do
+  lock.unlock();
+  StatusOr<BatchTensors> made = make_();
+  if (made.ok() || !thread_running || made.status().code() != Code::kResourceExhausted) {
+    return made;
+  }
+  // The thread's copy holds the memory this one lacked: take it instead.
+  lock.lock();
   if (!done_.wait_until(lock, deadline, [&] { return state_ == State::kDone; })) {
-    return errors::DeadlineExceeded("the input batch prepared ahead was not ready before the "
-                                    "step's deadline");
+    return made;
   }
   StatusOr<BatchTensors> result = std::move(*result_);
   result_.reset();
-  lock.unlock();
-  if (!result.ok() && result.status().code() == Code::kResourceExhausted) return make_();
   return result;
 }
 

@@ -3,10 +3,10 @@
 // path (IdxNextBatch took 52-67 µs of a 0.7 ms classic MNIST step; see
 // docs/benchmarks.md, kernel_bench).
 //
-// A PreparedBatch holds one batch's tensors, made by a function that runs
-// once: on a PrefetchThread, or on the taker's own thread when the taker
-// comes first, so that a step on a busy CPU never waits for a thread that has
-// not even started.
+// A PreparedBatch holds one batch's tensors, made by a function of values
+// (it may run twice): on a PrefetchThread, or on the taker's own thread when
+// the taker comes before the thread has finished, so that a step never waits
+// for a thread that runs only on idle CPU time.
 //
 //   auto prepared = std::make_shared<PreparedBatch>([=] { return MakeTensors(batch); });
 //   thread.Post(prepared);
@@ -44,9 +44,11 @@ class PreparedBatch {
   // Makes the tensors unless that has started already; the prefetch
   // thread's entry.
   void Run();
-  // The tensors, once: made here when nobody started, else waited for until
-  // `deadline` (DEADLINE_EXCEEDED then). A RESOURCE_EXHAUSTED met ahead of
-  // time is tried once more here, since the memory it lacked may be free now.
+  // The tensors, once: those made ahead when ready, else made here, never
+  // waiting for the prefetch thread (it runs at the lowest priority). A
+  // RESOURCE_EXHAUSTED met ahead of time is tried once more here, since the
+  // memory it lacked may be free now; one met here while the thread is
+  // still making its copy waits for that copy until `deadline`.
   StatusOr<BatchTensors> Take(std::chrono::steady_clock::time_point deadline);
 
  private:
