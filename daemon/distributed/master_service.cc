@@ -9,6 +9,7 @@
 #include "daemon/distributed/master_session.h"
 #include "daemon/distributed/on_pool.h"
 #include "daemon/distributed/peers.h"
+#include "daemon/distributed/request_timeout.h"
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
@@ -113,8 +114,7 @@ kj::Promise<StatusAnswer> AnswersBy(Peers& peers, const std::string& task, kj::T
 
 kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
   auto params = context.getParams();
-  const int64_t ms = params.getOptions().getStepTimeoutMs();
-  const auto timeout = ms > 0 ? std::chrono::milliseconds(ms) : env_.step_timeout;
+  const auto timeout = RequestTimeout(params.getOptions().getStepTimeoutMs(), env_.step_timeout);
   // Read and checked on the pool: a graph's constants may be large, and the
   // loop serves everyone else meanwhile. Bad graphs fail here, not at run.
   auto graph = OwnedCopy(params.getGraph());
@@ -134,9 +134,10 @@ kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
 
 kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
   context.allowCancellation();
-  const int64_t ms = context.getParams().getTimeoutMs();
-  const auto deadline = env_.peers->timer().now() +
-                        (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
+  const auto deadline =
+      env_.peers->timer().now() +
+      RequestTimeout(context.getParams().getTimeoutMs(), env_.step_timeout).count() *
+          kj::MILLISECONDS;
   kj::Vector<kj::Promise<StatusAnswer>> checks;
   const auto tasks = env_.cluster.TaskNames();
   for (const std::string& task : tasks) checks.add(AnswersBy(*env_.peers, task, deadline));
@@ -159,9 +160,9 @@ kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context)
   auto params = context.getParams();
   std::vector<std::string> names;
   for (auto n : params.getNames()) names.emplace_back(n.cStr());
-  const int64_t ms = params.getTimeoutMs();
-  const auto deadline = env_.peers->timer().now() +
-                        (ms > 0 ? ms : env_.step_timeout.count()) * kj::MILLISECONDS;
+  const auto deadline =
+      env_.peers->timer().now() +
+      RequestTimeout(params.getTimeoutMs(), env_.step_timeout).count() * kj::MILLISECONDS;
   return PollInitialized(env_, std::move(names), deadline);
 }
 
@@ -169,7 +170,7 @@ namespace {
 
 kj::TimePoint DeadlineAfter(TaskEnv& env, int64_t timeout_ms) {
   return env.peers->timer().now() +
-         (timeout_ms > 0 ? timeout_ms : env.step_timeout.count()) * kj::MILLISECONDS;
+         RequestTimeout(timeout_ms, env.step_timeout).count() * kj::MILLISECONDS;
 }
 
 template <typename Results>

@@ -10,6 +10,7 @@
 #include "daemon/distributed/on_pool.h"
 #include "daemon/runtime/partition.h"
 #include "daemon/distributed/peers.h"
+#include "daemon/distributed/request_timeout.h"
 #include "daemon/runtime/placement.h"
 #include "daemon/rpc/tensor_wire.h"
 #include "kernels/gpu/gpu_device.h"
@@ -457,7 +458,7 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepare
     Status s = CheckFeed(prepared->feeds[i], feeds[i]);
     if (!s.ok()) return KjFromStatus(s);
   }
-  if (timeout_ms <= 0) timeout_ms = step_timeout_.count();
+  timeout_ms = RequestTimeout(timeout_ms, step_timeout_).count();
   const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
   // Past the gate first: a cluster checkpoint being taken holds new steps
   // (daemon/distributed/step_gate.h), at most until this step's deadline.

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "common/graph.h"
+#include "daemon/distributed/request_timeout.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/device_copies.h"
 
@@ -62,7 +63,7 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
   run->frame.args = std::move(step.feeds);
   run->frame.retvals.resize(step.num_fetches);
   const int64_t step_id = step.step_id;
-  const int64_t timeout_ms = step.timeout_ms > 0 ? step.timeout_ms : env.step_timeout.count();
+  const int64_t timeout_ms = RequestTimeout(step.timeout_ms, env.step_timeout).count();
 
   Executor::RunArgs args;
   args.step_id = step_id;
