@@ -69,6 +69,15 @@ inline std::string IdxLabelsBytes(const std::vector<uint8_t>& labels) {
   return s;
 }
 
+// "images" and "labels" in `dir`: `n` 2x3 images of TestPixel values, the
+// label of example i being i, so a batch's labels name its examples.
+inline void WriteCountingExamples(const std::filesystem::path& dir, int n) {
+  std::vector<uint8_t> labels(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+  WriteBytes(dir / "images", IdxImagesBytes(static_cast<uint32_t>(n), 2, 3));
+  WriteBytes(dir / "labels", IdxLabelsBytes(labels));
+}
+
 inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

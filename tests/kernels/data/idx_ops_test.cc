@@ -24,10 +24,7 @@ struct DataTask {
     env.resources = &resources;
     env.io_dirs = {dir.path()};
     env.task = task;
-    std::vector<uint8_t> labels(kExamples);
-    std::iota(labels.begin(), labels.end(), uint8_t{0});
-    WriteBytes(dir.path() / "images", IdxImagesBytes(kExamples, 2, 3));
-    WriteBytes(dir.path() / "labels", IdxLabelsBytes(labels));
+    WriteCountingExamples(dir.path(), kExamples);
   }
 
   RunOpOptions Options() {

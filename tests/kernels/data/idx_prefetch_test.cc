@@ -25,10 +25,7 @@ struct Task {
     env.resources = &resources;
     env.io_dirs = {dir.path()};
     env.task = "/job:worker/replica:0/task:0";
-    std::vector<uint8_t> labels(static_cast<size_t>(examples));
-    std::iota(labels.begin(), labels.end(), uint8_t{0});
-    WriteBytes(dir.path() / "images", IdxImagesBytes(examples, 2, 3));
-    WriteBytes(dir.path() / "labels", IdxLabelsBytes(labels));
+    WriteCountingExamples(dir.path(), examples);
   }
 
   RunOpOptions Options() {
