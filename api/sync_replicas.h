@@ -16,8 +16,9 @@
 // was slower than N others (a backup worker, total_replicas >
 // replicas_to_aggregate) loses that step's gradient and goes on from the
 // current step. A replica that finds a token left over from such a round
-// starts its next step at once; in that round it may contribute twice, as
-// in TensorFlow.
+// starts its next step at once. Each replica (the task whose session runs
+// the step) counts once per round: its second gradient before the take is
+// dropped, also when its task restarted in between.
 //
 // Unlike TensorFlow there is no chief queue-runner thread: the aggregation
 // is part of the chief's own step, so one session loop drives it, and the

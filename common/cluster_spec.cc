@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/device_name.h"
+
 namespace tfd {
 namespace {
 
@@ -83,6 +85,12 @@ StatusOr<ClusterSpec> ClusterSpec::FromFlag(const std::string& value) {
 int ClusterSpec::NumTasks(const std::string& job) const {
   auto it = jobs_.find(job);
   return it == jobs_.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+bool ClusterSpec::HasTask(const std::string& name) const {
+  auto d = DeviceName::Parse(name);
+  return d.ok() && d->job && d->task && !d->type && *d->task >= 0 &&
+         *d->task < NumTasks(*d->job) && d->TaskName() == name;
 }
 
 StatusOr<std::string> ClusterSpec::TaskAddress(const std::string& job, int task) const {

@@ -34,6 +34,9 @@ class ClusterSpec {
   StatusOr<std::string> TaskAddress(const std::string& job, int task) const;
   // Every task as "/job:J/replica:0/task:T", in job then index order.
   std::vector<std::string> TaskNames() const;
+  // Whether `name` is exactly "/job:J/replica:0/task:T" of a task here (as
+  // TaskNames spells it): how a task checks a peer's name for itself.
+  bool HasTask(const std::string& name) const;
   // TensorFlow's chief: "/job:chief/replica:0/task:0" when the cluster has a
   // chief job (Kubeflow's TFJob, Estimator), else worker:0 when it has a
   // worker job; "" when it has neither.

@@ -192,6 +192,10 @@ struct StepContext {
   CancellationManager* cancellation = nullptr;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   bool trace = false;  // the step is traced: kernels may note what they did
+  // The task whose master runs the step ("/job:worker/replica:0/task:1"):
+  // in between-graph replication, the replica the step belongs to. Empty for
+  // a session in one process. Valid while the step runs.
+  std::string_view master;
 };
 
 class OpKernelContext {

@@ -117,7 +117,10 @@ struct NodeTrace {
 interface Worker {
   # Tensors between tasks do not travel here: a _Send pushes its tensor to
   # the consumer's task over the data plane (daemon/transport/).
-  registerGraph @0 (graph :Graph.GraphDef) -> (graph :RegisteredGraph);
+  # `master`: the task whose master session registers the graph; its steps
+  # belong to that replica (a sync accumulator counts one gradient per
+  # replica and update). Empty from a tfd older than the field: no replica.
+  registerGraph @0 (graph :Graph.GraphDef, master :Text) -> (graph :RegisteredGraph);
   # Cancels the step's waits and partitions on this task with the given
   # error, and drops the tensors pushed to it for the step.
   abortStep @1 (stepId :Int64, code :Text, message :Text) -> ();

@@ -2,19 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "common/device_name.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/data_plane.h"
 
 namespace tfd {
 namespace {
-
-// Whether `name` is exactly "/job:J/replica:0/task:T" of a task in `cluster`.
-bool IsTaskOf(const ClusterSpec& cluster, const std::string& name) {
-  auto d = DeviceName::Parse(name);
-  return d.ok() && d->job && d->task && !d->type && *d->task >= 0 &&
-         *d->task < cluster.NumTasks(*d->job) && d->TaskName() == name;
-}
 
 // Takes as long for every token of the right length, wherever it differs.
 bool ConstantTimeEqual(const std::string& a, const std::string& b) {
@@ -72,7 +64,7 @@ kj::Promise<void> GateService::login(LoginContext context) {
     // Traffic is counted per task named here (DataPlane::traffic, on
     // /metrics): a name that is no task of the cluster is counted as
     // "unknown", so no caller can grow the table.
-    const bool in_cluster = IsTaskOf(env_.cluster, peer);
+    const bool in_cluster = env_.cluster.HasTask(peer);
     auto invitation = env_.data_plane->Invite(in_cluster ? peer : "unknown", state_->peer() +
                                               (in_cluster ? "" : ", calling itself " + peer));
     ticket_ = invitation.ticket;

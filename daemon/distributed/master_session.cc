@@ -262,7 +262,7 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
     // Built on the pool, as a registration with another task would be.
     return OnPool<std::shared_ptr<Executor>>(
                *env_.pool,
-               [&env = env_, graph = part.graph]() { return MakePartitionExecutor(env, graph); })
+               [&env = env_, graph = part.graph]() { return MakePartitionExecutor(env, graph, env.task); })
         .then([this, &part](std::shared_ptr<Executor> executor) {
           part.held = std::make_unique<HeldPartition>(env_, std::move(executor));
         });
@@ -281,6 +281,7 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
         }
         auto request = services.worker.registerGraphRequest();
         GraphToProto(part.graph, request.initGraph());
+        request.setMaster(env_.task);
         return request.send();
       })
       .then(

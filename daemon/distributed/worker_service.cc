@@ -76,13 +76,22 @@ WorkerService::WorkerService(TaskEnv& env)
 kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // Read, checked and given its kernels on the pool: constants may be large
   // (each Const kernel holds its value), and the loop serves meanwhile.
-  auto def = OwnedCopy(context.getParams().getGraph());
+  auto params = context.getParams();
+  std::string master = params.getMaster();
+  // Any logged-in caller may register a graph; only a task of the cluster
+  // may have its steps counted as a replica's.
+  if (!master.empty() && !env_.cluster.HasTask(master)) {
+    return KjFromStatus(errors::InvalidArgument("registerGraph names master '", master,
+                                                "', which is no task of ", env_.task,
+                                                "'s cluster"));
+  }
+  auto def = OwnedCopy(params.getGraph());
   using Built = std::shared_ptr<Executor>;
   // The task's env outlives the pool's work; this service may not.
-  return OnPool<Built>(*env_.pool, [&env = env_, def]() -> StatusOr<Built> {
+  return OnPool<Built>(*env_.pool, [&env = env_, def, master]() -> StatusOr<Built> {
            TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>(),
                                                                 env.kernel_env->limits));
-           return MakePartitionExecutor(env, std::move(parsed));
+           return MakePartitionExecutor(env, std::move(parsed), master);
          })
       .then([this, context](Built executor) mutable {
         context.getResults().setGraph(

@@ -74,13 +74,17 @@ class ApplyGradientOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, acc.status());
     auto local_step = ScalarInput<int64_t>(ctx, 1, "local_step");
     TFD_OP_REQUIRES_OK(ctx, local_step.status());
-    auto result = (*acc)->Apply(*local_step, ctx.input(2));
+    auto result = (*acc)->Apply(*local_step, ctx.input(2), ctx.step().master);
     TFD_OP_REQUIRES_OK(ctx, result.status());
-    if (*result == ConditionalAccumulator::ApplyResult::kStale && ctx.env().logger) {
-      // Normal in synchronous training (a replica that fell behind), so not
-      // a warning; the count is in the accumulator's DebugString.
-      ctx.env().logger->debug("{}: dropped a stale gradient (local step {}): {}", ctx.node().name,
-                              *local_step, (*acc)->DebugString());
+    if (*result != ConditionalAccumulator::ApplyResult::kAccumulated && ctx.env().logger) {
+      // Normal in synchronous training (a replica that fell behind, or one
+      // that restarted within a round), so not a warning; the counts are in
+      // the accumulator's DebugString.
+      const bool stale = *result == ConditionalAccumulator::ApplyResult::kStale;
+      ctx.env().logger->debug("{}: dropped a {} gradient (local step {}{}): {}", ctx.node().name,
+                              stale ? "stale" : "second", *local_step,
+                              stale ? "" : ", from " + std::string(ctx.step().master),
+                              (*acc)->DebugString());
     }
   }
 
@@ -214,7 +218,10 @@ Status RegisterAccumulatorOps(OpRegistry& r) {
           .Attr("dtype: {float32, float64}")
           .SetIsStateful()
           .Doc("Adds gradient to the accumulator, or drops it (not an error; counted and "
-               "logged at debug level) when local_step is below the accumulator's global step. "
+               "logged at debug level) when local_step is below the accumulator's global step, "
+               "or when the same replica (the task whose session runs the step) already has a "
+               "gradient in since the last take: each replica counts once per update, also "
+               "after its task restarted. A session in one process names no replica. "
                "INVALID_ARGUMENT when its shape does not fit the accumulator's shape or the "
                "gradients already in. Shape: no outputs; local_step must be a scalar."),
       ApplyGradientShape));

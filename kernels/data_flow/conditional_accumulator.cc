@@ -41,7 +41,7 @@ std::string ConditionalAccumulator::DebugString() const {
   std::lock_guard<std::mutex> lock(mu_);
   return errors::StrCat("accumulator '", name_, "': ", DTypeName(dtype_), shape_.ToString(), ", ",
                         count_, " gradients, global step ", global_step_, ", ", stale_dropped_,
-                        " stale dropped");
+                        " stale dropped, ", duplicates_dropped_, " duplicates dropped");
 }
 
 int64_t ConditionalAccumulator::num_accumulated() const {
@@ -59,6 +59,11 @@ int64_t ConditionalAccumulator::num_stale_dropped() const {
   return stale_dropped_;
 }
 
+int64_t ConditionalAccumulator::num_duplicates_dropped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return duplicates_dropped_;
+}
+
 Status ConditionalAccumulator::CheckSameSpec(DType dtype, const PartialShape& shape) const {
   if (dtype != dtype_ || !(shape == shape_)) {
     return errors::InvalidArgument("accumulator '", name_, "' holds ", DTypeName(dtype_),
@@ -69,7 +74,7 @@ Status ConditionalAccumulator::CheckSameSpec(DType dtype, const PartialShape& sh
 }
 
 StatusOr<ConditionalAccumulator::ApplyResult> ConditionalAccumulator::Apply(
-    int64_t local_step, const Tensor& gradient) {
+    int64_t local_step, const Tensor& gradient, std::string_view replica) {
   if (gradient.dtype() != dtype_) {
     return errors::InvalidArgument("accumulator '", name_, "' takes ", DTypeName(dtype_),
                                    " gradients but got ", gradient.Describe());
@@ -94,17 +99,26 @@ StatusOr<ConditionalAccumulator::ApplyResult> ConditionalAccumulator::Apply(
       ++stale_dropped_;
       return ApplyResult::kStale;
     }
+    if (!replica.empty()) {
+      for (const auto& [step, partial] : partials_) {
+        if (partial.replicas.contains(replica)) {
+          ++duplicates_dropped_;
+          return ApplyResult::kDuplicate;
+        }
+      }
+    }
     auto it = partials_.find(local_step);
     if (it == partials_.end()) {
       // The input's buffer may be shared with other consumers: sum into a
       // copy of our own. TODO(perf): the copy and adds run under mu_; large
       // gradients from many replicas serialise here.
       TFD_ASSIGN_OR_RETURN(Tensor sum, gradient.DeepCopy());
-      partials_.emplace(local_step, Partial{std::move(sum), 1});
+      it = partials_.emplace(local_step, Partial{std::move(sum), 1, {}}).first;
     } else {
       AddInto(it->second.sum, gradient);
       ++it->second.count;
     }
+    if (!replica.empty()) it->second.replicas.emplace(replica);
     ++count_;
     FlushLocked(ready);
   }

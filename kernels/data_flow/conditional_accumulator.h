@@ -4,7 +4,11 @@
 //
 // It keeps a sum, a count and a global step. A gradient computed at a local
 // step older than the global step is stale and dropped (a worker that fell
-// behind must not pull the model back); a fresh one is added. A take waits
+// behind must not pull the model back); a fresh one is added, once per
+// replica: a replica's second gradient before the next take (a replica
+// whose task restarted and pushed its step again, or one that ran ahead on a
+// token left over from a round it missed) is dropped too, so a take always
+// averages distinct replicas. A take waits
 // until enough gradients are in, hands out their average, empties the
 // accumulator and advances the global step — all under one lock, so a
 // gradient computed against the old step that arrives after the take is
@@ -18,7 +22,8 @@
 //   auto acc = std::make_shared<ConditionalAccumulator>("acc", DType::kFloat32,
 //                                                       PartialShape({-1, 10}));
 //   acc->TakeAverage(2, &cm, [](const Status& s, Tensor avg) { ... });
-//   acc->Apply(/*local_step=*/0, g0);  acc->Apply(0, g1);  // the take completes
+//   acc->Apply(/*local_step=*/0, g0, "/job:worker/replica:0/task:0");
+//   acc->Apply(0, g1, "/job:worker/replica:0/task:1");  // the take completes
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -30,7 +35,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 
 #include "common/cancellation.h"
 #include "common/resource_mgr.h"
@@ -44,7 +51,7 @@ class ConditionalAccumulator : public ResourceBase,
   using TakeDone = std::function<void(const Status&, Tensor average)>;
 
   // What happened to one applied gradient.
-  enum class ApplyResult { kAccumulated, kStale };
+  enum class ApplyResult { kAccumulated, kStale, kDuplicate };
 
   // `dtype` is float32 or float64 (checked by the op's attr); every gradient
   // must fit `shape`.
@@ -60,17 +67,23 @@ class ConditionalAccumulator : public ResourceBase,
   int64_t num_accumulated() const;
   int64_t global_step() const;
   int64_t num_stale_dropped() const;
+  int64_t num_duplicates_dropped() const;
 
   // INVALID_ARGUMENT unless made with exactly these settings (another graph
   // declaring the same shared accumulator differently).
   Status CheckSameSpec(DType dtype, const PartialShape& shape) const;
 
   // Adds `gradient` when local_step >= the global step, else drops it as
-  // stale. INVALID_ARGUMENT (naming both shapes) for a gradient of another
-  // dtype, or whose shape does not fit the declared shape or, while any are
-  // accumulated, the shape of those; checked for stale gradients too, since
-  // a wrong shape is a bug whatever the step.
-  StatusOr<ApplyResult> Apply(int64_t local_step, const Tensor& gradient);
+  // stale. `replica` names who computed it (the task whose session ran the
+  // step, StepContext::master): a replica that already has a gradient in
+  // since the last take is not counted again (kDuplicate); an empty replica
+  // (a session in one process) is never taken for a duplicate.
+  // INVALID_ARGUMENT (naming both shapes) for a gradient of another dtype, or
+  // whose shape does not fit the declared shape or, while any are
+  // accumulated, the shape of those; checked for dropped gradients too,
+  // since a wrong shape is a bug whatever the step.
+  StatusOr<ApplyResult> Apply(int64_t local_step, const Tensor& gradient,
+                              std::string_view replica = {});
 
   // Once at least `num_required` (>= 1) gradients are in: `done` gets their
   // average, the accumulator is emptied and the global step advances by one.
@@ -79,7 +92,8 @@ class ConditionalAccumulator : public ResourceBase,
   void TakeAverage(int64_t num_required, CancellationManager* cm, TakeDone done);
 
   // Sets the global step (a chief restoring a checkpoint); gradients already
-  // accumulated at a lower local step are discarded. Returns how many were.
+  // accumulated at a lower local step are discarded, and their replicas may
+  // contribute again. Returns how many were.
   int64_t SetGlobalStep(int64_t new_global_step);
 
  private:
@@ -89,6 +103,7 @@ class ConditionalAccumulator : public ResourceBase,
   struct Partial {
     Tensor sum;  // owned: a copy of the first gradient, added into in place
     int64_t count = 0;
+    std::set<std::string, std::less<>> replicas;  // the named ones counted here
   };
   using Ready = std::vector<std::function<void()>>;
 
@@ -109,6 +124,7 @@ class ConditionalAccumulator : public ResourceBase,
   int64_t count_ = 0;                               // guarded by mu_; sum of the counts
   int64_t global_step_ = 0;                         // guarded by mu_
   int64_t stale_dropped_ = 0;                       // guarded by mu_
+  int64_t duplicates_dropped_ = 0;                  // guarded by mu_
   std::deque<std::shared_ptr<TakeAttempt>> takers_;  // guarded by mu_
 };
 

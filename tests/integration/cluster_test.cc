@@ -422,6 +422,66 @@ TEST_CASE("a step that times out on an empty queue on another task names the que
   }
 }
 
+// Synchronous replicas: a gradient accumulator on the ps counts one gradient
+// per replica (the task whose session runs the step) and update. A
+// replica's task killed after it pushed, restarted, pushing the same round
+// again — twice — must not be counted twice, which would complete the
+// update without the other replica.
+TEST_CASE("a replica restarted twice within an update counts once in the accumulator") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 2}});
+  REQUIRE(cluster.StartAll().ok());
+  const AttrMap acc_attrs{{"dtype", DType::kFloat32},
+                          {"shape", PartialShape(std::vector<int64_t>{})},
+                          {"shared_name", std::string("grads")}};
+  GraphDef g;  // every replica's graph, as in between-graph replication
+  g.nodes = {Node("acc", "ConditionalAccumulator", {}, "/job:ps", acc_attrs),
+             Node("grad", "Placeholder", {}, "/job:worker", {{"dtype", DType::kFloat32}}),
+             Node("step", "Placeholder", {}, "/job:worker", {{"dtype", DType::kInt64}}),
+             Node("push", "AccumulatorApplyGradient", {"acc", "step", "grad"}, "",
+                  {{"dtype", DType::kFloat32}}),
+             // After the push, so that a push's run reports what it left.
+             Node("count", "AccumulatorNumAccumulated", {"acc", "^push"}, ""),
+             Node("two", "Const", {}, "/job:worker",
+                  {{"value", Tensor::Scalar<int32_t>(2)}, {"dtype", DType::kInt32}}),
+             Node("average", "AccumulatorTakeGradient", {"acc", "two"}, "",
+                  {{"dtype", DType::kFloat32}})};
+  auto push = [&](Client& replica, float grad, int64_t step) {
+    auto out = replica.Run({{"grad", Tensor::Scalar(grad)}, {"step", Tensor::Scalar(step)}},
+                           {"count"}, {}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    return out->fetches[0].scalar<int32_t>();
+  };
+  auto session_on = [&](int worker) {
+    auto c = cluster.Connect("worker", worker);
+    REQUIRE(c.ok());
+    REQUIRE((*c)->CreateSession(g, 10s).ok());
+    return std::move(c).value();
+  };
+
+  auto w0 = session_on(0);
+  CHECK(push(*w0, 2.0f, 0) == 1);
+  for (float again : {100.0f, 1000.0f}) {
+    w0.reset();
+    cluster.Kill("worker", 0);
+    REQUIRE(cluster.Start("worker", 0).ok());
+    w0 = session_on(0);
+    CHECK(push(*w0, again, 0) == 1);  // dropped: worker:0 has a gradient in
+  }
+  auto w1 = session_on(1);
+  CHECK(push(*w1, 4.0f, 0) == 2);
+  auto avg = w1->Run({}, {"average"}, {}, {});
+  INFO(avg.status().ToString());
+  REQUIRE(avg.ok());
+  CHECK(Scalar(avg->fetches[0]) == 3.0f);  // (2 + 4) / 2
+  // The next update takes each replica's gradient again.
+  CHECK(push(*w0, 10.0f, 1) == 1);
+  CHECK(push(*w1, 20.0f, 1) == 2);
+  auto next = w0->Run({}, {"average"}, {}, {});
+  REQUIRE(next.ok());
+  CHECK(Scalar(next->fetches[0]) == 15.0f);
+}
+
 TEST_CASE("SIGTERM stops a task cleanly with exit status 0") {
   LocalCluster cluster({{"worker", 1}});
   REQUIRE(cluster.StartAll().ok());

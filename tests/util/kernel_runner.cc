@@ -42,6 +42,7 @@ StatusOr<std::vector<Value>> KernelRunner::Run(std::vector<Value> inputs) {
   StepContext step;
   step.cancellation = options_.cancellation ? options_.cancellation : &own_cm;
   step.deadline = std::chrono::steady_clock::now() + options_.timeout;
+  step.master = options_.master;
   OpKernelContext ctx(*kernel_, *env_, step, std::move(inputs), out_types_);
   if (kernel_->is_async()) {
     std::mutex mu;

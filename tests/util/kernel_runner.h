@@ -22,6 +22,7 @@ struct RunOpOptions {
   KernelEnv* env = nullptr;  // default: a fresh env with its own ResourceMgr
   CancellationManager* cancellation = nullptr;
   std::chrono::milliseconds timeout{10000};
+  std::string master;  // StepContext::master: the replica the run belongs to
 };
 
 // One kernel built once and run many times, as the executor keeps a node's

@@ -1,5 +1,6 @@
-// Gradient accumulator ops: averaging, stale gradients, the global step,
-// takes that wait without a thread and end with the step, sharing by name.
+// Gradient accumulator ops: averaging, stale gradients, one gradient per
+// replica, the global step, takes that wait without a thread and end with
+// the step, sharing by name.
 #include <atomic>
 #include <thread>
 
@@ -30,14 +31,21 @@ ConditionalAccumulator& Acc(const std::shared_ptr<ResourceBase>& r) {
   return *acc;
 }
 
+// `replica`: the task whose session runs the step (StepContext::master);
+// empty, as for a session in one process, names none.
 Status Apply(QueueTestEnv& e, const std::shared_ptr<ResourceBase>& acc, int64_t local_step,
-             Tensor gradient) {
+             Tensor gradient, std::string replica = {}) {
   const DType dtype = gradient.dtype();
   return e
       .Run("AccumulatorApplyGradient", {{"dtype", dtype}},
-           {Ref(acc), Val(Tensor::Scalar<int64_t>(local_step)), Val(std::move(gradient))})
+           {Ref(acc), Val(Tensor::Scalar<int64_t>(local_step)), Val(std::move(gradient))}, nullptr,
+           std::move(replica))
       .status();
 }
+
+const std::string kWorker0 = "/job:worker/replica:0/task:0";
+const std::string kWorker1 = "/job:worker/replica:0/task:1";
+const std::string kWorker2 = "/job:worker/replica:0/task:2";
 
 Tensor Vec(std::vector<float> v) { return Tensor::FromVector<float>(v); }
 
@@ -282,6 +290,77 @@ TEST_CASE("SetGlobalStep discards the gradients it makes stale") {
                      {Ref(acc), Val(Tensor::FromVector<int64_t>({1, 2}))});
     CHECK(bad.status().code() == Code::kInvalidArgument);
   }
+}
+
+// The double count a restart caused: a replica pushed its gradient, its
+// task died before the round's take, the restarted task's trainer read the
+// same global step and pushed again. Each replica counts once per take.
+TEST_CASE("a replica's second gradient before the take is dropped, not counted") {
+  QueueTestEnv e;
+  auto acc = NewAccumulator(e, "replicas", PartialShape({1}));
+  REQUIRE(Apply(e, acc, 0, Vec({2}), kWorker0).ok());
+  // Restarted twice within the round: both pushes are dropped.
+  CHECK(Apply(e, acc, 0, Vec({100}), kWorker0).ok());
+  CHECK(Apply(e, acc, 0, Vec({1000}), kWorker0).ok());
+  CHECK(NumAccumulated(e, acc) == 1);
+  CHECK(Acc(acc).num_duplicates_dropped() == 2);
+  CHECK(Contains(Acc(acc).DebugString(), "2 duplicates dropped"));
+
+  // A take of 2 still waits for a second replica.
+  auto take = StartTake(e, acc, 2);
+  CHECK_FALSE(take->finished());
+  REQUIRE(Apply(e, acc, 0, Vec({4}), kWorker1).ok());
+  REQUIRE(take->Wait());
+  REQUIRE(take->status().ok());
+  CHECK(Floats(take->output(0)) == std::vector<float>{3});  // (2 + 4) / 2: no 100, no 1000
+  CHECK(Acc(acc).global_step() == 1);
+
+  SECTION("after the take every replica counts again") {
+    REQUIRE(Apply(e, acc, 1, Vec({10}), kWorker0).ok());
+    REQUIRE(Apply(e, acc, 1, Vec({20}), kWorker1).ok());
+    CHECK(NumAccumulated(e, acc) == 2);
+    auto out = Take(e, acc, 2);
+    REQUIRE(out.ok());
+    CHECK(Floats((*out)[0].tensor) == std::vector<float>{15});
+  }
+  SECTION("a replica running ahead on a left-over token counts once across steps") {
+    // worker:0 pushes at step 1 and, before the take, again at step 2.
+    REQUIRE(Apply(e, acc, 1, Vec({10}), kWorker0).ok());
+    CHECK(Apply(e, acc, 2, Vec({30}), kWorker0).ok());
+    CHECK(NumAccumulated(e, acc) == 1);
+    REQUIRE(Apply(e, acc, 1, Vec({20}), kWorker2).ok());
+    auto out = Take(e, acc, 2);
+    REQUIRE(out.ok());
+    CHECK(Floats((*out)[0].tensor) == std::vector<float>{15});
+  }
+  SECTION("a stale gradient is stale, whoever sends it") {
+    CHECK(Apply(e, acc, 0, Vec({7}), kWorker2).ok());
+    CHECK(Acc(acc).num_stale_dropped() == 1);
+    CHECK(NumAccumulated(e, acc) == 0);
+  }
+  SECTION("gradients naming no replica (a session in one process) all count") {
+    REQUIRE(Apply(e, acc, 1, Vec({1})).ok());
+    REQUIRE(Apply(e, acc, 1, Vec({3})).ok());
+    CHECK(NumAccumulated(e, acc) == 2);
+    CHECK(Acc(acc).num_duplicates_dropped() == 2);  // the two before the first take
+  }
+}
+
+TEST_CASE("SetGlobalStep frees the replicas whose gradients it discards") {
+  QueueTestEnv e;
+  auto acc = NewAccumulator(e, "restored_replicas", PartialShape({}));
+  REQUIRE(Apply(e, acc, 3, Tensor::Scalar<float>(1), kWorker0).ok());
+  REQUIRE(Apply(e, acc, 5, Tensor::Scalar<float>(2), kWorker1).ok());
+  // A chief restoring step 5: worker:0's step-3 gradient is discarded, so
+  // worker:0 may send the restored step's; worker:1's is kept and counts.
+  REQUIRE(SetGlobalStep(e, acc, 5).ok());
+  REQUIRE(Apply(e, acc, 5, Tensor::Scalar<float>(6), kWorker0).ok());
+  CHECK(Apply(e, acc, 5, Tensor::Scalar<float>(50), kWorker1).ok());  // its second
+  CHECK(NumAccumulated(e, acc) == 2);
+  CHECK(Acc(acc).num_duplicates_dropped() == 1);
+  auto out = Take(e, acc, 2);
+  REQUIRE(out.ok());
+  CHECK((*out)[0].tensor.scalar<float>() == 4);
 }
 
 TEST_CASE("gradients must fit the declared shape and the ones already in") {

@@ -83,11 +83,13 @@ class QueueTestEnv {
     env_.resources = &resources_;
   }
 
+  // `master`: the replica the run belongs to (StepContext::master).
   StatusOr<std::vector<Value>> Run(const std::string& op, AttrMap attrs, std::vector<Value> inputs,
-                                   CancellationManager* cm = nullptr) {
+                                   CancellationManager* cm = nullptr, std::string master = {}) {
     RunOpOptions options;
     options.env = &env_;
     options.cancellation = cm;
+    options.master = std::move(master);
     return RunOpValues(registry_, op, std::move(attrs), std::move(inputs), options);
   }
   std::unique_ptr<AsyncCall> Start(const std::string& op, AttrMap attrs, std::vector<Value> inputs,
