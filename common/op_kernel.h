@@ -184,6 +184,11 @@ struct CallFrame {
   std::vector<Tensor> retvals;
 };
 
+// A master session's presence on a task: the object lives while the session
+// holds partitions there (dropped when the session closes or its client
+// goes), and says which session it is ("session 3 of /job:worker/...").
+using SessionPresence = std::weak_ptr<const std::string>;
+
 // Per-step facts shared by every kernel of the step.
 struct StepContext {
   CallFrame* frame = nullptr;
@@ -196,6 +201,11 @@ struct StepContext {
   // in between-graph replication, the replica the step belongs to. Empty for
   // a session in one process. Valid while the step runs.
   std::string_view master;
+  // The session the step runs for, while it holds partitions on this task;
+  // its text names it for messages. Empty for a session in one process, and
+  // expired once the session closed. Kernels that tie task state to one
+  // session at a time (a dataset's cursor) keep weak references.
+  SessionPresence session;
 };
 
 class OpKernelContext {

@@ -119,8 +119,12 @@ interface Worker {
   # the consumer's task over the data plane (daemon/transport/).
   # `master`: the task whose master session registers the graph; its steps
   # belong to that replica (a sync accumulator counts one gradient per
-  # replica and update). Empty from a tfd older than the field: no replica.
-  registerGraph @0 (graph :Graph.GraphDef, master :Text) -> (graph :RegisteredGraph);
+  # replica and update). `session`: that session, unique across tasks and
+  # their incarnations; the graphs one session registers here share one
+  # presence, alive until the last is released (a dataset's cursor is read
+  # by one session at a time). Both empty from a tfd older than the fields.
+  registerGraph @0 (graph :Graph.GraphDef, master :Text, session :Text)
+      -> (graph :RegisteredGraph);
   # Cancels the step's waits and partitions on this task with the given
   # error, and drops the tensors pushed to it for the step.
   abortStep @1 (stepId :Int64, code :Text, message :Text) -> ();

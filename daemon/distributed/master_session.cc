@@ -1,5 +1,8 @@
 #include "daemon/distributed/master_session.h"
 
+#include <fmt/format.h>
+
+#include <atomic>
 #include <optional>
 #include <random>
 #include <set>
@@ -19,6 +22,15 @@ namespace tfd {
 namespace {
 
 using RunStepResponse = capnp::Response<proto::RegisteredGraph::RunStepResults>;
+
+// "session 3 of /job:worker/replica:0/task:0 (incarnation 9f3a...)": unique
+// among every session any incarnation of any task opens, so that the tasks
+// it registers partitions with can tell its sessions apart.
+std::string NewSessionName(const TaskEnv& env) {
+  static std::atomic<uint64_t> opened{0};
+  return fmt::format("session {} of {} (incarnation {:016x})", ++opened, env.task,
+                     env.incarnation);
+}
 
 int64_t NewStepId() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -172,6 +184,7 @@ MasterSession::MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
       local_(local),
       graph_(std::move(graph)),
       step_timeout_(step_timeout),
+      presence_(std::make_shared<const std::string>(NewSessionName(env))),
       errors_(env.logger, "a step abort or cleanup"),
       background_(errors_) {
   ++env_.sessions;
@@ -207,6 +220,7 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
 kj::Promise<void> MasterSession::close(CloseContext) {
   closed_ = true;
   prepared_.clear();  // releases every registered partition
+  presence_.reset();  // what it read on each task is free for another session
   for (CallableServer* c : callables_) c->Release();
   return kj::READY_NOW;
 }
@@ -262,7 +276,9 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
     // Built on the pool, as a registration with another task would be.
     return OnPool<std::shared_ptr<Executor>>(
                *env_.pool,
-               [&env = env_, graph = part.graph]() { return MakePartitionExecutor(env, graph, env.task); })
+               [&env = env_, graph = part.graph, session = SessionPresence(presence_)]() {
+                 return MakePartitionExecutor(env, graph, env.task, session);
+               })
         .then([this, &part](std::shared_ptr<Executor> executor) {
           part.held = std::make_unique<HeldPartition>(env_, std::move(executor));
         });
@@ -282,6 +298,7 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
         auto request = services.worker.registerGraphRequest();
         GraphToProto(part.graph, request.initGraph());
         request.setMaster(env_.task);
+        if (presence_) request.setSession(*presence_);
         return request.send();
       })
       .then(

@@ -111,6 +111,10 @@ class MasterSession final : public CountedServer<proto::Session> {
   // Tasks found in a new incarnation, until a run's answer has named them.
   std::set<std::string> unreported_restarts_;
   bool closed_ = false;
+  // This session's presence on this task (StepContext::session); its text
+  // is also what the session registers under on other tasks, which keep a
+  // presence of their own for it. Dropped by close.
+  std::shared_ptr<const std::string> presence_;
   // Settles when the last extend has been applied (or has failed).
   kj::ForkedPromise<void> extended_ = kj::Promise<void>(kj::READY_NOW).fork();
   LogTaskErrors errors_;

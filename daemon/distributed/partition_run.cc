@@ -35,7 +35,8 @@ PartitionResult Result(Run& run) {
 }  // namespace
 
 StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef def,
-                                                          std::string master) {
+                                                          std::string master,
+                                                          SessionPresence session) {
   auto graph = Graph::Build(std::move(def), *env.registry);
   if (!graph.ok()) return graph.status().WithContext(env.task);
   // Nodes placed on this task's GPUs: copies where tensors cross to the host.
@@ -52,7 +53,8 @@ StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef
     }
   }
   Executor::Options options{env.registry,    env.kernel_env,    env.pool,
-                            kDeviceCpu,      env.cpu_device(), std::move(master)};
+                            kDeviceCpu,      env.cpu_device(), std::move(master),
+                            std::move(session)};
   auto executor = Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
   if (!executor.ok()) return executor.status().WithContext(env.task);
   return std::shared_ptr<Executor>(std::move(executor).value());

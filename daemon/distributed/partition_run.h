@@ -3,7 +3,7 @@
 // without an RPC to itself (so its feeds and fetches are not serialized to
 // cross its own process).
 //
-//   TFD_ASSIGN_OR_RETURN(auto exec, MakePartitionExecutor(env, std::move(graph), master));  // on the pool
+//   TFD_ASSIGN_OR_RETURN(auto exec, MakePartitionExecutor(env, std::move(graph), master, session));  // on the pool
 //   RunPartition(env, rendezvous, exec, {.step_id = id, .feeds = ...})
 //       .then([](PartitionResult r) { ... r.fetches ... });
 //
@@ -41,10 +41,12 @@ struct PartitionResult {
 
 // The partition's graph, checked and given its kernels; errors name the task.
 // `master` is the task whose master session registers it (its steps belong
-// to that replica: StepContext::master); empty when unknown (an older
+// to that replica) and `session` that session's presence here
+// (StepContext::master, ::session); both empty when unknown (an older
 // master).
 StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef graph,
-                                                          std::string master);
+                                                          std::string master,
+                                                          SessionPresence session);
 
 // A partition this task holds, counted in env.registered_graphs (what
 // `tfctl status` shows) for as long as it is held: registered by a master

@@ -23,11 +23,14 @@ namespace {
 
 class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
  public:
-  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor)
+  // `session`: its master session's presence here, kept while registered.
+  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor,
+                      std::shared_ptr<const std::string> session)
       : CountedServer(env.metrics),
         env_(env),
         rendezvous_(rendezvous),
-        partition_(env, std::move(executor)) {}
+        partition_(env, std::move(executor)),
+        session_(std::move(session)) {}
 
  protected:
   kj::Promise<void> runStep(RunStepContext context) override {
@@ -66,7 +69,11 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
   TaskEnv& env_;
   TaskRendezvous& rendezvous_;
   HeldPartition partition_;
+  std::shared_ptr<const std::string> session_;  // null from an older master
 };
+
+// Longer than any name NewSessionName makes; bounds what a caller can store.
+constexpr size_t kMaxSessionName = 256;
 
 }  // namespace
 
@@ -78,6 +85,7 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // (each Const kernel holds its value), and the loop serves meanwhile.
   auto params = context.getParams();
   std::string master = params.getMaster();
+  const std::string session_name = params.getSession();
   // Any logged-in caller may register a graph; only a task of the cluster
   // may have its steps counted as a replica's.
   if (!master.empty() && !env_.cluster.HasTask(master)) {
@@ -85,18 +93,37 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
                                                 "', which is no task of ", env_.task,
                                                 "'s cluster"));
   }
+  if (session_name.size() > kMaxSessionName) {
+    return KjFromStatus(errors::InvalidArgument("registerGraph's session name is ",
+                                                session_name.size(), " bytes; at most ",
+                                                kMaxSessionName, " are accepted"));
+  }
+  auto session = session_name.empty() ? nullptr : SessionPresenceFor(session_name);
   auto def = OwnedCopy(params.getGraph());
   using Built = std::shared_ptr<Executor>;
   // The task's env outlives the pool's work; this service may not.
-  return OnPool<Built>(*env_.pool, [&env = env_, def, master]() -> StatusOr<Built> {
-           TFD_ASSIGN_OR_RETURN(GraphDef parsed, GraphFromProto(def->getRoot<proto::GraphDef>(),
-                                                                env.kernel_env->limits));
-           return MakePartitionExecutor(env, std::move(parsed), master);
-         })
-      .then([this, context](Built executor) mutable {
+  return OnPool<Built>(*env_.pool,
+                       [&env = env_, def, master, weak = SessionPresence(session)]() -> StatusOr<Built> {
+                         TFD_ASSIGN_OR_RETURN(GraphDef parsed,
+                                              GraphFromProto(def->getRoot<proto::GraphDef>(),
+                                                             env.kernel_env->limits));
+                         return MakePartitionExecutor(env, std::move(parsed), master, weak);
+                       })
+      .then([this, context, session](Built executor) mutable {
         context.getResults().setGraph(
-            kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor)));
+            kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor), session));
       });
+}
+
+std::shared_ptr<const std::string> WorkerService::SessionPresenceFor(const std::string& session) {
+  std::erase_if(sessions_, [](const auto& entry) { return entry.second.expired(); });
+  auto& slot = sessions_[session];
+  auto presence = slot.lock();
+  if (!presence) {
+    presence = std::make_shared<const std::string>(session);
+    slot = presence;
+  }
+  return presence;
 }
 
 kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {

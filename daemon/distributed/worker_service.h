@@ -6,11 +6,16 @@
 // A runStep call runs the partition (daemon/distributed/partition_run.h:
 // cheap kernels on the loop, the rest on the compute pool) and resolves when
 // it ends; if the master cancels the call (or abortStep names the step) the
-// partition's waits are cancelled. Checkpoint calls do
+// partition's waits are cancelled. A registration names its master's task and
+// session (StepContext::master, ::session). Checkpoint calls do
 // their file work on the compute pool too (daemon/checkpoint/checkpoint_manager.h).
 //
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
+
+#include <map>
+#include <memory>
+#include <string>
 
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
@@ -40,8 +45,16 @@ class WorkerService final : public CountedServer<proto::Worker> {
   kj::Promise<void> releaseSteps(ReleaseStepsContext context) override;
 
  private:
+  // The presence here of the master session named `session` (registerGraph):
+  // one object shared by every graph it registers, so kernels see them as
+  // one session until the last is released.
+  std::shared_ptr<const std::string> SessionPresenceFor(const std::string& session);
+
   TaskEnv& env_;
   TaskRendezvous rendezvous_;
+  // By session name; an entry expires with the session's last graph here
+  // and is pruned by the next registration.
+  std::map<std::string, std::weak_ptr<const std::string>> sessions_;
 };
 
 }  // namespace tfd

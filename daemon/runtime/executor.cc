@@ -64,6 +64,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
     ctx.rendezvous = a.rendezvous;
     ctx.trace = a.trace;
     ctx.master = exec.options_.master;
+    ctx.session = exec.options_.session;
     for (int i = 0; i < graph.num_nodes(); ++i) {
       const Graph::Node& n = graph.node(i);
       pending[i].store(static_cast<int>(n.inputs.size() + n.control_inputs.size()),

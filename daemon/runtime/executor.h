@@ -37,9 +37,11 @@ class Executor {
     boost::asio::thread_pool* pool = nullptr;
     std::string device_type = kDeviceCpu;  // which kernels to instantiate
     std::string device;                    // canonical device name, for traces
-    // The task whose master registered the graph, for StepContext::master;
-    // empty for a session in one process.
+    // The task whose master registered the graph, and the session it
+    // registered it for (StepContext::master, ::session); empty for a
+    // session in one process.
     std::string master;
+    SessionPresence session;
   };
   struct RunArgs {
     int64_t step_id = 0;

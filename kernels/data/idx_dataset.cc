@@ -168,6 +168,23 @@ int64_t IdxDataset::epoch() const {
   return ReadEpochLocked();
 }
 
+Status IdxDataset::BindReader(const SessionPresence& reader) {
+  const auto session = reader.lock();
+  if (!session) return OkStatus();
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto holder = reader_.lock();
+  if (holder && holder != session) {
+    return errors::FailedPrecondition(
+        "IDX dataset '", name_, "' is being read by ", *holder, ", so ", *session,
+        " may not read it until that session closes: the dataset's cursor belongs to one "
+        "session at a time (a second trainer on one task would take half its batches). "
+        "To read the same files with a cursor of its own, give this graph's IdxDataset "
+        "another shared_name");
+  }
+  reader_ = reader;
+  return OkStatus();
+}
+
 void IdxDataset::Reset() {
   std::lock_guard<std::mutex> lock(mu_);
   reserved_.reset();

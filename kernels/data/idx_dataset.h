@@ -1,7 +1,9 @@
 // IdxDataset: an MNIST-format dataset (an IDX images file and an IDX labels
 // file) held by a task's ResourceMgr, with a cursor that walks it epoch by
-// epoch — the input pipeline's state, shared like a queue by every graph and
-// session on the task that names it.
+// epoch — the input pipeline's state, kept by the task (so checkpoints hold
+// it and a trainer's next session reads on) and read by one master session
+// at a time: a second trainer on the task is refused instead of silently
+// taking half the batches (BindReader).
 //
 // The files are read once, on the first EnsureLoaded, under the dataset's own
 // lock (not the ResourceMgr's, so a slow read holds up no other resource).
@@ -71,6 +73,16 @@ class IdxDataset : public ResourceBase {
   const IdxDatasetSpec& spec() const { return spec_; }
   // INVALID_ARGUMENT saying what differs unless `other` is this dataset's spec.
   Status CheckSameSpec(const IdxDatasetSpec& other) const;
+
+  // Ties the cursor to the session `reader` (StepContext::session) unless
+  // another session that still holds partitions on this task has it; then
+  // FAILED_PRECONDITION naming both sessions. Once that session has closed
+  // or its client has gone, the next session reads on from where it left
+  // the cursor (a trainer's new session after a failed step). Sessions in
+  // one process (an empty `reader`) are not tied. What moves the cursor
+  // binds first (IdxNextBatch, IdxDatasetReset); reading the epoch or
+  // progress does not.
+  Status BindReader(const SessionPresence& reader);
 
   // Reads both files through env.ResolveIoPath on the first call; after a
   // success, later calls return at once. A failure leaves the dataset
@@ -160,6 +172,7 @@ class IdxDataset : public ResourceBase {
     int64_t epoch, position;  // the cursor before the reserved batch
   };
   std::optional<ReservedStart> reserved_;     // guarded by mu_
+  SessionPresence reader_;                    // guarded by mu_: the session tied to
 
   PrefetchThread prefetch_thread_;  // last: its thread stops before the rest goes
 };

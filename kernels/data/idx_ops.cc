@@ -226,6 +226,7 @@ class IdxNextBatchOp : public OpKernel {
     auto ds = ctx.input_ref<IdxDataset>(0);
     TFD_OP_REQUIRES_OK(ctx, ds.status());
     IdxDataset& dataset = **ds;
+    TFD_OP_REQUIRES_OK(ctx, dataset.BindReader(ctx.step().session));
     const KernelEnv& env = ctx.env();
     std::optional<StatusOr<BatchTensors>> tensors = TakeAhead(dataset, ctx.deadline());
     if (!tensors) {
@@ -322,6 +323,7 @@ class IdxDatasetResetOp : public OpKernel {
   void Compute(OpKernelContext& ctx) override {
     auto ds = ctx.input_ref<IdxDataset>(0);
     TFD_OP_REQUIRES_OK(ctx, ds.status());
+    TFD_OP_REQUIRES_OK(ctx, (*ds)->BindReader(ctx.step().session));
     (*ds)->Reset();
   }
 };
@@ -344,7 +346,13 @@ Status RegisterIdxOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("An MNIST-format dataset (uint8 IDX images [n, rows, cols] and labels [n], raw, "
                "not gzipped) read once per task from inside its --data-dir, with a cursor kept "
-               "by the task under container/shared_name (the node name when empty). Each epoch "
+               "by the task under container/shared_name (the node name when empty): it is in "
+               "the task's checkpoints, and a session reads on where the last one left it. "
+               "One master session at a time moves it (IdxNextBatch, IdxDatasetReset): another "
+               "session that tries while the first holds partitions on the task gets "
+               "FAILED_PRECONDITION naming both (a second trainer on one task would silently "
+               "take half the batches); a different shared_name gives a cursor of its own. "
+               "Each epoch "
                "visits the examples in a permutation fixed by (seed, epoch) (seed 0 included), "
                "or in file order without shuffle; epochs = -1 repeats forever. With shard = "
                "\"auto\" and num_shards = N > 0, task K of its job reads places K, K+N, ... of "
@@ -389,7 +397,8 @@ Status RegisterIdxOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("Moves the dataset's cursor back to the start of epoch 0, as if new: what a "
                "training run does first on a task whose dataset an earlier run read (the "
-               "cursor belongs to the task, not to a session). Shape: no outputs."),
+               "cursor belongs to the task, and to one session at a time: see IdxDataset). "
+               "Shape: no outputs."),
       shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<IdxDatasetProgressOp>(
       OpDefBuilder("IdxDatasetProgress")

@@ -7,12 +7,15 @@
 #include <thread>
 
 #include "tests/integration/cluster_fixture.h"
+#include "tests/kernels/data/data_test_util.h"
 
 namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::DataTempDir;
 using testing::LocalCluster;
+using testing::WriteCountingExamples;
 
 NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
              AttrMap attrs = {}) {
@@ -480,6 +483,74 @@ TEST_CASE("a replica restarted twice within an update counts once in the accumul
   auto next = w0->Run({}, {"average"}, {}, {});
   REQUIRE(next.ok());
   CHECK(Scalar(next->fetches[0]) == 15.0f);
+}
+
+// A dataset's cursor on a task is read by one master session at a time: a
+// second trainer on the task is refused (it used to take every other batch
+// silently), and the next session reads on from where the last left it —
+// after a close, after its master task was killed, after its client dropped.
+TEST_CASE("a dataset is read by one session at a time and passed on when that one ends") {
+  DataTempDir data;
+  WriteCountingExamples(data.path(), 10);  // example i has label i
+  LocalCluster cluster({{"worker", 2}}, {"--data-dir=" + data.path().string()});
+  REQUIRE(cluster.StartAll().ok());
+  const std::string task0 = "/job:worker/replica:0/task:0";
+  GraphDef g;
+  g.nodes = {Node("input", "IdxDataset", {}, task0,
+                  {{"images_path", std::string("images")},
+                   {"labels_path", std::string("labels")},
+                   {"shuffle", false}}),
+             Node("batch", "IdxNextBatch", {"input"}, task0, {{"batch_size", int64_t{2}}})};
+  auto session_on = [&](int worker) {
+    auto c = cluster.Connect("worker", worker);
+    REQUIRE(c.ok());
+    REQUIRE((*c)->CreateSession(g, 10s).ok());
+    return std::move(c).value();
+  };
+  auto read = [&](Client& c) -> StatusOr<std::vector<int>> {
+    TFD_ASSIGN_OR_RETURN(auto out, c.Run({}, {"batch:1"}, {}, {}));
+    const Tensor& labels = out.fetches[0];
+    return std::vector<int>(labels.data<int32_t>(), labels.data<int32_t>() + labels.dim(0));
+  };
+  // A session whose predecessor went away without closing is refused until
+  // the task notices (its connection's end releases the session): bounded.
+  auto read_once_free = [&](Client& c) {
+    const auto deadline = std::chrono::steady_clock::now() + 15s;
+    for (;;) {
+      auto got = read(c);
+      if (got.ok() || got.status().code() != Code::kFailedPrecondition ||
+          std::chrono::steady_clock::now() > deadline) {
+        return got;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  };
+
+  auto a = session_on(0);  // the dataset is in its master's own partition
+  CHECK(read(*a).value() == std::vector<int>{0, 1});
+  auto b = session_on(1);  // registered with task 0 from worker:1's master
+  for (int i = 0; i < 2; ++i) {
+    auto refused = read(*b);
+    CHECK(refused.status().code() == Code::kFailedPrecondition);
+    INFO(refused.status().ToString());
+    CHECK(refused.status().message().find("IDX dataset 'input' is being read by session ") !=
+          std::string::npos);
+    CHECK(refused.status().message().find(" of /job:worker/replica:0/task:1 (incarnation") !=
+          std::string::npos);
+  }
+  CHECK(read(*a).value() == std::vector<int>{2, 3});  // the refusals moved nothing
+
+  REQUIRE(a->CloseSession().ok());
+  CHECK(read(*b).value() == std::vector<int>{4, 5});
+  auto c = session_on(0);
+  CHECK(read(*c).status().code() == Code::kFailedPrecondition);
+  // b's master task killed: its partitions on task 0 go with the connection.
+  cluster.Kill("worker", 1);
+  CHECK(read_once_free(*c).value() == std::vector<int>{6, 7});
+  // c's client gone without closing: its connection's end frees the cursor.
+  c.reset();
+  auto d = session_on(0);
+  CHECK(read_once_free(*d).value() == std::vector<int>{8, 9});
 }
 
 TEST_CASE("SIGTERM stops a task cleanly with exit status 0") {

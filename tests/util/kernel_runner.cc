@@ -43,6 +43,7 @@ StatusOr<std::vector<Value>> KernelRunner::Run(std::vector<Value> inputs) {
   step.cancellation = options_.cancellation ? options_.cancellation : &own_cm;
   step.deadline = std::chrono::steady_clock::now() + options_.timeout;
   step.master = options_.master;
+  step.session = options_.session;
   OpKernelContext ctx(*kernel_, *env_, step, std::move(inputs), out_types_);
   if (kernel_->is_async()) {
     std::mutex mu;

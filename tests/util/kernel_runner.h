@@ -23,6 +23,7 @@ struct RunOpOptions {
   CancellationManager* cancellation = nullptr;
   std::chrono::milliseconds timeout{10000};
   std::string master;  // StepContext::master: the replica the run belongs to
+  SessionPresence session;  // StepContext::session: the session it runs for
 };
 
 // One kernel built once and run many times, as the executor keeps a node's

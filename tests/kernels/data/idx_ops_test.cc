@@ -42,10 +42,14 @@ struct DataTask {
     return out[0];
   }
 
-  // IdxNextBatch's (images, labels).
-  StatusOr<std::vector<Tensor>> Next(const Value& handle, AttrMap attrs) {
+  // IdxNextBatch's (images, labels), run for `session` (none: a session in
+  // one process).
+  StatusOr<std::vector<Tensor>> Next(const Value& handle, AttrMap attrs,
+                                     SessionPresence session = {}) {
+    RunOpOptions options = Options();
+    options.session = std::move(session);
     TFD_ASSIGN_OR_RETURN(auto out, RunOpValues(registry, "IdxNextBatch", std::move(attrs),
-                                               {handle}, Options()));
+                                               {handle}, options));
     return std::vector<Tensor>{out[0].tensor, out[1].tensor};
   }
 
@@ -484,6 +488,66 @@ TEST_CASE("Shape functions: batch dimension known only with drop_remainder") {
                                          {"labels_path", std::string("b")},
                                          {"shard", std::string("both")}}, 0, 1);
   CHECK(s5.code() == Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tfd::testing
+
+namespace tfd::testing {
+namespace {
+
+// The labels of the next batch of 2 that `session` reads, or the error.
+StatusOr<std::vector<int>> NextIds(DataTask& t, const Value& ds, const SessionPresence& session) {
+  TFD_ASSIGN_OR_RETURN(auto got, t.Next(ds, {{"batch_size", int64_t{2}}}, session));
+  return std::vector<int>(got[1].data<int32_t>(), got[1].data<int32_t>() + got[1].dim(0));
+}
+
+std::shared_ptr<const std::string> NewSession(const std::string& name) {
+  return std::make_shared<const std::string>(name);
+}
+
+// Two trainers on one task used to share the cursor, each silently taking
+// every other batch; a trainer's next session (after a failed step, or the
+// next run) must still read on from where the last one stopped.
+TEST_CASE("a dataset's cursor is read by one session at a time and passed on when it ends") {
+  DataTask t;
+  auto ds = t.Dataset({{"shuffle", false}});
+  REQUIRE(ds.ok());
+  auto first = NewSession("session 1 of /job:worker/replica:0/task:0");
+  auto second = NewSession("session 2 of /job:worker/replica:0/task:0");
+  CHECK(NextIds(t, *ds, first).value() == std::vector<int>{0, 1});
+
+  auto refused = NextIds(t, *ds, second);
+  CHECK(refused.status().code() == Code::kFailedPrecondition);
+  CHECK(Contains(refused.status().message(),
+                 "IDX dataset 'mnist' is being read by session 1 of /job:worker/replica:0/task:0, "
+                 "so session 2 of /job:worker/replica:0/task:0 may not read it"));
+  CHECK(Contains(refused.status().message(), "another shared_name"));
+  // Refused twice in a row, and a reset is refused as well: the first
+  // session's cursor did not move.
+  CHECK(NextIds(t, *ds, second).status().code() == Code::kFailedPrecondition);
+  RunOpOptions as_second = t.Options();
+  as_second.session = second;
+  CHECK(RunOpValues(t.registry, "IdxDatasetReset", {}, {*ds}, as_second).status().code() ==
+        Code::kFailedPrecondition);
+  CHECK(NextIds(t, *ds, first).value() == std::vector<int>{2, 3});
+  // Reading where it stands binds nothing.
+  CHECK(t.Epoch(*ds) == 0);
+  CHECK(t.Progress(*ds) == Approx(0.4));
+
+  SECTION("the first session closes: the next reads on from its position") {
+    first.reset();
+    CHECK(NextIds(t, *ds, second).value() == std::vector<int>{4, 5});
+    // Now the second holds it, and a third waits in turn.
+    auto third = NewSession("session 3 of /job:worker/replica:0/task:0");
+    CHECK(NextIds(t, *ds, third).status().code() == Code::kFailedPrecondition);
+    second.reset();
+    CHECK(NextIds(t, *ds, third).value() == std::vector<int>{6, 7});
+  }
+  SECTION("a session in one process is not tied, and does not tie") {
+    CHECK(NextIds(t, *ds, {}).value() == std::vector<int>{4, 5});
+    CHECK(NextIds(t, *ds, first).value() == std::vector<int>{6, 7});
+  }
 }
 
 }  // namespace
