@@ -9,6 +9,7 @@ Status WriteGraphFile(const Scope& scope, const std::string& path, GraphFormat f
   GraphDef graph = scope.ToGraphDef();
   auto checked = Graph::Build(graph, scope.registry());
   if (!checked.ok()) return checked.status().WithContext("not writing '" + path + "'");
+  StripDefaultAttrs(scope.registry(), graph);
   return SaveGraph(graph, path, format);
 }
 

@@ -1,6 +1,8 @@
 // Writing a built graph to the file tfctl submits: the scope's first error
 // if it has one, else the graph checked as tfd will check it (Graph::Build)
-// and saved as a binary Cap'n Proto message (or its text form).
+// and saved as a binary Cap'n Proto message (or its text form), without the
+// attrs that equal their op's default (StripDefaultAttrs: an older tfd,
+// whose ops may lack newer attrs, loads it as long as none is set).
 //
 //   Scope root = Scope::NewRootScope(registry);
 //   ... build the model, the train op, the initializer ...

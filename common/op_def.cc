@@ -3,6 +3,8 @@
 #include <cctype>
 #include <algorithm>
 #include <charconv>
+#include <type_traits>
+#include <variant>
 
 namespace tfd {
 namespace {
@@ -365,6 +367,40 @@ StatusOr<std::vector<bool>> ArgRefs(const std::vector<ArgDef>& args, const AttrM
   std::vector<bool> out;
   TFD_RETURN_IF_ERROR(ExpandArgs(args, attrs, [&](DType, bool r) { out.push_back(r); }));
   return out;
+}
+
+void StripDefaultAttrs(const OpDef& def, AttrMap& attrs) {
+  for (const AttrDef& a : def.attrs) {
+    auto it = attrs.find(a.name);
+    if (it == attrs.end() || !a.default_value) continue;
+    const AttrValue& value = it->second;
+    const bool same = std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          // Tensors have no value equality; an empty list equals an empty
+          // default of any element kind.
+          if constexpr (std::is_same_v<V, Tensor> || std::is_same_v<V, std::vector<Tensor>>) {
+            return false;
+          } else if constexpr (std::is_same_v<V, EmptyList>) {
+            return std::visit(
+                [](const auto& d) {
+                  using D = std::decay_t<decltype(d)>;
+                  if constexpr (std::is_same_v<D, EmptyList>) return true;
+                  else if constexpr (requires { d.empty(); } && !std::is_same_v<D, std::string>) {
+                    return d.empty();
+                  } else {
+                    return false;
+                  }
+                },
+                *a.default_value);
+          } else {
+            const V* d = std::get_if<V>(&*a.default_value);
+            return d != nullptr && *d == v;
+          }
+        },
+        value);
+    if (same) attrs.erase(it);
+  }
 }
 
 }  // namespace tfd

@@ -82,6 +82,12 @@ StatusOr<std::vector<DType>> ArgTypes(const std::vector<ArgDef>& args, const Att
 // its declared type, within its allowed dtypes and minimum, and that no
 // unknown attr is given. Messages name the attr; callers prefix the node.
 Status CompleteAndCheckAttrs(const OpDef& def, AttrMap& attrs);
+// The reverse for a graph about to be written or sent: removes every attr
+// equal to its default in `def`, as TensorFlow does when it writes graphs,
+// so that a graph which sets no attr an op gained since still loads in an
+// older tfd (whose op lacks the attr). Tensor-valued attrs are kept; attrs
+// `def` does not declare are left for CompleteAndCheckAttrs to refuse.
+void StripDefaultAttrs(const OpDef& def, AttrMap& attrs);
 
 // Which of those are references, in the same expanded order.
 StatusOr<std::vector<bool>> ArgRefs(const std::vector<ArgDef>& args, const AttrMap& attrs);

@@ -97,4 +97,10 @@ bool OpRegistration::HasKernelFor(const std::string& device_type, const AttrMap&
   return false;
 }
 
+void StripDefaultAttrs(const OpRegistry& registry, GraphDef& graph) {
+  for (NodeDef& n : graph.nodes) {
+    if (const OpRegistration* reg = registry.Find(n.op)) StripDefaultAttrs(reg->def, n.attrs);
+  }
+}
+
 }  // namespace tfd

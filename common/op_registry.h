@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/attr_value.h"
+#include "common/graph_def.h"
 #include "common/op_def.h"
 #include "common/shape_inference.h"
 
@@ -100,5 +101,9 @@ class OpRegistry {
  private:
   std::map<std::string, OpRegistration> ops_;
 };
+
+// StripDefaultAttrs (op_def.h) on every node of `graph` whose op `registry`
+// knows; nodes of unknown ops are left as they are.
+void StripDefaultAttrs(const OpRegistry& registry, GraphDef& graph);
 
 }  // namespace tfd

@@ -10,6 +10,7 @@
 #include "common/device_name.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
+#include "common/op_registry.h"
 #include "daemon/distributed/on_pool.h"
 #include "daemon/runtime/partition.h"
 #include "daemon/distributed/peers.h"
@@ -296,7 +297,11 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
           unreported_restarts_.insert(part.task);
         }
         auto request = services.worker.registerGraphRequest();
-        GraphToProto(part.graph, request.initGraph());
+        // Without default attrs, as graph files are written: a task still
+        // on an older tfd takes partitions that set nothing it lacks.
+        GraphDef wire = part.graph;
+        StripDefaultAttrs(*env_.registry, wire);
+        GraphToProto(wire, request.initGraph());
         request.setMaster(env_.task);
         if (presence_) request.setSession(*presence_);
         return request.send();

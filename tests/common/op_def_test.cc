@@ -1,6 +1,8 @@
 #include "common/op_def.h"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "common/op_registry.h"
 
@@ -33,6 +35,51 @@ TEST_CASE("op specs parse inputs, outputs and attrs with defaults") {
   auto types = ArgTypes(def->inputs, attrs);
   REQUIRE(types.ok());
   CHECK(*types == std::vector<DType>{DType::kInt32, DType::kInt64, DType::kInt64, DType::kInt64});
+}
+
+std::vector<std::string> Names(const AttrMap& attrs) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : attrs) names.push_back(name);
+  return names;
+}
+
+TEST_CASE("StripDefaultAttrs removes exactly the attrs equal to their default") {
+  auto def = OpDefBuilder("Batch")
+                 .Attr("size: int >= 1")
+                 .Attr("prefetch: bool = true")
+                 .Attr("T: {int32, float32} = int32")
+                 .Attr("shape: shape = [?, 3]")
+                 .Attr("names: list(string) = []")
+                 .Attr("ratio: float = 0.5")
+                 .Finalize();
+  REQUIRE(def.ok());
+  AttrMap all{{"size", int64_t{4}}};
+  REQUIRE(CompleteAndCheckAttrs(*def, all).ok());
+  AttrMap stripped = all;
+  StripDefaultAttrs(*def, stripped);
+  CHECK(Names(stripped) == std::vector<std::string>{"size"});  // the required attr stays
+  // Completing what was stripped gives back what was there.
+  REQUIRE(CompleteAndCheckAttrs(*def, stripped).ok());
+  CHECK(Names(stripped) == Names(all));
+  for (const auto& [name, value] : all) CHECK(AttrValueToString(stripped[name]) == AttrValueToString(value));
+
+  AttrMap set{{"size", int64_t{4}},
+              {"prefetch", false},
+              {"T", DType::kFloat32},
+              {"shape", PartialShape({-1, 4})},
+              {"names", std::vector<std::string>{"a"}},
+              {"ratio", 0.25}};
+  AttrMap kept = set;
+  StripDefaultAttrs(*def, kept);
+  CHECK(Names(kept) == Names(set));  // none equals its default
+
+  AttrMap empty_list{{"size", int64_t{1}}, {"names", EmptyList{}}};
+  StripDefaultAttrs(*def, empty_list);
+  CHECK(empty_list.count("names") == 0);
+
+  AttrMap unknown{{"size", int64_t{1}}, {"colour", std::string("red")}};
+  StripDefaultAttrs(*def, unknown);
+  CHECK(unknown.count("colour") == 1);  // left for CompleteAndCheckAttrs to refuse
 }
 
 TEST_CASE("attr checks name the attr that is wrong") {
