@@ -17,7 +17,9 @@
 // An exception thrown by `work` rejects the promise instead of ending the
 // process: reading a client's message (a Text without its NUL, a list past
 // its segment) throws, and a malformed graph must cost its sender an error,
-// not the task.
+// not the task. Cap'n Proto's exceptions are the message's fault
+// (INVALID_ARGUMENT "malformed request"); running out of memory is
+// RESOURCE_EXHAUSTED; any other exception is INTERNAL, naming it.
 //
 // Thread-safety: call on the event-loop thread; `work` runs on a pool thread.
 #pragma once
@@ -28,7 +30,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
+#include <exception>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "common/status.h"
@@ -43,9 +47,16 @@ kj::Promise<T> OnPool(boost::asio::thread_pool& pool, std::function<StatusOr<T>(
       std::make_shared<kj::Own<kj::CrossThreadPromiseFulfiller<void>>>(kj::mv(paf.fulfiller));
   auto result = std::make_shared<std::optional<StatusOr<T>>>();
   boost::asio::post(pool, [work = std::move(work), fulfiller, result] {
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() { result->emplace(work()); })) {
+    try {
+      result->emplace(work());
+    } catch (const kj::Exception& e) {
       // Cap'n Proto's checks of what a message says: the sender's error.
-      result->emplace(errors::InvalidArgument("malformed request: ", e->getDescription().cStr()));
+      result->emplace(errors::InvalidArgument("malformed request: ", e.getDescription().cStr()));
+    } catch (const std::bad_alloc&) {
+      result->emplace(errors::ResourceExhausted("out of memory while serving the request"));
+    } catch (const std::exception& e) {
+      result->emplace(errors::Internal("unexpected exception while serving the request: ",
+                                       e.what()));
     }
     (*fulfiller)->fulfill();
   });
