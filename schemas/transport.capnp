@@ -34,3 +34,27 @@ struct TensorPush {
   }
   sentMicros @6 :Int64;   # wall clock at the sender, for traces
 }
+
+# The step channel (daemon/distributed/step_channel.h): a master runs a
+# partition it registered on a task, and hears that it ended, with one
+# data-plane message each way instead of a Cap'n Proto call. `ticket` is the
+# one pushes carry; `graph` is the handle registerGraph answered with; each
+# message concerns one step of one partition.
+struct StepMessage {
+  ticket @0 :Data;
+  graph @1 :UInt64;
+  stepId @2 :Int64;
+  union {
+    # Master to task: run it (timeoutMs 0: the task's --step-timeout).
+    run :group {
+      timeoutMs @3 :Int64;
+    }
+    # Task to master: it ended; code "OK", or the error's code and message.
+    done :group {
+      code @4 :Text;
+      message @5 :Text;
+    }
+    # Master to task: the master gave up on the step; stop the partition.
+    cancel @6 :Void;
+  }
+}

@@ -16,8 +16,11 @@
 namespace tfd {
 namespace {
 
-// The active-message id of a pushed tensor.
+// The active-message ids of a pushed tensor and of a step message.
 constexpr unsigned kPushMessage = 1;
+constexpr unsigned kStepMessage = 2;
+// A step message is well under a kilobyte (an error's text at most).
+constexpr size_t kMaxStepMessageBytes = 16 << 10;
 constexpr size_t kTicketBytes = 16;
 // A header is a few hundred bytes; anything near this is not one of ours.
 constexpr size_t kMaxHeaderBytes = 64 << 10;
@@ -130,18 +133,26 @@ DataPlane::DataPlane(UcxWorker& ucx, kj::Timer& timer, Options options, Deliver 
   handler.cb = &DataPlane::OnMessage;
   handler.arg = this;
   handler.flags = UCP_AM_FLAG_WHOLE_MSG;
-  const ucs_status_t s = ucp_worker_set_am_recv_handler(ucx_.worker(), &handler);
+  ucs_status_t s = ucp_worker_set_am_recv_handler(ucx_.worker(), &handler);
   if (s != UCS_OK && logger_) {
     logger_->error("cannot receive pushed tensors: {}", UcxStatusString(s));
+  }
+  handler.id = kStepMessage;
+  handler.cb = &DataPlane::OnStepMessageArrived;
+  s = ucp_worker_set_am_recv_handler(ucx_.worker(), &handler);
+  if (s != UCS_OK && logger_) {
+    logger_->error("cannot receive step messages: {}", UcxStatusString(s));
   }
 }
 
 DataPlane::~DataPlane() {
   ucp_am_handler_param_t handler{};
   handler.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
-  handler.id = kPushMessage;
   handler.cb = nullptr;
-  (void)ucp_worker_set_am_recv_handler(ucx_.worker(), &handler);
+  for (unsigned id : {kPushMessage, kStepMessage}) {
+    handler.id = id;
+    (void)ucp_worker_set_am_recv_handler(ucx_.worker(), &handler);
+  }
   for (auto& in : held_back_) ucp_am_data_release(ucx_.worker(), in->descriptor);
   held_back_.clear();
   for (auto& [task, peer] : peers_) {
@@ -243,6 +254,7 @@ void DataPlane::Disconnect(const std::string& task) {
         "pushing ", op->bytes, " bytes to ", peer->task, ": the connection to it went")));
   }
   peer->sending.clear();
+  PeerGone(task, errors::Unavailable("the connection to ", task, " went"));
   if (peer->ep == nullptr) return;
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
@@ -270,9 +282,118 @@ bool DataPlane::Connected(const std::string& task) const {
 void DataPlane::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
   auto* peer = static_cast<Peer*>(arg);
   peer->error = UcxStatusString(status);
-  if (peer->plane->logger_) {
-    peer->plane->logger_->warn("data plane to {} failed: {}", peer->task, peer->error);
+  DataPlane* plane = peer->plane;
+  if (plane->logger_) plane->logger_->warn("data plane to {} failed: {}", peer->task, peer->error);
+  plane->ucx_.RunAfterProgress(
+      [plane, task = peer->task, why = errors::Unavailable("the data plane to ", peer->task,
+                                                           " failed: ", peer->error)] {
+        plane->PeerGone(task, why);
+      });
+}
+
+void DataPlane::PeerGone(const std::string& task, const Status& why) {
+  if (on_peer_gone_) on_peer_gone_(task, why);
+}
+
+void DataPlane::SetStepHandlers(OnStepMessage on_message, OnPeerGone on_gone) {
+  on_step_message_ = std::move(on_message);
+  on_peer_gone_ = std::move(on_gone);
+}
+
+Status DataPlane::SendStepMessage(const std::string& task,
+                                  const std::function<void(proto::StepMessage::Builder)>& fill) {
+  auto it = peers_.find(task);
+  if (it == peers_.end() || it->second->ep == nullptr) {
+    return errors::Unavailable("no data-plane endpoint to ", task);
   }
+  Peer& peer = *it->second;
+  if (!peer.error.empty()) {
+    return errors::Unavailable("the data plane to ", task, " failed: ", peer.error);
+  }
+  capnp::MallocMessageBuilder builder(64);
+  auto message = builder.initRoot<proto::StepMessage>();
+  fill(message);
+  message.setTicket(AsBytes(peer.ticket));
+  // Owned until UCX is done with it: by the callback when the send is queued.
+  struct Sending {
+    kj::Array<capnp::word> words;
+    UcxWorker::Activity active;
+  };
+  auto sending = std::make_unique<Sending>(
+      Sending{capnp::messageToFlatArray(builder), UcxWorker::Activity(ucx_)});
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;
+  param.datatype = ucp_dt_make_contig(1);
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  param.user_data = sending.get();
+  param.cb.send = [](void* request, ucs_status_t, void* user_data) {
+    // A failed send is the endpoint failing, which PeerGone reports.
+    std::unique_ptr<Sending> done(static_cast<Sending*>(user_data));
+    ucp_request_free(request);
+  };
+  const auto bytes = sending->words.asBytes();
+  ucs_status_ptr_t request =
+      ucp_am_send_nbx(peer.ep, kStepMessage, nullptr, 0, bytes.begin(), bytes.size(), &param);
+  if (UCS_PTR_IS_ERR(request)) {
+    return errors::Unavailable("sending a step message to ", task, " failed: ",
+                               UcxStatusString(UCS_PTR_STATUS(request)));
+  }
+  ++stats_.step_messages_sent;
+  if (request != nullptr) (void)sending.release();  // the callback owns it now
+  ucx_.Progress();
+  return OkStatus();
+}
+
+ucs_status_t DataPlane::OnStepMessageArrived(void* arg, const void*, size_t header_length,
+                                             void* data, size_t length,
+                                             const ucp_am_recv_param_t* param) {
+  auto* plane = static_cast<DataPlane*>(arg);
+  if (header_length != 0) {
+    plane->Refuse("it came with a header", true);
+    return (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0 ? UCS_ERR_REJECTED : UCS_OK;
+  }
+  return plane->ReceiveStepMessage(data, length, param);
+}
+
+ucs_status_t DataPlane::ReceiveStepMessage(const void* data, size_t length,
+                                           const ucp_am_recv_param_t* param) {
+  // Ours are small and sent eagerly: anything else is refused unread.
+  const bool rendezvous = (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) != 0;
+  if (rendezvous || length > kMaxStepMessageBytes || length == 0) {
+    Refuse(errors::StrCat(length, " bytes", rendezvous ? " by rendezvous" : "",
+                          "; a step message is 1 to ", kMaxStepMessageBytes,
+                          " bytes, sent eagerly"),
+           true);
+    return rendezvous ? UCS_ERR_REJECTED : UCS_OK;
+  }
+  // Read once UCX's progress has returned: the handler may start work that
+  // posts to UCX. The bytes are copied now; UCX reuses them after this.
+  ucx_.RunAfterProgress([this, words = Aligned(data, length)]() mutable {
+    std::string from;
+    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
+      capnp::ReaderOptions limits;
+      limits.traversalLimitInWords = words.size();
+      limits.nestingLimit = 4;
+      capnp::FlatArrayMessageReader reader(words, limits);
+      auto message = reader.getRoot<proto::StepMessage>();
+      auto ticket = message.getTicket();
+      auto who = tickets_.find(
+          std::string(reinterpret_cast<const char*>(ticket.begin()), ticket.size()));
+      if (who == tickets_.end()) {
+        Refuse("a ticket this task did not give out", true);
+        return;
+      }
+      from = who->second.label;
+      ++stats_.step_messages_received;
+      if (on_step_message_) on_step_message_(who->second.task, message);
+    })) {
+      Refuse(std::string("malformed") + (from.empty() ? "" : " from " + from) + ": " +
+                 e->getDescription().cStr(),
+             true);
+    }
+  });
+  return UCS_OK;
 }
 
 kj::Promise<void> DataPlane::Push(const std::string& task, int64_t step_id,
@@ -363,13 +484,14 @@ ucs_status_t DataPlane::OnMessage(void* arg, const void* header, size_t header_l
   return static_cast<DataPlane*>(arg)->Receive(header, header_length, data, length, param);
 }
 
-void DataPlane::Refuse(const std::string& why) {
-  ++stats_.pushes_refused;
+void DataPlane::Refuse(const std::string& why, bool step_message) {
+  ++(step_message ? stats_.step_messages_refused : stats_.pushes_refused);
   if (!logger_) return;
+  const char* what = step_message ? "a step message" : "a pushed tensor";
   if (refusals_logged_ < kMaxRefusalsLogged) {
-    logger_->warn("refused a pushed tensor: {}", why);
+    logger_->warn("refused {}: {}", what, why);
   } else if (refusals_logged_ == kMaxRefusalsLogged) {
-    logger_->warn("refused a pushed tensor: {} (further refusals are only counted)", why);
+    logger_->warn("refused {}: {} (further refusals are only counted)", what, why);
   }
   ++refusals_logged_;
 }

@@ -47,6 +47,7 @@
 #include "common/tensor.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/ucx_worker.h"
+#include "schemas/transport.capnp.h"
 
 namespace tfd {
 
@@ -86,6 +87,8 @@ class DataPlane {
     // Pushes to a same-host peer still unfinished when it went away: failed
     // at once, their buffers kept until UCX lets go (see Disconnect).
     uint64_t pushes_abandoned = 0;
+    uint64_t step_messages_sent = 0, step_messages_received = 0;
+    uint64_t step_messages_refused = 0;  // bad ticket, malformed, too large
     BufferPool::Stats pool;
   };
 
@@ -130,6 +133,22 @@ class DataPlane {
   kj::Promise<void> Push(const std::string& task, int64_t step_id, const std::string& key,
                          const Tensor& tensor);
 
+  // Step messages: small messages beside the pushes, under the same
+  // tickets, for the step channel (daemon/distributed/step_channel.h).
+  // `on_message` gets each one that carries a ticket this task gave out,
+  // with the task the ticket was given to; `on_gone` hears that the
+  // endpoint to a task went (Disconnect, or UCX reported it failed), so
+  // that whoever waits for that task's answers stops waiting. Both run on
+  // the loop, outside UCX's progress engine.
+  using OnStepMessage = std::function<void(const std::string& from, proto::StepMessage::Reader)>;
+  using OnPeerGone = std::function<void(const std::string& task, const Status& why)>;
+  void SetStepHandlers(OnStepMessage on_message, OnPeerGone on_gone);
+  // Sends a step message to `task`; `fill` writes all but the ticket.
+  // UNAVAILABLE when there is no working endpoint to it. Nothing says when
+  // it arrived: the answer does, or the endpoint's going.
+  Status SendStepMessage(const std::string& task,
+                         const std::function<void(proto::StepMessage::Builder)>& fill);
+
   Stats stats() const;
   // Bytes pushed to and received from each task since start, by task name
   // (Push's `task`, Invite's `task`): a map that grows with the tasks of
@@ -148,6 +167,12 @@ class DataPlane {
   static ucs_status_t OnMessage(void* arg, const void* header, size_t header_length, void* data,
                                 size_t length, const ucp_am_recv_param_t* param);
   static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
+  static ucs_status_t OnStepMessageArrived(void* arg, const void* header, size_t header_length,
+                                           void* data, size_t length,
+                                           const ucp_am_recv_param_t* param);
+  ucs_status_t ReceiveStepMessage(const void* data, size_t length,
+                                  const ucp_am_recv_param_t* param);
+  void PeerGone(const std::string& task, const Status& why);
   ucs_status_t Receive(const void* header, size_t header_length, void* data, size_t length,
                        const ucp_am_recv_param_t* param);
   // Starts the receive of a held-back or new rendezvous push into its buffer.
@@ -155,12 +180,15 @@ class DataPlane {
   // Hands a received tensor (or why it failed) to `deliver_`.
   void Finish(kj::Own<Incoming> in, ucs_status_t status);
   void RetryHeldBack();
-  void Refuse(const std::string& why);
+  // Counts and logs (up to a point) a refused push, or step message.
+  void Refuse(const std::string& why, bool step_message = false);
 
   UcxWorker& ucx_;
   kj::Timer& timer_;
   Options options_;
   Deliver deliver_;
+  OnStepMessage on_step_message_;
+  OnPeerGone on_peer_gone_;
   std::shared_ptr<spdlog::logger> logger_;
   LogTaskErrors errors_;
   kj::TaskSet tasks_;

@@ -228,5 +228,146 @@ TEST_CASE("under same_host_only, a peer on another host is refused an endpoint")
   CHECK(a.Connect("/job:ps/replica:0/task:1", b.Invite("a")).ok());
 }
 
+// Step messages (the step channel's, daemon/distributed/step_channel.h) as
+// `b` receives them: the sending task, by its ticket, and the message.
+struct StepLog {
+  struct Entry {
+    std::string from;
+    uint64_t graph;
+    int64_t step;
+    proto::StepMessage::Which which;
+  };
+  std::vector<Entry> got;
+  std::vector<std::pair<std::string, Status>> gone;
+
+  void Listen(DataPlane& plane) {
+    plane.SetStepHandlers(
+        [this](const std::string& from, proto::StepMessage::Reader m) {
+          got.push_back({from, m.getGraph(), m.getStepId(), m.which()});
+        },
+        [this](const std::string& task, const Status& why) { gone.emplace_back(task, why); });
+  }
+  bool WaitFor(Pair& pair, size_t n, int rounds = 2000) {
+    for (int i = 0; i < rounds && got.size() < n; ++i) {
+      pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+    }
+    return got.size() >= n;
+  }
+};
+
+Status SendRun(DataPlane& plane, const std::string& task, uint64_t graph, int64_t step) {
+  return plane.SendStepMessage(task, [&](proto::StepMessage::Builder m) {
+    m.setGraph(graph);
+    m.setStepId(step);
+    m.initRun().setTimeoutMs(1000);
+  });
+}
+
+TEST_CASE("step messages arrive named by their ticket's task; forged or revoked tickets are refused") {
+  for (const std::string transports : {"", "tcp"}) {
+    INFO("UCX_TLS '" << transports << "'");
+    Pair pair(transports);
+    StepLog log;
+    log.Listen(*pair.b);
+    for (int64_t step = 1; step <= 3; ++step) REQUIRE(SendRun(*pair.a, "b", 77, step).ok());
+    REQUIRE(log.WaitFor(pair, 3));
+    for (int64_t step = 1; step <= 3; ++step) {
+      CHECK(log.got[step - 1].from == "a");  // the task b invited, not what a calls itself
+      CHECK(log.got[step - 1].graph == 77);
+      CHECK(log.got[step - 1].step == step);
+      CHECK(log.got[step - 1].which == proto::StepMessage::RUN);
+    }
+    CHECK(pair.b->stats().step_messages_received == 3);
+    CHECK(pair.a->stats().step_messages_sent == 3);
+
+    // A forged ticket, then a revoked one: refused, counted, not handed on.
+    DataPlane::Invitation forged = pair.invitation;
+    forged.ticket.assign(forged.ticket.size(), 'x');
+    REQUIRE(pair.a->Connect("b", forged).ok());
+    REQUIRE(SendRun(*pair.a, "b", 77, 4).ok());
+    // Closing the endpoint (by force where UCX watches it) could drop what
+    // it has not sent yet.
+    for (int i = 0; i < 2000 && pair.b->stats().step_messages_refused < 1; ++i) {
+      pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+    }
+    REQUIRE(pair.b->stats().step_messages_refused == 1);
+    REQUIRE(pair.a->Connect("b", pair.invitation).ok());
+    pair.b->Revoke(pair.invitation.ticket);
+    REQUIRE(SendRun(*pair.a, "b", 77, 5).ok());
+    CHECK_FALSE(log.WaitFor(pair, 4, 200));
+    CHECK(pair.b->stats().step_messages_refused == 2);
+    CHECK(pair.b->stats().pushes_refused == 0);
+  }
+}
+
+TEST_CASE("a step message's sender hears when its endpoint goes, and cannot send after") {
+  Pair pair("");
+  StepLog sender;
+  sender.Listen(*pair.a);
+  pair.a->Disconnect("b");
+  REQUIRE(sender.gone.size() == 1);
+  CHECK(sender.gone[0].first == "b");
+  CHECK(sender.gone[0].second.code() == Code::kUnavailable);
+  const Status after = SendRun(*pair.a, "b", 1, 1);
+  CHECK(after.code() == Code::kUnavailable);
+  CHECK(after.message().find("b") != std::string::npos);
+  // Twice: a second disconnect of a task without an endpoint says nothing more.
+  pair.a->Disconnect("b");
+  CHECK(sender.gone.size() == 1);
+  // Connected again, it sends again.
+  REQUIRE(pair.a->Connect("b", pair.invitation).ok());
+  StepLog receiver;
+  receiver.Listen(*pair.b);
+  REQUIRE(SendRun(*pair.a, "b", 2, 2).ok());
+  REQUIRE(receiver.WaitFor(pair, 1));
+  CHECK(receiver.got[0].graph == 2);
+}
+
+// What a peer that reaches UCX but is not tfd might send on the step
+// message's id: junk, a frame larger than any step message, a header.
+TEST_CASE("hostile step messages are refused and the plane serves on") {
+  Pair pair("");
+  StepLog log;
+  log.Listen(*pair.b);
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+  params.address = reinterpret_cast<const ucp_address_t*>(pair.invitation.address.data());
+  ucp_ep_h ep = nullptr;
+  REQUIRE(ucp_ep_create(pair.a_worker->worker(), &params, &ep) == UCS_OK);
+  auto send = [&](const std::string& header, const std::string& body) {
+    ucp_request_param_t param{};
+    void* request = ucp_am_send_nbx(ep, 2, header.data(), header.size(), body.data(), body.size(),
+                                    &param);
+    while (UCS_PTR_IS_PTR(request) && ucp_request_check_status(request) == UCS_INPROGRESS) {
+      pair.a_worker->Progress();
+      pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+    }
+    if (UCS_PTR_IS_PTR(request)) ucp_request_free(request);
+  };
+  std::string junk(200, '\xff');
+  send("", junk);                               // not a message
+  send("", std::string(1 << 20, 'x'));          // far larger than one (sent by rendezvous)
+  send("", std::string(20 << 10, '\0'));        // larger than one, maybe eager
+  send("hdr", std::string(64, '\0'));           // with a header
+  send("", "");                                 // empty
+  for (int i = 0; i < 300 && pair.b->stats().step_messages_refused < 5; ++i) {
+    pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+  }
+  CHECK(pair.b->stats().step_messages_refused == 5);
+  CHECK(log.got.empty());
+  // The real thing still arrives.
+  REQUIRE(SendRun(*pair.a, "b", 9, 9).ok());
+  REQUIRE(log.WaitFor(pair, 1));
+  CHECK(log.got[0].graph == 9);
+  ucp_request_param_t close{};
+  close.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  close.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  void* closing = ucp_ep_close_nbx(ep, &close);
+  while (UCS_PTR_IS_PTR(closing) && ucp_request_check_status(closing) == UCS_INPROGRESS) {
+    pair.a_worker->Progress();
+  }
+  if (UCS_PTR_IS_PTR(closing)) ucp_request_free(closing);
+}
+
 }  // namespace
 }  // namespace tfd
