@@ -133,7 +133,8 @@ int StatusCommand(const Args& args) {
                                  {"held_back", d.held_back},
                                  {"pushes_abandoned", d.pushes_abandoned},
                                  {"bytes_held", d.bytes_held},
-                                 {"steps_held", d.steps_held}};
+                                 {"steps_held", d.steps_held},
+                                 {"steps_served", d.steps_served}};
         } else {
           t["error"] = st.status().ToString();
         }

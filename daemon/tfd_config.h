@@ -30,7 +30,8 @@ struct TfdConfig {
   std::string log_level = "info";
   std::optional<LogFormat> log_format;  // --log-format; nullopt: DetectLogFormat
   bool log_device_placement = false;
-  bool allow_soft_placement = false;  // GPU requests that cannot be met run on the CPU
+  bool allow_soft_placement = false;
+  bool step_channel = true;  // --no-step-channel turns it off  // GPU requests that cannot be met run on the CPU
   std::string auth_token;      // read from --auth-token-file
   int threads = 0;             // compute threads; 0 = one per core
   std::chrono::milliseconds step_timeout{30000};

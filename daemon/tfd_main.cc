@@ -94,6 +94,7 @@ int Serve(const TfdConfig& config) {
   env.step_timeout = config.step_timeout;
   env.log_device_placement = config.log_device_placement;
   env.allow_soft_placement = config.allow_soft_placement;
+  env.step_channel = config.step_channel;
   env.logger = spdlog::stderr_logger_mt("tfd");
   env.logger->set_formatter(MakeLogFormatter(
       config.log_format.value_or(

@@ -123,8 +123,12 @@ interface Worker {
   # their incarnations; the graphs one session registers here share one
   # presence, alive until the last is released (a dataset's cursor is read
   # by one session at a time). Both empty from a tfd older than the fields.
+  # `stepChannel`, when not 0, is the partition's handle on the step channel
+  # (daemon/distributed/step_channel.h): `master` may then also run it with a
+  # data-plane message instead of runStep. 0 when this task cannot answer
+  # `master` over the data plane (or is older).
   registerGraph @0 (graph :Graph.GraphDef, master :Text, session :Text)
-      -> (graph :RegisteredGraph);
+      -> (graph :RegisteredGraph, stepChannel :UInt64);
   # Cancels the step's waits and partitions on this task with the given
   # error, and drops the tensors pushed to it for the step.
   abortStep @1 (stepId :Int64, code :Text, message :Text) -> ();
@@ -185,6 +189,7 @@ struct DataPlaneStatus {
   bytesHeld @7 :UInt64;       # received tensors alive now
   stepsHeld @8 :UInt32;       # steps with tensors or waiters in the rendezvous
   pushesAbandoned @9 :UInt64; # to a same-host peer that went mid-push
+  stepsServed @10 :UInt64;    # partitions run for a master over the step channel
 }
 
 struct VariableInfo {

@@ -35,7 +35,8 @@ TaskStatusInfo FromProto(proto::TaskStatus::Reader s) {
       s.getRestoredAlone(), std::move(devices),
       DataPlaneInfo{d.getTransports(), d.getPushesSent(), d.getBytesSent(),
                     d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
-                    d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(), d.getStepsHeld()}};
+                    d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(), d.getStepsHeld(),
+                    d.getStepsServed()}};
 }
 
 template <typename Response>

@@ -39,6 +39,7 @@ struct DataPlaneInfo {
   uint64_t pushes_refused = 0, held_back = 0, pushes_abandoned = 0;
   uint64_t bytes_held = 0;  // received tensors alive now
   uint32_t steps_held = 0;  // steps with tensors or waiters in the rendezvous
+  uint64_t steps_served = 0;  // partitions run for masters over the step channel
 };
 
 struct TaskStatusInfo {

@@ -59,6 +59,7 @@ class MasterSession final : public CountedServer<proto::Session> {
     std::unique_ptr<HeldPartition> held;
     // Another task's: its registration there.
     kj::Maybe<proto::RegisteredGraph::Client> handle;
+    uint64_t channel = 0;     // its handle on the step channel; 0: runStep only
     uint64_t connection = 0;  // Peers::ConnectionNumber when registered
   };
   struct Prepared {

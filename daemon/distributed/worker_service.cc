@@ -24,13 +24,16 @@ namespace {
 class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
  public:
   // `session`: its master session's presence here, kept while registered.
+  // `offer`: the partition's place on the step channel, withdrawn with it.
   RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor,
-                      std::shared_ptr<const std::string> session)
+                      std::shared_ptr<const std::string> session,
+                      std::unique_ptr<StepChannel::Offer> offer)
       : CountedServer(env.metrics),
         env_(env),
         rendezvous_(rendezvous),
         partition_(env, std::move(executor)),
-        session_(std::move(session)) {}
+        session_(std::move(session)),
+        offer_(std::move(offer)) {}
 
  protected:
   kj::Promise<void> runStep(RunStepContext context) override {
@@ -70,7 +73,12 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
   TaskRendezvous& rendezvous_;
   HeldPartition partition_;
   std::shared_ptr<const std::string> session_;  // null from an older master
+  std::unique_ptr<StepChannel::Offer> offer_;   // null when not on the channel
 };
+
+// How long a registration waits to reach its master over the data plane
+// (to offer the step channel) before it goes on without.
+constexpr kj::Duration kOfferTimeout = 2 * kj::SECONDS;
 
 // Longer than any name NewSessionName makes; bounds what a caller can store.
 constexpr size_t kMaxSessionName = 256;
@@ -78,7 +86,7 @@ constexpr size_t kMaxSessionName = 256;
 }  // namespace
 
 WorkerService::WorkerService(TaskEnv& env)
-    : CountedServer(env.metrics), env_(env), rendezvous_(env) {}
+    : CountedServer(env.metrics), env_(env), rendezvous_(env), channel_(env, rendezvous_) {}
 
 kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // Read, checked and given its kernels on the pool: constants may be large
@@ -109,9 +117,17 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
                                                              env.kernel_env->limits));
                          return MakePartitionExecutor(env, std::move(parsed), master, weak);
                        })
-      .then([this, context, session](Built executor) mutable {
-        context.getResults().setGraph(
-            kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(executor), session));
+      .then([this, master](Built executor) {
+        auto offered = channel_.OfferTo(master, executor, kOfferTimeout);
+        return offered.then([executor](std::unique_ptr<StepChannel::Offer> offer) mutable {
+          return std::make_pair(std::move(executor), std::move(offer));
+        });
+      })
+      .then([this, context, session](auto built) mutable {
+        auto results = context.getResults();
+        if (built.second) results.setStepChannel(built.second->handle());
+        results.setGraph(kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(built.first),
+                                                       session, std::move(built.second)));
       });
 }
 
@@ -169,6 +185,7 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
     plane.setHeldBack(d.held_back);
     plane.setBytesHeld(d.pool.bytes_in_use);
     plane.setPushesAbandoned(d.pushes_abandoned);
+    plane.setStepsServed(channel_.steps_served());
   }
   return kj::READY_NOW;
 }

@@ -6,7 +6,8 @@
 // A runStep call runs the partition (daemon/distributed/partition_run.h:
 // cheap kernels on the loop, the rest on the compute pool) and resolves when
 // it ends; if the master cancels the call (or abortStep names the step) the
-// partition's waits are cancelled. A registration names its master's task and
+// partition's waits are cancelled. A master may also run it over the step
+// channel when this task offered it there. A registration names its master's task and
 // session (StepContext::master, ::session). Checkpoint calls do
 // their file work on the compute pool too (daemon/checkpoint/checkpoint_manager.h).
 //
@@ -17,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/distributed/step_channel.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
 #include "daemon/distributed/task_rendezvous.h"
@@ -31,6 +33,9 @@ class WorkerService final : public CountedServer<proto::Worker> {
   // Where this task's partitions send and receive; the master's own
   // partition uses it too (daemon/distributed/partition_run.h).
   TaskRendezvous& rendezvous() { return rendezvous_; }
+  // Runs the master's partitions on other tasks, and the partitions offered
+  // here, over the data plane (daemon/distributed/step_channel.h).
+  StepChannel& step_channel() { return channel_; }
 
  protected:
   kj::Promise<void> registerGraph(RegisterGraphContext context) override;
@@ -52,6 +57,7 @@ class WorkerService final : public CountedServer<proto::Worker> {
 
   TaskEnv& env_;
   TaskRendezvous rendezvous_;
+  StepChannel channel_;
   // By session name; an entry expires with the session's last graph here
   // and is pruned by the next registration.
   std::map<std::string, std::weak_ptr<const std::string>> sessions_;

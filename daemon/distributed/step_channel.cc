@@ -1,0 +1,254 @@
+#include "daemon/distributed/step_channel.h"
+
+#include <random>
+
+#include "daemon/distributed/partition_run.h"
+#include "daemon/distributed/peers.h"
+#include "daemon/distributed/request_timeout.h"
+#include "daemon/transport/data_plane.h"
+
+namespace tfd {
+namespace {
+
+// How long a master waits past a step's own timeout for the task's answer:
+// the task's deadline fires first and answers; this only catches an answer
+// that was lost with its task.
+constexpr kj::Duration kAnswerGrace = 10 * kj::SECONDS;
+// How long a task tries to log in to a master again to answer it.
+constexpr kj::Duration kAnswerLogin = 5 * kj::SECONDS;
+
+std::string StepOn(int64_t step_id, const std::string& task) {
+  return "step " + std::to_string(step_id) + " on " + task;
+}
+
+}  // namespace
+
+struct StepChannel::Offer::Table {
+  struct Entry {
+    std::string master;
+    std::shared_ptr<Executor> executor;
+  };
+  std::map<uint64_t, Entry> entries;
+  std::mt19937_64 random{std::random_device{}()};
+};
+
+StepChannel::Offer::~Offer() {
+  if (auto table = table_.lock()) table->entries.erase(handle_);
+}
+
+// The master's side of one run: answered by `done`, by the endpoint's
+// going, or dropped (then the task is told to cancel).
+class StepChannel::Waiter {
+ public:
+  Waiter(kj::PromiseFulfiller<void>& fulfiller, StepChannel& channel, Key key)
+      : fulfiller_(fulfiller), channel_(channel), key_(std::move(key)) {
+    channel_.waiting_[key_] = this;
+  }
+  ~Waiter() {
+    if (answered_) return;
+    channel_.waiting_.erase(key_);
+    channel_.Cancel(std::get<0>(key_), std::get<2>(key_), std::get<1>(key_));
+  }
+  int64_t step_id() const { return std::get<1>(key_); }
+  void Answer(const Status& status) {
+    answered_ = true;
+    channel_.waiting_.erase(key_);
+    if (status.ok()) {
+      fulfiller_.fulfill();
+    } else {
+      fulfiller_.reject(KjFromStatus(status));
+    }
+  }
+
+ private:
+  kj::PromiseFulfiller<void>& fulfiller_;
+  StepChannel& channel_;
+  Key key_;
+  bool answered_ = false;
+};
+
+StepChannel::StepChannel(TaskEnv& env, Rendezvous& rendezvous)
+    : env_(env),
+      rendezvous_(rendezvous),
+      enabled_(env.data_plane != nullptr && env.step_channel),
+      offered_(std::make_shared<Offer::Table>()),
+      errors_(env.logger, "the step channel"),
+      serving_(errors_) {
+  if (!enabled_) return;
+  env_.data_plane->SetStepHandlers(
+      [this](const std::string& from, proto::StepMessage::Reader m) { OnMessage(from, m); },
+      [this](const std::string& task, const Status& why) { OnPeerGone(task, why); });
+}
+
+StepChannel::~StepChannel() {
+  if (enabled_) env_.data_plane->SetStepHandlers(nullptr, nullptr);
+  const Status gone = errors::Unavailable(env_.task, " is shutting down");
+  while (!waiting_.empty()) waiting_.begin()->second->Answer(gone);
+}
+
+kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
+    const std::string& master, std::shared_ptr<Executor> executor, kj::Duration patience) {
+  if (!enabled_ || env_.peers == nullptr || master == env_.task || !env_.cluster.HasTask(master)) {
+    return std::unique_ptr<Offer>();
+  }
+  // To answer, this task needs its own endpoint to the master: the one
+  // it gets by logging in there (kept, like any peer connection).
+  kj::Promise<void> reached = nullptr;
+  if (env_.data_plane->Connected(master)) {
+    reached = kj::READY_NOW;
+  } else {
+    reached = env_.peers->Services(master, env_.peers->timer().now() + patience,
+                                   Peers::Patience::kFailIfDown)
+                  .ignoreResult();
+  }
+  return reached.then(
+      [this, master, executor = std::move(executor)]() mutable -> std::unique_ptr<Offer> {
+        if (!env_.data_plane->Connected(master)) return nullptr;
+        uint64_t handle = 0;
+        while (handle == 0 || offered_->entries.count(handle)) handle = offered_->random();
+        offered_->entries[handle] = Offer::Table::Entry{master, std::move(executor)};
+        return std::unique_ptr<Offer>(new Offer(offered_, handle));
+      },
+      [this, master](kj::Exception&& e) -> std::unique_ptr<Offer> {
+        if (env_.logger) {
+          env_.logger->debug("no step channel to {}: {}", master, e.getDescription().cStr());
+        }
+        return nullptr;
+      });
+}
+
+bool StepChannel::Reaches(const std::string& task) const {
+  return enabled_ && env_.data_plane->Connected(task);
+}
+
+kj::Promise<void> StepChannel::Run(const std::string& task, uint64_t handle, int64_t step_id,
+                                   int64_t timeout_ms) {
+  // Waiting before sending: a cheap partition's answer can arrive while the
+  // send still progresses UCX.
+  const Key key{task, step_id, handle};
+  auto answered = kj::newAdaptedPromise<void, Waiter>(*this, key);
+  const Status sent = env_.data_plane->SendStepMessage(task, [&](proto::StepMessage::Builder m) {
+    m.setGraph(handle);
+    m.setStepId(step_id);
+    m.initRun().setTimeoutMs(timeout_ms);
+  });
+  if (!sent.ok()) {
+    if (auto it = waiting_.find(key); it != waiting_.end()) it->second->Answer(sent);
+    return answered;
+  }
+  const auto timeout = RequestTimeout(timeout_ms, env_.step_timeout);
+  const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
+  return answered.exclusiveJoin(
+      env_.peers->timer().afterDelay(wait).then([task, step_id, wait]() {
+        kj::throwFatalException(KjFromStatus(errors::DeadlineExceeded(
+            StepOn(step_id, task), ": no answer within ", wait / kj::MILLISECONDS,
+            " ms (its timeout and a grace); the task or its answer was lost")));
+      }));
+}
+
+void StepChannel::OnMessage(const std::string& from, proto::StepMessage::Reader message) {
+  const uint64_t handle = message.getGraph();
+  const int64_t step_id = message.getStepId();
+  switch (message.which()) {
+    case proto::StepMessage::RUN:
+      Serve(from, handle, step_id, message.getRun().getTimeoutMs());
+      return;
+    case proto::StepMessage::DONE: {
+      auto it = waiting_.find(Key{from, step_id, handle});
+      if (it == waiting_.end()) return;  // the master gave up on it already
+      auto done = message.getDone();
+      const std::string code = done.getCode();
+      if (code == "OK") {
+        it->second->Answer(OkStatus());
+      } else {
+        // An unknown code is the task's error all the same.
+        const Code c = CodeFromName(code).value_or(Code::kInternal);
+        it->second->Answer(Status(c == Code::kOk ? Code::kInternal : c, done.getMessage().cStr()));
+      }
+      return;
+    }
+    case proto::StepMessage::CANCEL: {
+      const Status why = errors::Cancelled(StepOn(step_id, env_.task), ": the master ", from,
+                                           " gave up on it");
+      env_.rendezvous.Abort(step_id, why);
+      env_.steps.Abort(step_id, why);
+      return;
+    }
+  }
+  // A kind this tfd does not know (a newer peer's): nothing to do.
+}
+
+void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_id,
+                        int64_t timeout_ms) {
+  auto it = offered_->entries.find(handle);
+  if (it == offered_->entries.end()) {
+    Answer(from, handle, step_id,
+           errors::NotFound(StepOn(step_id, env_.task), ": partition handle ", handle,
+                            " is not registered here (released, or this task restarted)"));
+    return;
+  }
+  if (it->second.master != from) {
+    Answer(from, handle, step_id,
+           errors::FailedPrecondition(StepOn(step_id, env_.task),
+                                      ": the partition was registered by ", it->second.master,
+                                      ", not by ", from));
+    return;
+  }
+  ++steps_served_;
+  PartitionStep step{.step_id = step_id, .timeout_ms = timeout_ms};
+  serving_.add(Settle(RunPartition(env_, rendezvous_, it->second.executor, std::move(step))
+                          .ignoreResult())
+                   .then([this, from, handle, step_id](Status s) {
+                     Answer(from, handle, step_id, s);
+                   }));
+}
+
+Status StepChannel::SendDone(const std::string& master, uint64_t handle, int64_t step_id,
+                             const Status& status) {
+  return env_.data_plane->SendStepMessage(master, [&](proto::StepMessage::Builder m) {
+    m.setGraph(handle);
+    m.setStepId(step_id);
+    auto done = m.initDone();
+    done.setCode(std::string(CodeName(status.code())));
+    done.setMessage(status.message());
+  });
+}
+
+void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t step_id,
+                         const Status& status) {
+  if (SendDone(master, handle, step_id, status).ok()) return;
+  // The endpoint went with the control connection to the master: a master
+  // that still waits is reached again (it fails the step if it went too).
+  serving_.add(env_.peers->Services(master, env_.peers->timer().now() + kAnswerLogin,
+                                    Peers::Patience::kFailIfDown)
+                   .then([this, master, handle, step_id, status](TaskServices) {
+                     ThrowIfError(SendDone(master, handle, step_id, status));
+                   })
+                   .catch_([this, master, step_id](kj::Exception&& e) {
+                     if (env_.logger) {
+                       env_.logger->warn("could not tell {} that {} ended: {}", master,
+                                         StepOn(step_id, env_.task), e.getDescription().cStr());
+                     }
+                   }));
+}
+
+void StepChannel::Cancel(const std::string& task, uint64_t handle, int64_t step_id) {
+  // Best effort: a task that cannot be reached has lost the step anyway.
+  (void)env_.data_plane->SendStepMessage(task, [&](proto::StepMessage::Builder m) {
+    m.setGraph(handle);
+    m.setStepId(step_id);
+    m.setCancel();
+  });
+}
+
+void StepChannel::OnPeerGone(const std::string& task, const Status& why) {
+  std::vector<Waiter*> gone;
+  for (auto& [key, waiter] : waiting_) {
+    if (std::get<0>(key) == task) gone.push_back(waiter);
+  }
+  for (Waiter* w : gone) {
+    w->Answer(Status(why.code(), StepOn(w->step_id(), task) + ": " + why.message()));
+  }
+}
+
+}  // namespace tfd

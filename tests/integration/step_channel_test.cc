@@ -1,0 +1,144 @@
+// The step channel between real tfd processes (daemon/distributed/
+// step_channel.h): a master's partitions on other tasks run with one
+// data-plane message each way; traced steps and --no-step-channel use
+// runStep and compute the same; a task that dies mid-step fails the step
+// with UNAVAILABLE (not at its deadline), again after a restart, and the
+// restarted task serves the channel again.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "tests/integration/cluster_fixture.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LocalCluster;
+
+const char kPs[] = "/job:ps/replica:0/task:0";
+
+NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
+             AttrMap attrs = {}) {
+  return NodeDef{std::move(name), std::move(op), std::move(inputs), std::move(device),
+                 std::move(attrs)};
+}
+
+// A counter on the ps, bumped by each run and read on the worker; and a
+// queue on the ps that nothing fills, for a step that blocks there.
+GraphDef CounterGraph() {
+  GraphDef g;
+  g.nodes = {
+      Node("count", "VariableV2", {}, "/job:ps",
+           {{"dtype", DType::kFloat32}, {"shape", PartialShape(std::vector<int64_t>{})}}),
+      Node("zero", "Const", {}, "/job:ps",
+           {{"value", Tensor::Scalar(0.0f)}, {"dtype", DType::kFloat32}}),
+      Node("one", "Const", {}, "/job:ps",
+           {{"value", Tensor::Scalar(1.0f)}, {"dtype", DType::kFloat32}}),
+      Node("init", "Assign", {"count", "zero"}, "/job:ps"),
+      Node("bump", "AssignAdd", {"count", "one"}, "/job:ps"),
+      Node("seen", "Identity", {"bump"}, "/job:worker"),
+      Node("queue", "FIFOQueue", {}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}},
+            {"shapes", std::vector<PartialShape>{PartialShape({})}},
+            {"capacity", int64_t{2}}}),
+      Node("take", "QueueDequeue", {"queue"}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      Node("taken", "Identity", {"take"}, "/job:worker"),
+  };
+  return g;
+}
+
+uint64_t StepsServed(LocalCluster& cluster, const std::string& job) {
+  auto client = cluster.Connect(job, 0);
+  REQUIRE(client.ok());
+  auto status = (*client)->GetStatus(5s);
+  INFO(status.status().ToString());
+  REQUIRE(status.ok());
+  return status->data_plane.steps_served;
+}
+
+// Runs `n` bumps from worker:0's master; the counter reads 1..n.
+void Bump(Client& client, int n) {
+  for (int i = 1; i <= n; ++i) {
+    auto out = client.Run({}, {"seen"}, {}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(out->fetches[0].scalar<float>() == static_cast<float>(i));
+  }
+}
+
+TEST_CASE("partitions on other tasks run over the step channel; traced runs and "
+          "--no-step-channel over runStep, computing the same") {
+  for (const bool channel : {true, false}) {
+    DYNAMIC_SECTION((channel ? "the step channel" : "--no-step-channel")) {
+      LocalCluster cluster({{"ps", 1}, {"worker", 1}},
+                           channel ? std::vector<std::string>{}
+                                   : std::vector<std::string>{"--no-step-channel"});
+      REQUIRE(cluster.StartAll().ok());
+      auto client = cluster.Connect("worker", 0);
+      REQUIRE(client.ok());
+      REQUIRE((*client)->CreateSession(CounterGraph(), 20s).ok());
+      REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+      const uint64_t before = StepsServed(cluster, "ps");
+      Bump(**client, 25);
+      CHECK(StepsServed(cluster, "ps") == before + (channel ? 25 : 0));
+      // A traced run brings the ps's nodes back: runStep carries them.
+      auto traced = (*client)->Run({}, {"seen"}, {}, {.trace = true});
+      REQUIRE(traced.ok());
+      CHECK(traced->fetches[0].scalar<float>() == 26.0f);
+      bool ps_node = false;
+      for (const auto& n : traced->stats.nodes) ps_node = ps_node || n.node == "bump";
+      CHECK(ps_node);
+      CHECK(StepsServed(cluster, "ps") == before + (channel ? 25 : 0));
+      // A step that fails on the ps fails the run with the ps's error.
+      auto timed_out = (*client)->Run({}, {"taken"}, {}, {.timeout = 300ms});
+      CHECK(timed_out.status().code() == Code::kDeadlineExceeded);
+      CHECK(timed_out.status().message().find("queue") != std::string::npos);
+      // ... and the next steps go on.
+      auto after = (*client)->Run({}, {"seen"}, {}, {});
+      REQUIRE(after.ok());
+      CHECK(after->fetches[0].scalar<float>() == 27.0f);
+    }
+  }
+}
+
+TEST_CASE("a task killed mid-step over the step channel fails it with UNAVAILABLE, twice, and "
+          "serves the channel after each restart") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  // A step timeout far beyond the test's: the failure must come from the ps
+  // going, not from the deadline.
+  REQUIRE((*client)->CreateSession(CounterGraph(), 120s).ok());
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+    Bump(**client, 3);
+    CHECK(StepsServed(cluster, "ps") >= 3);
+    // Blocked on the ps's empty queue, then the ps is killed.
+    std::thread killer([&cluster] {
+      std::this_thread::sleep_for(500ms);
+      cluster.Kill("ps", 0);
+    });
+    auto blocked = (*client)->Run({}, {"taken"}, {}, {});
+    killer.join();
+    INFO(blocked.status().ToString());
+    CHECK(blocked.status().code() == Code::kUnavailable);
+    CHECK(blocked.status().message().find(kPs) != std::string::npos);
+    // While it is down, runs fail the same way; then it comes back.
+    auto down = (*client)->Run({}, {"seen"}, {}, {.timeout = 2s});
+    CHECK_FALSE(down.ok());
+    REQUIRE(cluster.Start("ps", 0).ok());
+    // The new ps registers the partition again and serves it on the channel.
+    auto again = (*client)->Run({}, {}, {"init"}, {});
+    INFO(again.status().ToString());
+    REQUIRE(again.ok());
+    Bump(**client, 3);
+    CHECK(StepsServed(cluster, "ps") == 4);  // init and three bumps, on the new ps
+  }
+}
+
+}  // namespace
+}  // namespace tfd
