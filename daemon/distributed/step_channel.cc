@@ -88,7 +88,7 @@ StepChannel::~StepChannel() {
 
 kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
     const std::string& master, std::shared_ptr<Executor> executor, kj::Duration patience) {
-  if (!enabled_ || env_.peers == nullptr || master == env_.task || !env_.cluster.HasTask(master)) {
+  if (!enabled_ || master == env_.task || !env_.cluster.HasTask(master)) {
     return std::unique_ptr<Offer>();
   }
   // To answer, this task needs its own endpoint to the master: the one
@@ -96,8 +96,10 @@ kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
   kj::Promise<void> reached = nullptr;
   if (env_.data_plane->Connected(master)) {
     reached = kj::READY_NOW;
+  } else if (env_.peers == nullptr) {
+    return std::unique_ptr<Offer>();
   } else {
-    reached = env_.peers->Services(master, env_.peers->timer().now() + patience,
+    reached = env_.peers->Services(master, env_.data_plane->timer().now() + patience,
                                    Peers::Patience::kFailIfDown)
                   .ignoreResult();
   }
@@ -139,7 +141,7 @@ kj::Promise<void> StepChannel::Run(const std::string& task, uint64_t handle, int
   const auto timeout = RequestTimeout(timeout_ms, env_.step_timeout);
   const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
   return answered.exclusiveJoin(
-      env_.peers->timer().afterDelay(wait).then([task, step_id, wait]() {
+      env_.data_plane->timer().afterDelay(wait).then([task, step_id, wait]() {
         kj::throwFatalException(KjFromStatus(errors::DeadlineExceeded(
             StepOn(step_id, task), ": no answer within ", wait / kj::MILLISECONDS,
             " ms (its timeout and a grace); the task or its answer was lost")));
@@ -217,9 +219,16 @@ Status StepChannel::SendDone(const std::string& master, uint64_t handle, int64_t
 void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t step_id,
                          const Status& status) {
   if (SendDone(master, handle, step_id, status).ok()) return;
+  if (env_.peers == nullptr) {
+    if (env_.logger) {
+      env_.logger->warn("could not tell {} that {} ended: no data-plane endpoint to it", master,
+                        StepOn(step_id, env_.task));
+    }
+    return;
+  }
   // The endpoint went with the control connection to the master: a master
   // that still waits is reached again (it fails the step if it went too).
-  serving_.add(env_.peers->Services(master, env_.peers->timer().now() + kAnswerLogin,
+  serving_.add(env_.peers->Services(master, env_.data_plane->timer().now() + kAnswerLogin,
                                     Peers::Patience::kFailIfDown)
                    .then([this, master, handle, step_id, status](TaskServices) {
                      ThrowIfError(SendDone(master, handle, step_id, status));

@@ -158,6 +158,7 @@ class DataPlane {
   };
   const std::map<std::string, Traffic>& traffic() const { return traffic_; }
   const std::string& transports() const { return ucx_.transports(); }
+  kj::Timer& timer() { return timer_; }
 
  private:
   struct Peer;

@@ -1,0 +1,214 @@
+// The step channel (daemon/distributed/step_channel.h) between tasks in
+// this process, each with its own UCX worker and data plane on one event
+// loop: what a task refuses (a run by another master than the registering
+// one, a released handle, a master that is no task of the cluster), what a
+// master does with answers (an error code it does not know, an answer
+// nobody waits for) and with a task whose endpoint goes while it waits —
+// each twice, the channel serving on after. tests/integration/
+// step_channel_test.cc runs it between tfd processes.
+#include "daemon/distributed/step_channel.h"
+
+#include <catch2/catch.hpp>
+#include <kj/async-io.h>
+#include <kj/async-unix.h>
+
+#include <boost/asio/thread_pool.hpp>
+#include <map>
+#include <memory>
+
+#include "common/memory_budget.h"
+#include "common/resource_mgr.h"
+#include "daemon/distributed/loop_inbox.h"
+#include "daemon/distributed/partition_run.h"
+#include "daemon/transport/data_plane.h"
+#include "kernels/register_all.h"
+
+namespace tfd {
+namespace {
+
+const std::string kPs = "/job:ps/replica:0/task:0";
+const std::string kMaster = "/job:worker/replica:0/task:0";
+const std::string kOther = "/job:worker/replica:0/task:1";
+// A task with a data plane but no step channel: it never answers.
+const std::string kSilent = "/job:worker/replica:0/task:2";
+
+struct Tasks {
+  struct Task {
+    std::unique_ptr<UcxWorker> ucx;
+    std::unique_ptr<DataPlane> plane;
+    TaskEnv env;
+    std::unique_ptr<StepChannel> channel;
+  };
+
+  Tasks() {
+    REQUIRE(kernels::RegisterAll(registry).ok());
+    kernel_env.resources = &resources;
+    kernel_env.memory = std::make_shared<MemoryBudget>(64 << 20);
+    draining = inbox.Run().eagerlyEvaluate(nullptr);
+    auto cluster = ClusterSpec::FromJson(
+        R"({"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4"]})");
+    REQUIRE(cluster.ok());
+    for (const std::string& name : {kPs, kMaster, kOther, kSilent}) {
+      auto& t = tasks[name];
+      t = std::make_unique<Task>();
+      auto ucx = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, nullptr);
+      REQUIRE(ucx.ok());
+      t->ucx = std::move(ucx).value();
+      t->plane = std::make_unique<DataPlane>(
+          *t->ucx, io.provider->getTimer(), DataPlane::Options{},
+          [](int64_t, const std::string&, StatusOr<Tensor>) {}, nullptr);
+      t->env.task = name;
+      t->env.cluster = *cluster;
+      t->env.registry = &registry;
+      t->env.kernel_env = &kernel_env;
+      t->env.pool = &pool;
+      t->env.loop = &inbox;
+      t->env.data_plane = t->plane.get();
+      if (name != kSilent) t->channel = std::make_unique<StepChannel>(t->env, t->env.rendezvous);
+    }
+    // Each worker and the ps reach each other, as logins would arrange.
+    for (const std::string& w : {kMaster, kOther, kSilent}) Link(w, kPs);
+    Link(kSilent, kMaster);
+  }
+  ~Tasks() {
+    for (auto& [name, t] : tasks) t->channel.reset();
+    for (auto& [name, t] : tasks) t->plane.reset();
+  }
+
+  void Link(const std::string& a, const std::string& b) {
+    REQUIRE(tasks[a]->plane->Connect(b, tasks[b]->plane->Invite(a)).ok());
+    REQUIRE(tasks[b]->plane->Connect(a, tasks[a]->plane->Invite(b)).ok());
+  }
+  StepChannel& channel(const std::string& name) { return *tasks[name]->channel; }
+  DataPlane& plane(const std::string& name) { return *tasks[name]->plane; }
+
+  // A partition of one NoOp, offered by the ps to `master`.
+  std::unique_ptr<StepChannel::Offer> Offer(const std::string& master) {
+    GraphDef g;
+    g.nodes = {NodeDef{"noop", "NoOp", {}, "", {}}};
+    auto executor = MakePartitionExecutor(tasks[kPs]->env, g, master, {});
+    INFO(executor.status().ToString());
+    REQUIRE(executor.ok());
+    return channel(kPs).OfferTo(master, *executor, 2 * kj::SECONDS).wait(io.waitScope);
+  }
+
+  Status Run(const std::string& master, uint64_t handle, int64_t step) {
+    return Settle(channel(master).Run(kPs, handle, step, 5000)).wait(io.waitScope);
+  }
+
+  kj::AsyncIoContext io = kj::setupAsyncIo();
+  OpRegistry registry;
+  ResourceMgr resources;
+  KernelEnv kernel_env;
+  boost::asio::thread_pool pool{1};
+  LoopInbox inbox;
+  kj::Promise<void> draining = nullptr;
+  std::map<std::string, std::unique_ptr<Task>> tasks;
+};
+
+TEST_CASE("only the registering master runs a partition, and only while it is registered") {
+  Tasks t;
+  auto offer = t.Offer(kMaster);
+  REQUIRE(offer != nullptr);
+  REQUIRE(offer->handle() != 0);
+  for (int64_t step = 1; step <= 3; ++step) {
+    const Status ran = t.Run(kMaster, offer->handle(), step);
+    INFO(ran.ToString());
+    CHECK(ran.ok());
+  }
+  CHECK(t.channel(kPs).steps_served() == 3);
+
+  // Another task of the cluster, twice: refused, naming both.
+  for (int64_t step = 4; step <= 5; ++step) {
+    const Status refused = t.Run(kOther, offer->handle(), step);
+    CHECK(refused.code() == Code::kFailedPrecondition);
+    CHECK(refused.message().find("registered by " + kMaster) != std::string::npos);
+    CHECK(refused.message().find("not by " + kOther) != std::string::npos);
+  }
+  CHECK(t.channel(kPs).steps_served() == 3);
+  // The master's runs go on meanwhile.
+  CHECK(t.Run(kMaster, offer->handle(), 6).ok());
+
+  // Released with its registration: NOT_FOUND, twice, naming the handle.
+  const uint64_t handle = offer->handle();
+  offer.reset();
+  for (int64_t step = 7; step <= 8; ++step) {
+    const Status gone = t.Run(kMaster, handle, step);
+    CHECK(gone.code() == Code::kNotFound);
+    CHECK(gone.message().find(std::to_string(handle)) != std::string::npos);
+    CHECK(gone.message().find("step " + std::to_string(step) + " on " + kPs) != std::string::npos);
+  }
+  // A new registration is served again.
+  auto again = t.Offer(kMaster);
+  REQUIRE(again != nullptr);
+  CHECK(again->handle() != handle);
+  CHECK(t.Run(kMaster, again->handle(), 9).ok());
+}
+
+TEST_CASE("a partition is not offered to itself, to a name outside the cluster, or unreachably") {
+  Tasks t;
+  CHECK(t.Offer(kPs) == nullptr);
+  CHECK(t.Offer("/job:worker/replica:0/task:9") == nullptr);
+  CHECK(t.Offer("/job:nope/replica:0/task:0") == nullptr);
+  // No endpoint to the master and no peers to log in with: nothing offered.
+  t.plane(kPs).Disconnect(kMaster);
+  CHECK(t.Offer(kMaster) == nullptr);
+}
+
+TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint goes, twice") {
+  Tasks t;
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    // The silent task takes the run and never answers.
+    auto waiting = Settle(t.channel(kMaster).Run(kSilent, 42, 100 + round, 60000)).fork();
+    for (int i = 0; i < 20; ++i) t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
+    CHECK_FALSE(waiting.addBranch().poll(t.io.waitScope));
+    t.plane(kMaster).Disconnect(kSilent);
+    const Status s = waiting.addBranch().wait(t.io.waitScope);
+    CHECK(s.code() == Code::kUnavailable);
+    CHECK(s.message().find("step " + std::to_string(100 + round) + " on " + kSilent) !=
+          std::string::npos);
+    // Without an endpoint a run fails at once.
+    const Status no_endpoint = Settle(t.channel(kMaster).Run(kSilent, 42, 200, 60000))
+                                   .wait(t.io.waitScope);
+    CHECK(no_endpoint.code() == Code::kUnavailable);
+    CHECK_FALSE(t.channel(kMaster).Reaches(kSilent));
+    REQUIRE(t.plane(kMaster).Connect(kSilent, t.plane(kSilent).Invite(kMaster)).ok());
+    CHECK(t.channel(kMaster).Reaches(kSilent));
+  }
+}
+
+TEST_CASE("a master takes only the answers it waits for, from the task it asked") {
+  Tasks t;
+  auto forge = [&](const std::string& from, uint64_t graph, int64_t step, const char* code) {
+    REQUIRE(t.plane(from)
+                .SendStepMessage(kMaster,
+                                 [&](proto::StepMessage::Builder m) {
+                                   m.setGraph(graph);
+                                   m.setStepId(step);
+                                   auto done = m.initDone();
+                                   done.setCode(code);
+                                   done.setMessage("forged");
+                                 })
+                .ok());
+  };
+  auto waiting = Settle(t.channel(kMaster).Run(kSilent, 7, 300, 60000)).fork();
+  // An answer for another step, for another handle, from another task: ignored.
+  forge(kSilent, 7, 301, "OK");
+  forge(kSilent, 8, 300, "OK");
+  forge(kPs, 7, 300, "OK");
+  for (int i = 0; i < 50; ++i) t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
+  CHECK_FALSE(waiting.addBranch().poll(t.io.waitScope));
+  // A code this tfd does not know is still an error, never success.
+  forge(kSilent, 7, 300, "NOT_A_CODE");
+  const Status s = waiting.addBranch().wait(t.io.waitScope);
+  CHECK(s.code() == Code::kInternal);
+  CHECK(s.message() == "forged");
+  // A known code comes through as itself.
+  auto next = Settle(t.channel(kMaster).Run(kSilent, 7, 302, 60000));
+  forge(kSilent, 7, 302, "ABORTED");
+  CHECK(next.wait(t.io.waitScope).code() == Code::kAborted);
+}
+
+}  // namespace
+}  // namespace tfd
