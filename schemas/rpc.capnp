@@ -15,6 +15,7 @@ $Cxx.namespace("tfd::proto");
 using Graph = import "graph.capnp";
 using T = import "tensor.capnp";
 using Transport = import "transport.capnp";
+using Trace = import "trace.capnp";
 
 interface Gate {
   # `peer` is the task logging in ("/job:J/replica:0/task:T"), empty for a
@@ -71,7 +72,7 @@ interface Session {
   # gone back to a checkpoint, or to nothing.
   run @1 (feeds :List(NamedTensor), fetches :List(Text), targets :List(Text),
           options :RunOptions)
-      -> (fetches :List(NamedTensor), trace :List(NodeTrace), restarted :List(Text));
+      -> (fetches :List(NamedTensor), trace :List(Trace.NodeTrace), restarted :List(Text));
   close @2 () -> ();
   # TensorFlow's callable: one signature of runs, checked and prepared once,
   # then run with only the feeds' values. NOT_FOUND names a feed, fetch or
@@ -89,7 +90,7 @@ interface Session {
 interface Callable {
   # `restarted` as in Session.run.
   run @0 (feeds :List(T.Tensor), options :RunOptions)
-      -> (fetches :List(T.Tensor), trace :List(NodeTrace), restarted :List(Text));
+      -> (fetches :List(T.Tensor), trace :List(Trace.NodeTrace), restarted :List(Text));
 }
 
 struct RunOptions {
@@ -100,17 +101,6 @@ struct RunOptions {
 struct NamedTensor {
   name @0 :Text;
   tensor @1 :T.Tensor;
-}
-
-struct NodeTrace {
-  node @0 :Text;
-  op @1 :Text;
-  device @2 :Text;
-  startMicros @3 :Int64;
-  endMicros @4 :Int64;
-  thread @5 :UInt64;
-  label @6 :Text;       # what the kernel noted: a transfer's bytes and peer
-  threadName @7 :Text;  # "compute 2", "event loop": where `thread` ran
 }
 
 # Runs partitions of steps; lives on every task.
@@ -153,7 +143,7 @@ interface RegisteredGraph {
   # Runs this partition for one step. Feeds and fetches travel only for the
   # master's own partition.
   runStep @0 (stepId :Int64, feeds :List(T.Tensor), numFetches :UInt32, timeoutMs :Int64,
-              trace :Bool) -> (fetches :List(T.Tensor), trace :List(NodeTrace));
+              trace :Bool) -> (fetches :List(T.Tensor), trace :List(Trace.NodeTrace));
 }
 
 struct TaskStatus {

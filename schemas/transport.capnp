@@ -9,6 +9,7 @@ using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("tfd::proto");
 
 using T = import "tensor.capnp";
+using Trace = import "trace.capnp";
 
 # Given to a peer that logged in over the (authenticated) control plane.
 struct DataPlaneInvitation {
@@ -45,14 +46,18 @@ struct StepMessage {
   graph @1 :UInt64;
   stepId @2 :Int64;
   union {
-    # Master to task: run it (timeoutMs 0: the task's --step-timeout).
+    # Master to task: run it (timeoutMs 0: the task's --step-timeout),
+    # tracing its nodes when `trace`.
     run :group {
       timeoutMs @3 :Int64;
+      trace @7 :Bool;
     }
-    # Task to master: it ended; code "OK", or the error's code and message.
+    # Task to master: it ended; code "OK", or the error's code and message;
+    # the nodes it ran when the run asked for a trace.
     done :group {
       code @4 :Text;
       message @5 :Text;
+      trace @8 :List(Trace.NodeTrace);
     }
     # Master to task: the master gave up on the step; stop the partition.
     cancel @6 :Void;

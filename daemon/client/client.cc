@@ -7,6 +7,7 @@
 #include "daemon/rpc/checkpoint_wire.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/rpc/tensor_wire.h"
+#include "daemon/rpc/trace_wire.h"
 
 namespace tfd {
 namespace {
@@ -113,13 +114,6 @@ kj::Promise<LoggedIn> Attempt(kj::AsyncIoContext& io, const std::string& target,
       });
 }
 
-void ReadTrace(capnp::List<proto::NodeTrace>::Reader trace, StepStats& stats) {
-  for (auto n : trace) {
-    stats.nodes.push_back({n.getNode(), n.getOp(), n.getDevice(), n.getStartMicros(),
-                           n.getEndMicros(), n.getThread(), n.getThreadName(), n.getLabel()});
-  }
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const std::string& target,
@@ -223,7 +217,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
       if (!t.ok()) return t.status();
       out.fetches.push_back(std::move(t).value());
     }
-    ReadTrace(held->getTrace(), out.stats);
+    TraceFromProto(held->getTrace(), out.stats);
     for (auto t : held->getRestarted()) out.restarted.emplace_back(t.cStr());
     return out;
   }
@@ -276,7 +270,7 @@ StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
     if (!t.ok()) return t.status();
     out.fetches.push_back(std::move(t).value());
   }
-  ReadTrace(held->getTrace(), out.stats);
+  TraceFromProto(held->getTrace(), out.stats);
   for (auto t : held->getRestarted()) out.restarted.emplace_back(t.cStr());
   return out;
 }

@@ -17,6 +17,7 @@
 #include "daemon/distributed/request_timeout.h"
 #include "daemon/runtime/placement.h"
 #include "daemon/rpc/tensor_wire.h"
+#include "daemon/rpc/trace_wire.h"
 #include "kernels/gpu/gpu_device.h"
 
 namespace tfd {
@@ -93,6 +94,7 @@ struct MasterSession::StepState {
   std::vector<Tensor> fetches;  // from this task's partition
   StepStats local_stats;        // this task's nodes, when traced
   std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
+  std::vector<StepStats> remote_stats;  // the same over the step channel
   std::vector<std::string> restarted;  // in its answer: MasterSession::unreported_restarts_
 };
 
@@ -335,9 +337,12 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
               });
   } else {
     StepChannel& channel = local_.step_channel();
-    if (part.handle != nullptr && part.channel != 0 && !trace && channel.Reaches(part.task)) {
-      // One data-plane message each way; traces still come with runStep's answer.
-      ran = channel.Run(part.task, part.channel, step->step_id, timeout_ms);
+    if (part.handle != nullptr && part.channel != 0 && channel.Reaches(part.task)) {
+      // One data-plane message each way.
+      ran = channel.Run(part.task, part.channel, step->step_id, timeout_ms, trace)
+                .then([step](StepStats stats) {
+                  if (!stats.nodes.empty()) step->remote_stats.push_back(std::move(stats));
+                });
     } else KJ_IF_MAYBE(handle, part.handle) {
       // Feeds and fetches are this task's alone (_Arg and _Retval live here).
       auto request = handle->runStepRequest();
@@ -548,12 +553,17 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
 unsigned MasterSession::TraceSize(const StepState& step) {
   size_t total = step.local_stats.nodes.size();
   for (auto& t : step.traces) total += t->getTrace().size();
+  for (auto& s : step.remote_stats) total += s.nodes.size();
   return static_cast<unsigned>(total);
 }
 
 void MasterSession::WriteTrace(const StepState& step, capnp::List<proto::NodeTrace>::Builder out) {
   TraceToProto(step.local_stats, out);
   unsigned k = static_cast<unsigned>(step.local_stats.nodes.size());
+  for (auto& s : step.remote_stats) {
+    TraceToProto(s, out, k);
+    k += static_cast<unsigned>(s.nodes.size());
+  }
   for (auto& t : step.traces) {
     for (auto n : t->getTrace()) out.setWithCaveats(k++, n);
   }

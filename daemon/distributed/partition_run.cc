@@ -114,18 +114,4 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
   return ended.then([run, on_drop = kj::mv(on_drop)]() mutable { return Result(*run); });
 }
 
-void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder out) {
-  for (unsigned i = 0; i < stats.nodes.size(); ++i) {
-    const NodeExecStats& n = stats.nodes[i];
-    out[i].setNode(n.node);
-    out[i].setOp(n.op);
-    out[i].setDevice(n.device);
-    out[i].setStartMicros(n.start_micros);
-    out[i].setEndMicros(n.end_micros);
-    out[i].setThread(n.thread);
-    out[i].setThreadName(n.thread_name);
-    if (!n.label.empty()) out[i].setLabel(n.label);
-  }
-}
-
 }  // namespace tfd

@@ -75,6 +75,4 @@ class HeldPartition {
 kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
                                           std::shared_ptr<Executor> executor, PartitionStep step);
 
-void TraceToProto(const StepStats& stats, capnp::List<proto::NodeTrace>::Builder out);
-
 }  // namespace tfd

@@ -5,6 +5,7 @@
 #include "daemon/distributed/partition_run.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/distributed/request_timeout.h"
+#include "daemon/rpc/trace_wire.h"
 #include "daemon/transport/data_plane.h"
 
 namespace tfd {
@@ -40,7 +41,7 @@ StepChannel::Offer::~Offer() {
 // going, or dropped (then the task is told to cancel).
 class StepChannel::Waiter {
  public:
-  Waiter(kj::PromiseFulfiller<void>& fulfiller, StepChannel& channel, Key key)
+  Waiter(kj::PromiseFulfiller<StepStats>& fulfiller, StepChannel& channel, Key key)
       : fulfiller_(fulfiller), channel_(channel), key_(std::move(key)) {
     channel_.waiting_[key_] = this;
   }
@@ -50,18 +51,18 @@ class StepChannel::Waiter {
     channel_.Cancel(std::get<0>(key_), std::get<2>(key_), std::get<1>(key_));
   }
   int64_t step_id() const { return std::get<1>(key_); }
-  void Answer(const Status& status) {
+  void Answer(const Status& status, StepStats stats = {}) {
     answered_ = true;
     channel_.waiting_.erase(key_);
     if (status.ok()) {
-      fulfiller_.fulfill();
+      fulfiller_.fulfill(std::move(stats));
     } else {
       fulfiller_.reject(KjFromStatus(status));
     }
   }
 
  private:
-  kj::PromiseFulfiller<void>& fulfiller_;
+  kj::PromiseFulfiller<StepStats>& fulfiller_;
   StepChannel& channel_;
   Key key_;
   bool answered_ = false;
@@ -123,16 +124,18 @@ bool StepChannel::Reaches(const std::string& task) const {
   return enabled_ && env_.data_plane->Connected(task);
 }
 
-kj::Promise<void> StepChannel::Run(const std::string& task, uint64_t handle, int64_t step_id,
-                                   int64_t timeout_ms) {
+kj::Promise<StepStats> StepChannel::Run(const std::string& task, uint64_t handle,
+                                        int64_t step_id, int64_t timeout_ms, bool trace) {
   // Waiting before sending: a cheap partition's answer can arrive while the
   // send still progresses UCX.
   const Key key{task, step_id, handle};
-  auto answered = kj::newAdaptedPromise<void, Waiter>(*this, key);
+  auto answered = kj::newAdaptedPromise<StepStats, Waiter>(*this, key);
   const Status sent = env_.data_plane->SendStepMessage(task, [&](proto::StepMessage::Builder m) {
     m.setGraph(handle);
     m.setStepId(step_id);
-    m.initRun().setTimeoutMs(timeout_ms);
+    auto run = m.initRun();
+    run.setTimeoutMs(timeout_ms);
+    run.setTrace(trace);
   });
   if (!sent.ok()) {
     if (auto it = waiting_.find(key); it != waiting_.end()) it->second->Answer(sent);
@@ -141,7 +144,7 @@ kj::Promise<void> StepChannel::Run(const std::string& task, uint64_t handle, int
   const auto timeout = RequestTimeout(timeout_ms, env_.step_timeout);
   const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
   return answered.exclusiveJoin(
-      env_.data_plane->timer().afterDelay(wait).then([task, step_id, wait]() {
+      env_.data_plane->timer().afterDelay(wait).then([task, step_id, wait]() -> StepStats {
         kj::throwFatalException(KjFromStatus(errors::DeadlineExceeded(
             StepOn(step_id, task), ": no answer within ", wait / kj::MILLISECONDS,
             " ms (its timeout and a grace); the task or its answer was lost")));
@@ -153,7 +156,7 @@ void StepChannel::OnMessage(const std::string& from, proto::StepMessage::Reader 
   const int64_t step_id = message.getStepId();
   switch (message.which()) {
     case proto::StepMessage::RUN:
-      Serve(from, handle, step_id, message.getRun().getTimeoutMs());
+      Serve(from, handle, step_id, message.getRun().getTimeoutMs(), message.getRun().getTrace());
       return;
     case proto::StepMessage::DONE: {
       auto it = waiting_.find(Key{from, step_id, handle});
@@ -161,7 +164,9 @@ void StepChannel::OnMessage(const std::string& from, proto::StepMessage::Reader 
       auto done = message.getDone();
       const std::string code = done.getCode();
       if (code == "OK") {
-        it->second->Answer(OkStatus());
+        StepStats stats;
+        TraceFromProto(done.getTrace(), stats);
+        it->second->Answer(OkStatus(), std::move(stats));
       } else {
         // An unknown code is the task's error all the same.
         const Code c = CodeFromName(code).value_or(Code::kInternal);
@@ -181,44 +186,52 @@ void StepChannel::OnMessage(const std::string& from, proto::StepMessage::Reader 
 }
 
 void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_id,
-                        int64_t timeout_ms) {
+                        int64_t timeout_ms, bool trace) {
   auto it = offered_->entries.find(handle);
   if (it == offered_->entries.end()) {
     Answer(from, handle, step_id,
            errors::NotFound(StepOn(step_id, env_.task), ": partition handle ", handle,
-                            " is not registered here (released, or this task restarted)"));
+                            " is not registered here (released, or this task restarted)"),
+           {});
     return;
   }
   if (it->second.master != from) {
     Answer(from, handle, step_id,
            errors::FailedPrecondition(StepOn(step_id, env_.task),
                                       ": the partition was registered by ", it->second.master,
-                                      ", not by ", from));
+                                      ", not by ", from),
+           {});
     return;
   }
   ++steps_served_;
-  PartitionStep step{.step_id = step_id, .timeout_ms = timeout_ms};
-  serving_.add(Settle(RunPartition(env_, rendezvous_, it->second.executor, std::move(step))
-                          .ignoreResult())
-                   .then([this, from, handle, step_id](Status s) {
-                     Answer(from, handle, step_id, s);
-                   }));
+  PartitionStep step{.step_id = step_id, .timeout_ms = timeout_ms, .trace = trace};
+  serving_.add(RunPartition(env_, rendezvous_, it->second.executor, std::move(step))
+                   .then(
+                       [this, from, handle, step_id](PartitionResult r) {
+                         Answer(from, handle, step_id, OkStatus(), r.stats);
+                       },
+                       [this, from, handle, step_id](kj::Exception&& e) {
+                         Answer(from, handle, step_id, StatusFromKj(e), {});
+                       }));
 }
 
 Status StepChannel::SendDone(const std::string& master, uint64_t handle, int64_t step_id,
-                             const Status& status) {
+                             const Status& status, const StepStats& stats) {
   return env_.data_plane->SendStepMessage(master, [&](proto::StepMessage::Builder m) {
     m.setGraph(handle);
     m.setStepId(step_id);
     auto done = m.initDone();
     done.setCode(std::string(CodeName(status.code())));
     done.setMessage(status.message());
+    if (!stats.nodes.empty()) {
+      TraceToProto(stats, done.initTrace(static_cast<unsigned>(stats.nodes.size())));
+    }
   });
 }
 
 void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t step_id,
-                         const Status& status) {
-  if (SendDone(master, handle, step_id, status).ok()) return;
+                         const Status& status, const StepStats& stats) {
+  if (SendDone(master, handle, step_id, status, stats).ok()) return;
   if (env_.peers == nullptr) {
     if (env_.logger) {
       env_.logger->warn("could not tell {} that {} ended: no data-plane endpoint to it", master,
@@ -230,8 +243,8 @@ void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t ste
   // that still waits is reached again (it fails the step if it went too).
   serving_.add(env_.peers->Services(master, env_.data_plane->timer().now() + kAnswerLogin,
                                     Peers::Patience::kFailIfDown)
-                   .then([this, master, handle, step_id, status](TaskServices) {
-                     ThrowIfError(SendDone(master, handle, step_id, status));
+                   .then([this, master, handle, step_id, status, stats](TaskServices) {
+                     ThrowIfError(SendDone(master, handle, step_id, status, stats));
                    })
                    .catch_([this, master, step_id](kj::Exception&& e) {
                      if (env_.logger) {

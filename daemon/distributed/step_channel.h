@@ -8,9 +8,10 @@
 // partition on the channel when it can answer the registering master over
 // the data plane (it logged in to that task and has an endpoint to it), and
 // answers with a handle. The master's runs then send `run` with the handle
-// and the step, and wait for `done`. runStep remains for the rest: traced
-// steps, and a task that offered no handle (an older tfd, --no-step-channel,
-// or no data plane back to the master, as with TLS between hosts).
+// and the step, and wait for `done` (with the nodes it ran, when traced).
+// runStep remains for a task that offered no handle (an older tfd,
+// --no-step-channel, or no data plane back to the master, as with TLS
+// between hosts).
 //
 // What each side can rely on:
 // - Only the registering master runs a handle: a `run` under another task's
@@ -28,7 +29,7 @@
 //   // on the task a partition is registered with (WorkerService):
 //   channel.OfferTo(master, executor, 2 * kj::SECONDS).then([](std::unique_ptr<Offer> o) { ... });
 //   // on the master (MasterSession):
-//   if (channel.Reaches(task)) channel.Run(task, handle, step_id, timeout_ms).then(...);
+//   if (channel.Reaches(task)) channel.Run(task, handle, step_id, timeout_ms, trace).then(...);
 //
 // Thread-safety: event-loop thread only.
 #pragma once
@@ -41,6 +42,7 @@
 #include <tuple>
 
 #include "common/rendezvous.h"
+#include "common/step_stats.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/executor.h"
@@ -84,10 +86,11 @@ class StepChannel {
   // Whether runs on `task` can go over the channel now.
   bool Reaches(const std::string& task) const;
   // Runs the partition `handle` on `task` for one step (timeout_ms 0: the
-  // step timeout of `task`). Resolves when it ended well; rejects with its
-  // error there, or as the header says. Dropping it cancels the partition.
-  kj::Promise<void> Run(const std::string& task, uint64_t handle, int64_t step_id,
-                        int64_t timeout_ms);
+  // step timeout of `task`). Resolves when it ended well, with its nodes
+  // when `trace`; rejects with its error there, or as the header says.
+  // Dropping it cancels the partition.
+  kj::Promise<StepStats> Run(const std::string& task, uint64_t handle, int64_t step_id,
+                             int64_t timeout_ms, bool trace);
 
   // Partitions this task ran for masters over the channel, since start.
   uint64_t steps_served() const { return steps_served_; }
@@ -98,12 +101,14 @@ class StepChannel {
 
   void OnMessage(const std::string& from, proto::StepMessage::Reader message);
   void OnPeerGone(const std::string& task, const Status& why);
-  void Serve(const std::string& from, uint64_t handle, int64_t step_id, int64_t timeout_ms);
+  void Serve(const std::string& from, uint64_t handle, int64_t step_id, int64_t timeout_ms,
+             bool trace);
   // Sends `done` for a partition that ended, logging in to `master` again
   // when the endpoint to it went.
-  void Answer(const std::string& master, uint64_t handle, int64_t step_id, const Status& status);
+  void Answer(const std::string& master, uint64_t handle, int64_t step_id, const Status& status,
+              const StepStats& stats);
   Status SendDone(const std::string& master, uint64_t handle, int64_t step_id,
-                  const Status& status);
+                  const Status& status, const StepStats& stats);
   void Cancel(const std::string& task, uint64_t handle, int64_t step_id);
 
   TaskEnv& env_;

@@ -15,6 +15,7 @@
 #include "daemon/distributed/peers.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/rpc/tensor_wire.h"
+#include "daemon/rpc/trace_wire.h"
 #include "daemon/transport/data_plane.h"
 #include "kernels/state/variable.h"
 

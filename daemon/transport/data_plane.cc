@@ -19,8 +19,9 @@ namespace {
 // The active-message ids of a pushed tensor and of a step message.
 constexpr unsigned kPushMessage = 1;
 constexpr unsigned kStepMessage = 2;
-// A step message is well under a kilobyte (an error's text at most).
-constexpr size_t kMaxStepMessageBytes = 16 << 10;
+// A step message is well under a kilobyte, or a traced partition's nodes
+// (about 150 bytes each).
+constexpr size_t kMaxStepMessageBytes = 8 << 20;
 constexpr size_t kTicketBytes = 16;
 // A header is a few hundred bytes; anything near this is not one of ours.
 constexpr size_t kMaxHeaderBytes = 64 << 10;

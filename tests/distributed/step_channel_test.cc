@@ -93,7 +93,8 @@ struct Tasks {
   }
 
   Status Run(const std::string& master, uint64_t handle, int64_t step) {
-    return Settle(channel(master).Run(kPs, handle, step, 5000)).wait(io.waitScope);
+    return Settle(channel(master).Run(kPs, handle, step, 5000, false).ignoreResult())
+        .wait(io.waitScope);
   }
 
   kj::AsyncIoContext io = kj::setupAsyncIo();
@@ -117,6 +118,15 @@ TEST_CASE("only the registering master runs a partition, and only while it is re
     CHECK(ran.ok());
   }
   CHECK(t.channel(kPs).steps_served() == 3);
+  // Traced, the answer brings the nodes the ps ran; untraced, none.
+  auto traced = t.channel(kMaster).Run(kPs, offer->handle(), 10, 5000, true).wait(t.io.waitScope);
+  REQUIRE(traced.nodes.size() == 1);
+  CHECK(traced.nodes[0].node == "noop");
+  CHECK(traced.nodes[0].op == "NoOp");
+  CHECK(traced.nodes[0].end_micros >= traced.nodes[0].start_micros);
+  auto untraced = t.channel(kMaster).Run(kPs, offer->handle(), 11, 5000, false).wait(t.io.waitScope);
+  CHECK(untraced.nodes.empty());
+  CHECK(t.channel(kPs).steps_served() == 5);
 
   // Another task of the cluster, twice: refused, naming both.
   for (int64_t step = 4; step <= 5; ++step) {
@@ -125,7 +135,7 @@ TEST_CASE("only the registering master runs a partition, and only while it is re
     CHECK(refused.message().find("registered by " + kMaster) != std::string::npos);
     CHECK(refused.message().find("not by " + kOther) != std::string::npos);
   }
-  CHECK(t.channel(kPs).steps_served() == 3);
+  CHECK(t.channel(kPs).steps_served() == 5);
   // The master's runs go on meanwhile.
   CHECK(t.Run(kMaster, offer->handle(), 6).ok());
 
@@ -160,7 +170,7 @@ TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint g
   for (int round = 0; round < 2; ++round) {
     INFO("round " << round);
     // The silent task takes the run and never answers.
-    auto waiting = Settle(t.channel(kMaster).Run(kSilent, 42, 100 + round, 60000)).fork();
+    auto waiting = Settle(t.channel(kMaster).Run(kSilent, 42, 100 + round, 60000, false).ignoreResult()).fork();
     for (int i = 0; i < 20; ++i) t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
     CHECK_FALSE(waiting.addBranch().poll(t.io.waitScope));
     t.plane(kMaster).Disconnect(kSilent);
@@ -169,7 +179,7 @@ TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint g
     CHECK(s.message().find("step " + std::to_string(100 + round) + " on " + kSilent) !=
           std::string::npos);
     // Without an endpoint a run fails at once.
-    const Status no_endpoint = Settle(t.channel(kMaster).Run(kSilent, 42, 200, 60000))
+    const Status no_endpoint = Settle(t.channel(kMaster).Run(kSilent, 42, 200, 60000, false).ignoreResult())
                                    .wait(t.io.waitScope);
     CHECK(no_endpoint.code() == Code::kUnavailable);
     CHECK_FALSE(t.channel(kMaster).Reaches(kSilent));
@@ -192,7 +202,7 @@ TEST_CASE("a master takes only the answers it waits for, from the task it asked"
                                  })
                 .ok());
   };
-  auto waiting = Settle(t.channel(kMaster).Run(kSilent, 7, 300, 60000)).fork();
+  auto waiting = Settle(t.channel(kMaster).Run(kSilent, 7, 300, 60000, false).ignoreResult()).fork();
   // An answer for another step, for another handle, from another task: ignored.
   forge(kSilent, 7, 301, "OK");
   forge(kSilent, 8, 300, "OK");
@@ -205,7 +215,7 @@ TEST_CASE("a master takes only the answers it waits for, from the task it asked"
   CHECK(s.code() == Code::kInternal);
   CHECK(s.message() == "forged");
   // A known code comes through as itself.
-  auto next = Settle(t.channel(kMaster).Run(kSilent, 7, 302, 60000));
+  auto next = Settle(t.channel(kMaster).Run(kSilent, 7, 302, 60000, false).ignoreResult());
   forge(kSilent, 7, 302, "ABORTED");
   CHECK(next.wait(t.io.waitScope).code() == Code::kAborted);
 }

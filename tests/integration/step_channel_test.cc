@@ -1,7 +1,7 @@
 // The step channel between real tfd processes (daemon/distributed/
 // step_channel.h): a master's partitions on other tasks run with one
-// data-plane message each way; traced steps and --no-step-channel use
-// runStep and compute the same; a task that dies mid-step fails the step
+// data-plane message each way, traced or not; --no-step-channel uses
+// runStep and computes the same; a task that dies mid-step fails the step
 // with UNAVAILABLE (not at its deadline), again after a restart, and the
 // restarted task serves the channel again.
 #include <catch2/catch.hpp>
@@ -68,7 +68,7 @@ void Bump(Client& client, int n) {
   }
 }
 
-TEST_CASE("partitions on other tasks run over the step channel; traced runs and "
+TEST_CASE("partitions on other tasks run over the step channel, traced or not; with "
           "--no-step-channel over runStep, computing the same") {
   for (const bool channel : {true, false}) {
     DYNAMIC_SECTION((channel ? "the step channel" : "--no-step-channel")) {
@@ -83,14 +83,16 @@ TEST_CASE("partitions on other tasks run over the step channel; traced runs and 
       const uint64_t before = StepsServed(cluster, "ps");
       Bump(**client, 25);
       CHECK(StepsServed(cluster, "ps") == before + (channel ? 25 : 0));
-      // A traced run brings the ps's nodes back: runStep carries them.
+      // A traced run brings the ps's nodes back, either way.
       auto traced = (*client)->Run({}, {"seen"}, {}, {.trace = true});
       REQUIRE(traced.ok());
       CHECK(traced->fetches[0].scalar<float>() == 26.0f);
-      bool ps_node = false;
-      for (const auto& n : traced->stats.nodes) ps_node = ps_node || n.node == "bump";
-      CHECK(ps_node);
-      CHECK(StepsServed(cluster, "ps") == before + (channel ? 25 : 0));
+      std::string bumped_on;
+      for (const auto& n : traced->stats.nodes) {
+        if (n.node == "bump") bumped_on = n.device;
+      }
+      CHECK(bumped_on == std::string(kPs) + "/device:CPU:0");
+      CHECK(StepsServed(cluster, "ps") == before + (channel ? 26 : 0));
       // A step that fails on the ps fails the run with the ps's error.
       auto timed_out = (*client)->Run({}, {"taken"}, {}, {.timeout = 300ms});
       CHECK(timed_out.status().code() == Code::kDeadlineExceeded);

@@ -334,8 +334,12 @@ TEST_CASE("hostile step messages are refused and the plane serves on") {
   params.address = reinterpret_cast<const ucp_address_t*>(pair.invitation.address.data());
   ucp_ep_h ep = nullptr;
   REQUIRE(ucp_ep_create(pair.a_worker->worker(), &params, &ep) == UCS_OK);
-  auto send = [&](const std::string& header, const std::string& body) {
+  auto send = [&](const std::string& header, const std::string& body, bool eager = false) {
     ucp_request_param_t param{};
+    if (eager) {
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_AM_SEND_FLAG_EAGER;
+    }
     void* request = ucp_am_send_nbx(ep, 2, header.data(), header.size(), body.data(), body.size(),
                                     &param);
     while (UCS_PTR_IS_PTR(request) && ucp_request_check_status(request) == UCS_INPROGRESS) {
@@ -346,14 +350,15 @@ TEST_CASE("hostile step messages are refused and the plane serves on") {
   };
   std::string junk(200, '\xff');
   send("", junk);                               // not a message
-  send("", std::string(1 << 20, 'x'));          // far larger than one (sent by rendezvous)
-  send("", std::string(20 << 10, '\0'));        // larger than one, maybe eager
+  send("", std::string(1 << 20, 'x'));          // by rendezvous, as no step message is sent
+  send("", std::string(9 << 20, 'x'), true);    // eager, and larger than any step message
+  send("", std::string(20 << 10, '\0'));        // zeros: no ticket
   send("hdr", std::string(64, '\0'));           // with a header
   send("", "");                                 // empty
-  for (int i = 0; i < 300 && pair.b->stats().step_messages_refused < 5; ++i) {
+  for (int i = 0; i < 300 && pair.b->stats().step_messages_refused < 6; ++i) {
     pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
   }
-  CHECK(pair.b->stats().step_messages_refused == 5);
+  CHECK(pair.b->stats().step_messages_refused == 6);
   CHECK(log.got.empty());
   // The real thing still arrives.
   REQUIRE(SendRun(*pair.a, "b", 9, 9).ok());
