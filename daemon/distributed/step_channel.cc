@@ -110,7 +110,7 @@ kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
         uint64_t handle = 0;
         while (handle == 0 || offered_->entries.count(handle)) handle = offered_->random();
         offered_->entries[handle] = Offer::Table::Entry{master, std::move(executor)};
-        return std::unique_ptr<Offer>(new Offer(offered_, handle));
+        return std::make_unique<Offer>(Offer::Key(), offered_, handle);
       },
       [this, master](kj::Exception&& e) -> std::unique_ptr<Offer> {
         if (env_.logger) {

@@ -61,7 +61,16 @@ class StepChannel {
 
   // A partition on offer, until this is destroyed (with its registration).
   class Offer {
+    struct Table;
+    // Only a StepChannel makes one.
+    class Key {
+      friend class StepChannel;
+      Key() = default;
+    };
+
    public:
+    Offer(Key, std::weak_ptr<Table> table, uint64_t handle)
+        : table_(std::move(table)), handle_(handle) {}
     ~Offer();
     Offer(const Offer&) = delete;
     Offer& operator=(const Offer&) = delete;
@@ -69,8 +78,6 @@ class StepChannel {
 
    private:
     friend class StepChannel;
-    struct Table;
-    Offer(std::weak_ptr<Table> table, uint64_t handle) : table_(std::move(table)), handle_(handle) {}
     std::weak_ptr<Table> table_;
     uint64_t handle_;
   };
