@@ -14,6 +14,7 @@
 
 #include "api/train_signature.h"
 #include "bench/tfd_cluster.h"
+#include "common/allowed_cpus.h"
 #include "daemon/runtime/local_session.h"
 #include "examples/mnist/mnist_model.h"
 #include "kernels/register_all.h"
@@ -142,7 +143,8 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   // Declared before the session so it is destroyed after it (as tfctl run).
-  boost::asio::thread_pool pool(std::max(1u, std::thread::hardware_concurrency()));
+  // Sized as tfctl run and tfd size theirs: by the CPUs it was pinned to.
+  boost::asio::thread_pool pool(NumAllowedCpus());
   ResourceMgr resources;
   KernelEnv env;
   env.resources = &resources;

@@ -20,6 +20,7 @@
 #include "cli/feed_parser.h"
 #include "cli/npy.h"
 #include "cli/output.h"
+#include "common/allowed_cpus.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "common/prune.h"
@@ -176,7 +177,7 @@ Status Run(const RunOptions& o) {
 
   // The pool outlives the session (declared first, destroyed last), so no
   // pool thread runs a kernel of a destroyed session.
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = NumAllowedCpus();
   boost::asio::thread_pool pool(threads);
   NamePoolThreads(pool, threads, "compute");
   // Cheap kernels run inline on the thread that waits for the step.

@@ -326,17 +326,6 @@ pid_t Subprocess::Release() {
   return pid;
 }
 
-std::vector<int> AllowedCpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-  for (int i = 0; i < CPU_SETSIZE; ++i) {
-    if (CPU_ISSET(i, &set)) cpus.push_back(i);
-  }
-  return cpus;
-}
-
 Status PinSelf(int cpu) {
   if (cpu < 0 || cpu >= CPU_SETSIZE) return errors::InvalidArgument("no CPU ", cpu);
   cpu_set_t set;

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/allowed_cpus.h"
 #include "common/status.h"
 
 namespace tfd {
@@ -124,8 +125,6 @@ class Subprocess {
   std::optional<int> exit_status_;
 };
 
-// The CPUs this process may run on, in order.
-std::vector<int> AllowedCpus();
 // Pins the calling thread (and so what it later starts) to `cpu`.
 Status PinSelf(int cpu);
 

@@ -33,7 +33,7 @@ struct TfdConfig {
   bool allow_soft_placement = false;
   bool step_channel = true;  // --no-step-channel turns it off  // GPU requests that cannot be met run on the CPU
   std::string auth_token;      // read from --auth-token-file
-  int threads = 0;             // compute threads; 0 = one per core
+  int threads = 0;             // compute threads; 0 = NumAllowedCpus()
   std::chrono::milliseconds step_timeout{30000};
   ServerLimits server_limits;  // connection caps, login deadline and throttle
   SizeLimits size_limits;      // --max-graph-tensor-bytes, --max-graph-bytes, --max-tensor-bytes

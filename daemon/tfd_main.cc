@@ -17,6 +17,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "common/allowed_cpus.h"
 #include "common/memory_budget.h"
 #include "common/resource_mgr.h"
 #include "common/size_limits.h"
@@ -151,8 +152,7 @@ int Serve(const TfdConfig& config) {
     env.restored_alone = restored_variables;
     env.checkpoints = checkpoints.get();
   }
-  const int threads = config.threads > 0 ? config.threads
-                                         : std::max(1u, std::thread::hardware_concurrency());
+  const int threads = config.threads > 0 ? config.threads : NumAllowedCpus();
   boost::asio::thread_pool pool(threads);
   NamePoolThreads(pool, threads, "compute");
   // The thread that fires step deadlines, started now rather than by the

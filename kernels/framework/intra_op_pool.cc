@@ -1,25 +1,11 @@
 #include "kernels/framework/intra_op_pool.h"
 
-#include <sched.h>
-
-#include <algorithm>
-#include <thread>
-
 #define EIGEN_USE_THREADS
 #include <unsupported/Eigen/CXX11/Tensor>
 
+#include "common/allowed_cpus.h"
+
 namespace tfd::kernels {
-namespace {
-
-// The CPUs this process may run on: a task pinned to some CPUs (taskset, a
-// cgroup's cpuset) gets no more threads than it can use.
-int AllowedCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-}  // namespace
 
 struct IntraOpPool::Threads {
   // No spinning: idle threads sleep at once rather than burn a CPU that the
@@ -32,7 +18,7 @@ struct IntraOpPool::Threads {
 StatusOr<std::shared_ptr<IntraOpPool>> IntraOpPool::ForTask(ResourceMgr& resources) {
   return resources.LookupOrCreate<IntraOpPool>(
       kContainer, kName, []() -> StatusOr<std::shared_ptr<IntraOpPool>> {
-        return std::make_shared<IntraOpPool>(AllowedCpus());
+        return std::make_shared<IntraOpPool>(NumAllowedCpus());
       });
 }
 

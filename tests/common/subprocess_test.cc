@@ -195,6 +195,24 @@ TEST_CASE("cpu pins the child; max_open_files limits it") {
   CHECK(Contains(text, "\n64\n"));
 }
 
+// Thread pools are sized by the affinity mask: a thread pinned to one CPU
+// (and so what it starts) counts one, whatever the machine has.
+TEST_CASE("NumAllowedCpus counts the CPUs of the affinity mask, not the machine's") {
+  const std::vector<int> cpus = AllowedCpus();
+  REQUIRE_FALSE(cpus.empty());
+  CHECK(NumAllowedCpus() == static_cast<int>(cpus.size()));
+  int pinned_count = 0;
+  std::vector<int> pinned_list;
+  std::thread pinned([&] {
+    if (!PinSelf(cpus.back()).ok()) return;
+    pinned_count = NumAllowedCpus();
+    pinned_list = AllowedCpus();
+  });
+  pinned.join();
+  CHECK(pinned_count == 1);
+  CHECK(pinned_list == std::vector<int>{cpus.back()});
+}
+
 TEST_CASE("die_with_parent: the child gets SIGTERM when its starter ends") {
   // Orphans come back to this process (not to init), so the grandchild's
   // end can be seen here.
