@@ -188,6 +188,24 @@ TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint g
   }
 }
 
+// The backstop for an answer lost with its task: nothing waits for ever.
+// It fires 10 s past the step's own timeout, so this test takes that long.
+TEST_CASE("a run never answered ends DEADLINE_EXCEEDED past its timeout, and is cancelled there") {
+  Tasks t;
+  const uint64_t received_before = t.plane(kSilent).stats().step_messages_received;
+  const Status s = Settle(t.channel(kMaster).Run(kSilent, 5, 400, 100, false).ignoreResult())
+                       .wait(t.io.waitScope);
+  CHECK(s.code() == Code::kDeadlineExceeded);
+  CHECK(s.message().find("step 400 on " + kSilent) != std::string::npos);
+  CHECK(s.message().find("no answer") != std::string::npos);
+  // The silent task got the run, then the master's cancel.
+  for (int i = 0; i < 2000 && t.plane(kSilent).stats().step_messages_received < received_before + 2;
+       ++i) {
+    t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
+  }
+  CHECK(t.plane(kSilent).stats().step_messages_received == received_before + 2);
+}
+
 TEST_CASE("a master takes only the answers it waits for, from the task it asked") {
   Tasks t;
   auto forge = [&](const std::string& from, uint64_t graph, int64_t step, const char* code) {
