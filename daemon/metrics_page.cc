@@ -198,6 +198,9 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
     page.Family("tfd_data_plane_pushes_refused_total", "counter",
                 "Pushes refused: a bad ticket or header, or too big for --max-received-bytes.");
     page.Sample("tfd_data_plane_pushes_refused_total", {}, stats.pushes_refused);
+    page.Family("tfd_data_plane_step_messages_refused_total", "counter",
+                "Step-channel messages refused: a bad ticket, malformed, or an impossible size.");
+    page.Sample("tfd_data_plane_step_messages_refused_total", {}, stats.step_messages_refused);
     page.Family("tfd_data_plane_held_back_total", "counter",
                 "Pushes that waited for room under --max-received-bytes.");
     page.Sample("tfd_data_plane_held_back_total", {}, stats.held_back);
