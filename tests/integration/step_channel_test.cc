@@ -9,20 +9,17 @@
 #include <thread>
 
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
 
 namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Const;
 using testing::LocalCluster;
+using testing::Node;
 
 const char kPs[] = "/job:ps/replica:0/task:0";
-
-NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
-             AttrMap attrs = {}) {
-  return NodeDef{std::move(name), std::move(op), std::move(inputs), std::move(device),
-                 std::move(attrs)};
-}
 
 // A counter on the ps, bumped by each run and read on the worker; and a
 // queue on the ps that nothing fills, for a step that blocks there.
@@ -31,10 +28,8 @@ GraphDef CounterGraph() {
   g.nodes = {
       Node("count", "VariableV2", {}, "/job:ps",
            {{"dtype", DType::kFloat32}, {"shape", PartialShape(std::vector<int64_t>{})}}),
-      Node("zero", "Const", {}, "/job:ps",
-           {{"value", Tensor::Scalar(0.0f)}, {"dtype", DType::kFloat32}}),
-      Node("one", "Const", {}, "/job:ps",
-           {{"value", Tensor::Scalar(1.0f)}, {"dtype", DType::kFloat32}}),
+      Const("zero", 0.0f, "/job:ps"),
+      Const("one", 1.0f, "/job:ps"),
       Node("init", "Assign", {"count", "zero"}, "/job:ps"),
       Node("bump", "AssignAdd", {"count", "one"}, "/job:ps"),
       Node("seen", "Identity", {"bump"}, "/job:worker"),
