@@ -22,7 +22,6 @@
 #include "common/step_stats.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/runtime/executor.h"
-#include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
