@@ -25,6 +25,7 @@ struct HandMlp::State {
   V b1, b2;
   M h{kBatch, kHidden}, z{kBatch, kOut}, dz{kBatch, kOut}, dh{kBatch, kHidden};
   M dw1{kIn, kHidden}, dw2{kHidden, kOut};
+  V db1{kHidden}, db2{kOut};
   long step = 0;
 };
 
@@ -50,6 +51,12 @@ HandMlp::HandMlp() : state_(std::make_unique<State>()) {
 HandMlp::~HandMlp() = default;
 
 float HandMlp::Step() {
+  const float loss = ComputeGradients();
+  Apply(Parameters(), Gradients());
+  return loss;
+}
+
+float HandMlp::ComputeGradients() {
   State& s = *state_;
   const M& x = s.xs[s.step % kBatches];
   const std::vector<int>& y = s.ys[s.step % kBatches];
@@ -70,16 +77,39 @@ float HandMlp::Step() {
   }
   s.dz /= float{kBatch};
   s.dw2.noalias() = s.h.transpose() * s.dz;
-  const V db2 = s.dz.colwise().sum();
+  s.db2 = s.dz.colwise().sum();
   s.dh.noalias() = s.dz * s.w2.transpose();
   s.dh = (s.dh.array() * s.h.array() * (1.f - s.h.array())).matrix();
   s.dw1.noalias() = x.transpose() * s.dh;
-  const V db1 = s.dh.colwise().sum();
-  s.w1 -= kLearningRate * s.dw1;
-  s.b1 -= kLearningRate * db1;
-  s.w2 -= kLearningRate * s.dw2;
-  s.b2 -= kLearningRate * db2;
+  s.db1 = s.dh.colwise().sum();
   return loss / kBatch;
+}
+
+namespace {
+
+template <typename T>
+std::span<float> Whole(T& m) {
+  return {m.data(), static_cast<size_t>(m.size())};
+}
+
+}  // namespace
+
+HandMlp::Blocks HandMlp::Parameters() {
+  State& s = *state_;
+  return {Whole(s.w1), Whole(s.b1), Whole(s.w2), Whole(s.b2)};
+}
+
+HandMlp::Blocks HandMlp::Gradients() {
+  State& s = *state_;
+  return {Whole(s.dw1), Whole(s.db1), Whole(s.dw2), Whole(s.db2)};
+}
+
+void HandMlp::Apply(const Blocks& parameters, const Blocks& gradients) {
+  for (int b = 0; b < kBlocks; ++b) {
+    const auto n = static_cast<Eigen::Index>(parameters[b].size());
+    Eigen::Map<Eigen::ArrayXf>(parameters[b].data(), n) -=
+        kLearningRate * Eigen::Map<const Eigen::ArrayXf>(gradients[b].data(), n);
+  }
 }
 
 }  // namespace tfd::bench

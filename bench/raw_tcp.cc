@@ -18,7 +18,9 @@ using Clock = std::chrono::steady_clock;
 
 Status Errno(const char* what) { return errors::Unavailable(what, ": ", strerror(errno)); }
 
-void Configure(int fd) {
+}  // namespace
+
+void ConfigureSocket(int fd) {
   const int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   timeval tv{};
@@ -26,6 +28,8 @@ void Configure(int fd) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
+
+namespace {
 
 Status WriteAll(int fd, const char* data, size_t n) {
   while (n > 0) {
@@ -60,7 +64,7 @@ int AcceptOne(int listen_fd) {
   if (poll(&p, 1, static_cast<int>(kIoTimeout.count() * 1000)) != 1) return -1;
   const int fd = accept(listen_fd, nullptr, nullptr);
   close(listen_fd);
-  if (fd >= 0) Configure(fd);
+  if (fd >= 0) ConfigureSocket(fd);
   return fd;
 }
 
@@ -95,7 +99,7 @@ StatusOr<int> ConnectLoopback(int port) {
     close(fd);
     return s;
   }
-  Configure(fd);
+  ConfigureSocket(fd);
   return fd;
 }
 

@@ -31,6 +31,8 @@ inline constexpr std::chrono::seconds kIoTimeout{60};
 StatusOr<int> ListenLoopback(int* port);
 // A connected socket to 127.0.0.1:port with TCP_NODELAY and kIoTimeout.
 StatusOr<int> ConnectLoopback(int port);
+// TCP_NODELAY and kIoTimeout on a socket accepted from ListenLoopback's.
+void ConfigureSocket(int fd);
 
 // Peers: each accepts one connection on `listen_fd`, serves it until the
 // other end closes, and returns a process exit code.

@@ -4,7 +4,10 @@
 // of 1 ps + 1 worker (and, unless --workers 1, 1 ps + 2 workers driven at
 // once), in one run; with --model large, the 5.8 M-parameter model over 2
 // ps tasks instead. The data is generated: IDX files of MNIST's sizes in a
-// temporary directory, the daemons' --data-dir. See docs/benchmarks.md.
+// temporary directory, the daemons' --data-dir. For the classic model it
+// also measures the floor: the same step hand-written in Eigen against a
+// parameter server that is a raw TCP socket (bench/raw_ps.h), placed on the
+// same CPUs. See docs/benchmarks.md.
 //
 //   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
 //               [--traced 100] [--workers 2] [--unpinned 1] [--model classic]
@@ -145,6 +148,12 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
   if (o.two_workers) {
     f.two_workers.emplace();
     TFD_RETURN_IF_ERROR(step("1 ps + 2 workers", MeasureTwoWorkers(o), &*f.two_workers));
+  }
+  if (o.model == examples::MnistModel::kClassic) {
+    StatusOr<RawPsFigures> floor = MeasureRawPs(o);
+    if (!floor.ok()) return floor.status().WithContext("the raw ps floor");
+    f.floor = std::move(floor).value();
+    std::fprintf(stderr, "train_bench: the raw ps floor done\n");
   }
   return OkStatus();
 }

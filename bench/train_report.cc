@@ -13,7 +13,7 @@ namespace {
 void PrintRate(const std::string& what, const std::vector<double>& rates, double baseline) {
   const double median = Median(rates);
   const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
-  std::printf("  %-40s %8.1f %8.1f %8.1f %8.2f %7.2f\n", what.c_str(), median, *lo, *hi,
+  std::printf("  %-44s %8.1f %8.1f %8.1f %8.2f %7.2f\n", what.c_str(), median, *lo, *hi,
               median > 0 ? 1e3 / median : 0, baseline > 0 ? median / baseline : 0);
 }
 
@@ -46,6 +46,19 @@ std::string Cluster(const TrainSetup& o, int workers, bool pinned = true) {
   return s;
 }
 
+void PrintFloor(const TrainSetup& o, const RawPsFigures& f, double tfd_ratio) {
+  const double alone = Median(f.local);
+  std::printf("  the floor: the step hand-written in Eigen, its ps a raw TCP socket (bench/raw_ps.h;\n"
+              "  ratio: against that step alone on CPU A)\n");
+  PrintRate("hand-written step alone, CPU A", f.local, alone);
+  PrintRate("raw " + Cluster(o, 1), f.one_worker, alone);
+  if (!f.two_workers.empty()) PrintRate("raw " + Cluster(o, 2) + ", aggregate", f.two_workers, alone);
+  const double floor_ratio = alone > 0 ? Median(f.one_worker) / alone : 0;
+  std::printf("  1 ps + 1 worker: the floor reaches %.2f of its one process, tfd %.2f of its own "
+              "(%.0f%% of the floor's share)\n",
+              floor_ratio, tfd_ratio, floor_ratio > 0 ? 100 * tfd_ratio / floor_ratio : 0);
+}
+
 }  // namespace
 
 void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
@@ -57,7 +70,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
       large ? "large" : "classic",
       large ? "784-2048-2048-10 ReLU, 5.8 M parameters over 2 ps tasks" : "784-100-10 sigmoid",
       o.reps, o.steps, o.warmup);
-  std::printf("  %-40s %8s %8s %8s %8s %7s\n", "", "median", "min", "max", "ms/step", "ratio");
+  std::printf("  %-44s %8s %8s %8s %8s %7s\n", "", "median", "min", "max", "ms/step", "ratio");
   PrintRate("1 process, LocalSession, all CPUs", f.local.rates, base);
   PrintRate("1 process, LocalSession, CPU A only", f.local_one.rates, base);
   PrintRate(Cluster(o, 1), f.one_worker.rates, base);
@@ -79,6 +92,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
     std::printf("  target: 1 ps + 1 worker at %.0f%% of one process or better: %s (%.2f)\n",
                 kTrainTarget * 100, ratio >= kTrainTarget ? "met" : "NOT met", ratio);
   }
+  if (f.floor) PrintFloor(o, *f.floor, ratio);
   const StepPhases moving = MedianPhases(f.one_worker.phases);
   std::printf("  moved per step by worker:0 (pushed + received over the data plane): %.1f MB;\n"
               "  params in + apply (parameters arriving, gradients arriving and applied): "

@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "bench/raw_ps.h"
 #include "bench/train_runs.h"
 
 namespace tfd::bench {
@@ -23,6 +24,7 @@ struct TrainBenchFigures {
   TrainFigures one_worker;
   std::optional<TrainFigures> one_worker_unpinned;
   std::optional<TrainFigures> two_workers;
+  std::optional<RawPsFigures> floor;  // the classic model only
 };
 
 void PrintTrainReport(const TrainSetup& setup, const TrainBenchFigures& f);
