@@ -9,12 +9,15 @@
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
 
 namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::ConstOf;
 using testing::LocalCluster;
+using testing::Node;
 using testing::OneLine;
 
 const std::string kPs = "/job:ps/replica:0/task:0";
@@ -39,16 +42,6 @@ class ScratchDir {
  private:
   std::string path_;
 };
-
-NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
-             AttrMap attrs = {}) {
-  return NodeDef{std::move(name), std::move(op), std::move(inputs), std::move(device), std::move(attrs)};
-}
-
-NodeDef ConstOf(std::string name, Tensor value, std::string device) {
-  const DType dtype = value.dtype();
-  return Node(std::move(name), "Const", {}, std::move(device), {{"value", value}, {"dtype", dtype}});
-}
 
 NodeDef VarOf(std::string name, DType dtype, PartialShape shape) {
   return Node(std::move(name), "VariableV2", {}, "/job:ps", {{"dtype", dtype}, {"shape", shape}});

@@ -24,4 +24,9 @@ inline NodeDef Const(std::string name, float v, std::string device = "") {
               {{"value", Tensor::Scalar(v)}, {"dtype", DType::kFloat32}});
 }
 
+inline NodeDef ConstOf(std::string name, Tensor value, std::string device) {
+  const DType dtype = value.dtype();
+  return Node(std::move(name), "Const", {}, std::move(device), {{"value", value}, {"dtype", dtype}});
+}
+
 }  // namespace tfd::testing
