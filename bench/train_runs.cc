@@ -15,6 +15,7 @@
 #include "api/train_signature.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
+#include "daemon/runtime/executor.h"
 #include "daemon/runtime/local_session.h"
 #include "examples/mnist/mnist_model.h"
 #include "kernels/register_all.h"
@@ -143,7 +144,8 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   // Declared before the session so it is destroyed after it (as tfctl run).
-  // Sized as tfctl run and tfd size theirs: by the CPUs it was pinned to.
+  // Sized as tfctl run and tfd size theirs: by the CPUs it was pinned to; on
+  // one CPU the kernels run inline, as theirs do.
   boost::asio::thread_pool pool(NumAllowedCpus());
   ResourceMgr resources;
   KernelEnv env;
@@ -152,7 +154,7 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
       "train_bench", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   env.logger->set_level(spdlog::level::warn);  // not the "every node runs here" note
   env.io_dirs = {o.data_dir};
-  LocalSession session(registry, env, pool);
+  LocalSession session(registry, env, pool, {.inline_kernels = InlineKernelsFor(0)});
   TFD_RETURN_IF_ERROR(session.Create(std::move(graph)));
   TFD_RETURN_IF_ERROR(session.Run({}, {}, {sig::kInit}).status());
 

@@ -25,6 +25,7 @@
 #include "common/graph_io.h"
 #include "common/prune.h"
 #include "common/thread_name.h"
+#include "daemon/runtime/executor.h"
 #include "daemon/runtime/local_session.h"
 #include "daemon/runtime/pool_names.h"
 #include "kernels/gpu/gpu_device.h"
@@ -180,7 +181,8 @@ Status Run(const RunOptions& o) {
   const int threads = NumAllowedCpus();
   boost::asio::thread_pool pool(threads);
   NamePoolThreads(pool, threads, "compute");
-  // Cheap kernels run inline on the thread that waits for the step.
+  // Cheap kernels run inline on the thread that waits for the step (every
+  // kernel does when this process may use one CPU only).
   NameThisThread("tfctl");
   ResourceMgr resources;
   KernelEnv env;
@@ -190,7 +192,8 @@ Status Run(const RunOptions& o) {
   for (const std::string& d : o.io_dirs) env.io_dirs.emplace_back(d);
   env.gpus = gpu::GpuMemories();
   LocalSession session(registry, env, pool,
-                       {.allow_soft_placement = o.allow_soft_placement});
+                       {.allow_soft_placement = o.allow_soft_placement,
+                        .inline_kernels = InlineKernelsFor(0)});
   TFD_RETURN_IF_ERROR(session.Create(std::move(graph)));
 
   LocalSession::RunOptions run_options;

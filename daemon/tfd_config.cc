@@ -47,7 +47,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
        "run partitions on other tasks with Cap'n Proto calls only, not data-plane step messages "
        "(TFD_NO_STEP_CHANNEL=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
-      ("threads", po::value<std::string>(), "compute threads; 0 = one per CPU this process may run on (TFD_THREADS)")
+      ("threads", po::value<std::string>(), "compute threads; 0 = one per CPU this process may run on, and on one CPU kernels run where they became ready (TFD_THREADS)")
       ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
       // Connection limits: daemon/distributed/server_limits.h says why each default.
       ("max-connections", po::value<std::string>(), "connections at once, default 1024 (TFD_MAX_CONNECTIONS)")

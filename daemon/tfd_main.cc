@@ -28,6 +28,7 @@
 #include "daemon/http_endpoint.h"
 #include "daemon/metrics_page.h"
 #include "daemon/rpc/kj_status.h"
+#include "daemon/runtime/executor.h"
 #include "daemon/runtime/pool_names.h"
 #include "daemon/runtime/step_deadlines.h"
 #include "daemon/systemd_notify.h"
@@ -163,6 +164,7 @@ int Serve(const TfdConfig& config) {
   env.registry = &registry;
   env.kernel_env = &kernel_env;
   env.pool = &pool;
+  env.inline_kernels = InlineKernelsFor(config.threads);
   env.loop = &inbox;
   env.address = config.listen;
 
@@ -210,8 +212,11 @@ int Serve(const TfdConfig& config) {
                        "can reach it can run graphs",
                        config.listen);
     }
-    env.logger->info("listening on {} (port {}{}), {} compute threads", config.listen, port,
-                     config.tls ? ", mutual TLS" : "", threads);
+    env.logger->info("listening on {} (port {}{}), {} compute threads{}", config.listen, port,
+                     config.tls ? ", mutual TLS" : "", threads,
+                     env.inline_kernels ? "; kernels run on the thread that made them ready "
+                                          "(one CPU allowed; --threads 1 keeps a pool)"
+                                        : "");
     // /metrics and /healthz (--http-listen), up before READY=1 so that a
     // probe never finds the task serving RPC but not its health.
     std::unique_ptr<HttpEndpoint> http;

@@ -54,7 +54,7 @@ StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef
   }
   Executor::Options options{env.registry,    env.kernel_env,    env.pool,
                             kDeviceCpu,      env.cpu_device(), std::move(master),
-                            std::move(session)};
+                            std::move(session), env.inline_kernels};
   auto executor = Executor::Create(std::make_shared<const Graph>(std::move(graph).value()), options);
   if (!executor.ok()) return executor.status().WithContext(env.task);
   return std::shared_ptr<Executor>(std::move(executor).value());

@@ -2,7 +2,8 @@
 // main (or a test) on the event-loop thread and outliving every service.
 //
 // Threads: the event loop (RPC, sessions, peers) owns everything kj; kernels
-// run on `pool` (cheap ones also on the loop, see Executor). Work hops from
+// run on `pool` (cheap ones also on the loop, see Executor; all of them
+// where they became ready with `inline_kernels`). Work hops from
 // the pool to the loop through `loop` (a LoopInbox, which does not wait) and
 // back through cross-thread fulfillers.
 #pragma once
@@ -66,6 +67,9 @@ struct TaskEnv {
   // and kernels obey.
   KernelEnv* kernel_env = nullptr;
   boost::asio::thread_pool* pool = nullptr;
+  // Kernels run where they became ready, not on `pool` (Executor's
+  // InlineKernelsFor); the pool still takes the heavy work of OnPool.
+  bool inline_kernels = false;
   std::shared_ptr<spdlog::logger> logger;
   LoopInbox* loop = nullptr;  // work for the event-loop thread
   Peers* peers = nullptr;

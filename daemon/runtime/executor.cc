@@ -6,6 +6,7 @@
 #include <future>
 #include <mutex>
 
+#include "common/allowed_cpus.h"
 #include "common/device_name.h"
 #include "common/thread_name.h"
 #include "daemon/runtime/step_deadlines.h"
@@ -46,7 +47,8 @@ thread_local bool tl_on_pool = false;
 // loop, for a task), a pool thread or the thread that completed a transfer.
 // An expensive kernel goes to the compute pool, except that a pool thread
 // keeps one for itself, to run after the cheap ones it has queued. So a step of cheap
-// nodes only, an empty one say, never leaves the caller's thread.
+// nodes only, an empty one say, never leaves the caller's thread. With
+// Options::inline_kernels every kernel is treated as cheap.
 struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   Step(const Executor& e, const RunArgs& a, DoneCallback d)
       : exec(e),
@@ -144,7 +146,7 @@ void Executor::Step::Start() {
 void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
   int keep = -1;
   for (int id : ready) {
-    if (exec.cheap_[id]) {
+    if (exec.cheap_[id] || exec.options_.inline_kernels) {
       list.nodes.push_back(id);
       continue;
     }
@@ -373,5 +375,7 @@ Status Executor::Run(const RunArgs& args, StepStats* stats) {
   if (stats != nullptr) *stats = std::move(st);
   return status;
 }
+
+bool InlineKernelsFor(int threads) { return threads == 0 && NumAllowedCpus() == 1; }
 
 }  // namespace tfd

@@ -6,7 +6,9 @@
 // no thread while they wait. The first error cancels the step — waiting
 // kernels are woken through the step's CancellationManager — and the step
 // ends once every started kernel has finished. A step past its deadline is
-// cancelled with DEADLINE_EXCEEDED naming the nodes still running.
+// cancelled with DEADLINE_EXCEEDED naming the nodes still running. With
+// Options::inline_kernels no kernel goes to the pool: each runs on the
+// thread that made it ready (see InlineKernelsFor).
 //
 //   TFD_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph, {&registry, &env, &pool}));
 //   CancellationManager cm;
@@ -42,6 +44,9 @@ class Executor {
     // session in one process.
     std::string master;
     SessionPresence session;
+    // Every kernel on the thread that made it ready, the expensive ones
+    // too; `pool` is then not used. See InlineKernelsFor.
+    bool inline_kernels = false;
   };
   struct RunArgs {
     int64_t step_id = 0;
@@ -62,8 +67,9 @@ class Executor {
   ~Executor();
 
   // `done` runs exactly once: on the calling thread before RunAsync returns
-  // when every node is cheap and nothing waits (an empty step), else on a
-  // pool thread or the thread that completed the last asynchronous kernel.
+  // when every node is cheap (or inline_kernels) and nothing waits (an empty
+  // step), else on a pool thread or the thread that completed the last
+  // asynchronous kernel.
   void RunAsync(const RunArgs& args, DoneCallback done);
   // Blocks the calling thread (which must not be a pool thread) until done.
   Status Run(const RunArgs& args, StepStats* stats = nullptr);
@@ -79,5 +85,14 @@ class Executor {
   std::vector<bool> cheap_;                         // by node id: runs inline, see Step
   std::vector<int> roots_;                          // nodes with no inputs at all
 };
+
+// Whether a process should run its kernels inline (Options::inline_kernels):
+// when it may run on one CPU only (common/allowed_cpus.h) and `threads`, the
+// compute pool size its user asked for, is 0 (unset). A pool thread there
+// can only take turns with the thread that hands it work, so each hop to it
+// is a wake-up and a context switch that buy no parallelism. The price: on
+// a task, a long kernel holds up the event loop while it runs, where a pool
+// thread would have been preempted for it; `--threads 1` keeps the pool.
+bool InlineKernelsFor(int threads);
 
 }  // namespace tfd

@@ -98,6 +98,7 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
   }
   TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(std::move(rewritten), registry_));
   Executor::Options eo{&registry_, &env_, &pool_, kDeviceCpu, env_.task + "/device:CPU:0"};
+  eo.inline_kernels = options_.inline_kernels;
   TFD_ASSIGN_OR_RETURN(prepared->executor,
                        Executor::Create(std::make_shared<const Graph>(std::move(g)), eo));
   prepared_.emplace(key, prepared);

@@ -43,6 +43,9 @@ class LocalSession {
     // A GPU request that cannot be met (no such GPU, an op without a GPU
     // kernel) runs on the CPU instead of failing (daemon/runtime/gpu_placement.h).
     bool allow_soft_placement = false;
+    // Every kernel on the thread that made it ready, none on the pool
+    // (Executor::Options::inline_kernels, InlineKernelsFor).
+    bool inline_kernels = false;
   };
   struct RunOptions {
     std::chrono::milliseconds deadline{0};  // 0: the session's default

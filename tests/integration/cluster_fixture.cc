@@ -91,6 +91,7 @@ Status LocalCluster::Spawn(const std::string& job, int task, std::vector<std::st
   o.stdout_path = "/dev/null";
   o.stderr_path = p.log_path;
   o.max_open_files = open_files_;
+  o.cpu = cpu_;
   o.stop_grace = std::chrono::seconds(10);
   TFD_ASSIGN_OR_RETURN(p.process, Subprocess::Start(args, o));
   return OkStatus();

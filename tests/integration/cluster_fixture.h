@@ -50,6 +50,9 @@ class LocalCluster {
   // (RLIMIT_NOFILE, set in the child before tfd is executed); 0 inherits
   // the test's limit.
   void LimitOpenFiles(int n) { open_files_ = n; }
+  // Tasks started from now on run pinned to `cpu` (sched_setaffinity in the
+  // child before tfd is executed); -1, the default, leaves them unpinned.
+  void PinTo(int cpu) { cpu_ = cpu; }
 
   kj::AsyncIoContext& io() { return io_; }
   StatusOr<std::unique_ptr<Client>> Connect(const std::string& job, int task,
@@ -65,6 +68,7 @@ class LocalCluster {
   std::vector<std::string> extra_flags_;
   std::string dir_;  // temporary directory for logs
   int open_files_ = 0;
+  int cpu_ = -1;
   std::map<std::pair<std::string, int>, Process> processes_;
 };
 

@@ -2,12 +2,15 @@
 // deadlines, feeds and fetches — with tiny test ops, apart from the op library.
 #include "daemon/runtime/executor.h"
 
+#include <sched.h>
+
 #include <catch2/catch.hpp>
 #include <boost/asio/post.hpp>
 #include <future>
 #include <optional>
 #include <thread>
 
+#include "common/allowed_cpus.h"
 #include "common/graph_io.h"
 #include "daemon/runtime/local_session.h"
 #include "tests/util/test_ops.h"
@@ -250,6 +253,60 @@ TEST_CASE("an expensive kernel runs on the pool, not on the caller's thread") {
   REQUIRE(order.size() == 1);
   CHECK(order[0].rfind("work@", 0) == 0);
   CHECK(order[0] != "work@" + testing::ThreadTag());
+}
+
+TEST_CASE("with inline_kernels an expensive kernel runs on the thread that made it ready") {
+  Fixture f;
+  auto g = Graph::Build(f.Parse(R"g((nodes = [
+      (name = "tick", op = "TTick"),
+      (name = "work", op = "TRecordThread", inputs = ["^tick"])]))g"),
+                        f.registry);
+  REQUIRE(g.ok());
+  Executor::Options options{&f.registry, &f.env, &f.pool, kDeviceCpu, "cpu"};
+  options.inline_kernels = true;
+  auto exec = Executor::Create(std::make_shared<const Graph>(std::move(g).value()), options);
+  REQUIRE(exec.ok());
+  for (int64_t step = 1; step <= 2; ++step) {
+    CancellationManager cm;
+    std::optional<std::thread::id> ended_on;
+    Status status = errors::Internal("not run");
+    (*exec)->RunAsync({.step_id = step, .cancellation = &cm,
+                       .deadline = std::chrono::steady_clock::now() + 10s},
+                      [&](const Status& s, StepStats) {
+                        status = s;
+                        ended_on = std::this_thread::get_id();
+                      });
+    REQUIRE(ended_on.has_value());  // ended before RunAsync returned
+    CHECK(*ended_on == std::this_thread::get_id());
+    CHECK(status.ok());
+  }
+  const auto order = testing::RecordedOrder(f.resources);
+  REQUIRE(order.size() == 2);
+  CHECK(order[0] == "work@" + testing::ThreadTag());
+  CHECK(order[1] == "work@" + testing::ThreadTag());
+}
+
+TEST_CASE("kernels run inline for a process on one CPU unless a pool size is asked for") {
+  // NumAllowedCpus reads the calling thread's mask: pin a thread of our own.
+  const std::vector<int> cpus = AllowedCpus();
+  REQUIRE(!cpus.empty());
+  bool pin_ok = false, pinned_default = false, pinned_one_thread = true, pinned_two = true;
+  std::thread pinned([&] {  // Catch's macros stay on the test's thread
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpus.front(), &set);
+    pin_ok = sched_setaffinity(0, sizeof(set), &set) == 0;
+    pinned_default = InlineKernelsFor(0);
+    pinned_one_thread = InlineKernelsFor(1);
+    pinned_two = InlineKernelsFor(2);
+  });
+  pinned.join();
+  REQUIRE(pin_ok);
+  CHECK(pinned_default);
+  CHECK_FALSE(pinned_one_thread);  // --threads 1 keeps a pool of one
+  CHECK_FALSE(pinned_two);
+  // Unpinned, it depends on the machine: inline only where one CPU is all there is.
+  CHECK(InlineKernelsFor(0) == (cpus.size() == 1));
 }
 
 TEST_CASE("a long chain of kernels done at once does not deepen the stack") {

@@ -1,0 +1,150 @@
+// Tasks allowed one CPU only (taskset, a cpuset, a benchmark's pinning) run
+// every kernel on the thread that made it ready, the event loop mostly,
+// instead of handing expensive ones to a compute pool (Executor's
+// InlineKernelsFor). Checked on real tfd processes: they say so in their
+// log, train to the very values an unpinned cluster reaches, and a step
+// waiting in a queue on the pinned ps does not hold up the step that fills
+// it, because an asynchronous wait holds no thread even there.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include "common/allowed_cpus.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::Const;
+using testing::ConstOf;
+using testing::LocalCluster;
+using testing::Node;
+
+constexpr char kInlineNote[] = "kernels run on the thread that made them ready";
+
+// w (4x4) on the ps; each step the worker computes y = x w and the gradient
+// of |y|^2 / 2, x^T y, and the ps applies it (SGD): the shape of a training
+// step, MatMuls on the worker and the update on the ps. A queue on the ps
+// for a step that waits there.
+GraphDef TrainGraph() {
+  std::vector<float> w0(16), x(12);
+  for (int i = 0; i < 16; ++i) w0[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  for (int i = 0; i < 12; ++i) x[i] = 0.1f * static_cast<float>(i % 5) + 0.2f;
+  GraphDef g;
+  g.nodes = {
+      Node("w", "VariableV2", {}, "/job:ps",
+           {{"dtype", DType::kFloat32}, {"shape", PartialShape({4, 4})}}),
+      ConstOf("w0", Tensor::FromVector<float>(w0, TensorShape({4, 4})), "/job:ps"),
+      Node("init", "Assign", {"w", "w0"}, "/job:ps"),
+      ConstOf("x", Tensor::FromVector<float>(x, TensorShape({3, 4})), "/job:worker"),
+      Node("y", "MatMul", {"x", "w"}, "/job:worker"),
+      Node("grad", "MatMul", {"x", "y"}, "/job:worker", {{"transpose_a", true}}),
+      Const("rate", 0.05f, "/job:ps"),
+      Node("apply", "ApplyGradientDescent", {"w", "rate", "grad"}, "/job:ps"),
+      Node("queue", "FIFOQueue", {}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}},
+            {"shapes", std::vector<PartialShape>{PartialShape({})}},
+            {"capacity", int64_t{2}}}),
+      Const("five", 5.0f, "/job:ps"),
+      Node("put", "QueueEnqueue", {"queue", "five"}, "/job:ps"),
+      Node("take", "QueueDequeue", {"queue"}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      Node("taken", "Identity", {"take"}, "/job:worker"),
+  };
+  return g;
+}
+
+// The variable after each of `steps` training steps, fetched through the
+// worker (the master).
+std::vector<std::vector<float>> Train(LocalCluster& cluster, int steps) {
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(TrainGraph(), 20s).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  std::vector<std::vector<float>> values;
+  for (int i = 0; i < steps; ++i) {
+    auto out = (*client)->Run({}, {"apply"}, {}, {});
+    INFO("step " << i << ": " << out.status().ToString());
+    REQUIRE(out.ok());
+    const Tensor& w = out->fetches[0];
+    REQUIRE(w.shape().num_elements() == 16);
+    values.emplace_back(w.data<float>(), w.data<float>() + 16);
+  }
+  return values;
+}
+
+TEST_CASE("tasks pinned to one CPU run kernels inline and train to the values of unpinned "
+          "ones") {
+  const std::vector<int> cpus = AllowedCpus();
+  REQUIRE(!cpus.empty());
+  // One cluster at a time: each fixture has its own event loop, and a
+  // thread may have only one.
+  auto train = [&](bool pin) {
+    LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+    if (pin) cluster.PinTo(cpus.back());
+    REQUIRE(cluster.StartAll().ok());
+    for (const char* job : {"ps", "worker"}) {
+      INFO(job << (pin ? ", pinned" : ", unpinned"));
+      const bool says_inline = cluster.Log(job, 0).find(kInlineNote) != std::string::npos;
+      // Unpinned they keep the pool, unless one CPU is all this machine gives.
+      CHECK(says_inline == (pin || cpus.size() == 1));
+    }
+    return Train(cluster, 30);
+  };
+  const auto expected = train(false);
+  const auto got = train(true);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("step " << i);
+    CHECK(std::memcmp(got[i].data(), expected[i].data(), 16 * sizeof(float)) == 0);
+  }
+  CHECK(expected.front() != expected.back());  // it did train
+}
+
+TEST_CASE("a step waiting in a queue on a pinned ps lets the step that fills it run, twice") {
+  const std::vector<int> cpus = AllowedCpus();
+  REQUIRE(!cpus.empty());
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  cluster.PinTo(cpus.back());
+  REQUIRE(cluster.StartAll().ok());
+  auto filler = cluster.Connect("worker", 0);
+  REQUIRE(filler.ok());
+  REQUIRE((*filler)->CreateSession(TrainGraph(), 20s).ok());
+  const std::string address = cluster.Address("worker", 0);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    // The waiting step, from its own thread and event loop (joined however
+    // the round ends).
+    std::promise<StatusOr<float>> taken;
+    std::jthread waiter([&] {
+      auto io = kj::setupAsyncIo();
+      auto client = Client::Connect(io, address, "", 10s);
+      if (!client.ok()) return taken.set_value(client.status());
+      if (Status s = (*client)->CreateSession(TrainGraph(), 20s); !s.ok()) {
+        return taken.set_value(s);
+      }
+      auto out = (*client)->Run({}, {"taken"}, {}, {.timeout = 30s});
+      if (!out.ok()) return taken.set_value(out.status());
+      taken.set_value(out->fetches[0].scalar<float>());
+    });
+    auto result = taken.get_future();
+    // Not answered before the queue is filled ...
+    CHECK(result.wait_for(300ms) == std::future_status::timeout);
+    // ... and answered once it is, by a step on the same pinned tasks.
+    auto put = (*filler)->Run({}, {}, {"put"}, {.timeout = 10s});
+    INFO(put.status().ToString());
+    CHECK(put.ok());
+    REQUIRE(result.wait_for(20s) == std::future_status::ready);
+    const StatusOr<float> value = result.get();
+    INFO(value.status().ToString());
+    REQUIRE(value.ok());
+    CHECK(*value == 5.0f);
+  }
+}
+
+}  // namespace
+}  // namespace tfd
