@@ -259,6 +259,9 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   // Each repetition starts both replicas at one barrier; the main thread
   // takes part so it can bracket the /proc counters around all of them. A
   // replica that fails drops out of the barrier, so nobody waits for it.
+  // The replicas live on until the counters are read after the last
+  // repetition: they are summed over this process's threads, and a thread
+  // gone by then would take its CPU time with it (a negative figure).
   constexpr int kWorkers = 2;
   std::barrier<> sync(kWorkers + 1);
   std::vector<Status> status(kWorkers);
@@ -280,7 +283,8 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
         }
         ends[task].push_back(Clock::now());
       }
-      sync.arrive_and_wait();
+      sync.arrive_and_wait();  // the last repetition ends ...
+      sync.arrive_and_wait();  // ... and the counters have been read
       return client->CloseSession();
     }();
     if (!s.ok()) {
@@ -301,6 +305,7 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   }
   sync.arrive_and_wait();
   section(false);
+  sync.arrive_and_wait();
   for (std::thread& t : threads) t.join();
   for (const Status& s : status) TFD_RETURN_IF_ERROR(s);
 
