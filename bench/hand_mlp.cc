@@ -16,8 +16,9 @@ constexpr float kLearningRate = 0.5f;
 
 }  // namespace
 
-// Everything mlp_eigen.cc's main() holds; the step below is its lambda,
-// unchanged but for the names.
+// Everything mlp_eigen.cc's main() holds. The step below is its lambda,
+// unchanged but for the names and for its split into ComputeGradients and
+// Apply (the same arithmetic, so that a ps can apply the update).
 struct HandMlp::State {
   std::vector<M> xs;
   std::vector<std::vector<int>> ys;

@@ -43,7 +43,9 @@ Status PinThisThread(int cpu) {
 // clean end of stream before the first byte read.
 Status MoveBlocks(int fd, std::vector<iovec> blocks, bool send) {
   size_t first = 0, moved = 0;
-  while (first < blocks.size()) {
+  while (true) {
+    while (first < blocks.size() && blocks[first].iov_len == 0) ++first;
+    if (first == blocks.size()) break;
     const int count = static_cast<int>(blocks.size() - first);
     const ssize_t k = send ? writev(fd, &blocks[first], count) : readv(fd, &blocks[first], count);
     if (k < 0 && errno == EINTR) continue;
