@@ -147,7 +147,7 @@ class RawWorker {
 // starts them at one barrier, as MeasureTwoWorkers does, and the rate is
 // over the span all of them ran in. Returns the aggregate steps/s per
 // repetition.
-StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers, float* loss) {
+StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers) {
   int port = 0;
   TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
   auto ps = Subprocess::Fork([listen_fd, workers] { return RunPsPeer(listen_fd, workers); },
@@ -167,10 +167,7 @@ StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers, f
       for (int r = 0; r < o.reps; ++r) {
         sync.arrive_and_wait();
         starts[w].push_back(Clock::now());
-        for (int i = 0; i < o.steps; ++i) {
-          TFD_ASSIGN_OR_RETURN(float l, me.Step());
-          if (w == 0) *loss = l;
-        }
+        for (int i = 0; i < o.steps; ++i) TFD_RETURN_IF_ERROR(me.Step().status());
         ends[w].push_back(Clock::now());
       }
       return OkStatus();
@@ -217,10 +214,9 @@ StatusOr<RawPsFigures> MeasureRawPs(const TrainSetup& o) {
       f.local.push_back(o.steps / Seconds(Clock::now() - start));
     }
   }
-  TFD_ASSIGN_OR_RETURN(f.one_worker, MeasureCluster(o, 1, &f.last_loss));
+  TFD_ASSIGN_OR_RETURN(f.one_worker, MeasureCluster(o, 1));
   if (o.two_workers) {
-    float ignored = 0;
-    TFD_ASSIGN_OR_RETURN(f.two_workers, MeasureCluster(o, 2, &ignored));
+    TFD_ASSIGN_OR_RETURN(f.two_workers, MeasureCluster(o, 2));
   }
   return f;
 }

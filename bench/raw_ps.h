@@ -29,7 +29,6 @@ struct RawPsFigures {
   std::vector<double> local;        // the hand-written step alone on CPU A, steps/s per repetition
   std::vector<double> one_worker;   // ps (B) + worker (A), steps/s per repetition
   std::vector<double> two_workers;  // ps (B) + workers (A, B), aggregate; only with two_workers
-  float last_loss = 0;              // one worker's, after its last step
 };
 
 // setup's steps, warmup, reps, two_workers, cpu_a and cpu_b; the classic
