@@ -198,6 +198,13 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
     page.Family("tfd_data_plane_pushes_refused_total", "counter",
                 "Pushes refused: a bad ticket or header, or too big for --max-received-bytes.");
     page.Sample("tfd_data_plane_pushes_refused_total", {}, stats.pushes_refused);
+    page.Family("tfd_data_plane_step_messages_sent_total", "counter",
+                "Step-channel messages sent: runs this task's master started on others, answers "
+                "to theirs, cancels.");
+    page.Sample("tfd_data_plane_step_messages_sent_total", {}, stats.step_messages_sent);
+    page.Family("tfd_data_plane_step_messages_received_total", "counter",
+                "Step-channel messages taken in and handed on (refused ones not counted).");
+    page.Sample("tfd_data_plane_step_messages_received_total", {}, stats.step_messages_received);
     page.Family("tfd_data_plane_step_messages_refused_total", "counter",
                 "Step-channel messages refused: a bad ticket, malformed, or an impossible size.");
     page.Sample("tfd_data_plane_step_messages_refused_total", {}, stats.step_messages_refused);

@@ -159,7 +159,12 @@ TEST_CASE("/metrics counts runs, failures, bytes per peer, queues and variables,
   CHECK(Value(ps, R"(tfd_partition_steps_total{code="OK"})") == 8);
   CHECK(Value(ps, R"(tfd_runs_total{code="OK"})") == 0);
   CHECK(Value(ps, R"(tfd_data_plane_sent_bytes_total{peer=")" + kWorker + R"("})") == 20);
-  // The worker's master ran its steps here over the step channel, none refused.
+  // The worker's master ran its steps here over the step channel: each a
+  // run message to the ps and its answer back, none refused.
+  CHECK(Value(worker, "tfd_data_plane_step_messages_sent_total") == 8);
+  CHECK(Value(ps, "tfd_data_plane_step_messages_received_total") == 8);
+  CHECK(Value(ps, "tfd_data_plane_step_messages_sent_total") == 8);
+  CHECK(Value(worker, "tfd_data_plane_step_messages_received_total") == 8);
   CHECK(Value(ps, "tfd_data_plane_step_messages_refused_total") == 0);
   CHECK(Value(worker, "tfd_data_plane_step_messages_refused_total") == 0);
   CHECK(Value(ps, R"(tfd_queue_size{queue="work"})") == 2);
