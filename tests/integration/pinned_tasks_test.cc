@@ -114,9 +114,18 @@ TEST_CASE("a step waiting in a queue on a pinned ps lets the step that fills it 
   auto filler = cluster.Connect("worker", 0);
   REQUIRE(filler.ok());
   REQUIRE((*filler)->CreateSession(TrainGraph(), 20s).ok());
+  auto ps = cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  // Partitions the ps has started for a master over the step channel.
+  auto started_on_ps = [&]() -> uint64_t {
+    auto status = (*ps)->GetStatus(5s);
+    REQUIRE(status.ok());
+    return status->data_plane.steps_served;
+  };
   const std::string address = cluster.Address("worker", 0);
   for (int round = 0; round < 2; ++round) {
     INFO("round " << round);
+    const uint64_t before = started_on_ps();
     // The waiting step, from its own thread and event loop (joined however
     // the round ends).
     std::promise<StatusOr<float>> taken;
@@ -132,7 +141,13 @@ TEST_CASE("a step waiting in a queue on a pinned ps lets the step that fills it 
       taken.set_value(out->fetches[0].scalar<float>());
     });
     auto result = taken.get_future();
-    // Not answered before the queue is filled ...
+    // Its partition has started on the ps, where it waits in the empty
+    // queue: not answered before the queue is filled ...
+    const auto until = std::chrono::steady_clock::now() + 20s;
+    while (started_on_ps() == before && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(10ms);
+    }
+    REQUIRE(started_on_ps() == before + 1);
     CHECK(result.wait_for(300ms) == std::future_status::timeout);
     // ... and answered once it is, by a step on the same pinned tasks.
     auto put = (*filler)->Run({}, {}, {"put"}, {.timeout = 10s});
