@@ -137,7 +137,8 @@ fi
 # tfd-slurm-task, with a stand-in tfd beside it that prints its arguments.
 mkdir -p "$work/taskbin"
 cp "$SRC/deploy/slurm/tfd-slurm-task" "$work/taskbin/"
-printf '#!/bin/sh\necho "$@ gpus=${CUDA_VISIBLE_DEVICES:-none}"\n' >"$work/taskbin/tfd"
+printf '#!/bin/sh\necho "$@ gpus=${CUDA_VISIBLE_DEVICES:-none} threads=${TFD_THREADS:-unset}"\n' \
+  >"$work/taskbin/tfd"
 chmod +x "$work/taskbin/tfd" "$work/taskbin/tfd-slurm-task"
 demo_layout=$(layout SLURM_JOB_NODELIST='node[01-02]' SLURM_TASKS_PER_NODE='2(x2)' SLURM_NTASKS=4)
 task() {  # task RANK NODE [VAR=VALUE...]: tfd-slurm-task's output and status
@@ -148,10 +149,23 @@ task() {  # task RANK NODE [VAR=VALUE...]: tfd-slurm-task's output and status
   rc=$?
 }
 task 2 node02
-expect "rank 2 runs tfd as worker task 1 on its port" "0|--job worker --task 1 --listen 0.0.0.0:8888 gpus=none" "$rc|$out"
+expect "rank 2 runs tfd as worker task 1 on its port" \
+  "0|--job worker --task 1 --listen 0.0.0.0:8888 gpus=none threads=unset" "$rc|$out"
 task 3 node02 TFD_SLURM_GPUS_PER_TASK=2 TFD_SLURM_LISTEN_HOST=10.0.0.5
 expect "rank 3, 2 GPUs per task: the node's GPUs 2 and 3; the listen host as set" \
-  "0|--job worker --task 2 --listen 10.0.0.5:8889 gpus=2,3" "$rc|$out"
+  "0|--job worker --task 2 --listen 10.0.0.5:8889 gpus=2,3 threads=unset" "$rc|$out"
+# --cpus-per-task: tfd is told its share only where srun did not bind the
+# task to that many CPUs (a bound task sizes its pool by its own affinity).
+cpus_here=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+first_cpu=$(python3 -c 'import os; print(min(os.sched_getaffinity(0)))')
+task 2 node02 SLURM_CPUS_PER_TASK=$((cpus_here + 1))
+expect "an unbound task is told its share of the node (TFD_THREADS)" \
+  "0|threads=$((cpus_here + 1))" "$rc|${out##* }"
+task 2 node02 SLURM_CPUS_PER_TASK=1 taskset -c "$first_cpu"
+expect "a task bound to its one CPU is not: tfd sizes by its affinity and runs kernels inline" \
+  "0|threads=unset" "$rc|${out##* }"
+task 2 node02 SLURM_CPUS_PER_TASK=1 TFD_THREADS=3
+expect "a TFD_THREADS of the user's own stays" "0|threads=3" "$rc|${out##* }"
 task 1 node02
 if [[ $rc -eq 2 && $out == *"runs on node02 but the cluster spec puts it on node01"* ]]; then
   pass "a rank on another node than the spec's is refused (exit 2)"
