@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -16,6 +15,8 @@
 #include "bench/bench_child.h"
 #include "bench/hand_mlp.h"
 #include "bench/raw_tcp.h"
+#include "bench/stats.h"
+#include "common/subprocess.h"
 
 namespace tfd::bench {
 namespace {
@@ -25,18 +26,6 @@ using Clock = std::chrono::steady_clock;
 // What a worker's message starts with: whether gradients follow (a
 // worker's first message only asks for the parameters).
 constexpr uint64_t kNoGradients = 0, kGradients = 1;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-Status PinThisThread(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-    return errors::Internal("cannot pin to CPU ", cpu, ": ", strerror(errno));
-  }
-  return OkStatus();
-}
 
 // Moves every byte of `blocks` over `fd` with readv or writev, one call
 // for all of them unless the socket takes them in parts. OUT_OF_RANGE at a
@@ -144,9 +133,8 @@ class RawWorker {
 };
 
 // `workers` workers (on A, then B) against one ps (on B); each repetition
-// starts them at one barrier, as MeasureTwoWorkers does, and the rate is
-// over the span all of them ran in. Returns the aggregate steps/s per
-// repetition.
+// starts them at one barrier, as MeasureTwoWorkers does. Returns the
+// aggregate steps/s per repetition (AggregateRates).
 StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers) {
   int port = 0;
   TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
@@ -160,7 +148,7 @@ StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers) {
   std::vector<std::vector<Clock::time_point>> starts(workers), ends(workers);
   auto worker = [&](int w) {
     Status s = [&]() -> Status {
-      TFD_RETURN_IF_ERROR(PinThisThread(w == 0 ? o.cpu_a : o.cpu_b));
+      TFD_RETURN_IF_ERROR(PinSelf(w == 0 ? o.cpu_a : o.cpu_b));
       TFD_ASSIGN_OR_RETURN(int fd, ConnectLoopback(port));
       RawWorker me(fd);
       for (int i = 0; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(me.Step().status());
@@ -187,17 +175,7 @@ StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers) {
                             code.ok() ? "exit status " + std::to_string(*code)
                                       : code.status().ToString());
   }
-
-  std::vector<double> rates;
-  for (int r = 0; r < o.reps; ++r) {
-    Clock::time_point first = starts[0][r], last = ends[0][r];
-    for (int w = 1; w < workers; ++w) {
-      first = std::min(first, starts[w][r]);
-      last = std::max(last, ends[w][r]);
-    }
-    rates.push_back(workers * o.steps / Seconds(last - first));
-  }
-  return rates;
+  return AggregateRates(starts, ends, o.steps);
 }
 
 }  // namespace
@@ -205,7 +183,7 @@ StatusOr<std::vector<double>> MeasureCluster(const TrainSetup& o, int workers) {
 StatusOr<RawPsFigures> MeasureRawPs(const TrainSetup& o) {
   RawPsFigures f;
   {
-    TFD_RETURN_IF_ERROR(PinThisThread(o.cpu_a));
+    TFD_RETURN_IF_ERROR(PinSelf(o.cpu_a));
     HandMlp alone;
     for (int i = 0; i < o.warmup; ++i) alone.Step();
     for (int r = 0; r < o.reps; ++r) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "bench/stats.h"
+
 namespace tfd::bench {
 namespace {
 
@@ -19,7 +21,6 @@ NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, 
                  std::move(attrs)};
 }
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // The transfer window of a cross-task run, from its trace (see TransferSample).
 StatusOr<double> TraceTransfer(const StepStats& stats) {

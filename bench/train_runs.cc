@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "api/train_signature.h"
+#include "bench/stats.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
 #include "daemon/runtime/executor.h"
@@ -32,8 +33,6 @@ constexpr std::chrono::milliseconds kStepTimeout = 60s;
 // The input must outlast every step a measurement takes; a dataset repeats
 // lazily, so a large count costs nothing.
 constexpr int64_t kEpochs = 100000;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 Status PinTo(const std::vector<int>& cpus) {
   cpu_set_t set;
@@ -310,16 +309,11 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   for (const Status& s : status) TFD_RETURN_IF_ERROR(s);
 
   for (int r = 0; r < o.reps; ++r) {
-    Clock::time_point first = starts[0][r], last = ends[0][r];
     for (int w = 0; w < kWorkers; ++w) {
-      first = std::min(first, starts[w][r]);
-      last = std::max(last, ends[w][r]);
       f.worker_rates.push_back(o.steps / Seconds(ends[w][r] - starts[w][r]));
     }
-    // Over the span both ran in, so a replica that finished early does not
-    // flatter the aggregate.
-    f.rates.push_back(kWorkers * o.steps / Seconds(last - first));
   }
+  f.rates = AggregateRates(starts, ends, o.steps);
   f.last_loss = losses[0];
   TFD_RETURN_IF_ERROR(cluster.Stop());
   return f;

@@ -2,8 +2,6 @@
 // deadlines, feeds and fetches — with tiny test ops, apart from the op library.
 #include "daemon/runtime/executor.h"
 
-#include <sched.h>
-
 #include <catch2/catch.hpp>
 #include <boost/asio/post.hpp>
 #include <future>
@@ -12,6 +10,7 @@
 
 #include "common/allowed_cpus.h"
 #include "common/graph_io.h"
+#include "common/subprocess.h"
 #include "daemon/runtime/local_session.h"
 #include "tests/util/test_ops.h"
 
@@ -292,10 +291,7 @@ TEST_CASE("kernels run inline for a process on one CPU unless a pool size is ask
   REQUIRE(!cpus.empty());
   bool pin_ok = false, pinned_default = false, pinned_one_thread = true, pinned_two = true;
   std::thread pinned([&] {  // Catch's macros stay on the test's thread
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpus.front(), &set);
-    pin_ok = sched_setaffinity(0, sizeof(set), &set) == 0;
+    pin_ok = PinSelf(cpus.front()).ok();
     pinned_default = InlineKernelsFor(0);
     pinned_one_thread = InlineKernelsFor(1);
     pinned_two = InlineKernelsFor(2);
