@@ -56,6 +56,9 @@ class TaskServer {
   // Stops accepting new connections; live ones carry on.
   void StopAccepting();
   Peers& peers() { return *peers_; }
+  // The task's own master and worker, for a client in this process
+  // (daemon/task_host.h): its calls need no connection and no login.
+  TaskServices local() { return {master_, worker_, env_.incarnation}; }
 
  private:
   class Connection;

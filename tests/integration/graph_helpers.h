@@ -29,4 +29,37 @@ inline NodeDef ConstOf(std::string name, Tensor value, std::string device) {
   return Node(std::move(name), "Const", {}, std::move(device), {{"value", value}, {"dtype", dtype}});
 }
 
+// w (4x4) on the ps; each step the worker computes y = x w and the gradient
+// of |y|^2 / 2, x^T y, and the ps applies it (SGD): the shape of a training
+// step, MatMuls on the worker and the update on the ps. Targets: "init",
+// then "apply" per step (fetch it for w after the step). A queue on the ps
+// for a step that waits there: "take" (fetch "taken") waits until "put".
+inline GraphDef SgdQueueGraph() {
+  std::vector<float> w0(16), x(12);
+  for (int i = 0; i < 16; ++i) w0[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  for (int i = 0; i < 12; ++i) x[i] = 0.1f * static_cast<float>(i % 5) + 0.2f;
+  GraphDef g;
+  g.nodes = {
+      Node("w", "VariableV2", {}, "/job:ps",
+           {{"dtype", DType::kFloat32}, {"shape", PartialShape({4, 4})}}),
+      ConstOf("w0", Tensor::FromVector<float>(w0, TensorShape({4, 4})), "/job:ps"),
+      Node("init", "Assign", {"w", "w0"}, "/job:ps"),
+      ConstOf("x", Tensor::FromVector<float>(x, TensorShape({3, 4})), "/job:worker"),
+      Node("y", "MatMul", {"x", "w"}, "/job:worker"),
+      Node("grad", "MatMul", {"x", "y"}, "/job:worker", {{"transpose_a", true}}),
+      Const("rate", 0.05f, "/job:ps"),
+      Node("apply", "ApplyGradientDescent", {"w", "rate", "grad"}, "/job:ps"),
+      Node("queue", "FIFOQueue", {}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}},
+            {"shapes", std::vector<PartialShape>{PartialShape({})}},
+            {"capacity", int64_t{2}}}),
+      Const("five", 5.0f, "/job:ps"),
+      Node("put", "QueueEnqueue", {"queue", "five"}, "/job:ps"),
+      Node("take", "QueueDequeue", {"queue"}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      Node("taken", "Identity", {"take"}, "/job:worker"),
+  };
+  return g;
+}
+
 }  // namespace tfd::testing

@@ -19,51 +19,17 @@ namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::Const;
-using testing::ConstOf;
 using testing::LocalCluster;
-using testing::Node;
+using testing::SgdQueueGraph;
 
 constexpr char kInlineNote[] = "kernels run on the thread that made them ready";
-
-// w (4x4) on the ps; each step the worker computes y = x w and the gradient
-// of |y|^2 / 2, x^T y, and the ps applies it (SGD): the shape of a training
-// step, MatMuls on the worker and the update on the ps. A queue on the ps
-// for a step that waits there.
-GraphDef TrainGraph() {
-  std::vector<float> w0(16), x(12);
-  for (int i = 0; i < 16; ++i) w0[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
-  for (int i = 0; i < 12; ++i) x[i] = 0.1f * static_cast<float>(i % 5) + 0.2f;
-  GraphDef g;
-  g.nodes = {
-      Node("w", "VariableV2", {}, "/job:ps",
-           {{"dtype", DType::kFloat32}, {"shape", PartialShape({4, 4})}}),
-      ConstOf("w0", Tensor::FromVector<float>(w0, TensorShape({4, 4})), "/job:ps"),
-      Node("init", "Assign", {"w", "w0"}, "/job:ps"),
-      ConstOf("x", Tensor::FromVector<float>(x, TensorShape({3, 4})), "/job:worker"),
-      Node("y", "MatMul", {"x", "w"}, "/job:worker"),
-      Node("grad", "MatMul", {"x", "y"}, "/job:worker", {{"transpose_a", true}}),
-      Const("rate", 0.05f, "/job:ps"),
-      Node("apply", "ApplyGradientDescent", {"w", "rate", "grad"}, "/job:ps"),
-      Node("queue", "FIFOQueue", {}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}},
-            {"shapes", std::vector<PartialShape>{PartialShape({})}},
-            {"capacity", int64_t{2}}}),
-      Const("five", 5.0f, "/job:ps"),
-      Node("put", "QueueEnqueue", {"queue", "five"}, "/job:ps"),
-      Node("take", "QueueDequeue", {"queue"}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
-      Node("taken", "Identity", {"take"}, "/job:worker"),
-  };
-  return g;
-}
 
 // The variable after each of `steps` training steps, fetched through the
 // worker (the master).
 std::vector<std::vector<float>> Train(LocalCluster& cluster, int steps) {
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
-  REQUIRE((*client)->CreateSession(TrainGraph(), 20s).ok());
+  REQUIRE((*client)->CreateSession(SgdQueueGraph(), 20s).ok());
   REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
   std::vector<std::vector<float>> values;
   for (int i = 0; i < steps; ++i) {
@@ -113,7 +79,7 @@ TEST_CASE("a step waiting in a queue on a pinned ps lets the step that fills it 
   REQUIRE(cluster.StartAll().ok());
   auto filler = cluster.Connect("worker", 0);
   REQUIRE(filler.ok());
-  REQUIRE((*filler)->CreateSession(TrainGraph(), 20s).ok());
+  REQUIRE((*filler)->CreateSession(SgdQueueGraph(), 20s).ok());
   auto ps = cluster.Connect("ps", 0);
   REQUIRE(ps.ok());
   // Partitions the ps has started for a master over the step channel.
@@ -133,7 +99,7 @@ TEST_CASE("a step waiting in a queue on a pinned ps lets the step that fills it 
       auto io = kj::setupAsyncIo();
       auto client = Client::Connect(io, address, "", 10s);
       if (!client.ok()) return taken.set_value(client.status());
-      if (Status s = (*client)->CreateSession(TrainGraph(), 20s); !s.ok()) {
+      if (Status s = (*client)->CreateSession(SgdQueueGraph(), 20s); !s.ok()) {
         return taken.set_value(s);
       }
       auto out = (*client)->Run({}, {"taken"}, {}, {.timeout = 30s});

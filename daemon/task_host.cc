@@ -1,0 +1,195 @@
+#include "daemon/task_host.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/allowed_cpus.h"
+#include "common/memory_budget.h"
+#include "common/size_limits.h"
+#include "daemon/runtime/executor.h"
+#include "daemon/runtime/pool_names.h"
+#include "daemon/runtime/step_deadlines.h"
+#include "kernels/gpu/gpu_device.h"
+#include "kernels/register_all.h"
+
+namespace tfd {
+namespace {
+
+// Opens the checkpoint directory and, before the task serves anyone,
+// restores the newest checkpoint that verifies: a ps killed and restarted
+// comes back with its saved variables. No checkpoint, or none that
+// verifies, is logged and the task starts empty; a directory that cannot be
+// used is an error.
+Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
+                      const std::shared_ptr<spdlog::logger>& logger,
+                      std::unique_ptr<CheckpointManager>& out, bool& restored_variables) {
+  CheckpointManager::Options options;
+  // Each task in its own subdirectory, so the tasks of a job may share one
+  // --checkpoint-dir (a shared file system, or one host's run directory).
+  options.dir = std::filesystem::path(config.checkpoint_dir) /
+                (config.job + "-" + std::to_string(config.task));
+  options.keep = config.checkpoint_keep;
+  auto opened = CheckpointManager::Open(options, resources, logger);
+  if (!opened.ok()) return opened.status().WithContext("checkpoint directory");
+  out = std::move(opened).value();
+  auto restored = out->Restore(std::nullopt);
+  if (restored.ok()) {
+    std::string names;
+    for (const auto& v : restored->variables) names += (names.empty() ? "" : ", ") + v;
+    restored_variables = std::any_of(
+        restored->variables.begin(), restored->variables.end(),
+        [](const std::string& key) { return key.rfind("@input/", 0) != 0; });
+    logger->info("restored on start: step {} from {}, {} variables: {}",
+                 restored->checkpoint.step, restored->checkpoint.path, restored->variables.size(),
+                 names);
+  } else if (restored.status().code() == Code::kNotFound) {
+    logger->info("no checkpoint in {} yet: starting without saved variables",
+                 options.dir.string());
+  } else {
+    logger->error("nothing restored on start, starting without saved variables: {}",
+                  restored.status().ToString());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+TaskHost::TaskHost(PrivateKey, kj::AsyncIoContext& io) : io_(io) {}
+
+StatusOr<std::unique_ptr<TaskHost>> TaskHost::Start(const TfdConfig& config,
+                                                    kj::AsyncIoContext& io,
+                                                    std::shared_ptr<spdlog::logger> logger) {
+  auto host = std::make_unique<TaskHost>(PrivateKey{}, io);
+  host->env_.logger = std::move(logger);
+  TFD_RETURN_IF_ERROR(host->Build(config));
+  return host;
+}
+
+Status TaskHost::Build(const TfdConfig& config) {
+  TaskEnv& env = env_;
+  env.task = "/job:" + config.job + "/replica:0/task:" + std::to_string(config.task);
+  env.cluster = config.cluster;
+  env.step_timeout = config.step_timeout;
+  env.log_device_placement = config.log_device_placement;
+  env.allow_soft_placement = config.allow_soft_placement;
+  env.step_channel = config.step_channel;
+
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry_).WithContext("op registry"));
+  kernel_env_.resources = &resources_;
+  kernel_env_.logger = env.logger;
+  kernel_env_.task = env.task;
+  kernel_env_.limits = config.size_limits;
+  kernel_env_.gpus = gpu::GpuMemories();
+  if (gpu::GpuDevices().empty()) {
+    env.logger->info("no GPU: {}", gpu::GpuUnavailableReason());
+  }
+  for (const gpu::GpuDevice* d : gpu::GpuDevices()) {
+    env.logger->info("{}/device:{}: {}", env.task, d->name(), d->description());
+  }
+  kernel_env_.memory = std::make_shared<MemoryBudget>(
+      config.memory_budget > 0 ? config.memory_budget : MemoryBudget::DefaultLimit());
+  env.logger->info("kernels' tensors may hold {} (--memory-budget), one tensor {} "
+                   "(--max-tensor-bytes)",
+                   FormatBytes(kernel_env_.memory->limit()),
+                   FormatBytes(kernel_env_.limits.max_tensor_bytes));
+  if (!config.data_dir.empty()) kernel_env_.io_dirs.push_back(config.data_dir);
+  if (!config.checkpoint_dir.empty()) kernel_env_.io_dirs.push_back(config.checkpoint_dir);
+  if (!config.checkpoint_dir.empty()) {
+    bool restored_variables = false;
+    TFD_RETURN_IF_ERROR(
+        RestoreOnStart(config, resources_, env.logger, checkpoints_, restored_variables));
+    env.restored_alone = restored_variables;
+    env.checkpoints = checkpoints_.get();
+  }
+  const int threads = config.threads > 0 ? config.threads : NumAllowedCpus();
+  pool_ = std::make_unique<boost::asio::thread_pool>(threads);
+  NamePoolThreads(*pool_, threads, "compute");
+  // The thread that fires step deadlines, started now rather than by the
+  // first step, when a flood of connections might have left no room for it.
+  StepDeadlines::Shared();
+  inbox_draining_ = inbox_.Run().eagerlyEvaluate(nullptr);
+  env.registry = &registry_;
+  env.kernel_env = &kernel_env_;
+  env.pool = pool_.get();
+  env.inline_kernels = InlineKernelsFor(config.threads);
+  env.loop = &inbox_;
+  env.address = config.listen;
+
+  // The data plane: tensors pushed to this task land in its rendezvous.
+  // --data-plane-transports, else UCX_TLS, else UCX chooses (docs/cli.md).
+  auto ucx = UcxWorker::Create(io_.unixEventPort, io_.provider->getTimer(),
+                               {.transports = config.data_plane_transports}, env.logger);
+  if (!ucx.ok()) return ucx.status().WithContext("no data plane");
+  ucx_ = std::move(ucx).value();
+  data_plane_ = std::make_unique<DataPlane>(
+      *ucx_, io_.provider->getTimer(),
+      DataPlane::Options{.max_held_bytes = config.max_received_bytes,
+                         .same_host_only = config.tls != nullptr},
+      [&env](int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
+        env.rendezvous.Deliver(step_id, key, std::move(tensor));
+      },
+      env.logger);
+  env.data_plane = data_plane_.get();
+  env.logger->info("data plane: UCX {} (transports: {}), holds at most {} of received "
+                   "tensors (--max-received-bytes)",
+                   ucp_get_version_string(), ucx_->transports(),
+                   FormatBytes(config.max_received_bytes));
+  if (config.tls) {
+    env.logger->warn("TLS is on: the data plane (UCX, unencrypted) serves only tasks on this "
+                     "host; a task on another host is refused rather than sent tensors in "
+                     "clear text (docs/operations.md, \"TLS\")");
+  }
+
+  server_ = std::make_unique<TaskServer>(env, *io_.provider, io_.provider->getTimer(),
+                                         config.auth_token, config.server_limits, config.tls);
+  try {
+    port_ = server_->Listen(config.listen).wait(io_.waitScope);
+  } catch (const kj::Exception& e) {
+    return errors::Unavailable("cannot listen on ", config.listen, ": ",
+                               e.getDescription().cStr());
+  }
+  if (config.auth_token.empty() && !config.tls && !IsLoopbackAddress(config.listen)) {
+    env.logger->warn("listening on {} beyond loopback without --auth-token-file: anyone who "
+                     "can reach it can run graphs",
+                     config.listen);
+  }
+  env.logger->info("listening on {} (port {}{}), {} compute threads{}", config.listen, port_,
+                   config.tls ? ", mutual TLS" : "", threads,
+                   env.inline_kernels ? "; kernels run on the thread that made them ready "
+                                        "(one CPU allowed; --threads 1 keeps a pool)"
+                                      : "");
+  return OkStatus();
+}
+
+std::unique_ptr<Client> TaskHost::LocalClient() {
+  TaskServices services = server_->local();
+  return std::make_unique<Client>(io_, kj::Own<RpcConnection>(), kj::mv(services.master),
+                                  kj::mv(services.worker), env_.task, env_.cluster);
+}
+
+void TaskHost::Drain() {
+  server_->StopAccepting();
+  // In-flight steps get a grace period to finish, then are cancelled, and
+  // the services go only once no step uses them.
+  auto wait_for_steps = [&](int rounds) {
+    for (int i = 0; i < rounds && env_.steps.size() > 0; ++i) {
+      io_.provider->getTimer().afterDelay(100 * kj::MILLISECONDS).wait(io_.waitScope);
+    }
+  };
+  wait_for_steps(20);
+  if (env_.steps.size() > 0) {
+    env_.logger->warn("cancelling {} step(s) still running", env_.steps.size());
+    env_.steps.AbortAll(errors::Unavailable(env_.task, " is shutting down"));
+    wait_for_steps(50);
+  }
+}
+
+TaskHost::~TaskHost() {
+  server_.reset();
+  // Kernels still finishing on the pool find the loop gone: their pushes
+  // fail at once instead of waiting for a loop that no longer turns.
+  inbox_.Stop();
+  if (pool_) pool_->join();
+}
+
+}  // namespace tfd

@@ -1,0 +1,96 @@
+// TaskHost: one task of a cluster with everything a tfd daemon serves (its
+// master and worker over Cap'n Proto, the data plane, the compute pool, the
+// variables restored from its checkpoint on start), on the caller's event
+// loop. tfd hosts one until a signal. A program that trains beside its own
+// worker task hosts one too, as TensorFlow's in-process server did with its
+// LocalMaster: LocalClient's calls reach the task's master without a socket,
+// a Cap'n Proto frame or a wake-up of another process, which on a parameter
+// server's step saves the client's round trip to its worker.
+//
+//   auto io = kj::setupAsyncIo();
+//   TFD_ASSIGN_OR_RETURN(auto host, TaskHost::Start(config, io, logger));
+//   auto client = host->LocalClient();
+//   TFD_RETURN_IF_ERROR(client->CreateSession(graph));
+//   ... client->RunCallable(...) ...
+//   host->Drain();
+//
+// The task serves only while its event loop turns: in tfd always, in a
+// program hosting one whenever that thread waits on the loop, as every
+// Client call does. Peers that call in while the program is busy elsewhere
+// wait for it (their deadlines still apply).
+//
+// Thread-safety: the thread that owns `io`, which must outlive the host.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+
+#include <spdlog/logger.h>
+
+#include "common/op_registry.h"
+#include "common/resource_mgr.h"
+#include "common/status.h"
+#include "daemon/checkpoint/checkpoint_manager.h"
+#include "daemon/client/client.h"
+#include "daemon/distributed/loop_inbox.h"
+#include "daemon/distributed/task_env.h"
+#include "daemon/distributed/task_server.h"
+#include "daemon/tfd_config.h"
+#include "daemon/transport/data_plane.h"
+#include "daemon/transport/ucx_worker.h"
+
+namespace tfd {
+
+class TaskHost {
+ public:
+  // Builds the task `config` names, restores its checkpoint (with
+  // --checkpoint-dir), starts its data plane and listens on config.listen.
+  // Every step is logged to `logger`. Fails with the reason, and the host
+  // is gone: a directory that cannot be used (FAILED_PRECONDITION), no data
+  // plane or an address taken (UNAVAILABLE).
+  static StatusOr<std::unique_ptr<TaskHost>> Start(const TfdConfig& config, kj::AsyncIoContext& io,
+                                                   std::shared_ptr<spdlog::logger> logger);
+  // Stops the task's compute pool after the services, so that a kernel
+  // still running finds the loop gone and fails at once.
+  ~TaskHost();
+  TaskHost(const TaskHost&) = delete;
+  TaskHost& operator=(const TaskHost&) = delete;
+
+  TaskEnv& env() { return env_; }
+  unsigned port() const { return port_; }
+
+  // A client of this task's master and worker in this process: no
+  // connection and no login (the caller is the host's owner). Valid while
+  // the host lives; it waits on the host's loop.
+  std::unique_ptr<Client> LocalClient();
+
+  // Stops accepting connections, gives the steps still running 2 s to
+  // finish, then cancels them and waits up to 5 s more for them to end.
+  void Drain();
+
+  struct PrivateKey {};
+  TaskHost(PrivateKey, kj::AsyncIoContext& io);
+
+ private:
+  Status Build(const TfdConfig& config);
+
+  kj::AsyncIoContext& io_;
+  // First, so it outlives everything that points into it.
+  TaskEnv env_;
+  OpRegistry registry_;
+  ResourceMgr resources_;
+  KernelEnv kernel_env_;
+  // Before the pool, so it outlives any checkpoint work on it.
+  std::unique_ptr<CheckpointManager> checkpoints_;
+  std::unique_ptr<boost::asio::thread_pool> pool_;
+  LoopInbox inbox_;
+  kj::Promise<void> inbox_draining_ = nullptr;
+  std::unique_ptr<UcxWorker> ucx_;
+  std::unique_ptr<DataPlane> data_plane_;
+  std::unique_ptr<TaskServer> server_;
+  unsigned port_ = 0;
+};
+
+}  // namespace tfd

@@ -1,0 +1,241 @@
+// A worker task hosted in the training program's own process (TaskHost, as
+// train_bench runs it and TensorFlow's in-process server did) beside a real
+// tfd ps: it trains to the values a tfd worker reaches, serves other clients
+// over its socket like any task, fails a step loudly when its ps dies (and
+// trains again once the ps is back, twice), says why it cannot start, and
+// on Drain cancels the steps it was still running.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <future>
+#include <thread>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include "daemon/task_host.h"
+#include "daemon/tfd_config.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
+#include "tests/integration/temp_dir.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LocalCluster;
+using testing::SgdQueueGraph;
+
+constexpr char kWorker[] = "/job:worker/replica:0/task:0";
+
+// worker:0 of `cluster`'s spec, configured as tfd would be by these flags.
+TfdConfig WorkerConfig(const LocalCluster& cluster, std::vector<std::string> flags = {}) {
+  std::vector<std::string> args{"tfd", "--cluster", cluster.spec().ToJson(), "--job", "worker",
+                                "--task", "0"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  auto config = ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
+                               [](const char*) -> const char* { return nullptr; });
+  INFO(config.status().ToString());
+  REQUIRE(config.ok());
+  return *config;
+}
+
+// The host's log lines, for what it says about itself.
+struct Log {
+  std::ostringstream lines;
+  std::shared_ptr<spdlog::logger> logger = std::make_shared<spdlog::logger>(
+      "worker:0", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
+};
+
+// w after each of `steps` steps through `client`, worker:0's master.
+std::vector<std::vector<float>> Train(Client& client, int steps) {
+  REQUIRE(client.CreateSession(SgdQueueGraph(), 20s).ok());
+  REQUIRE(client.Run({}, {}, {"init"}, {}).ok());
+  std::vector<std::vector<float>> values;
+  for (int i = 0; i < steps; ++i) {
+    auto out = client.Run({}, {"apply"}, {}, {.timeout = 10s});
+    INFO("step " << i << ": " << out.status().ToString());
+    REQUIRE(out.ok());
+    const Tensor& w = out->fetches[0];
+    REQUIRE(w.shape().num_elements() == 16);
+    values.emplace_back(w.data<float>(), w.data<float>() + 16);
+  }
+  return values;
+}
+
+uint64_t StepsServed(LocalCluster& cluster) {
+  auto ps = cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  auto status = (*ps)->GetStatus(5s);
+  REQUIRE(status.ok());
+  return status->data_plane.steps_served;
+}
+
+TEST_CASE("a worker hosted in this process trains as a tfd worker does and serves other "
+          "clients") {
+  std::vector<std::vector<float>> expected;
+  {
+    LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+    REQUIRE(cluster.StartAll().ok());
+    auto client = cluster.Connect("worker", 0);
+    REQUIRE(client.ok());
+    expected = Train(**client, 30);
+  }
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  Log log;
+  auto host = TaskHost::Start(WorkerConfig(cluster), cluster.io(), log.logger);
+  INFO(host.status().ToString());
+  REQUIRE(host.ok());
+  CHECK(log.lines.str().find("listening on " + cluster.Address("worker", 0)) !=
+        std::string::npos);
+  auto local = (*host)->LocalClient();
+  CHECK(local->task() == kWorker);
+
+  const uint64_t served_before = StepsServed(cluster);
+  const auto got = Train(*local, 30);
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO("step " << i);
+    CHECK(std::memcmp(got[i].data(), expected[i].data(), 16 * sizeof(float)) == 0);
+  }
+  CHECK(expected.front() != expected.back());  // it did train
+  // The ps ran its partitions for the hosted master over the step channel.
+  CHECK(StepsServed(cluster) >= served_before + 30);
+
+  // Over its socket it is a task like any other: this process, and a step
+  // of another client's session sees what the local client trained.
+  auto remote = cluster.Connect("worker", 0);
+  REQUIRE(remote.ok());
+  auto status = (*remote)->GetStatus(5s);
+  REQUIRE(status.ok());
+  CHECK(status->task == kWorker);
+  CHECK(status->pid == getpid());
+  REQUIRE((*remote)->CreateSession(SgdQueueGraph(), 20s).ok());
+  auto w = (*remote)->Run({}, {"w"}, {}, {.timeout = 10s});
+  INFO(w.status().ToString());
+  REQUIRE(w.ok());
+  CHECK(std::memcmp(w->fetches[0].data<float>(), got.back().data(), 16 * sizeof(float)) == 0);
+
+  remote->reset();
+  local.reset();
+  (*host)->Drain();
+}
+
+TEST_CASE("a hosted worker whose ps dies fails the step, and trains again once it is back, "
+          "twice") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  Log log;
+  auto host = TaskHost::Start(WorkerConfig(cluster), cluster.io(), log.logger);
+  REQUIRE(host.ok());
+  auto client = (*host)->LocalClient();
+  Train(*client, 3);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    cluster.Kill("ps", 0);
+    auto failed = client->Run({}, {"apply"}, {}, {.timeout = 10s});
+    INFO(failed.status().ToString());
+    REQUIRE(!failed.ok());
+    CHECK((failed.status().code() == Code::kUnavailable ||
+           failed.status().code() == Code::kAborted));
+    CHECK(failed.status().message().find("/job:ps") != std::string::npos);
+    // A restarted ps starts empty: a new session initializes it again.
+    REQUIRE(cluster.Start("ps", 0).ok());
+    const auto values = Train(*client, 3);
+    CHECK(values.front() != values.back());
+  }
+  client.reset();
+  (*host)->Drain();
+}
+
+TEST_CASE("a host that cannot start says why, twice, and the next one starts") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  testing::TempDir dir;
+  {
+    // Its address taken by another task.
+    Log first;
+    auto taken = TaskHost::Start(WorkerConfig(cluster), cluster.io(), first.logger);
+    REQUIRE(taken.ok());
+    Log second;
+    auto again = TaskHost::Start(WorkerConfig(cluster), cluster.io(), second.logger);
+    REQUIRE(!again.ok());
+    CHECK(again.status().code() == Code::kUnavailable);
+    CHECK(again.status().message().find("cannot listen on " + cluster.Address("worker", 0)) !=
+          std::string::npos);
+  }
+  {
+    // A checkpoint directory that is a file.
+    const std::string file = dir.path() + "/not-a-directory";
+    std::ofstream(file) << "x";
+    Log log;
+    auto bad = TaskHost::Start(WorkerConfig(cluster, {"--checkpoint-dir", file}), cluster.io(),
+                               log.logger);
+    REQUIRE(!bad.ok());
+    CHECK(bad.status().message().find("checkpoint directory") != std::string::npos);
+    CHECK(bad.status().message().find(file) != std::string::npos);
+  }
+  Log log;
+  auto host = TaskHost::Start(WorkerConfig(cluster), cluster.io(), log.logger);
+  INFO(host.status().ToString());
+  REQUIRE(host.ok());
+  auto client = (*host)->LocalClient();
+  const auto values = Train(*client, 3);
+  CHECK(values.front() != values.back());
+  client.reset();
+  (*host)->Drain();
+}
+
+TEST_CASE("draining a host cancels the steps it still runs after the grace, and their "
+          "clients hear why") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  Log log;
+  auto host = TaskHost::Start(WorkerConfig(cluster), cluster.io(), log.logger);
+  REQUIRE(host.ok());
+  const std::string address = cluster.Address("worker", 0);
+  // A step through the hosted master that waits in the ps's empty queue,
+  // from its own thread and event loop.
+  std::promise<Status> taken;
+  std::jthread waiter([&] {
+    auto io = kj::setupAsyncIo();
+    auto client = Client::Connect(io, address, "", 10s);
+    if (!client.ok()) return taken.set_value(client.status());
+    if (Status s = (*client)->CreateSession(SgdQueueGraph(), 20s); !s.ok()) {
+      return taken.set_value(s);
+    }
+    taken.set_value((*client)->Run({}, {"taken"}, {}, {.timeout = 60s}).status());
+  });
+  auto result = taken.get_future();
+  // Until it runs on the hosted master, the loop must turn for it.
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  while ((*host)->env().steps.size() == 0 && std::chrono::steady_clock::now() < until) {
+    cluster.io().provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(cluster.io().waitScope);
+  }
+  REQUIRE((*host)->env().steps.size() > 0);
+  (*host)->Drain();
+  CHECK((*host)->env().steps.size() == 0);
+  CHECK(log.lines.str().find("cancelling 1 step(s) still running") != std::string::npos);
+  // The answer travels on the host's loop, which keeps turning until it has.
+  while (result.wait_for(0ms) != std::future_status::ready &&
+         std::chrono::steady_clock::now() < until + 20s) {
+    cluster.io().provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(cluster.io().waitScope);
+  }
+  REQUIRE(result.wait_for(0ms) == std::future_status::ready);
+  const Status s = result.get();
+  INFO(s.ToString());
+  CHECK(!s.ok());
+  CHECK(s.message().find("shutting down") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfd
