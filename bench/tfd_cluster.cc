@@ -55,6 +55,8 @@ BenchCluster::~BenchCluster() {
   }
 }
 
+void BenchCluster::HostHere(const std::string& job, int task) { cpus_.erase({job, task}); }
+
 std::string BenchCluster::Log(const std::string& job, int task) const {
   std::ifstream in(dir_ + "/" + job + "-" + std::to_string(task) + ".log");
   std::stringstream buf;

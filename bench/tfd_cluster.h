@@ -34,6 +34,10 @@ class BenchCluster {
   BenchCluster(const BenchCluster&) = delete;
   BenchCluster& operator=(const BenchCluster&) = delete;
 
+  // This process hosts the task (daemon/task_host.h): Start starts no
+  // daemon for it, and Pid says -1. Before Start.
+  void HostHere(const std::string& job, int task);
+
   // Starts every task and waits until each accepts connections. On failure
   // the error carries the failing task's log.
   Status Start(kj::AsyncIoContext& io);

@@ -39,7 +39,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
     "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B] [--rss-steps N]\n"
-    "       [--prefetch 0|1]\n"
+    "       [--prefetch 0|1] [--hosted 0|1]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
@@ -47,6 +47,8 @@ constexpr const char* kUsage =
     "  --traced   traced steps after them, for the phases (default 100)\n"
     "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
     "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1)\n"
+    "  --hosted   1 adds 1 ps + 1 worker with the worker hosted in the bench's own process, the\n"
+    "             client's calls reaching its master without a socket (default 1)\n"
     "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
     "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
@@ -97,6 +99,9 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--unpinned") {
       TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
       o.unpinned = v == 1;
+    } else if (flag == "--hosted") {
+      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
+      o.hosted = v == 1;
     } else if (flag == "--prefetch") {
       TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
       o.prefetch = v == 1;
@@ -144,6 +149,11 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
     f.one_worker_unpinned.emplace();
     TFD_RETURN_IF_ERROR(step("1 ps + 1 worker, unpinned", MeasureOneWorker(o, false),
                              &*f.one_worker_unpinned));
+  }
+  if (o.hosted) {
+    f.one_worker_hosted.emplace();
+    TFD_RETURN_IF_ERROR(step("1 ps + 1 worker, worker in this process", MeasureHostedWorker(o),
+                             &*f.one_worker_hosted));
   }
   if (o.two_workers) {
     f.two_workers.emplace();

@@ -77,6 +77,9 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   if (f.one_worker_unpinned) {
     PrintRate(Cluster(o, 1, false) + ", unpinned", f.one_worker_unpinned->rates, base);
   }
+  if (f.one_worker_hosted) {
+    PrintRate(Cluster(o, 1) + " in this process", f.one_worker_hosted->rates, base);
+  }
   if (f.two_workers) {
     PrintRate(Cluster(o, 2) + ", aggregate", f.two_workers->rates, base);
     std::vector<double> w0, w1;
@@ -91,6 +94,11 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   if (!large) {
     std::printf("  target: 1 ps + 1 worker at %.0f%% of one process or better: %s (%.2f)\n",
                 kTrainTarget * 100, ratio >= kTrainTarget ? "met" : "NOT met", ratio);
+    if (f.one_worker_hosted) {
+      const double hosted = base > 0 ? Median(f.one_worker_hosted->rates) / base : 0;
+      std::printf("          the same with the worker in the client's process: %s (%.2f)\n",
+                  hosted >= kTrainTarget ? "met" : "NOT met", hosted);
+    }
   }
   if (f.floor) PrintFloor(o, *f.floor, ratio);
   const StepPhases moving = MedianPhases(f.one_worker.phases);
@@ -101,6 +109,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
               moving.total > 0 ? 100 * (moving.params_in + moving.apply) / moving.total : 0);
   std::printf("  loss after the last step: one process %.3f, 1 worker %.3f", f.local.last_loss,
               f.one_worker.last_loss);
+  if (f.one_worker_hosted) std::printf(" (in the client: %.3f)", f.one_worker_hosted->last_loss);
   if (f.two_workers) std::printf(", 2 workers %.3f", f.two_workers->last_loss);
   std::printf("\n");
 
@@ -118,6 +127,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   PrintPhases("1 process, CPU A", f.local_one.phases);
   PrintPhases(o.ps_tasks() == 2 ? "2 ps + 1 worker" : "1 ps + 1 worker", f.one_worker.phases);
   if (f.one_worker_unpinned) PrintPhases("   unpinned", f.one_worker_unpinned->phases);
+  if (f.one_worker_hosted) PrintPhases("   worker in client", f.one_worker_hosted->phases);
 
   std::printf(
       "\nPer timed step, from /proc: CPU ms / run-queue wait ms / context switches / minor faults,"
@@ -127,6 +137,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   PrintCounters("1 process, CPU A", f.local_one);
   PrintCounters("1 worker", f.one_worker);
   if (f.one_worker_unpinned) PrintCounters("1 worker, unpinned", *f.one_worker_unpinned);
+  if (f.one_worker_hosted) PrintCounters("1 worker in client", *f.one_worker_hosted);
   if (f.two_workers) PrintCounters("2 workers", *f.two_workers);
 }
 

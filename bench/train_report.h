@@ -23,6 +23,7 @@ struct TrainBenchFigures {
   TrainFigures local_one;  // one process, CPU A only
   TrainFigures one_worker;
   std::optional<TrainFigures> one_worker_unpinned;
+  std::optional<TrainFigures> one_worker_hosted;  // worker:0 in the client's process
   std::optional<TrainFigures> two_workers;
   std::optional<RawPsFigures> floor;  // the classic model only
 };

@@ -16,6 +16,8 @@
 #include "bench/stats.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
+#include "daemon/task_host.h"
+#include "daemon/tfd_config.h"
 #include "daemon/runtime/executor.h"
 #include "daemon/runtime/local_session.h"
 #include "examples/mnist/mnist_model.h"
@@ -135,6 +137,23 @@ uint64_t PushedBytes(const TaskStatusInfo& s) {
   return s.data_plane.bytes_sent + s.data_plane.bytes_received;
 }
 
+// Init, then MeasureOneWorker's timed and traced steps through `client`,
+// worker:0's master, counting `pids` (f->processes names them).
+Status TrainOneWorker(const TrainSetup& o, const GraphDef& graph, Client& client,
+                      const std::vector<pid_t>& pids, TrainFigures* f) {
+  TFD_RETURN_IF_ERROR(client.CreateSession(graph, kStepTimeout));
+  TFD_RETURN_IF_ERROR(client.Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
+  CounterWatch watch(pids);
+  TFD_ASSIGN_OR_RETURN(TaskStatusInfo before, client.GetStatus(kStepTimeout));
+  TFD_ASSIGN_OR_RETURN(StepFn step, ClientStep(client));
+  TFD_RETURN_IF_ERROR(TimeSteps(o, step, watch.Section(o.reps * o.steps, &f->per_step), f));
+  TFD_ASSIGN_OR_RETURN(TaskStatusInfo after, client.GetStatus(kStepTimeout));
+  // Every step of the graph moves the same tensors.
+  f->bytes_per_step = static_cast<double>(PushedBytes(after) - PushedBytes(before)) /
+                      (o.warmup + o.reps * o.steps + o.traced);
+  return client.CloseSession();
+}
+
 }  // namespace
 
 StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<int>& cpus) {
@@ -182,22 +201,51 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
                        DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
-  TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
-  TFD_RETURN_IF_ERROR(client->Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
-
   TrainFigures f;
   std::vector<pid_t> pids;
   WatchCluster(o, cluster, 1, &pids, &f.processes);
-  CounterWatch watch(pids);
-  TFD_ASSIGN_OR_RETURN(TaskStatusInfo before, client->GetStatus(kStepTimeout));
-  TFD_ASSIGN_OR_RETURN(StepFn step, ClientStep(*client));
-  TFD_RETURN_IF_ERROR(TimeSteps(o, step, watch.Section(o.reps * o.steps, &f.per_step), &f));
-  TFD_ASSIGN_OR_RETURN(TaskStatusInfo after, client->GetStatus(kStepTimeout));
-  // Every step of the graph moves the same tensors.
-  f.bytes_per_step = static_cast<double>(PushedBytes(after) - PushedBytes(before)) /
-                     (o.warmup + o.reps * o.steps + o.traced);
-  TFD_RETURN_IF_ERROR(client->CloseSession());
+  TFD_RETURN_IF_ERROR(TrainOneWorker(o, graph, *client, pids, &f));
   client.reset();
+  TFD_RETURN_IF_ERROR(cluster.Stop());
+  return f;
+}
+
+StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& o) {
+  // This thread, and so the hosted task's pool, on A with the worker.
+  TFD_RETURN_IF_ERROR(PinTo({o.cpu_a}));
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
+  auto io = kj::setupAsyncIo();
+  BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a}}}, DaemonFlags(o));
+  cluster.HostHere("worker", 0);
+  TFD_RETURN_IF_ERROR(cluster.Start(io));
+  // The worker's flags as the daemons get theirs, and the same environment
+  // (TFD_THREADS, TFD_NO_STEP_CHANNEL), so the A/B switches apply to it too.
+  std::vector<std::string> args{"tfd", "--cluster", cluster.spec().ToJson(), "--job", "worker",
+                                "--task", "0", "--log-level", "warn"};
+  for (const std::string& flag : DaemonFlags(o)) args.push_back(flag);
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  TFD_ASSIGN_OR_RETURN(TfdConfig config,
+                       ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
+                                      [](const char* v) { return std::getenv(v); }));
+  auto logger = std::make_shared<spdlog::logger>(
+      "worker:0", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_level(spdlog::level::warn);
+  TFD_ASSIGN_OR_RETURN(auto host, TaskHost::Start(config, io, logger));
+  std::unique_ptr<Client> client = host->LocalClient();
+  TrainFigures f;
+  std::vector<pid_t> pids{getpid()};
+  f.processes = {"client+worker:0"};
+  for (int t = 0; t < o.ps_tasks(); ++t) {
+    pids.push_back(cluster.Pid("ps", t));
+    f.processes.push_back("ps:" + std::to_string(t));
+  }
+  TFD_RETURN_IF_ERROR(TrainOneWorker(o, graph, *client, pids, &f));
+  client.reset();
+  host->Drain();
+  host.reset();
   TFD_RETURN_IF_ERROR(cluster.Stop());
   return f;
 }

@@ -39,6 +39,7 @@ struct TrainSetup {
   examples::MnistModel model = examples::MnistModel::kClassic;
   int ps_tasks() const { return model == examples::MnistModel::kLarge ? 2 : 1; }
   bool unpinned = true;  // also 1 ps + 1 worker left to the scheduler
+  bool hosted = true;    // also 1 ps + 1 worker with the worker in this process
   bool prefetch = true;  // the training input made ahead of each step
   int64_t rss_steps = 0;  // --rss-steps: instead of the rates, MeasureRss over this many
   // The worker (and the single process when pinned to one CPU) on A; the ps
@@ -68,6 +69,12 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& setup, const std::vect
 // `tfctl train` does. per_step: this process, each ps task, worker:0.
 // Unpinned, every process may use every CPU.
 StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup, bool pinned);
+
+// MeasureOneWorker's pinned cluster with worker:0 hosted in this process
+// (daemon/task_host.h) on A, as a program that trains beside its own worker
+// runs it: the client's calls reach the master without a socket. per_step:
+// this process (client and worker), each ps task.
+StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& setup);
 
 // Resident memory over a long run: 1 ps + 1 worker (pinned as above) run
 // `total_steps` steps after the warm-up, and every process's RSS is read
