@@ -1,5 +1,7 @@
 // tfctl train: the training loop of one worker (cli/trainer.h), with
-// progress on stderr and the result on stdout.
+// progress on stderr and the result on stdout. With tfd's flags after "--"
+// it hosts that worker task itself (daemon/task_host.h), as a TensorFlow
+// program that starts its own server does, and steps it without a socket.
 #include <kj/async-io.h>
 #include <signal.h>
 #include <unistd.h>
@@ -8,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -15,6 +18,8 @@
 #include "cli/connection_flags.h"
 #include "cli/event_file.h"
 #include "cli/trainer.h"
+#include "daemon/task_host.h"
+#include "daemon/tfd_config.h"
 
 namespace tfd::cli {
 namespace {
@@ -44,10 +49,34 @@ struct TrainFlags {
   std::string logdir;          // TensorBoard event files; empty: none
   int64_t summary_steps = 100;
   int max_recoveries = 10;
+  // The task this process hosts and trains through (tfd's flags after
+  // "--"); none: the task at --target runs in its own tfd.
+  std::optional<TfdConfig> host;
 };
 
-TrainFlags Parse(const Args& args) {
+// Everything after "--": tfd's flags for the task to host, parsed as tfd
+// parses them (its environment variables too).
+TfdConfig ParseHostedTask(const Args& tfd_flags) {
+  std::vector<const char*> argv{"tfd"};
+  for (const std::string& a : tfd_flags) argv.push_back(a.c_str());
+  auto config = ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
+                               [](const char* v) { return std::getenv(v); });
+  if (!config.ok()) throw UsageError("the task's flags after --: " + config.status().message());
+  if (config->help || config->version) {
+    throw UsageError("the task's flags after -- cannot ask for --help or --version (tfd --help "
+                     "lists them)");
+  }
+  return *config;
+}
+
+TrainFlags Parse(const Args& all) {
   TrainFlags f;
+  Args args = all;
+  std::optional<Args> tfd_flags;
+  if (auto dash = std::find(args.begin(), args.end(), "--"); dash != args.end()) {
+    tfd_flags.emplace(dash + 1, args.end());
+    args.erase(dash, args.end());
+  }
   po::options_description options("train");
   options.add_options()
       ("file", po::value(&f.file)->required(), "graph file")
@@ -94,6 +123,13 @@ TrainFlags Parse(const Args& args) {
   if (f.max_recoveries < 0) throw UsageError("--max-recoveries must not be negative");
   if (f.init_timeout_s <= 0 || f.step_timeout_s <= 0) {
     throw UsageError("--init-timeout and --step-timeout must be positive");
+  }
+  if (tfd_flags) {
+    if (vm.count("target") > 0) {
+      throw UsageError("--target names a task in its own tfd; with tfd's flags after -- the "
+                       "trainer hosts its task itself: give one or the other");
+    }
+    f.host = ParseHostedTask(*tfd_flags);
   }
   return f;
 }
@@ -176,7 +212,15 @@ int Train(const TrainFlags& f, OutputFormat format) {
     events = std::move(made).value();
   }
   auto io = kj::setupAsyncIo();
-  auto connected = ConnectToTarget(io, f.remote);
+  // Before every client of it, so that they go first.
+  std::unique_ptr<TaskHost> host;
+  if (f.host) {
+    auto started = TaskHost::Start(*f.host, io, TaskHost::StderrLogger(*f.host));
+    if (!started.ok()) return ReportError(started.status(), format);
+    host = std::move(started).value();
+  }
+  auto connected = host ? StatusOr<std::unique_ptr<Client>>(host->LocalClient())
+                        : ConnectToTarget(io, f.remote);
   if (!connected.ok()) return ReportError(connected.status(), format);
 
   const bool tty = isatty(STDERR_FILENO);
@@ -237,8 +281,9 @@ int Train(const TrainFlags& f, OutputFormat format) {
     };
   }
   // The task itself died: wait for its supervisor to bring it back as long
-  // as for the rest of the cluster.
-  options.reconnect = [&io, &f] {
+  // as for the rest of the cluster. A hosted one is this process.
+  options.reconnect = [&io, &f, &host]() -> StatusOr<std::unique_ptr<Client>> {
+    if (host) return host->LocalClient();
     ConnectionFlags again = f.remote;
     again.timeout_s = f.init_timeout_s;
     return ConnectToTarget(io, again);
@@ -260,6 +305,11 @@ int Train(const TrainFlags& f, OutputFormat format) {
   });
   if (line_open) std::fputc('\n', stderr);
   if (!result.ok()) return ReportError(result.status(), format);
+  // A hosted task stops serving its peers before the process goes.
+  auto finish = [&host] {
+    if (host) host->Drain();
+    return Finish();
+  };
 
   const TrainProgress& last = result->last;
   const double rate = last.seconds > 0 ? last.local_steps / last.seconds : 0;
@@ -278,7 +328,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     j["restored_checkpoints"] = result->restored_steps;
     j["accuracy"] = result->accuracy ? Json(*result->accuracy) : Json(nullptr);
     std::cout << DumpJson(j) << std::endl;
-    return Finish();
+    return finish();
   }
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s: %lld steps in %s (%.1f steps/s), %s", trainer.client().task().c_str(),
@@ -308,7 +358,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     std::snprintf(buf, sizeof buf, "test accuracy %.4f\n", *result->accuracy);
     std::cout << buf;
   }
-  return Finish();
+  return finish();
 }
 
 }  // namespace

@@ -1,19 +1,31 @@
 #include "daemon/task_host.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+
+#include <spdlog/sinks/stdout_sinks.h>
 
 #include "common/allowed_cpus.h"
 #include "common/memory_budget.h"
 #include "common/size_limits.h"
+#include "daemon/log_format.h"
+#include "daemon/metrics_page.h"
 #include "daemon/runtime/executor.h"
 #include "daemon/runtime/pool_names.h"
 #include "daemon/runtime/step_deadlines.h"
 #include "kernels/gpu/gpu_device.h"
 #include "kernels/register_all.h"
+#include "tfd_version.h"
 
 namespace tfd {
 namespace {
+
+std::string TaskName(const TfdConfig& config) {
+  return "/job:" + config.job + "/replica:0/task:" + std::to_string(config.task);
+}
 
 // Opens the checkpoint directory and, before the task serves anyone,
 // restores the newest checkpoint that verifies: a ps killed and restarted
@@ -56,6 +68,18 @@ Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
 
 TaskHost::TaskHost(PrivateKey, kj::AsyncIoContext& io) : io_(io) {}
 
+std::shared_ptr<spdlog::logger> TaskHost::StderrLogger(const TfdConfig& config) {
+  auto logger =
+      std::make_shared<spdlog::logger>("tfd", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_formatter(MakeLogFormatter(
+      config.log_format.value_or(
+          DetectLogFormat([](const char* v) { return std::getenv(v); }, STDERR_FILENO)),
+      TaskName(config)));
+  logger->set_level(spdlog::level::from_str(config.log_level));
+  logger->flush_on(spdlog::level::info);
+  return logger;
+}
+
 StatusOr<std::unique_ptr<TaskHost>> TaskHost::Start(const TfdConfig& config,
                                                     kj::AsyncIoContext& io,
                                                     std::shared_ptr<spdlog::logger> logger) {
@@ -67,7 +91,7 @@ StatusOr<std::unique_ptr<TaskHost>> TaskHost::Start(const TfdConfig& config,
 
 Status TaskHost::Build(const TfdConfig& config) {
   TaskEnv& env = env_;
-  env.task = "/job:" + config.job + "/replica:0/task:" + std::to_string(config.task);
+  env.task = TaskName(config);
   env.cluster = config.cluster;
   env.step_timeout = config.step_timeout;
   env.log_device_placement = config.log_device_placement;
@@ -158,6 +182,20 @@ Status TaskHost::Build(const TfdConfig& config) {
                    env.inline_kernels ? "; kernels run on the thread that made them ready "
                                         "(one CPU allowed; --threads 1 keeps a pool)"
                                       : "");
+  if (!config.http_listen.empty()) {
+    http_ = std::make_unique<HttpEndpoint>(
+        *io_.provider, io_.provider->getTimer(),
+        HttpEndpoint::Pages{.metrics = [&env] { return RenderMetrics(env, TFD_VERSION); }},
+        env.logger);
+    try {
+      const unsigned http_port = http_->Listen(config.http_listen).wait(io_.waitScope);
+      env.logger->info("serving /metrics and /healthz over HTTP on {} (port {})",
+                       config.http_listen, http_port);
+    } catch (const kj::Exception& e) {
+      return errors::Unavailable("cannot listen on ", config.http_listen, " (--http-listen): ",
+                                 e.getDescription().cStr());
+    }
+  }
   return OkStatus();
 }
 
@@ -168,6 +206,7 @@ std::unique_ptr<Client> TaskHost::LocalClient() {
 }
 
 void TaskHost::Drain() {
+  if (http_) http_->SetDraining();
   server_->StopAccepting();
   // In-flight steps get a grace period to finish, then are cancelled, and
   // the services go only once no step uses them.
@@ -185,6 +224,7 @@ void TaskHost::Drain() {
 }
 
 TaskHost::~TaskHost() {
+  http_.reset();
   server_.reset();
   // Kernels still finishing on the pool find the loop gone: their pushes
   // fail at once instead of waiting for a loop that no longer turns.

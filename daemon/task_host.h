@@ -1,7 +1,7 @@
 // TaskHost: one task of a cluster with everything a tfd daemon serves (its
 // master and worker over Cap'n Proto, the data plane, the compute pool, the
-// variables restored from its checkpoint on start), on the caller's event
-// loop. tfd hosts one until a signal. A program that trains beside its own
+// variables restored from its checkpoint on start, /metrics and /healthz
+// with --http-listen), on the caller's event loop. tfd hosts one until a signal. A program that trains beside its own
 // worker task hosts one too, as TensorFlow's in-process server did with its
 // LocalMaster: LocalClient's calls reach the task's master without a socket,
 // a Cap'n Proto frame or a wake-up of another process, which on a parameter
@@ -37,6 +37,7 @@
 #include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_server.h"
+#include "daemon/http_endpoint.h"
 #include "daemon/tfd_config.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/ucx_worker.h"
@@ -46,12 +47,16 @@ namespace tfd {
 class TaskHost {
  public:
   // Builds the task `config` names, restores its checkpoint (with
-  // --checkpoint-dir), starts its data plane and listens on config.listen.
-  // Every step is logged to `logger`. Fails with the reason, and the host
-  // is gone: a directory that cannot be used (FAILED_PRECONDITION), no data
-  // plane or an address taken (UNAVAILABLE).
+  // --checkpoint-dir), starts its data plane and listens on config.listen
+  // (and config.http_listen). Logs to `logger`. Fails with the reason, and
+  // the host is gone: a directory that cannot be used, no data plane, an
+  // address taken (UNAVAILABLE, naming the address).
   static StatusOr<std::unique_ptr<TaskHost>> Start(const TfdConfig& config, kj::AsyncIoContext& io,
                                                    std::shared_ptr<spdlog::logger> logger);
+  // tfd's log: stderr, in config's --log-format (else as stderr suggests,
+  // daemon/log_format.h), lines from config's --log-level up, each flushed
+  // from info up.
+  static std::shared_ptr<spdlog::logger> StderrLogger(const TfdConfig& config);
   // Stops the task's compute pool after the services, so that a kernel
   // still running finds the loop gone and fails at once.
   ~TaskHost();
@@ -62,12 +67,12 @@ class TaskHost {
   unsigned port() const { return port_; }
 
   // A client of this task's master and worker in this process: no
-  // connection and no login (the caller is the host's owner). Valid while
-  // the host lives; it waits on the host's loop.
+  // connection and no login (the caller is the host's owner). It waits on
+  // the host's loop, and must go before the host.
   std::unique_ptr<Client> LocalClient();
 
-  // Stops accepting connections, gives the steps still running 2 s to
-  // finish, then cancels them and waits up to 5 s more for them to end.
+  // /healthz says draining, no new connection is accepted, the steps still
+  // running get 2 s to finish, then are cancelled and waited for up to 5 s.
   void Drain();
 
   struct PrivateKey {};
@@ -90,6 +95,7 @@ class TaskHost {
   std::unique_ptr<UcxWorker> ucx_;
   std::unique_ptr<DataPlane> data_plane_;
   std::unique_ptr<TaskServer> server_;
+  std::unique_ptr<HttpEndpoint> http_;  // with --http-listen
   unsigned port_ = 0;
 };
 

@@ -12,13 +12,9 @@
 #include <cstdio>
 #include <memory>
 
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "common/thread_name.h"
-#include "daemon/http_endpoint.h"
-#include "daemon/log_format.h"
-#include "daemon/metrics_page.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/task_host.h"
 #include "daemon/tfd_config.h"
@@ -35,14 +31,7 @@ int Serve(const TfdConfig& config) {
   auto io = kj::setupAsyncIo();
   NameThisThread("event loop");
 
-  const std::string task = "/job:" + config.job + "/replica:0/task:" + std::to_string(config.task);
-  auto logger = spdlog::stderr_logger_mt("tfd");
-  logger->set_formatter(MakeLogFormatter(
-      config.log_format.value_or(
-          DetectLogFormat([](const char* v) { return std::getenv(v); }, STDERR_FILENO)),
-      task));
-  logger->set_level(spdlog::level::from_str(config.log_level));
-  logger->flush_on(spdlog::level::info);
+  auto logger = TaskHost::StderrLogger(config);
 
   // systemd's Type=notify and watchdog (daemon/systemd_notify.h); nothing
   // without $NOTIFY_SOCKET. A bad one is logged: systemd will say the rest.
@@ -63,26 +52,7 @@ int Serve(const TfdConfig& config) {
     logger->error("{}", host.status().ToString());
     return 1;
   }
-  TaskEnv& env = (*host)->env();
-  // /metrics and /healthz (--http-listen), up before READY=1 so that a
-  // probe never finds the task serving RPC but not its health.
-  std::unique_ptr<HttpEndpoint> http;
-  if (!config.http_listen.empty()) {
-    http = std::make_unique<HttpEndpoint>(
-        *io.provider, io.provider->getTimer(),
-        HttpEndpoint::Pages{.metrics = [&env] { return RenderMetrics(env, TFD_VERSION); }},
-        logger);
-    try {
-      const unsigned http_port = http->Listen(config.http_listen).wait(io.waitScope);
-      logger->info("serving /metrics and /healthz over HTTP on {} (port {})", config.http_listen,
-                   http_port);
-    } catch (const kj::Exception& e) {
-      logger->error("cannot listen on {} (--http-listen): {}", config.http_listen,
-                    e.getDescription().cStr());
-      return 1;
-    }
-  }
-  notify("READY=1\nSTATUS=serving " + task + " on " + config.listen);
+  notify("READY=1\nSTATUS=serving " + (*host)->env().task + " on " + config.listen);
   kj::Promise<void> keep_alive =
       systemd ? systemd->KeepAlive(io.provider->getTimer(), logger) : kj::NEVER_DONE;
 
@@ -90,9 +60,7 @@ int Serve(const TfdConfig& config) {
   const siginfo_t info = stop.wait(io.waitScope);
   logger->info("received {}: stopping", info.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
   notify("STOPPING=1\nSTATUS=draining");
-  if (http) http->SetDraining();
   (*host)->Drain();
-  http.reset();
   host->reset();
   logger->info("stopped");
   return 0;

@@ -41,6 +41,7 @@ class ChildProcess {
   // Sends `signal` (SIGTERM, SIGINT) without waiting.
   void Signal(int signal) { process_.Signal(signal); }
   bool running() const { return process_.running(); }
+  pid_t pid() const { return process_.pid(); }
 
   std::string Stdout() const;
   std::string Stderr() const;

@@ -125,6 +125,27 @@ struct TrainingCluster {
     return runs;
   }
 
+  // `tfctl train` hosting worker:`task` itself (tfd's flags after "--"),
+  // in the background; `flags` go to the trainer, `task_flags` to the task
+  // (it gets --data-dir as the cluster's tfd processes do).
+  std::unique_ptr<ChildProcess> SpawnHostingTrainer(const std::string& graph, int task,
+                                                    std::vector<std::string> flags = {},
+                                                    std::vector<std::string> task_flags = {}) {
+    std::vector<std::string> argv{TfctlBinary(), "train", graph, "--output", "json",
+                                  "--step-timeout", "30", "--init-timeout", "60"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    for (const std::string& a : {std::string("--"), std::string("--cluster"),
+                                 cluster.spec().ToJson(), std::string("--job"),
+                                 std::string("worker"), std::string("--task"),
+                                 std::to_string(task), "--data-dir=" + data.path()}) {
+      argv.push_back(a);
+    }
+    argv.insert(argv.end(), task_flags.begin(), task_flags.end());
+    auto child = ChildProcess::Spawn(argv);
+    REQUIRE(child.ok());
+    return std::move(child).value();
+  }
+
   // Each trainer's every JSON record, once it has exited with `status`;
   // the last is its "done" record when it finished.
   std::vector<std::vector<Json>> WaitTrainers(std::vector<std::unique_ptr<ChildProcess>>& runs,
