@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/allowed_cpus.h"
 #include "common/device_name.h"
 #include "common/op_kernel.h"
 #include "kernels/data/batch_prefetch.h"
@@ -212,6 +213,14 @@ class IdxNextBatchOp : public OpKernel {
     c.SetStatus(c.GetAttr("num_classes", &req_.num_classes));
     c.SetStatus(c.GetAttr("drop_remainder", &req_.drop_remainder));
     c.SetStatus(c.GetAttr("prefetch", &prefetch_));
+    // The prefetch thread lives on CPU time the steps leave. A task allowed
+    // one CPU leaves only the moments its step waits for another task, and
+    // there the thread cost more than it saved: it is preempted mid-batch
+    // (the step then makes the batch itself), and waking the step from a
+    // running thread took longer than from an idle CPU. 1 ps + 1 worker
+    // with the worker in its trainer's process ran 2-15 % faster without it
+    // (docs/benchmarks.md).
+    prefetch_ = prefetch_ && NumAllowedCpus() > 1;
     c.SetStatus(c.GetAttr("Tlabels", &labels_type));
     if (!c.status().ok()) return;
     c.SetStatus(CheckLabelAttrs(req_.one_hot, labels_type, req_.num_classes));
@@ -376,7 +385,8 @@ Status RegisterIdxOps(OpRegistry& r) {
                "flattened and scaled to [0, 1], labels as int32 class indices, or as float32 "
                "one-hot rows when one_hot (then Tlabels must be float32). The last batch of the "
                "last epoch may be short (dropped when drop_remainder); after it, OUT_OF_RANGE. "
-               "With prefetch, the next batch is drawn and made on the dataset's own thread "
+               "With prefetch, on a task that may use more than one CPU, the next batch is "
+               "drawn and made on the dataset's own thread "
                "while the step computes; it counts as unread (for the dataset's position, "
                "epoch and checkpoints) until a run takes it, and batches come in the same order "
                "as without. "

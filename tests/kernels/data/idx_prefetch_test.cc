@@ -4,10 +4,14 @@
 // the same end, and a dataset position (epoch, progress, checkpoints) that
 // counts only the batches runs have taken.
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <numeric>
 #include <thread>
 
+#include "common/allowed_cpus.h"
+#include "common/subprocess.h"
 #include "kernels/data/idx_dataset.h"
 #include "kernels/register_all.h"
 #include "tests/kernels/data/data_test_util.h"
@@ -258,6 +262,53 @@ TEST_CASE("Concurrent runs of one prefetching kernel never get an example twice"
   }
   std::sort(want.begin(), want.end());
   CHECK(all == want);
+}
+
+// Threads of this process named as the dataset's prefetch thread.
+int PrefetchThreads() {
+  int n = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    n += name == "tfd-prefetch";
+  }
+  return n;
+}
+
+TEST_CASE("A prefetching kernel built where one CPU is allowed draws nothing ahead, and reads "
+          "the same batches") {
+  const std::vector<int> cpus = AllowedCpus();
+  REQUIRE(!cpus.empty());
+  const AttrMap dataset{{"seed", int64_t{3}}, {"epochs", int64_t{2}}};
+  const AttrMap batch{{"batch_size", int64_t{4}}};
+  const auto without = ReadAll(dataset, batch, false, 8);
+  REQUIRE(PrefetchThreads() == 0);  // the datasets of earlier cases are gone
+  // Built and run on a thread pinned to one CPU, as in a task allowed one.
+  std::vector<Step> pinned;
+  int threads_while_pinned = -1;
+  std::thread([&] {
+    if (!PinSelf(cpus.back()).ok()) return;
+    Task t;
+    const Value ds = t.Dataset(dataset);
+    AttrMap attrs = batch;
+    attrs["prefetch"] = true;
+    auto reader = t.Reader(attrs);
+    for (int i = 0; i < 8; ++i) pinned.push_back(Step{Read(*reader, ds), DatasetOf(ds).Position()});
+    threads_while_pinned = PrefetchThreads();
+  }).join();
+  CHECK(threads_while_pinned == 0);
+  CHECK(pinned == without);
+  if (cpus.size() > 1) {
+    // Where more may run, the same kernel prefetches on the dataset's thread.
+    Task t;
+    const Value ds = t.Dataset(dataset);
+    AttrMap attrs = batch;
+    attrs["prefetch"] = true;
+    auto reader = t.Reader(attrs);
+    Read(*reader, ds);
+    CHECK(PrefetchThreads() == 1);
+  }
 }
 
 }  // namespace
