@@ -47,8 +47,8 @@ constexpr const char* kUsage =
     "  --traced   traced steps after them, for the phases (default 100)\n"
     "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
     "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1)\n"
-    "  --hosted   1 adds 1 ps + 1 worker with the worker hosted in the bench's own process, the\n"
-    "             client's calls reaching its master without a socket (default 1)\n"
+    "  --hosted   1 adds the runs with the workers hosted in the bench's own process, the\n"
+    "             clients' calls reaching their masters without a socket (default 1)\n"
     "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
     "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
@@ -157,7 +157,12 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
   }
   if (o.two_workers) {
     f.two_workers.emplace();
-    TFD_RETURN_IF_ERROR(step("1 ps + 2 workers", MeasureTwoWorkers(o), &*f.two_workers));
+    TFD_RETURN_IF_ERROR(step("1 ps + 2 workers", MeasureTwoWorkers(o, false), &*f.two_workers));
+    if (o.hosted) {
+      f.two_workers_hosted.emplace();
+      TFD_RETURN_IF_ERROR(step("1 ps + 2 workers, workers in this process",
+                               MeasureTwoWorkers(o, true), &*f.two_workers_hosted));
+    }
   }
   if (o.model == examples::MnistModel::kClassic) {
     StatusOr<RawPsFigures> floor = MeasureRawPs(o);

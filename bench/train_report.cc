@@ -90,6 +90,9 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
     std::printf("    each replica's median: worker:0 %.1f, worker:1 %.1f steps/s\n", Median(w0),
                 Median(w1));
   }
+  if (f.two_workers_hosted) {
+    PrintRate(Cluster(o, 2) + " in this process, aggr.", f.two_workers_hosted->rates, base);
+  }
   const double ratio = base > 0 ? Median(f.one_worker.rates) / base : 0;
   if (!large) {
     std::printf("  target: 1 ps + 1 worker at %.0f%% of one process or better: %s (%.2f)\n",
@@ -111,6 +114,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
               f.one_worker.last_loss);
   if (f.one_worker_hosted) std::printf(" (in the client: %.3f)", f.one_worker_hosted->last_loss);
   if (f.two_workers) std::printf(", 2 workers %.3f", f.two_workers->last_loss);
+  if (f.two_workers_hosted) std::printf(" (in the client: %.3f)", f.two_workers_hosted->last_loss);
   std::printf("\n");
 
   std::printf(
@@ -139,6 +143,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   if (f.one_worker_unpinned) PrintCounters("1 worker, unpinned", *f.one_worker_unpinned);
   if (f.one_worker_hosted) PrintCounters("1 worker in client", *f.one_worker_hosted);
   if (f.two_workers) PrintCounters("2 workers", *f.two_workers);
+  if (f.two_workers_hosted) PrintCounters("2 workers in client", *f.two_workers_hosted);
 }
 
 void PrintRssReport(const RssFigures& f) {

@@ -25,6 +25,7 @@ struct TrainBenchFigures {
   std::optional<TrainFigures> one_worker_unpinned;
   std::optional<TrainFigures> one_worker_hosted;  // worker:0 in the client's process
   std::optional<TrainFigures> two_workers;
+  std::optional<TrainFigures> two_workers_hosted;  // each worker in its client's process
   std::optional<RawPsFigures> floor;  // the classic model only
 };
 

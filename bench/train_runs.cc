@@ -137,6 +137,27 @@ uint64_t PushedBytes(const TaskStatusInfo& s) {
   return s.data_plane.bytes_sent + s.data_plane.bytes_received;
 }
 
+// worker:`task` of `cluster` hosted on `io` (pinned as the calling thread
+// is), with the daemons' flags and this process's environment
+// (TFD_THREADS, TFD_NO_STEP_CHANNEL), so the A/B switches apply to it too.
+StatusOr<std::unique_ptr<TaskHost>> HostWorker(const TrainSetup& o, const BenchCluster& cluster,
+                                               int task, kj::AsyncIoContext& io) {
+  std::vector<std::string> args{"tfd",    "--cluster",   cluster.spec().ToJson(),
+                                "--job",  "worker",      "--task",
+                                std::to_string(task),    "--log-level",
+                                "warn"};
+  for (const std::string& flag : DaemonFlags(o)) args.push_back(flag);
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  TFD_ASSIGN_OR_RETURN(TfdConfig config,
+                       ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
+                                      [](const char* v) { return std::getenv(v); }));
+  auto logger = std::make_shared<spdlog::logger>(
+      "worker:" + std::to_string(task), std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_level(spdlog::level::warn);
+  return TaskHost::Start(config, io, logger);
+}
+
 // Init, then MeasureOneWorker's timed and traced steps through `client`,
 // worker:0's master, counting `pids` (f->processes names them).
 Status TrainOneWorker(const TrainSetup& o, const GraphDef& graph, Client& client,
@@ -220,20 +241,7 @@ StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& o) {
   BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a}}}, DaemonFlags(o));
   cluster.HostHere("worker", 0);
   TFD_RETURN_IF_ERROR(cluster.Start(io));
-  // The worker's flags as the daemons get theirs, and the same environment
-  // (TFD_THREADS, TFD_NO_STEP_CHANNEL), so the A/B switches apply to it too.
-  std::vector<std::string> args{"tfd", "--cluster", cluster.spec().ToJson(), "--job", "worker",
-                                "--task", "0", "--log-level", "warn"};
-  for (const std::string& flag : DaemonFlags(o)) args.push_back(flag);
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  TFD_ASSIGN_OR_RETURN(TfdConfig config,
-                       ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
-                                      [](const char* v) { return std::getenv(v); }));
-  auto logger = std::make_shared<spdlog::logger>(
-      "worker:0", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-  logger->set_level(spdlog::level::warn);
-  TFD_ASSIGN_OR_RETURN(auto host, TaskHost::Start(config, io, logger));
+  TFD_ASSIGN_OR_RETURN(auto host, HostWorker(o, cluster, 0, io));
   std::unique_ptr<Client> client = host->LocalClient();
   TrainFigures f;
   std::vector<pid_t> pids{getpid()};
@@ -287,15 +295,19 @@ StatusOr<RssFigures> MeasureRss(const TrainSetup& o, int64_t total_steps, int sa
   return f;
 }
 
-StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
+StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o, bool hosted) {
   TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 2));
   auto io = kj::setupAsyncIo();
   BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a, o.cpu_b}}}, DaemonFlags(o));
+  if (hosted) {
+    cluster.HostHere("worker", 0);
+    cluster.HostHere("worker", 1);
+  }
   TFD_RETURN_IF_ERROR(cluster.Start(io));
-  {
+  if (!hosted) {
     // The chief's job, done once before either replica steps.
     TFD_ASSIGN_OR_RETURN(auto chief, cluster.Connect(io, "worker", 0));
     TFD_RETURN_IF_ERROR(chief->CreateSession(graph, kStepTimeout));
@@ -306,6 +318,8 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   // Each repetition starts both replicas at one barrier; the main thread
   // takes part so it can bracket the /proc counters around all of them. A
   // replica that fails drops out of the barrier, so nobody waits for it.
+  // Hosted, each replica hosts its worker on its own CPU, and worker:0's
+  // replica does the chief's job before a first barrier.
   // The replicas live on until the counters are read after the last
   // repetition: they are summed over this process's threads, and a thread
   // gone by then would take its CPU time with it (a negative figure).
@@ -317,8 +331,22 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   auto replica = [&](int task) {
     Status s = [&]() -> Status {
       auto thread_io = kj::setupAsyncIo();
-      TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(thread_io, "worker", task));
-      TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
+      std::unique_ptr<TaskHost> host;  // before its client, which goes first
+      std::unique_ptr<Client> client;
+      if (hosted) {
+        TFD_RETURN_IF_ERROR(PinTo({task == 0 ? o.cpu_a : o.cpu_b}));
+        TFD_ASSIGN_OR_RETURN(host, HostWorker(o, cluster, task, thread_io));
+        client = host->LocalClient();
+        TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
+        if (task == 0) {
+          TFD_RETURN_IF_ERROR(
+              client->Run({}, {}, {sig::kInit}, {.timeout = kStepTimeout}).status());
+        }
+        sync.arrive_and_wait();  // the variables are initialized
+      } else {
+        TFD_ASSIGN_OR_RETURN(client, cluster.Connect(thread_io, "worker", task));
+        TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
+      }
       TFD_ASSIGN_OR_RETURN(const StepFn step, ClientStep(*client));
       for (int i = 0; i < o.warmup; ++i) TFD_RETURN_IF_ERROR(step(false).status());
       for (int r = 0; r < o.reps; ++r) {
@@ -332,7 +360,10 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
       }
       sync.arrive_and_wait();  // the last repetition ends ...
       sync.arrive_and_wait();  // ... and the counters have been read
-      return client->CloseSession();
+      TFD_RETURN_IF_ERROR(client->CloseSession());
+      client.reset();
+      if (host) host->Drain();
+      return OkStatus();
     }();
     if (!s.ok()) {
       status[task] = s.WithContext("/job:worker/task:" + std::to_string(task));
@@ -341,11 +372,21 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o) {
   };
   TrainFigures f;
   std::vector<pid_t> pids;
-  WatchCluster(o, cluster, kWorkers, &pids, &f.processes);
+  if (hosted) {
+    pids.push_back(getpid());
+    f.processes.push_back("client+workers");
+    for (int t = 0; t < o.ps_tasks(); ++t) {
+      pids.push_back(cluster.Pid("ps", t));
+      f.processes.push_back("ps:" + std::to_string(t));
+    }
+  } else {
+    WatchCluster(o, cluster, kWorkers, &pids, &f.processes);
+  }
   CounterWatch watch(pids);
   const TimedSection section = watch.Section(kWorkers * o.reps * o.steps, &f.per_step);
   std::vector<std::thread> threads;
   for (int task = 0; task < kWorkers; ++task) threads.emplace_back(replica, task);
+  if (hosted) sync.arrive_and_wait();  // the chief's init
   for (int r = 0; r < o.reps; ++r) {
     sync.arrive_and_wait();
     if (r == 0) section(true);

@@ -90,6 +90,8 @@ StatusOr<RssFigures> MeasureRss(const TrainSetup& setup, int64_t total_steps, in
 // The ps task(s) + 2 workers (A, B), each driven by its own client thread
 // (on B) at once; each worker reads its own shard. per_step (per step of
 // either replica): this process, each ps task, worker:0, worker:1.
-StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& setup);
+// `hosted`: each client thread hosts its worker in this process, on the
+// worker's CPU; per_step: this process, each ps task.
+StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& setup, bool hosted);
 
 }  // namespace tfd::bench
