@@ -51,7 +51,8 @@ inline constexpr const char* kGraphUsage = "tfctl graph show|validate|encode|dec
 inline constexpr const char* kRunUsage = "tfctl run FILE [options]";
 inline constexpr const char* kOpsUsage = "tfctl ops [options]";
 inline constexpr const char* kSubmitUsage = "tfctl submit FILE [--target HOST:PORT] [options]";
-inline constexpr const char* kTrainUsage = "tfctl train FILE [--target HOST:PORT] [options]";
+inline constexpr const char* kTrainUsage =
+    "tfctl train FILE [--target HOST:PORT] [options] [-- TFD_FLAGS (host the task here)]";
 inline constexpr const char* kWaitUsage = "tfctl wait cluster|init [--target HOST:PORT] [options]";
 inline constexpr const char* kStatusUsage = "tfctl status --cluster SPEC [options]";
 inline constexpr const char* kVarsUsage = "tfctl vars list|get NAME [--target HOST:PORT] [options]";
