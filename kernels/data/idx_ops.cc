@@ -186,7 +186,17 @@ StatusOr<BatchTensors> MakeBatchTensors(const IdxDataset::Batch& batch, const Ba
   // Every pixel is written below; the one-hot labels rely on the zeros.
   TFD_ASSIGN_OR_RETURN(out.images, allocate(DType::kFloat32, {n, row}, 0, Fill::kNone));
   float* dst = out.images.data<float>();
+  // The rows are scattered over a file larger than the caches, and the
+  // loads of each row's first bytes were most of this function's time
+  // (perf). The next rows' loads are issued while this one converts.
+  constexpr int64_t kRowsAhead = 4;
+  auto fetch_row = [&](int64_t k) {
+    const uint8_t* src = ex.images.pixels.data() + idx[k] * row;
+    for (int64_t j = 0; j < row; j += 64) __builtin_prefetch(src + j);
+  };
+  for (int64_t k = 0; k < std::min(n, kRowsAhead); ++k) fetch_row(k);
   for (int64_t k = 0; k < n; ++k) {
+    if (k + kRowsAhead < n) fetch_row(k + kRowsAhead);
     const uint8_t* src = ex.images.pixels.data() + idx[k] * row;
     for (int64_t j = 0; j < row; ++j) dst[k * row + j] = static_cast<float>(src[j]) / 255.0f;
   }
