@@ -3,7 +3,8 @@
 // starts its own server does. It trains to the very losses a trainer of a
 // tfd worker reaches, serves other clients meanwhile, stops cleanly on a
 // signal twice in a row (the address free again for the next run, the ps
-// untouched), and refuses command lines that cannot mean anything.
+// untouched), fails at once where its task's address is taken, and refuses
+// command lines that cannot mean anything.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -93,6 +94,29 @@ TEST_CASE("a trainer hosting its worker serves other clients, and stops cleanly 
     CHECK(s.GlobalStep() == stopped_at);
     previous = stopped_at;
   }
+}
+
+TEST_CASE("a trainer whose task's address is taken fails at once, twice, and trains once it is "
+          "free") {
+  TrainingCluster s(1);
+  REQUIRE(s.cluster.Start("ps", 0).ok());
+  REQUIRE(s.cluster.Start("worker", 0).ok());  // a tfd holds worker:0's address
+  const std::string graph = s.Graph({.workers = 1, .epochs = 1});
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    INFO("attempt " << attempt);
+    auto run = s.SpawnHostingTrainer(graph, 0);
+    auto status = run->Wait(60s);
+    INFO(testing::OneLine(run->Stderr()));
+    REQUIRE(status.ok());
+    CHECK(*status == 1);
+    CHECK(run->Stderr().find("UNAVAILABLE: cannot listen on " + s.cluster.Address("worker", 0)) !=
+          std::string::npos);
+  }
+  REQUIRE(s.cluster.Stop("worker", 0, 10s).ok());
+  auto run = s.SpawnHostingTrainer(graph, 0);
+  const Json done = Done(*run);
+  CHECK(done["stopped"] == "input exhausted");
+  CHECK(done["step"] == 24);
 }
 
 TEST_CASE("tfctl train refuses a hosted task it cannot mean, with exit status 2") {
