@@ -8,6 +8,7 @@
 #include <barrier>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -142,16 +143,11 @@ uint64_t PushedBytes(const TaskStatusInfo& s) {
 // (TFD_THREADS, TFD_NO_STEP_CHANNEL), so the A/B switches apply to it too.
 StatusOr<std::unique_ptr<TaskHost>> HostWorker(const TrainSetup& o, const BenchCluster& cluster,
                                                int task, kj::AsyncIoContext& io) {
-  std::vector<std::string> args{"tfd",    "--cluster",   cluster.spec().ToJson(),
-                                "--job",  "worker",      "--task",
-                                std::to_string(task),    "--log-level",
-                                "warn"};
-  for (const std::string& flag : DaemonFlags(o)) args.push_back(flag);
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::vector<std::string> flags{"--cluster", cluster.spec().ToJson(), "--job", "worker",
+                                 "--task", std::to_string(task), "--log-level", "warn"};
+  for (const std::string& flag : DaemonFlags(o)) flags.push_back(flag);
   TFD_ASSIGN_OR_RETURN(TfdConfig config,
-                       ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
-                                      [](const char* v) { return std::getenv(v); }));
+                       ParseTfdFlags(flags, [](const char* v) { return std::getenv(v); }));
   auto logger = std::make_shared<spdlog::logger>(
       "worker:" + std::to_string(task), std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   logger->set_level(spdlog::level::warn);

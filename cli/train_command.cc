@@ -57,10 +57,7 @@ struct TrainFlags {
 // Everything after "--": tfd's flags for the task to host, parsed as tfd
 // parses them (its environment variables too).
 TfdConfig ParseHostedTask(const Args& tfd_flags) {
-  std::vector<const char*> argv{"tfd"};
-  for (const std::string& a : tfd_flags) argv.push_back(a.c_str());
-  auto config = ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
-                               [](const char* v) { return std::getenv(v); });
+  auto config = ParseTfdFlags(tfd_flags, [](const char* v) { return std::getenv(v); });
   if (!config.ok()) throw UsageError("the task's flags after --: " + config.status().message());
   if (config->help || config->version) {
     throw UsageError("the task's flags after -- cannot ask for --help or --version (tfd --help "

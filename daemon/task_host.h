@@ -1,11 +1,12 @@
 // TaskHost: one task of a cluster with everything a tfd daemon serves (its
 // master and worker over Cap'n Proto, the data plane, the compute pool, the
 // variables restored from its checkpoint on start, /metrics and /healthz
-// with --http-listen), on the caller's event loop. tfd hosts one until a signal. A program that trains beside its own
-// worker task hosts one too, as TensorFlow's in-process server did with its
-// LocalMaster: LocalClient's calls reach the task's master without a socket,
-// a Cap'n Proto frame or a wake-up of another process, which on a parameter
-// server's step saves the client's round trip to its worker.
+// with --http-listen), on the caller's event loop. tfd hosts one until a
+// signal. A program that trains beside its own worker task hosts one too
+// (tfctl train -- TFD_FLAGS), as TensorFlow's in-process server did with its
+// LocalMaster: LocalClient's calls reach the task's master as a local
+// capability, without a socket or a wake-up of another process, which on a
+// parameter server's step saves the client's round trip to its worker.
 //
 //   auto io = kj::setupAsyncIo();
 //   TFD_ASSIGN_OR_RETURN(auto host, TaskHost::Start(config, io, logger));

@@ -359,4 +359,11 @@ std::optional<uint64_t> ParseByteSize(const std::string& text) {
   return n << shift;
 }
 
+StatusOr<TfdConfig> ParseTfdFlags(const std::vector<std::string>& flags,
+                                  const std::function<const char*(const char*)>& getenv) {
+  std::vector<const char*> argv{"tfd"};
+  for (const std::string& flag : flags) argv.push_back(flag.c_str());
+  return ParseTfdConfig(static_cast<int>(argv.size()), argv.data(), getenv);
+}
+
 }  // namespace tfd

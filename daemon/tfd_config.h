@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/cluster_spec.h"
 #include "daemon/distributed/server_limits.h"
@@ -56,6 +57,10 @@ struct TfdConfig {
 // parsed.
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
+// The same for tfd's flags alone, without the program's name: a task that
+// another program hosts (daemon/task_host.h), configured as tfd would be.
+StatusOr<TfdConfig> ParseTfdFlags(const std::vector<std::string>& flags,
+                                  const std::function<const char*(const char*)>& getenv);
 
 // Where a task listens when --listen does not say: "*:PORT" (every IPv4
 // and IPv6 interface, as TensorFlow's server listens on 0.0.0.0) with the

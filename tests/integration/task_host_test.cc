@@ -36,13 +36,10 @@ constexpr char kWorker[] = "/job:worker/replica:0/task:0";
 
 // worker:0 of `cluster`'s spec, configured as tfd would be by these flags.
 TfdConfig WorkerConfig(const LocalCluster& cluster, std::vector<std::string> flags = {}) {
-  std::vector<std::string> args{"tfd", "--cluster", cluster.spec().ToJson(), "--job", "worker",
-                                "--task", "0"};
+  std::vector<std::string> args{"--cluster", cluster.spec().ToJson(), "--job", "worker", "--task",
+                                "0"};
   args.insert(args.end(), flags.begin(), flags.end());
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  auto config = ParseTfdConfig(static_cast<int>(argv.size()), argv.data(),
-                               [](const char*) -> const char* { return nullptr; });
+  auto config = ParseTfdFlags(args, [](const char*) -> const char* { return nullptr; });
   INFO(config.status().ToString());
   REQUIRE(config.ok());
   return *config;
