@@ -14,6 +14,7 @@
 #include "common/allowed_cpus.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
+#include "tests/integration/sgd_steps.h"
 
 namespace tfd {
 namespace {
@@ -29,18 +30,7 @@ constexpr char kInlineNote[] = "kernels run on the thread that made them ready";
 std::vector<std::vector<float>> Train(LocalCluster& cluster, int steps) {
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
-  REQUIRE((*client)->CreateSession(SgdQueueGraph(), 20s).ok());
-  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
-  std::vector<std::vector<float>> values;
-  for (int i = 0; i < steps; ++i) {
-    auto out = (*client)->Run({}, {"apply"}, {}, {});
-    INFO("step " << i << ": " << out.status().ToString());
-    REQUIRE(out.ok());
-    const Tensor& w = out->fetches[0];
-    REQUIRE(w.shape().num_elements() == 16);
-    values.emplace_back(w.data<float>(), w.data<float>() + 16);
-  }
-  return values;
+  return testing::SgdSteps(**client, steps);
 }
 
 TEST_CASE("tasks pinned to one CPU run kernels inline and train to the values of unpinned "
@@ -94,19 +84,8 @@ TEST_CASE("a step waiting in a queue on a pinned ps lets the step that fills it 
     const uint64_t before = started_on_ps();
     // The waiting step, from its own thread and event loop (joined however
     // the round ends).
-    std::promise<StatusOr<float>> taken;
-    std::jthread waiter([&] {
-      auto io = kj::setupAsyncIo();
-      auto client = Client::Connect(io, address, "", 10s);
-      if (!client.ok()) return taken.set_value(client.status());
-      if (Status s = (*client)->CreateSession(SgdQueueGraph(), 20s); !s.ok()) {
-        return taken.set_value(s);
-      }
-      auto out = (*client)->Run({}, {"taken"}, {}, {.timeout = 30s});
-      if (!out.ok()) return taken.set_value(out.status());
-      taken.set_value(out->fetches[0].scalar<float>());
-    });
-    auto result = taken.get_future();
+    testing::QueueTaker taker(address, 30s);
+    auto& result = taker.result();
     // Its partition has started on the ps, where it waits in the empty
     // queue: not answered before the queue is filled ...
     const auto until = std::chrono::steady_clock::now() + 20s;

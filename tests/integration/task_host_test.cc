@@ -23,6 +23,7 @@
 #include "daemon/tfd_config.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
+#include "tests/integration/sgd_steps.h"
 #include "tests/integration/temp_dir.h"
 
 namespace tfd {
@@ -31,6 +32,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::LocalCluster;
 using testing::SgdQueueGraph;
+using testing::SgdSteps;
 
 constexpr char kWorker[] = "/job:worker/replica:0/task:0";
 
@@ -52,22 +54,6 @@ struct Log {
       "worker:0", std::make_shared<spdlog::sinks::ostream_sink_mt>(lines));
 };
 
-// w after each of `steps` steps through `client`, worker:0's master.
-std::vector<std::vector<float>> Train(Client& client, int steps) {
-  REQUIRE(client.CreateSession(SgdQueueGraph(), 20s).ok());
-  REQUIRE(client.Run({}, {}, {"init"}, {}).ok());
-  std::vector<std::vector<float>> values;
-  for (int i = 0; i < steps; ++i) {
-    auto out = client.Run({}, {"apply"}, {}, {.timeout = 10s});
-    INFO("step " << i << ": " << out.status().ToString());
-    REQUIRE(out.ok());
-    const Tensor& w = out->fetches[0];
-    REQUIRE(w.shape().num_elements() == 16);
-    values.emplace_back(w.data<float>(), w.data<float>() + 16);
-  }
-  return values;
-}
-
 uint64_t StepsServed(LocalCluster& cluster) {
   auto ps = cluster.Connect("ps", 0);
   REQUIRE(ps.ok());
@@ -84,7 +70,7 @@ TEST_CASE("a worker hosted in this process trains as a tfd worker does and serve
     REQUIRE(cluster.StartAll().ok());
     auto client = cluster.Connect("worker", 0);
     REQUIRE(client.ok());
-    expected = Train(**client, 30);
+    expected = SgdSteps(**client, 30);
   }
   LocalCluster cluster({{"ps", 1}, {"worker", 1}});
   REQUIRE(cluster.Start("ps", 0).ok());
@@ -98,7 +84,7 @@ TEST_CASE("a worker hosted in this process trains as a tfd worker does and serve
   CHECK(local->task() == kWorker);
 
   const uint64_t served_before = StepsServed(cluster);
-  const auto got = Train(*local, 30);
+  const auto got = SgdSteps(*local, 30);
   REQUIRE(got.size() == expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     INFO("step " << i);
@@ -135,7 +121,7 @@ TEST_CASE("a hosted worker whose ps dies fails the step, and trains again once i
   auto host = TaskHost::Start(WorkerConfig(cluster), cluster.io(), log.logger);
   REQUIRE(host.ok());
   auto client = (*host)->LocalClient();
-  Train(*client, 3);
+  SgdSteps(*client, 3);
   for (int round = 0; round < 2; ++round) {
     INFO("round " << round);
     cluster.Kill("ps", 0);
@@ -147,7 +133,7 @@ TEST_CASE("a hosted worker whose ps dies fails the step, and trains again once i
     CHECK(failed.status().message().find("/job:ps") != std::string::npos);
     // A restarted ps starts empty: a new session initializes it again.
     REQUIRE(cluster.Start("ps", 0).ok());
-    const auto values = Train(*client, 3);
+    const auto values = SgdSteps(*client, 3);
     CHECK(values.front() != values.back());
   }
   client.reset();
@@ -186,7 +172,7 @@ TEST_CASE("a host that cannot start says why, twice, and the next one starts") {
   INFO(host.status().ToString());
   REQUIRE(host.ok());
   auto client = (*host)->LocalClient();
-  const auto values = Train(*client, 3);
+  const auto values = SgdSteps(*client, 3);
   CHECK(values.front() != values.back());
   client.reset();
   (*host)->Drain();
@@ -200,19 +186,9 @@ TEST_CASE("draining a host cancels the steps it still runs after the grace, and 
   auto host = TaskHost::Start(WorkerConfig(cluster), cluster.io(), log.logger);
   REQUIRE(host.ok());
   const std::string address = cluster.Address("worker", 0);
-  // A step through the hosted master that waits in the ps's empty queue,
-  // from its own thread and event loop.
-  std::promise<Status> taken;
-  std::jthread waiter([&] {
-    auto io = kj::setupAsyncIo();
-    auto client = Client::Connect(io, address, "", 10s);
-    if (!client.ok()) return taken.set_value(client.status());
-    if (Status s = (*client)->CreateSession(SgdQueueGraph(), 20s); !s.ok()) {
-      return taken.set_value(s);
-    }
-    taken.set_value((*client)->Run({}, {"taken"}, {}, {.timeout = 60s}).status());
-  });
-  auto result = taken.get_future();
+  // A step through the hosted master that waits in the ps's empty queue.
+  testing::QueueTaker taker(address, 60s);
+  auto& result = taker.result();
   // Until it runs on the hosted master, the loop must turn for it.
   const auto until = std::chrono::steady_clock::now() + 20s;
   while ((*host)->env().steps.size() == 0 && std::chrono::steady_clock::now() < until) {
@@ -228,7 +204,7 @@ TEST_CASE("draining a host cancels the steps it still runs after the grace, and 
     cluster.io().provider->getTimer().afterDelay(10 * kj::MILLISECONDS).wait(cluster.io().waitScope);
   }
   REQUIRE(result.wait_for(0ms) == std::future_status::ready);
-  const Status s = result.get();
+  const Status s = result.get().status();
   INFO(s.ToString());
   CHECK(!s.ok());
   CHECK(s.message().find("shutting down") != std::string::npos);
