@@ -118,17 +118,18 @@ std::pair<std::string, std::vector<int>> PsJob(const TrainSetup& o, bool pinned)
   return {"ps", cpus};
 }
 
-// This process, then every ps task, then the workers: what CounterWatch
-// watches, and the names the report gives them.
-void WatchCluster(const TrainSetup& o, const BenchCluster& cluster, int workers,
+// This process, then every ps task, then the workers unless this process
+// hosts them: what CounterWatch watches, and the names the report gives
+// them.
+void WatchCluster(const TrainSetup& o, const BenchCluster& cluster, int workers, bool hosted,
                   std::vector<pid_t>* pids, std::vector<std::string>* names) {
   pids->push_back(getpid());
-  names->push_back("client");
+  names->push_back(!hosted ? "client" : workers == 1 ? "client+worker:0" : "client+workers");
   for (int t = 0; t < o.ps_tasks(); ++t) {
     pids->push_back(cluster.Pid("ps", t));
     names->push_back("ps:" + std::to_string(t));
   }
-  for (int t = 0; t < workers; ++t) {
+  for (int t = 0; t < (hosted ? 0 : workers); ++t) {
     pids->push_back(cluster.Pid("worker", t));
     names->push_back("worker:" + std::to_string(t));
   }
@@ -220,7 +221,7 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
   TrainFigures f;
   std::vector<pid_t> pids;
-  WatchCluster(o, cluster, 1, &pids, &f.processes);
+  WatchCluster(o, cluster, 1, false, &pids, &f.processes);
   TFD_RETURN_IF_ERROR(TrainOneWorker(o, graph, *client, pids, &f));
   client.reset();
   TFD_RETURN_IF_ERROR(cluster.Stop());
@@ -240,12 +241,8 @@ StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& o) {
   TFD_ASSIGN_OR_RETURN(auto host, HostWorker(o, cluster, 0, io));
   std::unique_ptr<Client> client = host->LocalClient();
   TrainFigures f;
-  std::vector<pid_t> pids{getpid()};
-  f.processes = {"client+worker:0"};
-  for (int t = 0; t < o.ps_tasks(); ++t) {
-    pids.push_back(cluster.Pid("ps", t));
-    f.processes.push_back("ps:" + std::to_string(t));
-  }
+  std::vector<pid_t> pids;
+  WatchCluster(o, cluster, 1, true, &pids, &f.processes);
   TFD_RETURN_IF_ERROR(TrainOneWorker(o, graph, *client, pids, &f));
   client.reset();
   host->Drain();
@@ -270,7 +267,7 @@ StatusOr<RssFigures> MeasureRss(const TrainSetup& o, int64_t total_steps, int sa
 
   RssFigures f;
   std::vector<pid_t> pids;
-  WatchCluster(o, cluster, 1, &pids, &f.processes);
+  WatchCluster(o, cluster, 1, false, &pids, &f.processes);
   auto sample = [&](int64_t done) {
     f.steps.push_back(done);
     std::vector<size_t> now;
@@ -368,16 +365,7 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o, bool hosted) {
   };
   TrainFigures f;
   std::vector<pid_t> pids;
-  if (hosted) {
-    pids.push_back(getpid());
-    f.processes.push_back("client+workers");
-    for (int t = 0; t < o.ps_tasks(); ++t) {
-      pids.push_back(cluster.Pid("ps", t));
-      f.processes.push_back("ps:" + std::to_string(t));
-    }
-  } else {
-    WatchCluster(o, cluster, kWorkers, &pids, &f.processes);
-  }
+  WatchCluster(o, cluster, kWorkers, hosted, &pids, &f.processes);
   CounterWatch watch(pids);
   const TimedSection section = watch.Section(kWorkers * o.reps * o.steps, &f.per_step);
   std::vector<std::thread> threads;
