@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -103,10 +105,30 @@ StatusOr<std::vector<Task>> Select(const DaemonFlags& f, ClusterSpec* spec_out) 
   return tasks;
 }
 
-pid_t ReadPid(const std::string& path) {
+// Whether pid is task t's tfd as `tfctl start` ran it: its command line holds
+// `--job JOB --task N`. A process that has exited but that its parent has not
+// reaped yet (a zombie) has an empty command line and is not: in a container
+// whose pid 1 never reaps, it would otherwise look alive forever. Neither is a
+// process that took the pid of a tfd that is long gone, which stop must not
+// signal.
+bool IsTaskDaemon(pid_t pid, const Task& t) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::vector<std::string> argv;
+  for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(std::move(arg));
+  const std::string index = std::to_string(t.index);
+  for (size_t i = 0; i + 3 < argv.size(); ++i) {
+    if (argv[i] == "--job" && argv[i + 1] == t.job && argv[i + 2] == "--task" && argv[i + 3] == index) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The pid in t's pid file while that process is t's daemon, else -1.
+pid_t ReadPid(const std::string& path, const Task& t) {
   std::ifstream in(path);
   pid_t pid = -1;
-  if (!(in >> pid) || pid <= 0 || kill(pid, 0) != 0) return -1;
+  if (!(in >> pid) || pid <= 0 || !IsTaskDaemon(pid, t)) return -1;
   return pid;
 }
 
@@ -125,7 +147,7 @@ int StartCommand(const Args& args) {
   auto io = kj::setupAsyncIo();
   int failed = 0;
   for (const Task& t : *tasks) {
-    if (pid_t pid = ReadPid(t.file(f.run_dir, ".pid")); pid > 0) {
+    if (pid_t pid = ReadPid(t.file(f.run_dir, ".pid"), t); pid > 0) {
       std::cout << t.name() << " already running (pid " << pid << ")\n";
       continue;
     }
@@ -173,7 +195,7 @@ int StopCommand(const Args& args) {
   int failed = 0;
   for (const Task& t : *tasks) {
     const std::string pid_file = t.file(f.run_dir, ".pid");
-    const pid_t pid = ReadPid(pid_file);
+    const pid_t pid = ReadPid(pid_file, t);
     if (pid <= 0) {
       std::cout << t.name() << " not running\n";
       std::remove(pid_file.c_str());
@@ -185,7 +207,7 @@ int StopCommand(const Args& args) {
     bool gone = false;
     while (std::chrono::steady_clock::now() < deadline) {
       waitpid(pid, nullptr, WNOHANG);  // reaps it when we happen to be its parent
-      if (kill(pid, 0) != 0) {
+      if (!IsTaskDaemon(pid, t)) {
         gone = true;
         break;
       }
