@@ -8,10 +8,12 @@
 #   ./scripts/train-mnist.sh                       # strong model, 3 epochs, async
 #   ./scripts/train-mnist.sh --model classic --epochs 20
 #   ./scripts/train-mnist.sh --sync                # synchronous replicas
-#   ./scripts/train-mnist.sh --workers 3 --resume  # continue from the checkpoints
+#   ./scripts/train-mnist.sh --epochs 6 --resume   # continue from the checkpoints
 #   ./scripts/train-mnist.sh --no-shard            # every worker reads all the data
 #
-# Logs, pid files, the graph and the checkpoints stay in run/mnist/.
+# Logs, pid files, the graph and the checkpoints stay in run/mnist/. The
+# checkpoints hold each worker's input position in its shard, so --resume
+# wants the --workers and --no-shard of the run that saved them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -25,7 +27,7 @@ while [[ $# -gt 0 ]]; do
     --sync) sync="--sync"; shift ;;
     --no-shard) shard="--no-shard"; shift ;;
     --resume) resume=true; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "train-mnist: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -38,7 +40,16 @@ ninja -C build -j "${TFD_JOBS:-2}" cli/tfctl daemon/tfd examples/mnist-graph
 tfctl="$root/build/cli/tfctl"
 run_dir="$root/run/mnist"
 mkdir -p "$run_dir"
+# The sharding the checkpoints' input positions belong to.
+sharding="workers=$workers${shard:+ $shard}"
+if $resume && [[ -f $run_dir/checkpoints/sharding && $(<"$run_dir/checkpoints/sharding") != "$sharding" ]]; then
+  echo "train-mnist: --resume: the checkpoints were saved with $(<"$run_dir/checkpoints/sharding"), not" \
+    "$sharding; their input positions are per shard (run without --resume to start anew)" >&2
+  exit 2
+fi
 $resume || rm -rf "$run_dir/checkpoints"
+mkdir -p "$run_dir/checkpoints"
+echo "$sharding" >"$run_dir/checkpoints/sharding"
 source scripts/cluster-lib.sh
 cluster_spec ps=1 worker="$workers"
 
