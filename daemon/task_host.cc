@@ -94,6 +94,7 @@ Status TaskHost::Build(const TfdConfig& config) {
   env.task = TaskName(config);
   env.cluster = config.cluster;
   env.step_timeout = config.step_timeout;
+  spin_wait_ = config.spin_wait;
   env.log_device_placement = config.log_device_placement;
   env.allow_soft_placement = config.allow_soft_placement;
   env.step_channel = config.step_channel;
@@ -201,8 +202,11 @@ Status TaskHost::Build(const TfdConfig& config) {
 
 std::unique_ptr<Client> TaskHost::LocalClient() {
   TaskServices services = server_->local();
-  return std::make_unique<Client>(io_, kj::Own<RpcConnection>(), kj::mv(services.master),
-                                  kj::mv(services.worker), env_.task, env_.cluster);
+  auto client = std::make_unique<Client>(io_, kj::Own<RpcConnection>(), kj::mv(services.master),
+                                         kj::mv(services.worker), env_.task, env_.cluster);
+  // Its waits are the task's: they poll as tfd's main loop would.
+  client->set_spin_wait(spin_wait_);
+  return client;
 }
 
 void TaskHost::Drain() {

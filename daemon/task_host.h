@@ -69,7 +69,8 @@ class TaskHost {
 
   // A client of this task's master and worker in this process: no
   // connection and no login (the caller is the host's owner). It waits on
-  // the host's loop, and must go before the host.
+  // the host's loop, polling before it sleeps as --spin-wait-us says, and
+  // must go before the host.
   std::unique_ptr<Client> LocalClient();
 
   // /healthz says draining, no new connection is accepted, the steps still
@@ -98,6 +99,7 @@ class TaskHost {
   std::unique_ptr<TaskServer> server_;
   std::unique_ptr<HttpEndpoint> http_;  // with --http-listen
   unsigned port_ = 0;
+  std::chrono::microseconds spin_wait_{0};  // --spin-wait-us, for LocalClient
 };
 
 }  // namespace tfd

@@ -49,6 +49,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
       ("threads", po::value<std::string>(), "compute threads; 0 = one per CPU this process may run on, and on one CPU kernels run where they became ready (TFD_THREADS)")
       ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
+      ("spin-wait-us", po::value<std::string>(),
+       "microseconds the event loop keeps polling after its last event before it sleeps, "
+       "0 to 10000, default 0: saves the wake-ups of a busy task at the price of that much CPU "
+       "(TFD_SPIN_WAIT_US)")
       // Connection limits: daemon/distributed/server_limits.h says why each default.
       ("max-connections", po::value<std::string>(), "connections at once, default 1024 (TFD_MAX_CONNECTIONS)")
       ("max-connections-per-peer", po::value<std::string>(), "connections from one address not yet logged in, default 64 (TFD_MAX_CONNECTIONS_PER_PEER)")
@@ -261,6 +265,20 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     } catch (...) {
       return errors::InvalidArgument(v->second, " must be a positive number of seconds");
     }
+  }
+  if (auto v = get("spin-wait-us", "TFD_SPIN_WAIT_US")) {
+    int64_t us = -1;
+    try {
+      size_t used = 0;
+      us = std::stoll(v->first, &used);
+      if (used != v->first.size()) us = -1;
+    } catch (...) {
+    }
+    if (us < 0 || us > kMaxSpinWait.count()) {
+      return errors::InvalidArgument(v->second, " must be an integer from 0 to ",
+                                     kMaxSpinWait.count(), " (microseconds), not '", v->first, "'");
+    }
+    c.spin_wait = std::chrono::microseconds(us);
   }
   // Connection limits.
   auto count = [&](const char* flag, const char* env, int minimum, int& out) -> Status {

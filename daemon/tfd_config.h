@@ -36,6 +36,9 @@ struct TfdConfig {
   std::string auth_token;      // read from --auth-token-file
   int threads = 0;             // compute threads; 0 = NumAllowedCpus()
   std::chrono::milliseconds step_timeout{30000};
+  // --spin-wait-us: how long the event loop polls after its last event
+  // before it sleeps (daemon/rpc/spin_wait.h); 0, the default, sleeps at once.
+  std::chrono::microseconds spin_wait{0};
   ServerLimits server_limits;  // connection caps, login deadline and throttle
   SizeLimits size_limits;      // --max-graph-tensor-bytes, --max-graph-bytes, --max-tensor-bytes
   uint64_t memory_budget = 0;  // --memory-budget; 0: MemoryBudget::DefaultLimit()
@@ -54,7 +57,8 @@ struct TfdConfig {
 // an unreadable token file, an unknown log level, a size that is not a
 // positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB"),
 // one or two of the three --tls-* flags, a TLS file that cannot be read or
-// parsed.
+// parsed, a --spin-wait-us outside 0..kMaxSpinWait.
+inline constexpr std::chrono::microseconds kMaxSpinWait{10000};
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
 // The same for tfd's flags alone, without the program's name: a task that

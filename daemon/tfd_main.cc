@@ -16,6 +16,7 @@
 
 #include "common/thread_name.h"
 #include "daemon/systemd_notify.h"
+#include "daemon/rpc/spin_wait.h"
 #include "daemon/task_host.h"
 #include "daemon/tfd_config.h"
 #include "tfd_version.h"
@@ -57,7 +58,7 @@ int Serve(const TfdConfig& config) {
       systemd ? systemd->KeepAlive(io.provider->getTimer(), logger) : kj::NEVER_DONE;
 
   auto stop = io.unixEventPort.onSignal(SIGTERM).exclusiveJoin(io.unixEventPort.onSignal(SIGINT));
-  const siginfo_t info = stop.wait(io.waitScope);
+  const siginfo_t info = WaitSpinning(stop, io, config.spin_wait);
   logger->info("received {}: stopping", info.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
   notify("STOPPING=1\nSTATUS=draining");
   (*host)->Drain();

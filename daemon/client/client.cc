@@ -6,6 +6,7 @@
 #include "common/tensor_proto.h"
 #include "daemon/rpc/checkpoint_wire.h"
 #include "daemon/rpc/kj_status.h"
+#include "daemon/rpc/spin_wait.h"
 #include "daemon/rpc/tensor_wire.h"
 #include "daemon/rpc/trace_wire.h"
 
@@ -57,7 +58,7 @@ StatusOr<T> Client::Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, co
                      .exclusiveJoin(timer.afterDelay((timeout + kMargin).count() * kj::MILLISECONDS)
                                         .then([]() -> kj::Maybe<T> { return nullptr; }));
   try {
-    auto result = limited.wait(io_.waitScope);
+    auto result = WaitSpinning(limited, io_, spin_wait_);
     KJ_IF_MAYBE(v, result) { return kj::mv(*v); }
     return errors::DeadlineExceeded(what, " on ", task_, " did not finish within ",
                                     (timeout + kMargin).count() / 1000.0, " s");

@@ -99,6 +99,12 @@ class Client {
   ~Client();
 
   const std::string& task() const { return task_; }
+  // Each wait for an answer polls for up to `budget` after its last event
+  // before it sleeps (daemon/rpc/spin_wait.h): the waits of a task's own
+  // event loop, when this client runs in that task's process
+  // (TaskHost::LocalClient, with the task's --spin-wait-us). 0, the default,
+  // sleeps at once.
+  void set_spin_wait(std::chrono::microseconds budget) { spin_wait_ = budget; }
   // The cluster the task runs in, as it told us at login.
   const ClusterSpec& cluster() const { return cluster_; }
 
@@ -163,6 +169,7 @@ class Client {
   Status WaitVoid(kj::Promise<void> p, std::chrono::milliseconds timeout, const char* what);
 
   kj::AsyncIoContext& io_;
+  std::chrono::microseconds spin_wait_{0};
   kj::Own<RpcConnection> connection_;
   proto::Master::Client master_;
   proto::Worker::Client worker_;

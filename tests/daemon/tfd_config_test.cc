@@ -81,6 +81,29 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
         std::string::npos);
 }
 
+TEST_CASE("--spin-wait-us: off by default, from the flag or TFD_SPIN_WAIT_US, bounded") {
+  auto defaults = Parse({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->spin_wait == 0us);
+  auto flag = Parse({"--spin-wait-us", "150"}, {{"TFD_SPIN_WAIT_US", "20"}});
+  REQUIRE(flag.ok());
+  CHECK(flag->spin_wait == 150us);
+  auto env = Parse({}, {{"TFD_SPIN_WAIT_US", "10000"}});
+  REQUIRE(env.ok());
+  CHECK(env->spin_wait == kMaxSpinWait);
+  for (const char* bad : {"-1", "10001", "150us", "", "lots", "99999999999999999999"}) {
+    auto c = Parse({"--spin-wait-us", bad});
+    INFO("'" << bad << "': " << c.status().ToString());
+    CHECK(c.status().code() == Code::kInvalidArgument);
+    CHECK(c.status().message().find(std::string("--spin-wait-us must be an integer from 0 to "
+                                                "10000 (microseconds), not '") + bad + "'") !=
+          std::string::npos);
+  }
+  auto bad_env = Parse({}, {{"TFD_SPIN_WAIT_US", "-5"}});
+  CHECK(bad_env.status().code() == Code::kInvalidArgument);
+  CHECK(bad_env.status().message().find("TFD_SPIN_WAIT_US must be an integer") != std::string::npos);
+}
+
 TEST_CASE("byte sizes take binary suffixes") {
   CHECK(ParseByteSize("1048576") == uint64_t{1} << 20);
   CHECK(ParseByteSize("64K") == uint64_t{64} << 10);
