@@ -19,6 +19,10 @@
 
 namespace tfd {
 
+// The longest --spin-wait-us: past a few hundred microseconds polling only
+// burns CPU, and past 10 ms it is a busy loop.
+inline constexpr std::chrono::microseconds kMaxSpinWait{10000};
+
 struct TfdConfig {
   ClusterSpec cluster;
   std::string job;
@@ -58,7 +62,6 @@ struct TfdConfig {
 // positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB"),
 // one or two of the three --tls-* flags, a TLS file that cannot be read or
 // parsed, a --spin-wait-us outside 0..kMaxSpinWait.
-inline constexpr std::chrono::microseconds kMaxSpinWait{10000};
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
 // The same for tfd's flags alone, without the program's name: a task that

@@ -99,14 +99,14 @@ class Client {
   ~Client();
 
   const std::string& task() const { return task_; }
+  // The cluster the task runs in, as it told us at login.
+  const ClusterSpec& cluster() const { return cluster_; }
   // Each wait for an answer polls for up to `budget` after its last event
   // before it sleeps (daemon/rpc/spin_wait.h): the waits of a task's own
   // event loop, when this client runs in that task's process
   // (TaskHost::LocalClient, with the task's --spin-wait-us). 0, the default,
   // sleeps at once.
   void set_spin_wait(std::chrono::microseconds budget) { spin_wait_ = budget; }
-  // The cluster the task runs in, as it told us at login.
-  const ClusterSpec& cluster() const { return cluster_; }
 
   Status CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout = {});
   StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,

@@ -5,7 +5,7 @@
 // wake-up for each of them, and a parameter-server step is a chain of short
 // waits: the ps waits for the step's start and for the gradients, the worker
 // for the parameters and for the ps's answer. With a budget, the thread keeps
-// polling instead (epoll without a timeout, then sched_yield, so that any
+// polling instead (epoll with a zero timeout, then sched_yield, so that any
 // other thread ready on this CPU runs first) until `budget` has passed since
 // it last had work, and only then sleeps until the next event, after which
 // it polls again. An idle task costs nothing; a busy one up to `budget` of CPU

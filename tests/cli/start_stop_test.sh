@@ -43,7 +43,13 @@ fail() {
 check() {
   if [[ $rc -eq $2 ]] && grep -Eq "$3" <<<"$out"; then pass "$1"; else fail "$1"; fi
 }
-alive() { kill -0 "$1" 2>/dev/null && [[ $(ps -o stat= -p "$1") != Z* ]]; }
+# alive PID: the process exists and is not a zombie (the state after the
+# command name in /proc/PID/stat).
+alive() {
+  local stat
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ $(sed -E 's/.*\) (.).*/\1/' <<<"$stat") != Z ]]
+}
 pid_file="$work/ps-0.pid"
 
 tfctl start --tfd "$TFD"
