@@ -34,6 +34,9 @@ struct BenchSetup {
 struct RawRoundTrips {
   std::vector<double> one_hop, two_hops;   // µs per round trip
   std::vector<ProcCounters> per_two_hops;  // client, relay, echo
+  // The same with the echo and the relay polling (PeerWait::kPoll); the
+  // client sleeps, as tfd's client does beside polling tasks.
+  std::vector<double> one_hop_polling, two_hops_polling;
 };
 
 struct RawStreams {

@@ -32,35 +32,46 @@ StatusOr<std::vector<double>> TimePingPong(int port, int iterations,
   return timed;
 }
 
+// Round trips to an echo on B, its peer waiting as `wait` says.
+StatusOr<std::vector<double>> MeasureOneHop(const BenchSetup& o, PeerWait wait) {
+  int port = 0;
+  TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
+  auto echo = Subprocess::Fork([listen_fd, wait] { return RunEchoPeer(listen_fd, wait); },
+                               BenchChild(o.cpu_b));
+  close(listen_fd);
+  if (!echo.ok()) return echo.status();
+  return TimePingPong(port, o.iterations);
+}
+
+// client (A) -> relay (B) -> echo (A): the placement of the tfd empty run.
+// With `counters`, each process's counters over the timed trips.
+StatusOr<std::vector<double>> MeasureTwoHops(const BenchSetup& o, PeerWait wait,
+                                             std::vector<ProcCounters>* counters) {
+  int echo_port = 0, relay_port = 0;
+  TFD_ASSIGN_OR_RETURN(int echo_fd, ListenLoopback(&echo_port));
+  auto echo = Subprocess::Fork([echo_fd, wait] { return RunEchoPeer(echo_fd, wait); },
+                               BenchChild(o.cpu_a));
+  close(echo_fd);
+  if (!echo.ok()) return echo.status();
+  TFD_ASSIGN_OR_RETURN(int relay_fd, ListenLoopback(&relay_port));
+  auto relay = Subprocess::Fork(
+      [relay_fd, echo_port, wait] { return RunRelayPeer(relay_fd, echo_port, wait); },
+      BenchChild(o.cpu_b));
+  close(relay_fd);
+  if (!relay.ok()) return relay.status();
+  if (counters == nullptr) return TimePingPong(relay_port, o.iterations);
+  CounterWatch watch({getpid(), relay->pid(), echo->pid()});
+  return TimePingPong(relay_port, o.iterations, watch.Section(o.iterations, counters));
+}
+
 }  // namespace
 
 StatusOr<RawRoundTrips> MeasureRawRoundTrips(const BenchSetup& o) {
   RawRoundTrips r;
-  {
-    int port = 0;
-    TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
-    auto echo = Subprocess::Fork([listen_fd] { return RunEchoPeer(listen_fd); },
-                                 BenchChild(o.cpu_b));
-    close(listen_fd);
-    if (!echo.ok()) return echo.status();
-    TFD_ASSIGN_OR_RETURN(r.one_hop, TimePingPong(port, o.iterations));
-  }
-  {
-    // client (A) -> relay (B) -> echo (A): the placement of the tfd empty run.
-    int echo_port = 0, relay_port = 0;
-    TFD_ASSIGN_OR_RETURN(int echo_fd, ListenLoopback(&echo_port));
-    auto echo = Subprocess::Fork([echo_fd] { return RunEchoPeer(echo_fd); }, BenchChild(o.cpu_a));
-    close(echo_fd);
-    if (!echo.ok()) return echo.status();
-    TFD_ASSIGN_OR_RETURN(int relay_fd, ListenLoopback(&relay_port));
-    auto relay = Subprocess::Fork(
-        [relay_fd, echo_port] { return RunRelayPeer(relay_fd, echo_port); }, BenchChild(o.cpu_b));
-    close(relay_fd);
-    if (!relay.ok()) return relay.status();
-    CounterWatch watch({getpid(), relay->pid(), echo->pid()});
-    TFD_ASSIGN_OR_RETURN(r.two_hops, TimePingPong(relay_port, o.iterations,
-                                                  watch.Section(o.iterations, &r.per_two_hops)));
-  }
+  TFD_ASSIGN_OR_RETURN(r.one_hop, MeasureOneHop(o, PeerWait::kSleep));
+  TFD_ASSIGN_OR_RETURN(r.two_hops, MeasureTwoHops(o, PeerWait::kSleep, &r.per_two_hops));
+  TFD_ASSIGN_OR_RETURN(r.one_hop_polling, MeasureOneHop(o, PeerWait::kPoll));
+  TFD_ASSIGN_OR_RETURN(r.two_hops_polling, MeasureTwoHops(o, PeerWait::kPoll, nullptr));
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -58,6 +59,32 @@ Status ReadAll(int fd, char* data, size_t n) {
   return OkStatus();
 }
 
+// ReadAll without sleeping: non-blocking reads, yielding the CPU between
+// them, for at most kIoTimeout.
+Status ReadAllPolling(int fd, char* data, size_t n) {
+  const auto deadline = Clock::now() + kIoTimeout;
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t k = recv(fd, data + got, n - got, MSG_DONTWAIT);
+    if (k == 0) {
+      return got == 0 ? errors::OutOfRange("end of stream")
+                      : errors::Unavailable("the peer closed after ", got, " of ", n, " bytes");
+    }
+    if (k > 0) {
+      got += static_cast<size_t>(k);
+      continue;
+    }
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return Errno("recv");
+    if (Clock::now() > deadline) return errors::DeadlineExceeded("no byte within ", kIoTimeout.count(), " s");
+    sched_yield();
+  }
+  return OkStatus();
+}
+
+Status Read(PeerWait wait, int fd, char* data, size_t n) {
+  return wait == PeerWait::kPoll ? ReadAllPolling(fd, data, n) : ReadAll(fd, data, n);
+}
+
 // Accepts one connection within kIoTimeout; -1 on failure.
 int AcceptOne(int listen_fd) {
   pollfd p{listen_fd, POLLIN, 0};
@@ -103,25 +130,25 @@ StatusOr<int> ConnectLoopback(int port) {
   return fd;
 }
 
-int RunEchoPeer(int listen_fd) {
+int RunEchoPeer(int listen_fd, PeerWait wait) {
   const int fd = AcceptOne(listen_fd);
   if (fd < 0) return 1;
   char byte = 0;
-  while (ReadAll(fd, &byte, 1).ok()) {
+  while (Read(wait, fd, &byte, 1).ok()) {
     if (!WriteAll(fd, &byte, 1).ok()) return 1;
   }
   close(fd);
   return 0;
 }
 
-int RunRelayPeer(int listen_fd, int upstream_port) {
+int RunRelayPeer(int listen_fd, int upstream_port, PeerWait wait) {
   const int fd = AcceptOne(listen_fd);
   if (fd < 0) return 1;
   auto up = ConnectLoopback(upstream_port);
   if (!up.ok()) return 1;
   char byte = 0;
-  while (ReadAll(fd, &byte, 1).ok()) {
-    if (!WriteAll(*up, &byte, 1).ok() || !ReadAll(*up, &byte, 1).ok() ||
+  while (Read(wait, fd, &byte, 1).ok()) {
+    if (!WriteAll(*up, &byte, 1).ok() || !Read(wait, *up, &byte, 1).ok() ||
         !WriteAll(fd, &byte, 1).ok()) {
       return 1;
     }

@@ -34,13 +34,18 @@ StatusOr<int> ConnectLoopback(int port);
 // TCP_NODELAY and kIoTimeout on a socket accepted from ListenLoopback's.
 void ConfigureSocket(int fd);
 
+// How a peer waits for the next byte: asleep in read(2), or polling with
+// non-blocking reads and sched_yield between them, as a tfd task run with
+// --spin-wait-us does (daemon/rpc/spin_wait.h) but without ever sleeping.
+enum class PeerWait { kSleep, kPoll };
+
 // Peers: each accepts one connection on `listen_fd`, serves it until the
 // other end closes, and returns a process exit code.
 // Echoes every byte back at once.
-int RunEchoPeer(int listen_fd);
+int RunEchoPeer(int listen_fd, PeerWait wait = PeerWait::kSleep);
 // Forwards each byte to an echo peer at `upstream_port` and its answer back:
 // a two-hop round trip, the shape of client -> master -> worker.
-int RunRelayPeer(int listen_fd, int upstream_port);
+int RunRelayPeer(int listen_fd, int upstream_port, PeerWait wait = PeerWait::kSleep);
 // Answers each 8-byte request n with n bytes from a buffer of `max_bytes`
 // touched in advance (a pull, like a tensor receive).
 int RunStreamPeer(int listen_fd, size_t max_bytes);
