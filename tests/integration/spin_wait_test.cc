@@ -5,7 +5,8 @@
 // pinned to one CPU that both share, and stop on SIGTERM while polling. That
 // they poll, not sleep, between the messages of consecutive steps shows in
 // their voluntary context switches: a sleeping event loop makes at least one
-// per step.
+// per step. A polling worker whose polling ps is killed, twice, fails the
+// step and trains again once the ps is back.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -108,13 +109,8 @@ TEST_CASE("tfd tasks that poll before they sleep train to the values of tasks th
   }
 }
 
-TEST_CASE("a hosted worker with --spin-wait-us polls in its trainer's waits and trains to the "
-          "same values") {
-  int64_t ps_sleeps = 0;
-  const Values expected = TrainOnTfds({}, -1, &ps_sleeps);
-
-  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
-  REQUIRE(cluster.Start("ps", 0).ok());
+// worker:0 of `cluster`, hosted here with the longest --spin-wait-us.
+std::unique_ptr<TaskHost> HostPollingWorker(LocalCluster& cluster) {
   std::vector<std::string> args{"--cluster", cluster.spec().ToJson(), "--job", "worker",
                                 "--task", "0", kSpin};
   auto config = ParseTfdFlags(args, [](const char*) -> const char* { return nullptr; });
@@ -124,8 +120,19 @@ TEST_CASE("a hosted worker with --spin-wait-us polls in its trainer's waits and 
   auto host = TaskHost::Start(*config, cluster.io(), logger);
   INFO(host.status().ToString());
   REQUIRE(host.ok());
+  return std::move(*host);
+}
+
+TEST_CASE("a hosted worker with --spin-wait-us polls in its trainer's waits and trains to the "
+          "same values") {
+  int64_t ps_sleeps = 0;
+  const Values expected = TrainOnTfds({}, -1, &ps_sleeps);
+
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  auto host = HostPollingWorker(cluster);
   {
-    auto client = (*host)->LocalClient();
+    auto client = host->LocalClient();
     testing::SgdSteps(*client, 1);
     // This thread is the hosted task's event loop and its trainer both.
     const int64_t before = VoluntarySwitches("/proc/thread-self/status");
@@ -134,7 +141,31 @@ TEST_CASE("a hosted worker with --spin-wait-us polls in its trainer's waits and 
     CheckSame(got, expected);
     CHECK(slept < kSteps / 2);
   }
-  (*host)->Drain();
+  host->Drain();
+}
+
+TEST_CASE("a polling hosted worker whose polling ps is killed fails the step, and trains again "
+          "once the ps is back, twice") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, {kSpin});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  auto host = HostPollingWorker(cluster);
+  auto client = host->LocalClient();
+  testing::SgdSteps(*client, 3);
+  for (int round = 0; round < 2; ++round) {
+    INFO("round " << round);
+    cluster.Kill("ps", 0);
+    auto failed = client->Run({}, {"apply"}, {}, {.timeout = 10s});
+    INFO(failed.status().ToString());
+    REQUIRE(!failed.ok());
+    CHECK((failed.status().code() == Code::kUnavailable ||
+           failed.status().code() == Code::kAborted));
+    CHECK(failed.status().message().find("/job:ps") != std::string::npos);
+    REQUIRE(cluster.Start("ps", 0).ok());
+    const Values values = testing::SgdSteps(*client, 3);
+    CHECK(values.front() != values.back());
+  }
+  client.reset();
+  host->Drain();
 }
 
 }  // namespace
