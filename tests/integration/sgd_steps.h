@@ -1,11 +1,12 @@
 // Steps of SgdQueueGraph (graph_helpers.h) for the tests that compare where
 // and how a worker runs them: training steps through one client (the
-// variable w after each, to compare bit for bit), and a step that waits in
-// the graph's queue from a thread of its own.
+// variable w after each, to compare bit for bit), a step that waits in the
+// graph's queue from a thread of its own, and the ps killed under training.
 //
 //   const auto values = testing::SgdSteps(client, 30);
 //   testing::QueueTaker taker(address, 30s);
 //   ... taker.result().wait_for(...) ...
+//   testing::KillPsAndTrainAgain(cluster, client, 2);
 //
 // Thread-safety: the client's thread.
 #pragma once
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "daemon/client/client.h"
+#include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
 
 namespace tfd::testing {
@@ -39,6 +41,26 @@ inline std::vector<std::vector<float>> SgdSteps(Client& client, int steps) {
     values.emplace_back(w.data<float>(), w.data<float>() + 16);
   }
   return values;
+}
+
+// `rounds` times: kills ps:0 of `cluster`, checks that a step through
+// `client` fails UNAVAILABLE (or ABORTED) naming the ps, restarts the ps and
+// trains three steps in a new session (a restarted ps starts empty).
+inline void KillPsAndTrainAgain(LocalCluster& cluster, Client& client, int rounds) {
+  using namespace std::chrono_literals;
+  for (int round = 0; round < rounds; ++round) {
+    INFO("round " << round);
+    cluster.Kill("ps", 0);
+    auto failed = client.Run({}, {"apply"}, {}, {.timeout = 10s});
+    INFO(failed.status().ToString());
+    REQUIRE(!failed.ok());
+    CHECK((failed.status().code() == Code::kUnavailable ||
+           failed.status().code() == Code::kAborted));
+    CHECK(failed.status().message().find("/job:ps") != std::string::npos);
+    REQUIRE(cluster.Start("ps", 0).ok());
+    const auto values = SgdSteps(client, 3);
+    CHECK(values.front() != values.back());
+  }
 }
 
 // Runs "taken" through the master at `address` in a session of its own,

@@ -151,19 +151,7 @@ TEST_CASE("a polling hosted worker whose polling ps is killed fails the step, an
   auto host = HostPollingWorker(cluster);
   auto client = host->LocalClient();
   testing::SgdSteps(*client, 3);
-  for (int round = 0; round < 2; ++round) {
-    INFO("round " << round);
-    cluster.Kill("ps", 0);
-    auto failed = client->Run({}, {"apply"}, {}, {.timeout = 10s});
-    INFO(failed.status().ToString());
-    REQUIRE(!failed.ok());
-    CHECK((failed.status().code() == Code::kUnavailable ||
-           failed.status().code() == Code::kAborted));
-    CHECK(failed.status().message().find("/job:ps") != std::string::npos);
-    REQUIRE(cluster.Start("ps", 0).ok());
-    const Values values = testing::SgdSteps(*client, 3);
-    CHECK(values.front() != values.back());
-  }
+  testing::KillPsAndTrainAgain(cluster, *client, 2);
   client.reset();
   host->Drain();
 }

@@ -122,20 +122,7 @@ TEST_CASE("a hosted worker whose ps dies fails the step, and trains again once i
   REQUIRE(host.ok());
   auto client = (*host)->LocalClient();
   SgdSteps(*client, 3);
-  for (int round = 0; round < 2; ++round) {
-    INFO("round " << round);
-    cluster.Kill("ps", 0);
-    auto failed = client->Run({}, {"apply"}, {}, {.timeout = 10s});
-    INFO(failed.status().ToString());
-    REQUIRE(!failed.ok());
-    CHECK((failed.status().code() == Code::kUnavailable ||
-           failed.status().code() == Code::kAborted));
-    CHECK(failed.status().message().find("/job:ps") != std::string::npos);
-    // A restarted ps starts empty: a new session initializes it again.
-    REQUIRE(cluster.Start("ps", 0).ok());
-    const auto values = SgdSteps(*client, 3);
-    CHECK(values.front() != values.back());
-  }
+  testing::KillPsAndTrainAgain(cluster, *client, 2);
   client.reset();
   (*host)->Drain();
 }
