@@ -204,9 +204,13 @@ std::optional<InputPosition> IdxDataset::Position() const {
 }
 
 Status IdxDataset::CheckPosition(const InputPosition& p, std::optional<int64_t> count) const {
+  // Says what differs, and the two ways on: the reader the checkpoint was
+  // saved under, or a model trained afresh, whose input starts anew.
   auto differs = [&](const std::string& what) {
-    return errors::FailedPrecondition("dataset '", name_, "' cannot continue from the saved ",
-                                      "input position (", p.ToString(), "): ", what);
+    return errors::FailedPrecondition(
+        "dataset '", name_, "' cannot continue from the saved input position (", p.ToString(),
+        "): ", what, "; read with the shards, order and files it was saved under, or train a "
+        "new model without this checkpoint");
   };
   if (p.shard_index != spec_.shard_index || p.num_shards != spec_.num_shards) {
     return differs("this task reads shard " + std::to_string(spec_.shard_index) + " of " +

@@ -175,7 +175,8 @@ TEST_CASE("a position taken under another order is refused with what differs") {
       REQUIRE_FALSE(ds.ok());
       INFO(ds.status().ToString());
       CHECK(ds.status().code() == Code::kFailedPrecondition);
-      CHECK_THAT(ds.status().message(), Catch::Contains("seed 8") && Catch::Contains("mnist"));
+      CHECK_THAT(ds.status().message(), Catch::Contains("seed 8") && Catch::Contains("mnist") &&
+                                            Catch::Contains("or train a new model"));
     }
   }
   SECTION("files with another number of examples: the load fails naming the count") {
