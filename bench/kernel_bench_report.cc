@@ -7,10 +7,7 @@
 
 #include "bench/stats.h"
 #include "bench/proc_counters.h"
-
-#ifndef TFD_CPU_TARGET
-#define TFD_CPU_TARGET "unknown"
-#endif
+#include "common/cpu_features.h"
 
 namespace tfd::bench {
 namespace {
@@ -37,7 +34,7 @@ void PrintKernelBenchHeader(const KernelBenchSetup& o) {
       "kernel_bench: %u CPUs (%s); the classic kernels and step pinned to CPU %d; "
       "built with -Dcpu=%s\n",
       std::thread::hardware_concurrency(), ProcLine("/proc/cpuinfo", "model name").c_str(), o.cpu,
-      TFD_CPU_TARGET);
+      std::string(CpuTarget()).c_str());
   std::printf("load average before: %s\n\n", ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 }

@@ -18,6 +18,7 @@ packages=(
   nlohmann-json3-dev              # JSON output, cluster specs
   catch2                          # unit tests
   openssl                         # tests/integration/tls_test makes its own CA and certificates
+  qemu-user                       # tests/deploy/cpu_guard_test runs tfd on an emulated older CPU
   help2man                        # man pages for tfd and tfctl, from their --help
   iproute2                        # tests/deploy/pod_names_test brings up lo in its own network namespace
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)

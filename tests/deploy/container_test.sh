@@ -90,6 +90,15 @@ if [[ $rc -eq 0 && $args == "build -f "*"/deploy/container/Containerfile -t tfd:
 else
   fail "build.sh runs podman build (exit $rc, args '$args', output '$out')"
 fi
+out=$(PATH=$work/fake:$PATH TFD_CONTAINER_TOOL=podman TFD_CPU=portable bash "$BUILD_SH" 2>&1)
+rc=$?
+args=$(cat "$work/podman.args" 2>/dev/null)
+if [[ $rc -eq 0 && $args == "build -f "*" -t tfd:$VERSION --build-arg TFD_CPU=portable "* ]] &&
+   grep -q '^ARG TFD_CPU=x86-64-v3$' "$FILE" && grep -q -- '-Dcpu="$TFD_CPU"' "$FILE"; then
+  pass "TFD_CPU=portable reaches the image's -Dcpu as a build argument (default x86-64-v3)"
+else
+  fail "TFD_CPU=portable reaches the image's -Dcpu (exit $rc, args '$args', output '$out')"
+fi
 files=$(cat "$work/context.files" 2>/dev/null)
 if grep -qx './meson.build' <<<"$files" && grep -qx './scripts/install-deps.sh' <<<"$files" &&
    grep -qx './deploy/container/Containerfile' <<<"$files" && ! grep -q '^\./build' <<<"$files" &&
