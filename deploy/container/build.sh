@@ -3,6 +3,7 @@
 # docker, whichever can build here (TFD_CONTAINER_TOOL names one).
 #
 #   deploy/container/build.sh [TAG]      # default tag: tfd:<meson.build's version>
+#   TFD_CPU=portable deploy/container/build.sh   # meson's -Dcpu (default x86-64-v3)
 #
 # The build context is the source tree as git sees it (tracked and
 # untracked files that are not ignored), copied to a temporary directory,
@@ -42,5 +43,7 @@ else
 fi
 
 echo "build.sh: building $tag with $tool"
-"$tool" build -f "$context/deploy/container/Containerfile" -t "$tag" "$context"
+build_args=()
+[[ -n ${TFD_CPU:-} ]] && build_args=(--build-arg "TFD_CPU=$TFD_CPU")
+"$tool" build -f "$context/deploy/container/Containerfile" -t "$tag" "${build_args[@]}" "$context"
 echo "build.sh: built $tag"
