@@ -4,8 +4,10 @@
 //
 // Only sets the compiler emits on its own, so that a binary is refused for
 // what its code may really execute; sets used only through intrinsics (SHA,
-// RDRND, SSE4A, ...) are left out. Every file of a build gets the same
-// -march (meson.build), so this list describes the whole binary.
+// RDRND, SSE4A, ...) are left out. LZCNT, MOVBE and F16C, which the compiler
+// does emit, have no name in GCC 12's __builtin_cpu_supports; every CPU with
+// AVX2 has them. Every file of a build gets the same -march (meson.build), so
+// this list describes the whole binary.
 //
 // No include guard: it is meant to be included more than once.
 #if defined(__x86_64__)

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 
 namespace {
