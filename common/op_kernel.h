@@ -62,6 +62,10 @@ struct KernelEnv {
   // File-touching ops (Save, Restore, readers) may only use paths inside
   // these directories; relative paths resolve against the first.
   std::vector<std::filesystem::path> io_dirs;
+  // Threads one kernel may split its work over (kernels/framework/
+  // intra_op_pool.h): tfd's --threads; 0 for one per CPU this process may
+  // run on.
+  int compute_threads = 0;
   // The task's usable GPUs: "GPU:i" is gpus[i]. Empty where there is none
   // (kernels/gpu/gpu_devices.h finds them); outlive every kernel.
   std::vector<DeviceMemory*> gpus;

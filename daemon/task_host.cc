@@ -105,6 +105,7 @@ Status TaskHost::Build(const TfdConfig& config) {
   kernel_env_.logger = env.logger;
   kernel_env_.task = env.task;
   kernel_env_.limits = config.size_limits;
+  kernel_env_.compute_threads = config.threads;
   kernel_env_.gpus = gpu::GpuMemories();
   if (gpu::GpuDevices().empty()) {
     env.logger->info("no GPU: {}", gpu::GpuUnavailableReason());

@@ -47,7 +47,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
        "run partitions on other tasks with Cap'n Proto calls only, not data-plane step messages "
        "(TFD_NO_STEP_CHANNEL=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
-      ("threads", po::value<std::string>(), "compute threads; 0 = one per CPU this process may run on, and on one CPU kernels run where they became ready (TFD_THREADS)")
+      ("threads", po::value<std::string>(), "compute threads, and the most one large kernel splits over; 0 = one per CPU this process may run on, and on one CPU kernels run where they became ready (TFD_THREADS)")
       ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
       ("spin-wait-us", po::value<std::string>(),
        "microseconds the event loop keeps polling after its last event before it sleeps, "

@@ -4,6 +4,7 @@
 #include <unsupported/Eigen/CXX11/Tensor>
 
 #include "common/allowed_cpus.h"
+#include "common/op_kernel.h"
 
 namespace tfd::kernels {
 
@@ -15,10 +16,15 @@ struct IntraOpPool::Threads {
   Eigen::ThreadPoolDevice device;
 };
 
-StatusOr<std::shared_ptr<IntraOpPool>> IntraOpPool::ForTask(ResourceMgr& resources) {
-  return resources.LookupOrCreate<IntraOpPool>(
-      kContainer, kName, []() -> StatusOr<std::shared_ptr<IntraOpPool>> {
-        return std::make_shared<IntraOpPool>(NumAllowedCpus());
+StatusOr<std::shared_ptr<IntraOpPool>> IntraOpPool::ForTask(const KernelEnv& env) {
+  if (env.resources == nullptr) {
+    return errors::FailedPrecondition("no resource manager for the task's intra-op threads");
+  }
+  const int threads = env.compute_threads > 0 ? env.compute_threads : NumAllowedCpus();
+  if (threads <= 1) return std::shared_ptr<IntraOpPool>();
+  return env.resources->LookupOrCreate<IntraOpPool>(
+      kContainer, kName, [threads]() -> StatusOr<std::shared_ptr<IntraOpPool>> {
+        return std::make_shared<IntraOpPool>(threads);
       });
 }
 

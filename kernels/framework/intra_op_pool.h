@@ -4,8 +4,8 @@
 // whose kernels are all small never starts a thread; it goes, joining its
 // threads, with the ResourceMgr.
 //
-//   TFD_ASSIGN_OR_RETURN(auto pool, IntraOpPool::ForTask(*ctx.env().resources));
-//   c.device(pool->device()) = a.contract(b, dims);   // blocks until done
+//   TFD_ASSIGN_OR_RETURN(auto pool, IntraOpPool::ForTask(ctx.env()));
+//   if (pool) c.device(pool->device()) = a.contract(b, dims);   // blocks until done
 //
 // Only kernels that split one computation use it; the executor's pool runs
 // whole kernels. This header leaves out Eigen's Tensor module (heavy to
@@ -24,6 +24,10 @@ namespace Eigen {
 struct ThreadPoolDevice;
 }  // namespace Eigen
 
+namespace tfd {
+struct KernelEnv;
+}  // namespace tfd
+
 namespace tfd::kernels {
 
 // TODO(cleanup): main() should build this with the task's other pools and
@@ -35,9 +39,11 @@ class IntraOpPool : public ResourceBase {
   static constexpr const char* kContainer = "_kernels";
   static constexpr const char* kName = "intra_op_pool";
 
-  // The task's pool, made on the first call with one thread per CPU this
-  // process may run on.
-  static StatusOr<std::shared_ptr<IntraOpPool>> ForTask(ResourceMgr& resources);
+  // The task's pool, made on the first call with env.compute_threads threads
+  // (tfd's --threads), or one per CPU this process may run on. Null, and no
+  // thread started, where that is one: the work stays on the caller. A
+  // FAILED_PRECONDITION without env.resources.
+  static StatusOr<std::shared_ptr<IntraOpPool>> ForTask(const KernelEnv& env);
 
   explicit IntraOpPool(int threads);
   ~IntraOpPool() override;

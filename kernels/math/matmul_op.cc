@@ -73,13 +73,13 @@ class MatMulOp : public OpKernel {
   }
 
  private:
-  // The task's intra-op threads, looked up once per kernel; null when there
-  // is one CPU or no ResourceMgr (then the product stays on this thread).
+  // The task's intra-op threads, looked up once per kernel; null when the
+  // task has one compute thread or no ResourceMgr (then the product stays on
+  // this thread).
   const IntraOpPool* Pool(const OpKernelContext& ctx) {
     std::call_once(pool_once_, [&] {
-      if (ctx.env().resources == nullptr) return;
-      auto pool = IntraOpPool::ForTask(*ctx.env().resources);
-      if (pool.ok() && (*pool)->threads() > 1) pool_ = *std::move(pool);
+      auto pool = IntraOpPool::ForTask(ctx.env());
+      if (pool.ok()) pool_ = *std::move(pool);
     });
     return pool_.get();
   }

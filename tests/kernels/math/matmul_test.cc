@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/allowed_cpus.h"
 #include "kernels/framework/intra_op_pool.h"
 #include "kernels/math/threaded_matmul.h"
 #include "tests/kernels/math/math_test_util.h"
@@ -111,8 +112,33 @@ TEST_CASE("MatMul starts the task's intra-op threads for a large product only") 
   CheckExactMatMul(DType::kFloat32, 100, 784, 100, false, false, &env);
   CHECK(pool().status().code() == Code::kNotFound);
   CheckExactMatMul(DType::kFloat32, 256, 512, 512, true, false, &env);
-  REQUIRE(pool().ok());
-  CHECK((*pool())->threads() >= 1);
+  if (NumAllowedCpus() == 1) {
+    CHECK(pool().status().code() == Code::kNotFound);  // one CPU: no thread to split over
+  } else {
+    REQUIRE(pool().ok());
+    CHECK((*pool())->threads() == NumAllowedCpus());
+  }
+}
+
+TEST_CASE("MatMul splits over as many threads as the task's --threads, not its CPUs") {
+  // tfd --threads N bounds the threads one kernel splits over too, so tasks
+  // that share a host by their --threads do not each take all its CPUs.
+  for (int threads : {1, 3}) {
+    INFO("compute_threads " << threads);
+    ResourceMgr resources;
+    KernelEnv env;
+    env.resources = &resources;
+    env.compute_threads = threads;
+    CheckExactMatMul(DType::kFloat32, 256, 512, 512, false, true, &env);
+    auto pool = resources.Lookup<kernels::IntraOpPool>(kernels::IntraOpPool::kContainer,
+                                                       kernels::IntraOpPool::kName);
+    if (threads == 1) {
+      CHECK(pool.status().code() == Code::kNotFound);  // the product stayed on this thread
+    } else {
+      REQUIRE(pool.ok());
+      CHECK((*pool)->threads() == threads);
+    }
+  }
 }
 
 TEST_CASE("MatMul with an empty dimension") {
