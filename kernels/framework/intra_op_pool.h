@@ -30,9 +30,9 @@ struct KernelEnv;
 
 namespace tfd::kernels {
 
-// TODO(cleanup): main() should build this with the task's other pools and
-// pass it in KernelEnv; the ResourceMgr holds it because kernels cannot
-// change what KernelEnv carries.
+// TODO(cleanup): the task should build this with its other pools and pass
+// it in KernelEnv, as it passes the size; until then the ResourceMgr holds
+// it, made by the first kernel that needs it.
 class IntraOpPool : public ResourceBase {
  public:
   // Where in the ResourceMgr the task's pool lives.
