@@ -9,7 +9,9 @@
 #     bash tests/deploy/cpu_guard_test.sh
 set -u
 : "${TFD:?}" "${TFCTL:?}" "${CPU_TARGET:?}" "${VERSION:?}"
-source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
+here=$(dirname "${BASH_SOURCE[0]}")
+source "$here/tap.sh"
+source "$here/../../scripts/cluster-lib.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -17,7 +19,9 @@ if ! qemu=$(command -v qemu-x86_64); then
   fail "qemu-x86_64 is installed (scripts/install-deps.sh installs qemu-user)"
   tap_done
 fi
-nehalem=(timeout 60 "$qemu" -cpu Nehalem)
+# Refused, a binary exits at once; one the guard let through would serve
+# until this stops it.
+nehalem=(timeout 20 "$qemu" -cpu Nehalem)
 
 # Every target but portable needs AVX or more: x86-64-v3 and v4 by
 # definition, native on any host that has AVX.
@@ -58,7 +62,8 @@ done
 
 # A task refused before main: no log line, no socket, exit 1 at once.
 if $refused; then
-  run "${nehalem[@]}" "$TFD" --cluster "{\"ps\": [\"127.0.0.1:9\"]}" --job ps --task 0
+  cluster_spec ps=1
+  run "${nehalem[@]}" "$TFD" --cluster "$spec" --job ps --task 0
   check "a tfd task on a Nehalem stops before it logs or listens (exit $rc: $err)" refusal tfd
 else
   skip "a tfd task on a Nehalem is refused" "a -Dcpu=$CPU_TARGET build runs there"
