@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "common/heap_policy.h"
 #include "common/subprocess.h"
 #include "bench/data_dir.h"
 #include "bench/mnist_files.h"
@@ -174,6 +175,7 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
 }
 
 int Main(int argc, char** argv) {
+  KeepHeapForSteps();  // as tfctl does: the one-process and hosted runs stand for it
   auto options = ParseFlags(argc, argv);
   if (!options.ok()) {
     if (options.status().code() == Code::kCancelled) {

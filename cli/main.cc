@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "common/heap_policy.h"
 #include "tfd_version.h"
 
 namespace {
@@ -103,6 +104,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // tfctl runs steps in its own process too (run, train, a hosted task).
+  tfd::KeepHeapForSteps();
   try {
     return Main(argc, argv);
   } catch (const kj::Exception& e) {

@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/heap_policy.h"
 #include "common/thread_name.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/rpc/spin_wait.h"
@@ -25,6 +26,7 @@ namespace tfd {
 namespace {
 
 int Serve(const TfdConfig& config) {
+  KeepHeapForSteps();
   // Signals must be captured before any thread starts, or a thread without
   // the mask could take them.
   kj::UnixEventPort::captureSignal(SIGTERM);

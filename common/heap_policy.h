@@ -1,0 +1,34 @@
+// The heap policy of a process that runs steps: freed heap memory stays for
+// the next step instead of going back to the kernel after each one.
+//
+// glibc starts out returning the top of its heap once more than 128 KiB there
+// is free, and serving blocks of 128 KiB and more with fresh mmaps; it raises
+// both limits only after a large mmapped block is freed. tfd's tensors of
+// 64 KiB and more never come from malloc (common/buffer_pool.h), so a task
+// rarely frees such a block, and the limits stay where they started. Eigen's
+// packing buffers for a MatMul (a few hundred KiB, taken and freed in every
+// product) then sat at the top of the heap, went back to the kernel after
+// every step and were faulted in again on the next: 22 minor faults per step
+// of the classic model on a worker (docs/benchmarks.md, "A third machine").
+//
+// KeepHeapForSteps() starts the process at the limits glibc's own adjustment
+// ends at: blocks up to 32 MiB from the heap, and the heap's top trimmed only
+// beyond 64 MiB free. Memory a step freed is reused by the next one; what a
+// process keeps is bounded by its peak use, as before. A limit the user set in
+// GLIBC_TUNABLES (glibc.malloc.trim_threshold, glibc.malloc.mmap_threshold)
+// is left as the user set it.
+//
+// Call it once, early in main, before threads start. Under another allocator
+// (LD_PRELOAD of jemalloc or mimalloc) it changes nothing that is used.
+#pragma once
+
+#include <string_view>
+
+namespace tfd {
+
+void KeepHeapForSteps();
+
+// Whether `glibc_tunables` (the value of GLIBC_TUNABLES) sets either limit.
+bool TunablesSetHeapLimits(std::string_view glibc_tunables);
+
+}  // namespace tfd
