@@ -31,24 +31,27 @@ std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n
 struct Worklist {
   const void* step = nullptr;
   std::deque<int> nodes;
-  bool holds_expensive = false;  // one expensive node queued behind cheap ones
+  int kept = -1;  // the expensive node queued behind cheap ones, or -1
 };
 thread_local Worklist* tl_worklist = nullptr;
-// True while this thread runs work an executor posted to its compute pool;
-// only there may an expensive kernel run inline.
-thread_local bool tl_on_pool = false;
+// True while this thread may keep one expensive node for itself: while it
+// runs work an executor posted to its compute pool, or calls a blocking
+// Run, which would only wait otherwise. An event loop never may.
+thread_local bool tl_may_keep = false;
 
 // The state of one running step. Shared by the callbacks that drive it;
 // destroyed when the last of them lets go, after `done` has run.
 //
-// Where nodes run: a cheap kernel (OpKernel::is_cheap, and every
-// asynchronous kernel, whose ComputeAsync only registers a callback) runs
-// on the thread that made it ready, be it the caller of RunAsync (the event
-// loop, for a task), a pool thread or the thread that completed a transfer.
-// An expensive kernel goes to the compute pool, except that a pool thread
-// keeps one for itself, to run after the cheap ones it has queued. So a step of cheap
-// nodes only, an empty one say, never leaves the caller's thread. With
-// Options::inline_kernels every kernel is treated as cheap.
+// Where nodes run: a cheap kernel (OpKernel::is_cheap, every asynchronous
+// kernel, whose ComputeAsync only registers a callback, and a kernel
+// measured cheap, see kernel_costs.h) runs on the thread that made it ready,
+// be it the caller of RunAsync (the event loop, for a task), a pool thread
+// or the thread that completed a transfer. An expensive kernel goes to the
+// compute pool, except that a pool thread, or the caller of a blocking Run,
+// keeps one for itself, to run after the cheap ones it has queued. So a step
+// of cheap nodes only, an empty one say, never leaves the caller's thread,
+// and a step of one expensive node after another never leaves a blocking
+// caller's. With Options::inline_kernels every kernel is treated as cheap.
 struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   Step(const Executor& e, const RunArgs& a, DoneCallback d)
       : exec(e),
@@ -146,7 +149,7 @@ void Executor::Step::Start() {
 void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
   int keep = -1;
   for (int id : ready) {
-    if (exec.cheap_[id] || exec.options_.inline_kernels) {
+    if (exec.RunsInline(id)) {
       list.nodes.push_back(id);
       continue;
     }
@@ -155,13 +158,16 @@ void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
   }
   ready.clear();
   if (keep < 0) return;
-  // A pool thread keeps one expensive node, after the cheap ones it has
-  // queued: it will be free for it soon, and handing it to another thread
-  // costs a wake-up and the inputs' cache lines (more than the classic
-  // model's kernels themselves on this machine's 2 CPUs).
-  if (tl_on_pool && !list.holds_expensive) {
+  // A pool thread (or a blocking Run's caller) keeps one expensive node,
+  // after the cheap ones it has queued: it will be free for it soon, and
+  // handing it to another thread costs a wake-up and the inputs' cache lines
+  // (more than the classic model's kernels themselves on a 2-vCPU guest).
+  // The caller keeps one only together with measured-cheap inlining: alone,
+  // the small kernels of a fan-out still went to the pool, and the two
+  // threads took turns (docs/benchmarks.md, "Kernels measured cheap").
+  if (tl_may_keep && list.kept < 0) {
     list.nodes.push_back(keep);
-    list.holds_expensive = true;
+    list.kept = keep;
     return;
   }
   Post(keep);
@@ -169,11 +175,11 @@ void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
 
 void Executor::Step::Post(int id) {
   boost::asio::post(*exec.options_.pool, [self = shared_from_this(), id] {
-    const bool was_on_pool = tl_on_pool;
-    tl_on_pool = true;
+    const bool could_keep = tl_may_keep;
+    tl_may_keep = true;
     std::vector<int> one{id};
     self->Drain(one);
-    tl_on_pool = was_on_pool;
+    tl_may_keep = could_keep;
   });
 }
 
@@ -184,14 +190,14 @@ void Executor::Step::Drain(std::vector<int>& ready) {
     return;
   }
   auto self = shared_from_this();  // Finish may drop the caller's reference
-  Worklist list{this, {}};
+  Worklist list{this, {}, -1};
   Worklist* const outer = tl_worklist;
   tl_worklist = &list;
   Dispatch(ready, list);
   while (!list.nodes.empty()) {
     const int id = list.nodes.front();
     list.nodes.pop_front();
-    if (!exec.cheap_[id]) list.holds_expensive = false;
+    if (id == list.kept) list.kept = -1;
     RunOne(id, ready);
     Dispatch(ready, list);
   }
@@ -228,7 +234,13 @@ void Executor::Step::RunOne(int id, std::vector<int>& ready) {
   OpKernel& kernel = *exec.kernels_[id];
   if (!kernel.is_async()) {
     OpKernelContext kctx(kernel, *exec.options_.env, ctx, std::move(in), node.output_types);
-    kernel.Compute(kctx);
+    if (exec.cheap_[id] || exec.options_.inline_kernels) {
+      kernel.Compute(kctx);  // inline whatever it costs: no need to measure
+    } else {
+      const auto began = std::chrono::steady_clock::now();
+      kernel.Compute(kctx);
+      exec.costs_.Record(id, std::chrono::steady_clock::now() - began);
+    }
     NodeDone(id, &kctx, start, ready);
     return;
   }
@@ -312,7 +324,7 @@ void Executor::Step::Finish() {
 }
 
 Executor::Executor(PrivateKey, std::shared_ptr<const Graph> graph, const Options& options)
-    : graph_(std::move(graph)), options_(options) {}
+    : graph_(std::move(graph)), options_(options), costs_(graph_->num_nodes()) {}
 
 Executor::~Executor() = default;
 
@@ -360,6 +372,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
   return e;
 }
 
+bool Executor::RunsInline(int id) const {
+  return cheap_[id] || options_.inline_kernels || costs_.Cheap(id);
+}
+
 void Executor::RunAsync(const RunArgs& args, DoneCallback done) {
   auto step = std::make_shared<Step>(*this, args, std::move(done));
   step->Start();
@@ -368,7 +384,11 @@ void Executor::RunAsync(const RunArgs& args, DoneCallback done) {
 Status Executor::Run(const RunArgs& args, StepStats* stats) {
   std::promise<std::pair<Status, StepStats>> result;
   auto future = result.get_future();
+  // This thread would only wait: it works on the step as a pool thread does.
+  const bool could_keep = tl_may_keep;
+  tl_may_keep = true;
   RunAsync(args, [&result](const Status& s, StepStats st) { result.set_value({s, std::move(st)}); });
+  tl_may_keep = could_keep;
   // The step's own deadline bounds this wait: the executor cancels the step
   // then, and cancellation ends every kernel's wait.
   auto [status, st] = future.get();

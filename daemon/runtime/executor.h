@@ -2,7 +2,9 @@
 //
 // Kernels are built once, when the executor is created. A step runs every
 // node in dependency order; independent nodes run in parallel on the pool
-// (inter-op parallelism). Asynchronous kernels (queue waits, receives) hold
+// (inter-op parallelism), except kernels too cheap to be worth a hand-off,
+// which run on the thread that made them ready (declared so, or measured:
+// kernel_costs.h). Asynchronous kernels (queue waits, receives) hold
 // no thread while they wait. The first error cancels the step — waiting
 // kernels are woken through the step's CancellationManager — and the step
 // ends once every started kernel has finished. A step past its deadline is
@@ -28,6 +30,7 @@
 #include "common/graph.h"
 #include "common/op_kernel.h"
 #include "common/step_stats.h"
+#include "daemon/runtime/kernel_costs.h"
 
 namespace tfd {
 
@@ -72,6 +75,8 @@ class Executor {
   // asynchronous kernel.
   void RunAsync(const RunArgs& args, DoneCallback done);
   // Blocks the calling thread (which must not be a pool thread) until done.
+  // The caller works on the step meanwhile, as a pool thread does: a chain
+  // of expensive nodes with nothing beside them runs on it.
   Status Run(const RunArgs& args, StepStats* stats = nullptr);
 
   const Graph& graph() const { return *graph_; }
@@ -79,10 +84,14 @@ class Executor {
  private:
   struct Step;
 
+  // Whether node `id` runs on the thread that made it ready (see Step).
+  bool RunsInline(int id) const;
+
   std::shared_ptr<const Graph> graph_;
   Options options_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;  // by node id
-  std::vector<bool> cheap_;                         // by node id: runs inline, see Step
+  std::vector<bool> cheap_;                         // by node id: declared cheap
+  mutable KernelCosts costs_;                       // by node id: measured
   std::vector<int> roots_;                          // nodes with no inputs at all
 };
 

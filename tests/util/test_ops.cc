@@ -1,6 +1,7 @@
 #include "tests/util/test_ops.h"
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -112,13 +113,24 @@ class TReady : public AsyncOpKernel {
 };
 
 // Expensive (the default): records "NAME@THREAD" in the run log, THREAD
-// being ThreadTag() of the thread it ran on.
+// being ThreadTag() of the thread it ran on, after keeping its thread busy
+// for `busy_us` (0 by default: then the executor soon measures it cheap).
 class TRecordThread : public OpKernel {
  public:
-  using OpKernel::OpKernel;
+  explicit TRecordThread(OpKernelConstruction& c) : OpKernel(c) {
+    int64_t busy_us = 0;
+    c.SetStatus(c.GetAttr("busy_us", &busy_us));
+    busy_ = std::chrono::microseconds(busy_us);
+  }
   void Compute(OpKernelContext& ctx) override {
+    const auto until = std::chrono::steady_clock::now() + busy_;
+    while (std::chrono::steady_clock::now() < until) {
+    }
     ctx.SetStatus(AppendToRunLog(ctx, name() + "@" + ThreadTag()));
   }
+
+ private:
+  std::chrono::microseconds busy_{0};
 };
 
 // A stand-in resource: a float scalar cell, enough to exercise references.
@@ -178,7 +190,8 @@ Status RegisterTestOps(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(r.Add<TTick>(OpDefBuilder("TTick"), shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(r.Add<TReady>(OpDefBuilder("TReady"), shape_fns::NoOutputs));
   TFD_RETURN_IF_ERROR(
-      r.Add<TRecordThread>(OpDefBuilder("TRecordThread").SetIsStateful(), shape_fns::NoOutputs));
+      r.Add<TRecordThread>(OpDefBuilder("TRecordThread").Attr("busy_us: int = 0").SetIsStateful(),
+                           shape_fns::NoOutputs));
   return OkStatus();
 }
 

@@ -2,7 +2,8 @@
 // the op library: a constant, an adder, an op that records the order it ran
 // in, one that fails, an asynchronous one that waits until cancelled, and
 // for where nodes run: a cheap no-op (TTick), an asynchronous one done at
-// once (TReady) and an expensive one that records its thread (TRecordThread).
+// once (TReady) and an expensive one that records its thread, busy for as
+// long as its attr `busy_us` says (TRecordThread).
 //
 //   OpRegistry reg;
 //   REQUIRE(testing::RegisterTestOps(reg).ok());
