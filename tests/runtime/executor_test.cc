@@ -256,14 +256,25 @@ Status RunBlocking(Executor& exec, int64_t step) {
                    .deadline = std::chrono::steady_clock::now() + 10s});
 }
 
+// A graph of a cheap root "tick" and, after it, TRecordThread nodes that keep
+// their thread busy for 200 µs (so measured expensive): each {name, after}.
+GraphDef BusyAfterTick(Fixture& f, const std::vector<std::pair<std::string, std::string>>& busy) {
+  std::string text = R"((nodes = [(name = "tick", op = "TTick"))";
+  for (const auto& [name, after] : busy) {
+    text += R"(, (name = ")" + name + R"(", op = "TRecordThread", inputs = ["^)" + after +
+            R"("], attrs = [(name = "busy_us", value = (i = 200))]))";
+  }
+  return f.Parse(text + "])");
+}
+
+// The thread a run-log entry "NAME@THREAD" names.
+std::string ThreadOf(const std::string& entry) { return entry.substr(entry.find('@') + 1); }
+
 TEST_CASE("an expensive kernel made ready on an event loop runs on the pool, step after step") {
   // RunAsync's caller is a task's event loop: a long kernel there would hold
   // up every other call the task serves.
   Fixture f;
-  auto exec = MakeExecutor(f, f.Parse(R"g((nodes = [
-      (name = "tick", op = "TTick"),
-      (name = "work", op = "TRecordThread", inputs = ["^tick"],
-       attrs = [(name = "busy_us", value = (i = 200))])]))g"));
+  auto exec = MakeExecutor(f, BusyAfterTick(f, {{"work", "tick"}}));
   for (int64_t step = 1; step <= 3; ++step) REQUIRE(RunOnLoop(*exec, step).ok());
   const auto order = testing::RecordedOrder(f.resources);
   REQUIRE(order.size() == 3);
@@ -294,36 +305,24 @@ TEST_CASE("a kernel measured cheap runs on the thread that made it ready") {
 TEST_CASE("a blocking Run's caller runs a chain of expensive kernels itself") {
   // It would only wait for the pool otherwise: each hand-off is a wake-up.
   Fixture f;
-  auto exec = MakeExecutor(f, f.Parse(R"g((nodes = [
-      (name = "tick", op = "TTick"),
-      (name = "first", op = "TRecordThread", inputs = ["^tick"],
-       attrs = [(name = "busy_us", value = (i = 200))]),
-      (name = "second", op = "TRecordThread", inputs = ["^first"],
-       attrs = [(name = "busy_us", value = (i = 200))])]))g"));
+  auto exec = MakeExecutor(f, BusyAfterTick(f, {{"first", "tick"}, {"second", "first"}}));
   for (int64_t step = 1; step <= 2; ++step) REQUIRE(RunBlocking(*exec, step).ok());
   const auto order = testing::RecordedOrder(f.resources);
   REQUIRE(order.size() == 4);
-  for (const std::string& entry : order) {
-    CHECK(entry.substr(entry.find('@') + 1) == testing::ThreadTag());
-  }
+  for (const std::string& entry : order) CHECK(ThreadOf(entry) == testing::ThreadTag());
 }
 
 TEST_CASE("expensive kernels side by side still run in parallel under a blocking Run") {
   // The caller keeps one of them, the pool takes the other.
   Fixture f;
-  auto exec = MakeExecutor(f, f.Parse(R"g((nodes = [
-      (name = "tick", op = "TTick"),
-      (name = "left", op = "TRecordThread", inputs = ["^tick"],
-       attrs = [(name = "busy_us", value = (i = 200))]),
-      (name = "right", op = "TRecordThread", inputs = ["^tick"],
-       attrs = [(name = "busy_us", value = (i = 200))])]))g"));
+  auto exec = MakeExecutor(f, BusyAfterTick(f, {{"left", "tick"}, {"right", "tick"}}));
   for (int64_t step = 1; step <= 2; ++step) {
     REQUIRE(RunBlocking(*exec, step).ok());
     const auto order = testing::RecordedOrder(f.resources);
     REQUIRE(order.size() == static_cast<size_t>(2 * step));
     int on_caller = 0;
     for (size_t i = order.size() - 2; i < order.size(); ++i) {
-      on_caller += order[i].substr(order[i].find('@') + 1) == testing::ThreadTag();
+      on_caller += ThreadOf(order[i]) == testing::ThreadTag();
     }
     CHECK(on_caller == 1);
   }
