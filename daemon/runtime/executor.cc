@@ -43,15 +43,16 @@ thread_local bool tl_may_keep = false;
 // destroyed when the last of them lets go, after `done` has run.
 //
 // Where nodes run: a cheap kernel (OpKernel::is_cheap, every asynchronous
-// kernel, whose ComputeAsync only registers a callback, and a kernel
-// measured cheap, see kernel_costs.h) runs on the thread that made it ready,
-// be it the caller of RunAsync (the event loop, for a task), a pool thread
-// or the thread that completed a transfer. An expensive kernel goes to the
-// compute pool, except that a pool thread, or the caller of a blocking Run,
-// keeps one for itself, to run after the cheap ones it has queued. So a step
-// of cheap nodes only, an empty one say, never leaves the caller's thread,
-// and a step of one expensive node after another never leaves a blocking
-// caller's. With Options::inline_kernels every kernel is treated as cheap.
+// kernel, whose ComputeAsync only registers a callback, and in a step of a
+// blocking Run a kernel measured cheap, see kernel_costs.h) runs on the
+// thread that made it ready, be it the caller of RunAsync (the event loop,
+// for a task), a pool thread or the thread that completed a transfer. An
+// expensive kernel goes to the compute pool, except that a pool thread, or
+// the caller of a blocking Run, keeps one for itself, to run after the cheap
+// ones it has queued. So a step of cheap nodes only, an empty one say, never
+// leaves the caller's thread, and a step of one expensive node after another
+// never leaves a blocking caller's. With Options::inline_kernels every
+// kernel is treated as cheap.
 struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   Step(const Executor& e, const RunArgs& a, DoneCallback d)
       : exec(e),
@@ -95,6 +96,8 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   const Graph& graph;
   RunArgs args;
   DoneCallback done;
+  // Started by a blocking Run: kernels measured cheap run inline too.
+  bool blocking = false;
   StepContext ctx;
   std::vector<std::atomic<int>> pending;     // unfinished inputs per node
   std::vector<std::vector<Value>> inputs;    // each slot written once by its producer
@@ -149,7 +152,7 @@ void Executor::Step::Start() {
 void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
   int keep = -1;
   for (int id : ready) {
-    if (exec.RunsInline(id)) {
+    if (exec.RunsInline(id, blocking)) {
       list.nodes.push_back(id);
       continue;
     }
@@ -372,12 +375,17 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
   return e;
 }
 
-bool Executor::RunsInline(int id) const {
-  return cheap_[id] || options_.inline_kernels || costs_.Cheap(id);
+bool Executor::RunsInline(int id, bool measured) const {
+  return cheap_[id] || options_.inline_kernels || (measured && costs_.Cheap(id));
 }
 
 void Executor::RunAsync(const RunArgs& args, DoneCallback done) {
+  Start(args, std::move(done), /*blocking=*/false);
+}
+
+void Executor::Start(const RunArgs& args, DoneCallback done, bool blocking) {
   auto step = std::make_shared<Step>(*this, args, std::move(done));
+  step->blocking = blocking;
   step->Start();
 }
 
@@ -387,7 +395,8 @@ Status Executor::Run(const RunArgs& args, StepStats* stats) {
   // This thread would only wait: it works on the step as a pool thread does.
   const bool could_keep = tl_may_keep;
   tl_may_keep = true;
-  RunAsync(args, [&result](const Status& s, StepStats st) { result.set_value({s, std::move(st)}); });
+  Start(args, [&result](const Status& s, StepStats st) { result.set_value({s, std::move(st)}); },
+        /*blocking=*/true);
   tl_may_keep = could_keep;
   // The step's own deadline bounds this wait: the executor cancels the step
   // then, and cancellation ends every kernel's wait.

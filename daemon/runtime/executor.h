@@ -3,8 +3,8 @@
 // Kernels are built once, when the executor is created. A step runs every
 // node in dependency order; independent nodes run in parallel on the pool
 // (inter-op parallelism), except kernels too cheap to be worth a hand-off,
-// which run on the thread that made them ready (declared so, or measured:
-// kernel_costs.h). Asynchronous kernels (queue waits, receives) hold
+// which run on the thread that made them ready (declared so, or, in a
+// blocking Run, measured: kernel_costs.h). Asynchronous kernels (queue waits, receives) hold
 // no thread while they wait. The first error cancels the step — waiting
 // kernels are woken through the step's CancellationManager — and the step
 // ends once every started kernel has finished. A step past its deadline is
@@ -76,7 +76,8 @@ class Executor {
   void RunAsync(const RunArgs& args, DoneCallback done);
   // Blocks the calling thread (which must not be a pool thread) until done.
   // The caller works on the step meanwhile, as a pool thread does: a chain
-  // of expensive nodes with nothing beside them runs on it.
+  // of expensive nodes with nothing beside them runs on it, and so do the
+  // kernels measured cheap.
   Status Run(const RunArgs& args, StepStats* stats = nullptr);
 
   const Graph& graph() const { return *graph_; }
@@ -84,8 +85,10 @@ class Executor {
  private:
   struct Step;
 
-  // Whether node `id` runs on the thread that made it ready (see Step).
-  bool RunsInline(int id) const;
+  void Start(const RunArgs& args, DoneCallback done, bool blocking);
+  // Whether node `id` runs on the thread that made it ready (see Step);
+  // `measured`: also when measured cheap.
+  bool RunsInline(int id, bool measured) const;
 
   std::shared_ptr<const Graph> graph_;
   Options options_;
