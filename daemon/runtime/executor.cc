@@ -237,8 +237,8 @@ void Executor::Step::RunOne(int id, std::vector<int>& ready) {
   OpKernel& kernel = *exec.kernels_[id];
   if (!kernel.is_async()) {
     OpKernelContext kctx(kernel, *exec.options_.env, ctx, std::move(in), node.output_types);
-    if (exec.cheap_[id] || exec.options_.inline_kernels) {
-      kernel.Compute(kctx);  // inline whatever it costs: no need to measure
+    if (!blocking || exec.cheap_[id] || exec.options_.inline_kernels) {
+      kernel.Compute(kctx);  // no use for its cost (see RunsInline)
     } else {
       const auto began = std::chrono::steady_clock::now();
       kernel.Compute(kctx);

@@ -4,13 +4,14 @@
 // node in dependency order; independent nodes run in parallel on the pool
 // (inter-op parallelism), except kernels too cheap to be worth a hand-off,
 // which run on the thread that made them ready (declared so, or, in a
-// blocking Run, measured: kernel_costs.h). Asynchronous kernels (queue waits, receives) hold
-// no thread while they wait. The first error cancels the step — waiting
-// kernels are woken through the step's CancellationManager — and the step
-// ends once every started kernel has finished. A step past its deadline is
-// cancelled with DEADLINE_EXCEEDED naming the nodes still running. With
-// Options::inline_kernels no kernel goes to the pool: each runs on the
-// thread that made it ready (see InlineKernelsFor).
+// blocking Run, measured: kernel_costs.h). Asynchronous kernels (queue
+// waits, receives) hold no thread while they wait. The first error cancels
+// the step — waiting kernels are woken through the step's
+// CancellationManager — and the step ends once every started kernel has
+// finished. A step past its deadline is cancelled with DEADLINE_EXCEEDED
+// naming the nodes still running. With Options::inline_kernels no kernel
+// goes to the pool: each runs on the thread that made it ready (see
+// InlineKernelsFor).
 //
 //   TFD_ASSIGN_OR_RETURN(auto exec, Executor::Create(graph, {&registry, &env, &pool}));
 //   CancellationManager cm;
