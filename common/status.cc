@@ -9,9 +9,9 @@ constexpr std::array<std::string_view, kNumCodes> kCodeNames = {
     "OK",        "CANCELLED",      "INVALID_ARGUMENT",    "DEADLINE_EXCEEDED",
     "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECONDITION", "ABORTED",
     "OUT_OF_RANGE", "UNAVAILABLE", "UNAUTHENTICATED",     "INTERNAL",
-    "RESOURCE_EXHAUSTED",
+    "RESOURCE_EXHAUSTED", "PERMISSION_DENIED",
 };
-static_assert(static_cast<int>(Code::kResourceExhausted) + 1 == kNumCodes,
+static_assert(static_cast<int>(Code::kPermissionDenied) + 1 == kNumCodes,
               "kCodeNames must list every Code");
 
 }  // namespace

@@ -37,8 +37,10 @@ enum class Code : int {
   kInternal,
   // Added after the others so that no existing code changes its number.
   kResourceExhausted,
+  // A caller who got in asked for what its credential does not allow.
+  kPermissionDenied,
 };
-inline constexpr int kNumCodes = 13;
+inline constexpr int kNumCodes = 14;
 
 // "INVALID_ARGUMENT" etc.; "OK" for kOk.
 std::string_view CodeName(Code code);
@@ -119,6 +121,7 @@ TFD_DEFINE_ERROR(Unavailable, kUnavailable)
 TFD_DEFINE_ERROR(Unauthenticated, kUnauthenticated)
 TFD_DEFINE_ERROR(Internal, kInternal)
 TFD_DEFINE_ERROR(ResourceExhausted, kResourceExhausted)
+TFD_DEFINE_ERROR(PermissionDenied, kPermissionDenied)
 #undef TFD_DEFINE_ERROR
 
 }  // namespace errors
