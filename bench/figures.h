@@ -21,9 +21,9 @@ struct BenchSetup {
   int transfers = 5;
   std::vector<size_t> sizes_mib = {1, 16, 64, 256, 1024};
   // Data-plane transports to measure, each with its own cluster: "" is
-  // UCX's choice (shared memory between tasks of this host), else a
-  // --data-plane-transports value such as "tcp".
-  std::vector<std::string> transports = {"", "tcp"};
+  // tfd's default (shared memory between tasks of this host), else a
+  // --data-plane-transports value: "stream" (tfd's own TCP streams).
+  std::vector<std::string> transports = {"", "stream"};
   // The peers' figures to print beside tfd's (../shared/peers/run.sh bw
   // gloo writes them); empty: none.
   std::string peers_file;

@@ -167,7 +167,9 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
     TFD_RETURN_IF_ERROR(cluster.Stop());
     // UCX's own figure on the same transport, the two ends pinned as tfd's.
     for (size_t mib : o.sizes_mib) {
-      auto gbps = UcxPerftestGbps(mib << 20, transports, o.cpu_b, o.cpu_a,
+      // tfd's streams are TCP: UCX's TCP transport is their counterpart.
+      auto gbps = UcxPerftestGbps(mib << 20, transports == "stream" ? "tcp" : transports,
+                                  o.cpu_b, o.cpu_a,
                                   std::max(3, static_cast<int>(std::min<size_t>(50, 2048 / mib))));
       if (!gbps.ok()) {
         std::fprintf(stderr, "rpc_bench: ucx_perftest %zu MiB over %s: %s\n", mib, what.c_str(),

@@ -65,9 +65,9 @@ void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& 
               Percentile(t.empty_two_hops, 0.5) / Percentile(raw.two_hops_polling, 0.5));
 
   for (const TransportFigures& tf : t.by_transport) {
-    const bool tcp = tf.transports == "tcp";
+    const bool tcp = tf.transports == "stream";
     std::printf("\nTransfers worker:1 (B) -> worker:0 (A) over %s, median of %d (GB/s = 1e9 B/s)\n",
-                tf.transports.empty() ? "UCX's choice (shared memory on one host)"
+                tf.transports.empty() ? "the default (UCX shared memory on one host)"
                                       : ("--data-plane-transports=" + tf.transports).c_str(),
                 o.transfers);
     std::printf("  %8s %9s %9s %7s %9s %7s %9s %7s %11s %7s %8s\n", "size", "tfd push", "raw TCP",

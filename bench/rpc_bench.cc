@@ -7,7 +7,7 @@
 // and every process the benchmark starts, it stops. See docs/benchmarks.md.
 //
 //   rpc_bench [--tfd PATH] [--iterations 2000] [--transfers 5]
-//             [--sizes 1,16,64,256,1024] [--transports default,tcp] [--cpus 0,1]
+//             [--sizes 1,16,64,256,1024] [--transports default,stream] [--cpus 0,1]
 //
 // Exit status: 0 after printing the tables (targets missed are reported, not
 // failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -39,8 +39,8 @@ constexpr const char* kUsage =
     "  --iterations  round trips per figure (default 2000)\n"
     "  --transfers   timed transfers per size (default 5)\n"
     "  --sizes       tensor sizes in MiB (default 1,16,64,256,1024)\n"
-    "  --transports  data-plane transports to measure, comma-separated; 'default' is UCX's\n"
-    "                choice (default default,tcp)\n"
+    "  --transports  data-plane transports to measure, comma-separated: 'default' (shared\n"
+    "                memory on this host) and 'stream' (default default,stream)\n"
     "  --peers       JSON lines from ../shared/peers/run.sh bw gloo, printed beside tfd\n"
     "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n";
 

@@ -147,30 +147,7 @@ Status TaskHost::Build(const TfdConfig& config) {
   env.loop = &inbox_;
   env.address = config.listen;
 
-  // The data plane: tensors pushed to this task land in its rendezvous.
-  // --data-plane-transports, else UCX_TLS, else UCX chooses (docs/cli.md).
-  auto ucx = UcxWorker::Create(io_.unixEventPort, io_.provider->getTimer(),
-                               {.transports = config.data_plane_transports}, env.logger);
-  if (!ucx.ok()) return ucx.status().WithContext("no data plane");
-  ucx_ = std::move(ucx).value();
-  data_plane_ = std::make_unique<DataPlane>(
-      *ucx_, io_.provider->getTimer(),
-      DataPlane::Options{.max_held_bytes = config.max_received_bytes,
-                         .same_host_only = config.tls != nullptr},
-      [&env](int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
-        env.rendezvous.Deliver(step_id, key, std::move(tensor));
-      },
-      env.logger);
-  env.data_plane = data_plane_.get();
-  env.logger->info("data plane: UCX {} (transports: {}), holds at most {} of received "
-                   "tensors (--max-received-bytes)",
-                   ucp_get_version_string(), ucx_->transports(),
-                   FormatBytes(config.max_received_bytes));
-  if (config.tls) {
-    env.logger->warn("TLS is on: the data plane (UCX, unencrypted) serves only tasks on this "
-                     "host; a task on another host is refused rather than sent tensors in "
-                     "clear text (docs/operations.md, \"TLS\")");
-  }
+  StartDataPlane(config);
 
   server_ = std::make_unique<TaskServer>(env, *io_.provider, io_.provider->getTimer(),
                                          config.auth_token, config.server_limits, config.tls);
@@ -205,6 +182,34 @@ Status TaskHost::Build(const TfdConfig& config) {
     }
   }
   return OkStatus();
+}
+
+void TaskHost::StartDataPlane(const TfdConfig& config) {
+  TaskEnv& env = env_;
+  // Shared memory with the tasks of this host, unless every peer is to get
+  // a stream; a UCX that will not start costs speed, not the data plane.
+  if (config.data_plane_transports != "stream") {
+    auto ucx = UcxWorker::Create(io_.unixEventPort, io_.provider->getTimer(), env.logger);
+    if (ucx.ok()) {
+      ucx_ = std::move(ucx).value();
+    } else {
+      env.logger->warn("no shared memory with the tasks of this host ({}): their tensors go "
+                       "over streams", ucx.status().ToString());
+    }
+  }
+  data_plane_ = std::make_unique<DataPlane>(
+      ucx_.get(), io_.provider->getTimer(),
+      DataPlane::Options{.max_held_bytes = config.max_received_bytes},
+      [&env](int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
+        env.rendezvous.Deliver(step_id, key, std::move(tensor));
+      },
+      env.logger);
+  env.data_plane = data_plane_.get();
+  env.logger->info("data plane: {}{}, holds at most {} of received tensors "
+                   "(--max-received-bytes)",
+                   data_plane_->transports(),
+                   ucx_ ? std::string(" (UCX ") + ucp_get_version_string() + ")" : "",
+                   FormatBytes(config.max_received_bytes));
 }
 
 std::unique_ptr<Client> TaskHost::LocalClient() {

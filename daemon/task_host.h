@@ -82,6 +82,8 @@ class TaskHost {
 
  private:
   Status Build(const TfdConfig& config);
+  // UCX (unless --data-plane-transports=stream) and the DataPlane over it.
+  void StartDataPlane(const TfdConfig& config);
 
   kj::AsyncIoContext& io_;
   // First, so it outlives everything that points into it.
@@ -94,7 +96,7 @@ class TaskHost {
   std::unique_ptr<boost::asio::thread_pool> pool_;
   LoopInbox inbox_;
   kj::Promise<void> inbox_draining_ = nullptr;
-  std::unique_ptr<UcxWorker> ucx_;
+  std::unique_ptr<UcxWorker> ucx_;  // null: streams only
   std::unique_ptr<DataPlane> data_plane_;
   std::unique_ptr<TaskServer> server_;
   std::unique_ptr<HttpEndpoint> http_;  // with --http-listen

@@ -65,7 +65,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)")
       // The data plane: docs/cli.md, "The data plane".
       ("max-received-bytes", po::value<std::string>(), "bytes of tensors pushed by peers held at once before pushes wait, default 4G (TFD_MAX_RECEIVED_BYTES)")
-      ("data-plane-transports", po::value<std::string>(), "UCX transports for tensors between tasks, as UCX_TLS: tcp, sm, ^tcp, ...; default UCX's choice (TFD_DATA_PLANE_TRANSPORTS)")
+      ("data-plane-transports", po::value<std::string>(), "how tensors reach other tasks: auto (shared memory on this host, streams to other hosts; the default) or stream (streams to every task) (TFD_DATA_PLANE_TRANSPORTS)")
       // Mutual TLS: docs/operations.md, "TLS".
       ("tls-cert", po::value<std::string>(), "this task's certificate (PEM); with --tls-key and --tls-ca (TFD_TLS_CERT)")
       ("tls-key", po::value<std::string>(), "the private key of --tls-cert (PEM) (TFD_TLS_KEY)")
@@ -334,9 +334,14 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     }
   }
   if (auto v = get("data-plane-transports", "TFD_DATA_PLANE_TRANSPORTS")) {
-    if (v->first.empty() || v->first.find_first_of(" \t\n") != std::string::npos) {
-      return errors::InvalidArgument(v->second, " takes UCX transport names separated by commas "
-                                     "(tcp, sm, ^tcp), not '", v->first, "'");
+    if (v->first != "auto" && v->first != "stream") {
+      return errors::InvalidArgument(
+          v->second, " takes 'auto' (shared memory between tasks of one host, streams to the "
+          "others) or 'stream' (streams to every task), not '", v->first, "'",
+          v->first.find("tcp") != std::string::npos || v->first.find("sm") != std::string::npos
+              ? ": UCX transports are no longer chosen (UCX's TCP listener parsed bytes from "
+                "anyone); tasks on other hosts are reached over tfd's own streams"
+              : "");
     }
     c.data_plane_transports = v->first;
   }
@@ -347,6 +352,14 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   if (tls.enabled()) {
     // Loaded now, so a bad file stops the task before it serves anyone.
     TFD_ASSIGN_OR_RETURN(c.tls, Tls::Load(tls));
+    // Peers take who a task is from its certificate: it must be this one's.
+    const std::string task = "/job:" + c.job + "/replica:0/task:" + std::to_string(c.task);
+    if (c.tls->identity().task != task) {
+      return errors::InvalidArgument(
+          "--tls-cert '", tls.cert, "' names ", c.tls->identity().Describe(), ", but this is ",
+          task, ": each task needs its own certificate, with URI:tfd:task/", c.job, "/", c.task,
+          " among its subjectAltNames (docs/operations.md, TLS)");
+    }
   }
   return c;
 }

@@ -12,14 +12,19 @@ using T = import "tensor.capnp";
 using Trace = import "trace.capnp";
 
 # Given to a peer that logged in over the (authenticated) control plane.
+# It matters only to a peer that shares memory with the receiver (UCX's
+# shared-memory transports); any other peer opens a stream instead.
 struct DataPlaneInvitation {
-  address @0 :Data;   # the receiver's UCX worker address
-  ticket @1 :Data;    # every push from this peer carries it; the receiver
-                      # drops pushes whose ticket it did not give out
+  address @0 :Data;   # the receiver's UCX worker address; empty without UCX
+  ticket @1 :Data;    # every push over shared memory carries it; the
+                      # receiver drops pushes whose ticket it did not give out
   host @2 :Text;      # the receiver's kernel and IPC namespace: a peer with
                       # the same may reach it through shared memory
 }
 
+# The header of one pushed tensor. Over shared memory it is UCX's
+# active-message header; on a stream, the meta part of a push or offer frame
+# (ticket unset: the stream was authenticated when it opened).
 struct TensorPush {
   ticket @0 :Data;
   stepId @1 :Int64;
@@ -62,4 +67,31 @@ struct StepMessage {
     # Master to task: the master gave up on the step; stop the partition.
     cancel @6 :Void;
   }
+}
+
+# A data-plane stream (daemon/transport/stream_frames.h): a connection to a
+# task's own listening port, TLS when the task runs TLS, that starts with
+# the stream magic and a hello instead of Cap'n Proto RPC. The opener sends
+# pushes and step messages; the task answers with the welcome and with
+# grants of room for large tensors.
+struct StreamHello {
+  version @0 :UInt32;   # the stream protocol's (stream_frames.h, kStreamVersion)
+  token @1 :Data;       # the cluster's auth token, as at login
+  task @2 :Text;        # "/job:J/replica:0/task:T" of the opener
+}
+
+# The task's answer to a hello: code "OK", or why the stream is refused
+# (UNAUTHENTICATED, FAILED_PRECONDITION for another protocol version, ...).
+struct StreamWelcome {
+  code @0 :Text;
+  message @1 :Text;
+  version @2 :UInt32;
+  eagerBytes @3 :UInt64;  # pushes up to this size go inline; larger ones are offered
+}
+
+# The task's answer to an offered tensor: room for it (code "OK"; the
+# opener then sends the bytes), or why there is none.
+struct StreamGrant {
+  code @0 :Text;
+  message @1 :Text;
 }

@@ -12,7 +12,8 @@ packages=(
   g++ meson ninja-build pkg-config
   capnproto libcapnp-dev          # schemas, binary and text graph files, RPC
   libeigen3-dev                   # kernels
-  libucx-dev                      # the tensor data plane between tasks
+  libucx-dev                      # shared memory between tasks of one host
+  libssl-dev                      # certificates' tfd identities (URI subjectAltNames)
   libspdlog-dev libfmt-dev        # logging
   libboost-dev libboost-program-options-dev   # compute pool, command lines
   nlohmann-json3-dev              # JSON output, cluster specs

@@ -6,17 +6,6 @@
 #include "daemon/transport/data_plane.h"
 
 namespace tfd {
-namespace {
-
-// Takes as long for every token of the right length, wherever it differs.
-bool ConstantTimeEqual(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-}  // namespace
 
 void LoginState::SetLoggedIn() {
   if (logged_in_) return;
@@ -25,40 +14,48 @@ void LoginState::SetLoggedIn() {
 }
 
 kj::Promise<void> GateService::login(LoginContext context) {
-  if (!token_.empty() && !state_->logged_in()) {
-    const auto now = LoginThrottle::Clock::now();
-    const std::string& host = state_->peer_host();
-    if (auto wait = throttle_.Blocked(host, now)) {
-      // Refused without comparing: a guesser learns nothing, and pays nothing here.
-      const int64_t seconds = (wait->count() + 999) / 1000;
-      log_.Warn("failed login", fmt::format("refused a login from {}: too many failed logins, "
-                                            "retry in {} s", state_->peer(), seconds));
-      return KjFromStatus(errors::Unauthenticated(env_.task, ": too many failed logins from ",
-                                                  host, ", retry in ", seconds, " s"));
+  auto params = context.getParams();
+  auto token = params.getToken();
+  Credentials credentials{
+      .token = std::string(reinterpret_cast<const char*>(token.begin()), token.size()),
+      .task = params.getPeer(),
+      .peer = state_->peer(),
+      .host = state_->peer_host(),
+      .tls = state_->tls()};
+  KJ_IF_MAYBE(in, caller_) {
+    // A second login on a connection that is in already is not judged
+    // again, but it cannot change who the caller is.
+    if (credentials.task != in->task && !in->unrestricted) {
+      return KjFromStatus(errors::Unauthenticated("a second login as ", credentials.task,
+                                                  " on a connection logged in as ",
+                                                  in->Describe()));
     }
-    auto token = context.getParams().getToken();
-    const std::string given(reinterpret_cast<const char*>(token.begin()), token.size());
-    if (!ConstantTimeEqual(given, token_)) {
-      throttle_.Failed(host, now);
-      // Say which: a client run without its token file is the common mistake.
-      log_.Warn("failed login", fmt::format("refused a login from {} {}", state_->peer(),
-                                            given.empty() ? "without a token" : "with a wrong token"));
-      if (given.empty()) {
-        return KjFromStatus(errors::Unauthenticated(
-            env_.task, " requires an auth token and none was given (--token-file or "
-            "TFD_AUTH_TOKEN_FILE)"));
-      }
-      return KjFromStatus(errors::Unauthenticated("wrong token for ", env_.task));
-    }
+    Admit(context, *in);
+    return kj::READY_NOW;
   }
+  return auth_.Check(credentials).then([this, context](StatusOr<Caller> caller) mutable {
+    ThrowIfError(caller.status());
+    Admit(context, *caller);
+  });
+}
+
+void GateService::Admit(LoginContext& context, const Caller& caller) {
+  caller_ = caller;
   state_->SetLoggedIn();
   auto services = context.getResults().initServices();
-  services.setMaster(services_.master);
-  services.setWorker(services_.worker);
+  if (caller.unrestricted) {
+    services.setMaster(services_.master);
+    services.setWorker(services_.worker);
+  } else {
+    services.setMaster(Guard(services_.master, servers_.master, caller).castAs<proto::Master>());
+    services.setWorker(Guard(services_.worker, servers_.worker, caller).castAs<proto::Worker>());
+  }
   services.setTask(env_.task);
   services.setCluster(env_.cluster.ToJson());
   services.setIncarnation(env_.incarnation);
-  const std::string peer = context.getParams().getPeer();
+  // A data-plane invitation for a task that logged in (under TLS, the task
+  // its certificate names).
+  const std::string& peer = caller.task;
   if (!peer.empty() && env_.data_plane != nullptr) {
     if (!ticket_.empty()) env_.data_plane->Revoke(ticket_);  // a second login
     // Traffic is counted per task named here (DataPlane::traffic, on
@@ -76,7 +73,6 @@ kj::Promise<void> GateService::login(LoginContext context) {
     out.setTicket(bytes(invitation.ticket));
     out.setHost(invitation.host);
   }
-  return kj::READY_NOW;
 }
 
 GateService::~GateService() {

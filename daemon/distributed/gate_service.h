@@ -1,14 +1,12 @@
 // GateService: the bootstrap capability of every accepted connection, and
-// nothing but login. With a token configured, a wrong or missing token gets
-// UNAUTHENTICATED and is counted against the peer's address; an address with
-// too many recent failures is refused before its token is looked at
-// (daemon/distributed/login_throttle.h). A successful login hands out the task's Master
-// and Worker and tells the connection (LoginState), which then lifts its
-// pre-login limits.
+// nothing but login. The credential is judged by the task's Authenticator
+// (daemon/distributed/authenticator.h). A successful login hands out the
+// task's Master and Worker, a data-plane invitation to a peer task, and
+// tells the connection (LoginState), which then lifts its pre-login limits.
 //
 //   auto state = kj::refcounted<LoginState>("10.0.0.7:4711", "10.0.0.7");
 //   state->OnLogin([&] { stream.Lift(); });
-//   auto gate = kj::heap<GateService>(env, token, services, throttle, log, kj::addRef(*state));
+//   auto gate = kj::heap<GateService>(env, services, servers, auth, kj::addRef(*state));
 //
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
@@ -18,9 +16,8 @@
 
 #include <string>
 
-#include "daemon/distributed/login_throttle.h"
+#include "daemon/distributed/authenticator.h"
 #include "daemon/distributed/peers.h"
-#include "daemon/rpc/rate_limited_log.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
 #include "schemas/rpc.capnp.h"
@@ -39,6 +36,9 @@ class LoginState : public kj::Refcounted {
   const std::string& peer() const { return peer_; }            // "10.0.0.7:4711"
   const std::string& peer_host() const { return peer_host_; }  // "10.0.0.7"
   bool logged_in() const { return logged_in_; }
+  // Who the peer's TLS certificate says it is (kNone without TLS).
+  const TlsIdentity& tls() const { return tls_; }
+  void SetTls(TlsIdentity id) { tls_ = std::move(id); }
 
   // `f` runs once, at the first successful login.
   void OnLogin(kj::Function<void()> f) { on_login_ = kj::mv(f); }
@@ -47,21 +47,27 @@ class LoginState : public kj::Refcounted {
 
  private:
   std::string peer_, peer_host_;
+  TlsIdentity tls_;
   bool logged_in_ = false;
   kj::Maybe<kj::Function<void()>> on_login_;
 };
 
 class GateService final : public CountedServer<proto::Gate> {
  public:
-  // `throttle` and `log` belong to the task's server and outlive its connections.
-  GateService(TaskEnv& env, std::string token, TaskServices services, LoginThrottle& throttle,
-              RateLimitedLog& log, kj::Own<LoginState> state)
+  // The objects behind `services`' capabilities, which a login with a
+  // restricted role gets guarded (daemon/distributed/permissions.h).
+  struct Servers {
+    capnp::Capability::Server& master;
+    capnp::Capability::Server& worker;
+  };
+  // `auth` belongs to the task's server and outlives its connections.
+  GateService(TaskEnv& env, TaskServices services, Servers servers, Authenticator& auth,
+              kj::Own<LoginState> state)
       : CountedServer(env.metrics),
         env_(env),
-        token_(std::move(token)),
         services_(kj::mv(services)),
-        throttle_(throttle),
-        log_(log),
+        servers_(servers),
+        auth_(auth),
         state_(kj::mv(state)) {}
 
   // Revokes the data-plane ticket this connection's peer was given: pushes
@@ -72,11 +78,14 @@ class GateService final : public CountedServer<proto::Gate> {
   kj::Promise<void> login(LoginContext context) override;
 
  private:
+  // Answers a login the Authenticator let in.
+  void Admit(LoginContext& context, const Caller& caller);
+
   TaskEnv& env_;
-  std::string token_;
   TaskServices services_;
-  LoginThrottle& throttle_;
-  RateLimitedLog& log_;
+  Servers servers_;
+  Authenticator& auth_;
+  kj::Maybe<Caller> caller_;  // who logged in on this connection
   kj::Own<LoginState> state_;
   std::string ticket_;  // given to the peer task that logged in here
 };

@@ -42,7 +42,17 @@ Peers::Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std
       data_plane_(data_plane),
       logger_(std::move(logger)),
       errors_(logger_, "a connection watch"),
-      watches_(errors_) {}
+      watches_(errors_) {
+  // A stream that breaks takes the task's control connection with it, so
+  // the next caller logs in and opens the data plane afresh.
+  if (data_plane_ != nullptr) {
+    data_plane_->SetOnLinkLost([this](const std::string& task) { Forget(task); });
+  }
+}
+
+Peers::~Peers() {
+  if (data_plane_ != nullptr) data_plane_->SetOnLinkLost(nullptr);
+}
 
 kj::Promise<TaskServices> Peers::Services(const std::string& task, kj::TimePoint deadline,
                                           Patience patience) {
@@ -114,13 +124,7 @@ kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attem
   if (peer == nullptr) {
     return KjFromStatus(errors::Unavailable("the connection attempt to ", task, " was dropped"));
   }
-  return io_.getNetwork()
-      .parseAddress(peer->address.c_str())
-      .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
-      .then([this, address = peer->address](kj::Own<kj::AsyncIoStream> stream) {
-        return tls_ ? tls_->WrapClient(kj::mv(stream), address)
-                    : kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(stream));
-      })
+  return Dial(task, peer->address)
       .then([this, task, attempt](kj::Own<kj::AsyncIoStream> stream) {
         return Login(task, attempt, kj::mv(stream));
       })
@@ -143,6 +147,37 @@ kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attem
       });
 }
 
+kj::Promise<kj::Own<kj::AsyncIoStream>> Peers::Dial(const std::string& task,
+                                                     const std::string& address) {
+  return io_.getNetwork()
+      .parseAddress(address.c_str())
+      .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
+      .then([this, task, address](kj::Own<kj::AsyncIoStream> stream) {
+        return tls_ ? tls_->WrapClient(kj::mv(stream), address, task)
+                    : kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(stream));
+      });
+}
+
+kj::Promise<void> Peers::OpenDataPlane(const std::string& task,
+                                       proto::DataPlaneInvitation::Reader invitation) {
+  auto bytes = [](capnp::Data::Reader d) {
+    return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
+  };
+  const DataPlane::Invitation invited{bytes(invitation.getAddress()),
+                                      bytes(invitation.getTicket()), invitation.getHost()};
+  if (data_plane_->SharesMemory(invited)) {
+    ThrowIfError(data_plane_->ConnectShared(task, invited));
+    return kj::READY_NOW;
+  }
+  // A stream to the task's own port, with the credential of the login.
+  const std::string address = peers_[task].address;
+  return Dial(task, address).then([this, task](kj::Own<kj::AsyncIoStream> stream) {
+    return data_plane_->ConnectStream(task, kj::mv(stream),
+                                      stream::Hello{.token = token_, .task = self_task_},
+                                      tls_ != nullptr);
+  });
+}
+
 kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt,
                                        kj::Own<kj::AsyncIoStream> stream) {
   auto connection = RpcConnection::Client(kj::mv(stream));
@@ -151,23 +186,17 @@ kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt
       kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token_.data()), token_.size()));
   request.setPeer(self_task_);
   auto answered = request.send().then(
-      [this, task](capnp::Response<proto::Gate::LoginResults>&& r) -> TaskServices {
+      [this, task](capnp::Response<proto::Gate::LoginResults>&& r) -> kj::Promise<TaskServices> {
         auto s = r.getServices();
-        if (data_plane_ != nullptr) {
-          if (!s.hasDataPlane()) {
-            kj::throwFatalException(KjFromStatus(errors::FailedPrecondition(
-                task, " gave no data-plane address at login: a tfd without a data plane?")));
-          }
-          auto invitation = s.getDataPlane();
-          auto bytes = [](capnp::Data::Reader d) {
-            return std::string(reinterpret_cast<const char*>(d.begin()), d.size());
-          };
-          ThrowIfError(data_plane_->Connect(
-              task, DataPlane::Invitation{bytes(invitation.getAddress()),
-                                          bytes(invitation.getTicket()),
-                                          invitation.getHost()}));
+        TaskServices services{s.getMaster(), s.getWorker(), s.getIncarnation()};
+        if (data_plane_ == nullptr) return kj::mv(services);
+        if (!s.hasDataPlane()) {
+          return KjFromStatus(errors::FailedPrecondition(
+              task, " gave no data-plane invitation at login: a tfd without a data plane?"));
         }
-        return TaskServices{s.getMaster(), s.getWorker(), s.getIncarnation()};
+        return OpenDataPlane(task, s.getDataPlane())
+            .then([services = kj::mv(services)]() mutable { return kj::mv(services); })
+            .attach(kj::mv(r));
       });
   auto silent = timer_.afterDelay(kLoginTimeout).then([]() -> TaskServices {
     kj::throwFatalException(KjFromStatus(errors::Unavailable(

@@ -52,12 +52,15 @@ class Peers {
     kFailIfDown,    // UNAVAILABLE after the first failed try
   };
 
-  // `data_plane` (may be null) gets an endpoint to each task this task logs
-  // in to, from the invitation the task answers with, and loses it when the
-  // connection is forgotten.
+  // `data_plane` (may be null) gets a link to each task this task logs in
+  // to, before Services resolves: shared memory when the task's invitation
+  // says it is on this host, else a stream this task opens to the task's
+  // port with the same credential (and TLS); it loses the link when the
+  // connection is forgotten, and a link that breaks forgets the connection.
   Peers(kj::AsyncIoProvider& io, kj::Timer& timer, ClusterSpec cluster, std::string self_task,
         TaskServices self, std::string token, DataPlane* data_plane,
         std::shared_ptr<spdlog::logger> logger);
+  ~Peers();
 
   // The services of `task` ("/job:J/replica:0/task:T"). Rejects with
   // UNAVAILABLE at the deadline, UNAUTHENTICATED on a refused token,
@@ -67,7 +70,8 @@ class Peers {
   // Bumped each time the connection to `task` is lost or forgotten.
   uint64_t ConnectionNumber(const std::string& task) const;
   // From now on connections to other tasks are TLS clients that check the
-  // task's certificate against the CA and its cluster address's host.
+  // task's certificate against the CA, its cluster address's host, and that
+  // it names the task dialled (tfd:task/JOB/N).
   void UseTls(std::shared_ptr<Tls> tls) { tls_ = std::move(tls); }
   // Drops the connection to `task` (after an error that suggests it is gone).
   void Forget(const std::string& task);
@@ -101,6 +105,12 @@ class Peers {
                                     kj::Duration backoff);
   kj::Promise<TaskServices> Login(const std::string& task, uint64_t attempt,
                                   kj::Own<kj::AsyncIoStream> stream);
+  // A connection to `task` at `address`; under TLS, to the holder of that
+  // task's certificate.
+  kj::Promise<kj::Own<kj::AsyncIoStream>> Dial(const std::string& task, const std::string& address);
+  // The data-plane link to `task`, from the invitation of its login.
+  kj::Promise<void> OpenDataPlane(const std::string& task,
+                                  proto::DataPlaneInvitation::Reader invitation);
   // The caller's view of the shared attempt, bounded by its own deadline.
   kj::Promise<TaskServices> Waiter(const std::string& task, Peer& peer, kj::TimePoint deadline);
   // The peer entry if `attempt` is still its current attempt.

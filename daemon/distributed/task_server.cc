@@ -8,6 +8,8 @@
 
 #include "daemon/distributed/gate_service.h"
 #include "daemon/rpc/pre_login_stream.h"
+#include "daemon/transport/data_plane.h"
+#include "daemon/transport/stream_frames.h"
 #include "daemon/rpc/read_ahead_stream.h"
 #include "daemon/rpc/watched_message_stream.h"
 
@@ -55,9 +57,11 @@ double Seconds(kj::Duration d) { return static_cast<double>(d / kj::MILLISECONDS
 
 }  // namespace
 
-// One accepted connection: its byte stream held to the pre-login budget,
-// the RPC system serving its Gate, its login deadline, and the one log line
-// that says why it ended when it ended badly.
+// One accepted connection: TLS when the task runs it, then either Cap'n
+// Proto RPC (held to the pre-login budget until its Gate's login) or, when
+// it starts with the stream magic, a data-plane stream (its hello judged by
+// the same Authenticator); its login deadline; and the one log line that
+// says why it ended when it ended badly.
 class TaskServer::Connection {
  public:
   Connection(TaskServer& server, ConnectionTable::Id id, PeerName peer,
@@ -66,31 +70,12 @@ class TaskServer::Connection {
         id_(id),
         peer_(std::move(peer)),
         accepted_(server.timer_.now()) {
-    if (server.tls_) {
-      // The handshake runs as the first read needs it; until then the
-      // stream holds reads back, under the login deadline like the login.
-      stream = kj::newPromisedStream(server.tls_->WrapServer(kj::mv(stream))
-                                         .catch_([this](kj::Exception&& e)
-                                                     -> kj::Own<kj::AsyncIoStream> {
-                                           SetReason("TLS handshake",
-                                                     std::string(e.getDescription().cStr()));
-                                           kj::throwFatalException(kj::mv(e));
-                                         }));
-    }
-    auto limited = kj::heap<PreLoginStream>(kj::heap<ReadAheadStream>(kj::mv(stream)),
-                                            server.limits_.pre_login_bytes);
-    pre_login_ = limited.get();
-    auto watched = kj::heap<WatchedMessageStream>(kj::mv(limited));
-    watch_ = watched.get();
+    stream_ = kj::mv(stream);
     state_ = kj::refcounted<LoginState>(peer_.address, peer_.host);
     state_->OnLogin([this]() {
-      pre_login_->Lift();
+      KJ_IF_MAYBE(limited, pre_login_) { (*limited)->Lift(); }
       server_.table_.LoggedIn(id_);
     });
-    auto gate = kj::heap<GateService>(server.env_, server.token_,
-                                      TaskServices{server.master_, server.worker_, server.env_.incarnation},
-                                      server.throttle_, server.log_, kj::addRef(*state_));
-    rpc_ = RpcConnection::Server(kj::mv(watched), kj::mv(gate));
     auto paf = kj::newPromiseAndFulfiller<void>();
     close_ = kj::mv(paf.fulfiller);
     closed_ = kj::mv(paf.promise);
@@ -115,8 +100,18 @@ class TaskServer::Connection {
                                     server_.limits_.login_timeout.count() / 1000.0));
               return kj::READY_NOW;
             });
-    return rpc_->OnDisconnect()
-        .exclusiveJoin(kj::mv(closed_))
+    auto serve = Handshake()
+                     .then([this]() { return ahead_->Peek(stream::kMagic.size()); })
+                     .then([this](kj::ArrayPtr<const kj::byte> first) -> kj::Promise<void> {
+                       if (first == kj::arrayPtr(stream::kMagic.data(), stream::kMagic.size())) {
+                         return ServeStream();
+                       }
+                       return ServeRpc();
+                     })
+                     .catch_([this](kj::Exception&& e) {
+                       SetReason("broken connection", e.getDescription().cStr());
+                     });
+    return serve.exclusiveJoin(kj::mv(closed_))
         .exclusiveJoin(kj::mv(deadline))
         .then([this]() { Finish(); });
   }
@@ -136,14 +131,99 @@ class TaskServer::Connection {
     reason_ = reason;
   }
 
+  // TLS's handshake, when the task runs TLS (under the login deadline, like
+  // the login), and the read-ahead buffer that tells the protocols apart.
+  kj::Promise<void> Handshake() {
+    auto ready = [this](kj::Own<kj::AsyncIoStream> stream) {
+      auto ahead = kj::heap<ReadAheadStream>(kj::mv(stream));
+      ahead_ = ahead.get();
+      stream_ = kj::mv(ahead);
+    };
+    if (!server_.tls_) {
+      ready(kj::mv(stream_));
+      return kj::READY_NOW;
+    }
+    return server_.tls_->WrapServer(kj::mv(stream_))
+        .then(
+            [this, ready](Tls::Secured secured) {
+              state_->SetTls(kj::mv(secured.peer));
+              ready(kj::mv(secured.stream));
+            },
+            [this](kj::Exception&& e) {
+              SetReason("TLS handshake", std::string(e.getDescription().cStr()));
+              kj::throwFatalException(kj::mv(e));
+            });
+  }
+
+  kj::Promise<void> ServeRpc() {
+    auto limited = kj::heap<PreLoginStream>(kj::mv(stream_), server_.limits_.pre_login_bytes);
+    pre_login_ = limited.get();
+    auto watched = kj::heap<WatchedMessageStream>(kj::mv(limited));
+    watch_ = watched.get();
+    auto gate = kj::heap<GateService>(
+        server_.env_, TaskServices{server_.master_, server_.worker_, server_.env_.incarnation},
+        GateService::Servers{*server_.master_server_, *server_.worker_server_}, server_.auth_,
+        kj::addRef(*state_));
+    rpc_ = RpcConnection::Server(kj::mv(watched), kj::mv(gate));
+    return rpc_->OnDisconnect();
+  }
+
+  // A data-plane stream: its hello's credential, then the data plane reads
+  // it until it ends.
+  kj::Promise<void> ServeStream() {
+    DataPlane* plane = server_.env_.data_plane;
+    if (plane == nullptr) {
+      SetReason("stream refused", "this task has no data plane");
+      return kj::READY_NOW;
+    }
+    return stream::ReceiveHello(*stream_).then([this, plane](stream::Hello hello) {
+      return server_.auth_
+          .Check({.token = hello.token, .task = hello.task, .peer = peer_.address,
+                  .host = peer_.host, .tls = state_->tls()})
+          .then([this, plane, hello](StatusOr<Caller> caller) -> kj::Promise<void> {
+            Status admitted = caller.status();
+            if (admitted.ok()) admitted = CheckStreamOpener(hello, *caller);
+            if (!admitted.ok()) return Refuse(plane, admitted);
+            state_->SetLoggedIn();
+            return plane->ServeStream(hello.task, kj::mv(stream_)).then([this](Status why) {
+              if (!why.ok()) SetReason("stream ended", why.ToString());
+            });
+          });
+    });
+  }
+
+  // Whether the stream's opener may send here: a task of the cluster (not
+  // this one) speaking this version of the protocol.
+  Status CheckStreamOpener(const stream::Hello& hello, const Caller& caller) const {
+    if (hello.version != stream::kStreamVersion) {
+      return errors::FailedPrecondition(
+          "a data-plane stream of protocol version ", hello.version, " from ", hello.task,
+          "; this tfd speaks version ", stream::kStreamVersion, ": run the same tfd on every task");
+    }
+    if (hello.task != caller.task || hello.task == server_.env_.task ||
+        !server_.env_.cluster.HasTask(hello.task)) {
+      return errors::Unauthenticated("a data-plane stream from '", hello.task,
+                                     "', which is no other task of the cluster");
+    }
+    return OkStatus();
+  }
+
+  kj::Promise<void> Refuse(DataPlane* plane, const Status& why) {
+    SetReason("stream refused", why.ToString());
+    stream::Welcome refusal = plane->Welcome();
+    refusal.status = why;
+    return stream::SendWelcome(*stream_, refusal).catch_([](kj::Exception&&) {});
+  }
+
   void Finish() {
     server_.table_.Remove(id_);
     server_.live_.erase(id_);
     if (kind_.empty()) {
-      KJ_IF_MAYBE(why, pre_login_->refusal()) {
-        SetReason("pre-login limit", *why);
-      } else KJ_IF_MAYBE(why, watch_->failure()) {
-        SetReason("broken connection", *why);
+      KJ_IF_MAYBE(limited, pre_login_) {
+        KJ_IF_MAYBE(why, (*limited)->refusal()) { SetReason("pre-login limit", *why); }
+      }
+      KJ_IF_MAYBE(watched, watch_) {
+        KJ_IF_MAYBE(why, (*watched)->failure()) { SetReason("broken connection", *why); }
       }
     }
     if (!kind_.empty()) {
@@ -156,8 +236,10 @@ class TaskServer::Connection {
   const PeerName peer_;
   const kj::TimePoint accepted_;
   kj::Own<LoginState> state_;
-  PreLoginStream* pre_login_ = nullptr;    // owned through rpc_
-  WatchedMessageStream* watch_ = nullptr;  // owned through rpc_
+  ReadAheadStream* ahead_ = nullptr;  // owned through stream_, then by what serves it
+  kj::Own<kj::AsyncIoStream> stream_;  // until ServeRpc or ServeStream takes it
+  kj::Maybe<PreLoginStream*> pre_login_;    // owned through rpc_
+  kj::Maybe<WatchedMessageStream*> watch_;  // owned through rpc_
   kj::Own<RpcConnection> rpc_;
   kj::Own<kj::PromiseFulfiller<void>> close_;
   kj::Promise<void> closed_ = nullptr;
@@ -176,14 +258,18 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
       worker_(nullptr),
       log_(env.logger, timer),
       throttle_(limits.max_failed_logins, limits.failed_login_window),
+      auth_(env.task, token_, tls_ != nullptr, throttle_, log_),
       table_(limits),
       accept_backoff_(kAcceptRetry),
       errors_(env.logger, "a connection"),
       connections_(errors_) {
   auto worker = kj::heap<WorkerService>(env);
   WorkerService& local = *worker;
+  worker_server_ = worker.get();
   worker_ = kj::mv(worker);  // the capability keeps it for the server's life
-  master_ = kj::heap<MasterService>(env, local);
+  auto master = kj::heap<MasterService>(env, local);
+  master_server_ = master.get();
+  master_ = kj::mv(master);
   peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task,
                            TaskServices{master_, worker_, env.incarnation}, token_, env.data_plane,
                            env.logger);

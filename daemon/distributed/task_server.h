@@ -2,7 +2,11 @@
 //
 // Each accepted connection gets its own RPC system whose bootstrap is the
 // Gate (daemon/distributed/gate_service.h); reader limits are set for large tensors
-// (daemon/rpc/connection.h). Until a connection has logged in it is held to
+// (daemon/rpc/connection.h). A connection that starts with the data-plane
+// stream magic is a stream another task opens to push tensors here
+// (daemon/transport/stream_frames.h): its hello's credential is judged as a
+// login is, and then the data plane reads it. Streams are admitted, limited
+// and shed exactly like RPC connections. Until a connection has logged in it is held to
 // ServerLimits: a small byte budget, a login deadline, caps on connections.
 // Every connection refused, shed, timed out or broken is logged once with
 // the peer's address and the reason, a few lines per second per kind.
@@ -31,6 +35,7 @@
 #include <map>
 #include <string>
 
+#include "daemon/distributed/authenticator.h"
 #include "daemon/distributed/connection_table.h"
 #include "daemon/distributed/login_throttle.h"
 #include "daemon/distributed/master_service.h"
@@ -85,9 +90,14 @@ class TaskServer {
   std::shared_ptr<Tls> tls_;
   proto::Master::Client master_;
   proto::Worker::Client worker_;
+  // The objects behind master_ and worker_ (which keep them alive), for the
+  // guarded capabilities of restricted logins.
+  MasterService* master_server_ = nullptr;
+  WorkerService* worker_server_ = nullptr;
   kj::Own<Peers> peers_;
   RateLimitedLog log_;
   LoginThrottle throttle_;
+  Authenticator auth_;
   ConnectionTable table_;
   std::map<ConnectionTable::Id, Connection*> live_;  // each owned by its task in connections_
   kj::Own<kj::ConnectionReceiver> listener_;

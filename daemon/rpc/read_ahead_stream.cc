@@ -35,4 +35,24 @@ kj::Promise<size_t> ReadAheadStream::tryRead(void* buffer, size_t min_bytes, siz
       });
 }
 
+kj::Promise<kj::ArrayPtr<const kj::byte>> ReadAheadStream::Peek(size_t n) {
+  n = std::min(n, buffer_.size());
+  const size_t have = end_ - begin_;
+  if (have >= n) return buffer_.slice(begin_, begin_ + n).asConst();
+  // Room after what is buffered: move it to the front.
+  if (begin_ > 0) {
+    memmove(buffer_.begin(), buffer_.begin() + begin_, have);
+    begin_ = 0;
+    end_ = have;
+  }
+  return inner().tryRead(buffer_.begin() + end_, n - have, buffer_.size() - end_)
+      .then([this, n](size_t got) -> kj::Promise<kj::ArrayPtr<const kj::byte>> {
+        end_ += got;
+        if (got == 0 || end_ - begin_ >= n) {
+          return buffer_.slice(begin_, begin_ + std::min(n, end_ - begin_)).asConst();
+        }
+        return Peek(n);
+      });
+}
+
 }  // namespace tfd

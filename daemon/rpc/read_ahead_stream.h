@@ -11,6 +11,7 @@
 // once the buffered bytes are used up, so large frames are not copied twice.
 //
 //   auto stream = kj::heap<ReadAheadStream>(kj::mv(socket));
+//   stream->Peek(8).then([](kj::ArrayPtr<const kj::byte> first) { ... });
 //
 // Thread-safety: the event-loop thread that owns the stream; one read at a
 // time, as for any kj stream.
@@ -28,6 +29,11 @@ class ReadAheadStream final : public ForwardingStream {
   explicit ReadAheadStream(kj::Own<kj::AsyncIoStream> inner, size_t buffer_bytes = 8192);
 
   kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override;
+
+  // The next `n` bytes (at most the buffer's size), left to be read: fewer
+  // only when the stream ends first. For a server that tells protocols
+  // apart by their first bytes.
+  kj::Promise<kj::ArrayPtr<const kj::byte>> Peek(size_t n);
 
  private:
   // Moves up to `max` buffered bytes to `out`; returns how many.

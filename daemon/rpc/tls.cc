@@ -1,6 +1,9 @@
 #include "daemon/rpc/tls.h"
 
 #include <kj/debug.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include <fstream>
 #include <sstream>
@@ -84,6 +87,58 @@ class TlsErrorStream final : public ForwardingStream {
   const std::string peer_;
 };
 
+// kj 0.9.2's TlsPeerIdentity offers the common name and host-name matching
+// only; its certificate is a private member. An explicit instantiation may
+// name a private member (C++ [temp.spec]), which is how the URI names are
+// read here; a kj that renames the member fails to compile, not to check.
+void* CertificateOf(kj::TlsPeerIdentity& peer);
+template <void* kj::TlsPeerIdentity::*Member>
+struct CertificateAccess {
+  friend void* CertificateOf(kj::TlsPeerIdentity& peer) { return peer.*Member; }
+};
+template struct CertificateAccess<&kj::TlsPeerIdentity::cert>;
+
+// The certificate's URI subjectAltNames.
+std::vector<std::string> UrisOf(X509* cert) {
+  std::vector<std::string> uris;
+  auto* names = static_cast<GENERAL_NAMES*>(
+      X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (names == nullptr) return uris;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    if (name->type != GEN_URI) continue;
+    const ASN1_STRING* uri = name->d.uniformResourceIdentifier;
+    uris.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(uri)),
+                      static_cast<size_t>(ASN1_STRING_length(uri)));
+  }
+  GENERAL_NAMES_free(names);
+  return uris;
+}
+
+// Who the peer's certificate names; kNone (with its common name, for
+// messages) when no tfd identity. A certificate with two tfd names, or a
+// malformed one, is refused outright.
+StatusOr<TlsIdentity> IdentityOf(kj::PeerIdentity& peer) {
+  auto* tls = dynamic_cast<kj::TlsPeerIdentity*>(&peer);
+  if (tls == nullptr || !tls->hasCertificate()) return TlsIdentity{};
+  TFD_ASSIGN_OR_RETURN(TlsIdentity id,
+                       TlsIdentity::FromUris(UrisOf(static_cast<X509*>(CertificateOf(*tls)))));
+  if (id.kind == TlsIdentity::Kind::kNone) id.name = "CN=" + std::string(tls->getCommonName().cStr());
+  return id;
+}
+
+// The tfd identity of the first certificate in `pem`.
+StatusOr<TlsIdentity> IdentityOfPem(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  if (bio == nullptr) return errors::Internal("BIO_new_mem_buf failed");
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (cert == nullptr) return errors::InvalidArgument("no certificate in it");
+  auto id = TlsIdentity::FromUris(UrisOf(cert));
+  X509_free(cert);
+  return id;
+}
+
 }  // namespace
 
 Status CheckTlsFiles(const TlsFiles& files, const std::string& prefix) {
@@ -131,6 +186,10 @@ StatusOr<std::shared_ptr<Tls>> Tls::Load(const TlsFiles& files) {
                             [&]() { key = kj::TlsPrivateKey(kj::StringPtr(key_pem.c_str())); }));
   TFD_RETURN_IF_ERROR(parse("--tls-ca", files.ca,
                             [&]() { ca = kj::TlsCertificate(kj::StringPtr(ca_pem.c_str())); }));
+  auto identity = IdentityOfPem(cert_pem);
+  if (!identity.ok()) {
+    return errors::InvalidArgument("--tls-cert '", files.cert, "': ", identity.status().message());
+  }
   std::shared_ptr<Tls> tls;
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
     tls = std::make_shared<Tls>(
@@ -140,6 +199,7 @@ StatusOr<std::shared_ptr<Tls>> Tls::Load(const TlsFiles& files) {
     return errors::InvalidArgument("--tls-cert '", files.cert, "' and --tls-key '", files.key,
                                    "' do not make a usable key pair: ", Reason(*e));
   }
+  tls->identity_ = std::move(identity).value();
   return tls;
 }
 
@@ -155,13 +215,28 @@ Tls::Tls(kj::TlsKeypair keypair, kj::TlsCertificate ca)
 }
 
 kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapClient(kj::Own<kj::AsyncIoStream> stream,
-                                                        const std::string& address) {
+                                                        const std::string& address,
+                                                        const std::string& task) {
   const std::string host = HostOfAddress(address);
-  return context_->wrapClient(kj::mv(stream), host.c_str())
+  kj::AuthenticatedStream plain{kj::mv(stream), kj::UnknownPeerIdentity::newInstance()};
+  return context_->wrapClient(kj::mv(plain), host.c_str())
       .then(
-          [self = shared_from_this(), address](kj::Own<kj::AsyncIoStream> secured)
+          [self = shared_from_this(), address, task](kj::AuthenticatedStream secured)
               -> kj::Own<kj::AsyncIoStream> {
-            return kj::heap<TlsErrorStream>(kj::mv(secured), address).attach(kj::mv(self));
+            auto id = IdentityOf(*secured.peerIdentity);
+            Status ok = id.status();
+            if (ok.ok() && id->kind != TlsIdentity::Kind::kTask) {
+              ok = errors::Unauthenticated("the certificate of ", address, " names ",
+                                           id->Describe(), ", not a task (tfd:task/JOB/N)");
+            } else if (ok.ok() && !task.empty() && id->task != task) {
+              ok = errors::Unauthenticated("the certificate of ", address, " names ",
+                                           id->Describe(), ", not ", task);
+            }
+            if (!ok.ok()) {
+              kj::throwFatalException(KjFromStatus(
+                  errors::Unauthenticated("TLS with ", address, " refused: ", ok.message())));
+            }
+            return kj::heap<TlsErrorStream>(kj::mv(secured.stream), address).attach(kj::mv(self));
           },
           [address, host](kj::Exception&& e) -> kj::Own<kj::AsyncIoStream> {
             std::string hint = ServerCertificateHint(e, host);
@@ -169,14 +244,21 @@ kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapClient(kj::Own<kj::AsyncIoStrea
           });
 }
 
-kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapServer(kj::Own<kj::AsyncIoStream> stream) {
-  return context_->wrapServer(kj::mv(stream))
+kj::Promise<Tls::Secured> Tls::WrapServer(kj::Own<kj::AsyncIoStream> stream) {
+  kj::AuthenticatedStream plain{kj::mv(stream), kj::UnknownPeerIdentity::newInstance()};
+  return context_->wrapServer(kj::mv(plain))
       .then(
-          [self = shared_from_this()](kj::Own<kj::AsyncIoStream> secured)
-              -> kj::Own<kj::AsyncIoStream> {
-            return kj::heap<TlsErrorStream>(kj::mv(secured), "the client").attach(kj::mv(self));
+          [self = shared_from_this()](kj::AuthenticatedStream secured) -> Secured {
+            auto id = IdentityOf(*secured.peerIdentity);
+            if (!id.ok()) {
+              kj::throwFatalException(KjFromStatus(errors::Unauthenticated(
+                  "TLS with the client refused: ", id.status().message())));
+            }
+            return Secured{
+                kj::heap<TlsErrorStream>(kj::mv(secured.stream), "the client").attach(kj::mv(self)),
+                std::move(id).value()};
           },
-          [](kj::Exception&& e) -> kj::Own<kj::AsyncIoStream> {
+          [](kj::Exception&& e) -> Secured {
             std::string hint = PlainClientHint(e);
             kj::throwFatalException(Tagged(kj::mv(e), "the client", hint));
           });

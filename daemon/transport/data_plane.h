@@ -1,39 +1,46 @@
 // DataPlane: tensors pushed from the task that produces them to the task
-// that consumes them, over UCX (shared memory or cross-memory attach on one
-// host, TCP or RDMA across hosts), beside the Cap'n Proto control plane.
+// that consumes them, beside the Cap'n Proto control plane, and the step
+// messages of the step channel (daemon/distributed/step_channel.h).
 //
 // Push, not pull: a _Send hands its tensor to Push as soon as it is made;
-// the bytes go from the tensor's own buffer (nothing is copied on the way
-// out) into a pooled buffer on the receiver that becomes the receiver's
-// tensor, and `deliver` puts it into the receiver's rendezvous, where the
-// _Recv finds it, whether or not the receiving partition has started yet.
-// A step moving N tensors between two tasks costs no round trip per tensor.
+// the bytes go from the tensor's own buffer into a buffer on the receiver
+// that becomes the receiver's tensor, and `deliver` puts it into the
+// receiver's rendezvous, where the _Recv finds it whether or not the
+// receiving partition has started. A step moving N tensors between two
+// tasks costs no round trip per tensor.
 //
-// Who may push: a peer learns this task's worker address and a ticket only
-// by logging in over the (authenticated) control plane (Invite); every push
-// carries its ticket, and pushes with a ticket this task did not give out,
-// or revoked when the peer's control connection went, are dropped and
-// logged. What an unauthenticated peer that reaches UCX's own sockets can
-// still do is in docs/architecture.md.
+// Each peer is reached over one link (daemon/transport/link.h):
+// - a task on this host (same kernel and IPC namespace) over UCX's shared
+//   memory (ucx_link.h): posix segments private to tfd's user and
+//   cross-memory attach. UCX opens no socket: its TCP and SysV transports
+//   are never enabled (ucx_worker.h).
+// - any other task over a stream (stream_link.h): a connection to the
+//   task's own listening port — TLS when the cluster runs TLS — that
+//   presents the same credential as a login before a frame is read.
+// --data-plane-transports=stream sends every peer's tensors on streams.
 //
-// What a task holds: received tensors come from a pool of buffers reused
-// across steps (common/buffer_pool.h). While more than `max_held_bytes` of
-// them are alive, further large pushes are held back (back-pressure: the
-// sender's push stays pending) for up to `hold_timeout`; a push that cannot
-// fit, or waits longer, fails on both sides with RESOURCE_EXHAUSTED naming
-// the tensor and the limit.
+// Who may push here: over shared memory, a process of tfd's user holding a
+// ticket this task gave at a login and has not revoked (Invite, Revoke);
+// on a stream, the task whose hello the task server authenticated
+// (ServeStream). Everything else is refused, counted and logged.
 //
-//   DataPlane plane(*ucx, timer, {}, [&](int64_t step, std::string key, StatusOr<Tensor> t) {
+// What a task holds: received tensors come from a ReceiveRoom; while more
+// than `max_held_bytes` of them are alive, large pushes wait for room (the
+// sender's push stays pending) for up to `hold_timeout`, then fail on both
+// sides with RESOURCE_EXHAUSTED naming the tensor and the limit.
+//
+//   DataPlane plane(ucx.get(), timer, {}, [&](int64_t step, std::string key, StatusOr<Tensor> t) {
 //     rendezvous.Deliver(step, key, std::move(t));
 //   }, logger);
 //   auto invitation = plane.Invite("/job:worker/replica:0/task:0");  // at that peer's login
-//   ... on the peer: plane.Connect("/job:ps/replica:0/task:0", invitation);
+//   ... on the peer: if (plane.SharesMemory(invitation)) plane.ConnectShared(task, invitation);
+//                    else plane.ConnectStream(task, kj::mv(socket), hello, tls);
 //   plane.Push(task, step_id, key, tensor).then(...);
 //
-// Thread-safety: event-loop thread only (the thread of `ucx`).
+// Thread-safety: event-loop thread only.
 #pragma once
 
-#include <kj/async.h>
+#include <kj/async-io.h>
 #include <kj/timer.h>
 
 #include <functional>
@@ -46,12 +53,18 @@
 #include "common/buffer_pool.h"
 #include "common/tensor.h"
 #include "daemon/rpc/kj_status.h"
-#include "daemon/transport/ucx_worker.h"
+#include "daemon/transport/link.h"
+#include "daemon/transport/receive_room.h"
+#include "daemon/transport/stream_frames.h"
 #include "schemas/transport.capnp.h"
 
 namespace tfd {
 
-class DataPlane {
+class UcxWorker;
+class UcxReceiver;
+class StreamReceiver;
+
+class DataPlane : private PlaneSink {
  public:
   struct Options {
     // Received tensors alive at once before pushes are held back.
@@ -60,18 +73,16 @@ class DataPlane {
     kj::Duration hold_timeout = 30 * kj::SECONDS;
     // What the receive pool keeps of buffers between steps.
     size_t max_cached_bytes = size_t{1} << 30;
-    // Only tasks on this host (the same UcxWorker::host) get an endpoint.
-    // Set when the control plane runs TLS: UCX 1.13 does not encrypt, and
-    // between hosts tensors would cross the network in clear text
-    // (docs/operations.md, "TLS").
-    bool same_host_only = false;
+    // Tensors up to this size are pushed inline on a stream; larger ones
+    // are offered and wait for room (stream_frames.h).
+    uint64_t eager_bytes = stream::kDefaultEagerBytes;
   };
   // A tensor that arrived (or why one for (step, key) never will), on the
   // loop thread.
   using Deliver = std::function<void(int64_t step_id, const std::string& key, StatusOr<Tensor>)>;
 
-  // What a peer needs to push here: this worker's address, its ticket, and
-  // its host identity (UcxWorker::host).
+  // What a peer needs to push here over shared memory: this worker's UCX
+  // address, its ticket, and its host identity (UcxWorker::host).
   struct Invitation {
     std::string address;
     std::string ticket;
@@ -85,46 +96,53 @@ class DataPlane {
     uint64_t pushes_refused = 0;  // bad ticket, bad header, over the budget
     uint64_t held_back = 0;       // pushes that waited for room
     // Pushes to a same-host peer still unfinished when it went away: failed
-    // at once, their buffers kept until UCX lets go (see Disconnect).
+    // at once, their buffers kept until UCX lets go (see UcxLink).
     uint64_t pushes_abandoned = 0;
     uint64_t step_messages_sent = 0, step_messages_received = 0;
     uint64_t step_messages_refused = 0;  // bad ticket, malformed, too large
+    uint64_t streams_served = 0;         // streams other tasks opened here, open now
     BufferPool::Stats pool;
   };
 
-  DataPlane(UcxWorker& ucx, kj::Timer& timer, Options options, Deliver deliver,
+  // `ucx` null: no shared memory (--data-plane-transports=stream, or UCX
+  // would not start); every peer is reached over a stream.
+  DataPlane(UcxWorker* ucx, kj::Timer& timer, Options options, Deliver deliver,
             std::shared_ptr<spdlog::logger> logger);
   ~DataPlane();
   DataPlane(const DataPlane&) = delete;
   DataPlane& operator=(const DataPlane&) = delete;
 
-  // A ticket for `task` (its name, under which traffic() counts what it
-  // pushes; `where` it connected from goes into messages) and this worker's
-  // address; valid until Revoke.
+  // A ticket for `task`'s pushes over shared memory (its name, under which
+  // traffic() counts what it pushes; `where` it connected from goes into
+  // messages) and this worker's address; valid until Revoke.
   Invitation Invite(const std::string& task, const std::string& where = "");
   void Revoke(const std::string& ticket);
 
-  // An endpoint to `task` from the invitation it gave us: INVALID_ARGUMENT
-  // for a malformed address, UNAVAILABLE when UCX cannot reach it,
-  // FAILED_PRECONDITION for a task on another host under
-  // Options::same_host_only. Replaces
-  // an endpoint the task had (a task that restarted).
-  //
-  // A peer on another host gets an endpoint that UCX watches (a peer that
-  // dies fails the pushes to it). UCX 1.13's shared-memory transports cannot
-  // watch a peer, and UCX would fall back to TCP on loopback for such an
-  // endpoint; so a peer on this host gets an unwatched endpoint over shared
-  // memory and cross-memory attach, and the control plane watches it
-  // instead: its connection going calls Disconnect. (With shared memory
-  // excluded, UCX_TLS=tcp say, every peer is watched by UCX.)
-  Status Connect(const std::string& task, const Invitation& invitation);
-  // Fails the pushes still in flight to `task` with UNAVAILABLE and closes
-  // its endpoint. A watched endpoint is closed at once and UCX returns every
-  // buffer; an unwatched one is flushed in the background, and the buffers of
-  // pushes the peer never took stay with UCX (pushes_abandoned counts them):
-  // closing it by force could fault a peer that is still alive.
+  // Whether the task that gave `invitation` is reached over shared memory:
+  // both have UCX and run on this host.
+  bool SharesMemory(const Invitation& invitation) const;
+  // A shared-memory link to `task` (replacing any link it had: a task that
+  // restarted). INVALID_ARGUMENT for a malformed invitation, UNAVAILABLE
+  // when UCX cannot reach it.
+  Status ConnectShared(const std::string& task, const Invitation& invitation);
+  // A stream link to `task` over `stream`, which the caller opened to the
+  // task's port (and wrapped in TLS when the cluster runs TLS; `tls` says
+  // so): sends `hello`, and once the task welcomes it, replaces any link
+  // `task` had. Rejects with the task's refusal (UNAUTHENTICATED, ...).
+  kj::Promise<void> ConnectStream(const std::string& task, kj::Own<kj::AsyncIoStream> stream,
+                                  const stream::Hello& hello, bool tls);
+  // Serves a stream `task` opened to this task, whose hello the caller has
+  // authenticated: welcomes it and reads it until it ends; resolves with
+  // why it ended (OK when the opener closed it).
+  kj::Promise<Status> ServeStream(const std::string& task, kj::Own<kj::AsyncIoStream> stream);
+  // The welcome ServeStream sends (for a caller that refuses instead).
+  stream::Welcome Welcome() const;
+
+  // Fails what is in flight to `task` with UNAVAILABLE and lets its link go.
   void Disconnect(const std::string& task);
   bool Connected(const std::string& task) const;
+  // How `task` is reached ("UCX shared memory", "stream (TLS)"), "" if not.
+  std::string LinkKind(const std::string& task) const;
 
   // Sends `tensor` to `task` for (step_id, key). Resolves once the bytes
   // have been taken (the buffer may then be reused); fails with UNAVAILABLE
@@ -133,78 +151,72 @@ class DataPlane {
   kj::Promise<void> Push(const std::string& task, int64_t step_id, const std::string& key,
                          const Tensor& tensor);
 
-  // Step messages: small messages beside the pushes, under the same
-  // tickets, for the step channel (daemon/distributed/step_channel.h).
-  // `on_message` gets each one that carries a ticket this task gave out,
-  // with the task the ticket was given to; `on_gone` hears that the
-  // endpoint to a task went (Disconnect, or UCX reported it failed), so
-  // that whoever waits for that task's answers stops waiting. Both run on
-  // the loop, outside UCX's progress engine.
+  // Step messages (daemon/distributed/step_channel.h). `on_message` gets
+  // each one from an authenticated peer, with that peer's task; `on_gone`
+  // hears that the link to a task went (Disconnect, or it failed), so that
+  // whoever waits for that task's answers stops waiting. Both run on the
+  // loop, outside any transport's callbacks.
   using OnStepMessage = std::function<void(const std::string& from, proto::StepMessage::Reader)>;
   using OnPeerGone = std::function<void(const std::string& task, const Status& why)>;
   void SetStepHandlers(OnStepMessage on_message, OnPeerGone on_gone);
+  // Told when a link fails by itself (a stream broke), after on_gone: the
+  // owner of the control connections forgets the task, so the next call
+  // reaches it afresh.
+  void SetOnLinkLost(std::function<void(const std::string& task)> on_lost);
   // Sends a step message to `task`; `fill` writes all but the ticket.
-  // UNAVAILABLE when there is no working endpoint to it. Nothing says when
-  // it arrived: the answer does, or the endpoint's going.
-  Status SendStepMessage(const std::string& task,
-                         const std::function<void(proto::StepMessage::Builder)>& fill);
+  // UNAVAILABLE when there is no working link to it.
+  Status SendStepMessage(const std::string& task, const Link::FillStep& fill);
 
   Stats stats() const;
   // Bytes pushed to and received from each task since start, by task name
-  // (Push's `task`, Invite's `task`): a map that grows with the tasks of
-  // the cluster, not with connections.
+  // (Push's `task`, Invite's `task`, a stream's task): a map that grows
+  // with the tasks of the cluster, not with connections.
   struct Traffic {
     uint64_t bytes_sent = 0, bytes_received = 0;
   };
   const std::map<std::string, Traffic>& traffic() const { return traffic_; }
-  const std::string& transports() const { return ucx_.transports(); }
+  // What carries tensors: "shared memory (UCX) and streams", or "streams".
+  std::string transports() const;
   kj::Timer& timer() { return timer_; }
 
  private:
-  struct Peer;
-  struct Incoming;
-  struct SendOp;
+  struct Invited {
+    std::string task;
+    std::string label;  // task and where it connected from, for messages
+  };
 
-  static ucs_status_t OnMessage(void* arg, const void* header, size_t header_length, void* data,
-                                size_t length, const ucp_am_recv_param_t* param);
-  static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
-  static ucs_status_t OnStepMessageArrived(void* arg, const void* header, size_t header_length,
-                                           void* data, size_t length,
-                                           const ucp_am_recv_param_t* param);
-  ucs_status_t ReceiveStepMessage(const void* data, size_t length,
-                                  const ucp_am_recv_param_t* param);
+  // PlaneSink
+  void Sent(const std::string& task, uint64_t bytes) override;
+  void StepMessageSent() override;
+  void Abandoned(uint64_t pushes) override;
+  void Received(const std::string& task, int64_t step_id, const std::string& key,
+                StatusOr<Tensor> tensor, uint64_t bytes) override;
+  void StepMessage(const std::string& task, proto::StepMessage::Reader message) override;
+  void Refused(const std::string& why, bool step_message) override;
+  void LinkFailed(const std::string& task, const Status& why) override;
+
+  PlaneSink& sink() { return *this; }
+  Link* Find(const std::string& task) const;
+  void SetLink(const std::string& task, std::unique_ptr<Link> link);
   void PeerGone(const std::string& task, const Status& why);
-  ucs_status_t Receive(const void* header, size_t header_length, void* data, size_t length,
-                       const ucp_am_recv_param_t* param);
-  // Starts the receive of a held-back or new rendezvous push into its buffer.
-  void StartReceive(kj::Own<Incoming> in);
-  // Hands a received tensor (or why it failed) to `deliver_`.
-  void Finish(kj::Own<Incoming> in, ucs_status_t status);
-  void RetryHeldBack();
-  // Counts and logs (up to a point) a refused push, or step message.
-  void Refuse(const std::string& why, bool step_message = false);
 
-  UcxWorker& ucx_;
+  UcxWorker* ucx_;  // null: streams only
   kj::Timer& timer_;
   Options options_;
   Deliver deliver_;
   OnStepMessage on_step_message_;
   OnPeerGone on_peer_gone_;
+  std::function<void(const std::string&)> on_link_lost_;
   std::shared_ptr<spdlog::logger> logger_;
-  LogTaskErrors errors_;
-  kj::TaskSet tasks_;
-  BufferPool pool_;
-  struct Invited {
-    std::string task;
-    std::string label;  // task and where it connected from, for messages
-  };
+  ReceiveRoom room_;
   std::map<std::string, Invited> tickets_;  // by ticket
   std::map<std::string, Traffic> traffic_;  // by task
-  std::map<std::string, kj::Own<Peer>> peers_;  // by task
-  kj::Vector<kj::Own<Incoming>> held_back_;
-  bool retrying_ = false;  // a retry of the held-back pushes is scheduled
+  std::map<std::string, std::unique_ptr<Link>> links_;  // by task
   Stats stats_;
   uint64_t refusals_logged_ = 0;
+  LogTaskErrors errors_;
+  kj::TaskSet deferred_;  // link failures handled outside the link's callbacks
+  std::unique_ptr<UcxReceiver> ucx_receiver_;  // with ucx_
 };
 
 }  // namespace tfd

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <string_view>
 
 #include "daemon/rpc/kj_status.h"
 
@@ -25,48 +26,32 @@ std::string HostIdentity() {
   return boot + " " + std::string(ns, static_cast<size_t>(n));
 }
 
-// Whether a UCX_TLS value lets UCX use shared memory between processes:
-// "all" or any shared-memory name, and no "^" list that excludes them.
-bool SharesMemory(const std::string& tls) {
-  static const char* const kSharedMemory[] = {"all", "sm", "shm", "mm", "sysv", "posix", "cma",
-                                              "knem", "xpmem"};
-  const bool excluding = !tls.empty() && tls[0] == '^';
-  bool named = false;
-  size_t start = excluding ? 1 : 0;
-  while (start <= tls.size()) {
-    size_t end = tls.find(',', start);
-    if (end == std::string::npos) end = tls.size();
-    const std::string name = tls.substr(start, end - start);
-    for (const char* sm : kSharedMemory) named = named || name == sm;
-    start = end + 1;
-  }
-  return excluding ? !named : named;
-}
-
 }  // namespace
 
 StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(kj::UnixEventPort& events,
-                                                        kj::Timer& timer, const Options& options,
+                                                        kj::Timer& timer,
                                                         std::shared_ptr<spdlog::logger> logger) {
+  // Without the /proc link, posix segments would stay in /dev/shm under a
+  // guessable name for anyone who can open them: not for tfd.
+  if (const char* link = std::getenv("UCX_POSIX_USE_PROC_LINK");
+      link != nullptr && std::string_view(link) != "y" && std::string_view(link) != "yes" &&
+      std::string_view(link) != "1" && std::string_view(link) != "on") {
+    return errors::FailedPrecondition("UCX_POSIX_USE_PROC_LINK=", link,
+                                      " would leave shared memory in /dev/shm; unset it");
+  }
   auto w = std::make_unique<UcxWorker>(std::move(logger));
   w->timer_ = &timer;
   ucp_config_t* config = nullptr;
   ucs_status_t s = ucp_config_read(nullptr, nullptr, &config);
   if (s != UCS_OK) return errors::Unavailable("UCX configuration: ", UcxStatusString(s));
-  if (!options.transports.empty()) {
-    s = ucp_config_modify(config, "TLS", options.transports.c_str());
-    if (s != UCS_OK) {
-      ucp_config_release(config);
-      return errors::InvalidArgument("UCX transports '", options.transports,
-                                     "': ", UcxStatusString(s));
-    }
+  // Set here, over whatever UCX_TLS says: it decides what UCX opens to
+  // other processes (see the header).
+  s = ucp_config_modify(config, "TLS", kTransports);
+  if (s != UCS_OK) {
+    ucp_config_release(config);
+    return errors::Unavailable("UCX refused TLS=", kTransports, ": ", UcxStatusString(s));
   }
-  const char* tls_env = std::getenv("UCX_TLS");
-  w->transports_ = !options.transports.empty() ? options.transports
-                   : tls_env != nullptr        ? tls_env
-                                               : "all";
   w->host_ = HostIdentity();
-  w->may_share_memory_ = SharesMemory(w->transports_);
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;

@@ -1,9 +1,15 @@
 // UcxWorker: a task's UCX context and worker, driven by the task's kj event
-// loop.
+// loop, for the data plane's links to tasks on the same host.
 //
-// UCX picks the transport per peer: shared memory and cross-memory attach
-// between tasks on one host, TCP across hosts, RDMA verbs where the cluster
-// has them. No thread spins on a core: the worker's event fd is watched by
+// Shared memory only: UCX's posix transport (segments created mode 0600 and
+// unlinked at once; a peer maps them through /proc/PID/fd, which only tfd's
+// own user may open) and cross-memory attach (process_vm_readv, under the
+// same rule). Whatever UCX_TLS says, its TCP transport (whose listener on
+// every interface parses unauthenticated bytes, and aborts on some) and its
+// SysV shared memory (segments readable by tfd's group) are never enabled:
+// tasks on other hosts are reached over tfd's own streams instead.
+//
+// No thread spins on a core: the worker's event fd is watched by
 // the loop, which runs UCX's progress engine when it fires and re-arms it
 // when there is nothing left to do, so an idle task sleeps.
 //
@@ -12,7 +18,7 @@
 // progressed again. While operations are outstanding (an Activity is held)
 // the loop therefore also progresses the worker every millisecond.
 //
-//   TFD_ASSIGN_OR_RETURN(auto worker, UcxWorker::Create(io.unixEventPort, timer, {}, logger));
+//   TFD_ASSIGN_OR_RETURN(auto worker, UcxWorker::Create(io.unixEventPort, timer, logger));
 //   ... post sends and receives on worker->worker(), then worker->Progress() ...
 //
 // Thread-safety: event-loop thread only (the worker runs in UCX's
@@ -35,15 +41,12 @@ namespace tfd {
 
 class UcxWorker {
  public:
-  struct Options {
-    // UCX_TLS for this worker ("tcp", "sm,self", ...); empty leaves the
-    // choice to UCX (and to UCX_TLS in the environment).
-    std::string transports;
-  };
+  // The only UCX transports a worker enables (see above).
+  static constexpr const char* kTransports = "posix,cma";
 
   // UNAVAILABLE naming what UCX refused (no usable transport, ...).
   static StatusOr<std::unique_ptr<UcxWorker>> Create(kj::UnixEventPort& events,
-                                                      kj::Timer& timer, const Options& options,
+                                                      kj::Timer& timer,
                                                       std::shared_ptr<spdlog::logger> logger);
   ~UcxWorker();
   UcxWorker(const UcxWorker&) = delete;
@@ -53,15 +56,10 @@ class UcxWorker {
   ucp_worker_h worker() const { return worker_; }
   // This worker's address, to be handed to peers (opaque bytes).
   const std::string& address() const { return address_; }
-  // The transports UCX may use, as configured ("tcp", or "all").
-  const std::string& transports() const { return transports_; }
   // Who can share memory with this worker: the kernel's boot id and the IPC
   // namespace. Two workers with the same identity are on one host and may
   // use UCX's shared-memory transports.
   const std::string& host() const { return host_; }
-  // Whether the configured transports include shared memory (UCX_TLS
-  // "all", "sm", "posix", ... rather than only "tcp" or "rc").
-  bool may_share_memory() const { return may_share_memory_; }
 
   // Runs the progress engine until it has nothing to do (or, when it keeps
   // finding work, for a bounded while and then again after the loop's other
@@ -113,9 +111,7 @@ class UcxWorker {
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
   std::string address_;
-  std::string transports_;
   std::string host_;
-  bool may_share_memory_ = true;
   int event_fd_ = -1;
   bool in_progress_ = false;
   std::vector<kj::Function<void()>> after_progress_;

@@ -147,16 +147,16 @@ TEST_CASE("the data plane's budget, transports and step channel come from flags 
   auto defaults = Parse({});
   REQUIRE(defaults.ok());
   CHECK(defaults->max_received_bytes == uint64_t{4} << 30);
-  CHECK(defaults->data_plane_transports.empty());
+  CHECK(defaults->data_plane_transports == "auto");
 
-  auto set = Parse({"--max-received-bytes", "512M"}, {{"TFD_DATA_PLANE_TRANSPORTS", "tcp"}});
+  auto set = Parse({"--max-received-bytes", "512M"}, {{"TFD_DATA_PLANE_TRANSPORTS", "stream"}});
   INFO(set.status().ToString());
   REQUIRE(set.ok());
   CHECK(set->max_received_bytes == uint64_t{512} << 20);
-  CHECK(set->data_plane_transports == "tcp");
-  auto flag_wins = Parse({"--data-plane-transports=sm"}, {{"TFD_DATA_PLANE_TRANSPORTS", "tcp"}});
+  CHECK(set->data_plane_transports == "stream");
+  auto flag_wins = Parse({"--data-plane-transports=auto"}, {{"TFD_DATA_PLANE_TRANSPORTS", "stream"}});
   REQUIRE(flag_wins.ok());
-  CHECK(flag_wins->data_plane_transports == "sm");
+  CHECK(flag_wins->data_plane_transports == "auto");
 
   // The step channel is on unless a flag or TFD_NO_STEP_CHANNEL=1 turns it off.
   CHECK(defaults->step_channel);
@@ -173,9 +173,14 @@ TEST_CASE("the data plane's budget, transports and step channel come from flags 
   auto bad = Parse({"--max-received-bytes", "-1"});
   CHECK(bad.status().code() == Code::kInvalidArgument);
   CHECK(bad.status().message().find("--max-received-bytes") != std::string::npos);
-  auto bad_tls = Parse({"--data-plane-transports", "tcp sm"});
-  CHECK(bad_tls.status().code() == Code::kInvalidArgument);
-  CHECK(bad_tls.status().message().find("--data-plane-transports") != std::string::npos);
+  // UCX transport names are refused: UCX's TCP transport is never used.
+  for (const char* old : {"tcp", "sm", "^sm", "tcp sm"}) {
+    INFO(old);
+    auto bad_tls = Parse({"--data-plane-transports", old});
+    CHECK(bad_tls.status().code() == Code::kInvalidArgument);
+    CHECK(bad_tls.status().message().find("--data-plane-transports") != std::string::npos);
+    CHECK(bad_tls.status().message().find("UCX transports are no longer chosen") != std::string::npos);
+  }
 }
 
 TEST_CASE("a --config file fills what flags and TFD_* leave open, in that order") {

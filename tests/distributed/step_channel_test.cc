@@ -21,6 +21,7 @@
 #include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/partition_run.h"
 #include "daemon/transport/data_plane.h"
+#include "daemon/transport/ucx_worker.h"
 #include "kernels/register_all.h"
 
 namespace tfd {
@@ -51,11 +52,11 @@ struct Tasks {
     for (const std::string& name : {kPs, kMaster, kOther, kSilent}) {
       auto& t = tasks[name];
       t = std::make_unique<Task>();
-      auto ucx = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, nullptr);
+      auto ucx = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), nullptr);
       REQUIRE(ucx.ok());
       t->ucx = std::move(ucx).value();
       t->plane = std::make_unique<DataPlane>(
-          *t->ucx, io.provider->getTimer(), DataPlane::Options{},
+          t->ucx.get(), io.provider->getTimer(), DataPlane::Options{},
           [](int64_t, const std::string&, StatusOr<Tensor>) {}, nullptr);
       t->env.task = name;
       t->env.cluster = *cluster;
@@ -76,8 +77,8 @@ struct Tasks {
   }
 
   void Link(const std::string& a, const std::string& b) {
-    REQUIRE(tasks[a]->plane->Connect(b, tasks[b]->plane->Invite(a)).ok());
-    REQUIRE(tasks[b]->plane->Connect(a, tasks[a]->plane->Invite(b)).ok());
+    REQUIRE(tasks[a]->plane->ConnectShared(b, tasks[b]->plane->Invite(a)).ok());
+    REQUIRE(tasks[b]->plane->ConnectShared(a, tasks[a]->plane->Invite(b)).ok());
   }
   StepChannel& channel(const std::string& name) { return *tasks[name]->channel; }
   DataPlane& plane(const std::string& name) { return *tasks[name]->plane; }
@@ -183,7 +184,7 @@ TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint g
                                    .wait(t.io.waitScope);
     CHECK(no_endpoint.code() == Code::kUnavailable);
     CHECK_FALSE(t.channel(kMaster).Reaches(kSilent));
-    REQUIRE(t.plane(kMaster).Connect(kSilent, t.plane(kSilent).Invite(kMaster)).ok());
+    REQUIRE(t.plane(kMaster).ConnectShared(kSilent, t.plane(kSilent).Invite(kMaster)).ok());
     CHECK(t.channel(kMaster).Reaches(kSilent));
   }
 }

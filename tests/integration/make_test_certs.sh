@@ -1,8 +1,11 @@
 #!/bin/sh
-# Makes the certificates tls_test needs, in directory $1, with openssl:
+# Makes the certificates tls_test and identity_test need, in directory $1,
+# with openssl (docs/operations.md, "TLS", issues them the same way):
 #   ca.crt                      the cluster's CA
-#   server.crt/.key             a task's, SAN IP and DNS 127.0.0.1, DNS localhost
-#   client.crt/.key             a client's, from the CA
+#   ps-0, worker-0..2 .crt/.key each task's: SAN IP and DNS 127.0.0.1, DNS
+#                               localhost, URI tfd:task/JOB/N
+#   client, chief, operator     clients with URI tfd:role/ROLE
+#   anonymous.crt/.key          a client's from the CA with no tfd identity
 #   other-ca.crt, other.crt/.key  a second CA and a client certificate from it
 #   expired.crt/.key            a client's from the CA, valid only in 2020
 # EC P-256 keys: quick to make, so the test spends its time on tfd.
@@ -30,9 +33,12 @@ subjectAltName=$4"; fi
 
 ca ca "tfd test CA"
 ca other-ca "another CA"
-signed server ca tfd-task "IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost"
-signed client ca tfctl-user
-signed other other-ca intruder
+here="IP:127.0.0.1,DNS:127.0.0.1,DNS:localhost"
+signed ps-0 ca tfd-ps-0 "$here,URI:tfd:task/ps/0"
+for i in 0 1 2; do signed "worker-$i" ca "tfd-worker-$i" "$here,URI:tfd:task/worker/$i"; done
+for role in client chief operator; do signed "$role" ca "tfctl-$role" "URI:tfd:role/$role"; done
+signed anonymous ca someone
+signed other other-ca intruder "URI:tfd:role/client"
 
 # Expired: `openssl x509 -days` cannot go back in time, `openssl ca` can
 # (-startdate/-enddate), given the small database it keeps.

@@ -16,6 +16,7 @@
 #include "tests/integration/log_lines.h"
 #include "tests/integration/raw_socket.h"
 #include "tests/integration/temp_dir.h"
+#include "tests/integration/test_certs.h"
 
 namespace tfd {
 namespace {
@@ -28,34 +29,10 @@ using testing::Node;
 using testing::OneLine;
 using testing::RawSocket;
 using testing::RunProcess;
+using testing::Certs;
 using testing::TempDir;
 using testing::TfctlBinary;
 using testing::WaitForLines;
-
-// A temporary directory with the certificates of make_test_certs.sh.
-struct Certs {
-  TempDir dir;
-  Certs() {
-    const char* script = std::getenv("MAKE_TEST_CERTS");
-    REQUIRE(script != nullptr);
-    auto made = RunProcess({"sh", script, dir.path()}, 60s);
-    REQUIRE(made.ok());
-    INFO("stderr: " << OneLine(made->err));
-    REQUIRE(made->exit_status == 0);
-  }
-  std::string File(const std::string& name) const { return dir.path() + "/" + name; }
-  // tfd's or tfctl's flags for the pair NAME.crt, NAME.key, trusting `ca`.
-  std::vector<std::string> Flags(const std::string& name, const std::string& ca = "ca") const {
-    return {"--tls-cert", File(name + ".crt"), "--tls-key", File(name + ".key"), "--tls-ca",
-            File(ca + ".crt")};
-  }
-  std::shared_ptr<Tls> Load(const std::string& name, const std::string& ca = "ca") const {
-    auto tls = Tls::Load({File(name + ".crt"), File(name + ".key"), File(ca + ".crt")});
-    INFO(tls.status().ToString());
-    REQUIRE(tls.ok());
-    return *tls;
-  }
-};
 
 GraphDef AcrossTasks() {
   GraphDef g;
@@ -66,11 +43,9 @@ GraphDef AcrossTasks() {
 TEST_CASE("with TLS and a token, the right certificate runs a step across tasks") {
   Certs certs;
   const std::string token_file = certs.dir.Write("token", "s3cret\n");
-  auto flags = certs.Flags("server");
-  flags.insert(flags.end(), {"--auth-token-file", token_file});
-  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, flags);
-  REQUIRE(cluster.Spawn("ps", 0).ok());
-  REQUIRE(cluster.Spawn("worker", 0).ok());
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, {"--auth-token-file", token_file});
+  REQUIRE(cluster.Spawn("ps", 0, certs.Flags("ps-0")).ok());
+  REQUIRE(cluster.Spawn("worker", 0, certs.Flags("worker-0")).ok());
   const std::string w0 = cluster.Address("worker", 0);
 
   // tfctl with the client's certificate and the token: the step needs the
@@ -104,14 +79,12 @@ TEST_CASE("with TLS and a token, the right certificate runs a step across tasks"
 
 TEST_CASE("a task with TLS refuses clients without the cluster's certificate, and goes on") {
   Certs certs;
-  auto flags = certs.Flags("server");
-  flags.insert(flags.end(), {"--login-timeout", "2"});
   // worker:1 only meets the client without a certificate, so that its log
   // line is not among those the task's rate-limited log folds into "... and
   // N more like it" when the refusals below come in one window.
-  LocalCluster cluster({{"worker", 2}}, flags);
-  REQUIRE(cluster.Spawn("worker", 0).ok());
-  REQUIRE(cluster.Spawn("worker", 1).ok());
+  LocalCluster cluster({{"worker", 2}}, {"--login-timeout", "2"});
+  REQUIRE(cluster.Spawn("worker", 0, certs.Flags("worker-0")).ok());
+  REQUIRE(cluster.Spawn("worker", 1, certs.Flags("worker-1")).ok());
   const std::string w0 = cluster.Address("worker", 0);
   const std::string w1 = cluster.Address("worker", 1);
   auto log = [&]() { return cluster.Log("worker", 0); };
@@ -197,16 +170,16 @@ TEST_CASE("tfd refuses to start with an incomplete or unusable TLS configuration
     std::string says;
   };
   const std::vector<Case> cases = {
-      {{"--tls-cert", certs.File("server.crt"), "--tls-key", certs.File("server.key")},
+      {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("worker-0.key")},
        "--tls-ca is missing"},
       {{"--tls-ca", certs.File("ca.crt")}, "--tls-cert is missing"},
-      {{"--tls-cert", certs.File("server.crt"), "--tls-key", certs.File("nope.key"), "--tls-ca",
+      {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("nope.key"), "--tls-ca",
         certs.File("ca.crt")},
        "--tls-key: cannot read '" + certs.File("nope.key") + "'"},
-      {{"--tls-cert", garbage, "--tls-key", certs.File("server.key"), "--tls-ca",
+      {{"--tls-cert", garbage, "--tls-key", certs.File("worker-0.key"), "--tls-ca",
         certs.File("ca.crt")},
        "--tls-cert: '" + garbage + "' holds no PEM block"},
-      {{"--tls-cert", certs.File("server.crt"), "--tls-key", certs.File("server.key"), "--tls-ca",
+      {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("worker-0.key"), "--tls-ca",
         bad_pem},
        "--tls-ca: cannot parse '" + bad_pem + "'"},
   };

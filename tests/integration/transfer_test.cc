@@ -1,6 +1,6 @@
-// Tensors moving between real tfd processes over the data plane, with UCX's
-// own choice of transport (shared memory and cross-memory attach between
-// tasks of one host) and with shared memory or TCP forced through UCX_TLS:
+// Tensors moving between real tfd processes over the data plane, over shared
+// memory between tasks of one host (also when UCX_TLS asks for TCP, which
+// tfd never lets UCX use) and over streams (--data-plane-transports=stream):
 // contents bit-exact at sizes around the transports' thresholds, many
 // tensors in flight between several task pairs, a tensor over 2 GiB, a
 // sender killed mid-transfer (twice), an aborted step's pushed tensors
@@ -103,12 +103,14 @@ TEST_CASE("tensors cross tasks bit-exact at sizes around every threshold, on eac
   const std::vector<int64_t> sizes = {0,      1,       92,      93,      94,     8185,
                                       8186,   8256,    8257,    20553,   20554,  65536,
                                       65537,  1 << 20, (1 << 20) + 3, 16 << 20};
-  for (const std::string tls : {"", "sm", "tcp"}) {
-    DYNAMIC_SECTION("UCX_TLS '" << tls << "'") {
-      // Shared memory forced through UCX_TLS, TCP through tfd's flag.
-      ForcedTransports forced(tls == "tcp" ? "" : tls);
-      LocalCluster cluster({{"worker", 2}}, tls == "tcp"
-                                                ? std::vector<std::string>{"--data-plane-transports=tcp"}
+  // The default (shared memory between these two tasks), the same with
+  // UCX_TLS asking for TCP (which tfd never lets UCX use), and streams.
+  for (const std::string way : {"", "UCX_TLS=tcp", "stream"}) {
+    DYNAMIC_SECTION("transports '" << way << "'") {
+      const bool stream = way == "stream";
+      ForcedTransports forced(way == "UCX_TLS=tcp" ? "tcp" : "");
+      LocalCluster cluster({{"worker", 2}}, stream
+                                                ? std::vector<std::string>{"--data-plane-transports=stream"}
                                                 : std::vector<std::string>{});
       REQUIRE(cluster.StartAll().ok());
       auto client = cluster.Connect("worker", 0);
@@ -141,15 +143,25 @@ TEST_CASE("tensors cross tasks bit-exact at sizes around every threshold, on eac
       auto st = (*client)->GetStatus(5s);
       REQUIRE(st.ok());
       CHECK(st->data_plane.pushes_received >= sizes.size() + 1);
-      CHECK(st->data_plane.transports == (tls.empty() ? "all" : tls));
+      CHECK(st->data_plane.transports ==
+            (stream ? "streams" : "shared memory (UCX) and streams"));
       CHECK(WaitReleased(cluster, "worker", 0).bytes_held == 0);
-      // The log says which transport carries the connection: shared memory
-      // between tasks of one host unless TCP is forced.
+      // The log says which link carries the tensors: shared memory (posix
+      // segments, never SysV or TCP) between tasks of one host unless
+      // streams are asked for.
       const std::string log = cluster.Log("worker", 1);
       INFO(log);
-      CHECK(log.find(std::string("data plane to /job:worker/replica:0/task:0 over UCX (") +
-                     (tls == "tcp" ? "watched by UCX" : "this host")) != std::string::npos);
-      CHECK(log.find(tls == "tcp" ? "tcp/lo" : "sysv/memory") != std::string::npos);
+      if (stream) {
+        CHECK(log.find("data plane to /job:worker/replica:0/task:0 over a stream") !=
+              std::string::npos);
+        CHECK(log.find("over UCX") == std::string::npos);
+      } else {
+        CHECK(log.find("data plane to /job:worker/replica:0/task:0 over UCX shared memory") !=
+              std::string::npos);
+        CHECK(log.find("posix/memory") != std::string::npos);
+        CHECK(log.find("tcp/") == std::string::npos);
+        CHECK(log.find("sysv/") == std::string::npos);
+      }
     }
   }
 }
@@ -220,10 +232,11 @@ TEST_CASE("a tensor larger than 2 GiB crosses tasks intact", "[slow]") {
 }
 
 TEST_CASE("a sender killed mid-transfer fails the step naming it; twice; then steps work again") {
-  for (const std::string tls : {"", "tcp"}) {
-    DYNAMIC_SECTION("UCX_TLS '" << tls << "'") {
-      ForcedTransports forced(tls);
-      LocalCluster cluster({{"worker", 2}});
+  for (const std::string way : {"", "stream"}) {
+    DYNAMIC_SECTION("transports '" << way << "'") {
+      LocalCluster cluster({{"worker", 2}}, way == "stream"
+                                                ? std::vector<std::string>{"--data-plane-transports=stream"}
+                                                : std::vector<std::string>{});
       REQUIRE(cluster.StartAll().ok());
       // 512 MiB made on worker:1 and reduced on worker:0: the kill lands
       // while it is being filled or while it moves.

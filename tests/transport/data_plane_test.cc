@@ -1,11 +1,12 @@
-// The data plane between two UCX workers on one event loop: tensors arrive
-// bit-exact at sizes around UCX's eager/rendezvous switch and the pool's
-// block sizes, with UCX's own choice of transport (shared memory: both are
-// on one host), shared memory forced, and TCP forced; many pushes in flight
-// (a full shared-memory FIFO must not stall the loop); only ticketed pushes
-// are accepted; the held-bytes budget holds pushes back and refuses what
-// cannot fit. tests/integration/transfer_test.cc does the same between tfd
-// processes.
+// The data plane between two tasks' planes on one event loop, over each of
+// its links: UCX shared memory, and a stream over a loopback TCP
+// connection. Tensors arrive bit-exact at sizes around UCX's eager and
+// rendezvous switch, the stream's inline limit and the pool's block sizes;
+// many pushes in flight all arrive (a full shared-memory FIFO must not stall
+// the loop); over shared memory only ticketed pushes are accepted; the
+// held-bytes budget holds pushes back and refuses what cannot fit; a stream
+// that breaks fails what was in flight. tests/integration/transfer_test.cc
+// does the same between tfd processes.
 #include <catch2/catch.hpp>
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
@@ -14,43 +15,73 @@
 #include <numeric>
 
 #include "daemon/transport/data_plane.h"
+#include "daemon/transport/push_header.h"
+#include "daemon/transport/stream_frames.h"
+#include "daemon/transport/ucx_worker.h"
 
 namespace tfd {
 namespace {
 
 using Key = std::pair<int64_t, std::string>;
 
+enum class Kind { kShm, kStream };
+const char* Name(Kind k) { return k == Kind::kShm ? "shared memory" : "stream"; }
+
 // Two tasks' data planes in this process, "a" pushing to "b".
 struct Pair {
-  explicit Pair(const std::string& transports, DataPlane::Options b_options = {}) {
-    auto made_a = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {.transports = transports}, nullptr);
-    auto made_b = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {.transports = transports}, nullptr);
-    INFO(made_a.status().ToString() << " " << made_b.status().ToString());
-    REQUIRE((made_a.ok() && made_b.ok()));
-    a_worker = std::move(made_a).value();
-    b_worker = std::move(made_b).value();
+  explicit Pair(Kind kind, DataPlane::Options b_options = {}) {
     auto keep = [this](int64_t step, const std::string& key, StatusOr<Tensor> t) {
       received.emplace(Key{step, key}, std::move(t));
     };
-    a = std::make_unique<DataPlane>(*a_worker, io.provider->getTimer(), DataPlane::Options{},
+    if (kind == Kind::kShm) {
+      auto made_a = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), nullptr);
+      auto made_b = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), nullptr);
+      INFO(made_a.status().ToString() << " " << made_b.status().ToString());
+      REQUIRE((made_a.ok() && made_b.ok()));
+      a_worker = std::move(made_a).value();
+      b_worker = std::move(made_b).value();
+    }
+    a = std::make_unique<DataPlane>(a_worker.get(), io.provider->getTimer(), DataPlane::Options{},
                                     keep, nullptr);
-    b = std::make_unique<DataPlane>(*b_worker, io.provider->getTimer(), b_options, keep,
+    b = std::make_unique<DataPlane>(b_worker.get(), io.provider->getTimer(), b_options, keep,
                                     nullptr);
-    invitation = b->Invite("a");
-    Status connected = a->Connect("b", invitation);
-    INFO(connected.ToString());
-    REQUIRE(connected.ok());
+    if (kind == Kind::kShm) {
+      invitation = b->Invite("a");
+      Status connected = a->ConnectShared("b", invitation);
+      INFO(connected.ToString());
+      REQUIRE(connected.ok());
+    } else {
+      OpenStream();
+    }
   }
   ~Pair() {
     a.reset();
+    served = nullptr;
     b.reset();
+  }
+
+  // A loopback connection from a to b, as tfd's task server would hand it
+  // over: b reads the hello, then serves the stream.
+  void OpenStream() {
+    auto& network = io.provider->getNetwork();
+    auto listener = network.parseAddress("127.0.0.1:0").wait(io.waitScope)->listen();
+    auto accepted = listener->accept();
+    auto client = network.parseAddress("127.0.0.1", listener->getPort())
+                      .wait(io.waitScope)->connect().wait(io.waitScope);
+    auto server = accepted.wait(io.waitScope);
+    kj::AsyncIoStream& s = *server;
+    served = stream::ReceiveHello(s)
+                 .then([this, server = kj::mv(server)](stream::Hello hello) mutable {
+                   return b->ServeStream(hello.task, kj::mv(server));
+                 })
+                 .fork();
+    a->ConnectStream("b", kj::mv(client), stream::Hello{.task = "a"}, false)
+        .wait(io.waitScope);
   }
 
   // Pushes and waits until b has it (or the push failed).
   Status PushAndWait(int64_t step, const std::string& key, const Tensor& t) {
-    auto pushed = a->Push("b", step, key, t).then([]() { return OkStatus(); },
-                                                   [](kj::Exception&& e) { return StatusFromKj(e); });
-    Status s = pushed.wait(io.waitScope);
+    Status s = Settle(a->Push("b", step, key, t)).wait(io.waitScope);
     if (!s.ok()) return s;
     return WaitFor(Key{step, key});
   }
@@ -66,8 +97,13 @@ struct Pair {
   std::unique_ptr<UcxWorker> a_worker, b_worker;
   std::unique_ptr<DataPlane> a, b;
   DataPlane::Invitation invitation;
+  kj::Maybe<kj::ForkedPromise<Status>> served;  // b's side of the stream
   std::map<Key, StatusOr<Tensor>> received;
 };
+
+kj::Array<capnp::word> EncodePushHeaderForTest(int64_t step, const Tensor& t) {
+  return EncodePushHeader("", step, "k", t);
+}
 
 Tensor Pattern(int64_t bytes) {
   Tensor t = *Tensor::Allocate(DType::kUInt8, TensorShape({bytes}));
@@ -76,10 +112,10 @@ Tensor Pattern(int64_t bytes) {
   return t;
 }
 
-TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each transport") {
-  for (const std::string transports : {"", "sm", "tcp"}) {
-    INFO("UCX_TLS '" << transports << "'");
-    Pair pair(transports);
+TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each link") {
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind);
     int64_t step = 1;
     for (int64_t bytes : {int64_t{0}, int64_t{1}, int64_t{4095}, int64_t{8192}, int64_t{8193},
                           int64_t{65535}, int64_t{65536}, int64_t{65537}, int64_t{1} << 20,
@@ -92,23 +128,26 @@ TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each tra
       CHECK(TensorsEqual(*got, sent));
       ++step;
     }
-    // float32 of another shape, and strings.
+    // float32 of another shape, and strings, inline and offered.
     Tensor floats = Tensor::FromVector<float>({1.5f, -2, 3e30f, 0}, TensorShape({2, 2}));
     REQUIRE(pair.PushAndWait(100, "f", floats).ok());
     CHECK(TensorsEqual(*pair.received.at(Key{100, "f"}), floats));
-    Tensor strings = Tensor::FromVector<std::string>({"", "tfd", std::string(70000, 'x')});
-    REQUIRE(pair.PushAndWait(101, "s", strings).ok());
-    const auto& got_strings = pair.received.at(Key{101, "s"});
-    INFO(got_strings.status().ToString());
-    REQUIRE(got_strings.ok());
-    CHECK(TensorsEqual(*got_strings, strings));
+    for (size_t n : {size_t{3}, size_t{70000}, size_t{200000}}) {
+      Tensor strings = Tensor::FromVector<std::string>({"", "tfd", std::string(n, 'x')});
+      REQUIRE(pair.PushAndWait(101 + n, "s", strings).ok());
+      const auto& got_strings = pair.received.at(Key{101 + n, "s"});
+      INFO(got_strings.status().ToString());
+      REQUIRE(got_strings.ok());
+      CHECK(TensorsEqual(*got_strings, strings));
+    }
+    CHECK(pair.a->LinkKind("b") == (kind == Kind::kShm ? "UCX shared memory" : "stream"));
   }
 }
 
 TEST_CASE("many pushes in flight at once all arrive") {
-  for (const std::string transports : {"", "tcp"}) {
-    DYNAMIC_SECTION("UCX_TLS '" << transports << "'") {
-      Pair pair(transports);
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    DYNAMIC_SECTION(Name(kind)) {
+      Pair pair(kind);
       kj::Vector<kj::Promise<void>> pushes;
       for (int i = 0; i < 64; ++i) {
         pushes.add(pair.a->Push("b", 7, "t" + std::to_string(i), Pattern(1000 + i * 40000)));
@@ -120,112 +159,103 @@ TEST_CASE("many pushes in flight at once all arrive") {
                            Pattern(1000 + i * 40000)));
       }
       CHECK(pair.b->stats().pushes_received == 64);
+      CHECK(pair.a->traffic().at("b").bytes_sent == pair.b->traffic().at("a").bytes_received);
     }
   }
 }
 
-TEST_CASE("pushes with a ticket the receiver did not give, or revoked, are refused") {
-  Pair pair("");
+TEST_CASE("pushes over shared memory with a ticket the receiver did not give, or revoked, are refused") {
+  Pair pair(Kind::kShm);
   // A forged invitation: the right address, another ticket.
   DataPlane::Invitation forged = pair.invitation;
   forged.ticket.assign(forged.ticket.size(), 'x');
-  REQUIRE(pair.a->Connect("b", forged).ok());
-  (void)pair.a->Push("b", 1, "k", Pattern(10)).then([] {}, [](kj::Exception&&) {})
-      .wait(pair.io.waitScope);
-  (void)pair.a->Push("b", 1, "big", Pattern(4 << 20)).then([] {}, [](kj::Exception&&) {})
-      .wait(pair.io.waitScope);
+  REQUIRE(pair.a->ConnectShared("b", forged).ok());
+  (void)Settle(pair.a->Push("b", 1, "k", Pattern(10))).wait(pair.io.waitScope);
+  (void)Settle(pair.a->Push("b", 1, "big", Pattern(4 << 20))).wait(pair.io.waitScope);
   CHECK_FALSE(pair.WaitFor(Key{1, "k"}, 200).ok());
   CHECK(pair.received.empty());
   CHECK(pair.b->stats().pushes_refused == 2);
 
   // The real ticket works, until it is revoked.
-  REQUIRE(pair.a->Connect("b", pair.invitation).ok());
+  REQUIRE(pair.a->ConnectShared("b", pair.invitation).ok());
   REQUIRE(pair.PushAndWait(2, "k", Pattern(10)).ok());
   pair.b->Revoke(pair.invitation.ticket);
-  (void)pair.a->Push("b", 3, "k", Pattern(10)).then([] {}, [](kj::Exception&&) {})
-      .wait(pair.io.waitScope);
+  (void)Settle(pair.a->Push("b", 3, "k", Pattern(10))).wait(pair.io.waitScope);
   CHECK_FALSE(pair.WaitFor(Key{3, "k"}, 200).ok());
   CHECK(pair.b->stats().pushes_refused == 3);
 }
 
 TEST_CASE("a push larger than the receiver's budget fails on both sides with RESOURCE_EXHAUSTED") {
-  Pair pair("", DataPlane::Options{.max_held_bytes = 8 << 20});
-  Status s = pair.PushAndWait(1, "huge", Pattern(16 << 20));
-  CHECK_FALSE(s.ok());
-  REQUIRE(pair.WaitFor(Key{1, "huge"}).ok());
-  const auto& got = pair.received.at(Key{1, "huge"});
-  CHECK(got.status().code() == Code::kResourceExhausted);
-  CHECK(got.status().message().find("tensor 'huge' of step 1") != std::string::npos);
-  // And the plane goes on working.
-  REQUIRE(pair.PushAndWait(2, "small", Pattern(1 << 20)).ok());
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind, DataPlane::Options{.max_held_bytes = 8 << 20});
+    Status s = pair.PushAndWait(1, "huge", Pattern(16 << 20));
+    CHECK_FALSE(s.ok());
+    REQUIRE(pair.WaitFor(Key{1, "huge"}).ok());
+    const auto& got = pair.received.at(Key{1, "huge"});
+    CHECK(got.status().code() == Code::kResourceExhausted);
+    CHECK(got.status().message().find("tensor 'huge' of step 1") != std::string::npos);
+    // Twice in a row, and then the plane goes on working.
+    CHECK_FALSE(pair.PushAndWait(2, "huge", Pattern(16 << 20)).ok());
+    REQUIRE(pair.PushAndWait(3, "small", Pattern(1 << 20)).ok());
+  }
 }
 
 TEST_CASE("pushes beyond the held budget wait until received tensors are released") {
-  Pair pair("", DataPlane::Options{.max_held_bytes = 8 << 20,
-                                   .hold_timeout = 30 * kj::SECONDS});
-  // Two 4 MiB tensors fill the budget while they are alive.
-  REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());
-  REQUIRE(pair.PushAndWait(1, "y", Pattern(4 << 20)).ok());
-  auto third = pair.a->Push("b", 1, "z", Pattern(4 << 20)).fork();
-  CHECK_FALSE(pair.WaitFor(Key{1, "z"}, 100).ok());  // held back
-  CHECK(pair.b->stats().held_back >= 1);
-  pair.received.erase(Key{1, "x"});  // the consumer is done with one
-  REQUIRE(pair.WaitFor(Key{1, "z"}).ok());
-  third.addBranch().wait(pair.io.waitScope);
-  CHECK(TensorsEqual(*pair.received.at(Key{1, "z"}), Pattern(4 << 20)));
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind, DataPlane::Options{.max_held_bytes = 8 << 20,
+                                       .hold_timeout = 30 * kj::SECONDS});
+    // Two 4 MiB tensors fill the budget while they are alive.
+    REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());
+    REQUIRE(pair.PushAndWait(1, "y", Pattern(4 << 20)).ok());
+    auto third = pair.a->Push("b", 1, "z", Pattern(4 << 20)).fork();
+    CHECK_FALSE(pair.WaitFor(Key{1, "z"}, 100).ok());  // held back
+    CHECK(pair.b->stats().held_back >= 1);
+    if (kind == Kind::kStream) {
+      // Held back, the stream still carries small pushes and step messages.
+      REQUIRE(pair.PushAndWait(1, "small", Pattern(100)).ok());
+    }
+    pair.received.erase(Key{1, "x"});  // the consumer is done with one
+    REQUIRE(pair.WaitFor(Key{1, "z"}).ok());
+    third.addBranch().wait(pair.io.waitScope);
+    CHECK(TensorsEqual(*pair.received.at(Key{1, "z"}), Pattern(4 << 20)));
+  }
 }
 
 TEST_CASE("a push held back beyond its timeout fails with RESOURCE_EXHAUSTED") {
-  Pair pair("", DataPlane::Options{.max_held_bytes = 4 << 20,
-                                   .hold_timeout = 300 * kj::MILLISECONDS});
-  REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());
-  auto held = pair.a->Push("b", 1, "y", Pattern(4 << 20))
-                  .then([] {}, [](kj::Exception&&) {})
-                  .eagerlyEvaluate(nullptr);
-  REQUIRE(pair.WaitFor(Key{1, "y"}).ok());
-  const auto& got = pair.received.at(Key{1, "y"});
-  CHECK(got.status().code() == Code::kResourceExhausted);
-  CHECK(got.status().message().find("--max-received-bytes") != std::string::npos);
-  held.wait(pair.io.waitScope);  // the sender's push is over too, not left pending
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind, DataPlane::Options{.max_held_bytes = 4 << 20,
+                                       .hold_timeout = 300 * kj::MILLISECONDS});
+    REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());
+    auto held = Settle(pair.a->Push("b", 1, "y", Pattern(4 << 20))).eagerlyEvaluate(nullptr);
+    REQUIRE(pair.WaitFor(Key{1, "y"}).ok());
+    const auto& got = pair.received.at(Key{1, "y"});
+    CHECK(got.status().code() == Code::kResourceExhausted);
+    CHECK(got.status().message().find("--max-received-bytes") != std::string::npos);
+    // The sender's push is over too, not left pending, and says why.
+    const Status sender = held.wait(pair.io.waitScope);
+    if (kind == Kind::kStream) CHECK(sender.code() == Code::kResourceExhausted);
+  }
 }
 
 TEST_CASE("received buffers are reused across steps: no new blocks in steady state") {
-  Pair pair("");
-  for (int step = 0; step < 3; ++step) {
-    REQUIRE(pair.PushAndWait(step, "w", Pattern(8 << 20)).ok());
-    pair.received.clear();
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind);
+    for (int step = 0; step < 3; ++step) {
+      REQUIRE(pair.PushAndWait(step, "w", Pattern(8 << 20)).ok());
+      pair.received.clear();
+    }
+    const size_t mapped = pair.b->stats().pool.blocks_mapped;
+    for (int step = 3; step < 20; ++step) {
+      REQUIRE(pair.PushAndWait(step, "w", Pattern(8 << 20)).ok());
+      pair.received.clear();
+    }
+    CHECK(pair.b->stats().pool.blocks_mapped == mapped);
+    CHECK(pair.b->stats().pool.reused >= 17);
   }
-  const size_t mapped = pair.b->stats().pool.blocks_mapped;
-  for (int step = 3; step < 20; ++step) {
-    REQUIRE(pair.PushAndWait(step, "w", Pattern(8 << 20)).ok());
-    pair.received.clear();
-  }
-  CHECK(pair.b->stats().pool.blocks_mapped == mapped);
-  CHECK(pair.b->stats().pool.reused >= 17);
-}
-
-// With TLS on the control plane (DataPlane::Options::same_host_only), a
-// peer on another host gets no endpoint: UCX would carry its tensors in
-// clear text. One on this host still does.
-TEST_CASE("under same_host_only, a peer on another host is refused an endpoint") {
-  kj::AsyncIoContext io = kj::setupAsyncIo();
-  auto made_a = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, nullptr);
-  auto made_b = UcxWorker::Create(io.unixEventPort, io.provider->getTimer(), {}, nullptr);
-  REQUIRE((made_a.ok() && made_b.ok()));
-  auto drop = [](int64_t, const std::string&, StatusOr<Tensor>) {};
-  DataPlane a(**made_a, io.provider->getTimer(), DataPlane::Options{.same_host_only = true}, drop,
-              nullptr);
-  DataPlane b(**made_b, io.provider->getTimer(), DataPlane::Options{}, drop, nullptr);
-  DataPlane::Invitation elsewhere = b.Invite("a");
-  elsewhere.host = "another-host.example";
-  const Status refused = a.Connect("/job:ps/replica:0/task:1", elsewhere);
-  CHECK(refused.code() == Code::kFailedPrecondition);
-  CHECK(refused.message().find("/job:ps/replica:0/task:1") != std::string::npos);
-  CHECK(refused.message().find("another host") != std::string::npos);
-  CHECK(refused.message().find("clear text") != std::string::npos);
-  // Refused twice in a row, then a same-host invitation connects.
-  CHECK(a.Connect("/job:ps/replica:0/task:1", elsewhere).code() == Code::kFailedPrecondition);
-  CHECK(a.Connect("/job:ps/replica:0/task:1", b.Invite("a")).ok());
 }
 
 // Step messages (the step channel's, daemon/distributed/step_channel.h) as
@@ -263,70 +293,179 @@ Status SendRun(DataPlane& plane, const std::string& task, uint64_t graph, int64_
   });
 }
 
-TEST_CASE("step messages arrive named by their ticket's task; forged or revoked tickets are refused") {
-  for (const std::string transports : {"", "tcp"}) {
-    INFO("UCX_TLS '" << transports << "'");
-    Pair pair(transports);
+TEST_CASE("step messages arrive named by the task the link was opened for") {
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind);
     StepLog log;
     log.Listen(*pair.b);
     for (int64_t step = 1; step <= 3; ++step) REQUIRE(SendRun(*pair.a, "b", 77, step).ok());
     REQUIRE(log.WaitFor(pair, 3));
     for (int64_t step = 1; step <= 3; ++step) {
-      CHECK(log.got[step - 1].from == "a");  // the task b invited, not what a calls itself
+      CHECK(log.got[step - 1].from == "a");  // the task b invited or welcomed
       CHECK(log.got[step - 1].graph == 77);
       CHECK(log.got[step - 1].step == step);
       CHECK(log.got[step - 1].which == proto::StepMessage::RUN);
     }
     CHECK(pair.b->stats().step_messages_received == 3);
     CHECK(pair.a->stats().step_messages_sent == 3);
-
-    // A forged ticket, then a revoked one: refused, counted, not handed on.
-    DataPlane::Invitation forged = pair.invitation;
-    forged.ticket.assign(forged.ticket.size(), 'x');
-    REQUIRE(pair.a->Connect("b", forged).ok());
-    REQUIRE(SendRun(*pair.a, "b", 77, 4).ok());
-    // Closing the endpoint (by force where UCX watches it) could drop what
-    // it has not sent yet.
-    for (int i = 0; i < 2000 && pair.b->stats().step_messages_refused < 1; ++i) {
-      pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
-    }
-    REQUIRE(pair.b->stats().step_messages_refused == 1);
-    REQUIRE(pair.a->Connect("b", pair.invitation).ok());
-    pair.b->Revoke(pair.invitation.ticket);
-    REQUIRE(SendRun(*pair.a, "b", 77, 5).ok());
-    CHECK_FALSE(log.WaitFor(pair, 4, 200));
-    CHECK(pair.b->stats().step_messages_refused == 2);
-    CHECK(pair.b->stats().pushes_refused == 0);
   }
 }
 
-TEST_CASE("a step message's sender hears when its endpoint goes, and cannot send after") {
-  Pair pair("");
+TEST_CASE("step messages over shared memory with a forged or revoked ticket are refused") {
+  Pair pair(Kind::kShm);
+  StepLog log;
+  log.Listen(*pair.b);
+  DataPlane::Invitation forged = pair.invitation;
+  forged.ticket.assign(forged.ticket.size(), 'x');
+  REQUIRE(pair.a->ConnectShared("b", forged).ok());
+  REQUIRE(SendRun(*pair.a, "b", 77, 4).ok());
+  for (int i = 0; i < 2000 && pair.b->stats().step_messages_refused < 1; ++i) {
+    pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+  }
+  REQUIRE(pair.b->stats().step_messages_refused == 1);
+  REQUIRE(pair.a->ConnectShared("b", pair.invitation).ok());
+  pair.b->Revoke(pair.invitation.ticket);
+  REQUIRE(SendRun(*pair.a, "b", 77, 5).ok());
+  CHECK_FALSE(log.WaitFor(pair, 1, 200));
+  CHECK(pair.b->stats().step_messages_refused == 2);
+  CHECK(pair.b->stats().pushes_refused == 0);
+}
+
+TEST_CASE("a step message's sender hears when its link goes, and cannot send after") {
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind);
+    StepLog sender;
+    sender.Listen(*pair.a);
+    pair.a->Disconnect("b");
+    REQUIRE(sender.gone.size() == 1);
+    CHECK(sender.gone[0].first == "b");
+    CHECK(sender.gone[0].second.code() == Code::kUnavailable);
+    const Status after = SendRun(*pair.a, "b", 1, 1);
+    CHECK(after.code() == Code::kUnavailable);
+    CHECK(after.message().find("b") != std::string::npos);
+    // Twice: a second disconnect of a task without a link says nothing more.
+    pair.a->Disconnect("b");
+    CHECK(sender.gone.size() == 1);
+    // Connected again, it sends again.
+    if (kind == Kind::kShm) {
+      REQUIRE(pair.a->ConnectShared("b", pair.invitation).ok());
+    } else {
+      pair.OpenStream();
+    }
+    StepLog receiver;
+    receiver.Listen(*pair.b);
+    REQUIRE(SendRun(*pair.a, "b", 2, 2).ok());
+    REQUIRE(receiver.WaitFor(pair, 1));
+    CHECK(receiver.got[0].graph == 2);
+  }
+}
+
+TEST_CASE("a stream the receiver drops fails the pushes in flight, and the sender hears once") {
+  Pair pair(Kind::kStream, DataPlane::Options{.max_held_bytes = 4 << 20});
   StepLog sender;
   sender.Listen(*pair.a);
-  pair.a->Disconnect("b");
+  std::vector<std::string> lost;
+  pair.a->SetOnLinkLost([&](const std::string& task) { lost.push_back(task); });
+  REQUIRE(pair.PushAndWait(1, "x", Pattern(4 << 20)).ok());  // fills b's budget
+  auto held = Settle(pair.a->Push("b", 1, "y", Pattern(4 << 20))).eagerlyEvaluate(nullptr);
+  CHECK_FALSE(pair.WaitFor(Key{1, "y"}, 50).ok());
+  pair.served = nullptr;  // b stops serving: the connection closes
+  const Status failed = held.wait(pair.io.waitScope);
+  CHECK(failed.code() == Code::kUnavailable);
+  CHECK(failed.message().find("b") != std::string::npos);
+  for (int i = 0; i < 2000 && lost.empty(); ++i) {
+    pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+  }
+  REQUIRE(lost == std::vector<std::string>{"b"});
   REQUIRE(sender.gone.size() == 1);
-  CHECK(sender.gone[0].first == "b");
-  CHECK(sender.gone[0].second.code() == Code::kUnavailable);
-  const Status after = SendRun(*pair.a, "b", 1, 1);
-  CHECK(after.code() == Code::kUnavailable);
-  CHECK(after.message().find("b") != std::string::npos);
-  // Twice: a second disconnect of a task without an endpoint says nothing more.
-  pair.a->Disconnect("b");
-  CHECK(sender.gone.size() == 1);
-  // Connected again, it sends again.
-  REQUIRE(pair.a->Connect("b", pair.invitation).ok());
-  StepLog receiver;
-  receiver.Listen(*pair.b);
-  REQUIRE(SendRun(*pair.a, "b", 2, 2).ok());
-  REQUIRE(receiver.WaitFor(pair, 1));
-  CHECK(receiver.got[0].graph == 2);
+  CHECK_FALSE(pair.a->Connected("b"));
+  CHECK(Settle(pair.a->Push("b", 2, "z", Pattern(10))).wait(pair.io.waitScope).code() ==
+        Code::kUnavailable);
+}
+
+// Bytes a task that was welcomed might send that tfd never does: each ends
+// its stream with a reason, the receiver's rendezvous gets nothing, and the
+// plane serves the next stream.
+TEST_CASE("hostile frames on a stream end it with the reason and the plane serves on") {
+  using stream::FrameHeader;
+  using stream::FrameKind;
+  const Tensor t = Pattern(100);
+  auto header_words = [&](int64_t step) { return EncodePushHeaderForTest(step, t); };
+  struct Case {
+    const char* what;
+    std::function<kj::Array<kj::byte>()> bytes;
+  };
+  auto frame = [](FrameHeader h, kj::ArrayPtr<const capnp::word> meta, size_t payload) {
+    auto head = stream::EncodeFrameHeader(h);
+    auto out = kj::heapArray<kj::byte>(head.size() + meta.asBytes().size() + payload);
+    memcpy(out.begin(), head.data(), head.size());
+    if (meta.size() > 0) memcpy(out.begin() + head.size(), meta.begin(), meta.asBytes().size());
+    memset(out.begin() + head.size() + meta.asBytes().size(), 7, payload);
+    return out;
+  };
+  const std::vector<Case> cases = {
+      {"an unknown kind", [&] { return frame({.kind = FrameKind(99)}, nullptr, 0); }},
+      {"a welcome from the opener", [&] { return frame({.kind = FrameKind::kWelcome}, nullptr, 0); }},
+      {"meta over the limit",
+       [&] { return frame({.kind = FrameKind::kPush, .meta_bytes = 1 << 30}, nullptr, 0); }},
+      {"a push over the inline limit",
+       [&] {
+         auto meta = header_words(1);
+         return frame({.kind = FrameKind::kPush,
+                       .meta_bytes = static_cast<uint32_t>(meta.asBytes().size()),
+                       .bytes = uint64_t{1} << 40},
+                      meta, 0);
+       }},
+      {"a payload that does not match its shape",
+       [&] {
+         auto meta = header_words(1);
+         return frame({.kind = FrameKind::kPush,
+                       .meta_bytes = static_cast<uint32_t>(meta.asBytes().size()),
+                       .bytes = 99},
+                      meta, 99);
+       }},
+      {"data never granted",
+       [&] { return frame({.kind = FrameKind::kData, .bytes = 16, .tag = 5}, nullptr, 16); }},
+      {"malformed meta",
+       [&] {
+         auto junk = kj::heapArray<capnp::word>(4);
+         memset(junk.asBytes().begin(), 0xff, junk.asBytes().size());
+         return frame({.kind = FrameKind::kOffer, .meta_bytes = 32, .bytes = 1 << 20, .tag = 1},
+                      junk, 0);
+       }},
+  };
+  Pair pair(Kind::kStream);
+  for (const Case& c : cases) {
+    INFO(c.what);
+    // A raw connection that says hello properly, then misbehaves.
+    auto& network = pair.io.provider->getNetwork();
+    auto listener = network.parseAddress("127.0.0.1:0").wait(pair.io.waitScope)->listen();
+    auto accepted = listener->accept();
+    auto client = network.parseAddress("127.0.0.1", listener->getPort())
+                      .wait(pair.io.waitScope)->connect().wait(pair.io.waitScope);
+    auto server = accepted.wait(pair.io.waitScope);
+    kj::AsyncIoStream& s = *server;
+    auto ended = stream::ReceiveHello(s).then([&](stream::Hello hello) {
+      return pair.b->ServeStream(hello.task, kj::mv(server));
+    });
+    stream::SendHello(*client, stream::Hello{.task = "mallory"}).wait(pair.io.waitScope);
+    auto bytes = c.bytes();
+    client->write(bytes.begin(), bytes.size()).wait(pair.io.waitScope);
+    const Status why = ended.wait(pair.io.waitScope);
+    CHECK_FALSE(why.ok());
+    CHECK(why.message().find("mallory") != std::string::npos);
+  }
+  CHECK(pair.received.empty());
+  // The plane's own stream still works.
+  REQUIRE(pair.PushAndWait(1, "fine", t).ok());
 }
 
 // What a peer that reaches UCX but is not tfd might send on the step
 // message's id: junk, a frame larger than any step message, a header.
-TEST_CASE("hostile step messages are refused and the plane serves on") {
-  Pair pair("");
+TEST_CASE("hostile step messages over shared memory are refused and the plane serves on") {
+  Pair pair(Kind::kShm);
   StepLog log;
   log.Listen(*pair.b);
   ucp_ep_params_t params{};

@@ -1,0 +1,61 @@
+#include "daemon/distributed/authenticator.h"
+
+#include <fmt/format.h>
+
+namespace tfd {
+
+bool ConstantTimeEqual(const std::string& a, const std::string& b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+Authenticator::Authenticator(std::string self, std::string token, bool tls,
+                             LoginThrottle& throttle, RateLimitedLog& log)
+    : self_(std::move(self)), token_(std::move(token)), tls_(tls), throttle_(throttle), log_(log) {}
+
+StatusOr<Caller> Authenticator::Identify(const Credentials& c) const {
+  if (!tls_) return Caller{c.task, TlsIdentity::Kind::kNone, /*unrestricted=*/true};
+  using Kind = TlsIdentity::Kind;
+  const TlsIdentity& id = c.tls;
+  if (id.kind == Kind::kNone) {
+    return errors::Unauthenticated(
+        "the certificate of ", c.peer, " (", id.name, ") carries no tfd identity: ", self_,
+        " needs a URI subjectAltName tfd:task/JOB/N or tfd:role/ROLE (docs/operations.md, TLS)");
+  }
+  if (!c.task.empty() && (id.kind != Kind::kTask || id.task != c.task)) {
+    log_.Warn("impersonation", fmt::format("refused a login from {} as {}, an impersonation: its certificate names {}",
+                                           c.peer, c.task, id.Describe()));
+    return errors::Unauthenticated("a login as ", c.task, " with a certificate that names ",
+                                   id.Describe(), ": ", self_,
+                                   " takes who a peer is from its certificate");
+  }
+  return Caller{id.kind == Kind::kTask ? id.task : "", id.kind, /*unrestricted=*/false};
+}
+
+kj::Promise<StatusOr<Caller>> Authenticator::Check(const Credentials& c) {
+  if (token_.empty()) return Identify(c);
+  const auto now = LoginThrottle::Clock::now();
+  if (auto wait = throttle_.Blocked(c.host, now)) {
+    // Refused without comparing: a guesser learns nothing, and pays nothing here.
+    const int64_t seconds = (wait->count() + 999) / 1000;
+    log_.Warn("failed login", fmt::format("refused a login from {}: too many failed logins, "
+                                          "retry in {} s", c.peer, seconds));
+    return StatusOr<Caller>(errors::Unauthenticated(self_, ": too many failed logins from ",
+                                                    c.host, ", retry in ", seconds, " s"));
+  }
+  if (ConstantTimeEqual(c.token, token_)) return Identify(c);
+  throttle_.Failed(c.host, now);
+  // Say which: a client run without its token file is the common mistake.
+  log_.Warn("failed login", fmt::format("refused a login from {} {}", c.peer,
+                                        c.token.empty() ? "without a token" : "with a wrong token"));
+  if (c.token.empty()) {
+    return StatusOr<Caller>(errors::Unauthenticated(
+        self_, " requires an auth token and none was given (--token-file or "
+        "TFD_AUTH_TOKEN_FILE)"));
+  }
+  return StatusOr<Caller>(errors::Unauthenticated("wrong token for ", self_));
+}
+
+}  // namespace tfd

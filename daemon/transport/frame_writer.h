@@ -1,0 +1,66 @@
+// FrameWriter: the frames one side of a data-plane stream writes, one at a
+// time and in the order they were queued (a kj stream takes one write at a
+// time). Each frame's promise resolves once its bytes are written — for a
+// push, when the tensor's buffer may be reused — or rejects with the
+// writer's failure.
+//
+//   FrameWriter writer(*stream, [&](const Status& why) { ... the stream broke ... });
+//   writer.Write(header, kj::mv(meta), payload, std::make_shared<Tensor>(t)).then(...);
+//   ... writer.Fail(errors::Unavailable("...")) rejects everything queued
+//
+// Thread-safety: event-loop thread only.
+#pragma once
+
+#include <capnp/common.h>
+#include <kj/async-io.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+
+#include "common/status.h"
+#include "daemon/transport/stream_frames.h"
+
+namespace tfd {
+
+class FrameWriter {
+ public:
+  // `on_failed` hears once that a write failed (not of Fail's own calls).
+  FrameWriter(kj::AsyncOutputStream& out, std::function<void(const Status&)> on_failed);
+  ~FrameWriter();
+  FrameWriter(const FrameWriter&) = delete;
+  FrameWriter& operator=(const FrameWriter&) = delete;
+
+  // Queues a frame. `payload` points into what `keep` holds alive (a
+  // tensor, a serialized message) until the frame is written.
+  kj::Promise<void> Write(const stream::FrameHeader& header, kj::Array<capnp::word> meta,
+                          kj::ArrayPtr<const kj::byte> payload = {},
+                          std::shared_ptr<const void> keep = nullptr);
+  // Rejects every queued frame with `why`; later writes fail at once.
+  void Fail(const Status& why);
+  // OK until a write failed or Fail was called.
+  const Status& failure() const { return failure_; }
+
+ private:
+  struct Pending {
+    stream::FrameHeader header;
+    kj::Array<capnp::word> meta;
+    kj::ArrayPtr<const kj::byte> payload;
+    std::shared_ptr<const void> keep;
+    kj::Own<kj::PromiseFulfiller<void>> written;
+  };
+  // Writes what is queued, one frame after another, and waits for more.
+  kj::Promise<void> Loop();
+
+  kj::AsyncOutputStream& out_;
+  std::function<void(const Status&)> on_failed_;
+  std::deque<Pending> queue_;
+  // The frame being written: its memory stays until the write has ended or
+  // is cancelled, even when Fail already answered its promise.
+  kj::Maybe<Pending> in_flight_;
+  kj::Maybe<kj::Own<kj::PromiseFulfiller<void>>> wake_;  // the loop waits for a frame
+  Status failure_;
+  kj::Promise<void> loop_ = nullptr;  // last: cancelled first
+};
+
+}  // namespace tfd

@@ -1,0 +1,85 @@
+// StreamReceiver: the task's side of one data-plane stream another task
+// opened and this task welcomed (daemon/transport/stream_frames.h). The
+// stream's opener was authenticated at its hello, so everything on it is
+// that task's: pushes and step messages need no ticket.
+//
+// It reads frames until the stream ends, and never stops reading on account
+// of memory, so step messages are never held up behind a large tensor:
+// - a push (at most the welcome's eagerBytes) is read into a new tensor and
+//   delivered;
+// - an offer is answered with a grant once the ReceiveRoom has a buffer for
+//   it (or with the room's refusal, which also reaches the rendezvous as
+//   the tensor's error); its data frame is then read straight into that
+//   buffer, which becomes the tensor;
+// - a step message is handed to the sink as from the stream's task.
+// A frame the opener may not send, a header outside its kind's limits, a
+// payload that does not match its header, data for an offer never granted,
+// or more than kMaxOffers offers waiting end the stream; the reason is
+// returned (for the task's log) and everything granted is let go.
+//
+//   StreamReceiver receiver(timer, room, sink, task, kj::mv(stream), eager_bytes);
+//   receiver.Run().then([](Status why) { ... log why unless OK ... });
+//
+// Thread-safety: event-loop thread only.
+#pragma once
+
+#include <kj/async-io.h>
+
+#include <map>
+#include <set>
+#include <memory>
+#include <string>
+
+#include "daemon/rpc/kj_status.h"
+#include "daemon/transport/frame_writer.h"
+#include "daemon/transport/link.h"
+#include "daemon/transport/push_header.h"
+#include "daemon/transport/receive_room.h"
+#include "daemon/transport/stream_frames.h"
+
+namespace tfd {
+
+class StreamReceiver {
+ public:
+  // Offers one stream may have waiting for room at once.
+  static constexpr size_t kMaxOffers = 4096;
+
+  StreamReceiver(ReceiveRoom& room, PlaneSink& sink, std::string task,
+                 kj::Own<kj::AsyncIoStream> stream, uint64_t eager_bytes);
+  ~StreamReceiver();
+  StreamReceiver(const StreamReceiver&) = delete;
+  StreamReceiver& operator=(const StreamReceiver&) = delete;
+
+  // Reads until the stream ends: OK when the opener closed it between
+  // frames, else why it was ended.
+  kj::Promise<Status> Run();
+  const std::string& task() const { return task_; }
+
+ private:
+  struct Granted {
+    PushHeader header;
+    std::shared_ptr<Buffer> buffer;
+  };
+
+  kj::Promise<Status> Next();
+  kj::Promise<Status> OnFrame(stream::Frame frame);
+  kj::Promise<Status> ReadPush(const stream::FrameHeader& header, PushHeader push);
+  Status Offer(const stream::FrameHeader& header, PushHeader push);
+  kj::Promise<Status> ReadData(const stream::FrameHeader& header);
+  void Grant(uint64_t tag, PushHeader push, StatusOr<std::shared_ptr<Buffer>> room);
+  // The tensor a payload makes, delivered to the sink.
+  void Deliver(const PushHeader& push, StatusOr<Tensor> tensor, uint64_t bytes);
+
+  ReceiveRoom& room_;
+  PlaneSink& sink_;
+  const std::string task_;
+  const uint64_t eager_bytes_;
+  kj::Own<kj::AsyncIoStream> stream_;
+  std::map<uint64_t, Granted> granted_;  // by tag, until its data frame
+  std::set<uint64_t> waiting_;           // tags of offers waiting for room
+  LogTaskErrors errors_;
+  kj::TaskSet reserving_;  // offers waiting for room
+  FrameWriter writer_;     // grants
+};
+
+}  // namespace tfd
