@@ -133,6 +133,7 @@ void ShowHuman(const GraphDef& g, const std::string& file) {
   }
   auto pad = [](const std::string& s, size_t w) { return s + std::string(w - s.size() + 2, ' '); };
   std::cout << file << ": " << g.nodes.size() << " nodes\n";
+  std::cout << "versions: " << GraphVersionsToString(g.versions) << "\n";
   std::cout << pad("NAME", name_w) << pad("OP", op_w) << pad("DEVICE", dev_w) << "INPUTS\n";
   for (const NodeDef& n : g.nodes) {
     std::cout << pad(n.name, name_w) << pad(n.op, op_w) << pad(n.device.empty() ? "-" : n.device, dev_w)
@@ -154,7 +155,10 @@ void ShowJson(const GraphDef& g) {
                          {"device", n.device},
                          {"attrs", std::move(attrs)}});
   }
-  std::cout << DumpJson(Json{{"nodes", std::move(nodes)}}) << "\n";
+  const Json versions{{"producer", g.versions.producer},
+                      {"min_consumer", g.versions.min_consumer},
+                      {"bad_consumers", g.versions.bad_consumers}};
+  std::cout << DumpJson(Json{{"versions", versions}, {"nodes", std::move(nodes)}}) << "\n";
 }
 
 Status RunGraphAction(const GraphOptions& o) {
@@ -167,9 +171,9 @@ Status RunGraphAction(const GraphOptions& o) {
     }
     return OkStatus();
   }
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   if (o.action == "validate") {
-    OpRegistry registry;
-    TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
     const size_t n = g.nodes.size();
     TFD_ASSIGN_OR_RETURN(Graph built, Graph::Build(std::move(g), registry));
     (void)built;
@@ -180,6 +184,9 @@ Status RunGraphAction(const GraphOptions& o) {
     }
     return OkStatus();
   }
+  // Both write graph files: without the attrs that equal their op's
+  // default, as every writer of graphs, so that older tfds take them.
+  StripDefaultAttrs(registry, g);
   if (o.action == "encode") {
     if (o.out.empty() && isatty(STDOUT_FILENO)) {
       return errors::InvalidArgument("refusing to write a binary graph to a terminal; "

@@ -8,9 +8,23 @@ namespace {
 
 std::string Where(const NodeDef& n) { return "node '" + n.name + "' (" + n.op + ")"; }
 
+// What a node of a graph from a newer tfd names that this build lacks: its
+// op, or an attr its op has no more here. Either means this tfd is too old.
+Status CheckKnownHere(const NodeDef& n, const OpRegistry& registry, const GraphVersions& versions) {
+  const OpRegistration* reg = registry.Find(n.op);
+  if (reg == nullptr) return NewerGraphError(versions, "this tfd has no op " + n.op);
+  for (const auto& [name, value] : n.attrs) {
+    if (reg->def.FindAttr(name) == nullptr) {
+      return NewerGraphError(versions, "op " + n.op + " has no attr '" + name + "' in this tfd");
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Graph> Graph::Build(GraphDef def, const OpRegistry& registry) {
+  TFD_RETURN_IF_ERROR(CheckGraphVersions(def.versions));
   Graph g;
   TFD_RETURN_IF_ERROR(g.Index(std::move(def)));
   TFD_RETURN_IF_ERROR(g.Sort());
@@ -24,7 +38,7 @@ int Graph::FindNode(const std::string& name) const {
 }
 
 Status Graph::Index(GraphDef def) {
-  version_ = def.version;
+  versions_ = def.versions;
   nodes_.resize(def.nodes.size());
   for (size_t i = 0; i < def.nodes.size(); ++i) {
     NodeDef& n = def.nodes[i];
@@ -130,6 +144,7 @@ Status Graph::Annotate(const OpRegistry& registry) {
 }
 
 Status Graph::AnnotateNode(Node& n, const OpRegistry& registry) {
+  if (WrittenByNewerTfd(versions_)) TFD_RETURN_IF_ERROR(CheckKnownHere(n.def, registry, versions_));
   std::vector<AnnotatedInput> inputs;
   inputs.reserve(n.inputs.size());
   for (const Edge& e : n.inputs) inputs.push_back({&nodes_[e.node].def, &nodes_[e.node], e.port});
@@ -253,7 +268,7 @@ StatusOr<NodeAnnotation> AnnotateNode(NodeDef& node, const OpRegistry& registry,
 
 GraphDef Graph::ToGraphDef() const {
   GraphDef g;
-  g.version = version_;
+  g.versions = versions_;
   for (const Node& n : nodes_) g.nodes.push_back(n.def);
   return g;
 }

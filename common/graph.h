@@ -1,12 +1,18 @@
 // Graph: a GraphDef checked against the op registry and annotated.
 //
-// Build() refuses, with INVALID_ARGUMENT (NOT_FOUND for an unknown op) naming
-// the node: duplicate or empty names, inputs that name a missing node or
+// Build() first checks the graph's versions (CheckGraphVersions: a graph
+// that needs a newer tfd, or one this tfd no longer runs, is refused with
+// FAILED_PRECONDITION naming both graph versions). It then refuses, with
+// INVALID_ARGUMENT (NOT_FOUND for an unknown op) naming the node: duplicate
+// or empty names, inputs that name a missing node or
 // port, cycles, unknown ops, missing or mistyped attrs, dtype mismatches
 // between producer and consumer, a value where a reference is required, and
 // shape mismatches that inference can prove. Type attrs left out of a node
 // ("T", "N", type lists) are inferred from its inputs, so hand-written graphs
-// need not repeat what their inputs already say.
+// need not repeat what their inputs already say. In a graph written by a
+// newer tfd, an unknown op or an attr its op lacks here is
+// FAILED_PRECONDITION instead, naming both graph versions: this tfd is the
+// one to upgrade.
 //
 //   TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(def, registry));
 //   for (int id : g.topo_order()) { const Graph::Node& n = g.node(id); ... }
@@ -80,6 +86,8 @@ class Graph {
   const std::vector<int>& topo_order() const { return topo_; }
   // The completed definition (attrs filled in), in the original node order.
   GraphDef ToGraphDef() const;
+  // The versions of the GraphDef it was built from.
+  const GraphVersions& versions() const { return versions_; }
 
  private:
   Status Index(GraphDef def);
@@ -90,7 +98,7 @@ class Graph {
   std::vector<Node> nodes_;
   std::map<std::string, int> by_name_;
   std::vector<int> topo_;
-  int32_t version_ = 0;
+  GraphVersions versions_;
 };
 
 }  // namespace tfd

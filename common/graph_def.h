@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/attr_value.h"
+#include "common/graph_versions.h"
 #include "common/status.h"
 
 namespace tfd {
@@ -26,7 +27,7 @@ struct NodeDef {
 
 struct GraphDef {
   std::vector<NodeDef> nodes;
-  int32_t version = 0;
+  GraphVersions versions;  // this build's, unless the graph was loaded (common/graph_versions.h)
 };
 
 // A parsed input string.

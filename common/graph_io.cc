@@ -188,12 +188,36 @@ std::string WithLineNumbers(const std::string& message, const std::string& text)
          std::to_string(column) + ": " + m.suffix().str();
 }
 
+// A graph without `versions` was written before tfd recorded them.
+GraphVersions VersionsFromProto(proto::GraphDef::Reader g) {
+  if (!g.hasVersions()) return GraphVersions{.producer = 0, .min_consumer = 0};
+  auto v = g.getVersions();
+  return GraphVersions{.producer = v.getProducer(),
+                       .min_consumer = v.getMinConsumer(),
+                       .bad_consumers = ToVector<int32_t>(v.getBadConsumers())};
+}
+
+void VersionsToProto(const GraphVersions& v, proto::VersionDef::Builder out) {
+  out.setProducer(v.producer);
+  out.setMinConsumer(v.min_consumer);
+  auto bad = out.initBadConsumers(static_cast<unsigned>(v.bad_consumers.size()));
+  for (unsigned i = 0; i < v.bad_consumers.size(); ++i) bad.set(i, v.bad_consumers[i]);
+}
+
+// An attr value this build cannot read, in a graph from a newer tfd, is
+// most likely of a kind added since: say so, and which versions disagree.
+Status AttrError(const Status& error, const GraphVersions& versions, const std::string& where) {
+  if (!WrittenByNewerTfd(versions)) return error.WithContext(where);
+  TFD_RETURN_IF_ERROR(CheckGraphVersions(versions));
+  return NewerGraphError(versions, where + ": " + error.message());
+}
+
 }  // namespace
 
 StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& limits) {
   GraphTensorBudget budget(limits);
   GraphDef out;
-  out.version = g.getVersion();
+  out.versions = VersionsFromProto(g);
   for (auto n : g.getNodes()) {
     NodeDef node;
     node.name = n.getName();
@@ -203,8 +227,8 @@ StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& l
     for (auto a : n.getAttrs()) {
       auto v = AttrFromProto(a.getValue(), budget);
       if (!v.ok()) {
-        return v.status().WithContext("node '" + node.name + "' attr '" +
-                                      std::string(a.getName().cStr()) + "'");
+        return AttrError(v.status(), out.versions,
+                         "node '" + node.name + "' attr '" + std::string(a.getName().cStr()) + "'");
       }
       const std::string attr_name = a.getName();
       if (!node.attrs.emplace(attr_name, std::move(v).value()).second) {
@@ -217,7 +241,11 @@ StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& l
 }
 
 void GraphToProto(const GraphDef& g, proto::GraphDef::Builder out) {
-  out.setVersion(g.version);
+  // A graph that never had versions (producer 0) is written without them,
+  // as it was read: older tfds' text parsers do not know the field.
+  if (g.versions != GraphVersions{.producer = 0, .min_consumer = 0}) {
+    VersionsToProto(g.versions, out.initVersions());
+  }
   auto nodes = out.initNodes(static_cast<unsigned>(g.nodes.size()));
   for (unsigned i = 0; i < g.nodes.size(); ++i) {
     const NodeDef& n = g.nodes[i];

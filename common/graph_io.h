@@ -40,7 +40,12 @@ Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format)
 // Between the in-memory form and the schema's; FromProto checks attr values
 // (INVALID_ARGUMENT naming node and attr), including the sizes of attr
 // tensors against limits.max_graph_tensor_bytes and, all together, against
-// limits.max_graph_bytes, but not graph structure.
+// limits.max_graph_bytes, but not graph structure nor versions: a graph
+// without versions reads as producer 0, min_consumer 0. An attr value it
+// cannot read in a graph from a newer tfd gives FAILED_PRECONDITION naming
+// both graph versions (common/graph_versions.h). ToProto writes the graph's
+// versions as they are: writers leave out default attrs first
+// (StripDefaultAttrs, common/op_registry.h).
 StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g,
                                   const SizeLimits& limits = {});
 void GraphToProto(const GraphDef& g, proto::GraphDef::Builder out);

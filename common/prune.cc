@@ -27,7 +27,7 @@ StatusOr<GraphDef> PruneGraph(const GraphDef& graph, const std::vector<std::stri
     }
   }
   GraphDef out;
-  out.version = graph.version;
+  out.versions = graph.versions;
   for (const NodeDef& n : graph.nodes) {
     if (keep.count(n.name)) out.nodes.push_back(n);
   }

@@ -13,7 +13,19 @@ using Tensor = import "tensor.capnp";
 
 struct GraphDef {
   nodes @0 :List(NodeDef);
-  version @1 :Int32;   # producer version of the graph format; 0 today
+  version @1 :Int32;        # unused: always 0; `versions` says who wrote the graph
+  versions @2 :VersionDef;  # absent in graphs from before it: producer 0, minConsumer 0
+}
+
+# Which tfd wrote a graph and which may run it, as TensorFlow's VersionDef.
+# The numbers are tfd's graph versions (common/graph_versions.h), not
+# release numbers: a tfd of graph version V runs a graph when
+# producer >= its oldest accepted producer, minConsumer <= V and V is not
+# in badConsumers, and refuses it otherwise, naming both versions.
+struct VersionDef {
+  producer @0 :Int32;            # the graph version of the tfd that wrote it
+  minConsumer @1 :Int32;         # the oldest graph version that may run it
+  badConsumers @2 :List(Int32);  # graph versions that may not run it
 }
 
 struct NodeDef {

@@ -206,7 +206,10 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
                               TFD_ASSIGN_OR_RETURN(
                                   GraphDef added,
                                   GraphFromProto(more->getRoot<proto::GraphDef>(), limits));
+                              TFD_RETURN_IF_ERROR(CheckGraphVersions(added.versions));
                               for (NodeDef& n : added.nodes) merged.nodes.push_back(std::move(n));
+                              merged.versions =
+                                  CombineGraphVersions(merged.versions, added.versions);
                               TFD_RETURN_IF_ERROR(Graph::Build(merged, *registry).status());
                               return merged;
                             })

@@ -38,6 +38,7 @@ LocalSession::LocalSession(const OpRegistry& registry, const KernelEnv& env,
 LocalSession::~LocalSession() = default;
 
 Status LocalSession::Create(GraphDef graph) {
+  TFD_RETURN_IF_ERROR(CheckGraphVersions(graph.versions));
   std::lock_guard<std::mutex> lock(mu_);
   graph_ = std::move(graph);
   prepared_.clear();
@@ -45,6 +46,7 @@ Status LocalSession::Create(GraphDef graph) {
 }
 
 Status LocalSession::Extend(const GraphDef& more) {
+  TFD_RETURN_IF_ERROR(CheckGraphVersions(more.versions));
   std::lock_guard<std::mutex> lock(mu_);
   std::set<std::string> names;
   for (const NodeDef& n : graph_.nodes) names.insert(n.name);
@@ -54,6 +56,7 @@ Status LocalSession::Extend(const GraphDef& more) {
     }
   }
   for (const NodeDef& n : more.nodes) graph_.nodes.push_back(n);
+  graph_.versions = CombineGraphVersions(graph_.versions, more.versions);
   prepared_.clear();
   return OkStatus();
 }

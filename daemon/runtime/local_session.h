@@ -63,7 +63,9 @@ class LocalSession {
       : LocalSession(registry, env, pool, Options()) {}
   ~LocalSession();
 
-  // Sets the graph; Extend adds nodes to it (names must stay unique).
+  // Sets the graph; Extend adds nodes to it (names must stay unique). Both
+  // refuse a graph this tfd may not run (CheckGraphVersions) at once; the
+  // rest is checked when a run first needs it.
   Status Create(GraphDef graph);
   Status Extend(const GraphDef& more);
 

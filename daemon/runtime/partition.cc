@@ -101,6 +101,8 @@ StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                           [](const std::string& in) { return in.empty() || in[0] != '^'; });
   }
   for (int id = 0; id < n; ++id) parts[task[id]].nodes.push_back(std::move(copies[id]));
+  // Each task checks the versions of the graph it was cut from.
+  for (auto& [t, part] : parts) part.versions = graph.versions();
   return parts;
 }
 

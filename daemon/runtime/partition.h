@@ -23,7 +23,8 @@
 namespace tfd {
 
 // Task name ("/job:J/replica:0/task:T") -> that task's partition, whose
-// nodes carry their full device in NodeDef::device.
+// nodes carry their full device in NodeDef::device, and which carries the
+// versions of `graph`.
 StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                                                          const std::vector<std::string>& devices);
 

@@ -53,7 +53,7 @@ StatusOr<GraphDef> RewriteForRun(const GraphDef& graph, const OpRegistry& regist
   for (const NodeDef& n : graph.nodes) names.insert(n.name);
   std::map<TensorId, std::string> fed;
   GraphDef out;
-  out.version = graph.version;
+  out.versions = graph.versions;
   for (size_t i = 0; i < feeds.size(); ++i) {
     const TensorId& id = feeds[i].first;
     if (!names.count(id.node)) {

@@ -22,11 +22,15 @@ ApiEnv::ApiEnv() { env_.resources = &resources_; }
 std::unique_ptr<LocalSession> ApiEnv::Session(const Scope& root) {
   INFO(root.status().ToString());
   REQUIRE(root.ok());
-  auto session = std::make_unique<LocalSession>(AllOps(), env_, pool_);
+  auto session = EmptySession();
   const Status s = session->Create(root.ToGraphDef());
   INFO(s.ToString());
   REQUIRE(s.ok());
   return session;
+}
+
+std::unique_ptr<LocalSession> ApiEnv::EmptySession() {
+  return std::make_unique<LocalSession>(AllOps(), env_, pool_);
 }
 
 StatusOr<std::vector<Tensor>> ApiEnv::Run(const Scope& root, const LocalSession::Feeds& feeds,

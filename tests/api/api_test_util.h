@@ -35,6 +35,8 @@ class ApiEnv {
   Scope Root() const { return Scope::NewRootScope(AllOps()); }
   // Creates a session over root's graph (REQUIREs the scope and graph ok).
   std::unique_ptr<LocalSession> Session(const Scope& root);
+  // A session with no graph yet, for tests of Create itself.
+  std::unique_ptr<LocalSession> EmptySession();
   // Runs fetches/targets in a fresh session over root's graph.
   StatusOr<std::vector<Tensor>> Run(const Scope& root, const LocalSession::Feeds& feeds,
                                     const std::vector<std::string>& fetches,

@@ -197,6 +197,44 @@ else
   fail "decode(encode(g)) equals decode(g)"
 fi
 
+# --- Default attrs and graph versions ----------------------------------------
+
+# encode and decode write graph files: an attr equal to its default is left
+# out (so older tfds, whose op may lack it, take the file), others kept.
+cat >"$work/defaults.txt" <<'EOF'
+(nodes = [
+  (name = "a", op = "Const", attrs = [
+     (name = "dtype", value = (type = float32)),
+     (name = "value", value = (tensor = (dtype = float32, shape = [2, 2], floatVal = [1])))]),
+  (name = "y", op = "MatMul", inputs = ["a", "a"], attrs = [
+     (name = "transpose_a", value = (b = false)), (name = "transpose_b", value = (b = true))])
+])
+EOF
+tfctl graph encode "$work/defaults.txt" -o "$work/defaults.bin"
+tfctl graph show "$work/defaults.bin"
+if [[ $rc -eq 0 && "$out" != *transpose_a* && "$out" == *"transpose_b = true"* ]]; then
+  pass "graph encode leaves out attrs equal to their default and keeps the others"
+else
+  fail "graph encode leaves out attrs equal to their default and keeps the others"
+fi
+tfctl graph decode "$work/defaults.txt"
+if [[ $rc -eq 0 && "$out" != *transpose_a* && "$out" == *transpose_b* ]]; then
+  pass "graph decode leaves out attrs equal to their default and keeps the others"
+else
+  fail "graph decode leaves out attrs equal to their default and keeps the others"
+fi
+
+expect_contains "graph show prints a file without versions as producer 0" \
+  "versions: producer 0, min consumer 0" -- graph show "$EX/hello.txt"
+sed 's/^(nodes = \[/(versions = (producer = 9, minConsumer = 8), nodes = [/' \
+  "$work/defaults.txt" >"$work/future.txt"
+expect_contains "graph show prints a file's versions" "versions: producer 9, min consumer 8" \
+  -- graph show "$work/future.txt"
+expect_error "a graph that needs a newer tfd names both versions" 1 FAILED_PRECONDITION \
+  "needs tfd graph version 8 or newer" -- graph validate "$work/future.txt"
+expect_error "tfctl run refuses it too" 1 FAILED_PRECONDITION "graph version 8" \
+  -- run "$work/future.txt" --fetch y
+
 # --- Bad graph files ----------------------------------------------------------
 
 head -c 40 "$work/hello.bin" >"$work/truncated.bin"

@@ -108,6 +108,41 @@ TEST_CASE("an uninitialized variable and a bad device fail with codes naming the
   CHECK(placed.status().message().find("chief") != std::string::npos);
 }
 
+// A rolling upgrade, seen from a daemon older than the client's tfd.
+TEST_CASE("a session takes a newer tfd's graph that sets nothing unknown, and names versions if not") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  const GraphVersions newer{.producer = kGraphVersion + 1, .min_consumer = 0};
+  GraphDef g;
+  g.nodes = {Const("p", 1.0f, "/job:ps"), Node("q", "Add", {"p", "p"}, "/job:worker")};
+  g.versions = newer;
+  // The ps registers its partition, which carries the graph's versions.
+  Status s = (*client)->CreateSession(g);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  auto out = (*client)->Run({}, {"q"}, {}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(Scalar(out->fetches[0]) == 2.0f);
+  // An attr this tfd's Const lacks: refused as a version problem.
+  g.nodes[0].attrs["fancy"] = true;
+  s = (*client)->CreateSession(g);
+  CHECK(s.code() == Code::kFailedPrecondition);
+  CHECK(s.message().find("op Const has no attr 'fancy'") != std::string::npos);
+  CHECK(s.message().find("graph version " + std::to_string(kGraphVersion + 1)) != std::string::npos);
+  CHECK(s.message().find("this tfd is graph version " + std::to_string(kGraphVersion)) !=
+        std::string::npos);
+  // A graph that needs a newer tfd outright.
+  g.nodes[0].attrs.erase("fancy");
+  g.versions.min_consumer = kGraphVersion + 1;
+  s = (*client)->CreateSession(g);
+  CHECK(s.code() == Code::kFailedPrecondition);
+  CHECK(s.message().find("needs tfd graph version " + std::to_string(kGraphVersion + 1)) !=
+        std::string::npos);
+}
+
 TEST_CASE("a task that is down fails the step with UNAVAILABLE naming it, by the deadline") {
   LocalCluster cluster({{"ps", 1}, {"worker", 1}});
   REQUIRE(cluster.Start("worker", 0).ok());  // ps never starts

@@ -108,6 +108,10 @@ TEST_CASE("partitioning cuts every cross-task edge with one Send/Recv pair per t
   CHECK(count(w0, "_Signal") == 1);  // ^c -> ps 1
   CHECK(count(w0, "_Send") == 1);
   CHECK(count(ps1, "_Recv") == 1);
+  // Every partition carries the versions of the graph it was cut from (this
+  // one, from a text file without them, producer 0), for its task to check.
+  REQUIRE(g.versions() == GraphVersions{.producer = 0, .min_consumer = 0});
+  for (auto& [task, def] : *parts) CHECK(def.versions == g.versions());
   // Every partition is a valid graph on its own.
   for (auto& [task, def] : *parts) {
     auto pg = Graph::Build(def, f.registry);
