@@ -166,6 +166,27 @@ expect_contains "graph show lists op and inputs" "product  MatMul  -       a, b"
 expect_contains "ops lists the registry with docs" "MatMul" -- ops
 expect_contains "ops --output json is one object" '{"ops": [' -- ops --output json
 
+# --- inf, -inf and NaN in JSON, and back through --feed -------------------------
+
+# q = [1, -1, 0] / [0, 0, 0]; p, a placeholder, comes back out as out.
+graph non_finite <<EOF
+(nodes = [ $(const num '[3]' '[1, -1, 0]'), $(const zero '[3]' '[0]'),
+  ( name = "q", op = "Div", inputs = ["num", "zero"] ),
+  ( name = "p", op = "Placeholder", attrs = [ (name = "dtype", value = (type = float32)),
+    (name = "shape", value = (shape = (dims = [3]))) ] ),
+  ( name = "out", op = "Identity", inputs = ["p"] ) ])
+EOF
+non_finite_json='{"dtype": "float32", "shape": [3], "values": ["inf", "-inf", "nan"]}'
+expect_out "--output json writes inf, -inf and NaN as \"inf\", \"-inf\", \"nan\"" \
+  "{\"fetches\": {\"q\": $non_finite_json}}" -- run "$work/non_finite.txt" --fetch q --output json
+values=$(sed -nE 's/.*"values": (\[[^]]*\]).*/\1/p' <<<"$out")
+expect_out "the JSON values fed back with --feed come out the same" \
+  "{\"fetches\": {\"out\": $non_finite_json}}" \
+  -- run "$work/non_finite.txt" --feed "p=$values" --fetch out --output json
+expect_out "--feed takes Infinity, -Infinity and NaN as JSON tools write them" \
+  "out = float32[3] [inf -inf nan]" \
+  -- run "$work/non_finite.txt" --feed 'p=[Infinity, -Infinity, NaN]' --fetch out
+
 # --- Round trips with the stock capnp tool -----------------------------------
 
 tfctl graph decode "$EX/hello.txt" -o "$work/hello.decoded.txt"
