@@ -77,7 +77,7 @@ TrainFlags Parse(const Args& all) {
   }
   po::options_description options("train");
   options.add_options()
-      ("file", po::value(&f.file)->required(), "graph file")
+      ("file", po::value(&f.file)->required(), "the graph file, binary or text; - reads stdin")
       ("steps", po::value(&f.steps), "stop at this global step (default: the graph's, or "
                                       "when the input ends)")
       ("chief", po::value(&f.chief), "yes|no|auto: whether this worker initializes and "

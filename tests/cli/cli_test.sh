@@ -375,6 +375,42 @@ if [[ "$out" == *"--step-timeout"*"seconds one step may take"* && "$out" == *"--
 else
   fail "submit --help describes its own and the connection options"
 fi
+# `tfctl help CMD` is CMD's help, word for word; positionals are arguments.
+for cmd in graph run ops submit train wait status vars start stop checkpoint; do
+  tfctl "$cmd" --help
+  own=$out
+  tfctl help "$cmd"
+  if [[ $rc -eq 0 && "$out" == "$own" && "$out" == "usage: tfctl $cmd"* ]]; then
+    pass "tfctl help $cmd prints what tfctl $cmd --help does"
+  else
+    fail "tfctl help $cmd prints what tfctl $cmd --help does" "tfctl $cmd --help: ${own:0:200}"
+  fi
+done
+tfctl train --help
+if [[ "$out" == "usage: tfctl train FILE "* && "$out" == *$'arguments:\n  FILE '*"the graph file"* &&
+      "$out" != *"--file"* ]]; then
+  pass "tfctl train --help shows FILE as an argument, not as --file"
+else
+  fail "tfctl train --help shows FILE as an argument, not as --file"
+fi
+tfctl vars --help
+if [[ "$out" == *$'arguments:\n  ACTION '*$'\n  NAME '* && "$out" != *"--action"* && "$out" != *"--name"* ]]; then
+  pass "tfctl vars --help shows ACTION and NAME as arguments"
+else
+  fail "tfctl vars --help shows ACTION and NAME as arguments"
+fi
+tfctl help
+if [[ $rc -eq 0 && "$out" == *"  tfctl train FILE "* && "$out" == *"tfctl help COMMAND"* ]]; then
+  pass "tfctl help lists the commands"
+else
+  fail "tfctl help lists the commands"
+fi
+expect_error "tfctl help of an unknown command" 2 INVALID_ARGUMENT "unknown command 'nosuch'" -- help nosuch
+expect_error "tfctl help of two commands" 2 INVALID_ARGUMENT "help takes one command" -- help run train
+expect_error "a positional argument given as an option" 2 INVALID_ARGUMENT "'--file'" \
+  -- submit --file "$EX/hello.txt" --fetch y --target 127.0.0.1:1
+expect_error "a missing positional argument is named as such" 2 INVALID_ARGUMENT "missing FILE" \
+  -- submit --fetch y --target 127.0.0.1:1
 expect_error "an unknown flag of a cluster command" 2 INVALID_ARGUMENT "bogus" -- status --cluster '{"w":["127.0.0.1:1"]}' --bogus
 
 echo "1..$count"
