@@ -44,5 +44,6 @@ int VarsCommand(const Args& args);    // vars list|get NAME --target HOST:PORT
 int StartCommand(const Args& args);   // start --cluster SPEC [--job J] [--task N]
 int StopCommand(const Args& args);    // stop --cluster SPEC [--job J] [--task N]
 int CheckpointCommand(const Args& args);  // checkpoint save|restore|list --target HOST:PORT
+int HealthCommand(const Args& args);  // health [--target HOST:PORT | --self]
 
 }  // namespace tfd::cli

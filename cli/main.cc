@@ -47,6 +47,8 @@ constexpr Command kCommands[] = {
      "wait until every task is reachable, or variables are initialized (exit 3 at the deadline)"},
     {"status", tfd::cli::StatusCommand, "tfctl status --cluster SPEC [options]",
      "each task of a cluster: up or down, uptime, sessions, variables"},
+    {"health", tfd::cli::HealthCommand, "tfctl health [--target HOST:PORT | --self] [options]",
+     "whether one task is up and serving: exit 0 if so, 1 with the reason if not (a probe)"},
     {"vars", tfd::cli::VarsCommand, "tfctl vars list|get NAME [--target HOST:PORT] [options]",
      "list or read a task's variables"},
     {"start", tfd::cli::StartCommand, "tfctl start --cluster SPEC [options]",

@@ -358,7 +358,7 @@ expect_error "an unknown --output" 2 INVALID_ARGUMENT "yaml" -- ops --output yam
 
 # --- --help: every option with what it does ---------------------------------
 
-for cmd in graph run ops submit train wait status vars start stop checkpoint; do
+for cmd in graph run ops submit train wait status health vars start stop checkpoint; do
   tfctl "$cmd" --help
   # An option line without a description ends in "arg" or in the option.
   bare=$(grep -E '^  -[^ ]' <<<"$out" | grep -E '( arg|\])? *$' | grep -vE '  [^ -].*[a-z]' || true)
@@ -376,7 +376,7 @@ else
   fail "submit --help describes its own and the connection options"
 fi
 # `tfctl help CMD` is CMD's help, word for word; positionals are arguments.
-for cmd in graph run ops submit train wait status vars start stop checkpoint; do
+for cmd in graph run ops submit train wait status health vars start stop checkpoint; do
   tfctl "$cmd" --help
   own=$out
   tfctl help "$cmd"
@@ -400,7 +400,7 @@ else
   fail "tfctl vars --help shows ACTION and NAME as arguments"
 fi
 tfctl help
-if [[ $rc -eq 0 && "$out" == *"  tfctl train FILE "* && "$out" == *"tfctl help COMMAND"* ]]; then
+if [[ $rc -eq 0 && "$out" == *"  tfctl health "* && "$out" == *"tfctl help COMMAND"* ]]; then
   pass "tfctl help lists the commands"
 else
   fail "tfctl help lists the commands"

@@ -58,6 +58,7 @@ offered "" "$TFCTL" version ""
 # `tfctl help COMMAND` completes the command, and nothing after it.
 offered "train" "$TFCTL" help tr
 offered "" "$TFCTL" help train ""
+offered "--self" "$TFCTL" health --se
 
 # Every command docs/cli.md's synopsis names is offered.
 all=" $(offers "$TFCTL" "") "
