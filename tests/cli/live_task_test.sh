@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tfctl against one real tfd on loopback: `tfctl health` says a serving task
 # is up (exit 0) and a dead port is not (exit 1, naming the address and
-# why), with the token and --self as a container's probe uses them. Output
-# is TAP.
+# why), with the token and --self as a container's probe uses them; and a
+# feed too large for one RPC message is refused naming the limit and the
+# flag, not an "integer overflow" from inside Cap'n Proto. Output is TAP.
 #
 #   TFCTL=build/cli/tfctl TFD=build/daemon/tfd SRC_ROOT=. bash tests/cli/live_task_test.sh
 set -u
@@ -96,6 +97,21 @@ expect_usage() {
 }
 tfctl health --target "$address" --self
 expect_usage "health with both --target and --self is a usage error" "give --target or --self"
+
+# A .npy one byte over what one Cap'n Proto Data field holds (2^29 - 1
+# bytes): float32 [67108864, 2] is 2^29 bytes. The body is a hole in a
+# sparse file, so the test writes 128 bytes.
+header="{'descr': '<f4', 'fortran_order': False, 'shape': (67108864, 2), }"
+{ printf '\x93NUMPY\x01\x00\x76\x00'; printf '%-117s\n' "$header"; } >"$work/big.npy"
+truncate -s $((128 + (1 << 29))) "$work/big.npy"
+tfctl submit "$SRC/examples/graphs/placeholder.txt" --target "$address" \
+  --token-file "$work/token" --feed "x=@$work/big.npy" --fetch y
+expect "a feed over Cap'n Proto's limit is refused naming the limit and the flag" 1 \
+  "^error: INVALID_ARGUMENT: .*feed 'x': float32\\[67108864, 2\\] is 536870912 bytes; .* at most 536870911 bytes .*--max-tensor-bytes"
+if [[ "$err" != *"integer overflow"* ]]; then pass "and not as an integer overflow"
+else fail "and not as an integer overflow" "stderr: $err"; fi
+tfctl health --target "$address" --token-file "$work/token" --timeout 5
+expect "the task still serves after the refused feed" 0 "^ok: "
 
 kill "$tfd_pid"
 wait "$tfd_pid" 2>/dev/null
