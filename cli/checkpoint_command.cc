@@ -120,7 +120,7 @@ int CheckpointCommand(const Args& args) {
   ConnectionFlags remote;
   po::options_description options("checkpoint");
   options.add_options()
-      ("action", po::value(&action)->required(), "save|restore|list")
+      ("action", po::value(&action)->required(), "save, restore or list")
       ("step", po::value(&step), "save: the step to name it (default: global_step); "
                                  "restore: the step (default: the newest that verifies)")
       ("output", po::value(&output), "human|json");

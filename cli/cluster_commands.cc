@@ -43,12 +43,12 @@ int WaitCommand(const Args& args) {
   std::string output = "human";
   po::options_description options("wait");
   options.add_options()
-      ("what", po::value(&what)->required(), "cluster|init")
+      ("action", po::value(&what)->required(), "cluster (every task reachable) or init (variables initialized)")
       ("var", po::value(&vars)->composing(), "with init: a variable to wait for (default: all)")
       ("output", po::value(&output), "human|json");
   AddConnectionFlags(options, remote);
   po::positional_options_description positional;
-  positional.add("what", 1);
+  positional.add("action", 1);
   ParseArgs(args, options, positional);
   if (what != "cluster" && what != "init") throw UsageError("wait what? 'cluster' or 'init'");
   const OutputFormat format = ParseOutputFormat(output, false);
@@ -166,12 +166,12 @@ int VarsCommand(const Args& args) {
   ConnectionFlags remote;
   po::options_description options("vars");
   options.add_options()
-      ("what", po::value(&what)->required(), "list|get")
-      ("name", po::value(&name), "with get: the variable")
+      ("action", po::value(&what)->required(), "list (every variable) or get (one)")
+      ("name", po::value(&name), "with get: the variable to read")
       ("output", po::value(&output), "human|json");
   AddConnectionFlags(options, remote);
   po::positional_options_description positional;
-  positional.add("what", 1).add("name", 1);
+  positional.add("action", 1).add("name", 1);
   ParseArgs(args, options, positional);
   if (what != "list" && what != "get") throw UsageError("vars what? 'list' or 'get NAME'");
   if (what == "get" && name.empty()) throw UsageError("vars get needs a variable name");

@@ -6,7 +6,8 @@
 // bad or missing flag) is thrown as UsageError — or as a
 // boost::program_options::error — and main prints the command's synopsis
 // and exits 2. Commands parse their flags with ParseArgs (cli/args.h),
-// which also answers --help.
+// which also answers --help. Each command's usage line and summary are in
+// main's table of commands, the one place that lists them.
 //
 //   int code = GraphCommand({"show", "g.txt"});
 //
@@ -43,22 +44,6 @@ int VarsCommand(const Args& args);    // vars list|get NAME --target HOST:PORT
 int StartCommand(const Args& args);   // start --cluster SPEC [--job J] [--task N]
 int StopCommand(const Args& args);    // stop --cluster SPEC [--job J] [--task N]
 int CheckpointCommand(const Args& args);  // checkpoint save|restore|list --target HOST:PORT
-
-// Each command's synopsis, for `tfctl help` and usage errors; the options
-// and what they do come from the command's own option list (`tfctl CMD
-// --help`, cli/args.h).
-inline constexpr const char* kGraphUsage = "tfctl graph show|validate|encode|decode FILE [options]";
-inline constexpr const char* kRunUsage = "tfctl run FILE [options]";
-inline constexpr const char* kOpsUsage = "tfctl ops [options]";
-inline constexpr const char* kSubmitUsage = "tfctl submit FILE [--target HOST:PORT] [options]";
-inline constexpr const char* kTrainUsage =
-    "tfctl train FILE [--target HOST:PORT] [options] [-- TFD_FLAGS (host the task here)]";
-inline constexpr const char* kWaitUsage = "tfctl wait cluster|init [--target HOST:PORT] [options]";
-inline constexpr const char* kStatusUsage = "tfctl status --cluster SPEC [options]";
-inline constexpr const char* kVarsUsage = "tfctl vars list|get NAME [--target HOST:PORT] [options]";
-inline constexpr const char* kStartUsage = "tfctl start --cluster SPEC [options]";
-inline constexpr const char* kStopUsage = "tfctl stop --cluster SPEC [options]";
-inline constexpr const char* kCheckpointUsage =
-    "tfctl checkpoint save|restore|list [--target HOST:PORT] [options]";
+int HealthCommand(const Args& args);  // health [--target HOST:PORT | --self]
 
 }  // namespace tfd::cli

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "cli/args.h"
 #include "common/cluster_spec.h"
 
@@ -16,7 +18,8 @@ void AddConnectionFlags(po::options_description& options, ConnectionFlags& flags
   }
   options.add_options()
       ("token-file", po::value(&flags.token_file), "file holding the cluster's auth token")
-      ("timeout", po::value(&flags.timeout_s), "seconds to wait (default 30)");
+      ("timeout", po::value(&flags.timeout_s),
+       fmt::format("seconds to wait (default {:g})", flags.timeout_s).c_str());
   AddTlsFlags(options, flags.tls);
 }
 

@@ -26,8 +26,10 @@ struct ConnectionFlags {
   }
 };
 
+// --target (unless !need_target), --token-file, --timeout (its help shows
+// flags.timeout_s as the default) and the TLS flags, into `flags`.
 void AddConnectionFlags(boost::program_options::options_description& options, ConnectionFlags& flags,
-                    bool need_target = true);
+                        bool need_target = true);
 // --tls-cert, --tls-key, --tls-ca (AddConnectionFlags adds them too).
 void AddTlsFlags(boost::program_options::options_description& options, TlsFiles& files);
 // The client's TLS from the flags, each else TFD_TLS_CERT, TFD_TLS_KEY,

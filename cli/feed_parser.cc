@@ -1,9 +1,12 @@
 #include "cli/feed_parser.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 namespace tfd::cli {
@@ -28,9 +31,22 @@ std::string KindName(Literal::Kind k) {
   return "?";
 }
 
+// inf, infinity and nan in any case, with an optional sign: what tfctl's
+// JSON output writes ("inf", "-inf", "nan"), and what JSON tools and
+// JavaScript write (Infinity, -Infinity, NaN).
+bool IsNonFinite(std::string_view token) {
+  if (!token.empty() && (token[0] == '-' || token[0] == '+')) token.remove_prefix(1);
+  auto equals = [token](std::string_view word) {
+    return token.size() == word.size() &&
+           std::equal(token.begin(), token.end(), word.begin(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+  };
+  return equals("inf") || equals("infinity") || equals("nan");
+}
+
 Literal::Kind Classify(const std::string& token) {
   if (token == "true" || token == "false") return Literal::kBool;
-  if (token == "inf" || token == "-inf" || token == "+inf" || token == "nan") return Literal::kFloat;
+  if (IsNonFinite(token)) return Literal::kFloat;
   size_t i = (token[0] == '-' || token[0] == '+') ? 1 : 0;
   bool digits = false, dot = false, exp = false;
   for (; i < token.size(); ++i) {
@@ -178,16 +194,32 @@ void Leaves(const Literal& lit, std::vector<const Literal*>& out) {
   for (const Literal& item : lit.items) Leaves(item, out);
 }
 
+// A quoted "inf", "-inf" or "nan", as tfctl's JSON output writes them.
+bool IsQuotedNonFinite(const Literal& l) {
+  return l.kind == Literal::kString && IsNonFinite(l.text);
+}
+
 StatusOr<DType> InferDType(const std::vector<const Literal*>& leaves) {
   bool any_float = false, any_int = false, any_bool = false, any_string = false;
+  bool any_quoted_non_finite = false;
   for (const Literal* l : leaves) {
     any_float |= l->kind == Literal::kFloat;
     any_int |= l->kind == Literal::kInt;
     any_bool |= l->kind == Literal::kBool;
-    any_string |= l->kind == Literal::kString;
+    any_quoted_non_finite |= IsQuotedNonFinite(*l);
+    any_string |= l->kind == Literal::kString && !IsQuotedNonFinite(*l);
     if (l->kind == Literal::kWord) {
       return errors::InvalidArgument("'", l->text,
                                      "' is not a number, true/false or a quoted string");
+    }
+  }
+  // Quoted non-finite values beside numbers are floats (a JSON list read
+  // back); alone they are text, as any quoted word is.
+  if (any_quoted_non_finite) {
+    if (any_float || any_int) {
+      any_float = true;
+    } else {
+      any_string = true;
     }
   }
   const int kinds = (any_float || any_int) + any_bool + any_string;
@@ -215,7 +247,10 @@ Status Convert(const Literal& l, DType d, T* out) {
     if (l.kind != Literal::kBool) return NotA(l, d);
     *out = l.text == "true";
   } else if constexpr (std::is_floating_point_v<T>) {
-    if (l.kind != Literal::kInt && l.kind != Literal::kFloat) return NotA(l, d);
+    if (l.kind != Literal::kInt && l.kind != Literal::kFloat && !IsQuotedNonFinite(l)) {
+      return NotA(l, d);
+    }
+    // strtod reads inf, infinity and nan in any case, signed or not.
     const double v = std::strtod(l.text.c_str(), nullptr);
     if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<T>::max())) {
       return errors::InvalidArgument("'", l.text, "' is out of range for ", DTypeName(d));

@@ -5,7 +5,11 @@
 // prefix (float64:[1, 2]). Without a prefix the dtype is the one the fed node
 // declares when that is known, else inferred: string for quoted text, bool
 // for true/false, float32 when any number has a '.' or an exponent, int32
-// otherwise. `NAME=@path.npy` reads a NumPy file instead (cli/npy.h).
+// otherwise. The non-finite floats are inf, infinity and nan in any case,
+// signed or not, bare or quoted: so the "inf", "-inf" and "nan" of tfctl's
+// JSON output (cli/output.h) read back, in a list beside numbers or into a
+// float dtype (quoted and alone, without a float dtype, they are text).
+// `NAME=@path.npy` reads a NumPy file instead (cli/npy.h).
 //
 //   TFD_ASSIGN_OR_RETURN(FeedArg f, SplitFeed("x=[1, 2]"));
 //   TFD_ASSIGN_OR_RETURN(Tensor t, ParseFeedValue(f.value, DType::kFloat32));

@@ -35,8 +35,8 @@ GraphOptions ParseGraphOptions(const Args& args) {
   std::string format = "human";
   po::options_description desc("graph options");
   desc.add_options()
-      ("action", po::value(&o.action), "show, validate, encode or decode (also the first word after graph)")
-      ("file", po::value(&o.file), "the graph file, - for stdin (also the word after the action)")
+      ("action", po::value(&o.action), "show, validate, encode or decode")
+      ("file", po::value(&o.file), "the graph file, binary or text; - reads stdin")
       ("out,o", po::value(&o.out), "output file (encode, decode)")
       ("output", po::value(&format), "human or json (show, validate)");
   po::positional_options_description pos;

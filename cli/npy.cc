@@ -1,5 +1,6 @@
 #include "cli/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -134,52 +135,73 @@ std::string Supported() {
   return s;
 }
 
-}  // namespace
-
-StatusOr<Tensor> ParseNpy(std::string_view bytes, const std::string& source) {
-  auto bad = [&](const auto&... what) {
-    return errors::InvalidArgument("'", source, "' is not a usable .npy file: ", what...);
-  };
-  if (bytes.size() < 10 || bytes.substr(0, kMagic.size()) != kMagic) {
-    return bad("it does not start with the .npy magic \\x93NUMPY");
-  }
-  const uint8_t major = static_cast<uint8_t>(bytes[6]);
-  const uint8_t minor = static_cast<uint8_t>(bytes[7]);
-  size_t header_len = 0, header_start = 0;
-  if (major == 1) {
-    header_len = static_cast<uint8_t>(bytes[8]) | (size_t{static_cast<uint8_t>(bytes[9])} << 8);
-    header_start = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) return bad("the header length is cut off");
-    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(bytes[8 + i]);
-    header_start = 12;
-  } else {
-    return bad("format version ", int{major}, ".", int{minor}, " is not 1.0, 2.0 or 3.0");
-  }
-  if (minor != 0) return bad("format version ", int{major}, ".", int{minor}, " is not supported");
-  if (header_len > bytes.size() - header_start) {
-    return bad("the header says ", header_len, " bytes but the file has ",
-               bytes.size() - header_start, " after the preamble");
-  }
-  auto header = HeaderParser(bytes.substr(header_start, header_len)).Parse();
-  if (!header.ok()) return bad(header.status().message());
-  if (*header->fortran_order) {
-    return bad("fortran_order is True; only C-order arrays are supported "
-               "(save with np.ascontiguousarray)");
-  }
+// What the preamble and header of a .npy file say: the tensor the body
+// holds and where the body starts. Nothing is allocated.
+struct Layout {
   const NpyType* type = nullptr;
-  for (const NpyType& t : kTypes) {
-    if (header->descr == t.descr) type = &t;
+  TensorShape shape;
+  size_t body_offset = 0;
+};
+
+template <typename... Args>
+Status Bad(const std::string& source, const Args&... what) {
+  return errors::InvalidArgument("'", source, "' is not a usable .npy file: ", what...);
+}
+
+// The preamble (magic, version, header length) is in the first
+// kPreambleBytes; `head` holds at least that much of the file, or all of a
+// shorter one. Returns where the header ends (the body's offset), with
+// `*header_start` where it begins.
+constexpr size_t kPreambleBytes = 12;
+
+StatusOr<size_t> ParsePreamble(std::string_view head, uint64_t file_size, const std::string& source,
+                               size_t* header_start) {
+  if (head.size() < 10 || head.substr(0, kMagic.size()) != kMagic) {
+    return Bad(source, "it does not start with the .npy magic \\x93NUMPY");
   }
-  if (type == nullptr) {
-    return bad("dtype '", header->descr, "' is not supported (expected one of ", Supported(), ")");
+  const uint8_t major = static_cast<uint8_t>(head[6]);
+  const uint8_t minor = static_cast<uint8_t>(head[7]);
+  size_t header_len = 0;
+  if (major == 1) {
+    header_len = static_cast<uint8_t>(head[8]) | (size_t{static_cast<uint8_t>(head[9])} << 8);
+    *header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (head.size() < 12) return Bad(source, "the header length is cut off");
+    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<uint8_t>(head[8 + i]);
+    *header_start = 12;
+  } else {
+    return Bad(source, "format version ", int{major}, ".", int{minor}, " is not 1.0, 2.0 or 3.0");
+  }
+  if (minor != 0) return Bad(source, "format version ", int{major}, ".", int{minor}, " is not supported");
+  if (header_len > file_size - *header_start) {
+    return Bad(source, "the header says ", header_len, " bytes but the file has ",
+               file_size - *header_start, " after the preamble");
+  }
+  return *header_start + header_len;
+}
+
+// The header's literal, checked against a body of `body_bytes`.
+StatusOr<Layout> ParseHeader(std::string_view text, size_t body_offset, uint64_t body_bytes,
+                             const std::string& source) {
+  auto header = HeaderParser(text).Parse();
+  if (!header.ok()) return Bad(source, header.status().message());
+  if (*header->fortran_order) {
+    return Bad(source, "fortran_order is True; only C-order arrays are supported "
+                       "(save with np.ascontiguousarray)");
+  }
+  Layout layout;
+  layout.body_offset = body_offset;
+  for (const NpyType& t : kTypes) {
+    if (header->descr == t.descr) layout.type = &t;
+  }
+  if (layout.type == nullptr) {
+    return Bad(source, "dtype '", header->descr, "' is not supported (expected one of ", Supported(), ")");
   }
   // Check the body's length against the shape before allocating anything.
   const std::vector<int64_t>& dims = *header->shape;
-  const std::string_view body = bytes.substr(header_start + header_len);
   uint64_t elements = 1;
   for (int64_t d : dims) {
-    if (d != 0 && elements > body.size() / static_cast<uint64_t>(d)) {
+    if (d != 0 && elements > body_bytes / static_cast<uint64_t>(d)) {
       elements = UINT64_MAX;
       break;
     }
@@ -189,21 +211,36 @@ StatusOr<Tensor> ParseNpy(std::string_view bytes, const std::string& source) {
   shape_text << "[";
   for (size_t i = 0; i < dims.size(); ++i) shape_text << (i ? ", " : "") << dims[i];
   shape_text << "]";
-  if (elements == UINT64_MAX || elements * type->item_size != body.size()) {
-    return bad("shape ", shape_text.str(), " of ", header->descr, " needs ",
-               elements == UINT64_MAX ? std::string("more") : std::to_string(elements * type->item_size),
-               " bytes of data but the file has ", body.size());
+  if (elements == UINT64_MAX || elements * layout.type->item_size != body_bytes) {
+    return Bad(source, "shape ", shape_text.str(), " of ", header->descr, " needs ",
+               elements == UINT64_MAX ? std::string("more")
+                                      : std::to_string(elements * layout.type->item_size),
+               " bytes of data but the file has ", body_bytes);
   }
   auto shape = TensorShape::Make(dims);
-  if (!shape.ok()) return bad(shape.status().message());
-  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(type->dtype, *shape));
-  if (type->dtype == DType::kBool) {
-    bool* out = t.data<bool>();
-    for (size_t i = 0; i < body.size(); ++i) out[i] = body[i] != 0;
-  } else if (!body.empty()) {
-    // Every supported dtype is little-endian, as is every host tfd builds for.
-    std::memcpy(t.raw_data(), body.data(), body.size());
-  }
+  if (!shape.ok()) return Bad(source, shape.status().message());
+  layout.shape = *shape;
+  return layout;
+}
+
+// .npy's bools are bytes, any nonzero one true; the tensor's hold 0 or 1.
+void NormalizeBools(Tensor& t) {
+  auto* bytes = reinterpret_cast<unsigned char*>(t.raw_data());
+  for (size_t i = 0; i < t.total_bytes(); ++i) bytes[i] = bytes[i] != 0;
+}
+
+}  // namespace
+
+StatusOr<Tensor> ParseNpy(std::string_view bytes, const std::string& source) {
+  size_t header_start = 0;
+  TFD_ASSIGN_OR_RETURN(size_t body_offset, ParsePreamble(bytes, bytes.size(), source, &header_start));
+  TFD_ASSIGN_OR_RETURN(Layout layout,
+                       ParseHeader(bytes.substr(header_start, body_offset - header_start),
+                                   body_offset, bytes.size() - body_offset, source));
+  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(layout.type->dtype, layout.shape));
+  // Every supported dtype is little-endian, as is every host tfd builds for.
+  if (t.total_bytes() > 0) std::memcpy(t.raw_data(), bytes.data() + body_offset, t.total_bytes());
+  if (layout.type->dtype == DType::kBool) NormalizeBools(t);
   return t;
 }
 
@@ -220,12 +257,37 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return errors::NotFound("cannot open feed file '", path, "'");
-  std::string bytes(size, '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  if (static_cast<size_t>(in.gcount()) != size) {
-    return errors::Unavailable("reading feed file '", path, "' stopped early");
+  auto read = [&in, &path](char* to, size_t n) -> Status {
+    in.read(to, static_cast<std::streamsize>(n));
+    if (static_cast<size_t>(in.gcount()) != n) {
+      return errors::Unavailable("reading feed file '", path, "' stopped early");
+    }
+    return OkStatus();
+  };
+  // The preamble and header first; the body then goes straight into the
+  // tensor, so a large feed is in memory once, not twice.
+  std::string head(std::min<uint64_t>(size, kPreambleBytes), '\0');
+  TFD_RETURN_IF_ERROR(read(head.data(), head.size()));
+  size_t header_start = 0;
+  TFD_ASSIGN_OR_RETURN(size_t body_offset, ParsePreamble(head, size, path, &header_start));
+  if (body_offset > head.size()) {
+    const size_t had = head.size();
+    head.resize(body_offset);
+    TFD_RETURN_IF_ERROR(read(head.data() + had, body_offset - had));
   }
-  return ParseNpy(bytes, path);
+  TFD_ASSIGN_OR_RETURN(Layout layout,
+                       ParseHeader(std::string_view(head).substr(header_start, body_offset - header_start),
+                                   body_offset, size - body_offset, path));
+  // A header shorter than the preamble's 12 bytes (version 1.0 leaves 10)
+  // left some of the body in `head`.
+  if (body_offset < head.size()) {
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(body_offset));
+  }
+  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(layout.type->dtype, layout.shape));
+  if (t.total_bytes() > 0) TFD_RETURN_IF_ERROR(read(static_cast<char*>(t.raw_data()), t.total_bytes()));
+  if (layout.type->dtype == DType::kBool) NormalizeBools(t);
+  return t;
 }
 
 }  // namespace tfd::cli

@@ -17,6 +17,9 @@ namespace {
 // not the "0.100000001" a widening to double would show.
 template <typename F>
 std::string ShortestFloat(F v) {
+  // to_chars writes "-nan" for a NaN with its sign bit set; a NaN has no
+  // sign worth showing (numpy prints "nan" for both).
+  if (std::isnan(v)) return "nan";
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
   if (ec != std::errc()) return std::to_string(v);
@@ -40,11 +43,10 @@ template <typename T>
 Json ValueJson(const T& v) {
   if constexpr (std::is_same_v<T, float>) {
     // Widen through the shortest decimal form so JSON shows what float32 holds.
-    if (!std::isfinite(v)) return Json(nullptr);
+    if (!std::isfinite(v)) return FloatToJson(v);
     return Json(std::strtod(ShortestFloat(v).c_str(), nullptr));
   } else if constexpr (std::is_same_v<T, double>) {
-    if (!std::isfinite(v)) return Json(nullptr);
-    return Json(v);
+    return FloatToJson(v);
   } else if constexpr (std::is_same_v<T, uint8_t>) {
     return Json(static_cast<int>(v));
   } else {
@@ -155,6 +157,12 @@ std::string FormatValues(const Tensor& t, int64_t limit) {
 
 std::string FormatFetch(const std::string& name, const Tensor& t, int64_t limit) {
   return name + " = " + t.Describe() + " " + FormatValues(t, limit);
+}
+
+Json FloatToJson(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
 }
 
 Json TensorToJson(const Tensor& t) {

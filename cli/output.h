@@ -2,8 +2,10 @@
 //
 // Human output is one line per fetched tensor (`y = float32[2, 2] [[1 2] [3 4]]`);
 // JSON output is a single line with ", " and ": " separators, values nested
-// by shape, floats in their shortest round-trip form (NaN and infinities,
-// which JSON lacks, as null). Errors always go to stderr as
+// by shape, floats in their shortest round-trip form; NaN and the
+// infinities, which JSON numbers cannot hold, are the strings "nan", "inf"
+// and "-inf", which --feed reads back (cli/feed_parser.h). Errors always go
+// to stderr as
 // `error: CODE: message`; with JSON output a {"error": {...}} object also goes
 // to stdout so a script reading stdout sees why it got no result.
 //
@@ -43,6 +45,9 @@ std::string FormatFetch(const std::string& name, const Tensor& t, int64_t limit 
 
 // {"dtype": ..., "shape": [...], "values": nested}.
 Json TensorToJson(const Tensor& t);
+// A floating-point value as tfctl writes it in JSON, everywhere: a number
+// when finite, else "inf", "-inf" or "nan" (any NaN, whatever its sign).
+Json FloatToJson(double v);
 // One line, separators ", " and ": ", keys in insertion order; invalid UTF-8
 // in strings is replaced rather than thrown on.
 std::string DumpJson(const Json& j);

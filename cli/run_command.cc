@@ -55,7 +55,7 @@ RunOptions ParseRunOptions(const Args& args) {
   std::string format = "human";
   po::options_description desc("run options");
   desc.add_options()
-      ("file", po::value(&o.file), "the graph file (also the first word after run)")
+      ("file", po::value(&o.file), "the graph file, binary or text; - reads stdin")
       ("feed", po::value(&o.feeds)->composing(), "NAME=VALUE or NAME=@file.npy")
       ("fetch", po::value(&o.fetches)->composing(), "NAME[:PORT] to print")
       ("target", po::value(&o.targets)->composing(), "node to run, output unused")

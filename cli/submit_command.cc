@@ -36,7 +36,7 @@ SubmitOptions Parse(const Args& args) {
   SubmitOptions o;
   po::options_description options("submit");
   options.add_options()
-      ("file", po::value(&o.file)->required(), "graph file")
+      ("file", po::value(&o.file)->required(), "the graph file, binary or text; - reads stdin")
       ("run", po::value(&o.runs)->composing(), "target op to run each step")
       ("fetch", po::value(&o.fetches)->composing(), "tensor to fetch (last step printed)")
       ("feed", po::value(&o.feeds)->composing(), "NAME=VALUE or NAME=@file.npy")

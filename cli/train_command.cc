@@ -77,7 +77,7 @@ TrainFlags Parse(const Args& all) {
   }
   po::options_description options("train");
   options.add_options()
-      ("file", po::value(&f.file)->required(), "graph file")
+      ("file", po::value(&f.file)->required(), "the graph file, binary or text; - reads stdin")
       ("steps", po::value(&f.steps), "stop at this global step (default: the graph's, or "
                                       "when the input ends)")
       ("chief", po::value(&f.chief), "yes|no|auto: whether this worker initializes and "
@@ -155,7 +155,8 @@ std::string ProgressLine(const TrainProgress& p) {
     std::snprintf(buf, sizeof buf, "  epoch %.2f", p.epoch);
     line += buf;
   }
-  if (!std::isnan(p.loss)) {
+  if (p.has_loss) {
+    // A diverged loss shows as nan or inf.
     std::snprintf(buf, sizeof buf, "  loss %.4f", p.loss);
     line += buf;
   }
@@ -192,9 +193,10 @@ int Finish() {
 }
 
 Json ProgressJson(const TrainProgress& p) {
-  auto number = [](double v) { return std::isnan(v) ? Json(nullptr) : Json(v); };
+  // null: the graph has no loss; "nan", "inf": it diverged (cli/output.h).
   Json j{{"step", p.local_steps}, {"global_step", p.global_step},
-         {"epoch", p.epoch >= 0 ? Json(p.epoch) : Json(nullptr)}, {"loss", number(p.loss)},
+         {"epoch", p.epoch >= 0 ? Json(p.epoch) : Json(nullptr)},
+         {"loss", p.has_loss ? FloatToJson(p.loss) : Json(nullptr)},
          {"steps_per_second", p.steps_per_second}, {"seconds", p.seconds},
          {"seconds_left", p.seconds_left >= 0 ? Json(p.seconds_left) : Json(nullptr)}};
   return j;
@@ -319,12 +321,12 @@ int Train(const TrainFlags& f, OutputFormat format) {
     j["initialized"] = result->initialized;
     j["initialized_variables"] = result->initialized_variables;
     j["stopped"] = result->stopped;
-    j["first_loss"] = std::isnan(result->first_loss) ? Json(nullptr) : Json(result->first_loss);
+    j["first_loss"] = last.has_loss ? FloatToJson(result->first_loss) : Json(nullptr);
     j["mean_steps_per_second"] = rate;
     j["checkpoints"] = result->checkpoints;
     j["recoveries"] = result->recoveries;
     j["restored_checkpoints"] = result->restored_steps;
-    j["accuracy"] = result->accuracy ? Json(*result->accuracy) : Json(nullptr);
+    j["accuracy"] = result->accuracy ? FloatToJson(*result->accuracy) : Json(nullptr);
     std::cout << DumpJson(j) << std::endl;
     return finish();
   }
@@ -348,7 +350,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     std::cout << "restored the checkpoint of step " << step
               << " on every task (variables and input positions)\n";
   }
-  if (!std::isnan(result->first_loss)) {
+  if (last.has_loss) {
     std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result->first_loss, last.loss);
     std::cout << buf;
   }

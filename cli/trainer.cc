@@ -469,7 +469,11 @@ Status Trainer::Train(TrainResult& result,
       if (StepRecoverable(failure)) failure = recover(std::move(failure));
       if (!failure.ok()) break;
     }
-    if (loss_at >= 0) p.loss = ScalarValue(out->fetches[loss_at]);
+    if (loss_at >= 0) {
+      const std::optional<double> loss = SummaryScalar(out->fetches[loss_at]);
+      p.has_loss = loss.has_value();
+      p.loss = loss.value_or(NAN);
+    }
     if (epoch_at >= 0) p.epoch = ScalarValue(out->fetches[epoch_at]);
     if (p.local_steps == 1) result.first_loss = p.loss;
     for (size_t i = 0; i < summaries.size(); ++i) {

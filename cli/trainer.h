@@ -99,6 +99,9 @@ struct TrainProgress {
   int64_t local_steps = 0;   // steps this worker ran
   int64_t global_step = -1;  // after the last step; -1 when the graph does not say
   double epoch = -1;         // input epochs read; -1 when unknown
+  // The graph's loss when it has one that is a numeric scalar (has_loss);
+  // NaN or an infinity when training diverged.
+  bool has_loss = false;
   double loss = NAN;
   double steps_per_second = 0;   // this worker's, over the last interval
   double seconds = 0;            // since the first step
@@ -107,7 +110,7 @@ struct TrainProgress {
 
 struct TrainResult {
   TrainProgress last;
-  double first_loss = NAN;     // of the first step
+  double first_loss = NAN;     // of the first step, when last.has_loss
   std::string stopped;         // why: "input exhausted", "reached step N"
   std::optional<double> accuracy;
   int64_t checkpoints = 0;     // saved by this worker (the chief)

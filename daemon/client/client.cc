@@ -1,5 +1,8 @@
 #include "daemon/client/client.h"
 
+#include <capnp/common.h>
+
+#include <algorithm>
 #include <thread>
 
 #include "common/graph_io.h"
@@ -39,6 +42,44 @@ TaskStatusInfo FromProto(proto::TaskStatus::Reader s) {
                     d.getPushesReceived(), d.getBytesReceived(), d.getPushesRefused(),
                     d.getHeldBack(), d.getPushesAbandoned(), d.getBytesHeld(), d.getStepsHeld(),
                     d.getStepsServed()}};
+}
+
+// One Cap'n Proto Data field (a tensor's raw content, or one string) holds
+// at most 2^29 - 1 bytes, and a list (a string tensor's elements) at most
+// 2^29 - 1 entries. Building a request past them throws "integer overflow"
+// from inside Cap'n Proto; a feed that large is refused before, saying so.
+constexpr uint64_t kMaxWireBytes = kj::maxValueForBits<capnp::BLOB_SIZE_BITS>();
+constexpr uint64_t kMaxWireElements = kj::maxValueForBits<capnp::LIST_ELEMENT_COUNT_BITS>();
+
+// `what` names the feed: "feed 'x'".
+Status CheckFeedFits(const std::string& what, const Tensor& t) {
+  uint64_t largest = t.total_bytes();
+  if (t.dtype() == DType::kString) {
+    if (static_cast<uint64_t>(t.num_elements()) > kMaxWireElements) {
+      return errors::InvalidArgument(what, ": ", t.Describe(), " has ", t.num_elements(),
+                                     " strings; a tensor sent to a task holds at most ",
+                                     kMaxWireElements, " (Cap'n Proto's limit on a list): feed "
+                                     "it in pieces");
+    }
+    largest = 0;
+    for (int64_t i = 0; i < t.num_elements(); ++i) {
+      largest = std::max<uint64_t>(largest, t.data<std::string>()[i].size());
+    }
+  }
+  if (largest <= kMaxWireBytes) return OkStatus();
+  return errors::InvalidArgument(
+      what, ": ", t.Describe(), " is ", largest, " bytes",
+      t.dtype() == DType::kString ? " in one string" : "", "; a tensor sent to a task holds at most ",
+      kMaxWireBytes, " bytes (Cap'n Proto's limit on one Data field, below the task's "
+      "--max-tensor-bytes): feed it in pieces of at most that size, or let the graph read it on the "
+      "task (a reader op over the task's --data-dir)");
+}
+
+Status CheckFeedsFit(const Client::Feeds& feeds) {
+  for (const auto& [name, tensor] : feeds) {
+    TFD_RETURN_IF_ERROR(CheckFeedFits("feed '" + name + "'", tensor));
+  }
+  return OkStatus();
 }
 
 template <typename Response>
@@ -195,6 +236,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
                                         const std::vector<std::string>& targets,
                                         const RunOptions& options) {
   KJ_IF_MAYBE(session, session_) {
+    TFD_RETURN_IF_ERROR(CheckFeedsFit(feeds));
     auto request = session->runRequest();
     auto feed_list = request.initFeeds(static_cast<unsigned>(feeds.size()));
     for (unsigned i = 0; i < feeds.size(); ++i) {
@@ -254,6 +296,9 @@ StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
   auto it = callables_.find(callable);
   if (it == callables_.end()) {
     return errors::InvalidArgument("no callable ", callable, " in this session");
+  }
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    TFD_RETURN_IF_ERROR(CheckFeedFits("the callable's feed " + std::to_string(i), feeds[i]));
   }
   auto request = it->second.runRequest();
   auto feed_list = request.initFeeds(static_cast<unsigned>(feeds.size()));

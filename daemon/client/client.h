@@ -109,6 +109,9 @@ class Client {
   void set_spin_wait(std::chrono::microseconds budget) { spin_wait_ = budget; }
 
   Status CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout = {});
+  // A feed larger than one Cap'n Proto message field holds (2^29 - 1 bytes,
+  // or as many strings) is INVALID_ARGUMENT naming it and the limit, before
+  // anything is sent.
   StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
                           const std::vector<std::string>& targets, const RunOptions& options);
   Status CloseSession();

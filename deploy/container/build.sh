@@ -4,6 +4,11 @@
 #
 #   deploy/container/build.sh [TAG]      # default tag: tfd:<meson.build's version>
 #   TFD_CPU=portable deploy/container/build.sh   # meson's -Dcpu (default x86-64-v3)
+#   TFD_DEBIAN_DIGEST=sha256:... TFD_DEBIAN_SLIM_DIGEST=sha256:... deploy/container/build.sh
+#                                        # base images by digest (the Containerfile says how
+#                                        # to look them up)
+#
+# The image's OCI labels get meson.build's version and the git commit.
 #
 # The build context is the source tree as git sees it (tracked and
 # untracked files that are not ignored), copied to a temporary directory,
@@ -43,7 +48,11 @@ else
 fi
 
 echo "build.sh: building $tag with $tool"
-build_args=()
-[[ -n ${TFD_CPU:-} ]] && build_args=(--build-arg "TFD_CPU=$TFD_CPU")
+revision=$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)
+build_args=(--build-arg "TFD_VERSION=$version" --build-arg "TFD_REVISION=$revision")
+[[ -n ${TFD_CPU:-} ]] && build_args+=(--build-arg "TFD_CPU=$TFD_CPU")
+[[ -n ${TFD_DEBIAN_DIGEST:-} ]] && build_args+=(--build-arg "DEBIAN_DIGEST=$TFD_DEBIAN_DIGEST")
+[[ -n ${TFD_DEBIAN_SLIM_DIGEST:-} ]] &&
+  build_args+=(--build-arg "DEBIAN_SLIM_DIGEST=$TFD_DEBIAN_SLIM_DIGEST")
 "$tool" build -f "$context/deploy/container/Containerfile" -t "$tag" "${build_args[@]}" "$context"
 echo "build.sh: built $tag"

@@ -166,6 +166,27 @@ expect_contains "graph show lists op and inputs" "product  MatMul  -       a, b"
 expect_contains "ops lists the registry with docs" "MatMul" -- ops
 expect_contains "ops --output json is one object" '{"ops": [' -- ops --output json
 
+# --- inf, -inf and NaN in JSON, and back through --feed -------------------------
+
+# q = [1, -1, 0] / [0, 0, 0]; p, a placeholder, comes back out as out.
+graph non_finite <<EOF
+(nodes = [ $(const num '[3]' '[1, -1, 0]'), $(const zero '[3]' '[0]'),
+  ( name = "q", op = "Div", inputs = ["num", "zero"] ),
+  ( name = "p", op = "Placeholder", attrs = [ (name = "dtype", value = (type = float32)),
+    (name = "shape", value = (shape = (dims = [3]))) ] ),
+  ( name = "out", op = "Identity", inputs = ["p"] ) ])
+EOF
+non_finite_json='{"dtype": "float32", "shape": [3], "values": ["inf", "-inf", "nan"]}'
+expect_out "--output json writes inf, -inf and NaN as \"inf\", \"-inf\", \"nan\"" \
+  "{\"fetches\": {\"q\": $non_finite_json}}" -- run "$work/non_finite.txt" --fetch q --output json
+values=$(sed -nE 's/.*"values": (\[[^]]*\]).*/\1/p' <<<"$out")
+expect_out "the JSON values fed back with --feed come out the same" \
+  "{\"fetches\": {\"out\": $non_finite_json}}" \
+  -- run "$work/non_finite.txt" --feed "p=$values" --fetch out --output json
+expect_out "--feed takes Infinity, -Infinity and NaN as JSON tools write them" \
+  "out = float32[3] [inf -inf nan]" \
+  -- run "$work/non_finite.txt" --feed 'p=[Infinity, -Infinity, NaN]' --fetch out
+
 # --- Round trips with the stock capnp tool -----------------------------------
 
 tfctl graph decode "$EX/hello.txt" -o "$work/hello.decoded.txt"
@@ -375,7 +396,7 @@ expect_error "an unknown --output" 2 INVALID_ARGUMENT "yaml" -- ops --output yam
 
 # --- --help: every option with what it does ---------------------------------
 
-for cmd in graph run ops submit train wait status vars start stop checkpoint; do
+for cmd in graph run ops submit train wait status health vars start stop checkpoint; do
   tfctl "$cmd" --help
   # An option line without a description ends in "arg" or in the option.
   bare=$(grep -E '^  -[^ ]' <<<"$out" | grep -E '( arg|\])? *$' | grep -vE '  [^ -].*[a-z]' || true)
@@ -392,6 +413,42 @@ if [[ "$out" == *"--step-timeout"*"seconds one step may take"* && "$out" == *"--
 else
   fail "submit --help describes its own and the connection options"
 fi
+# `tfctl help CMD` is CMD's help, word for word; positionals are arguments.
+for cmd in graph run ops submit train wait status health vars start stop checkpoint; do
+  tfctl "$cmd" --help
+  own=$out
+  tfctl help "$cmd"
+  if [[ $rc -eq 0 && "$out" == "$own" && "$out" == "usage: tfctl $cmd"* ]]; then
+    pass "tfctl help $cmd prints what tfctl $cmd --help does"
+  else
+    fail "tfctl help $cmd prints what tfctl $cmd --help does" "tfctl $cmd --help: ${own:0:200}"
+  fi
+done
+tfctl train --help
+if [[ "$out" == "usage: tfctl train FILE "* && "$out" == *$'arguments:\n  FILE '*"the graph file"* &&
+      "$out" != *"--file"* ]]; then
+  pass "tfctl train --help shows FILE as an argument, not as --file"
+else
+  fail "tfctl train --help shows FILE as an argument, not as --file"
+fi
+tfctl vars --help
+if [[ "$out" == *$'arguments:\n  ACTION '*$'\n  NAME '* && "$out" != *"--action"* && "$out" != *"--name"* ]]; then
+  pass "tfctl vars --help shows ACTION and NAME as arguments"
+else
+  fail "tfctl vars --help shows ACTION and NAME as arguments"
+fi
+tfctl help
+if [[ $rc -eq 0 && "$out" == *"  tfctl health "* && "$out" == *"tfctl help COMMAND"* ]]; then
+  pass "tfctl help lists the commands"
+else
+  fail "tfctl help lists the commands"
+fi
+expect_error "tfctl help of an unknown command" 2 INVALID_ARGUMENT "unknown command 'nosuch'" -- help nosuch
+expect_error "tfctl help of two commands" 2 INVALID_ARGUMENT "help takes one command" -- help run train
+expect_error "a positional argument given as an option" 2 INVALID_ARGUMENT "'--file'" \
+  -- submit --file "$EX/hello.txt" --fetch y --target 127.0.0.1:1
+expect_error "a missing positional argument is named as such" 2 INVALID_ARGUMENT "missing FILE" \
+  -- submit --fetch y --target 127.0.0.1:1
 expect_error "an unknown flag of a cluster command" 2 INVALID_ARGUMENT "bogus" -- status --cluster '{"w":["127.0.0.1:1"]}' --bogus
 
 echo "1..$count"

@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+#include <vector>
+
 namespace tfd::cli {
 namespace {
 
@@ -50,6 +54,45 @@ TEST_CASE("the declared dtype wins over the literal, a prefix over both") {
   CHECK(TensorsEqual(Parse("hello", DType::kString), Tensor::Scalar<std::string>("hello")));
   CHECK(TensorsEqual(Parse("[\"a:b\", 'c']"),
                      Tensor::FromVector<std::string>({"a:b", "c"})));
+}
+
+TEST_CASE("feed values spell inf, -inf and NaN as the JSON output does, and as JSON tools do") {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  auto floats = [](const Tensor& t) {
+    REQUIRE(t.dtype() == DType::kFloat32);
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.num_elements());
+  };
+  // Bare words, in any case, signed or not.
+  for (const char* text : {"[inf, -inf, nan]", "[Infinity, -Infinity, NaN]", "[INF, -INFINITY, nan]",
+                           "[+inf, -Inf, NAN]"}) {
+    INFO(text);
+    const std::vector<float> v = floats(Parse(text));
+    REQUIRE(v.size() == 3);
+    CHECK(v[0] == kInf);
+    CHECK(v[1] == -kInf);
+    CHECK(std::isnan(v[2]));
+  }
+  // Quoted, as tfctl's --output json writes them: beside numbers, or into a
+  // float dtype, they are floats.
+  std::vector<float> v = floats(Parse("[1.5, \"inf\", \"-inf\", \"nan\"]"));
+  REQUIRE(v.size() == 4);
+  CHECK(v[0] == 1.5f);
+  CHECK(v[1] == kInf);
+  CHECK(v[2] == -kInf);
+  CHECK(std::isnan(v[3]));
+  v = floats(Parse("[\"nan\", \"-Infinity\"]", DType::kFloat32));
+  CHECK(std::isnan(v[0]));
+  CHECK(v[1] == -kInf);
+  Tensor d = Parse("float64:[[\"inf\"], [2]]");
+  REQUIRE(d.dtype() == DType::kFloat64);
+  CHECK(d.data<double>()[0] == std::numeric_limits<double>::infinity());
+  // Alone and without a float dtype, quoted words stay text.
+  CHECK(TensorsEqual(Parse("[\"nan\", \"inf\"]"), Tensor::FromVector<std::string>({"nan", "inf"})));
+  // An integer has no infinity, and other words are not numbers.
+  CHECK_THAT(Error("inf", DType::kInt32).message(), Catch::Contains("not a valid int32"));
+  CHECK_THAT(Error("[\"inf\"]", DType::kInt64).message(), Catch::Contains("not a valid int64"));
+  CHECK_THAT(Error("[1, infinite]").message(), Catch::Contains("'infinite' is not a number"));
+  CHECK_THAT(Error("[1.5, \"none\"]").message(), Catch::Contains("mixes"));
 }
 
 TEST_CASE("bad feed values say what is wrong") {

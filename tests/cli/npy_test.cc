@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace tfd::cli {
@@ -100,6 +104,45 @@ TEST_CASE("npy: unusable files name the file and the problem") {
   CHECK_THAT(Error(v9).message(), Catch::Contains("version 9.0"));
   std::string cut = Npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", body);
   CHECK_THAT(Error(cut.substr(0, 30)).message(), Catch::Contains("header says"));
+}
+
+// Writes `bytes` to a fresh file under the system's temporary directory.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& bytes) {
+    char name[] = "/tmp/npy_test_XXXXXX";
+    const int fd = mkstemp(name);
+    REQUIRE(fd >= 0);
+    path_ = name;
+    REQUIRE(write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    close(fd);
+  }
+  ~TempFile() { std::remove(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST_CASE("npy: ReadNpy reads a file as ParseNpy reads its bytes, header then body") {
+  const std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
+  for (int major : {1, 2}) {
+    INFO("version " << major);
+    TempFile file(Npy(dict, Bytes<double>({0.5, -1, 3}), major));
+    auto t = ReadNpy(file.path());
+    REQUIRE(t.ok());
+    CHECK(TensorsEqual(*t, Tensor::FromVector<double>({0.5, -1, 3})));
+  }
+  // Bools are bytes there, any nonzero one true.
+  TempFile bools(Npy("{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", std::string("\0\x07\x01", 3)));
+  auto b = ReadNpy(bools.path());
+  REQUIRE(b.ok());
+  CHECK(TensorsEqual(*b, Tensor::FromVector<bool>({false, true, true})));
+  // A body shorter than the shape says is refused before it is read.
+  TempFile cut(Npy(dict, Bytes<double>({0.5, -1})));
+  auto c = ReadNpy(cut.path());
+  REQUIRE_FALSE(c.ok());
+  CHECK_THAT(c.status().message(), Catch::Contains("needs 24 bytes of data but the file has 16"));
 }
 
 TEST_CASE("npy: a missing file is NOT_FOUND") {

@@ -30,10 +30,28 @@ TEST_CASE("JSON output: the documented shape, exactly") {
         "{\"dtype\": \"float32\", \"shape\": [], \"values\": 0.1}");
   CHECK(DumpJson(TensorToJson(Tensor::FromVector<std::string>({"a", "b"}))) ==
         "{\"dtype\": \"string\", \"shape\": [2], \"values\": [\"a\", \"b\"]}");
-  CHECK(DumpJson(TensorToJson(Tensor::Scalar<double>(std::numeric_limits<double>::quiet_NaN()))) ==
-        "{\"dtype\": \"float64\", \"shape\": [], \"values\": null}");
   // Bytes that are not UTF-8 are replaced, not thrown on.
   CHECK_NOTHROW(DumpJson(TensorToJson(Tensor::Scalar<std::string>("\xff\xfe"))));
+}
+
+TEST_CASE("JSON output tells inf, -inf and NaN apart, in every float dtype") {
+  constexpr float kInfF = std::numeric_limits<float>::infinity();
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const float nan_f = std::numeric_limits<float>::quiet_NaN();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(DumpJson(TensorToJson(Tensor::FromVector<float>({kInfF, -kInfF, nan_f, -nan_f, 1.5f}))) ==
+        "{\"dtype\": \"float32\", \"shape\": [5], "
+        "\"values\": [\"inf\", \"-inf\", \"nan\", \"nan\", 1.5]}");
+  CHECK(DumpJson(TensorToJson(Tensor::FromVector<double>({kInf, -kInf, nan, -nan}, TensorShape({2, 2})))) ==
+        "{\"dtype\": \"float64\", \"shape\": [2, 2], "
+        "\"values\": [[\"inf\", \"-inf\"], [\"nan\", \"nan\"]]}");
+  CHECK(DumpJson(TensorToJson(Tensor::Scalar<double>(nan))) ==
+        "{\"dtype\": \"float64\", \"shape\": [], \"values\": \"nan\"}");
+  // The one spelling for scalars other commands print (train's loss).
+  CHECK(DumpJson(FloatToJson(-kInf)) == "\"-inf\"");
+  CHECK(DumpJson(FloatToJson(0.25)) == "0.25");
+  // Human output: a NaN whatever its sign bit, as numpy prints it.
+  CHECK(FormatValues(Tensor::FromVector<float>({kInfF, -kInfF, -nan_f}), 10) == "[inf -inf nan]");
 }
 
 TEST_CASE("trace: nodes grouped by device, times relative to the step") {

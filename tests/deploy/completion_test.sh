@@ -55,6 +55,10 @@ touch "$work/graphs/model.capnp" "$work/graphs/model.txt"
 offered "$work/graphs/model.capnp $work/graphs/model.txt" "$TFCTL" run "$work/graphs/mod"
 offered "$work/graphs/model.capnp" "$TFCTL" submit --token-file "$work/graphs/model.c"
 offered "" "$TFCTL" version ""
+# `tfctl help COMMAND` completes the command, and nothing after it.
+offered "train" "$TFCTL" help tr
+offered "" "$TFCTL" help train ""
+offered "--self" "$TFCTL" health --se
 
 # Every command docs/cli.md's synopsis names is offered.
 all=" $(offers "$TFCTL" "") "

@@ -11,8 +11,9 @@
    tfd-cluster ConfigMap lists exactly <set>-<ordinal>.<service>:<port> for
    each replica; pods get their job name, the cluster spec and their pod
    name for TF_CONFIG, listen on every address, take the token from the
-   tfd-token Secret, have readiness and liveness probes on /healthz of the
-   port TFD_HTTP_LISTEN serves;
+   tfd-token Secret, have readiness and liveness probes: on /healthz of the
+   port TFD_HTTP_LISTEN serves when it is set, else `tfctl health` exec'd
+   against the rpc port, ending before the kubelet's timeoutSeconds;
    the training Job runs `tfctl train` once per worker, Indexed; images are
    tagged with meson.build's version.
 
@@ -124,6 +125,64 @@ def selects(selector, labels):
     return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
+def probe_errors(container, probe, env, http_port, rpc_port):
+    """What is wrong with `probe` of a tfd container, as a list of problems:
+    with TFD_HTTP_LISTEN it must GET /healthz on the http port tfd serves
+    it on; without, it must exec `tfctl health` against the rpc port on
+    loopback, giving up (--timeout) before the kubelet does
+    (timeoutSeconds, default 1)."""
+    p = container.get(probe)
+    if not p:
+        return ["no %s" % probe]
+    if "TFD_HTTP_LISTEN" in env:
+        errors = []
+        if http_port is None:
+            errors.append("TFD_HTTP_LISTEN is set but the container declares no http port")
+        elif env["TFD_HTTP_LISTEN"].get("value") != "0.0.0.0:%s" % http_port:
+            errors.append("TFD_HTTP_LISTEN is %r, not every address on the http port %s"
+                          % (env["TFD_HTTP_LISTEN"].get("value"), http_port))
+        get = p.get("httpGet") or {}
+        if get.get("path") != "/healthz" or get.get("port") not in ("http", http_port):
+            errors.append("%s does not GET /healthz on the http port: %r" % (probe, p))
+        return errors
+    command = (p.get("exec") or {}).get("command", [])
+    if command[:2] != ["tfctl", "health"]:
+        return ["%s: without TFD_HTTP_LISTEN, /healthz is not served; exec tfctl health "
+                "instead: %r" % (probe, p)]
+    errors = []
+    flags = dict(zip(command[2::2], command[3::2]))
+    if flags.get("--target") != "127.0.0.1:%s" % rpc_port:
+        errors.append("%s: tfctl health --target is %r, not 127.0.0.1:%s (the rpc port)"
+                      % (probe, flags.get("--target"), rpc_port))
+    try:
+        timeout = float(flags.get("--timeout", "5"))
+    except ValueError:
+        timeout = None
+    if timeout is None or timeout >= p.get("timeoutSeconds", 1):
+        errors.append("%s: tfctl health --timeout %s does not end inside timeoutSeconds %s"
+                      % (probe, flags.get("--timeout", "5 (its default)"),
+                         p.get("timeoutSeconds", "1 (the default)")))
+    return errors
+
+
+# The rule both ways, on a pod of each kind (so that it is known to tell).
+_http_env = {"TFD_HTTP_LISTEN": {"value": "0.0.0.0:9470"}}
+_get = {"httpGet": {"path": "/healthz", "port": "http"}}
+_exec = {"exec": {"command": ["tfctl", "health", "--target", "127.0.0.1:2222", "--timeout", "3"]},
+         "timeoutSeconds": 5}
+check(not probe_errors({"livenessProbe": _get}, "livenessProbe", _http_env, 9470, 2222) and
+      probe_errors({"livenessProbe": _exec}, "livenessProbe", _http_env, 9470, 2222) and
+      not probe_errors({"livenessProbe": _exec}, "livenessProbe", {}, None, 2222) and
+      probe_errors({"livenessProbe": _get}, "livenessProbe", {}, None, 2222) and
+      probe_errors({"livenessProbe": dict(_exec, timeoutSeconds=3)}, "livenessProbe", {}, None, 2222),
+      "the probe rule: httpGet /healthz with TFD_HTTP_LISTEN, else tfctl health within "
+      "timeoutSeconds")
+if client is not None:
+    # The exec probe the manifests' comments give for a pod without HTTP.
+    errors = schema_errors(_exec, "V1Probe", "exec probe", client)
+    check(not errors, "the exec probe for pods without HTTP matches the Kubernetes API schema",
+          "\n".join(errors))
+
 services = objects("Service")
 sets = objects("StatefulSet")
 config_maps = objects("ConfigMap")
@@ -188,20 +247,18 @@ for set_name, sts in sorted(sets.items()):
     check(mounts and token_file == mounts[0]["mountPath"] + "/token",
           "%s: TFD_AUTH_TOKEN_FILE is the token key of the mounted tfd-token Secret" % what,
           "TFD_AUTH_TOKEN_FILE=%r, mounts %r" % (token_file, mounts))
-    # Health over HTTP: the probes ask /healthz on the port tfd serves it on.
+    # Health: with the HTTP port on, the probes ask /healthz there (503
+    # while draining); without it, they exec `tfctl health` on the rpc port.
     http_port = ports.get("http")
-    check(http_port is not None, "%s: the container declares its http port" % what)
-    check(env.get("TFD_HTTP_LISTEN", {}).get("value") == "0.0.0.0:%s" % http_port,
-          "%s: tfd serves /metrics and /healthz on the http port (TFD_HTTP_LISTEN)" % what,
-          env.get("TFD_HTTP_LISTEN"))
     for probe in ("readinessProbe", "livenessProbe"):
-        p = tfd.get(probe, {})
-        get = p.get("httpGet") or {}
-        check(get.get("path") == "/healthz" and get.get("port") in ("http", http_port),
-              "%s: %s asks /healthz on the http port" % (what, probe), p)
-    annotations = pod.get("metadata", {}).get("annotations", {})
-    check(annotations.get("prometheus.io/port") == str(http_port),
-          "%s: the pod tells Prometheus where /metrics is" % what, annotations)
+        errors = probe_errors(tfd, probe, env, http_port, rpc_port)
+        check(not errors, "%s: %s asks %s" % (what, probe, "/healthz on the http port"
+                                              if "TFD_HTTP_LISTEN" in env else
+                                              "tfctl health on the rpc port"), "\n".join(errors))
+    if "TFD_HTTP_LISTEN" in env:
+        annotations = pod.get("metadata", {}).get("annotations", {})
+        check(annotations.get("prometheus.io/port") == str(http_port),
+              "%s: the pod tells Prometheus where /metrics is" % what, annotations)
     check(tfd.get("image") == "tfd:" + VERSION, "%s: the image is tfd:%s" % (what, VERSION),
           tfd.get("image"))
 
