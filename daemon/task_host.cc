@@ -65,6 +65,11 @@ Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
   return OkStatus();
 }
 
+// How often Drain looks whether the steps have ended, and how long it waits
+// for cancelled ones to unwind.
+constexpr kj::Duration kDrainPoll = 10 * kj::MILLISECONDS;
+constexpr kj::Duration kUnwindBound = 5 * kj::SECONDS;
+
 }  // namespace
 
 TaskHost::TaskHost(PrivateKey, kj::AsyncIoContext& io) : io_(io) {}
@@ -96,6 +101,7 @@ Status TaskHost::Build(const TfdConfig& config) {
   env.cluster = config.cluster;
   env.step_timeout = config.step_timeout;
   spin_wait_ = config.spin_wait;
+  drain_grace_ = config.drain_grace;
   env.log_device_placement = config.log_device_placement;
   env.allow_soft_placement = config.allow_soft_placement;
   env.step_channel = config.step_channel;
@@ -216,21 +222,25 @@ std::unique_ptr<Client> TaskHost::LocalClient() {
   return client;
 }
 
-void TaskHost::Drain() {
+void TaskHost::Drain(kj::Promise<void> cut_short) {
   if (http_) http_->SetDraining();
   server_->StopAccepting();
   // In-flight steps get a grace period to finish, then are cancelled, and
   // the services go only once no step uses them.
-  auto wait_for_steps = [&](int rounds) {
-    for (int i = 0; i < rounds && env_.steps.size() > 0; ++i) {
-      io_.provider->getTimer().afterDelay(100 * kj::MILLISECONDS).wait(io_.waitScope);
+  bool hurry = false;
+  auto hurried = cut_short.then([&hurry]() { hurry = true; }).eagerlyEvaluate(nullptr);
+  auto wait_for_steps = [&](kj::Duration bound, bool hurry_ends_it) {
+    const kj::TimePoint until = io_.provider->getTimer().now() + bound;
+    while (env_.steps.size() > 0 && io_.provider->getTimer().now() < until &&
+           !(hurry_ends_it && hurry)) {
+      io_.provider->getTimer().afterDelay(kDrainPoll).wait(io_.waitScope);
     }
   };
-  wait_for_steps(20);
+  wait_for_steps(drain_grace_.count() * kj::MILLISECONDS, true);
   if (env_.steps.size() > 0) {
     env_.logger->warn("cancelling {} step(s) still running", env_.steps.size());
     env_.steps.AbortAll(errors::Unavailable(env_.task, " is shutting down"));
-    wait_for_steps(50);
+    wait_for_steps(kUnwindBound, false);
   }
 }
 

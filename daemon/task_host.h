@@ -74,8 +74,10 @@ class TaskHost {
   std::unique_ptr<Client> LocalClient();
 
   // /healthz says draining, no new connection is accepted, the steps still
-  // running get 2 s to finish, then are cancelled and waited for up to 5 s.
-  void Drain();
+  // running get --drain-grace (2 s by default) to finish, or until
+  // `cut_short` resolves (tfd: a second stop signal), then are cancelled
+  // and waited for up to 5 s.
+  void Drain(kj::Promise<void> cut_short = kj::NEVER_DONE);
 
   struct PrivateKey {};
   TaskHost(PrivateKey, kj::AsyncIoContext& io);
@@ -100,6 +102,7 @@ class TaskHost {
   std::unique_ptr<HttpEndpoint> http_;  // with --http-listen
   unsigned port_ = 0;
   std::chrono::microseconds spin_wait_{0};  // --spin-wait-us, for LocalClient
+  std::chrono::milliseconds drain_grace_{0};  // --drain-grace
 };
 
 }  // namespace tfd
