@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include "common/allowed_cpus.h"
@@ -222,29 +223,57 @@ std::unique_ptr<Client> TaskHost::LocalClient() {
   return client;
 }
 
-void TaskHost::Drain(kj::Promise<void> cut_short) {
-  if (http_) http_->SetDraining();
-  server_->StopAccepting();
-  // In-flight steps get a grace period to finish, then are cancelled, and
-  // the services go only once no step uses them.
-  bool hurry = false;
-  auto hurried = cut_short.then([&hurry]() { hurry = true; }).eagerlyEvaluate(nullptr);
-  auto wait_for_steps = [&](kj::Duration bound, bool hurry_ends_it) {
-    const kj::TimePoint until = io_.provider->getTimer().now() + bound;
-    while (env_.steps.size() > 0 && io_.provider->getTimer().now() < until &&
-           !(hurry_ends_it && hurry)) {
-      io_.provider->getTimer().afterDelay(kDrainPoll).wait(io_.waitScope);
-    }
-  };
-  wait_for_steps(drain_grace_.count() * kj::MILLISECONDS, true);
-  if (env_.steps.size() > 0) {
-    env_.logger->warn("cancelling {} step(s) still running", env_.steps.size());
-    env_.steps.AbortAll(errors::Unavailable(env_.task, " is shutting down"));
-    wait_for_steps(kUnwindBound, false);
+bool TaskHost::Idle() const {
+  return env_.step_gate.running() == 0 && env_.steps.size() == 0;
+}
+
+void TaskHost::WaitForSteps(kj::Duration bound, const bool* hurry) {
+  kj::Timer& timer = io_.provider->getTimer();
+  const kj::TimePoint until = timer.now() + bound;
+  while (!Idle() && timer.now() < until && !(hurry != nullptr && *hurry)) {
+    timer.afterDelay(kDrainPoll).wait(io_.waitScope);
   }
 }
 
+void TaskHost::Drain(kj::Promise<void> cut_short) {
+  if (drained_ || server_ == nullptr) return;
+  drained_ = true;
+  if (http_) http_->SetDraining();  // until ~TaskHost closes the port
+  server_->StopAccepting();
+  env_.step_gate.Close(errors::Unavailable(env_.task, " is shutting down: it starts no new step"));
+  bool hurry = false;
+  auto hurried = cut_short.then([&hurry]() { hurry = true; }).eagerlyEvaluate(nullptr);
+  WaitForSteps(drain_grace_.count() * kj::MILLISECONDS, &hurry);
+  if (!Idle()) {
+    env_.logger->warn("cancelling the steps still running: {} of this task's master, {} "
+                      "partition(s) here",
+                      env_.step_gate.running(), env_.steps.size());
+    const Status why = errors::Unavailable(
+        env_.task, " is shutting down: the step was cancelled ",
+        hurry ? std::string("on a second stop signal")
+              : fmt::format("after the drain's grace of {:g} s (--drain-grace)",
+                            static_cast<double>(drain_grace_.count()) / 1000));
+    // The master's steps end now, each aborted on every task it runs on;
+    // the partitions here end as their kernels notice.
+    env_.step_gate.CancelAll(why);
+    env_.steps.AbortAll(why);
+    WaitForSteps(kUnwindBound, nullptr);
+    if (!Idle()) {
+      env_.logger->error("stopping with steps that did not unwind within {} s: {} of this "
+                         "task's master, {} partition(s) here",
+                         kUnwindBound / kj::SECONDS, env_.step_gate.running(),
+                         env_.steps.size());
+    }
+  }
+  // The answers of the cancelled steps go out before the connections close.
+  kj::evalLast([]() {}).wait(io_.waitScope);
+}
+
 TaskHost::~TaskHost() {
+  // Nothing that a running step touches (the services, the task's peers)
+  // may go before the step has ended: a host destroyed without Drain
+  // cancels its steps here first.
+  Drain(kj::READY_NOW);
   http_.reset();
   server_.reset();
   // Kernels still finishing on the pool find the loop gone: their pushes
