@@ -1,6 +1,8 @@
 // StepGate: tickets, holds and their bounds.
 #include "daemon/distributed/step_gate.h"
 
+#include <memory>
+
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
@@ -47,12 +49,23 @@ kj::Promise<StepGate::Held> StepGate::Hold(kj::Timer& timer, kj::Duration drain,
   const uint64_t id = next_id_++;
   holds_.insert(id);
   expiries_.add(timer.afterDelay(expiry).then([this, id]() { Release(id); }));
-  if (running_ == 0) return Held{id, 0};
-  auto paf = kj::newPromiseAndFulfiller<void>();
-  draining_.push_back(kj::mv(paf.fulfiller));
-  return paf.promise.exclusiveJoin(timer.afterDelay(drain)).then([this, id]() {
-    return Held{id, running_};
-  });
+  kj::Promise<void> drained = kj::READY_NOW;
+  if (running_ > 0) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    draining_.push_back(kj::mv(paf.fulfiller));
+    drained = paf.promise.exclusiveJoin(timer.afterDelay(drain));
+  }
+  // Once answered, the hold is the caller's to release; before, it goes
+  // with the promise (a holdSteps call cancelled, or its connection gone).
+  auto answered = std::make_shared<bool>(false);
+  return drained
+      .then([this, id, answered]() {
+        *answered = true;
+        return Held{id, running_};
+      })
+      .attach(kj::defer([this, id, answered]() {
+        if (!*answered) Release(id);
+      }));
 }
 
 void StepGate::Release(uint64_t id) {

@@ -7,11 +7,12 @@
 // waiting steps go on.
 //
 // Every wait is bounded: a hold lets go by itself after `expiry` (a saving
-// master that died never freezes the cluster), its answer comes after at
-// most `drain` even while steps still run (a sync replica's step waiting
-// for a token the saving chief hands out only after the save), and a step
-// held at the gate is bounded by its own deadline (the caller's
-// exclusiveJoin; a cancelled wait takes no ticket).
+// master that died never freezes the cluster; Worker.holdSteps also lets
+// go as soon as its caller does), its answer comes after at most `drain`
+// even while steps still run (a sync replica's step waiting for a token
+// the saving chief hands out only after the save), and a step held at the
+// gate is bounded by its own deadline (the caller's exclusiveJoin; a
+// cancelled wait takes no ticket).
 //
 // The gate also stops the master's steps when the task stops
 // (daemon/task_host.h, Drain): Close refuses new steps, and CancelAll tells
@@ -81,7 +82,8 @@ class StepGate {
 
   // Holds new steps until Release(id) or `expiry`, whichever is first, and
   // resolves once no step is running, or after `drain` with the number
-  // still running.
+  // still running. Until it resolves the hold is the promise's: dropped
+  // (its caller gave up), it lets the hold go at once.
   kj::Promise<Held> Hold(kj::Timer& timer, kj::Duration drain, kj::Duration expiry);
 
   // Lets hold `id` go; an unknown id (expired, released already) is ignored.

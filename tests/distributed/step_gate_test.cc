@@ -1,7 +1,8 @@
 // StepGate: a hold waits for the running steps and stops new ones; new
 // steps go on when the last hold is released or expires; the drain is
-// bounded; a step that gave up waiting takes no ticket; a closed gate
-// refuses steps and cancels those through it.
+// bounded; a step that gave up waiting takes no ticket; a hold whose caller
+// gave up before its answer lets go; a closed gate refuses steps and
+// cancels those through it.
 #include "daemon/distributed/step_gate.h"
 
 #include <catch2/catch.hpp>
@@ -125,6 +126,27 @@ TEST_CASE("a step that gave up waiting at the gate takes no ticket") {
   REQUIRE(waits.poll(l.ws));
   waits.wait(l.ws) = nullptr;
   CHECK(gate.running() == 0);
+}
+
+TEST_CASE("a hold whose caller gave up before it answered lets go at once") {
+  Loop l;
+  StepGate gate;
+  auto running = gate.TryEnter();
+  {
+    auto hold = gate.Hold(l.timer, kExpiry, kExpiry);
+    CHECK_FALSE(hold.poll(l.ws));
+    CHECK(gate.held());
+  }  // the holdSteps call was cancelled, or its connection went
+  CHECK_FALSE(gate.held());
+  auto next = gate.TryEnter();
+  CHECK(next != nullptr);
+  // An answered hold is the caller's: it lasts until released.
+  running = nullptr;
+  next = nullptr;
+  const StepGate::Held held = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  CHECK(gate.held());
+  gate.Release(held.id);
+  CHECK_FALSE(gate.held());
 }
 
 TEST_CASE("a closed gate lets no step in; CancelAll tells the steps through it to end") {
