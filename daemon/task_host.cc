@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include "common/allowed_cpus.h"
@@ -65,6 +66,11 @@ Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
   return OkStatus();
 }
 
+// How often Drain looks whether the steps have ended, and how long it waits
+// for cancelled ones to unwind.
+constexpr kj::Duration kDrainPoll = 10 * kj::MILLISECONDS;
+constexpr kj::Duration kUnwindBound = 5 * kj::SECONDS;
+
 }  // namespace
 
 TaskHost::TaskHost(PrivateKey, kj::AsyncIoContext& io) : io_(io) {}
@@ -96,6 +102,7 @@ Status TaskHost::Build(const TfdConfig& config) {
   env.cluster = config.cluster;
   env.step_timeout = config.step_timeout;
   spin_wait_ = config.spin_wait;
+  drain_grace_ = config.drain_grace;
   env.log_device_placement = config.log_device_placement;
   env.allow_soft_placement = config.allow_soft_placement;
   env.step_channel = config.step_channel;
@@ -221,25 +228,57 @@ std::unique_ptr<Client> TaskHost::LocalClient() {
   return client;
 }
 
-void TaskHost::Drain() {
-  if (http_) http_->SetDraining();
-  server_->StopAccepting();
-  // In-flight steps get a grace period to finish, then are cancelled, and
-  // the services go only once no step uses them.
-  auto wait_for_steps = [&](int rounds) {
-    for (int i = 0; i < rounds && env_.steps.size() > 0; ++i) {
-      io_.provider->getTimer().afterDelay(100 * kj::MILLISECONDS).wait(io_.waitScope);
-    }
-  };
-  wait_for_steps(20);
-  if (env_.steps.size() > 0) {
-    env_.logger->warn("cancelling {} step(s) still running", env_.steps.size());
-    env_.steps.AbortAll(errors::Unavailable(env_.task, " is shutting down"));
-    wait_for_steps(50);
+bool TaskHost::Idle() const {
+  return env_.step_gate.running() == 0 && env_.steps.size() == 0;
+}
+
+void TaskHost::WaitForSteps(kj::Duration bound, const bool* hurry) {
+  kj::Timer& timer = io_.provider->getTimer();
+  const kj::TimePoint until = timer.now() + bound;
+  while (!Idle() && timer.now() < until && !(hurry != nullptr && *hurry)) {
+    timer.afterDelay(kDrainPoll).wait(io_.waitScope);
   }
 }
 
+void TaskHost::Drain(kj::Promise<void> cut_short) {
+  if (drained_ || server_ == nullptr) return;
+  drained_ = true;
+  if (http_) http_->SetDraining();  // until ~TaskHost closes the port
+  server_->StopAccepting();
+  env_.step_gate.Close(errors::Unavailable(env_.task, " is shutting down: it starts no new step"));
+  bool hurry = false;
+  auto hurried = cut_short.then([&hurry]() { hurry = true; }).eagerlyEvaluate(nullptr);
+  WaitForSteps(drain_grace_.count() * kj::MILLISECONDS, &hurry);
+  if (!Idle()) {
+    env_.logger->warn("cancelling the steps still running: {} of this task's master, {} "
+                      "partition(s) here",
+                      env_.step_gate.running(), env_.steps.size());
+    const Status why = errors::Unavailable(
+        env_.task, " is shutting down: the step was cancelled ",
+        hurry ? std::string("on a second stop signal")
+              : fmt::format("after the drain's grace of {:g} s (--drain-grace)",
+                            static_cast<double>(drain_grace_.count()) / 1000));
+    // The master's steps end now, each aborted on every task it runs on;
+    // the partitions here end as their kernels notice.
+    env_.step_gate.CancelAll(why);
+    env_.steps.AbortAll(why);
+    WaitForSteps(kUnwindBound, nullptr);
+    if (!Idle()) {
+      env_.logger->error("stopping with steps that did not unwind within {} s: {} of this "
+                         "task's master, {} partition(s) here",
+                         kUnwindBound / kj::SECONDS, env_.step_gate.running(),
+                         env_.steps.size());
+    }
+  }
+  // The answers of the cancelled steps go out before the connections close.
+  kj::evalLast([]() {}).wait(io_.waitScope);
+}
+
 TaskHost::~TaskHost() {
+  // Nothing that a running step touches (the services, the task's peers)
+  // may go before the step has ended: a host destroyed without Drain
+  // cancels its steps here first.
+  Drain(kj::READY_NOW);
   http_.reset();
   server_.reset();
   // Kernels still finishing on the pool find the loop gone: their pushes

@@ -58,8 +58,10 @@ class TaskHost {
   // daemon/log_format.h), lines from config's --log-level up, each flushed
   // from info up.
   static std::shared_ptr<spdlog::logger> StderrLogger(const TfdConfig& config);
-  // Stops the task's compute pool after the services, so that a kernel
-  // still running finds the loop gone and fails at once.
+  // Drains first, cancelling at once, unless Drain ran already; then takes
+  // the HTTP port, the services and their connections down, and stops the
+  // compute pool last, so that a kernel still running finds the loop gone
+  // and fails at once.
   ~TaskHost();
   TaskHost(const TaskHost&) = delete;
   TaskHost& operator=(const TaskHost&) = delete;
@@ -73,9 +75,17 @@ class TaskHost {
   // must go before the host.
   std::unique_ptr<Client> LocalClient();
 
-  // /healthz says draining, no new connection is accepted, the steps still
-  // running get 2 s to finish, then are cancelled and waited for up to 5 s.
-  void Drain();
+  // Stops the task in order, so that nothing a step uses goes while the
+  // step runs. From the call until the host is destroyed /healthz answers
+  // 503 "draining"; no new connection is accepted and this task's master
+  // starts no new step. The steps still running — those this task is the
+  // master of, wherever their partitions run, and the partitions of other
+  // masters' steps here — get --drain-grace (2 s by default) to finish, or
+  // until `cut_short` resolves (tfd: a second stop signal). Then each is
+  // cancelled with UNAVAILABLE "<task> is shutting down: ...", on every
+  // task it runs on and to its client, and waited for up to 5 s to unwind.
+  // Once only; later calls return at once.
+  void Drain(kj::Promise<void> cut_short = kj::NEVER_DONE);
 
   struct PrivateKey {};
   TaskHost(PrivateKey, kj::AsyncIoContext& io);
@@ -84,6 +94,11 @@ class TaskHost {
   Status Build(const TfdConfig& config);
   // UCX (unless --data-plane-transports=stream) and the DataPlane over it.
   void StartDataPlane(const TfdConfig& config);
+  // No step runs: none of this task's master, no partition here.
+  bool Idle() const;
+  // Turns the loop until Idle(), `bound` passes or `*hurry` (when given)
+  // is set.
+  void WaitForSteps(kj::Duration bound, const bool* hurry);
 
   kj::AsyncIoContext& io_;
   // First, so it outlives everything that points into it.
@@ -102,6 +117,8 @@ class TaskHost {
   std::unique_ptr<HttpEndpoint> http_;  // with --http-listen
   unsigned port_ = 0;
   std::chrono::microseconds spin_wait_{0};  // --spin-wait-us, for LocalClient
+  std::chrono::milliseconds drain_grace_{0};  // --drain-grace
+  bool drained_ = false;
 };
 
 }  // namespace tfd

@@ -53,6 +53,9 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
        "microseconds the event loop keeps polling after its last event before it sleeps, "
        "0 to 10000, default 0: saves the wake-ups of a busy task at the price of that much CPU "
        "(TFD_SPIN_WAIT_US)")
+      ("drain-grace", po::value<std::string>(),
+       "seconds the steps still running at SIGTERM get to finish before they are cancelled, "
+       "default 2; a second SIGTERM or SIGINT cancels them at once (TFD_DRAIN_GRACE)")
       // Connection limits: daemon/distributed/server_limits.h says why each default.
       ("max-connections", po::value<std::string>(), "connections at once, default 1024 (TFD_MAX_CONNECTIONS)")
       ("max-connections-per-peer", po::value<std::string>(), "connections from one address not yet logged in, default 64 (TFD_MAX_CONNECTIONS_PER_PEER)")
@@ -311,6 +314,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   TFD_RETURN_IF_ERROR(count("max-connections", "TFD_MAX_CONNECTIONS", 1, c.server_limits.max_connections));
   TFD_RETURN_IF_ERROR(count("max-connections-per-peer", "TFD_MAX_CONNECTIONS_PER_PEER", 1,
                             c.server_limits.max_pending_per_peer));
+  TFD_RETURN_IF_ERROR(seconds("drain-grace", "TFD_DRAIN_GRACE", c.drain_grace));
   TFD_RETURN_IF_ERROR(seconds("login-timeout", "TFD_LOGIN_TIMEOUT", c.server_limits.login_timeout));
   TFD_RETURN_IF_ERROR(count("max-failed-logins", "TFD_MAX_FAILED_LOGINS", 0,
                             c.server_limits.max_failed_logins));

@@ -43,6 +43,9 @@ struct TfdConfig {
   // --spin-wait-us: how long the event loop polls after its last event
   // before it sleeps (daemon/rpc/spin_wait.h); 0, the default, sleeps at once.
   std::chrono::microseconds spin_wait{0};
+  // --drain-grace: how long the steps still running at SIGTERM may go on
+  // before they are cancelled (daemon/task_host.h, Drain).
+  std::chrono::milliseconds drain_grace{2000};
   ServerLimits server_limits;  // connection caps, login deadline and throttle
   SizeLimits size_limits;      // --max-graph-tensor-bytes, --max-graph-bytes, --max-tensor-bytes
   uint64_t memory_budget = 0;  // --memory-budget; 0: MemoryBudget::DefaultLimit()

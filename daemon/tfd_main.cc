@@ -63,7 +63,14 @@ int Serve(const TfdConfig& config) {
   const siginfo_t info = WaitSpinning(stop, io, config.spin_wait);
   logger->info("received {}: stopping", info.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
   notify("STOPPING=1\nSTATUS=draining");
-  (*host)->Drain();
+  // A second signal ends the grace: what still runs is cancelled now.
+  auto again = io.unixEventPort.onSignal(SIGTERM)
+                   .exclusiveJoin(io.unixEventPort.onSignal(SIGINT))
+                   .then([&logger](siginfo_t again) {
+                     logger->warn("received {} again: cancelling the running steps now",
+                                  again.si_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+                   });
+  (*host)->Drain(kj::mv(again));
   host->reset();
   logger->info("stopped");
   return 0;

@@ -132,12 +132,19 @@ interface Worker {
   restoreCheckpoint @6 (step :Int64) -> (result :TaskCheckpoints);
   listCheckpoints @7 (verify :Bool) -> (result :TaskCheckpoints);
   # A cluster checkpoint's cut (daemon/distributed/step_gate.h): this task's
-  # master starts no new step until releaseSteps(holdId) or until `holdMs`
-  # passes, and answers once the steps it runs have ended, or after
-  # `drainMs` with how many still run. Both at most 10 minutes.
-  holdSteps @8 (drainMs :Int64, holdMs :Int64) -> (holdId :UInt64, running :UInt32);
+  # master starts no new step while the hold lasts, and answers once the
+  # steps it runs have ended, or after `drainMs` with how many still run.
+  # The hold is its caller's: it lasts until the caller drops `hold` (its
+  # connection ending drops it too), calls releaseSteps(holdId), or cancels
+  # the call before the answer, and never past `holdMs`. Both at most 10
+  # minutes. (A task older than `hold` leaves it null.)
+  holdSteps @8 (drainMs :Int64, holdMs :Int64)
+      -> (holdId :UInt64, running :UInt32, hold :StepHold);
   releaseSteps @9 (holdId :UInt64) -> ();
 }
+
+# A hold on a task's steps (Worker.holdSteps): dropping it lets the hold go.
+interface StepHold {}
 
 interface RegisteredGraph {
   # Runs this partition for one step. Feeds and fetches travel only for the

@@ -229,6 +229,9 @@ struct HeldTask {
   proto::Worker::Client worker;
   uint64_t hold_id = 0;
   uint32_t running = 0;
+  // Kept until the holds are released: dropped, it releases the task's
+  // hold itself (so does this master's going away). Null from an older task.
+  proto::StepHold::Client hold = nullptr;
 };
 
 // Lets every hold go, whatever became of the work done under them; a task
@@ -265,7 +268,7 @@ kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::st
       request.setHoldMs(hold_ms);
       return request.send().then(
           [task, worker = s.worker](capnp::Response<proto::Worker::HoldStepsResults>&& r) mutable {
-            return HeldTask{task, kj::mv(worker), r.getHoldId(), r.getRunning()};
+            return HeldTask{task, kj::mv(worker), r.getHoldId(), r.getRunning(), r.getHold()};
           });
     });
     holds.add(WithDeadline(env, kj::mv(held), deadline, "holdSteps")

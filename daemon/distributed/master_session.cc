@@ -96,6 +96,10 @@ struct MasterSession::StepState {
   std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
   std::vector<StepStats> remote_stats;  // the same over the step channel
   std::vector<std::string> restarted;  // in its answer: MasterSession::unreported_restarts_
+  // Its place past the step gate: the step counts as running (for a
+  // checkpoint's hold, for the task's drain) until the last reference to
+  // this state goes, which includes the aborts still being sent.
+  kj::Own<StepGate::Ticket> ticket;
 };
 
 template <typename Results>
@@ -373,7 +377,7 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
         // The first error aborts the step; which one is reported is
         // decided once every partition has answered (MostTelling).
         step->errors.push_back(s);
-        Abort(*step, s);
+        Abort(step, s);
       })
       // KJ runs a continuation only when someone pulls on it, and a join
       // pulls only once every branch is done: without this, a failed
@@ -382,12 +386,13 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
       .eagerlyEvaluate(nullptr);
 }
 
-void MasterSession::Abort(StepState& step, const Status& why) {
-  if (step.aborted) return;
-  step.aborted = true;
-  const auto deadline = env_.peers->timer().now() + 2 * kj::SECONDS;
-  for (const auto& part : step.prepared->parts) {
-    const int64_t step_id = step.step_id;
+void MasterSession::Abort(const std::shared_ptr<StepState>& step, const Status& why) {
+  if (step->aborted) return;
+  step->aborted = true;
+  kj::Timer& timer = env_.peers->timer();
+  const auto deadline = timer.now() + 2 * kj::SECONDS;
+  for (const auto& part : step->prepared->parts) {
+    const int64_t step_id = step->step_id;
     const std::string code(CodeName(why.code())), message = why.message();
     // A task that is gone has nothing to abort: no waiting for it to start.
     background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
@@ -398,7 +403,9 @@ void MasterSession::Abort(StepState& step, const Status& why) {
                           request.setMessage(message);
                           return request.send().ignoreResult();
                         })
-                        .catch_([](kj::Exception&&) {}));
+                        .exclusiveJoin(timer.atTime(deadline))
+                        .catch_([](kj::Exception&&) {})
+                        .attach(std::shared_ptr<StepState>(step)));
   }
 }
 
@@ -499,11 +506,11 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepare
   timeout_ms = RequestTimeout(timeout_ms, step_timeout_).count();
   const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
   // Past the gate first: a cluster checkpoint being taken holds new steps
-  // (daemon/distributed/step_gate.h), at most until this step's deadline.
+  // (daemon/distributed/step_gate.h), at most until this step's deadline;
+  // a task that is stopping lets none through.
   KJ_IF_MAYBE(ticket, env_.step_gate.TryEnter()) {
-    return RunEntered(std::move(prepared), std::move(feeds), num_fetches, timeout_ms, trace,
-                      deadline)
-        .attach(kj::mv(*ticket));
+    return RunEntered(kj::mv(*ticket), std::move(prepared), std::move(feeds), num_fetches,
+                      timeout_ms, trace, deadline);
   }
   auto entered = env_.step_gate.Enter().exclusiveJoin(
       env_.peers->timer().atTime(deadline).then([]() -> kj::Promise<kj::Own<StepGate::Ticket>> {
@@ -513,17 +520,27 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepare
   return entered.then([this, prepared = std::move(prepared), feeds = std::move(feeds),
                        num_fetches, timeout_ms, trace,
                        deadline](kj::Own<StepGate::Ticket> ticket) mutable {
-    return RunEntered(std::move(prepared), std::move(feeds), num_fetches, timeout_ms, trace,
-                      deadline)
-        .attach(kj::mv(ticket));
+    return RunEntered(kj::mv(ticket), std::move(prepared), std::move(feeds), num_fetches,
+                      timeout_ms, trace, deadline);
   });
 }
 
 kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered(
-    std::shared_ptr<Prepared> prepared, std::vector<Tensor> feeds, size_t num_fetches,
-    int64_t timeout_ms, bool trace, kj::TimePoint deadline) {
+    kj::Own<StepGate::Ticket> ticket, std::shared_ptr<Prepared> prepared,
+    std::vector<Tensor> feeds, size_t num_fetches, int64_t timeout_ms, bool trace,
+    kj::TimePoint deadline) {
   auto step = std::make_shared<StepState>();
   step->prepared = std::move(prepared);
+  // The task stopping (TaskHost::Drain, through StepGate::CancelAll) ends
+  // the step now, whatever its partitions wait for: aborted on every task,
+  // its client told why.
+  auto cancelled = ticket->Cancelled().then(
+      []() -> std::shared_ptr<StepState> { KJ_UNREACHABLE; },
+      [this, step](kj::Exception&& e) -> std::shared_ptr<StepState> {
+        Abort(step, StatusFromKj(e));
+        kj::throwFatalException(kj::mv(e));
+      });
+  step->ticket = kj::mv(ticket);
 
   kj::Vector<kj::Promise<void>> registrations;
   for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
@@ -546,11 +563,23 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
         unreported_restarts_.clear();
         return step;
       });
-  // A step the client cancelled is aborted everywhere. Each task forgets a
-  // step's transfers itself when its partition ends (or the step aborts).
-  return ran.attach(kj::defer([this, step]() {
-    if (!step->finished) Abort(*step, errors::Cancelled("the client cancelled step ", step->step_id));
-  }));
+  // A step dropped before it finished — its client cancelled the call or
+  // went away, or the drain cancelled it (aborted already) — is aborted
+  // everywhere. Each task forgets a step's transfers itself when its
+  // partition ends (or the step aborts).
+  //
+  // Lifetime: this runs wherever `ran` is dropped, and touches the session
+  // and the task's peers. The call that holds it keeps the session; the
+  // task's peers outlive every step because the task's drain cancels each
+  // step through the gate, and waits until it has ended, before it takes
+  // its services and peers down (TaskHost::Drain, then ~TaskHost).
+  return ran
+      .attach(kj::defer([this, step]() {
+        if (!step->finished) {
+          Abort(step, errors::Cancelled("the client cancelled step ", step->step_id));
+        }
+      }))
+      .exclusiveJoin(kj::mv(cancelled));
 }
 
 unsigned MasterSession::TraceSize(const StepState& step) {

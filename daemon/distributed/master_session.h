@@ -85,8 +85,10 @@ class MasterSession final : public CountedServer<proto::Session> {
   kj::Promise<std::shared_ptr<StepState>> RunPrepared(std::shared_ptr<Prepared> prepared,
                                                       std::vector<Tensor> feeds, size_t num_fetches,
                                                       int64_t timeout_ms, bool trace);
-  // RunPrepared past the step gate.
-  kj::Promise<std::shared_ptr<StepState>> RunEntered(std::shared_ptr<Prepared> prepared,
+  // RunPrepared past the step gate, holding `ticket` until the step has
+  // ended on every task.
+  kj::Promise<std::shared_ptr<StepState>> RunEntered(kj::Own<StepGate::Ticket> ticket,
+                                                     std::shared_ptr<Prepared> prepared,
                                                      std::vector<Tensor> feeds, size_t num_fetches,
                                                      int64_t timeout_ms, bool trace,
                                                      kj::TimePoint deadline);
@@ -99,7 +101,9 @@ class MasterSession final : public CountedServer<proto::Session> {
   kj::Promise<void> RunPart(std::shared_ptr<StepState> step, Part& part,
                             std::vector<Tensor> feeds, size_t num_fetches, int64_t timeout_ms,
                             bool trace);
-  void Abort(StepState& step, const Status& why);
+  // Tells every task of the step to abort it (once per step). The step
+  // stays alive, ticket and all, until each task has heard or 2 s passed.
+  void Abort(const std::shared_ptr<StepState>& step, const Status& why);
 
   TaskEnv& env_;
   WorkerService& local_;

@@ -15,11 +15,14 @@
 // and discards its result.
 //
 // An exception thrown by `work` rejects the promise instead of ending the
-// process: reading a client's message (a Text without its NUL, a list past
-// its segment) throws, and a malformed graph must cost its sender an error,
-// not the task. Cap'n Proto's exceptions are the message's fault
-// (INVALID_ARGUMENT "malformed request"); running out of memory is
-// RESOURCE_EXHAUSTED; any other exception is INTERNAL, naming it.
+// process, with a code that keeps what it meant (WorkError):
+// - Cap'n Proto's checks of a message it reads (a Text without its NUL, a
+//   list past its segment) are the sender's fault: INVALID_ARGUMENT
+//   "malformed request: ...";
+// - an error that carries a Status (KjFromStatus, ThrowIfError) keeps its
+//   code and message;
+// - running out of memory is RESOURCE_EXHAUSTED;
+// - anything else is a fault of the task, INTERNAL with its description.
 //
 // Thread-safety: call on the event-loop thread; `work` runs on a pool thread.
 #pragma once
@@ -34,11 +37,36 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <string_view>
 
 #include "common/status.h"
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
+
+// True for the exceptions Cap'n Proto throws while it reads a message
+// (pointers, sizes, segments, the traversal limit): thrown from its
+// decoding sources, never from RPC or from tfd's own code.
+inline bool IsMessageDecodingError(const kj::Exception& e) {
+  std::string_view file = e.getFile();
+  const size_t slash = file.rfind('/');
+  if (slash == std::string_view::npos || slash < 5 || file.substr(slash - 5, 6) != "capnp/" ||
+      (slash > 5 && file[slash - 6] != '/')) {
+    return false;
+  }
+  const std::string_view name = file.substr(slash + 1);
+  return name == "layout.c++" || name == "arena.c++" || name == "message.c++" ||
+         name == "serialize.c++" || name == "serialize-packed.c++";
+}
+
+// The error an exception thrown by work on the pool stands for (see above).
+inline Status WorkError(const kj::Exception& e) {
+  if (IsMessageDecodingError(e)) {
+    return errors::InvalidArgument("malformed request: ", e.getDescription().cStr());
+  }
+  // A Status keeps its code; any other kj exception is INTERNAL.
+  return StatusFromKj(e);
+}
 
 template <typename T>
 kj::Promise<T> OnPool(boost::asio::thread_pool& pool, std::function<StatusOr<T>()> work) {
@@ -50,13 +78,15 @@ kj::Promise<T> OnPool(boost::asio::thread_pool& pool, std::function<StatusOr<T>(
     try {
       result->emplace(work());
     } catch (const kj::Exception& e) {
-      // Cap'n Proto's checks of what a message says: the sender's error.
-      result->emplace(errors::InvalidArgument("malformed request: ", e.getDescription().cStr()));
+      result->emplace(WorkError(e));
     } catch (const std::bad_alloc&) {
       result->emplace(errors::ResourceExhausted("out of memory while serving the request"));
     } catch (const std::exception& e) {
       result->emplace(errors::Internal("unexpected exception while serving the request: ",
                                        e.what()));
+    } catch (...) {
+      result->emplace(errors::Internal("unexpected exception of an unknown type while serving "
+                                       "the request"));
     }
     (*fulfiller)->fulfill();
   });

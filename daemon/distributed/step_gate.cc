@@ -1,15 +1,41 @@
 // StepGate: tickets, holds and their bounds.
 #include "daemon/distributed/step_gate.h"
 
+#include <memory>
+
+#include "daemon/rpc/kj_status.h"
+
 namespace tfd {
 
+StepGate::Ticket::Ticket(StepGate& gate) : gate_(gate) {
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  cancel_ = kj::mv(paf.fulfiller);
+  cancelled_ = kj::mv(paf.promise);
+  ++gate_.running_;
+  gate_.tickets_.insert(this);
+}
+
+StepGate::Ticket::~Ticket() {
+  gate_.tickets_.erase(this);
+  gate_.Exit();
+}
+
+kj::Promise<void> StepGate::Ticket::Cancelled() {
+  KJ_IF_MAYBE(p, cancelled_) {
+    auto taken = kj::mv(*p);
+    cancelled_ = nullptr;
+    return taken;
+  }
+  return KjFromStatus(errors::Internal("a step gate's ticket was asked twice for its cancellation"));
+}
+
 kj::Maybe<kj::Own<StepGate::Ticket>> StepGate::TryEnter() {
-  if (!holds_.empty()) return nullptr;
-  ++running_;
+  if (closed_ || !holds_.empty()) return nullptr;
   return kj::heap<Ticket>(*this);
 }
 
 kj::Promise<kj::Own<StepGate::Ticket>> StepGate::Enter() {
+  if (closed_) return KjFromStatus(*closed_);
   KJ_IF_MAYBE(ticket, TryEnter()) {
     return kj::mv(*ticket);
   }
@@ -23,12 +49,23 @@ kj::Promise<StepGate::Held> StepGate::Hold(kj::Timer& timer, kj::Duration drain,
   const uint64_t id = next_id_++;
   holds_.insert(id);
   expiries_.add(timer.afterDelay(expiry).then([this, id]() { Release(id); }));
-  if (running_ == 0) return Held{id, 0};
-  auto paf = kj::newPromiseAndFulfiller<void>();
-  draining_.push_back(kj::mv(paf.fulfiller));
-  return paf.promise.exclusiveJoin(timer.afterDelay(drain)).then([this, id]() {
-    return Held{id, running_};
-  });
+  kj::Promise<void> drained = kj::READY_NOW;
+  if (running_ > 0) {
+    auto paf = kj::newPromiseAndFulfiller<void>();
+    draining_.push_back(kj::mv(paf.fulfiller));
+    drained = paf.promise.exclusiveJoin(timer.afterDelay(drain));
+  }
+  // Once answered, the hold is the caller's to release; before, it goes
+  // with the promise (a holdSteps call cancelled, or its connection gone).
+  auto answered = std::make_shared<bool>(false);
+  return drained
+      .then([this, id, answered]() {
+        *answered = true;
+        return Held{id, running_};
+      })
+      .attach(kj::defer([this, id, answered]() {
+        if (!*answered) Release(id);
+      }));
 }
 
 void StepGate::Release(uint64_t id) {
@@ -38,9 +75,24 @@ void StepGate::Release(uint64_t id) {
   auto waiting = kj::mv(waiting_);
   waiting_.clear();
   for (auto& w : waiting) {
-    if (!w->isWaiting()) continue;
-    ++running_;
-    w->fulfill(kj::heap<Ticket>(*this));
+    if (w->isWaiting()) w->fulfill(kj::heap<Ticket>(*this));
+  }
+}
+
+void StepGate::Close(const Status& why) {
+  closed_ = why;
+  auto waiting = kj::mv(waiting_);
+  waiting_.clear();
+  for (auto& w : waiting) {
+    if (w->isWaiting()) w->reject(KjFromStatus(why));
+  }
+}
+
+void StepGate::CancelAll(const Status& why) {
+  Close(why);
+  // Rejecting only queues the steps' reactions, so the set holds still.
+  for (Ticket* t : tickets_) {
+    if (t->cancel_->isWaiting()) t->cancel_->reject(KjFromStatus(why));
   }
 }
 

@@ -7,13 +7,20 @@
 // waiting steps go on.
 //
 // Every wait is bounded: a hold lets go by itself after `expiry` (a saving
-// master that died never freezes the cluster), its answer comes after at
-// most `drain` even while steps still run (a sync replica's step waiting
-// for a token the saving chief hands out only after the save), and a step
-// held at the gate is bounded by its own deadline (the caller's
-// exclusiveJoin; a cancelled wait takes no ticket).
+// master that died never freezes the cluster; Worker.holdSteps also lets
+// go as soon as its caller does), its answer comes after at most `drain`
+// even while steps still run (a sync replica's step waiting for a token
+// the saving chief hands out only after the save), and a step held at the
+// gate is bounded by its own deadline (the caller's exclusiveJoin; a
+// cancelled wait takes no ticket).
+//
+// The gate also stops the master's steps when the task stops
+// (daemon/task_host.h, Drain): Close refuses new steps, and CancelAll tells
+// each step through the gate to end now (Ticket::Cancelled), so that none
+// is left running when the services it uses go.
 //
 //   auto ticket = co_await gate.Enter();   // in a step; ~Ticket ends it
+//   ... run it, or end it early when ticket->Cancelled() rejects ...
 //   auto held = gate.Hold(timer, 1 * kj::SECONDS, 60 * kj::SECONDS);
 //   ... snapshot ...; gate.Release(held.id);
 //
@@ -24,8 +31,11 @@
 #include <kj/timer.h>
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <vector>
+
+#include "common/status.h"
 
 namespace tfd {
 
@@ -34,13 +44,20 @@ class StepGate {
   // A step through the gate; the step has ended when it is destroyed.
   class Ticket {
    public:
-    explicit Ticket(StepGate& gate) : gate_(gate) {}
-    ~Ticket() { gate_.Exit(); }
+    explicit Ticket(StepGate& gate);
+    ~Ticket();
     Ticket(const Ticket&) = delete;
     Ticket& operator=(const Ticket&) = delete;
 
+    // Rejects with CancelAll's reason when the gate cancels its steps;
+    // never resolves otherwise. Taken once.
+    kj::Promise<void> Cancelled();
+
    private:
+    friend class StepGate;
     StepGate& gate_;
+    kj::Own<kj::PromiseFulfiller<void>> cancel_;
+    kj::Maybe<kj::Promise<void>> cancelled_;
   };
 
   struct Held {
@@ -50,14 +67,23 @@ class StepGate {
 
   StepGate() : expiries_(errors_) {}
 
-  // A ticket at once, unless a hold is on.
+  // A ticket at once, unless a hold is on or the gate is closed.
   kj::Maybe<kj::Own<Ticket>> TryEnter();
   // Ready at once unless a hold is on; then when the last hold lets go.
+  // Fails with Close's reason once the gate is closed.
   kj::Promise<kj::Own<Ticket>> Enter();
+
+  // From now on no step enters: Enter fails with `why`, and so do the
+  // steps waiting at the gate. The steps through it go on.
+  void Close(const Status& why);
+  // Closes the gate and cancels every step through it: each ticket's
+  // Cancelled() rejects with `why`.
+  void CancelAll(const Status& why);
 
   // Holds new steps until Release(id) or `expiry`, whichever is first, and
   // resolves once no step is running, or after `drain` with the number
-  // still running.
+  // still running. Until it resolves the hold is the promise's: dropped
+  // (its caller gave up), it lets the hold go at once.
   kj::Promise<Held> Hold(kj::Timer& timer, kj::Duration drain, kj::Duration expiry);
 
   // Lets hold `id` go; an unknown id (expired, released already) is ignored.
@@ -76,6 +102,8 @@ class StepGate {
   void Drained();
 
   uint32_t running_ = 0;
+  std::set<Ticket*> tickets_;  // the steps through the gate, for CancelAll
+  std::optional<Status> closed_;
   uint64_t next_id_ = 1;
   std::set<uint64_t> holds_;
   std::vector<kj::Own<kj::PromiseFulfiller<kj::Own<Ticket>>>> waiting_;

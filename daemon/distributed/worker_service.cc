@@ -307,7 +307,28 @@ kj::Promise<void> WorkerService::listCheckpoints(ListCheckpointsContext context)
       });
 }
 
+namespace {
+
+// A hold of holdSteps, as its caller's capability: dropping it (or the
+// caller's connection ending) releases the hold, so a master that went away
+// mid-checkpoint does not freeze this task's steps until holdMs.
+class StepHoldImpl final : public proto::StepHold::Server {
+ public:
+  // `gate` is the task's (TaskEnv), which outlives every capability.
+  StepHoldImpl(StepGate& gate, uint64_t id) : gate_(gate), id_(id) {}
+  ~StepHoldImpl() { gate_.Release(id_); }  // no-op once released or expired
+
+ private:
+  StepGate& gate_;
+  const uint64_t id_;
+};
+
+}  // namespace
+
 kj::Promise<void> WorkerService::holdSteps(HoldStepsContext context) {
+  // A caller that gives up before the answer takes its hold with it
+  // (StepGate::Hold).
+  context.allowCancellation();
   constexpr int64_t kMaxMs = 10 * 60 * 1000;
   const auto params = context.getParams();
   for (const auto& [name, ms] : {std::pair<const char*, int64_t>{"drainMs", params.getDrainMs()},
@@ -320,10 +341,11 @@ kj::Promise<void> WorkerService::holdSteps(HoldStepsContext context) {
   return env_.step_gate
       .Hold(env_.peers->timer(), params.getDrainMs() * kj::MILLISECONDS,
             params.getHoldMs() * kj::MILLISECONDS)
-      .then([context](StepGate::Held held) mutable {
+      .then([this, context](StepGate::Held held) mutable {
         auto results = context.getResults();
         results.setHoldId(held.id);
         results.setRunning(held.running);
+        results.setHold(kj::heap<StepHoldImpl>(env_.step_gate, held.id));
       });
 }
 

@@ -81,6 +81,25 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
         std::string::npos);
 }
 
+TEST_CASE("--drain-grace: 2 s by default, from the flag or TFD_DRAIN_GRACE, positive") {
+  auto defaults = Parse({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->drain_grace == 2s);
+  auto flag = Parse({"--drain-grace", "0.25"}, {{"TFD_DRAIN_GRACE", "60"}});
+  REQUIRE(flag.ok());
+  CHECK(flag->drain_grace == 250ms);
+  auto env = Parse({}, {{"TFD_DRAIN_GRACE", "60"}});
+  REQUIRE(env.ok());
+  CHECK(env->drain_grace == 60s);
+  for (const char* bad : {"0", "-1", "soon"}) {
+    auto c = Parse({"--drain-grace", bad});
+    CHECK(c.status().code() == Code::kInvalidArgument);
+    CHECK(c.status().message().find(std::string("--drain-grace must be a positive number of "
+                                                "seconds, not '") + bad + "'") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("--spin-wait-us: off by default, from the flag or TFD_SPIN_WAIT_US, bounded") {
   auto defaults = Parse({});
   REQUIRE(defaults.ok());

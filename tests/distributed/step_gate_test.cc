@@ -1,10 +1,15 @@
 // StepGate: a hold waits for the running steps and stops new ones; new
 // steps go on when the last hold is released or expires; the drain is
-// bounded; a step that gave up waiting takes no ticket.
+// bounded; a step that gave up waiting takes no ticket; a hold whose caller
+// gave up before its answer lets go; a closed gate refuses steps and
+// cancels those through it.
 #include "daemon/distributed/step_gate.h"
 
 #include <catch2/catch.hpp>
+#include <kj/debug.h>
 #include <kj/timer.h>
+
+#include "daemon/rpc/kj_status.h"
 
 namespace tfd {
 namespace {
@@ -120,6 +125,60 @@ TEST_CASE("a step that gave up waiting at the gate takes no ticket") {
   CHECK(gate.running() == 1);  // only the one still waiting
   REQUIRE(waits.poll(l.ws));
   waits.wait(l.ws) = nullptr;
+  CHECK(gate.running() == 0);
+}
+
+TEST_CASE("a hold whose caller gave up before it answered lets go at once") {
+  Loop l;
+  StepGate gate;
+  auto running = gate.TryEnter();
+  {
+    auto hold = gate.Hold(l.timer, kExpiry, kExpiry);
+    CHECK_FALSE(hold.poll(l.ws));
+    CHECK(gate.held());
+  }  // the holdSteps call was cancelled, or its connection went
+  CHECK_FALSE(gate.held());
+  auto next = gate.TryEnter();
+  CHECK(next != nullptr);
+  // An answered hold is the caller's: it lasts until released.
+  running = nullptr;
+  next = nullptr;
+  const StepGate::Held held = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  CHECK(gate.held());
+  gate.Release(held.id);
+  CHECK_FALSE(gate.held());
+}
+
+TEST_CASE("a closed gate lets no step in; CancelAll tells the steps through it to end") {
+  Loop l;
+  StepGate gate;
+  auto running = gate.TryEnter();
+  REQUIRE(running != nullptr);
+  auto cancelled = KJ_ASSERT_NONNULL(running)->Cancelled();
+  auto hold = gate.Hold(l.timer, kDrain, kExpiry);
+  l.Advance(kDrain);  // answers with the step still running
+  const StepGate::Held held = hold.wait(l.ws);
+  auto waiting = gate.Enter();  // held at the gate
+  CHECK_FALSE(waiting.poll(l.ws));
+
+  const Status draining = errors::Unavailable("/job:worker/replica:0/task:0 is shutting down");
+  gate.Close(draining);
+  // The step waiting at the gate, and any new one, fail with the reason.
+  REQUIRE(waiting.poll(l.ws));
+  CHECK(Settle(waiting.ignoreResult()).wait(l.ws) == draining);
+  CHECK(gate.TryEnter() == nullptr);
+  CHECK(Settle(gate.Enter().ignoreResult()).wait(l.ws) == draining);
+  gate.Release(held.id);
+  CHECK(gate.TryEnter() == nullptr);  // still closed
+  // The step through the gate goes on until CancelAll.
+  CHECK_FALSE(cancelled.poll(l.ws));
+  CHECK(gate.running() == 1);
+
+  gate.CancelAll(draining);
+  REQUIRE(cancelled.poll(l.ws));
+  CHECK(Settle(kj::mv(cancelled)).wait(l.ws) == draining);
+  CHECK(gate.running() == 1);  // until the step has ended
+  running = nullptr;
   CHECK(gate.running() == 0);
 }
 

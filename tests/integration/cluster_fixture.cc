@@ -120,6 +120,13 @@ StatusOr<int> LocalCluster::Stop(const std::string& job, int task, std::chrono::
   return *status;
 }
 
+StatusOr<int> LocalCluster::Wait(const std::string& job, int task,
+                                 std::chrono::milliseconds timeout) {
+  Subprocess& p = processes_[{job, task}].process;
+  if (!p.running()) return errors::NotFound(job, ":", task, " is not running");
+  return p.Wait(timeout);
+}
+
 std::string LocalCluster::Log(const std::string& job, int task) const {
   auto it = processes_.find({job, task});
   if (it == processes_.end()) return "";

@@ -42,6 +42,10 @@ class LocalCluster {
   // SIGKILL (crash) or SIGTERM (clean stop, returns the exit status).
   void Kill(const std::string& job, int task);
   StatusOr<int> Stop(const std::string& job, int task, std::chrono::milliseconds timeout);
+  // The exit status of a task that was told to stop some other way (a
+  // signal the test sent); DEADLINE_EXCEEDED, and still running, when it
+  // has not exited within `timeout`.
+  StatusOr<int> Wait(const std::string& job, int task, std::chrono::milliseconds timeout);
   // The task's log so far (stderr of tfd).
   std::string Log(const std::string& job, int task) const;
   // The task's process id; -1 when it is not running.

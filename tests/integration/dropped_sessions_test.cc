@@ -184,6 +184,7 @@ class VanishingClient {
     auto login =
         connection_->Bootstrap().castAs<proto::Gate>().loginRequest().send().wait(io.waitScope);
     master_ = login.getServices().getMaster();
+    worker_ = login.getServices().getWorker();
   }
 
   ~VanishingClient() {
@@ -208,14 +209,46 @@ class VanishingClient {
   bool answered() const { return answered_; }
   const std::string& error() const { return error_; }
 
+  // Worker.holdSteps for up to kHoldMs, as a saving master asks, sent
+  // without waiting for the answer, which the client keeps (and with it
+  // the hold) until DropHold or Vanish.
+  static constexpr int64_t kHoldMs = 10 * 60 * 1000;
+  void StartHold(int64_t drain_ms) {
+    auto request = worker_.holdStepsRequest();
+    request.setDrainMs(drain_ms);
+    request.setHoldMs(kHoldMs);
+    hold_ = request.send()
+                .then([this](capnp::Response<proto::Worker::HoldStepsResults>&& r) {
+                  held_ = kj::mv(r);
+                })
+                .eagerlyEvaluate(nullptr);
+  }
+  // Waits for the hold's answer (no steps running here).
+  void AwaitHold() { hold_.wait(io_.waitScope); }
+  // Waits until the task has taken every call sent so far on the worker
+  // (calls on one capability arrive in order): a hold not answered yet is
+  // on nonetheless.
+  void Sync() { worker_.statusRequest().send().wait(io_.waitScope); }
+  bool held() const { return held_ != nullptr; }
+  // Gives the hold up without a word to the task: before its answer the
+  // call is cancelled, after it the hold's capability is dropped.
+  void DropHold() {
+    hold_ = nullptr;
+    held_ = nullptr;
+    io_.waitScope.poll();
+  }
+
   void Vanish() {
     ::shutdown(fd_, SHUT_RDWR);
     fd_ = -1;
     // Our side notices too; then the capabilities go, then the connection.
     io_.waitScope.poll();
     step_ = nullptr;
+    hold_ = nullptr;
+    held_ = nullptr;
     session_ = nullptr;
     master_ = nullptr;
+    worker_ = nullptr;
     connection_ = nullptr;
   }
 
@@ -224,8 +257,11 @@ class VanishingClient {
   int fd_ = -1;
   kj::Own<RpcConnection> connection_;
   proto::Master::Client master_ = nullptr;
+  proto::Worker::Client worker_ = nullptr;
   proto::Session::Client session_ = nullptr;
   kj::Promise<void> step_ = nullptr;
+  kj::Promise<void> hold_ = nullptr;
+  kj::Maybe<capnp::Response<proto::Worker::HoldStepsResults>> held_;
   bool answered_ = false;
   std::string error_;
 };
@@ -380,6 +416,58 @@ TEST_CASE("connections dropped mid-step, and while earlier drops are being clean
   INFO(taken.status().ToString());
   REQUIRE(taken.ok());
   CHECK(taken->fetches[0].scalar<float>() == 3.0f);
+}
+
+// A hold on the master's steps (Worker.holdSteps, what a cluster checkpoint
+// asks of every task) is its caller's: when the caller drops it, cancels
+// the call before its answer, or its connection drops, steps started
+// afterwards run at once instead of waiting out the hold's 10 minutes.
+TEST_CASE("a hold on a task's steps ends when its caller drops it, cancels it or vanishes") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, kFlags);
+  REQUIRE(cluster.StartAll().ok());
+  Observer observer(cluster);
+  auto& io = cluster.io();
+  const std::string address = cluster.Address("worker", 0);
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(TwoTaskGraph()).ok());
+  // Far shorter than the hold: a step that runs within it was not held.
+  const Client::RunOptions prompt{.timeout = 30s};
+  // A step that finds the hold on waits at the gate until its deadline.
+  auto expect_held = [&] {
+    auto held = (*client)->Run({}, {"y"}, {}, {.timeout = 300ms});
+    CHECK(held.status().code() == Code::kDeadlineExceeded);
+    CHECK(held.status().message().find("checkpoint") != std::string::npos);
+  };
+
+  for (const char* how : {"drops the answered hold", "vanishes", "cancels before the answer"}) {
+    INFO("the caller " << how);
+    VanishingClient holder(io, address);
+    const bool before_answer = std::string(how) == "cancels before the answer";
+    if (before_answer) {
+      // A step blocked here keeps the hold from answering.
+      holder.StartStep("taken");
+      const auto running = [](const Counts& c) { return c.master_running >= 1; };
+      REQUIRE(running(observer.PollUntil(running)));
+      holder.StartHold(VanishingClient::kHoldMs);
+      holder.Sync();
+    } else {
+      holder.StartHold(1000);
+      holder.AwaitHold();
+      REQUIRE(holder.held());
+    }
+    expect_held();
+    CHECK(holder.held() == !before_answer);
+    if (std::string(how) == "vanishes") {
+      holder.Vanish();
+    } else {
+      holder.DropHold();
+    }
+    auto ran = (*client)->Run({}, {"y"}, {}, prompt);
+    INFO(ran.status().ToString());
+    REQUIRE(ran.ok());
+    CHECK(ran->fetches.at(0).scalar<float>() == 6.0f);
+  }
 }
 
 }  // namespace

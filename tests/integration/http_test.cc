@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -57,21 +58,29 @@ struct Reply {
   std::string body;
 };
 
-// GET `path` over a connection of its own, read until the task closes it.
-Reply Get(int port, const std::string& path, const std::string& method = "GET") {
+// GET `path` over a connection of its own, read until the task closes it;
+// nullopt when the port does not answer (closed, or not an HTTP reply).
+std::optional<Reply> TryGet(int port, const std::string& path, const std::string& method = "GET") {
   auto s = RawSocket::Connect("127.0.0.1:" + std::to_string(port), 5s);
-  REQUIRE(s.ok());
-  REQUIRE((*s)->Send(method + " " + path + " HTTP/1.1\r\nHost: tfd\r\n\r\n"));
+  if (!s.ok() || !(*s)->Send(method + " " + path + " HTTP/1.1\r\nHost: tfd\r\n\r\n")) {
+    return std::nullopt;
+  }
   (*s)->ShutdownWrite();
   auto text = (*s)->ReadUntilClosed(10s);
-  REQUIRE(text.has_value());
-  INFO("reply: " << OneLine(*text));
   std::smatch m;
-  REQUIRE(std::regex_search(*text, m, std::regex(R"(^HTTP/1\.1 (\d{3}) )")));
+  if (!text || !std::regex_search(*text, m, std::regex(R"(^HTTP/1\.1 (\d{3}) )"))) {
+    return std::nullopt;
+  }
   Reply r{std::stoi(m[1]), ""};
   const size_t body = text->find("\r\n\r\n");
   if (body != std::string::npos) r.body = text->substr(body + 4);
   return r;
+}
+
+Reply Get(int port, const std::string& path, const std::string& method = "GET") {
+  auto reply = TryGet(port, path, method);
+  REQUIRE(reply.has_value());
+  return *reply;
 }
 
 // The value of sample `sample` ("name{labels}" as the page writes it).
@@ -84,6 +93,21 @@ std::optional<double> Value(const std::string& page, const std::string& sample) 
     }
   }
   return std::nullopt;
+}
+
+// Polls `sample` of the page on `port` until `done` says yes or `timeout`
+// passes; returns the last value read.
+std::optional<double> AwaitSample(int port, const std::string& sample,
+                                  const std::function<bool(double)>& done,
+                                  std::chrono::seconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  std::optional<double> v;
+  while (std::chrono::steady_clock::now() < until) {
+    v = Value(Get(port, "/metrics").body, sample);
+    if (v && done(*v)) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  return v;
 }
 
 // check_metrics.py's verdict on `page` (python3-prometheus-client).
@@ -253,6 +277,85 @@ TEST_CASE("/healthz is 503 while a task drains its steps on SIGTERM") {
   auto stopped = cluster.Stop("worker", 0, 20s);
   REQUIRE(stopped.ok());
   CHECK(*stopped == 0);
+}
+
+// Walkthrough 5's graph: a counter and a queue of capacity 10 on the ps.
+std::string CounterQueueGraph() {
+  const char* path = std::getenv("COUNTER_QUEUE_GRAPH");
+  REQUIRE(path != nullptr);
+  return path;
+}
+
+// A worker that is the master of a step running on the ps alone (an
+// enqueue into the full queue) is stopped with SIGTERM while the step
+// blocks. The step is cancelled on every task with an error its client
+// can read, /healthz says "draining" until the port closes, and the task
+// exits 0. Once the grace ends by a second signal (so the draining port is
+// seen for certain), once by itself (the --drain-grace default's path).
+TEST_CASE("SIGTERM to the master of a step blocked on another task cancels it and exits 0") {
+  for (const bool second_signal : {true, false}) {
+    INFO((second_signal ? "grace ended by a second SIGTERM" : "grace ended by itself"));
+    LocalCluster cluster({{"ps", 1}, {"worker", 1}}, kHttpFlags);
+    REQUIRE(cluster.Start("ps", 0).ok());
+    REQUIRE(cluster.Start("worker", 0,
+                          {"--drain-grace", second_signal ? "600" : "0.5"}).ok());
+    const int ps_port = HttpPort(cluster, "ps", 0);
+    const int worker_port = HttpPort(cluster, "worker", 0);
+
+    // Ten enqueues through the worker fill the queue; the eleventh blocks.
+    auto graph = LoadGraph(CounterQueueGraph());
+    REQUIRE(graph.ok());
+    auto client = cluster.Connect("worker", 0);
+    REQUIRE(client.ok());
+    REQUIRE((*client)->CreateSession(*graph).ok());
+    REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+    for (int i = 0; i < 10; ++i) REQUIRE((*client)->Run({}, {}, {"enqueue"}, {}).ok());
+    client->reset();
+    auto blocked = ChildProcess::Spawn({TfctlBinary(), "submit", CounterQueueGraph(), "--target",
+                                        cluster.Address("worker", 0), "--run", "enqueue",
+                                        "--step-timeout", "300"});
+    REQUIRE(blocked.ok());
+    const auto running = [](double n) { return n >= 1; };
+    REQUIRE(AwaitSample(ps_port, "tfd_steps_running", running, 20s) >= 1);
+    CHECK(Value(Get(ps_port, "/metrics").body, R"(tfd_queue_size{queue="shared_queue"})") == 10);
+    CHECK(Get(worker_port, "/healthz").status == 200);
+
+    REQUIRE(::kill(cluster.Pid("worker", 0), SIGTERM) == 0);
+    if (second_signal) {
+      // Draining, for as long as the grace lasts: 503 until the port closes.
+      std::optional<Reply> health;
+      const auto until = std::chrono::steady_clock::now() + 20s;
+      while (std::chrono::steady_clock::now() < until && (!health || health->status != 503)) {
+        health = TryGet(worker_port, "/healthz");
+        if (!health) break;  // the port closed: no drain was seen
+        std::this_thread::sleep_for(20ms);
+      }
+      CHECK(health.has_value());
+      CHECK(health.value_or(Reply{}).status == 503);
+      CHECK(health.value_or(Reply{}).body == "draining\n");
+      // The grace lets the step go on.
+      CHECK((*blocked)->Wait(0ms).status().code() == Code::kDeadlineExceeded);
+    }
+    // cluster.Stop signals again, which ends the grace.
+    auto stopped = second_signal ? cluster.Stop("worker", 0, 30s) : cluster.Wait("worker", 0, 30s);
+    INFO("worker's log: " << OneLine(cluster.Log("worker", 0)));
+    REQUIRE(stopped.ok());
+    CHECK(*stopped == 0);
+
+    auto client_exit = (*blocked)->Wait(30s);
+    INFO("tfctl: " << OneLine((*blocked)->Stderr()));
+    REQUIRE(client_exit.ok());
+    CHECK(*client_exit == 1);
+    CHECK((*blocked)->Stderr().find("error: UNAVAILABLE: step 1: " + kWorker +
+                                    " is shutting down: the step was cancelled " +
+                                    (second_signal ? "on a second stop signal"
+                                                   : "after the drain's grace of 0.5 s")) !=
+          std::string::npos);
+    // The ps was told: its part of the step ended, the queue holds ten.
+    const auto none = [](double n) { return n == 0; };
+    CHECK(AwaitSample(ps_port, "tfd_steps_running", none, 20s) == 0);
+    CHECK(Value(Get(ps_port, "/metrics").body, R"(tfd_queue_size{queue="shared_queue"})") == 10);
+  }
 }
 
 TEST_CASE("a task whose --http-listen cannot be bound does not start, twice") {

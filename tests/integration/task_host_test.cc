@@ -184,7 +184,8 @@ TEST_CASE("draining a host cancels the steps it still runs after the grace, and 
   REQUIRE((*host)->env().steps.size() > 0);
   (*host)->Drain();
   CHECK((*host)->env().steps.size() == 0);
-  CHECK(log.lines.str().find("cancelling 1 step(s) still running") != std::string::npos);
+  CHECK(log.lines.str().find("cancelling the steps still running: 1 of this task's master, 1 "
+                             "partition(s) here") != std::string::npos);
   // The answer travels on the host's loop, which keeps turning until it has.
   while (result.wait_for(0ms) != std::future_status::ready &&
          std::chrono::steady_clock::now() < until + 20s) {
