@@ -8,6 +8,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "common/token_file.h"
+
 namespace tfd {
 namespace po = boost::program_options;
 
@@ -234,12 +236,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     if (m->count("no-step-channel") && (*m)["no-step-channel"].as<bool>()) c.step_channel = false;
   }
   if (auto v = get("auth-token-file", "TFD_AUTH_TOKEN_FILE")) {
-    std::ifstream in(v->first);
-    if (!in) return errors::InvalidArgument(v->second, ": cannot read '", v->first, "'");
-    std::getline(in, c.auth_token);
-    if (c.auth_token.empty()) {
-      return errors::InvalidArgument(v->second, ": '", v->first, "' holds no token");
-    }
+    auto file = ReadTokenFile(v->first);
+    if (!file.ok()) return file.status().WithContext(v->second);
+    c.auth_token = std::move(file->token);
+    c.auth_token_warning = std::move(file->warning);
   }
   if (auto v = get("checkpoint-keep", "TFD_CHECKPOINT_KEEP")) {
     try {

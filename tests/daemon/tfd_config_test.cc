@@ -1,6 +1,7 @@
 // tfd's configuration: the connection limits and the size limits and memory
 // budget, from defaults, flags and TFD_* variables (a flag wins over its
-// variable), and a clear INVALID_ARGUMENT naming the flag or variable for a bad value.
+// variable), and a clear INVALID_ARGUMENT naming the flag or variable for a bad value;
+// the auth token file, held to common/token_file.h's rules.
 #include "daemon/tfd_config.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "tests/integration/temp_dir.h"
 
 namespace tfd {
 namespace {
@@ -79,6 +82,37 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
   CHECK(env.status().code() == Code::kInvalidArgument);
   CHECK(env.status().message().find("TFD_LOGIN_TIMEOUT must be a positive number") !=
         std::string::npos);
+}
+
+TEST_CASE("--auth-token-file: a weak or world-readable token stops tfd; group-readable warns") {
+  testing::TempDir dir;
+  const std::string good = dir.WriteSecret("good", testing::kToken);
+  auto c = Parse({"--auth-token-file", good});
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  CHECK(c->auth_token == testing::kToken);
+  CHECK(c->auth_token_warning.empty());
+
+  const std::string blank = dir.WriteSecret("blank", "   ");
+  auto refused = Parse({}, {{"TFD_AUTH_TOKEN_FILE", blank}});
+  CHECK(refused.status().code() == Code::kInvalidArgument);
+  CHECK(refused.status().message().find("TFD_AUTH_TOKEN_FILE: token file '" + blank +
+                                        "' holds no token") != std::string::npos);
+
+  const std::string open = dir.WriteSecret("open", testing::kToken);
+  std::filesystem::permissions(open, std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::add);
+  auto world = Parse({"--auth-token-file", open});
+  CHECK(world.status().code() == Code::kInvalidArgument);
+  CHECK(world.status().message().find("chmod 600 " + open) != std::string::npos);
+
+  const std::string shared = dir.WriteSecret("shared", testing::kToken);
+  std::filesystem::permissions(shared, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  auto group = Parse({"--auth-token-file", shared});
+  REQUIRE(group.ok());
+  CHECK(group->auth_token == testing::kToken);
+  CHECK(group->auth_token_warning.find("may be read by its group") != std::string::npos);
 }
 
 TEST_CASE("--spin-wait-us: off by default, from the flag or TFD_SPIN_WAIT_US, bounded") {

@@ -196,7 +196,7 @@ TEST_CASE("--max-connections-per-peer caps connections from one address that hav
 TEST_CASE("too many failed logins from an address: refused without looking at the token until "
           "the window passes") {
   TempDir dir;
-  const std::string token_file = dir.Write("token", "s3cret\n");
+  const std::string token_file = dir.WriteSecret("token", testing::kToken);
   LocalCluster cluster({{"worker", 1}}, {"--auth-token-file", token_file, "--max-failed-logins",
                                          "3", "--failed-login-window", "3"});
   REQUIRE(cluster.Spawn("worker", 0).ok());
@@ -211,14 +211,14 @@ TEST_CASE("too many failed logins from an address: refused without looking at th
       CHECK(Contains(wrong.status().message(), "wrong token"));
     }
     // The right token too: it is not even compared.
-    auto blocked = Client::Connect(cluster.io(), address, "s3cret", 10s);
+    auto blocked = Client::Connect(cluster.io(), address, testing::kToken, 10s);
     CHECK(blocked.status().code() == Code::kUnauthenticated);
     CHECK(Contains(blocked.status().message(), "too many failed logins from 127.0.0.1, retry in"));
     // Once the failures leave the window, the right token works.
     StatusOr<std::unique_ptr<Client>> ok = errors::Unavailable("not tried");
     const auto deadline = std::chrono::steady_clock::now() + 20s;
     while (std::chrono::steady_clock::now() < deadline) {
-      ok = Client::Connect(cluster.io(), address, "s3cret", 10s);
+      ok = Client::Connect(cluster.io(), address, testing::kToken, 10s);
       if (ok.ok()) break;
       CHECK(Contains(ok.status().message(), "too many failed logins"));
       std::this_thread::sleep_for(500ms);
