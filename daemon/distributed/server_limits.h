@@ -30,8 +30,11 @@ struct ServerLimits {
   // Connections from one address that have not logged in yet. Logged-in
   // connections do not count: a cluster of tens of tasks on one host, each
   // with its clients, all come from 127.0.0.1 and log in within a round
-  // trip, so the pending ones from one address stay few, while one attacker
-  // address cannot take every pending slot.
+  // trip, so the pending ones from one address stay few. At the cap, the
+  // oldest pending connection of that address makes room for the new one:
+  // a stranger sharing the address (loopback, a NAT) cannot keep the
+  // task's peers and clients out by holding connections open, while one
+  // address still cannot take every pending slot of the task.
   int max_pending_per_peer = 64;
 
   // A connection that has not logged in by then is closed.

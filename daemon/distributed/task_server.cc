@@ -265,10 +265,7 @@ void TaskServer::Serve(kj::Own<kj::AsyncIoStream> stream) {
               fmt::format("connection from {} refused: {}", peer.address, admission.refusal));
     return;  // dropping the stream closes it
   }
-  if (admission.shed) {
-    Shed(*admission.shed, fmt::format("to make room for a new connection (--max-connections {})",
-                                      limits_.max_connections));
-  }
+  if (admission.shed) Shed(*admission.shed, admission.shed_reason);
   KJ_ON_SCOPE_FAILURE(table_.Remove(admission.id));
   auto connection = kj::heap<Connection>(*this, admission.id, std::move(peer), kj::mv(stream));
   live_[admission.id] = connection.get();
