@@ -25,31 +25,28 @@ void LoginState::SetLoggedIn() {
 }
 
 kj::Promise<void> GateService::login(LoginContext context) {
+  // Cancellable, so a guesser that hangs up does not leave its answer
+  // waiting in the throttle's queue (capnp keeps running a call otherwise).
+  context.allowCancellation();
+  // One login at a time per connection: this one starts once the previous
+  // has been answered, or cancelled.
+  auto answered = kj::newPromiseAndFulfiller<void>();
+  auto turn = kj::mv(previous_login_);
+  previous_login_ = kj::mv(answered.promise);
+  auto done = kj::defer([fulfiller = kj::mv(answered.fulfiller)]() mutable {
+    fulfiller->fulfill();
+  });
+  return turn.then([this, context]() mutable { return Login(context); }).attach(kj::mv(done));
+}
+
+kj::Promise<void> GateService::Login(LoginContext context) {
+  if (state_->detached()) {
+    return KJ_EXCEPTION(DISCONNECTED, "the connection closed before its login was looked at");
+  }
   if (!token_.empty() && !state_->logged_in()) {
-    const auto now = LoginThrottle::Clock::now();
-    const std::string& host = state_->peer_host();
-    if (auto wait = throttle_.Blocked(host, now)) {
-      // Refused without comparing: a guesser learns nothing, and pays nothing here.
-      const int64_t seconds = (wait->count() + 999) / 1000;
-      log_.Warn("failed login", fmt::format("refused a login from {}: too many failed logins, "
-                                            "retry in {} s", state_->peer(), seconds));
-      return KjFromStatus(errors::Unauthenticated(env_.task, ": too many failed logins from ",
-                                                  host, ", retry in ", seconds, " s"));
-    }
     auto token = context.getParams().getToken();
     const std::string given(reinterpret_cast<const char*>(token.begin()), token.size());
-    if (!ConstantTimeEqual(given, token_)) {
-      throttle_.Failed(host, now);
-      // Say which: a client run without its token file is the common mistake.
-      log_.Warn("failed login", fmt::format("refused a login from {} {}", state_->peer(),
-                                            given.empty() ? "without a token" : "with a wrong token"));
-      if (given.empty()) {
-        return KjFromStatus(errors::Unauthenticated(
-            env_.task, " requires an auth token and none was given (--token-file or "
-            "TFD_AUTH_TOKEN_FILE)"));
-      }
-      return KjFromStatus(errors::Unauthenticated("wrong token for ", env_.task));
-    }
+    if (!ConstantTimeEqual(given, token_)) return Refuse(given.empty());
   }
   state_->SetLoggedIn();
   auto services = context.getResults().initServices();
@@ -77,6 +74,20 @@ kj::Promise<void> GateService::login(LoginContext context) {
     out.setHost(invitation.host);
   }
   return kj::READY_NOW;
+}
+
+kj::Promise<void> GateService::Refuse(bool none) {
+  // Say which: a client run without its token file is the common mistake.
+  log_.Warn("failed login", fmt::format("refused a login from {} {}", state_->peer(),
+                                        none ? "without a token" : "with a wrong token"));
+  kj::Exception refusal =
+      none ? KjFromStatus(errors::Unauthenticated(
+                 env_.task, " requires an auth token and none was given (--token-file or "
+                 "TFD_AUTH_TOKEN_FILE)"))
+           : KjFromStatus(errors::Unauthenticated("wrong token for ", env_.task));
+  // The answer goes when the throttle says; the right token never asks it.
+  return throttle_.Failed(state_->peer_host())
+      .then([refusal = kj::mv(refusal)]() mutable -> kj::Promise<void> { return kj::mv(refusal); });
 }
 
 GateService::~GateService() {

@@ -1,10 +1,15 @@
 // GateService: the bootstrap capability of every accepted connection, and
-// nothing but login. With a token configured, a wrong or missing token gets
-// UNAUTHENTICATED and is counted against the peer's address; an address with
-// too many recent failures is refused before its token is looked at
-// (daemon/distributed/login_throttle.h). A successful login hands out the task's Master
-// and Worker and tells the connection (LoginState), which then lifts its
-// pre-login limits.
+// nothing but login. With a token configured, every token given is compared
+// (in constant time); the right one is answered at once, whatever others
+// have tried, and a successful login hands out the task's Master and Worker
+// and tells the connection (LoginState), which then lifts its pre-login
+// limits. A wrong or missing token gets UNAUTHENTICATED, but only once the
+// throttle lets its answer go (daemon/distributed/login_throttle.h).
+//
+// A connection has one login in flight: a login called while the previous
+// one on the same connection is still being answered waits behind it, so
+// pipelining calls on one connection does not multiply guesses. Logins are
+// cancellable: a connection that goes drops its waiting answers.
 //
 //   auto state = kj::refcounted<LoginState>("10.0.0.7:4711", "10.0.0.7");
 //   state->OnLogin([&] { stream.Lift(); });
@@ -42,18 +47,26 @@ class LoginState : public kj::Refcounted {
 
   // `f` runs once, at the first successful login.
   void OnLogin(kj::Function<void()> f) { on_login_ = kj::mv(f); }
-  void Detach() { on_login_ = nullptr; }
+  // Called as the connection goes: a login still queued on it must then
+  // leave the server's throttle and log alone, which may be going too.
+  void Detach() {
+    on_login_ = nullptr;
+    detached_ = true;
+  }
+  bool detached() const { return detached_; }
   void SetLoggedIn();
 
  private:
   std::string peer_, peer_host_;
   bool logged_in_ = false;
+  bool detached_ = false;
   kj::Maybe<kj::Function<void()>> on_login_;
 };
 
 class GateService final : public CountedServer<proto::Gate> {
  public:
-  // `throttle` and `log` belong to the task's server and outlive its connections.
+  // `throttle` and `log` belong to the task's server and outlive its
+  // connections (LoginState::detached() says when one has gone).
   GateService(TaskEnv& env, std::string token, TaskServices services, LoginThrottle& throttle,
               RateLimitedLog& log, kj::Own<LoginState> state)
       : CountedServer(env.metrics),
@@ -72,6 +85,11 @@ class GateService final : public CountedServer<proto::Gate> {
   kj::Promise<void> login(LoginContext context) override;
 
  private:
+  // The login proper, once the previous one on this connection has been answered.
+  kj::Promise<void> Login(LoginContext context);
+  // UNAUTHENTICATED for a wrong (or, `none`, a missing) token, when the throttle lets it go.
+  kj::Promise<void> Refuse(bool none);
+
   TaskEnv& env_;
   std::string token_;
   TaskServices services_;
@@ -79,6 +97,7 @@ class GateService final : public CountedServer<proto::Gate> {
   RateLimitedLog& log_;
   kj::Own<LoginState> state_;
   std::string ticket_;  // given to the peer task that logged in here
+  kj::Promise<void> previous_login_ = kj::READY_NOW;  // resolves once it has been answered
 };
 
 }  // namespace tfd

@@ -6,7 +6,9 @@
 // connections and send bytes without knowing the token. Until a connection
 // has logged in it may hold only a little memory (a pre-login byte budget),
 // for a little while (the login deadline), and only so many at once (the
-// caps); guessing tokens is slowed per address (the failed-login limit).
+// caps); a wrong token is answered only after a delay that grows with its
+// address's failures, and at a bounded rate in all (the failed-login pace),
+// while the right one is answered at once.
 // Once logged in, a connection is a peer task or a client and only the
 // total cap applies to it: it is what the task is for.
 //
@@ -46,13 +48,15 @@ struct ServerLimits {
   // header claiming gigabytes costs nothing.
   uint64_t pre_login_bytes = uint64_t{1} << 20;
 
-  // After this many failed logins from one address within
-  // failed_login_window, its logins are refused without looking at the token
-  // until the oldest of those failures leaves the window. Ten leaves room for
-  // people retyping a token file path; a random token is not guessable at
-  // ten tries a minute.
-  int max_failed_logins = 10;
-  std::chrono::milliseconds failed_login_window{60000};
+  // Failed logins (daemon/distributed/login_throttle.h): an address's first
+  // few failures are answered at once, then after 100 ms, doubling up to
+  // failed_login_max_delay; and at most failed_login_rate failed logins are
+  // answered a second across all addresses (0: no such cap). A right token
+  // is never delayed. Five seconds and ten a second leave room for people
+  // retrying a token file path, and hold a guesser that waits for its
+  // answers to ten guesses a second, against a token of 128 bits or more.
+  int failed_login_rate = 10;
+  std::chrono::milliseconds failed_login_max_delay{5000};
 };
 
 }  // namespace tfd
