@@ -1,12 +1,13 @@
 #include "cli/connection_flags.h"
 
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "cli/args.h"
 #include "common/cluster_spec.h"
+#include "common/token_file.h"
 
 namespace tfd::cli {
 namespace po = boost::program_options;
@@ -47,11 +48,9 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
     if (const char* env = std::getenv("TFD_AUTH_TOKEN_FILE")) path = env;
   }
   if (path.empty()) return std::string();
-  std::ifstream in(path);
-  if (!in) return errors::InvalidArgument("cannot read token file '", path, "'");
-  std::string token;
-  std::getline(in, token);
-  return token;
+  TFD_ASSIGN_OR_RETURN(TokenFile file, ReadTokenFile(path));
+  if (!file.warning.empty()) std::fprintf(stderr, "warning: %s\n", file.warning.c_str());
+  return std::move(file.token);
 }
 
 std::string TargetOrTfConfig(const std::string& target, const char* tf_config) {

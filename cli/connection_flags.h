@@ -36,7 +36,9 @@ void AddTlsFlags(boost::program_options::options_description& options, TlsFiles&
 // TFD_TLS_CA (the variables tfd reads); null when none is set.
 // INVALID_ARGUMENT naming a missing flag or a file that cannot be used.
 StatusOr<std::shared_ptr<Tls>> LoadTls(TlsFiles files);
-// The token from --token-file or TFD_AUTH_TOKEN_FILE ("" when neither).
+// The token from --token-file or TFD_AUTH_TOKEN_FILE ("" when neither), by
+// the rules of common/token_file.h (INVALID_ARGUMENT for a weak token or a
+// file every user may read); its warning, if any, goes to stderr.
 StatusOr<std::string> ReadToken(const std::string& token_file);
 // `target` when given, else the address TF_CONFIG (its text; null when
 // unset) gives its task, as TensorFlow's TFConfigClusterResolver does.

@@ -164,6 +164,7 @@ Status TaskHost::Build(const TfdConfig& config) {
     return errors::Unavailable("cannot listen on ", config.listen, ": ",
                                e.getDescription().cStr());
   }
+  if (!config.auth_token_warning.empty()) env.logger->warn("{}", config.auth_token_warning);
   if (config.auth_token.empty() && !config.tls && !IsLoopbackAddress(config.listen)) {
     env.logger->warn("listening on {} beyond loopback without --auth-token-file: anyone who "
                      "can reach it can run graphs",

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <tuple>
 
+#include "common/token_file.h"
+
 namespace tfd {
 namespace po = boost::program_options;
 
@@ -60,8 +62,8 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("max-connections", po::value<std::string>(), "connections at once, default 1024 (TFD_MAX_CONNECTIONS)")
       ("max-connections-per-peer", po::value<std::string>(), "connections from one address not yet logged in, default 64 (TFD_MAX_CONNECTIONS_PER_PEER)")
       ("login-timeout", po::value<std::string>(), "seconds a connection has to log in, default 10 (TFD_LOGIN_TIMEOUT)")
-      ("max-failed-logins", po::value<std::string>(), "failed logins from one address per window before it is refused, default 10; 0 = no limit (TFD_MAX_FAILED_LOGINS)")
-      ("failed-login-window", po::value<std::string>(), "seconds failed logins are remembered, default 60 (TFD_FAILED_LOGIN_WINDOW)")
+      ("failed-login-rate", po::value<std::string>(), "failed logins answered a second, all addresses together, default 10; 0 = no such cap; a right token is never delayed (TFD_FAILED_LOGIN_RATE)")
+      ("failed-login-max-delay", po::value<std::string>(), "seconds the answer to an address's repeated failed logins may be delayed, default 5 (TFD_FAILED_LOGIN_MAX_DELAY)")
       ("max-graph-tensor-bytes", po::value<std::string>(), "largest tensor a graph may hold in an attr (a Const), default 64M (TFD_MAX_GRAPH_TENSOR_BYTES)")
       ("max-graph-bytes", po::value<std::string>(), "all attr tensors of one graph together, default 256M (TFD_MAX_GRAPH_BYTES)")
       ("max-tensor-bytes", po::value<std::string>(), "largest tensor a kernel may output or a feed may be, default 4G (TFD_MAX_TENSOR_BYTES)")
@@ -76,13 +78,20 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   std::ostringstream usage;
   usage << "usage: tfd --cluster SPEC --job NAME --task N [options]\n" << flags;
   c.usage = usage.str();
+  // Flags tfd no longer has, parsed only to say what replaced them.
+  po::options_description removed;
+  removed.add_options()
+      ("max-failed-logins", po::value<std::string>())
+      ("failed-login-window", po::value<std::string>());
+  po::options_description known;
+  known.add(flags).add(removed);
 
   // Three sources, read by program_options and consulted in this order:
   // the command line, TFD_* variables (TFD_ and the flag's name in capitals,
   // '-' as '_'), and the --config file.
   po::variables_map vm, env_vm, file_vm;
   try {
-    po::store(po::parse_command_line(argc, argv, flags), vm);
+    po::store(po::parse_command_line(argc, argv, known), vm);
   } catch (const po::error& e) {
     return errors::InvalidArgument(e.what());
   }
@@ -101,8 +110,8 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
   };
   // What po::parse_environment does, through `getenv` (so tests and
   // embedders choose the environment) rather than the process's environ.
-  po::parsed_options from_env(&flags);
-  for (const auto& option : flags.options()) {
+  po::parsed_options from_env(&known);
+  for (const auto& option : known.options()) {
     const std::string& flag = option->long_name();
     if (flag == "help" || flag == "version") continue;
     if (const char* v = getenv(env_name(flag).c_str()); v != nullptr && *v != '\0') {
@@ -131,7 +140,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     std::ifstream in(config_source);
     if (!in) return errors::InvalidArgument("--config: cannot read '", config_source, "'");
     try {
-      po::store(po::parse_config_file(in, flags), file_vm);
+      po::store(po::parse_config_file(in, known), file_vm);
     } catch (const po::error& e) {
       return errors::InvalidArgument("--config '", config_source, "': ", e.what());
     }
@@ -237,12 +246,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     if (m->count("no-step-channel") && (*m)["no-step-channel"].as<bool>()) c.step_channel = false;
   }
   if (auto v = get("auth-token-file", "TFD_AUTH_TOKEN_FILE")) {
-    std::ifstream in(v->first);
-    if (!in) return errors::InvalidArgument(v->second, ": cannot read '", v->first, "'");
-    std::getline(in, c.auth_token);
-    if (c.auth_token.empty()) {
-      return errors::InvalidArgument(v->second, ": '", v->first, "' holds no token");
-    }
+    auto file = ReadTokenFile(v->first);
+    if (!file.ok()) return file.status().WithContext(v->second);
+    c.auth_token = std::move(file->token);
+    c.auth_token_warning = std::move(file->warning);
   }
   if (auto v = get("checkpoint-keep", "TFD_CHECKPOINT_KEEP")) {
     try {
@@ -316,10 +323,17 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                             c.server_limits.max_pending_per_peer));
   TFD_RETURN_IF_ERROR(seconds("drain-grace", "TFD_DRAIN_GRACE", c.drain_grace));
   TFD_RETURN_IF_ERROR(seconds("login-timeout", "TFD_LOGIN_TIMEOUT", c.server_limits.login_timeout));
-  TFD_RETURN_IF_ERROR(count("max-failed-logins", "TFD_MAX_FAILED_LOGINS", 0,
-                            c.server_limits.max_failed_logins));
-  TFD_RETURN_IF_ERROR(seconds("failed-login-window", "TFD_FAILED_LOGIN_WINDOW",
-                              c.server_limits.failed_login_window));
+  TFD_RETURN_IF_ERROR(count("failed-login-rate", "TFD_FAILED_LOGIN_RATE", 0,
+                            c.server_limits.failed_login_rate));
+  TFD_RETURN_IF_ERROR(seconds("failed-login-max-delay", "TFD_FAILED_LOGIN_MAX_DELAY",
+                              c.server_limits.failed_login_max_delay));
+  for (const char* flag : {"max-failed-logins", "failed-login-window"}) {
+    if (auto v = get(flag, env_name(flag).c_str())) {
+      return errors::InvalidArgument(
+          v->second, " was removed: wrong tokens no longer lock an address out, their answers "
+          "are delayed instead; see --failed-login-rate and --failed-login-max-delay");
+    }
+  }
   // Sizes: a positive number of bytes, with an optional binary suffix.
   for (auto [flag, env, field] : {
            std::tuple{"max-graph-tensor-bytes", "TFD_MAX_GRAPH_TENSOR_BYTES",

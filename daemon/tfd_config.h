@@ -38,6 +38,7 @@ struct TfdConfig {
   bool allow_soft_placement = false;
   bool step_channel = true;  // --no-step-channel turns it off  // GPU requests that cannot be met run on the CPU
   std::string auth_token;      // read from --auth-token-file
+  std::string auth_token_warning;  // what to log about its file (group-readable), or empty
   int threads = 0;             // compute threads; 0 = NumAllowedCpus()
   std::chrono::milliseconds step_timeout{30000};
   // --spin-wait-us: how long the event loop polls after its last event

@@ -35,27 +35,19 @@ StatusOr<Caller> Authenticator::Identify(const Credentials& c) const {
 }
 
 kj::Promise<StatusOr<Caller>> Authenticator::Check(const Credentials& c) {
-  if (token_.empty()) return Identify(c);
-  const auto now = LoginThrottle::Clock::now();
-  if (auto wait = throttle_.Blocked(c.host, now)) {
-    // Refused without comparing: a guesser learns nothing, and pays nothing here.
-    const int64_t seconds = (wait->count() + 999) / 1000;
-    log_.Warn("failed login", fmt::format("refused a login from {}: too many failed logins, "
-                                          "retry in {} s", c.peer, seconds));
-    return StatusOr<Caller>(errors::Unauthenticated(self_, ": too many failed logins from ",
-                                                    c.host, ", retry in ", seconds, " s"));
-  }
-  if (ConstantTimeEqual(c.token, token_)) return Identify(c);
-  throttle_.Failed(c.host, now);
+  // The right token is answered at once, whatever others have tried.
+  if (token_.empty() || ConstantTimeEqual(c.token, token_)) return Identify(c);
   // Say which: a client run without its token file is the common mistake.
   log_.Warn("failed login", fmt::format("refused a login from {} {}", c.peer,
                                         c.token.empty() ? "without a token" : "with a wrong token"));
-  if (c.token.empty()) {
-    return StatusOr<Caller>(errors::Unauthenticated(
-        self_, " requires an auth token and none was given (--token-file or "
-        "TFD_AUTH_TOKEN_FILE)"));
-  }
-  return StatusOr<Caller>(errors::Unauthenticated("wrong token for ", self_));
+  Status refusal =
+      c.token.empty()
+          ? errors::Unauthenticated(self_, " requires an auth token and none was given "
+                                    "(--token-file or TFD_AUTH_TOKEN_FILE)")
+          : errors::Unauthenticated("wrong token for ", self_);
+  // The answer goes when the throttle says (daemon/distributed/login_throttle.h).
+  return throttle_.Failed(c.host).then(
+      [refusal = std::move(refusal)]() -> StatusOr<Caller> { return refusal; });
 }
 
 }  // namespace tfd

@@ -4,10 +4,11 @@
 // the caller then is.
 //
 // With an auth token configured, the token presented must match (compared
-// in constant time). Failures are counted per address in the task's
-// LoginThrottle, and refused with UNAUTHENTICATED saying which mistake it
-// was (no token, a wrong one), each logged (rate-limited) with the peer's
-// address.
+// in constant time). The right one is answered at once, whatever others
+// have tried; a wrong one is refused with UNAUTHENTICATED saying which
+// mistake it was (no token, a wrong one), logged (rate-limited) with the
+// peer's address, and answered only when the task's LoginThrottle lets it
+// go.
 //
 // With TLS the certificate says who the caller is (daemon/rpc/tls_identity.h):
 // a task's certificate may log in as that task only, a client's carries its
@@ -52,6 +53,7 @@ class Authenticator {
                 RateLimitedLog& log);
 
   // The caller, or UNAUTHENTICATED (after whatever wait the throttle asks).
+  // A caller that gives up drops the promise, and its place in the throttle.
   kj::Promise<StatusOr<Caller>> Check(const Credentials& credentials);
 
  private:

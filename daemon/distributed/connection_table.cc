@@ -4,34 +4,41 @@ namespace tfd {
 
 ConnectionTable::Admission ConnectionTable::Admit(const std::string& peer_host) {
   Admission a;
-  if (PendingFrom(peer_host) >= limits_.max_pending_per_peer) {
-    a.refusal = std::to_string(limits_.max_pending_per_peer) + " connections from " + peer_host +
-                " have not logged in yet (--max-connections-per-peer)";
-    return a;
-  }
-  if (static_cast<int>(connections_.size()) >= limits_.max_connections) {
+  if (auto host = pending_by_host_.find(peer_host);
+      host != pending_by_host_.end() &&
+      static_cast<int>(host->second.size()) >= limits_.max_pending_per_peer) {
+    a.shed = *host->second.begin();
+    a.shed_reason = "to make room for a new connection from " + peer_host +
+                    " (--max-connections-per-peer " +
+                    std::to_string(limits_.max_pending_per_peer) + ")";
+    // Gone from the books now, so the caller's count and ours agree even
+    // before the connection has finished closing.
+    Remove(*a.shed);
+  } else if (static_cast<int>(connections_.size()) >= limits_.max_connections) {
     a.shed = OldestPending();
     if (!a.shed) {
       a.refusal = std::to_string(connections_.size()) +
                   " connections are open and all have logged in (--max-connections)";
       return a;
     }
-    // Gone from the books now, so the caller's count and ours agree even
-    // before the connection has finished closing.
+    a.shed_reason = "to make room for a new connection (--max-connections " +
+                    std::to_string(limits_.max_connections) + ")";
     Remove(*a.shed);
   }
   a.admitted = true;
   a.id = next_id_++;
   connections_[a.id] = peer_host;
   pending_.insert(a.id);
-  ++pending_by_host_[peer_host];
+  pending_by_host_[peer_host].insert(a.id);
   return a;
 }
 
 void ConnectionTable::Settle(Id id, const std::string& peer_host) {
   if (pending_.erase(id) == 0) return;
   auto p = pending_by_host_.find(peer_host);
-  if (p != pending_by_host_.end() && --p->second == 0) pending_by_host_.erase(p);
+  if (p != pending_by_host_.end() && p->second.erase(id) == 1 && p->second.empty()) {
+    pending_by_host_.erase(p);
+  }
 }
 
 void ConnectionTable::LoggedIn(Id id) {
@@ -53,7 +60,7 @@ std::optional<ConnectionTable::Id> ConnectionTable::OldestPending() const {
 
 int ConnectionTable::PendingFrom(const std::string& peer_host) const {
   auto it = pending_by_host_.find(peer_host);
-  return it == pending_by_host_.end() ? 0 : it->second;
+  return it == pending_by_host_.end() ? 0 : static_cast<int>(it->second.size());
 }
 
 }  // namespace tfd

@@ -1,6 +1,7 @@
 #include "daemon/distributed/gate_service.h"
 
 #include <fmt/format.h>
+#include <kj/debug.h>
 
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/data_plane.h"
@@ -14,6 +15,24 @@ void LoginState::SetLoggedIn() {
 }
 
 kj::Promise<void> GateService::login(LoginContext context) {
+  // Cancellable, so a guesser that hangs up does not leave its answer
+  // waiting in the throttle's queue (capnp keeps running a call otherwise).
+  context.allowCancellation();
+  // One login at a time per connection: this one starts once the previous
+  // has been answered, or cancelled.
+  auto answered = kj::newPromiseAndFulfiller<void>();
+  auto turn = kj::mv(previous_login_);
+  previous_login_ = kj::mv(answered.promise);
+  auto done = kj::defer([fulfiller = kj::mv(answered.fulfiller)]() mutable {
+    fulfiller->fulfill();
+  });
+  return turn.then([this, context]() mutable { return Login(context); }).attach(kj::mv(done));
+}
+
+kj::Promise<void> GateService::Login(LoginContext context) {
+  if (state_->detached()) {
+    return KJ_EXCEPTION(DISCONNECTED, "the connection closed before its login was looked at");
+  }
   auto params = context.getParams();
   auto token = params.getToken();
   Credentials credentials{
@@ -47,8 +66,10 @@ void GateService::Admit(LoginContext& context, const Caller& caller) {
     services.setMaster(services_.master);
     services.setWorker(services_.worker);
   } else {
-    services.setMaster(Guard(services_.master, servers_.master, caller).castAs<proto::Master>());
-    services.setWorker(Guard(services_.worker, servers_.worker, caller).castAs<proto::Worker>());
+    KJ_REQUIRE(servers_.master != nullptr && servers_.worker != nullptr,
+               "a restricted login needs the servers to guard");
+    services.setMaster(Guard(services_.master, *servers_.master, caller).castAs<proto::Master>());
+    services.setWorker(Guard(services_.worker, *servers_.worker, caller).castAs<proto::Worker>());
   }
   services.setTask(env_.task);
   services.setCluster(env_.cluster.ToJson());

@@ -1,8 +1,16 @@
 // GateService: the bootstrap capability of every accepted connection, and
 // nothing but login. The credential is judged by the task's Authenticator
-// (daemon/distributed/authenticator.h). A successful login hands out the
-// task's Master and Worker, a data-plane invitation to a peer task, and
-// tells the connection (LoginState), which then lifts its pre-login limits.
+// (daemon/distributed/authenticator.h): the right one is answered at once,
+// whatever others have tried; a wrong one only once the throttle lets its
+// answer go. A successful login hands out the task's Master and Worker
+// (guarded for a restricted role), a data-plane invitation to a peer task,
+// and tells the connection (LoginState), which then lifts its pre-login
+// limits.
+//
+// A connection has one login in flight: a login called while the previous
+// one on the same connection is still being answered waits behind it, so
+// pipelining calls on one connection does not multiply guesses. Logins are
+// cancellable: a connection that goes drops its waiting answers.
 //
 //   auto state = kj::refcounted<LoginState>("10.0.0.7:4711", "10.0.0.7");
 //   state->OnLogin([&] { stream.Lift(); });
@@ -42,13 +50,20 @@ class LoginState : public kj::Refcounted {
 
   // `f` runs once, at the first successful login.
   void OnLogin(kj::Function<void()> f) { on_login_ = kj::mv(f); }
-  void Detach() { on_login_ = nullptr; }
+  // Called as the connection goes: a login still queued on it must then
+  // leave the server's throttle and log alone, which may be going too.
+  void Detach() {
+    on_login_ = nullptr;
+    detached_ = true;
+  }
+  bool detached() const { return detached_; }
   void SetLoggedIn();
 
  private:
   std::string peer_, peer_host_;
   TlsIdentity tls_;
   bool logged_in_ = false;
+  bool detached_ = false;
   kj::Maybe<kj::Function<void()>> on_login_;
 };
 
@@ -57,10 +72,11 @@ class GateService final : public CountedServer<proto::Gate> {
   // The objects behind `services`' capabilities, which a login with a
   // restricted role gets guarded (daemon/distributed/permissions.h).
   struct Servers {
-    capnp::Capability::Server& master;
-    capnp::Capability::Server& worker;
+    capnp::Capability::Server* master = nullptr;
+    capnp::Capability::Server* worker = nullptr;
   };
-  // `auth` belongs to the task's server and outlives its connections.
+  // `auth` belongs to the task's server and outlives its connections
+  // (LoginState::detached() says when one has gone).
   GateService(TaskEnv& env, TaskServices services, Servers servers, Authenticator& auth,
               kj::Own<LoginState> state)
       : CountedServer(env.metrics),
@@ -78,6 +94,8 @@ class GateService final : public CountedServer<proto::Gate> {
   kj::Promise<void> login(LoginContext context) override;
 
  private:
+  // The login proper, once the previous one on this connection has been answered.
+  kj::Promise<void> Login(LoginContext context);
   // Answers a login the Authenticator let in.
   void Admit(LoginContext& context, const Caller& caller);
 
@@ -88,6 +106,7 @@ class GateService final : public CountedServer<proto::Gate> {
   kj::Maybe<Caller> caller_;  // who logged in on this connection
   kj::Own<LoginState> state_;
   std::string ticket_;  // given to the peer task that logged in here
+  kj::Promise<void> previous_login_ = kj::READY_NOW;  // resolves once it has been answered
 };
 
 }  // namespace tfd

@@ -1,53 +1,107 @@
-// LoginThrottle: counts failed logins per peer address, and refuses an
-// address that failed too often lately, before its token is looked at.
-// A sliding window: an address is refused while it has `max_failures`
-// failures younger than `window`, until the oldest of them ages out.
+// LoginThrottle: when the answer to a failed login may go. It is asked only
+// about failures: the Gate compares every token it is given and answers the
+// right one at once, so no number of wrong guesses keeps the holder of the
+// token out (a peer task, a restarted trainer on the same host as the
+// guesser). A wrong one waits for two things, in turn:
+//   - its address's backoff: nothing for the first free_failures recent
+//     failures, then first_backoff, doubling with each further failure up to
+//     max_backoff; an address with no failure for forget_after starts over;
+//   - a slot of the global pace: at most `rate` failed answers a second
+//     across all addresses (after a burst of as many), first come first
+//     served. A failure whose login is cancelled while it waits (its
+//     connection closed) gives its place back unused.
 //
-//   LoginThrottle throttle(10, std::chrono::seconds(60));
-//   if (auto wait = throttle.Blocked("10.0.0.7", now)) refuse ("retry in *wait");
-//   else if (token is wrong) throttle.Failed("10.0.0.7", now);
+// What that bounds: a connection has one login in flight (GateService), so a
+// guesser that waits for its answers gets at most `rate` guesses a second
+// over all its connections and addresses, after a first burst. One that
+// hangs up instead of waiting needs a new connection per guess and is
+// bounded only by how fast the task accepts connections; the 128 bits every
+// token must carry (common/token_file.h) are what make guessing hopeless
+// either way: half of 2^128 guesses at a million a second take 5 x 10^24
+// years.
 //
-// Memory: at most `max_failures` times per address that failed within the
-// window, and at most kMaxAddresses addresses (the oldest failures go
-// first), so a scan from many addresses cannot grow it without bound.
+//   LoginThrottle throttle(timer, {.rate = 10});
+//   if (token is wrong) return throttle.Failed("10.0.0.7").then([] { return refusal; });
 //
-// Thread-safety: none; TaskServer keeps it on the event-loop thread.
+// Memory: at most kMaxAddresses addresses (the one that failed least
+// recently goes first, in constant time), and one entry per failure waiting for
+// its slot (cancelled ones are swept as the queue grows).
+//
+// Thread-safety: none; TaskServer keeps it on the event-loop thread. The
+// promises it returns fail, rather than touch it, once it is destroyed.
 #pragma once
 
-#include <chrono>
+#include <kj/async.h>
+#include <kj/timer.h>
+
 #include <deque>
-#include <map>
-#include <optional>
+#include <list>
 #include <string>
+#include <unordered_map>
 
 namespace tfd {
 
 class LoginThrottle {
  public:
-  using Clock = std::chrono::steady_clock;
   static constexpr size_t kMaxAddresses = 10000;
 
-  LoginThrottle(int max_failures, std::chrono::milliseconds window)
-      : max_failures_(max_failures), window_(window) {}
+  struct Options {
+    // Recent failures of an address answered without a backoff: room for a
+    // person retrying with a corrected --token-file.
+    int free_failures = 3;
+    kj::Duration first_backoff = 100 * kj::MILLISECONDS;
+    kj::Duration max_backoff = 5 * kj::SECONDS;  // --failed-login-max-delay
+    kj::Duration forget_after = 60 * kj::SECONDS;
+    // Failed answers a second, all addresses together (--failed-login-rate);
+    // 0: no global pace.
+    int rate = 10;
+  };
 
-  // How long `address` must wait before its next login is looked at; nullopt
-  // when it may try now.
-  std::optional<std::chrono::milliseconds> Blocked(const std::string& address, Clock::time_point now);
-  // Records a failed login from `address`.
-  void Failed(const std::string& address, Clock::time_point now);
+  LoginThrottle(kj::Timer& timer, Options options);
 
-  size_t addresses() const { return failures_.size(); }
+  // Records a failed login from `address`; resolves when its answer may go.
+  kj::Promise<void> Failed(const std::string& address);
+
+  // The backoff of an address's `failures`-th recent failure (from 1).
+  kj::Duration Backoff(int failures) const;
+
+  size_t addresses() const { return addresses_.size(); }
+  // Failures waiting for a slot of the global pace, cancelled ones included
+  // until they are swept.
+  size_t queued() const { return queue_.size(); }
 
  private:
-  using Failures = std::map<std::string, std::deque<Clock::time_point>>;  // oldest first
+  struct Address {
+    int failures = 0;
+    kj::TimePoint last = kj::origin<kj::TimePoint>();
+    std::list<std::string>::iterator recency;  // its place in recency_
+  };
 
-  // Drops the failures at `it` that left the window; erases the entry and
-  // returns false when none is left.
-  bool Expire(Failures::iterator it, Clock::time_point now);
+  // Counts a failure of `address` now; returns its backoff.
+  kj::Duration Record(const std::string& address, kj::TimePoint now);
+  // Waits for a slot of the global pace.
+  kj::Promise<void> Pace();
+  // Whether a slot is free at `now`, and taking it.
+  bool SlotFree(kj::TimePoint now) const;
+  void TakeSlot(kj::TimePoint now);
+  // Answers the queue's failures as slots free; ends when it is empty.
+  kj::Promise<void> Pump();
 
-  const int max_failures_;
-  const std::chrono::milliseconds window_;
-  Failures failures_;
+  kj::Timer& timer_;
+  const Options options_;
+  const kj::Duration interval_;   // between slots: 1 s / rate
+  const kj::Duration tolerance_;  // how far ahead slots may be taken: the burst
+
+  std::unordered_map<std::string, Address> addresses_;
+  std::list<std::string> recency_;  // addresses, least recent failure first
+
+  kj::TimePoint next_slot_;  // the theoretical time of the next slot (GCRA)
+  std::deque<kj::Own<kj::PromiseFulfiller<void>>> queue_;
+  size_t sweep_at_;  // queue size at which cancelled entries are swept out
+  bool pumping_ = false;
+  kj::Promise<void> pump_ = nullptr;
+  // Last: destroyed first, so no promise given out outlives what it uses.
+  kj::Canceler canceler_;
 };
 
 }  // namespace tfd

@@ -6,7 +6,9 @@
 // connections and send bytes without knowing the token. Until a connection
 // has logged in it may hold only a little memory (a pre-login byte budget),
 // for a little while (the login deadline), and only so many at once (the
-// caps); guessing tokens is slowed per address (the failed-login limit).
+// caps); a wrong token is answered only after a delay that grows with its
+// address's failures, and at a bounded rate in all (the failed-login pace),
+// while the right one is answered at once.
 // Once logged in, a connection is a peer task or a client and only the
 // total cap applies to it: it is what the task is for.
 //
@@ -30,8 +32,11 @@ struct ServerLimits {
   // Connections from one address that have not logged in yet. Logged-in
   // connections do not count: a cluster of tens of tasks on one host, each
   // with its clients, all come from 127.0.0.1 and log in within a round
-  // trip, so the pending ones from one address stay few, while one attacker
-  // address cannot take every pending slot.
+  // trip, so the pending ones from one address stay few. At the cap, the
+  // oldest pending connection of that address makes room for the new one:
+  // a stranger sharing the address (loopback, a NAT) cannot keep the
+  // task's peers and clients out by holding connections open, while one
+  // address still cannot take every pending slot of the task.
   int max_pending_per_peer = 64;
 
   // A connection that has not logged in by then is closed.
@@ -43,13 +48,15 @@ struct ServerLimits {
   // header claiming gigabytes costs nothing.
   uint64_t pre_login_bytes = uint64_t{1} << 20;
 
-  // After this many failed logins from one address within
-  // failed_login_window, its logins are refused without looking at the token
-  // until the oldest of those failures leaves the window. Ten leaves room for
-  // people retyping a token file path; a random token is not guessable at
-  // ten tries a minute.
-  int max_failed_logins = 10;
-  std::chrono::milliseconds failed_login_window{60000};
+  // Failed logins (daemon/distributed/login_throttle.h): an address's first
+  // few failures are answered at once, then after 100 ms, doubling up to
+  // failed_login_max_delay; and at most failed_login_rate failed logins are
+  // answered a second across all addresses (0: no such cap). A right token
+  // is never delayed. Five seconds and ten a second leave room for people
+  // retrying a token file path, and hold a guesser that waits for its
+  // answers to ten guesses a second, against a token of 128 bits or more.
+  int failed_login_rate = 10;
+  std::chrono::milliseconds failed_login_max_delay{5000};
 };
 
 }  // namespace tfd

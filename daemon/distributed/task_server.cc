@@ -162,7 +162,7 @@ class TaskServer::Connection {
     watch_ = watched.get();
     auto gate = kj::heap<GateService>(
         server_.env_, TaskServices{server_.master_, server_.worker_, server_.env_.incarnation},
-        GateService::Servers{*server_.master_server_, *server_.worker_server_}, server_.auth_,
+        GateService::Servers{server_.master_server_, server_.worker_server_}, server_.auth_,
         kj::addRef(*state_));
     rpc_ = RpcConnection::Server(kj::mv(watched), kj::mv(gate));
     return rpc_->OnDisconnect();
@@ -257,7 +257,8 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
       master_(nullptr),
       worker_(nullptr),
       log_(env.logger, timer),
-      throttle_(limits.max_failed_logins, limits.failed_login_window),
+      throttle_(timer, {.max_backoff = limits.failed_login_max_delay.count() * kj::MILLISECONDS,
+                        .rate = limits.failed_login_rate}),
       auth_(env.task, token_, tls_ != nullptr, throttle_, log_),
       table_(limits),
       accept_backoff_(kAcceptRetry),
@@ -351,10 +352,7 @@ void TaskServer::Serve(kj::Own<kj::AsyncIoStream> stream) {
               fmt::format("connection from {} refused: {}", peer.address, admission.refusal));
     return;  // dropping the stream closes it
   }
-  if (admission.shed) {
-    Shed(*admission.shed, fmt::format("to make room for a new connection (--max-connections {})",
-                                      limits_.max_connections));
-  }
+  if (admission.shed) Shed(*admission.shed, admission.shed_reason);
   KJ_ON_SCOPE_FAILURE(table_.Remove(admission.id));
   auto connection = kj::heap<Connection>(*this, admission.id, std::move(peer), kj::mv(stream));
   live_[admission.id] = connection.get();

@@ -54,8 +54,10 @@ expect() {
 cluster_spec ps=1
 address=$(address ps 0)
 port=${address##*:}
-echo "live-task-test-token" >"$work/token"
-echo "wrong" >"$work/wrong"
+# Tokens as tfd and tfctl take them: 128 bits and more, readable by their owner only.
+umask 077
+echo "4c6976652d7461736b2d746573742d746f6b656e2d3132" >"$work/token"
+echo "77726f6e672d746f6b656e2d666f722d746865207465" >"$work/wrong"
 "$TFD" --cluster "$spec" --job ps --task 0 --auth-token-file "$work/token" --threads 1 \
   >"$work/tfd.log" 2>&1 </dev/null &
 tfd_pid=$!

@@ -1,6 +1,7 @@
 // tfd's configuration: the connection limits and the size limits and memory
 // budget, from defaults, flags and TFD_* variables (a flag wins over its
-// variable), and a clear INVALID_ARGUMENT naming the flag or variable for a bad value.
+// variable), and a clear INVALID_ARGUMENT naming the flag or variable for a bad value;
+// the auth token file, held to common/token_file.h's rules.
 #include "daemon/tfd_config.h"
 
 #include <catch2/catch.hpp>
@@ -10,6 +11,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "tests/integration/temp_dir.h"
 
 namespace tfd {
 namespace {
@@ -34,30 +37,30 @@ TEST_CASE("connection limits: defaults, flags and TFD_* variables") {
   CHECK(defaults->server_limits.max_connections == 1024);
   CHECK(defaults->server_limits.max_pending_per_peer == 64);
   CHECK(defaults->server_limits.login_timeout == 10s);
-  CHECK(defaults->server_limits.max_failed_logins == 10);
-  CHECK(defaults->server_limits.failed_login_window == 60s);
+  CHECK(defaults->server_limits.failed_login_rate == 10);
+  CHECK(defaults->server_limits.failed_login_max_delay == 5s);
 
   auto flags = Parse({"--max-connections", "20", "--max-connections-per-peer", "3",
-                      "--login-timeout", "0.5", "--max-failed-logins", "0",
-                      "--failed-login-window", "2"});
+                      "--login-timeout", "0.5", "--failed-login-rate", "0",
+                      "--failed-login-max-delay", "2"});
   INFO(flags.status().ToString());
   REQUIRE(flags.ok());
   CHECK(flags->server_limits.max_connections == 20);
   CHECK(flags->server_limits.max_pending_per_peer == 3);
   CHECK(flags->server_limits.login_timeout == 500ms);
-  CHECK(flags->server_limits.max_failed_logins == 0);
-  CHECK(flags->server_limits.failed_login_window == 2s);
+  CHECK(flags->server_limits.failed_login_rate == 0);
+  CHECK(flags->server_limits.failed_login_max_delay == 2s);
 
   auto env = Parse({"--max-connections", "7"},
                    {{"TFD_MAX_CONNECTIONS", "9"}, {"TFD_MAX_CONNECTIONS_PER_PEER", "5"},
-                    {"TFD_LOGIN_TIMEOUT", "3"}, {"TFD_MAX_FAILED_LOGINS", "4"},
-                    {"TFD_FAILED_LOGIN_WINDOW", "30"}});
+                    {"TFD_LOGIN_TIMEOUT", "3"}, {"TFD_FAILED_LOGIN_RATE", "4"},
+                    {"TFD_FAILED_LOGIN_MAX_DELAY", "0.5"}});
   REQUIRE(env.ok());
   CHECK(env->server_limits.max_connections == 7);
   CHECK(env->server_limits.max_pending_per_peer == 5);
   CHECK(env->server_limits.login_timeout == 3s);
-  CHECK(env->server_limits.max_failed_logins == 4);
-  CHECK(env->server_limits.failed_login_window == 30s);
+  CHECK(env->server_limits.failed_login_rate == 4);
+  CHECK(env->server_limits.failed_login_max_delay == 500ms);
 }
 
 TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variable") {
@@ -66,8 +69,12 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
       {{"--max-connections-per-peer", "many"}, "--max-connections-per-peer must be an integer"},
       {{"--login-timeout", "-1"}, "--login-timeout must be a positive number of seconds, not '-1'"},
       {{"--login-timeout", "5s"}, "--login-timeout must be a positive number of seconds, not '5s'"},
-      {{"--max-failed-logins", "-2"}, "--max-failed-logins must be an integer of at least 0"},
-      {{"--failed-login-window", "0"}, "--failed-login-window must be a positive number"},
+      {{"--failed-login-rate", "-2"}, "--failed-login-rate must be an integer of at least 0"},
+      {{"--failed-login-max-delay", "0"}, "--failed-login-max-delay must be a positive number"},
+      // Gone with the lockout they set: refused, naming what replaced them.
+      {{"--max-failed-logins", "10"}, "--max-failed-logins was removed: wrong tokens no longer "
+                                      "lock an address out"},
+      {{"--failed-login-window", "60"}, "--failed-login-window was removed"},
   };
   for (const auto& [flags, message] : cases) {
     auto c = Parse(flags);
@@ -75,6 +82,10 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
     CHECK(c.status().code() == Code::kInvalidArgument);
     CHECK(c.status().message().find(message) != std::string::npos);
   }
+  auto removed = Parse({}, {{"TFD_MAX_FAILED_LOGINS", "10"}});
+  CHECK(removed.status().code() == Code::kInvalidArgument);
+  CHECK(removed.status().message().find("TFD_MAX_FAILED_LOGINS was removed") != std::string::npos);
+  CHECK(removed.status().message().find("--failed-login-rate") != std::string::npos);
   auto env = Parse({}, {{"TFD_LOGIN_TIMEOUT", "soon"}});
   CHECK(env.status().code() == Code::kInvalidArgument);
   CHECK(env.status().message().find("TFD_LOGIN_TIMEOUT must be a positive number") !=
@@ -98,6 +109,37 @@ TEST_CASE("--drain-grace: 2 s by default, from the flag or TFD_DRAIN_GRACE, posi
                                                 "seconds, not '") + bad + "'") !=
           std::string::npos);
   }
+}
+
+TEST_CASE("--auth-token-file: a weak or world-readable token stops tfd; group-readable warns") {
+  testing::TempDir dir;
+  const std::string good = dir.WriteSecret("good", testing::kToken);
+  auto c = Parse({"--auth-token-file", good});
+  INFO(c.status().ToString());
+  REQUIRE(c.ok());
+  CHECK(c->auth_token == testing::kToken);
+  CHECK(c->auth_token_warning.empty());
+
+  const std::string blank = dir.WriteSecret("blank", "   ");
+  auto refused = Parse({}, {{"TFD_AUTH_TOKEN_FILE", blank}});
+  CHECK(refused.status().code() == Code::kInvalidArgument);
+  CHECK(refused.status().message().find("TFD_AUTH_TOKEN_FILE: token file '" + blank +
+                                        "' holds no token") != std::string::npos);
+
+  const std::string open = dir.WriteSecret("open", testing::kToken);
+  std::filesystem::permissions(open, std::filesystem::perms::others_read,
+                               std::filesystem::perm_options::add);
+  auto world = Parse({"--auth-token-file", open});
+  CHECK(world.status().code() == Code::kInvalidArgument);
+  CHECK(world.status().message().find("chmod 600 " + open) != std::string::npos);
+
+  const std::string shared = dir.WriteSecret("shared", testing::kToken);
+  std::filesystem::permissions(shared, std::filesystem::perms::group_read,
+                               std::filesystem::perm_options::add);
+  auto group = Parse({"--auth-token-file", shared});
+  REQUIRE(group.ok());
+  CHECK(group->auth_token == testing::kToken);
+  CHECK(group->auth_token_warning.find("may be read by its group") != std::string::npos);
 }
 
 TEST_CASE("--spin-wait-us: off by default, from the flag or TFD_SPIN_WAIT_US, bounded") {

@@ -61,8 +61,13 @@ class Pod:
             os.makedirs(local, exist_ok=True)
             volume = volumes.get(m["name"], {})
             if volume.get("secret", {}).get("secretName") == "tfd-token":
-                with open(os.path.join(local, "token"), "w") as f:
-                    f.write("k8s-render-test-%08x\n" % random.getrandbits(32))
+                # As the kubelet writes it: the Secret's bytes (a token as
+                # `openssl rand -hex 32` makes one), with the volume's
+                # defaultMode (Kubernetes' own default is 0644).
+                path = os.path.join(local, "token")
+                with open(path, "w") as f:
+                    f.write("%064x\n" % random.getrandbits(256))
+                os.chmod(path, volume["secret"].get("defaultMode", 0o644))
             self.mounts[m["mountPath"]] = local
         self.env = {"PATH": os.path.join(root, "bin") + ":/usr/bin:/bin"}
         for e in self.container.get("env", []):

@@ -1,7 +1,8 @@
 // ConnectionTable: connections not logged in are capped per address, logged
-// in ones are not; at the total cap the oldest pending one makes room, and
-// when all are logged in a new one is refused, until one leaves — and then
-// again.
+// in ones are not; at either cap the oldest pending connection makes room
+// (of the same address at the per-address cap, so a stranger sharing it
+// cannot keep others out), and when all are logged in a new one is refused,
+// until one leaves — and then again.
 #include "daemon/distributed/connection_table.h"
 
 #include <catch2/catch.hpp>
@@ -16,24 +17,39 @@ ServerLimits Limits(int total, int per_peer) {
   return l;
 }
 
-TEST_CASE("pending connections are capped per address; logged-in ones do not count") {
+TEST_CASE("at the per-address cap the address's oldest pending connection makes room; logged-in "
+          "ones do not count") {
   ConnectionTable table(Limits(100, 2));
   auto a = table.Admit("10.0.0.7");
+  auto other = table.Admit("10.0.0.8");  // older than b, but of another address
   auto b = table.Admit("10.0.0.7");
-  REQUIRE((a.admitted && b.admitted));
-  auto c = table.Admit("10.0.0.7");
-  CHECK_FALSE(c.admitted);
-  CHECK(c.refusal == "2 connections from 10.0.0.7 have not logged in yet (--max-connections-per-peer)");
-  CHECK(table.Admit("10.0.0.8").admitted);
+  REQUIRE((a.admitted && other.admitted && b.admitted));
+  CHECK_FALSE(a.shed);
+  CHECK_FALSE(b.shed);
 
-  table.LoggedIn(a.id);
+  // A third from 10.0.0.7 is admitted, and 10.0.0.7's oldest goes.
+  auto c = table.Admit("10.0.0.7");
+  REQUIRE(c.admitted);
+  CHECK(c.shed == a.id);
+  CHECK(c.shed_reason == "to make room for a new connection from 10.0.0.7 "
+                         "(--max-connections-per-peer 2)");
+  CHECK(table.PendingFrom("10.0.0.7") == 2);
+  CHECK(table.PendingFrom("10.0.0.8") == 1);
+  CHECK(table.size() == 3);
+
+  // Logged in, b no longer counts: the next one sheds nothing...
+  table.LoggedIn(b.id);
   auto d = table.Admit("10.0.0.7");
-  CHECK(d.admitted);
-  CHECK_FALSE(table.Admit("10.0.0.7").admitted);  // reached again
-  table.Remove(b.id);
+  REQUIRE(d.admitted);
+  CHECK_FALSE(d.shed);
+  // ... and the one after sheds c, the oldest still pending, never b.
+  auto e = table.Admit("10.0.0.7");
+  REQUIRE(e.admitted);
+  CHECK(e.shed == c.id);
   table.Remove(d.id);
+  table.Remove(e.id);
   CHECK(table.PendingFrom("10.0.0.7") == 0);
-  CHECK(table.size() == 2);
+  CHECK(table.size() == 2);  // b (logged in) and other
 }
 
 TEST_CASE("at the total cap the oldest pending connection makes room; all logged in, none is admitted") {
@@ -48,6 +64,7 @@ TEST_CASE("at the total cap the oldest pending connection makes room; all logged
   auto e = table.Admit("h");
   REQUIRE(e.admitted);
   CHECK(e.shed == c.id);
+  CHECK(e.shed_reason == "to make room for a new connection (--max-connections 3)");
   CHECK(table.size() == 3);
 
   table.LoggedIn(d.id);

@@ -1,8 +1,11 @@
 // A task started with --auth-token-file: a client without the token, or
-// with a wrong one, gets UNAUTHENTICATED at once (through the C++ Client and
-// through tfctl), the right token gets the services, and the tasks log in to
-// each other with it.
+// with a wrong one, gets UNAUTHENTICATED (through the C++ Client and through
+// tfctl), the right token gets the services, and the tasks log in to each
+// other with it. A token file that is blank, short or readable by every
+// user stops tfd and tfctl alike before they connect.
 #include <catch2/catch.hpp>
+
+#include <filesystem>
 
 #include "common/graph_io.h"
 #include "tests/integration/child_process.h"
@@ -19,6 +22,8 @@ using testing::Contains;
 using testing::Const;
 using testing::LocalCluster;
 using testing::Node;
+using testing::kToken;
+using testing::kWrongToken;
 using testing::OneLine;
 using testing::RunProcess;
 using testing::TempDir;
@@ -26,8 +31,8 @@ using testing::TfctlBinary;
 
 TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with UNAUTHENTICATED") {
   TempDir dir;
-  const std::string token_file = dir.Write("token", "s3cret\n");
-  const std::string wrong_file = dir.Write("wrong", "guess\n");
+  const std::string token_file = dir.WriteSecret("token", kToken);
+  const std::string wrong_file = dir.WriteSecret("wrong", kWrongToken);
   LocalCluster cluster({{"worker", 2}}, {"--auth-token-file", token_file});
   REQUIRE(cluster.Spawn("worker", 0).ok());
   REQUIRE(cluster.Spawn("worker", 1).ok());
@@ -37,7 +42,7 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
 
   // The right token: the services, and a run across both tasks, so the
   // tasks present the token to each other too.
-  auto client = Client::Connect(cluster.io(), w0, "s3cret", 20s);
+  auto client = Client::Connect(cluster.io(), w0, kToken, 20s);
   INFO(client.status().ToString() << "; log: " << OneLine(cluster.Log("worker", 0)));
   REQUIRE(client.ok());
   REQUIRE((*client)->WaitCluster(20s).status().ok());
@@ -49,7 +54,8 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
 
   // No token, a wrong one, the right one with more after it: refused at
   // once, not retried until the connect timeout.
-  for (const std::string token : {"", "guess", "s3cret-and-more"}) {
+  for (const std::string& token :
+       {std::string(), std::string("guess"), std::string(kToken) + "-and-more"}) {
     INFO("token '" << token << "'");
     const auto start = std::chrono::steady_clock::now();
     auto refused = Client::Connect(cluster.io(), w0, token, 10s);
@@ -90,11 +96,11 @@ TEST_CASE("a task with --auth-token-file refuses a missing or wrong token with U
 
 TEST_CASE("tfctl status reports the UNAUTHENTICATED a running task gave, not 'unreachable'") {
   TempDir dir;
-  const std::string token_file = dir.Write("token", "s3cret\n");
-  const std::string wrong_file = dir.Write("wrong", "guess\n");
+  const std::string token_file = dir.WriteSecret("token", kToken);
+  const std::string wrong_file = dir.WriteSecret("wrong", kWrongToken);
   LocalCluster cluster({{"worker", 1}}, {"--auth-token-file", token_file});
   REQUIRE(cluster.Spawn("worker", 0).ok());
-  REQUIRE(Client::Connect(cluster.io(), cluster.Address("worker", 0), "s3cret", 20s).ok());
+  REQUIRE(Client::Connect(cluster.io(), cluster.Address("worker", 0), kToken, 20s).ok());
   const std::vector<std::string> status = {TfctlBinary(), "status", "--cluster",
                                            cluster.spec().ToJson(), "--timeout", "5"};
 
@@ -124,6 +130,42 @@ TEST_CASE("tfctl status reports the UNAUTHENTICATED a running task gave, not 'un
   INFO("stdout: " << OneLine(up->out) << " stderr: " << OneLine(up->err));
   CHECK(up->exit_status == 0);
   CHECK(Contains(up->out, " up "));
+}
+
+TEST_CASE("tfd and tfctl refuse a blank, short or world-readable token file, saying how to fix "
+          "it") {
+  TempDir dir;
+  const std::string blank = dir.WriteSecret("blank", "   ");  // once taken as a 3-byte token
+  const std::string short_one = dir.WriteSecret("short", "s3cret");
+  const std::string open = dir.Write("open", std::string(kToken) + "\n");
+  std::filesystem::permissions(open, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::owner_write |
+                                         std::filesystem::perms::others_read);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {blank, "holds no token"},
+      {short_one, "holds a token of 6 base64 characters"},
+      {open, "may be read by every user (mode 0604); keep it to its owner: chmod 600 " + open},
+  };
+  for (const auto& [file, why] : files) {
+    INFO(file);
+    auto tfd = RunProcess({testing::TfdBinary(), "--cluster", R"({"worker": ["127.0.0.1:1"]})",
+                           "--job", "worker", "--task", "0", "--auth-token-file", file},
+                          60s);
+    REQUIRE(tfd.ok());
+    INFO("tfd: " << OneLine(tfd->err));
+    CHECK(tfd->exit_status == 2);
+    CHECK(Contains(tfd->err, "error: INVALID_ARGUMENT: --auth-token-file: token file '" + file + "'"));
+    CHECK(Contains(tfd->err, why));
+
+    auto tfctl = RunProcess({TfctlBinary(), "status", "--cluster", R"({"worker": ["127.0.0.1:1"]})",
+                             "--token-file", file, "--timeout", "5"},
+                            60s);
+    REQUIRE(tfctl.ok());
+    INFO("tfctl: " << OneLine(tfctl->err));
+    CHECK(tfctl->exit_status == 1);
+    CHECK(Contains(tfctl->err, "error: INVALID_ARGUMENT: token file '" + file + "'"));
+    CHECK(Contains(tfctl->err, why));
+  }
 }
 
 }  // namespace

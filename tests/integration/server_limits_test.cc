@@ -1,17 +1,20 @@
 // What a peer that has not logged in may cost a real tfd: a frame header
 // claiming gigabytes is refused before its body is read, a connection that
 // does not log in is closed at --login-timeout, connections are capped in
-// total and per address (--max-connections, --max-connections-per-peer), and
-// an address that keeps failing to log in is refused for a while
-// (--max-failed-logins, --failed-login-window). Logged-in clients keep what
-// they had, large tensors included. Each limit is reached, freed and reached
-// again.
+// total and per address (--max-connections, --max-connections-per-peer), the
+// oldest pending one making room. Logged-in clients keep what they had,
+// large tensors included. Each limit is reached, freed and reached again.
+// Wrong tokens, however many, never keep the right one out: not a client's,
+// not a restarted task's, not while training runs.
 #include <catch2/catch.hpp>
 #include <signal.h>
 
+#include <atomic>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
+#include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
 #include "tests/integration/log_lines.h"
@@ -26,6 +29,7 @@ using testing::Contains;
 using testing::LinesWith;
 using testing::LocalCluster;
 using testing::Node;
+using testing::SgdQueueGraph;
 using testing::RawSocket;
 using testing::TempDir;
 using testing::WaitForLines;
@@ -164,71 +168,135 @@ TEST_CASE("--max-connections: the oldest connection not logged in makes room; wh
   CHECK(refused_again->WaitClosed(15s));
 }
 
-TEST_CASE("--max-connections-per-peer caps connections from one address that have not logged in") {
+TEST_CASE("--max-connections-per-peer: the address's oldest pending connection makes room, so "
+          "a stranger on the same address cannot keep a client out") {
   LocalCluster cluster({{"worker", 1}}, {"--max-connections-per-peer", "2", "--login-timeout", "60"});
   REQUIRE(cluster.Start("worker", 0).ok());
   auto log = [&] { return cluster.Log("worker", 0); };
+  // Its first answer also means tfd has seen the end of the connection Start() made.
+  auto first = cluster.Connect("worker", 0);
+  REQUIRE(first.ok());
+  REQUIRE((*first)->GetStatus(5s).ok());
 
   auto a1 = Open(cluster);
   auto a2 = Open(cluster);
   auto a3 = Open(cluster);
-  CHECK(a3->WaitClosed(15s));
-  CHECK(WaitForLines(log, "2 connections from 127.0.0.1 have not logged in yet", 1, 10s).size() == 1);
+  CHECK(a1->WaitClosed(15s));
+  CHECK(WaitForLines(log, "to make room for a new connection from 127.0.0.1 "
+                          "(--max-connections-per-peer 2)", 1, 10s).size() == 1);
+  CHECK_FALSE(a2->WaitClosed(200ms));
   // Another address has its own share.
   auto other = Open(cluster, "127.0.0.2");
   CHECK_FALSE(other->WaitClosed(500ms));
-  // A client from the full address cannot get in either...
-  auto shut_out = cluster.Connect("worker", 0, 2s);
-  CHECK(shut_out.status().code() == Code::kUnavailable);
 
-  // ... until one pending connection goes; once logged in, it does not count.
-  a1.reset();
+  // A client from the full address gets in; a2, now the oldest, makes room.
   auto client = cluster.Connect("worker", 0, 15s);
   INFO(client.status().ToString());
   REQUIRE(client.ok());
+  CHECK(a2->WaitClosed(15s));
+  // Logged in, it does not count: one more fits beside a3, the next sheds a3.
   auto a4 = Open(cluster);
-  CHECK_FALSE(a4->WaitClosed(500ms));
+  CHECK_FALSE(a3->WaitClosed(500ms));
   auto a5 = Open(cluster);
-  CHECK(a5->WaitClosed(15s));
+  CHECK(a3->WaitClosed(15s));
+  CHECK_FALSE(other->WaitClosed(200ms));
   CHECK((*client)->GetStatus(5s).ok());
 }
 
-TEST_CASE("too many failed logins from an address: refused without looking at the token until "
-          "the window passes") {
-  TempDir dir;
-  const std::string token_file = dir.Write("token", "s3cret\n");
-  LocalCluster cluster({{"worker", 1}}, {"--auth-token-file", token_file, "--max-failed-logins",
-                                         "3", "--failed-login-window", "3"});
-  REQUIRE(cluster.Spawn("worker", 0).ok());
-  const std::string address = cluster.Address("worker", 0);
-  auto log = [&] { return cluster.Log("worker", 0); };
-
-  for (int round = 0; round < 2; ++round) {
-    INFO("round " << round);
-    for (int i = 0; i < 3; ++i) {
-      auto wrong = Client::Connect(cluster.io(), address, "guess", 20s);
-      CHECK(wrong.status().code() == Code::kUnauthenticated);
-      CHECK(Contains(wrong.status().message(), "wrong token"));
-    }
-    // The right token too: it is not even compared.
-    auto blocked = Client::Connect(cluster.io(), address, "s3cret", 10s);
-    CHECK(blocked.status().code() == Code::kUnauthenticated);
-    CHECK(Contains(blocked.status().message(), "too many failed logins from 127.0.0.1, retry in"));
-    // Once the failures leave the window, the right token works.
-    StatusOr<std::unique_ptr<Client>> ok = errors::Unavailable("not tried");
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      ok = Client::Connect(cluster.io(), address, "s3cret", 10s);
-      if (ok.ok()) break;
-      CHECK(Contains(ok.status().message(), "too many failed logins"));
-      std::this_thread::sleep_for(500ms);
-    }
-    INFO(ok.status().ToString());
-    CHECK(ok.ok());
+// Logs in to a task with a wrong token on a fresh connection, again and
+// again, from its own thread and event loop, until it goes; counts the
+// UNAUTHENTICATED answers and keeps any other.
+class Guesser {
+ public:
+  explicit Guesser(std::string address) : address_(std::move(address)), thread_([this] { Run(); }) {}
+  ~Guesser() {
+    stop_ = true;
+    thread_.join();
   }
-  const auto lines = LinesWith(log(), "too many failed logins, retry in");
-  CHECK(lines.size() >= 2);
-  for (const auto& line : lines) CHECK(Contains(line, "refused a login from 127.0.0.1:"));
+  int refused() const { return refused_; }
+  std::vector<std::string> other_answers() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return other_answers_;
+  }
+
+ private:
+  void Run() {
+    auto io = kj::setupAsyncIo();
+    while (!stop_) {
+      auto answer = Client::Connect(io, address_, testing::kWrongToken, 30s);
+      if (answer.status().code() == Code::kUnauthenticated &&
+          Contains(answer.status().message(), "wrong token")) {
+        ++refused_;
+      } else {
+        std::lock_guard<std::mutex> lock(mu_);
+        other_answers_.push_back(answer.status().ToString());
+      }
+    }
+  }
+
+  const std::string address_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> refused_{0};
+  mutable std::mutex mu_;
+  std::vector<std::string> other_answers_;  // guarded by mu_
+  std::thread thread_;  // last: starts once the rest is built
+};
+
+TEST_CASE("wrong logins from an address never keep the right token out: not a client's, not a "
+          "restarted task's, not while training runs") {
+  TempDir dir;
+  const std::string token_file = dir.WriteSecret("token", testing::kToken);
+  // A short backoff cap keeps the test quick; the guesses are still slowed.
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}},
+                       {"--auth-token-file", token_file, "--failed-login-max-delay", "0.5"});
+  REQUIRE(cluster.Spawn("ps", 0).ok());
+  REQUIRE(cluster.Spawn("worker", 0).ok());
+  const std::string ps = cluster.Address("ps", 0);
+
+  // Training: a step across the worker and the ps, before and during the guessing.
+  auto trainer = Client::Connect(cluster.io(), cluster.Address("worker", 0), testing::kToken, 20s);
+  INFO(trainer.status().ToString());
+  REQUIRE(trainer.ok());
+  REQUIRE((*trainer)->WaitCluster(20s).status().ok());
+  REQUIRE((*trainer)->CreateSession(SgdQueueGraph()).ok());
+  REQUIRE((*trainer)->Run({}, {}, {"init"}, {}).ok());
+
+  // Someone on this host (127.0.0.1, as the tasks and the trainer) guesses
+  // the ps's token; the trainer steps on meanwhile, each step succeeding,
+  // until the ps has refused more than ten.
+  int steps = 0;
+  {
+    Guesser guesser(ps);
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (guesser.refused() < 12 && std::chrono::steady_clock::now() < deadline) {
+      auto step = (*trainer)->Run({}, {"apply"}, {}, {});
+      if (!step.ok()) FAIL("step " << steps << ": " << step.status().ToString());
+      ++steps;
+    }
+    REQUIRE(guesser.refused() >= 12);
+
+    // The right token gets in, from the same address, while the guessing goes on.
+    auto client = Client::Connect(cluster.io(), ps, testing::kToken, 10s);
+    INFO(client.status().ToString());
+    REQUIRE(client.ok());
+    CHECK((*client)->GetStatus(5s).ok());
+
+    // A restarted worker logs in to the ps again, and training resumes there.
+    trainer->reset();
+    cluster.Kill("worker", 0);
+    REQUIRE(cluster.Spawn("worker", 0).ok());
+    auto again = Client::Connect(cluster.io(), cluster.Address("worker", 0), testing::kToken, 20s);
+    INFO(again.status().ToString());
+    REQUIRE(again.ok());
+    REQUIRE((*again)->CreateSession(SgdQueueGraph()).ok());
+    auto step = (*again)->Run({}, {"apply"}, {}, {});
+    INFO(step.status().ToString() << "; worker log: "
+                                  << testing::OneLine(cluster.Log("worker", 0)));
+    CHECK(step.ok());
+    CHECK(guesser.other_answers().empty());
+  }
+  CHECK(steps > 0);
+  CHECK(LinesWith(cluster.Log("ps", 0), "with a wrong token").size() >= 1);
 }
 
 }  // namespace

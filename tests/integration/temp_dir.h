@@ -2,7 +2,8 @@
 // files), removed with everything in it when the TempDir goes away.
 //
 //   TempDir dir;
-//   const std::string token = dir.Write("token", "s3cret\n");
+//   const std::string graph = dir.Write("graph.txt", text);
+//   const std::string token_file = dir.WriteSecret("token", testing::kToken);
 //
 // Thread-safety: one test thread.
 #pragma once
@@ -14,6 +15,11 @@
 #include <string>
 
 namespace tfd::testing {
+
+// Tokens as `openssl rand -hex 16` makes them (128 bits), for tests with
+// --auth-token-file: the cluster's, and another one that is wrong.
+inline constexpr const char* kToken = "9f86d081884c7d659a2feaa0c55ad015";
+inline constexpr const char* kWrongToken = "2c26b46b68ffc68ff99b453c1d304134";
 
 class TempDir {
  public:
@@ -34,6 +40,15 @@ class TempDir {
   std::string Write(const std::string& name, const std::string& contents) const {
     const std::string file = path_ + "/" + name;
     std::ofstream(file) << contents;
+    return file;
+  }
+  // Writes `token` and a newline to `name`, readable by its owner only (as
+  // tfd and tfctl require of a token file: common/token_file.h), and
+  // returns its path.
+  std::string WriteSecret(const std::string& name, const std::string& token) const {
+    const std::string file = Write(name, token + "\n");
+    std::filesystem::permissions(file, std::filesystem::perms::owner_read |
+                                           std::filesystem::perms::owner_write);
     return file;
   }
 

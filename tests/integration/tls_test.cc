@@ -42,7 +42,7 @@ GraphDef AcrossTasks() {
 
 TEST_CASE("with TLS and a token, the right certificate runs a step across tasks") {
   Certs certs;
-  const std::string token_file = certs.dir.Write("token", "s3cret\n");
+  const std::string token_file = certs.dir.WriteSecret("token", testing::kToken);
   LocalCluster cluster({{"ps", 1}, {"worker", 1}}, {"--auth-token-file", token_file});
   REQUIRE(cluster.Spawn("ps", 0, certs.Flags("ps-0")).ok());
   REQUIRE(cluster.Spawn("worker", 0, certs.Flags("worker-0")).ok());
@@ -66,12 +66,13 @@ TEST_CASE("with TLS and a token, the right certificate runs a step across tasks"
   // The same through the client library, by the name "localhost" (the
   // certificate's other subjectAltName).
   const std::string port = w0.substr(w0.rfind(':'));
-  auto by_name = Client::Connect(cluster.io(), "localhost" + port, "s3cret", 20s, certs.Load("client"));
+  auto by_name =
+      Client::Connect(cluster.io(), "localhost" + port, testing::kToken, 20s, certs.Load("client"));
   INFO(by_name.status().ToString());
   CHECK(by_name.ok());
 
   // The right certificate with a wrong token: UNAUTHENTICATED as without
-  // TLS, at once.
+  // TLS.
   auto wrong = Client::Connect(cluster.io(), w0, "guess", 10s, certs.Load("client"));
   CHECK(wrong.status().code() == Code::kUnauthenticated);
   CHECK(Contains(wrong.status().message(), "wrong token"));
