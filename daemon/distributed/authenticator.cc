@@ -4,10 +4,14 @@
 
 namespace tfd {
 
-bool ConstantTimeEqual(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+bool ConstantTimeEqual(const std::string& given, const std::string& expected) {
+  // Every byte of `expected` is looked at whatever was given, so the time
+  // taken says nothing of where a guess differs, nor of the token's length.
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const char g = i < given.size() ? given[i] : 0;
+    diff |= static_cast<unsigned char>(g ^ expected[i]);
+  }
   return diff == 0;
 }
 

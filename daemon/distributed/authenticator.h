@@ -67,7 +67,8 @@ class Authenticator {
   RateLimitedLog& log_;
 };
 
-// Takes as long for every string of the right length, wherever it differs.
-bool ConstantTimeEqual(const std::string& a, const std::string& b);
+// Takes as long for any `given`, whatever its length and wherever it differs
+// from `expected` (the secret).
+bool ConstantTimeEqual(const std::string& given, const std::string& expected);
 
 }  // namespace tfd
