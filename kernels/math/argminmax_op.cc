@@ -1,8 +1,10 @@
 // ArgMax / ArgMin: the index of the largest (smallest) element along one
 // axis; ties go to the first such index, as in TensorFlow.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "common/op_kernel.h"
@@ -11,6 +13,18 @@
 
 namespace tfd::kernels {
 namespace {
+
+// Whether v replaces best. A NaN beats every number and no NaN beats a NaN,
+// so the first NaN wins, as in numpy. (A comparison with a NaN is false, so
+// the NaN test runs only where v does not already win.)
+template <typename Better, typename T>
+bool Beats(const Better& better, T v, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return better(v, best) || (std::isnan(v) && !std::isnan(best));
+  } else {
+    return better(v, best);
+  }
+}
 
 // Better is std::greater for ArgMax, std::less for ArgMin.
 template <typename Better>
@@ -71,7 +85,7 @@ class ArgOp : public OpKernel {
       for (int64_t k = 1; k < n; ++k) {
         const T* row = slab + k * inner;
         for (int64_t j = 0; j < inner; ++j) {
-          if (better(row[j], best[j])) {
+          if (Beats(better, row[j], best[j])) {
             best[j] = row[j];
             idx[j] = static_cast<Index>(k);
           }
@@ -114,7 +128,8 @@ Status AddArg(OpRegistry& r, const char* name, const char* what) {
           .Attr("output_type: {int32, int64} = int64")
           .Doc(std::string("The index of the ") + what +
                " element along axis `dimension` (a scalar in [-rank, rank)); the first on "
-               "ties. The axis must not be empty. Shape: input's shape without that axis."),
+               "ties, and the first NaN where there is one (as numpy). The axis must not be "
+               "empty. Shape: input's shape without that axis."),
       ArgShape);
 }
 

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/math/cwise_binary_kernel.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/math/math_ops_internal.h"
 
 namespace tfd::kernels {
@@ -62,14 +63,27 @@ struct DivFn : NumericBinaryFn {
   }
 };
 
+// numpy's maximum and minimum: a NaN on either side is the result.
 struct MaximumFn : NumericBinaryFn {
   template <typename T>
-  static auto Apply(const auto& a, const auto& b) { return a.max(b); }
+  static auto Apply(const auto& a, const auto& b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return a.binaryExpr(b, ieee::MaxOp<T>());
+    } else {
+      return a.max(b);
+    }
+  }
 };
 
 struct MinimumFn : NumericBinaryFn {
   template <typename T>
-  static auto Apply(const auto& a, const auto& b) { return a.min(b); }
+  static auto Apply(const auto& a, const auto& b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return a.binaryExpr(b, ieee::MinOp<T>());
+    } else {
+      return a.min(b);
+    }
+  }
 };
 
 // Exponentiation by squaring in unsigned arithmetic, so overflow wraps as
@@ -147,10 +161,12 @@ Status RegisterBinaryOps(OpRegistry& r) {
       r, "Div", kAllNumbers,
       "x / y element-wise; integer division truncates toward zero and a zero divisor is "
       "INVALID_ARGUMENT."));
-  TFD_RETURN_IF_ERROR(
-      AddBinary<MaximumFn>(r, "Maximum", kAllNumbers, "The larger of x and y element-wise."));
-  TFD_RETURN_IF_ERROR(
-      AddBinary<MinimumFn>(r, "Minimum", kAllNumbers, "The smaller of x and y element-wise."));
+  TFD_RETURN_IF_ERROR(AddBinary<MaximumFn>(
+      r, "Maximum", kAllNumbers,
+      "The larger of x and y element-wise; NaN where either is NaN (as numpy.maximum)."));
+  TFD_RETURN_IF_ERROR(AddBinary<MinimumFn>(
+      r, "Minimum", kAllNumbers,
+      "The smaller of x and y element-wise; NaN where either is NaN (as numpy.minimum)."));
   TFD_RETURN_IF_ERROR(AddBinary<PowFn>(
       r, "Pow", kSignedNumbers,
       "x raised to the power y element-wise; for integers a negative exponent is "

@@ -29,8 +29,9 @@ __device__ T Binary(int op, T a, T b) {
     case TFD_GPU_SUB: return a - b;
     case TFD_GPU_MUL: return a * b;
     case TFD_GPU_DIV: return a / b;
-    case TFD_GPU_MAXIMUM: return a > b ? a : b;
-    case TFD_GPU_MINIMUM: return a < b ? a : b;
+    // numpy's maximum and minimum: NaN where either side is NaN.
+    case TFD_GPU_MAXIMUM: return a > b || a != a ? a : b;
+    case TFD_GPU_MINIMUM: return a < b || a != a ? a : b;
     case TFD_GPU_SQUARED_DIFFERENCE: return (a - b) * (a - b);
   }
   return a;

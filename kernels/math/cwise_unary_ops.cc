@@ -1,9 +1,11 @@
 // Element-wise unary ops: Neg, Square, Sqrt, Rsqrt, Exp, Log, Abs,
-// LogicalNot, Reciprocal, Sign, Floor. Each is one Eigen array expression.
+// LogicalNot, Reciprocal, Sign, Floor. Each is one Eigen array expression;
+// where Eigen's stock form is not IEEE, with a functor of ieee_functors.h.
 #include <type_traits>
 
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/math/math_ops_internal.h"
 
 namespace tfd::kernels {
@@ -46,18 +48,22 @@ class UnaryOp : public OpKernel {
   }
 };
 
-#define TFD_UNARY_FN(NAME, DOMAIN, EXPR)          \
-  struct NAME {                                   \
-    static constexpr Domain kDomain = DOMAIN;     \
-    static auto Apply(const auto& a) { return EXPR; } \
+// EXPR may name the element type as S.
+#define TFD_UNARY_FN(NAME, DOMAIN, EXPR)                                       \
+  struct NAME {                                                                \
+    static constexpr Domain kDomain = DOMAIN;                                  \
+    static auto Apply(const auto& a) {                                         \
+      using S [[maybe_unused]] = typename std::decay_t<decltype(a)>::Scalar;   \
+      return EXPR;                                                             \
+    }                                                                          \
   };
 
-TFD_UNARY_FN(NegFn, Domain::kSigned, -a)
+TFD_UNARY_FN(NegFn, Domain::kSigned, a.unaryExpr(ieee::NegOp<S>()))
 TFD_UNARY_FN(SquareFn, Domain::kSigned, a.square())
-TFD_UNARY_FN(SqrtFn, Domain::kFloat, a.sqrt())
-TFD_UNARY_FN(RsqrtFn, Domain::kFloat, a.rsqrt())
-TFD_UNARY_FN(ExpFn, Domain::kFloat, a.exp())
-TFD_UNARY_FN(LogFn, Domain::kFloat, a.log())
+TFD_UNARY_FN(SqrtFn, Domain::kFloat, a.unaryExpr(ieee::SqrtOp<S>()))
+TFD_UNARY_FN(RsqrtFn, Domain::kFloat, a.unaryExpr(ieee::RsqrtOp<S>()))
+TFD_UNARY_FN(ExpFn, Domain::kFloat, a.unaryExpr(ieee::ExpOp<S>()))
+TFD_UNARY_FN(LogFn, Domain::kFloat, a.unaryExpr(ieee::LogOp<S>()))
 TFD_UNARY_FN(AbsFn, Domain::kSigned, a.abs())
 TFD_UNARY_FN(LogicalNotFn, Domain::kBool, !a)
 TFD_UNARY_FN(ReciprocalFn, Domain::kFloat, a.inverse())

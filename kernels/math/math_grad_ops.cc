@@ -6,6 +6,7 @@
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
 #include "kernels/math/broadcast.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/math/math_ops_internal.h"
 
 namespace tfd::kernels {
@@ -112,7 +113,9 @@ struct RsqrtGradFn {
 };
 // d 1/x = -1/x^2 = -y^2
 struct ReciprocalGradFn {
-  static auto Apply(const auto& y, const auto& dy) { return -dy * y.square(); }
+  static auto Apply(const auto& y, const auto& dy) {
+    return dy.unaryExpr(ieee::NegOp<ScalarOf<decltype(y)>>()) * y.square();
+  }
 };
 
 Status SameShapeBinary(InferenceContext& c) {

@@ -20,6 +20,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -37,15 +38,19 @@ inline constexpr int64_t kPairwiseRows = 128;
 namespace pairwise_internal {
 
 // The sum of f(x[i]) over at most kPairwiseBlock values.
+// The lanes start at -0, the one value that adds nothing: a sum of -0s is
+// -0, as numpy's (+0 would turn it into +0). Nothing at all sums to +0.
 template <typename T, typename F>
 T BlockSum(const T* x, int64_t n, const F& f) {
+  if (n == 0) return T(0);
   constexpr int kLanes = 8;
-  T lane[kLanes] = {};
+  T lane[kLanes];
+  std::fill(lane, lane + kLanes, -T(0));
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     for (int j = 0; j < kLanes; ++j) lane[j] += f(x[i + j]);
   }
-  T tail = T(0);
+  T tail = -T(0);
   for (; i < n; ++i) tail += f(x[i]);
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7])) +
          tail;

@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include "common/op_kernel.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/math/math_ops_internal.h"
 #include "kernels/math/pairwise_sum.h"
 #include "kernels/math/reduction_util.h"
@@ -57,6 +58,17 @@ struct ProdReducer {
   static void Fold(auto& acc, const auto& row) { acc *= row; }
 };
 
+// Max and Min of floats are NaN where a NaN is among the elements, as
+// numpy's; Eigen's own maxCoeff() may skip it.
+template <typename E>
+using ScalarOf = typename std::decay_t<E>::Scalar;
+template <typename T>
+using MaxOf = std::conditional_t<std::is_floating_point_v<T>, ieee::MaxOp<T>,
+                                 Eigen::internal::scalar_max_op<T, T>>;
+template <typename T>
+using MinOf = std::conditional_t<std::is_floating_point_v<T>, ieee::MinOp<T>,
+                                 Eigen::internal::scalar_min_op<T, T>>;
+
 struct MaxReducer {
   static constexpr bool kMean = false;
   static constexpr bool kPairwise = false;
@@ -65,9 +77,11 @@ struct MaxReducer {
     if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
     return std::nullopt;
   }
-  static auto All(const auto& a) { return a.maxCoeff(); }
-  static auto Rows(const auto& m) { return m.rowwise().maxCoeff(); }
-  static void Fold(auto& acc, const auto& row) { acc = acc.max(row); }
+  static auto All(const auto& a) { return a.redux(MaxOf<ScalarOf<decltype(a)>>()); }
+  static auto Rows(const auto& m) { return m.rowwise().redux(MaxOf<ScalarOf<decltype(m)>>()); }
+  static void Fold(auto& acc, const auto& row) {
+    acc = acc.binaryExpr(row, MaxOf<ScalarOf<decltype(acc)>>());
+  }
 };
 
 struct MinReducer {
@@ -78,9 +92,11 @@ struct MinReducer {
     if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
     return std::nullopt;
   }
-  static auto All(const auto& a) { return a.minCoeff(); }
-  static auto Rows(const auto& m) { return m.rowwise().minCoeff(); }
-  static void Fold(auto& acc, const auto& row) { acc = acc.min(row); }
+  static auto All(const auto& a) { return a.redux(MinOf<ScalarOf<decltype(a)>>()); }
+  static auto Rows(const auto& m) { return m.rowwise().redux(MinOf<ScalarOf<decltype(m)>>()); }
+  static void Fold(auto& acc, const auto& row) {
+    acc = acc.binaryExpr(row, MinOf<ScalarOf<decltype(acc)>>());
+  }
 };
 
 template <typename R>
@@ -238,12 +254,12 @@ Status RegisterReductionOps(OpRegistry& r) {
       "Over no elements: NaN for floats, INVALID_ARGUMENT for integers."));
   TFD_RETURN_IF_ERROR(AddReduction<MaxReducer>(
       r, "Max",
-      "The maximum of input's elements along the given axes. Over no elements: -inf for "
-      "floats (as TensorFlow), INVALID_ARGUMENT for integers."));
+      "The maximum of input's elements along the given axes; NaN where a NaN is among them. "
+      "Over no elements: -inf for floats (as TensorFlow), INVALID_ARGUMENT for integers."));
   TFD_RETURN_IF_ERROR(AddReduction<MinReducer>(
       r, "Min",
-      "The minimum of input's elements along the given axes. Over no elements: +inf for "
-      "floats (as TensorFlow), INVALID_ARGUMENT for integers."));
+      "The minimum of input's elements along the given axes; NaN where a NaN is among them. "
+      "Over no elements: +inf for floats (as TensorFlow), INVALID_ARGUMENT for integers."));
   TFD_RETURN_IF_ERROR(AddReduction<ProdReducer>(
       r, "Prod", "The product of input's elements along the given axes (1 where there are none)."));
   return OkStatus();

@@ -6,6 +6,7 @@
 
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/nn/nn_internal.h"
 
 namespace tfd::kernels::nn {
@@ -53,7 +54,7 @@ struct SoftplusGradFn {  // a = gradients, b = features
   template <typename T>
   static void Apply(const FlatMap<T>& g, const FlatMap<T>& x, FlatMap<T>& out) {
     // d/dx log(1 + e^x) = sigmoid(x); an overflowing exp(-x) yields 0.
-    out = g / (T(1) + (-x).exp());
+    out = g / (T(1) + (-x).unaryExpr(ieee::ExpOp<T>()));
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/nn/nn_internal.h"
 
 namespace tfd::kernels::nn {
@@ -13,30 +14,31 @@ namespace {
 struct SigmoidFn {
   template <typename T>
   static void Apply(const FlatMap<T>& x, FlatMap<T>& y) {
-    // For very negative x, exp(-x) overflows to inf and the quotient is an
-    // exact 0 rather than NaN, so no special case is needed.
-    y = T(1) / (T(1) + (-x).exp());
+    // Never exponentiates a positive number: 1 / (1 + exp(-x)) would be 0
+    // where the result is a denormal (x < -87 for float32).
+    y = x.unaryExpr(ieee::SigmoidOp<T>());
   }
 };
 
 struct TanhFn {
   template <typename T>
   static void Apply(const FlatMap<T>& x, FlatMap<T>& y) {
-    y = x.tanh();
+    y = x.unaryExpr(ieee::TanhOp<T>());
   }
 };
 
 struct ReluFn {
   template <typename T>
   static void Apply(const FlatMap<T>& x, FlatMap<T>& y) {
-    y = x.max(T(0));
+    y = x.binaryExpr(x.Constant(x.size(), T(0)), ieee::MaxOp<T>());  // NaN stays NaN
   }
 };
 
 struct Relu6Fn {
   template <typename T>
   static void Apply(const FlatMap<T>& x, FlatMap<T>& y) {
-    y = x.max(T(0)).min(T(6));
+    y = x.binaryExpr(x.Constant(x.size(), T(0)), ieee::MaxOp<T>())
+            .binaryExpr(x.Constant(x.size(), T(6)), ieee::MinOp<T>());
   }
 };
 

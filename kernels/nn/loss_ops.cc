@@ -4,6 +4,7 @@
 // do, and work from max-shifted logits so large logits stay finite.
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/math/pairwise_sum.h"
 #include "kernels/nn/nn_internal.h"
 
@@ -37,9 +38,9 @@ class L2LossOp : public OpKernel {
 // log(sum(exp(shifted))). Needs at least one column.
 template <typename T>
 Column<T> ShiftAndLogSumExp(const MatrixMap<T>& logits, MatrixMap<T>& shifted) {
-  const Column<T> max = logits.array().rowwise().maxCoeff();
+  const Column<T> max = logits.array().rowwise().redux(ieee::MaxOp<T>());
   shifted.array() = logits.array().colwise() - max;
-  return shifted.array().exp().rowwise().sum().log();
+  return shifted.array().unaryExpr(ieee::ExpOp<T>()).rowwise().sum().unaryExpr(ieee::LogOp<T>());
 }
 
 // loss[b] = sum_j labels[b, j] * (lse[b] - shifted[b, j]);
@@ -52,7 +53,7 @@ void DenseXent(const Tensor& features, const Tensor& labels, Tensor& loss, Tenso
   const Column<T> lse = ShiftAndLogSumExp<T>(EigenMatrix<T>(features), bp);
   const MatrixMap<T> l = EigenMatrix<T>(labels);
   EigenFlat<T>(loss) = (((-bp.array()).colwise() + lse) * l.array()).rowwise().sum();
-  bp.array() = (bp.array().colwise() - lse).exp() - l.array();
+  bp.array() = (bp.array().colwise() - lse).unaryExpr(ieee::ExpOp<T>()) - l.array();
 }
 
 // The same with a class index per row in place of a distribution; labels
@@ -65,7 +66,7 @@ void SparseXent(const Tensor& features, const Tensor& labels, Tensor& loss, Tens
   const L* label = labels.data<L>();
   T* loss_out = loss.data<T>();
   for (int64_t b = 0; b < batch; ++b) loss_out[b] = lse(b) - bp(b, label[b]);
-  bp.array() = (bp.array().colwise() - lse).exp();
+  bp.array() = (bp.array().colwise() - lse).unaryExpr(ieee::ExpOp<T>());
   for (int64_t b = 0; b < batch; ++b) bp(b, label[b]) -= T(1);
 }
 

@@ -15,7 +15,7 @@ __global__ void ActivationKernel(int op, const T* x, T* y, int64_t n) {
     switch (op) {
       case TFD_GPU_SIGMOID: y[i] = T(1) / (T(1) + exp(-v)); break;
       case TFD_GPU_TANH: y[i] = tanh(v); break;
-      default: y[i] = v > T(0) ? v : T(0); break;
+      default: y[i] = v > T(0) || v != v ? v : T(0); break;  // Relu: NaN stays NaN
     }
   }
 }

@@ -3,6 +3,7 @@
 // overflow nor lose the row's shape.
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/nn/nn_internal.h"
 
 namespace tfd::kernels::nn {
@@ -21,13 +22,13 @@ void SoftmaxRows(const Tensor& logits, Tensor& out, bool log) {
   MatrixMap<T> y_map = EigenMatrix<T>(out, rows, cols);
   auto x = x_map.array();
   auto y = y_map.array();
-  const Column<T> max = x.rowwise().maxCoeff();
+  const Column<T> max = x.rowwise().redux(ieee::MaxOp<T>());  // NaN if any is
   y = x.colwise() - max;
-  const Column<T> sum = y.exp().rowwise().sum();
+  const Column<T> sum = y.unaryExpr(ieee::ExpOp<T>()).rowwise().sum();
   if (log) {
-    y.colwise() -= sum.log();
+    y.colwise() -= sum.unaryExpr(ieee::LogOp<T>());
   } else {
-    y = y.exp();
+    y = y.unaryExpr(ieee::ExpOp<T>());
     y.colwise() /= sum;
   }
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/tensor_eigen.h"
+#include "kernels/math/ieee_functors.h"
 #include "kernels/state/state_ops_internal.h"
 
 namespace tfd::kernels::state {
@@ -89,10 +90,13 @@ Status Adam(const OpKernelContext& ctx, const Variable& variable, bool nesterov,
   auto g = EigenFlat<T>(grad);
   m += (g - m) * (T(1) - beta1);
   vv += (g.square() - vv) * (T(1) - beta2);
+  // The correctly rounded sqrt, vectorised (Eigen's .sqrt() is not, with
+  // AVX-512 and no fast math).
+  const auto sqrt_v = vv.unaryExpr(ieee::SqrtOp<T>());
   if (nesterov) {
-    var -= lr_t * (g * (T(1) - beta1) + beta1 * m) / (vv.sqrt() + epsilon);
+    var -= lr_t * (g * (T(1) - beta1) + beta1 * m) / (sqrt_v + epsilon);
   } else {
-    var -= lr_t * m / (vv.sqrt() + epsilon);
+    var -= lr_t * m / (sqrt_v + epsilon);
   }
   return OkStatus();
 }
