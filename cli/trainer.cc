@@ -149,11 +149,13 @@ Status Trainer::WaitForCluster() {
   return OkStatus();
 }
 
-Status Trainer::Prepare(TrainResult& result) {
+Status Trainer::Prepare(TrainResult& result, bool cluster_waited) {
   if (result.chief) {
     // Every task must be up before deciding what to initialize: a ps that
     // restores its checkpoint on start must not be initialized over.
-    TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
+    if (!cluster_waited) {
+      TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
+    }
     if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize(result));
     TFD_RETURN_IF_ERROR(RunIfPresent(sig::kChiefInit, "initializing the sync accumulators"));
   } else {
@@ -163,6 +165,9 @@ Status Trainer::Prepare(TrainResult& result) {
       TFD_RETURN_IF_ERROR(client_->WaitInitialized(vars, options_.init_timeout)
                               .WithContext("waiting for the chief to initialize the variables"));
     }
+    // Again after a recovery's wait: the chief may have restored the
+    // cluster meanwhile, which a stale TaskStatus.restoredAlone would make
+    // this worker do again.
     TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
   }
   return OkStatus();
@@ -205,7 +210,7 @@ Status Trainer::Recover(TrainResult& result) {
   }
   TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
   TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
-  return Prepare(result);
+  return Prepare(result, /*cluster_waited=*/true);
 }
 
 StatusOr<int64_t> Trainer::ReadGlobalStep() {

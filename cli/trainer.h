@@ -156,8 +156,9 @@ class Trainer {
   // the restore would take back, and none waits on another (a chief may
   // have finished, or be slow).
   Status WaitForCluster();
-  // Waits for the cluster or the chief's initialization.
-  Status Prepare(TrainResult& result);
+  // Waits for the cluster or the chief's initialization. A chief whose
+  // caller has just waited for the cluster (a recovery) does not wait again.
+  Status Prepare(TrainResult& result, bool cluster_waited = false);
   // After a failed step: a new session, prepared as at the start.
   Status Recover(TrainResult& result);
   // Where the input starts, given the global step `global` the model is at:
