@@ -196,13 +196,14 @@ StatusOr<CheckpointInfo> CheckpointManager::Commit(int64_t step) {
     return IoError(errno, "committing checkpoint '" + path.string() + "' (renaming '" +
                               pending.string() + "')");
   }
-  // The rename survives a crash only once the directory is synced.
+  // The rename survives a crash only once the directory is synced. A commit
+  // that fails is undone, so that what is here matches the failed save.
   const int dir = ::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return IoError(errno, "committing checkpoint '" + path.string() + "' (syncing the directory)");
-  const int rc = ::fsync(dir);
+  const int rc = dir < 0 ? -1 : ::fsync(dir);
   const int err = errno;
-  ::close(dir);
+  if (dir >= 0) ::close(dir);
   if (rc != 0) {
+    (void)::rename(path.c_str(), pending.c_str());
     return IoError(err, "committing checkpoint '" + path.string() + "' (syncing the directory)");
   }
   TFD_ASSIGN_OR_RETURN(auto files, ScanCheckpointDir(options_.dir));
