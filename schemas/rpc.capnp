@@ -136,7 +136,8 @@ interface Worker {
   listCheckpoints @7 (verify :Bool) -> (result :TaskCheckpoints);
   # The next phase of a cluster checkpoint whose pending parts were saved
   # (docs/checkpoint_format.md): commit once every task wrote its part;
-  # prune once every task committed it; discard when some task failed.
+  # prune once every task committed it; discard when some task failed to
+  # write its part; revert, then discard, when some task failed to commit.
   finishCheckpoint @10 (step :Int64, action :CheckpointAction) -> (result :TaskCheckpoints);
   # A cluster checkpoint's cut (daemon/distributed/step_gate.h): this task's
   # master starts no new step until releaseSteps(holdId) or until `holdMs`
@@ -211,6 +212,7 @@ enum CheckpointAction {
   commit @0;   # the pending part becomes the checkpoint of its step
   prune @1;    # retention, keeping the step's checkpoint (complete everywhere)
   discard @2;  # the pending part is deleted
+  revert @3;   # the checkpoint of the step, just committed here, goes back to pending
 }
 
 struct TaskCheckpoints {

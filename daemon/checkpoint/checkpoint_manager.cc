@@ -238,6 +238,20 @@ Status CheckpointManager::Discard(int64_t step) {
   return OkStatus();
 }
 
+Status CheckpointManager::Revert(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
+  const std::filesystem::path path = options_.dir / CheckpointFileName(step);
+  if (::rename(path.c_str(), pending.c_str()) != 0 && errno != ENOENT) {
+    return IoError(errno, "taking back checkpoint '" + path.string() + "'");
+  }
+  if (logger_) {
+    logger_->warn("took back checkpoint step {} ({}): another task could not commit its part",
+                  step, path.string());
+  }
+  return OkStatus();
+}
+
 StatusOr<CheckpointManager::Saved> CheckpointManager::Save(int64_t step) {
   Saved saved;
   TFD_RETURN_IF_ERROR(Write(step).status());

@@ -12,8 +12,9 @@
 // prunes on a step another task failed to write (daemon/distributed/checkpoint_fanout.h):
 // every task Writes its part as a pending file; once all have, every task
 // Commits it (the pending file becomes the checkpoint); once all have,
-// every task Prunes relative to it. A save some task failed is Discarded
-// by the others. Save does all three for a task on its own.
+// every task Prunes relative to it. A part some task failed to write is
+// Discarded by the others; a commit some task failed is Reverted by the
+// others. Save does all three for a task on its own.
 //
 //   CheckpointManager::Options options;
 //   options.dir = "/var/lib/tfd/ckpt";
@@ -94,6 +95,10 @@ class CheckpointManager {
   StatusOr<std::vector<std::filesystem::path>> Prune(int64_t step);
   // Deletes the pending part of `step`, if any.
   Status Discard(int64_t step);
+  // Takes back the commit of `step` when another task could not commit
+  // its part: the checkpoint goes back to being the pending part (which
+  // Discard then deletes). Nothing to take back is no error.
+  Status Revert(int64_t step);
 
   // A checkpoint of this task alone: Write, Commit, then Prune (whose
   // failure is only logged: the checkpoint exists).

@@ -40,14 +40,15 @@ Status NoCheckpointDir(const std::vector<std::string>& tasks) {
                                     "--checkpoint-dir");
 }
 
-// Sends `call` to every task's worker and gathers each answer or error, in
-// cluster order.
-kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskEveryTask(TaskEnv& env,
-                                                               kj::TimePoint deadline,
-                                                               const std::string& method,
-                                                               TaskCall call) {
+// Sends `call` to the worker of each of `tasks` and gathers each answer or
+// error, in that order.
+kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskTasks(TaskEnv& env,
+                                                           const std::vector<std::string>& tasks,
+                                                           kj::TimePoint deadline,
+                                                           const std::string& method,
+                                                           TaskCall call) {
   kj::Vector<kj::Promise<StatusOr<TaskCheckpoints>>> calls;
-  for (const std::string& task : env.cluster.TaskNames()) {
+  for (const std::string& task : tasks) {
     // A checkpoint is of the tasks that are up: one that is down fails the
     // call now rather than at its deadline.
     auto answer = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)
@@ -61,6 +62,13 @@ kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskEveryTask(TaskEnv& env,
                         }));
   }
   return kj::joinPromises(calls.releaseAsArray());
+}
+
+kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskEveryTask(TaskEnv& env,
+                                                               kj::TimePoint deadline,
+                                                               const std::string& method,
+                                                               TaskCall call) {
+  return AskTasks(env, env.cluster.TaskNames(), deadline, method, kj::mv(call));
 }
 
 // The tasks' answers, or the failure that names every task that failed
@@ -340,13 +348,15 @@ kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::st
 }
 
 // Best effort, and bounded by `deadline` (at least a second from now): `action`
-// on every task, for a save that cannot complete (discard) or that did
-// (prune). What fails is logged, not raised: a pending part left behind is
-// never restored, and the next prune or the task's restart deletes it.
-kj::Promise<void> FinishEverywhere(TaskEnv& env, int64_t step, proto::CheckpointAction action,
-                                   kj::TimePoint deadline, std::string what) {
+// on each of `tasks`, for a save that cannot complete (revert, discard) or
+// that did (prune). What fails is logged, not raised: a pending part left
+// behind is never restored, and the next prune or the task's restart
+// deletes it.
+kj::Promise<void> FinishOn(TaskEnv& env, const std::vector<std::string>& tasks, int64_t step,
+                           proto::CheckpointAction action, kj::TimePoint deadline,
+                           std::string what) {
   const kj::TimePoint soon = env.peers->timer().now() + 1 * kj::SECONDS;
-  return AskEveryTask(env, std::max(deadline, soon), what, FinishCall(step, action))
+  return AskTasks(env, tasks, std::max(deadline, soon), what, FinishCall(step, action))
       .then([&env, step, what](kj::Array<StatusOr<TaskCheckpoints>> results) {
         for (auto& r : results) {
           if (!r.ok() && env.logger) {
@@ -356,13 +366,43 @@ kj::Promise<void> FinishEverywhere(TaskEnv& env, int64_t step, proto::Checkpoint
       });
 }
 
+kj::Promise<void> FinishEverywhere(TaskEnv& env, int64_t step, proto::CheckpointAction action,
+                                   kj::TimePoint deadline, std::string what) {
+  return FinishOn(env, env.cluster.TaskNames(), step, action, deadline, std::move(what));
+}
+
+// After a commit some task did not answer OK: the tasks that committed
+// take theirs back (a task that did not answer may have committed too, but
+// then the others' files are gone and no restore takes the step), then
+// every task deletes its pending part. Then `failed`.
+kj::Promise<Reports> UndoCommit(TaskEnv& env, int64_t step, kj::TimePoint deadline,
+                                const kj::Array<StatusOr<TaskCheckpoints>>& committed,
+                                Status failed) {
+  std::vector<std::string> tasks;
+  for (const auto& r : committed) {
+    if (r.ok() && !r->directory.empty()) tasks.push_back(r->task);
+  }
+  return FinishOn(env, tasks, step, proto::CheckpointAction::REVERT, deadline,
+                  "taking back the commits")
+      .then([&env, step, deadline]() {
+        return FinishEverywhere(env, step, proto::CheckpointAction::DISCARD, deadline,
+                                "discarding the parts written");
+      })
+      .then([failed = std::move(failed)]() -> Reports {
+        ThrowIfError(failed);
+        return {};
+      });
+}
+
 // The save of checkpoint `step` once the steps are held: every task writes
 // its part as a pending file; only when every task has, every task commits
-// it. A part some task could not write makes the others discard theirs, so
-// nothing of the step is left to be taken for complete; the error names
-// each task that failed, with its reason and file. Until every task has
-// committed, no task deletes an older checkpoint (pruning comes after), so
-// the newest step complete on every task stays there whatever fails.
+// it. A part some task could not write makes the others discard theirs, and
+// a commit some task could not make (or answer) makes the others take
+// theirs back, so nothing of the step is left to be taken for complete; the
+// error names each task that failed, with its reason and file. Until every
+// task has committed, no task deletes an older checkpoint (pruning comes
+// after), so the newest step complete on every task stays there whatever
+// fails.
 kj::Promise<Reports> WriteAndCommit(TaskEnv& env, int64_t step, kj::TimePoint deadline) {
   const std::string what = "checkpoint of step " + std::to_string(step);
   return AskEveryTask(env, deadline, "saveCheckpoint", SaveCall(step))
@@ -377,17 +417,13 @@ kj::Promise<Reports> WriteAndCommit(TaskEnv& env, int64_t step, kj::TimePoint de
         if (!AnyDirectory(*parts)) ThrowIfError(NoCheckpointDir(env.cluster.TaskNames()));
         return AskEveryTask(env, deadline, "finishCheckpoint",
                             FinishCall(step, proto::CheckpointAction::COMMIT))
-            .then([what](kj::Array<StatusOr<TaskCheckpoints>> committed) {
-              // A task that did not commit keeps the step pending, which no
-              // restore takes: the step is not complete, even where committed.
+            .then([&env, step, deadline, what](
+                      kj::Array<StatusOr<TaskCheckpoints>> committed) -> kj::Promise<Reports> {
+              kj::Array<StatusOr<TaskCheckpoints>> answers =
+                  KJ_MAP(r, committed) -> StatusOr<TaskCheckpoints> { return r; };
               StatusOr<Reports> reports = Gather(kj::mv(committed), "committing the " + what);
-              if (!reports.ok()) {
-                ThrowIfError(Status(reports.status().code(),
-                                    reports.status().message() +
-                                        " (a restore takes the newest step committed on every "
-                                        "task)"));
-              }
-              return std::move(reports).value();
+              if (reports.ok()) return std::move(reports).value();
+              return UndoCommit(env, step, deadline, answers, reports.status());
             });
       });
 }
@@ -489,6 +525,8 @@ Status FinishCheckpointOnTask(CheckpointManager& checkpoints, TaskMetrics& metri
       return checkpoints.Prune(step).status();
     case proto::CheckpointAction::DISCARD:
       return checkpoints.Discard(step);
+    case proto::CheckpointAction::REVERT:
+      return checkpoints.Revert(step);
   }
   return errors::InvalidArgument("finishCheckpoint: unknown action ", static_cast<int>(action));
 }

@@ -291,6 +291,19 @@ TEST_CASE("a pending part is no checkpoint until it is committed") {
   REQUIRE(m->Discard(4).ok());
   CHECK(m->Discard(4).ok());  // nothing left to discard is no error
   CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-3.tfdckpt"});
+
+  // A commit taken back (another task could not commit its part): pending
+  // again, then discarded.
+  REQUIRE(m->Write(5).ok());
+  REQUIRE(m->Commit(5).ok());
+  REQUIRE(m->Revert(5).ok());
+  CHECK(m->Revert(5).ok());  // nothing left to take back is no error
+  CHECK(Names(tmp.path()) ==
+        std::set<std::string>{"ckpt-3.tfdckpt", "ckpt-5.tfdckpt.pending"});
+  REQUIRE(m->Restore(std::nullopt).ok());
+  CHECK(Read(rm, "w", 1) == 2.0f);  // step 3's
+  REQUIRE(m->Discard(5).ok());
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-3.tfdckpt"});
 }
 
 TEST_CASE("retention keeps the step complete everywhere, every newer file, and keep - 1 older") {

@@ -189,7 +189,8 @@ bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds time
 }
 
 TEST_CASE("a ps whose part cannot be written: nothing older goes anywhere, restore finds the "
-          "last complete step, and the next good save moves retention on") {
+          "last complete step, the next good save moves retention on; a refused commit is "
+          "taken back") {
   IgnoreFileSizeSignal ignore_sigxfsz;
   TempDir dir;
   // Keeping one checkpoint is the sharpest case: a task that pruned after
@@ -236,6 +237,19 @@ TEST_CASE("a ps whose part cannot be written: nothing older goes anywhere, resto
   CHECK(Names(worker_dir) == std::set<std::string>{"ckpt-4.tfdckpt"});
   CHECK(RestoreLatest(c) == 4);
   CHECK(Metric(cluster, "worker", 0, "tfd_cluster_checkpoints_saved_total") == 2);
+
+  // A commit the ps refuses (a directory where its checkpoint would go):
+  // the worker, which committed, takes its commit back.
+  std::filesystem::create_directories(ps_dir + "/ckpt-5.tfdckpt/in-the-way");
+  auto refused = c.SaveCheckpoint(5, 30s);
+  INFO(refused.status().ToString());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(Contains(refused.status().message(), kPs));
+  CHECK(Contains(refused.status().message(), ps_dir + "/ckpt-5.tfdckpt"));
+  CHECK(Names(worker_dir) == std::set<std::string>{"ckpt-4.tfdckpt"});
+  CHECK(Names(ps_dir) == std::set<std::string>{"ckpt-4.tfdckpt", "ckpt-5.tfdckpt"});
+  CHECK(RestoreLatest(c) == 4);
+  CHECK(Metric(cluster, "worker", 0, "tfd_checkpoint_save_failures_total") == 3);
 }
 
 std::set<int64_t> Common(const std::set<int64_t>& a, const std::set<int64_t>& b) {
