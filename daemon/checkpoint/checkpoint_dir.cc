@@ -144,7 +144,7 @@ StatusOr<std::vector<std::filesystem::path>> PruneCheckpoints(const std::filesys
   return deleted;
 }
 
-StatusOr<std::vector<std::filesystem::path>> RemoveStaleTemporaries(
+StatusOr<std::vector<std::filesystem::path>> RemoveUnfinishedSaves(
     const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
@@ -154,7 +154,9 @@ StatusOr<std::vector<std::filesystem::path>> RemoveStaleTemporaries(
     if (!IsLeftOver(it->path().filename().string())) continue;
     std::error_code rm;
     std::filesystem::remove(it->path(), rm);
-    if (rm) return FsError(rm, "deleting stale temporary '" + it->path().string() + "'");
+    if (rm) {
+      return FsError(rm, "deleting what a save left unfinished: '" + it->path().string() + "'");
+    }
     removed.push_back(it->path());
   }
   if (ec) return FsError(ec, "listing checkpoint directory '" + dir.string() + "'");

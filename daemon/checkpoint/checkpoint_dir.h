@@ -65,7 +65,7 @@ StatusOr<std::vector<std::filesystem::path>> PruneCheckpoints(const std::filesys
 // Deletes what saves that did not finish left behind: a writer's temporary
 // files (".ckpt-*.tfdckpt[.pending].tmp-*") and pending parts, returning
 // their paths. Only safe while nobody writes to `dir`: at daemon start.
-StatusOr<std::vector<std::filesystem::path>> RemoveStaleTemporaries(
+StatusOr<std::vector<std::filesystem::path>> RemoveUnfinishedSaves(
     const std::filesystem::path& dir);
 
 }  // namespace tfd

@@ -141,7 +141,7 @@ StatusOr<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(
     return errors::FailedPrecondition("cannot create checkpoint directory '", options.dir.string(),
                                       "': ", ec.message());
   }
-  TFD_ASSIGN_OR_RETURN(auto stale, RemoveStaleTemporaries(options.dir));
+  TFD_ASSIGN_OR_RETURN(auto stale, RemoveUnfinishedSaves(options.dir));
   for (const auto& p : stale) {
     if (logger) logger->warn("removed {}, left behind by a save that did not finish", p.string());
   }

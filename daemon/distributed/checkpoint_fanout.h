@@ -9,7 +9,8 @@
 // file (which nothing restores); only when all have does each commit it (the
 // file becomes the step's checkpoint); only when all have committed does
 // each apply its retention, keeping that step. A part some task failed to
-// write is discarded by the others. So the newest step committed on every
+// write is discarded by the others; a commit some task did not answer OK
+// is taken back by the others. So the newest step committed on every
 // task — what a cluster restore takes — is never deleted by a save that
 // failed, on any task, and a task restarting alone restores a step whose
 // every part was written. (Why not one marker of the newest complete step:
