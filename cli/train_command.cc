@@ -192,6 +192,18 @@ int Finish() {
   return 128 + stop_signal;
 }
 
+// When the chief saves after a failed save, as its flags say.
+std::string NextSave(const TrainFlags& f) {
+  const double secs = f.checkpoint_flags ? f.checkpoint_secs : kDefaultCheckpointSecs;
+  std::string steps = f.checkpoint_every > 0
+                          ? "at the next multiple of " + std::to_string(f.checkpoint_every) +
+                                " global steps"
+                          : "";
+  std::string seconds = secs > 0 ? "in " + Duration(secs) : "";
+  if (steps.empty()) return seconds.empty() ? "at the end" : seconds;
+  return seconds.empty() ? steps : steps + " or " + seconds + ", whichever comes first";
+}
+
 Json ProgressJson(const TrainProgress& p) {
   // null: the graph has no loss; "nan", "inf": it diverged (cli/output.h).
   Json j{{"step", p.local_steps}, {"global_step", p.global_step},
@@ -240,6 +252,24 @@ int Train(const TrainFlags& f, OutputFormat format) {
                  f.max_recoveries);
     line_open = false;
   };
+  options.on_checkpoint_failed = [&](const CheckpointFailure& failed) {
+    if (format == OutputFormat::kJson) {
+      std::cout << DumpJson(Json{{"event", "checkpoint_failed"},
+                                 {"global_step", failed.step},
+                                 {"failures_in_a_row", failed.in_a_row},
+                                 {"last_saved_step", failed.last_saved},
+                                 {"error", failed.error.ToString()}})
+                << std::endl;
+    }
+    std::fprintf(stderr, "%scheckpoint FAILED (%d in a row; %s): %s; training goes on, and "
+                 "saves again %s\n", line_open ? "\n" : "", failed.in_a_row,
+                 failed.last_saved >= 0
+                     ? ("the last saved by this run is step " + std::to_string(failed.last_saved))
+                           .c_str()
+                     : "none saved by this run yet",
+                 failed.error.ToString().c_str(), NextSave(f).c_str());
+    line_open = false;
+  };
   options.stop_requested = []() -> std::string {
     if (stop_signal == 0) return "";
     return stop_signal == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM";
@@ -278,6 +308,16 @@ int Train(const TrainFlags& f, OutputFormat format) {
       if (listed.ok()) return true;
       if (listed.status().code() == Code::kFailedPrecondition) return false;
       return listed.status().WithContext("asking which tasks keep checkpoints");
+    };
+  } else if (options.save_checkpoint) {
+    // Checkpoints asked for where no task can keep any is a mistake to
+    // say at once, not a save to fail every interval.
+    options.cluster_keeps_checkpoints = [&f](Client& client) -> StatusOr<bool> {
+      auto listed = client.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
+      if (!listed.ok()) {
+        return listed.status().WithContext("--checkpoint-every or --checkpoint-secs given");
+      }
+      return true;
     };
   }
   // The task itself died: wait for its supervisor to bring it back as long
@@ -324,6 +364,7 @@ int Train(const TrainFlags& f, OutputFormat format) {
     j["first_loss"] = last.has_loss ? FloatToJson(result->first_loss) : Json(nullptr);
     j["mean_steps_per_second"] = rate;
     j["checkpoints"] = result->checkpoints;
+    j["checkpoint_failures"] = result->checkpoint_failures;
     j["recoveries"] = result->recoveries;
     j["restored_checkpoints"] = result->restored_steps;
     j["accuracy"] = result->accuracy ? FloatToJson(*result->accuracy) : Json(nullptr);
@@ -341,6 +382,11 @@ int Train(const TrainFlags& f, OutputFormat format) {
     std::cout << "initialized the variables no checkpoint held (the rest were restored):";
     for (const std::string& v : result->initialized_variables) std::cout << " " << v;
     std::cout << "\n";
+  }
+  if (result->checkpoint_failures > 0) {
+    std::cout << result->checkpoint_failures << " checkpoint"
+              << (result->checkpoint_failures == 1 ? "" : "s") << " failed (" << result->checkpoints
+              << " saved)\n";
   }
   if (result->recoveries > 0) {
     std::cout << "recovered from " << result->recoveries << " failed step"

@@ -59,6 +59,39 @@ bool StepRecoverable(const Status& s) {
   return Recoverable(s) || s.code() == Code::kDeadlineExceeded;
 }
 
+// When the chief saves next: once the global step has passed another
+// multiple of `every_steps` (other workers move it too, so it may skip the
+// multiple itself), or `every_seconds` have passed, both counted from the
+// last attempt, successful or not, so that a save that fails (a full disk)
+// is tried again after the interval rather than after every step.
+class SaveSchedule {
+ public:
+  SaveSchedule(int64_t every_steps, double every_seconds)
+      : every_steps_(every_steps), every_seconds_(every_seconds) {}
+
+  bool Due(int64_t global_step, Clock::time_point now) const {
+    return (every_steps_ > 0 && global_step >= 0 &&
+            global_step / every_steps_ > std::max<int64_t>(step_, 0) / every_steps_) ||
+           (every_seconds_ > 0 && Seconds(now - time_) >= every_seconds_);
+  }
+  // A save tried at `global_step`, at `now`.
+  void Tried(int64_t global_step, Clock::time_point now) {
+    step_ = global_step;
+    time_ = now;
+  }
+  // The model is at `global_step` by a restore, or from the start: the
+  // steps count from there.
+  void CountStepsFrom(int64_t global_step) { step_ = global_step; }
+  // The first step: the seconds count from there.
+  void CountSecondsFrom(Clock::time_point now) { time_ = now; }
+
+ private:
+  const int64_t every_steps_;
+  const double every_seconds_;
+  int64_t step_ = -1;
+  Clock::time_point time_ = Clock::now();
+};
+
 }  // namespace
 
 bool IsChief(const std::string& task, const ClusterSpec& cluster) {
@@ -149,11 +182,13 @@ Status Trainer::WaitForCluster() {
   return OkStatus();
 }
 
-Status Trainer::Prepare(TrainResult& result) {
+Status Trainer::Prepare(TrainResult& result, bool cluster_waited) {
   if (result.chief) {
     // Every task must be up before deciding what to initialize: a ps that
     // restores its checkpoint on start must not be initialized over.
-    TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
+    if (!cluster_waited) {
+      TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
+    }
     if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize(result));
     TFD_RETURN_IF_ERROR(RunIfPresent(sig::kChiefInit, "initializing the sync accumulators"));
   } else {
@@ -163,6 +198,9 @@ Status Trainer::Prepare(TrainResult& result) {
       TFD_RETURN_IF_ERROR(client_->WaitInitialized(vars, options_.init_timeout)
                               .WithContext("waiting for the chief to initialize the variables"));
     }
+    // Again after a recovery's wait: the chief may have restored the
+    // cluster meanwhile, which a stale TaskStatus.restoredAlone would make
+    // this worker do again.
     TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
   }
   return OkStatus();
@@ -205,7 +243,7 @@ Status Trainer::Recover(TrainResult& result) {
   }
   TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
   TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
-  return Prepare(result);
+  return Prepare(result, /*cluster_waited=*/true);
 }
 
 StatusOr<int64_t> Trainer::ReadGlobalStep() {
@@ -272,21 +310,35 @@ Status Trainer::Train(TrainResult& result,
   TrainProgress& p = result.last;
   auto start = Clock::now();  // of the first step, once there
   auto last_report = start;
-  auto last_checkpoint = start;
+  SaveSchedule schedule(options_.checkpoint_every_steps, options_.checkpoint_every_seconds);
   int64_t steps_at_report = 0, global_at_report = -1, checkpoint_step = -1;
+  int64_t last_saved = -1;  // by this run
+  int failed_in_a_row = 0;
   double epoch_at_report = -1;
+  // Saves at the model's step unless saved (or restored) there already. A
+  // failed save is told to on_checkpoint_failed and returned, and the
+  // schedule moves on all the same: the cluster's newest complete
+  // checkpoint is still there, and training goes on.
   auto checkpoint = [&]() -> Status {
     if (!checkpoints_on || p.global_step == checkpoint_step) return OkStatus();
+    const int64_t at = p.global_step;
     auto saved = options_.save_checkpoint(*client_);
     if (!saved.ok()) {
-      return saved.status().WithContext("checkpoint after step " + std::to_string(p.global_step));
+      schedule.Tried(at, Clock::now());
+      ++result.checkpoint_failures;
+      CheckpointFailure failed{
+          saved.status().WithContext("checkpoint after step " + std::to_string(at)), at,
+          ++failed_in_a_row, last_saved};
+      if (options_.on_checkpoint_failed) options_.on_checkpoint_failed(failed);
+      return failed.error;
     }
     // The cut may hold a global step other workers moved past this one's
     // last: that is where the model stands, and where a ps restarted from
     // this checkpoint is seen to have gone back from.
     p.global_step = std::max(p.global_step, *saved);
-    checkpoint_step = p.global_step;
-    last_checkpoint = Clock::now();
+    checkpoint_step = last_saved = p.global_step;
+    schedule.Tried(checkpoint_step, Clock::now());
+    failed_in_a_row = 0;
     ++result.checkpoints;
     return OkStatus();
   };
@@ -333,7 +385,10 @@ Status Trainer::Train(TrainResult& result,
       TFD_ASSIGN_OR_RETURN(restored, RestoreAt(result, global));
     }
     p.global_step = restored.value_or(global);
-    if (restored) checkpoint_step = *restored;
+    if (restored) {
+      checkpoint_step = *restored;
+      schedule.CountStepsFrom(*restored);
+    }
     return OkStatus();
   };
   // Prepared once on the master; each step then sends no names at all.
@@ -370,9 +425,13 @@ Status Trainer::Train(TrainResult& result,
     // nothing new.
     if (!result.initialized) {
       checkpoint_step = p.global_step;
+      schedule.CountStepsFrom(p.global_step);
       return OkStatus();
     }
-    return checkpoint();
+    // A failure is reported and does not stop the run: the first periodic
+    // save tries again.
+    (void)checkpoint();
+    return OkStatus();
   };
   // After a failed step: a new session, its callable, and the global step
   // the ps tasks went back to.
@@ -413,7 +472,8 @@ Status Trainer::Train(TrainResult& result,
     started = recover_with(std::move(started), begin);
   }
   TFD_RETURN_IF_ERROR(started);
-  start = last_report = last_checkpoint = Clock::now();
+  start = last_report = Clock::now();
+  schedule.CountSecondsFrom(start);
   // Summaries: the last step's values (nullopt: not a numeric scalar), and
   // where the previous write left off, for global_step/sec.
   std::vector<std::optional<double>> summary_values(summaries.size());
@@ -480,19 +540,11 @@ Status Trainer::Train(TrainResult& result,
       summary_values[i] = SummaryScalar(out->fetches[summaries[i].second]);
     }
     const auto now = Clock::now();
-    // By steps: whenever the global step has passed another multiple of N
-    // (other workers move it too, so it may skip the multiple itself).
-    const int64_t every = options_.checkpoint_every_steps;
-    if (checkpoints_on && ((every > 0 && p.global_step >= 0 &&
-                          p.global_step / every > std::max<int64_t>(checkpoint_step, 0) / every) ||
-                         (options_.checkpoint_every_seconds > 0 &&
-                          Seconds(now - last_checkpoint) >= options_.checkpoint_every_seconds))) {
-      // Every task saves, so one that is down fails the save: recovered
-      // from like a step (the next multiple of N saves again).
-      failure = checkpoint();
-      if (StepRecoverable(failure)) failure = recover(std::move(failure));
-      if (!failure.ok()) break;
-    }
+    // A save that fails (a task's disk full or read-only, a task down) is
+    // reported and tried again at the next interval; it ends nothing and
+    // recovers nothing: a task that is down fails the next step, which
+    // recovers.
+    if (checkpoints_on && schedule.Due(p.global_step, now)) (void)checkpoint();
     if (now - last_report >= options_.progress_every) report(now);
     if (options_.summary_every_steps > 0 && p.local_steps % options_.summary_every_steps == 0) {
       failure = summarize(now);
@@ -510,12 +562,16 @@ Status Trainer::Train(TrainResult& result,
   if (!failure.ok()) return failure;
   report(Clock::now());
   TFD_RETURN_IF_ERROR(summarize(Clock::now()));
+  // The last save is the one the run's result depends on: one that failed
+  // as a lost task fails a step is tried once more after a recovery, and
+  // one that still fails ends the run with its error (the steps since the
+  // last good checkpoint are not saved).
   Status saved = checkpoint();
   if (StepRecoverable(saved)) {
     saved = recover(std::move(saved));
     if (saved.ok()) saved = checkpoint();
   }
-  TFD_RETURN_IF_ERROR(saved);
+  TFD_RETURN_IF_ERROR(saved.WithContext("the final checkpoint"));
   if (options_.evaluate && Has(sig::kAccuracy)) {
     auto out = client_->Run({}, {sig::kAccuracy}, {}, {});
     if (!out.ok()) return out.status().WithContext("evaluating " + std::string(sig::kAccuracy));

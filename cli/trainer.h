@@ -15,7 +15,9 @@
 // or an error; a run whose last step the global step has reached already
 // runs none. The chief checkpoints before its first step when it
 // initialized variables, periodically and at the end, and releases parked
-// sync replicas when it stops. At the end each worker
+// sync replicas when it stops. A save that fails before the end is
+// reported (on_checkpoint_failed) and tried again an interval later; it
+// neither ends the run nor recovers. At the end each worker
 // evaluates the test accuracy when the graph has it.
 //
 // A step (or anything between the session and the first step) that fails
@@ -48,6 +50,14 @@
 
 namespace tfd::cli {
 
+// A cluster checkpoint the chief could not save.
+struct CheckpointFailure {
+  Status error;             // names each task that failed, its file and the system's reason
+  int64_t step = -1;        // the global step this trainer had seen when it tried
+  int in_a_row = 0;         // failed saves since this run's last good one (1, 2...)
+  int64_t last_saved = -1;  // the step this run last saved; -1: none yet
+};
+
 struct TrainerOptions {
   int64_t max_steps = 0;                   // 0: the graph's train/max_steps, if any
   std::chrono::milliseconds step_timeout{60000};  // the session's deadline per step
@@ -61,6 +71,11 @@ struct TrainerOptions {
   // step it holds (the cluster's steps are held while it is taken); returns
   // that step.
   std::function<StatusOr<int64_t>(Client& client)> save_checkpoint;
+  // Told of each save that failed. Training goes on (the cluster's newest
+  // complete checkpoint is still there) and the next save comes after the
+  // interval, counted from the failed one; only the final save's failure
+  // ends the run.
+  std::function<void(const CheckpointFailure& failure)> on_checkpoint_failed;
   // When set, the chief asks it once the cluster is up, and saves no
   // checkpoint when it answers false (no task keeps checkpoints): how the
   // default policy stays quiet on a cluster without --checkpoint-dir.
@@ -114,6 +129,7 @@ struct TrainResult {
   std::string stopped;         // why: "input exhausted", "reached step N"
   std::optional<double> accuracy;
   int64_t checkpoints = 0;     // saved by this worker (the chief)
+  int64_t checkpoint_failures = 0;  // saves it tried that failed
   int recoveries = 0;          // failed steps recovered from
   // Checkpoints this trainer restored on every task (at its start; the
   // chief also after a recovery), by step: the model and its input went
@@ -159,8 +175,9 @@ class Trainer {
   // the restore would take back, and none waits on another (a chief may
   // have finished, or be slow).
   Status WaitForCluster();
-  // Waits for the cluster or the chief's initialization.
-  Status Prepare(TrainResult& result);
+  // Waits for the cluster or the chief's initialization. A chief whose
+  // caller has just waited for the cluster (a recovery) does not wait again.
+  Status Prepare(TrainResult& result, bool cluster_waited = false);
   // After a failed step: a new session, prepared as at the start.
   Status Recover(TrainResult& result);
   // Where the input starts, given the global step `global` the model is at:

@@ -227,6 +227,23 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
               "When this task last saved a checkpoint, in Unix time; 0 before the first.");
   const auto last = m.last_checkpoint();
   page.Sample("tfd_checkpoint_last_success_timestamp_seconds", {}, last ? UnixSeconds(*last) : 0.0);
+
+  // Cluster checkpoints this task saved as master (the chief's task, for a
+  // trainer's): a failure means no new step is complete on every task.
+  const SaveCounts& cluster = m.cluster_checkpoints;
+  page.Family("tfd_cluster_checkpoints_saved_total", "counter",
+              "Cluster checkpoints this task saved as master, complete on every task.");
+  page.Sample("tfd_cluster_checkpoints_saved_total", {}, cluster.saved());
+  page.Family("tfd_checkpoint_save_failures_total", "counter",
+              "Cluster checkpoints this task tried to save as master that some task could not "
+              "write or commit (its error is in this task's log).");
+  page.Sample("tfd_checkpoint_save_failures_total", {}, cluster.failed());
+  page.Family("tfd_cluster_checkpoint_last_success_timestamp_seconds", "gauge",
+              "When this task as master last saved a cluster checkpoint complete on every task, "
+              "in Unix time; 0 before the first.");
+  const auto last_cluster = cluster.last_success();
+  page.Sample("tfd_cluster_checkpoint_last_success_timestamp_seconds", {},
+              last_cluster ? UnixSeconds(*last_cluster) : 0.0);
   return page.Take();
 }
 

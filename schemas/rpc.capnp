@@ -127,10 +127,18 @@ interface Worker {
   readVariable @4 (name :Text) -> (info :VariableInfo, value :T.Tensor);
   # This task's checkpoints (daemon/checkpoint/checkpoint_manager.h). Without
   # a --checkpoint-dir the answer has an empty `directory` and nothing is done.
-  saveCheckpoint @5 (step :Int64) -> (result :TaskCheckpoints);
+  # save: with `pending`, this task's part of a cluster checkpoint, which no
+  # restore takes until finishCheckpoint commits it; without, a checkpoint of
+  # this task alone (written, committed and pruned at once).
+  saveCheckpoint @5 (step :Int64, pending :Bool) -> (result :TaskCheckpoints);
   # step -1: the newest that verifies.
   restoreCheckpoint @6 (step :Int64) -> (result :TaskCheckpoints);
   listCheckpoints @7 (verify :Bool) -> (result :TaskCheckpoints);
+  # The next phase of a cluster checkpoint whose pending parts were saved
+  # (docs/checkpoint_format.md): commit once every task wrote its part;
+  # prune once every task committed it; discard when some task failed to
+  # write its part; revert, then discard, when some task failed to commit.
+  finishCheckpoint @10 (step :Int64, action :CheckpointAction) -> (result :TaskCheckpoints);
   # A cluster checkpoint's cut (daemon/distributed/step_gate.h): this task's
   # master starts no new step while the hold lasts, and answers once the
   # steps it runs have ended, or after `drainMs` with how many still run.
@@ -205,6 +213,13 @@ struct CheckpointInfo {
   verified @4 :Bool;     # every checksum checked and right
   problem @5 :Text;      # why it does not verify, when checked and damaged
   variables @6 :UInt32;  # tensors in it
+}
+
+enum CheckpointAction {
+  commit @0;   # the pending part becomes the checkpoint of its step
+  prune @1;    # retention, keeping the step's checkpoint (complete everywhere)
+  discard @2;  # the pending part is deleted
+  revert @3;   # the checkpoint of the step, just committed here, goes back to pending
 }
 
 struct TaskCheckpoints {

@@ -1,8 +1,15 @@
 // CheckpointManager: snapshot → file → prune, and file → verify → assign.
 #include "daemon/checkpoint/checkpoint_manager.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <set>
 #include <system_error>
+
+#include "common/io_error.h"
 
 #include "daemon/checkpoint/checkpoint_dir.h"
 #include "common/tensor_bundle/checkpoint_file.h"
@@ -134,7 +141,7 @@ StatusOr<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(
     return errors::FailedPrecondition("cannot create checkpoint directory '", options.dir.string(),
                                       "': ", ec.message());
   }
-  TFD_ASSIGN_OR_RETURN(auto stale, RemoveStaleTemporaries(options.dir));
+  TFD_ASSIGN_OR_RETURN(auto stale, RemoveUnfinishedSaves(options.dir));
   for (const auto& p : stale) {
     if (logger) logger->warn("removed {}, left behind by a save that did not finish", p.string());
   }
@@ -142,7 +149,7 @@ StatusOr<std::unique_ptr<CheckpointManager>> CheckpointManager::Open(
       new CheckpointManager(std::move(options), resources, std::move(logger)));  // private ctor
 }
 
-StatusOr<CheckpointManager::Saved> CheckpointManager::Save(int64_t step) {
+StatusOr<CheckpointInfo> CheckpointManager::Write(int64_t step) {
   if (step < 0) return errors::InvalidArgument("checkpoint step must be >= 0, not ", step);
   std::vector<std::string> names;
   std::vector<Tensor> values;
@@ -163,29 +170,100 @@ StatusOr<CheckpointManager::Saved> CheckpointManager::Save(int64_t step) {
   }
 
   std::lock_guard<std::mutex> lock(mu_);
-  const std::filesystem::path path = options_.dir / CheckpointFileName(step);
-  TFD_RETURN_IF_ERROR(kernels::WriteCheckpoint(path, names, values));
-  Saved saved;
-  TFD_ASSIGN_OR_RETURN(auto files, ScanCheckpointDir(options_.dir));
-  for (const CheckpointFile& f : files) {
-    if (f.path == path) saved.checkpoint = InfoOf(f);
+  const std::filesystem::path path = options_.dir / PendingCheckpointFileName(step);
+  if (Status written = kernels::WriteCheckpoint(path, names, values); !written.ok()) {
+    if (logger_) logger_->warn("could not save checkpoint step {}: {}", step, written.ToString());
+    return written;
   }
-  saved.checkpoint.path = path.string();
-  saved.checkpoint.step = step;
-  saved.checkpoint.verified = true;  // just written and synced, every checksum computed
-  saved.checkpoint.variables = static_cast<uint32_t>(names.size());
+  CheckpointInfo info;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    info.bytes = static_cast<uint64_t>(st.st_size);
+    info.mtime_unix_ms = int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+  }
+  info.path = path.string();
+  info.step = step;
+  info.verified = true;  // just written and synced, every checksum computed
+  info.variables = static_cast<uint32_t>(names.size());
+  return info;
+}
+
+StatusOr<CheckpointInfo> CheckpointManager::Commit(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
+  const std::filesystem::path path = options_.dir / CheckpointFileName(step);
+  if (::rename(pending.c_str(), path.c_str()) != 0) {
+    return IoError(errno, "committing checkpoint '" + path.string() + "' (renaming '" +
+                              pending.string() + "')");
+  }
+  // The rename survives a crash only once the directory is synced. A commit
+  // that fails is undone, so that what is here matches the failed save.
+  const int dir = ::open(options_.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int rc = dir < 0 ? -1 : ::fsync(dir);
+  const int err = errno;
+  if (dir >= 0) ::close(dir);
+  if (rc != 0) {
+    (void)::rename(path.c_str(), pending.c_str());
+    return IoError(err, "committing checkpoint '" + path.string() + "' (syncing the directory)");
+  }
+  TFD_ASSIGN_OR_RETURN(auto files, ScanCheckpointDir(options_.dir));
+  CheckpointInfo info;
+  for (const CheckpointFile& f : files) {
+    if (f.path == path) info = InfoOf(f);
+  }
+  info.path = path.string();
+  info.step = step;
+  if (auto reader = kernels::CheckpointReader::Open(path); reader.ok()) {
+    info.variables = static_cast<uint32_t>((*reader)->entries().size());
+    info.verified = true;  // written, synced and committed whole
+  }
+  if (logger_) {
+    logger_->info("saved checkpoint step {} ({} variables) to {}", step, info.variables,
+                  path.string());
+  }
+  return info;
+}
+
+StatusOr<std::vector<std::filesystem::path>> CheckpointManager::Prune(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return PruneCheckpoints(options_.dir, options_.keep, step);
+}
+
+Status CheckpointManager::Discard(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
+  if (::unlink(pending.c_str()) != 0 && errno != ENOENT) {
+    return IoError(errno, "discarding the unfinished checkpoint '" + pending.string() + "'");
+  }
+  return OkStatus();
+}
+
+Status CheckpointManager::Revert(int64_t step) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
+  const std::filesystem::path path = options_.dir / CheckpointFileName(step);
+  if (::rename(path.c_str(), pending.c_str()) != 0 && errno != ENOENT) {
+    return IoError(errno, "taking back checkpoint '" + path.string() + "'");
+  }
+  if (logger_) {
+    logger_->warn("took back checkpoint step {} ({}): another task could not commit its part",
+                  step, path.string());
+  }
+  return OkStatus();
+}
+
+StatusOr<CheckpointManager::Saved> CheckpointManager::Save(int64_t step) {
+  Saved saved;
+  TFD_RETURN_IF_ERROR(Write(step).status());
+  TFD_ASSIGN_OR_RETURN(saved.checkpoint, Commit(step));
   // A failed prune does not undo the save, which is already durable: report
   // it in the log rather than fail a checkpoint that exists.
-  auto pruned = PruneCheckpoints(options_.dir, options_.keep);
+  auto pruned = Prune(step);
   if (pruned.ok()) {
     saved.pruned = std::move(pruned).value();
   } else if (logger_) {
-    logger_->warn("saved {} but could not delete older checkpoints: {}", path.string(),
+    logger_->warn("saved {} but could not delete older checkpoints: {}", saved.checkpoint.path,
                   pruned.status().ToString());
-  }
-  if (logger_) {
-    logger_->info("saved checkpoint step {} ({} variables) to {}", step, names.size(),
-                  path.string());
   }
   return saved;
 }

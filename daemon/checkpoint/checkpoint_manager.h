@@ -8,21 +8,32 @@
 // position of every dataset the task has read from, under "@input/KEY", so
 // that a restored task reads on from where the saved model left its input.
 //
+// A cluster checkpoint is saved in phases, so that no task counts or
+// prunes on a step another task failed to write (daemon/distributed/checkpoint_fanout.h):
+// every task Writes its part as a pending file; once all have, every task
+// Commits it (the pending file becomes the checkpoint); once all have,
+// every task Prunes relative to it. A part some task failed to write is
+// Discarded by the others; a commit some task failed is Reverted by the
+// others. Save does all three for a task on its own.
+//
 //   CheckpointManager::Options options;
 //   options.dir = "/var/lib/tfd/ckpt";
 //   TFD_ASSIGN_OR_RETURN(auto ckpts, CheckpointManager::Open(options, resources, logger));
-//   TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(1200));
+//   TFD_RETURN_IF_ERROR(ckpts->Write(1200).status());      // on every task, then
+//   TFD_RETURN_IF_ERROR(ckpts->Commit(1200).status());     // on every task, then
+//   TFD_RETURN_IF_ERROR(ckpts->Prune(1200).status());      // on every task
 //   TFD_ASSIGN_OR_RETURN(CheckpointManager::Restored r, ckpts->Restore(std::nullopt));
 //
-// Save snapshots each variable under its own lock (values are copy-on-write,
+// Write snapshots each variable under its own lock (values are copy-on-write,
 // so this costs no copy and does not stall training) and writes the file
 // atomically; variables are not snapshotted together, as in TensorFlow's
-// asynchronous training. Restore reads and verifies the whole file before
-// assigning anything, so a damaged file changes no variable.
+// asynchronous training (a cluster save holds the steps meanwhile). Restore
+// reads and verifies the whole file before assigning anything, so a damaged
+// file changes no variable. Pending parts are never restored or listed.
 //
-// Thread-safety: every method may be called from any thread; saves, prunes
-// and restores are serialised. Calls block on file I/O: keep them off the
-// event loop.
+// Thread-safety: every method may be called from any thread; writes,
+// commits, prunes, discards and restores are serialised. Calls block on
+// file I/O: keep them off the event loop.
 #pragma once
 
 #include <filesystem>
@@ -58,16 +69,39 @@ class CheckpointManager {
     std::vector<std::string> skipped;    // latest: newer files passed over, "PATH: why"
   };
 
-  // Creates the directory if needed and removes temporaries a killed save
-  // left behind. INVALID_ARGUMENT for an empty dir or keep < 1.
+  // Creates the directory if needed and removes what saves that did not
+  // finish left behind: temporaries and pending parts (a part whose save
+  // never reached its commit here is not needed: no task prunes before
+  // every task has committed, so the step before it is still on every
+  // task). INVALID_ARGUMENT for an empty dir or keep < 1.
   static StatusOr<std::unique_ptr<CheckpointManager>> Open(Options options, ResourceMgr& resources,
                                                         std::shared_ptr<spdlog::logger> logger);
 
   const std::filesystem::path& dir() const { return options_.dir; }
 
-  // Writes every initialized variable to the checkpoint for `step` (>= 0;
-  // replacing one of the same step), then prunes. A failed write — a failed
-  // fsync included — fails the save and leaves older checkpoints alone.
+  // Writes every initialized variable as this task's pending part of
+  // checkpoint `step` (>= 0; replacing a pending part of the same step).
+  // A failed write — a failed fsync included — fails with the error naming
+  // the file and the system's reason, and leaves nothing behind; no
+  // checkpoint is touched either way. The info is the pending file's.
+  StatusOr<CheckpointInfo> Write(int64_t step);
+  // Makes the pending part of `step` this task's checkpoint of `step`
+  // (replacing one of the same step) and syncs the directory. NOT_FOUND
+  // when there is no pending part of `step`.
+  StatusOr<CheckpointInfo> Commit(int64_t step);
+  // Retention, once checkpoint `step` is on every task: keeps it, every
+  // newer file and the keep - 1 newest older ones, and deletes the rest and
+  // older pending parts (PruneCheckpoints). Returns what it deleted.
+  StatusOr<std::vector<std::filesystem::path>> Prune(int64_t step);
+  // Deletes the pending part of `step`, if any.
+  Status Discard(int64_t step);
+  // Takes back the commit of `step` when another task could not commit
+  // its part: the checkpoint goes back to being the pending part (which
+  // Discard then deletes). Nothing to take back is no error.
+  Status Revert(int64_t step);
+
+  // A checkpoint of this task alone: Write, Commit, then Prune (whose
+  // failure is only logged: the checkpoint exists).
   StatusOr<Saved> Save(int64_t step);
 
   // The checkpoints, oldest first; with `verify`, each file's checksums are
@@ -94,7 +128,9 @@ class CheckpointManager {
   const Options options_;
   ResourceMgr& resources_;
   std::shared_ptr<spdlog::logger> logger_;  // may be null
-  mutable std::mutex mu_;                   // held by Save and Restore for their whole run
+  // Held by every method that changes the directory, and by Restore, for
+  // its whole run.
+  mutable std::mutex mu_;
 };
 
 // The key a variable is saved under, and back. A container or a name that

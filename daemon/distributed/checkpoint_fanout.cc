@@ -40,11 +40,13 @@ Status NoCheckpointDir(const std::vector<std::string>& tasks) {
                                     "--checkpoint-dir");
 }
 
-// Sends `call` to every task's worker and gathers the answers in cluster
-// order. Any failure fails the whole, naming every task that failed.
-kj::Promise<Reports> CallEveryTask(TaskEnv& env, kj::TimePoint deadline, std::string method,
-                                   TaskCall call) {
-  const std::vector<std::string> tasks = env.cluster.TaskNames();
+// Sends `call` to the worker of each of `tasks` and gathers each answer or
+// error, in that order.
+kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskTasks(TaskEnv& env,
+                                                           const std::vector<std::string>& tasks,
+                                                           kj::TimePoint deadline,
+                                                           const std::string& method,
+                                                           TaskCall call) {
   kj::Vector<kj::Promise<StatusOr<TaskCheckpoints>>> calls;
   for (const std::string& task : tasks) {
     // A checkpoint is of the tasks that are up: one that is down fails the
@@ -59,24 +61,51 @@ kj::Promise<Reports> CallEveryTask(TaskEnv& env, kj::TimePoint deadline, std::st
                           return OnTask(task, StatusFromKj(e));
                         }));
   }
-  return kj::joinPromises(calls.releaseAsArray())
-      .then([tasks, method](kj::Array<StatusOr<TaskCheckpoints>> results) {
-        Reports reports;
-        std::string failures;
-        std::optional<Code> code;
-        bool any_dir = false;
-        for (auto& r : results) {
-          if (!r.ok()) {
-            if (!code) code = r.status().code();
-            failures += (failures.empty() ? "" : "; ") + r.status().message();
-            continue;
-          }
-          any_dir = any_dir || !r->directory.empty();
-          reports.push_back(std::move(r).value());
-        }
-        if (code) ThrowIfError(Status(*code, method + " failed: " + failures));
-        if (!any_dir) ThrowIfError(NoCheckpointDir(tasks));
-        return reports;
+  return kj::joinPromises(calls.releaseAsArray());
+}
+
+kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskEveryTask(TaskEnv& env,
+                                                               kj::TimePoint deadline,
+                                                               const std::string& method,
+                                                               TaskCall call) {
+  return AskTasks(env, env.cluster.TaskNames(), deadline, method, kj::mv(call));
+}
+
+// The tasks' answers, or the failure that names every task that failed
+// (with the first failure's code), `what` in front.
+StatusOr<Reports> Gather(kj::Array<StatusOr<TaskCheckpoints>> results, const std::string& what) {
+  Reports reports;
+  std::string failures;
+  std::optional<Code> code;
+  for (auto& r : results) {
+    if (!r.ok()) {
+      if (!code) code = r.status().code();
+      failures += (failures.empty() ? "" : "; ") + r.status().message();
+      continue;
+    }
+    reports.push_back(std::move(r).value());
+  }
+  if (code) return Status(*code, what + " failed: " + failures);
+  return reports;
+}
+
+bool AnyDirectory(const Reports& reports) {
+  for (const TaskCheckpoints& r : reports) {
+    if (!r.directory.empty()) return true;
+  }
+  return false;
+}
+
+// Sends `call` to every task's worker and gathers the answers in cluster
+// order. Any failure fails the whole, naming every task that failed.
+kj::Promise<Reports> CallEveryTask(TaskEnv& env, kj::TimePoint deadline, std::string method,
+                                   TaskCall call) {
+  return AskEveryTask(env, deadline, method, kj::mv(call))
+      .then([&env, method](kj::Array<StatusOr<TaskCheckpoints>> results) {
+        StatusOr<Reports> reports = Gather(kj::mv(results), method);
+        ThrowIfError(reports.status());
+        if (!AnyDirectory(*reports)) ThrowIfError(NoCheckpointDir(env.cluster.TaskNames()));
+        return std::move(reports).value();
       });
 }
 
@@ -189,11 +218,24 @@ std::vector<std::string> PassedOver(const TaskCheckpoints& list, int64_t step) {
   return out;
 }
 
+// Phase one: each task writes its part as a pending file.
 TaskCall SaveCall(int64_t step) {
   return [step](proto::Worker::Client& worker) {
     auto request = worker.saveCheckpointRequest();
     request.setStep(step);
+    request.setPending(true);
     return request.send().then([](capnp::Response<proto::Worker::SaveCheckpointResults>&& r) {
+      return TaskCheckpointsFromProto(r.getResult());
+    });
+  };
+}
+
+TaskCall FinishCall(int64_t step, proto::CheckpointAction action) {
+  return [step, action](proto::Worker::Client& worker) {
+    auto request = worker.finishCheckpointRequest();
+    request.setStep(step);
+    request.setAction(action);
+    return request.send().then([](capnp::Response<proto::Worker::FinishCheckpointResults>&& r) {
       return TaskCheckpointsFromProto(r.getResult());
     });
   };
@@ -308,6 +350,87 @@ kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::st
       });
 }
 
+// Best effort, and bounded by `deadline` (at least a second from now): `action`
+// on each of `tasks`, for a save that cannot complete (revert, discard) or
+// that did (prune). What fails is logged, not raised: a pending part left
+// behind is never restored, and the next prune or the task's restart
+// deletes it.
+kj::Promise<void> FinishOn(TaskEnv& env, const std::vector<std::string>& tasks, int64_t step,
+                           proto::CheckpointAction action, kj::TimePoint deadline,
+                           std::string what) {
+  const kj::TimePoint soon = env.peers->timer().now() + 1 * kj::SECONDS;
+  return AskTasks(env, tasks, std::max(deadline, soon), what, FinishCall(step, action))
+      .then([&env, step, what](kj::Array<StatusOr<TaskCheckpoints>> results) {
+        for (auto& r : results) {
+          if (!r.ok() && env.logger) {
+            env.logger->warn("checkpoint of step {}: {}: {}", step, what, r.status().ToString());
+          }
+        }
+      });
+}
+
+kj::Promise<void> FinishEverywhere(TaskEnv& env, int64_t step, proto::CheckpointAction action,
+                                   kj::TimePoint deadline, std::string what) {
+  return FinishOn(env, env.cluster.TaskNames(), step, action, deadline, std::move(what));
+}
+
+// After a commit some task did not answer OK: the tasks that committed
+// take theirs back (a task that did not answer may have committed too, but
+// then the others' files are gone and no restore takes the step), then
+// every task deletes its pending part. Then `failed`.
+kj::Promise<Reports> UndoCommit(TaskEnv& env, int64_t step, kj::TimePoint deadline,
+                                const kj::Array<StatusOr<TaskCheckpoints>>& committed,
+                                Status failed) {
+  std::vector<std::string> tasks;
+  for (const auto& r : committed) {
+    if (r.ok() && !r->directory.empty()) tasks.push_back(r->task);
+  }
+  return FinishOn(env, tasks, step, proto::CheckpointAction::REVERT, deadline,
+                  "taking back the commits")
+      .then([&env, step, deadline]() {
+        return FinishEverywhere(env, step, proto::CheckpointAction::DISCARD, deadline,
+                                "discarding the parts written");
+      })
+      .then([failed = std::move(failed)]() -> Reports {
+        ThrowIfError(failed);
+        return {};
+      });
+}
+
+// The save of checkpoint `step` once the steps are held: every task writes
+// its part as a pending file; only when every task has, every task commits
+// it. A part some task could not write makes the others discard theirs, and
+// a commit some task could not make (or answer) makes the others take
+// theirs back, so nothing of the step is left to be taken for complete; the
+// error names each task that failed, with its reason and file. Until every
+// task has committed, no task deletes an older checkpoint (pruning comes
+// after), so the newest step complete on every task stays there whatever
+// fails.
+kj::Promise<Reports> WriteAndCommit(TaskEnv& env, int64_t step, kj::TimePoint deadline) {
+  const std::string what = "checkpoint of step " + std::to_string(step);
+  return AskEveryTask(env, deadline, "saveCheckpoint", SaveCall(step))
+      .then([&env, step, deadline, what](
+                kj::Array<StatusOr<TaskCheckpoints>> written) -> kj::Promise<Reports> {
+        StatusOr<Reports> parts = Gather(kj::mv(written), "writing the " + what);
+        if (!parts.ok()) {
+          return FinishEverywhere(env, step, proto::CheckpointAction::DISCARD, deadline,
+                                  "discarding the parts written")
+              .then([failed = parts.status()]() -> Reports { ThrowIfError(failed); return {}; });
+        }
+        if (!AnyDirectory(*parts)) ThrowIfError(NoCheckpointDir(env.cluster.TaskNames()));
+        return AskEveryTask(env, deadline, "finishCheckpoint",
+                            FinishCall(step, proto::CheckpointAction::COMMIT))
+            .then([&env, step, deadline, what](
+                      kj::Array<StatusOr<TaskCheckpoints>> committed) -> kj::Promise<Reports> {
+              kj::Array<StatusOr<TaskCheckpoints>> answers =
+                  KJ_MAP(r, committed) -> StatusOr<TaskCheckpoints> { return r; };
+              StatusOr<Reports> reports = Gather(kj::mv(committed), "committing the " + what);
+              if (reports.ok()) return std::move(reports).value();
+              return UndoCommit(env, step, deadline, answers, reports.status());
+            });
+      });
+}
+
 }  // namespace
 
 kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
@@ -318,13 +441,34 @@ kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
   }
   // Under the hold the global step stands still: a checkpoint saved without
   // a step is named for the step every task's file holds.
-  return WithStepsHeld(env, deadline, "saving a checkpoint", [&env, step, deadline]() {
-    kj::Promise<int64_t> at = step.has_value() ? kj::Promise<int64_t>(*step)
-                                               : ReadGlobalStep(env, deadline);
-    return at.then([&env, deadline](int64_t s) {
-      return CallEveryTask(env, deadline, "saveCheckpoint", SaveCall(s));
-    });
-  });
+  auto at = std::make_shared<int64_t>(-1);  // the step, once known
+  return WithStepsHeld(env, deadline, "saving a checkpoint",
+                       [&env, step, deadline, at]() {
+                         kj::Promise<int64_t> named = step.has_value()
+                                                          ? kj::Promise<int64_t>(*step)
+                                                          : ReadGlobalStep(env, deadline);
+                         return named.then([&env, deadline, at](int64_t s) {
+                           *at = s;
+                           return WriteAndCommit(env, s, deadline);
+                         });
+                       })
+      .then(
+          [&env, deadline, at](Reports reports) {
+            env.metrics.cluster_checkpoints.Saved(std::chrono::system_clock::now());
+            // Outside the hold: retention does not keep the steps waiting.
+            return FinishEverywhere(env, *at, proto::CheckpointAction::PRUNE, deadline,
+                                    "deleting older checkpoints")
+                .then([reports = std::move(reports)]() mutable { return std::move(reports); });
+          },
+          [&env](kj::Exception&& e) -> Reports {
+            env.metrics.cluster_checkpoints.Failed();
+            if (env.logger) {
+              env.logger->error("checkpoint not saved; the newest checkpoint complete on every "
+                                "task is still the one before: {}",
+                                StatusFromKj(e).ToString());
+            }
+            kj::throwFatalException(kj::mv(e));
+          });
 }
 
 kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env, int64_t step,
@@ -369,6 +513,25 @@ kj::Promise<std::vector<TaskCheckpoints>> ListClusterCheckpoints(TaskEnv& env,
                                                                  kj::TimePoint deadline,
                                                                  bool verify) {
   return CallEveryTask(env, deadline, "listCheckpoints", ListCall(verify));
+}
+
+Status FinishCheckpointOnTask(CheckpointManager& checkpoints, TaskMetrics& metrics, int64_t step,
+                              proto::CheckpointAction action, TaskCheckpoints& report) {
+  switch (action) {
+    case proto::CheckpointAction::COMMIT: {
+      TFD_ASSIGN_OR_RETURN(CheckpointInfo committed, checkpoints.Commit(step));
+      metrics.CheckpointSaved(std::chrono::system_clock::now());
+      report.checkpoints.push_back(std::move(committed));
+      return OkStatus();
+    }
+    case proto::CheckpointAction::PRUNE:
+      return checkpoints.Prune(step).status();
+    case proto::CheckpointAction::DISCARD:
+      return checkpoints.Discard(step);
+    case proto::CheckpointAction::REVERT:
+      return checkpoints.Revert(step);
+  }
+  return errors::InvalidArgument("finishCheckpoint: unknown action ", static_cast<int>(action));
 }
 
 }  // namespace tfd

@@ -39,18 +39,18 @@ std::map<std::pair<std::string, Code>, uint64_t> TaskMetrics::RpcFailures() cons
   return rpc_failures_;
 }
 
-void TaskMetrics::CheckpointSaved(std::chrono::system_clock::time_point when) {
-  checkpoints_saved_.fetch_add(1, std::memory_order_relaxed);
+void SaveCounts::Saved(std::chrono::system_clock::time_point when) {
+  saved_.fetch_add(1, std::memory_order_relaxed);
   const int64_t ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(when.time_since_epoch()).count();
   // Saves may finish out of order on the pool: keep the latest.
-  int64_t seen = last_checkpoint_ms_.load(std::memory_order_relaxed);
-  while (seen < ms && !last_checkpoint_ms_.compare_exchange_weak(seen, ms)) {
+  int64_t seen = last_ms_.load(std::memory_order_relaxed);
+  while (seen < ms && !last_ms_.compare_exchange_weak(seen, ms)) {
   }
 }
 
-std::optional<std::chrono::system_clock::time_point> TaskMetrics::last_checkpoint() const {
-  const int64_t ms = last_checkpoint_ms_.load(std::memory_order_relaxed);
+std::optional<std::chrono::system_clock::time_point> SaveCounts::last_success() const {
+  const int64_t ms = last_ms_.load(std::memory_order_relaxed);
   if (ms < 0) return std::nullopt;
   return std::chrono::system_clock::time_point(std::chrono::milliseconds(ms));
 }

@@ -1,6 +1,7 @@
 // TaskMetrics: what a task counts as it works, for its /metrics page
 // (daemon/metrics_page.h): runs and partition steps by outcome with their
-// durations, failed RPC calls by method and code, checkpoint saves. Each is
+// durations, failed RPC calls by method and code, checkpoint saves (its own
+// files, and the cluster checkpoints it saved as master). Each is
 // counted where the work ends; the page reads them when scraped. Gauges
 // (sessions, variables, queues, memory) are not here: the page reads them
 // from their owners.
@@ -73,6 +74,23 @@ struct StepCounts {
   }
 };
 
+// Saves of one kind: how many succeeded and when the newest did, and how
+// many failed.
+class SaveCounts {
+ public:
+  void Saved(std::chrono::system_clock::time_point when);
+  void Failed() { failed_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t saved() const { return saved_.load(std::memory_order_relaxed); }
+  uint64_t failed() const { return failed_.load(std::memory_order_relaxed); }
+  // When the newest successful save ended; nullopt before the first.
+  std::optional<std::chrono::system_clock::time_point> last_success() const;
+
+ private:
+  std::atomic<uint64_t> saved_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<int64_t> last_ms_{-1};  // Unix time in ms; -1: none yet
+};
+
 class TaskMetrics {
  public:
   // Session.run and Callable.run answered by this task as master, from the
@@ -86,16 +104,23 @@ class TaskMetrics {
   void RpcFailed(const std::string& method, Code code);
   std::map<std::pair<std::string, Code>, uint64_t> RpcFailures() const;
 
-  void CheckpointSaved(std::chrono::system_clock::time_point when);
-  uint64_t checkpoints_saved() const { return checkpoints_saved_.load(std::memory_order_relaxed); }
+  // This task's own checkpoint files, counted when one becomes a checkpoint.
+  void CheckpointSaved(std::chrono::system_clock::time_point when) { checkpoints_.Saved(when); }
+  uint64_t checkpoints_saved() const { return checkpoints_.saved(); }
   // When the last save succeeded; nullopt before the first.
-  std::optional<std::chrono::system_clock::time_point> last_checkpoint() const;
+  std::optional<std::chrono::system_clock::time_point> last_checkpoint() const {
+    return checkpoints_.last_success();
+  }
+
+  // Cluster checkpoints this task saved as master (Master.saveCheckpoint,
+  // daemon/distributed/checkpoint_fanout.h): saved means complete on every
+  // task; failed, that some task could not write or commit its part.
+  SaveCounts cluster_checkpoints;
 
  private:
   mutable std::mutex mu_;
   std::map<std::pair<std::string, Code>, uint64_t> rpc_failures_;  // guarded by mu_
-  std::atomic<uint64_t> checkpoints_saved_{0};
-  std::atomic<int64_t> last_checkpoint_ms_{-1};  // Unix time in ms; -1: none yet
+  SaveCounts checkpoints_;
 };
 
 // `step` as it was, recorded in `counts` when it ends (a call the client

@@ -8,6 +8,7 @@
 #include "common/tensor_proto.h"
 #include "daemon/rpc/checkpoint_wire.h"
 #include "daemon/checkpoint/checkpoint_manager.h"
+#include "daemon/distributed/checkpoint_fanout.h"
 #include "daemon/runtime/executor.h"
 #include "daemon/distributed/on_pool.h"
 #include "kernels/gpu/gpu_device.h"
@@ -254,12 +255,35 @@ kj::Promise<void> WorkerService::saveCheckpoint(SaveCheckpointContext context) {
     return kj::READY_NOW;
   }
   const int64_t step = context.getParams().getStep();
+  const bool pending = context.getParams().getPending();
   return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, &metrics = env_.metrics, step,
-                                 report]() -> Status {
+                                 pending, report]() -> Status {
+           if (pending) {  // a part of a cluster checkpoint: finishCheckpoint commits it
+             TFD_ASSIGN_OR_RETURN(CheckpointInfo written, ckpts->Write(step));
+             report->checkpoints.push_back(std::move(written));
+             return OkStatus();
+           }
            TFD_ASSIGN_OR_RETURN(CheckpointManager::Saved saved, ckpts->Save(step));
            metrics.CheckpointSaved(std::chrono::system_clock::now());
            report->checkpoints.push_back(std::move(saved.checkpoint));
            return OkStatus();
+         })
+      .then([context, report]() mutable {
+        TaskCheckpointsToProto(*report, context.getResults().initResult());
+      });
+}
+
+kj::Promise<void> WorkerService::finishCheckpoint(FinishCheckpointContext context) {
+  auto report = NewReport(env_);
+  if (env_.checkpoints == nullptr) {
+    TaskCheckpointsToProto(*report, context.getResults().initResult());
+    return kj::READY_NOW;
+  }
+  const int64_t step = context.getParams().getStep();
+  const proto::CheckpointAction action = context.getParams().getAction();
+  return OnPoolNamingTask(env_, [ckpts = env_.checkpoints, &metrics = env_.metrics, step, action,
+                                 report]() -> Status {
+           return FinishCheckpointOnTask(*ckpts, metrics, step, action, *report);
          })
       .then([context, report]() mutable {
         TaskCheckpointsToProto(*report, context.getResults().initResult());

@@ -46,6 +46,7 @@ class WorkerService final : public CountedServer<proto::Worker> {
   kj::Promise<void> saveCheckpoint(SaveCheckpointContext context) override;
   kj::Promise<void> restoreCheckpoint(RestoreCheckpointContext context) override;
   kj::Promise<void> listCheckpoints(ListCheckpointsContext context) override;
+  kj::Promise<void> finishCheckpoint(FinishCheckpointContext context) override;
   kj::Promise<void> holdSteps(HoldStepsContext context) override;
   kj::Promise<void> releaseSteps(ReleaseStepsContext context) override;
 

@@ -1,9 +1,15 @@
 // CheckpointManager and the checkpoint directory layout on a scratch
-// directory: names, save, list, prune, restore (given and latest), damage.
+// directory: names, save, list, prune, restore (given and latest), damage,
+// and the phases of a cluster save (write pending, commit, prune, discard).
 #include "daemon/checkpoint/checkpoint_manager.h"
 
+#include <signal.h>
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "daemon/checkpoint/checkpoint_dir.h"
@@ -45,6 +51,15 @@ std::unique_ptr<CheckpointManager> Open(const std::filesystem::path& dir, Resour
   return std::move(m).value();
 }
 
+// The names of the files in `dir`.
+std::set<std::string> Names(const std::filesystem::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.insert(e.path().filename().string());
+  }
+  return names;
+}
+
 void FlipByte(const std::filesystem::path& p, size_t offset) {
   std::string bytes = testing::ReadFile(p);
   REQUIRE(bytes.size() > offset);
@@ -62,6 +77,10 @@ TEST_CASE("checkpoint file names have one spelling per step") {
   CHECK_FALSE(ParseCheckpointFileName("ckpt-.tfdckpt"));
   CHECK_FALSE(ParseCheckpointFileName("ckpt-12.tfdckpt.tmp-abc"));
   CHECK_FALSE(ParseCheckpointFileName("model-12.tfdckpt"));
+  CHECK(PendingCheckpointFileName(120) == "ckpt-120.tfdckpt.pending");
+  CHECK(ParsePendingCheckpointFileName("ckpt-120.tfdckpt.pending") == 120);
+  CHECK_FALSE(ParsePendingCheckpointFileName("ckpt-120.tfdckpt"));
+  CHECK_FALSE(ParseCheckpointFileName("ckpt-120.tfdckpt.pending"));
 }
 
 TEST_CASE("variable keys round-trip and refuse ambiguity") {
@@ -226,10 +245,125 @@ TEST_CASE("an empty directory has nothing to restore; stale temporaries are remo
   CHECK(m->Restore(std::nullopt).status().code() == Code::kNotFound);
   CHECK(m->List(true)->empty());
 
+  // What saves that did not finish left: a pending part and a writer's
+  // temporary for one.
+  testing::WriteFile(tmp.path() / "ckpt-5.tfdckpt.pending", "all of it, never committed");
+  testing::WriteFile(tmp.path() / ".ckpt-6.tfdckpt.pending.tmp-XyZ789", "half");
+  Open(tmp.path(), rm);
+  CHECK(Names(tmp.path()) == std::set<std::string>{".other.tmp-AbC123"});
+
   CheckpointManager::Options bad;
   bad.dir = tmp.path();
   bad.keep = 0;
   CHECK(CheckpointManager::Open(bad, rm, nullptr).status().code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("a pending part is no checkpoint until it is committed") {
+  TempDir tmp;
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::FromVector<float>({1, 2}));
+  auto m = Open(tmp.path(), rm);
+  auto written = m->Write(3);
+  INFO(written.status().ToString());
+  REQUIRE(written.ok());
+  CHECK(written->path == (tmp.path() / "ckpt-3.tfdckpt.pending").string());
+  CHECK(written->variables == 1);
+  CHECK(std::filesystem::exists(written->path));
+  // Neither listed nor restored: a restore must not take a part of a step
+  // that other tasks may have failed to write.
+  CHECK(m->List(true)->empty());
+  CHECK(m->Restore(std::nullopt).status().code() == Code::kNotFound);
+  CHECK(m->Restore(3).status().code() == Code::kNotFound);
+
+  SetVar(rm, "", "w", Tensor::FromVector<float>({7, 7}));
+  auto committed = m->Commit(3);
+  INFO(committed.status().ToString());
+  REQUIRE(committed.ok());
+  CHECK(committed->path == (tmp.path() / "ckpt-3.tfdckpt").string());
+  CHECK(committed->verified);
+  CHECK(committed->variables == 1);
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-3.tfdckpt"});
+  REQUIRE(m->Restore(std::nullopt).ok());
+  CHECK(Read(rm, "w", 1) == 2.0f);  // the value written, not the one at the commit
+
+  CHECK(m->Commit(4).status().code() == Code::kNotFound);
+  REQUIRE(m->Write(4).ok());
+  REQUIRE(m->Discard(4).ok());
+  CHECK(m->Discard(4).ok());  // nothing left to discard is no error
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-3.tfdckpt"});
+
+  // A commit taken back (another task could not commit its part): pending
+  // again, then discarded.
+  REQUIRE(m->Write(5).ok());
+  REQUIRE(m->Commit(5).ok());
+  REQUIRE(m->Revert(5).ok());
+  CHECK(m->Revert(5).ok());  // nothing left to take back is no error
+  CHECK(Names(tmp.path()) ==
+        std::set<std::string>{"ckpt-3.tfdckpt", "ckpt-5.tfdckpt.pending"});
+  REQUIRE(m->Restore(std::nullopt).ok());
+  CHECK(Read(rm, "w", 1) == 2.0f);  // step 3's
+  REQUIRE(m->Discard(5).ok());
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-3.tfdckpt"});
+}
+
+TEST_CASE("retention keeps the step complete everywhere, every newer file, and keep - 1 older") {
+  TempDir tmp;
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::Scalar(1.0f));
+  auto m = Open(tmp.path(), rm, /*keep=*/1);
+  REQUIRE(m->Save(1).ok());
+  // Step 2 written here, but another task failed its part: discarded, and
+  // nothing older goes.
+  REQUIRE(m->Write(2).ok());
+  REQUIRE(m->Discard(2).ok());
+  // Step 3 committed here, but not on some other task: no prune comes.
+  REQUIRE(m->Write(3).ok());
+  REQUIRE(m->Commit(3).ok());
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-1.tfdckpt", "ckpt-3.tfdckpt"});
+  // A pending part that was never finished (its master went away).
+  REQUIRE(m->Write(4).ok());
+  // Step 5 complete everywhere: it is kept, older checkpoints and the older
+  // pending part go (keep 1).
+  REQUIRE(m->Write(5).ok());
+  REQUIRE(m->Commit(5).ok());
+  // Step 6 committed after it (another save, not yet complete everywhere).
+  REQUIRE(m->Write(6).ok());
+  REQUIRE(m->Commit(6).ok());
+  auto pruned = m->Prune(5);
+  INFO(pruned.status().ToString());
+  REQUIRE(pruned.ok());
+  CHECK(pruned->size() == 3);
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-5.tfdckpt", "ckpt-6.tfdckpt"});
+  // A step this task does not hold: nothing is deleted.
+  CHECK(m->Prune(9).status().code() == Code::kNotFound);
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-5.tfdckpt", "ckpt-6.tfdckpt"});
+}
+
+// As on a full disk: a file-size limit cuts the write short (EFBIG, like
+// ENOSPC, is UNAVAILABLE).
+TEST_CASE("a part the file system refuses fails naming the file and why, and leaves nothing") {
+  TempDir tmp;
+  ResourceMgr rm;
+  SetVar(rm, "", "w", Tensor::Scalar(1.0f));
+  auto m = Open(tmp.path(), rm, /*keep=*/1);
+  REQUIRE(m->Save(1).ok());
+  SetVar(rm, "", "big", Tensor::FromVector<float>(std::vector<float>(1 << 18, 0.5f)));
+  rlimit saved;
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = 64 * 1024;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  auto written = m->Write(2);
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::signal(SIGXFSZ, old_handler);
+  INFO(written.status().ToString());
+  REQUIRE_FALSE(written.ok());
+  CHECK(written.status().code() == Code::kUnavailable);
+  CHECK(testing::Contains(written.status().message(), std::strerror(EFBIG)));
+  CHECK(testing::Contains(written.status().message(),
+                          (tmp.path() / "ckpt-2.tfdckpt.pending").string()));
+  CHECK(Names(tmp.path()) == std::set<std::string>{"ckpt-1.tfdckpt"});
 }
 
 }  // namespace
