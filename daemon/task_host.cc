@@ -194,9 +194,9 @@ Status TaskHost::Build(const TfdConfig& config) {
 
 void TaskHost::StartDataPlane(const TfdConfig& config) {
   TaskEnv& env = env_;
-  // Shared memory with the tasks of this host, unless every peer is to get
-  // a stream; a UCX that will not start costs speed, not the data plane.
-  if (config.data_plane_transports != "stream") {
+  // Shared memory with the tasks of this host when asked for; a UCX that
+  // will not start costs speed, not the data plane.
+  if (config.data_plane_transports == "shm") {
     auto ucx = UcxWorker::Create(io_.unixEventPort, io_.provider->getTimer(), env.logger);
     if (ucx.ok()) {
       ucx_ = std::move(ucx).value();

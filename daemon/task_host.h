@@ -92,7 +92,7 @@ class TaskHost {
 
  private:
   Status Build(const TfdConfig& config);
-  // UCX (unless --data-plane-transports=stream) and the DataPlane over it.
+  // UCX (with --data-plane-transports=shm) and the DataPlane over it.
   void StartDataPlane(const TfdConfig& config);
   // No step runs: none of this task's master, no partition here.
   bool Idle() const;

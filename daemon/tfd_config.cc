@@ -70,7 +70,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)")
       // The data plane: docs/cli.md, "The data plane".
       ("max-received-bytes", po::value<std::string>(), "bytes of tensors pushed by peers held at once before pushes wait, default 4G (TFD_MAX_RECEIVED_BYTES)")
-      ("data-plane-transports", po::value<std::string>(), "how tensors reach other tasks: auto (shared memory on this host, streams to other hosts; the default) or stream (streams to every task) (TFD_DATA_PLANE_TRANSPORTS)")
+      ("data-plane-transports", po::value<std::string>(), "how tensors reach other tasks: stream (a stream to every task; the default) or shm (UCX shared memory with the tasks of this host, streams to the others; faster on one host, see docs/cli.md) (TFD_DATA_PLANE_TRANSPORTS)")
       // Mutual TLS: docs/operations.md, "TLS".
       ("tls-cert", po::value<std::string>(), "this task's certificate (PEM); with --tls-key and --tls-ca (TFD_TLS_CERT)")
       ("tls-key", po::value<std::string>(), "the private key of --tls-cert (PEM) (TFD_TLS_KEY)")
@@ -352,10 +352,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     }
   }
   if (auto v = get("data-plane-transports", "TFD_DATA_PLANE_TRANSPORTS")) {
-    if (v->first != "auto" && v->first != "stream") {
+    if (v->first != "stream" && v->first != "shm") {
       return errors::InvalidArgument(
-          v->second, " takes 'auto' (shared memory between tasks of one host, streams to the "
-          "others) or 'stream' (streams to every task), not '", v->first, "'",
+          v->second, " takes 'stream' (streams to every task) or 'shm' (shared memory between "
+          "tasks of one host, streams to the others), not '", v->first, "'",
           v->first.find("tcp") != std::string::npos || v->first.find("sm") != std::string::npos
               ? ": UCX transports are no longer chosen (UCX's TCP listener parsed bytes from "
                 "anyone); tasks on other hosts are reached over tfd's own streams"

@@ -51,7 +51,7 @@ struct TfdConfig {
   SizeLimits size_limits;      // --max-graph-tensor-bytes, --max-graph-bytes, --max-tensor-bytes
   uint64_t memory_budget = 0;  // --memory-budget; 0: MemoryBudget::DefaultLimit()
   uint64_t max_received_bytes = uint64_t{4} << 30;  // --max-received-bytes
-  std::string data_plane_transports = "auto";  // --data-plane-transports: auto or stream
+  std::string data_plane_transports = "stream";  // --data-plane-transports: stream or shm
   // --tls-cert, --tls-key, --tls-ca: mutual TLS on every control-plane
   // connection (docs/operations.md, "TLS"); null when off.
   std::shared_ptr<Tls> tls;

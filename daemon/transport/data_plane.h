@@ -10,14 +10,13 @@
 // tasks costs no round trip per tensor.
 //
 // Each peer is reached over one link (daemon/transport/link.h):
-// - a task on this host (same kernel and IPC namespace) over UCX's shared
-//   memory (ucx_link.h): posix segments private to tfd's user and
-//   cross-memory attach. UCX opens no socket: its TCP and SysV transports
-//   are never enabled (ucx_worker.h).
-// - any other task over a stream (stream_link.h): a connection to the
-//   task's own listening port — TLS when the cluster runs TLS — that
+// - by default every task over a stream (stream_link.h): a connection to
+//   the task's own listening port — TLS when the cluster runs TLS — that
 //   presents the same credential as a login before a frame is read.
-// --data-plane-transports=stream sends every peer's tensors on streams.
+// - with --data-plane-transports=shm, a task on this host (same kernel and
+//   IPC namespace) over UCX's posix shared memory (ucx_link.h), private to
+//   tfd's user. UCX opens no socket: its TCP and SysV transports are never
+//   enabled (ucx_worker.h).
 //
 // Who may push here: over shared memory, a process of tfd's user holding a
 // ticket this task gave at a login and has not revoked (Invite, Revoke);
@@ -104,7 +103,7 @@ class DataPlane : private PlaneSink {
     BufferPool::Stats pool;
   };
 
-  // `ucx` null: no shared memory (--data-plane-transports=stream, or UCX
+  // `ucx` null: no shared memory (the default --data-plane-transports=stream, or UCX
   // would not start); every peer is reached over a stream.
   DataPlane(UcxWorker* ucx, kj::Timer& timer, Options options, Deliver deliver,
             std::shared_ptr<spdlog::logger> logger);

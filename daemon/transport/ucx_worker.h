@@ -1,13 +1,17 @@
 // UcxWorker: a task's UCX context and worker, driven by the task's kj event
 // loop, for the data plane's links to tasks on the same host.
 //
-// Shared memory only: UCX's posix transport (segments created mode 0600 and
-// unlinked at once; a peer maps them through /proc/PID/fd, which only tfd's
-// own user may open) and cross-memory attach (process_vm_readv, under the
-// same rule). Whatever UCX_TLS says, its TCP transport (whose listener on
-// every interface parses unauthenticated bytes, and aborts on some) and its
-// SysV shared memory (segments readable by tfd's group) are never enabled:
-// tasks on other hosts are reached over tfd's own streams instead.
+// Used only with --data-plane-transports=shm. Posix shared memory only
+// (segments created mode 0600 and unlinked at once; a peer maps them through
+// /proc/PID/fd, which only tfd's own user may open). Whatever UCX_TLS says,
+// its TCP transport (whose listener on every interface parses
+// unauthenticated bytes, and aborts on some), its SysV shared memory
+// (segments readable by tfd's group) and its cross-memory attach are never
+// enabled. Cross-memory attach is left out because UCX 1.13 aborts the
+// reading process when the peer dies during a read (process_vm_readv:
+// ESRCH, an error UCX cannot hand back without its peer-failure mode, and
+// that mode wedged a task's loop in our tests); large tensors go by
+// rendezvous over the posix FIFO instead, which measured no slower.
 //
 // No thread spins on a core: the worker's event fd is watched by
 // the loop, which runs UCX's progress engine when it fires and re-arms it
@@ -42,7 +46,7 @@ namespace tfd {
 class UcxWorker {
  public:
   // The only UCX transports a worker enables (see above).
-  static constexpr const char* kTransports = "posix,cma";
+  static constexpr const char* kTransports = "posix";
 
   // UNAVAILABLE naming what UCX refused (no usable transport, ...).
   static StatusOr<std::unique_ptr<UcxWorker>> Create(kj::UnixEventPort& events,

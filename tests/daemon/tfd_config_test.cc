@@ -208,16 +208,16 @@ TEST_CASE("the data plane's budget, transports and step channel come from flags 
   auto defaults = Parse({});
   REQUIRE(defaults.ok());
   CHECK(defaults->max_received_bytes == uint64_t{4} << 30);
-  CHECK(defaults->data_plane_transports == "auto");
+  CHECK(defaults->data_plane_transports == "stream");
 
-  auto set = Parse({"--max-received-bytes", "512M"}, {{"TFD_DATA_PLANE_TRANSPORTS", "stream"}});
+  auto set = Parse({"--max-received-bytes", "512M"}, {{"TFD_DATA_PLANE_TRANSPORTS", "shm"}});
   INFO(set.status().ToString());
   REQUIRE(set.ok());
   CHECK(set->max_received_bytes == uint64_t{512} << 20);
-  CHECK(set->data_plane_transports == "stream");
-  auto flag_wins = Parse({"--data-plane-transports=auto"}, {{"TFD_DATA_PLANE_TRANSPORTS", "stream"}});
+  CHECK(set->data_plane_transports == "shm");
+  auto flag_wins = Parse({"--data-plane-transports=stream"}, {{"TFD_DATA_PLANE_TRANSPORTS", "shm"}});
   REQUIRE(flag_wins.ok());
-  CHECK(flag_wins->data_plane_transports == "auto");
+  CHECK(flag_wins->data_plane_transports == "stream");
 
   // The step channel is on unless a flag or TFD_NO_STEP_CHANNEL=1 turns it off.
   CHECK(defaults->step_channel);
@@ -242,6 +242,9 @@ TEST_CASE("the data plane's budget, transports and step channel come from flags 
     CHECK(bad_tls.status().message().find("--data-plane-transports") != std::string::npos);
     CHECK(bad_tls.status().message().find("UCX transports are no longer chosen") != std::string::npos);
   }
+  auto bad_name = Parse({"--data-plane-transports", "auto"});
+  CHECK(bad_name.status().code() == Code::kInvalidArgument);
+  CHECK(bad_name.status().message().find("'shm'") != std::string::npos);
 }
 
 TEST_CASE("a --config file fills what flags and TFD_* leave open, in that order") {

@@ -1,6 +1,6 @@
-// What a stranger on the network reaches of a task: exactly one listener,
-// bound to the address the task serves on — UCX opens no socket of its own
-// (shared memory only) — and the malformed UCX frames that aborted a task
+// What a stranger on the network reaches of a task with UCX's shared memory
+// on (--data-plane-transports=shm): exactly one listener, bound to the
+// address the task serves on — UCX opens no socket of its own — and the malformed UCX frames that aborted a task
 // through UCX's TCP listener (the security review's 13 bytes) sent to every
 // listener the task has, twice, leave it serving. Its shared memory is its
 // own user's: no SysV segments, posix ones unlinked and mode 0600.
@@ -101,7 +101,9 @@ std::vector<std::string> UcxCrashFrames() {
 
 TEST_CASE("a task listens only where it serves, and UCX's crash frames do not reach a parser") {
   // A short login deadline: frames that never complete a login are dropped sooner.
-  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, {"--login-timeout", "1"});
+  // UCX on (shared memory), since what it might open is what is looked at.
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}},
+                       {"--login-timeout", "1", "--data-plane-transports=shm"});
   REQUIRE(cluster.Start("ps", 0).ok());
   REQUIRE(cluster.Start("worker", 0).ok());
   auto client = cluster.Connect("worker", 0, 20s);
@@ -142,7 +144,7 @@ TEST_CASE("a task listens only where it serves, and UCX's crash frames do not re
 }
 
 TEST_CASE("a task's shared memory is private to its user: no SysV, posix segments unlinked, 0600") {
-  LocalCluster cluster({{"worker", 2}});
+  LocalCluster cluster({{"worker", 2}}, {"--data-plane-transports=shm"});
   REQUIRE(cluster.StartAll().ok());
   auto client = cluster.Connect("worker", 0, 20s);
   REQUIRE(client.ok());
