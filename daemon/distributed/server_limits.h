@@ -10,10 +10,11 @@
 // address's failures, and at a bounded rate in all (the failed-login pace),
 // while the right one is answered at once.
 // Once logged in, a connection is a peer task or a client: the total cap
-// applies to it, and what it makes the task hold is bounded — each frame by
-// max_message_bytes, all frames together by the task's memory budget (which
-// also counts the constants of its sessions' graphs and its feeds), its
-// sessions by max_sessions_per_client, the partitions registered here by
+// applies to it, and what it makes the task hold is bounded — each frame,
+// and all its frames held at once, by max_message_bytes; every connection's
+// frames together by the task's memory budget (which also counts the
+// constants of its sessions' graphs and its feeds); its sessions by
+// max_sessions_per_client; the partitions registered here by
 // max_registered_graphs.
 //
 //   ServerLimits limits;               // the defaults below
@@ -55,7 +56,9 @@ struct ServerLimits {
   // The largest Cap'n Proto frame a logged-in connection may send; a header
   // announcing more closes the connection before its body is read. 0: room
   // for the largest tensor and graph a task accepts, and 64 MiB for the
-  // rest of a request (MaxMessageBytes). A frame also waits for room in the
+  // rest of a request (DefaultMaxMessageBytes, daemon/rpc/connection.h).
+  // A connection's frames held at once (calls not done with their params)
+  // are bounded by it too. A frame also waits for room in the
   // task's memory budget before its body is read, at most login_timeout.
   uint64_t max_message_bytes = 0;
 

@@ -158,11 +158,12 @@ class TaskServer::Connection {
 
   kj::Promise<void> ServeRpc() {
     // Every frame is charged to the task's memory budget until its message
-    // goes; one that finds no room waits at most as long as a login may.
+    // goes, and a connection's frames together may hold as much as its
+    // largest may; one that finds no room waits at most as long as a login.
     const ServerLimits& limits = server_.limits_;
     auto ledger = kj::refcounted<FrameLedger>(
         server_.timer_, server_.env_.kernel_env ? server_.env_.kernel_env->memory : nullptr,
-        limits.login_timeout.count() * kj::MILLISECONDS);
+        limits.login_timeout.count() * kj::MILLISECONDS, server_.max_message_bytes_);
     auto limited = kj::heap<PreLoginStream>(
         kj::mv(stream_),
         PreLoginStream::Limits{.pre_login_bytes = limits.pre_login_bytes,

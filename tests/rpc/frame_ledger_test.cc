@@ -3,8 +3,9 @@
 // that finds no room is not read on until memory comes back (back-pressure),
 // and is refused with RESOURCE_EXHAUSTED naming --memory-budget when none
 // comes within the wait, or at once when it is larger than the whole
-// budget. After login a frame over --max-message-bytes is refused at its
-// header. Time is the test's own (kj::TimerImpl), so nothing here sleeps.
+// budget. One connection's frames held at once have a bound of their own.
+// After login a frame over --max-message-bytes is refused at its header.
+// Time is the test's own (kj::TimerImpl), so nothing here sleeps.
 #include "daemon/rpc/frame_ledger.h"
 
 #include <capnp/message.h>
@@ -36,9 +37,9 @@ struct Connection {
   kj::AsyncIoStream& out = *pipe.ends[1];
   std::string pending;
 
-  Connection(uint64_t budget_bytes, uint64_t max_frame_bytes)
+  Connection(uint64_t budget_bytes, uint64_t max_frame_bytes, uint64_t connection_bytes = 0)
       : budget(std::make_shared<MemoryBudget>(budget_bytes)) {
-    auto ledger = kj::refcounted<FrameLedger>(timer, budget, 1 * kj::SECONDS);
+    auto ledger = kj::refcounted<FrameLedger>(timer, budget, 1 * kj::SECONDS, connection_bytes);
     auto limited = kj::heap<PreLoginStream>(
         kj::mv(pipe.ends[0]),
         PreLoginStream::Limits{.pre_login_bytes = 1 << 20, .max_frame_bytes = max_frame_bytes},
@@ -126,6 +127,35 @@ TEST_CASE("a frame that finds no room within the wait is refused with RESOURCE_E
   }
   first = nullptr;
   CHECK(c.budget->used() == 0);  // the refused frame holds nothing
+}
+
+TEST_CASE("one connection's frames held at once are bounded on their own") {
+  Connection c(1 << 30, 0, 4096);  // the task has room; the connection does not
+  const std::string frame = Frame(2500);
+  auto first_sent = c.Send(frame);
+  auto first = c.Read().wait(c.wait);
+  auto second_sent = c.Send(frame);
+  auto second = c.Read();
+  c.Pass(100 * kj::MILLISECONDS);
+  CHECK_FALSE(second.poll(c.wait));
+  CHECK(c.budget->used() == frame.size());  // the waiting frame holds none of the task's bytes
+  first = nullptr;
+  c.Pass(200 * kj::MILLISECONDS);
+  REQUIRE(second.poll(c.wait));
+  auto message = second.wait(c.wait);
+
+  auto third_sent = c.Send(frame);
+  auto third = c.Read();
+  c.Pass(1100 * kj::MILLISECONDS);
+  REQUIRE(third.poll(c.wait));
+  auto e = kj::runCatchingExceptions([&]() { third.wait(c.wait); });
+  const std::string why = Description(e);
+  INFO(why);
+  CHECK(why.find("RESOURCE_EXHAUSTED") != std::string::npos);
+  CHECK(why.find("found no room beside its connection's other frames for 1 s") !=
+        std::string::npos);
+  CHECK(why.find("of the 4096 bytes one connection's frames may hold (--max-message-bytes)") !=
+        std::string::npos);
 }
 
 TEST_CASE("a frame larger than the whole budget is refused at its header") {
