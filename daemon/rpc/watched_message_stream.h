@@ -14,8 +14,8 @@
 // carries the charge its frame took in the task's memory budget when the
 // byte stream beneath read the frame's header: the charge is attached to the
 // MessageReader and given back when Cap'n Proto frees the message — at once
-// for most, when the call ends for a call's params (or when it releases
-// them), so a run that waits in a step keeps its request counted.
+// for most, when the call ends for a call's params, or when it releases them
+// (run and runStep do, once their feeds are copied out and charged).
 //
 //   auto watched = kj::heap<WatchedMessageStream>(kj::mv(byte_stream), kj::addRef(*ledger));
 //   WatchedMessageStream& watch = *watched;
