@@ -28,10 +28,11 @@ std::vector<T> ToVector(const List& list) {
 }
 
 // The bytes of attr tensors one graph may still take, checked before each is
-// allocated.
+// allocated; each is charged to `memory` (when given) as it is decoded.
 class GraphTensorBudget {
  public:
-  explicit GraphTensorBudget(const SizeLimits& limits) : limits_(limits) {}
+  GraphTensorBudget(const SizeLimits& limits, std::shared_ptr<MemoryBudget> memory)
+      : limits_(limits), memory_(std::move(memory)) {}
 
   StatusOr<Tensor> Decode(proto::Tensor::Reader p) {
     TFD_ASSIGN_OR_RETURN(TensorProtoInfo info, InspectTensorProto(p));
@@ -49,11 +50,12 @@ class GraphTensorBudget {
           " allowed for the tensors of one graph (--max-graph-bytes)");
     }
     used_ += info.bytes;
-    return TensorFromProto(p, limits_.max_graph_tensor_bytes);
+    return TensorFromProto(p, limits_.max_graph_tensor_bytes, memory_);
   }
 
  private:
   const SizeLimits& limits_;
+  const std::shared_ptr<MemoryBudget> memory_;
   uint64_t used_ = 0;
 };
 
@@ -206,16 +208,20 @@ void VersionsToProto(const GraphVersions& v, proto::VersionDef::Builder out) {
 
 // An attr value this build cannot read, in a graph from a newer tfd, is
 // most likely of a kind added since: say so, and which versions disagree.
+// A value that does not fit in the memory budget is no such thing.
 Status AttrError(const Status& error, const GraphVersions& versions, const std::string& where) {
-  if (!WrittenByNewerTfd(versions)) return error.WithContext(where);
+  if (!WrittenByNewerTfd(versions) || error.code() == Code::kResourceExhausted) {
+    return error.WithContext(where);
+  }
   TFD_RETURN_IF_ERROR(CheckGraphVersions(versions));
   return NewerGraphError(versions, where + ": " + error.message());
 }
 
 }  // namespace
 
-StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& limits) {
-  GraphTensorBudget budget(limits);
+StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& limits,
+                                  std::shared_ptr<MemoryBudget> memory) {
+  GraphTensorBudget budget(limits, std::move(memory));
   GraphDef out;
   out.versions = VersionsFromProto(g);
   for (auto n : g.getNodes()) {

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "common/graph_def.h"
+#include "common/memory_budget.h"
 #include "common/size_limits.h"
 #include "schemas/graph.capnp.h"
 
@@ -46,8 +47,16 @@ Status SaveGraph(const GraphDef& g, const std::string& path, GraphFormat format)
 // both graph versions (common/graph_versions.h). ToProto writes the graph's
 // versions as they are: writers leave out default attrs first
 // (StripDefaultAttrs, common/op_registry.h).
-StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g,
-                                  const SizeLimits& limits = {});
+//
+// With `memory`, each attr tensor is charged to it as it is decoded and
+// stays charged for as long as a tensor holds its buffer: the returned
+// graph, copies of it, and kernels built from it (a session's graph, a
+// partition's, a Const's value). What does not fit gives RESOURCE_EXHAUSTED
+// naming the node, the attr, the tensor, its bytes and --memory-budget;
+// what was decoded before it is given back. A task passes its budget
+// (KernelEnv::memory) for every graph a client sends it.
+StatusOr<GraphDef> GraphFromProto(proto::GraphDef::Reader g, const SizeLimits& limits = {},
+                                  std::shared_ptr<MemoryBudget> memory = nullptr);
 void GraphToProto(const GraphDef& g, proto::GraphDef::Builder out);
 
 }  // namespace tfd

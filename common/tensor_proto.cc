@@ -1,6 +1,7 @@
 #include "common/tensor_proto.h"
 
 #include <cstring>
+#include <limits>
 
 namespace tfd {
 namespace {
@@ -44,6 +45,21 @@ ValueList ListOf(proto::Tensor::Reader p) {
     case proto::Tensor::STRING_VAL: return {"stringVal", p.getStringVal().size(), DType::kString};
   }
   return {};
+}
+
+// The characters of the strings a stringVal list of `n` elements fills a
+// tensor with: the last value repeats to the end. Saturates at UINT64_MAX.
+uint64_t StringCharacters(capnp::List<capnp::Data>::Reader values, int64_t n) {
+  uint64_t total = 0;
+  for (auto v : values) total += v.size();  // at most a message's size: no overflow
+  if (values.size() == 0 || static_cast<uint64_t>(n) <= values.size()) return total;
+  uint64_t repeated = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(n - values.size()),
+                             uint64_t{values[values.size() - 1].size()}, &repeated) ||
+      __builtin_add_overflow(total, repeated, &total)) {
+    return std::numeric_limits<uint64_t>::max();
+  }
+  return total;
 }
 
 }  // namespace
@@ -97,10 +113,19 @@ StatusOr<TensorProtoInfo> InspectTensorProto(proto::Tensor::Reader p) {
     return errors::InvalidArgument("tensor of shape ", info.shape.ToString(), " given ",
                                    values.size, " values");
   }
+  if (info.dtype == DType::kString) {
+    // One long string repeated to fill a large shape would otherwise pass
+    // every limit as a few bytes per element.
+    const uint64_t characters = StringCharacters(p.getStringVal(), info.shape.num_elements());
+    if (__builtin_add_overflow(info.bytes, characters, &info.bytes)) {
+      info.bytes = std::numeric_limits<uint64_t>::max();
+    }
+  }
   return info;
 }
 
-StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader p, uint64_t max_bytes) {
+StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader p, uint64_t max_bytes,
+                                 std::shared_ptr<MemoryBudget> budget) {
   TFD_ASSIGN_OR_RETURN(TensorProtoInfo info, InspectTensorProto(p));
   if (info.bytes > max_bytes) {
     return errors::InvalidArgument("tensor ", DTypeName(info.dtype), info.shape.ToString(),
@@ -108,7 +133,12 @@ StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader p, uint64_t max_bytes) {
                                    FormatBytes(max_bytes),
                                    " allowed for one tensor (--max-tensor-bytes)");
   }
-  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(info.dtype, info.shape));
+  auto allocated = Tensor::Allocate(info.dtype, info.shape, std::move(budget));
+  if (!allocated.ok()) {
+    return allocated.status().WithContext("tensor " + std::string(DTypeName(info.dtype)) +
+                                          info.shape.ToString());
+  }
+  Tensor t = std::move(allocated).value();
   switch (p.which()) {
     case proto::Tensor::CONTENT: {
       auto bytes = p.getContent();

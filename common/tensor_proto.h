@@ -22,7 +22,9 @@ namespace tfd {
 struct TensorProtoInfo {
   DType dtype = DType::kInvalid;
   TensorShape shape;
-  uint64_t bytes = 0;  // what the decoded elements take in memory
+  // What the decoded elements take in memory; for strings the objects and
+  // their characters, repeated ones included.
+  uint64_t bytes = 0;
 };
 
 // INVALID_ARGUMENT for an invalid dtype or a bad shape (a negative
@@ -33,9 +35,13 @@ StatusOr<TensorProtoInfo> InspectTensorProto(proto::Tensor::Reader t);
 
 // Everything InspectTensorProto checks, and INVALID_ARGUMENT when the tensor
 // would take more than `max_bytes` — all before allocating. Copies the
-// elements.
+// elements into a buffer charged to `budget` when one is given (for as long
+// as the tensor's buffer lives; RESOURCE_EXHAUSTED, nothing allocated, when
+// it does not fit). Of a string tensor the budget counts the string
+// objects, not their characters.
 StatusOr<Tensor> TensorFromProto(proto::Tensor::Reader t,
-                                 uint64_t max_bytes = SizeLimits().max_tensor_bytes);
+                                 uint64_t max_bytes = SizeLimits().max_tensor_bytes,
+                                 std::shared_ptr<MemoryBudget> budget = nullptr);
 void TensorToProto(const Tensor& t, proto::Tensor::Builder out);
 
 StatusOr<DType> DTypeFromProto(proto::DType d);

@@ -127,8 +127,8 @@ Status TaskHost::Build(const TfdConfig& config) {
   }
   kernel_env_.memory = std::make_shared<MemoryBudget>(
       config.memory_budget > 0 ? config.memory_budget : MemoryBudget::DefaultLimit());
-  env.logger->info("kernels' tensors may hold {} (--memory-budget), one tensor {} "
-                   "(--max-tensor-bytes)",
+  env.logger->info("tensors, graphs' constants and received frames may hold {} "
+                   "(--memory-budget), one tensor {} (--max-tensor-bytes)",
                    FormatBytes(kernel_env_.memory->limit()),
                    FormatBytes(kernel_env_.limits.max_tensor_bytes));
   if (!config.data_dir.empty()) kernel_env_.io_dirs.push_back(config.data_dir);

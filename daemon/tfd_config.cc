@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "common/token_file.h"
+#include "daemon/rpc/connection.h"
 
 namespace tfd {
 namespace po = boost::program_options;
@@ -67,7 +68,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("max-graph-tensor-bytes", po::value<std::string>(), "largest tensor a graph may hold in an attr (a Const), default 64M (TFD_MAX_GRAPH_TENSOR_BYTES)")
       ("max-graph-bytes", po::value<std::string>(), "all attr tensors of one graph together, default 256M (TFD_MAX_GRAPH_BYTES)")
       ("max-tensor-bytes", po::value<std::string>(), "largest tensor a kernel may output or a feed may be, default 4G (TFD_MAX_TENSOR_BYTES)")
-      ("memory-budget", po::value<std::string>(), "bytes kernels' tensors may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)")
+      ("memory-budget", po::value<std::string>(), "bytes kernels' tensors, graphs' constants and received frames may hold at once, default 3/4 of memory (TFD_MEMORY_BUDGET)")
+      ("max-message-bytes", po::value<std::string>(), "largest Cap'n Proto frame a logged-in connection may send, at most 16G; default --max-tensor-bytes + --max-graph-bytes + 64M (TFD_MAX_MESSAGE_BYTES)")
+      ("max-sessions-per-client", po::value<std::string>(), "sessions one connection may hold at once, default 64 (TFD_MAX_SESSIONS_PER_CLIENT)")
+      ("max-registered-graphs", po::value<std::string>(), "partitions masters may have registered with this task at once, default 4096 (TFD_MAX_REGISTERED_GRAPHS)")
       // The data plane: docs/cli.md, "The data plane".
       ("max-received-bytes", po::value<std::string>(), "bytes of tensors pushed by peers held at once before pushes wait, default 4G (TFD_MAX_RECEIVED_BYTES)")
       ("data-plane-transports", po::value<std::string>(), "how tensors reach other tasks: stream (a stream to every task; the default) or shm (UCX shared memory with the tasks of this host, streams to the others; faster on one host, see docs/cli.md) (TFD_DATA_PLANE_TRANSPORTS)")
@@ -327,6 +331,10 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                             c.server_limits.failed_login_rate));
   TFD_RETURN_IF_ERROR(seconds("failed-login-max-delay", "TFD_FAILED_LOGIN_MAX_DELAY",
                               c.server_limits.failed_login_max_delay));
+  TFD_RETURN_IF_ERROR(count("max-sessions-per-client", "TFD_MAX_SESSIONS_PER_CLIENT", 1,
+                            c.server_limits.max_sessions_per_client));
+  TFD_RETURN_IF_ERROR(count("max-registered-graphs", "TFD_MAX_REGISTERED_GRAPHS", 1,
+                            c.server_limits.max_registered_graphs));
   for (const char* flag : {"max-failed-logins", "failed-login-window"}) {
     if (auto v = get(flag, env_name(flag).c_str())) {
       return errors::InvalidArgument(
@@ -341,7 +349,9 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
            std::tuple{"max-graph-bytes", "TFD_MAX_GRAPH_BYTES", &c.size_limits.max_graph_bytes},
            std::tuple{"max-tensor-bytes", "TFD_MAX_TENSOR_BYTES", &c.size_limits.max_tensor_bytes},
            std::tuple{"memory-budget", "TFD_MEMORY_BUDGET", &c.memory_budget},
-           std::tuple{"max-received-bytes", "TFD_MAX_RECEIVED_BYTES", &c.max_received_bytes}}) {
+           std::tuple{"max-received-bytes", "TFD_MAX_RECEIVED_BYTES", &c.max_received_bytes},
+           std::tuple{"max-message-bytes", "TFD_MAX_MESSAGE_BYTES",
+                      &c.server_limits.max_message_bytes}}) {
     if (auto v = get(flag, env)) {
       auto bytes = ParseByteSize(v->first);
       if (!bytes) {
@@ -350,6 +360,12 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       }
       *field = *bytes;
     }
+  }
+  // Cap'n Proto reads no larger frame, whatever we allow.
+  if (constexpr uint64_t kMost = kMaxMessageWords * 8; c.server_limits.max_message_bytes > kMost) {
+    return errors::InvalidArgument("--max-message-bytes must be at most ", FormatBytes(kMost),
+                                   " (Cap'n Proto's own limit), not ",
+                                   FormatBytes(c.server_limits.max_message_bytes));
   }
   if (auto v = get("data-plane-transports", "TFD_DATA_PLANE_TRANSPORTS")) {
     if (v->first != "stream" && v->first != "shm") {

@@ -115,20 +115,31 @@ kj::Promise<StatusAnswer> AnswersBy(Peers& peers, const std::string& task, kj::T
 kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
   auto params = context.getParams();
   const auto timeout = RequestTimeout(params.getOptions().getStepTimeoutMs(), env_.step_timeout);
+  // Its place is taken first, so that sessions being made count too.
+  auto slot = quota_.TryTake();
+  if (slot == nullptr) {
+    return KjFromStatus(errors::ResourceExhausted(
+        "this client holds ", quota_.held(), " sessions, the most one login may hold "
+        "(--max-sessions-per-client ", quota_.limit(), "): close one first"));
+  }
   // Read and checked on the pool: a graph's constants may be large, and the
-  // loop serves everyone else meanwhile. Bad graphs fail here, not at run.
+  // loop serves everyone else meanwhile. Bad graphs fail here, not at run;
+  // so do constants that do not fit in the memory budget. The request's
+  // frame stays charged until the call returns (daemon/rpc/frame_ledger.h),
+  // which covers the copy the pool reads.
   auto graph = OwnedCopy(params.getGraph());
   return OnPool<GraphDef>(*env_.pool,
-                          [graph, registry = env_.registry,
-                           limits = env_.kernel_env->limits]() -> StatusOr<GraphDef> {
+                          [graph, registry = env_.registry, limits = env_.kernel_env->limits,
+                           memory = env_.kernel_env->memory]() -> StatusOr<GraphDef> {
                             TFD_ASSIGN_OR_RETURN(
                                 GraphDef def,
-                                GraphFromProto(graph->getRoot<proto::GraphDef>(), limits));
+                                GraphFromProto(graph->getRoot<proto::GraphDef>(), limits, memory));
                             TFD_RETURN_IF_ERROR(Graph::Build(def, *registry).status());
                             return def;
                           })
-      .then([this, context, timeout](GraphDef def) mutable {
-        context.getResults().setSession(kj::heap<MasterSession>(env_, local_, std::move(def), timeout));
+      .then([this, context, timeout, slot = std::move(slot)](GraphDef def) mutable {
+        context.getResults().setSession(
+            kj::heap<MasterSession>(env_, local_, std::move(def), timeout, std::move(slot)));
       });
 }
 

@@ -145,16 +145,23 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
       return KjFromStatus(errors::InvalidArgument("the callable takes ", feeds_.size(),
                                                   " feeds, not ", wire.size()));
     }
-    const size_t max_bytes = session_.env_.kernel_env->limits.max_tensor_bytes;
+    const KernelEnv& kernel_env = *session_.env_.kernel_env;
     std::vector<Tensor> feeds;
     feeds.reserve(wire.size());
     for (unsigned i = 0; i < wire.size(); ++i) {
-      auto value = TensorFromProto(wire[i], max_bytes);
+      // Charged for as long as the step holds it, as a kernel's output is.
+      auto value = TensorFromProto(wire[i], kernel_env.limits.max_tensor_bytes, kernel_env.memory);
       if (!value.ok()) {
         return KjFromStatus(value.status().WithContext("feed '" + feeds_[i].ToString() + "'"));
       }
       feeds.push_back(std::move(value).value());
     }
+    const auto options = params.getOptions();
+    const int64_t timeout_ms = options.getTimeoutMs();
+    const bool trace = options.getTrace();
+    // The request's message (and its frame's charge) need not wait for the
+    // step: the feeds are copied out.
+    context.releaseParams();
     if (prepared_ == nullptr) {
       // The first run's values stand in for declared types where the graph
       // cannot say (see RewriteForRun), as for Session.run.
@@ -165,10 +172,7 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
       if (!prepared.ok()) return KjFromStatus(prepared.status());
       prepared_ = *std::move(prepared);
     }
-    const auto options = params.getOptions();
-    return session_
-        .RunPrepared(prepared_, std::move(feeds), fetches_.size(), options.getTimeoutMs(),
-                     options.getTrace())
+    return session_.RunPrepared(prepared_, std::move(feeds), fetches_.size(), timeout_ms, trace)
         .then([context](std::shared_ptr<StepState> step) mutable {
           auto results = context.getResults();
           auto out = results.initFetches(static_cast<unsigned>(step->fetches.size()));
@@ -185,10 +189,12 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
 };
 
 MasterSession::MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
-                             std::chrono::milliseconds step_timeout)
+                             std::chrono::milliseconds step_timeout,
+                             std::unique_ptr<Quota::Slot> slot)
     : CountedServer(env.metrics),
       env_(env),
       local_(local),
+      slot_(std::move(slot)),
       graph_(std::move(graph)),
       step_timeout_(step_timeout),
       presence_(std::make_shared<const std::string>(NewSessionName(env))),
@@ -206,10 +212,11 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
   auto applied = extended_.addBranch().then([this, more]() {
     return OnPool<GraphDef>(*env_.pool,
                             [more, merged = graph_, registry = env_.registry,
-                             limits = env_.kernel_env->limits]() mutable -> StatusOr<GraphDef> {
+                             limits = env_.kernel_env->limits,
+                             memory = env_.kernel_env->memory]() mutable -> StatusOr<GraphDef> {
                               TFD_ASSIGN_OR_RETURN(
                                   GraphDef added,
-                                  GraphFromProto(more->getRoot<proto::GraphDef>(), limits));
+                                  GraphFromProto(more->getRoot<proto::GraphDef>(), limits, memory));
                               TFD_RETURN_IF_ERROR(CheckGraphVersions(added.versions));
                               for (NodeDef& n : added.nodes) merged.nodes.push_back(std::move(n));
                               merged.versions =
@@ -218,6 +225,7 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
                               return merged;
                             })
         .then([this](GraphDef merged) {
+          if (closed_) return;  // what it holds went with close()
           graph_ = std::move(merged);
           prepared_.clear();
         });
@@ -232,6 +240,10 @@ kj::Promise<void> MasterSession::close(CloseContext) {
   prepared_.clear();  // releases every registered partition
   presence_.reset();  // what it read on each task is free for another session
   for (CallableServer* c : callables_) c->Release();
+  // Its constants leave the memory budget, and its place the client's
+  // quota, now: a client may keep a closed session's capability.
+  graph_ = GraphDef();
+  slot_.reset();
   return kj::READY_NOW;
 }
 
@@ -465,7 +477,9 @@ kj::Promise<void> MasterSession::Run(RunContext context) {
   for (auto f : params.getFeeds()) {
     auto id = ParseTensorId(f.getName());
     if (!id.ok()) return KjFromStatus(id.status());
-    auto value = TensorFromProto(f.getTensor(), env_.kernel_env->limits.max_tensor_bytes);
+    // Charged for as long as the step holds it, as a kernel's output is.
+    auto value = TensorFromProto(f.getTensor(), env_.kernel_env->limits.max_tensor_bytes,
+                                 env_.kernel_env->memory);
     if (!value.ok()) return KjFromStatus(value.status().WithContext("feed '" + std::string(f.getName().cStr()) + "'"));
     feeds.emplace_back(std::move(id).value(), std::move(value).value());
   }
@@ -478,13 +492,17 @@ kj::Promise<void> MasterSession::Run(RunContext context) {
   std::vector<std::string> targets;
   for (auto t : params.getTargets()) targets.emplace_back(t.cStr());
   const auto options = params.getOptions();
+  const int64_t timeout_ms = options.getTimeoutMs();
+  const bool trace = options.getTrace();
+  // The request's message (and its frame's charge) need not wait for the
+  // step: everything in it is copied out.
+  context.releaseParams();
 
   auto prepared = Prepare(feeds, fetches, targets, SignatureKey(feeds, fetches, targets));
   if (!prepared.ok()) return KjFromStatus(prepared.status());
   std::vector<Tensor> values;
   for (auto& [id, tensor] : feeds) values.push_back(std::move(tensor));
-  return RunPrepared(*std::move(prepared), std::move(values), fetches.size(),
-                     options.getTimeoutMs(), options.getTrace())
+  return RunPrepared(*std::move(prepared), std::move(values), fetches.size(), timeout_ms, trace)
       .then([context, fetches = std::move(fetches)](std::shared_ptr<StepState> step) mutable {
         auto results = context.getResults();
         auto out = results.initFetches(static_cast<unsigned>(fetches.size()));

@@ -16,6 +16,12 @@
 // A callable (makeCallable) holds its signature's prepared partitions, so
 // its runs skip parsing names and looking the signature up.
 //
+// What a session holds is counted: the constants of its graph (decoded
+// charged to the task's memory budget, see GraphFromProto, and shared by
+// its partitions and their Const kernels), the values fed to its runs (as
+// decoded), and its place among its client's sessions (a Quota slot). The
+// graph and the place are given back when it closes.
+//
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
 
@@ -32,6 +38,7 @@
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
 #include "daemon/distributed/partition_run.h"
+#include "daemon/distributed/quota.h"
 #include "daemon/distributed/worker_service.h"
 #include "schemas/rpc.capnp.h"
 
@@ -39,9 +46,11 @@ namespace tfd {
 
 class MasterSession final : public CountedServer<proto::Session> {
  public:
-  // `local` runs this task's partitions and outlives the session.
+  // `local` runs this task's partitions and outlives the session; `slot`
+  // is its place among its client's sessions (null: not counted).
   MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
-                std::chrono::milliseconds step_timeout);
+                std::chrono::milliseconds step_timeout,
+                std::unique_ptr<Quota::Slot> slot = nullptr);
   ~MasterSession();
 
  protected:
@@ -107,6 +116,7 @@ class MasterSession final : public CountedServer<proto::Session> {
 
   TaskEnv& env_;
   WorkerService& local_;
+  std::unique_ptr<Quota::Slot> slot_;
   GraphDef graph_;
   std::chrono::milliseconds step_timeout_;
   std::map<std::string, std::shared_ptr<Prepared>> prepared_;

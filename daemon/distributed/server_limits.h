@@ -9,8 +9,13 @@
 // caps); a wrong token is answered only after a delay that grows with its
 // address's failures, and at a bounded rate in all (the failed-login pace),
 // while the right one is answered at once.
-// Once logged in, a connection is a peer task or a client and only the
-// total cap applies to it: it is what the task is for.
+// Once logged in, a connection is a peer task or a client: the total cap
+// applies to it, and what it makes the task hold is bounded — each frame,
+// and all its frames held at once, by max_message_bytes; every connection's
+// frames together by the task's memory budget (which also counts the
+// constants of its sessions' graphs and its feeds); its sessions by
+// max_sessions_per_client; the partitions registered here by
+// max_registered_graphs.
 //
 //   ServerLimits limits;               // the defaults below
 //   limits.login_timeout = std::chrono::seconds(2);
@@ -47,6 +52,25 @@ struct ServerLimits {
   // checked against each frame's declared size before its body is read, so a
   // header claiming gigabytes costs nothing.
   uint64_t pre_login_bytes = uint64_t{1} << 20;
+
+  // The largest Cap'n Proto frame a logged-in connection may send; a header
+  // announcing more closes the connection before its body is read. 0: room
+  // for the largest tensor and graph a task accepts, and 64 MiB for the
+  // rest of a request (DefaultMaxMessageBytes, daemon/rpc/connection.h).
+  // A connection's frames held at once (calls not done with their params)
+  // are bounded by it too. A frame also waits for room in the
+  // task's memory budget before its body is read, at most login_timeout.
+  uint64_t max_message_bytes = 0;
+
+  // Sessions one connection may hold at once (each login is a client): the
+  // next createSession is RESOURCE_EXHAUSTED until one goes. A trainer holds
+  // one or two; 64 leaves room for tools and notebooks.
+  int max_sessions_per_client = 64;
+
+  // Partitions masters have registered with this task (registerGraph) and
+  // hold at once. A worker's session registers one per task per signature
+  // of its runs, a handful; 4096 serves hundreds of workers' sessions.
+  int max_registered_graphs = 4096;
 
   // Failed logins (daemon/distributed/login_throttle.h): an address's first
   // few failures are answered at once, then after 100 ms, doubling up to

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "daemon/distributed/gate_service.h"
+#include "daemon/rpc/frame_ledger.h"
 #include "daemon/rpc/pre_login_stream.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/stream_frames.h"
@@ -156,13 +157,28 @@ class TaskServer::Connection {
   }
 
   kj::Promise<void> ServeRpc() {
-    auto limited = kj::heap<PreLoginStream>(kj::mv(stream_), server_.limits_.pre_login_bytes);
+    // Every frame is charged to the task's memory budget until its message
+    // goes, and a connection's frames together may hold as much as its
+    // largest may; one that finds no room waits at most as long as a login.
+    const ServerLimits& limits = server_.limits_;
+    auto ledger = kj::refcounted<FrameLedger>(
+        server_.timer_, server_.env_.kernel_env ? server_.env_.kernel_env->memory : nullptr,
+        limits.login_timeout.count() * kj::MILLISECONDS, server_.max_message_bytes_);
+    auto limited = kj::heap<PreLoginStream>(
+        kj::mv(stream_),
+        PreLoginStream::Limits{.pre_login_bytes = limits.pre_login_bytes,
+                               .max_frame_bytes = server_.max_message_bytes_},
+        kj::addRef(*ledger));
     pre_login_ = limited.get();
-    auto watched = kj::heap<WatchedMessageStream>(kj::mv(limited));
+    auto watched = kj::heap<WatchedMessageStream>(kj::mv(limited), kj::mv(ledger));
     watch_ = watched.get();
+    // A master of its own, which counts this client's sessions.
+    auto master = kj::heap<MasterService>(server_.env_, *server_.worker_server_,
+                                          limits.max_sessions_per_client);
+    MasterService& master_server = *master;
     auto gate = kj::heap<GateService>(
-        server_.env_, TaskServices{server_.master_, server_.worker_, server_.env_.incarnation},
-        GateService::Servers{server_.master_server_, server_.worker_server_}, server_.auth_,
+        server_.env_, TaskServices{kj::mv(master), server_.worker_, server_.env_.incarnation},
+        GateService::Servers{&master_server, server_.worker_server_}, server_.auth_,
         kj::addRef(*state_));
     rpc_ = RpcConnection::Server(kj::mv(watched), kj::mv(gate));
     return rpc_->OnDisconnect();
@@ -220,7 +236,7 @@ class TaskServer::Connection {
     server_.live_.erase(id_);
     if (kind_.empty()) {
       KJ_IF_MAYBE(limited, pre_login_) {
-        KJ_IF_MAYBE(why, (*limited)->refusal()) { SetReason("pre-login limit", *why); }
+        KJ_IF_MAYBE(refused, (*limited)->refusal()) { SetReason(refused->kind, refused->why); }
       }
       KJ_IF_MAYBE(watched, watch_) {
         KJ_IF_MAYBE(why, (*watched)->failure()) { SetReason("broken connection", *why); }
@@ -261,15 +277,18 @@ TaskServer::TaskServer(TaskEnv& env, kj::AsyncIoProvider& io, kj::Timer& timer, 
                         .rate = limits.failed_login_rate}),
       auth_(env.task, token_, tls_ != nullptr, throttle_, log_),
       table_(limits),
+      max_message_bytes_(limits.max_message_bytes > 0
+                             ? limits.max_message_bytes
+                             : DefaultMaxMessageBytes(env.kernel_env ? env.kernel_env->limits
+                                                                     : SizeLimits())),
       accept_backoff_(kAcceptRetry),
       errors_(env.logger, "a connection"),
       connections_(errors_) {
-  auto worker = kj::heap<WorkerService>(env);
+  auto worker = kj::heap<WorkerService>(env, limits.max_registered_graphs);
   WorkerService& local = *worker;
   worker_server_ = worker.get();
   worker_ = kj::mv(worker);  // the capability keeps it for the server's life
-  auto master = kj::heap<MasterService>(env, local);
-  master_server_ = master.get();
+  auto master = kj::heap<MasterService>(env, local, limits.max_sessions_per_client);
   master_ = kj::mv(master);
   peers_ = kj::heap<Peers>(io, timer, env.cluster, env.task,
                            TaskServices{master_, worker_, env.incarnation}, token_, env.data_plane,

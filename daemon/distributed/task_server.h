@@ -11,6 +11,12 @@
 // Every connection refused, shed, timed out or broken is logged once with
 // the peer's address and the reason, a few lines per second per kind.
 //
+// Once logged in, what a connection makes the task hold is bounded (see
+// ServerLimits): each frame by --max-message-bytes, all frames together by
+// the task's memory budget, shared by every connection (a frame waits for
+// room before its body is read; daemon/rpc/frame_ledger.h), and its sessions
+// by the MasterService each connection gets for itself.
+//
 // With `tls` every accepted connection is a TLS server whose handshake must
 // finish, client certificate checked, before a byte reaches Cap'n Proto; the
 // login deadline and the pending-connection caps cover the handshake, so a
@@ -88,17 +94,19 @@ class TaskServer {
   std::string token_;
   const ServerLimits limits_;
   std::shared_ptr<Tls> tls_;
+  // The task's own master (for this process and its peers' view of it;
+  // each connection gets a master of its own) and its one worker.
   proto::Master::Client master_;
   proto::Worker::Client worker_;
-  // The objects behind master_ and worker_ (which keep them alive), for the
-  // guarded capabilities of restricted logins.
-  MasterService* master_server_ = nullptr;
+  // The object behind worker_ (which keeps it alive): each connection's
+  // master runs its partitions, restricted logins get it guarded.
   WorkerService* worker_server_ = nullptr;
   kj::Own<Peers> peers_;
   RateLimitedLog log_;
   LoginThrottle throttle_;
   Authenticator auth_;
   ConnectionTable table_;
+  const uint64_t max_message_bytes_;  // limits_.max_message_bytes, or derived
   std::map<ConnectionTable::Id, Connection*> live_;  // each owned by its task in connections_
   kj::Own<kj::ConnectionReceiver> listener_;
   kj::Promise<void> accepting_ = nullptr;

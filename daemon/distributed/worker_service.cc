@@ -29,13 +29,15 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
   // `offer`: the partition's place on the step channel, withdrawn with it.
   RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor,
                       std::shared_ptr<const std::string> session,
-                      std::unique_ptr<StepChannel::Offer> offer)
+                      std::unique_ptr<StepChannel::Offer> offer,
+                      std::unique_ptr<Quota::Slot> slot)
       : CountedServer(env.metrics),
         env_(env),
         rendezvous_(rendezvous),
         partition_(env, std::move(executor)),
         session_(std::move(session)),
-        offer_(std::move(offer)) {}
+        offer_(std::move(offer)),
+        slot_(std::move(slot)) {}
 
  protected:
   kj::Promise<void> runStep(RunStepContext context) override {
@@ -43,8 +45,10 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
     auto params = context.getParams();
     PartitionStep step;
     for (auto t : params.getFeeds()) {
-      // Copied: feeds outlive the request.
-      auto tensor = TensorFromProto(t, env_.kernel_env->limits.max_tensor_bytes);
+      // Copied, and charged for as long as the step holds them: feeds
+      // outlive the request, which goes at once (releaseParams below).
+      auto tensor = TensorFromProto(t, env_.kernel_env->limits.max_tensor_bytes,
+                                    env_.kernel_env->memory);
       if (!tensor.ok()) return KjFromStatus(tensor.status());
       step.feeds.push_back(std::move(tensor).value());
     }
@@ -61,6 +65,7 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
     step.step_id = params.getStepId();
     step.timeout_ms = params.getTimeoutMs();
     step.trace = params.getTrace();
+    context.releaseParams();
     return RunPartition(env_, rendezvous_, partition_.executor(), std::move(step))
         .then([context](PartitionResult r) mutable {
           auto results = context.getResults();
@@ -76,6 +81,7 @@ class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
   HeldPartition partition_;
   std::shared_ptr<const std::string> session_;  // null from an older master
   std::unique_ptr<StepChannel::Offer> offer_;   // null when not on the channel
+  std::unique_ptr<Quota::Slot> slot_;
 };
 
 // How long a registration waits to reach its master over the data plane
@@ -87,8 +93,12 @@ constexpr size_t kMaxSessionName = 256;
 
 }  // namespace
 
-WorkerService::WorkerService(TaskEnv& env)
-    : CountedServer(env.metrics), env_(env), rendezvous_(env), channel_(env, rendezvous_) {}
+WorkerService::WorkerService(TaskEnv& env, int max_registered_graphs)
+    : CountedServer(env.metrics),
+      env_(env),
+      registered_(max_registered_graphs),
+      rendezvous_(env),
+      channel_(env, rendezvous_) {}
 
 kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // Read, checked and given its kernels on the pool: constants may be large
@@ -108,15 +118,25 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
                                                 session_name.size(), " bytes; at most ",
                                                 kMaxSessionName, " are accepted"));
   }
+  // Its place is taken first, so that registrations under way count too.
+  auto slot = registered_.TryTake();
+  if (slot == nullptr) {
+    return KjFromStatus(errors::ResourceExhausted(
+        env_.task, " holds ", registered_.held(), " partitions registered by masters, the most "
+        "it takes (--max-registered-graphs ", registered_.limit(), ")"));
+  }
   auto session = session_name.empty() ? nullptr : SessionPresenceFor(session_name);
   auto def = OwnedCopy(params.getGraph());
   using Built = std::shared_ptr<Executor>;
-  // The task's env outlives the pool's work; this service may not.
+  // The task's env outlives the pool's work; this service may not. The
+  // constants are charged as they are decoded, and stay charged while the
+  // partition's kernels hold them.
   return OnPool<Built>(*env_.pool,
                        [&env = env_, def, master, weak = SessionPresence(session)]() -> StatusOr<Built> {
                          TFD_ASSIGN_OR_RETURN(GraphDef parsed,
                                               GraphFromProto(def->getRoot<proto::GraphDef>(),
-                                                             env.kernel_env->limits));
+                                                             env.kernel_env->limits,
+                                                             env.kernel_env->memory));
                          return MakePartitionExecutor(env, std::move(parsed), master, weak);
                        })
       .then([this, master](Built executor) {
@@ -125,11 +145,12 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
           return std::make_pair(std::move(executor), std::move(offer));
         });
       })
-      .then([this, context, session](auto built) mutable {
+      .then([this, context, session, slot = std::move(slot)](auto built) mutable {
         auto results = context.getResults();
         if (built.second) results.setStepChannel(built.second->handle());
         results.setGraph(kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(built.first),
-                                                       session, std::move(built.second)));
+                                                       session, std::move(built.second),
+                                                       std::move(slot)));
       });
 }
 

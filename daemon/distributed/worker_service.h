@@ -11,6 +11,13 @@
 // session (StepContext::master, ::session). Checkpoint calls do
 // their file work on the compute pool too (daemon/checkpoint/checkpoint_manager.h).
 //
+// What masters make this task hold is counted: a registered partition's
+// constants are charged to the task's memory budget as they are decoded
+// (past it registerGraph is RESOURCE_EXHAUSTED naming the node and
+// --memory-budget), a runStep's feeds as they are copied out of its request,
+// and at most `max_registered_graphs` partitions are registered at once
+// (--max-registered-graphs), those being registered included.
+//
 // Thread-safety: a capnp server; event-loop thread only.
 #pragma once
 
@@ -18,6 +25,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/distributed/quota.h"
 #include "daemon/distributed/step_channel.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
@@ -28,7 +36,7 @@ namespace tfd {
 
 class WorkerService final : public CountedServer<proto::Worker> {
  public:
-  explicit WorkerService(TaskEnv& env);
+  explicit WorkerService(TaskEnv& env, int max_registered_graphs = 4096);
 
   // Where this task's partitions send and receive; the master's own
   // partition uses it too (daemon/distributed/partition_run.h).
@@ -57,6 +65,8 @@ class WorkerService final : public CountedServer<proto::Worker> {
   std::shared_ptr<const std::string> SessionPresenceFor(const std::string& session);
 
   TaskEnv& env_;
+  // Partitions registered here and alive, and registrations under way.
+  Quota registered_;
   TaskRendezvous rendezvous_;
   StepChannel channel_;
   // By session name; an entry expires with the session's last graph here

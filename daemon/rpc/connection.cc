@@ -1,5 +1,7 @@
 #include "daemon/rpc/connection.h"
 
+#include <algorithm>
+
 #include "daemon/rpc/read_ahead_stream.h"
 
 namespace tfd {
@@ -9,6 +11,17 @@ capnp::ReaderOptions WireReaderOptions() {
   options.traversalLimitInWords = kMaxMessageWords;
   options.nestingLimit = 64;
   return options;
+}
+
+uint64_t DefaultMaxMessageBytes(const SizeLimits& limits) {
+  constexpr uint64_t kMostBytes = kMaxMessageWords * sizeof(capnp::word);
+  constexpr uint64_t kRestOfRequest = uint64_t{64} << 20;
+  uint64_t bytes = 0;
+  if (__builtin_add_overflow(limits.max_tensor_bytes, limits.max_graph_bytes, &bytes) ||
+      __builtin_add_overflow(bytes, kRestOfRequest, &bytes)) {
+    return kMostBytes;
+  }
+  return std::min(bytes, kMostBytes);
 }
 
 RpcConnection::RpcConnection(kj::Own<capnp::MessageStream> messages,

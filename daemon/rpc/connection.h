@@ -14,11 +14,20 @@
 #include <capnp/serialize-async.h>
 #include <kj/async-io.h>
 
+#include "common/size_limits.h"
+
 namespace tfd {
 
 inline constexpr uint64_t kMaxMessageWords = uint64_t{1} << 31;  // 16 GiB
 
 capnp::ReaderOptions WireReaderOptions();
+
+// The largest frame a server lets a logged-in peer send when
+// --max-message-bytes does not say: room for the largest tensor a feed may
+// be and all the constants of a graph, and 64 MiB for the rest of a request;
+// never more than Cap'n Proto reads (kMaxMessageWords). With the defaults,
+// 4.3 GiB.
+uint64_t DefaultMaxMessageBytes(const SizeLimits& limits);
 
 class RpcConnection {
  public:

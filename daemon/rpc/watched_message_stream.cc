@@ -5,8 +5,9 @@
 
 namespace tfd {
 
-WatchedMessageStream::WatchedMessageStream(kj::Own<kj::AsyncIoStream> stream)
-    : stream_(kj::mv(stream)), messages_(*stream_) {}
+WatchedMessageStream::WatchedMessageStream(kj::Own<kj::AsyncIoStream> stream,
+                                           kj::Own<FrameLedger> ledger)
+    : ledger_(kj::mv(ledger)), stream_(kj::mv(stream)), messages_(*stream_) {}
 
 kj::Maybe<const std::string&> WatchedMessageStream::failure() const {
   KJ_IF_MAYBE(why, failure_) { return *why; }
@@ -21,10 +22,17 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> WatchedMessageStream::tryRead
     kj::ArrayPtr<kj::AutoCloseFd> fd_space, capnp::ReaderOptions options,
     kj::ArrayPtr<capnp::word> scratch_space) {
   return messages_.tryReadMessage(fd_space, options, scratch_space)
-      .catch_([this](kj::Exception&& e) -> kj::Maybe<capnp::MessageReaderAndFds> {
-        Note(e.getDescription());
-        kj::throwFatalException(kj::mv(e));
-      });
+      .then(
+          [this](kj::Maybe<capnp::MessageReaderAndFds>&& message) {
+            if (ledger_.get() != nullptr) {
+              KJ_IF_MAYBE(m, message) { m->reader = m->reader.attach(ledger_->TakeNext()); }
+            }
+            return kj::mv(message);
+          },
+          [this](kj::Exception&& e) -> kj::Maybe<capnp::MessageReaderAndFds> {
+            Note(e.getDescription());
+            kj::throwFatalException(kj::mv(e));
+          });
 }
 
 void WatchedMessageStream::InspectOutgoing(

@@ -10,7 +10,14 @@
 // connection (the peer went away or closed its RpcSystem) and are not
 // remembered; neither is a clean end of stream between messages.
 //
-//   auto watched = kj::heap<WatchedMessageStream>(kj::mv(byte_stream));
+// With a FrameLedger (daemon/rpc/frame_ledger.h), each message it reads
+// carries the charge its frame took in the task's memory budget when the
+// byte stream beneath read the frame's header: the charge is attached to the
+// MessageReader and given back when Cap'n Proto frees the message — at once
+// for most, when the call ends for a call's params, or when it releases them
+// (run and runStep do, once their feeds are copied out and charged).
+//
+//   auto watched = kj::heap<WatchedMessageStream>(kj::mv(byte_stream), kj::addRef(*ledger));
 //   WatchedMessageStream& watch = *watched;
 //   auto rpc = RpcConnection::Server(kj::mv(watched), gate);
 //   ... once rpc->OnDisconnect() resolved:
@@ -24,11 +31,15 @@
 
 #include <string>
 
+#include "daemon/rpc/frame_ledger.h"
+
 namespace tfd {
 
 class WatchedMessageStream final : public capnp::MessageStream {
  public:
-  explicit WatchedMessageStream(kj::Own<kj::AsyncIoStream> stream);
+  // `ledger` null: messages carry no charge.
+  explicit WatchedMessageStream(kj::Own<kj::AsyncIoStream> stream,
+                                kj::Own<FrameLedger> ledger = {});
 
   // The first reason the connection broke, if it did.
   kj::Maybe<const std::string&> failure() const;
@@ -50,6 +61,7 @@ class WatchedMessageStream final : public capnp::MessageStream {
   // Notes the reason of an Abort among outgoing messages.
   void InspectOutgoing(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
 
+  kj::Own<FrameLedger> ledger_;
   kj::Own<kj::AsyncIoStream> stream_;
   capnp::AsyncIoMessageStream messages_;
   kj::Maybe<std::string> failure_;

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/graph_io.h"
+#include "common/memory_budget.h"
 #include "common/prune.h"
 #include "tests/util/test_ops.h"
 
@@ -180,6 +181,45 @@ TEST_CASE("the tensors of one graph together may not pass the graph limit") {
   RequireRefused(ParseGraph("(nodes = [" + nodes + "])", "three.txt", limits),
                  "node 'c0' attr 'value': tensor float32[1000] takes 4000 bytes, more than the "
                  "3999 bytes allowed for one tensor in a graph");
+}
+
+// A graph's Const values decoded with the task's budget: each is charged as
+// it is decoded and for as long as a copy of the graph holds it; what does
+// not fit is RESOURCE_EXHAUSTED naming the node, and what was charged before
+// it is given back.
+TEST_CASE("constants decoded with a memory budget are charged while the graph holds them") {
+  std::string nodes;
+  for (int i = 0; i < 4; ++i) {
+    nodes += (i ? ", " : "") + std::string("(name = \"c") + std::to_string(i) +
+             "\", op = \"Const\", attrs = [(name = \"value\", value = (tensor = "
+             "(dtype = float32, shape = [1000], floatVal = [1])))])";
+  }
+  capnp::MallocMessageBuilder message;
+  capnp::TextCodec codec;
+  auto text = "(nodes = [" + nodes + "])";
+  message.adoptRoot(codec.decode<proto::GraphDef>(kj::StringPtr(text.c_str()), message.getOrphanage()));
+  const auto proto = message.getRoot<proto::GraphDef>().asReader();
+
+  auto budget = std::make_shared<MemoryBudget>(10000);
+  {
+    auto graph = GraphFromProto(proto, SizeLimits(), budget);
+    REQUIRE(!graph.ok());
+    INFO(graph.status().ToString());
+    CHECK(graph.status().code() == Code::kResourceExhausted);
+    CHECK(graph.status().message().find("node 'c2' attr 'value'") != std::string::npos);
+    CHECK(graph.status().message().find("--memory-budget") != std::string::npos);
+    CHECK(budget->used() == 0);  // c0 and c1 went back
+  }
+  budget = std::make_shared<MemoryBudget>(16000);
+  auto graph = GraphFromProto(proto, SizeLimits(), budget);
+  REQUIRE(graph.ok());
+  CHECK(budget->used() == 16000);
+  GraphDef copy = *graph;  // shares the values: nothing more charged
+  CHECK(budget->used() == 16000);
+  graph = GraphDef();
+  CHECK(budget->used() == 16000);
+  copy = GraphDef();
+  CHECK(budget->used() == 0);
 }
 
 TEST_CASE("structural errors name the culprit") {

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/memory_charge.h"
 #include "common/tensor.h"
 
 namespace tfd {
@@ -20,6 +21,28 @@ TEST_CASE("a budget charges up to its limit and refuses beyond it") {
   budget.Release(1000);
   CHECK(budget.used() == 0);
   CHECK(budget.Charge(1001).code() == Code::kResourceExhausted);
+}
+
+TEST_CASE("a MemoryCharge counts its bytes for as long as it lives, moved or not") {
+  auto budget = std::make_shared<MemoryBudget>(1000);
+  {
+    auto charge = MemoryCharge::Take(budget, 600);
+    REQUIRE(charge.ok());
+    CHECK(budget->used() == 600);
+    auto refused = MemoryCharge::Take(budget, 500);
+    CHECK(refused.status().code() == Code::kResourceExhausted);
+    CHECK(budget->used() == 600);
+    MemoryCharge moved = std::move(charge).value();
+    CHECK(moved.bytes() == 600);
+    CHECK(budget->used() == 600);
+    MemoryCharge other = MemoryCharge::Take(budget, 300).value();
+    other = std::move(moved);  // gives back the 300 it held
+    CHECK(budget->used() == 600);
+  }
+  CHECK(budget->used() == 0);
+  auto unbudgeted = MemoryCharge::Take(nullptr, uint64_t{1} << 60);
+  REQUIRE(unbudgeted.ok());
+  CHECK(unbudgeted->bytes() == 0);
 }
 
 TEST_CASE("the default budget is a part of this machine's memory") {

@@ -59,6 +59,23 @@ TEST_CASE("a short value list fills its shape by repetition") {
   CHECK(t->data<float>()[3] == 0.0f);  // the list's last value, 0
 }
 
+TEST_CASE("a long string repeated to fill a shape counts every character it makes") {
+  const std::string kilobyte(1024, 's');
+  auto fill = [&](proto::Tensor::Builder t) {
+    t.setDtype(proto::DType::STRING);
+    SetShape(t, {1 << 20});  // 1 GiB of characters from one 1 KiB value
+    t.initStringVal(1).set(0, capnp::Data::Reader(
+                                  reinterpret_cast<const capnp::byte*>(kilobyte.data()), 1024));
+  };
+  capnp::MallocMessageBuilder message;
+  auto t = message.initRoot<proto::Tensor>();
+  fill(t);
+  auto info = InspectTensorProto(t.asReader());
+  REQUIRE(info.ok());
+  CHECK(info->bytes >= (uint64_t{1} << 30));
+  CheckRefused(Decode(fill, uint64_t{512} << 20), "allowed for one tensor");
+}
+
 TEST_CASE("a tensor over the limit is refused before it is allocated") {
   // 16 GB from a one-element list, over the default 4 GiB; 1 GB, over a
   // limit of 64 MiB.

@@ -92,6 +92,29 @@ TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variabl
         std::string::npos);
 }
 
+TEST_CASE("what a logged-in client may hold: --max-message-bytes, --max-sessions-per-client, "
+          "--max-registered-graphs") {
+  auto defaults = Parse({});
+  REQUIRE(defaults.ok());
+  CHECK(defaults->server_limits.max_message_bytes == 0);  // derived from the size limits
+  CHECK(defaults->server_limits.max_sessions_per_client == 64);
+  CHECK(defaults->server_limits.max_registered_graphs == 4096);
+  auto set = Parse({"--max-message-bytes", "1G", "--max-sessions-per-client", "3"},
+                   {{"TFD_MAX_REGISTERED_GRAPHS", "100"}});
+  INFO(set.status().ToString());
+  REQUIRE(set.ok());
+  CHECK(set->server_limits.max_message_bytes == uint64_t{1} << 30);
+  CHECK(set->server_limits.max_sessions_per_client == 3);
+  CHECK(set->server_limits.max_registered_graphs == 100);
+  auto huge = Parse({"--max-message-bytes", "32G"});
+  CHECK(huge.status().code() == Code::kInvalidArgument);
+  CHECK(huge.status().message().find("--max-message-bytes must be at most 16 GiB (Cap'n "
+                                     "Proto's own limit), not 32 GiB") != std::string::npos);
+  CHECK(Parse({"--max-sessions-per-client", "0"}).status().message().find(
+            "--max-sessions-per-client must be an integer of at least 1, not '0'") !=
+        std::string::npos);
+}
+
 TEST_CASE("--drain-grace: 2 s by default, from the flag or TFD_DRAIN_GRACE, positive") {
   auto defaults = Parse({});
   REQUIRE(defaults.ok());

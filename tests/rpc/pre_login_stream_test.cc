@@ -1,7 +1,7 @@
 // PreLoginStream: frames pass while they fit the budget; a header that
 // announces more is refused before its body is sent; the budget counts every
-// frame before login; after Lift() nothing is checked — also for a read
-// that began before the login.
+// frame before login; after Lift() it no longer applies — also for a read
+// that began before the login (the limit after login: frame_ledger_test).
 #include "daemon/rpc/pre_login_stream.h"
 
 #include <capnp/message.h>
