@@ -20,10 +20,11 @@ struct BenchSetup {
   int iterations = 2000;
   int transfers = 5;
   std::vector<size_t> sizes_mib = {1, 16, 64, 256, 1024};
-  // Data-plane transports to measure, each with its own cluster: "" is
-  // tfd's default (shared memory between tasks of this host), else a
-  // --data-plane-transports value: "stream" (tfd's own TCP streams).
-  std::vector<std::string> transports = {"", "stream"};
+  // Data-plane transports to measure, each with its own cluster: a
+  // --data-plane-transports value, "stream" (tfd's own TCP streams, the
+  // default) or "shm" (UCX shared memory between tasks of this host); ""
+  // runs tfd without the flag.
+  std::vector<std::string> transports = {"stream", "shm"};
   // The peers' figures to print beside tfd's (../shared/peers/run.sh bw
   // gloo writes them); empty: none.
   std::string peers_file;

@@ -151,7 +151,7 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
     TFD_RETURN_IF_ERROR(cluster.Start(io));
     TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
     CounterWatch watch({cluster.Pid("worker", 1), cluster.Pid("worker", 0)});
-    const std::string what = transports.empty() ? "UCX's choice" : transports;
+    const std::string what = transports.empty() ? "the default" : transports;
     for (size_t mib : o.sizes_mib) {
       t.per_transfer.emplace_back();
       auto samples = Transfers(*client, mib << 20, "/job:worker/task:1", "/job:worker/task:0",
@@ -168,7 +168,7 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
     // UCX's own figure on the same transport, the two ends pinned as tfd's.
     for (size_t mib : o.sizes_mib) {
       // tfd's streams are TCP: UCX's TCP transport is their counterpart.
-      auto gbps = UcxPerftestGbps(mib << 20, transports == "stream" ? "tcp" : transports,
+      auto gbps = UcxPerftestGbps(mib << 20, transports == "shm" ? "posix" : "tcp",
                                   o.cpu_b, o.cpu_a,
                                   std::max(3, static_cast<int>(std::min<size_t>(50, 2048 / mib))));
       if (!gbps.ok()) {

@@ -65,9 +65,9 @@ void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& 
               Percentile(t.empty_two_hops, 0.5) / Percentile(raw.two_hops_polling, 0.5));
 
   for (const TransportFigures& tf : t.by_transport) {
-    const bool tcp = tf.transports == "stream";
+    const bool tcp = tf.transports != "shm";
     std::printf("\nTransfers worker:1 (B) -> worker:0 (A) over %s, median of %d (GB/s = 1e9 B/s)\n",
-                tf.transports.empty() ? "the default (UCX shared memory on one host)"
+                tf.transports.empty() ? "the default (streams)"
                                       : ("--data-plane-transports=" + tf.transports).c_str(),
                 o.transfers);
     std::printf("  %8s %9s %9s %7s %9s %7s %9s %7s %11s %7s %8s\n", "size", "tfd push", "raw TCP",
@@ -89,7 +89,7 @@ void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& 
       if (tcp) {
         const double want = o.sizes_mib[i] >= 16 ? kTransferTarget : kSmallTransferTarget;
         target = push / raw >= want ? "met" : "NOT met";
-      } else if (tf.transports.empty() && o.sizes_mib[i] >= 16) {
+      } else if (o.sizes_mib[i] >= 16) {
         target = push / copy >= kSameHostTarget ? "met" : "NOT met";
       }
       std::printf("  %4zu MiB %9.2f %9.2f %7.2f %9.2f %7.2f %9.2f %7.2f %11.2f %3.1f-%-3.1f %8s\n",

@@ -8,7 +8,7 @@
 // today's figures: docs/performance.md, "The data plane" and "The step path".
 //
 //   rpc_bench [--tfd PATH] [--iterations 2000] [--transfers 5]
-//             [--sizes 1,16,64,256,1024] [--transports default,stream] [--cpus 0,1]
+//             [--sizes 1,16,64,256,1024] [--transports stream,shm] [--cpus 0,1]
 //             [--json FILE]
 //
 // Exit status: 0 after printing the tables (targets missed are reported, not
@@ -42,8 +42,8 @@ constexpr const char* kUsage =
     "  --iterations  round trips per figure (default 2000)\n"
     "  --transfers   timed transfers per size (default 5)\n"
     "  --sizes       tensor sizes in MiB (default 1,16,64,256,1024)\n"
-    "  --transports  data-plane transports to measure, comma-separated: 'default' (shared\n"
-    "                memory on this host) and 'stream' (default default,stream)\n"
+    "  --transports  data-plane transports to measure, comma-separated: 'stream' (tfd's\n"
+    "                default) and 'shm' (UCX shared memory on one host) (default stream,shm)\n"
     "  --peers       JSON lines from ../shared/peers/run.sh bw gloo, printed beside tfd\n"
     "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n"
     "  --json        also write the figures to FILE as JSON (bench/figures_json.h)\n";

@@ -35,7 +35,7 @@ std::vector<double> Gbps(size_t bytes, const std::vector<double>& seconds) {
 }
 
 std::string TfdSeries(const std::string& transports) {
-  if (transports.empty()) return "tfd (UCX's choice)";
+  if (transports.empty()) return "tfd (default)";
   return "tfd (--data-plane-transports=" + transports + ")";
 }
 
