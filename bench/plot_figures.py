@@ -24,10 +24,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # data file drawn as grouped bars (a group per row, a bar per series).
 CHARTS = {
     "data_plane.png": [
-        dict(file="transfers.json", table="transfer", title="One host: shared memory (GB/s, higher is better)",
-             series=["tfd (UCX's choice)", "memcpy warm", "torch rpc push"]),
-        dict(file="transfers.json", table="transfer", title="TCP on loopback (GB/s, higher is better)",
-             series=["tfd (--data-plane-transports=tcp)", "raw TCP", "ucx_perftest (tcp)", "gloo send"]),
+        dict(file="transfers.json", table="transfer", title="Streams, the default (GB/s, higher is better)",
+             series=["tfd (--data-plane-transports=stream)", "raw TCP", "torch rpc push", "gloo send"]),
+        dict(file="transfers.json", table="transfer", title="One host: --data-plane-transports=shm (GB/s)",
+             series=["tfd (--data-plane-transports=shm)", "memcpy warm", "torch rpc push"]),
     ],
     "step_path.png": [
         dict(file="empty_runs.json", table="empty run", title="Empty run, p50 (µs, lower is better)",
