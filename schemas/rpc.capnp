@@ -112,11 +112,12 @@ interface Worker {
   # replica and update). `session`: that session, unique across tasks and
   # their incarnations; the graphs one session registers here share one
   # presence, alive until the last is released (a dataset's cursor is read
-  # by one session at a time). Both empty from a tfd older than the fields.
-  # `stepChannel`, when not 0, is the partition's handle on the step channel
-  # (daemon/distributed/step_channel.h): `master` may then also run it with a
-  # data-plane message instead of runStep. 0 when this task cannot answer
-  # `master` over the data plane (or is older).
+  # by one session at a time). Both are required: `master` is another task
+  # of the cluster, which this task then reaches over the data plane to
+  # answer its runs (UNAVAILABLE naming it when it cannot).
+  # `stepChannel` is the partition's handle on the step channel
+  # (daemon/distributed/step_channel.h): `master` runs it with a data-plane
+  # message, never with a call here.
   registerGraph @0 (graph :Graph.GraphDef, master :Text, session :Text)
       -> (graph :RegisteredGraph, stepChannel :UInt64);
   # Cancels the step's waits and partitions on this task with the given
@@ -154,12 +155,10 @@ interface Worker {
 # A hold on a task's steps (Worker.holdSteps): dropping it lets the hold go.
 interface StepHold {}
 
-interface RegisteredGraph {
-  # Runs this partition for one step. Feeds and fetches travel only for the
-  # master's own partition.
-  runStep @0 (stepId :Int64, feeds :List(T.Tensor), numFetches :UInt32, timeoutMs :Int64,
-              trace :Bool) -> (fetches :List(T.Tensor), trace :List(Trace.NodeTrace));
-}
+# A partition registered on a task (Worker.registerGraph): held while the
+# master holds the capability. It has no methods: the master runs it over
+# the step channel by its registration's `stepChannel` handle.
+interface RegisteredGraph {}
 
 struct TaskStatus {
   task @0 :Text;

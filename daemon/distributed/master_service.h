@@ -8,15 +8,16 @@
 
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
-#include "daemon/distributed/worker_service.h"
+#include "daemon/distributed/partition_runner.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
 class MasterService final : public CountedServer<proto::Master> {
  public:
-  // `local` runs the sessions' partitions on this task; it outlives them.
-  MasterService(TaskEnv& env, WorkerService& local)
+  // `local` runs the sessions' partitions (this task's worker, as their
+  // PartitionRunner); it outlives them.
+  MasterService(TaskEnv& env, PartitionRunner& local)
       : CountedServer(env.metrics), env_(env), local_(local) {}
 
  protected:
@@ -30,7 +31,7 @@ class MasterService final : public CountedServer<proto::Master> {
 
  private:
   TaskEnv& env_;
-  WorkerService& local_;
+  PartitionRunner& local_;
 };
 
 }  // namespace tfd

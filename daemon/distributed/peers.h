@@ -41,7 +41,7 @@ class DataPlane;
 struct TaskServices {
   proto::Master::Client master = nullptr;
   proto::Worker::Client worker = nullptr;
-  uint64_t incarnation = 0;  // the task's (TaskEnv::incarnation); 0 from an older tfd
+  uint64_t incarnation = 0;  // the task's (TaskEnv::incarnation)
 };
 
 class Peers {
