@@ -21,7 +21,10 @@ interface Gate {
   # `peer` is the task logging in ("/job:J/replica:0/task:T"), empty for a
   # client. A task is given a data-plane invitation with its services, so it
   # can push tensors to the task answering (daemon/transport/data_plane.h).
-  login @0 (token :Data, peer :Text) -> (services :Services);
+  # `protocol` is the peer protocol the task speaks (kPeerProtocol,
+  # daemon/distributed/peers.h; 0 from a tfd older than the field): a task
+  # of another one is refused with FAILED_PRECONDITION. Clients send none.
+  login @0 (token :Data, peer :Text, protocol :UInt32) -> (services :Services);
 }
 
 struct Services {
@@ -33,6 +36,9 @@ struct Services {
   # Drawn at random when the task starts: another value means it restarted
   # (and its variables, queues and input are what it restored, if anything).
   incarnation @5 :UInt64;
+  # The peer protocol of the task answering (as in login): a task logging
+  # in refuses one of another protocol with FAILED_PRECONDITION.
+  protocol @6 :UInt32;
 }
 
 # Runs sessions; lives on every task (the task a client talks to is its master).
