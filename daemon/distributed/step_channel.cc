@@ -215,7 +215,11 @@ Status StepChannel::SendDone(const std::string& master, uint64_t handle, int64_t
 
 void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t step_id,
                          const Status& status, const StepStats& stats) {
-  if (SendDone(master, handle, step_id, status, stats).ok()) return;
+  Status sent = SendDone(master, handle, step_id, status, stats);
+  // A trace too large for one message: the master hears why at once rather
+  // than at its deadline.
+  if (sent.code() == Code::kInvalidArgument) sent = SendDone(master, handle, step_id, sent, {});
+  if (sent.ok()) return;
   if (env_.peers == nullptr) {
     if (env_.logger) {
       env_.logger->warn("could not tell {} that {} ended: no data-plane endpoint to it", master,
