@@ -87,6 +87,9 @@ struct Tasks {
   StatusOr<std::unique_ptr<StepChannel::Offer>> TryOffer(const std::string& master) {
     GraphDef g;
     g.nodes = {NodeDef{"noop", "NoOp", {}, "", {}}};
+    return TryOffer(master, std::move(g));
+  }
+  StatusOr<std::unique_ptr<StepChannel::Offer>> TryOffer(const std::string& master, GraphDef g) {
     auto executor = MakePartitionExecutor(tasks[kPs]->env, g, master, {});
     INFO(executor.status().ToString());
     REQUIRE(executor.ok());
@@ -183,6 +186,28 @@ TEST_CASE("a partition is not offered to itself, to a name outside the cluster, 
   INFO(unreachable.ToString());
   CHECK(unreachable.code() == Code::kUnavailable);
   CHECK(unreachable.message().find("cannot reach the master " + kMaster) != std::string::npos);
+}
+
+TEST_CASE("a traced answer too large for one step message fails the run at once, saying so") {
+  Tasks t;
+  // Each node's trace is over a hundred bytes: 60,000 of them are more
+  // than a step message carries (kMaxStepMessageBytes).
+  GraphDef g;
+  for (int i = 0; i < 60000; ++i) {
+    g.nodes.push_back(NodeDef{std::string(100, 'n') + std::to_string(i), "NoOp", {}, "", {}});
+  }
+  auto offer = t.TryOffer(kMaster, std::move(g));
+  INFO(offer.status().ToString());
+  REQUIRE(offer.ok());
+  const uint64_t handle = (*offer)->handle();
+  // Without its trace the same partition's answer fits.
+  CHECK(t.Run(kMaster, handle, 1).ok());
+  const Status traced =
+      Settle(t.channel(kMaster).Run(kPs, handle, 2, 5000, true).ignoreResult()).wait(t.io.waitScope);
+  INFO(traced.ToString());
+  CHECK(traced.code() == Code::kInvalidArgument);
+  CHECK(traced.message().find("a step message of ") != std::string::npos);
+  CHECK(traced.message().find("for step 2") != std::string::npos);
 }
 
 TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint goes, twice") {
