@@ -62,9 +62,6 @@ struct TfdFigures {
   std::vector<double> empty_one_hop, empty_two_hops;    // µs per run
   std::vector<double> empty_one_hop_callable;           // the one hop as a Callable's runs
   std::vector<ProcCounters> per_empty_run;              // client, ps:0, worker:0
-  // The two hops again, in alternating rounds against a second cluster
-  // running --no-step-channel (runStep calls): µs per run, per round.
-  std::vector<std::vector<double>> channel_rounds, runstep_rounds;
   std::vector<TransportFigures> by_transport;           // as BenchSetup::transports
 };
 

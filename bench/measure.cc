@@ -16,8 +16,6 @@ namespace tfd::bench {
 namespace {
 
 constexpr int kRawWarmup = 200;
-// Rounds of the step channel against runStep (each side runs once per round).
-constexpr int kAlternatingRounds = 6;
 
 StatusOr<std::vector<double>> TimePingPong(int port, int iterations,
                                            const TimedSection& section = {}) {
@@ -124,21 +122,6 @@ StatusOr<TfdFigures> MeasureTfd(const BenchSetup& o) {
     TFD_ASSIGN_OR_RETURN(f.empty_two_hops,
                          EmptyRuns(*client, "/job:worker/task:0", o.iterations,
                                    watch.Section(o.iterations, &f.per_empty_run)));
-    // The step channel against runStep on the same CPUs, alternating, so
-    // the machine's moods weigh on both alike.
-    BenchCluster runstep(o.tfd, {{"ps", {o.cpu_b}}, {"worker", {o.cpu_a}}}, {"--no-step-channel"});
-    TFD_RETURN_IF_ERROR(runstep.Start(io));
-    TFD_ASSIGN_OR_RETURN(auto runstep_client, runstep.Connect(io, "ps", 0));
-    const int per_round = std::max(100, o.iterations / kAlternatingRounds);
-    for (int r = 0; r < kAlternatingRounds; ++r) {
-      for (bool channel : {r % 2 == 0, r % 2 != 0}) {
-        TFD_ASSIGN_OR_RETURN(auto micros, EmptyRuns(channel ? *client : *runstep_client,
-                                                    "/job:worker/task:0", per_round));
-        (channel ? f.channel_rounds : f.runstep_rounds).push_back(std::move(micros));
-      }
-    }
-    runstep_client.reset();
-    TFD_RETURN_IF_ERROR(runstep.Stop());
     client.reset();
     TFD_RETURN_IF_ERROR(cluster.Stop());
   }

@@ -34,21 +34,6 @@ void PrintMain(const BenchSetup& o, const RawRoundTrips& raw, const RawStreams& 
   PrintRoundTrip("tfd empty run, NoOp on the master ps:0", t.empty_one_hop, raw_p50, raw_p99);
   PrintRoundTrip("  the same as a callable's runs", t.empty_one_hop_callable, raw_p50, raw_p99);
   PrintRoundTrip("tfd empty run, client->ps:0->worker:0", t.empty_two_hops, raw_p50, raw_p99);
-  if (!t.channel_rounds.empty()) {
-    std::vector<double> channel, runstep, ratios;
-    for (size_t r = 0; r < t.channel_rounds.size() && r < t.runstep_rounds.size(); ++r) {
-      channel.insert(channel.end(), t.channel_rounds[r].begin(), t.channel_rounds[r].end());
-      runstep.insert(runstep.end(), t.runstep_rounds[r].begin(), t.runstep_rounds[r].end());
-      ratios.push_back(Percentile(t.channel_rounds[r], 0.5) / Percentile(t.runstep_rounds[r], 0.5));
-    }
-    std::printf("  the two hops again, %zu alternating rounds of %zu runs:\n", ratios.size(),
-                t.channel_rounds[0].size());
-    PrintRoundTrip("  over the step channel", channel, raw_p50, raw_p99);
-    PrintRoundTrip("  over runStep (--no-step-channel)", runstep, raw_p50, raw_p99);
-    std::printf("    step channel p50 / runStep p50 per round: median %.2f (%.2f-%.2f)\n",
-                Median(ratios), *std::min_element(ratios.begin(), ratios.end()),
-                *std::max_element(ratios.begin(), ratios.end()));
-  }
   const double one_hop = Percentile(t.empty_one_hop, 0.5) / raw_p50;
   const double two_hops = Percentile(t.empty_two_hops, 0.5) / Percentile(raw.two_hops, 0.5);
   std::printf("  target: one hop p50 within %.1fx raw 1 hop: %s (%.2fx)\n", kOneHopTarget,

@@ -141,7 +141,7 @@ uint64_t PushedBytes(const TaskStatusInfo& s) {
 
 // worker:`task` of `cluster` hosted on `io` (pinned as the calling thread
 // is), with the daemons' flags and this process's environment
-// (TFD_THREADS, TFD_NO_STEP_CHANNEL), so the A/B switches apply to it too.
+// (TFD_THREADS, say), so the A/B switches apply to it too.
 StatusOr<std::unique_ptr<TaskHost>> HostWorker(const TrainSetup& o, const BenchCluster& cluster,
                                                int task, kj::AsyncIoContext& io) {
   std::vector<std::string> flags{"--cluster", cluster.spec().ToJson(), "--job", "worker",

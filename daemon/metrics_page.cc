@@ -138,7 +138,7 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
   page.Histogram("tfd_run_duration_seconds",
                  "Time from a run's arrival at this master to its answer.", m.runs.seconds.Read());
   page.ByCode("tfd_partition_steps_total",
-              "Partitions of steps this task ran (its own part of a run, or a runStep), by code.",
+              "Partitions of steps this task ran (its own part of a run, or another master's), by code.",
               m.partition_steps.outcomes.Read());
   page.Histogram("tfd_partition_step_duration_seconds",
                  "Time this task spent on one partition of a step.",

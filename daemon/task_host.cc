@@ -105,7 +105,6 @@ Status TaskHost::Build(const TfdConfig& config) {
   drain_grace_ = config.drain_grace;
   env.log_device_placement = config.log_device_placement;
   env.allow_soft_placement = config.allow_soft_placement;
-  env.step_channel = config.step_channel;
 
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry_).WithContext("op registry"));
   kernel_env_.resources = &resources_;

@@ -46,9 +46,6 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
       ("allow-soft-placement", po::bool_switch(),
        "run a GPU request that cannot be met (no such GPU, an op without a GPU kernel) on the "
        "CPU instead of failing the run (TFD_ALLOW_SOFT_PLACEMENT=1)")
-      ("no-step-channel", po::bool_switch(),
-       "run partitions on other tasks with Cap'n Proto calls only, not data-plane step messages "
-       "(TFD_NO_STEP_CHANNEL=1)")
       ("auth-token-file", po::value<std::string>(), "require this token from every client (TFD_AUTH_TOKEN_FILE)")
       ("threads", po::value<std::string>(), "compute threads, and the most one large kernel splits over; 0 = one per CPU this process may run on, and on one CPU kernels run where they became ready (TFD_THREADS)")
       ("step-timeout", po::value<std::string>(), "seconds a step may take, default 30 (TFD_STEP_TIMEOUT)")
@@ -120,8 +117,7 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     if (flag == "help" || flag == "version") continue;
     if (const char* v = getenv(env_name(flag).c_str()); v != nullptr && *v != '\0') {
       // A switch set in the environment: "1" or "true" turn it on.
-      if (flag == "log-device-placement" || flag == "allow-soft-placement" ||
-          flag == "no-step-channel") {
+      if (flag == "log-device-placement" || flag == "allow-soft-placement") {
         if (std::string(v) != "1" && std::string(v) != "true") continue;
         from_env.options.push_back(po::option(flag, {}));
       } else {
@@ -247,7 +243,6 @@ StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
     if (m->count("allow-soft-placement") && (*m)["allow-soft-placement"].as<bool>()) {
       c.allow_soft_placement = true;
     }
-    if (m->count("no-step-channel") && (*m)["no-step-channel"].as<bool>()) c.step_channel = false;
   }
   if (auto v = get("auth-token-file", "TFD_AUTH_TOKEN_FILE")) {
     auto file = ReadTokenFile(v->first);

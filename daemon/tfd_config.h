@@ -35,8 +35,7 @@ struct TfdConfig {
   std::string log_level = "info";
   std::optional<LogFormat> log_format;  // --log-format; nullopt: DetectLogFormat
   bool log_device_placement = false;
-  bool allow_soft_placement = false;
-  bool step_channel = true;  // --no-step-channel turns it off  // GPU requests that cannot be met run on the CPU
+  bool allow_soft_placement = false;  // GPU requests that cannot be met run on the CPU
   std::string auth_token;      // read from --auth-token-file
   std::string auth_token_warning;  // what to log about its file (group-readable), or empty
   int threads = 0;             // compute threads; 0 = NumAllowedCpus()

@@ -21,7 +21,10 @@ interface Gate {
   # `peer` is the task logging in ("/job:J/replica:0/task:T"), empty for a
   # client. A task is given a data-plane invitation with its services, so it
   # can push tensors to the task answering (daemon/transport/data_plane.h).
-  login @0 (token :Data, peer :Text) -> (services :Services);
+  # `protocol` is the peer protocol the task speaks (kPeerProtocol,
+  # daemon/distributed/peers.h; 0 from a tfd older than the field): a task
+  # of another one is refused with FAILED_PRECONDITION. Clients send none.
+  login @0 (token :Data, peer :Text, protocol :UInt32) -> (services :Services);
 }
 
 struct Services {
@@ -33,6 +36,9 @@ struct Services {
   # Drawn at random when the task starts: another value means it restarted
   # (and its variables, queues and input are what it restored, if anything).
   incarnation @5 :UInt64;
+  # The peer protocol of the task answering (as in login): a task logging
+  # in refuses one of another protocol with FAILED_PRECONDITION.
+  protocol @6 :UInt32;
 }
 
 # Runs sessions; lives on every task (the task a client talks to is its master).
@@ -112,11 +118,12 @@ interface Worker {
   # replica and update). `session`: that session, unique across tasks and
   # their incarnations; the graphs one session registers here share one
   # presence, alive until the last is released (a dataset's cursor is read
-  # by one session at a time). Both empty from a tfd older than the fields.
-  # `stepChannel`, when not 0, is the partition's handle on the step channel
-  # (daemon/distributed/step_channel.h): `master` may then also run it with a
-  # data-plane message instead of runStep. 0 when this task cannot answer
-  # `master` over the data plane (or is older).
+  # by one session at a time). Both are required: `master` is another task
+  # of the cluster, which this task then reaches over the data plane to
+  # answer its runs (UNAVAILABLE naming it when it cannot).
+  # `stepChannel` is the partition's handle on the step channel
+  # (daemon/distributed/step_channel.h): `master` runs it with a data-plane
+  # message, never with a call here.
   registerGraph @0 (graph :Graph.GraphDef, master :Text, session :Text)
       -> (graph :RegisteredGraph, stepChannel :UInt64);
   # Cancels the step's waits and partitions on this task with the given
@@ -154,12 +161,10 @@ interface Worker {
 # A hold on a task's steps (Worker.holdSteps): dropping it lets the hold go.
 interface StepHold {}
 
-interface RegisteredGraph {
-  # Runs this partition for one step. Feeds and fetches travel only for the
-  # master's own partition.
-  runStep @0 (stepId :Int64, feeds :List(T.Tensor), numFetches :UInt32, timeoutMs :Int64,
-              trace :Bool) -> (fetches :List(T.Tensor), trace :List(Trace.NodeTrace));
-}
+# A partition registered on a task (Worker.registerGraph): held while the
+# master holds the capability. It has no methods: the master runs it over
+# the step channel by its registration's `stepChannel` handle.
+interface RegisteredGraph {}
 
 struct TaskStatus {
   task @0 :Text;

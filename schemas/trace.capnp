@@ -1,5 +1,5 @@
 # What a traced step says about each node it ran: the answer of Session.run
-# and runStep (rpc.capnp), and of the step channel (transport.capnp).
+# (rpc.capnp), and of the step channel (transport.capnp).
 @0x8e6c412101550731;
 
 using Cxx = import "/capnp/c++.capnp";

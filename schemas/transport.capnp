@@ -43,9 +43,10 @@ struct TensorPush {
 
 # The step channel (daemon/distributed/step_channel.h): a master runs a
 # partition it registered on a task, and hears that it ended, with one
-# data-plane message each way instead of a Cap'n Proto call. `ticket` is the
-# one pushes carry; `graph` is the handle registerGraph answered with; each
-# message concerns one step of one partition.
+# data-plane message each way (daemon/transport/step_messages.h encodes and
+# decodes them). `ticket` is the one pushes carry; `graph` is the handle
+# registerGraph answered with; each message concerns one step of one
+# partition.
 struct StepMessage {
   ticket @0 :Data;
   graph @1 :UInt64;

@@ -49,16 +49,22 @@ kj::Promise<void> GateService::Login(LoginContext context) {
                                                   " on a connection logged in as ",
                                                   in->Describe()));
     }
-    Admit(context, *in);
+    if (Status in_again = Admit(context, *in); !in_again.ok()) return KjFromStatus(in_again);
     return kj::READY_NOW;
   }
   return auth_.Check(credentials).then([this, context](StatusOr<Caller> caller) mutable {
     ThrowIfError(caller.status());
-    Admit(context, *caller);
+    ThrowIfError(Admit(context, *caller));
   });
 }
 
-void GateService::Admit(LoginContext& context, const Caller& caller) {
+Status GateService::Admit(LoginContext& context, const Caller& caller) {
+  // A task of another peer protocol would misread this one's calls and
+  // messages, and this one its: refused before it is in (peers.h).
+  if (!caller.task.empty()) {
+    TFD_RETURN_IF_ERROR(
+        CheckPeerProtocol(caller.task, context.getParams().getProtocol(), env_.task));
+  }
   caller_ = caller;
   state_->SetLoggedIn();
   auto services = context.getResults().initServices();
@@ -74,6 +80,7 @@ void GateService::Admit(LoginContext& context, const Caller& caller) {
   services.setTask(env_.task);
   services.setCluster(env_.cluster.ToJson());
   services.setIncarnation(env_.incarnation);
+  services.setProtocol(kPeerProtocol);
   // A data-plane invitation for a task that logged in (under TLS, the task
   // its certificate names).
   const std::string& peer = caller.task;
@@ -94,6 +101,7 @@ void GateService::Admit(LoginContext& context, const Caller& caller) {
     out.setTicket(bytes(invitation.ticket));
     out.setHost(invitation.host);
   }
+  return OkStatus();
 }
 
 GateService::~GateService() {

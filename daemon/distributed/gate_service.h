@@ -5,7 +5,9 @@
 // answer go. A successful login hands out the task's Master and Worker
 // (guarded for a restricted role), a data-plane invitation to a peer task,
 // and tells the connection (LoginState), which then lifts its pre-login
-// limits.
+// limits. A task that speaks another peer protocol than this one
+// (kPeerProtocol, daemon/distributed/peers.h) is refused with
+// FAILED_PRECONDITION naming both protocols and the task.
 //
 // A connection has one login in flight: a login called while the previous
 // one on the same connection is still being answered waits behind it, so
@@ -96,8 +98,9 @@ class GateService final : public CountedServer<proto::Gate> {
  private:
   // The login proper, once the previous one on this connection has been answered.
   kj::Promise<void> Login(LoginContext context);
-  // Answers a login the Authenticator let in.
-  void Admit(LoginContext& context, const Caller& caller);
+  // Lets `caller` in and answers with the services; FAILED_PRECONDITION,
+  // leaving it out, for a task of another peer protocol (kPeerProtocol).
+  Status Admit(LoginContext& context, const Caller& caller);
 
   TaskEnv& env_;
   TaskServices services_;

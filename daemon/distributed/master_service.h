@@ -19,15 +19,16 @@
 #include "daemon/distributed/quota.h"
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
-#include "daemon/distributed/worker_service.h"
+#include "daemon/distributed/partition_runner.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
 class MasterService final : public CountedServer<proto::Master> {
  public:
-  // `local` runs the sessions' partitions on this task; it outlives them.
-  MasterService(TaskEnv& env, WorkerService& local, int max_sessions = 64)
+  // `local` runs the sessions' partitions (this task's worker, as their
+  // PartitionRunner); it outlives them.
+  MasterService(TaskEnv& env, PartitionRunner& local, int max_sessions = 64)
       : CountedServer(env.metrics), env_(env), local_(local), quota_(max_sessions) {}
 
  protected:
@@ -41,7 +42,7 @@ class MasterService final : public CountedServer<proto::Master> {
 
  private:
   TaskEnv& env_;
-  WorkerService& local_;
+  PartitionRunner& local_;
   Quota quota_;  // the sessions made here that are still alive
 };
 

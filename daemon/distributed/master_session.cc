@@ -23,8 +23,6 @@
 namespace tfd {
 namespace {
 
-using RunStepResponse = capnp::Response<proto::RegisteredGraph::RunStepResults>;
-
 // "session 3 of /job:worker/replica:0/task:0 (incarnation 9f3a...)": unique
 // among every session any incarnation of any task opens, so that the tasks
 // it registers partitions with can tell its sessions apart.
@@ -93,8 +91,7 @@ struct MasterSession::StepState {
   bool finished = false;
   std::vector<Tensor> fetches;  // from this task's partition
   StepStats local_stats;        // this task's nodes, when traced
-  std::vector<std::shared_ptr<RunStepResponse>> traces;  // other tasks' answers, when traced
-  std::vector<StepStats> remote_stats;  // the same over the step channel
+  std::vector<StepStats> remote_stats;  // other tasks' nodes, when traced
   std::vector<std::string> restarted;  // in its answer: MasterSession::unreported_restarts_
   // Its place past the step gate: the step counts as running (for a
   // checkpoint's hold, for the task's drain) until the last reference to
@@ -188,12 +185,12 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
   std::shared_ptr<Prepared> prepared_;  // on the first run
 };
 
-MasterSession::MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
+MasterSession::MasterSession(TaskEnv& env, PartitionRunner& runner, GraphDef graph,
                              std::chrono::milliseconds step_timeout,
                              std::unique_ptr<Quota::Slot> slot)
     : CountedServer(env.metrics),
       env_(env),
-      local_(local),
+      runner_(runner),
       slot_(std::move(slot)),
       graph_(std::move(graph)),
       step_timeout_(step_timeout),
@@ -305,10 +302,14 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
           part.held = std::make_unique<HeldPartition>(env_, std::move(executor));
         });
   }
+  if (!presence_) {
+    return KjFromStatus(errors::FailedPrecondition("the session was closed before ", part.task,
+                                                   " had its partition"));
+  }
   const uint64_t connection = env_.peers->ConnectionNumber(part.task);
-  if (part.handle != nullptr && part.connection == connection) return kj::READY_NOW;
-  part.handle = nullptr;
-  part.channel = 0;
+  if (part.registration != nullptr && part.connection == connection) return kj::READY_NOW;
+  part.registration = nullptr;
+  part.handle = 0;
   return env_.peers->Services(part.task, deadline)
       .then([this, &part](TaskServices services) {
         // A restart is reported; a connection that only dropped (the same
@@ -319,19 +320,20 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
           unreported_restarts_.insert(part.task);
         }
         auto request = services.worker.registerGraphRequest();
-        // Without default attrs, as graph files are written: a task still
-        // on an older tfd takes partitions that set nothing it lacks.
+        // Without default attrs, as graph files are written: a task on an
+        // older tfd (of this peer protocol) takes partitions that set
+        // nothing it lacks.
         GraphDef wire = part.graph;
         StripDefaultAttrs(*env_.registry, wire);
         GraphToProto(wire, request.initGraph());
         request.setMaster(env_.task);
-        if (presence_) request.setSession(*presence_);
+        request.setSession(*presence_);
         return request.send();
       })
       .then(
           [&part, connection](capnp::Response<proto::Worker::RegisterGraphResults>&& r) {
-            part.handle = r.getGraph();
-            part.channel = r.getStepChannel();
+            part.registration = r.getGraph();
+            part.handle = r.getStepChannel();
             part.connection = connection;
           },
           [&part](kj::Exception&& e) {
@@ -349,33 +351,22 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
   if (part.local) {
     PartitionStep run{.step_id = step->step_id, .timeout_ms = timeout_ms, .trace = trace,
                       .feeds = std::move(feeds), .num_fetches = num_fetches};
-    ran = RunPartition(env_, local_.rendezvous(), part.held->executor(), std::move(run))
+    ran = runner_.RunHere(part.held->executor(), std::move(run))
               .then([step](PartitionResult r) {
                 step->fetches = std::move(r.fetches);
                 step->local_stats = std::move(r.stats);
               });
+  } else if (part.registration != nullptr) {
+    // One data-plane message each way; feeds and fetches are this task's
+    // alone (_Arg and _Retval live here).
+    ran = runner_.RunThere(part.task, part.handle, step->step_id, timeout_ms, trace)
+              .then([step](StepStats stats) {
+                if (!stats.nodes.empty()) step->remote_stats.push_back(std::move(stats));
+              });
   } else {
-    StepChannel& channel = local_.step_channel();
-    if (part.handle != nullptr && part.channel != 0 && channel.Reaches(part.task)) {
-      // One data-plane message each way.
-      ran = channel.Run(part.task, part.channel, step->step_id, timeout_ms, trace)
-                .then([step](StepStats stats) {
-                  if (!stats.nodes.empty()) step->remote_stats.push_back(std::move(stats));
-                });
-    } else KJ_IF_MAYBE(handle, part.handle) {
-      // Feeds and fetches are this task's alone (_Arg and _Retval live here).
-      auto request = handle->runStepRequest();
-      request.setStepId(step->step_id);
-      request.setTimeoutMs(timeout_ms);
-      request.setTrace(trace);
-      ran = request.send().then([step, trace](RunStepResponse&& r) {
-        if (trace) step->traces.push_back(std::make_shared<RunStepResponse>(kj::mv(r)));
-      });
-    } else {
-      // Another step of this signature lost the task since it was registered.
-      ran = KjFromStatus(errors::Unavailable(part.task, " went away before step ", step->step_id,
-                                             " could start there"));
-    }
+    // Another step of this signature lost the task since it was registered.
+    ran = KjFromStatus(errors::Unavailable(part.task, " went away before step ", step->step_id,
+                                           " could start there"));
   }
   return ran
       .catch_([this, step, &part](kj::Exception&& e) {
@@ -383,8 +374,8 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
         if (s.message().find(part.task) == std::string::npos) s = WithTask(part.task, s);
         if (!part.local && s.code() == Code::kUnavailable) {
           env_.peers->Forget(part.task);
-          part.handle = nullptr;
-          part.channel = 0;
+          part.registration = nullptr;
+          part.handle = 0;
         }
         // The first error aborts the step; which one is reported is
         // decided once every partition has answered (MostTelling).
@@ -602,7 +593,6 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
 
 unsigned MasterSession::TraceSize(const StepState& step) {
   size_t total = step.local_stats.nodes.size();
-  for (auto& t : step.traces) total += t->getTrace().size();
   for (auto& s : step.remote_stats) total += s.nodes.size();
   return static_cast<unsigned>(total);
 }
@@ -613,9 +603,6 @@ void MasterSession::WriteTrace(const StepState& step, capnp::List<proto::NodeTra
   for (auto& s : step.remote_stats) {
     TraceToProto(s, out, k);
     k += static_cast<unsigned>(s.nodes.size());
-  }
-  for (auto& t : step.traces) {
-    for (auto n : t->getTrace()) out.setWithCaveats(k++, n);
   }
 }
 

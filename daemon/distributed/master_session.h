@@ -1,10 +1,12 @@
 // MasterSession: a client's session on this task (its master). Each run is
 // rewritten for its feeds and fetches, placed, partitioned by task and
 // registered with each task once per signature; then every partition of the
-// step runs concurrently under one step id. The partition of this task runs
-// here directly, with no RPC to itself (feeds and fetches are not copied
-// through messages). The first error aborts the step on every task and comes
-// back naming the task and the node.
+// step runs concurrently under one step id, through a PartitionRunner: the
+// partition of this task here directly, with no RPC to itself (feeds and
+// fetches are not copied through messages), the others over the step
+// channel by the handles their registrations answered with. The first error
+// aborts the step on every task and comes back naming the task and the
+// node.
 //
 // A task that restarted is noticed (its connection dropped) and the next run
 // registers its partition again; the first run to succeed after names the
@@ -38,17 +40,17 @@
 #include "daemon/distributed/task_env.h"
 #include "daemon/distributed/task_metrics.h"
 #include "daemon/distributed/partition_run.h"
+#include "daemon/distributed/partition_runner.h"
 #include "daemon/distributed/quota.h"
-#include "daemon/distributed/worker_service.h"
 #include "schemas/rpc.capnp.h"
 
 namespace tfd {
 
 class MasterSession final : public CountedServer<proto::Session> {
  public:
-  // `local` runs this task's partitions and outlives the session; `slot`
-  // is its place among its client's sessions (null: not counted).
-  MasterSession(TaskEnv& env, WorkerService& local, GraphDef graph,
+  // `runner` runs the partitions of the session's steps and outlives it;
+  // `slot` is its place among its client's sessions (null: not counted).
+  MasterSession(TaskEnv& env, PartitionRunner& runner, GraphDef graph,
                 std::chrono::milliseconds step_timeout,
                 std::unique_ptr<Quota::Slot> slot = nullptr);
   ~MasterSession();
@@ -66,9 +68,10 @@ class MasterSession final : public CountedServer<proto::Session> {
     // This task's partition: its executor, once built.
     bool local = false;
     std::unique_ptr<HeldPartition> held;
-    // Another task's: its registration there.
-    kj::Maybe<proto::RegisteredGraph::Client> handle;
-    uint64_t channel = 0;     // its handle on the step channel; 0: runStep only
+    // Another task's: its registration there (held: releasing it frees the
+    // partition), and the handle the master runs it by.
+    kj::Maybe<proto::RegisteredGraph::Client> registration;
+    uint64_t handle = 0;
     uint64_t connection = 0;  // Peers::ConnectionNumber when registered
   };
   struct Prepared {
@@ -115,7 +118,7 @@ class MasterSession final : public CountedServer<proto::Session> {
   void Abort(const std::shared_ptr<StepState>& step, const Status& why);
 
   TaskEnv& env_;
-  WorkerService& local_;
+  PartitionRunner& runner_;
   std::unique_ptr<Quota::Slot> slot_;
   GraphDef graph_;
   std::chrono::milliseconds step_timeout_;

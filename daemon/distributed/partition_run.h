@@ -1,7 +1,7 @@
-// One partition of a step, run on this task: what a Worker's runStep does
-// for a master elsewhere, and what a master does for its own partition
-// without an RPC to itself (so its feeds and fetches are not serialized to
-// cross its own process).
+// One partition of a step, run on this task: what the step channel does for
+// a master elsewhere, and what a master does for its own partition without
+// a message to itself (so its feeds and fetches are not serialized to cross
+// its own process).
 //
 //   TFD_ASSIGN_OR_RETURN(auto exec, MakePartitionExecutor(env, std::move(graph), master, session));  // on the pool
 //   RunPartition(env, rendezvous, exec, {.step_id = id, .feeds = ...})
@@ -41,8 +41,7 @@ struct PartitionResult {
 // The partition's graph, checked and given its kernels; errors name the task.
 // `master` is the task whose master session registers it (its steps belong
 // to that replica) and `session` that session's presence here
-// (StepContext::master, ::session); both empty when unknown (an older
-// master).
+// (StepContext::master, ::session).
 StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef graph,
                                                           std::string master,
                                                           SessionPresence session);

@@ -13,6 +13,15 @@ constexpr kj::Duration kMaxBackoff = 1 * kj::SECONDS;
 
 }  // namespace
 
+Status CheckPeerProtocol(const std::string& task, uint32_t protocol, const std::string& self) {
+  if (protocol == kPeerProtocol) return OkStatus();
+  return errors::FailedPrecondition(
+      task, " speaks peer protocol ", protocol,
+      protocol == 0 ? " (a tfd from before the protocol handshake)" : "", " and ", self,
+      " speaks peer protocol ", kPeerProtocol,
+      ": every task of a cluster must run a tfd of one peer protocol");
+}
+
 StatusOr<std::pair<std::string, int>> SplitTaskName(const std::string& task) {
   // "/job:J/replica:0/task:T"
   const size_t job = task.find("/job:");
@@ -131,8 +140,12 @@ kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attem
       .catch_([this, task, attempt, backoff](kj::Exception&& e) -> kj::Promise<TaskServices> {
         const Status s = StatusFromKj(e);
         Peer* peer = Current(task, attempt);
-        // A refused token stays refused: no point in asking again.
-        if (peer == nullptr || s.code() == Code::kUnauthenticated) return kj::mv(e);
+        // A refused token stays refused, and a peer of another protocol
+        // (or without a data plane) stays so: no point in asking again.
+        if (peer == nullptr || s.code() == Code::kUnauthenticated ||
+            s.code() == Code::kFailedPrecondition) {
+          return kj::mv(e);
+        }
         peer->last_error = s.message();
         const kj::TimePoint now = timer_.now();
         if (now >= peer->give_up_at) {
@@ -185,9 +198,14 @@ kj::Promise<TaskServices> Peers::Login(const std::string& task, uint64_t attempt
   request.setToken(
       kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token_.data()), token_.size()));
   request.setPeer(self_task_);
+  request.setProtocol(kPeerProtocol);
   auto answered = request.send().then(
       [this, task](capnp::Response<proto::Gate::LoginResults>&& r) -> kj::Promise<TaskServices> {
         auto s = r.getServices();
+        // A task of an older protocol admits this one, not knowing better.
+        if (Status same = CheckPeerProtocol(task, s.getProtocol(), self_task_); !same.ok()) {
+          return KjFromStatus(same);
+        }
         TaskServices services{s.getMaster(), s.getWorker(), s.getIncarnation()};
         if (data_plane_ == nullptr) return kj::mv(services);
         if (!s.hasDataPlane()) {

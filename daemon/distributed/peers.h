@@ -37,11 +37,24 @@ namespace tfd {
 
 class DataPlane;
 
+// The protocol tasks speak to each other: the calls of schemas/rpc.capnp
+// between tasks and the messages of the data plane (step messages, pushes).
+// A task logs in only to a task of its own protocol, and admits only those
+// (Gate.login: FAILED_PRECONDITION naming both protocols and the task), so
+// nothing in tfd serves a peer of another. A change a task of the previous
+// protocol would misread or lack moves it on. 0 is a tfd from before the
+// handshake (which also ran partitions with a runStep call).
+inline constexpr uint32_t kPeerProtocol = 1;
+
+// FAILED_PRECONDITION naming `task`, which speaks `protocol`, and `self`,
+// which speaks kPeerProtocol; OK when they are the same.
+Status CheckPeerProtocol(const std::string& task, uint32_t protocol, const std::string& self);
+
 // The capabilities a task serves, as obtained through its Gate.
 struct TaskServices {
   proto::Master::Client master = nullptr;
   proto::Worker::Client worker = nullptr;
-  uint64_t incarnation = 0;  // the task's (TaskEnv::incarnation); 0 from an older tfd
+  uint64_t incarnation = 0;  // the task's (TaskEnv::incarnation)
 };
 
 class Peers {
@@ -64,7 +77,9 @@ class Peers {
 
   // The services of `task` ("/job:J/replica:0/task:T"). Rejects with
   // UNAVAILABLE at the deadline, UNAUTHENTICATED on a refused token,
-  // NOT_FOUND for a task not in the cluster.
+  // FAILED_PRECONDITION when either side refuses the other's peer protocol
+  // (kPeerProtocol; neither is asked again), NOT_FOUND for a task not in
+  // the cluster.
   kj::Promise<TaskServices> Services(const std::string& task, kj::TimePoint deadline,
                                      Patience patience = Patience::kWaitForStart);
   // Bumped each time the connection to `task` is lost or forgotten.

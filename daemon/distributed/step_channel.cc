@@ -5,7 +5,6 @@
 #include "daemon/distributed/partition_run.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/distributed/request_timeout.h"
-#include "daemon/rpc/trace_wire.h"
 #include "daemon/transport/data_plane.h"
 
 namespace tfd {
@@ -71,72 +70,78 @@ class StepChannel::Waiter {
 StepChannel::StepChannel(TaskEnv& env, Rendezvous& rendezvous)
     : env_(env),
       rendezvous_(rendezvous),
-      enabled_(env.data_plane != nullptr && env.step_channel),
       offered_(std::make_shared<Offer::Table>()),
       errors_(env.logger, "the step channel"),
       serving_(errors_) {
-  if (!enabled_) return;
+  if (env_.data_plane == nullptr) return;
   env_.data_plane->SetStepHandlers(
-      [this](const std::string& from, proto::StepMessage::Reader m) { OnMessage(from, m); },
+      [this](const std::string& from, const StepMessage& m) { OnMessage(from, m); },
       [this](const std::string& task, const Status& why) { OnPeerGone(task, why); });
 }
 
 StepChannel::~StepChannel() {
-  if (enabled_) env_.data_plane->SetStepHandlers(nullptr, nullptr);
+  if (env_.data_plane != nullptr) env_.data_plane->SetStepHandlers(nullptr, nullptr);
   const Status gone = errors::Unavailable(env_.task, " is shutting down");
   while (!waiting_.empty()) waiting_.begin()->second->Answer(gone);
 }
 
 kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
     const std::string& master, std::shared_ptr<Executor> executor, kj::Duration patience) {
-  if (!enabled_ || master == env_.task || !env_.cluster.HasTask(master)) {
-    return std::unique_ptr<Offer>();
+  if (master == env_.task || !env_.cluster.HasTask(master)) {
+    return KjFromStatus(errors::InvalidArgument(
+        "a partition registered for master '", master, "', which is no other task of ",
+        env_.task, "'s cluster: ", env_.task, " could not answer its steps"));
   }
+  auto unreachable = [this, master](const std::string& why) {
+    return errors::Unavailable(env_.task, " cannot reach the master ", master,
+                               " over the data plane to answer its steps: ", why);
+  };
+  if (env_.data_plane == nullptr) return KjFromStatus(unreachable("this task has no data plane"));
   // To answer, this task needs its own endpoint to the master: the one
   // it gets by logging in there (kept, like any peer connection).
   kj::Promise<void> reached = nullptr;
   if (env_.data_plane->Connected(master)) {
     reached = kj::READY_NOW;
   } else if (env_.peers == nullptr) {
-    return std::unique_ptr<Offer>();
+    return KjFromStatus(unreachable("this task has no connections to its peers"));
   } else {
     reached = env_.peers->Services(master, env_.data_plane->timer().now() + patience,
                                    Peers::Patience::kFailIfDown)
                   .ignoreResult();
   }
   return reached.then(
-      [this, master, executor = std::move(executor)]() mutable -> std::unique_ptr<Offer> {
-        if (!env_.data_plane->Connected(master)) return nullptr;
+      [this, master, executor = std::move(executor),
+       unreachable]() mutable -> std::unique_ptr<Offer> {
+        // The link may have gone again between the login and now.
+        if (!env_.data_plane->Connected(master)) {
+          kj::throwFatalException(KjFromStatus(unreachable("its data-plane link went")));
+        }
         uint64_t handle = 0;
         while (handle == 0 || offered_->entries.count(handle)) handle = offered_->random();
         offered_->entries[handle] = Offer::Table::Entry{master, std::move(executor)};
         return std::make_unique<Offer>(Offer::Key(), offered_, handle);
       },
-      [this, master](kj::Exception&& e) -> std::unique_ptr<Offer> {
-        if (env_.logger) {
-          env_.logger->debug("no step channel to {}: {}", master, e.getDescription().cStr());
-        }
-        return nullptr;
+      [unreachable](kj::Exception&& e) -> std::unique_ptr<Offer> {
+        kj::throwFatalException(KjFromStatus(unreachable(StatusFromKj(e).message())));
       });
 }
 
 bool StepChannel::Reaches(const std::string& task) const {
-  return enabled_ && env_.data_plane->Connected(task);
+  return env_.data_plane != nullptr && env_.data_plane->Connected(task);
 }
 
 kj::Promise<StepStats> StepChannel::Run(const std::string& task, uint64_t handle,
                                         int64_t step_id, int64_t timeout_ms, bool trace) {
   // Waiting before sending: a cheap partition's answer can arrive while the
   // send still progresses UCX.
+  if (env_.data_plane == nullptr) {
+    return KjFromStatus(errors::Unavailable(StepOn(step_id, task), ": ", env_.task,
+                                            " has no data plane"));
+  }
   const Key key{task, step_id, handle};
   auto answered = kj::newAdaptedPromise<StepStats, Waiter>(*this, key);
-  const Status sent = env_.data_plane->SendStepMessage(task, [&](proto::StepMessage::Builder m) {
-    m.setGraph(handle);
-    m.setStepId(step_id);
-    auto run = m.initRun();
-    run.setTimeoutMs(timeout_ms);
-    run.setTrace(trace);
-  });
+  const Status sent = env_.data_plane->SendStepMessage(
+      task, StepMessage::Run(handle, step_id, timeout_ms, trace));
   if (!sent.ok()) {
     if (auto it = waiting_.find(key); it != waiting_.end()) it->second->Answer(sent);
     return answered;
@@ -151,38 +156,25 @@ kj::Promise<StepStats> StepChannel::Run(const std::string& task, uint64_t handle
       }));
 }
 
-void StepChannel::OnMessage(const std::string& from, proto::StepMessage::Reader message) {
-  const uint64_t handle = message.getGraph();
-  const int64_t step_id = message.getStepId();
-  switch (message.which()) {
-    case proto::StepMessage::RUN:
-      Serve(from, handle, step_id, message.getRun().getTimeoutMs(), message.getRun().getTrace());
+void StepChannel::OnMessage(const std::string& from, const StepMessage& message) {
+  switch (message.kind) {
+    case StepMessage::Kind::kRun:
+      Serve(from, message.graph, message.step_id, message.timeout_ms, message.trace);
       return;
-    case proto::StepMessage::DONE: {
-      auto it = waiting_.find(Key{from, step_id, handle});
+    case StepMessage::Kind::kDone: {
+      auto it = waiting_.find(Key{from, message.step_id, message.graph});
       if (it == waiting_.end()) return;  // the master gave up on it already
-      auto done = message.getDone();
-      const std::string code = done.getCode();
-      if (code == "OK") {
-        StepStats stats;
-        TraceFromProto(done.getTrace(), stats);
-        it->second->Answer(OkStatus(), std::move(stats));
-      } else {
-        // An unknown code is the task's error all the same.
-        const Code c = CodeFromName(code).value_or(Code::kInternal);
-        it->second->Answer(Status(c == Code::kOk ? Code::kInternal : c, done.getMessage().cStr()));
-      }
+      it->second->Answer(message.status, message.stats);
       return;
     }
-    case proto::StepMessage::CANCEL: {
-      const Status why = errors::Cancelled(StepOn(step_id, env_.task), ": the master ", from,
-                                           " gave up on it");
-      env_.rendezvous.Abort(step_id, why);
-      env_.steps.Abort(step_id, why);
+    case StepMessage::Kind::kCancel: {
+      const Status why = errors::Cancelled(StepOn(message.step_id, env_.task), ": the master ",
+                                           from, " gave up on it");
+      env_.rendezvous.Abort(message.step_id, why);
+      env_.steps.Abort(message.step_id, why);
       return;
     }
   }
-  // A kind this tfd does not know (a newer peer's): nothing to do.
 }
 
 void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_id,
@@ -217,21 +209,17 @@ void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_i
 
 Status StepChannel::SendDone(const std::string& master, uint64_t handle, int64_t step_id,
                              const Status& status, const StepStats& stats) {
-  return env_.data_plane->SendStepMessage(master, [&](proto::StepMessage::Builder m) {
-    m.setGraph(handle);
-    m.setStepId(step_id);
-    auto done = m.initDone();
-    done.setCode(std::string(CodeName(status.code())));
-    done.setMessage(status.message());
-    if (!stats.nodes.empty()) {
-      TraceToProto(stats, done.initTrace(static_cast<unsigned>(stats.nodes.size())));
-    }
-  });
+  return env_.data_plane->SendStepMessage(master,
+                                          StepMessage::Done(handle, step_id, status, stats));
 }
 
 void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t step_id,
                          const Status& status, const StepStats& stats) {
-  if (SendDone(master, handle, step_id, status, stats).ok()) return;
+  Status sent = SendDone(master, handle, step_id, status, stats);
+  // A trace too large for one message: the master hears why at once rather
+  // than at its deadline.
+  if (sent.code() == Code::kInvalidArgument) sent = SendDone(master, handle, step_id, sent, {});
+  if (sent.ok()) return;
   if (env_.peers == nullptr) {
     if (env_.logger) {
       env_.logger->warn("could not tell {} that {} ended: no data-plane endpoint to it", master,
@@ -256,11 +244,7 @@ void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t ste
 
 void StepChannel::Cancel(const std::string& task, uint64_t handle, int64_t step_id) {
   // Best effort: a task that cannot be reached has lost the step anyway.
-  (void)env_.data_plane->SendStepMessage(task, [&](proto::StepMessage::Builder m) {
-    m.setGraph(handle);
-    m.setStepId(step_id);
-    m.setCancel();
-  });
+  (void)env_.data_plane->SendStepMessage(task, StepMessage::Cancel(handle, step_id));
 }
 
 void StepChannel::OnPeerGone(const std::string& task, const Status& why) {

@@ -1,17 +1,16 @@
-// StepChannel: a master's partitions on other tasks run with one data-plane
-// message each way (schemas/transport.capnp, StepMessage) instead of a
-// Cap'n Proto runStep call and its answer, whose per-call cost was most of
-// what an empty step spent above the raw round trip (docs/performance.md,
-// "The step path").
+// StepChannel: how a master runs its partitions on other tasks — one
+// data-plane message each way (daemon/transport/step_messages.h): `run`
+// with the partition's handle and the step, answered by `done` (with the
+// nodes it ran, when traced). A Cap'n Proto call and its answer cost most
+// of what an empty step spent above the raw round trip (docs/performance.md,
+// "The step path"); every pair of tasks has a data plane, so this is the
+// only way a partition on another task runs.
 //
-// Registration stays on Cap'n Proto (registerGraph): a task offers the
-// partition on the channel when it can answer the registering master over
-// the data plane (it logged in to that task and has an endpoint to it), and
-// answers with a handle. The master's runs then send `run` with the handle
-// and the step, and wait for `done` (with the nodes it ran, when traced).
-// runStep remains for a task that offered no handle (an older tfd,
-// --no-step-channel, or no data plane back to the master, as with TLS
-// between hosts).
+// Registration stays on Cap'n Proto (registerGraph): the task offers the
+// partition to the registering master here, which needs the task to reach
+// that master over the data plane (it logs in there once for that, and
+// keeps the connection); the registration answers with the handle, or
+// fails with UNAVAILABLE naming the master.
 //
 // What each side can rely on:
 // - Only the registering master runs a handle: a `run` under another task's
@@ -23,13 +22,14 @@
 //   fail), and with DEADLINE_EXCEEDED once the step's timeout and 10 s more
 //   have passed without an answer (the task answers its own timeout first).
 // - A master that gives up on a step (another partition failed, the client
-//   went) sends `cancel`: the partition stops as a cancelled runStep would.
+//   went) sends `cancel`: the partition's waits are cancelled, as abortStep
+//   would.
 // - A task whose endpoint to the master went logs in to it again to answer.
 //
 //   // on the task a partition is registered with (WorkerService):
-//   channel.OfferTo(master, executor, 2 * kj::SECONDS).then([](std::unique_ptr<Offer> o) { ... });
-//   // on the master (MasterSession):
-//   if (channel.Reaches(task)) channel.Run(task, handle, step_id, timeout_ms, trace).then(...);
+//   channel.OfferTo(master, executor, patience).then([](std::unique_ptr<Offer> o) { ... });
+//   // on the master (through WorkerService, its PartitionRunner):
+//   channel.Run(task, handle, step_id, timeout_ms, trace).then([](StepStats s) { ... });
 //
 // Thread-safety: event-loop thread only.
 #pragma once
@@ -46,14 +46,15 @@
 #include "daemon/distributed/task_env.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/executor.h"
-#include "schemas/transport.capnp.h"
+#include "daemon/transport/step_messages.h"
 
 namespace tfd {
 
 class StepChannel {
  public:
-  // Runs offered partitions with `rendezvous` (the task's, as runStep does).
-  // Does nothing without env.data_plane or with env.step_channel off.
+  // Runs offered partitions with `rendezvous` (the task's). Without
+  // env.data_plane (a test's task) nothing is offered and no run starts:
+  // both fail with UNAVAILABLE.
   StepChannel(TaskEnv& env, Rendezvous& rendezvous);
   ~StepChannel();
   StepChannel(const StepChannel&) = delete;
@@ -82,19 +83,20 @@ class StepChannel {
     uint64_t handle_;
   };
 
-  // Offers `executor` to `master`'s runs: null when the channel is off, or
-  // `master` is not another task of the cluster, or this task cannot reach
-  // it over the data plane within `patience` (the registration then goes
-  // on without the channel). Never rejects.
+  // Offers `executor` to `master`'s runs. Rejects with INVALID_ARGUMENT
+  // when `master` is not another task of the cluster, and with UNAVAILABLE
+  // naming it when this task cannot reach it over the data plane within
+  // `patience` (it could not answer the master's runs).
   kj::Promise<std::unique_ptr<Offer>> OfferTo(const std::string& master,
                                               std::shared_ptr<Executor> executor,
                                               kj::Duration patience);
 
-  // Whether runs on `task` can go over the channel now.
+  // Whether this task has a working data-plane endpoint to `task` now.
   bool Reaches(const std::string& task) const;
   // Runs the partition `handle` on `task` for one step (timeout_ms 0: the
   // step timeout of `task`). Resolves when it ended well, with its nodes
-  // when `trace`; rejects with its error there, or as the header says.
+  // when `trace`; rejects with its error there, with UNAVAILABLE at once
+  // when there is no endpoint to `task`, or as the header says.
   // Dropping it cancels the partition.
   kj::Promise<StepStats> Run(const std::string& task, uint64_t handle, int64_t step_id,
                              int64_t timeout_ms, bool trace);
@@ -106,7 +108,7 @@ class StepChannel {
   class Waiter;
   using Key = std::tuple<std::string, int64_t, uint64_t>;  // task, step, handle
 
-  void OnMessage(const std::string& from, proto::StepMessage::Reader message);
+  void OnMessage(const std::string& from, const StepMessage& message);
   void OnPeerGone(const std::string& task, const Status& why);
   void Serve(const std::string& from, uint64_t handle, int64_t step_id, int64_t timeout_ms,
              bool trace);
@@ -120,7 +122,6 @@ class StepChannel {
 
   TaskEnv& env_;
   Rendezvous& rendezvous_;
-  bool enabled_;
   std::shared_ptr<Offer::Table> offered_;
   std::map<Key, Waiter*> waiting_;
   LogTaskErrors errors_;

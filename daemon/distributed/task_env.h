@@ -80,9 +80,6 @@ struct TaskEnv {
   StepGate step_gate;  // the steps this task's master runs; held for a checkpoint
 
   std::chrono::milliseconds step_timeout{30000};  // default per step, and for reaching tasks
-  // Remote partitions run over the data plane's step channel where a task
-  // offers it (daemon/distributed/step_channel.h); off: runStep calls only.
-  bool step_channel = true;
   bool log_device_placement = false;
   bool allow_soft_placement = false;  // see daemon/runtime/gpu_placement.h
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();

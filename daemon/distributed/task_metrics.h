@@ -96,8 +96,8 @@ class TaskMetrics {
   // Session.run and Callable.run answered by this task as master, from the
   // call's arrival to its answer.
   StepCounts runs;
-  // Every partition this task ran: for a master elsewhere (runStep) or its
-  // own part of a run.
+  // Every partition this task ran: for a master elsewhere (over the step
+  // channel) or its own part of a run.
   StepCounts partition_steps;
 
   // A call of `method` ("Session.run") answered with an error.

@@ -23,70 +23,34 @@
 namespace tfd {
 namespace {
 
+// A partition registered here: held, and on offer to its master's runs,
+// until the master lets go of the capability. It has no methods of its own:
+// the master runs it over the step channel by the offer's handle.
 class RegisteredGraphImpl final : public CountedServer<proto::RegisteredGraph> {
  public:
   // `session`: its master session's presence here, kept while registered.
   // `offer`: the partition's place on the step channel, withdrawn with it.
-  RegisteredGraphImpl(TaskEnv& env, TaskRendezvous& rendezvous, std::shared_ptr<Executor> executor,
+  RegisteredGraphImpl(TaskEnv& env, std::shared_ptr<Executor> executor,
                       std::shared_ptr<const std::string> session,
                       std::unique_ptr<StepChannel::Offer> offer,
                       std::unique_ptr<Quota::Slot> slot)
       : CountedServer(env.metrics),
-        env_(env),
-        rendezvous_(rendezvous),
         partition_(env, std::move(executor)),
         session_(std::move(session)),
         offer_(std::move(offer)),
         slot_(std::move(slot)) {}
 
- protected:
-  kj::Promise<void> runStep(RunStepContext context) override {
-    context.allowCancellation();
-    auto params = context.getParams();
-    PartitionStep step;
-    for (auto t : params.getFeeds()) {
-      // Copied, and charged for as long as the step holds them: feeds
-      // outlive the request, which goes at once (releaseParams below).
-      auto tensor = TensorFromProto(t, env_.kernel_env->limits.max_tensor_bytes,
-                                    env_.kernel_env->memory);
-      if (!tensor.ok()) return KjFromStatus(tensor.status());
-      step.feeds.push_back(std::move(tensor).value());
-    }
-    step.num_fetches = params.getNumFetches();
-    // Each fetch is a _Retval node of the partition, so a count beyond its
-    // nodes is no request this task's master would send; unchecked, it
-    // sizes the step's result list (rpc_fuzz: 4 billion entries).
-    const auto nodes = static_cast<size_t>(partition_.executor()->graph().num_nodes());
-    if (step.num_fetches > nodes) {
-      return KjFromStatus(errors::InvalidArgument("runStep asks for ", step.num_fetches,
-                                                  " fetches, but the registered partition has only ",
-                                                  nodes, " nodes"));
-    }
-    step.step_id = params.getStepId();
-    step.timeout_ms = params.getTimeoutMs();
-    step.trace = params.getTrace();
-    context.releaseParams();
-    return RunPartition(env_, rendezvous_, partition_.executor(), std::move(step))
-        .then([context](PartitionResult r) mutable {
-          auto results = context.getResults();
-          auto fetches = results.initFetches(static_cast<unsigned>(r.fetches.size()));
-          for (unsigned i = 0; i < r.fetches.size(); ++i) TensorToWire(r.fetches[i], fetches[i]);
-          TraceToProto(r.stats, results.initTrace(static_cast<unsigned>(r.stats.nodes.size())));
-        });
-  }
-
  private:
-  TaskEnv& env_;
-  TaskRendezvous& rendezvous_;
   HeldPartition partition_;
-  std::shared_ptr<const std::string> session_;  // null from an older master
-  std::unique_ptr<StepChannel::Offer> offer_;   // null when not on the channel
+  std::shared_ptr<const std::string> session_;
+  std::unique_ptr<StepChannel::Offer> offer_;
   std::unique_ptr<Quota::Slot> slot_;
 };
 
-// How long a registration waits to reach its master over the data plane
-// (to offer the step channel) before it goes on without.
-constexpr kj::Duration kOfferTimeout = 2 * kj::SECONDS;
+// How long a registration waits to reach its master over the data plane,
+// which it needs to answer the master's runs; the master just reached this
+// task, so it is up: this is a login's patience (Peers::kLoginTimeout).
+constexpr kj::Duration kReachMaster = 10 * kj::SECONDS;
 
 // Longer than any name NewSessionName makes; bounds what a caller can store.
 constexpr size_t kMaxSessionName = 256;
@@ -106,16 +70,16 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   auto params = context.getParams();
   std::string master = params.getMaster();
   const std::string session_name = params.getSession();
-  // Any logged-in caller may register a graph; only a task of the cluster
-  // may have its steps counted as a replica's.
-  if (!master.empty() && !env_.cluster.HasTask(master)) {
+  // The master is another task of the cluster: its steps are counted as
+  // its replica's, and this task answers them over the data plane.
+  if (master == env_.task || !env_.cluster.HasTask(master)) {
     return KjFromStatus(errors::InvalidArgument("registerGraph names master '", master,
-                                                "', which is no task of ", env_.task,
+                                                "', which is no other task of ", env_.task,
                                                 "'s cluster"));
   }
-  if (session_name.size() > kMaxSessionName) {
+  if (session_name.empty() || session_name.size() > kMaxSessionName) {
     return KjFromStatus(errors::InvalidArgument("registerGraph's session name is ",
-                                                session_name.size(), " bytes; at most ",
+                                                session_name.size(), " bytes; 1 to ",
                                                 kMaxSessionName, " are accepted"));
   }
   // Its place is taken first, so that registrations under way count too.
@@ -125,7 +89,7 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
         env_.task, " holds ", registered_.held(), " partitions registered by masters, the most "
         "it takes (--max-registered-graphs ", registered_.limit(), ")"));
   }
-  auto session = session_name.empty() ? nullptr : SessionPresenceFor(session_name);
+  auto session = SessionPresenceFor(session_name);
   auto def = OwnedCopy(params.getGraph());
   using Built = std::shared_ptr<Executor>;
   // The task's env outlives the pool's work; this service may not. The
@@ -140,18 +104,27 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
                          return MakePartitionExecutor(env, std::move(parsed), master, weak);
                        })
       .then([this, master](Built executor) {
-        auto offered = channel_.OfferTo(master, executor, kOfferTimeout);
+        auto offered = channel_.OfferTo(master, executor, kReachMaster);
         return offered.then([executor](std::unique_ptr<StepChannel::Offer> offer) mutable {
           return std::make_pair(std::move(executor), std::move(offer));
         });
       })
       .then([this, context, session, slot = std::move(slot)](auto built) mutable {
         auto results = context.getResults();
-        if (built.second) results.setStepChannel(built.second->handle());
-        results.setGraph(kj::heap<RegisteredGraphImpl>(env_, rendezvous_, std::move(built.first),
-                                                       session, std::move(built.second),
-                                                       std::move(slot)));
+        results.setStepChannel(built.second->handle());
+        results.setGraph(kj::heap<RegisteredGraphImpl>(env_, std::move(built.first), session,
+                                                       std::move(built.second), std::move(slot)));
       });
+}
+
+kj::Promise<PartitionResult> WorkerService::RunHere(std::shared_ptr<Executor> executor,
+                                                    PartitionStep step) {
+  return RunPartition(env_, rendezvous_, std::move(executor), std::move(step));
+}
+
+kj::Promise<StepStats> WorkerService::RunThere(const std::string& task, uint64_t handle,
+                                               int64_t step_id, int64_t timeout_ms, bool trace) {
+  return channel_.Run(task, handle, step_id, timeout_ms, trace);
 }
 
 std::shared_ptr<const std::string> WorkerService::SessionPresenceFor(const std::string& session) {

@@ -3,13 +3,17 @@
 //
 // Registered partitions are capabilities (RegisteredGraph): when the master
 // that registered them lets go — or its connection drops — they are freed.
-// A runStep call runs the partition (daemon/distributed/partition_run.h:
-// cheap kernels on the loop, the rest on the compute pool) and resolves when
-// it ends; if the master cancels the call (or abortStep names the step) the
-// partition's waits are cancelled. A master may also run it over the step
-// channel when this task offered it there. A registration names its master's task and
-// session (StepContext::master, ::session). Checkpoint calls do
-// their file work on the compute pool too (daemon/checkpoint/checkpoint_manager.h).
+// A registration names its master's task and session (StepContext::master,
+// ::session) and offers the partition to that master on the step channel
+// (daemon/distributed/step_channel.h), whose handle is how the master runs
+// it: cheap kernels on the loop, the rest on the compute pool
+// (daemon/distributed/partition_run.h); a `cancel` from the master, or
+// abortStep naming the step, cancels the partition's waits. Checkpoint calls
+// do their file work on the compute pool too
+// (daemon/checkpoint/checkpoint_manager.h).
+//
+// It is also this task's master's PartitionRunner: the master's own
+// partition runs here in process, its partitions elsewhere over the channel.
 //
 // What masters make this task hold is counted: a registered partition's
 // constants are charged to the task's memory budget as they are decoded
@@ -25,6 +29,7 @@
 #include <memory>
 #include <string>
 
+#include "daemon/distributed/partition_runner.h"
 #include "daemon/distributed/quota.h"
 #include "daemon/distributed/step_channel.h"
 #include "daemon/distributed/task_env.h"
@@ -34,16 +39,16 @@
 
 namespace tfd {
 
-class WorkerService final : public CountedServer<proto::Worker> {
+class WorkerService final : public CountedServer<proto::Worker>, public PartitionRunner {
  public:
   explicit WorkerService(TaskEnv& env, int max_registered_graphs = 4096);
 
-  // Where this task's partitions send and receive; the master's own
-  // partition uses it too (daemon/distributed/partition_run.h).
-  TaskRendezvous& rendezvous() { return rendezvous_; }
-  // Runs the master's partitions on other tasks, and the partitions offered
-  // here, over the data plane (daemon/distributed/step_channel.h).
-  StepChannel& step_channel() { return channel_; }
+  // PartitionRunner: with this task's rendezvous (where its partitions send
+  // and receive), and over its step channel.
+  kj::Promise<PartitionResult> RunHere(std::shared_ptr<Executor> executor,
+                                       PartitionStep step) override;
+  kj::Promise<StepStats> RunThere(const std::string& task, uint64_t handle, int64_t step_id,
+                                  int64_t timeout_ms, bool trace) override;
 
  protected:
   kj::Promise<void> registerGraph(RegisterGraphContext context) override;

@@ -1,6 +1,6 @@
 // A traced step's nodes (common/step_stats.h) as the NodeTrace lists of
-// schemas/trace.capnp, both ways: what Session.run, runStep and the step
-// channel answer with.
+// schemas/trace.capnp, both ways: what Session.run and the step channel
+// answer with.
 //
 //   TraceToProto(result.stats, results.initTrace(n));
 //   TraceFromProto(response.getTrace(), out.stats);  // appends

@@ -177,10 +177,10 @@ void DataPlane::SetOnLinkLost(std::function<void(const std::string& task)> on_lo
   on_link_lost_ = std::move(on_lost);
 }
 
-Status DataPlane::SendStepMessage(const std::string& task, const Link::FillStep& fill) {
+Status DataPlane::SendStepMessage(const std::string& task, const StepMessage& message) {
   Link* link = Find(task);
   if (link == nullptr) return errors::Unavailable("no data-plane link to ", task);
-  return link->SendStepMessage(fill);
+  return link->SendStepMessage(message);
 }
 
 void DataPlane::PeerGone(const std::string& task, const Status& why) {
@@ -207,7 +207,7 @@ void DataPlane::Received(const std::string& task, int64_t step_id, const std::st
   deliver_(step_id, key, std::move(tensor));
 }
 
-void DataPlane::StepMessage(const std::string& task, proto::StepMessage::Reader message) {
+void DataPlane::StepReceived(const std::string& task, const StepMessage& message) {
   ++stats_.step_messages_received;
   if (on_step_message_) on_step_message_(task, message);
 }

@@ -1,6 +1,7 @@
 // DataPlane: tensors pushed from the task that produces them to the task
 // that consumes them, beside the Cap'n Proto control plane, and the step
-// messages of the step channel (daemon/distributed/step_channel.h).
+// messages of the step channel (step_messages.h; their meaning:
+// daemon/distributed/step_channel.h).
 //
 // Push, not pull: a _Send hands its tensor to Push as soon as it is made;
 // the bytes go from the tensor's own buffer into a buffer on the receiver
@@ -54,8 +55,8 @@
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/link.h"
 #include "daemon/transport/receive_room.h"
+#include "daemon/transport/step_messages.h"
 #include "daemon/transport/stream_frames.h"
-#include "schemas/transport.capnp.h"
 
 namespace tfd {
 
@@ -150,21 +151,21 @@ class DataPlane : private PlaneSink {
   kj::Promise<void> Push(const std::string& task, int64_t step_id, const std::string& key,
                          const Tensor& tensor);
 
-  // Step messages (daemon/distributed/step_channel.h). `on_message` gets
-  // each one from an authenticated peer, with that peer's task; `on_gone`
-  // hears that the link to a task went (Disconnect, or it failed), so that
+  // Step messages (step_messages.h). `on_message` gets each one from an
+  // authenticated peer, decoded, with that peer's task; `on_gone` hears
+  // that the link to a task went (Disconnect, or it failed), so that
   // whoever waits for that task's answers stops waiting. Both run on the
   // loop, outside any transport's callbacks.
-  using OnStepMessage = std::function<void(const std::string& from, proto::StepMessage::Reader)>;
+  using OnStepMessage = std::function<void(const std::string& from, const StepMessage&)>;
   using OnPeerGone = std::function<void(const std::string& task, const Status& why)>;
   void SetStepHandlers(OnStepMessage on_message, OnPeerGone on_gone);
   // Told when a link fails by itself (a stream broke), after on_gone: the
   // owner of the control connections forgets the task, so the next call
   // reaches it afresh.
   void SetOnLinkLost(std::function<void(const std::string& task)> on_lost);
-  // Sends a step message to `task`; `fill` writes all but the ticket.
-  // UNAVAILABLE when there is no working link to it.
-  Status SendStepMessage(const std::string& task, const Link::FillStep& fill);
+  // Sends `message` to `task`. UNAVAILABLE when there is no working link
+  // to it; INVALID_ARGUMENT when it is too large (kMaxStepMessageBytes).
+  Status SendStepMessage(const std::string& task, const StepMessage& message);
 
   Stats stats() const;
   // Bytes pushed to and received from each task since start, by task name
@@ -190,7 +191,7 @@ class DataPlane : private PlaneSink {
   void Abandoned(uint64_t pushes) override;
   void Received(const std::string& task, int64_t step_id, const std::string& key,
                 StatusOr<Tensor> tensor, uint64_t bytes) override;
-  void StepMessage(const std::string& task, proto::StepMessage::Reader message) override;
+  void StepReceived(const std::string& task, const StepMessage& message) override;
   void Refused(const std::string& why, bool step_message) override;
   void LinkFailed(const std::string& task, const Status& why) override;
 

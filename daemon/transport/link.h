@@ -12,12 +12,11 @@
 #include <kj/async.h>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "common/status.h"
 #include "common/tensor.h"
-#include "schemas/transport.capnp.h"
+#include "daemon/transport/step_messages.h"
 
 namespace tfd {
 
@@ -35,8 +34,9 @@ class PlaneSink {
   // A tensor (or why it never will be one) from `task`, for the rendezvous.
   virtual void Received(const std::string& task, int64_t step_id, const std::string& key,
                         StatusOr<Tensor> tensor, uint64_t bytes) = 0;
-  // A step message from `task` (already authenticated by its link).
-  virtual void StepMessage(const std::string& task, proto::StepMessage::Reader message) = 0;
+  // A step message from `task` (authenticated by its link, decoded by
+  // step_messages.h).
+  virtual void StepReceived(const std::string& task, const StepMessage& message) = 0;
   // Something received was refused: counted, and logged up to a point.
   virtual void Refused(const std::string& why, bool step_message) = 0;
   // The link to `task` failed: whoever waits for that task stops waiting.
@@ -45,8 +45,6 @@ class PlaneSink {
 
 class Link {
  public:
-  using FillStep = std::function<void(proto::StepMessage::Builder)>;
-
   virtual ~Link() noexcept(false) = default;
   // Sends `tensor` for (step_id, key); resolves once the bytes are taken
   // (the tensor's buffer is kept alive until then); rejects with
@@ -54,9 +52,10 @@ class Link {
   // refusal.
   virtual kj::Promise<void> Push(int64_t step_id, const std::string& key,
                                  const Tensor& tensor) = 0;
-  // Sends a step message `fill` writes (all but the ticket); UNAVAILABLE
-  // when the link does not work.
-  virtual Status SendStepMessage(const FillStep& fill) = 0;
+  // Sends `message` (with this link's ticket, where it has one);
+  // UNAVAILABLE when the link does not work, INVALID_ARGUMENT when the
+  // message is too large (step_messages.h).
+  virtual Status SendStepMessage(const StepMessage& message) = 0;
   // OK while the link works; why it failed otherwise.
   virtual Status failure() const = 0;
   // Fails what is in flight with `why` and lets the peer go.

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "daemon/rpc/kj_status.h"
+#include "daemon/transport/step_messages.h"
 #include "schemas/transport.capnp.h"
 
 namespace tfd::stream {
@@ -42,7 +43,7 @@ KindRule RuleOf(FrameKind kind) {
     case FrameKind::kOffer: return {Side::kOpener, kMaxMetaBytes, false};
     case FrameKind::kGrant: return {Side::kTask, kMaxMetaBytes, false};
     case FrameKind::kData: return {Side::kOpener, 0, true};
-    case FrameKind::kStep: return {Side::kOpener, kMaxStepBytes, false};
+    case FrameKind::kStep: return {Side::kOpener, kMaxStepMessageBytes, false};
   }
   return {Side::kOpener, 0, false};
 }

@@ -24,7 +24,7 @@
 // whole words), then `bytes` of payload for push and data frames. For an
 // offer `bytes` is the size offered; `tag` names the offer in offer, grant
 // and data frames. DecodeFrameHeader checks each kind's limits before a
-// byte of its meta is read.
+// byte of its meta is read (a step frame's: step_messages.h).
 //
 //   co: kj::Promise<void> sent = WriteFrame(out, FrameKind::kStep, 0, words, {});
 //   ReadFrame(in, Side::kOpener).then([](kj::Maybe<Frame> f) { ... f->header.kind, f->meta ... });
@@ -53,7 +53,6 @@ inline constexpr size_t kHeaderBytes = 24;
 
 inline constexpr size_t kMaxHelloBytes = 4 << 10;     // hello, welcome
 inline constexpr size_t kMaxMetaBytes = 64 << 10;     // push, offer, grant
-inline constexpr size_t kMaxStepBytes = 8 << 20;      // a traced partition's nodes
 // The most a push may carry inline; what a task allows (its welcome's
 // eagerBytes) is at most this.
 inline constexpr uint64_t kMaxEagerBytes = 1 << 20;

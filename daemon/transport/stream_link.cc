@@ -1,7 +1,6 @@
 #include "daemon/transport/stream_link.h"
 
-#include <capnp/message.h>
-#include <capnp/serialize.h>
+#include <kj/debug.h>
 
 #include "daemon/transport/push_header.h"
 
@@ -59,18 +58,13 @@ kj::Promise<void> StreamLink::Push(int64_t step_id, const std::string& key,
   return kj::mv(paf.promise);
 }
 
-Status StreamLink::SendStepMessage(const FillStep& fill) {
+Status StreamLink::SendStepMessage(const StepMessage& message) {
   if (!failure_.ok()) return failure_;
-  capnp::MallocMessageBuilder builder(64);
-  fill(builder.initRoot<proto::StepMessage>());
-  auto meta = capnp::messageToFlatArray(builder);
-  const size_t size = meta.asBytes().size();
-  if (size > stream::kMaxStepBytes) {
-    return errors::InvalidArgument("a step message of ", size, " bytes to ", task_,
-                                   ", more than ", stream::kMaxStepBytes);
-  }
-  const FrameHeader header{.kind = FrameKind::kStep, .meta_bytes = static_cast<uint32_t>(size)};
-  (void)writer_.Write(header, kj::mv(meta));
+  auto meta = EncodeStepMessage(message, "");
+  if (!meta.ok()) return meta.status().WithContext("to " + task_);
+  const FrameHeader header{.kind = FrameKind::kStep,
+                           .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
+  (void)writer_.Write(header, std::move(meta).value());
   sink_.StepMessageSent();
   return OkStatus();
 }

@@ -40,7 +40,7 @@ class StreamLink final : public Link {
   ~StreamLink() override;
 
   kj::Promise<void> Push(int64_t step_id, const std::string& key, const Tensor& tensor) override;
-  Status SendStepMessage(const FillStep& fill) override;
+  Status SendStepMessage(const StepMessage& message) override;
   Status failure() const override { return failure_; }
   void Close(const Status& why) override;
   std::string kind() const override { return tls_ ? "stream (TLS)" : "stream"; }

@@ -1,7 +1,6 @@
 #include "daemon/transport/stream_receiver.h"
 
-#include <capnp/message.h>
-#include <capnp/serialize.h>
+#include "daemon/transport/step_messages.h"
 
 namespace tfd {
 
@@ -53,16 +52,11 @@ kj::Promise<Status> StreamReceiver::Next() {
 kj::Promise<Status> StreamReceiver::OnFrame(stream::Frame frame) {
   const FrameHeader& h = frame.header;
   if (h.kind == FrameKind::kStep) {
-    Status parsed = OkStatus();
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
-      capnp::ReaderOptions limits;
-      limits.traversalLimitInWords = frame.meta.size();
-      limits.nestingLimit = 4;
-      capnp::FlatArrayMessageReader reader(frame.meta, limits);
-      sink_.StepMessage(task_, reader.getRoot<proto::StepMessage>());
-    })) {
-      sink_.Refused("a malformed step message from " + task_ + ": " + e->getDescription().cStr(),
-                    true);
+    auto received = DecodeStepMessage(frame.meta);
+    if (received.ok()) {
+      sink_.StepReceived(task_, received->message);
+    } else {
+      sink_.Refused(received.status().message() + " from " + task_, true);
     }
     return Next();
   }

@@ -1,8 +1,5 @@
 #include "daemon/transport/ucx_link.h"
 
-#include <capnp/message.h>
-#include <capnp/serialize.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -99,20 +96,17 @@ void UcxLink::Close(const Status& why) {
   });
 }
 
-Status UcxLink::SendStepMessage(const FillStep& fill) {
+Status UcxLink::SendStepMessage(const StepMessage& message) {
   if (Status f = failure(); !f.ok()) return f;
-  capnp::MallocMessageBuilder builder(64);
-  auto message = builder.initRoot<proto::StepMessage>();
-  fill(message);
-  message.setTicket(kj::arrayPtr(reinterpret_cast<const capnp::byte*>(ticket_.data()),
-                                 ticket_.size()));
+  auto words = EncodeStepMessage(message, ticket_);
+  if (!words.ok()) return words.status().WithContext("to " + task_);
   // Owned until UCX is done with it: by the callback when the send is queued.
   struct Sending {
     kj::Array<capnp::word> words;
     UcxWorker::Activity active;
   };
   auto sending = std::make_unique<Sending>(
-      Sending{capnp::messageToFlatArray(builder), UcxWorker::Activity(ucx_)});
+      Sending{std::move(words).value(), UcxWorker::Activity(ucx_)});
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_FLAGS;

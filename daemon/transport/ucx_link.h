@@ -45,7 +45,7 @@ class UcxLink final : public Link {
   ~UcxLink() override;
 
   kj::Promise<void> Push(int64_t step_id, const std::string& key, const Tensor& tensor) override;
-  Status SendStepMessage(const FillStep& fill) override;
+  Status SendStepMessage(const StepMessage& message) override;
   Status failure() const override;
   void Close(const Status& why) override;
   std::string kind() const override { return "UCX shared memory"; }

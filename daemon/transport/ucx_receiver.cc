@@ -1,20 +1,14 @@
 #include "daemon/transport/ucx_receiver.h"
 
-#include <capnp/message.h>
-#include <capnp/serialize.h>
-
 #include <cstring>
 
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/push_header.h"
+#include "daemon/transport/step_messages.h"
 #include "daemon/transport/ucx_messages.h"
 
 namespace tfd {
 namespace {
-
-// A step message is well under a kilobyte, or a traced partition's nodes
-// (about 150 bytes each).
-constexpr size_t kMaxStepMessageBytes = 8 << 20;
 
 std::string What(const PushHeader& h, const std::string& task) {
   return "tensor '" + h.key + "' of step " + std::to_string(h.step_id) + " from " + task;
@@ -96,22 +90,17 @@ ucs_status_t UcxReceiver::ReceiveStep(const void* data, size_t length, bool rend
   // Read once UCX's progress has returned: the handler may start work that
   // posts to UCX. The bytes are copied now; UCX reuses them after this.
   ucx_.RunAfterProgress([this, words = AlignedWords(data, length)]() mutable {
-    KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
-      capnp::ReaderOptions limits;
-      limits.traversalLimitInWords = words.size();
-      limits.nestingLimit = 4;
-      capnp::FlatArrayMessageReader reader(words, limits);
-      auto message = reader.getRoot<proto::StepMessage>();
-      auto ticket = message.getTicket();
-      auto owner = owner_(std::string(reinterpret_cast<const char*>(ticket.begin()), ticket.size()));
-      if (!owner) {
-        sink_.Refused("a ticket this task did not give out", true);
-        return;
-      }
-      sink_.StepMessage(*owner, message);
-    })) {
-      sink_.Refused(std::string("malformed: ") + e->getDescription().cStr(), true);
+    auto received = DecodeStepMessage(words);
+    if (!received.ok()) {
+      sink_.Refused(received.status().message(), true);
+      return;
     }
+    auto owner = owner_(received->ticket);
+    if (!owner) {
+      sink_.Refused("a ticket this task did not give out", true);
+      return;
+    }
+    sink_.StepReceived(*owner, received->message);
   });
   return UCS_OK;
 }

@@ -227,7 +227,7 @@ TEST_CASE("the limits default to SizeLimits' values and come from flags or TFD_*
   CHECK(bad_env.status().message().find("TFD_MAX_GRAPH_BYTES") != std::string::npos);
 }
 
-TEST_CASE("the data plane's budget, transports and step channel come from flags or TFD_*") {
+TEST_CASE("the data plane's budget and transports come from flags or TFD_*") {
   auto defaults = Parse({});
   REQUIRE(defaults.ok());
   CHECK(defaults->max_received_bytes == uint64_t{4} << 30);
@@ -241,18 +241,6 @@ TEST_CASE("the data plane's budget, transports and step channel come from flags 
   auto flag_wins = Parse({"--data-plane-transports=stream"}, {{"TFD_DATA_PLANE_TRANSPORTS", "shm"}});
   REQUIRE(flag_wins.ok());
   CHECK(flag_wins->data_plane_transports == "stream");
-
-  // The step channel is on unless a flag or TFD_NO_STEP_CHANNEL=1 turns it off.
-  CHECK(defaults->step_channel);
-  auto off = Parse({"--no-step-channel"});
-  REQUIRE(off.ok());
-  CHECK_FALSE(off->step_channel);
-  auto off_by_env = Parse({}, {{"TFD_NO_STEP_CHANNEL", "1"}});
-  REQUIRE(off_by_env.ok());
-  CHECK_FALSE(off_by_env->step_channel);
-  auto not_off = Parse({}, {{"TFD_NO_STEP_CHANNEL", "0"}});
-  REQUIRE(not_off.ok());
-  CHECK(not_off->step_channel);
 
   auto bad = Parse({"--max-received-bytes", "-1"});
   CHECK(bad.status().code() == Code::kInvalidArgument);

@@ -1,7 +1,8 @@
 // GateService with a token, on a timer the test moves: the right token gets
 // in at once however many wrong ones from its address are still waiting for
 // their answers, which are UNAUTHENTICATED with the usual messages; logins
-// called together on one connection are answered one after another.
+// called together on one connection are answered one after another; a task
+// of another peer protocol is refused, naming both protocols and the task.
 #include "daemon/distributed/gate_service.h"
 
 #include <catch2/catch.hpp>
@@ -38,11 +39,17 @@ struct Gates {
     return kj::heap<GateService>(env, TaskServices{}, GateService::Servers{}, auth, kj::mv(state));
   }
 
+  // A login with `token`; as the task `peer` speaking `protocol`, unless
+  // `peer` is empty (a client).
   capnp::RemotePromise<proto::Gate::LoginResults> Login(proto::Gate::Client& gate,
-                                                        const std::string& token) {
+                                                        const std::string& token,
+                                                        const std::string& peer = "",
+                                                        uint32_t protocol = 0) {
     auto request = gate.loginRequest();
     request.setToken(
         kj::arrayPtr(reinterpret_cast<const capnp::byte*>(token.data()), token.size()));
+    request.setPeer(peer);
+    request.setProtocol(protocol);
     return request.send();
   }
 
@@ -133,6 +140,34 @@ TEST_CASE("logins called together on one connection are answered one after anoth
   CHECK(g.Outcome(wrong[2]).code() == Code::kUnauthenticated);
   CHECK(g.Outcome(right).ok());
   CHECK(g.states.back()->logged_in());
+}
+
+TEST_CASE("a task of another peer protocol is refused at login, naming both and the task") {
+  const std::string peer = "/job:ps/replica:0/task:0";
+  Gates g({});
+  // A tfd from before the handshake sends no protocol (0); a newer one its own.
+  for (const uint32_t theirs : {0u, kPeerProtocol + 1}) {
+    INFO("protocol " << theirs);
+    auto gate = g.Connect("10.0.0.7");
+    auto refused = g.Login(gate, kRight, peer, theirs);
+    const Status s = g.Outcome(refused);
+    CHECK(s.code() == Code::kFailedPrecondition);
+    CHECK(s.message().find(peer + " speaks peer protocol " + std::to_string(theirs)) !=
+          std::string::npos);
+    CHECK(s.message().find(kTask + " speaks peer protocol " + std::to_string(kPeerProtocol)) !=
+          std::string::npos);
+    CHECK_FALSE(g.states.back()->logged_in());
+  }
+  // The same task speaking this protocol is let in, and so is a client,
+  // which speaks none.
+  auto gate = g.Connect("10.0.0.7");
+  auto in = g.Login(gate, kRight, peer, kPeerProtocol);
+  REQUIRE(in.poll(g.ws));
+  CHECK(in.wait(g.ws).getServices().getProtocol() == kPeerProtocol);
+  CHECK(g.states.back()->logged_in());
+  auto client_gate = g.Connect("10.0.0.8");
+  auto client = g.Login(client_gate, kRight);
+  CHECK(g.Outcome(client).ok());
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The step channel (daemon/distributed/step_channel.h) between tasks in
 // this process, each with its own UCX worker and data plane on one event
 // loop: what a task refuses (a run by another master than the registering
-// one, a released handle, a master that is no task of the cluster), what a
-// master does with answers (an error code it does not know, an answer
+// one, a released handle, a master that is no task of the cluster or that
+// it cannot reach), what a master does with answers (an error, an answer
 // nobody waits for) and with a task whose endpoint goes while it waits —
 // each twice, the channel serving on after. tests/integration/
 // step_channel_test.cc runs it between tfd processes.
@@ -83,14 +83,28 @@ struct Tasks {
   StepChannel& channel(const std::string& name) { return *tasks[name]->channel; }
   DataPlane& plane(const std::string& name) { return *tasks[name]->plane; }
 
-  // A partition of one NoOp, offered by the ps to `master`.
-  std::unique_ptr<StepChannel::Offer> Offer(const std::string& master) {
+  // A partition of one NoOp, offered by the ps to `master`, or why not.
+  StatusOr<std::unique_ptr<StepChannel::Offer>> TryOffer(const std::string& master) {
     GraphDef g;
     g.nodes = {NodeDef{"noop", "NoOp", {}, "", {}}};
+    return TryOffer(master, std::move(g));
+  }
+  StatusOr<std::unique_ptr<StepChannel::Offer>> TryOffer(const std::string& master, GraphDef g) {
     auto executor = MakePartitionExecutor(tasks[kPs]->env, g, master, {});
     INFO(executor.status().ToString());
     REQUIRE(executor.ok());
-    return channel(kPs).OfferTo(master, *executor, 2 * kj::SECONDS).wait(io.waitScope);
+    using Offered = StatusOr<std::unique_ptr<StepChannel::Offer>>;
+    return channel(kPs)
+        .OfferTo(master, *executor, 2 * kj::SECONDS)
+        .then([](std::unique_ptr<StepChannel::Offer> o) -> Offered { return o; },
+              [](kj::Exception&& e) -> Offered { return StatusFromKj(e); })
+        .wait(io.waitScope);
+  }
+  std::unique_ptr<StepChannel::Offer> Offer(const std::string& master) {
+    auto offer = TryOffer(master);
+    INFO(offer.status().ToString());
+    REQUIRE(offer.ok());
+    return std::move(offer).value();
   }
 
   Status Run(const std::string& master, uint64_t handle, int64_t step) {
@@ -158,12 +172,42 @@ TEST_CASE("only the registering master runs a partition, and only while it is re
 
 TEST_CASE("a partition is not offered to itself, to a name outside the cluster, or unreachably") {
   Tasks t;
-  CHECK(t.Offer(kPs) == nullptr);
-  CHECK(t.Offer("/job:worker/replica:0/task:9") == nullptr);
-  CHECK(t.Offer("/job:nope/replica:0/task:0") == nullptr);
-  // No endpoint to the master and no peers to log in with: nothing offered.
+  const std::string not_masters[] = {kPs, "/job:worker/replica:0/task:9", "/job:nope/replica:0/task:0"};
+  for (const std::string& master : not_masters) {
+    const Status refused = t.TryOffer(master).status();
+    INFO(refused.ToString());
+    CHECK(refused.code() == Code::kInvalidArgument);
+    CHECK(refused.message().find("'" + master + "'") != std::string::npos);
+  }
+  // No endpoint to the master and no peers to log in with: it could not
+  // answer the master's runs, so the registration fails, naming the master.
   t.plane(kPs).Disconnect(kMaster);
-  CHECK(t.Offer(kMaster) == nullptr);
+  const Status unreachable = t.TryOffer(kMaster).status();
+  INFO(unreachable.ToString());
+  CHECK(unreachable.code() == Code::kUnavailable);
+  CHECK(unreachable.message().find("cannot reach the master " + kMaster) != std::string::npos);
+}
+
+TEST_CASE("a traced answer too large for one step message fails the run at once, saying so") {
+  Tasks t;
+  // Each node's trace is over a hundred bytes: 60,000 of them are more
+  // than a step message carries (kMaxStepMessageBytes).
+  GraphDef g;
+  for (int i = 0; i < 60000; ++i) {
+    g.nodes.push_back(NodeDef{std::string(100, 'n') + std::to_string(i), "NoOp", {}, "", {}});
+  }
+  auto offer = t.TryOffer(kMaster, std::move(g));
+  INFO(offer.status().ToString());
+  REQUIRE(offer.ok());
+  const uint64_t handle = (*offer)->handle();
+  // Without its trace the same partition's answer fits.
+  CHECK(t.Run(kMaster, handle, 1).ok());
+  const Status traced =
+      Settle(t.channel(kMaster).Run(kPs, handle, 2, 5000, true).ignoreResult()).wait(t.io.waitScope);
+  INFO(traced.ToString());
+  CHECK(traced.code() == Code::kInvalidArgument);
+  CHECK(traced.message().find("a step message of ") != std::string::npos);
+  CHECK(traced.message().find("for step 2") != std::string::npos);
 }
 
 TEST_CASE("a master waiting on a task stops with UNAVAILABLE when its endpoint goes, twice") {
@@ -209,34 +253,26 @@ TEST_CASE("a run never answered ends DEADLINE_EXCEEDED past its timeout, and is 
 
 TEST_CASE("a master takes only the answers it waits for, from the task it asked") {
   Tasks t;
-  auto forge = [&](const std::string& from, uint64_t graph, int64_t step, const char* code) {
-    REQUIRE(t.plane(from)
-                .SendStepMessage(kMaster,
-                                 [&](proto::StepMessage::Builder m) {
-                                   m.setGraph(graph);
-                                   m.setStepId(step);
-                                   auto done = m.initDone();
-                                   done.setCode(code);
-                                   done.setMessage("forged");
-                                 })
-                .ok());
+  // (A code this tfd does not know: tests/transport/step_messages_test.cc.)
+  auto forge = [&](const std::string& from, uint64_t graph, int64_t step, Status status) {
+    REQUIRE(t.plane(from).SendStepMessage(kMaster, StepMessage::Done(graph, step, status)).ok());
   };
   auto waiting = Settle(t.channel(kMaster).Run(kSilent, 7, 300, 60000, false).ignoreResult()).fork();
   // An answer for another step, for another handle, from another task: ignored.
-  forge(kSilent, 7, 301, "OK");
-  forge(kSilent, 8, 300, "OK");
-  forge(kPs, 7, 300, "OK");
+  forge(kSilent, 7, 301, OkStatus());
+  forge(kSilent, 8, 300, OkStatus());
+  forge(kPs, 7, 300, OkStatus());
   for (int i = 0; i < 50; ++i) t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
   CHECK_FALSE(waiting.addBranch().poll(t.io.waitScope));
-  // A code this tfd does not know is still an error, never success.
-  forge(kSilent, 7, 300, "NOT_A_CODE");
+  // The task's error comes through as itself.
+  forge(kSilent, 7, 300, errors::Aborted("forged"));
   const Status s = waiting.addBranch().wait(t.io.waitScope);
-  CHECK(s.code() == Code::kInternal);
+  CHECK(s.code() == Code::kAborted);
   CHECK(s.message() == "forged");
-  // A known code comes through as itself.
+  // And the next run of the handle takes its own answer.
   auto next = Settle(t.channel(kMaster).Run(kSilent, 7, 302, 60000, false).ignoreResult());
-  forge(kSilent, 7, 302, "ABORTED");
-  CHECK(next.wait(t.io.waitScope).code() == Code::kAborted);
+  forge(kSilent, 7, 302, OkStatus());
+  CHECK(next.wait(t.io.waitScope).ok());
 }
 
 }  // namespace

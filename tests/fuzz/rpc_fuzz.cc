@@ -1,12 +1,12 @@
 // libFuzzer target: any bytes as calls a logged-in client makes of a live
 // task. The task (master, worker, sessions, a checkpoint directory) runs in
-// this process and listens on loopback; each input gets a fresh session, a
-// callable and a registered graph on it, then is cut into calls:
+// this process and listens on loopback; each input gets a fresh session and
+// a callable on it, then is cut into calls:
 //
 //   [method: 1 byte][n: 2 bytes, little-endian][n bytes: the params]
 //
-// The method byte picks one of kMethods (every Master, Session, Callable,
-// Worker and RegisteredGraph method); the params bytes are read as one
+// The method byte picks one of kMethods (every Master, Session, Callable
+// and Worker method; a RegisteredGraph has none); the params bytes are read as one
 // segment holding that method's params struct, whatever they say, and sent
 // as they are. Every call must end in an answer or an error: never a crash,
 // never a hang (each call is cancelled after kCallBudget, which the task
@@ -51,7 +51,7 @@ namespace {
 // Long enough for any honest call of a small graph, short enough to fuzz.
 constexpr auto kCallBudget = 200 * kj::MILLISECONDS;
 
-enum class Target { kMaster, kSession, kCallable, kWorker, kRegisteredGraph };
+enum class Target { kMaster, kSession, kCallable, kWorker };
 struct Method {
   Target target;
   uint64_t interface_id;
@@ -79,7 +79,6 @@ const Method kMethods[] = {
     {Target::kWorker, capnp::typeId<proto::Worker>(), 7},   // listCheckpoints
     {Target::kWorker, capnp::typeId<proto::Worker>(), 8},   // holdSteps
     {Target::kWorker, capnp::typeId<proto::Worker>(), 9},   // releaseSteps
-    {Target::kRegisteredGraph, capnp::typeId<proto::RegisteredGraph>(), 0},  // runStep
 };
 constexpr size_t kNumMethods = sizeof(kMethods) / sizeof(kMethods[0]);
 
@@ -173,7 +172,6 @@ struct Task {
 struct Targets {
   proto::Session::Client session = nullptr;
   proto::Callable::Client callable = nullptr;
-  proto::RegisteredGraph::Client graph = nullptr;
 };
 
 Targets MakeTargets(Task& t) {
@@ -185,9 +183,6 @@ Targets MakeTargets(Task& t) {
   make.initFeeds(1).set(0, "x");
   make.initFetches(1).set(0, "y");
   out.callable = make.send().getCallable();
-  auto reg = t.worker.registerGraphRequest();
-  GraphToProto(SeedGraph(), reg.initGraph());
-  out.graph = reg.send().getGraph();
   return out;
 }
 
@@ -197,7 +192,6 @@ capnp::Capability::Client TargetOf(Task& t, Targets& targets, Target which) {
     case Target::kSession: return targets.session;
     case Target::kCallable: return targets.callable;
     case Target::kWorker: return t.worker;
-    case Target::kRegisteredGraph: return targets.graph;
   }
   abort();
 }

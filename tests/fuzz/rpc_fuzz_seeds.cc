@@ -110,10 +110,6 @@ int main(int argc, char** argv) {
                        p.initFetches(1).set(0, "y");
                        p.initTargets(1).set(0, "init");
                      }));
-  seeds.emplace_back("run_step", Call<proto::RegisteredGraph::RunStepParams>(21, [](auto p) {
-                       p.setStepId(1);
-                       p.setTimeoutMs(100);
-                     }));
   seeds.emplace_back("hold",
                      Call<proto::Worker::HoldStepsParams>(19, [](auto p) {
                        p.setDrainMs(10);

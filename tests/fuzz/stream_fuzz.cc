@@ -5,7 +5,7 @@
 //      sizes, so frame headers and payloads are split anywhere;
 //   1: a push header (daemon/transport/push_header.h) and a payload length;
 //   2: a stream's hello, welcome and grant;
-//   3: a step message as a stream delivers it.
+//   3: a step message, as both receivers decode it (step_messages.h).
 // Every input must end in delivered tensors, refusals, a clean end or an
 // error — never a crash, a hang, or an allocation the headers did not
 // justify (the receive room is small).
@@ -13,8 +13,6 @@
 //   CXX=clang++ meson setup build-fuzz -Dfuzz=true -Dtests=false
 //   ninja -C build-fuzz tests/fuzz/stream_fuzz
 //   ./build-fuzz/tests/fuzz/stream_fuzz -max_total_time=60 tests/fuzz/corpus/stream_fuzz
-#include <capnp/message.h>
-#include <capnp/serialize.h>
 #include <kj/async-io.h>
 #include <kj/timer.h>
 
@@ -25,6 +23,7 @@
 
 #include "daemon/transport/push_header.h"
 #include "daemon/transport/receive_room.h"
+#include "daemon/transport/step_messages.h"
 #include "daemon/transport/stream_frames.h"
 #include "daemon/transport/stream_receiver.h"
 
@@ -74,10 +73,7 @@ class Sink final : public tfd::PlaneSink {
                 uint64_t) override {
     if (t.ok()) ++tensors;
   }
-  void StepMessage(const std::string&, tfd::proto::StepMessage::Reader m) override {
-    (void)m.getStepId();
-    ++steps;
-  }
+  void StepReceived(const std::string&, const tfd::StepMessage&) override { ++steps; }
   void Refused(const std::string&, bool) override {}
   void LinkFailed(const std::string&, const Status&) override {}
   size_t tensors = 0, steps = 0;
@@ -129,20 +125,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 0: Frames(wait, data + 1, size - 1); break;
     case 1: Header(data + 1, size - 1); break;
     case 2: Greetings(data + 1, size - 1); break;
-    default: {
-      // A step message is parsed where it is used: within fixed limits.
-      auto words = Words(data + 1, size - 1);
-      KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
-        capnp::ReaderOptions limits;
-        limits.traversalLimitInWords = words.size();
-        limits.nestingLimit = 4;
-        capnp::FlatArrayMessageReader reader(words, limits);
-        auto m = reader.getRoot<tfd::proto::StepMessage>();
-        (void)m.getStepId();
-        if (m.isDone()) (void)m.getDone().getMessage();
-      })) {
-      }
-    }
+    default:
+      // What both receivers hand a step message's bytes to.
+      (void)tfd::DecodeStepMessage(Words(data + 1, size - 1));
+      break;
   }
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/graph_io.h"
+#include "daemon/distributed/peers.h"
 #include "daemon/rpc/connection.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/stream_frames.h"
@@ -51,6 +52,7 @@ StatusOr<Login> LoginAs(kj::AsyncIoContext& io, const std::string& address,
     auto connection = RpcConnection::Client(kj::mv(stream));
     auto request = connection->Bootstrap().castAs<proto::Gate>().loginRequest();
     request.setPeer(peer);
+    request.setProtocol(kPeerProtocol);
     return request.send().then(
         [connection = kj::mv(connection)](capnp::Response<proto::Gate::LoginResults>&& r) mutable {
           auto s = r.getServices();

@@ -1,7 +1,8 @@
 // The step channel between real tfd processes (daemon/distributed/
 // step_channel.h): a master's partitions on other tasks run with one
-// data-plane message each way, traced or not; --no-step-channel uses
-// runStep and computes the same; a task that dies mid-step fails the step
+// data-plane message each way, traced or not, over shared memory and over
+// a stream alike (--data-plane-transports=stream: the way to a task on
+// another host); a task that dies mid-step fails the step
 // with UNAVAILABLE (not at its deadline), again after a restart, and the
 // restarted task serves the channel again.
 #include <catch2/catch.hpp>
@@ -63,13 +64,13 @@ void Bump(Client& client, int n) {
   }
 }
 
-TEST_CASE("partitions on other tasks run over the step channel, traced or not; with "
-          "--no-step-channel over runStep, computing the same") {
-  for (const bool channel : {true, false}) {
-    DYNAMIC_SECTION((channel ? "the step channel" : "--no-step-channel")) {
+TEST_CASE("partitions on other tasks run over the step channel, traced or not, over shared "
+          "memory and over a stream alike") {
+  for (const bool stream : {false, true}) {
+    DYNAMIC_SECTION((stream ? "over a stream" : "over shared memory")) {
       LocalCluster cluster({{"ps", 1}, {"worker", 1}},
-                           channel ? std::vector<std::string>{}
-                                   : std::vector<std::string>{"--no-step-channel"});
+                           stream ? std::vector<std::string>{"--data-plane-transports=stream"}
+                                  : std::vector<std::string>{});
       REQUIRE(cluster.StartAll().ok());
       auto client = cluster.Connect("worker", 0);
       REQUIRE(client.ok());
@@ -77,8 +78,8 @@ TEST_CASE("partitions on other tasks run over the step channel, traced or not; w
       REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
       const uint64_t before = StepsServed(cluster, "ps");
       Bump(**client, 25);
-      CHECK(StepsServed(cluster, "ps") == before + (channel ? 25 : 0));
-      // A traced run brings the ps's nodes back, either way.
+      CHECK(StepsServed(cluster, "ps") == before + 25);
+      // A traced run brings the ps's nodes back.
       auto traced = (*client)->Run({}, {"seen"}, {}, {.trace = true});
       REQUIRE(traced.ok());
       CHECK(traced->fetches[0].scalar<float>() == 26.0f);
@@ -87,7 +88,7 @@ TEST_CASE("partitions on other tasks run over the step channel, traced or not; w
         if (n.node == "bump") bumped_on = n.device;
       }
       CHECK(bumped_on == std::string(kPs) + "/device:CPU:0");
-      CHECK(StepsServed(cluster, "ps") == before + (channel ? 26 : 0));
+      CHECK(StepsServed(cluster, "ps") == before + 26);
       // A step that fails on the ps fails the run with the ps's error.
       auto timed_out = (*client)->Run({}, {"taken"}, {}, {.timeout = 300ms});
       CHECK(timed_out.status().code() == Code::kDeadlineExceeded);

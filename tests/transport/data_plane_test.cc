@@ -258,22 +258,22 @@ TEST_CASE("received buffers are reused across steps: no new blocks in steady sta
   }
 }
 
-// Step messages (the step channel's, daemon/distributed/step_channel.h) as
+// Step messages (the step channel's, daemon/transport/step_messages.h) as
 // `b` receives them: the sending task, by its ticket, and the message.
 struct StepLog {
   struct Entry {
     std::string from;
     uint64_t graph;
     int64_t step;
-    proto::StepMessage::Which which;
+    StepMessage::Kind kind;
   };
   std::vector<Entry> got;
   std::vector<std::pair<std::string, Status>> gone;
 
   void Listen(DataPlane& plane) {
     plane.SetStepHandlers(
-        [this](const std::string& from, proto::StepMessage::Reader m) {
-          got.push_back({from, m.getGraph(), m.getStepId(), m.which()});
+        [this](const std::string& from, const StepMessage& m) {
+          got.push_back({from, m.graph, m.step_id, m.kind});
         },
         [this](const std::string& task, const Status& why) { gone.emplace_back(task, why); });
   }
@@ -286,11 +286,7 @@ struct StepLog {
 };
 
 Status SendRun(DataPlane& plane, const std::string& task, uint64_t graph, int64_t step) {
-  return plane.SendStepMessage(task, [&](proto::StepMessage::Builder m) {
-    m.setGraph(graph);
-    m.setStepId(step);
-    m.initRun().setTimeoutMs(1000);
-  });
+  return plane.SendStepMessage(task, StepMessage::Run(graph, step, 1000, false));
 }
 
 TEST_CASE("step messages arrive named by the task the link was opened for") {
@@ -305,7 +301,7 @@ TEST_CASE("step messages arrive named by the task the link was opened for") {
       CHECK(log.got[step - 1].from == "a");  // the task b invited or welcomed
       CHECK(log.got[step - 1].graph == 77);
       CHECK(log.got[step - 1].step == step);
-      CHECK(log.got[step - 1].which == proto::StepMessage::RUN);
+      CHECK(log.got[step - 1].kind == StepMessage::Kind::kRun);
     }
     CHECK(pair.b->stats().step_messages_received == 3);
     CHECK(pair.a->stats().step_messages_sent == 3);
