@@ -13,6 +13,9 @@ mention no lock at all. (A file that reaches such a header only through
 another header is not checked here; the fuzz lane, scripts/fuzz-smoke.sh,
 builds every file with clang and -Wthread-safety.)
 
+It also fails on a comment that says a member is "guarded by" a mutex:
+that is what GUARDED_BY says, checked.
+
   scripts/check-thread-safety.py BUILD_DIR [SOURCE_ROOT]
 
 Exits 0 when every file passes; 1 naming the files that do not (clang's
@@ -34,6 +37,7 @@ ANNOTATION = re.compile(r"\b(GUARDED_BY|PT_GUARDED_BY|REQUIRES|EXCLUDES|ACQUIRE|
                         r"RETURN_CAPABILITY|NO_THREAD_SAFETY_ANALYSIS|MutexLock)\b")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 SOURCE_SUFFIXES = (".cc", ".cpp", ".c++")
+GUARDED_COMMENT = re.compile(r"//.*\bguarded by\b", re.I)
 # Only the analysis, as errors; clang's other warnings are the fuzz lane's.
 CHECK_FLAGS = ["-fsyntax-only", "-Wno-everything", "-Wthread-safety", "-Werror=thread-safety"]
 
@@ -64,6 +68,23 @@ def wanted(source, root):
     if ANNOTATION.search(text):
         return True
     return any(annotated(os.path.join(root, h)) for h in INCLUDE.findall(text))
+
+
+def guarded_comments(root, build):
+    """FILE:LINE of each comment in the tree that says "guarded by"."""
+    found = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and os.path.join(top, d) != build and not (top == root and d.startswith("build")))
+        for name in sorted(files):
+            if not name.endswith((".h", ".cc", ".cu", ".cuh")):
+                continue
+            path = os.path.join(top, name)
+            with open(path, errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    if GUARDED_COMMENT.search(line):
+                        found.append(f"{os.path.relpath(path, root)}:{number}")
+    return found
 
 
 def clang_command(entry, clang):
@@ -98,6 +119,9 @@ def main():
     build = os.path.abspath(sys.argv[1])
     root = os.path.abspath(sys.argv[2] if len(sys.argv) > 2
                            else os.path.join(os.path.dirname(__file__), ".."))
+    comments = guarded_comments(root, build)
+    for where in comments:
+        print(f"{where}: a \"guarded by\" comment; say GUARDED_BY(mu) on the member instead")
     clang = find_clang()
     if clang is None:
         print("check-thread-safety: no clang++ found (CLANGXX, clang++, clang++-14..16); "
@@ -132,6 +156,9 @@ def main():
     if failed:
         print(f"check-thread-safety: {len(failed)} of {len(todo)} files fail "
               f"{os.path.basename(clang)} -Wthread-safety: {', '.join(failed)}")
+        return 1
+    if comments:
+        print(f"check-thread-safety: {len(comments)} \"guarded by\" comments (above)")
         return 1
     print(f"check-thread-safety: {len(todo)} files pass {os.path.basename(clang)} -Wthread-safety")
     return 0
