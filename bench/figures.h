@@ -27,6 +27,8 @@ struct BenchSetup {
   // The peers' figures to print beside tfd's (../shared/peers/run.sh bw
   // gloo writes them); empty: none.
   std::string peers_file;
+  // Where to write the figures as JSON too (bench/figures_json.h); empty: nowhere.
+  std::string json_path;
   int cpu_a = -1;  // the client, the receivers, the far end of a relay
   int cpu_b = -1;  // the other end of each pair
 };

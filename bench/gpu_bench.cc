@@ -9,7 +9,9 @@
 //   build/bench/gpu_bench --model classic --steps 2000
 //   python3 bench/torch_gpu_mlp.py --model classic --steps 2000   # torch, same GPU
 //
-// Without a GPU it says why and measures the CPU only.
+// With --json FILE it also writes the steps/s in bench/figures_json.h's
+// schema (table: the model; series "tfd CPU", "tfd GPU"). Without a GPU it
+// says why and measures the CPU only.
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +24,7 @@
 
 #include "api/train_signature.h"
 #include "bench/data_dir.h"
+#include "bench/figures_json.h"
 #include "bench/mnist_files.h"
 #include "daemon/runtime/local_session.h"
 #include "examples/mnist/mnist_model.h"
@@ -38,6 +41,7 @@ struct Options {
   std::string model = "classic";
   int steps = 1000;
   int warmup = 50;
+  std::string json_path;  // --json: also write the steps/s there
 };
 
 StatusOr<double> Loss(LocalSession& session) {
@@ -45,7 +49,7 @@ StatusOr<double> Loss(LocalSession& session) {
   return static_cast<double>(out.fetches.at(0).scalar<float>());
 }
 
-Status Measure(const Options& o, const std::string& data, bool gpu) {
+Status Measure(const Options& o, const std::string& data, bool gpu, FiguresJson& json) {
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   examples::MnistOptions mo;
@@ -90,6 +94,7 @@ Status Measure(const Options& o, const std::string& data, bool gpu) {
     j["pinned_allocs_in_timed_steps"] = stats.pinned_allocs - before.pinned_allocs;
     j["gpu_bytes_in_use"] = stats.in_use;
   }
+  json.Add(o.model, "one process", gpu ? "tfd GPU" : "tfd CPU", "steps/s", o.steps / seconds);
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);
   return OkStatus();
@@ -99,24 +104,30 @@ Status Main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (i + 1 >= argc) return errors::InvalidArgument("usage: gpu_bench [--model classic|large] [--steps N] [--warmup N]");
+    if (i + 1 >= argc) {
+      return errors::InvalidArgument(
+          "usage: gpu_bench [--model classic|large] [--steps N] [--warmup N] [--json FILE]");
+    }
     const std::string value = argv[++i];
     if (flag == "--model") o.model = value;
     else if (flag == "--steps") o.steps = std::stoi(value);
     else if (flag == "--warmup") o.warmup = std::stoi(value);
+    else if (flag == "--json") o.json_path = value;
     else return errors::InvalidArgument("unknown flag: ", flag);
   }
   if (o.steps < 1 || o.warmup < 1) return errors::InvalidArgument("--steps and --warmup must be >= 1");
   DataDir data("tfd-gpu-bench");
   if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
   TFD_RETURN_IF_ERROR(WriteMnistSizedFiles(data.path()));
-  TFD_RETURN_IF_ERROR(Measure(o, data.path(), false));
+  FiguresJson json("gpu_bench", argc, argv);
+  TFD_RETURN_IF_ERROR(Measure(o, data.path(), false, json));
   if (gpu::GpuDevices().empty()) {
     std::fprintf(stderr, "gpu_bench: no GPU (%s): the CPU only\n",
                  gpu::GpuUnavailableReason().c_str());
-    return OkStatus();
+  } else {
+    TFD_RETURN_IF_ERROR(Measure(o, data.path(), true, json));
   }
-  return Measure(o, data.path(), true);
+  return json.Write(o.json_path);
 }
 
 }  // namespace

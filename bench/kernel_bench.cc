@@ -4,11 +4,11 @@
 // computation hand-written in Eigen on the same shapes, pinned to one CPU;
 // then, on that CPU, the whole step in one process beside the hand-written
 // step (../shared/peers/mlp_eigen.cc's, built with the same flags) and
-// torch eager. See docs/benchmarks.md.
+// torch eager. Today's figures: docs/performance.md, "Kernels".
 //
 //   kernel_bench [--rounds 7] [--round-ms 30] [--step-rounds 7] [--steps 300]
 //                [--traced 300] [--cpu N] [--torch 1] [--peers DIR]
-//                [--only kernels|large|step] [--filter OP]
+//                [--only kernels|large|step] [--filter OP] [--json FILE]
 //
 // Exit status: 0 after printing the tables (a missed target is reported,
 // not failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -37,6 +37,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kernel_bench [--rounds N] [--round-ms MS] [--step-rounds N] [--steps N] "
     "[--traced N] [--cpu N] [--torch 0|1] [--peers DIR] [--only kernels|large|step] [--filter OP]\n"
+    "       [--json FILE]\n"
     "  --rounds       alternating rounds per kernel (default 7)\n"
     "  --round-ms     time of each side per kernel round (default 30)\n"
     "  --step-rounds  alternating rounds of whole steps (default 7)\n"
@@ -46,7 +47,8 @@ constexpr const char* kUsage =
     "  --torch        0 skips torch eager (default 1: when torch is installed)\n"
     "  --peers        the peers folder with run.sh (default: $TFD_PEERS, else ../shared/peers)\n"
     "  --only         one section only\n"
-    "  --filter       only the kernels whose op name contains OP\n";
+    "  --filter       only the kernels whose op name contains OP\n"
+    "  --json         also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
   char* end = nullptr;
@@ -93,6 +95,9 @@ StatusOr<KernelBenchSetup> ParseFlags(int argc, char** argv) {
       continue;
     } else if (flag == "--peers") {
       o.peers_dir = value;
+      continue;
+    } else if (flag == "--json") {
+      o.json_path = value;
       continue;
     } else if (flag == "--filter") {
       o.filter = value;
@@ -173,7 +178,7 @@ StatusOr<std::vector<KernelFigures>> MeasureCases(const KernelBenchSetup& o,
 }
 
 // The classic step's kernels, then what any kernel call costs.
-Status KernelSection(const KernelBenchSetup& o) {
+Status KernelSection(const KernelBenchSetup& o, FiguresJson& json) {
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   ResourceMgr resources;
@@ -183,13 +188,14 @@ Status KernelSection(const KernelBenchSetup& o) {
   TFD_ASSIGN_OR_RETURN(std::vector<KernelFigures> figures, MeasureCases(o, cases));
   TFD_ASSIGN_OR_RETURN(std::vector<FixedCost> fixed, MeasureFixedCosts(o, registry, env));
   PrintKernelTable(o, "Kernels of the classic step, one thread,", figures, fixed);
+  AddKernelFigures("kernels", figures, json);
   return OkStatus();
 }
 
 // Large products on every allowed CPU: run before the process pins itself,
 // so that tfd's intra-op threads (made on the first large product) and the
 // hand-written side's get them all.
-Status LargeSection(const KernelBenchSetup& o) {
+Status LargeSection(const KernelBenchSetup& o, FiguresJson& json) {
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   ResourceMgr resources;
@@ -204,6 +210,7 @@ Status LargeSection(const KernelBenchSetup& o) {
                    "Large products (the 784-2048-2048-10 model) on all " +
                        std::to_string(threads) + " CPUs, unpinned,",
                    figures, {});
+  AddKernelFigures("large products", figures, json);
   return OkStatus();
 }
 
@@ -220,14 +227,17 @@ int Main(int argc, char** argv) {
   }
   const KernelBenchSetup o = *options;
   PrintKernelBenchHeader(o);
-  Status s = o.large ? LargeSection(o) : OkStatus();
+  FiguresJson json("kernel_bench", argc, argv);
+  Status s = o.large ? LargeSection(o, json) : OkStatus();
   if (s.ok()) s = PinSelf(o.cpu);
-  if (s.ok() && o.kernels) s = KernelSection(o);
+  if (s.ok() && o.kernels) s = KernelSection(o, json);
   if (s.ok() && o.step) {
     auto step = MeasureClassicStep(o);
     if (step.ok()) PrintStepTable(o, *step);
+    if (step.ok()) AddStepFigures(*step, json);
     s = step.status();
   }
+  if (s.ok()) s = json.Write(o.json_path);
   if (!s.ok()) {
     std::fprintf(stderr, "kernel_bench: error: %s\n", s.ToString().c_str());
     return 1;

@@ -26,6 +26,7 @@ struct KernelBenchSetup {
   bool large = true;      // large products on all CPUs (threaded MatMul)
   bool kernels = true;    // the per-kernel section
   bool step = true;       // the whole-step section
+  std::string json_path;  // --json: also write the figures there (bench/figures_json.h)
 };
 
 struct KernelFigures {

@@ -156,4 +156,25 @@ void PrintKernelBenchFooter() {
   std::printf("\nload average after: %s\n", ProcLine("/proc/loadavg").c_str());
 }
 
+void AddKernelFigures(const std::string& table, const std::vector<KernelFigures>& figures,
+                      FiguresJson& out) {
+  const auto micros = [](std::vector<double> seconds) {
+    for (double& s : seconds) s *= 1e6;
+    return seconds;
+  };
+  for (const KernelFigures& f : figures) {
+    const std::string row = f.op + " " + f.shapes + ", " + f.role;
+    out.AddSamples(table, row, "pace", "Eigen's time / tfd's", f.times.Ratios());
+    out.AddSamples(table, row, "tfd", "us", micros(f.times.a));
+    out.AddSamples(table, row, "hand-written Eigen", "us", micros(f.times.b));
+  }
+}
+
+void AddStepFigures(const StepFigures& f, FiguresJson& out) {
+  const std::string row = "classic step, one CPU";
+  out.AddSamples("classic step", row, "tfd", "steps/s", Rates(f.times.a));
+  out.AddSamples("classic step", row, "hand-written Eigen", "steps/s", Rates(f.times.b));
+  out.AddSamples("classic step", row, "torch eager", "steps/s", f.torch_rates);
+}
+
 }  // namespace tfd::bench

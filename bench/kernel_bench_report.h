@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/figures_json.h"
 #include "bench/kernel_bench_figures.h"
 
 namespace tfd::bench {
@@ -24,5 +25,13 @@ void PrintKernelTable(const KernelBenchSetup& setup, const std::string& title,
                       const std::vector<FixedCost>& fixed);
 void PrintStepTable(const KernelBenchSetup& setup, const StepFigures& figures);
 void PrintKernelBenchFooter();
+
+// The same figures for --json: in `table`, a row per kernel ("op shapes, role")
+// with series "pace" (Eigen's time / tfd's, per round), "tfd" and
+// "hand-written Eigen" (µs per call); table "classic step": steps/s of tfd,
+// the hand-written step and torch eager.
+void AddKernelFigures(const std::string& table, const std::vector<KernelFigures>& figures,
+                      FiguresJson& out);
+void AddStepFigures(const StepFigures& figures, FiguresJson& out);
 
 }  // namespace tfd::bench

@@ -7,12 +7,13 @@
 // end, and what the tasks still hold after the churn (sessions and
 // registered partitions, which must be back to none).
 //
-//   load_bench [--tfd PATH] [--clients 64] [--seconds 60] [--sessions 2000]
+//   load_bench [--tfd PATH] [--clients 64] [--seconds 60] [--sessions 2000] [--json FILE]
 //
 // Exit status: 0 after printing (errors are reported, and make it 1); 2 for
 // bad flags.
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/figures_json.h"
 #include "bench/proc_counters.h"
 #include "bench/stats.h"
 #include "bench/tfd_cluster.h"
@@ -37,11 +39,12 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage =
-    "usage: load_bench [--tfd PATH] [--clients N] [--seconds N] [--sessions N]\n"
+    "usage: load_bench [--tfd PATH] [--clients N] [--seconds N] [--sessions N] [--json FILE]\n"
     "  --tfd       the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --clients   client threads running steps at once (default 64)\n"
     "  --seconds   how long they run (default 60)\n"
-    "  --sessions  sessions opened, run once and closed in a row afterwards (default 2000)\n";
+    "  --sessions  sessions opened, run once and closed in a row afterwards (default 2000)\n"
+    "  --json      also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 constexpr std::chrono::milliseconds kTimeout = 30s;
 
@@ -50,6 +53,7 @@ struct LoadSetup {
   int clients = 64;
   int seconds = 60;
   int sessions = 2000;
+  std::string json_path;  // --json: also write the figures there
 };
 
 StatusOr<LoadSetup> ParseFlags(int argc, char** argv) {
@@ -76,6 +80,8 @@ StatusOr<LoadSetup> ParseFlags(int argc, char** argv) {
       TFD_ASSIGN_OR_RETURN(o.clients, count(1, 512));
     } else if (flag == "--seconds") {
       TFD_ASSIGN_OR_RETURN(o.seconds, count(1, 3600));
+    } else if (flag == "--json") {
+      o.json_path = value;
     } else if (flag == "--sessions") {
       TFD_ASSIGN_OR_RETURN(o.sessions, count(0, 1000000));
     } else {
@@ -156,7 +162,7 @@ void Client(BenchCluster& cluster, Clock::time_point until, int index, Errors& e
 
 double MiB(size_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
 
-int Run(const LoadSetup& o) {
+int Run(const LoadSetup& o, FiguresJson& json) {
   auto io = kj::setupAsyncIo();
   BenchCluster cluster(o.tfd, {{"ps", {-1}}, {"worker", {-1}}});
   if (Status s = cluster.Start(io); !s.ok()) {
@@ -231,11 +237,32 @@ int Run(const LoadSetup& o) {
               MiB(ps_start), MiB(ps_half), MiB(ps_loaded), MiB(RssBytes(ps)), MiB(worker_start),
               MiB(worker_half), MiB(worker_loaded), MiB(RssBytes(worker)));
   std::fflush(stdout);
+  const std::string clients = std::to_string(o.clients) + " clients";
+  json.Add("throughput", clients, "tfd", "steps/s", all.size() / elapsed);
+  json.Add("throughput", "sessions opened, run once, closed", "tfd", "per s",
+           churn_seconds > 0 ? o.sessions / churn_seconds : 0.0);
+  for (double q : {0.5, 0.99, 1.0}) {
+    json.Add("step latency", q == 1.0 ? "max" : q == 0.5 ? "p50" : "p99", clients, "us",
+             Percentile(all, q));
+  }
+  json.Add("errors", "steps and sessions", "tfd", "count",
+           static_cast<double>(load_errors.count() + churn_errors.count()));
+  const std::pair<const char*, std::array<size_t, 4>> rss[] = {
+      {"ps:0", {ps_start, ps_half, ps_loaded, RssBytes(ps)}},
+      {"worker:0", {worker_start, worker_half, worker_loaded, RssBytes(worker)}}};
+  for (const auto& [task, at] : rss) {
+    const char* when[] = {"idle", "half-way", "end of the load", "after the sessions"};
+    for (size_t i = 0; i < at.size(); ++i) json.Add("RSS", when[i], task, "MiB", MiB(at[i]));
+  }
   // The clients disconnect before the daemons are told to stop.
   ps_client = errors::Cancelled("done");
   setup = errors::Cancelled("done");
   Status stopped = cluster.Stop();
   if (!stopped.ok()) std::fprintf(stderr, "load_bench: stopping: %s\n", stopped.ToString().c_str());
+  if (Status s = json.Write(o.json_path); !s.ok()) {
+    std::fprintf(stderr, "load_bench: error: %s\n", s.ToString().c_str());
+    return 1;
+  }
   return load_errors.count() + churn_errors.count() == 0 && stopped.ok() ? 0 : 1;
 }
 
@@ -254,7 +281,8 @@ int Main(int argc, char** argv) {
                  options->tfd.c_str());
     return 2;
   }
-  return Run(*options);
+  FiguresJson json("load_bench", argc, argv);
+  return Run(*options, json);
 }
 
 }  // namespace

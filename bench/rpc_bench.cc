@@ -4,10 +4,12 @@
 // worker -> back — beside a raw TCP one-byte round trip, p50 and p99; and
 // (2) task-to-task transfer of 1, 16, 64 and 256 MiB float32 tensors in GB/s
 // beside a raw TCP stream of the same sizes. Every process is pinned to a CPU
-// and every process the benchmark starts, it stops. See docs/benchmarks.md.
+// and every process the benchmark starts, it stops. What it measures and
+// today's figures: docs/performance.md, "The data plane" and "The step path".
 //
 //   rpc_bench [--tfd PATH] [--iterations 2000] [--transfers 5]
 //             [--sizes 1,16,64,256,1024] [--transports default,stream] [--cpus 0,1]
+//             [--json FILE]
 //
 // Exit status: 0 after printing the tables (targets missed are reported, not
 // failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -24,6 +26,7 @@
 #include "bench/measure.h"
 #include "bench/proc_counters.h"
 #include "bench/report.h"
+#include "bench/rpc_json.h"
 
 #ifndef TFD_DEFAULT_PATH
 #define TFD_DEFAULT_PATH "tfd"
@@ -34,7 +37,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] [--transports T,...] [--peers FILE] "
-    "[--cpus A,B]\n"
+    "[--cpus A,B] [--json FILE]\n"
     "  --tfd         the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --iterations  round trips per figure (default 2000)\n"
     "  --transfers   timed transfers per size (default 5)\n"
@@ -42,7 +45,8 @@ constexpr const char* kUsage =
     "  --transports  data-plane transports to measure, comma-separated: 'default' (shared\n"
     "                memory on this host) and 'stream' (default default,stream)\n"
     "  --peers       JSON lines from ../shared/peers/run.sh bw gloo, printed beside tfd\n"
-    "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n";
+    "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n"
+    "  --json        also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 StatusOr<std::vector<long>> ParseList(const std::string& flag, const std::string& value) {
   std::vector<long> out;
@@ -76,6 +80,10 @@ StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
     }
     if (flag == "--peers") {
       o.peers_file = value;
+      continue;
+    }
+    if (flag == "--json") {
+      o.json_path = value;
       continue;
     }
     if (flag == "--transports") {
@@ -145,6 +153,8 @@ int Main(int argc, char** argv) {
               ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 
+  FiguresJson json("rpc_bench", argc, argv);  // records the load before
+
   // Raw peers are forked copies of this process: fork before any thread.
   Figures f;
   if (!o.peers_file.empty()) {
@@ -171,6 +181,8 @@ int Main(int argc, char** argv) {
   f.tfd = std::move(tfd).value();
   PrintReport(o, f);
   std::printf("load average after: %s\n", ProcLine("/proc/loadavg").c_str());
+  AddRpcFigures(o, f, json);
+  if (Status s = json.Write(o.json_path); !s.ok()) return fail("--json", s);
   return 0;
 }
 

@@ -7,11 +7,11 @@
 // temporary directory, the daemons' --data-dir. For the classic model it
 // also measures the floor: the same step hand-written in Eigen against a
 // parameter server that is a raw TCP socket (bench/raw_ps.h), placed on the
-// same CPUs. See docs/benchmarks.md.
+// same CPUs. Today's figures: docs/performance.md, "Training".
 //
 //   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
 //               [--traced 100] [--workers 2] [--unpinned 1] [--model classic]
-//               [--cpus 0,1]
+//               [--cpus 0,1] [--json FILE]
 //
 // Exit status: 0 after printing the tables (a missed target is reported,
 // not failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -40,7 +40,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
     "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B] [--rss-steps N]\n"
-    "       [--prefetch 0|1] [--hosted 0|1]\n"
+    "       [--prefetch 0|1] [--hosted 0|1] [--json FILE]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
@@ -55,7 +55,8 @@ constexpr const char* kUsage =
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
     "  --rss-steps instead of the rates: 1 ps + 1 worker run N steps, and each process's\n"
     "             resident memory is read ten times on the way (e.g. 100000)\n"
-    "  --prefetch 0 builds the model without the input prefetch, to measure it (default 1)\n";
+    "  --prefetch 0 builds the model without the input prefetch, to measure it (default 1)\n"
+    "  --json     also write the steps/s to FILE as JSON (bench/figures_json.h)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
   char* end = nullptr;
@@ -108,6 +109,8 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
       o.prefetch = v == 1;
     } else if (flag == "--rss-steps") {
       TFD_ASSIGN_OR_RETURN(o.rss_steps, ParseCount(flag, value, 10, 100000000));
+    } else if (flag == "--json") {
+      o.json_path = value;
     } else if (flag == "--model") {
       if (value != "classic" && value != "large") {
         return errors::InvalidArgument("--model takes classic or large, not '", value, "'");
@@ -203,6 +206,7 @@ int Main(int argc, char** argv) {
   std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
               ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
+  FiguresJson json("train_bench", argc, argv);  // records the load before
   TrainBenchFigures f;
   if (Status s = Measure(o, f); !s.ok()) {
     std::fprintf(stderr, "train_bench: error: %s\n", s.ToString().c_str());
@@ -210,6 +214,11 @@ int Main(int argc, char** argv) {
   }
   if (o.rss_steps == 0) PrintTrainReport(o, f);
   std::printf("load average after: %s\n", ProcLine("/proc/loadavg").c_str());
+  if (o.rss_steps == 0) AddTrainFigures(o, f, json);
+  if (Status s = json.Write(o.json_path); !s.ok()) {
+    std::fprintf(stderr, "train_bench: error: %s\n", s.ToString().c_str());
+    return 1;
+  }
   return 0;
 }
 

@@ -168,4 +168,26 @@ void PrintRssReport(const RssFigures& f) {
   }
 }
 
+void AddTrainFigures(const TrainSetup& o, const TrainBenchFigures& f, FiguresJson& out) {
+  const std::string table = o.model == examples::MnistModel::kLarge ? "large" : "classic";
+  const std::string one = o.ps_tasks() == 2 ? "2 ps + 1 worker" : "1 ps + 1 worker";
+  const std::string two =
+      (o.ps_tasks() == 2 ? "2 ps" : "1 ps") + std::string(" + 2 workers, aggregate");
+  auto add = [&](const std::string& row, const std::string& series, const std::vector<double>& r) {
+    out.AddSamples(table, row, series, "steps/s", r);
+  };
+  add("one process, all CPUs", "tfd", f.local.rates);
+  add("one process, CPU A", "tfd", f.local_one.rates);
+  add(one, "tfd", f.one_worker.rates);
+  if (f.one_worker_unpinned) add(one, "tfd, unpinned", f.one_worker_unpinned->rates);
+  if (f.one_worker_hosted) add(one, "tfd, worker in the trainer", f.one_worker_hosted->rates);
+  if (f.two_workers) add(two, "tfd", f.two_workers->rates);
+  if (f.two_workers_hosted) add(two, "tfd, workers in their trainers", f.two_workers_hosted->rates);
+  if (f.floor) {
+    add("one process, CPU A", "hand-written Eigen", f.floor->local);
+    add(one, "the floor (raw ps)", f.floor->one_worker);
+    add(two, "the floor (raw ps)", f.floor->two_workers);
+  }
+}
+
 }  // namespace tfd::bench

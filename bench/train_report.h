@@ -3,12 +3,14 @@
 // process spent per step (from /proc).
 //
 //   PrintTrainReport(setup, figures);
+//   AddTrainFigures(setup, figures, json);  // for --json
 //
 // Thread-safety: writes to stdout.
 #pragma once
 
 #include <optional>
 
+#include "bench/figures_json.h"
 #include "bench/raw_ps.h"
 #include "bench/train_runs.h"
 
@@ -30,6 +32,11 @@ struct TrainBenchFigures {
 };
 
 void PrintTrainReport(const TrainSetup& setup, const TrainBenchFigures& f);
+
+// The steps/s of the report's first table (and the floor's) as figures of
+// table "classic" or "large": a row per configuration, series "tfd" and its
+// variants, "hand-written Eigen" and "the floor (raw ps)".
+void AddTrainFigures(const TrainSetup& setup, const TrainBenchFigures& f, FiguresJson& out);
 
 // Each process's resident memory at each sample, and its change from the
 // first sample to the last against issue 12's bound.

@@ -42,6 +42,7 @@ struct TrainSetup {
   bool hosted = true;    // also 1 ps + 1 worker with the worker in this process
   bool prefetch = true;  // the training input made ahead of each step
   int64_t rss_steps = 0;  // --rss-steps: instead of the rates, MeasureRss over this many
+  std::string json_path;  // --json: also write the rates there (bench/figures_json.h)
   // The worker (and the single process when pinned to one CPU) on A; the ps
   // and the client on B.
   int cpu_a = -1, cpu_b = -1;

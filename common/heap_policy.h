@@ -9,7 +9,8 @@
 // packing buffers for a MatMul (a few hundred KiB, taken and freed in every
 // product) then sat at the top of the heap, went back to the kernel after
 // every step and were faulted in again on the next: 22 minor faults per step
-// of the classic model on a worker (docs/benchmarks.md, "A third machine").
+// of the classic model on a worker (bench/NOTES.md, "A worker faulted its
+// heap in again on every step").
 //
 // KeepHeapForSteps() starts the process at the limits glibc's own adjustment
 // ends at: blocks up to 32 MiB from the heap, and the heap's top trimmed only

@@ -57,7 +57,8 @@ StatusOr<Tensor> AllocateKernelOutput(const SizeLimits& limits,
                                       std::string_view node, int output, Fill fill) {
   // The executor puts "node 'x' (Op): " in front of a kernel's error. Built
   // only for an error: on every successful call the strings cost as much as
-  // a small kernel's arithmetic (docs/benchmarks.md, kernel_bench).
+  // a small kernel's arithmetic (bench/NOTES.md, "The fixed cost of a kernel
+  // call").
   auto where = [&] {
     return "output " + std::to_string(output) + " of '" + std::string(node) + "': " +
            std::string(DTypeName(dtype)) + shape.ToString();

@@ -1,7 +1,7 @@
 // StepChannel: a master's partitions on other tasks run with one data-plane
 // message each way (schemas/transport.capnp, StepMessage) instead of a
 // Cap'n Proto runStep call and its answer, whose per-call cost was most of
-// what an empty step spent above the raw round trip (docs/benchmarks.md,
+// what an empty step spent above the raw round trip (docs/performance.md,
 // "The step path").
 //
 // Registration stays on Cap'n Proto (registerGraph): a task offers the

@@ -2,6 +2,7 @@
 #include "daemon/distributed/step_gate.h"
 
 #include <memory>
+#include <random>
 
 #include "daemon/rpc/kj_status.h"
 
@@ -44,9 +45,19 @@ kj::Promise<kj::Own<StepGate::Ticket>> StepGate::Enter() {
   return kj::mv(paf.promise);
 }
 
+uint64_t StepGate::NewHoldId() const {
+  // Unguessable, so that releaseSteps lets go only of a hold its caller was
+  // answered (an id counted up from 1 would let anyone end another's hold).
+  std::random_device random;
+  for (;;) {
+    const uint64_t id = (uint64_t{random()} << 32) | random();
+    if (id != 0 && holds_.count(id) == 0) return id;
+  }
+}
+
 kj::Promise<StepGate::Held> StepGate::Hold(kj::Timer& timer, kj::Duration drain,
                                            kj::Duration expiry) {
-  const uint64_t id = next_id_++;
+  const uint64_t id = NewHoldId();
   holds_.insert(id);
   expiries_.add(timer.afterDelay(expiry).then([this, id]() { Release(id); }));
   kj::Promise<void> drained = kj::READY_NOW;

@@ -100,11 +100,11 @@ class StepGate {
 
   void Exit();
   void Drained();
+  uint64_t NewHoldId() const;
 
   uint32_t running_ = 0;
   std::set<Ticket*> tickets_;  // the steps through the gate, for CancelAll
   std::optional<Status> closed_;
-  uint64_t next_id_ = 1;
   std::set<uint64_t> holds_;
   std::vector<kj::Own<kj::PromiseFulfiller<kj::Own<Ticket>>>> waiting_;
   std::vector<kj::Own<kj::PromiseFulfiller<void>>> draining_;

@@ -9,7 +9,8 @@
 // other thread ready on this CPU runs first) until `budget` has passed since
 // it last had work, and only then sleeps until the next event, after which
 // it polls again. An idle task costs nothing; a busy one up to `budget` of CPU
-// per quiet spell. docs/benchmarks.md has what it buys and what it costs.
+// per quiet spell. What it buys: docs/performance.md; what it costs and
+// risks: bench/NOTES.md, "Polling before sleeping".
 //
 //   const siginfo_t info = WaitSpinning(stop, io, config.spin_wait);
 //

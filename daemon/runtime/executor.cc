@@ -167,7 +167,7 @@ void Executor::Step::Dispatch(std::vector<int>& ready, Worklist& list) {
   // (more than the classic model's kernels themselves on a 2-vCPU guest).
   // The caller keeps one only together with measured-cheap inlining: alone,
   // the small kernels of a fan-out still went to the pool, and the two
-  // threads took turns (docs/benchmarks.md, "Kernels measured cheap").
+  // threads took turns (bench/NOTES.md, "Kernels measured cheap").
   if (tl_may_keep && list.kept < 0) {
     list.nodes.push_back(keep);
     list.kept = keep;

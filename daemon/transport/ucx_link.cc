@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/push_header.h"
@@ -24,8 +26,58 @@ struct UcxLink::SendOp {
   kj::Maybe<UcxWorker::Activity> active;  // while UCX has it
 };
 
+namespace {
+
+// The links UCX may still report an endpoint's failure to, by id: UCX keeps
+// the handler's argument after the link is gone (an endpoint closing in the
+// background), so the argument is an id looked up here, never a pointer.
+class LiveLinks {
+ public:
+  uint64_t Add(UcxLink* link) {
+    std::lock_guard<std::mutex> lock(mu_);
+    links_[++last_] = link;
+    return last_;
+  }
+  void Remove(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    links_.erase(id);
+  }
+  UcxLink* Find(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = links_.find(id);
+    return it == links_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t last_ = 0;
+  std::unordered_map<uint64_t, UcxLink*> links_;
+};
+
+LiveLinks& Live() {
+  static LiveLinks live;
+  return live;
+}
+
+}  // namespace
+
 UcxLink::UcxLink(UcxWorker& ucx, PlaneSink& sink, std::string task, std::string ticket)
-    : ucx_(ucx), sink_(sink), task_(std::move(task)), ticket_(std::move(ticket)) {}
+    : ucx_(ucx),
+      sink_(sink),
+      task_(std::move(task)),
+      ticket_(std::move(ticket)),
+      id_(Live().Add(this)) {}
+
+void UcxLink::OnEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  // On the worker's thread, inside its progress: the sink defers what it does.
+  UcxLink* link = Live().Find(reinterpret_cast<uintptr_t>(arg));
+  if (link == nullptr) return;
+  link->ep_failed_ = true;
+  if (!link->failure_.ok()) return;
+  link->failure_ = errors::Unavailable("the shared-memory link to ", link->task_,
+                                       " failed: ", UcxStatusString(status));
+  link->sink_.LinkFailed(link->task_, link->failure_);
+}
 
 StatusOr<std::unique_ptr<UcxLink>> UcxLink::Connect(UcxWorker& ucx, PlaneSink& sink,
                                                     std::string task, const std::string& address,
@@ -33,10 +85,15 @@ StatusOr<std::unique_ptr<UcxLink>> UcxLink::Connect(UcxWorker& ucx, PlaneSink& s
                                                     std::shared_ptr<spdlog::logger> logger) {
   auto link = std::make_unique<UcxLink>(ucx, sink, std::move(task), std::move(ticket));
   ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.address = reinterpret_cast<const ucp_address_t*>(address.data());
-  // Shared memory cannot watch a peer; the control plane does (see header).
-  params.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+  // A neighbour that dies fails this link's transfers, and the peer's
+  // endpoint back to this task (UCX gives it the same mode), instead of
+  // aborting the process (see the header).
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = &UcxLink::OnEndpointError;
+  params.err_handler.arg = reinterpret_cast<void*>(static_cast<uintptr_t>(link->id_));
   const ucs_status_t s = ucp_ep_create(ucx.worker(), &params, &link->ep_);
   if (s != UCS_OK) {
     return errors::Unavailable("no shared-memory endpoint to ", link->task_, ": ",
@@ -65,12 +122,14 @@ void UcxLink::LogLanes(const std::shared_ptr<spdlog::logger>& logger) const {
     p = end ? end + 1 : nullptr;
   }
   std::free(text);
-  logger->info("data plane to {} over UCX shared memory (this host, watched by the control "
-               "plane): {}",
+  logger->info("data plane to {} over UCX shared memory (this host): {}",
                task_, lanes.empty() ? std::string("lanes unknown") : lanes);
 }
 
-UcxLink::~UcxLink() { Close(errors::Unavailable("the data plane to ", task_, " closed")); }
+UcxLink::~UcxLink() {
+  Live().Remove(id_);
+  Close(errors::Unavailable("the data plane to ", task_, " closed"));
+}
 
 Status UcxLink::failure() const {
   if (ep_ == nullptr && failure_.ok()) return errors::Unavailable("the link to ", task_, " closed");
@@ -90,9 +149,14 @@ void UcxLink::Close(const Status& why) {
   if (ep_ == nullptr) return;
   ucp_ep_h ep = ep_;
   ep_ = nullptr;
-  // Flushed in the background: forcing it could fault a live peer.
-  ucx_.RunAfterProgress([&ucx = ucx_, ep]() {
+  // A live peer's endpoint is flushed in the background; a failed one can
+  // only be forced closed.
+  ucx_.RunAfterProgress([&ucx = ucx_, ep, force = ep_failed_]() {
     ucp_request_param_t param{};
+    if (force) {
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    }
     void* request = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(request)) ucp_request_free(request);  // released when done
     ucx.Progress();

@@ -7,12 +7,13 @@
 // own buffer. UCX sends small tensors eagerly and large ones by rendezvous,
 // where the receiver pulls the bytes into a buffer of its own.
 //
-// UCX 1.13's shared-memory transports cannot tell when a peer dies, so the
-// endpoint is not watched by UCX: the control plane watches the peer (its
-// connection dropping closes this link). Closing flushes the endpoint in the
-// background; buffers of pushes the peer never took stay with UCX
-// (Stats::pushes_abandoned), since forcing the endpoint closed could fault a
-// peer that is still alive.
+// UCX watches the neighbour (its shared-memory transports check that the
+// peer's process lives, once the worker enables MM_ERROR_HANDLING): a peer
+// that dies fails the link (PlaneSink::LinkFailed) and its transfers, on
+// both sides, rather than aborting this task in UCX's own assertions when a
+// cross-memory read finds the process gone. The control plane watches the
+// peer too (its connection dropping closes this link). Closing flushes a
+// live endpoint in the background, and forces a failed one closed.
 //
 //   TFD_ASSIGN_OR_RETURN(auto link, UcxLink::Connect(ucx, sink, task, address, ticket, logger));
 //   link->Push(step, key, tensor).then(...);
@@ -55,12 +56,16 @@ class UcxLink final : public Link {
  private:
   struct SendOp;
   void LogLanes(const std::shared_ptr<spdlog::logger>& logger) const;
+  // UCX's error handler; `arg` is the link's id (see ucx_link.cc).
+  static void OnEndpointError(void* arg, ucp_ep_h ep, ucs_status_t status);
 
   UcxWorker& ucx_;
   PlaneSink& sink_;
   const std::string task_;
   const std::string ticket_;  // the peer's, carried by every push to it
+  const uint64_t id_;  // how UCX's error handler finds this link
   ucp_ep_h ep_ = nullptr;
+  bool ep_failed_ = false;  // UCX reported the endpoint failed: close by force
   Status failure_;
   std::set<SendOp*> sending_;  // pushes UCX has not finished
 };

@@ -51,6 +51,17 @@ StatusOr<std::unique_ptr<UcxWorker>> UcxWorker::Create(kj::UnixEventPort& events
     ucp_config_release(config);
     return errors::Unavailable("UCX refused TLS=", kTransports, ": ", UcxStatusString(s));
   }
+  // Lets UCX tell when a neighbour dies. Without it a neighbour killed while
+  // this task pulls a tensor from its memory (cross-memory attach) fails the
+  // read with ESRCH, which UCX then treats as fatal and aborts this task.
+  // (UCX accepts any key here, so a misspelt one would pass silently; the
+  // endpoints' PEER mode then fails at once: transfer_test covers it.)
+  s = ucp_config_modify(config, "MM_ERROR_HANDLING", "y");
+  if (s == UCS_OK) s = ucp_config_modify(config, "KEEPALIVE_INTERVAL", "1s");
+  if (s != UCS_OK) {
+    ucp_config_release(config);
+    return errors::Unavailable("UCX refused its error handling settings: ", UcxStatusString(s));
+  }
   w->host_ = HostIdentity();
 
   ucp_params_t params{};

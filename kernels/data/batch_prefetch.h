@@ -1,7 +1,7 @@
 // Preparing an input batch while the current step computes, so that drawing,
 // scaling and one-hot encoding the next batch stay off the step's critical
 // path (IdxNextBatch took 52-67 µs of a 0.7 ms classic MNIST step; see
-// docs/benchmarks.md, kernel_bench).
+// bench/NOTES.md, "The fixed cost of a kernel call").
 //
 // A PreparedBatch holds one batch's tensors, made by a function of values
 // (it may run twice): on a PrefetchThread, or on the taker's own thread when

@@ -229,7 +229,7 @@ class IdxNextBatchOp : public OpKernel {
     // (the step then makes the batch itself), and waking the step from a
     // running thread took longer than from an idle CPU. 1 ps + 1 worker
     // with the worker in its trainer's process ran 2-15 % faster without it
-    // (docs/benchmarks.md).
+    // (bench/NOTES.md, "Training").
     prefetch_ = prefetch_ && NumAllowedCpus() > 1;
     c.SetStatus(c.GetAttr("Tlabels", &labels_type));
     if (!c.status().ok()) return;

@@ -1,7 +1,8 @@
 // The matrix product of MatMul split over a task's intra-op threads, for
 // products large enough to gain from them (kThreadedMatMulMacs). Smaller
 // products stay on the calling thread with Eigen's GEMM (matmul_op.cc),
-// which measures faster there: see docs/benchmarks.md, kernel_bench.
+// which measures faster there: see bench/NOTES.md, "The threaded MatMul
+// threshold".
 //
 //   if (ThreadedMatMulPays(m, n, k)) ThreadedMatMul<float>(*pool, a, b, ta, tb, out);
 //
@@ -22,7 +23,7 @@ class IntraOpPool;
 // the other CPUs: the classic model's largest products (100 x 784 x 100,
 // 7.8 M) ran 10-20 % slower split over 2 CPUs, and 38 M ones gained
 // nothing; 150-400 M ones (the 784-2048-2048-10 model) ran 1.6-2x faster
-// on an idle machine (docs/benchmarks.md).
+// on an idle machine (bench/NOTES.md).
 inline constexpr int64_t kThreadedMatMulMacs = int64_t{1} << 26;
 
 inline bool ThreadedMatMulPays(int64_t m, int64_t n, int64_t k) {

@@ -58,6 +58,26 @@ TEST_CASE("a hold waits for the running steps, stops new ones, and lets them go 
   CHECK(gate.running() == 0);
 }
 
+TEST_CASE("a hold's id cannot be guessed: ids near it or from another hold release nothing") {
+  Loop l;
+  StepGate gate;
+  const StepGate::Held first = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  const StepGate::Held second = gate.Hold(l.timer, kDrain, kExpiry).wait(l.ws);
+  CHECK(first.id != second.id);
+  // The second caller, knowing only its own id, tries what a counter would
+  // have handed out around it: the first hold stays.
+  gate.Release(second.id);
+  for (uint64_t d = 1; d <= 64; ++d) {
+    gate.Release(second.id - d);
+    gate.Release(second.id + d);
+    gate.Release(d);
+  }
+  CHECK(gate.held());
+  CHECK(gate.TryEnter() == nullptr);
+  gate.Release(first.id);
+  CHECK_FALSE(gate.held());
+}
+
 TEST_CASE("a hold answers after the drain bound with the steps still running") {
   Loop l;
   StepGate gate;

@@ -112,7 +112,9 @@ TEST_CASE("tensors cross tasks bit-exact at sizes around every threshold, on eac
       LocalCluster cluster({{"worker", 2}}, stream
                                                 ? std::vector<std::string>{"--data-plane-transports=stream"}
                                                 : std::vector<std::string>{});
-      REQUIRE(cluster.StartAll().ok());
+      const Status started = cluster.StartAll();
+      INFO(started.ToString());
+      REQUIRE(started.ok());
       auto client = cluster.Connect("worker", 0);
       REQUIRE(client.ok());
       // Feeds and fetches live on the master (worker:0): the fed tensor is
@@ -237,7 +239,9 @@ TEST_CASE("a sender killed mid-transfer fails the step naming it; twice; then st
       LocalCluster cluster({{"worker", 2}}, way == "stream"
                                                 ? std::vector<std::string>{"--data-plane-transports=stream"}
                                                 : std::vector<std::string>{});
-      REQUIRE(cluster.StartAll().ok());
+      const Status started = cluster.StartAll();
+      INFO(started.ToString());
+      REQUIRE(started.ok());
       // 512 MiB made on worker:1 and reduced on worker:0: the kill lands
       // while it is being filled or while it moves.
       GraphDef g;
@@ -247,7 +251,9 @@ TEST_CASE("a sender killed mid-transfer fails the step naming it; twice; then st
       auto client = cluster.Connect("worker", 0);
       REQUIRE(client.ok());
       REQUIRE((*client)->CreateSession(g, 30s).ok());
-      REQUIRE((*client)->Run({}, {"hi"}, {}, {}).ok());
+      auto first = (*client)->Run({}, {"hi"}, {}, {});
+      INFO(first.status().ToString());
+      REQUIRE(first.ok());
       for (auto delay : {150ms, 400ms}) {
         INFO("killed after " << delay.count() << " ms");
         auto run = std::async(std::launch::async, [&] {

@@ -313,7 +313,7 @@ TEST_CASE("under a blocking Run, kernels measured cheap run on the caller, side 
 
 TEST_CASE("on an event loop, only kernels declared cheap run inline, measured ones do not") {
   // Measured-cheap kernels on a task's loop cost an unpinned 1 ps + 1 worker
-  // 7-9 % of its steps (docs/benchmarks.md, "Kernels measured cheap"): a
+  // 7-9 % of its steps (bench/NOTES.md, "Kernels measured cheap"): a
   // task's loop keeps to the declared ones.
   Fixture f;
   auto exec = MakeExecutor(f, f.Parse(R"g((nodes = [
