@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <unordered_map>
 
+#include "common/mutex.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/push_header.h"
 #include "daemon/transport/ucx_messages.h"
@@ -34,24 +34,24 @@ namespace {
 class LiveLinks {
  public:
   uint64_t Add(UcxLink* link) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     links_[++last_] = link;
     return last_;
   }
   void Remove(uint64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     links_.erase(id);
   }
   UcxLink* Find(uint64_t id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = links_.find(id);
     return it == links_.end() ? nullptr : it->second;
   }
 
  private:
-  std::mutex mu_;
-  uint64_t last_ = 0;
-  std::unordered_map<uint64_t, UcxLink*> links_;
+  Mutex mu_;
+  uint64_t last_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<uint64_t, UcxLink*> links_ GUARDED_BY(mu_);
 };
 
 LiveLinks& Live() {
