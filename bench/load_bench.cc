@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "bench/proc_counters.h"
 #include "bench/stats.h"
 #include "bench/tfd_cluster.h"
+#include "common/mutex.h"
 
 #ifndef TFD_DEFAULT_PATH
 #define TFD_DEFAULT_PATH "tfd"
@@ -115,24 +115,24 @@ GraphDef SmallGraph() {
 class Errors {
  public:
   void Add(const Status& s) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++count_;
     if (first_.size() < 5) first_.push_back(s.ToString());
   }
   size_t count() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return count_;
   }
   void Print(const char* what) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::printf("  %s errors: %zu%s\n", what, count_, count_ == 0 ? "" : " (first ones below)");
     for (const std::string& m : first_) std::printf("    %s\n", m.c_str());
   }
 
  private:
-  mutable std::mutex mu_;
-  size_t count_ = 0;
-  std::vector<std::string> first_;
+  mutable Mutex mu_;
+  size_t count_ GUARDED_BY(mu_) = 0;
+  std::vector<std::string> first_ GUARDED_BY(mu_);
 };
 
 // One client thread: connects, opens a session, runs until `until`.

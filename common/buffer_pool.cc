@@ -4,8 +4,9 @@
 
 #include <bit>
 #include <map>
-#include <mutex>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace tfd {
 namespace {
@@ -25,9 +26,9 @@ void* MapBlock(size_t size) {
 
 struct BufferPool::State {
   Options options;
-  mutable std::mutex mu;
-  std::map<size_t, std::vector<void*>> free;  // by block size; guarded by mu
-  Stats stats;                                // guarded by mu
+  mutable Mutex mu;
+  std::map<size_t, std::vector<void*>> free GUARDED_BY(mu);  // by block size
+  Stats stats GUARDED_BY(mu);
 
   // Takes back a block whose last buffer is gone: cached, or unmapped when
   // larger than the whole cache. The block just released is the likeliest
@@ -36,7 +37,7 @@ struct BufferPool::State {
   void Release(void* data, size_t size) {
     std::vector<std::pair<void*, size_t>> evicted;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       stats.bytes_in_use -= size;
       if (size <= options.max_cached_bytes) {
         for (auto it = free.rbegin();
@@ -72,7 +73,7 @@ BufferPool::~BufferPool() {
   // is cached now goes.
   std::map<size_t, std::vector<void*>> cached;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     cached.swap(state_->free);
     state_->stats.bytes_cached = 0;
     state_->options.max_cached_bytes = 0;
@@ -93,7 +94,7 @@ StatusOr<std::shared_ptr<Buffer>> BufferPool::Get(size_t bytes) {
   const size_t size = BlockSize(bytes);
   void* data = nullptr;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     ++state_->stats.gets;
     auto it = state_->free.find(size);
     if (it != state_->free.end() && !it->second.empty()) {
@@ -107,12 +108,12 @@ StatusOr<std::shared_ptr<Buffer>> BufferPool::Get(size_t bytes) {
   if (data == nullptr) {
     data = MapBlock(size);
     if (data == nullptr) {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(state_->mu);
       state_->stats.bytes_in_use -= size;
       return errors::ResourceExhausted("cannot map ", size, " bytes for a tensor buffer");
     }
     if (state_->options.on_map) state_->options.on_map(data, size);
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(state_->mu);
     ++state_->stats.blocks_mapped;
   }
   // The owner returns the block when the last view of the buffer is gone.
@@ -128,7 +129,7 @@ BufferPool& HostBufferPool() {
 }
 
 BufferPool::Stats BufferPool::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->stats;
 }
 

@@ -5,7 +5,7 @@
 namespace tfd {
 
 std::optional<CancellationManager::Token> CancellationManager::Register(Callback cb) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (cancelled_) return std::nullopt;
   const Token t = next_++;
   callbacks_.emplace(t, std::move(cb));
@@ -13,14 +13,14 @@ std::optional<CancellationManager::Token> CancellationManager::Register(Callback
 }
 
 bool CancellationManager::Deregister(Token token) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return callbacks_.erase(token) == 1;
 }
 
 void CancellationManager::Cancel(const Status& reason) {
   std::map<Token, Callback> run;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (cancelled_) return;
     cancelled_ = true;
     reason_ = reason;
@@ -30,12 +30,12 @@ void CancellationManager::Cancel(const Status& reason) {
 }
 
 bool CancellationManager::cancelled() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return cancelled_;
 }
 
 Status CancellationManager::reason() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return reason_;
 }
 

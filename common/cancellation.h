@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace tfd {
@@ -36,11 +36,11 @@ class CancellationManager {
   Status reason() const;
 
  private:
-  mutable std::mutex mu_;
-  bool cancelled_ = false;           // guarded by mu_
-  Status reason_;                    // guarded by mu_
-  Token next_ = 0;                   // guarded by mu_
-  std::map<Token, Callback> callbacks_;  // guarded by mu_
+  mutable Mutex mu_;
+  bool cancelled_ GUARDED_BY(mu_) = false;
+  Status reason_ GUARDED_BY(mu_);
+  Token next_ GUARDED_BY(mu_) = 0;
+  std::map<Token, Callback> callbacks_ GUARDED_BY(mu_);
 };
 
 }  // namespace tfd

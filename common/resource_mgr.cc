@@ -7,7 +7,7 @@ StatusOr<Tensor> ResourceBase::Read() const {
 }
 
 Status ResourceMgr::Delete(const std::string& container, const std::string& name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (resources_.erase(Key{container, name}) == 0) {
     return errors::NotFound("no resource '", name, "' in container '", container, "'");
   }
@@ -15,14 +15,14 @@ Status ResourceMgr::Delete(const std::string& container, const std::string& name
 }
 
 void ResourceMgr::ClearContainer(const std::string& container) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = resources_.begin(); it != resources_.end();) {
     it = it->first.container == container ? resources_.erase(it) : std::next(it);
   }
 }
 
 std::vector<std::pair<ResourceMgr::Key, std::shared_ptr<ResourceBase>>> ResourceMgr::List() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return {resources_.begin(), resources_.end()};
 }
 

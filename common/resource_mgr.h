@@ -13,11 +13,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/tensor.h"
 
@@ -49,7 +49,7 @@ class ResourceMgr {
   StatusOr<std::shared_ptr<T>> LookupOrCreate(const std::string& container,
                                               const std::string& name,
                                               const std::function<StatusOr<std::shared_ptr<T>>()>& create) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = resources_.find(Key{container, name});
     if (it != resources_.end()) return Cast<T>(container, name, it->second);
     TFD_ASSIGN_OR_RETURN(std::shared_ptr<T> made, create());
@@ -60,7 +60,7 @@ class ResourceMgr {
   // NOT_FOUND when absent; FAILED_PRECONDITION when of another type.
   template <typename T>
   StatusOr<std::shared_ptr<T>> Lookup(const std::string& container, const std::string& name) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = resources_.find(Key{container, name});
     if (it == resources_.end()) {
       return errors::NotFound("no resource '", name, "' in container '", container, "'");
@@ -84,8 +84,8 @@ class ResourceMgr {
                                       "' is a ", r->Kind(), " of another kind than requested");
   }
 
-  mutable std::mutex mu_;
-  std::map<Key, std::shared_ptr<ResourceBase>> resources_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<Key, std::shared_ptr<ResourceBase>> resources_ GUARDED_BY(mu_);
 };
 
 }  // namespace tfd

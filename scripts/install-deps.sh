@@ -3,7 +3,7 @@
 # Debian's archive only. Packages already installed are left alone, and the
 # package lists are refreshed once, only when something is missing.
 # Packages named on the command line are installed too (get-mnist.sh asks
-# for npm this way, fuzz-smoke.sh for clang and its fuzzer runtime; building
+# for npm this way, fuzz-smoke.sh for clang-14's fuzzer runtime; building
 # and testing do not need them).
 #   ./scripts/install-deps.sh [PACKAGE]...
 set -euo pipefail
@@ -21,6 +21,7 @@ packages=(
   openssl                         # tests/integration/tls_test makes its own CA and certificates
   qemu-user                       # tests/deploy/cpu_guard_test runs tfd on an emulated older CPU
   help2man                        # man pages for tfd and tfctl, from their --help
+  clang                           # tests/lint: clang's -Wthread-safety over the annotated files
   iproute2                        # tests/deploy/pod_names_test brings up lo in its own network namespace
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
   python3-kubernetes              # the Kubernetes API models: tests/deploy check deploy/k8s against them

@@ -169,7 +169,7 @@ StatusOr<CheckpointInfo> CheckpointManager::Write(int64_t step) {
     values.push_back(std::move(value).value());
   }
 
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::filesystem::path path = options_.dir / PendingCheckpointFileName(step);
   if (Status written = kernels::WriteCheckpoint(path, names, values); !written.ok()) {
     if (logger_) logger_->warn("could not save checkpoint step {}: {}", step, written.ToString());
@@ -189,7 +189,7 @@ StatusOr<CheckpointInfo> CheckpointManager::Write(int64_t step) {
 }
 
 StatusOr<CheckpointInfo> CheckpointManager::Commit(int64_t step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
   const std::filesystem::path path = options_.dir / CheckpointFileName(step);
   if (::rename(pending.c_str(), path.c_str()) != 0) {
@@ -225,12 +225,12 @@ StatusOr<CheckpointInfo> CheckpointManager::Commit(int64_t step) {
 }
 
 StatusOr<std::vector<std::filesystem::path>> CheckpointManager::Prune(int64_t step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return PruneCheckpoints(options_.dir, options_.keep, step);
 }
 
 Status CheckpointManager::Discard(int64_t step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
   if (::unlink(pending.c_str()) != 0 && errno != ENOENT) {
     return IoError(errno, "discarding the unfinished checkpoint '" + pending.string() + "'");
@@ -239,7 +239,7 @@ Status CheckpointManager::Discard(int64_t step) {
 }
 
 Status CheckpointManager::Revert(int64_t step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const std::filesystem::path pending = options_.dir / PendingCheckpointFileName(step);
   const std::filesystem::path path = options_.dir / CheckpointFileName(step);
   if (::rename(path.c_str(), pending.c_str()) != 0 && errno != ENOENT) {
@@ -290,7 +290,7 @@ StatusOr<std::vector<CheckpointInfo>> CheckpointManager::List(bool verify) const
 }
 
 StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<int64_t> step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TFD_ASSIGN_OR_RETURN(auto files, ScanCheckpointDir(options_.dir));
   Restored restored;
   std::vector<std::pair<std::string, Tensor>> values;

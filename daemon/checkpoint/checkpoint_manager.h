@@ -38,13 +38,13 @@
 
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <spdlog/logger.h>
 
+#include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/status.h"
 #include "daemon/checkpoint/checkpoint_info.h"
@@ -130,7 +130,7 @@ class CheckpointManager {
   std::shared_ptr<spdlog::logger> logger_;  // may be null
   // Held by every method that changes the directory, and by Restore, for
   // its whole run.
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
 };
 
 // The key a variable is saved under, and back. A container or a name that

@@ -9,7 +9,7 @@ LoopInbox::~LoopInbox() { Stop(); }
 kj::Promise<void> LoopInbox::Run() {
   std::vector<std::function<void()>> work;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return kj::NEVER_DONE;
     if (queue_.empty()) {
       auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
@@ -27,7 +27,7 @@ kj::Promise<void> LoopInbox::Run() {
 bool LoopInbox::Post(std::function<void()> work) {
   if (OnLoopThread()) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (stopped_) return false;
     }
     work();
@@ -35,7 +35,7 @@ bool LoopInbox::Post(std::function<void()> work) {
   }
   kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> wake;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (stopped_) return false;
     queue_.push_back(std::move(work));
     wake = kj::mv(waiting_);
@@ -49,7 +49,7 @@ bool LoopInbox::Post(std::function<void()> work) {
 void LoopInbox::Stop() {
   std::vector<std::function<void()>> dropped;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
     dropped.swap(queue_);
   }

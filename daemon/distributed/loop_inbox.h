@@ -20,9 +20,10 @@
 #include <kj/async.h>
 
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace tfd {
 
@@ -44,11 +45,11 @@ class LoopInbox {
 
  private:
   const std::thread::id loop_thread_;
-  std::mutex mu_;
-  std::vector<std::function<void()>> queue_;  // guarded by mu_
+  Mutex mu_;
+  std::vector<std::function<void()>> queue_ GUARDED_BY(mu_);
   // Set while Run waits for work; taken by the Post that wakes it.
-  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> waiting_;  // guarded by mu_
-  bool stopped_ = false;                                               // guarded by mu_
+  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> waiting_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tfd

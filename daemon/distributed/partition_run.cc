@@ -1,8 +1,7 @@
 #include "daemon/distributed/partition_run.h"
 
-#include <mutex>
-
 #include "common/graph.h"
+#include "common/mutex.h"
 #include "daemon/distributed/request_timeout.h"
 #include "daemon/rpc/kj_status.h"
 #include "daemon/runtime/device_copies.h"
@@ -22,9 +21,9 @@ struct Run {
   CallFrame frame;
   Status status;
   StepStats stats;
-  std::mutex mu;
-  bool ended = false;                                                   // guarded by mu
-  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller;  // guarded by mu
+  Mutex mu;
+  bool ended GUARDED_BY(mu) = false;
+  kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller GUARDED_BY(mu);
 };
 
 PartitionResult Result(Run& run) {
@@ -90,13 +89,13 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
     env.rendezvous.Cleanup(step_id);
     run->status = s;
     run->stats = std::move(stats);
-    std::lock_guard<std::mutex> lock(run->mu);
+    MutexLock lock(run->mu);
     run->ended = true;
     KJ_IF_MAYBE(f, run->fulfiller) { (*f)->fulfill(); }
   });
   kj::Promise<void> ended = nullptr;
   {
-    std::lock_guard<std::mutex> lock(run->mu);
+    MutexLock lock(run->mu);
     if (run->ended) {
       env.steps.Remove(step_id, run->cancellation.get());
       return kj::evalNow([&]() -> kj::Promise<PartitionResult> { return Result(*run); });

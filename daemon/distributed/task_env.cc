@@ -13,12 +13,12 @@ uint64_t NewIncarnation() {
 }
 
 void StepRegistry::Add(int64_t step_id, std::shared_ptr<CancellationManager> cm) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   steps_.emplace(step_id, cm);
 }
 
 void StepRegistry::Remove(int64_t step_id, const CancellationManager* cm) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto [begin, end] = steps_.equal_range(step_id);
   for (auto it = begin; it != end; ++it) {
     auto held = it->second.lock();
@@ -32,7 +32,7 @@ void StepRegistry::Remove(int64_t step_id, const CancellationManager* cm) {
 void StepRegistry::Abort(int64_t step_id, const Status& why) {
   std::vector<std::shared_ptr<CancellationManager>> cms;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto [begin, end] = steps_.equal_range(step_id);
     for (auto it = begin; it != end; ++it) {
       if (auto cm = it->second.lock()) cms.push_back(cm);
@@ -44,7 +44,7 @@ void StepRegistry::Abort(int64_t step_id, const Status& why) {
 void StepRegistry::AbortAll(const Status& why) {
   std::vector<std::shared_ptr<CancellationManager>> cms;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (auto& [id, weak] : steps_) {
       if (auto cm = weak.lock()) cms.push_back(cm);
     }
@@ -53,7 +53,7 @@ void StepRegistry::AbortAll(const Status& why) {
 }
 
 size_t StepRegistry::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return steps_.size();
 }
 

@@ -15,13 +15,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include <spdlog/logger.h>
 
 #include "common/cancellation.h"
 #include "common/cluster_spec.h"
+#include "common/mutex.h"
 #include "common/op_kernel.h"
 #include "daemon/distributed/step_gate.h"
 #include "daemon/distributed/task_metrics.h"
@@ -46,8 +46,8 @@ class StepRegistry {
   size_t size() const;
 
  private:
-  mutable std::mutex mu_;
-  std::multimap<int64_t, std::weak_ptr<CancellationManager>> steps_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::multimap<int64_t, std::weak_ptr<CancellationManager>> steps_ GUARDED_BY(mu_);
 };
 
 // A task's incarnation: 64 random bits, never 0 (what a peer that predates

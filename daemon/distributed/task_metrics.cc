@@ -30,12 +30,12 @@ std::array<uint64_t, kNumCodes> CodeCounts::Read() const {
 }
 
 void TaskMetrics::RpcFailed(const std::string& method, Code code) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   ++rpc_failures_[{method, code}];
 }
 
 std::map<std::pair<std::string, Code>, uint64_t> TaskMetrics::RpcFailures() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return rpc_failures_;
 }
 

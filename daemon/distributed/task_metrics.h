@@ -21,11 +21,11 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "daemon/rpc/kj_status.h"
 
@@ -118,8 +118,8 @@ class TaskMetrics {
   SaveCounts cluster_checkpoints;
 
  private:
-  mutable std::mutex mu_;
-  std::map<std::pair<std::string, Code>, uint64_t> rpc_failures_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::pair<std::string, Code>, uint64_t> rpc_failures_ GUARDED_BY(mu_);
   SaveCounts checkpoints_;
 };
 

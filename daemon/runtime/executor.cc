@@ -4,10 +4,10 @@
 #include <boost/asio/post.hpp>
 #include <deque>
 #include <future>
-#include <mutex>
 
 #include "common/allowed_cpus.h"
 #include "common/device_name.h"
+#include "common/mutex.h"
 #include "common/thread_name.h"
 #include "daemon/runtime/step_deadlines.h"
 
@@ -107,16 +107,16 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   std::optional<CancellationManager::Token> cancel_token;
   std::optional<StepDeadlines::Id> deadline;
 
-  std::mutex mu;
-  Status status;                 // guarded by mu
-  bool status_from_cancel = false;  // guarded by mu
-  StepStats stats;               // guarded by mu
+  Mutex mu;
+  Status status GUARDED_BY(mu);
+  bool status_from_cancel GUARDED_BY(mu) = false;
+  StepStats stats GUARDED_BY(mu);
 };
 
 void Executor::Step::Start() {
   auto self = shared_from_this();
   cancel_token = args.cancellation->Register([self](const Status& reason) {
-    std::lock_guard<std::mutex> lock(self->mu);
+    MutexLock lock(self->mu);
     if (self->status.ok()) {
       self->status = reason.ok() ? errors::Cancelled("step cancelled") : reason;
       self->status_from_cancel = true;
@@ -124,7 +124,7 @@ void Executor::Step::Start() {
     self->aborted = true;
   });
   if (!cancel_token) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     Status reason = args.cancellation->reason();
     status = reason.ok() ? errors::Cancelled("step cancelled before it started") : reason;
     aborted = true;
@@ -278,7 +278,7 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
     if (!s.ok()) RecordError(Status(s.code(), Where(node) + ": " + s.message()), true);
     running[id].store(false, std::memory_order_relaxed);
     if (args.trace) {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       stats.nodes.push_back({node.name(), node.op(), exec.kernels_[id]->node().device, start, NowMicros(),
                              ThisThreadId(), ThisThreadName(), kctx->trace_label()});
     }
@@ -299,7 +299,7 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
 
 void Executor::Step::RecordError(const Status& s, bool from_kernel) {
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     // A kernel woken by the cancellation says best what it was waiting for:
     // prefer its message to the bare reason when the codes agree.
     if (status.ok() || (from_kernel && status_from_cancel && s.code() == status.code())) {
@@ -319,7 +319,7 @@ void Executor::Step::Finish() {
   Status final_status;
   StepStats final_stats;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     final_status = status;
     final_stats = std::move(stats);
   }

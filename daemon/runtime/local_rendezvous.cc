@@ -50,7 +50,7 @@ void LocalRendezvous::EndLocked(int64_t step_id, const Status& why, bool aborted
 void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, const Status& why) {
   std::optional<Waiter> waiter;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto s = steps_.find(step_id);
     if (s == steps_.end()) return;
     auto it = s->second.slots.find(key);
@@ -82,7 +82,7 @@ Status LocalRendezvous::Put(int64_t step_id, const std::string& key, StatusOr<Te
 Status LocalRendezvous::Send(int64_t step_id, const std::string& key, const Tensor& tensor) {
   std::optional<Waiter> waiter;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     TFD_RETURN_IF_ERROR(Put(step_id, key, tensor, &waiter));
   }
   if (waiter) Complete(std::move(*waiter), tensor);
@@ -97,7 +97,7 @@ void LocalRendezvous::SendAsync(int64_t step_id, const std::string& key, const T
 void LocalRendezvous::Deliver(int64_t step_id, const std::string& key, StatusOr<Tensor> tensor) {
   std::optional<Waiter> waiter;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // A tensor for a step that ended here is dropped; nobody waits for it.
     if (!Put(step_id, key, tensor, &waiter).ok()) return;
   }
@@ -107,7 +107,7 @@ void LocalRendezvous::Deliver(int64_t step_id, const std::string& key, StatusOr<
 std::optional<StatusOr<Tensor>> LocalRendezvous::TakeOrPark(int64_t step_id,
                                                             const std::string& key,
                                                             Waiter& waiter) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (auto ended = EndedLocked(step_id)) return StatusOr<Tensor>(*ended);
   StepTable& step = steps_[step_id];
   step.touched = Clock::now();
@@ -151,7 +151,7 @@ void LocalRendezvous::Abort(int64_t step_id, const Status& status) {
   const Status why = status.ok() ? errors::Aborted("step ", step_id, " aborted") : status;
   std::vector<Waiter> waiters;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (ended_.Contains(step_id)) return;
     EndLocked(step_id, why, /*aborted=*/true, &waiters);
   }
@@ -162,7 +162,7 @@ void LocalRendezvous::Cleanup(int64_t step_id) {
   const Status why = CleanedUp(step_id);
   std::vector<Waiter> waiters;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (ended_.Contains(step_id)) return;
     EndLocked(step_id, why, /*aborted=*/false, &waiters);
   }
@@ -170,7 +170,7 @@ void LocalRendezvous::Cleanup(int64_t step_id) {
 }
 
 size_t LocalRendezvous::Reap(Clock::time_point before) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   size_t reaped = 0;
   for (auto it = steps_.begin(); it != steps_.end();) {
     bool waiting = false;
@@ -186,7 +186,7 @@ size_t LocalRendezvous::Reap(Clock::time_point before) {
 }
 
 size_t LocalRendezvous::num_steps() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return steps_.size();
 }
 

@@ -26,12 +26,12 @@
 #include <chrono>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/rendezvous.h"
 #include "daemon/runtime/recent_steps.h"
 
@@ -89,21 +89,22 @@ class LocalRendezvous : public Rendezvous {
   // waits, that waiter moved to `*waiter` for the caller to complete outside
   // the lock with the value it holds.
   Status Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
-             std::optional<Waiter>* waiter);
+             std::optional<Waiter>* waiter) REQUIRES(mu_);
   // Under the lock: ends the step, moving out its waiters; an abort's
   // reason is kept for late arrivals.
-  void EndLocked(int64_t step_id, const Status& why, bool aborted, std::vector<Waiter>* waiters);
+  void EndLocked(int64_t step_id, const Status& why, bool aborted, std::vector<Waiter>* waiters)
+      REQUIRES(mu_);
   // The status of an ended step, under the lock; nullopt for one that has
   // not ended (or was forgotten).
-  std::optional<Status> EndedLocked(int64_t step_id) const;
+  std::optional<Status> EndedLocked(int64_t step_id) const REQUIRES(mu_);
   // What a step that ended with Cleanup reports.
   static Status CleanedUp(int64_t step_id);
 
-  mutable std::mutex mu_;
-  std::map<int64_t, StepTable> steps_;              // guarded by mu_
-  RecentSteps ended_{kMaxEndedSteps};               // guarded by mu_
-  std::unordered_map<int64_t, Status> aborted_;     // guarded by mu_: reasons of recent aborts
-  std::deque<int64_t> aborted_order_;               // guarded by mu_; oldest first
+  mutable Mutex mu_;
+  std::map<int64_t, StepTable> steps_ GUARDED_BY(mu_);
+  RecentSteps ended_ GUARDED_BY(mu_){kMaxEndedSteps};
+  std::unordered_map<int64_t, Status> aborted_ GUARDED_BY(mu_);  // reasons of recent aborts
+  std::deque<int64_t> aborted_order_ GUARDED_BY(mu_);            // oldest first
 };
 
 }  // namespace tfd

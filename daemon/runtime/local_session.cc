@@ -39,7 +39,7 @@ LocalSession::~LocalSession() = default;
 
 Status LocalSession::Create(GraphDef graph) {
   TFD_RETURN_IF_ERROR(CheckGraphVersions(graph.versions));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   graph_ = std::move(graph);
   prepared_.clear();
   return OkStatus();
@@ -47,7 +47,7 @@ Status LocalSession::Create(GraphDef graph) {
 
 Status LocalSession::Extend(const GraphDef& more) {
   TFD_RETURN_IF_ERROR(CheckGraphVersions(more.versions));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::set<std::string> names;
   for (const NodeDef& n : graph_.nodes) names.insert(n.name);
   for (const NodeDef& n : more.nodes) {
@@ -65,7 +65,7 @@ StatusOr<std::shared_ptr<LocalSession::Prepared>> LocalSession::Prepare(
     const Feeds& feeds, const std::vector<std::string>& fetches,
     const std::vector<std::string>& targets) {
   const std::string key = SignatureKey(feeds, fetches, targets);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = prepared_.find(key); it != prepared_.end()) return it->second;
 
   std::vector<std::pair<TensorId, Tensor>> feed_ids;
@@ -154,7 +154,7 @@ StatusOr<LocalSession::RunOutput> LocalSession::Run(const Feeds& feeds,
   frame.retvals.resize(fetches.size());
   int64_t step_id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     step_id = next_step_id_++;
   }
   const auto deadline = options.deadline.count() > 0 ? options.deadline : options_.default_deadline;

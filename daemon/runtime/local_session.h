@@ -21,13 +21,13 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/device_name.h"
 #include "common/graph_def.h"
+#include "common/mutex.h"
 #include "common/op_kernel.h"
 #include "common/step_stats.h"
 #include "daemon/runtime/executor.h"
@@ -85,19 +85,20 @@ class LocalSession {
                                               const std::vector<std::string>& targets);
   // A step's rewritten graph with the nodes that ask for a GPU placed on
   // this process's GPUs (or, soft, its CPU) and copies where tensors cross
-  // memories. `requested`: each node's parsed request. Called under mu_.
+  // memories. `requested`: each node's parsed request.
   StatusOr<GraphDef> PlaceOnThisProcessGpus(GraphDef rewritten,
-                                            const std::vector<DeviceName>& requested);
+                                            const std::vector<DeviceName>& requested)
+      REQUIRES(mu_);
 
   const OpRegistry& registry_;
   const KernelEnv& env_;
   boost::asio::thread_pool& pool_;
   Options options_;
 
-  std::mutex mu_;
-  GraphDef graph_;                                             // guarded by mu_
-  std::map<std::string, std::shared_ptr<Prepared>> prepared_;  // guarded by mu_
-  int64_t next_step_id_ = 1;                                   // guarded by mu_
+  Mutex mu_;
+  GraphDef graph_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Prepared>> prepared_ GUARDED_BY(mu_);
+  int64_t next_step_id_ GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace tfd

@@ -4,9 +4,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/thread_name.h"
 
 namespace tfd {
@@ -15,10 +15,10 @@ namespace {
 // Shared with the naming tasks, which may outlive the wait if a thread of the
 // pool is busy past the deadline.
 struct Roll {
-  std::mutex mu;
+  Mutex mu;
   std::condition_variable changed;
-  int started = 0;
-  int finished = 0;
+  int started GUARDED_BY(mu) = 0;
+  int finished GUARDED_BY(mu) = 0;
 };
 
 constexpr std::chrono::seconds kWait{5};
@@ -30,17 +30,19 @@ void NamePoolThreads(boost::asio::thread_pool& pool, int threads, std::string_vi
   for (int i = 0; i < threads; ++i) {
     boost::asio::post(pool, [roll, threads, name = std::string(prefix) + " " + std::to_string(i)] {
       NameThisThread(name);
-      std::unique_lock<std::mutex> lock(roll->mu);
+      MutexLock lock(roll->mu);
       ++roll->started;
       roll->changed.notify_all();
       // A thread that is done at once would take the next naming task too.
-      roll->changed.wait_for(lock, kWait, [&] { return roll->started == threads; });
+      lock.WaitFor(roll->changed, kWait,
+                   [&]() REQUIRES(roll->mu) { return roll->started == threads; });
       ++roll->finished;
       roll->changed.notify_all();
     });
   }
-  std::unique_lock<std::mutex> lock(roll->mu);
-  roll->changed.wait_for(lock, 2 * kWait, [&] { return roll->finished == threads; });
+  MutexLock lock(roll->mu);
+  lock.WaitFor(roll->changed, 2 * kWait,
+               [&]() REQUIRES(roll->mu) { return roll->finished == threads; });
 }
 
 }  // namespace tfd

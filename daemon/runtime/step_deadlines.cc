@@ -8,7 +8,7 @@ StepDeadlines::StepDeadlines() : thread_([this] { Loop(); }) {}
 
 StepDeadlines::~StepDeadlines() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
   changed_.notify_all();
@@ -24,7 +24,7 @@ StepDeadlines::Id StepDeadlines::Add(Clock::time_point when, std::function<void(
   bool sooner;
   Id id;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     id = next_id_++;
     queue_.emplace(std::make_pair(when, id), std::move(fire));
     when_.emplace(id, when);
@@ -39,7 +39,7 @@ StepDeadlines::Id StepDeadlines::Add(Clock::time_point when, std::function<void(
 }
 
 void StepDeadlines::Remove(Id id) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (auto it = when_.find(id); it != when_.end()) {
     queue_.erase({it->second, id});
     when_.erase(it);
@@ -48,24 +48,24 @@ void StepDeadlines::Remove(Id id) {
   // From `fire` itself (a cancelled step ending on this thread) there is
   // nothing to wait for, and waiting would never end.
   if (std::this_thread::get_id() == thread_.get_id()) return;
-  fired_.wait(lock, [&] { return firing_ != id; });
+  lock.Wait(fired_, [&]() REQUIRES(mu_) { return firing_ != id; });
 }
 
 size_t StepDeadlines::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return queue_.size();
 }
 
 void StepDeadlines::Loop() {
   NameThisThread("deadlines");
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (!stop_) {
     if (queue_.empty()) {
       if (sleeping_until_ <= Clock::now()) sleeping_until_ = Clock::time_point::max();
       if (sleeping_until_ == Clock::time_point::max()) {
-        changed_.wait(lock);
+        lock.Wait(changed_);
       } else {
-        changed_.wait_until(lock, sleeping_until_);
+        lock.WaitUntil(changed_, sleeping_until_);
       }
       continue;
     }
@@ -75,7 +75,7 @@ void StepDeadlines::Loop() {
       if (sleeping_until_ <= Clock::now() || first->first.first < sleeping_until_) {
         sleeping_until_ = first->first.first;
       }
-      changed_.wait_until(lock, sleeping_until_);
+      lock.WaitUntil(changed_, sleeping_until_);
       continue;
     }
     const Id id = first->first.second;
@@ -83,10 +83,10 @@ void StepDeadlines::Loop() {
     queue_.erase(first);
     when_.erase(id);
     firing_ = id;
-    lock.unlock();
+    lock.Unlock();
     fire();
     fire = nullptr;  // what it holds goes before Remove returns
-    lock.lock();
+    lock.Lock();
     firing_ = 0;
     fired_.notify_all();
   }

@@ -21,8 +21,9 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace tfd {
 
@@ -50,17 +51,17 @@ class StepDeadlines {
  private:
   void Loop();
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable changed_;   // the earliest deadline moved, or stopping
   std::condition_variable fired_;     // a `fire` returned
   // Keyed by (deadline, id): the first entry is the next to fire.
-  std::map<std::pair<Clock::time_point, Id>, std::function<void()>> queue_;
-  std::map<Id, Clock::time_point> when_;  // the queue key of each id
-  Id next_id_ = 1;
+  std::map<std::pair<Clock::time_point, Id>, std::function<void()>> queue_ GUARDED_BY(mu_);
+  std::map<Id, Clock::time_point> when_ GUARDED_BY(mu_);  // the queue key of each id
+  Id next_id_ GUARDED_BY(mu_) = 1;
   // When the thread wakes next; Add notifies only for a deadline before it.
-  Clock::time_point sleeping_until_ = Clock::time_point::max();
-  Id firing_ = 0;  // the id whose `fire` runs now, 0 when none
-  bool stop_ = false;
+  Clock::time_point sleeping_until_ GUARDED_BY(mu_) = Clock::time_point::max();
+  Id firing_ GUARDED_BY(mu_) = 0;  // the id whose `fire` runs now, 0 when none
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -11,23 +11,23 @@ namespace tfd::kernels::data {
 
 void PreparedBatch::Run() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (state_ != State::kQueued) return;
     state_ = State::kRunning;
   }
   StatusOr<BatchTensors> made = make_();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   result_ = std::move(made);
   state_ = State::kDone;
   done_.notify_all();
 }
 
 StatusOr<BatchTensors> PreparedBatch::Take(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (state_ == State::kDone) {
     StatusOr<BatchTensors> result = std::move(*result_);
     result_.reset();
-    lock.unlock();
+    lock.Unlock();
     if (!result.ok() && result.status().code() == Code::kResourceExhausted) return make_();
     return result;
   }
@@ -37,14 +37,14 @@ StatusOr<BatchTensors> PreparedBatch::Take(std::chrono::steady_clock::time_point
   // dropped when it finishes (the thread never holds a step up).
   const bool thread_running = state_ == State::kRunning;
   if (!thread_running) state_ = State::kDone;  // the thread finds nothing to do
-  lock.unlock();
+  lock.Unlock();
   StatusOr<BatchTensors> made = make_();
   if (made.ok() || !thread_running || made.status().code() != Code::kResourceExhausted) {
     return made;
   }
   // The thread's copy holds the memory this one lacked: take it instead.
-  lock.lock();
-  if (!done_.wait_until(lock, deadline, [&] { return state_ == State::kDone; })) {
+  lock.Lock();
+  if (!lock.WaitUntil(done_, deadline, [&]() REQUIRES(mu_) { return state_ == State::kDone; })) {
     return made;
   }
   StatusOr<BatchTensors> result = std::move(*result_);
@@ -54,7 +54,7 @@ StatusOr<BatchTensors> PreparedBatch::Take(std::chrono::steady_clock::time_point
 
 PrefetchThread::~PrefetchThread() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
     queue_.clear();
   }
@@ -64,7 +64,7 @@ PrefetchThread::~PrefetchThread() {
 
 void PrefetchThread::Post(std::shared_ptr<PreparedBatch> batch) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     queue_.push_back(std::move(batch));
     if (!thread_.joinable()) {
       thread_ = std::thread([this] { Loop(); });
@@ -80,16 +80,16 @@ void PrefetchThread::Loop() {
   // prefetch must never take a CPU from the step's own kernels.
   sched_param idle{};
   (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   while (true) {
-    wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    lock.Wait(wake_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
     if (stop_) return;
     std::shared_ptr<PreparedBatch> batch = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     batch->Run();
     batch.reset();
-    lock.lock();
+    lock.Lock();
   }
 }
 

@@ -21,11 +21,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "common/tensor.h"
 
@@ -54,10 +54,10 @@ class PreparedBatch {
  private:
   enum class State { kQueued, kRunning, kDone };
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable done_;
-  State state_ = State::kQueued;            // guarded by mu_
-  std::optional<StatusOr<BatchTensors>> result_;  // guarded by mu_; set with kDone
+  State state_ GUARDED_BY(mu_) = State::kQueued;
+  std::optional<StatusOr<BatchTensors>> result_ GUARDED_BY(mu_);  // set with kDone
   const Make make_;
 };
 
@@ -76,11 +76,11 @@ class PrefetchThread {
  private:
   void Loop();
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<PreparedBatch>> queue_;  // guarded by mu_
-  bool stop_ = false;                                 // guarded by mu_
-  std::thread thread_;                                // started under mu_
+  std::deque<std::shared_ptr<PreparedBatch>> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread thread_ GUARDED_BY(mu_);  // started by Post; joined by the destructor
 };
 
 }  // namespace tfd::kernels::data

@@ -24,7 +24,7 @@ IdxDataset::IdxDataset(std::string name, IdxDatasetSpec spec)
 }
 
 std::string IdxDataset::DebugString() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   std::string s = "IDX dataset '" + name_ + "': ";
   if (!examples_) return s + "not loaded (" + spec_.ToString() + ")";
   const IdxImages& im = examples_->images;
@@ -42,7 +42,7 @@ Status IdxDataset::CheckSameSpec(const IdxDatasetSpec& other) const {
 }
 
 Status IdxDataset::EnsureLoaded(const KernelEnv& env) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (examples_) return OkStatus();
   TFD_ASSIGN_OR_RETURN(auto images_file, env.ResolveIoPath(spec_.images_path));
   TFD_ASSIGN_OR_RETURN(auto labels_file, env.ResolveIoPath(spec_.labels_path));
@@ -76,14 +76,14 @@ Status IdxDataset::Exhausted() const {
 }
 
 StatusOr<IdxDataset::Batch> IdxDataset::Next(int64_t batch_size, bool drop_remainder) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PutBackLocked();
   return NextLocked(batch_size, drop_remainder);
 }
 
 StatusOr<IdxDataset::Reserved> IdxDataset::Reserve(int64_t batch_size, bool drop_remainder) {
   static std::atomic<uint64_t> next_ticket{1};
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   PutBackLocked();
   const int64_t epoch = epoch_, position = position_;
   auto batch = NextLocked(batch_size, drop_remainder);
@@ -96,7 +96,7 @@ StatusOr<IdxDataset::Reserved> IdxDataset::Reserve(int64_t batch_size, bool drop
 }
 
 bool IdxDataset::Commit(uint64_t ticket) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!reserved_ || reserved_->ticket != ticket) return false;
   reserved_.reset();
   return true;
@@ -164,14 +164,14 @@ StatusOr<IdxDataset::Batch> IdxDataset::NextLocked(int64_t batch_size, bool drop
 }
 
 int64_t IdxDataset::epoch() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return ReadEpochLocked();
 }
 
 Status IdxDataset::BindReader(const SessionPresence& reader) {
   const auto session = reader.lock();
   if (!session) return OkStatus();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   const auto holder = reader_.lock();
   if (holder && holder != session) {
     return errors::FailedPrecondition(
@@ -186,7 +186,7 @@ Status IdxDataset::BindReader(const SessionPresence& reader) {
 }
 
 void IdxDataset::Reset() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   reserved_.reset();
   epoch_ = 0;
   position_ = 0;
@@ -195,7 +195,7 @@ void IdxDataset::Reset() {
 }
 
 std::optional<InputPosition> IdxDataset::Position() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!examples_) return pending_;
   return InputPosition{.epoch = ReadEpochLocked(), .position = ReadPositionLocked(),
                        .count = order_spec_.count,
@@ -241,12 +241,12 @@ std::optional<int64_t> IdxDataset::LoadedCount() const {
 }
 
 Status IdxDataset::AcceptsPosition(const InputPosition& p) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return CheckPosition(p, LoadedCount());
 }
 
 Status IdxDataset::SetPosition(const InputPosition& p) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TFD_RETURN_IF_ERROR(CheckPosition(p, LoadedCount()));
   if (!examples_) {
     pending_ = p;
@@ -260,7 +260,7 @@ Status IdxDataset::SetPosition(const InputPosition& p) {
 }
 
 double IdxDataset::progress() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!examples_) return 0;
   const int64_t shard_size = ShardSize(order_spec_);
   const auto epoch = static_cast<double>(ReadEpochLocked());

@@ -22,11 +22,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/op_kernel.h"
 #include "common/resource_mgr.h"
 #include "kernels/data/batch_prefetch.h"
@@ -140,39 +140,42 @@ class IdxDataset : public ResourceBase {
   double progress() const;
 
  private:
-  Status Exhausted() const;  // needs mu_
-  // Next's draw. Needs mu_.
-  StatusOr<Batch> NextLocked(int64_t batch_size, bool drop_remainder);
+  Status Exhausted() const REQUIRES(mu_);
+  // Next's draw.
+  StatusOr<Batch> NextLocked(int64_t batch_size, bool drop_remainder) REQUIRES(mu_);
   // Moves the cursor to (epoch, position), keeping order_ within an epoch.
-  // Needs mu_.
-  void MoveCursorLocked(int64_t epoch, int64_t position);
-  // Puts a reserved batch back: the cursor returns to its start. Needs mu_.
-  void PutBackLocked();
+  void MoveCursorLocked(int64_t epoch, int64_t position) REQUIRES(mu_);
+  // Puts a reserved batch back: the cursor returns to its start.
+  void PutBackLocked() REQUIRES(mu_);
   // The cursor as a reader sees it: a reserved batch counts as unread.
-  // Needs mu_.
-  int64_t ReadEpochLocked() const { return reserved_ ? reserved_->epoch : epoch_; }
-  int64_t ReadPositionLocked() const { return reserved_ ? reserved_->position : position_; }
-  // The example count once loaded, else nullopt. Needs mu_.
-  std::optional<int64_t> LoadedCount() const;
-  // SetPosition's checks; the example count only when known. Needs mu_.
-  Status CheckPosition(const InputPosition& p, std::optional<int64_t> count) const;
+  int64_t ReadEpochLocked() const REQUIRES(mu_) {
+    return reserved_ ? reserved_->epoch : epoch_;
+  }
+  int64_t ReadPositionLocked() const REQUIRES(mu_) {
+    return reserved_ ? reserved_->position : position_;
+  }
+  // The example count once loaded, else nullopt.
+  std::optional<int64_t> LoadedCount() const REQUIRES(mu_);
+  // SetPosition's checks; the example count only when known.
+  Status CheckPosition(const InputPosition& p, std::optional<int64_t> count) const
+      REQUIRES(mu_);
 
   const std::string name_;
   const IdxDatasetSpec spec_;
 
-  mutable std::mutex mu_;
-  std::shared_ptr<const Examples> examples_;  // guarded by mu_; null until loaded
-  EpochOrderSpec order_spec_;                 // guarded by mu_; set by the load
-  int64_t epoch_ = 0;                         // guarded by mu_
-  int64_t position_ = 0;                      // guarded by mu_: into order_
-  std::vector<int64_t> order_;                // guarded by mu_: epoch_'s order, or empty
-  std::optional<InputPosition> pending_;      // guarded by mu_: set before the load
+  mutable Mutex mu_;
+  std::shared_ptr<const Examples> examples_ GUARDED_BY(mu_);  // null until loaded
+  EpochOrderSpec order_spec_ GUARDED_BY(mu_);                 // set by the load
+  int64_t epoch_ GUARDED_BY(mu_) = 0;
+  int64_t position_ GUARDED_BY(mu_) = 0;                      // into order_
+  std::vector<int64_t> order_ GUARDED_BY(mu_);                // epoch_'s order, or empty
+  std::optional<InputPosition> pending_ GUARDED_BY(mu_);      // set before the load
   struct ReservedStart {
     uint64_t ticket;
     int64_t epoch, position;  // the cursor before the reserved batch
   };
-  std::optional<ReservedStart> reserved_;     // guarded by mu_
-  SessionPresence reader_;                    // guarded by mu_: the session tied to
+  std::optional<ReservedStart> reserved_ GUARDED_BY(mu_);
+  SessionPresence reader_ GUARDED_BY(mu_);  // the session the cursor belongs to (BindReader)
 
   PrefetchThread prefetch_thread_;  // last: its thread stops before the rest goes
 };

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -13,6 +12,7 @@
 
 #include "common/allowed_cpus.h"
 #include "common/device_name.h"
+#include "common/mutex.h"
 #include "common/op_kernel.h"
 #include "kernels/data/batch_prefetch.h"
 #include "kernels/data/data_ops_internal.h"
@@ -266,7 +266,7 @@ class IdxNextBatchOp : public OpKernel {
       IdxDataset& dataset, std::chrono::steady_clock::time_point deadline) {
     std::shared_ptr<PreparedBatch> prepared;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       if (ahead_ && dataset.Commit(ahead_->ticket)) prepared = std::move(ahead_->prepared);
       ahead_.reset();
     }
@@ -286,7 +286,7 @@ class IdxNextBatchOp : public OpKernel {
           return MakeBatchTensors(batch, req, limits, budget, node);
         });
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ahead_ = Ahead{reserved->ticket, prepared};
     }
     dataset.prefetch_thread().Post(std::move(prepared));
@@ -299,8 +299,8 @@ class IdxNextBatchOp : public OpKernel {
 
   BatchRequest req_;
   bool prefetch_ = true;
-  std::mutex mu_;
-  std::optional<Ahead> ahead_;  // guarded by mu_
+  Mutex mu_;
+  std::optional<Ahead> ahead_ GUARDED_BY(mu_);
 };
 
 Status IdxNextBatchShape(InferenceContext& c) {

@@ -5,12 +5,17 @@
 
 namespace tfd::kernels {
 
+// A take's token and end are the accumulator's to change, under its mu_:
+// `mu` refers to it (HeldAs tells the analysis so where the accumulator
+// holds it).
 struct ConditionalAccumulator::TakeAttempt {
+  explicit TakeAttempt(Mutex& accumulator_mu) : mu(accumulator_mu) {}
+  Mutex& mu;
   int64_t num_required = 0;
   TakeDone done;
   CancellationManager* cm = nullptr;
-  std::optional<CancellationManager::Token> token;  // set under mu_
-  bool finished = false;                            // guarded by mu_
+  std::optional<CancellationManager::Token> token GUARDED_BY(mu);
+  bool finished GUARDED_BY(mu) = false;
 };
 
 namespace {
@@ -38,29 +43,29 @@ ConditionalAccumulator::ConditionalAccumulator(std::string name, DType dtype, Pa
     : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)) {}
 
 std::string ConditionalAccumulator::DebugString() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return errors::StrCat("accumulator '", name_, "': ", DTypeName(dtype_), shape_.ToString(), ", ",
                         count_, " gradients, global step ", global_step_, ", ", stale_dropped_,
                         " stale dropped, ", duplicates_dropped_, " duplicates dropped");
 }
 
 int64_t ConditionalAccumulator::num_accumulated() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return count_;
 }
 
 int64_t ConditionalAccumulator::global_step() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return global_step_;
 }
 
 int64_t ConditionalAccumulator::num_stale_dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stale_dropped_;
 }
 
 int64_t ConditionalAccumulator::num_duplicates_dropped() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return duplicates_dropped_;
 }
 
@@ -86,7 +91,7 @@ StatusOr<ConditionalAccumulator::ApplyResult> ConditionalAccumulator::Apply(
   }
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (count_ > 0) {
       const TensorShape& held = partials_.begin()->second.sum.shape();
       if (!(held == gradient.shape())) {
@@ -128,7 +133,7 @@ StatusOr<ConditionalAccumulator::ApplyResult> ConditionalAccumulator::Apply(
 
 void ConditionalAccumulator::TakeAverage(int64_t num_required, CancellationManager* cm,
                                          TakeDone done) {
-  auto a = std::make_shared<TakeAttempt>();
+  auto a = std::make_shared<TakeAttempt>(mu_);
   a->num_required = num_required;
   a->done = std::move(done);
   a->cm = cm;
@@ -142,7 +147,8 @@ void ConditionalAccumulator::TakeAverage(int64_t num_required, CancellationManag
   }
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    HeldAs same(Held(mu_), a->mu);
     if (a->finished) return;  // cancelled meanwhile; the callback has run
     a->token = token;
     takers_.push_back(a);
@@ -152,7 +158,7 @@ void ConditionalAccumulator::TakeAverage(int64_t num_required, CancellationManag
 }
 
 int64_t ConditionalAccumulator::SetGlobalStep(int64_t new_global_step) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   global_step_ = new_global_step;
   int64_t discarded = 0;
   // Buckets are ordered by local step: the stale ones are a prefix.
@@ -189,6 +195,7 @@ Tensor ConditionalAccumulator::DrainLocked() {
 
 void ConditionalAccumulator::FinishTakeLocked(const std::shared_ptr<TakeAttempt>& a, Status s,
                                               Tensor sum, int64_t count, Ready& ready) {
+  HeldAs same(Held(mu_), a->mu);
   a->finished = true;
   ready.push_back([a, s = std::move(s), token = a->token, sum = std::move(sum), count]() mutable {
     // False when cancellation is running the callback concurrently; it finds
@@ -205,7 +212,8 @@ void ConditionalAccumulator::FinishTakeLocked(const std::shared_ptr<TakeAttempt>
 void ConditionalAccumulator::CancelTake(const std::shared_ptr<TakeAttempt>& a, const Status& why) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    HeldAs same(Held(mu_), a->mu);
     if (a->finished) return;
     for (auto it = takers_.begin(); it != takers_.end(); ++it) {
       if (*it == a) {

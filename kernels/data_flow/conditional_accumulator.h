@@ -33,13 +33,13 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "common/cancellation.h"
+#include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/tensor.h"
 
@@ -108,24 +108,24 @@ class ConditionalAccumulator : public ResourceBase,
   using Ready = std::vector<std::function<void()>>;
 
   // Serves waiting takers in order while the head can be served.
-  void FlushLocked(Ready& ready);
+  void FlushLocked(Ready& ready) REQUIRES(mu_);
   // The accumulated sum as one tensor (merging buckets), and empties them.
-  Tensor DrainLocked();
+  Tensor DrainLocked() REQUIRES(mu_);
   void FinishTakeLocked(const std::shared_ptr<TakeAttempt>& a, Status s, Tensor sum,
-                        int64_t count, Ready& ready);
+                        int64_t count, Ready& ready) REQUIRES(mu_);
   void CancelTake(const std::shared_ptr<TakeAttempt>& a, const Status& why);
 
   const std::string name_;
   const DType dtype_;
   const PartialShape shape_;
 
-  mutable std::mutex mu_;
-  std::map<int64_t, Partial> partials_;             // guarded by mu_; by local step
-  int64_t count_ = 0;                               // guarded by mu_; sum of the counts
-  int64_t global_step_ = 0;                         // guarded by mu_
-  int64_t stale_dropped_ = 0;                       // guarded by mu_
-  int64_t duplicates_dropped_ = 0;                  // guarded by mu_
-  std::deque<std::shared_ptr<TakeAttempt>> takers_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<int64_t, Partial> partials_ GUARDED_BY(mu_);  // by local step
+  int64_t count_ GUARDED_BY(mu_) = 0;                    // sum of the counts
+  int64_t global_step_ GUARDED_BY(mu_) = 0;
+  int64_t stale_dropped_ GUARDED_BY(mu_) = 0;
+  int64_t duplicates_dropped_ GUARDED_BY(mu_) = 0;
+  std::deque<std::shared_ptr<TakeAttempt>> takers_ GUARDED_BY(mu_);
 };
 
 }  // namespace tfd::kernels

@@ -5,22 +5,28 @@
 
 namespace tfd::kernels {
 
+// An attempt's token and end are the queue's to change, under its mu_: `mu`
+// refers to it (HeldAs tells the analysis so where the queue holds it).
 struct FIFOQueue::EnqueueAttempt {
+  explicit EnqueueAttempt(Mutex& queue_mu) : mu(queue_mu) {}
+  Mutex& mu;
   std::vector<Tuple> tuples;
   size_t next = 0;  // tuples[next..] are still to be added
   EnqueueDone done;
   CancellationManager* cm = nullptr;
-  std::optional<CancellationManager::Token> token;  // set under mu_
-  bool finished = false;                            // guarded by mu_
+  std::optional<CancellationManager::Token> token GUARDED_BY(mu);
+  bool finished GUARDED_BY(mu) = false;
 };
 
 struct FIFOQueue::DequeueAttempt {
+  explicit DequeueAttempt(Mutex& queue_mu) : mu(queue_mu) {}
+  Mutex& mu;
   int64_t n = 0;
   std::vector<Tuple> taken;  // removed from the queue, not yet handed out
   DequeueDone done;
   CancellationManager* cm = nullptr;
-  std::optional<CancellationManager::Token> token;  // set under mu_
-  bool finished = false;                            // guarded by mu_
+  std::optional<CancellationManager::Token> token GUARDED_BY(mu);
+  bool finished GUARDED_BY(mu) = false;
 };
 
 namespace {
@@ -61,18 +67,18 @@ std::string FIFOQueue::CapacityString() const {
 }
 
 std::string FIFOQueue::DebugString() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return errors::StrCat("queue '", name_, "': ", elements_.size(), " elements, ", CapacityString(),
                         closed_ ? ", closed" : ", open");
 }
 
 int64_t FIFOQueue::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return static_cast<int64_t>(elements_.size());
 }
 
 bool FIFOQueue::closed() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return closed_;
 }
 
@@ -115,7 +121,7 @@ Status FIFOQueue::ValidateTuple(const Tuple& tuple) const {
 }
 
 void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, EnqueueDone done) {
-  auto a = std::make_shared<EnqueueAttempt>();
+  auto a = std::make_shared<EnqueueAttempt>(mu_);
   a->tuples = std::move(tuples);
   a->done = std::move(done);
   a->cm = cm;
@@ -129,7 +135,8 @@ void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, E
   }
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    HeldAs same(Held(mu_), a->mu);
     if (a->finished) return;  // cancelled meanwhile; the callback has run
     a->token = token;
     if (closed_) {
@@ -143,7 +150,7 @@ void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, E
 }
 
 void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done) {
-  auto a = std::make_shared<DequeueAttempt>();
+  auto a = std::make_shared<DequeueAttempt>(mu_);
   a->n = n;
   a->done = std::move(done);
   a->cm = cm;
@@ -155,7 +162,8 @@ void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done)
   }
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    HeldAs same(Held(mu_), a->mu);
     if (a->finished) return;
     a->token = token;
     dequeue_waiters_.push_back(a);
@@ -167,7 +175,7 @@ void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done)
 void FIFOQueue::Close(bool cancel_pending_enqueues) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     closed_ = true;
     if (cancel_pending_enqueues) {
       while (!enqueue_waiters_.empty()) {
@@ -252,6 +260,7 @@ bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
 
 void FIFOQueue::FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s,
                                     Ready& ready) {
+  HeldAs same(Held(mu_), a->mu);
   a->finished = true;
   ready.push_back([a, s = std::move(s), token = a->token] {
     // False when cancellation is running the callback concurrently; it finds
@@ -264,6 +273,7 @@ void FIFOQueue::FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, St
 
 void FIFOQueue::FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s,
                                     Ready& ready) {
+  HeldAs same(Held(mu_), a->mu);
   a->finished = true;
   ready.push_back([a, s = std::move(s), token = a->token, got = std::move(a->taken)]() mutable {
     if (token) a->cm->Deregister(*token);
@@ -275,7 +285,8 @@ void FIFOQueue::FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, St
 void FIFOQueue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const Status& why) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    HeldAs same(Held(mu_), a->mu);
     if (a->finished) return;
     for (auto it = enqueue_waiters_.begin(); it != enqueue_waiters_.end(); ++it) {
       if (*it == a) {
@@ -299,7 +310,8 @@ void FIFOQueue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const St
 void FIFOQueue::CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const Status& why) {
   Ready ready;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
+    HeldAs same(Held(mu_), a->mu);
     if (a->finished) return;
     for (auto it = dequeue_waiters_.begin(); it != dequeue_waiters_.end(); ++it) {
       if (*it == a) {

@@ -26,11 +26,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "common/cancellation.h"
+#include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/tensor.h"
 
@@ -83,11 +83,13 @@ class FIFOQueue : public ResourceBase, public std::enable_shared_from_this<FIFOQ
   using Ready = std::vector<std::function<void()>>;
 
   // Serves waiting attempts in order for as long as any makes progress.
-  void FlushLocked(Ready& ready);
-  bool FlushEnqueuesLocked(Ready& ready);
-  bool FlushDequeuesLocked(Ready& ready);
-  void FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s, Ready& ready);
-  void FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s, Ready& ready);
+  void FlushLocked(Ready& ready) REQUIRES(mu_);
+  bool FlushEnqueuesLocked(Ready& ready) REQUIRES(mu_);
+  bool FlushDequeuesLocked(Ready& ready) REQUIRES(mu_);
+  void FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s, Ready& ready)
+      REQUIRES(mu_);
+  void FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s, Ready& ready)
+      REQUIRES(mu_);
   void CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const Status& why);
   void CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const Status& why);
   std::string CapacityString() const;
@@ -97,11 +99,11 @@ class FIFOQueue : public ResourceBase, public std::enable_shared_from_this<FIFOQ
   const std::vector<TensorShape> shapes_;
   const int64_t capacity_;
 
-  mutable std::mutex mu_;
-  std::deque<Tuple> elements_;                                   // guarded by mu_
-  std::deque<std::shared_ptr<EnqueueAttempt>> enqueue_waiters_;  // guarded by mu_
-  std::deque<std::shared_ptr<DequeueAttempt>> dequeue_waiters_;  // guarded by mu_
-  bool closed_ = false;                                          // guarded by mu_
+  mutable Mutex mu_;
+  std::deque<Tuple> elements_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<EnqueueAttempt>> enqueue_waiters_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<DequeueAttempt>> dequeue_waiters_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tfd::kernels

@@ -47,7 +47,7 @@ struct GpuDevice::Blas {
   Sgemm sgemm = nullptr;
   Dgemm dgemm = nullptr;
   int version = 0;
-  std::mutex mu;  // a handle is not for concurrent calls
+  Mutex mu;  // a handle is not for concurrent calls: held around each
 
   static std::unique_ptr<Blas> Load(void* stream) {
     void* lib = nullptr;
@@ -86,7 +86,7 @@ StatusOr<std::shared_ptr<Buffer>> GpuDevice::Allocate(size_t bytes) {
   const size_t rounded = RoundUp(bytes);
   void* p = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = free_.find(rounded);
     if (it != free_.end() && !it->second.empty()) {
       p = it->second.back();
@@ -107,11 +107,11 @@ StatusOr<std::shared_ptr<Buffer>> GpuDevice::Allocate(size_t bytes) {
       return errors::ResourceExhausted("cannot allocate ", bytes, " bytes on ", name_, ": ",
                                        CudaError(e));
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.device_allocs;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     stats_.in_use += rounded;
   }
   // allocate_output promises zeros; on the stream this costs no host time.
@@ -127,7 +127,7 @@ StatusOr<std::shared_ptr<Buffer>> GpuDevice::AllocatePinned(size_t bytes) {
   const size_t rounded = RoundUp(bytes);
   void* p = nullptr;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     auto it = free_pinned_.find(rounded);
     if (it != free_pinned_.end() && !it->second.empty()) {
       p = it->second.back();
@@ -141,7 +141,7 @@ StatusOr<std::shared_ptr<Buffer>> GpuDevice::AllocatePinned(size_t bytes) {
       return errors::ResourceExhausted("cannot allocate ", bytes, " bytes of pinned host memory for ",
                                        name_, ": ", CudaError(e));
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     ++stats_.pinned_allocs;
   }
   std::shared_ptr<void> owner(p, [this, rounded](void* block) { ReleasePinned(block, rounded); });
@@ -149,12 +149,12 @@ StatusOr<std::shared_ptr<Buffer>> GpuDevice::AllocatePinned(size_t bytes) {
 }
 
 void GpuDevice::ReleasePinned(void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   free_pinned_[bytes].push_back(p);
 }
 
 void GpuDevice::Release(void* p, size_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   free_[bytes].push_back(p);
   stats_.in_use -= bytes;
   stats_.cached += bytes;
@@ -163,7 +163,7 @@ void GpuDevice::Release(void* p, size_t bytes) {
 void GpuDevice::FreeCached() {
   std::unordered_map<size_t, std::vector<void*>> blocks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     blocks.swap(free_);
     stats_.cached = 0;
   }
@@ -228,7 +228,7 @@ Status GpuDevice::MatMul(DType dtype, bool ta, bool tb, int64_t m, int64_t n, in
   const int op_a = ta ? kT : kN, op_b = tb ? kT : kN;
   const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
   int r;
-  std::lock_guard<std::mutex> lock(blas_->mu);
+  MutexLock lock(blas_->mu);
   if (dtype == DType::kFloat32) {
     const float one = 1, zero = 0;
     r = blas_->sgemm(blas_->handle, op_b, op_a, static_cast<int>(n), static_cast<int>(m),
@@ -250,7 +250,7 @@ Status GpuDevice::MatMul(DType dtype, bool ta, bool tb, int64_t m, int64_t n, in
 }
 
 GpuDevice::MemoryStats GpuDevice::memory_stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 

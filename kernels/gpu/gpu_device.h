@@ -21,13 +21,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "common/device_memory.h"
 #include "common/dtype.h"
+#include "common/mutex.h"
 #include "common/op_kernel.h"
 
 namespace tfd::gpu {
@@ -89,11 +89,11 @@ class GpuDevice final : public DeviceMemory {
   const std::string name_;
   std::string description_;
   std::unique_ptr<Blas> blas_;
-  mutable std::mutex mu_;
-  // Free blocks by rounded size, of device and of pinned host memory;
-  // guarded by mu_.
-  std::unordered_map<size_t, std::vector<void*>> free_, free_pinned_;
-  MemoryStats stats_;  // guarded by mu_
+  mutable Mutex mu_;
+  // Free blocks by rounded size, of device and of pinned host memory.
+  std::unordered_map<size_t, std::vector<void*>> free_ GUARDED_BY(mu_);
+  std::unordered_map<size_t, std::vector<void*>> free_pinned_ GUARDED_BY(mu_);
+  MemoryStats stats_ GUARDED_BY(mu_);
 };
 
 // The usable GPUs of this process, found on first call (GPU:i is [i]).

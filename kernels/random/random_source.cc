@@ -33,7 +33,7 @@ GuardedPhilox::GuardedPhilox(int64_t seed, int64_t seed2) : next_(MakeGenerator(
 
 RandomBits GuardedPhilox::Reserve(uint64_t words) {
   const uint64_t blocks = words / 4 + (words % 4 != 0 ? 1 : 0);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   RandomBits bits(next_);
   next_.Skip(blocks);
   return bits;

@@ -11,9 +11,9 @@
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <utility>
 
+#include "common/mutex.h"
 #include "kernels/random/philox.h"
 
 namespace tfd::kernels::random {
@@ -60,8 +60,8 @@ class GuardedPhilox {
   RandomBits Reserve(uint64_t words);
 
  private:
-  std::mutex mu_;
-  Philox4x32 next_;  // guarded by mu_: where the next reservation starts
+  Mutex mu_;
+  Philox4x32 next_ GUARDED_BY(mu_);  // where the next reservation starts
 };
 
 // [0, 1) from the top 24 bits: every value is an exact float.

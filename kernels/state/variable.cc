@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 
 namespace tfd::kernels {
 
@@ -25,7 +26,7 @@ std::string Variable::FullName() const {
 }
 
 std::string Variable::DebugString() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (!initialized_) {
     return std::string(DTypeName(dtype_)) + declared_shape_.ToString() + " uninitialized";
   }
@@ -33,7 +34,7 @@ std::string Variable::DebugString() const {
 }
 
 bool Variable::initialized() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   return initialized_;
 }
 
@@ -45,7 +46,7 @@ Status Variable::CheckInitializedLocked() const {
 }
 
 StatusOr<Tensor> Variable::Read() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   TFD_RETURN_IF_ERROR(CheckInitializedLocked());
   return value_;
 }
@@ -55,7 +56,7 @@ Status Variable::Assign(const Tensor& value, bool validate_shape) {
     return errors::InvalidArgument("variable '", FullName(), "' is ", DTypeName(dtype_),
                                    " but the assigned value is ", value.Describe());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   if (validate_shape) {
     if (!declared_shape_.IsCompatibleWith(value.shape())) {
       return errors::InvalidArgument("variable '", FullName(), "' was declared with shape ",
@@ -116,26 +117,28 @@ class VariableLocks {
     std::copy(vars.begin(), vars.end(), order.begin());
     std::sort(order.begin(), order.end());
     const auto end = std::unique(order.begin(), order.end());
-    std::span<std::unique_lock<std::mutex>> locks = locks_.span();
+    std::span<std::unique_lock<Mutex>> locks = locks_.span();
     for (auto it = order.begin(); it != end; ++it) {
-      locks[it - order.begin()] = std::unique_lock<std::mutex>((*it)->mu());
+      locks[it - order.begin()] = std::unique_lock<Mutex>((*it)->mu());
     }
   }
   void Unlock() {
-    for (std::unique_lock<std::mutex>& l : locks_.span()) {
+    for (std::unique_lock<Mutex>& l : locks_.span()) {
       if (l.owns_lock()) l.unlock();
     }
   }
 
  private:
   PerVariable<Variable*> order_;
-  PerVariable<std::unique_lock<std::mutex>> locks_;
+  PerVariable<std::unique_lock<Mutex>> locks_;
 };
 
 }  // namespace
 
+// Not analysed: clang cannot follow VariableLocks, a set of locks chosen at
+// run time. Every *Locked call below runs while it holds that variable's lock.
 Status UpdateVariables(std::span<Variable* const> vars, bool use_locking,
-                       const VariableUpdateFn& fn) {
+                       const VariableUpdateFn& fn) NO_THREAD_SAFETY_ANALYSIS {
   VariableLocks locks(vars);
   bool all_in_place = true;
   for (Variable* v : vars) {
@@ -167,7 +170,7 @@ Status UpdateVariables(std::span<Variable* const> vars, bool use_locking,
   snapshots.clear();
   TFD_RETURN_IF_ERROR(fn(std::span<Tensor>(copies)));
   for (size_t i = 0; i < vars.size(); ++i) {
-    std::lock_guard<std::mutex> lock(vars[i]->mu());
+    MutexLock lock(vars[i]->mu());
     vars[i]->SetOwnedValueLocked(std::move(copies[i]));
   }
   return OkStatus();

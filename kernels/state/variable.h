@@ -14,15 +14,16 @@
 //   TFD_RETURN_IF_ERROR(UpdateVariables(vars, /*use_locking=*/true, fn));
 //
 // Thread-safety: every method may be called from any thread; the value is
-// guarded by mu().
+// read and written with mu() held (GUARDED_BY below; the *_locked methods
+// REQUIRE it).
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/shape.h"
 #include "common/tensor.h"
@@ -64,18 +65,20 @@ class Variable : public ResourceBase {
   Status Assign(const Tensor& value, bool validate_shape);
 
   // For UpdateVariables and other code that holds mu():
-  std::mutex& mu() const { return mu_; }
-  bool initialized_locked() const { return initialized_; }
-  const Tensor& value_locked() const { return value_; }
+  Mutex& mu() const RETURN_CAPABILITY(mu_) { return mu_; }
+  bool initialized_locked() const REQUIRES(mu_) { return initialized_; }
+  const Tensor& value_locked() const REQUIRES(mu_) { return value_; }
   // True when the buffer belongs to this variable alone, so it may be
   // written in place.
-  bool writable_in_place_locked() const { return own_buffer_ && value_.buffer_unshared(); }
+  bool writable_in_place_locked() const REQUIRES(mu_) {
+    return own_buffer_ && value_.buffer_unshared();
+  }
   // Makes the value writable in place, copying it if a reader shares it.
-  Status MakeWritableLocked();
+  Status MakeWritableLocked() REQUIRES(mu_);
   // Installs a value computed elsewhere (a private copy nobody else holds).
-  void SetOwnedValueLocked(Tensor value);
+  void SetOwnedValueLocked(Tensor value) REQUIRES(mu_);
   // FAILED_PRECONDITION naming the variable unless initialized.
-  Status CheckInitializedLocked() const;
+  Status CheckInitializedLocked() const REQUIRES(mu_);
 
  private:
   const std::string container_;
@@ -84,13 +87,13 @@ class Variable : public ResourceBase {
   const PartialShape declared_shape_;
   const bool created_by_restore_;
 
-  mutable std::mutex mu_;
-  Tensor value_;              // guarded by mu_
-  bool initialized_ = false;  // guarded by mu_
+  mutable Mutex mu_;
+  Tensor value_ GUARDED_BY(mu_);
+  bool initialized_ GUARDED_BY(mu_) = false;
   // Whether value_'s buffer was allocated by this variable. An assigned
   // tensor may alias memory we must not write (a Const's output, a received
   // message), so it is copied before the first in-place update.
-  bool own_buffer_ = false;  // guarded by mu_
+  bool own_buffer_ GUARDED_BY(mu_) = false;
 };
 
 // Runs `fn` on writable values of `vars` (same order), so that `fn` may update

@@ -22,6 +22,22 @@ using testing::OneLine;
 
 const std::string kPs = "/job:ps/replica:0/task:0";
 
+// Whether a writer's temporary file (".NAME.tmp-XXXXXX") appears in `dir`
+// while `saver` runs, within `bound`: the save is under way there.
+bool WaitWriting(const std::string& dir, const testing::ChildProcess& saver,
+                 std::chrono::milliseconds bound) {
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  while (saver.running() && std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with(".") && name.find(".tmp-") != std::string::npos) return true;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return false;
+}
+
 // A scratch checkpoint directory, removed afterwards.
 class ScratchDir {
  public:
@@ -340,10 +356,11 @@ TEST_CASE("tfctl checkpoint save fails on UNAVAILABLE when a task dies, not at i
     CHECK(p.Stderr().find(kPs) != std::string::npos);
   };
 
-  // Killed in the middle of the call.
+  // Killed in the middle of the call: once the ps is writing its file.
   auto during = testing::ChildProcess::Spawn(save);
   REQUIRE(during.ok());
-  std::this_thread::sleep_for(300ms);
+  INFO("stderr: " << OneLine((*during)->Stderr()));
+  REQUIRE(WaitWriting(dir.path() + "/ps-0", **during, 30s));
   cluster.Kill("ps", 0);
   expect_unavailable((*during)->Wait(25s), **during);
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/raw_socket.h"
 #include "tests/kernels/data/data_test_util.h"
 
 namespace tfd {
@@ -166,13 +167,19 @@ TEST_CASE("a run started before a task is up completes once it joins (walkthroug
   GraphDef g;
   g.nodes = {Const("p", 3.0f, "/job:ps"), Node("q", "Identity", {"p"}, "/job:worker")};
   REQUIRE((*client)->CreateSession(g, 20s).ok());
-  // Start the ps from another thread shortly after the run begins waiting.
-  std::thread starter([&cluster] {
-    std::this_thread::sleep_for(500ms);
+  // The ps starts, from another thread, once the run is waiting for it: a
+  // stand-in on its port sees the run's first try to reach it.
+  testing::StandIn stand_in(cluster.Address("ps", 0));
+  REQUIRE(stand_in.listening());
+  std::atomic<bool> waiting{false};
+  std::thread starter([&cluster, &stand_in, &waiting] {
+    waiting = stand_in.WaitConnection(20s);
+    stand_in.Close();
     (void)cluster.Spawn("ps", 0);
   });
   auto out = (*client)->Run({}, {"q"}, {}, {});
   starter.join();
+  CHECK(waiting);
   INFO(out.status().ToString());
   REQUIRE(out.ok());
   CHECK(Scalar(out->fetches[0]) == 3.0f);

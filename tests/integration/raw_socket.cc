@@ -139,4 +139,39 @@ SilentListener::~SilentListener() {
 
 std::string SilentListener::address() const { return "127.0.0.1:" + std::to_string(port_); }
 
+StandIn::StandIn(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return;
+  fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd_, 16) != 0) {
+    Close();
+  }
+}
+
+StandIn::~StandIn() { Close(); }
+
+bool StandIn::WaitConnection(std::chrono::milliseconds timeout) {
+  if (fd_ < 0) return false;
+  pollfd p{.fd = fd_, .events = POLLIN, .revents = 0};
+  if (poll(&p, 1, static_cast<int>(timeout.count())) != 1) return false;
+  const int conn = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+  if (conn < 0) return false;
+  // A reset, not a close: no TIME_WAIT left on the task's port.
+  const linger reset{.l_onoff = 1, .l_linger = 0};
+  setsockopt(conn, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  close(conn);
+  return true;
+}
+
+void StandIn::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
 }  // namespace tfd::testing

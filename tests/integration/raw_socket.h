@@ -64,4 +64,34 @@ class SilentListener {
   int port_ = 0;
 };
 
+// Stands in for a task that is not up yet, on its address, to tell when
+// something first tries to reach it there: each connection is reset at once
+// (to the caller the task is still not up), and the port is free for the
+// task once Close is called or this goes away.
+//
+//   testing::StandIn ps(cluster.Address("ps", 0));
+//   REQUIRE(ps.listening());
+//   ... start the run that must wait for the ps ...
+//   const bool tried = ps.WaitConnection(20s);  // the run is waiting for it
+//   ps.Close();
+//   REQUIRE(cluster.Start("ps", 0).ok());
+//
+// Thread-safety: one thread at a time (it may be another than the one that
+// made it).
+class StandIn {
+ public:
+  explicit StandIn(const std::string& address);  // "127.0.0.1:PORT"
+  ~StandIn();
+  StandIn(const StandIn&) = delete;
+  StandIn& operator=(const StandIn&) = delete;
+
+  bool listening() const { return fd_ >= 0; }
+  // Whether something connected within `timeout`; that connection is reset.
+  bool WaitConnection(std::chrono::milliseconds timeout);
+  void Close();
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace tfd::testing

@@ -2,11 +2,14 @@
 // it failed to reach them before and however its clients went away, and
 // every call through it waits for its own deadline: issue 9, item 1.
 #include <catch2/catch.hpp>
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
+#include "tests/integration/raw_socket.h"
 
 namespace tfd {
 namespace {
@@ -63,13 +66,26 @@ TEST_CASE("after failed runs, a run waits its whole deadline for a task that com
     CHECK(RunOnce(cluster, 1s).status().code() == Code::kUnavailable);
   }
   // The task comes up a while into a run whose deadline is long enough: the
-  // run must wait for it rather than fail on what earlier runs saw.
-  std::thread starter([&cluster] {
-    std::this_thread::sleep_for(2s);
+  // run must wait for it rather than fail on what earlier runs saw. A
+  // stand-in on its port sees the run's first try to reach it, then keeps
+  // it down (turning the run's tries away) for 2 s of the run, past the
+  // earlier runs' deadlines.
+  testing::StandIn stand_in(cluster.Address("worker", 1));
+  REQUIRE(stand_in.listening());
+  std::atomic<bool> waiting{false};
+  std::thread starter([&cluster, &stand_in, &waiting] {
+    waiting = stand_in.WaitConnection(20s);
+    const auto up_at = std::chrono::steady_clock::now() + 2s;
+    while (std::chrono::steady_clock::now() < up_at) {
+      stand_in.WaitConnection(std::chrono::duration_cast<std::chrono::milliseconds>(
+          up_at - std::chrono::steady_clock::now()));
+    }
+    stand_in.Close();
     (void)cluster.Spawn("worker", 1);
   });
   auto out = RunOnce(cluster, 20s);
   starter.join();
+  CHECK(waiting);
   INFO(out.status().ToString());
   REQUIRE(out.ok());
   CHECK(*out == 4.0f);

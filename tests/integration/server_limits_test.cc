@@ -11,9 +11,9 @@
 
 #include <atomic>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
@@ -215,7 +215,7 @@ class Guesser {
   }
   int refused() const { return refused_; }
   std::vector<std::string> other_answers() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return other_answers_;
   }
 
@@ -228,7 +228,7 @@ class Guesser {
           Contains(answer.status().message(), "wrong token")) {
         ++refused_;
       } else {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         other_answers_.push_back(answer.status().ToString());
       }
     }
@@ -237,8 +237,8 @@ class Guesser {
   const std::string address_;
   std::atomic<bool> stop_{false};
   std::atomic<int> refused_{0};
-  mutable std::mutex mu_;
-  std::vector<std::string> other_answers_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<std::string> other_answers_ GUARDED_BY(mu_);
   std::thread thread_;  // last: starts once the rest is built
 };
 

@@ -7,6 +7,8 @@
 // restarted task serves the channel again.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <thread>
 
 #include "tests/integration/cluster_fixture.h"
@@ -52,6 +54,23 @@ uint64_t StepsServed(LocalCluster& cluster, const std::string& job) {
   INFO(status.status().ToString());
   REQUIRE(status.ok());
   return status->data_plane.steps_served;
+}
+
+// Waits, polling from a thread of its own, until the task at `address` has
+// served at least `count` steps over the step channel, or `bound` passes;
+// whether it had. No Catch2 assertions: callable off the test's thread.
+bool WaitStepsServed(const std::string& address, uint64_t count,
+                     std::chrono::milliseconds bound) {
+  auto io = kj::setupAsyncIo();
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  auto client = Client::Connect(io, address, "", bound);
+  if (!client.ok()) return false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto status = (*client)->GetStatus(5s);
+    if (status.ok() && status->data_plane.steps_served >= count) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
 }
 
 // Runs `n` bumps from worker:0's master; the counter reads 1..n.
@@ -115,13 +134,17 @@ TEST_CASE("a task killed mid-step over the step channel fails it with UNAVAILABL
     REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
     Bump(**client, 3);
     CHECK(StepsServed(cluster, "ps") >= 3);
-    // Blocked on the ps's empty queue, then the ps is killed.
-    std::thread killer([&cluster] {
-      std::this_thread::sleep_for(500ms);
+    // Blocked on the ps's empty queue, then the ps is killed: once the ps
+    // has started the step's partition, which then waits in the queue.
+    const uint64_t served = StepsServed(cluster, "ps");
+    std::atomic<bool> started{false};
+    std::thread killer([&cluster, &started, served] {
+      started = WaitStepsServed(cluster.Address("ps", 0), served + 1, 20s);
       cluster.Kill("ps", 0);
     });
     auto blocked = (*client)->Run({}, {"taken"}, {}, {});
     killer.join();
+    REQUIRE(started);  // killed mid-step, not before it
     INFO(blocked.status().ToString());
     CHECK(blocked.status().code() == Code::kUnavailable);
     CHECK(blocked.status().message().find(kPs) != std::string::npos);

@@ -32,16 +32,24 @@ TEST_CASE("a removed deadline never fires") {
     d.Remove(id);
   }
   d.Remove(12345678);  // never added: nothing to do
-  std::this_thread::sleep_for(100ms);
+  // Deadlines fire in order: once a later one has fired, so would have these.
+  std::promise<void> later;
+  d.Add(Clock::now() + 60ms, [&] { later.set_value(); });
+  REQUIRE(later.get_future().wait_for(5s) == std::future_status::ready);
   CHECK(fired == 0);
   CHECK(d.size() == 0);
 }
 
 TEST_CASE("an earlier deadline added while the thread sleeps for a later one fires on time") {
   StepDeadlines d;
-  std::promise<void> late, early;
+  std::promise<void> late, early, at_once_fired;
   d.Add(Clock::now() + 1h, [&] { late.set_value(); });
-  std::this_thread::sleep_for(20ms);  // the thread now sleeps until the hour is up
+  const auto at_once = d.Add(Clock::now(), [&] { at_once_fired.set_value(); });
+  REQUIRE(at_once_fired.get_future().wait_for(5s) == std::future_status::ready);
+  // Remove waits for a deadline that is firing, and the thread lets go of
+  // the lock only to sleep again, until the hour: once it returns, the
+  // thread sleeps until the hour is up.
+  d.Remove(at_once);
   d.Add(Clock::now() + 20ms, [&] { early.set_value(); });
   CHECK(early.get_future().wait_for(5s) == std::future_status::ready);
   CHECK(late.get_future().wait_for(0s) == std::future_status::timeout);

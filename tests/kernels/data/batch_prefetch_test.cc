@@ -39,9 +39,19 @@ struct SlowFirstMake {
         cv.wait(lock, [&] { return released; });
         return t;
       }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();  // for WaitCalls
+      }
       if (later != Code::kOk) return Status(later, "no room");
       return t;
     };
+  }
+  // Whether the function has been called `n` times within 10 s. No Catch2
+  // assertion: callable from another thread.
+  bool WaitCalls(int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, 10s, [&] { return calls >= n; });
   }
   void WaitFirstStarted() {
     std::unique_lock<std::mutex> lock(mu);
@@ -97,13 +107,17 @@ TEST_CASE("Out of memory while the thread's copy is being made: the run takes th
   auto prepared = std::make_shared<PreparedBatch>(slow.Function());
   std::thread thread([&] { prepared->Run(); });
   slow.WaitFirstStarted();
+  // Released once the run has made its own copy (the second call) and run
+  // out of memory, so that it waits for the thread's.
+  std::atomic<bool> run_made_its_own{false};
   std::thread releaser([&] {
-    std::this_thread::sleep_for(50ms);
+    run_made_its_own = slow.WaitCalls(2);
     slow.Release();
   });
   auto taken = prepared->Take(std::chrono::steady_clock::now() + 30s);
   releaser.join();
   thread.join();
+  CHECK(run_made_its_own);
   REQUIRE(taken.ok());
   CHECK(taken->images.scalar<float>() == 0.0f);  // the thread's copy
 }
