@@ -1,0 +1,52 @@
+// The convnet ops' gradients, through the graph API's AddGradients, against
+// central finite differences in float64: every input of each op, at shapes
+// known, partly known and of unknown rank.
+#include <catch2/catch.hpp>
+
+#include "common/gradients.h"
+#include "tests/api/api_test_util.h"
+
+namespace tfd {
+namespace {
+
+using testing::CheckGradientsAllModes;
+using testing::RandomTensor;
+using Xs = std::vector<Output>;
+
+std::vector<int64_t> Spatial(int64_t rows, int64_t cols) { return {1, rows, cols, 1}; }
+
+TEST_CASE("Conv2D's gradients reach its input and filter") {
+  struct Case {
+    const char* what;
+    std::vector<int64_t> strides, dilations;
+    const char* padding;
+  };
+  const Case cases[] = {
+      {"SAME, strides 2x1", Spatial(2, 1), Spatial(1, 1), "SAME"},
+      {"VALID, dilations 1x2", Spatial(1, 1), Spatial(1, 2), "VALID"},
+      {"SAME, odd padding, strides 1x2", Spatial(1, 2), Spatial(1, 1), "SAME"},
+  };
+  for (const Case& c : cases) {
+    ops::Conv2DAttrs attrs;
+    attrs.dilations = c.dilations;
+    CheckGradientsAllModes(std::string("Conv2D ") + c.what, [&](const Scope& s, const Xs& in) {
+      return ops::Conv2D(s, in[0], in[1], c.strides, c.padding, attrs);
+    }, {RandomTensor({2, 5, 6, 3}, 41), RandomTensor({2, 3, 3, 2}, 42)});
+  }
+}
+
+TEST_CASE("Conv2D's gradient ops can be differentiated again") {
+  const std::vector<int64_t> strides = Spatial(2, 1);
+  const Tensor sizes = Tensor::FromVector<int32_t>({2, 5, 4, 3});
+  CheckGradientsAllModes("Conv2DBackpropInput", [&](const Scope& s, const Xs& in) {
+    return ops::Conv2DBackpropInput(s, ops::Const(s, sizes), in[0], in[1], strides, "SAME");
+  }, {RandomTensor({3, 2, 3, 2}, 43), RandomTensor({2, 3, 4, 2}, 44)});
+  const Tensor filter_sizes = Tensor::FromVector<int32_t>({3, 2, 3, 2});
+  CheckGradientsAllModes("Conv2DBackpropFilter", [&](const Scope& s, const Xs& in) {
+    return ops::Conv2DBackpropFilter(s, in[0], ops::Const(s, filter_sizes), in[1], strides,
+                                     "SAME");
+  }, {RandomTensor({2, 5, 4, 3}, 45), RandomTensor({2, 3, 4, 2}, 46)});
+}
+
+}  // namespace
+}  // namespace tfd
