@@ -48,5 +48,21 @@ TEST_CASE("Conv2D's gradient ops can be differentiated again") {
   }, {RandomTensor({2, 5, 4, 3}, 45), RandomTensor({2, 3, 4, 2}, 46)});
 }
 
+TEST_CASE("MaxPool's and AvgPool's gradients reach their input") {
+  // Distinct values, no two within the finite-difference step of each
+  // other, so that no window's maximum changes under the perturbation.
+  Tensor x = RandomTensor({2, 5, 4, 3}, 47);
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<double>()[i] = (i * 37 % 120) / 10.0 - 6;
+  const std::vector<int64_t> ksize = Spatial(3, 2), strides = Spatial(2, 1);
+  for (const char* padding : {"SAME", "VALID"}) {
+    CheckGradientsAllModes(std::string("MaxPool ") + padding, [&](const Scope& s, const Xs& in) {
+      return ops::MaxPool(s, in[0], ksize, strides, padding);
+    }, {x});
+    CheckGradientsAllModes(std::string("AvgPool ") + padding, [&](const Scope& s, const Xs& in) {
+      return ops::AvgPool(s, in[0], ksize, strides, padding);
+    }, {x});
+  }
+}
+
 }  // namespace
 }  // namespace tfd
