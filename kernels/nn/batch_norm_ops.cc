@@ -205,6 +205,12 @@ void BatchNormGrad(const BatchNormAttrs& a, const Tensor& dy_t, const Tensor& x_
   for (int64_t r = 0; r < rows; ++r) {
     const T *dyr = dy + r * channels, *xr = x + r * channels;
     T* dxr = dx + r * channels;
+    if (!a.is_training) {
+      // The statistics are constants: x's own value plays no part, so an
+      // infinite or NaN x must not reach dx through (x - mean) * 0.
+      for (int64_t c = 0; c < channels; ++c) dxr[c] = k[c] * dyr[c];
+      continue;
+    }
     for (int64_t c = 0; c < channels; ++c) {
       dxr[c] = k[c] * (dyr[c] - mean_dy[c] - (xr[c] - mean[c]) * slope[c]);
     }

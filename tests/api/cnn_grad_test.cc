@@ -64,5 +64,21 @@ TEST_CASE("MaxPool's and AvgPool's gradients reach their input") {
   }
 }
 
+TEST_CASE("FusedBatchNorm's gradients reach x, scale and offset in training and inference") {
+  const Tensor mean = Tensor::FromVector<double>({0.1, -0.2, 0.3});
+  const Tensor variance = Tensor::FromVector<double>({0.5, 1.5, 2});
+  for (bool training : {true, false}) {
+    ops::FusedBatchNormAttrs attrs;
+    attrs.is_training = training;
+    attrs.epsilon = 1e-3;
+    CheckGradientsAllModes(training ? "FusedBatchNorm training" : "FusedBatchNorm inference",
+                           [&](const Scope& s, const Xs& in) {
+      return ops::FusedBatchNorm(s, in[0], in[1], in[2], ops::Const(s, mean),
+                                 ops::Const(s, variance), attrs).y;
+    }, {RandomTensor({2, 3, 2, 3}, 48, -2, 2), RandomTensor({3}, 49, 0.5, 2),
+        RandomTensor({3}, 50)});
+  }
+}
+
 }  // namespace
 }  // namespace tfd
