@@ -2,6 +2,9 @@
 // and attrs, NHWC only: each input channel c is convolved with its own
 // `multiplier` filters, giving output channels c * multiplier + m.
 //
+// The padding holds zeros that are multiplied like any input, as in Conv2D
+// (an infinite weight or gradient beside the padding gives NaN there).
+//
 // Direct loops, not im2col + GEMM: a depthwise convolution does one
 // multiply-add per loaded input element and tap, so it is bound by memory,
 // and a GEMM per channel would be a [pixels, taps] x [taps, multiplier]
@@ -33,13 +36,14 @@ template <typename T>
 void DepthwiseForward(const ConvGeometry& g, const T* input, const T* filter, T* output,
                       const IntraOpPool* pool) {
   const int64_t depth = g.in_depth, out_depth = g.out_depth, mult = Multiplier(g);
+  const std::vector<T> zeros(depth, T(0));  // the padding's pixel
   ParallelFor(pool, g.out_pixels(), Work(g), [&](int64_t first, int64_t last) {
     PixelCursor at(g, first);
     for (int64_t p = first; p < last; ++p, at.Next()) {
       T* o = output + p * out_depth;
       std::fill(o, o + out_depth, T(0));
-      ForEachTap(g, at, [&](int64_t tap, int64_t pixel) {
-        const T* x = input + pixel * depth;
+      ForEachTapOrPad(g, at, [&](int64_t tap, int64_t pixel) {
+        const T* x = pixel < 0 ? zeros.data() : input + pixel * depth;
         const T* f = filter + tap * out_depth;
         if (mult == 1) {
           for (int64_t c = 0; c < depth; ++c) o[c] += x[c] * f[c];
@@ -84,11 +88,12 @@ void DepthwiseFilterGradPixels(const ConvGeometry& g, const T* input, const T* g
                                int64_t first, int64_t last) {
   const int64_t depth = g.in_depth, out_depth = g.out_depth, mult = Multiplier(g);
   std::fill(acc, acc + g.rows.window * g.cols.window * out_depth, T(0));
+  const std::vector<T> zeros(depth, T(0));  // the padding's pixel
   PixelCursor at(g, first);
   for (int64_t p = first; p < last; ++p, at.Next()) {
     const T* dy = grad + p * out_depth;
-    ForEachTap(g, at, [&](int64_t tap, int64_t pixel) {
-      const T* x = input + pixel * depth;
+    ForEachTapOrPad(g, at, [&](int64_t tap, int64_t pixel) {
+      const T* x = pixel < 0 ? zeros.data() : input + pixel * depth;
       T* df = acc + tap * out_depth;
       for (int64_t c = 0; c < depth; ++c) {
         for (int64_t m = 0; m < mult; ++m) df[c * mult + m] += x[c] * dy[c * mult + m];

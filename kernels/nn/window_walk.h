@@ -58,4 +58,21 @@ void ForEachTap(const ConvGeometry& g, const PixelCursor& at, F&& fn) {
   }
 }
 
+// fn(tap, in_pixel) for every tap of `at`'s window, in row-major window
+// order, with in_pixel -1 for a tap on the padding: for kernels that must
+// multiply the padding's zeros (0 * inf is NaN) as Conv2D's GEMM does.
+template <typename F>
+void ForEachTapOrPad(const ConvGeometry& g, const PixelCursor& at, F&& fn) {
+  const int64_t base = at.image_pixel_base();
+  for (int64_t kh = 0; kh < g.rows.window; ++kh) {
+    const int64_t ih = at.first_in_row() + kh * g.rows.dilation;
+    const bool row_inside = ih >= 0 && ih < g.in_rows;
+    for (int64_t kw = 0; kw < g.cols.window; ++kw) {
+      const int64_t iw = at.first_in_col() + kw * g.cols.dilation;
+      const bool inside = row_inside && iw >= 0 && iw < g.in_cols;
+      fn(kh * g.cols.window + kw, inside ? base + ih * g.in_cols + iw : int64_t{-1});
+    }
+  }
+}
+
 }  // namespace tfd::kernels::nn

@@ -80,5 +80,13 @@ TEST_CASE("FusedBatchNorm's gradients reach x, scale and offset in training and 
   }
 }
 
+TEST_CASE("DepthwiseConv2dNative's gradients reach its input and filter") {
+  ops::Conv2DAttrs attrs;
+  attrs.dilations = Spatial(1, 2);
+  CheckGradientsAllModes("DepthwiseConv2dNative", [&](const Scope& s, const Xs& in) {
+    return ops::DepthwiseConv2dNative(s, in[0], in[1], Spatial(2, 1), "SAME", attrs);
+  }, {RandomTensor({2, 5, 4, 3}, 51), RandomTensor({3, 2, 3, 2}, 52)});
+}
+
 }  // namespace
 }  // namespace tfd
