@@ -88,5 +88,16 @@ TEST_CASE("DepthwiseConv2dNative's gradients reach its input and filter") {
   }, {RandomTensor({2, 5, 4, 3}, 51), RandomTensor({3, 2, 3, 2}, 52)});
 }
 
+TEST_CASE("LRN's gradient reaches its input") {
+  ops::LRNAttrs attrs;
+  attrs.depth_radius = 2;
+  attrs.bias = 1.5;
+  attrs.alpha = 0.3;
+  attrs.beta = 0.75;
+  CheckGradientsAllModes("LRN", [&](const Scope& s, const Xs& in) {
+    return ops::LRN(s, in[0], attrs);
+  }, {RandomTensor({2, 2, 1, 7}, 53, -2, 2)});
+}
+
 }  // namespace
 }  // namespace tfd
