@@ -156,7 +156,9 @@ void InputGradImages(const ConvGeometry& g, const T* filter, const T* out_backpr
     MatrixMap<T>(cols.get(), rows, patch).noalias() =
         ConstMatrixMap<T>(out_backprop + p * depth, rows, depth) * w.transpose();
     PixelCursor at(g, p);
-    for (int64_t r = 0; r < rows; ++r, at.Next()) AddPatch(g, cols.get() + r * patch, at, in_backprop);
+    for (int64_t r = 0; r < rows; ++r, at.Next()) {
+      AddPatch(g, cols.get() + r * patch, at, in_backprop);
+    }
   }
 }
 

@@ -123,7 +123,8 @@ class LrnOp : public LrnOpBase {
     Tensor* y = nullptr;
     TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output_for_overwrite(0, x.shape(), &y));
     const int64_t depth = x.dim(3), pixels = depth == 0 ? 0 : x.num_elements() / depth;
-    TFD_SWITCH_FLOAT(x.dtype(), T, (LrnForward<T>(attrs_, x.data<T>(), pixels, depth, y->data<T>())),
+    TFD_SWITCH_FLOAT(x.dtype(), T,
+                     (LrnForward<T>(attrs_, x.data<T>(), pixels, depth, y->data<T>())),
                      ctx.SetStatus(UnsupportedDType(x));
                      return;)
   }

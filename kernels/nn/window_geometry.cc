@@ -215,14 +215,16 @@ StatusOr<PartialShape> ShapeFromSizesInput(const InferenceContext& c, int input)
   if (auto sizes = c.InputAsInts(input)) {
     if (sizes->size() != 4 || std::any_of(sizes->begin(), sizes->end(),
                                           [](int64_t v) { return v < 0; })) {
-      return errors::InvalidArgument("input ", input, " must hold 4 non-negative sizes (NHWC), got ",
+      return errors::InvalidArgument("input ", input,
+                                     " must hold 4 non-negative sizes (NHWC), got ",
                                      ListString(*sizes));
     }
     return PartialShape(*sizes);
   }
   const PartialShape& s = c.input(input);
   if (s.rank_known() && s.dim(0) >= 0 && s.dim(0) != 4) {
-    return errors::InvalidArgument("input ", input, " must be a vector of 4 sizes (NHWC), got shape ",
+    return errors::InvalidArgument("input ", input,
+                                   " must be a vector of 4 sizes (NHWC), got shape ",
                                    s.ToString());
   }
   return PartialShape::UnknownOfRank(4);
@@ -231,7 +233,8 @@ StatusOr<PartialShape> ShapeFromSizesInput(const InferenceContext& c, int input)
 StatusOr<std::vector<int64_t>> SizesFromTensor(const Tensor& t, const char* what) {
   if (t.rank() != 1 || t.num_elements() != 4 ||
       (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)) {
-    return errors::InvalidArgument(what, " must be an int32 or int64 vector of 4 sizes (NHWC), got ",
+    return errors::InvalidArgument(what,
+                                   " must be an int32 or int64 vector of 4 sizes (NHWC), got ",
                                    t.Describe());
   }
   std::vector<int64_t> dims(4);

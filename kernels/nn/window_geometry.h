@@ -87,7 +87,8 @@ StatusOr<ConvGeometry> MakeDepthwiseGeometry(const WindowAttrs& attrs,
                                              const std::vector<int64_t>& input,
                                              const std::vector<int64_t>& filter);
 // Pooling: the window is attrs' ksize; out_depth = in_depth.
-StatusOr<ConvGeometry> MakePoolGeometry(const WindowAttrs& attrs, const std::vector<int64_t>& input);
+StatusOr<ConvGeometry> MakePoolGeometry(const WindowAttrs& attrs,
+                                        const std::vector<int64_t>& input);
 
 // Shape-function pieces. The output shape of a windowed op from the (partial)
 // input shape and the window (-1 where unknown); out_depth -1 when unknown.

@@ -162,7 +162,8 @@ TEST_CASE("Conv2D at edge shapes: a 1x1 image; no batch; no channels") {
     const AttrMap attrs = ConvAttrs(t, {1, 1, 3, 3, 1, 1, 1, 1, true});
     auto empty = MustRun("Conv2D", attrs, {Make(t, {}, {0, 4, 4, 2}), Make(t, {}, {3, 3, 2, 5})});
     CHECK(empty[0].shape() == TensorShape({0, 4, 4, 5}));
-    auto no_depth = MustRun("Conv2D", attrs, {Make(t, {}, {1, 2, 2, 0}), Make(t, {}, {3, 3, 0, 2})});
+    auto no_depth =
+        MustRun("Conv2D", attrs, {Make(t, {}, {1, 2, 2, 0}), Make(t, {}, {3, 3, 0, 2})});
     CheckClose(no_depth[0], TensorShape({1, 2, 2, 2}), std::vector<double>(8, 0.0), 0);
     auto dx = MustRun("Conv2DBackpropInput", attrs,
                       {Sizes(TensorShape({1, 2, 2, 0})), Make(t, {}, {3, 3, 0, 2}),
