@@ -241,6 +241,104 @@ Output InTopK(const Scope& s, const Input& predictions, const Input& targets, in
   return Single(s, "InTopK", {AsOutput(s, predictions), AsOutput(s, targets)}, {{"k", k}});
 }
 
+namespace {
+
+AttrMap ConvAttrMap(const std::vector<int64_t>& strides, const std::string& padding,
+                    const Conv2DAttrs& a) {
+  return {{"strides", strides},
+          {"padding", padding},
+          {"dilations", a.dilations},
+          {"data_format", a.data_format}};
+}
+
+AttrMap PoolAttrMap(const std::vector<int64_t>& ksize, const std::vector<int64_t>& strides,
+                    const std::string& padding) {
+  return {{"ksize", ksize}, {"strides", strides}, {"padding", padding}};
+}
+
+}  // namespace
+
+Output Conv2D(const Scope& s, const Input& input, const Input& filter,
+              const std::vector<int64_t>& strides, const std::string& padding,
+              const Conv2DAttrs& attrs) {
+  const Output x = AsOutput(s, input);
+  return Single(s, "Conv2D", {x, AsOutput(s, filter, x.dtype)},
+                ConvAttrMap(strides, padding, attrs));
+}
+
+Output Conv2DBackpropInput(const Scope& s, const Input& input_sizes, const Input& filter,
+                           const Input& out_backprop, const std::vector<int64_t>& strides,
+                           const std::string& padding, const Conv2DAttrs& attrs) {
+  const Output f = AsOutput(s, filter);
+  return Single(s, "Conv2DBackpropInput",
+                {AsOutput(s, input_sizes, DType::kInt32), f, AsOutput(s, out_backprop, f.dtype)},
+                ConvAttrMap(strides, padding, attrs));
+}
+
+Output Conv2DBackpropFilter(const Scope& s, const Input& input, const Input& filter_sizes,
+                            const Input& out_backprop, const std::vector<int64_t>& strides,
+                            const std::string& padding, const Conv2DAttrs& attrs) {
+  const Output x = AsOutput(s, input);
+  return Single(s, "Conv2DBackpropFilter",
+                {x, AsOutput(s, filter_sizes, DType::kInt32), AsOutput(s, out_backprop, x.dtype)},
+                ConvAttrMap(strides, padding, attrs));
+}
+
+Output DepthwiseConv2dNative(const Scope& s, const Input& input, const Input& filter,
+                             const std::vector<int64_t>& strides, const std::string& padding,
+                             const Conv2DAttrs& attrs) {
+  const Output x = AsOutput(s, input);
+  return Single(s, "DepthwiseConv2dNative", {x, AsOutput(s, filter, x.dtype)},
+                ConvAttrMap(strides, padding, attrs));
+}
+
+Output MaxPool(const Scope& s, const Input& input, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding) {
+  return Single(s, "MaxPool", {AsOutput(s, input)}, PoolAttrMap(ksize, strides, padding));
+}
+
+Output AvgPool(const Scope& s, const Input& input, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding) {
+  return Single(s, "AvgPool", {AsOutput(s, input)}, PoolAttrMap(ksize, strides, padding));
+}
+
+FusedBatchNormOutputs FusedBatchNorm(const Scope& s, const Input& x, const Input& scale,
+                                     const Input& offset, const Input& mean,
+                                     const Input& variance, const FusedBatchNormAttrs& attrs) {
+  const Output xv = AsOutput(s, x);
+  const Operation op = s.AddOperation(
+      "FusedBatchNorm",
+      {xv, AsOutput(s, scale, xv.dtype), AsOutput(s, offset, xv.dtype),
+       AsOutput(s, mean, xv.dtype), AsOutput(s, variance, xv.dtype)},
+      {{"epsilon", attrs.epsilon},
+       {"exponential_avg_factor", attrs.exponential_avg_factor},
+       {"is_training", attrs.is_training}});
+  return {op.output(0), op.output(1), op.output(2), op.output(3), op.output(4)};
+}
+
+Output LRN(const Scope& s, const Input& input, const LRNAttrs& attrs) {
+  return Single(s, "LRN", {AsOutput(s, input)},
+                {{"depth_radius", attrs.depth_radius},
+                 {"bias", attrs.bias},
+                 {"alpha", attrs.alpha},
+                 {"beta", attrs.beta}});
+}
+
+Output Dropout(const Scope& s, const Input& x, double rate, int64_t seed) {
+  const Output xv = AsOutput(s, x);
+  if (!(rate >= 0 && rate < 1)) {
+    s.UpdateStatus(errors::InvalidArgument("Dropout's rate must be in [0, 1), got ", rate));
+    return Output();
+  }
+  if (rate == 0 || !xv.valid()) return xv;
+  const Scope d = s.WithName("dropout");
+  const double keep = 1 - rate;
+  // floor(keep + u) is 1 for u in [rate, 1), with probability keep, else 0.
+  const Output u = RandomUniform(d, Shape(d, xv), xv.dtype, seed);
+  const Output mask = Floor(d, Add(d, u, keep));
+  return Mul(d, Div(d, xv, keep), mask);
+}
+
 Output Shape(const Scope& s, const Input& x) { return Unary(s, "Shape", x); }
 Output Size(const Scope& s, const Input& x) { return Unary(s, "Size", x); }
 Output Rank(const Scope& s, const Input& x) { return Unary(s, "Rank", x); }

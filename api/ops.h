@@ -153,6 +153,66 @@ XentOutputs SparseSoftmaxCrossEntropyWithLogits(const Scope& scope, const Input&
 // Whether each row's target class is among its k largest predictions.
 Output InTopK(const Scope& scope, const Input& predictions, const Input& targets, int64_t k);
 
+// --- Convolutions, pooling and normalization (NHWC, as TensorFlow's CPU
+// kernels). strides, ksize and dilations are [1, rows, cols, 1]; padding is
+// "SAME" or "VALID". ---
+struct Conv2DAttrs {
+  std::vector<int64_t> dilations = {1, 1, 1, 1};
+  std::string data_format = "NHWC";  // the only one implemented
+};
+// input [batch, rows, cols, depth], filter [rows, cols, depth, out_depth].
+Output Conv2D(const Scope& scope, const Input& input, const Input& filter,
+              const std::vector<int64_t>& strides, const std::string& padding,
+              const Conv2DAttrs& attrs = {});
+// Conv2D's gradients for its input (of shape input_sizes) and its filter (of
+// shape filter_sizes), from the gradient of its output.
+Output Conv2DBackpropInput(const Scope& scope, const Input& input_sizes, const Input& filter,
+                           const Input& out_backprop, const std::vector<int64_t>& strides,
+                           const std::string& padding, const Conv2DAttrs& attrs = {});
+Output Conv2DBackpropFilter(const Scope& scope, const Input& input, const Input& filter_sizes,
+                            const Input& out_backprop, const std::vector<int64_t>& strides,
+                            const std::string& padding, const Conv2DAttrs& attrs = {});
+// filter [rows, cols, depth, multiplier]: output channels depth * multiplier.
+Output DepthwiseConv2dNative(const Scope& scope, const Input& input, const Input& filter,
+                             const std::vector<int64_t>& strides, const std::string& padding,
+                             const Conv2DAttrs& attrs = {});
+Output MaxPool(const Scope& scope, const Input& input, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding);
+Output AvgPool(const Scope& scope, const Input& input, const std::vector<int64_t>& ksize,
+               const std::vector<int64_t>& strides, const std::string& padding);
+
+struct FusedBatchNormAttrs {
+  double epsilon = 1e-4;
+  // batch_mean = (1 - f) * mean + f * the batch's (likewise the variance);
+  // with 1, mean and variance are not read in training (pass empty vectors).
+  double exponential_avg_factor = 1;
+  bool is_training = true;
+};
+struct FusedBatchNormOutputs {
+  Output y;
+  Output batch_mean, batch_variance;         // [channels]: the running estimates to keep
+  Output reserve_space_1, reserve_space_2;  // what the gradient reads back
+};
+FusedBatchNormOutputs FusedBatchNorm(const Scope& scope, const Input& x, const Input& scale,
+                                     const Input& offset, const Input& mean,
+                                     const Input& variance,
+                                     const FusedBatchNormAttrs& attrs = {});
+
+struct LRNAttrs {
+  int64_t depth_radius = 5;
+  double bias = 1, alpha = 1, beta = 0.5;
+};
+Output LRN(const Scope& scope, const Input& input, const LRNAttrs& attrs = {});
+
+// TensorFlow 1's dropout: x / keep_prob * floor(keep_prob + U[0, 1)), with
+// keep_prob = 1 - rate: each element kept with probability keep_prob (and
+// scaled up by 1 / keep_prob, so the expectation is x) or zeroed. The mask
+// comes from a RandomUniform node seeded with `seed`: a nonzero seed gives
+// the same sequence of masks in every session of the graph (a new mask each
+// run), 0 a different one each time. rate 0 returns x itself; a rate
+// outside [0, 1) is an error of the scope. x must be float32 or float64.
+Output Dropout(const Scope& scope, const Input& x, double rate, int64_t seed = 0);
+
 // --- Shapes and arrays. ---
 Output Shape(const Scope& scope, const Input& x);
 Output Size(const Scope& scope, const Input& x);

@@ -13,7 +13,13 @@ Status RegisterSoftmaxOps(OpRegistry& registry);         // softmax_ops.cc
 Status RegisterBiasOps(OpRegistry& registry);            // bias_ops.cc
 Status RegisterLossOps(OpRegistry& registry);            // loss_ops.cc
 Status RegisterInTopKOps(OpRegistry& registry);          // in_top_k_ops.cc
+Status RegisterConvOps(OpRegistry& registry);            // conv_ops.cc
+Status RegisterDepthwiseConvOps(OpRegistry& registry);   // depthwise_conv_ops.cc
+Status RegisterPoolingOps(OpRegistry& registry);         // pooling_ops.cc
+Status RegisterBatchNormOps(OpRegistry& registry);       // batch_norm_ops.cc
+Status RegisterLrnOps(OpRegistry& registry);             // lrn_ops.cc
 Status RegisterNnGradients(OpRegistry& registry);        // nn_grad.cc: gradient functions
+Status RegisterCnnGradients(OpRegistry& registry);       // cnn_grad.cc: the convnet ops'
 
 // The dtypes of the float-only nn ops.
 inline constexpr const char* kFloatTypeAttr = "T: {float32, float64}";

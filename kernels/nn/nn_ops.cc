@@ -13,7 +13,14 @@ Status RegisterNnOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(nn::RegisterBiasOps(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterLossOps(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterInTopKOps(registry));
-  TFD_RETURN_IF_ERROR(nn::RegisterNnGradients(registry));  // after the ops they differentiate
+  TFD_RETURN_IF_ERROR(nn::RegisterConvOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterDepthwiseConvOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterPoolingOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterBatchNormOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterLrnOps(registry));
+  // Gradients after the ops they differentiate.
+  TFD_RETURN_IF_ERROR(nn::RegisterNnGradients(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterCnnGradients(registry));
   return OkStatus();
 }
 
