@@ -20,12 +20,6 @@ void AddRoundTrips(const std::string& row, const std::string& series,
   f["samples"] = micros.size();
 }
 
-std::vector<double> Joined(const std::vector<std::vector<double>>& rounds) {
-  std::vector<double> all;
-  for (const auto& r : rounds) all.insert(all.end(), r.begin(), r.end());
-  return all;
-}
-
 std::vector<double> Gbps(size_t bytes, const std::vector<double>& seconds) {
   std::vector<double> out;
   for (double s : seconds) {
@@ -73,9 +67,6 @@ void AddRpcFigures(const BenchSetup& o, const Figures& f, FiguresJson& out) {
   AddRoundTrips("two hops", "raw TCP", f.raw.two_hops, out);
   AddRoundTrips("two hops", "raw TCP, relay and echo polling", f.raw.two_hops_polling, out);
   AddRoundTrips("two hops", "tfd", f.tfd.empty_two_hops, out);
-  AddRoundTrips("two hops", "tfd, alternating rounds: step channel", Joined(f.tfd.channel_rounds),
-                out);
-  AddRoundTrips("two hops", "tfd, alternating rounds: runStep", Joined(f.tfd.runstep_rounds), out);
   for (size_t i = 0; i < o.sizes_mib.size(); ++i) AddTransfers(o, f, i, out);
 }
 
