@@ -110,14 +110,8 @@ double UnixSeconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-}  // namespace
-
-std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
-  Exposition page;
-  page.Family("tfd_build_info", "gauge", "1, labelled with tfd's version and this task.");
-  page.Sample("tfd_build_info", {{"version", version}, {"task", env.task}}, 1);
-
-  // The process, under the names Prometheus's client libraries use.
+// The process, under the names Prometheus's client libraries use.
+void AddProcess(const TaskEnv& env, Exposition& page) {
   const auto started = std::chrono::system_clock::now() -
                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
                            std::chrono::steady_clock::now() - env.started);
@@ -129,8 +123,10 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
   page.Sample("process_cpu_seconds_total", {}, CpuSeconds());
   page.Family("process_open_fds", "gauge", "File descriptors tfd holds open.");
   page.Sample("process_open_fds", {}, OpenFiles());
+}
 
-  // Steps.
+// Runs, partitions, RPC errors, sessions and registered graphs.
+void AddSteps(const TaskEnv& env, Exposition& page) {
   const TaskMetrics& m = env.metrics;
   page.ByCode("tfd_runs_total",
               "Session.run and Callable.run calls this task answered as master, by code.",
@@ -157,8 +153,10 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
   page.Sample("tfd_sessions", {}, env.sessions.load());
   page.Family("tfd_registered_graphs", "gauge", "Partitions this task holds, ready to run.");
   page.Sample("tfd_registered_graphs", {}, env.registered_graphs.load());
+}
 
-  // Resources: variables counted, every queue by name.
+// Resources: variables counted, every queue by name.
+void AddResources(const TaskEnv& env, Exposition& page) {
   size_t variables = 0, initialized = 0;
   std::vector<std::pair<std::string, std::shared_ptr<kernels::FIFOQueue>>> queues;
   if (env.kernel_env != nullptr && env.kernel_env->resources != nullptr) {
@@ -181,7 +179,10 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
   for (const auto& [name, q] : queues) {
     page.Sample("tfd_queue_capacity", {{"queue", name}}, q->capacity());
   }
+}
 
+// What crossed the data plane, by peer, and what it refused.
+void AddDataPlane(const TaskEnv& env, Exposition& page) {
   if (env.data_plane != nullptr) {
     const auto& traffic = env.data_plane->traffic();
     page.Family("tfd_data_plane_sent_bytes_total", "counter",
@@ -212,7 +213,10 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
                 "Pushes that waited for room under --max-received-bytes.");
     page.Sample("tfd_data_plane_held_back_total", {}, stats.held_back);
   }
+}
 
+// The memory budget, used and limit.
+void AddMemory(const TaskEnv& env, Exposition& page) {
   if (env.kernel_env != nullptr && env.kernel_env->memory != nullptr) {
     page.Family("tfd_memory_budget_used_bytes", "gauge",
                 "Bytes of tensors charged to the memory budget now.");
@@ -220,7 +224,11 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
     page.Family("tfd_memory_budget_limit_bytes", "gauge", "The memory budget (--memory-budget).");
     page.Sample("tfd_memory_budget_limit_bytes", {}, env.kernel_env->memory->limit());
   }
+}
 
+// This task's checkpoints, and the cluster checkpoints it saved as master.
+void AddCheckpoints(const TaskEnv& env, Exposition& page) {
+  const TaskMetrics& m = env.metrics;
   page.Family("tfd_checkpoints_saved_total", "counter", "Checkpoints this task saved.");
   page.Sample("tfd_checkpoints_saved_total", {}, m.checkpoints_saved());
   page.Family("tfd_checkpoint_last_success_timestamp_seconds", "gauge",
@@ -244,6 +252,20 @@ std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
   const auto last_cluster = cluster.last_success();
   page.Sample("tfd_cluster_checkpoint_last_success_timestamp_seconds", {},
               last_cluster ? UnixSeconds(*last_cluster) : 0.0);
+}
+
+}  // namespace
+
+std::string RenderMetrics(const TaskEnv& env, const std::string& version) {
+  Exposition page;
+  page.Family("tfd_build_info", "gauge", "1, labelled with tfd's version and this task.");
+  page.Sample("tfd_build_info", {{"version", version}, {"task", env.task}}, 1);
+  AddProcess(env, page);
+  AddSteps(env, page);
+  AddResources(env, page);
+  AddDataPlane(env, page);
+  AddMemory(env, page);
+  AddCheckpoints(env, page);
   return page.Take();
 }
 
