@@ -25,13 +25,8 @@ using testing::Contains;
 using testing::LinesWith;
 using testing::LocalCluster;
 using testing::RawSocket;
+using testing::Le32;
 using testing::WaitForLines;
-
-std::string Le32(uint32_t v) {
-  std::string out(4, '\0');
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-  return out;
-}
 
 std::string Le64(uint64_t v) { return Le32(static_cast<uint32_t>(v)) + Le32(static_cast<uint32_t>(v >> 32)); }
 

@@ -12,7 +12,11 @@
 // Thread-safety: one test thread.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,5 +71,14 @@ std::string TfctlBinary();
 // `text` with its line breaks shown as " | ", for test messages: the TAP
 // reporter that `meson test` reads takes one line per result.
 std::string OneLine(std::string text);
+
+// Resident memory of a process in KiB, from /proc; -1 when it cannot be read.
+inline int64_t RssKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
 
 }  // namespace tfd::testing

@@ -16,6 +16,7 @@
 
 #include "daemon/rpc/connection.h"
 #include "daemon/rpc/kj_status.h"
+#include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/log_lines.h"
 #include "tests/integration/raw_socket.h"
@@ -27,21 +28,9 @@ using namespace std::chrono_literals;
 using testing::Contains;
 using testing::LocalCluster;
 using testing::RawSocket;
+using testing::Le32;
+using testing::RssKib;
 using testing::WaitForLines;
-
-std::string Le32(uint32_t v) {
-  std::string out(4, '\0');
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-  return out;
-}
-
-int64_t RssKib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
 
 // A client of its own connection, logged in (the cluster has no token),
 // that sends what the client library would not: graphs whose constants are

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -93,5 +94,12 @@ class StandIn {
  private:
   int fd_ = -1;
 };
+
+// `v` as the 4 little-endian bytes Cap'n Proto's framing writes.
+inline std::string Le32(uint32_t v) {
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  return out;
+}
 
 }  // namespace tfd::testing

@@ -31,23 +31,10 @@ using testing::LocalCluster;
 using testing::Node;
 using testing::SgdQueueGraph;
 using testing::RawSocket;
+using testing::Le32;
+using testing::RssKib;
 using testing::TempDir;
 using testing::WaitForLines;
-
-std::string Le32(uint32_t v) {
-  std::string out(4, '\0');
-  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
-  return out;
-}
-
-// Resident memory of a process in KiB, from /proc.
-int64_t RssKib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  }
-  return -1;
-}
 
 std::unique_ptr<RawSocket> Open(LocalCluster& cluster, const std::string& source_ip = "") {
   auto s = RawSocket::Connect(cluster.Address("worker", 0), 5s, source_ip);
