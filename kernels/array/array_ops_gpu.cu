@@ -22,18 +22,22 @@ __global__ void FillKernel(T value, T* y, int64_t n) {
   TFD_GPU_LOOP(i, n) y[i] = value;
 }
 
+template <typename From, typename To>
+int CastTo(const From* in, void* y, int64_t n, cudaStream_t st) {
+  return Launch(CastKernel<From, To>, n, st, in, static_cast<To*>(y), n);
+}
+
 template <typename From>
 int CastFrom(int to, const void* x, void* y, int64_t n, cudaStream_t st) {
   const From* in = static_cast<const From*>(x);
   switch (to) {
-    case TFD_GPU_F32: CastKernel<From, float><<<Blocks(n), kThreads, 0, st>>>(in, static_cast<float*>(y), n); break;
-    case TFD_GPU_F64: CastKernel<From, double><<<Blocks(n), kThreads, 0, st>>>(in, static_cast<double*>(y), n); break;
-    case TFD_GPU_I32: CastKernel<From, int32_t><<<Blocks(n), kThreads, 0, st>>>(in, static_cast<int32_t*>(y), n); break;
-    case TFD_GPU_I64: CastKernel<From, int64_t><<<Blocks(n), kThreads, 0, st>>>(in, static_cast<int64_t*>(y), n); break;
-    case TFD_GPU_BOOL: CastKernel<From, bool><<<Blocks(n), kThreads, 0, st>>>(in, static_cast<bool*>(y), n); break;
+    case TFD_GPU_F32: return CastTo<From, float>(in, y, n, st);
+    case TFD_GPU_F64: return CastTo<From, double>(in, y, n, st);
+    case TFD_GPU_I32: return CastTo<From, int32_t>(in, y, n, st);
+    case TFD_GPU_I64: return CastTo<From, int64_t>(in, y, n, st);
+    case TFD_GPU_BOOL: return CastTo<From, bool>(in, y, n, st);
     default: return 1;
   }
-  return LastError();
 }
 
 }  // namespace
@@ -58,8 +62,6 @@ extern "C" int tfd_gpu_fill(int type, const void* value, void* y, int64_t n, voi
   if (n <= 0) return 0;
   auto st = static_cast<cudaStream_t>(stream);
   TFD_GPU_NUMBER_CASES(type, {
-    FillKernel<T><<<Blocks(n), kThreads, 0, st>>>(*static_cast<const T*>(value),
-                                                  static_cast<T*>(y), n);
-    return LastError();
+    return Launch(FillKernel<T>, n, st, *static_cast<const T*>(value), static_cast<T*>(y), n);
   })
 }

@@ -28,6 +28,18 @@ inline __device__ int64_t GridSize() { return static_cast<int64_t>(blockDim.x) *
 
 inline int LastError() { return static_cast<int>(cudaGetLastError()); }
 
+// Launches `kernel` on `stream` (the cudaStream_t that crosses the C ABI as
+// void*) with enough blocks of kThreads for `n` elements (grid-stride loops
+// cover the rest) and returns the launch's error code, 0 for none: the one
+// way every launcher here starts a kernel.
+//
+//   return Launch(ScaleKernel<T>, n, stream, static_cast<T*>(x), factor, n);
+template <typename... Params, typename... Args>
+int Launch(void (*kernel)(Params...), int64_t n, void* stream, Args... args) {
+  kernel<<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(args...);
+  return LastError();
+}
+
 // The offsets into inputs a and b of output element `i` under `s`.
 inline __device__ void StridedOffsets(const TfdGpuStrides& s, int64_t i, int64_t* a, int64_t* b) {
   int64_t oa = 0, ob = 0;

@@ -34,34 +34,16 @@ class ArgOp : public OpKernel {
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& x = ctx.input(0);
-    const Tensor& dim = ctx.input(1);
-    TFD_OP_REQUIRES(ctx, dim.rank() == 0,
-                    errors::InvalidArgument("dimension must be a scalar, got shape ",
-                                            dim.shape().ToString()));
-    auto axes = AxesFromTensor(dim, "dimension");
-    TFD_OP_REQUIRES_OK(ctx, axes.status());
-    const int64_t a = (*axes)[0];
-    const int rank = x.rank();
-    TFD_OP_REQUIRES(ctx, a >= -rank && a < rank,
-                    errors::InvalidArgument("Expected dimension in the range [", -rank, ", ",
-                                            rank, "), but got ", a, " for input of shape ",
-                                            x.shape().ToString()));
-    const int axis = static_cast<int>(a < 0 ? a + rank : a);
-    TFD_OP_REQUIRES(ctx, x.dim(axis) > 0,
-                    errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ",
-                                            x.shape().ToString()));
-    TensorShape out_shape = x.shape();
-    out_shape.RemoveDim(axis);
+    auto plan = MakeArgReductionPlan(x, ctx.input(1));
+    TFD_OP_REQUIRES_OK(ctx, plan.status());
     Tensor* out = nullptr;
-    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, out_shape, &out));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, plan->output_shape, &out));
+    const int64_t outer = plan->outer, n = plan->n, inner = plan->inner;
     TFD_SWITCH_NUMERIC(x.dtype(), T, {
       if (out->dtype() == DType::kInt32) {
-        Scan(x.data<T>(), outer, x.dim(axis), inner, out->data<int32_t>());
+        Scan(x.data<T>(), outer, n, inner, out->data<int32_t>());
       } else {
-        Scan(x.data<T>(), outer, x.dim(axis), inner, out->data<int64_t>());
+        Scan(x.data<T>(), outer, n, inner, out->data<int64_t>());
       }
     }, {
       ctx.SetStatus(errors::InvalidArgument(node().op, " does not support dtype ",

@@ -70,9 +70,7 @@ extern "C" int tfd_gpu_unary(int op, int type, const void* x, void* y, int64_t n
   if (n <= 0) return 0;
   auto st = static_cast<cudaStream_t>(stream);
   TFD_GPU_FLOAT_CASES(type, {
-    UnaryKernel<T><<<Blocks(n), kThreads, 0, st>>>(op, static_cast<const T*>(x),
-                                                   static_cast<T*>(y), n);
-    return LastError();
+    return Launch(UnaryKernel<T>, n, st, op, static_cast<const T*>(x), static_cast<T*>(y), n);
   })
 }
 
@@ -82,12 +80,11 @@ extern "C" int tfd_gpu_binary(int op, int type, const void* x, const void* y, vo
   auto st = static_cast<cudaStream_t>(stream);
   TFD_GPU_NUMBER_CASES(type, {
     if (SameShape(*s)) {
-      SameShapeKernel<T><<<Blocks(n), kThreads, 0, st>>>(
-          op, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(z), n);
+      return Launch(SameShapeKernel<T>, n, st, op, static_cast<const T*>(x),
+                    static_cast<const T*>(y), static_cast<T*>(z), n);
     } else {
-      StridedKernel<T><<<Blocks(n), kThreads, 0, st>>>(
-          op, static_cast<const T*>(x), static_cast<const T*>(y), static_cast<T*>(z), n, *s);
+      return Launch(StridedKernel<T>, n, st, op, static_cast<const T*>(x), static_cast<const T*>(y),
+                    static_cast<T*>(z), n, *s);
     }
-    return LastError();
   })
 }

@@ -152,32 +152,13 @@ class ArgMaxGpuOp : public OpKernel {
     const Tensor& x = ctx.input(0);
     auto type = GpuTypeFor(ctx, x, kGpuFloats);
     TFD_OP_REQUIRES_OK(ctx, type.status());
-    const Tensor& dim = ctx.input(1);
-    TFD_OP_REQUIRES(ctx, dim.rank() == 0,
-                    errors::InvalidArgument("dimension must be a scalar, got shape ",
-                                            dim.shape().ToString()));
-    auto axes = kernels::AxesFromTensor(dim, "dimension");
-    TFD_OP_REQUIRES_OK(ctx, axes.status());
-    const int64_t a = (*axes)[0];
-    const int rank = x.rank();
-    TFD_OP_REQUIRES(ctx, a >= -rank && a < rank,
-                    errors::InvalidArgument("Expected dimension in the range [", -rank, ", ",
-                                            rank, "), but got ", a, " for input of shape ",
-                                            x.shape().ToString()));
-    const int axis = static_cast<int>(a < 0 ? a + rank : a);
-    TFD_OP_REQUIRES(ctx, x.dim(axis) > 0,
-                    errors::InvalidArgument("Reduction axis ", axis, " is empty in shape ",
-                                            x.shape().ToString()));
-    TensorShape out_shape = x.shape();
-    out_shape.RemoveDim(axis);
+    auto plan = kernels::MakeArgReductionPlan(x, ctx.input(1));
+    TFD_OP_REQUIRES_OK(ctx, plan.status());
     Tensor* out = nullptr;
-    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, out_shape, &out));
-    int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= x.dim(d);
-    for (int d = axis + 1; d < rank; ++d) inner *= x.dim(d);
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, plan->output_shape, &out));
     GpuDevice& dev = GpuDeviceOf(ctx);
     TFD_GPU_LAUNCH(ctx, dev, tfd_gpu_argmax(*type, GpuType(ctx.output_type(0)), x.raw_data(),
-                                            out->raw_data(), outer, x.dim(axis), inner,
+                                            out->raw_data(), plan->outer, plan->n, plan->inner,
                                             dev.stream()));
   }
 };

@@ -80,9 +80,8 @@ extern "C" int tfd_gpu_reduce(int op, int type, const void* x, void* y, int rank
   auto st = static_cast<cudaStream_t>(stream);
   if (op == TFD_GPU_MEAN && (type == TFD_GPU_I32 || type == TFD_GPU_I64)) return 1;
   TFD_GPU_NUMBER_CASES(type, {
-    ReduceKernel<T><<<Blocks(out_count), kThreads, 0, st>>>(
-        op, static_cast<const T*>(x), static_cast<T*>(y), g, out_count, reduce_count);
-    return LastError();
+    return Launch(ReduceKernel<T>, out_count, st, op, static_cast<const T*>(x), static_cast<T*>(y),
+                  g, out_count, reduce_count);
   })
 }
 
@@ -93,12 +92,11 @@ extern "C" int tfd_gpu_argmax(int type, int out_type, const void* x, void* out, 
   auto st = static_cast<cudaStream_t>(stream);
   TFD_GPU_FLOAT_CASES(type, {
     if (out_type == TFD_GPU_I32) {
-      ArgMaxKernel<T, int32_t><<<Blocks(n), kThreads, 0, st>>>(
-          static_cast<const T*>(x), static_cast<int32_t*>(out), outer, axis, inner);
+      return Launch(ArgMaxKernel<T, int32_t>, n, st, static_cast<const T*>(x),
+                    static_cast<int32_t*>(out), outer, axis, inner);
     } else {
-      ArgMaxKernel<T, int64_t><<<Blocks(n), kThreads, 0, st>>>(
-          static_cast<const T*>(x), static_cast<int64_t*>(out), outer, axis, inner);
+      return Launch(ArgMaxKernel<T, int64_t>, n, st, static_cast<const T*>(x),
+                    static_cast<int64_t*>(out), outer, axis, inner);
     }
-    return LastError();
   })
 }

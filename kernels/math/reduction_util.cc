@@ -60,4 +60,30 @@ StatusOr<ReductionPlan> MakeReductionPlan(const TensorShape& input,
   return p;
 }
 
+StatusOr<ArgReductionPlan> MakeArgReductionPlan(const Tensor& x, const Tensor& dimension) {
+  if (dimension.rank() != 0) {
+    return errors::InvalidArgument("dimension must be a scalar, got shape ",
+                                   dimension.shape().ToString());
+  }
+  TFD_ASSIGN_OR_RETURN(std::vector<int64_t> axes, AxesFromTensor(dimension, "dimension"));
+  const int64_t a = axes[0];
+  const int rank = x.rank();
+  if (a < -rank || a >= rank) {
+    return errors::InvalidArgument("Expected dimension in the range [", -rank, ", ", rank,
+                                   "), but got ", a, " for input of shape ", x.shape().ToString());
+  }
+  ArgReductionPlan p;
+  p.axis = static_cast<int>(a < 0 ? a + rank : a);
+  if (x.dim(p.axis) == 0) {
+    return errors::InvalidArgument("Reduction axis ", p.axis, " is empty in shape ",
+                                   x.shape().ToString());
+  }
+  p.output_shape = x.shape();
+  p.output_shape.RemoveDim(p.axis);
+  p.n = x.dim(p.axis);
+  for (int d = 0; d < p.axis; ++d) p.outer *= x.dim(d);
+  for (int d = p.axis + 1; d < rank; ++d) p.inner *= x.dim(d);
+  return p;
+}
+
 }  // namespace tfd::kernels

@@ -40,6 +40,17 @@ struct ReductionPlan {
 StatusOr<ReductionPlan> MakeReductionPlan(const TensorShape& input,
                                           const std::vector<int64_t>& axes, bool keep_dims);
 
+// ArgMax / ArgMin's geometry: x viewed as [outer, n, inner] around one axis.
+struct ArgReductionPlan {
+  int axis = 0;              // in [0, rank)
+  TensorShape output_shape;  // x's shape without `axis`
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+// Checks `dimension` (a scalar in [-rank, rank)) against x and that the axis
+// is not empty: INVALID_ARGUMENT otherwise, with TensorFlow's wording.
+StatusOr<ArgReductionPlan> MakeArgReductionPlan(const Tensor& x, const Tensor& dimension);
+
 // Copies the collapsed input `in` to `out` reordered so that all kept dims
 // come first and all reduced dims last; each output element's inputs then
 // form one contiguous row of reduce_count elements.

@@ -113,9 +113,8 @@ extern "C" int tfd_gpu_activation(int op, int type, const void* x, void* y, int6
                                   void* stream) {
   if (n <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    ActivationKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        op, static_cast<const T*>(x), static_cast<T*>(y), n);
-    return LastError();
+    return Launch(ActivationKernel<T>, n, stream, op, static_cast<const T*>(x), static_cast<T*>(y),
+                  n);
   })
 }
 
@@ -123,9 +122,8 @@ extern "C" int tfd_gpu_activation_grad(int op, int type, const void* a, const vo
                                        int64_t n, void* stream) {
   if (n <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    ActivationGradKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        op, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n);
-    return LastError();
+    return Launch(ActivationGradKernel<T>, n, stream, op, static_cast<const T*>(a),
+                  static_cast<const T*>(b), static_cast<T*>(out), n);
   })
 }
 
@@ -134,10 +132,8 @@ extern "C" int tfd_gpu_bias_add(int type, const void* value, const void* bias, v
   const int64_t n = rows * cols;
   if (n <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    BiasAddKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const T*>(value), static_cast<const T*>(bias), static_cast<T*>(out), rows,
-        cols);
-    return LastError();
+    return Launch(BiasAddKernel<T>, n, stream, static_cast<const T*>(value),
+                  static_cast<const T*>(bias), static_cast<T*>(out), rows, cols);
   })
 }
 
@@ -145,9 +141,8 @@ extern "C" int tfd_gpu_bias_add_grad(int type, const void* grad, void* out, int6
                                      int64_t cols, void* stream) {
   if (cols <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    BiasAddGradKernel<T><<<Blocks(cols), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const T*>(grad), static_cast<T*>(out), rows, cols);
-    return LastError();
+    return Launch(BiasAddGradKernel<T>, cols, stream, static_cast<const T*>(grad),
+                  static_cast<T*>(out), rows, cols);
   })
 }
 
@@ -155,9 +150,8 @@ extern "C" int tfd_gpu_softmax(int type, int log, const void* x, void* y, int64_
                                int64_t cols, void* stream) {
   if (rows <= 0 || cols <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    SoftmaxKernel<T><<<Blocks(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        log != 0, static_cast<const T*>(x), static_cast<T*>(y), rows, cols);
-    return LastError();
+    return Launch(SoftmaxKernel<T>, rows, stream, log != 0, static_cast<const T*>(x),
+                  static_cast<T*>(y), rows, cols);
   })
 }
 
@@ -165,10 +159,9 @@ extern "C" int tfd_gpu_xent(int type, const void* features, const void* labels, 
                             void* backprop, int64_t rows, int64_t cols, void* stream) {
   if (rows <= 0 || cols <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    XentKernel<T><<<Blocks(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const T*>(features), static_cast<const T*>(labels), static_cast<T*>(loss),
-        static_cast<T*>(backprop), rows, cols);
-    return LastError();
+    return Launch(XentKernel<T>, rows, stream, static_cast<const T*>(features),
+                  static_cast<const T*>(labels), static_cast<T*>(loss), static_cast<T*>(backprop),
+                  rows, cols);
   })
 }
 
@@ -179,14 +172,13 @@ extern "C" int tfd_gpu_sparse_xent(int type, int label_type, const void* feature
   auto st = static_cast<cudaStream_t>(stream);
   TFD_GPU_FLOAT_CASES(type, {
     if (label_type == TFD_GPU_I32) {
-      SparseXentKernel<T, int32_t><<<Blocks(rows), kThreads, 0, st>>>(
-          static_cast<const T*>(features), static_cast<const int32_t*>(labels),
-          static_cast<T*>(loss), static_cast<T*>(backprop), rows, cols);
+      return Launch(SparseXentKernel<T, int32_t>, rows, st, static_cast<const T*>(features),
+                    static_cast<const int32_t*>(labels), static_cast<T*>(loss),
+                    static_cast<T*>(backprop), rows, cols);
     } else {
-      SparseXentKernel<T, int64_t><<<Blocks(rows), kThreads, 0, st>>>(
-          static_cast<const T*>(features), static_cast<const int64_t*>(labels),
-          static_cast<T*>(loss), static_cast<T*>(backprop), rows, cols);
+      return Launch(SparseXentKernel<T, int64_t>, rows, st, static_cast<const T*>(features),
+                    static_cast<const int64_t*>(labels), static_cast<T*>(loss),
+                    static_cast<T*>(backprop), rows, cols);
     }
-    return LastError();
   })
 }

@@ -49,9 +49,8 @@ extern "C" int tfd_gpu_apply_gradient_descent(int type, void* var, const void* a
                                               const void* delta, int64_t n, void* stream) {
   if (n <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    GradientDescentKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<T*>(var), Host<T>(alpha), static_cast<const T*>(delta), n);
-    return LastError();
+    return Launch(GradientDescentKernel<T>, n, stream, static_cast<T*>(var), Host<T>(alpha),
+                  static_cast<const T*>(delta), n);
   })
 }
 
@@ -60,10 +59,8 @@ extern "C" int tfd_gpu_apply_momentum(int type, void* var, void* accum, const vo
                                       int64_t n, void* stream) {
   if (n <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    MomentumKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<T*>(var), static_cast<T*>(accum), Host<T>(lr), static_cast<const T*>(grad),
-        Host<T>(momentum), nesterov != 0, n);
-    return LastError();
+    return Launch(MomentumKernel<T>, n, stream, static_cast<T*>(var), static_cast<T*>(accum),
+                  Host<T>(lr), static_cast<const T*>(grad), Host<T>(momentum), nesterov != 0, n);
   })
 }
 
@@ -72,10 +69,8 @@ extern "C" int tfd_gpu_apply_adam(int type, void* var, void* m, void* v, const v
                                   const void* grad, int nesterov, int64_t n, void* stream) {
   if (n <= 0) return 0;
   TFD_GPU_FLOAT_CASES(type, {
-    AdamKernel<T><<<Blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<T*>(var), static_cast<T*>(m), static_cast<T*>(v), Host<T>(lr_t),
-        Host<T>(beta1), Host<T>(beta2), Host<T>(epsilon), static_cast<const T*>(grad),
-        nesterov != 0, n);
-    return LastError();
+    return Launch(AdamKernel<T>, n, stream, static_cast<T*>(var), static_cast<T*>(m),
+                  static_cast<T*>(v), Host<T>(lr_t), Host<T>(beta1), Host<T>(beta2),
+                  Host<T>(epsilon), static_cast<const T*>(grad), nesterov != 0, n);
   })
 }
