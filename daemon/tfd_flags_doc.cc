@@ -51,9 +51,13 @@ std::string Roff(std::string_view text) {
   return out;
 }
 
+// A table cell's text: | would end the cell, * start emphasis.
 std::string MarkdownCell(std::string_view text) {
   std::string out;
-  for (char ch : text) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  for (char ch : text) {
+    if (ch == '|' || ch == '*') out += '\\';
+    out += ch;
+  }
   return out;
 }
 
