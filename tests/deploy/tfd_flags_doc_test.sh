@@ -25,6 +25,15 @@ else
   fail "tfd --help lists at least 30 flags, got ${#flags[@]}: ${flags[*]}"
 fi
 
+# A bad flag or value: exit status 2, and the error names it.
+out=$("$TFD" --no-such-flag 2>&1)
+expect "tfd --no-such-flag exits 2" 2 "$?"
+expect "tfd --no-such-flag says why" "tfd: error: INVALID_ARGUMENT: unrecognised option '--no-such-flag'" "$out"
+out=$(TFD_THREADS=many "$TFD" --cluster '{"ps": ["localhost:1"]}' --job ps --task 0 2>&1)
+expect "TFD_THREADS=many exits 2" 2 "$?"
+expect "TFD_THREADS=many says why" \
+  "tfd: error: INVALID_ARGUMENT: TFD_THREADS must be an integer of at least 0, not 'many'" "$out"
+
 # docs/cli.md, between its markers, is the binary's table.
 table=$(sed -n '/^<!-- tfd flags: begin/,/^<!-- tfd flags: end/p' "$SRC/docs/cli.md" | sed '1d;$d')
 if diff=$(diff -u <(printf '%s\n' "$table") <("$TFD" --help=markdown)); then
