@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cctype>
+#include <limits>
 
 #include "common/cluster_spec.h"
 #include "common/token_file.h"
@@ -194,9 +195,10 @@ const TfdFlag kFlags[] = {
 }  // namespace
 
 std::string_view FlagGroupTitle(FlagGroup group) {
-  static constexpr std::array<std::string_view, kNumFlagGroups> kTitles = {
+  static constexpr std::string_view kTitles[] = {
       "Program", "The task", "Logging and metrics", "Execution", "Connections and logins",
       "Sizes and memory", "The data plane", "Mutual TLS"};
+  static_assert(std::size(kTitles) == kNumFlagGroups, "a title for each FlagGroup");
   return kTitles[static_cast<int>(group)];
 }
 

@@ -27,7 +27,7 @@ struct TfdConfig;
 
 // Where --help, the man page and docs/cli.md list a flag. The order is theirs.
 enum class FlagGroup { kProgram, kTask, kLogging, kExecution, kConnections, kSizes, kDataPlane, kTls };
-inline constexpr int kNumFlagGroups = 8;
+inline constexpr int kNumFlagGroups = static_cast<int>(FlagGroup::kTls) + 1;
 // "Logging and metrics", ...: the group's title.
 std::string_view FlagGroupTitle(FlagGroup group);
 

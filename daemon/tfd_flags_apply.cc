@@ -1,7 +1,10 @@
 // ApplyFlag (tfd_flags.h): each kind's validation and error message, in one
 // place, so every flag of a kind is checked and refused alike.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
+#include <optional>
 
 #include "daemon/tfd_config.h"
 #include "daemon/tfd_flags.h"
