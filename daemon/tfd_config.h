@@ -1,5 +1,7 @@
-// tfd's configuration: flags, then TFD_* environment variables, then
-// TF_CONFIG — the first that sets a value wins.
+// tfd's configuration: flags, then TFD_* environment variables, then a
+// --config file, then TF_CONFIG — the first that sets a value wins. Each flag
+// is declared once, in daemon/tfd_flags.cc, with its variable, default,
+// help and validation.
 //
 //   auto config = ParseTfdConfig(argc, argv, ::getenv);
 //   if (!config.ok()) { print "tfd: error: ..." and exit 2 }
@@ -54,17 +56,21 @@ struct TfdConfig {
   // --tls-cert, --tls-key, --tls-ca: mutual TLS on every control-plane
   // connection (docs/operations.md, "TLS"); null when off.
   std::shared_ptr<Tls> tls;
+  TlsFiles tls_files;          // what --tls-* named; `tls` holds them loaded
+  std::string config_file;     // --config, or empty
   bool help = false;
+  std::string help_format;     // --help=FORMAT: text, man, markdown or bash-completion
   bool version = false;        // --version: print tfd's version and exit
   std::string usage;           // the flags' help text
 };
 
-// INVALID_ARGUMENT naming the flag (or variable) that is missing, malformed
-// or contradicts another: no cluster, a job not in it, a task out of range,
-// an unreadable token file, an unknown log level, a size that is not a
-// positive number of bytes (suffixes K, M, G, T, binary: "64M", "8GiB"),
-// one or two of the three --tls-* flags, a TLS file that cannot be read or
-// parsed, a --spin-wait-us outside 0..kMaxSpinWait.
+// INVALID_ARGUMENT naming the flag (or variable, or file) and the value
+// that is unknown, missing, malformed or contradicts another: an unknown
+// flag, no cluster, a job not in it, a task out of range, an unreadable
+// token file, an unknown log level, a size that is not a positive number of
+// bytes (suffixes K, M, G, T, binary: "64M", "8GiB"), one or two of the
+// three --tls-* flags, a TLS file that cannot be read or parsed, a
+// --spin-wait-us outside 0..kMaxSpinWait (daemon/tfd_flags.cc has them all).
 StatusOr<TfdConfig> ParseTfdConfig(int argc, const char* const* argv,
                                    const std::function<const char*(const char*)>& getenv);
 // The same for tfd's flags alone, without the program's name: a task that

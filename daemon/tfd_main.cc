@@ -20,6 +20,7 @@
 #include "daemon/rpc/spin_wait.h"
 #include "daemon/task_host.h"
 #include "daemon/tfd_config.h"
+#include "daemon/tfd_flags_doc.h"
 #include "tfd_version.h"
 
 namespace tfd {
@@ -86,7 +87,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (config->help) {
-    std::fputs(config->usage.c_str(), stdout);
+    const std::string& format = config->help_format;
+    const std::string text = format == "man"               ? tfd::TfdManPage(TFD_VERSION)
+                             : format == "markdown"        ? tfd::TfdFlagsMarkdown()
+                             : format == "bash-completion" ? tfd::TfdBashCompletion()
+                                                           : config->usage;
+    std::fputs(text.c_str(), stdout);
     return 0;
   }
   if (config->version) {

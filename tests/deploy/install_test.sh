@@ -51,7 +51,7 @@ done
 unit=$dest$UNITDIR/tfd@.service
 env_file=$dest$SYSCONFDIR/tfd/tfd.env
 for f in "$UNITDIR/tfd@.service" "$SYSCONFDIR/tfd/tfd.env" \
-         "$DATADIR/bash-completion/completions/tfctl" \
+         "$DATADIR/bash-completion/completions/tfctl" "$DATADIR/bash-completion/completions/tfd" \
          "$DOCDIR/LICENSE" "$DOCDIR/README.md" "$DOCDIR/operations.md" "$DOCDIR/cli.md" \
          "$DOCDIR/architecture.md" "$DOCDIR/systemd/devices.conf" \
          "$MANDIR/man1/tfd.1" "$MANDIR/man1/tfctl.1"; do
@@ -90,6 +90,8 @@ out=$("$dest$BINDIR/tfd" --version 2>&1)
 check "tfd --version is meson.build's: '$out'" test "$out" = "tfd $VERSION"
 check "the installed completion loads and registers tfctl" \
   bash -c "source '$dest$DATADIR/bash-completion/completions/tfctl' && complete -p tfctl | grep -q _tfctl"
+check "the installed completion for tfd loads and registers tfd" \
+  bash -c "source '$dest$DATADIR/bash-completion/completions/tfd' && complete -p tfd | grep -q _tfd"
 
 # LICENSE: the licence meson.build declares.
 check "meson.build's license is Apache-2.0 (got '$LICENSE_ID')" test "$LICENSE_ID" = "Apache-2.0"
