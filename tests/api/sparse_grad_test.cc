@@ -52,5 +52,15 @@ TEST_CASE("DynamicStitch's gradient gathers each input's rows") {
   }
 }
 
+TEST_CASE("SparseSegment combiners' gradients spread each segment back over its rows") {
+  for (const char* op : {"SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"}) {
+    // Row 2 read twice, row 1 never, segment 1 empty.
+    CheckGradientsAllModes(op, [&](const Scope& s, const Xs& in) {
+      return s.AddOp(op, {in[0], ops::Const(s, I32({2, 0, 2, 3}, TensorShape({4}))),
+                          ops::Const(s, I32({0, 0, 2, 2}, TensorShape({4})))})[0];
+    }, {RandomTensor({4, 3}, 76)}, kRankKnown);
+  }
+}
+
 }  // namespace
 }  // namespace tfd
