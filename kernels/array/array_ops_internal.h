@@ -21,6 +21,7 @@ Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
 Status RegisterPartitionOps(OpRegistry& r);     // partition_ops.cc: with gradients
 Status RegisterUniqueOps(OpRegistry& r);        // unique_ops.cc
 Status RegisterSparseSegmentOps(OpRegistry& r); // sparse_segment_ops.cc: with gradients
+Status RegisterStringHashOps(OpRegistry& r);    // string_hash_ops.cc
 Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array
