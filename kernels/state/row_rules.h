@@ -18,6 +18,9 @@
 
 namespace tfd::kernels::state {
 
+// Each rule names its variables (kVarNames: var, then its slots, as TF's
+// inputs are named), its scalar inputs (kScalars) and its bool attr (kFlag).
+
 // A rule's scalar hyper-parameters (in input order) and its one bool attr.
 template <typename T, int kScalars>
 struct RuleArgs {
@@ -28,6 +31,7 @@ struct RuleArgs {
 // accum += grad^2 (when flag: update_slots); var -= lr * grad / sqrt(accum).
 struct AdagradRule {
   static constexpr int kVars = 2;
+  static constexpr std::array<const char*, kVars> kVarNames = {"var", "accum"};
   static constexpr std::array<const char*, 1> kScalars = {"lr"};
   static constexpr const char* kFlag = "update_slots";
   template <typename T>
@@ -44,6 +48,7 @@ struct AdagradRule {
 // var -= grad * lr + accum * momentum * lr). Scalars: lr, momentum.
 struct MomentumRule {
   static constexpr int kVars = 2;
+  static constexpr std::array<const char*, kVars> kVarNames = {"var", "accum"};
   static constexpr std::array<const char*, 2> kScalars = {"lr", "momentum"};
   static constexpr const char* kFlag = "use_nesterov";
   template <typename T>
@@ -64,6 +69,7 @@ struct MomentumRule {
 // sqrt(ms + epsilon); var -= mom. Slots: ms, mom.
 struct RmsPropRule {
   static constexpr int kVars = 3;
+  static constexpr std::array<const char*, kVars> kVarNames = {"var", "ms", "mom"};
   static constexpr std::array<const char*, 4> kScalars = {"lr", "rho", "momentum", "epsilon"};
   static constexpr const char* kFlag = nullptr;
   template <typename T>
@@ -90,6 +96,7 @@ struct RmsPropRule {
 template <bool kShrinkage>
 struct FtrlRule {
   static constexpr int kVars = 3;
+  static constexpr std::array<const char*, kVars> kVarNames = {"var", "accum", "linear"};
   static constexpr int kNumScalars = kShrinkage ? 5 : 4;
   static constexpr std::array<const char*, kNumScalars> kScalars = [] {
     if constexpr (kShrinkage) {

@@ -96,9 +96,10 @@ class RowApplyOp : public OpKernel {
  private:
   template <typename T>
   Status Update(const OpKernelContext& ctx, const Variable& var, std::span<Tensor> v) const {
-    static constexpr const char* kSlotNames[] = {"var", "slot 1", "slot 2"};
     for (int i = 1; i < kVars; ++i) {
-      if (!(v[i].shape() == v[0].shape())) return ShapeMismatch(var, v[0], kSlotNames[i], v[i]);
+      if (!(v[i].shape() == v[0].shape())) {
+        return ShapeMismatch(var, v[0], Rule::kVarNames[i], v[i]);
+      }
     }
     RuleArgs<T, L::kNumScalars> a;
     a.flag = flag_;
@@ -161,14 +162,13 @@ Status RowApplyShape(InferenceContext& c) {
 
 // The op's definition: inputs named as TF names them, in TF's order.
 template <typename Rule, bool kSparse, int kGrad>
-OpDefBuilder RowApplyDef(const std::string& name, std::initializer_list<const char*> vars,
-                         const char* flag_attr, const std::string& doc) {
+OpDefBuilder RowApplyDef(const std::string& name, const char* flag_attr, const std::string& doc) {
   using L = Layout<Rule, kSparse>;
   OpDefBuilder b(name);
   const int num_inputs = Rule::kVars + 1 + (kSparse ? 1 : 0) + L::kNumScalars;
   std::vector<std::string> inputs(num_inputs);
   int i = 0;
-  for (const char* v : vars) inputs[i++] = std::string(v) + ": Ref(T)";
+  for (const char* v : Rule::kVarNames) inputs[i++] = std::string(v) + ": Ref(T)";
   inputs[kGrad] = "grad: T";
   if (kSparse) inputs[kGrad + 1] = "indices: Tindices";
   for (int j = 0; j < L::kNumScalars; ++j) {
@@ -183,10 +183,10 @@ OpDefBuilder RowApplyDef(const std::string& name, std::initializer_list<const ch
 }
 
 template <typename Rule, bool kSparse, int kGrad>
-Status AddRowApply(OpRegistry& r, const std::string& name, std::initializer_list<const char*> vars,
-                   const char* flag_attr, const std::string& doc) {
+Status AddRowApply(OpRegistry& r, const std::string& name, const char* flag_attr,
+                   const std::string& doc) {
   return r.Add<RowApplyOp<Rule, kSparse, kGrad>>(
-      RowApplyDef<Rule, kSparse, kGrad>(name, vars, flag_attr, doc),
+      RowApplyDef<Rule, kSparse, kGrad>(name, flag_attr, doc),
       RowApplyShape<Rule, kSparse, kGrad>);
 }
 
@@ -200,10 +200,10 @@ const char* kSparseDoc =
 Status RegisterSparseTrainingOps(OpRegistry& r) {
   const std::string adagrad = "accum += grad^2 (unless update_slots is false); var -= lr * grad / sqrt(accum).";
   TFD_RETURN_IF_ERROR((AddRowApply<AdagradRule, false, 3>(
-      r, "ApplyAdagrad", {"var", "accum"}, "update_slots: bool = true",
+      r, "ApplyAdagrad", "update_slots: bool = true",
       adagrad + " Shape: var's; accum and grad must equal it, lr is a scalar.")));
   TFD_RETURN_IF_ERROR((AddRowApply<AdagradRule, true, 3>(
-      r, "SparseApplyAdagrad", {"var", "accum"}, "update_slots: bool = true", adagrad + kSparseDoc)));
+      r, "SparseApplyAdagrad", "update_slots: bool = true", adagrad + kSparseDoc)));
 
   const std::string ftrl =
       "FTRL-Proximal as TF computes it: new_accum = accum + grad^2; linear += grad - "
@@ -215,16 +215,16 @@ Status RegisterSparseTrainingOps(OpRegistry& r) {
   const char* kFtrlFlag = "multiply_linear_by_lr: bool = false";
   const std::string dense_ftrl = " Shape: var's; accum, linear and grad must equal it, the rest are scalars.";
   TFD_RETURN_IF_ERROR((AddRowApply<FtrlRule<false>, false, 3>(
-      r, "ApplyFtrl", {"var", "accum", "linear"}, kFtrlFlag, ftrl + dense_ftrl)));
+      r, "ApplyFtrl", kFtrlFlag, ftrl + dense_ftrl)));
   TFD_RETURN_IF_ERROR((AddRowApply<FtrlRule<true>, false, 3>(
-      r, "ApplyFtrlV2", {"var", "accum", "linear"}, kFtrlFlag, ftrl_v2 + dense_ftrl)));
+      r, "ApplyFtrlV2", kFtrlFlag, ftrl_v2 + dense_ftrl)));
   TFD_RETURN_IF_ERROR((AddRowApply<FtrlRule<false>, true, 3>(
-      r, "SparseApplyFtrl", {"var", "accum", "linear"}, kFtrlFlag, ftrl + kSparseDoc)));
+      r, "SparseApplyFtrl", kFtrlFlag, ftrl + kSparseDoc)));
   TFD_RETURN_IF_ERROR((AddRowApply<FtrlRule<true>, true, 3>(
-      r, "SparseApplyFtrlV2", {"var", "accum", "linear"}, kFtrlFlag, ftrl_v2 + kSparseDoc)));
+      r, "SparseApplyFtrlV2", kFtrlFlag, ftrl_v2 + kSparseDoc)));
 
   TFD_RETURN_IF_ERROR((AddRowApply<MomentumRule, true, 3>(
-      r, "SparseApplyMomentum", {"var", "accum"}, "use_nesterov: bool = false",
+      r, "SparseApplyMomentum", "use_nesterov: bool = false",
       std::string("accum = accum * momentum + grad; var -= lr * accum (Nesterov: var -= grad * "
                   "lr + accum * momentum * lr).") + kSparseDoc)));
 
@@ -232,9 +232,9 @@ Status RegisterSparseTrainingOps(OpRegistry& r) {
       "ms += (grad^2 - ms) * (1 - rho); mom = mom * momentum + lr * grad / sqrt(ms + epsilon); "
       "var -= mom.";
   TFD_RETURN_IF_ERROR((AddRowApply<RmsPropRule, false, 7>(
-      r, "ApplyRMSProp", {"var", "ms", "mom"}, nullptr,
+      r, "ApplyRMSProp", nullptr,
       rms + " Shape: var's; ms, mom and grad must equal it, the rest are scalars.")));
-  return AddRowApply<RmsPropRule, true, 7>(r, "SparseApplyRMSProp", {"var", "ms", "mom"}, nullptr,
+  return AddRowApply<RmsPropRule, true, 7>(r, "SparseApplyRMSProp", nullptr,
                                            rms + kSparseDoc);
 }
 
