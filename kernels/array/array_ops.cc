@@ -19,6 +19,10 @@ Status RegisterArrayOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(array::RegisterCastOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterPadOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterSegmentOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterPartitionOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterUniqueOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterSparseSegmentOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterStringHashOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterArrayGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }

@@ -18,6 +18,10 @@ Status RegisterTransposeOps(OpRegistry& r);     // transpose_ops.cc
 Status RegisterCastOps(OpRegistry& r);          // cast_ops.cc
 Status RegisterPadOps(OpRegistry& r);           // pad_ops.cc
 Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
+Status RegisterPartitionOps(OpRegistry& r);     // partition_ops.cc: with gradients
+Status RegisterUniqueOps(OpRegistry& r);        // unique_ops.cc
+Status RegisterSparseSegmentOps(OpRegistry& r); // sparse_segment_ops.cc: with gradients
+Status RegisterStringHashOps(OpRegistry& r);    // string_hash_ops.cc
 Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array

@@ -9,6 +9,8 @@ namespace tfd::kernels {
 Status RegisterStateOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(state::RegisterVariableOps(registry));
   TFD_RETURN_IF_ERROR(state::RegisterTrainingOps(registry));
+  TFD_RETURN_IF_ERROR(state::RegisterScatterOps(registry));
+  TFD_RETURN_IF_ERROR(state::RegisterSparseTrainingOps(registry));
   return OkStatus();
 }
 

@@ -11,6 +11,8 @@ namespace tfd::kernels::state {
 
 Status RegisterVariableOps(OpRegistry& r);  // variable_ops.cc
 Status RegisterTrainingOps(OpRegistry& r);  // training_ops.cc
+Status RegisterScatterOps(OpRegistry& r);   // scatter_ops.cc
+Status RegisterSparseTrainingOps(OpRegistry& r);  // sparse_training_ops.cc
 
 // Reference input `i` as a Variable of dtype `dtype`: INVALID_ARGUMENT when
 // it is not a variable or holds another dtype.
