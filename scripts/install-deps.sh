@@ -20,7 +20,7 @@ packages=(
   catch2                          # unit tests
   openssl                         # tests/integration/tls_test makes its own CA and certificates
   qemu-user                       # tests/deploy/cpu_guard_test runs tfd on an emulated older CPU
-  help2man                        # man pages for tfd and tfctl, from their --help
+  help2man                        # tfctl's man page, from its --help (tfd writes its own)
   clang                           # tests/lint: clang's -Wthread-safety over the annotated files
   iproute2                        # tests/deploy/pod_names_test brings up lo in its own network namespace
   systemd                         # systemd-analyze: tests/deploy verify the unit (nothing runs it)
