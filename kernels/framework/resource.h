@@ -147,15 +147,15 @@ StatusOr<std::shared_ptr<T>> LookupOrCreateRestored(
   const std::string held = PendingRestoreName(ns, name);
   auto pending = resources.Lookup<PendingRestore>(container, held);
   bool adopted = false;
-  auto made = resources.LookupOrCreate<T>(container, name,
-                                          [&]() -> StatusOr<std::shared_ptr<T>> {
-                                            TFD_ASSIGN_OR_RETURN(auto r, create());
-                                            if (pending.ok()) {
-                                              TFD_RETURN_IF_ERROR((*pending)->HandTo(*r));
-                                              adopted = true;
-                                            }
-                                            return r;
-                                          });
+  auto take_up = [&]() -> StatusOr<std::shared_ptr<T>> {
+    TFD_ASSIGN_OR_RETURN(std::shared_ptr<T> r, create());
+    if (pending.ok()) {
+      TFD_RETURN_IF_ERROR((*pending)->HandTo(*r));
+      adopted = true;
+    }
+    return r;
+  };
+  auto made = resources.LookupOrCreate<T>(container, name, take_up);
   if (adopted) (void)resources.Delete(container, held);
   return made;
 }

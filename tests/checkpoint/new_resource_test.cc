@@ -170,5 +170,20 @@ TEST_CASE("a saved value the resource refuses fails the restore before anything 
   CHECK(*task.Add(0) == 5);
 }
 
+TEST_CASE("a held value its resource refuses fails the op that makes it, naming the file") {
+  TempDir dir;
+  CounterTask task(dir.path());
+  const auto path = dir.path() / CheckpointFileName(9);
+  REQUIRE(kernels::WriteCheckpoint(path, {"@test_counter/clicks"}, {Tensor::Scalar(1.5f)}).ok());
+  REQUIRE(task.checkpoints->Restore(9).ok());  // nothing to check it against yet
+  for (int run = 0; run < 2; ++run) {  // and the value stays: the next run fails the same way
+    auto added = task.Add(1);
+    REQUIRE_FALSE(added.ok());
+    CHECK(added.status().code() == Code::kInvalidArgument);
+    CHECK_THAT(added.status().message(), Catch::Contains("must be an int64 scalar"));
+    CHECK_THAT(added.status().message(), Catch::Contains(path.string()));
+  }
+}
+
 }  // namespace
 }  // namespace tfd::testing
