@@ -3,9 +3,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -13,8 +15,7 @@
 #include "common/memory_budget.h"
 #include "common/resource_mgr.h"
 #include "daemon/transport/data_plane.h"
-#include "kernels/data_flow/fifo_queue.h"
-#include "kernels/state/variable.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd {
 namespace {
@@ -155,30 +156,69 @@ void AddSteps(const TaskEnv& env, Exposition& page) {
   page.Sample("tfd_registered_graphs", {}, env.registered_graphs.load());
 }
 
-// Resources: variables counted, every queue by name.
-void AddResources(const TaskEnv& env, Exposition& page) {
-  size_t variables = 0, initialized = 0;
-  std::vector<std::pair<std::string, std::shared_ptr<kernels::FIFOQueue>>> queues;
-  if (env.kernel_env != nullptr && env.kernel_env->resources != nullptr) {
-    for (const auto& [key, resource] : env.kernel_env->resources->List()) {
-      if (auto v = std::dynamic_pointer_cast<kernels::Variable>(resource)) {
-        ++variables;
-        if (v->initialized()) ++initialized;
-      } else if (auto q = std::dynamic_pointer_cast<kernels::FIFOQueue>(resource)) {
-        queues.emplace_back(key.container.empty() ? key.name : key.container + "/" + key.name,
-                            std::move(q));
+// A resource as the page shows it: its name ("container/name" outside the
+// default container) and what it says of itself.
+struct DescribedResource {
+  std::string name;
+  kernels::ResourceDescription description;
+};
+
+std::vector<DescribedResource> DescribeResources(const TaskEnv& env) {
+  std::vector<DescribedResource> out;
+  if (env.kernel_env == nullptr || env.kernel_env->resources == nullptr) return out;
+  for (const auto& [key, base] : env.kernel_env->resources->List()) {
+    auto resource = std::dynamic_pointer_cast<kernels::Resource>(base);
+    if (resource == nullptr) continue;  // a runtime helper, not state a user made
+    out.push_back({key.container.empty() ? key.name : key.container + "/" + key.name,
+                   resource->Describe()});
+  }
+  return out;
+}
+
+// Each gauge a kind of resource reports, as the family tfd_<kind>_<gauge>
+// with one sample per resource (tfd_queue_size{queue="q"}); families in the
+// order the resources first report them.
+void AddResourceGauges(const std::vector<DescribedResource>& resources, Exposition& page) {
+  std::vector<std::pair<std::string, std::string>> families;  // name, help
+  for (const auto& r : resources) {
+    for (const auto& g : r.description.gauges) {
+      std::string family = "tfd_" + r.description.kind + "_" + g.name;
+      if (std::none_of(families.begin(), families.end(),
+                       [&](const auto& f) { return f.first == family; })) {
+        families.emplace_back(std::move(family), g.help);
       }
     }
+  }
+  for (const auto& [family, help] : families) {
+    page.Family(family.c_str(), "gauge", help.c_str());
+    for (const auto& r : resources) {
+      for (const auto& g : r.description.gauges) {
+        if ("tfd_" + r.description.kind + "_" + g.name != family) continue;
+        page.Sample(family, {{r.description.kind.c_str(), r.name}}, g.value);
+      }
+    }
+  }
+}
+
+// Resources, as each describes itself (kernels/framework/resource.h):
+// variables by state, every kind counted, and the gauges of each.
+void AddResources(const TaskEnv& env, Exposition& page) {
+  const std::vector<DescribedResource> resources = DescribeResources(env);
+  size_t variables = 0, initialized = 0;
+  std::map<std::string, size_t> kinds;
+  for (const auto& r : resources) {
+    ++kinds[r.description.kind];
+    if (r.description.kind != kernels::kVariableKind) continue;
+    ++variables;
+    if (r.description.initialized) ++initialized;
   }
   page.Family("tfd_variables", "gauge", "Variables this task holds, by whether initialized.");
   page.Sample("tfd_variables", {{"state", "initialized"}}, initialized);
   page.Sample("tfd_variables", {{"state", "uninitialized"}}, variables - initialized);
-  page.Family("tfd_queue_size", "gauge", "Elements waiting in each queue on this task.");
-  for (const auto& [name, q] : queues) page.Sample("tfd_queue_size", {{"queue", name}}, q->size());
-  page.Family("tfd_queue_capacity", "gauge", "Each queue's capacity (-1: unbounded).");
-  for (const auto& [name, q] : queues) {
-    page.Sample("tfd_queue_capacity", {{"queue", name}}, q->capacity());
-  }
+  page.Family("tfd_resources", "gauge",
+              "Variables, queues, datasets and other resources this task holds, by kind.");
+  for (const auto& [kind, count] : kinds) page.Sample("tfd_resources", {{"kind", kind}}, count);
+  AddResourceGauges(resources, page);
 }
 
 // What crossed the data plane, by peer, and what it refused.

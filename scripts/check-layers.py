@@ -10,6 +10,10 @@ builds on, and nothing else: not a layer above it, and not one beside it
 tests/ may include anything. A C++ file in no layer is reported too, so a
 new directory gets its place in the table.
 
+daemon/ and cli/ see the op library only through its interface, OP_INTERFACE
+below: nothing there knows a concrete kernel, so a new variable-like resource,
+queue or dataset needs no change outside kernels/ (DESIGN.md, "Layout").
+
   scripts/check-layers.py [ROOT]     # ROOT: the source tree, by default this script's ../
 
 Prints each include that runs against the layers as FILE:LINE and exits 1
@@ -40,6 +44,17 @@ LAYERS = [
     ("python", ["daemon/client", "api"]),  # the pybind11 module
     ("tests", None),                  # anything
 ]
+# The kernels/ headers daemon/ and cli/ may include: the whole interface of
+# the op library to the runtime and its tools. Any other kernels/ header there
+# is a finding; reach the kernel behind it through one of these instead.
+OP_INTERFACE = {
+    "kernels/register_all.h",        # the one registry entry point: RegisterAll
+    "kernels/framework/resource.h",  # resources as checkpoints, metrics, `tfctl vars` see them
+    "kernels/framework/framework_ops.h",  # the ops the runtime itself writes into graphs
+    "kernels/gpu/gpu_device.h",      # the devices: enumeration, memory, why none
+}
+# Where OP_INTERFACE applies: daemon/ and everything under it, and cli/.
+OP_INTERFACE_USERS = ("daemon", "cli")
 SOURCE_SUFFIXES = (".h", ".cc", ".cu", ".cuh", ".hpp", ".cpp")
 SKIP_DIRS = {".git", "deploy", "docs", "scripts"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
@@ -99,6 +114,11 @@ def check(root):
                 checked += 1
                 if theirs is None:
                     findings.append(f"{path}:{number}: includes \"{target}\", which is in no layer")
+                elif (theirs == "kernels" and target not in OP_INTERFACE and
+                      any(path.startswith(u + "/") for u in OP_INTERFACE_USERS)):
+                    findings.append(f"{path}:{number}: includes \"{target}\", a concrete kernel "
+                                    f"header; daemon/ and cli/ may include only the op library's "
+                                    f"interface (OP_INTERFACE in scripts/check-layers.py)")
                 elif closure[mine] is not None and theirs not in closure[mine]:
                     way = ("up" if closure[theirs] is not None and mine in closure[theirs]
                            else "across")

@@ -5,79 +5,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "common/io_error.h"
-
-#include "daemon/checkpoint/checkpoint_dir.h"
 #include "common/tensor_bundle/checkpoint_file.h"
-#include "kernels/data/idx_dataset.h"
-#include "kernels/data/input_position.h"
-#include "kernels/state/variable.h"
+#include "daemon/checkpoint/checkpoint_dir.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd {
 namespace {
 
-using kernels::Variable;
-using kernels::data::DatasetKeyOfPosition;
-using kernels::data::IdxDataset;
-using kernels::data::InputPosition;
-using kernels::data::InputPositionKey;
-using kernels::data::PendingInputPosition;
-using kernels::data::PendingPositionName;
-
-// A dataset's position on this task, to be saved: its cursor, or one
-// restored earlier that no dataset has taken up yet (so that a save in
-// between does not lose it). nullopt for every other resource.
-std::optional<std::pair<std::string, InputPosition>> SavedPosition(
-    const ResourceMgr::Key& key, const std::shared_ptr<ResourceBase>& resource) {
-  if (auto ds = std::dynamic_pointer_cast<IdxDataset>(resource)) {
-    auto p = ds->Position();
-    if (p) return std::pair{key.name, *p};
-  } else if (auto pending = std::dynamic_pointer_cast<PendingInputPosition>(resource)) {
-    if (auto name = DatasetKeyOfPosition(key.name)) return std::pair{*name, pending->position()};
-  }
-  return std::nullopt;
-}
-
-// Moves every dataset of the task to the position `positions` (dataset key,
-// position; each already checked) gives it. A dataset not created yet gets
-// a pending position, replacing one an earlier restore left; a dataset the
-// checkpoint does not name, which had not been read when it was saved,
-// starts over, and a pending position for it is dropped.
-Status PlaceInputPositions(ResourceMgr& resources,
-                           const std::vector<std::pair<std::string, InputPosition>>& positions) {
-  std::set<std::string> named;
-  for (const auto& [key, position] : positions) named.insert(key);
-  for (const auto& [key, resource] : resources.List()) {
-    if (auto ds = std::dynamic_pointer_cast<IdxDataset>(resource)) {
-      auto saved_key = CheckpointKey(key.container, key.name);
-      if (!saved_key.ok() || !named.count(*saved_key)) ds->Reset();
-    } else if (std::dynamic_pointer_cast<PendingInputPosition>(resource)) {
-      (void)resources.Delete(key.container, key.name);
-    }
-  }
-  for (const auto& [key, position] : positions) {
-    auto [container, name] = SplitCheckpointKey(key);
-    auto existing = resources.Lookup<IdxDataset>(container, name);
-    if (existing.ok()) {
-      TFD_RETURN_IF_ERROR((*existing)->SetPosition(position));
-      continue;
-    }
-    // Taken up by the dataset's op when it creates the dataset.
-    TFD_RETURN_IF_ERROR(resources
-                            .LookupOrCreate<PendingInputPosition>(
-                                container, PendingPositionName(name),
-                                [&position = position]()
-                                    -> StatusOr<std::shared_ptr<PendingInputPosition>> {
-                                  return std::make_shared<PendingInputPosition>(position);
-                                })
-                            .status());
-  }
-  return OkStatus();
-}
+using kernels::Resource;
+using Entries = std::vector<std::pair<std::string, Tensor>>;
 
 CheckpointInfo InfoOf(const CheckpointFile& f) {
   CheckpointInfo info;
@@ -89,20 +32,109 @@ CheckpointInfo InfoOf(const CheckpointFile& f) {
 }
 
 // Reads the whole file, every checksum checked.
-StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadVerified(const CheckpointFile& f) {
-  return kernels::ReadCheckpoint(f.path);
+StatusOr<Entries> ReadVerified(const CheckpointFile& f) { return kernels::ReadCheckpoint(f.path); }
+
+// The key `resource`, held under `key`, is saved under; nullopt when it is
+// never checkpointed.
+StatusOr<std::optional<std::string>> SavedKey(const ResourceMgr::Key& key,
+                                              const Resource& resource) {
+  auto ns = resource.CheckpointNamespace();
+  if (!ns) return std::optional<std::string>();
+  TFD_ASSIGN_OR_RETURN(std::string name,
+                       CheckpointKey(key.container, resource.CheckpointName(key.name)));
+  return std::optional<std::string>(std::string(*ns) + name);
 }
 
-// A value's fit with the variable it would go to; nothing is assigned.
-Status CheckFits(const Variable& v, const std::string& key, const Tensor& value,
-                 const std::string& path) {
-  if (v.dtype() != value.dtype() || !v.declared_shape().IsCompatibleWith(value.shape())) {
-    return errors::FailedPrecondition(
-        "variable '", v.FullName(), "' is declared ", DTypeName(v.dtype()),
-        v.declared_shape().ToString(), " but checkpoint '", path, "' holds ", value.Describe(),
-        " for '", key, "'");
+// One entry of the checkpoint being restored, checked against the task.
+struct RestoreEntry {
+  std::string key;  // as in the file
+  std::string container, name;  // of the resource it restores
+  Tensor value;
+  std::shared_ptr<Resource> existing;  // the task's resource; else null and
+  kernels::RestoreHolder holder;       // what holds the value until its op runs
+};
+
+// FAILED_PRECONDITION unless `resource` keeps its entries in namespace `ns`.
+Status CheckNamespace(const ResourceBase& base, std::string_view ns, const RestoreEntry& e,
+                      const std::string& file) {
+  const auto* resource = dynamic_cast<const Resource*>(&base);
+  if (resource != nullptr && resource->CheckpointNamespace() == ns) return OkStatus();
+  return errors::FailedPrecondition("resource '", e.name, "' in container '", e.container,
+                                    "' is a ", base.Kind(), ", which checkpoint '", file,
+                                    "' cannot restore from '", e.key, "'");
+}
+
+// Checks `key`'s value against the resource it restores, or makes what will
+// hold it; assigns nothing.
+StatusOr<RestoreEntry> PlanEntry(ResourceMgr& resources, std::string key, Tensor value,
+                                 const std::string& file) {
+  RestoreEntry e{.key = std::move(key), .value = std::move(value)};
+  const std::string_view ns = kernels::CheckpointNamespaceOf(e.key);  // into e.key
+  std::tie(e.container, e.name) = SplitCheckpointKey(e.key.substr(ns.size()));
+  auto existing = resources.Lookup<ResourceBase>(e.container, e.name);
+  if (existing.ok()) {
+    TFD_RETURN_IF_ERROR(CheckNamespace(**existing, ns, e, file));
+    e.existing = std::dynamic_pointer_cast<Resource>(*existing);
+    TFD_RETURN_IF_ERROR(e.existing->CheckRestore(e.value, e.key, file));
+  } else if (existing.status().code() == Code::kNotFound) {
+    TFD_ASSIGN_OR_RETURN(
+        e.holder, kernels::MakeRestoreHolder(ns, e.container, e.name, e.value, e.key, file));
+  } else {
+    return existing.status().WithContext("restoring '" + e.key + "' from '" + file + "'");
   }
-  return OkStatus();
+  return e;
+}
+
+// Every entry of `values` checked before anything is assigned; variables
+// first, then the other kinds' entries, each in the file's order.
+StatusOr<std::vector<RestoreEntry>> PlanRestore(ResourceMgr& resources, Entries values,
+                                                const std::string& file) {
+  std::vector<RestoreEntry> plan;
+  for (auto& [key, value] : values) {
+    TFD_ASSIGN_OR_RETURN(RestoreEntry e, PlanEntry(resources, key, std::move(value), file));
+    plan.push_back(std::move(e));
+  }
+  std::stable_partition(plan.begin(), plan.end(), [](const RestoreEntry& e) {
+    return kernels::CheckpointNamespaceOf(e.key).empty();
+  });
+  return plan;
+}
+
+// What the checkpoint replaces: every value an earlier restore left waiting,
+// and the state of every checkpointed resource it holds nothing for (a
+// dataset not read when it was saved starts over).
+void ForgetUnnamed(ResourceMgr& resources, const std::vector<RestoreEntry>& plan) {
+  std::set<std::string> named;
+  for (const RestoreEntry& e : plan) named.insert(e.key);
+  for (const auto& [key, base] : resources.List()) {
+    auto resource = std::dynamic_pointer_cast<Resource>(base);
+    if (resource == nullptr) continue;
+    if (std::dynamic_pointer_cast<kernels::PendingRestore>(resource)) {
+      (void)resources.Delete(key.container, key.name);
+      continue;
+    }
+    auto saved_key = SavedKey(key, *resource);
+    if (!saved_key.ok() || (*saved_key && !named.count(**saved_key))) resource->RestoreAbsent();
+  }
+}
+
+// Assigns one checked entry: to its resource, or by holding its holder
+// (unless the resource's op made the resource meanwhile).
+Status ApplyEntry(ResourceMgr& resources, const RestoreEntry& e, const std::string& file) {
+  std::shared_ptr<Resource> target = e.existing;
+  if (target == nullptr) {
+    const std::shared_ptr<Resource>& holder = e.holder.resource;
+    TFD_ASSIGN_OR_RETURN(target, resources.LookupOrCreate<Resource>(
+                                     e.container, e.holder.held_name,
+                                     [&holder]() -> StatusOr<std::shared_ptr<Resource>> {
+                                       return holder;
+                                     }));
+    if (target == holder) return OkStatus();  // holds the value already
+    TFD_RETURN_IF_ERROR(
+        CheckNamespace(*target, kernels::CheckpointNamespaceOf(e.key), e, file));
+  }
+  TFD_RETURN_IF_ERROR(target->CheckRestore(e.value, e.key, file));
+  return target->Restore(e.value, e.key);
 }
 
 }  // namespace
@@ -115,10 +147,9 @@ StatusOr<std::string> CheckpointKey(const std::string& container, const std::str
                                    "name in the default container) makes its key ambiguous");
   }
   std::string key = container.empty() ? name : container + ":" + name;
-  if (DatasetKeyOfPosition(key)) {
-    return errors::InvalidArgument("'", key, "' cannot be checkpointed: keys starting with '",
-                                   kernels::data::kInputPositionKeyPrefix,
-                                   "' hold input positions");
+  if (const std::string_view ns = kernels::CheckpointNamespaceOf(key); !ns.empty()) {
+    return errors::InvalidArgument("'", key, "' cannot be checkpointed: keys starting with '", ns,
+                                   "' hold another kind's entries (docs/checkpoint_format.md)");
   }
   return key;
 }
@@ -153,22 +184,17 @@ StatusOr<CheckpointInfo> CheckpointManager::Write(int64_t step) {
   if (step < 0) return errors::InvalidArgument("checkpoint step must be >= 0, not ", step);
   std::vector<std::string> names;
   std::vector<Tensor> values;
-  for (const auto& [key, resource] : resources_.List()) {
-    if (auto position = SavedPosition(key, resource)) {
-      TFD_ASSIGN_OR_RETURN(std::string name, CheckpointKey(key.container, position->first));
-      names.push_back(InputPositionKey(name));
-      values.push_back(position->second.ToTensor());
-      continue;
-    }
-    auto v = std::dynamic_pointer_cast<Variable>(resource);
-    if (!v || !v->initialized()) continue;
-    auto value = v->Read();  // a copy-on-write snapshot, taken under the variable's lock
-    if (!value.ok()) continue;  // reset meanwhile
-    TFD_ASSIGN_OR_RETURN(std::string name, CheckpointKey(key.container, key.name));
-    names.push_back(std::move(name));
-    values.push_back(std::move(value).value());
+  for (const auto& [key, base] : resources_.List()) {
+    auto resource = std::dynamic_pointer_cast<Resource>(base);
+    if (resource == nullptr) continue;
+    // A snapshot: a variable's copy-on-write value, taken under its lock.
+    auto value = resource->CheckpointValue();
+    if (!value) continue;  // nothing to keep (yet)
+    TFD_ASSIGN_OR_RETURN(auto saved_key, SavedKey(key, *resource));
+    if (!saved_key) continue;
+    names.push_back(std::move(*saved_key));
+    values.push_back(std::move(*value));
   }
-
   MutexLock lock(mu_);
   const std::filesystem::path path = options_.dir / PendingCheckpointFileName(step);
   if (Status written = kernels::WriteCheckpoint(path, names, values); !written.ok()) {
@@ -293,106 +319,57 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
   MutexLock lock(mu_);
   TFD_ASSIGN_OR_RETURN(auto files, ScanCheckpointDir(options_.dir));
   Restored restored;
-  std::vector<std::pair<std::string, Tensor>> values;
-  const CheckpointFile* chosen = nullptr;
-  if (step.has_value()) {
-    for (const CheckpointFile& f : files) {
-      if (f.step == *step) chosen = &f;
-    }
-    if (chosen == nullptr) {
-      std::string have;
-      for (const CheckpointFile& f : files) have += (have.empty() ? "" : ", ") + std::to_string(f.step);
-      return errors::NotFound("no checkpoint of step ", *step, " in '", options_.dir.string(),
-                              "' (", have.empty() ? "it holds none" : "it holds steps " + have,
-                              ")");
-    }
-    TFD_ASSIGN_OR_RETURN(values, ReadVerified(*chosen));
-  } else {
-    if (files.empty()) {
-      return errors::NotFound("no checkpoint in '", options_.dir.string(), "'");
-    }
-    std::string problems;
-    for (auto it = files.rbegin(); it != files.rend() && chosen == nullptr; ++it) {
-      auto read = ReadVerified(*it);
-      if (read.ok()) {
-        chosen = &*it;
-        values = std::move(read).value();
-        continue;
-      }
-      restored.skipped.push_back(it->path.string() + ": " + read.status().ToString());
-      problems += (problems.empty() ? "" : "; ") + read.status().message();
-      if (logger_) {
-        logger_->warn("skipping checkpoint {}: {}", it->path.string(), read.status().ToString());
-      }
-    }
-    if (chosen == nullptr) {
-      return errors::FailedPrecondition("no checkpoint in '", options_.dir.string(),
-                                        "' verifies: ", problems);
-    }
+  TFD_ASSIGN_OR_RETURN(auto chosen, step.has_value() ? ReadStep(files, *step)
+                                                     : ReadNewest(files, restored.skipped));
+  const std::string file = chosen.first.path.string();
+  const size_t entries = chosen.second.size();
+  TFD_ASSIGN_OR_RETURN(auto plan, PlanRestore(resources_, std::move(chosen.second), file));
+  ForgetUnnamed(resources_, plan);
+  size_t variables = 0;
+  for (const RestoreEntry& e : plan) {
+    TFD_RETURN_IF_ERROR(ApplyEntry(resources_, e, file));
+    restored.variables.push_back(e.key);
+    if (kernels::CheckpointNamespaceOf(e.key).empty()) ++variables;
   }
-
-  // Dataset positions apart from variables; every value checked against what
-  // exists before anything is assigned.
-  std::vector<std::pair<std::string, Tensor>> variables;
-  std::vector<std::pair<std::string, InputPosition>> positions;  // dataset key, position
-  for (auto& [key, value] : values) {
-    auto dataset = DatasetKeyOfPosition(key);
-    if (!dataset) {
-      variables.emplace_back(key, std::move(value));
-      continue;
-    }
-    TFD_ASSIGN_OR_RETURN(InputPosition p, InputPosition::FromTensor(value, key));
-    auto [container, name] = SplitCheckpointKey(*dataset);
-    auto existing = resources_.Lookup<IdxDataset>(container, name);
-    if (existing.ok()) {
-      TFD_RETURN_IF_ERROR((*existing)->AcceptsPosition(p).WithContext(
-          "restoring from '" + chosen->path.string() + "'"));
-    } else if (existing.status().code() != Code::kNotFound) {
-      return existing.status().WithContext("restoring '" + key + "' from '" +
-                                           chosen->path.string() + "'");
-    }
-    positions.emplace_back(*dataset, p);
-  }
-  values = std::move(variables);
-  for (const auto& [key, value] : values) {
-    auto [container, name] = SplitCheckpointKey(key);
-    auto existing = resources_.Lookup<Variable>(container, name);
-    if (existing.ok()) {
-      TFD_RETURN_IF_ERROR(CheckFits(**existing, key, value, chosen->path.string()));
-    } else if (existing.status().code() != Code::kNotFound) {
-      return existing.status().WithContext("restoring '" + key + "' from '" +
-                                           chosen->path.string() + "'");
-    }
-  }
-  for (const auto& [key, value] : values) {
-    auto [container, name] = SplitCheckpointKey(key);
-    // Captured by name: lambdas may not capture structured bindings before
-    // C++20's P1091, which clang 14 does not implement.
-    TFD_ASSIGN_OR_RETURN(
-        auto var, resources_.LookupOrCreate<Variable>(
-                      container, name,
-                      [&container = container, &name = name,
-                       &value = value]() -> StatusOr<std::shared_ptr<Variable>> {
-                        return std::make_shared<Variable>(container, name, value.dtype(),
-                                                          PartialShape(value.shape()),
-                                                          /*created_by_restore=*/true);
-                      }));
-    TFD_RETURN_IF_ERROR(CheckFits(*var, key, value, chosen->path.string()));
-    // The declared shape was checked; the value may change the current shape
-    // as an Assign with validate_shape=false may.
-    TFD_RETURN_IF_ERROR(var->Assign(value, /*validate_shape=*/false));
-    restored.variables.push_back(key);
-  }
-  TFD_RETURN_IF_ERROR(PlaceInputPositions(resources_, positions));
-  for (const auto& [key, position] : positions) restored.variables.push_back(InputPositionKey(key));
-  restored.checkpoint = InfoOf(*chosen);
+  restored.checkpoint = InfoOf(chosen.first);
   restored.checkpoint.verified = true;
-  restored.checkpoint.variables = static_cast<uint32_t>(values.size() + positions.size());
+  restored.checkpoint.variables = static_cast<uint32_t>(entries);
   if (logger_) {
-    logger_->info("restored checkpoint step {} ({} variables, {} input positions) from {}",
-                  chosen->step, values.size(), positions.size(), chosen->path.string());
+    logger_->info("restored checkpoint step {} ({} variables, {} other entries such as input "
+                  "positions) from {}",
+                  chosen.first.step, variables, entries - variables, file);
   }
   return restored;
+}
+
+StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadStep(
+    const std::vector<CheckpointFile>& files, int64_t step) const {
+  for (const CheckpointFile& f : files) {
+    if (f.step != step) continue;
+    TFD_ASSIGN_OR_RETURN(auto values, ReadVerified(f));
+    return std::pair{f, std::move(values)};
+  }
+  std::string have;
+  for (const CheckpointFile& f : files) have += (have.empty() ? "" : ", ") + std::to_string(f.step);
+  return errors::NotFound("no checkpoint of step ", step, " in '", options_.dir.string(), "' (",
+                          have.empty() ? "it holds none" : "it holds steps " + have, ")");
+}
+
+StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadNewest(
+    const std::vector<CheckpointFile>& files, std::vector<std::string>& skipped) const {
+  if (files.empty()) return errors::NotFound("no checkpoint in '", options_.dir.string(), "'");
+  std::string problems;
+  for (auto it = files.rbegin(); it != files.rend(); ++it) {
+    auto read = ReadVerified(*it);
+    if (read.ok()) return std::pair{*it, std::move(read).value()};
+    skipped.push_back(it->path.string() + ": " + read.status().ToString());
+    problems += (problems.empty() ? "" : "; ") + read.status().message();
+    if (logger_) {
+      logger_->warn("skipping checkpoint {}: {}", it->path.string(), read.status().ToString());
+    }
+  }
+  return errors::FailedPrecondition("no checkpoint in '", options_.dir.string(),
+                                    "' verifies: ", problems);
 }
 
 }  // namespace tfd

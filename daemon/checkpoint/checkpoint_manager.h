@@ -2,11 +2,13 @@
 // --checkpoint-dir — save, list, restore, keep the newest few.
 //
 // A checkpoint is one file `ckpt-<step>.tfdckpt` (daemon/checkpoint/checkpoint_dir.h)
-// holding every initialized variable of the task's ResourceMgr, each under
-// its key: the variable's name in the default container, "container:name"
-// elsewhere (docs/checkpoint_format.md, "Checkpoint directories"); and the
-// position of every dataset the task has read from, under "@input/KEY", so
-// that a restored task reads on from where the saved model left its input.
+// holding every checkpointed resource of the task's ResourceMgr, each as one
+// tensor under its key (kernels/framework/resource.h; the format is
+// docs/checkpoint_format.md, "Checkpoint directories"): a variable under its
+// name in the default container, "container:name" elsewhere; a dataset's
+// position under "@input/KEY", so that a restored task reads on from where
+// the saved model left its input; any other kind under its own "@word/"
+// namespace. The manager knows resources only through that interface.
 //
 // A cluster checkpoint is saved in phases, so that no task counts or
 // prunes on a step another task failed to write (daemon/distributed/checkpoint_fanout.h):
@@ -47,6 +49,8 @@
 #include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/status.h"
+#include "common/tensor.h"
+#include "daemon/checkpoint/checkpoint_dir.h"
 #include "daemon/checkpoint/checkpoint_info.h"
 
 namespace tfd {
@@ -79,7 +83,8 @@ class CheckpointManager {
 
   const std::filesystem::path& dir() const { return options_.dir; }
 
-  // Writes every initialized variable as this task's pending part of
+  // Writes every checkpointed resource that holds something (an initialized
+  // variable, a dataset that was read) as this task's pending part of
   // checkpoint `step` (>= 0; replacing a pending part of the same step).
   // A failed write — a failed fsync included — fails with the error naming
   // the file and the system's reason, and leaves nothing behind; no
@@ -111,9 +116,11 @@ class CheckpointManager {
   // Assigns the saved values to the task's variables, creating those that do
   // not exist (marked as restored, so the first VariableV2 of that name
   // adopts them), and moves its datasets' cursors to the saved positions (a
-  // dataset not created yet takes its position up when its op creates it).
-  // Variables the file lacks are left alone; datasets it lacks, which had not
-  // been read when it was saved, start over at epoch 0.
+  // dataset not created yet takes its position up when its op creates it;
+  // any other kind likewise, kernels::TakePendingRestore). Every value is
+  // checked before any is assigned. Variables the file lacks are left alone;
+  // datasets it lacks, which had not been read when it was saved, start over
+  // at epoch 0 (kernels::Resource::RestoreAbsent).
   // - step given: that checkpoint; NOT_FOUND when there is none,
   //   FAILED_PRECONDITION "checkpoint 'PATH' is corrupt: ..." when damaged.
   // - nullopt: the newest that verifies; damaged newer ones are logged as
@@ -125,6 +132,13 @@ class CheckpointManager {
   CheckpointManager(Options options, ResourceMgr& resources, std::shared_ptr<spdlog::logger> logger)
       : options_(std::move(options)), resources_(resources), logger_(std::move(logger)) {}
 
+  // Restore's choice of file, read whole and verified: that of `step`, or
+  // the newest that verifies (the newer ones passed over go to `skipped`).
+  using ReadFile = std::pair<CheckpointFile, std::vector<std::pair<std::string, Tensor>>>;
+  StatusOr<ReadFile> ReadStep(const std::vector<CheckpointFile>& files, int64_t step) const;
+  StatusOr<ReadFile> ReadNewest(const std::vector<CheckpointFile>& files,
+                                std::vector<std::string>& skipped) const;
+
   const Options options_;
   ResourceMgr& resources_;
   std::shared_ptr<spdlog::logger> logger_;  // may be null
@@ -133,8 +147,10 @@ class CheckpointManager {
   mutable Mutex mu_;
 };
 
-// The key a variable is saved under, and back. A container or a name that
-// holds ':' in the default container cannot be told apart: INVALID_ARGUMENT.
+// The key a resource (a variable) is saved under within its namespace, and
+// back. INVALID_ARGUMENT for a key that cannot be told apart: a container,
+// or a name in the default container, holding ':'; or one that would read
+// as another kind's namespace ("@word/...").
 StatusOr<std::string> CheckpointKey(const std::string& container, const std::string& name);
 std::pair<std::string, std::string> SplitCheckpointKey(const std::string& key);
 

@@ -18,7 +18,7 @@
 #include "daemon/rpc/tensor_wire.h"
 #include "daemon/rpc/trace_wire.h"
 #include "daemon/transport/data_plane.h"
-#include "kernels/state/variable.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd {
 namespace {
@@ -147,6 +147,40 @@ kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {
   return kj::READY_NOW;
 }
 
+namespace {
+
+// A variable as `tfctl vars` shows it, known through kernels::Resource alone.
+struct VariableListing {
+  std::string name;       // its name in its container
+  std::string full_name;  // "name", or "container/name" outside the default container
+  kernels::ResourceDescription description;
+  std::shared_ptr<kernels::Resource> resource;
+};
+
+std::vector<VariableListing> ListVariables(const ResourceMgr& resources) {
+  std::vector<VariableListing> out;
+  for (const auto& [key, base] : resources.List()) {
+    auto resource = std::dynamic_pointer_cast<kernels::Resource>(base);
+    if (resource == nullptr) continue;
+    kernels::ResourceDescription d = resource->Describe();
+    if (d.kind != kernels::kVariableKind) continue;
+    out.push_back({key.name, key.container.empty() ? key.name : key.container + "/" + key.name,
+                   std::move(d), std::move(resource)});
+  }
+  return out;
+}
+
+void VariableToProto(const VariableListing& v, const std::string& device,
+                     proto::VariableInfo::Builder out) {
+  out.setName(v.full_name);
+  out.setDtype(DTypeToProto(v.description.dtype));
+  ShapeToProto(v.description.shape, out.initShape());
+  out.setInitialized(v.description.initialized);
+  out.setDevice(device);
+}
+
+}  // namespace
+
 kj::Promise<void> WorkerService::status(StatusContext context) {
   auto s = context.getResults().initStatus();
   s.setTask(env_.task);
@@ -154,11 +188,7 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
   s.setUptimeSeconds(std::chrono::duration<double>(std::chrono::steady_clock::now() - env_.started).count());
   s.setSessions(env_.sessions);
   s.setRegisteredGraphs(env_.registered_graphs);
-  uint32_t vars = 0;
-  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
-    if (dynamic_cast<const kernels::Variable*>(r.get())) ++vars;
-  }
-  s.setVariables(vars);
+  s.setVariables(static_cast<uint32_t>(ListVariables(*env_.kernel_env->resources).size()));
   s.setPid(getpid());
   s.setIncarnation(env_.incarnation);
   s.setRestoredAlone(env_.restored_alone);
@@ -186,37 +216,20 @@ kj::Promise<void> WorkerService::status(StatusContext context) {
   return kj::READY_NOW;
 }
 
-namespace {
-
-void VariableToProto(const kernels::Variable& v, const std::string& device,
-                     proto::VariableInfo::Builder out) {
-  out.setName(v.FullName());
-  out.setDtype(DTypeToProto(v.dtype()));
-  ShapeToProto(v.declared_shape(), out.initShape());
-  out.setInitialized(v.initialized());
-  out.setDevice(device);
-}
-
-}  // namespace
-
 kj::Promise<void> WorkerService::listVariables(ListVariablesContext context) {
-  std::vector<std::shared_ptr<kernels::Variable>> vars;
-  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
-    if (auto v = std::dynamic_pointer_cast<kernels::Variable>(r)) vars.push_back(v);
-  }
+  const auto vars = ListVariables(*env_.kernel_env->resources);
   auto out = context.getResults().initVariables(static_cast<unsigned>(vars.size()));
-  for (unsigned i = 0; i < vars.size(); ++i) VariableToProto(*vars[i], env_.cpu_device(), out[i]);
+  for (unsigned i = 0; i < vars.size(); ++i) VariableToProto(vars[i], env_.cpu_device(), out[i]);
   return kj::READY_NOW;
 }
 
 kj::Promise<void> WorkerService::readVariable(ReadVariableContext context) {
   const std::string name = context.getParams().getName();
-  for (const auto& [key, r] : env_.kernel_env->resources->List()) {
-    auto v = std::dynamic_pointer_cast<kernels::Variable>(r);
-    if (!v || (v->FullName() != name && v->name() != name)) continue;
+  for (const VariableListing& v : ListVariables(*env_.kernel_env->resources)) {
+    if (v.full_name != name && v.name != name) continue;
     auto results = context.getResults();
-    VariableToProto(*v, env_.cpu_device(), results.initInfo());
-    auto value = v->Read();
+    VariableToProto(v, env_.cpu_device(), results.initInfo());
+    auto value = v.resource->Read();
     if (value.ok()) TensorToWire(*value, results.initValue());
     return kj::READY_NOW;
   }

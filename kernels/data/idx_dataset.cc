@@ -259,6 +259,28 @@ Status IdxDataset::SetPosition(const InputPosition& p) {
   return OkStatus();
 }
 
+ResourceDescription IdxDataset::Describe() const {
+  MutexLock lock(mu_);
+  return {.kind = "idx_dataset", .initialized = examples_ != nullptr};
+}
+
+std::optional<Tensor> IdxDataset::CheckpointValue() const {
+  auto p = Position();
+  if (!p) return std::nullopt;  // nothing read, nothing to keep
+  return p->ToTensor();
+}
+
+Status IdxDataset::CheckRestore(const Tensor& saved, const std::string& key,
+                                const std::string& file) const {
+  TFD_ASSIGN_OR_RETURN(InputPosition p, InputPosition::FromTensor(saved, key));
+  return AcceptsPosition(p).WithContext("restoring from '" + file + "'");
+}
+
+Status IdxDataset::Restore(const Tensor& saved, const std::string& key) {
+  TFD_ASSIGN_OR_RETURN(InputPosition p, InputPosition::FromTensor(saved, key));
+  return SetPosition(p);
+}
+
 double IdxDataset::progress() const {
   MutexLock lock(mu_);
   if (!examples_) return 0;

@@ -51,7 +51,7 @@ struct IdxDatasetSpec {
   std::string ToString() const;
 };
 
-class IdxDataset : public ResourceBase {
+class IdxDataset : public Resource {
  public:
   struct Examples {
     IdxImages images;
@@ -68,6 +68,20 @@ class IdxDataset : public ResourceBase {
   std::string_view Kind() const override { return "IDX dataset"; }
   // "IDX dataset 'mnist': 60000 examples of 28x28, shard 0 of 2, epoch 3 of 10".
   std::string DebugString() const override;
+
+  // kernels::Resource: described as "idx_dataset", initialized once loaded;
+  // checkpointed as its Position() under "@input/" (docs/checkpoint_format.md).
+  // A restore checks the position as AcceptsPosition does and moves the
+  // cursor there; a restore that names no position for it starts it over.
+  ResourceDescription Describe() const override;
+  std::optional<std::string_view> CheckpointNamespace() const override {
+    return kInputPositionKeyPrefix;
+  }
+  std::optional<Tensor> CheckpointValue() const override;
+  Status CheckRestore(const Tensor& saved, const std::string& key,
+                      const std::string& file) const override;
+  Status Restore(const Tensor& saved, const std::string& key) override;
+  void RestoreAbsent() override { Reset(); }
 
   const std::string& name() const { return name_; }
   const IdxDatasetSpec& spec() const { return spec_; }

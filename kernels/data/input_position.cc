@@ -48,6 +48,13 @@ std::optional<std::string> DatasetKeyOfPosition(const std::string& checkpoint_ke
   return checkpoint_key.substr(kInputPositionKeyPrefix.size());
 }
 
+StatusOr<std::shared_ptr<PendingInputPosition>> MakePendingInputPosition(
+    const std::string& dataset_name, const Tensor& saved, const std::string& key,
+    const std::string& file) {
+  TFD_ASSIGN_OR_RETURN(InputPosition position, InputPosition::FromTensor(saved, key));
+  return std::make_shared<PendingInputPosition>(dataset_name, position, file);
+}
+
 std::string PendingPositionName(const std::string& dataset_name) {
   // The same spelling as the checkpoint key, so a save finds the dataset's
   // name with DatasetKeyOfPosition.

@@ -27,6 +27,7 @@
 #include "common/resource_mgr.h"
 #include "common/status.h"
 #include "common/tensor.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd::kernels::data {
 
@@ -60,10 +61,14 @@ std::string InputPositionKey(const std::string& dataset_key);
 std::optional<std::string> DatasetKeyOfPosition(const std::string& checkpoint_key);
 
 // A restored position whose dataset this task has not created yet. Held
-// under the dataset's container and PendingPositionName(name).
-class PendingInputPosition : public ResourceBase {
+// under the dataset's container and PendingPositionName(name); saved again
+// under the dataset's key meanwhile.
+class PendingInputPosition : public PendingRestore {
  public:
-  explicit PendingInputPosition(InputPosition position) : position_(position) {}
+  PendingInputPosition(std::string dataset_name, InputPosition position, std::string file)
+      : PendingRestore(std::string(kInputPositionKeyPrefix), std::move(dataset_name),
+                       position.ToTensor(), std::move(file)),
+        position_(position) {}
   std::string_view Kind() const override { return "restored input position"; }
   std::string DebugString() const override { return position_.ToString(); }
   const InputPosition& position() const { return position_; }
@@ -71,6 +76,13 @@ class PendingInputPosition : public ResourceBase {
  private:
   const InputPosition position_;
 };
+
+// What a restore holds for dataset `dataset_name`'s saved position `saved`
+// (checkpoint key `key` of `file`) until the dataset exists: INVALID_ARGUMENT naming
+// `key` unless it is a possible position (InputPosition::FromTensor).
+StatusOr<std::shared_ptr<PendingInputPosition>> MakePendingInputPosition(
+    const std::string& dataset_name, const Tensor& saved, const std::string& key,
+    const std::string& file);
 
 // The ResourceMgr name a dataset's pending position waits under.
 std::string PendingPositionName(const std::string& dataset_name);

@@ -72,6 +72,14 @@ std::string FIFOQueue::DebugString() const {
                         closed_ ? ", closed" : ", open");
 }
 
+ResourceDescription FIFOQueue::Describe() const {
+  return {.kind = "queue",
+          .gauges = {{"size", "Elements waiting in each queue on this task.",
+                      static_cast<double>(size())},
+                     {"capacity", "Each queue's capacity (-1: unbounded).",
+                      static_cast<double>(capacity_)}}};
+}
+
 int64_t FIFOQueue::size() const {
   MutexLock lock(mu_);
   return static_cast<int64_t>(elements_.size());

@@ -33,10 +33,11 @@
 #include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/tensor.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd::kernels {
 
-class FIFOQueue : public ResourceBase, public std::enable_shared_from_this<FIFOQueue> {
+class FIFOQueue : public Resource, public std::enable_shared_from_this<FIFOQueue> {
  public:
   using Tuple = std::vector<Tensor>;  // one tensor per component
   using EnqueueDone = std::function<void(const Status&)>;
@@ -50,6 +51,9 @@ class FIFOQueue : public ResourceBase, public std::enable_shared_from_this<FIFOQ
   std::string_view Kind() const override { return "queue"; }
   // "queue 'q': 3 elements, capacity 10, open".
   std::string DebugString() const override;
+  // kernels::Resource: described as "queue" with its size and capacity as
+  // gauges (tfd_queue_size, tfd_queue_capacity); not checkpointed.
+  ResourceDescription Describe() const override;
 
   const std::string& name() const { return name_; }
   const std::vector<DType>& component_types() const { return component_types_; }

@@ -33,6 +33,47 @@ std::string Variable::DebugString() const {
   return value_.Describe() + " initialized";
 }
 
+ResourceDescription Variable::Describe() const {
+  MutexLock lock(mu_);
+  return {.kind = std::string(kVariableKind),
+          .initialized = initialized_,
+          .dtype = dtype_,
+          .shape = declared_shape_,
+          .bytes = initialized_ ? value_.total_bytes() : 0};
+}
+
+std::optional<Tensor> Variable::CheckpointValue() const {
+  auto value = Read();  // a copy-on-write snapshot, taken under the lock
+  if (!value.ok()) return std::nullopt;  // never assigned
+  return std::move(value).value();
+}
+
+Status Variable::CheckRestore(const Tensor& saved, const std::string& key,
+                              const std::string& file) const {
+  if (dtype_ != saved.dtype() || !declared_shape_.IsCompatibleWith(saved.shape())) {
+    return errors::FailedPrecondition("variable '", FullName(), "' is declared ",
+                                      DTypeName(dtype_), declared_shape_.ToString(),
+                                      " but checkpoint '", file, "' holds ", saved.Describe(),
+                                      " for '", key, "'");
+  }
+  return OkStatus();
+}
+
+Status Variable::Restore(const Tensor& saved, const std::string&) {
+  // The declared shape was checked; the value may change the current shape
+  // as an Assign with validate_shape=false may.
+  return Assign(saved, /*validate_shape=*/false);
+}
+
+StatusOr<std::shared_ptr<Variable>> MakeRestoredVariable(const std::string& container,
+                                                         const std::string& name,
+                                                         const Tensor& saved) {
+  auto v = std::make_shared<Variable>(container, name, saved.dtype(), PartialShape(saved.shape()),
+                                      /*created_by_restore=*/true);
+  TFD_RETURN_IF_ERROR(v->Assign(saved, /*validate_shape=*/false));
+  return v;
+}
+
 bool Variable::initialized() const {
   MutexLock lock(mu_);
   return initialized_;

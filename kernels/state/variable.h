@@ -27,10 +27,11 @@
 #include "common/resource_mgr.h"
 #include "common/shape.h"
 #include "common/tensor.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd::kernels {
 
-class Variable : public ResourceBase {
+class Variable : public Resource {
  public:
   // `created_by_restore`: made by a checkpoint restore before any graph
   // declared it, with the saved value's exact shape as its declaration; the
@@ -44,6 +45,17 @@ class Variable : public ResourceBase {
   // The current value, sharing its buffer; FAILED_PRECONDITION naming the
   // variable when it was never assigned.
   StatusOr<Tensor> Read() const override;
+
+  // kernels::Resource: described as kVariableKind with its dtype, declared
+  // shape and bytes; checkpointed in the empty namespace as its value once
+  // assigned. A restore checks the saved value against the declaration and
+  // assigns it as Assign(saved, /*validate_shape=*/false) would.
+  ResourceDescription Describe() const override;
+  std::optional<std::string_view> CheckpointNamespace() const override { return ""; }
+  std::optional<Tensor> CheckpointValue() const override;
+  Status CheckRestore(const Tensor& saved, const std::string& key,
+                      const std::string& file) const override;
+  Status Restore(const Tensor& saved, const std::string& key) override;
 
   const std::string& container() const { return container_; }
   const std::string& name() const { return name_; }
@@ -95,6 +107,13 @@ class Variable : public ResourceBase {
   // message), so it is copied before the first in-place update.
   bool own_buffer_ GUARDED_BY(mu_) = false;
 };
+
+// A variable a checkpoint restore makes for a saved value that no variable
+// of the task holds yet: declared with the value's dtype and exact shape,
+// created_by_restore, and holding the value.
+StatusOr<std::shared_ptr<Variable>> MakeRestoredVariable(const std::string& container,
+                                                         const std::string& name,
+                                                         const Tensor& saved);
 
 // Runs `fn` on writable values of `vars` (same order), so that `fn` may update
 // them in place. Every variable must be initialized (FAILED_PRECONDITION
