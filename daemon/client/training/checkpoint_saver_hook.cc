@@ -38,15 +38,12 @@ Status CheckpointSaverHook::AfterCreateSession(TrainingSession& session) {
   return OkStatus();
 }
 
-Status CheckpointSaverHook::BeforeRun(TrainingSession& session, StepArgs& args) {
-  if (!counting_) {
-    counting_ = true;
-    tried_at_ = Clock::now();
-  }
-  return OkStatus();
-}
-
 Status CheckpointSaverHook::AfterRun(TrainingSession& session, const StepValues& values) {
+  if (!counting_) {
+    // The seconds count from the first step.
+    counting_ = true;
+    tried_at_ = session.steps_began().value_or(Clock::now());
+  }
   // A save that fails (a task's disk full or read-only, a task down) is
   // reported and tried again at the next interval; it ends nothing and
   // recovers nothing: a task that is down fails the next step, which

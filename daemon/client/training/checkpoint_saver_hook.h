@@ -53,7 +53,6 @@ class CheckpointSaverHook : public SessionHook {
   explicit CheckpointSaverHook(CheckpointSaverOptions options);
 
   Status AfterCreateSession(TrainingSession& session) override;
-  Status BeforeRun(TrainingSession& session, StepArgs& args) override;
   Status AfterRun(TrainingSession& session, const StepValues& values) override;
   void AfterRestore(TrainingSession& session, int64_t step) override;
   Status End(TrainingSession& session, const Status& status) override;

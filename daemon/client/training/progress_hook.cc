@@ -33,14 +33,13 @@ Status ProgressHook::Begin(TrainingSession& session) {
   return OkStatus();
 }
 
-void ProgressHook::StartClock() {
+void ProgressHook::StartClock(TrainingSession& session) {
   if (started_) return;
   started_ = true;
-  start_ = last_report_ = Clock::now();
+  start_ = last_report_ = session.steps_began().value_or(Clock::now());
 }
 
 Status ProgressHook::BeforeRun(TrainingSession& session, StepArgs& args) {
-  StartClock();
   loss_at_ = has_loss_ ? args.AddFetch(sig::kLoss) : -1;
   epoch_at_ = has_epoch_ ? args.AddFetch(sig::kEpoch) : -1;
   return OkStatus();
@@ -54,13 +53,14 @@ Status ProgressHook::AfterRun(TrainingSession& session, const StepValues& values
   }
   if (epoch_at_ >= 0) p_.epoch = ScalarValue(values.fetches[epoch_at_]);
   if (session.local_steps() == 1) first_loss_ = p_.loss;
+  StartClock(session);
   const auto now = Clock::now();
   if (now - last_report_ >= options_.every) Report(session, now);
   return OkStatus();
 }
 
 Status ProgressHook::End(TrainingSession& session, const Status& status) {
-  StartClock();
+  StartClock(session);
   p_.local_steps = session.local_steps();
   p_.global_step = session.global_step();
   if (status.ok()) Report(session, Clock::now());

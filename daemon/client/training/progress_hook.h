@@ -52,7 +52,8 @@ class ProgressHook : public SessionHook {
 
  private:
   using Clock = std::chrono::steady_clock;
-  void StartClock();
+  // From when the first step was sent (session.steps_began()).
+  void StartClock(TrainingSession& session);
   void Report(TrainingSession& session, Clock::time_point now);
 
   const ProgressOptions options_;

@@ -23,13 +23,13 @@ Status SummaryHook::BeforeRun(TrainingSession& session, StepArgs& args) {
   if (!started_) {
     started_ = true;
     written_global_ = session.global_step();
-    written_at_ = Clock::now();
   }
   for (size_t i = 0; i < nodes_.size(); ++i) at_[i] = args.AddFetch(nodes_[i]);
   return OkStatus();
 }
 
 Status SummaryHook::AfterRun(TrainingSession& session, const StepValues& values) {
+  if (session.local_steps() == 1) written_at_ = session.steps_began().value_or(Clock::now());
   for (size_t i = 0; i < nodes_.size(); ++i) values_[i] = SummaryScalar(values.fetches[at_[i]]);
   if (options_.every_steps > 0 && session.local_steps() % options_.every_steps == 0) {
     return Write(session, Clock::now());
@@ -38,7 +38,7 @@ Status SummaryHook::AfterRun(TrainingSession& session, const StepValues& values)
 }
 
 Status SummaryHook::End(TrainingSession& session, const Status& status) {
-  if (!status.ok()) return OkStatus();
+  if (!status.ok() || !started_) return OkStatus();
   return Write(session, Clock::now());
 }
 

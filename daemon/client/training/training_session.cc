@@ -75,6 +75,7 @@ StatusOr<SessionResult> TrainingSession::Run() {
                                    "' op to run each step (see docs/training.md)");
   }
   result_ = SessionResult();
+  steps_began_.reset();
   result_.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
   // A sync chief runs its own step (which pushes, aggregates and hands out
   // tokens) instead of the replicas' one, and fetches its global step.
@@ -139,6 +140,7 @@ Status TrainingSession::Loop() {
     TFD_RETURN_IF_ERROR(CallHooks([&](SessionHook& h) { return h.BeforeRun(*this, args); }));
     if (stop_requested()) return OkStatus();
     auto callable = CallableFor(args);
+    if (!steps_began_) steps_began_ = std::chrono::steady_clock::now();
     StatusOr<Client::RunOutput> ran = callable.ok() ? client_->RunCallable(*callable, {}, {})
                                                     : StatusOr<Client::RunOutput>(callable.status());
     if (!ran.ok()) {

@@ -121,6 +121,11 @@ class TrainingSession {
   // Ends the loop before the next step; the first reason given is kept.
   void RequestStop(std::string why);
   bool stop_requested() const { return !result_.stopped.empty(); }
+  // When the first step was sent, its callable prepared (nullopt before):
+  // where a rate's seconds count from, as the old loop counted them.
+  const std::optional<std::chrono::steady_clock::time_point>& steps_began() const {
+    return steps_began_;
+  }
   // After `lost` (a call that failed as a lost task fails a step: see
   // StepRecoverable) outside a step: recovers as from a failed step, or
   // returns the error that ends the run.
@@ -159,6 +164,7 @@ class TrainingSession {
   std::string step_op_;      // kTrain, or a sync chief's kChiefStep
   std::string global_step_;  // the global step fetched each step; empty: none
   std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore
+  std::optional<std::chrono::steady_clock::time_point> steps_began_;
   // Callables of this session, by their fetches and targets.
   using CallableKey = std::pair<std::vector<std::string>, std::vector<std::string>>;
   std::map<CallableKey, Client::CallableHandle> callables_;
