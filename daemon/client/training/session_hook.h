@@ -25,7 +25,8 @@
 //   End                 once, last, with how the loop ended (OK after a
 //                       stop or the input's end; the error otherwise).
 // An error from any call but End ends the loop with that error; End is
-// still called, with it.
+// still called, with it, unless the error came from Begin (no session was
+// created). Each End sees the first error, an earlier hook's End's included.
 //
 // Thread-safety: called on the session's thread only.
 #pragma once
