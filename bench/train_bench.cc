@@ -47,7 +47,8 @@ constexpr const char* kUsage =
     "  --warmup   steps before the timed ones (default 50)\n"
     "  --traced   traced steps after them, for the phases (default 100)\n"
     "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
-    "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1)\n"
+    "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1), and the same\n"
+    "             trained by tfctl train's loop with hooks beside the bench's own loop\n"
     "  --hosted   1 adds the runs with the workers hosted in the bench's own process, the\n"
     "             clients' calls reaching their masters without a socket (default 1)\n"
     "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
@@ -153,6 +154,9 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
     f.one_worker_unpinned.emplace();
     TFD_RETURN_IF_ERROR(step("1 ps + 1 worker, unpinned", MeasureOneWorker(o, false),
                              &*f.one_worker_unpinned));
+    f.one_worker_trainer.emplace();
+    TFD_RETURN_IF_ERROR(step("1 ps + 1 worker, unpinned, tfctl train's loop and the bench's",
+                             MeasureTrainerLoop(o), &*f.one_worker_trainer));
   }
   if (o.hosted) {
     f.one_worker_hosted.emplace();

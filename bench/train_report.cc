@@ -80,6 +80,16 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   if (f.one_worker_hosted) {
     PrintRate(Cluster(o, 1) + " in this process", f.one_worker_hosted->rates, base);
   }
+  if (f.one_worker_trainer) {
+    PrintRate(Cluster(o, 1, false) + ", unp., bench loop", f.one_worker_trainer->bench_loop_rates,
+              base);
+    PrintRate(Cluster(o, 1, false) + ", unp., tfctl loop", f.one_worker_trainer->rates, base);
+    const double bench = Median(f.one_worker_trainer->bench_loop_rates);
+    const double loop = bench > 0 ? Median(f.one_worker_trainer->rates) / bench : 0;
+    std::printf("    tfctl train's loop with hooks at %.3f of the bench's loop, alternated on the "
+                "same daemons (target %.2f: %s)\n",
+                loop, kTrainerLoopTarget, loop >= kTrainerLoopTarget ? "met" : "NOT met");
+  }
   if (f.two_workers) {
     PrintRate(Cluster(o, 2) + ", aggregate", f.two_workers->rates, base);
     std::vector<double> w0, w1;
@@ -181,6 +191,10 @@ void AddTrainFigures(const TrainSetup& o, const TrainBenchFigures& f, FiguresJso
   add(one, "tfd", f.one_worker.rates);
   if (f.one_worker_unpinned) add(one, "tfd, unpinned", f.one_worker_unpinned->rates);
   if (f.one_worker_hosted) add(one, "tfd, worker in the trainer", f.one_worker_hosted->rates);
+  if (f.one_worker_trainer) {
+    add(one, "tfd, unpinned, bench loop beside tfctl's", f.one_worker_trainer->bench_loop_rates);
+    add(one, "tfd, unpinned, tfctl train's loop", f.one_worker_trainer->rates);
+  }
   if (f.two_workers) add(two, "tfd", f.two_workers->rates);
   if (f.two_workers_hosted) add(two, "tfd, workers in their trainers", f.two_workers_hosted->rates);
   if (f.floor) {

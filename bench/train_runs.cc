@@ -17,6 +17,8 @@
 #include "bench/stats.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
+#include "daemon/client/training/signal_stop_hook.h"
+#include "daemon/client/training/trainer.h"
 #include "daemon/task_host.h"
 #include "daemon/tfd_config.h"
 #include "daemon/runtime/executor.h"
@@ -172,7 +174,93 @@ Status TrainOneWorker(const TrainSetup& o, const GraphDef& graph, Client& client
   return client.CloseSession();
 }
 
+// tfctl train's options when given no flags but --steps (cli/
+// train_command.cc): progress every 10 s off a terminal, a checkpoint
+// every 600 s when a task keeps them (none here: the policy asks and finds
+// none), restores for a model found at a saved step, SIGINT/SIGTERM
+// polled. The progress goes nowhere: printing is tfctl's, not the loop's.
+training::TrainerOptions TfctlDefaults() {
+  training::TrainerOptions options;
+  options.step_timeout = kStepTimeout;
+  options.progress_every = 10s;
+  options.checkpoint_every_seconds = 600;
+  options.evaluate = false;
+  options.stop_requested = training::StopSignalReason;
+  auto step_of = [](const std::vector<TaskCheckpoints>& tasks) -> StatusOr<int64_t> {
+    for (const TaskCheckpoints& task : tasks) {
+      if (!task.checkpoints.empty()) return task.checkpoints.front().step;
+    }
+    return errors::NotFound("no task holds the checkpoint");
+  };
+  options.save_checkpoint = [step_of](Client& client) -> StatusOr<int64_t> {
+    TFD_ASSIGN_OR_RETURN(auto tasks, client.SaveCheckpoint(std::nullopt, kStepTimeout));
+    return step_of(tasks);
+  };
+  options.restore_checkpoint = [step_of](Client& client, int64_t step) -> StatusOr<int64_t> {
+    TFD_ASSIGN_OR_RETURN(auto tasks, client.RestoreCheckpoint(step, kStepTimeout));
+    return step_of(tasks);
+  };
+  options.cluster_keeps_checkpoints = [](Client& client) -> StatusOr<bool> {
+    auto listed = client.ListCheckpoints(kStepTimeout, /*verify=*/false);
+    if (listed.ok()) return true;
+    if (listed.status().code() == Code::kFailedPrecondition) return false;
+    return listed.status();
+  };
+  return options;
+}
+
+// `steps` steps of a Trainer from global step `global`: its steps/s.
+StatusOr<double> TrainerRate(Client& client, const GraphDef& graph, int64_t& global,
+                             int64_t steps) {
+  training::TrainerOptions options = TfctlDefaults();
+  options.max_steps = global + steps;
+  training::Trainer trainer(client, graph, options);
+  TFD_ASSIGN_OR_RETURN(training::TrainResult r, trainer.Run(nullptr));
+  if (r.last.local_steps != steps || r.last.seconds <= 0) {
+    return errors::Internal("the trainer was to run ", steps, " steps to global step ",
+                            options.max_steps, ", ran ", r.last.local_steps, " (", r.stopped, ")");
+  }
+  global = r.last.global_step;
+  return r.last.local_steps / r.last.seconds;
+}
+
+// `steps` steps of the bench's loop (ClientStep) in a session of its own.
+StatusOr<double> BenchLoopRate(Client& client, const GraphDef& graph, int64_t steps) {
+  TFD_RETURN_IF_ERROR(client.CreateSession(graph, kStepTimeout));
+  TFD_ASSIGN_OR_RETURN(StepFn step, ClientStep(client));
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < steps; ++i) TFD_RETURN_IF_ERROR(step(false).status());
+  const double rate = steps / Seconds(Clock::now() - start);
+  TFD_RETURN_IF_ERROR(client.CloseSession());
+  return rate;
+}
+
 }  // namespace
+
+StatusOr<TrainFigures> MeasureTrainerLoop(const TrainSetup& o) {
+  TFD_RETURN_IF_ERROR(PinTo(o.cpus));
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
+  auto io = kj::setupAsyncIo();
+  BenchCluster cluster(o.tfd, {PsJob(o, false), {"worker", {-1}}}, DaemonFlags(o));
+  TFD_RETURN_IF_ERROR(cluster.Start(io));
+  TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
+  TrainFigures f;
+  int64_t global = 0;
+  // The chief's initialization, and the warm-up.
+  TFD_RETURN_IF_ERROR(TrainerRate(*client, graph, global, std::max(o.warmup, 1)).status());
+  for (int r = 0; r < o.reps; ++r) {
+    TFD_ASSIGN_OR_RETURN(double bench, BenchLoopRate(*client, graph, o.steps));
+    global += o.steps;
+    f.bench_loop_rates.push_back(bench);
+    TFD_ASSIGN_OR_RETURN(double trainer, TrainerRate(*client, graph, global, o.steps));
+    f.rates.push_back(trainer);
+  }
+  client.reset();
+  TFD_RETURN_IF_ERROR(cluster.Stop());
+  return f;
+}
 
 StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<int>& cpus) {
   TFD_RETURN_IF_ERROR(PinTo(cpus));

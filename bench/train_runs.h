@@ -59,6 +59,9 @@ struct TrainFigures {
   // Tensor bytes worker:0 pushed and received per step over the data plane
   // (1 worker only; 0 in one process).
   double bytes_per_step = 0;
+  // MeasureTrainerLoop: the bench's own loop's steps/s, one per
+  // repetition, each taken just before the trainer's of `rates`.
+  std::vector<double> bench_loop_rates;
 };
 
 // One process on `cpus`, with a compute pool of one thread per CPU of the
@@ -76,6 +79,17 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup, bool pinned);
 // runs it: the client's calls reach the master without a socket. per_step:
 // this process (client and worker), each ps task.
 StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& setup);
+
+// The unpinned 1 ps + 1 worker of MeasureOneWorker, trained by tfctl
+// train's loop (daemon/client/training/trainer.h, with tfctl's default
+// hooks: progress every 10 s, the default checkpoint policy, a stop on
+// SIGINT/SIGTERM) instead of the bench's own: how much the loop with hooks
+// costs. Each repetition runs `steps` steps with the bench's loop, then a
+// Trainer run of as many, on the same daemons, so the two see the same
+// machine; rates: the Trainer's (its steps over its seconds from the first
+// step, as tfctl reports), bench_loop_rates: the bench loop's. Without the
+// end's evaluation (it is after the timed steps). per_step, phases: none.
+StatusOr<TrainFigures> MeasureTrainerLoop(const TrainSetup& setup);
 
 // Resident memory over a long run: 1 ps + 1 worker (pinned as above) run
 // `total_steps` steps after the warm-up, and every process's RSS is read

@@ -19,6 +19,7 @@
 #include "cli/connection_flags.h"
 #include "cli/event_file.h"
 #include "cli/trainer.h"
+#include "daemon/client/training/signal_stop_hook.h"
 #include "daemon/task_host.h"
 #include "daemon/tfd_config.h"
 
@@ -166,25 +167,11 @@ std::string ProgressLine(const TrainProgress& p) {
   return line;
 }
 
-// SIGINT or SIGTERM: the loop ends after the running step and the chief
-// saves; a second one kills at once (the handler resets itself).
-volatile sig_atomic_t stop_signal = 0;
-
-void OnStopSignal(int signal) { stop_signal = signal; }
-
-void CatchStopSignals() {
-  struct sigaction action {};
-  action.sa_handler = OnStopSignal;
-  action.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
 // The exit of a run that printed its result: 0, or, stopped by a signal,
 // death by that signal (after the save), so a calling shell or script
 // stops too rather than going on as if training had finished.
 int Finish() {
+  const int stop_signal = training::CaughtStopSignal();
   if (stop_signal == 0) return 0;
   std::fflush(nullptr);
   signal(stop_signal, SIG_DFL);
@@ -214,6 +201,183 @@ Json ProgressJson(const TrainProgress& p) {
   return j;
 }
 
+// Where a run's progress and events go: stderr for people (one line kept
+// open on a terminal), stdout as JSON lines with --output json.
+struct Console {
+  OutputFormat format;
+  bool tty = isatty(STDERR_FILENO);
+  bool line_open = false;  // a progress line on a terminal, not ended yet
+
+  // Before a message of its own on stderr.
+  const char* EndLine() {
+    const char* end = line_open ? "\n" : "";
+    line_open = false;
+    return end;
+  }
+  void Progress(const TrainProgress& p) {
+    if (format == OutputFormat::kJson) {
+      Json j = ProgressJson(p);
+      j["event"] = "progress";
+      std::cout << DumpJson(j) << std::endl;
+    } else if (tty) {
+      std::fprintf(stderr, "\r%s   ", ProgressLine(p).c_str());
+      line_open = true;
+    } else {
+      std::fprintf(stderr, "%s\n", ProgressLine(p).c_str());
+    }
+    std::fflush(stderr);
+  }
+  void Recovering(const Status& why, int recovery, int max_recoveries) {
+    if (format == OutputFormat::kJson) {
+      std::cout << DumpJson(Json{{"event", "recovering"}, {"recovery", recovery},
+                                 {"error", why.ToString()}})
+                << std::endl;
+    }
+    std::fprintf(stderr, "%s%s; waiting for the cluster and opening a new session (recovery %d "
+                 "of at most %d)\n", EndLine(), why.ToString().c_str(), recovery, max_recoveries);
+  }
+  void CheckpointFailed(const CheckpointFailure& failed, const std::string& next_save) {
+    if (format == OutputFormat::kJson) {
+      std::cout << DumpJson(Json{{"event", "checkpoint_failed"},
+                                 {"global_step", failed.step},
+                                 {"failures_in_a_row", failed.in_a_row},
+                                 {"last_saved_step", failed.last_saved},
+                                 {"error", failed.error.ToString()}})
+                << std::endl;
+    }
+    const std::string last =
+        failed.last_saved >= 0
+            ? "the last saved by this run is step " + std::to_string(failed.last_saved)
+            : "none saved by this run yet";
+    std::fprintf(stderr, "%scheckpoint FAILED (%d in a row; %s): %s; training goes on, and "
+                 "saves again %s\n", EndLine(), failed.in_a_row, last.c_str(),
+                 failed.error.ToString().c_str(), next_save.c_str());
+  }
+};
+
+// The chief's checkpoint policy, as the flags say: saves named for the
+// global step the cut holds, and restores for any run that finds the model
+// at a saved step, whatever its own policy.
+void SetCheckpointPolicy(const TrainFlags& f, TrainerOptions& options) {
+  options.checkpoint_every_steps = f.checkpoint_every;
+  options.checkpoint_every_seconds = f.checkpoint_flags ? f.checkpoint_secs : kDefaultCheckpointSecs;
+  if (!f.checkpoint_flags || f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
+    options.save_checkpoint = [&f](Client& client) -> StatusOr<int64_t> {
+      TFD_ASSIGN_OR_RETURN(auto tasks, client.SaveCheckpoint(std::nullopt, f.remote.timeout()));
+      return StepOf(tasks, "saved");
+    };
+  }
+  options.restore_checkpoint = [&f](Client& client, int64_t step) -> StatusOr<int64_t> {
+    TFD_ASSIGN_OR_RETURN(auto tasks, client.RestoreCheckpoint(step, f.remote.timeout()));
+    return StepOf(tasks, "restored");
+  };
+  if (!f.checkpoint_flags) {
+    // The default policy asks first: a cluster without a --checkpoint-dir
+    // (FAILED_PRECONDITION, naming the tasks asked) trains without one.
+    options.cluster_keeps_checkpoints = [&f](Client& client) -> StatusOr<bool> {
+      auto listed = client.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
+      if (listed.ok()) return true;
+      if (listed.status().code() == Code::kFailedPrecondition) return false;
+      return listed.status().WithContext("asking which tasks keep checkpoints");
+    };
+  } else if (options.save_checkpoint) {
+    // Checkpoints asked for where no task can keep any is a mistake to say
+    // at once, not a save to fail every interval.
+    options.cluster_keeps_checkpoints = [&f](Client& client) -> StatusOr<bool> {
+      auto listed = client.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
+      if (!listed.ok()) {
+        return listed.status().WithContext("--checkpoint-every or --checkpoint-secs given");
+      }
+      return true;
+    };
+  }
+}
+
+// The trainer's hooks, as the flags say, reporting to `console`.
+TrainerOptions Options(const TrainFlags& f, Console& console, EventFileWriter* events) {
+  TrainerOptions options;
+  options.max_steps = f.steps;
+  options.step_timeout = Millis(f.step_timeout_s);
+  options.max_recoveries = f.max_recoveries;
+  options.on_recovery = [&console, &f](const Status& why, int recovery) {
+    console.Recovering(why, recovery, f.max_recoveries);
+  };
+  options.on_checkpoint_failed = [&console, &f](const CheckpointFailure& failed) {
+    console.CheckpointFailed(failed, NextSave(f));
+  };
+  options.stop_requested = training::StopSignalReason;
+  if (f.chief != "auto") options.chief = f.chief == "yes";
+  options.init_timeout = Millis(f.init_timeout_s);
+  options.progress_every = Millis(f.progress_s >= 0 ? f.progress_s : (console.tty ? 1 : 10));
+  SetCheckpointPolicy(f, options);
+  options.evaluate = !f.no_eval;
+  if (events != nullptr) {
+    options.summary_every_steps = f.summary_steps;
+    options.write_summaries = [events](int64_t step,
+                                       const std::vector<std::pair<std::string, double>>& s) {
+      return events->WriteScalars(step, s);
+    };
+  }
+  return options;
+}
+
+void PrintJson(const TrainResult& result, const std::string& task) {
+  const TrainProgress& last = result.last;
+  Json j = ProgressJson(last);
+  j["event"] = "done";
+  j["task"] = task;
+  j["chief"] = result.chief;
+  j["initialized"] = result.initialized;
+  j["initialized_variables"] = result.initialized_variables;
+  j["stopped"] = result.stopped;
+  j["first_loss"] = last.has_loss ? FloatToJson(result.first_loss) : Json(nullptr);
+  j["mean_steps_per_second"] = last.seconds > 0 ? last.local_steps / last.seconds : 0;
+  j["checkpoints"] = result.checkpoints;
+  j["checkpoint_failures"] = result.checkpoint_failures;
+  j["recoveries"] = result.recoveries;
+  j["restored_checkpoints"] = result.restored_steps;
+  j["accuracy"] = result.accuracy ? FloatToJson(*result.accuracy) : Json(nullptr);
+  std::cout << DumpJson(j) << std::endl;
+}
+
+void PrintHuman(const TrainResult& result, const std::string& task) {
+  const TrainProgress& last = result.last;
+  const double rate = last.seconds > 0 ? last.local_steps / last.seconds : 0;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: %lld steps in %s (%.1f steps/s), %s", task.c_str(),
+                static_cast<long long>(last.local_steps), Duration(last.seconds).c_str(), rate,
+                result.stopped.c_str());
+  std::cout << buf;
+  if (last.global_step >= 0) std::cout << "; global step " << last.global_step;
+  std::cout << "\n";
+  if (!result.initialized_variables.empty()) {
+    std::cout << "initialized the variables no checkpoint held (the rest were restored):";
+    for (const std::string& v : result.initialized_variables) std::cout << " " << v;
+    std::cout << "\n";
+  }
+  if (result.checkpoint_failures > 0) {
+    std::cout << result.checkpoint_failures << " checkpoint"
+              << (result.checkpoint_failures == 1 ? "" : "s") << " failed (" << result.checkpoints
+              << " saved)\n";
+  }
+  if (result.recoveries > 0) {
+    std::cout << "recovered from " << result.recoveries << " failed step"
+              << (result.recoveries == 1 ? "" : "s") << "\n";
+  }
+  for (const int64_t step : result.restored_steps) {
+    std::cout << "restored the checkpoint of step " << step
+              << " on every task (variables and input positions)\n";
+  }
+  if (last.has_loss) {
+    std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result.first_loss, last.loss);
+    std::cout << buf;
+  }
+  if (result.accuracy) {
+    std::snprintf(buf, sizeof buf, "test accuracy %.4f\n", *result.accuracy);
+    std::cout << buf;
+  }
+}
+
 int Train(const TrainFlags& f, OutputFormat format) {
   auto graph = ReadGraphArg(f.file);
   if (!graph.ok()) return ReportError(graph.status(), format);
@@ -235,91 +399,8 @@ int Train(const TrainFlags& f, OutputFormat format) {
                         : ConnectToTarget(io, f.remote);
   if (!connected.ok()) return ReportError(connected.status(), format);
 
-  const bool tty = isatty(STDERR_FILENO);
-  bool line_open = false;
-  TrainerOptions options;
-  options.max_steps = f.steps;
-  options.step_timeout = Millis(f.step_timeout_s);
-  options.max_recoveries = f.max_recoveries;
-  options.on_recovery = [&](const Status& why, int recovery) {
-    if (format == OutputFormat::kJson) {
-      std::cout << DumpJson(Json{{"event", "recovering"}, {"recovery", recovery},
-                                 {"error", why.ToString()}})
-                << std::endl;
-    }
-    std::fprintf(stderr, "%s%s; waiting for the cluster and opening a new session (recovery %d "
-                 "of at most %d)\n", line_open ? "\n" : "", why.ToString().c_str(), recovery,
-                 f.max_recoveries);
-    line_open = false;
-  };
-  options.on_checkpoint_failed = [&](const CheckpointFailure& failed) {
-    if (format == OutputFormat::kJson) {
-      std::cout << DumpJson(Json{{"event", "checkpoint_failed"},
-                                 {"global_step", failed.step},
-                                 {"failures_in_a_row", failed.in_a_row},
-                                 {"last_saved_step", failed.last_saved},
-                                 {"error", failed.error.ToString()}})
-                << std::endl;
-    }
-    std::fprintf(stderr, "%scheckpoint FAILED (%d in a row; %s): %s; training goes on, and "
-                 "saves again %s\n", line_open ? "\n" : "", failed.in_a_row,
-                 failed.last_saved >= 0
-                     ? ("the last saved by this run is step " + std::to_string(failed.last_saved))
-                           .c_str()
-                     : "none saved by this run yet",
-                 failed.error.ToString().c_str(), NextSave(f).c_str());
-    line_open = false;
-  };
-  options.stop_requested = []() -> std::string {
-    if (stop_signal == 0) return "";
-    return stop_signal == SIGINT ? "stopped by SIGINT" : "stopped by SIGTERM";
-  };
-  if (f.chief != "auto") options.chief = f.chief == "yes";
-  options.init_timeout = Millis(f.init_timeout_s);
-  options.progress_every = Millis(f.progress_s >= 0 ? f.progress_s : (tty ? 1 : 10));
-  options.checkpoint_every_steps = f.checkpoint_every;
-  options.checkpoint_every_seconds = f.checkpoint_flags ? f.checkpoint_secs : kDefaultCheckpointSecs;
-  options.evaluate = !f.no_eval;
-  if (events) {
-    options.summary_every_steps = f.summary_steps;
-    options.write_summaries = [&events](int64_t step,
-                                        const std::vector<std::pair<std::string, double>>& s) {
-      return events->WriteScalars(step, s);
-    };
-  }
-  Client& c = **connected;
-  if (!f.checkpoint_flags || f.checkpoint_every > 0 || f.checkpoint_secs > 0) {
-    // Named for the global step the cut holds.
-    options.save_checkpoint = [&f](Client& client) -> StatusOr<int64_t> {
-      TFD_ASSIGN_OR_RETURN(auto tasks, client.SaveCheckpoint(std::nullopt, f.remote.timeout()));
-      return StepOf(tasks, "saved");
-    };
-  }
-  // Any run may find the model at a saved step, whatever its own policy.
-  options.restore_checkpoint = [&f](Client& client, int64_t step) -> StatusOr<int64_t> {
-    TFD_ASSIGN_OR_RETURN(auto tasks, client.RestoreCheckpoint(step, f.remote.timeout()));
-    return StepOf(tasks, "restored");
-  };
-  if (!f.checkpoint_flags) {
-    // The default policy asks first: a cluster without a --checkpoint-dir
-    // (FAILED_PRECONDITION, naming the tasks asked) trains without one.
-    options.cluster_keeps_checkpoints = [&f](Client& client) -> StatusOr<bool> {
-      auto listed = client.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
-      if (listed.ok()) return true;
-      if (listed.status().code() == Code::kFailedPrecondition) return false;
-      return listed.status().WithContext("asking which tasks keep checkpoints");
-    };
-  } else if (options.save_checkpoint) {
-    // Checkpoints asked for where no task can keep any is a mistake to
-    // say at once, not a save to fail every interval.
-    options.cluster_keeps_checkpoints = [&f](Client& client) -> StatusOr<bool> {
-      auto listed = client.ListCheckpoints(f.remote.timeout(), /*verify=*/false);
-      if (!listed.ok()) {
-        return listed.status().WithContext("--checkpoint-every or --checkpoint-secs given");
-      }
-      return true;
-    };
-  }
+  Console console{format};
+  TrainerOptions options = Options(f, console, events.get());
   // The task itself died: wait for its supervisor to bring it back as long
   // as for the rest of the cluster. A hosted one is this process.
   options.reconnect = [&io, &f, &host]() -> StatusOr<std::unique_ptr<Client>> {
@@ -328,83 +409,19 @@ int Train(const TrainFlags& f, OutputFormat format) {
     again.timeout_s = f.init_timeout_s;
     return ConnectToTarget(io, again);
   };
-  Trainer trainer(c, std::move(*graph), options);
-  CatchStopSignals();
-  auto result = trainer.Run([&](const TrainProgress& p) {
-    if (format == OutputFormat::kJson) {
-      Json j = ProgressJson(p);
-      j["event"] = "progress";
-      std::cout << DumpJson(j) << std::endl;
-    } else if (tty) {
-      std::fprintf(stderr, "\r%s   ", ProgressLine(p).c_str());
-      line_open = true;
-    } else {
-      std::fprintf(stderr, "%s\n", ProgressLine(p).c_str());
-    }
-    std::fflush(stderr);
-  });
-  if (line_open) std::fputc('\n', stderr);
+  Trainer trainer(**connected, std::move(*graph), options);
+  training::CatchStopSignals();
+  auto result = trainer.Run([&console](const TrainProgress& p) { console.Progress(p); });
+  if (console.line_open) std::fputc('\n', stderr);
   if (!result.ok()) return ReportError(result.status(), format);
-  // A hosted task stops serving its peers before the process goes.
-  auto finish = [&host] {
-    if (host) host->Drain();
-    return Finish();
-  };
-
-  const TrainProgress& last = result->last;
-  const double rate = last.seconds > 0 ? last.local_steps / last.seconds : 0;
   if (format == OutputFormat::kJson) {
-    Json j = ProgressJson(last);
-    j["event"] = "done";
-    j["task"] = trainer.client().task();
-    j["chief"] = result->chief;
-    j["initialized"] = result->initialized;
-    j["initialized_variables"] = result->initialized_variables;
-    j["stopped"] = result->stopped;
-    j["first_loss"] = last.has_loss ? FloatToJson(result->first_loss) : Json(nullptr);
-    j["mean_steps_per_second"] = rate;
-    j["checkpoints"] = result->checkpoints;
-    j["checkpoint_failures"] = result->checkpoint_failures;
-    j["recoveries"] = result->recoveries;
-    j["restored_checkpoints"] = result->restored_steps;
-    j["accuracy"] = result->accuracy ? FloatToJson(*result->accuracy) : Json(nullptr);
-    std::cout << DumpJson(j) << std::endl;
-    return finish();
+    PrintJson(*result, trainer.client().task());
+  } else {
+    PrintHuman(*result, trainer.client().task());
   }
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s: %lld steps in %s (%.1f steps/s), %s", trainer.client().task().c_str(),
-                static_cast<long long>(last.local_steps), Duration(last.seconds).c_str(), rate,
-                result->stopped.c_str());
-  std::cout << buf;
-  if (last.global_step >= 0) std::cout << "; global step " << last.global_step;
-  std::cout << "\n";
-  if (!result->initialized_variables.empty()) {
-    std::cout << "initialized the variables no checkpoint held (the rest were restored):";
-    for (const std::string& v : result->initialized_variables) std::cout << " " << v;
-    std::cout << "\n";
-  }
-  if (result->checkpoint_failures > 0) {
-    std::cout << result->checkpoint_failures << " checkpoint"
-              << (result->checkpoint_failures == 1 ? "" : "s") << " failed (" << result->checkpoints
-              << " saved)\n";
-  }
-  if (result->recoveries > 0) {
-    std::cout << "recovered from " << result->recoveries << " failed step"
-              << (result->recoveries == 1 ? "" : "s") << "\n";
-  }
-  for (const int64_t step : result->restored_steps) {
-    std::cout << "restored the checkpoint of step " << step
-              << " on every task (variables and input positions)\n";
-  }
-  if (last.has_loss) {
-    std::snprintf(buf, sizeof buf, "loss %.4f -> %.4f\n", result->first_loss, last.loss);
-    std::cout << buf;
-  }
-  if (result->accuracy) {
-    std::snprintf(buf, sizeof buf, "test accuracy %.4f\n", *result->accuracy);
-    std::cout << buf;
-  }
-  return finish();
+  // A hosted task stops serving its peers before the process goes.
+  if (host) host->Drain();
+  return Finish();
 }
 
 }  // namespace

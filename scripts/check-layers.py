@@ -36,12 +36,13 @@ LAYERS = [
     ("daemon/rpc", ["daemon/checkpoint"]),
     ("daemon/transport", ["daemon/rpc"]),  # beside rpc, using its Status <-> kj::Exception
     ("daemon/client", ["daemon/transport"]),
+    ("daemon/client/training", ["daemon/client", "api"]),  # the loop with hooks: reads api's names
     ("daemon/distributed", ["daemon/transport"]),
     ("daemon", ["daemon/distributed", "daemon/client"]),  # tfd's main and what it hosts
-    ("cli", ["daemon", "api"]),
+    ("cli", ["daemon", "api", "daemon/client/training"]),
     ("examples", ["daemon", "api"]),
-    ("bench", ["daemon", "api", "examples"]),  # train runs build examples/mnist's model
-    ("python", ["daemon/client", "api"]),  # the pybind11 module
+    ("bench", ["daemon", "api", "examples", "daemon/client/training"]),  # train runs build examples/mnist's model
+    ("python", ["daemon/client/training", "api"]),  # the pybind11 module
     ("tests", None),                  # anything
 ]
 # The kernels/ headers daemon/ and cli/ may include: the whole interface of

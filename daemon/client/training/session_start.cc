@@ -1,0 +1,279 @@
+// TrainingSession's session creation and recovery: waiting for the
+// cluster, the chief's initialization, the init barrier, placing the
+// input, and the restores that keep the model and every worker's input at
+// the same step (training_session.h).
+#include <map>
+
+#include "api/train_signature.h"
+#include "common/device_name.h"
+#include "daemon/client/training/training_session.h"
+
+namespace tfd::training {
+
+namespace sig = train::signature;
+
+bool Recoverable(const Status& s) {
+  return s.code() == Code::kUnavailable || s.code() == Code::kAborted;
+}
+
+// Recovered from like a lost task; the recovery's own wait for the cluster
+// is bounded by init_timeout, and one that times out ends the run.
+bool StepRecoverable(const Status& s) {
+  return Recoverable(s) || s.code() == Code::kDeadlineExceeded;
+}
+
+bool IsChief(const std::string& task, const ClusterSpec& cluster) {
+  const std::string chief = cluster.ChiefTask();
+  if (!chief.empty()) return task == chief;
+  auto name = DeviceName::Parse(task);
+  return name.ok() && name->task.value_or(0) == 0;
+}
+
+// What the init op assigns: each variable and its Assign node. The barrier
+// waits for these variables.
+std::vector<TrainingSession::InitTarget> TrainingSession::InitTargets() const {
+  std::map<std::string, const NodeDef*> by_name;
+  for (const NodeDef& n : graph_.nodes) by_name[n.name] = &n;
+  std::vector<InitTarget> targets;
+  auto init = by_name.find(sig::kInit);
+  if (init == by_name.end()) return targets;
+  for (const std::string& input : init->second->inputs) {
+    if (input.empty() || input[0] != '^') continue;
+    auto assign = by_name.find(input.substr(1));
+    if (assign == by_name.end() || assign->second->op != "Assign" ||
+        assign->second->inputs.empty()) {
+      continue;
+    }
+    const std::string& ref = assign->second->inputs[0];
+    targets.push_back({ref.substr(0, ref.find(':')), assign->first});
+  }
+  return targets;
+}
+
+// The chief's initialization: nothing when every variable is initialized
+// (restored by its ps), `init` when none is, else only the Assigns of the
+// uninitialized ones, so restored values are never overwritten.
+Status TrainingSession::Initialize() {
+  const std::vector<InitTarget> targets = InitTargets();
+  std::vector<std::string> vars;
+  for (const InitTarget& t : targets) vars.push_back(t.variable);
+  // A quick look: the barrier answers at once when everything is there.
+  constexpr std::chrono::milliseconds kLook(200);
+  if (!vars.empty() && client_->WaitInitialized(vars, kLook).ok()) return OkStatus();
+  std::vector<std::string> assigns;
+  for (const InitTarget& t : targets) {
+    if (!client_->WaitInitialized({t.variable}, std::chrono::milliseconds(1)).ok()) {
+      assigns.push_back(t.assign);
+      result_.initialized_variables.push_back(t.variable);
+    }
+  }
+  result_.initialized = true;
+  if (assigns.size() == targets.size()) {
+    result_.initialized_variables.clear();  // all of them: the plain init
+    return RunIfPresent(sig::kInit, "initializing the variables");
+  }
+  auto r = client_->Run({}, {}, assigns, {});
+  return r.ok() ? OkStatus()
+                : r.status().WithContext("initializing the variables no checkpoint restored");
+}
+
+Status TrainingSession::RunIfPresent(const char* node, const char* what) {
+  if (!Has(node)) return OkStatus();
+  auto r = client_->Run({}, {}, {node}, {});
+  return r.ok() ? OkStatus() : r.status().WithContext(what);
+}
+
+// Waits for every task of the cluster, and notes (restored_alone_) the
+// tasks whose variables went back to their own checkpoint when they
+// restarted while the other tasks' variables and every worker's input
+// stayed where they were (TaskStatus.restoredAlone): whichever trainer
+// sees one first restores that checkpoint on every task before it steps
+// again, so that no trainer steps ahead on the restored task with input
+// the restore would take back, and none waits on another (a chief may
+// have finished, or be slow).
+Status TrainingSession::WaitForCluster() {
+  TFD_ASSIGN_OR_RETURN(const std::vector<TaskStatusInfo> tasks,
+                       client_->WaitCluster(options_.init_timeout));
+  restored_alone_.clear();
+  for (const TaskStatusInfo& t : tasks) {
+    if (t.restored_alone) restored_alone_.push_back(t.task);
+  }
+  return OkStatus();
+}
+
+// Waits for the cluster or the chief's initialization. A chief whose
+// caller has just waited for the cluster (a recovery) does not wait again.
+Status TrainingSession::Prepare(bool cluster_waited) {
+  if (result_.chief) {
+    // Every task must be up before deciding what to initialize: a ps that
+    // restores its checkpoint on start must not be initialized over.
+    if (!cluster_waited) {
+      TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
+    }
+    if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize());
+    return RunIfPresent(sig::kChiefInit, "initializing the sync accumulators");
+  }
+  std::vector<std::string> vars;
+  for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
+  if (!vars.empty()) {
+    TFD_RETURN_IF_ERROR(client_->WaitInitialized(vars, options_.init_timeout)
+                            .WithContext("waiting for the chief to initialize the variables"));
+  }
+  // Again after a recovery's wait: the chief may have restored the cluster
+  // meanwhile, which a stale TaskStatus.restoredAlone would make this
+  // worker do again.
+  return WaitForCluster().WithContext("waiting for every task of the cluster");
+}
+
+// Restores checkpoint `step` (kLatestCheckpoint: the newest on every task)
+// everywhere; the step restored, or nullopt when there was none.
+StatusOr<std::optional<int64_t>> TrainingSession::RestoreAt(int64_t step) {
+  if (!options_.restore_checkpoint) return std::optional<int64_t>();
+  auto restored = options_.restore_checkpoint(*client_, step);
+  if (!restored.ok()) {
+    const Code code = restored.status().code();
+    if (code == Code::kNotFound || code == Code::kFailedPrecondition) {
+      return std::optional<int64_t>();
+    }
+    return restored.status().WithContext(
+        step == Client::kLatestCheckpoint ? std::string("restoring the newest checkpoint")
+                                          : "restoring the checkpoint of step " +
+                                                std::to_string(step));
+  }
+  result_.restored_steps.push_back(*restored);
+  return std::optional<int64_t>(*restored);
+}
+
+// Where the input starts, given the global step `global` the model is at:
+// a new model (0, or a graph without a global step) reads from epoch 0; a
+// model at a saved step has that checkpoint restored on every task, so
+// each worker's input is where it stood when the model was saved (and
+// every ps holds that step's values); otherwise the input stays where it
+// stands. Every trainer does this, not only the chief, so that none steps
+// with its input where an earlier run left it; a restore by a trainer that
+// starts later takes back the steps of one that started sooner together
+// with the input they read, so the two stay consistent.
+Status TrainingSession::PlaceInput(int64_t global) {
+  if (global <= 0) return RunIfPresent(sig::kResetInput, "resetting this worker's input");
+  return RestoreAt(global).status();
+}
+
+// After a failed step: a new session, prepared as at the start.
+Status TrainingSession::Recover() {
+  // A worker waits too: its new session must not reach for a ps that is
+  // still restarting.
+  Status waited = WaitForCluster();
+  // The master answers a cluster that is not whole with DEADLINE_EXCEEDED;
+  // UNAVAILABLE is this client's own connection, to a task that died.
+  if (waited.code() == Code::kUnavailable && options_.reconnect) {
+    auto fresh = options_.reconnect();
+    if (!fresh.ok()) return fresh.status().WithContext("connecting again");
+    reconnected_ = std::move(fresh).value();
+    client_ = reconnected_.get();
+    waited = WaitForCluster();
+  }
+  TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
+  TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
+  ForgetCallables();  // they died with the old session
+  return Prepare(/*cluster_waited=*/true);
+}
+
+// train/global_step_var, read directly; -1 when the graph has none.
+StatusOr<int64_t> TrainingSession::ReadGlobalStep() {
+  if (!Has(sig::kGlobalStepVariable)) return -1;
+  auto read = client_->Run({}, {sig::kGlobalStepVariable}, {}, {});
+  if (!read.ok()) return read.status().WithContext("reading the global step");
+  return static_cast<int64_t>(ScalarValue(read->fetches[0]));
+}
+
+// After a lost task or a restart, the global step at `global` where this
+// trainer had seen global_step(). When a task's variables went back alone
+// (a ps restarted from its checkpoint), any trainer, and when the global
+// step went back, the chief, restores the newest checkpoint on every task,
+// so that the other ps tasks and every worker's input go back to the same
+// step as the restarted task; when it stands where it was and a checkpoint
+// of that step exists, the chief restores that one (nothing is lost).
+//
+// The restarted task saying so is what makes this exact: a chief that
+// lagged (still recovering while another worker stepped the restored ps
+// past where the chief had seen it) would find the global step ahead.
+Status TrainingSession::RewindToCheckpoint(int64_t global) {
+  std::optional<int64_t> restored;
+  if (!restored_alone_.empty() || (result_.chief && global < result_.global_step)) {
+    TFD_ASSIGN_OR_RETURN(restored, RestoreAt(Client::kLatestCheckpoint));
+    restored_alone_.clear();
+  } else if (!result_.chief) {
+    // Its input is put back by the chief's restore.
+  } else if (global == result_.global_step) {
+    TFD_ASSIGN_OR_RETURN(restored, RestoreAt(global));
+  }
+  result_.global_step = restored.value_or(global);
+  if (restored) {
+    for (SessionHook* hook : hooks_) hook->AfterRestore(*this, *restored);
+  }
+  return OkStatus();
+}
+
+// Everything between the session and the first step. The global step is
+// read first: it places the input, and a run asked to stop at a step the
+// global step has passed (restored from a checkpoint) must not run one
+// more to find out.
+Status TrainingSession::StartSteps() {
+  TFD_ASSIGN_OR_RETURN(const int64_t start_global, ReadGlobalStep());
+  if (!restored_alone_.empty()) {
+    // A ps restarted since the cluster's last restore (while this run was
+    // starting, or between runs): put the cluster back with it.
+    TFD_RETURN_IF_ERROR(RewindToCheckpoint(start_global));
+  } else {
+    TFD_RETURN_IF_ERROR(PlaceInput(start_global));
+    if (start_global >= 0) result_.global_step = start_global;
+  }
+  return CallHooks([this](SessionHook& h) { return h.AfterCreateSession(*this); });
+}
+
+// A task lost while this trainer starts (a ps restarting under a late
+// worker) is recovered from as during the steps.
+Status TrainingSession::Start() {
+  Status started = Prepare();
+  const bool prepared = started.ok();
+  if (prepared) started = StartSteps();
+  if (prepared ? StepRecoverable(started) : Recoverable(started)) {
+    started = RecoverWith(std::move(started), [this] { return StartSteps(); });
+  }
+  return started;
+}
+
+// After a failed step: the new session's global step, which the ps tasks
+// may have gone back to.
+Status TrainingSession::Resume() {
+  if (!Has(sig::kGlobalStepVariable)) return OkStatus();
+  TFD_ASSIGN_OR_RETURN(const int64_t global, ReadGlobalStep());
+  return RewindToCheckpoint(global);
+}
+
+// After a task was lost: recovered (the cluster waited for, then `redo`
+// done again), or the error that ends the run.
+Status TrainingSession::RecoverWith(Status lost, const std::function<Status()>& redo) {
+  while (result_.recoveries < options_.max_recoveries) {
+    ++result_.recoveries;
+    if (options_.on_recovery) options_.on_recovery(lost, result_.recoveries);
+    Status s = Recover();
+    // Past the waits for the cluster (whose deadline ends the run), what is
+    // left are runs, recovered from as a step is.
+    const bool cluster_back = s.ok();
+    if (s.ok()) s = redo();
+    if (s.ok()) return OkStatus();
+    if (!(cluster_back ? StepRecoverable(s) : Recoverable(s))) {
+      return s.WithContext("recovering from: " + lost.ToString());
+    }
+    lost = s;
+  }
+  return lost.WithContext("gave up after " + std::to_string(result_.recoveries) +
+                          " recoveries (--max-recoveries)");
+}
+
+Status TrainingSession::RecoverFrom(Status lost) {
+  return RecoverWith(std::move(lost), [this] { return Resume(); });
+}
+
+}  // namespace tfd::training

@@ -1,0 +1,187 @@
+// TrainingSession: the between-graph training loop of one worker, in the
+// shape of TensorFlow's MonitoredTrainingSession: it creates a session
+// (and recovers it), steps, and leaves checkpoints, progress, summaries and
+// when to stop to the hooks it is given (session_hook.h). `tfctl train`,
+// train_bench and the Python package drive it; the graph speaks the names
+// of api/train_signature.h.
+//
+//   CheckpointSaverHook saver(...);
+//   StopAtStepHook stop(1000);
+//   TrainingSession session(*client, graph, options, {&stop, &saver});
+//   TFD_ASSIGN_OR_RETURN(SessionResult r, session.Run());
+//
+// Session creation. The chief (chief:0 if the cluster has a chief job,
+// else worker:0, unless told otherwise) waits for the whole cluster, then
+// initializes the global variables that are not initialized already
+// (restored from a checkpoint by their ps tasks: those keep their values),
+// and runs the sync-replica chief init; every other worker waits on the
+// cluster's init barrier for those same variables. Every worker then reads
+// the global step and places its input: a new model (global step 0, or no
+// global step) resets the input to epoch 0; a model at a saved step has
+// that checkpoint restored on every task, so each worker's input is where
+// it stood when the model was saved.
+//
+// Steps. Each step runs kTrain (a sync chief: kChiefStep) with what the
+// hooks add, and fetches the global step (kGlobalStep, a sync chief's
+// kChiefGlobalStep), which the hooks see as global_step(). The loop ends
+// when a hook requests a stop, when the input ends (OUT_OF_RANGE), or on
+// an error. The chief then releases parked sync replicas.
+//
+// Recovery. A step (or anything between the session and the first step)
+// that fails with UNAVAILABLE or ABORTED (a task died, or a restarted one
+// lost the step's state), or past its deadline, is recovered from as
+// MonitoredTrainingSession does: connect again if the client's own task is
+// the one that went, wait for every task again, open a new session (the
+// old one's partitions died with the task), let the chief initialize what
+// no checkpoint restored, and go on from the global step the ps tasks
+// hold. The input is not reset: each worker goes on from where its input
+// stands, unless the model went back: when a task's variables went back
+// alone (a ps restarted from its own checkpoint: TaskStatus.restoredAlone),
+// any worker, and when the global step went back, the chief, restores the
+// newest checkpoint on every task, so the other ps tasks and every
+// worker's input go back to the same step (docs/training.md, "When a task
+// dies"). Hooks hear of it through AfterRestore.
+//
+// Thread-safety: one thread, the one that owns the Client.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/graph_def.h"
+#include "daemon/client/client.h"
+#include "daemon/client/training/session_hook.h"
+
+namespace tfd::training {
+
+struct SessionOptions {
+  std::chrono::milliseconds step_timeout{60000};  // the session's deadline per step
+  std::optional<bool> chief;                       // unset: IsChief
+  std::chrono::milliseconds init_timeout{120000};  // cluster and init barriers
+  // Failed steps recovered from before the error ends the run; each
+  // recovery waits at most init_timeout for the cluster.
+  int max_recoveries = 10;
+  // Told before each recovery why, and which one it is (1, 2...).
+  std::function<void(const Status& why, int recovery)> on_recovery;
+  // When set, a recovery that finds its own connection lost (the client's
+  // task died; a supervisor may be restarting it) connects again with it.
+  std::function<StatusOr<std::unique_ptr<Client>>()> reconnect;
+  // Restores a checkpoint of the cluster on every task that keeps them (the
+  // variables and each dataset's input position): the one of `step`, or
+  // with Client::kLatestCheckpoint the newest every task holds; returns the
+  // step restored. Called when the model is at, or went back to, a saved
+  // step; NOT_FOUND or FAILED_PRECONDITION (no such checkpoint everywhere,
+  // no task keeping any) only skip it. Unset: nothing is restored.
+  std::function<StatusOr<int64_t>(Client& client, int64_t step)> restore_checkpoint;
+};
+
+struct SessionResult {
+  int64_t local_steps = 0;   // steps this worker ran
+  int64_t global_step = -1;  // where the model stands; -1 when the graph does not say
+  std::string stopped;       // why: what the hook said, or "input exhausted"
+  int recoveries = 0;        // failed steps recovered from
+  // Checkpoints restored on every task (at the start; after a recovery),
+  // by step: the model and its input went back together.
+  std::vector<int64_t> restored_steps;
+  bool chief = false;
+  bool initialized = false;  // this worker ran the initializer (or part of it)
+  std::vector<std::string> initialized_variables;  // which, when only some were
+};
+
+class TrainingSession {
+ public:
+  // `hooks` are borrowed and must outlive Run.
+  TrainingSession(Client& client, GraphDef graph, SessionOptions options,
+                  std::vector<SessionHook*> hooks);
+
+  // Opens a session on the client's task, trains until a hook or the input
+  // stops it, and closes the session. INVALID_ARGUMENT when the graph has
+  // no kTrain.
+  StatusOr<SessionResult> Run();
+
+  // For hooks.
+  // The client in use: the one given, or the one a recovery connected.
+  Client& client() { return *client_; }
+  const GraphDef& graph() const { return graph_; }
+  bool Has(const char* node) const;
+  // A Const node's value (INVALID_ARGUMENT when `node` is not a Const).
+  StatusOr<Tensor> ConstValue(const char* node) const;
+  bool chief() const { return result_.chief; }
+  bool initialized() const { return result_.initialized; }
+  int64_t local_steps() const { return result_.local_steps; }
+  int64_t global_step() const { return result_.global_step; }
+  // A checkpoint saved at `step`: the model stands there at least (other
+  // workers may have moved the global step past this one's last look).
+  void NoteGlobalStep(int64_t step) { result_.global_step = std::max(result_.global_step, step); }
+  // Ends the loop before the next step; the first reason given is kept.
+  void RequestStop(std::string why);
+  bool stop_requested() const { return !result_.stopped.empty(); }
+  // When the first step was sent, its callable prepared (nullopt before):
+  // where a rate's seconds count from, as the old loop counted them.
+  const std::optional<std::chrono::steady_clock::time_point>& steps_began() const {
+    return steps_began_;
+  }
+  // After `lost` (a call that failed as a lost task fails a step: see
+  // StepRecoverable) outside a step: recovers as from a failed step, or
+  // returns the error that ends the run.
+  Status RecoverFrom(Status lost);
+
+ private:
+  struct InitTarget {
+    std::string variable, assign;
+  };
+  std::vector<InitTarget> InitTargets() const;
+  Status Initialize();
+  Status RunIfPresent(const char* node, const char* what);
+  Status WaitForCluster();
+  Status Prepare(bool cluster_waited = false);
+  Status Recover();
+  Status PlaceInput(int64_t global);
+  StatusOr<std::optional<int64_t>> RestoreAt(int64_t step);
+  Status RewindToCheckpoint(int64_t global);
+  StatusOr<int64_t> ReadGlobalStep();
+  Status Start();
+  Status StartSteps();
+  Status Resume();
+  Status RecoverWith(Status lost, const std::function<Status()>& redo);
+  Status Loop();
+  Status AfterStep(const Client::RunOutput& out);
+  StatusOr<Client::CallableHandle> CallableFor(const StepArgs& args);
+  void ForgetCallables();
+  Status CallHooks(const std::function<Status(SessionHook&)>& call);
+
+  Client* client_;
+  std::unique_ptr<Client> reconnected_;  // owns *client_ after a reconnect
+  GraphDef graph_;
+  SessionOptions options_;
+  std::vector<SessionHook*> hooks_;
+  SessionResult result_;
+  std::string step_op_;      // kTrain, or a sync chief's kChiefStep
+  std::string global_step_;  // the global step fetched each step; empty: none
+  std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore
+  std::optional<std::chrono::steady_clock::time_point> steps_began_;
+  // Callables of this session, by their fetches and targets.
+  using CallableKey = std::pair<std::vector<std::string>, std::vector<std::string>>;
+  std::map<CallableKey, Client::CallableHandle> callables_;
+  const std::pair<const CallableKey, Client::CallableHandle>* last_callable_ = nullptr;
+};
+
+// What a step fails with when a task died or was restarted under it: worth
+// a new session once the cluster is whole again (MonitoredSession's
+// AbortedError and UnavailableError).
+bool Recoverable(const Status& s);
+// The same, or past its deadline: a task stopped answering (SIGSTOP, a
+// dropped link) without its connection closing.
+bool StepRecoverable(const Status& s);
+
+// Whether `task` ("/job:worker/replica:0/task:0") is the chief of `cluster`
+// by TensorFlow's rule (ClusterSpec::ChiefTask); in a cluster with neither
+// a chief nor a worker job, task 0 of any job.
+bool IsChief(const std::string& task, const ClusterSpec& cluster);
+
+}  // namespace tfd::training

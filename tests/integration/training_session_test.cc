@@ -1,0 +1,177 @@
+// The training loop with hooks (daemon/client/training/training_session.h)
+// driven by fake hooks against one real tfd: the order of the calls, a hook
+// stopping the loop, a hook's own fetch, and End after a stop and after an
+// error.
+#include <catch2/catch.hpp>
+
+#include "daemon/client/training/stop_at_step_hook.h"
+#include "daemon/client/training/training_session.h"
+#include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::LocalCluster;
+using testing::Node;
+using training::SessionHook;
+using training::StepArgs;
+using training::StepValues;
+using training::TrainingSession;
+
+// global_step, moved by 1 each step (train/global_step after it), and a
+// constant no step needs unless a hook fetches it.
+GraphDef StepGraph() {
+  auto int64_const = [](std::string name, int64_t v) {
+    return Node(std::move(name), "Const", {}, "",
+                {{"value", Tensor::Scalar<int64_t>(v)}, {"dtype", DType::kInt64}});
+  };
+  GraphDef g;
+  g.nodes = {Node("global_step", "VariableV2", {}, "",
+                  {{"dtype", DType::kInt64}, {"shape", PartialShape(std::vector<int64_t>{})}}),
+             int64_const("zero", 0),
+             int64_const("one", 1),
+             int64_const("answer", 42),
+             Node("init_step", "Assign", {"global_step", "zero"}, ""),
+             Node("init", "NoOp", {"^init_step"}, ""),
+             Node("inc", "AssignAdd", {"global_step", "one"}, ""),
+             Node("train/global_step", "Identity", {"inc"}, ""),
+             Node("train", "NoOp", {"^inc"}, "")};
+  return g;
+}
+
+// Writes each call to a shared log as "NAME.Call", and does what the test
+// sets it up to do.
+class RecordingHook : public SessionHook {
+ public:
+  RecordingHook(std::string name, std::vector<std::string>& log) : name_(std::move(name)), log_(log) {}
+
+  Status Begin(TrainingSession&) override { return Note("Begin"); }
+  Status AfterCreateSession(TrainingSession&) override { return Note("AfterCreateSession"); }
+  Status BeforeRun(TrainingSession& session, StepArgs& args) override {
+    fetch_at = fetch.empty() ? -1 : args.AddFetch(fetch);
+    if (fail_before_step > 0 && session.local_steps() + 1 == fail_before_step) {
+      (void)Note("BeforeRun");
+      return errors::Internal(name_, " failed before step ", fail_before_step);
+    }
+    return Note("BeforeRun");
+  }
+  Status AfterRun(TrainingSession& session, const StepValues& values) override {
+    if (fetch_at >= 0) fetched.push_back(training::ScalarValue(values.fetches[fetch_at]));
+    global_steps.push_back(session.global_step());
+    if (stop_after_step > 0 && session.local_steps() == stop_after_step) {
+      session.RequestStop(name_ + " asked");
+    }
+    return Note("AfterRun");
+  }
+  Status End(TrainingSession&, const Status& status) override {
+    ended_with = status;
+    return Note("End");
+  }
+
+  std::string fetch;           // added to every step when set
+  int64_t stop_after_step = 0;
+  int64_t fail_before_step = 0;
+  std::vector<double> fetched;
+  std::vector<int64_t> global_steps;
+  std::optional<Status> ended_with;
+
+ private:
+  Status Note(const char* call) {
+    log_.push_back(name_ + "." + call);
+    return OkStatus();
+  }
+  std::string name_;
+  std::vector<std::string>& log_;
+  int fetch_at = -1;
+};
+
+struct Fixture {
+  Fixture() : cluster({{"worker", 1}}) {
+    REQUIRE(cluster.StartAll().ok());
+    auto connected = cluster.Connect("worker", 0);
+    REQUIRE(connected.ok());
+    client = std::move(connected).value();
+  }
+  StatusOr<training::SessionResult> Run(std::vector<SessionHook*> hooks) {
+    training::SessionOptions options;
+    options.init_timeout = 30s;
+    TrainingSession session(*client, StepGraph(), options, std::move(hooks));
+    return session.Run();
+  }
+  LocalCluster cluster;
+  std::unique_ptr<Client> client;
+};
+
+TEST_CASE("hooks are called in order around each step, End last") {
+  Fixture f;
+  std::vector<std::string> log;
+  training::StopAtStepHook stop(2);
+  RecordingHook a("a", log), b("b", log);
+  auto result = f.Run({&stop, &a, &b});
+  INFO(result.status().ToString());
+  REQUIRE(result.ok());
+  CHECK(result->stopped == "reached step 2");
+  CHECK(result->local_steps == 2);
+  CHECK(result->global_step == 2);
+  CHECK(result->chief);
+  CHECK(result->initialized);
+  CHECK(log == std::vector<std::string>{
+                   "a.Begin", "b.Begin", "a.AfterCreateSession", "b.AfterCreateSession",
+                   "a.BeforeRun", "b.BeforeRun", "a.AfterRun", "b.AfterRun",    // step 1
+                   "a.BeforeRun", "b.BeforeRun", "a.AfterRun", "b.AfterRun",    // step 2
+                   "a.BeforeRun", "b.BeforeRun",  // the stop: no step 3
+                   "a.End", "b.End"});
+  CHECK(a.global_steps == std::vector<int64_t>{1, 2});
+  REQUIRE(b.ended_with.has_value());
+  CHECK(b.ended_with->ok());
+}
+
+TEST_CASE("a hook that requests a stop ends the loop after that step, and End follows") {
+  Fixture f;
+  std::vector<std::string> log;
+  RecordingHook a("a", log), b("b", log);
+  a.stop_after_step = 3;
+  auto result = f.Run({&a, &b});
+  INFO(result.status().ToString());
+  REQUIRE(result.ok());
+  CHECK(result->stopped == "a asked");
+  CHECK(result->local_steps == 3);
+  CHECK(b.global_steps == std::vector<int64_t>{1, 2, 3});  // b's AfterRun still saw step 3
+  REQUIRE(b.ended_with.has_value());
+  CHECK(b.ended_with->ok());
+  CHECK(log.back() == "b.End");
+}
+
+TEST_CASE("a hook's fetch comes back with the step, and only its steps pay for it") {
+  Fixture f;
+  std::vector<std::string> log;
+  training::StopAtStepHook stop(3);
+  RecordingHook plain("plain", log), asking("asking", log);
+  asking.fetch = "answer";
+  auto result = f.Run({&stop, &plain, &asking});
+  INFO(result.status().ToString());
+  REQUIRE(result.ok());
+  CHECK(asking.fetched == std::vector<double>{42, 42, 42});
+  CHECK(plain.fetched.empty());
+  CHECK(asking.global_steps == std::vector<int64_t>{1, 2, 3});
+}
+
+TEST_CASE("End is called with the error that ended the loop") {
+  Fixture f;
+  std::vector<std::string> log;
+  RecordingHook failing("failing", log), other("other", log);
+  failing.fail_before_step = 2;
+  auto result = f.Run({&failing, &other});
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.status().code() == Code::kInternal);
+  CHECK(other.global_steps == std::vector<int64_t>{1});  // step 2 never ran
+  REQUIRE(other.ended_with.has_value());
+  CHECK(other.ended_with->code() == Code::kInternal);
+  CHECK(log.back() == "other.End");
+  CHECK(std::count(log.begin(), log.end(), "other.BeforeRun") == 1);  // not after the failure
+}
+
+}  // namespace
+}  // namespace tfd
