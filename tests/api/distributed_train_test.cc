@@ -3,6 +3,7 @@
 // (between-graph replication), as the classic distributed-TF walkthrough.
 #include <catch2/catch.hpp>
 
+#include "api/control_flow.h"
 #include "api/optimizers.h"
 #include "api/placement.h"
 #include "tests/api/api_test_util.h"
@@ -75,6 +76,43 @@ TEST_CASE("two workers train one model whose variables live on two ps tasks") {
   for (const auto& n : step->stats.nodes) {
     if (n.node == "w/read") CHECK(n.device == "/job:ps/replica:0/task:1/device:CPU:0");
   }
+}
+
+// A cond on the worker whose true branch updates a variable on the ps: the
+// branch's AssignAdd runs on the ps when taken; when not taken, the dead
+// value it would need cannot cross tasks, and the step says so instead of
+// waiting for a transfer that never comes.
+TEST_CASE("a cond whose branch runs on another task works when taken and fails clearly if not") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable count(root.WithOpName("count").WithDevice("/job:ps/task:0"), {}, DType::kFloat32,
+                 Initializer::Zeros());
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output pred = ops::Placeholder(worker.WithOpName("pred"), DType::kBool, PartialShape({}));
+  const Output y = ops::Cond(
+      worker, pred, {ops::Const(worker, 1.0f)},
+      [&](const Scope& s, const std::vector<Output>& in) {
+        return std::vector<Output>{ops::AssignAdd(s, count.ref(), in[0])};
+      },
+      [](const Scope&, const std::vector<Output>& in) { return in; })[0];
+  ops::GlobalVariablesInitializer(root);
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  auto taken = (*client)->Run({{"pred", Tensor::Scalar(true)}}, {y.name()}, {}, {});
+  INFO(taken.status().ToString());
+  REQUIRE(taken.ok());
+  CHECK(taken->fetches[0].scalar<float>() == 1.0f);
+  auto untaken = (*client)->Run({{"pred", Tensor::Scalar(false)}}, {y.name()}, {}, {});
+  REQUIRE_FALSE(untaken.ok());
+  CHECK(untaken.status().code() == Code::kFailedPrecondition);
+  CHECK_THAT(untaken.status().message(), Catch::Contains("untaken branch of a cond"));
+  auto after = (*client)->Run({}, {"count/read"}, {}, {});
+  REQUIRE(after.ok());
+  CHECK(after->fetches[0].scalar<float>() == 1.0f);
 }
 
 }  // namespace
