@@ -22,9 +22,9 @@
 // the two.
 //
 // Nodes are named under "cond/" (then "cond_1/", ...) below the scope's
-// prefix: "cond/Switch", "cond/true/...", "cond/Merge". The untaken branch's
-// values must not cross to another task: place a branch on its Switch's task
-// (the step fails with FAILED_PRECONDITION naming the transfer otherwise).
+// prefix: "cond/Switch", "cond/true/...", "cond/Merge". A branch's nodes may
+// live on other tasks (an update colocated with its variable on a ps): the
+// untaken side's deadness crosses with its transfers.
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once

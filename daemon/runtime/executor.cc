@@ -1,5 +1,6 @@
 #include "daemon/runtime/executor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <deque>
@@ -296,6 +297,11 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
                              ThisThreadId(), ThisThreadName(), kctx->trace_label()});
     }
   }
+  // A node whose every output is dead (a _Recv of a dead value) is dead to
+  // its control consumers too.
+  if (!dead && !outputs.empty()) {
+    dead = std::all_of(outputs.begin(), outputs.end(), [](const Value& v) { return v.is_dead; });
+  }
   if (!aborted && !outputs.empty()) {
     for (const Graph::Edge& c : node.consumers) {
       Value& v = inputs[c.node][c.port];
@@ -315,7 +321,10 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
 }
 
 bool Executor::Step::IsDead(int id) const {
-  if (graph.node(id).op() != "Merge") return true;
+  const std::string& op = graph.node(id).op();
+  // A _Send carries deadness to its _Recv on the other side.
+  if (op == "_Send") return false;
+  if (op != "Merge") return true;
   for (const Value& v : inputs[id]) {
     if (!v.is_dead) return false;
   }
@@ -324,17 +333,6 @@ bool Executor::Step::IsDead(int id) const {
 
 void Executor::Step::SkipDead(int id, std::vector<int>& ready) {
   const Graph::Node& node = graph.node(id);
-  // A transfer's receiver would wait for a value that never comes: tasks do
-  // not exchange dead values, so a cond's branch must stay on one task.
-  if (node.op() == "_Send") {
-    RecordError(errors::FailedPrecondition(
-                    Where(node), ": a dead value (the untaken branch of a cond) would cross to "
-                    "another task or device here, which tfd does not support: place the "
-                    "branch's nodes on the task and device of its Switch"),
-                true);
-    NodeDone(id, nullptr, 0, ready);
-    return;
-  }
   // A fetch has no value to return (TensorFlow: "Retval does not have value").
   if (node.op() == "_Retval") {
     RecordError(errors::InvalidArgument("the fetched tensor '", node.def.inputs.at(0),

@@ -78,11 +78,10 @@ TEST_CASE("two workers train one model whose variables live on two ps tasks") {
   }
 }
 
-// A cond on the worker whose true branch updates a variable on the ps: the
-// branch's AssignAdd runs on the ps when taken; when not taken, the dead
-// value it would need cannot cross tasks, and the step says so instead of
-// waiting for a transfer that never comes.
-TEST_CASE("a cond whose branch runs on another task works when taken and fails clearly if not") {
+// A cond on the worker whose true branch updates a variable on the ps (its
+// AssignAdd is colocated with the variable): taken, the update runs there;
+// not taken, the dead value crosses to the ps and the update does not run.
+TEST_CASE("a cond whose branch runs on another task runs it only when taken") {
   testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
   REQUIRE(cluster.StartAll().ok());
   const Scope root = Scope::NewRootScope(testing::AllOps());
@@ -90,29 +89,44 @@ TEST_CASE("a cond whose branch runs on another task works when taken and fails c
                  Initializer::Zeros());
   const Scope worker = root.WithDevice("/job:worker/task:0");
   const Output pred = ops::Placeholder(worker.WithOpName("pred"), DType::kBool, PartialShape({}));
+  std::string update;  // the AssignAdd's node
   const Output y = ops::Cond(
       worker, pred, {ops::Const(worker, 1.0f)},
       [&](const Scope& s, const std::vector<Output>& in) {
-        return std::vector<Output>{ops::AssignAdd(s, count.ref(), in[0])};
+        const Output added = ops::AssignAdd(s, count.ref(), in[0]);
+        update = added.node;
+        return std::vector<Output>{added};
       },
-      [](const Scope&, const std::vector<Output>& in) { return in; })[0];
+      [](const Scope& s, const std::vector<Output>& in) {
+        return std::vector<Output>{ops::Neg(s, in[0])};
+      })[0];
   ops::GlobalVariablesInitializer(root);
   REQUIRE(root.ok());
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
   REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
   REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
-  auto taken = (*client)->Run({{"pred", Tensor::Scalar(true)}}, {y.name()}, {}, {});
-  INFO(taken.status().ToString());
-  REQUIRE(taken.ok());
-  CHECK(taken->fetches[0].scalar<float>() == 1.0f);
-  auto untaken = (*client)->Run({{"pred", Tensor::Scalar(false)}}, {y.name()}, {}, {});
-  REQUIRE_FALSE(untaken.ok());
-  CHECK(untaken.status().code() == Code::kFailedPrecondition);
-  CHECK_THAT(untaken.status().message(), Catch::Contains("untaken branch of a cond"));
+  const std::vector<bool> preds{true, false, false, true, false};
+  float expected = 0;
+  for (bool p : preds) {
+    INFO("pred " << p);
+    auto out = (*client)->Run({{"pred", Tensor::Scalar(p)}}, {y.name()}, {}, {.trace = true});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    if (p) expected += 1;
+    CHECK(out->fetches[0].scalar<float>() == (p ? expected : -1.0f));
+    bool ran = false;  // a dead node leaves no trace: it did not run
+    for (const auto& n : out->stats.nodes) {
+      if (n.node != update) continue;
+      ran = true;
+      CHECK(n.device == "/job:ps/replica:0/task:0/device:CPU:0");
+    }
+    CHECK(ran == p);
+  }
   auto after = (*client)->Run({}, {"count/read"}, {}, {});
   REQUIRE(after.ok());
-  CHECK(after->fetches[0].scalar<float>() == 1.0f);
+  CHECK(after->fetches[0].scalar<float>() == 2.0f);
+  CHECK(update.find("cond/true/") != std::string::npos);
 }
 
 }  // namespace
