@@ -81,10 +81,18 @@ struct KernelEnv {
 // consumer taking the output by value receives instead of reading the
 // resource again (Assign, AssignAdd). Without one, such a consumer reads the
 // resource when it starts (ResourceBase::Read).
+//
+// A dead value (TensorFlow's dead tensor) is what the untaken output of a
+// Switch carries: no tensor, only the fact that this side of a cond does not
+// run. The executor runs no node that has a dead input or a dead control
+// input, and marks all of that node's outputs dead in turn; a Merge runs
+// when one of its inputs is live (docs/ops.md, "Switch" and "Merge").
 struct Value {
   Tensor tensor;
   std::shared_ptr<ResourceBase> ref;
+  bool is_dead = false;
   bool is_ref() const { return ref != nullptr; }
+  static Value Dead() { return Value{Tensor(), nullptr, true}; }
 };
 
 // Identity of the node a kernel was built for.
@@ -221,6 +229,8 @@ class OpKernelContext {
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   // The tensor of input i (for a reference input: empty; use input_ref).
   const Tensor& input(int i) const { return inputs_[i].tensor; }
+  // Whether input i is dead (see Value); only a Merge ever sees one.
+  bool input_is_dead(int i) const { return inputs_[i].is_dead; }
   // The resource of reference input i, as R; FAILED_PRECONDITION otherwise.
   template <typename R>
   StatusOr<std::shared_ptr<R>> input_ref(int i) const {
@@ -251,6 +261,8 @@ class OpKernelContext {
   Status allocate_output_for_overwrite(int i, const TensorShape& shape, Tensor** out);
   void set_output(int i, Tensor t);
   void set_output_ref(int i, std::shared_ptr<ResourceBase> r);
+  // Output i carries no value: the nodes that consume it do not run (Switch).
+  void set_output_dead(int i) { outputs_[i] = Value::Dead(); }
 
   void SetStatus(const Status& s) {
     if (status_.ok() && !s.ok()) status_ = s;

@@ -22,6 +22,8 @@
 
 namespace tfd {
 
+// A dead value (common/op_kernel.h, Value) crosses as an uninitialized
+// Tensor: kernels never produce one, so it cannot be confused with data.
 class Rendezvous {
  public:
   using RecvCallback = std::function<void(StatusOr<Tensor>)>;

@@ -39,6 +39,10 @@ struct TensorPush {
     tensorMessage @1;
   }
   sentMicros @6 :Int64;   # wall clock at the sender, for traces
+  # A dead value (the untaken side of a cond): no elements, and the
+  # receiver's _Recv outputs a dead value in turn. dtype and shape then say
+  # bool [0], so that the payload is checked as any other (empty).
+  dead @7 :Bool;
 }
 
 # The step channel (daemon/distributed/step_channel.h): a master runs a

@@ -1,5 +1,6 @@
 #include "daemon/runtime/executor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <deque>
@@ -62,6 +63,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
         pending(graph.num_nodes()),
         inputs(graph.num_nodes()),
         running(graph.num_nodes()),
+        dead_input(graph.num_nodes()),
         remaining(graph.num_nodes()) {
     ctx.step_id = a.step_id;
     ctx.cancellation = a.cancellation;
@@ -88,7 +90,13 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   void Dispatch(std::vector<int>& ready, Worklist& list);
   void Post(int id);
   void RunOne(int id, std::vector<int>& ready);
-  void NodeDone(int id, OpKernelContext* kctx, int64_t start, std::vector<int>& ready);
+  // Whether node `id` must not run because a dead value reached it (a Merge
+  // runs unless every data input is dead); see Value.
+  bool IsDead(int id) const;
+  // Skips dead node `id`: every output dead, control consumers told.
+  void SkipDead(int id, std::vector<int>& ready);
+  void NodeDone(int id, OpKernelContext* kctx, int64_t start, std::vector<int>& ready,
+                std::vector<Value> outputs = {}, bool dead = false);
   void RecordError(const Status& s, bool from_kernel);
   void Finish();
 
@@ -102,6 +110,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   std::vector<std::atomic<int>> pending;     // unfinished inputs per node
   std::vector<std::vector<Value>> inputs;    // each slot written once by its producer
   std::vector<std::atomic<bool>> running;    // started and not finished, for the deadline's message
+  std::vector<std::atomic<bool>> dead_input; // a dead value or a dead node's control edge arrived
   std::atomic<int> remaining;                // nodes not yet finished or skipped
   std::atomic<bool> aborted{false};
   std::optional<CancellationManager::Token> cancel_token;
@@ -213,10 +222,14 @@ void Executor::Step::RunOne(int id, std::vector<int>& ready) {
     NodeDone(id, nullptr, 0, ready);
     return;
   }
+  if (dead_input[id].load(std::memory_order_acquire) && IsDead(id)) {
+    SkipDead(id, ready);
+    return;
+  }
   // A value input fed by a reference (a variable) reads it now.
   std::vector<Value> in = std::move(inputs[id]);
   for (size_t k = 0; k < in.size(); ++k) {
-    if (!node.input_refs[k] && in[k].is_ref()) {
+    if (!node.input_refs[k] && in[k].is_ref() && !in[k].is_dead) {
       if (in[k].tensor.initialized()) {  // the producer's own result
         in[k].ref = nullptr;
         continue;
@@ -258,14 +271,15 @@ void Executor::Step::RunOne(int id, std::vector<int>& ready) {
       });
 }
 
-void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std::vector<int>& ready) {
+void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std::vector<int>& ready,
+                              std::vector<Value> outputs, bool dead) {
   const Graph::Node& node = graph.node(id);
-  std::vector<Value> outputs;
   if (kctx != nullptr) {
     Status s = kctx->status();
     if (s.ok()) {
       outputs = std::move(kctx->outputs());
       for (size_t i = 0; i < outputs.size() && s.ok(); ++i) {
+        if (outputs[i].is_dead) continue;
         const bool ok = node.output_refs[i] ? outputs[i].is_ref()
                                             : outputs[i].tensor.dtype() == node.output_types[i];
         if (!ok) {
@@ -283,18 +297,52 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
                              ThisThreadId(), ThisThreadName(), kctx->trace_label()});
     }
   }
+  // A node whose every output is dead (a _Recv of a dead value) is dead to
+  // its control consumers too.
+  if (!dead && !outputs.empty()) {
+    dead = std::all_of(outputs.begin(), outputs.end(), [](const Value& v) { return v.is_dead; });
+  }
   if (!aborted && !outputs.empty()) {
     for (const Graph::Edge& c : node.consumers) {
-      inputs[c.node][c.port] = outputs[graph.node(c.node).inputs[c.port].port];
+      Value& v = inputs[c.node][c.port];
+      v = outputs[graph.node(c.node).inputs[c.port].port];
+      // Before the pending count drops below, so the consumer sees it.
+      if (v.is_dead) dead_input[c.node].store(true, std::memory_order_relaxed);
     }
   }
   for (const Graph::Edge& c : node.consumers) {
     if (pending[c.node].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(c.node);
   }
   for (int c : node.control_consumers) {
+    if (dead) dead_input[c].store(true, std::memory_order_relaxed);
     if (pending[c].fetch_sub(1, std::memory_order_acq_rel) == 1) ready.push_back(c);
   }
   if (remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) Finish();
+}
+
+bool Executor::Step::IsDead(int id) const {
+  const std::string& op = graph.node(id).op();
+  // A _Send carries deadness to its _Recv on the other side.
+  if (op == "_Send") return false;
+  if (op != "Merge") return true;
+  for (const Value& v : inputs[id]) {
+    if (!v.is_dead) return false;
+  }
+  return true;
+}
+
+void Executor::Step::SkipDead(int id, std::vector<int>& ready) {
+  const Graph::Node& node = graph.node(id);
+  // A fetch has no value to return (TensorFlow: "Retval does not have value").
+  if (node.op() == "_Retval") {
+    RecordError(errors::InvalidArgument("the fetched tensor '", node.def.inputs.at(0),
+                                        "' is dead: it is on the untaken side of a Switch"),
+                true);
+    NodeDone(id, nullptr, 0, ready);
+    return;
+  }
+  std::vector<Value> outputs(node.output_types.size(), Value::Dead());
+  NodeDone(id, nullptr, 0, ready, std::move(outputs), /*dead=*/true);
 }
 
 void Executor::Step::RecordError(const Status& s, bool from_kernel) {

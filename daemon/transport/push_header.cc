@@ -38,6 +38,13 @@ kj::Array<capnp::word> EncodePushHeader(const std::string& ticket, int64_t step_
   if (!ticket.empty()) push.setTicket(AsBytes(ticket));
   push.setStepId(step_id);
   push.setKey(key);
+  if (!tensor.initialized()) {
+    push.setDead(true);
+    push.setDtype(DTypeToProto(DType::kBool));
+    push.initShape(1).set(0, 0);
+    push.setSentMicros(NowMicros());
+    return capnp::messageToFlatArray(message);
+  }
   push.setDtype(DTypeToProto(tensor.dtype()));
   auto shape = push.initShape(tensor.rank());
   for (int i = 0; i < tensor.rank(); ++i) shape.set(i, tensor.dim(i));
@@ -67,6 +74,7 @@ StatusOr<PushHeader> DecodePushHeader(kj::ArrayPtr<const capnp::word> words) {
     h.key = push.getKey();
     h.raw = push.getEncoding() == proto::TensorPush::Encoding::RAW;
     h.sent_micros = push.getSentMicros();
+    h.dead = push.getDead();
     auto dtype = DTypeFromProto(push.getDtype());
     if (!dtype.ok()) {
       parsed = dtype.status();
@@ -88,8 +96,16 @@ StatusOr<PushHeader> DecodePushHeader(kj::ArrayPtr<const capnp::word> words) {
   return h;
 }
 
+StatusOr<Tensor> AllocatePushed(const PushHeader& h) {
+  if (h.dead) return Tensor();
+  return Tensor::Allocate(h.dtype, h.shape);
+}
+
 Status CheckPayload(const PushHeader& h, uint64_t length) {
   const std::string what = "tensor '" + h.key + "' of step " + std::to_string(h.step_id);
+  if (h.dead && (length != 0 || !h.raw)) {
+    return errors::InvalidArgument(what, ": a dead value with ", length, " bytes of payload");
+  }
   if (!h.raw) {
     if (length % sizeof(capnp::word) != 0) {
       return errors::InvalidArgument(what, ": a serialized tensor of ", length,

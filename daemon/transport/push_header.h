@@ -37,19 +37,24 @@ struct PushHeader {
   // tensors) a serialized proto::Tensor.
   bool raw = true;
   int64_t sent_micros = 0;
+  bool dead = false;  // a dead value: no payload; delivered as an uninitialized Tensor
 };
 
 // A header longer than this is not one of ours: refused unread.
 inline constexpr size_t kMaxPushHeaderBytes = 64 << 10;
 
 // The header for `tensor` (its dtype and shape) as whole words. `ticket`
-// may be empty.
+// may be empty. An uninitialized tensor is a dead value (common/rendezvous.h).
 kj::Array<capnp::word> EncodePushHeader(const std::string& ticket, int64_t step_id,
                                         const std::string& key, const Tensor& tensor);
 
 // INVALID_ARGUMENT for a malformed header, an unknown dtype, a bad shape, or
 // one longer than kMaxPushHeaderBytes. `words` must be word-aligned.
 StatusOr<PushHeader> DecodePushHeader(kj::ArrayPtr<const capnp::word> words);
+
+// The tensor a raw payload of `h` is read into: uninitialized for a dead
+// value, else allocated for its dtype and shape.
+StatusOr<Tensor> AllocatePushed(const PushHeader& h);
 
 // OK when `length` payload bytes can be what `header` describes: exactly
 // the elements' bytes for a raw payload of a numeric dtype; for a

@@ -90,7 +90,7 @@ kj::Promise<Status> StreamReceiver::ReadPush(const FrameHeader& h, PushHeader pu
           return Next();
         });
   }
-  auto tensor = Tensor::Allocate(push.dtype, push.shape);
+  auto tensor = AllocatePushed(push);
   if (!tensor.ok()) return Ended(tensor.status());
   void* into = tensor->raw_data();
   auto read = h.bytes == 0 ? kj::Promise<void>(kj::READY_NOW) : stream_->read(into, h.bytes);

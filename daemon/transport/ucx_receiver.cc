@@ -169,7 +169,7 @@ ucs_status_t UcxReceiver::ReceivePush(const void* header, size_t header_length, 
 void UcxReceiver::ReceiveEager(const Incoming& in, const void* data) {
   StatusOr<Tensor> tensor = errors::Internal("unset");
   if (in.header.raw) {
-    tensor = Tensor::Allocate(in.header.dtype, in.header.shape);
+    tensor = AllocatePushed(in.header);
     if (tensor.ok() && in.length > 0) std::memcpy(tensor->raw_data(), data, in.length);
   } else {
     tensor = DecodeTensorMessage(AlignedWords(data, in.length), room_.options().max_held_bytes);
@@ -217,7 +217,8 @@ void UcxReceiver::Finish(kj::Own<Incoming> in, ucs_status_t status) {
   uint64_t bytes = 0;
   if (status == UCS_OK) {
     bytes = in->length;
-    tensor = in->header.raw
+    tensor = in->header.dead ? StatusOr<Tensor>(Tensor())
+             : in->header.raw
                  ? Tensor::FromBuffer(in->header.dtype, in->header.shape, in->buffer)
                  : DecodeTensorMessage(
                        kj::arrayPtr(static_cast<const capnp::word*>(in->buffer->data()),

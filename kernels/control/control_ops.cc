@@ -89,7 +89,7 @@ Status RegisterControlOps(OpRegistry& r) {
                "summarize values in brackets, on the task that runs it, for the first first_n "
                "runs (all when negative). Shape: input's."),
       shape_fns::UnchangedShape));
-  return OkStatus();
+  return RegisterCondOps(r);
 }
 
 }  // namespace tfd::kernels

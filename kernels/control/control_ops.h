@@ -1,4 +1,4 @@
-// The control op family: registers its ops (definition, shape function, CPU
+// The control op family (NoOp, ControlTrigger, Print; Switch, Merge): registers its ops (definition, shape function, CPU
 // kernel) with the registry. Called from kernels/register_all.cc.
 #pragma once
 
@@ -7,5 +7,7 @@
 namespace tfd::kernels {
 
 Status RegisterControlOps(OpRegistry& registry);
+// Switch and Merge (cond_ops.cc).
+Status RegisterCondOps(OpRegistry& registry);
 
 }  // namespace tfd::kernels

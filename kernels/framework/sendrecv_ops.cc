@@ -2,7 +2,9 @@
 // between tasks. A _Send leaves its input in the step's rendezvous; the
 // matching _Recv (same key: send device, recv device, edge name) waits for
 // it without holding a thread. A control edge between tasks becomes
-// _Signal -> _Send ... _Recv -> ^consumer.
+// _Signal -> _Send ... _Recv -> ^consumer. A dead value (the untaken side
+// of a cond) crosses as an uninitialized tensor, and the _Recv's output is
+// dead in turn (common/rendezvous.h).
 #include "common/op_kernel.h"
 #include "kernels/framework/framework_ops.h"
 
@@ -38,8 +40,12 @@ class SendOp : public AsyncOpKernel {
       done();
       return;
     }
-    if (ctx.step().trace) ctx.set_trace_label(Moved(ctx.input(0), "to", transfer_.recv));
-    r->SendAsync(ctx.step_id(), transfer_.key, ctx.input(0), ctx.cancellation(),
+    // The executor runs a _Send even with a dead input, so that its _Recv
+    // hears of it rather than waiting for the step's deadline.
+    static const Tensor kDead;
+    const Tensor& t = ctx.input_is_dead(0) ? kDead : ctx.input(0);
+    if (ctx.step().trace) ctx.set_trace_label(Moved(t, "to", transfer_.recv));
+    r->SendAsync(ctx.step_id(), transfer_.key, t, ctx.cancellation(),
                  [&ctx, done = std::move(done)](const Status& s) {
                    ctx.SetStatus(s);
                    done();
@@ -62,7 +68,9 @@ class RecvOp : public AsyncOpKernel {
     }
     r->RecvAsync(ctx.step_id(), transfer_.key, ctx.cancellation(),
                  [this, &ctx, done = std::move(done)](StatusOr<Tensor> t) {
-                   if (t.ok()) {
+                   if (t.ok() && !t->initialized()) {
+                     ctx.set_output_dead(0);
+                   } else if (t.ok()) {
                      if (ctx.step().trace) ctx.set_trace_label(Moved(*t, "from", transfer_.send));
                      ctx.set_output(0, std::move(t).value());
                    } else {

@@ -3,6 +3,7 @@
 // (between-graph replication), as the classic distributed-TF walkthrough.
 #include <catch2/catch.hpp>
 
+#include "api/control_flow.h"
 #include "api/optimizers.h"
 #include "api/placement.h"
 #include "tests/api/api_test_util.h"
@@ -75,6 +76,57 @@ TEST_CASE("two workers train one model whose variables live on two ps tasks") {
   for (const auto& n : step->stats.nodes) {
     if (n.node == "w/read") CHECK(n.device == "/job:ps/replica:0/task:1/device:CPU:0");
   }
+}
+
+// A cond on the worker whose true branch updates a variable on the ps (its
+// AssignAdd is colocated with the variable): taken, the update runs there;
+// not taken, the dead value crosses to the ps and the update does not run.
+TEST_CASE("a cond whose branch runs on another task runs it only when taken") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable count(root.WithOpName("count").WithDevice("/job:ps/task:0"), {}, DType::kFloat32,
+                 Initializer::Zeros());
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output pred = ops::Placeholder(worker.WithOpName("pred"), DType::kBool, PartialShape({}));
+  std::string update;  // the AssignAdd's node
+  const Output y = ops::Cond(
+      worker, pred, {ops::Const(worker, 1.0f)},
+      [&](const Scope& s, const std::vector<Output>& in) {
+        const Output added = ops::AssignAdd(s, count.ref(), in[0]);
+        update = added.node;
+        return std::vector<Output>{added};
+      },
+      [](const Scope& s, const std::vector<Output>& in) {
+        return std::vector<Output>{ops::Neg(s, in[0])};
+      })[0];
+  ops::GlobalVariablesInitializer(root);
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  const std::vector<bool> preds{true, false, false, true, false};
+  float expected = 0;
+  for (bool p : preds) {
+    INFO("pred " << p);
+    auto out = (*client)->Run({{"pred", Tensor::Scalar(p)}}, {y.name()}, {}, {.trace = true});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    if (p) expected += 1;
+    CHECK(out->fetches[0].scalar<float>() == (p ? expected : -1.0f));
+    bool ran = false;  // a dead node leaves no trace: it did not run
+    for (const auto& n : out->stats.nodes) {
+      if (n.node != update) continue;
+      ran = true;
+      CHECK(n.device == "/job:ps/replica:0/task:0/device:CPU:0");
+    }
+    CHECK(ran == p);
+  }
+  auto after = (*client)->Run({}, {"count/read"}, {}, {});
+  REQUIRE(after.ok());
+  CHECK(after->fetches[0].scalar<float>() == 2.0f);
+  CHECK(update.find("cond/true/") != std::string::npos);
 }
 
 }  // namespace

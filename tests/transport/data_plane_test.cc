@@ -144,6 +144,34 @@ TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each lin
   }
 }
 
+TEST_CASE("a dead value arrives dead on each link, apart from an empty tensor") {
+  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+    INFO(Name(kind));
+    Pair pair(kind);
+    REQUIRE(pair.PushAndWait(1, "dead", Tensor()).ok());
+    const auto& dead = pair.received.at(Key{1, "dead"});
+    REQUIRE(dead.ok());
+    CHECK_FALSE(dead->initialized());
+    // The wire's stand-in for a dead value (bool [0]) sent as data stays data.
+    const Tensor empty = *Tensor::Allocate(DType::kBool, TensorShape({0}));
+    REQUIRE(pair.PushAndWait(2, "empty", empty).ok());
+    const auto& got = pair.received.at(Key{2, "empty"});
+    REQUIRE(got.ok());
+    REQUIRE(got->initialized());
+    CHECK(TensorsEqual(*got, empty));
+  }
+}
+
+TEST_CASE("a push header that says dead but carries bytes is refused") {
+  auto words = EncodePushHeaderForTest(3, Tensor());
+  auto header = DecodePushHeader(words);
+  REQUIRE(header.ok());
+  CHECK(header->dead);
+  CHECK(CheckPayload(*header, 0).ok());
+  CHECK(CheckPayload(*header, 1).code() == Code::kInvalidArgument);
+  CHECK_FALSE(AllocatePushed(*header)->initialized());
+}
+
 TEST_CASE("many pushes in flight at once all arrive") {
   for (Kind kind : {Kind::kShm, Kind::kStream}) {
     DYNAMIC_SECTION(Name(kind)) {
