@@ -142,7 +142,8 @@ std::shared_ptr<const std::string> WorkerService::SessionPresenceFor(const std::
 kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {
   auto params = context.getParams();
   const auto code = CodeFromName(params.getCode().cStr()).value_or(Code::kAborted);
-  const std::string_view details(params.getDetails().cStr(), params.getDetails().size());
+  const capnp::Text::Reader wire = params.getDetails();
+  const std::string_view details(wire.cStr(), wire.size());
   const Status why =
       Status(code == Code::kOk ? Code::kAborted : code, params.getMessage().cStr())
           .WithDetails(ParseStatusDetails(details).details);

@@ -43,8 +43,10 @@ Status DoneStatus(proto::StepMessage::Done::Reader done) {
   const std::string code = done.getCode();
   if (code == "OK") return OkStatus();
   const Code c = CodeFromName(code).value_or(Code::kInternal);
-  // Malformed details are no details: the error stands all the same.
-  const std::string_view details(done.getDetails().cStr(), done.getDetails().size());
+  // Malformed details are no details: the error stands all the same. Read
+  // once: each read counts against the traversal limit of the message's size.
+  const capnp::Text::Reader wire = done.getDetails();
+  const std::string_view details(wire.cStr(), wire.size());
   return Status(c == Code::kOk ? Code::kInternal : c, done.getMessage().cStr())
       .WithDetails(ParseStatusDetails(details).details);
 }
