@@ -38,7 +38,36 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(std::string_view prefix) const {
   if (ok()) return *this;
-  return Status(code_, std::string(prefix) + ": " + message_);
+  Status out = *this;
+  out.message_ = std::string(prefix) + ": " + message_;
+  return out;
+}
+
+Status Status::WithTask(std::string_view task) const {
+  Status out = WithContext(task);
+  if (!ok()) out.details_.task = task;
+  return out;
+}
+
+Status Status::WithNode(std::string_view node, std::string_view op) const {
+  if (ok()) return *this;
+  Status out = WithContext("node '" + std::string(node) + "' (" + std::string(op) + ")");
+  out.details_.node = node;
+  out.details_.op = op;
+  out.details_.task.clear();
+  return out;
+}
+
+Status Status::WithReason(ErrorReason reason) const {
+  Status out = *this;
+  if (!ok()) out.details_.reason = reason;
+  return out;
+}
+
+Status Status::WithDetails(StatusDetails details) const {
+  Status out = *this;
+  if (!ok()) out.details_ = std::move(details);
+  return out;
 }
 
 }  // namespace tfd

@@ -8,6 +8,7 @@
 //   Status s = graph.Validate();
 //   if (!s.ok()) return s;                 // or TFD_RETURN_IF_ERROR(...)
 //   return errors::NotFound("node '", name, "' does not exist");
+//   if (s.op() == "_Recv") ...             // not s.message().find(...)
 //
 // Thread-safety: values; copy freely.
 #pragma once
@@ -19,6 +20,8 @@
 #include <string_view>
 #include <utility>
 #include <variant>
+
+#include "common/status_details.h"
 
 namespace tfd {
 
@@ -59,14 +62,37 @@ class [[nodiscard]] Status {
   // "CODE: message", or "OK".
   std::string ToString() const;
 
-  // A copy whose message has `prefix` in front ("while running node 'x': ...").
+  // Typed details; empty for OK and for errors nobody attributed.
+  const StatusDetails& details() const { return details_; }
+  const std::string& task() const { return details_.task; }
+  const std::string& node() const { return details_.node; }
+  const std::string& op() const { return details_.op; }
+  ErrorReason reason() const { return details_.reason; }
+
+  // Each of these returns a copy (OK stays OK, with no details).
+  // `prefix` in front of the message ("while running node 'x': ..."); the
+  // details are kept.
   Status WithContext(std::string_view prefix) const;
+  // Attributed to `task`, which is also put in front of the message
+  // ("/job:ps/replica:0/task:0: ...").
+  Status WithTask(std::string_view task) const;
+  // Failed at `node`, an `op`: "node 'NAME' (OP): " in front of the message.
+  // This node replaces one named before (an input's error, the reason a
+  // step was cancelled), and the task is cleared: the error is now this
+  // node's, on whichever task runs it, which its caller names.
+  Status WithNode(std::string_view node, std::string_view op) const;
+  Status WithReason(ErrorReason reason) const;
+  // `details` in place of the current ones, the message unchanged: for a
+  // decoder, or an error whose message already names its task in its own
+  // words.
+  Status WithDetails(StatusDetails details) const;
 
   bool operator==(const Status& other) const = default;
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  StatusDetails details_;
 };
 
 inline Status OkStatus() { return Status(); }

@@ -6,7 +6,8 @@
 # capabilities, so a client or master that disappears releases what it held.
 #
 # Errors cross the wire as exceptions whose description starts with
-# "CODE: " (daemon/rpc/kj_status.h converts both ways).
+# "CODE: ", after the error's details when it has any (daemon/rpc/
+# kj_status.h converts both ways).
 @0x94381dfc15e7e6c1;
 
 using Cxx = import "/capnp/c++.capnp";
@@ -127,8 +128,9 @@ interface Worker {
   registerGraph @0 (graph :Graph.GraphDef, master :Text, session :Text)
       -> (graph :RegisteredGraph, stepChannel :UInt64);
   # Cancels the step's waits and partitions on this task with the given
-  # error, and drops the tensors pushed to it for the step.
-  abortStep @1 (stepId :Int64, code :Text, message :Text) -> ();
+  # error, and drops the tensors pushed to it for the step. `details`: the
+  # error's typed details, encoded as common/status_details.h says.
+  abortStep @1 (stepId :Int64, code :Text, message :Text, details :Text) -> ();
   status @2 () -> (status :TaskStatus);
   listVariables @3 () -> (variables :List(VariableInfo));
   readVariable @4 (name :Text) -> (info :VariableInfo, value :T.Tensor);

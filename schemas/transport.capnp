@@ -63,11 +63,14 @@ struct StepMessage {
       trace @7 :Bool;
     }
     # Task to master: it ended; code "OK", or the error's code and message;
-    # the nodes it ran when the run asked for a trace.
+    # the nodes it ran when the run asked for a trace. `details`: the
+    # error's typed details as common/status_details.h encodes them (empty
+    # for none, and from a tfd that predates them).
     done :group {
       code @4 :Text;
       message @5 :Text;
       trace @8 :List(Trace.NodeTrace);
+      details @9 :Text;
     }
     # Master to task: the master gave up on the step; stop the partition.
     cancel @6 :Void;

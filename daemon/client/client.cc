@@ -199,7 +199,7 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
   // A task with TLS on drops a plain client as soon as its first bytes are
   // not a TLS handshake, which looks like any other lost connection here.
   const char* tls_hint = !tls && last.code() == Code::kUnavailable &&
-                                 last.message().find("connection lost") != std::string::npos
+                                 last.reason() == ErrorReason::kConnectionLost
                              ? " (if the task runs with TLS, give --tls-cert, --tls-key and --tls-ca)"
                              : "";
   return errors::Unavailable("cannot reach ", target, " within ", timeout.count() / 1000.0, " s: ",

@@ -8,6 +8,7 @@
 #include "common/tensor_proto.h"
 #include "daemon/rpc/checkpoint_wire.h"
 #include "daemon/distributed/peers.h"
+#include "daemon/distributed/step_errors.h"
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
@@ -24,12 +25,6 @@ kj::Promise<T> WithDeadline(TaskEnv& env, kj::Promise<T> p, kj::TimePoint deadli
       env.peers->timer().atTime(deadline).then([what = std::move(what)]() -> kj::Promise<T> {
         return KjFromStatus(errors::DeadlineExceeded(what, " did not finish before the deadline"));
       }));
-}
-
-// `s` with `task` in front, unless it already starts with it (a worker names
-// itself in its own errors).
-Status OnTask(const std::string& task, const Status& s) {
-  return s.message().rfind(task, 0) == 0 ? s : s.WithContext(task);
 }
 
 Status NoCheckpointDir(const std::vector<std::string>& tasks) {

@@ -15,6 +15,7 @@
 #include "daemon/runtime/partition.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/distributed/request_timeout.h"
+#include "daemon/distributed/step_errors.h"
 #include "daemon/runtime/placement.h"
 #include "daemon/rpc/tensor_wire.h"
 #include "daemon/rpc/trace_wire.h"
@@ -47,38 +48,6 @@ std::string SignatureKey(const std::vector<std::pair<TensorId, Tensor>>& feeds,
   key += ";";
   for (const auto& t : targets) key += t + ",";
   return key;
-}
-
-Status WithTask(const std::string& task, const Status& s) {
-  return Status(s.code(), task + ": " + s.message());
-}
-
-// True when the failing node was a _Recv: its partition only waited for a
-// tensor that another partition never sent, and that partition's error says
-// why. The executor writes "node 'NAME' (OP): " in front of a kernel's error
-// (after the task, when the master added it); only that first node counts,
-// since a partition cancelled by another's error repeats that error after
-// its own node.
-bool FailedWaitingForTransfer(const Status& s) {
-  const std::string& m = s.message();
-  const size_t node = m.find("node '");
-  if (node == std::string::npos) return false;
-  const size_t op = m.find("' (", node + 6);
-  if (op == std::string::npos) return false;
-  return m.compare(op + 3, 7, "_Recv):") == 0;
-}
-
-// The error a step reports, of all its partitions' errors: the first one,
-// unless it only says that a transfer was waited for and another partition's
-// error of the same code says what it was waiting on (both reach the deadline
-// at about the same time, in either order: an empty queue on the ps, say).
-Status MostTelling(const std::vector<Status>& errors) {
-  if (errors.empty()) return OkStatus();
-  if (!FailedWaitingForTransfer(errors.front())) return errors.front();
-  for (const Status& s : errors) {
-    if (s.code() == errors.front().code() && !FailedWaitingForTransfer(s)) return s;
-  }
-  return errors.front();
 }
 
 }  // namespace
@@ -339,8 +308,7 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
           [&part](kj::Exception&& e) {
             Status s = StatusFromKj(e);
             // Peers' own errors already name the task; others get it here.
-            if (s.message().find(part.task) == std::string::npos) s = WithTask(part.task, s);
-            kj::throwFatalException(KjFromStatus(s));
+            kj::throwFatalException(KjFromStatus(OnTask(part.task, s)));
           });
 }
 
@@ -370,8 +338,7 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
   }
   return ran
       .catch_([this, step, &part](kj::Exception&& e) {
-        Status s = StatusFromKj(e);
-        if (s.message().find(part.task) == std::string::npos) s = WithTask(part.task, s);
+        const Status s = OnTask(part.task, StatusFromKj(e));
         if (!part.local && s.code() == Code::kUnavailable) {
           env_.peers->Forget(part.task);
           part.registration = nullptr;
@@ -397,13 +364,15 @@ void MasterSession::Abort(const std::shared_ptr<StepState>& step, const Status& 
   for (const auto& part : step->prepared->parts) {
     const int64_t step_id = step->step_id;
     const std::string code(CodeName(why.code())), message = why.message();
+    const std::string details = EncodeStatusDetails(why.details());
     // A task that is gone has nothing to abort: no waiting for it to start.
     background_.add(env_.peers->Services(part->task, deadline, Peers::Patience::kFailIfDown)
-                        .then([step_id, code, message](TaskServices s) {
+                        .then([step_id, code, message, details](TaskServices s) {
                           auto request = s.worker.abortStepRequest();
                           request.setStepId(step_id);
                           request.setCode(code);
                           request.setMessage(message);
+                          if (!details.empty()) request.setDetails(details);
                           return request.send().ignoreResult();
                         })
                         .exclusiveJoin(timer.atTime(deadline))

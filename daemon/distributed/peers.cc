@@ -83,8 +83,10 @@ kj::Promise<TaskServices> Peers::Services(const std::string& task, kj::TimePoint
     if (patient) {
       peer.give_up_at = kj::max(peer.give_up_at, deadline);
     } else if (!peer.last_error.empty()) {
+      // Attributed to the task its message names first.
       return KjFromStatus(errors::Unavailable(task, " at ", peer.address,
-                                              " cannot be reached: ", peer.last_error));
+                                              " cannot be reached: ", peer.last_error)
+                              .WithDetails({.task = task}));
     }
   }
   return Waiter(task, peer, deadline);
@@ -118,9 +120,11 @@ kj::Promise<TaskServices> Peers::Waiter(const std::string& task, Peer& peer,
     if (peer.connected) return branch;
     auto expired = timer_.atTime(deadline).then([this, task]() -> TaskServices {
       const Peer& p = peers_[task];
-      kj::throwFatalException(KjFromStatus(errors::Unavailable(
-          task, " at ", p.address, " cannot be reached",
-          p.last_error.empty() ? std::string(" before the deadline") : ": " + p.last_error)));
+      kj::throwFatalException(KjFromStatus(
+          errors::Unavailable(task, " at ", p.address, " cannot be reached",
+                              p.last_error.empty() ? std::string(" before the deadline")
+                                                   : ": " + p.last_error)
+              .WithDetails({.task = task})));
     });
     return branch.exclusiveJoin(kj::mv(expired));
   }
@@ -150,7 +154,8 @@ kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attem
         const kj::TimePoint now = timer_.now();
         if (now >= peer->give_up_at) {
           return KjFromStatus(errors::Unavailable(task, " at ", peer->address,
-                                                  " cannot be reached: ", s.message()));
+                                                  " cannot be reached: ", s.message())
+                                  .WithDetails({.task = task}));
         }
         // The last try falls on the deadline of the caller that waits longest.
         return timer_.afterDelay(kj::min(backoff, peer->give_up_at - now))

@@ -150,9 +150,12 @@ kj::Promise<StepStats> StepChannel::Run(const std::string& task, uint64_t handle
   const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
   return answered.exclusiveJoin(
       env_.data_plane->timer().afterDelay(wait).then([task, step_id, wait]() -> StepStats {
-        kj::throwFatalException(KjFromStatus(errors::DeadlineExceeded(
-            StepOn(step_id, task), ": no answer within ", wait / kj::MILLISECONDS,
-            " ms (its timeout and a grace); the task or its answer was lost")));
+        kj::throwFatalException(KjFromStatus(
+            errors::DeadlineExceeded(StepOn(step_id, task), ": no answer within ",
+                                     wait / kj::MILLISECONDS,
+                                     " ms (its timeout and a grace); the task or its answer "
+                                     "was lost")
+                .WithDetails({.task = task})));
       }));
 }
 
@@ -183,7 +186,8 @@ void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_i
   if (it == offered_->entries.end()) {
     Answer(from, handle, step_id,
            errors::NotFound(StepOn(step_id, env_.task), ": partition handle ", handle,
-                            " is not registered here (released, or this task restarted)"),
+                            " is not registered here (released, or this task restarted)")
+               .WithDetails({.task = env_.task}),
            {});
     return;
   }
@@ -191,7 +195,8 @@ void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_i
     Answer(from, handle, step_id,
            errors::FailedPrecondition(StepOn(step_id, env_.task),
                                       ": the partition was registered by ", it->second.master,
-                                      ", not by ", from),
+                                      ", not by ", from)
+               .WithDetails({.task = env_.task}),
            {});
     return;
   }
@@ -253,7 +258,9 @@ void StepChannel::OnPeerGone(const std::string& task, const Status& why) {
     if (std::get<0>(key) == task) gone.push_back(waiter);
   }
   for (Waiter* w : gone) {
-    w->Answer(Status(why.code(), StepOn(w->step_id(), task) + ": " + why.message()));
+    // Named and attributed to the task: the master adds no name of its own.
+    w->Answer(why.WithContext(StepOn(w->step_id(), task))
+                  .WithDetails({.task = task, .reason = why.reason()}));
   }
 }
 

@@ -64,7 +64,8 @@ void TaskRendezvous::SendAsync(int64_t step_id, const std::string& key, const Te
   // gone by the time the push ends.
   auto token = cancellation.Register([once, dst_task](const Status& why) {
     const Status reason = why.ok() ? errors::Cancelled("step cancelled") : why;
-    once->Run(Status(reason.code(), reason.message() + "; while pushing to " + dst_task));
+    once->Run(Status(reason.code(), reason.message() + "; while pushing to " + dst_task)
+                  .WithDetails(reason.details()));
   });
   if (!token) {
     once->Run(cancellation.reason());
@@ -83,9 +84,9 @@ void TaskRendezvous::SendAsync(int64_t step_id, const std::string& key, const Te
                             const Status s = StatusFromKj(e);
                             // The receiver is gone: the next push reconnects.
                             if (s.code() == Code::kUnavailable) env_.peers->Forget(dst_task);
-                            once->Run(s.message().find(dst_task) == std::string::npos
-                                          ? s.WithContext("pushing to " + dst_task)
-                                          : s);
+                            once->Run(s.task() == dst_task
+                                          ? s
+                                          : s.WithContext("pushing to " + dst_task));
                           }));
   });
   if (!posted) once->Run(errors::Unavailable(env_.task, " is shutting down"));

@@ -85,9 +85,10 @@ kj::Promise<void> WorkerService::registerGraph(RegisterGraphContext context) {
   // Its place is taken first, so that registrations under way count too.
   auto slot = registered_.TryTake();
   if (slot == nullptr) {
-    return KjFromStatus(errors::ResourceExhausted(
+    const Status full = errors::ResourceExhausted(
         env_.task, " holds ", registered_.held(), " partitions registered by masters, the most "
-        "it takes (--max-registered-graphs ", registered_.limit(), ")"));
+        "it takes (--max-registered-graphs ", registered_.limit(), ")");
+    return KjFromStatus(full.WithDetails({.task = env_.task}));  // named: no second name
   }
   auto session = SessionPresenceFor(session_name);
   auto def = OwnedCopy(params.getGraph());
@@ -141,7 +142,11 @@ std::shared_ptr<const std::string> WorkerService::SessionPresenceFor(const std::
 kj::Promise<void> WorkerService::abortStep(AbortStepContext context) {
   auto params = context.getParams();
   const auto code = CodeFromName(params.getCode().cStr()).value_or(Code::kAborted);
-  const Status why(code == Code::kOk ? Code::kAborted : code, params.getMessage().cStr());
+  const capnp::Text::Reader wire = params.getDetails();
+  const std::string_view details(wire.cStr(), wire.size());
+  const Status why =
+      Status(code == Code::kOk ? Code::kAborted : code, params.getMessage().cStr())
+          .WithDetails(ParseStatusDetails(details).details);
   env_.rendezvous.Abort(params.getStepId(), why);
   env_.steps.Abort(params.getStepId(), why);
   return kj::READY_NOW;
@@ -241,7 +246,7 @@ namespace {
 // Checkpoint file work blocks, so it runs on the pool; errors name the task.
 kj::Promise<void> OnPoolNamingTask(TaskEnv& env, std::function<Status()> work) {
   return OnPool(*env.pool, [work = std::move(work), task = env.task] {
-    return work().WithContext(task);
+    return work().WithTask(task);
   });
 }
 

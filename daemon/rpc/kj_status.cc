@@ -5,7 +5,9 @@ namespace tfd {
 kj::Exception KjFromStatus(const Status& status) {
   const auto type = status.code() == Code::kUnavailable ? kj::Exception::Type::DISCONNECTED
                                                         : kj::Exception::Type::FAILED;
-  return kj::Exception(type, __FILE__, __LINE__, kj::str(status.ToString().c_str()));
+  std::string details = EncodeStatusDetails(status.details());
+  if (!details.empty()) details += " ";
+  return kj::Exception(type, __FILE__, __LINE__, kj::str(details, status.ToString()));
 }
 
 Status StatusFromKj(const kj::Exception& e) {
@@ -13,14 +15,22 @@ Status StatusFromKj(const kj::Exception& e) {
   // Remote exceptions arrive as "remote exception: CODE: message".
   static constexpr std::string_view kRemote = "remote exception: ";
   if (d.rfind(kRemote, 0) == 0) d = d.substr(kRemote.size());
-  const size_t colon = d.find(": ");
-  if (colon != std::string::npos) {
-    if (auto code = CodeFromName(d.substr(0, colon)); code && *code != Code::kOk) {
-      return Status(*code, d.substr(colon + 2));
+  // The details' token and a space, when there are details; then
+  // "CODE: message". Anything else is some other exception, described as it is.
+  std::string_view coded = d;
+  StatusDetails details;
+  if (const ParsedStatusDetails parsed = ParseStatusDetails(d);
+      parsed.consumed > 0 && parsed.consumed < d.size() && d[parsed.consumed] == ' ') {
+    coded.remove_prefix(parsed.consumed + 1);
+    details = parsed.details;
+  }
+  if (const size_t colon = coded.find(": "); colon != std::string_view::npos) {
+    if (auto code = CodeFromName(coded.substr(0, colon)); code && *code != Code::kOk) {
+      return Status(*code, std::string(coded.substr(colon + 2))).WithDetails(details);
     }
   }
   if (e.getType() == kj::Exception::Type::DISCONNECTED) {
-    return errors::Unavailable("connection lost: ", d);
+    return errors::Unavailable("connection lost: ", d).WithReason(ErrorReason::kConnectionLost);
   }
   if (e.getType() == kj::Exception::Type::OVERLOADED) return errors::Unavailable("overloaded: ", d);
   return errors::Internal(d);

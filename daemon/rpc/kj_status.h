@@ -1,5 +1,8 @@
 // The one place where Status becomes a kj::Exception and back, so error
-// codes survive RPC: the exception's description is "CODE: message".
+// codes and details survive RPC. Cap'n Proto 0.9.2's exceptions carry only a
+// description, so that is "CODE: message", after the details' token when
+// there are any (common/status_details.h, e.g.
+// "tfd-details/1/19:node=1:x;op=5:_Recv; INTERNAL: node 'x' (_Recv): ...").
 //
 //   return promise.catch_([](kj::Exception&& e) { Status s = StatusFromKj(e); ... });
 //   kj::throwFatalException(KjFromStatus(status));
@@ -17,8 +20,10 @@
 namespace tfd {
 
 kj::Exception KjFromStatus(const Status& status);
-// Codes written by KjFromStatus come back as they were; a lost connection
-// (kj DISCONNECTED) is UNAVAILABLE; anything else INTERNAL.
+// Codes and details written by KjFromStatus come back as they were; a lost
+// connection (kj DISCONNECTED without a code) is UNAVAILABLE with the reason
+// kConnectionLost; anything else INTERNAL. Never throws, whatever the
+// description holds.
 Status StatusFromKj(const kj::Exception& e);
 
 // Throws (the kj way of failing a promise) when `status` is not OK.

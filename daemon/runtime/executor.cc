@@ -141,13 +141,17 @@ void Executor::Step::Start() {
   if (args.deadline != std::chrono::steady_clock::time_point::max()) {
     deadline = StepDeadlines::Shared().Add(args.deadline, [self] {
       std::string waiting;
+      StatusDetails first;  // the first node still running is what the step waited on
       for (int id = 0; id < self->graph.num_nodes(); ++id) {
         if (!self->running[id].load()) continue;
-        waiting += (waiting.empty() ? "" : ", ") + Where(self->graph.node(id));
+        const Graph::Node& node = self->graph.node(id);
+        waiting += (waiting.empty() ? "" : ", ") + Where(node);
+        if (first.node.empty()) first = {.node = node.name(), .op = node.op()};
       }
-      self->args.cancellation->Cancel(errors::DeadlineExceeded(
-          "step ", self->args.step_id, " passed its deadline",
-          waiting.empty() ? std::string() : "; still running: " + waiting));
+      self->args.cancellation->Cancel(
+          errors::DeadlineExceeded("step ", self->args.step_id, " passed its deadline",
+                                   waiting.empty() ? std::string() : "; still running: " + waiting)
+              .WithDetails(first));
     });
   }
   if (graph.num_nodes() == 0) {
@@ -236,9 +240,9 @@ void Executor::Step::RunOne(int id, std::vector<int>& ready) {
       }
       auto v = in[k].ref->Read();
       if (!v.ok()) {
-        RecordError(Status(v.status().code(), Where(node) + ": input " + std::to_string(k) + ": " +
-                                                  v.status().message()),
-                    true);
+        RecordError(
+            v.status().WithContext("input " + std::to_string(k)).WithNode(node.name(), node.op()),
+            true);
         NodeDone(id, nullptr, 0, ready);
         return;
       }
@@ -289,7 +293,8 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
         }
       }
     }
-    if (!s.ok()) RecordError(Status(s.code(), Where(node) + ": " + s.message()), true);
+    // The node is named in the details, for whoever decides on which node failed.
+    if (!s.ok()) RecordError(s.WithNode(node.name(), node.op()), true);
     running[id].store(false, std::memory_order_relaxed);
     if (args.trace) {
       MutexLock lock(mu);
@@ -391,12 +396,13 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
     std::string device_type = options.device_type;
     if (!n.def.device.empty()) {
       auto d = DeviceName::Parse(n.def.device);
-      if (!d.ok()) return d.status().WithContext(Where(n));
+      if (!d.ok()) return d.status().WithNode(n.name(), n.op());
       if (d->type == std::string(kDeviceGpu)) {
         const int gpu = d->id.value_or(0);
         if (gpu >= static_cast<int>(options.env->gpus.size())) {
           return errors::InvalidArgument(Where(n), " is placed on ", n.def.device, " but this task has ",
-                                         options.env->gpus.size(), " usable GPUs");
+                                         options.env->gpus.size(), " usable GPUs")
+              .WithDetails({.node = n.name(), .op = n.op()});
         }
         device_type = kDeviceGpu;
         info.memory = options.env->gpus[gpu];
@@ -408,13 +414,14 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
     }
     auto it = n.reg->kernels.find(device_type);
     if (it == n.reg->kernels.end()) {
-      return errors::NotFound(Where(n), ": no ", device_type, " kernel for op ", n.op());
+      return errors::NotFound("no ", device_type, " kernel for op ", n.op())
+          .WithNode(n.name(), n.op());
     }
     OpKernelConstruction construction(info, n.reg->def, n.def.attrs, n.input_types,
                                       n.output_types, *options.env);
     auto kernel = it->second(construction);
     if (!kernel.ok()) {
-      return Status(kernel.status().code(), Where(n) + ": " + kernel.status().message());
+      return kernel.status().WithNode(n.name(), n.op());
     }
     e->cheap_.push_back((*kernel)->is_cheap() || (*kernel)->is_async());
     e->kernels_.push_back(std::move(kernel).value());

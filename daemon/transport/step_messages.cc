@@ -26,6 +26,7 @@ void FillMessage(const StepMessage& m, proto::StepMessage::Builder out) {
       auto done = out.initDone();
       done.setCode(std::string(CodeName(m.status.code())));
       done.setMessage(m.status.message());
+      if (!m.status.details().empty()) done.setDetails(EncodeStatusDetails(m.status.details()));
       if (!m.stats.nodes.empty()) {
         TraceToProto(m.stats, done.initTrace(static_cast<unsigned>(m.stats.nodes.size())));
       }
@@ -42,7 +43,12 @@ Status DoneStatus(proto::StepMessage::Done::Reader done) {
   const std::string code = done.getCode();
   if (code == "OK") return OkStatus();
   const Code c = CodeFromName(code).value_or(Code::kInternal);
-  return Status(c == Code::kOk ? Code::kInternal : c, done.getMessage().cStr());
+  // Malformed details are no details: the error stands all the same. Read
+  // once: each read counts against the traversal limit of the message's size.
+  const capnp::Text::Reader wire = done.getDetails();
+  const std::string_view details(wire.cStr(), wire.size());
+  return Status(c == Code::kOk ? Code::kInternal : c, done.getMessage().cStr())
+      .WithDetails(ParseStatusDetails(details).details);
 }
 
 // Everything but the kind's fields; INVALID_ARGUMENT for an unknown kind.

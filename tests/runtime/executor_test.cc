@@ -104,6 +104,9 @@ TEST_CASE("the first error fails the step, names the node and cancels waiters") 
   REQUIRE(!out.ok());
   CHECK(out.status().code() == Code::kInvalidArgument);
   CHECK(out.status().message().find("node 'bad' (TFail)") != std::string::npos);
+  // ... and in the details, which the master decides on.
+  CHECK(out.status().node() == "bad");
+  CHECK(out.status().op() == "TFail");
 }
 
 TEST_CASE("a step past its deadline ends with DEADLINE_EXCEEDED naming what waited") {
@@ -117,6 +120,8 @@ TEST_CASE("a step past its deadline ends with DEADLINE_EXCEEDED naming what wait
   CHECK(out.status().code() == Code::kDeadlineExceeded);
   CHECK(out.status().message().find("node 'waiter' (TWait)") != std::string::npos);
   CHECK(out.status().message().find("test event") != std::string::npos);
+  CHECK(out.status().node() == "waiter");
+  CHECK(out.status().op() == "TWait");
 }
 
 TEST_CASE("a step cancelled from outside ends with the caller's reason") {

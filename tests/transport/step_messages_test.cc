@@ -52,6 +52,15 @@ TEST_CASE("each step message reads back as it was written, with the ticket it ca
   CHECK(failed.message.status.message() == "step 13 took too long");
   CHECK(failed.message.stats.nodes.empty());
 
+  // The details travel with the error: the master decides on them.
+  const Status detailed = errors::DeadlineExceeded("nothing came")
+                              .WithNode("w/recv", "_Recv")
+                              .WithTask("/job:worker/replica:0/task:1")
+                              .WithReason(ErrorReason::kConnectionLost);
+  const auto with_details = RoundTrip(StepMessage::Done(77, 15, detailed), "");
+  CHECK(with_details.message.status == detailed);
+  CHECK(with_details.message.status.op() == "_Recv");
+
   const auto cancel = RoundTrip(StepMessage::Cancel(78, 14), "t");
   CHECK(cancel.message.kind == StepMessage::Kind::kCancel);
   CHECK(cancel.message.graph == 78);
@@ -74,6 +83,20 @@ TEST_CASE("a done with a code this tfd does not know is an error, never success"
     CHECK(in->message.status.code() == Code::kInternal);
     CHECK(in->message.status.message() == "forged");
   }
+}
+
+TEST_CASE("a done whose details are malformed is the error without details") {
+  capnp::MallocMessageBuilder builder;
+  auto m = builder.initRoot<proto::StepMessage>();
+  auto done = m.initDone();
+  done.setCode("ABORTED");
+  done.setMessage("forged");
+  done.setDetails("tfd-details/1/999:task=3:abc;");
+  auto in = DecodeStepMessage(capnp::messageToFlatArray(builder));
+  REQUIRE(in.ok());
+  CHECK(in->message.status.code() == Code::kAborted);
+  CHECK(in->message.status.message() == "forged");
+  CHECK(in->message.status.details().empty());
 }
 
 TEST_CASE("a step message too large or malformed is refused, sent or received") {
