@@ -341,7 +341,8 @@ void Executor::Step::SkipDead(int id, std::vector<int>& ready) {
   // A fetch has no value to return (TensorFlow: "Retval does not have value").
   if (node.op() == "_Retval") {
     RecordError(errors::InvalidArgument("the fetched tensor '", node.def.inputs.at(0),
-                                        "' is dead: it is on the untaken side of a Switch"),
+                                        "' is dead: it is on the untaken side of a Switch")
+                    .WithNode(node.name(), node.op()),
                 true);
     NodeDone(id, nullptr, 0, ready);
     return;
