@@ -172,6 +172,30 @@ Output Log(const Scope& s, const Input& x) { return Unary(s, "Log", x); }
 Output Abs(const Scope& s, const Input& x) { return Unary(s, "Abs", x); }
 Output Sign(const Scope& s, const Input& x) { return Unary(s, "Sign", x); }
 Output Floor(const Scope& s, const Input& x) { return Unary(s, "Floor", x); }
+Output Ceil(const Scope& s, const Input& x) { return Unary(s, "Ceil", x); }
+Output Round(const Scope& s, const Input& x) { return Unary(s, "Round", x); }
+Output Erf(const Scope& s, const Input& x) { return Unary(s, "Erf", x); }
+Output IsInf(const Scope& s, const Input& x) { return Unary(s, "IsInf", x); }
+Output IsNan(const Scope& s, const Input& x) { return Unary(s, "IsNan", x); }
+Output IsFinite(const Scope& s, const Input& x) { return Unary(s, "IsFinite", x); }
+Output Sin(const Scope& s, const Input& x) { return Unary(s, "Sin", x); }
+Output Cos(const Scope& s, const Input& x) { return Unary(s, "Cos", x); }
+Output Tan(const Scope& s, const Input& x) { return Unary(s, "Tan", x); }
+Output Asin(const Scope& s, const Input& x) { return Unary(s, "Asin", x); }
+Output Acos(const Scope& s, const Input& x) { return Unary(s, "Acos", x); }
+Output Atan(const Scope& s, const Input& x) { return Unary(s, "Atan", x); }
+Output Sinh(const Scope& s, const Input& x) { return Unary(s, "Sinh", x); }
+Output Cosh(const Scope& s, const Input& x) { return Unary(s, "Cosh", x); }
+Output Asinh(const Scope& s, const Input& x) { return Unary(s, "Asinh", x); }
+Output Acosh(const Scope& s, const Input& x) { return Unary(s, "Acosh", x); }
+Output Atanh(const Scope& s, const Input& x) { return Unary(s, "Atanh", x); }
+Output Mod(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Mod", x, y); }
+Output FloorMod(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "FloorMod", x, y);
+}
+Output FloorDiv(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "FloorDiv", x, y);
+}
 
 Output AddN(const Scope& s, const std::vector<Output>& inputs) {
   return Single(s, "AddN", inputs);
@@ -216,6 +240,10 @@ Output Relu(const Scope& s, const Input& x) { return Unary(s, "Relu", x); }
 Output Relu6(const Scope& s, const Input& x) { return Unary(s, "Relu6", x); }
 Output Elu(const Scope& s, const Input& x) { return Unary(s, "Elu", x); }
 Output Softplus(const Scope& s, const Input& x) { return Unary(s, "Softplus", x); }
+Output LeakyRelu(const Scope& s, const Input& x, double alpha) {
+  return Single(s, "LeakyRelu", {AsOutput(s, x)}, {{"alpha", alpha}});
+}
+Output Selu(const Scope& s, const Input& x) { return Unary(s, "Selu", x); }
 Output Softmax(const Scope& s, const Input& x) { return Unary(s, "Softmax", x); }
 Output LogSoftmax(const Scope& s, const Input& x) { return Unary(s, "LogSoftmax", x); }
 Output BiasAdd(const Scope& s, const Input& value, const Input& bias) {

@@ -15,6 +15,9 @@ Status RegisterMathOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterReductionOps(registry));
   TFD_RETURN_IF_ERROR(RegisterArgMinMaxOps(registry));
   TFD_RETURN_IF_ERROR(RegisterMathGradOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterModOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterTrigOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterFloatClassOps(registry));
   TFD_RETURN_IF_ERROR(RegisterMathGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }
