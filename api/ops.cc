@@ -121,6 +121,10 @@ Output PlaceholderWithDefault(const Scope& scope, const Input& value, PartialSha
 }
 
 Output Identity(const Scope& scope, const Input& x) { return Unary(scope, "Identity", x); }
+Output StopGradient(const Scope& s, const Input& x) { return Unary(s, "StopGradient", x); }
+Output PreventGradient(const Scope& s, const Input& x, const std::string& message) {
+  return Single(s, "PreventGradient", {AsOutput(s, x)}, {{"message", message}});
+}
 
 Operation NoOp(const Scope& scope) { return scope.AddOperation("NoOp", {}); }
 

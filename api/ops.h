@@ -78,6 +78,8 @@ Output Const(const Scope& scope, const Input& value);
 Output Placeholder(const Scope& scope, DType dtype, PartialShape shape = PartialShape::Unknown());
 Output PlaceholderWithDefault(const Scope& scope, const Input& value, PartialShape shape);
 Output Identity(const Scope& scope, const Input& x);
+Output StopGradient(const Scope& scope, const Input& x);
+Output PreventGradient(const Scope& scope, const Input& x, const std::string& message = "");
 // A NoOp: a node to run as a target, or to hang control dependencies on.
 Operation NoOp(const Scope& scope);
 // A NoOp that runs after every one of `ops` (tf.group).

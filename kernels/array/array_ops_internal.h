@@ -18,6 +18,7 @@ Status RegisterTransposeOps(OpRegistry& r);     // transpose_ops.cc
 Status RegisterCastOps(OpRegistry& r);          // cast_ops.cc
 Status RegisterPadOps(OpRegistry& r);           // pad_ops.cc
 Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
+Status RegisterStopGradientOps(OpRegistry& r);  // stop_gradient_ops.cc: with gradients
 Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array
