@@ -214,6 +214,16 @@ Output Cast(const Scope& s, const Input& x, DType dtype) {
   return Single(s, "Cast", {AsOutput(s, x)}, {{"DstT", dtype}});
 }
 
+Output Range(const Scope& s, const Input& start, const Input& limit, const Input& delta) {
+  const Output first = AsOutput(s, start);
+  return Single(s, "Range",
+                {first, AsOutput(s, limit, first.dtype), AsOutput(s, delta, first.dtype)});
+}
+Output Cumsum(const Scope& s, const Input& x, const Input& axis, CumsumAttrs a) {
+  return Single(s, "Cumsum", {AsOutput(s, x), AsOutput(s, axis)},
+                {{"exclusive", a.exclusive}, {"reverse", a.reverse}});
+}
+
 Output MatMul(const Scope& s, const Input& a, const Input& b, MatMulAttrs attrs) {
   return Single(s, "MatMul", {AsOutput(s, a), AsOutput(s, b)},
                 {{"transpose_a", attrs.transpose_a}, {"transpose_b", attrs.transpose_b}});

@@ -135,6 +135,12 @@ Output FloorDiv(const Scope& scope, const Input& x, const Input& y);
 Output AddN(const Scope& scope, const std::vector<Output>& inputs);
 Output Select(const Scope& scope, const Input& condition, const Input& t, const Input& e);
 Output Cast(const Scope& scope, const Input& x, DType dtype);
+Output Range(const Scope& scope, const Input& start, const Input& limit, const Input& delta);
+struct CumsumAttrs {
+  bool exclusive = false;
+  bool reverse = false;
+};
+Output Cumsum(const Scope& scope, const Input& x, const Input& axis, CumsumAttrs attrs = {});
 
 struct MatMulAttrs {
   bool transpose_a = false;

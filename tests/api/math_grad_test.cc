@@ -135,6 +135,22 @@ TEST_CASE("reduction gradients with axes computed at run time") {
   }, {RandomTensor({2, 3}, 10)});
 }
 
+TEST_CASE("Cumsum's gradient sums dy the other way along the axis") {
+  for (bool exclusive : {false, true}) {
+    for (bool reverse : {false, true}) {
+      for (int axis : {0, 1, -1}) {
+        CheckGradientsAllModes(
+            "Cumsum axis " + std::to_string(axis) + (exclusive ? " exclusive" : "") +
+                (reverse ? " reverse" : ""),
+            [&](const Scope& s, const Xs& in) {
+              return ops::Cumsum(s, in[0], axis, {.exclusive = exclusive, .reverse = reverse});
+            },
+            {RandomTensor({3, 4}, 11)});
+      }
+    }
+  }
+}
+
 TEST_CASE("Select routes the gradient by the condition") {
   const Tensor cond = Tensor::FromVector<bool>({true, false, false, true, true, false},
                                                TensorShape{2, 3});
