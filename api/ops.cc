@@ -422,6 +422,15 @@ std::vector<Output> Split(const Scope& s, const Input& axis, const Input& value,
 Output Slice(const Scope& s, const Input& x, const Input& begin, const Input& size) {
   return Single(s, "Slice", {AsOutput(s, x), AsOutput(s, begin), AsOutput(s, size)});
 }
+Output StridedSlice(const Scope& s, const Input& x, const Input& begin, const Input& end,
+                    const Input& strides, StridedSliceAttrs a) {
+  const Output b = AsOutput(s, begin);
+  return Single(s, "StridedSlice",
+                {AsOutput(s, x), b, AsOutput(s, end, b.dtype), AsOutput(s, strides, b.dtype)},
+                {{"begin_mask", a.begin_mask}, {"end_mask", a.end_mask},
+                 {"ellipsis_mask", a.ellipsis_mask}, {"new_axis_mask", a.new_axis_mask},
+                 {"shrink_axis_mask", a.shrink_axis_mask}});
+}
 Output Pad(const Scope& s, const Input& x, const Input& paddings) {
   return Single(s, "Pad", {AsOutput(s, x), AsOutput(s, paddings)});
 }

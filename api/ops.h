@@ -260,6 +260,13 @@ std::vector<Output> Unstack(const Scope& scope, const Input& value, int64_t num,
 std::vector<Output> Split(const Scope& scope, const Input& axis, const Input& value,
                           int64_t num_split);
 Output Slice(const Scope& scope, const Input& x, const Input& begin, const Input& size);
+// x[begin:end:strides] with TensorFlow's masks (bit i applies to entry i).
+struct StridedSliceAttrs {
+  int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0,
+          shrink_axis_mask = 0;
+};
+Output StridedSlice(const Scope& scope, const Input& x, const Input& begin, const Input& end,
+                    const Input& strides, StridedSliceAttrs attrs = {});
 Output Pad(const Scope& scope, const Input& x, const Input& paddings);
 Output Gather(const Scope& scope, const Input& params, const Input& indices);
 Output GatherV2(const Scope& scope, const Input& params, const Input& indices,
