@@ -229,6 +229,15 @@ Output MatMul(const Scope& s, const Input& a, const Input& b, MatMulAttrs attrs)
                 {{"transpose_a", attrs.transpose_a}, {"transpose_b", attrs.transpose_b}});
 }
 
+Output BatchMatMul(const Scope& s, const Input& x, const Input& y, BatchMatMulAttrs a) {
+  return Single(s, "BatchMatMul", {AsOutput(s, x), AsOutput(s, y)},
+                {{"adj_x", a.adj_x}, {"adj_y", a.adj_y}});
+}
+Output BatchMatMulV2(const Scope& s, const Input& x, const Input& y, BatchMatMulAttrs a) {
+  return Single(s, "BatchMatMulV2", {AsOutput(s, x), AsOutput(s, y)},
+                {{"adj_x", a.adj_x}, {"adj_y", a.adj_y}});
+}
+
 Output Sum(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
   return Reduce(s, "Sum", x, axis, a);
 }

@@ -147,6 +147,14 @@ struct MatMulAttrs {
   bool transpose_b = false;
 };
 Output MatMul(const Scope& scope, const Input& a, const Input& b, MatMulAttrs attrs = {});
+struct BatchMatMulAttrs {
+  bool adj_x = false;
+  bool adj_y = false;
+};
+// Products over the last two dimensions; V2 broadcasts the batch dimensions.
+Output BatchMatMul(const Scope& scope, const Input& x, const Input& y, BatchMatMulAttrs attrs = {});
+Output BatchMatMulV2(const Scope& scope, const Input& x, const Input& y,
+                     BatchMatMulAttrs attrs = {});
 
 // --- Reductions over `axis` (a scalar or vector; empty reduces nothing). ---
 struct ReduceAttrs {

@@ -75,7 +75,9 @@ Output DAsinh(const Scope& s, const GradInputs& in) {
 Output DAcosh(const Scope& s, const GradInputs& in) {
   return Recip(s, Unary(s, "Sinh", in.outputs[0]));
 }
-Output DAtanh(const Scope& s, const GradInputs& in) { return Recip(s, OneMinusSq(s, in.inputs[0])); }
+Output DAtanh(const Scope& s, const GradInputs& in) {
+  return Recip(s, OneMinusSq(s, in.inputs[0]));
+}
 Output DErf(const Scope& s, const GradInputs& in) {  // 2 / sqrt(pi) * e^(-x^2)
   const Output& x = in.inputs[0];
   return Mul(s, ScalarLike(s, 1.12837916709551257389615890312154517, x),
@@ -88,8 +90,8 @@ Status RegisterTrigOps(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(AddUnary<SinFn>(r, "Sin", "sin(x) element-wise, x in radians."));
   TFD_RETURN_IF_ERROR(AddUnary<CosFn>(r, "Cos", "cos(x) element-wise, x in radians."));
   TFD_RETURN_IF_ERROR(AddUnary<TanFn>(r, "Tan", "tan(x) element-wise, x in radians."));
-  TFD_RETURN_IF_ERROR(
-      AddUnary<AsinFn>(r, "Asin", "arcsin(x) element-wise, in [-pi/2, pi/2]; NaN outside [-1, 1]."));
+  TFD_RETURN_IF_ERROR(AddUnary<AsinFn>(
+      r, "Asin", "arcsin(x) element-wise, in [-pi/2, pi/2]; NaN outside [-1, 1]."));
   TFD_RETURN_IF_ERROR(
       AddUnary<AcosFn>(r, "Acos", "arccos(x) element-wise, in [0, pi]; NaN outside [-1, 1]."));
   TFD_RETURN_IF_ERROR(AddUnary<AtanFn>(r, "Atan", "arctan(x) element-wise, in [-pi/2, pi/2]."));

@@ -20,6 +20,7 @@ Status RegisterTrigOps(OpRegistry& r);          // cwise_trig_ops.cc: with gradi
 Status RegisterFloatClassOps(OpRegistry& r);    // cwise_float_class_ops.cc: with gradients
 Status RegisterRangeOp(OpRegistry& r);          // range_op.cc
 Status RegisterCumsumOp(OpRegistry& r);         // cumsum_op.cc: with its gradient
+Status RegisterBatchMatMulOps(OpRegistry& r);   // batch_matmul_op.cc: with gradients
 Status RegisterMathGradients(OpRegistry& r);    // math_grad.cc: gradient functions
 
 }  // namespace tfd::kernels

@@ -94,6 +94,26 @@ TEST_CASE("MatMul gradients for every combination of transposes") {
   }
 }
 
+TEST_CASE("BatchMatMul gradients for every adjoint, V2's summed over broadcast batches") {
+  for (bool ax : {false, true}) {
+    for (bool ay : {false, true}) {
+      const std::string what =
+          std::string(" adj_x=") + (ax ? "1" : "0") + " adj_y=" + (ay ? "1" : "0");
+      // [2, 3] x [3, 4] products; V2 with x's batch [2, 1] against y's [3].
+      const Tensor x = RandomTensor(ax ? TensorShape{2, 3, 2} : TensorShape{2, 2, 3}, 12);
+      const Tensor y = RandomTensor(ay ? TensorShape{2, 4, 3} : TensorShape{2, 3, 4}, 13);
+      CheckGradientsAllModes("BatchMatMul" + what, [&](const Scope& s, const Xs& in) {
+        return ops::BatchMatMul(s, in[0], in[1], {.adj_x = ax, .adj_y = ay});
+      }, {x, y});
+      const Tensor xb = RandomTensor(ax ? TensorShape{2, 1, 3, 2} : TensorShape{2, 1, 2, 3}, 14);
+      const Tensor yb = RandomTensor(ay ? TensorShape{3, 4, 3} : TensorShape{3, 3, 4}, 15);
+      CheckGradientsAllModes("BatchMatMulV2" + what, [&](const Scope& s, const Xs& in) {
+        return ops::BatchMatMulV2(s, in[0], in[1], {.adj_x = ax, .adj_y = ay});
+      }, {xb, yb}, {testing::ShapeMode::kKnown, testing::ShapeMode::kUnknownDims});
+    }
+  }
+}
+
 TEST_CASE("reduction gradients spread dy back over the reduced axes") {
   struct Case {
     const char* name;
