@@ -257,6 +257,12 @@ Output ArgMax(const Scope& s, const Input& x, const Input& axis) {
   return Single(s, "ArgMax", {AsOutput(s, x), AsOutput(s, axis)});
 }
 
+TopKOutputs TopKV2(const Scope& s, const Input& x, const Input& k, bool sorted) {
+  const Operation op = s.AddOperation("TopKV2", {AsOutput(s, x), AsOutput(s, k, DType::kInt32)},
+                                      {{"sorted", sorted}});
+  return {op.output(0), op.output(1)};
+}
+
 Output Sigmoid(const Scope& s, const Input& x) { return Unary(s, "Sigmoid", x); }
 Output Tanh(const Scope& s, const Input& x) { return Unary(s, "Tanh", x); }
 Output Relu(const Scope& s, const Input& x) { return Unary(s, "Relu", x); }

@@ -166,6 +166,11 @@ Output Max(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs at
 Output Min(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
 Output Prod(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
 Output ArgMax(const Scope& scope, const Input& x, const Input& axis);
+struct TopKOutputs {
+  Output values;   // the k largest of each row, largest first
+  Output indices;  // int32: their positions in the row
+};
+TopKOutputs TopKV2(const Scope& scope, const Input& x, const Input& k, bool sorted = true);
 
 // --- Neural-network ops. ---
 Output Sigmoid(const Scope& scope, const Input& x);

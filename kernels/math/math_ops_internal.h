@@ -21,6 +21,7 @@ Status RegisterFloatClassOps(OpRegistry& r);    // cwise_float_class_ops.cc: wit
 Status RegisterRangeOp(OpRegistry& r);          // range_op.cc
 Status RegisterCumsumOp(OpRegistry& r);         // cumsum_op.cc: with its gradient
 Status RegisterBatchMatMulOps(OpRegistry& r);   // batch_matmul_op.cc: with gradients
+Status RegisterTopKOp(OpRegistry& r);           // topk_op.cc: with its gradient
 Status RegisterMathGradients(OpRegistry& r);    // math_grad.cc: gradient functions
 
 }  // namespace tfd::kernels

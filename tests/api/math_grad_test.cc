@@ -114,6 +114,21 @@ TEST_CASE("BatchMatMul gradients for every adjoint, V2's summed over broadcast b
   }
 }
 
+TEST_CASE("TopKV2's gradient reaches the chosen elements only") {
+  // Distinct values: the choice does not change under a small step.
+  const Tensor x = Tensor::FromVector<double>({0.3, -1.2, 2.5, 0.9, 1.7, -0.4, 3.1, 0.1, -2.2,
+                                               1.4, 0.6, -0.8},
+                                              TensorShape{2, 2, 3});
+  for (int k : {0, 2, 3}) {
+    CheckGradientsAllModes("TopKV2 k=" + std::to_string(k), [&](const Scope& s, const Xs& in) {
+      return ops::TopKV2(s, in[0], k).values;
+    }, {x});
+  }
+  CheckGradientsAllModes("TopKV2 of a vector", [&](const Scope& s, const Xs& in) {
+    return ops::TopKV2(s, in[0], 2).values;
+  }, {Tensor::FromVector<double>({0.5, -1, 2, 1.5})});
+}
+
 TEST_CASE("reduction gradients spread dy back over the reduced axes") {
   struct Case {
     const char* name;
