@@ -121,6 +121,10 @@ Output PlaceholderWithDefault(const Scope& scope, const Input& value, PartialSha
 }
 
 Output Identity(const Scope& scope, const Input& x) { return Unary(scope, "Identity", x); }
+Output StopGradient(const Scope& s, const Input& x) { return Unary(s, "StopGradient", x); }
+Output PreventGradient(const Scope& s, const Input& x, const std::string& message) {
+  return Single(s, "PreventGradient", {AsOutput(s, x)}, {{"message", message}});
+}
 
 Operation NoOp(const Scope& scope) { return scope.AddOperation("NoOp", {}); }
 
@@ -172,6 +176,30 @@ Output Log(const Scope& s, const Input& x) { return Unary(s, "Log", x); }
 Output Abs(const Scope& s, const Input& x) { return Unary(s, "Abs", x); }
 Output Sign(const Scope& s, const Input& x) { return Unary(s, "Sign", x); }
 Output Floor(const Scope& s, const Input& x) { return Unary(s, "Floor", x); }
+Output Ceil(const Scope& s, const Input& x) { return Unary(s, "Ceil", x); }
+Output Round(const Scope& s, const Input& x) { return Unary(s, "Round", x); }
+Output Erf(const Scope& s, const Input& x) { return Unary(s, "Erf", x); }
+Output IsInf(const Scope& s, const Input& x) { return Unary(s, "IsInf", x); }
+Output IsNan(const Scope& s, const Input& x) { return Unary(s, "IsNan", x); }
+Output IsFinite(const Scope& s, const Input& x) { return Unary(s, "IsFinite", x); }
+Output Sin(const Scope& s, const Input& x) { return Unary(s, "Sin", x); }
+Output Cos(const Scope& s, const Input& x) { return Unary(s, "Cos", x); }
+Output Tan(const Scope& s, const Input& x) { return Unary(s, "Tan", x); }
+Output Asin(const Scope& s, const Input& x) { return Unary(s, "Asin", x); }
+Output Acos(const Scope& s, const Input& x) { return Unary(s, "Acos", x); }
+Output Atan(const Scope& s, const Input& x) { return Unary(s, "Atan", x); }
+Output Sinh(const Scope& s, const Input& x) { return Unary(s, "Sinh", x); }
+Output Cosh(const Scope& s, const Input& x) { return Unary(s, "Cosh", x); }
+Output Asinh(const Scope& s, const Input& x) { return Unary(s, "Asinh", x); }
+Output Acosh(const Scope& s, const Input& x) { return Unary(s, "Acosh", x); }
+Output Atanh(const Scope& s, const Input& x) { return Unary(s, "Atanh", x); }
+Output Mod(const Scope& s, const Input& x, const Input& y) { return Binary(s, "Mod", x, y); }
+Output FloorMod(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "FloorMod", x, y);
+}
+Output FloorDiv(const Scope& s, const Input& x, const Input& y) {
+  return Binary(s, "FloorDiv", x, y);
+}
 
 Output AddN(const Scope& s, const std::vector<Output>& inputs) {
   return Single(s, "AddN", inputs);
@@ -186,9 +214,28 @@ Output Cast(const Scope& s, const Input& x, DType dtype) {
   return Single(s, "Cast", {AsOutput(s, x)}, {{"DstT", dtype}});
 }
 
+Output Range(const Scope& s, const Input& start, const Input& limit, const Input& delta) {
+  const Output first = AsOutput(s, start);
+  return Single(s, "Range",
+                {first, AsOutput(s, limit, first.dtype), AsOutput(s, delta, first.dtype)});
+}
+Output Cumsum(const Scope& s, const Input& x, const Input& axis, CumsumAttrs a) {
+  return Single(s, "Cumsum", {AsOutput(s, x), AsOutput(s, axis)},
+                {{"exclusive", a.exclusive}, {"reverse", a.reverse}});
+}
+
 Output MatMul(const Scope& s, const Input& a, const Input& b, MatMulAttrs attrs) {
   return Single(s, "MatMul", {AsOutput(s, a), AsOutput(s, b)},
                 {{"transpose_a", attrs.transpose_a}, {"transpose_b", attrs.transpose_b}});
+}
+
+Output BatchMatMul(const Scope& s, const Input& x, const Input& y, BatchMatMulAttrs a) {
+  return Single(s, "BatchMatMul", {AsOutput(s, x), AsOutput(s, y)},
+                {{"adj_x", a.adj_x}, {"adj_y", a.adj_y}});
+}
+Output BatchMatMulV2(const Scope& s, const Input& x, const Input& y, BatchMatMulAttrs a) {
+  return Single(s, "BatchMatMulV2", {AsOutput(s, x), AsOutput(s, y)},
+                {{"adj_x", a.adj_x}, {"adj_y", a.adj_y}});
 }
 
 Output Sum(const Scope& s, const Input& x, const Input& axis, ReduceAttrs a) {
@@ -210,12 +257,22 @@ Output ArgMax(const Scope& s, const Input& x, const Input& axis) {
   return Single(s, "ArgMax", {AsOutput(s, x), AsOutput(s, axis)});
 }
 
+TopKOutputs TopKV2(const Scope& s, const Input& x, const Input& k, bool sorted) {
+  const Operation op = s.AddOperation("TopKV2", {AsOutput(s, x), AsOutput(s, k, DType::kInt32)},
+                                      {{"sorted", sorted}});
+  return {op.output(0), op.output(1)};
+}
+
 Output Sigmoid(const Scope& s, const Input& x) { return Unary(s, "Sigmoid", x); }
 Output Tanh(const Scope& s, const Input& x) { return Unary(s, "Tanh", x); }
 Output Relu(const Scope& s, const Input& x) { return Unary(s, "Relu", x); }
 Output Relu6(const Scope& s, const Input& x) { return Unary(s, "Relu6", x); }
 Output Elu(const Scope& s, const Input& x) { return Unary(s, "Elu", x); }
 Output Softplus(const Scope& s, const Input& x) { return Unary(s, "Softplus", x); }
+Output LeakyRelu(const Scope& s, const Input& x, double alpha) {
+  return Single(s, "LeakyRelu", {AsOutput(s, x)}, {{"alpha", alpha}});
+}
+Output Selu(const Scope& s, const Input& x) { return Unary(s, "Selu", x); }
 Output Softmax(const Scope& s, const Input& x) { return Unary(s, "Softmax", x); }
 Output LogSoftmax(const Scope& s, const Input& x) { return Unary(s, "LogSoftmax", x); }
 Output BiasAdd(const Scope& s, const Input& value, const Input& bias) {
@@ -379,6 +436,15 @@ std::vector<Output> Split(const Scope& s, const Input& axis, const Input& value,
 
 Output Slice(const Scope& s, const Input& x, const Input& begin, const Input& size) {
   return Single(s, "Slice", {AsOutput(s, x), AsOutput(s, begin), AsOutput(s, size)});
+}
+Output StridedSlice(const Scope& s, const Input& x, const Input& begin, const Input& end,
+                    const Input& strides, StridedSliceAttrs a) {
+  const Output b = AsOutput(s, begin);
+  return Single(s, "StridedSlice",
+                {AsOutput(s, x), b, AsOutput(s, end, b.dtype), AsOutput(s, strides, b.dtype)},
+                {{"begin_mask", a.begin_mask}, {"end_mask", a.end_mask},
+                 {"ellipsis_mask", a.ellipsis_mask}, {"new_axis_mask", a.new_axis_mask},
+                 {"shrink_axis_mask", a.shrink_axis_mask}});
 }
 Output Pad(const Scope& s, const Input& x, const Input& paddings) {
   return Single(s, "Pad", {AsOutput(s, x), AsOutput(s, paddings)});

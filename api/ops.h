@@ -78,6 +78,8 @@ Output Const(const Scope& scope, const Input& value);
 Output Placeholder(const Scope& scope, DType dtype, PartialShape shape = PartialShape::Unknown());
 Output PlaceholderWithDefault(const Scope& scope, const Input& value, PartialShape shape);
 Output Identity(const Scope& scope, const Input& x);
+Output StopGradient(const Scope& scope, const Input& x);
+Output PreventGradient(const Scope& scope, const Input& x, const std::string& message = "");
 // A NoOp: a node to run as a target, or to hang control dependencies on.
 Operation NoOp(const Scope& scope);
 // A NoOp that runs after every one of `ops` (tf.group).
@@ -110,15 +112,49 @@ Output Log(const Scope& scope, const Input& x);
 Output Abs(const Scope& scope, const Input& x);
 Output Sign(const Scope& scope, const Input& x);
 Output Floor(const Scope& scope, const Input& x);
+Output Ceil(const Scope& scope, const Input& x);
+Output Round(const Scope& scope, const Input& x);
+Output Erf(const Scope& scope, const Input& x);
+Output IsInf(const Scope& scope, const Input& x);
+Output IsNan(const Scope& scope, const Input& x);
+Output IsFinite(const Scope& scope, const Input& x);
+Output Sin(const Scope& scope, const Input& x);
+Output Cos(const Scope& scope, const Input& x);
+Output Tan(const Scope& scope, const Input& x);
+Output Asin(const Scope& scope, const Input& x);
+Output Acos(const Scope& scope, const Input& x);
+Output Atan(const Scope& scope, const Input& x);
+Output Sinh(const Scope& scope, const Input& x);
+Output Cosh(const Scope& scope, const Input& x);
+Output Asinh(const Scope& scope, const Input& x);
+Output Acosh(const Scope& scope, const Input& x);
+Output Atanh(const Scope& scope, const Input& x);
+Output Mod(const Scope& scope, const Input& x, const Input& y);
+Output FloorMod(const Scope& scope, const Input& x, const Input& y);
+Output FloorDiv(const Scope& scope, const Input& x, const Input& y);
 Output AddN(const Scope& scope, const std::vector<Output>& inputs);
 Output Select(const Scope& scope, const Input& condition, const Input& t, const Input& e);
 Output Cast(const Scope& scope, const Input& x, DType dtype);
+Output Range(const Scope& scope, const Input& start, const Input& limit, const Input& delta);
+struct CumsumAttrs {
+  bool exclusive = false;
+  bool reverse = false;
+};
+Output Cumsum(const Scope& scope, const Input& x, const Input& axis, CumsumAttrs attrs = {});
 
 struct MatMulAttrs {
   bool transpose_a = false;
   bool transpose_b = false;
 };
 Output MatMul(const Scope& scope, const Input& a, const Input& b, MatMulAttrs attrs = {});
+struct BatchMatMulAttrs {
+  bool adj_x = false;
+  bool adj_y = false;
+};
+// Products over the last two dimensions; V2 broadcasts the batch dimensions.
+Output BatchMatMul(const Scope& scope, const Input& x, const Input& y, BatchMatMulAttrs attrs = {});
+Output BatchMatMulV2(const Scope& scope, const Input& x, const Input& y,
+                     BatchMatMulAttrs attrs = {});
 
 // --- Reductions over `axis` (a scalar or vector; empty reduces nothing). ---
 struct ReduceAttrs {
@@ -130,6 +166,11 @@ Output Max(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs at
 Output Min(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
 Output Prod(const Scope& scope, const Input& x, const Input& axis, ReduceAttrs attrs = {});
 Output ArgMax(const Scope& scope, const Input& x, const Input& axis);
+struct TopKOutputs {
+  Output values;   // the k largest of each row, largest first
+  Output indices;  // int32: their positions in the row
+};
+TopKOutputs TopKV2(const Scope& scope, const Input& x, const Input& k, bool sorted = true);
 
 // --- Neural-network ops. ---
 Output Sigmoid(const Scope& scope, const Input& x);
@@ -138,6 +179,8 @@ Output Relu(const Scope& scope, const Input& x);
 Output Relu6(const Scope& scope, const Input& x);
 Output Elu(const Scope& scope, const Input& x);
 Output Softplus(const Scope& scope, const Input& x);
+Output LeakyRelu(const Scope& scope, const Input& x, double alpha = 0.2);
+Output Selu(const Scope& scope, const Input& x);
 Output Softmax(const Scope& scope, const Input& logits);
 Output LogSoftmax(const Scope& scope, const Input& logits);
 Output BiasAdd(const Scope& scope, const Input& value, const Input& bias);
@@ -230,6 +273,13 @@ std::vector<Output> Unstack(const Scope& scope, const Input& value, int64_t num,
 std::vector<Output> Split(const Scope& scope, const Input& axis, const Input& value,
                           int64_t num_split);
 Output Slice(const Scope& scope, const Input& x, const Input& begin, const Input& size);
+// x[begin:end:strides] with TensorFlow's masks (bit i applies to entry i).
+struct StridedSliceAttrs {
+  int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0,
+          shrink_axis_mask = 0;
+};
+Output StridedSlice(const Scope& scope, const Input& x, const Input& begin, const Input& end,
+                    const Input& strides, StridedSliceAttrs attrs = {});
 Output Pad(const Scope& scope, const Input& x, const Input& paddings);
 Output Gather(const Scope& scope, const Input& params, const Input& indices);
 Output GatherV2(const Scope& scope, const Input& params, const Input& indices,

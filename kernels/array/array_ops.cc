@@ -23,6 +23,8 @@ Status RegisterArrayOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(array::RegisterUniqueOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterSparseSegmentOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterStringHashOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterStopGradientOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterStridedSliceOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterArrayGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }

@@ -22,6 +22,8 @@ Status RegisterPartitionOps(OpRegistry& r);     // partition_ops.cc: with gradie
 Status RegisterUniqueOps(OpRegistry& r);        // unique_ops.cc
 Status RegisterSparseSegmentOps(OpRegistry& r); // sparse_segment_ops.cc: with gradients
 Status RegisterStringHashOps(OpRegistry& r);    // string_hash_ops.cc
+Status RegisterStopGradientOps(OpRegistry& r);  // stop_gradient_ops.cc: with gradients
+Status RegisterStridedSliceOps(OpRegistry& r);  // strided_slice_ops.cc: with gradients
 Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array

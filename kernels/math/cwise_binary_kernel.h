@@ -38,6 +38,22 @@ struct NumericBinaryFn {
   }
 };
 
+// INVALID_ARGUMENT at the first zero of an integer divisor y, which would
+// trap; OK for float divisors, where x / 0 is inf or NaN by IEEE.
+template <typename T>
+Status CheckIntegerDivisor(const Tensor& y) {
+  if constexpr (std::is_integral_v<T>) {
+    const T* d = y.data<T>();
+    for (int64_t i = 0; i < y.num_elements(); ++i) {
+      if (d[i] == 0) {
+        return errors::InvalidArgument("Integer division by zero: divisor y (shape ",
+                                       y.shape().ToString(), ") has a zero at flat index ", i);
+      }
+    }
+  }
+  return OkStatus();
+}
+
 template <typename Fn>
 class BinaryOp : public OpKernel {
  public:

@@ -42,16 +42,7 @@ T TruncDiv(T a, T b) {
 struct DivFn : NumericBinaryFn {
   template <typename T>
   static Status Check(const Tensor&, const Tensor& y) {
-    if constexpr (std::is_integral_v<T>) {
-      const T* d = y.data<T>();
-      for (int64_t i = 0; i < y.num_elements(); ++i) {
-        if (d[i] == 0) {
-          return errors::InvalidArgument("Integer division by zero: divisor y (shape ",
-                                         y.shape().ToString(), ") has a zero at flat index ", i);
-        }
-      }
-    }
-    return OkStatus();
+    return CheckIntegerDivisor<T>(y);
   }
   template <typename T>
   static auto Apply(const auto& a, const auto& b) {

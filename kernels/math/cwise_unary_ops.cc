@@ -1,62 +1,12 @@
 // Element-wise unary ops: Neg, Square, Sqrt, Rsqrt, Exp, Log, Abs,
 // LogicalNot, Reciprocal, Sign, Floor. Each is one Eigen array expression;
 // where Eigen's stock form is not IEEE, with a functor of ieee_functors.h.
-#include <type_traits>
-
-#include "common/op_kernel.h"
-#include "common/tensor_eigen.h"
+#include "kernels/math/cwise_unary_kernel.h"
 #include "kernels/math/ieee_functors.h"
 #include "kernels/math/math_ops_internal.h"
 
 namespace tfd::kernels {
 namespace {
-
-// Which dtypes a functor is compiled for; must match the op's attr set.
-enum class Domain { kFloat, kSigned, kBool };
-
-template <Domain D, typename T>
-constexpr bool InDomain() {
-  if constexpr (D == Domain::kBool) {
-    return std::is_same_v<T, bool>;
-  } else if constexpr (D == Domain::kFloat) {
-    return std::is_floating_point_v<T>;
-  } else {
-    return std::is_signed_v<T> && !std::is_same_v<T, bool>;
-  }
-}
-
-// Fn provides `static constexpr Domain kDomain` and `static auto Apply(a)`.
-template <typename Fn>
-class UnaryOp : public OpKernel {
- public:
-  using OpKernel::OpKernel;
-
-  void Compute(OpKernelContext& ctx) override {
-    const Tensor& x = ctx.input(0);
-    Tensor* y = nullptr;
-    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, x.shape(), &y));
-    bool supported = false;
-    TFD_SWITCH_POD(x.dtype(), T, {
-      if constexpr (InDomain<Fn::kDomain, T>()) {
-        EigenFlat<T>(*y) = Fn::Apply(EigenFlat<T>(x));
-        supported = true;
-      }
-    }, {});
-    TFD_OP_REQUIRES(ctx, supported,
-                    errors::InvalidArgument(node().op, " does not support dtype ",
-                                            DTypeName(x.dtype())));
-  }
-};
-
-// EXPR may name the element type as S.
-#define TFD_UNARY_FN(NAME, DOMAIN, EXPR)                                       \
-  struct NAME {                                                                \
-    static constexpr Domain kDomain = DOMAIN;                                  \
-    static auto Apply(const auto& a) {                                         \
-      using S [[maybe_unused]] = typename std::decay_t<decltype(a)>::Scalar;   \
-      return EXPR;                                                             \
-    }                                                                          \
-  };
 
 TFD_UNARY_FN(NegFn, Domain::kSigned, a.unaryExpr(ieee::NegOp<S>()))
 TFD_UNARY_FN(SquareFn, Domain::kSigned, a.square())
@@ -70,20 +20,6 @@ TFD_UNARY_FN(ReciprocalFn, Domain::kFloat, a.inverse())
 TFD_UNARY_FN(SignFn, Domain::kSigned, a.sign())
 TFD_UNARY_FN(FloorFn, Domain::kFloat, a.floor())
 #undef TFD_UNARY_FN
-
-template <typename Fn>
-Status AddUnary(OpRegistry& r, const char* name, const char* doc) {
-  OpDefBuilder def(name);
-  if constexpr (Fn::kDomain == Domain::kBool) {
-    def.Input("x: bool").Output("y: bool");
-  } else {
-    def.Input("x: T").Output("y: T");
-    def.Attr(Fn::kDomain == Domain::kFloat ? "T: {float32, float64}"
-                                           : "T: {float32, float64, int32, int64}");
-  }
-  def.Doc(std::string(doc) + " Shape: the shape of x.");
-  return r.Add<UnaryOp<Fn>>(def, shape_fns::UnchangedShape);
-}
 
 }  // namespace
 

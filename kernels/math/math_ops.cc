@@ -15,6 +15,13 @@ Status RegisterMathOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterReductionOps(registry));
   TFD_RETURN_IF_ERROR(RegisterArgMinMaxOps(registry));
   TFD_RETURN_IF_ERROR(RegisterMathGradOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterModOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterTrigOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterFloatClassOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterRangeOp(registry));
+  TFD_RETURN_IF_ERROR(RegisterCumsumOp(registry));
+  TFD_RETURN_IF_ERROR(RegisterBatchMatMulOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterTopKOp(registry));
   TFD_RETURN_IF_ERROR(RegisterMathGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }

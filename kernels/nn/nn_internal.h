@@ -18,6 +18,7 @@ Status RegisterDepthwiseConvOps(OpRegistry& registry);   // depthwise_conv_ops.c
 Status RegisterPoolingOps(OpRegistry& registry);         // pooling_ops.cc
 Status RegisterBatchNormOps(OpRegistry& registry);       // batch_norm_ops.cc
 Status RegisterLrnOps(OpRegistry& registry);             // lrn_ops.cc
+Status RegisterLeakySeluOps(OpRegistry& registry);       // leaky_selu_ops.cc: with gradients
 Status RegisterNnGradients(OpRegistry& registry);        // nn_grad.cc: gradient functions
 Status RegisterCnnGradients(OpRegistry& registry);       // cnn_grad.cc: the convnet ops'
 

@@ -18,6 +18,7 @@ Status RegisterNnOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(nn::RegisterPoolingOps(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterBatchNormOps(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterLrnOps(registry));
+  TFD_RETURN_IF_ERROR(nn::RegisterLeakySeluOps(registry));
   // Gradients after the ops they differentiate.
   TFD_RETURN_IF_ERROR(nn::RegisterNnGradients(registry));
   TFD_RETURN_IF_ERROR(nn::RegisterCnnGradients(registry));

@@ -17,6 +17,32 @@ using Xs = std::vector<Output>;
 // for these forms) are checked with known shapes and known ranks.
 const std::vector<ShapeMode> kRankKnown = {ShapeMode::kKnown, ShapeMode::kUnknownDims};
 
+TEST_CASE("StridedSlice's gradient scatters dy back, and StridedSliceGrad's slices it") {
+  const Tensor x = RandomTensor({4, 3, 2}, 47);
+  // x[3:0:-2, ..., 1], x[newaxis, 1:, ::-1] and x[-1] with int64 indices.
+  CheckGradientsAllModes("StridedSlice negative stride, ellipsis, shrink",
+                         [](const Scope& s, const Xs& in) {
+    return ops::StridedSlice(s, in[0], {3, 0, 1}, {0, 0, 2}, {-2, 1, 1},
+                             {.ellipsis_mask = 2, .shrink_axis_mask = 4});
+  }, {x}, kRankKnown);
+  CheckGradientsAllModes("StridedSlice new axis", [](const Scope& s, const Xs& in) {
+    return ops::StridedSlice(s, in[0], {0, 1, 0}, {0, 0, 0}, {1, 1, -1},
+                             {.begin_mask = 4, .end_mask = 6, .new_axis_mask = 1});
+  }, {x});
+  CheckGradientsAllModes("StridedSlice int64 shrink", [](const Scope& s, const Xs& in) {
+    return ops::StridedSlice(s, in[0], {int64_t{-1}}, {int64_t{0}}, {int64_t{1}},
+                             {.shrink_axis_mask = 1});
+  }, {x});
+  // StridedSliceGrad(shape, ...)(dy) is linear in dy: differentiate it too.
+  CheckGradientsAllModes("StridedSliceGrad", [](const Scope& s, const Xs& in) {
+    return s.AddOperation("StridedSliceGrad",
+                          {ops::Const(s, {4, 3, 2}), ops::Const(s, {1, 0}),
+                           ops::Const(s, {4, 0}), ops::Const(s, {2, 1}), in[0]},
+                          {{"end_mask", int64_t{2}}})
+        .output(0);
+  }, {RandomTensor({2, 3, 2}, 48)}, kRankKnown);
+}
+
 TEST_CASE("reshaping ops pass the gradient back in the input's shape") {
   const Tensor x = RandomTensor({2, 3}, 41);
   CheckGradientsAllModes("Reshape", [](const Scope& s, const Xs& in) {

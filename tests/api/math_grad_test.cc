@@ -94,6 +94,41 @@ TEST_CASE("MatMul gradients for every combination of transposes") {
   }
 }
 
+TEST_CASE("BatchMatMul gradients for every adjoint, V2's summed over broadcast batches") {
+  for (bool ax : {false, true}) {
+    for (bool ay : {false, true}) {
+      const std::string what =
+          std::string(" adj_x=") + (ax ? "1" : "0") + " adj_y=" + (ay ? "1" : "0");
+      // [2, 3] x [3, 4] products; V2 with x's batch [2, 1] against y's [3].
+      const Tensor x = RandomTensor(ax ? TensorShape{2, 3, 2} : TensorShape{2, 2, 3}, 12);
+      const Tensor y = RandomTensor(ay ? TensorShape{2, 4, 3} : TensorShape{2, 3, 4}, 13);
+      CheckGradientsAllModes("BatchMatMul" + what, [&](const Scope& s, const Xs& in) {
+        return ops::BatchMatMul(s, in[0], in[1], {.adj_x = ax, .adj_y = ay});
+      }, {x, y});
+      const Tensor xb = RandomTensor(ax ? TensorShape{2, 1, 3, 2} : TensorShape{2, 1, 2, 3}, 14);
+      const Tensor yb = RandomTensor(ay ? TensorShape{3, 4, 3} : TensorShape{3, 3, 4}, 15);
+      CheckGradientsAllModes("BatchMatMulV2" + what, [&](const Scope& s, const Xs& in) {
+        return ops::BatchMatMulV2(s, in[0], in[1], {.adj_x = ax, .adj_y = ay});
+      }, {xb, yb}, {testing::ShapeMode::kKnown, testing::ShapeMode::kUnknownDims});
+    }
+  }
+}
+
+TEST_CASE("TopKV2's gradient reaches the chosen elements only") {
+  // Distinct values: the choice does not change under a small step.
+  const Tensor x = Tensor::FromVector<double>({0.3, -1.2, 2.5, 0.9, 1.7, -0.4, 3.1, 0.1, -2.2,
+                                               1.4, 0.6, -0.8},
+                                              TensorShape{2, 2, 3});
+  for (int k : {0, 2, 3}) {
+    CheckGradientsAllModes("TopKV2 k=" + std::to_string(k), [&](const Scope& s, const Xs& in) {
+      return ops::TopKV2(s, in[0], k).values;
+    }, {x});
+  }
+  CheckGradientsAllModes("TopKV2 of a vector", [&](const Scope& s, const Xs& in) {
+    return ops::TopKV2(s, in[0], 2).values;
+  }, {Tensor::FromVector<double>({0.5, -1, 2, 1.5})});
+}
+
 TEST_CASE("reduction gradients spread dy back over the reduced axes") {
   struct Case {
     const char* name;
@@ -133,6 +168,22 @@ TEST_CASE("reduction gradients with axes computed at run time") {
   CheckGradientsAllModes("Max over Identity(axes)", [](const Scope& s, const Xs& in) {
     return ops::Max(s, in[0], ops::Identity(s, {0}), {.keep_dims = true});
   }, {RandomTensor({2, 3}, 10)});
+}
+
+TEST_CASE("Cumsum's gradient sums dy the other way along the axis") {
+  for (bool exclusive : {false, true}) {
+    for (bool reverse : {false, true}) {
+      for (int axis : {0, 1, -1}) {
+        CheckGradientsAllModes(
+            "Cumsum axis " + std::to_string(axis) + (exclusive ? " exclusive" : "") +
+                (reverse ? " reverse" : ""),
+            [&](const Scope& s, const Xs& in) {
+              return ops::Cumsum(s, in[0], axis, {.exclusive = exclusive, .reverse = reverse});
+            },
+            {RandomTensor({3, 4}, 11)});
+      }
+    }
+  }
 }
 
 TEST_CASE("Select routes the gradient by the condition") {

@@ -22,6 +22,11 @@ const std::vector<ForwardCase>& ForwardCases() {
       {"Relu6", [](double x) { return std::min(std::max(x, 0.0), 6.0); }},
       {"Elu", [](double x) { return x < 0 ? std::exp(x) - 1 : x; }},
       {"Softplus", [](double x) { return std::log(1 + std::exp(x)); }},
+      {"LeakyRelu", [](double x) { return x > 0 ? x : 0.2 * x; }},  // the default alpha
+      {"Selu",
+       [](double x) {
+         return 1.0507009873554804934 * (x < 0 ? 1.6732632423543772848 * std::expm1(x) : x);
+       }},
   };
   return cases;
 }
@@ -67,6 +72,24 @@ TEST_CASE("activations stay finite for inputs whose exp overflows float32") {
   CheckClose(run("Tanh"), shape, {-1, -1, 1, 1}, 1e-6);
 }
 
+TEST_CASE("LeakyRelu and LeakyReluGrad scale the negative side by attr alpha") {
+  const TensorShape shape({4});
+  const std::vector<double> x = {-2, -0.5, 0.5, 3};
+  for (double alpha : {0.01, 1.5}) {
+    INFO("alpha " << alpha);
+    AttrMap attrs = TypeAttr(DType::kFloat64);
+    attrs["alpha"] = alpha;
+    auto y = MustRun("LeakyRelu", attrs, {Doubles(x, shape)});
+    CheckClose(y[0], shape, {-2 * alpha, -0.5 * alpha, 0.5, 3}, 1e-15);
+    const Tensor dy = Doubles({1, 2, 3, 4}, shape);
+    auto dx = MustRun("LeakyReluGrad", attrs, {dy, Doubles(x, shape)});
+    CheckClose(dx[0], shape, {alpha, 2 * alpha, 3, 4}, 1e-15);
+    Status s = CheckGradient(OpFunction("LeakyRelu", attrs), {Doubles(x, shape)}, 0, dy, dx[0]);
+    INFO(s.message());
+    CHECK(s.ok());
+  }
+}
+
 // How each gradient kernel is fed: its inputs in TensorFlow's order.
 enum class GradInputs {
   kYThenDy,         // SigmoidGrad, TanhGrad: (forward output, upstream)
@@ -87,6 +110,8 @@ const std::vector<GradCase> kGradCases = {
     {"Relu6Grad", "Relu6", GradInputs::kDyThenFeatures},
     {"EluGrad", "Elu", GradInputs::kDyThenOutputs},
     {"SoftplusGrad", "Softplus", GradInputs::kDyThenFeatures},
+    {"LeakyReluGrad", "LeakyRelu", GradInputs::kDyThenFeatures},
+    {"SeluGrad", "Selu", GradInputs::kDyThenOutputs},
 };
 
 std::vector<Tensor> GradKernelInputs(const GradCase& c, DType t, const Tensor& x,

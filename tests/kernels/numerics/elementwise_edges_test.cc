@@ -34,6 +34,47 @@ constexpr Tolerance kExact{0}, kLibm{1}, kOneFn{2}, kTanh{4}, kExp{kExpUlps},
     kAfterExp{kExpUlps + 2};
 constexpr Tolerance kEitherZero{0, true};
 
+// Selu's constants, as TensorFlow's kernel has them.
+constexpr W kSeluScale = 1.0507009873554804934193349852946L;
+constexpr W kSeluScaleAlpha = 1.7580993408473768599402175208123L;
+
+// Halves to the even neighbour, by definition rather than by rint.
+template <typename T>
+T RoundHalfEven(T x) {
+  if (!std::isfinite(x)) return x;
+  const W lo = std::floor(W(x)), frac = W(x) - lo;
+  W r = frac > 0.5L ? lo + 1 : frac < 0.5L ? lo : (std::fmod(lo, 2.0L) == 0 ? lo : lo + 1);
+  return std::copysign(Round<T>(r), x);  // -0.4 rounds to -0
+}
+
+// Python's and numpy's a % b: the sign of b; a zero remainder is a zero of
+// b's sign; a % inf is a where a has inf's sign (or is zero), else inf.
+template <typename T>
+T NumpyRemainder(T a, T b) {
+  if (std::isnan(a) || std::isnan(b) || std::isinf(a) || b == 0) return std::nan("");
+  if (std::isinf(b)) {
+    if (a == 0) return std::copysign(T(0), b);
+    return std::signbit(a) == std::signbit(b) ? a : b;
+  }
+  const W r = std::fmod(W(a), W(b));  // exact
+  if (r == 0) return std::copysign(T(0), b);
+  return std::signbit(r) != std::signbit(b) ? Round<T>(r + b) : Round<T>(r);
+}
+
+// Python's and numpy's a // b: floor of the exact quotient; a / b for b = 0;
+// NaN for an infinite a; for an infinite b, 0 (signed as a / b) when a has
+// b's sign or is zero, else -1.
+template <typename T>
+T NumpyFloorDivide(T a, T b) {
+  if (b == 0) return a / b;
+  if (std::isnan(a) || std::isnan(b) || std::isinf(a)) return std::nan("");
+  if (std::isinf(b)) {
+    return a == 0 || std::signbit(a) == std::signbit(b) ? a / b : T(-1);
+  }
+  const T q = Round<T>(std::floor(W(a) / W(b)));
+  return q == 0 ? std::copysign(T(0), a / b) : q;
+}
+
 template <typename TIn, typename TOut>
 struct UnaryCase {
   std::string op;
@@ -103,12 +144,48 @@ std::vector<UnaryCase<T, T>> UnaryCases() {
       {"Relu", [](T x) { return std::isnan(x) || x > 0 ? x : T(0); }, kEitherZero, {}},
       {"Relu6",
        [](T x) { return std::isnan(x) ? x : x > 6 ? T(6) : x > 0 ? x : T(0); }, kEitherZero, {}},
+      {"Ceil", [](T x) { return std::ceil(x); }, kExact, {}},
+      {"Round", [](T x) { return RoundHalfEven(x); }, kExact, {}},
+      {"Erf", [](T x) { return Round<T>(std::erf(W(x))); }, kOneFn, {}},
+      {"Sin", [](T x) { return Round<T>(std::sin(W(x))); }, kOneFn, {}},
+      {"Cos", [](T x) { return Round<T>(std::cos(W(x))); }, kOneFn, {}},
+      {"Tan", [](T x) { return Round<T>(std::tan(W(x))); }, kOneFn, {}},
+      {"Asin", [](T x) { return Round<T>(std::asin(W(x))); }, kOneFn, {}},
+      {"Acos", [](T x) { return Round<T>(std::acos(W(x))); }, kOneFn, {}},
+      {"Atan", [](T x) { return Round<T>(std::atan(W(x))); }, kOneFn, {}},
+      {"Sinh", [](T x) { return Round<T>(std::sinh(W(x))); }, kOneFn, {}},
+      {"Cosh", [](T x) { return Round<T>(std::cosh(W(x))); }, kOneFn, {}},
+      {"Asinh", [](T x) { return Round<T>(std::asinh(W(x))); }, kOneFn, {}},
+      {"Acosh", [](T x) { return Round<T>(std::acosh(W(x))); }, kOneFn, {}},
+      {"Atanh", [](T x) { return Round<T>(std::atanh(W(x))); }, kOneFn, {}},
+      // alpha = 0.2 (the default) as the dtype holds it, as TensorFlow casts it.
+      {"LeakyRelu", [](T x) { return x > 0 ? x : x * T(0.2); }, kExact, {}},
+      {"Selu",
+       [](T x) {
+         return x < 0 ? Round<T>(kSeluScaleAlpha * std::expm1(W(x))) : Round<T>(kSeluScale * x);
+       },
+       kOneFn, {}},
+  };
+}
+
+// Whether each float is inf, NaN, finite: bool outputs, exact.
+template <typename T>
+std::vector<UnaryCase<T, bool>> ClassifyCases() {
+  return {
+      {"IsInf", [](T x) { return std::isinf(x); }, kExact, {}},
+      {"IsNan", [](T x) { return std::isnan(x); }, kExact, {}},
+      {"IsFinite", [](T x) { return std::isfinite(x); }, kExact, {}},
   };
 }
 
 TEST_CASE("unary float ops give the reference at every edge and vector position") {
   for (const auto& c : UnaryCases<float>()) SweepUnary(c);
   for (const auto& c : UnaryCases<double>()) SweepUnary(c);
+}
+
+TEST_CASE("IsInf, IsNan and IsFinite classify every edge value") {
+  for (const auto& c : ClassifyCases<float>()) SweepUnary(c);
+  for (const auto& c : ClassifyCases<double>()) SweepUnary(c);
 }
 
 TEST_CASE("Cast between float32 and float64 rounds once and keeps the specials") {
@@ -217,6 +294,9 @@ std::vector<BinaryCase<T, T>> ArithmeticCases() {
       {"Maximum", [](T a, T b) { return a >= b || std::isnan(a) ? a : b; }, kEitherZero, true},
       {"Minimum", [](T a, T b) { return a <= b || std::isnan(a) ? a : b; }, kEitherZero, true},
       {"Pow", [](T a, T b) { return Round<T>(std::pow(W(a), W(b))); }, kLibm, true},
+      {"Mod", [](T a, T b) { return Round<T>(std::fmod(W(a), W(b))); }, kExact, true},
+      {"FloorMod", [](T a, T b) { return NumpyRemainder(a, b); }, kLibm, true},
+      {"FloorDiv", [](T a, T b) { return NumpyFloorDivide(a, b); }, kLibm, true},
       {"AddN", [](T a, T b) { return a + b; }, kExact, false, {{"N", int64_t{2}}}},
       {"BiasAdd", [](T a, T b) { return a + b; }, kExact, false, {}, true},
   };
@@ -236,6 +316,9 @@ std::vector<BinaryCase<T, T>> GradientCases() {
       {"Relu6Grad", [](T g, T x) { return x > 0 && x < 6 ? g : T(0); }, kExact},
       {"EluGrad", [](T g, T y) { return y < 0 ? g * (y + T(1)) : g; }, kExact},
       {"SoftplusGrad", [](T g, T x) { return g / (T(1) + std::exp(-x)); }, kAfterExp},
+      {"LeakyReluGrad", [](T g, T x) { return x > 0 ? g : g * T(0.2); }, kExact},
+      {"SeluGrad",
+       [](T g, T y) { return y < 0 ? g * (y + T(kSeluScaleAlpha)) : g * T(kSeluScale); }, kExact},
   };
 }
 
