@@ -20,6 +20,7 @@ Status RegisterPadOps(OpRegistry& r);           // pad_ops.cc
 Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
 Status RegisterStopGradientOps(OpRegistry& r);  // stop_gradient_ops.cc: with gradients
 Status RegisterStridedSliceOps(OpRegistry& r);  // strided_slice_ops.cc: with gradients
+Status RegisterGatherScatterNdOps(OpRegistry& r);  // gather_scatter_nd_ops.cc: with gradients
 Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array
