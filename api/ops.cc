@@ -437,6 +437,13 @@ std::vector<Output> Split(const Scope& s, const Input& axis, const Input& value,
 Output Slice(const Scope& s, const Input& x, const Input& begin, const Input& size) {
   return Single(s, "Slice", {AsOutput(s, x), AsOutput(s, begin), AsOutput(s, size)});
 }
+Output GatherNd(const Scope& s, const Input& params, const Input& indices) {
+  return Single(s, "GatherNd", {AsOutput(s, params), AsOutput(s, indices)});
+}
+Output ScatterNd(const Scope& s, const Input& indices, const Input& updates, const Input& shape) {
+  const Output i = AsOutput(s, indices);
+  return Single(s, "ScatterNd", {i, AsOutput(s, updates), AsOutput(s, shape, i.dtype)});
+}
 Output StridedSlice(const Scope& s, const Input& x, const Input& begin, const Input& end,
                     const Input& strides, StridedSliceAttrs a) {
   const Output b = AsOutput(s, begin);

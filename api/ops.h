@@ -273,6 +273,9 @@ std::vector<Output> Unstack(const Scope& scope, const Input& value, int64_t num,
 std::vector<Output> Split(const Scope& scope, const Input& axis, const Input& value,
                           int64_t num_split);
 Output Slice(const Scope& scope, const Input& x, const Input& begin, const Input& size);
+Output GatherNd(const Scope& scope, const Input& params, const Input& indices);
+Output ScatterNd(const Scope& scope, const Input& indices, const Input& updates,
+                 const Input& shape);
 // x[begin:end:strides] with TensorFlow's masks (bit i applies to entry i).
 struct StridedSliceAttrs {
   int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0,

@@ -25,6 +25,7 @@ Status RegisterArrayOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(array::RegisterStringHashOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterStopGradientOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterStridedSliceOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterGatherScatterNdOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterArrayGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }

@@ -24,6 +24,7 @@ Status RegisterSparseSegmentOps(OpRegistry& r); // sparse_segment_ops.cc: with g
 Status RegisterStringHashOps(OpRegistry& r);    // string_hash_ops.cc
 Status RegisterStopGradientOps(OpRegistry& r);  // stop_gradient_ops.cc: with gradients
 Status RegisterStridedSliceOps(OpRegistry& r);  // strided_slice_ops.cc: with gradients
+Status RegisterGatherScatterNdOps(OpRegistry& r);  // gather_scatter_nd_ops.cc: with gradients
 Status RegisterArrayGradients(OpRegistry& r);   // array_grad.cc: gradient functions
 
 }  // namespace tfd::kernels::array

@@ -43,6 +43,18 @@ TEST_CASE("StridedSlice's gradient scatters dy back, and StridedSliceGrad's slic
   }, {RandomTensor({2, 3, 2}, 48)}, kRankKnown);
 }
 
+TEST_CASE("GatherNd and ScatterNd gradients are each other, repeats summed") {
+  // Rows of params [3, 4, 2] picked by [row, col] pairs, one of them twice.
+  const Tensor pairs = Tensor::FromVector<int32_t>({2, 1, 0, 3, 2, 1}, TensorShape{3, 2});
+  CheckGradientsAllModes("GatherNd", [&](const Scope& s, const Xs& in) {
+    return ops::GatherNd(s, in[0], pairs);
+  }, {RandomTensor({3, 4, 2}, 49)});
+  const Tensor rows = Tensor::FromVector<int64_t>({1, 0, 1}, TensorShape{3, 1});
+  CheckGradientsAllModes("ScatterNd", [&](const Scope& s, const Xs& in) {
+    return ops::ScatterNd(s, rows, in[0], {int64_t{2}, int64_t{3}});
+  }, {RandomTensor({3, 3}, 50)});
+}
+
 TEST_CASE("reshaping ops pass the gradient back in the input's shape") {
   const Tensor x = RandomTensor({2, 3}, 41);
   CheckGradientsAllModes("Reshape", [](const Scope& s, const Xs& in) {
