@@ -1,6 +1,6 @@
 // Writes rpc_fuzz's seeds: inputs that make sensible calls (run the seed
 // graph, make and run a callable, read the variable, save and restore a
-// checkpoint, hold and release steps, ...), each call framed as rpc_fuzz
+// checkpoint, finish a pending one, hold and release steps, ...), each call framed as rpc_fuzz
 // reads it: [method index][params length, 2 bytes LE][params, one segment].
 // The indices are those of kMethods in rpc_fuzz.cc.
 //
@@ -95,6 +95,26 @@ int main(int argc, char** argv) {
           Call<proto::Worker::SaveCheckpointParams>(16, [](auto p) { p.setStep(2); }) +
           Call<proto::Worker::RestoreCheckpointParams>(17, [](auto p) { p.setStep(2); }) +
           Call<proto::Worker::ListCheckpointsParams>(18, [](auto p) { p.setVerify(true); }));
+  // A two-phase save on the worker: pending, then each way it can finish.
+  seeds.emplace_back(
+      "pending_checkpoint",
+      RunInit() +
+          Call<proto::Worker::SaveCheckpointParams>(16, [](auto p) {
+            p.setStep(3);
+            p.setPending(true);
+          }) +
+          Call<proto::Worker::FinishCheckpointParams>(21, [](auto p) {
+            p.setStep(3);
+            p.setAction(proto::CheckpointAction::COMMIT);
+          }) +
+          Call<proto::Worker::FinishCheckpointParams>(21, [](auto p) {
+            p.setStep(3);
+            p.setAction(proto::CheckpointAction::REVERT);
+          }) +
+          Call<proto::Worker::FinishCheckpointParams>(21, [](auto p) {
+            p.setStep(3);
+            p.setAction(proto::CheckpointAction::DISCARD);
+          }));
   seeds.emplace_back("extend", Call<proto::Session::ExtendParams>(6, [](auto p) {
                                  GraphDef g;
                                  g.nodes = {NodeDef{"z", "Mul", {"y", "c"}, "", {}}};
