@@ -22,7 +22,7 @@ Status CheckCaptures(const Scope& scope, int first, const std::set<std::string>&
       if (input[0] == '^') continue;
       const std::string from = NodeOfInput(input);
       const int from_id = scope.FindNode(from);
-      if (from_id >= first || allowed.count(from) != 0) continue;
+      if (from_id < 0 || from_id >= first || allowed.count(from) != 0) continue;
       if (scope.node(from_id).op == "Const") continue;
       const size_t colon = input.rfind(':');
       const int port = colon == std::string::npos ? 0 : std::stoi(input.substr(colon + 1));
