@@ -303,8 +303,8 @@ void Executor::Step::NodeDone(int id, OpKernelContext* kctx, int64_t start, std:
     }
   }
   // A node whose every output is dead (a _Recv of a dead value) is dead to
-  // its control consumers too.
-  if (!dead && !outputs.empty()) {
+  // its control consumers too; only they need to know.
+  if (!dead && !node.control_consumers.empty() && !outputs.empty()) {
     dead = std::all_of(outputs.begin(), outputs.end(), [](const Value& v) { return v.is_dead; });
   }
   if (!aborted && !outputs.empty()) {
