@@ -6,9 +6,10 @@
 namespace tfd::ops {
 namespace {
 
+// "name", "name:port" or "^name" -> "name".
 std::string NodeOfInput(const std::string& input) {
   const std::string name = input[0] == '^' ? input.substr(1) : input;
-  return name.substr(0, name.rfind(':') == std::string::npos ? name.size() : name.rfind(':'));
+  return name.substr(0, name.rfind(':'));  // npos: the whole name
 }
 
 // INVALID_ARGUMENT when a node the branch added in [first, scope.num_nodes())
