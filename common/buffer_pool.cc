@@ -25,7 +25,16 @@ void* MapBlock(size_t size) {
 }  // namespace
 
 struct BufferPool::State {
-  Options options;
+  // Held around mapping a block and calling on_map, around on_unmap and
+  // unmapping, and while SetBlockHooks runs, so a hook sees each block once
+  // and no block is unmapped while a new hook is being shown it. Mapping
+  // is rare (the cache serves steady steps), so this costs nothing there.
+  // Taken before `mu`, never after.
+  Mutex map_mu;
+  std::map<void*, size_t> mapped GUARDED_BY(map_mu);  // every block, by address
+  std::function<void(void*, size_t)> on_map GUARDED_BY(map_mu);
+  std::function<void(void*, size_t)> on_unmap GUARDED_BY(map_mu);
+  Options options;  // its max_cached_bytes is read and changed under `mu`
   mutable Mutex mu;
   std::map<size_t, std::vector<void*>> free GUARDED_BY(mu);  // by block size
   Stats stats GUARDED_BY(mu);
@@ -59,12 +68,25 @@ struct BufferPool::State {
   }
 
   void Unmap(void* data, size_t size) {
-    if (options.on_unmap) options.on_unmap(data, size);
+    MutexLock lock(map_mu);
+    if (on_unmap) on_unmap(data, size);
     munmap(data, size);
+    mapped.erase(data);
+  }
+
+  // A new block of `size` bytes, shown to on_map; null when mmap fails.
+  void* Map(size_t size) {
+    MutexLock lock(map_mu);
+    void* data = MapBlock(size);
+    if (data == nullptr) return nullptr;
+    mapped.emplace(data, size);
+    if (on_map) on_map(data, size);
+    return data;
   }
 };
 
 BufferPool::BufferPool(Options options) : state_(std::make_shared<State>()) {
+  SetBlockHooks(std::move(options.on_map), std::move(options.on_unmap));
   state_->options = std::move(options);
 }
 
@@ -106,19 +128,27 @@ StatusOr<std::shared_ptr<Buffer>> BufferPool::Get(size_t bytes) {
     state_->stats.bytes_in_use += size;
   }
   if (data == nullptr) {
-    data = MapBlock(size);
+    data = state_->Map(size);
     if (data == nullptr) {
       MutexLock lock(state_->mu);
       state_->stats.bytes_in_use -= size;
       return errors::ResourceExhausted("cannot map ", size, " bytes for a tensor buffer");
     }
-    if (state_->options.on_map) state_->options.on_map(data, size);
     MutexLock lock(state_->mu);
     ++state_->stats.blocks_mapped;
   }
   // The owner returns the block when the last view of the buffer is gone.
   std::shared_ptr<void> owner(data, [state = state_, size](void* p) { state->Release(p, size); });
   return Buffer::Wrap(data, bytes, std::move(owner));
+}
+
+void BufferPool::SetBlockHooks(std::function<void(void* data, size_t size)> on_map,
+                               std::function<void(void* data, size_t size)> on_unmap) {
+  MutexLock lock(state_->map_mu);
+  state_->on_map = std::move(on_map);
+  state_->on_unmap = std::move(on_unmap);
+  if (!state_->on_map) return;
+  for (const auto& [data, size] : state_->mapped) state_->on_map(data, size);
 }
 
 BufferPool& HostBufferPool() {

@@ -6,8 +6,10 @@
 // them out again, so a steady stream of transfers of the same sizes touches
 // no new pages. Buffers are sized in powers of two from kMinBytes; ones of
 // 2 MiB and more are asked to be backed by transparent huge pages. A hook
-// sees each block when it is created and destroyed (the data plane
-// registers blocks with UCX there, once per block).
+// sees each block when it is created and destroyed, once per block: a GPU
+// task page-locks the host pool's blocks there (SetBlockHooks), so what
+// crosses the data plane is copied to and from the device at the bus's
+// speed.
 //
 //   BufferPool pool({.max_cached_bytes = 1 << 30});
 //   TFD_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> b, pool.Get(n));   // >= n bytes
@@ -58,6 +60,13 @@ class BufferPool {
   // A buffer of at least `bytes` bytes (its size() is `bytes`), not zeroed.
   // RESOURCE_EXHAUSTED when the memory cannot be mapped.
   StatusOr<std::shared_ptr<Buffer>> Get(size_t bytes);
+
+  // Replaces the hooks, and calls the new `on_map` at once for every block
+  // mapped now (in use or cached), so hooks installed after the first
+  // buffers still see every block exactly once. Mapping and unmapping wait
+  // while it runs.
+  void SetBlockHooks(std::function<void(void* data, size_t size)> on_map,
+                     std::function<void(void* data, size_t size)> on_unmap);
 
   Stats stats() const;
   // The block size a request of `bytes` gets.

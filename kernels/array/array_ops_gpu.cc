@@ -20,7 +20,7 @@ class ConstGpuOp : public OpKernel {
     auto* dev = static_cast<GpuDevice*>(c.node().memory);
     auto t = Tensor::AllocateOn(dev, host.dtype(), host.shape());
     if (t.ok() && host.total_bytes() > 0) {
-      c.SetStatus(dev->CopyFromHost(t->raw_data(), host.raw_data(), host.total_bytes()));
+      c.SetStatus(dev->CopyFromHost(t->raw_data(), host));
     }
     if (!t.ok()) c.SetStatus(t.status());
     value_ = t.ok() ? *t : Tensor();

@@ -1,7 +1,8 @@
 // The GPU kernels of _CopyToDevice and _CopyToHost. A copy to the host waits
 // for the device's stream (the host is about to read the bytes) and lands in
 // pinned host memory, from which a _Send sends; a copy to the device only
-// enqueues.
+// enqueues, keeping its source (often a pushed tensor, in the host pool's
+// page-locked blocks) until it has run.
 #include "kernels/framework/framework_ops.h"
 #include "kernels/gpu/gpu_kernel.h"
 #include "kernels/gpu/register_gpu.h"
@@ -31,8 +32,7 @@ class CopyGpuOp : public OpKernel {
     if (out == nullptr) TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, in.shape(), &out));
     if (in.total_bytes() == 0) return;
     TFD_OP_REQUIRES_OK(ctx, kToHost ? dev.CopyToHost(out->raw_data(), in.raw_data(), in.total_bytes())
-                                    : dev.CopyFromHost(out->raw_data(), in.raw_data(),
-                                                       in.total_bytes()));
+                                    : dev.CopyFromHost(out->raw_data(), in));
     if (ctx.step().trace) {
       ctx.set_trace_label(std::to_string(in.total_bytes()) + " bytes " +
                           (kToHost ? "to the host" : "to ") + (kToHost ? "" : dev.name()));

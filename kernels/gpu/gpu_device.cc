@@ -4,8 +4,10 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/buffer.h"
+#include "common/buffer_pool.h"
 #include "kernels/gpu/gpu_kernel.h"
 #include "kernels/math/matmul_op_gpu.h"
 
@@ -183,10 +185,62 @@ Status GpuDevice::CopyToHost(void* dst, const void* src, size_t bytes) {
 
 Status GpuDevice::CopyFromHost(void* dst, const void* src, size_t bytes) {
   // From pageable memory this returns once the source has been staged, so
-  // the caller may free it at once; the copy itself runs in stream order.
-  return Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
-                               static_cast<cudaStream_t>(stream_)),
-               "a copy from the host");
+  // the caller may free it at once; from page-locked memory the copy reads
+  // `src` later, so it is waited for.
+  TFD_RETURN_IF_ERROR(Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                                            static_cast<cudaStream_t>(stream_)),
+                            "a copy from the host"));
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, src) != cudaSuccess) cudaGetLastError();
+  return a.type == cudaMemoryTypeHost ? Synchronize() : OkStatus();
+}
+
+Status GpuDevice::CopyFromHost(void* dst, const Tensor& src) {
+  if (src.total_bytes() == 0) return OkStatus();
+  TFD_RETURN_IF_ERROR(Check(cudaMemcpyAsync(dst, src.raw_data(), src.total_bytes(),
+                                            cudaMemcpyHostToDevice,
+                                            static_cast<cudaStream_t>(stream_)),
+                            "a copy from the host"));
+  return HoldUntilDone(src.buffer());
+}
+
+Status GpuDevice::HoldUntilDone(std::shared_ptr<const void> keep) {
+  std::vector<std::shared_ptr<const void>> done;  // dropped after the lock
+  void* event = nullptr;
+  {
+    MutexLock lock(mu_);
+    // Events fire in stream order: stop at the first that has not.
+    while (!held_.empty() &&
+           cudaEventQuery(static_cast<cudaEvent_t>(held_.front().event)) == cudaSuccess) {
+      done.push_back(std::move(held_.front().keep));
+      free_events_.push_back(held_.front().event);
+      held_.pop_front();
+    }
+    if (!free_events_.empty()) {
+      event = free_events_.back();
+      free_events_.pop_back();
+    }
+  }
+  cudaGetLastError();  // a query of an event not yet fired leaves cudaErrorNotReady
+  if (event == nullptr) {
+    cudaEvent_t e = nullptr;
+    TFD_RETURN_IF_ERROR(Check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming),
+                              "an event for a copy"));
+    event = e;
+  }
+  const cudaError_t recorded =
+      cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream_));
+  if (recorded != cudaSuccess) {
+    cudaGetLastError();
+    // Without an event nothing says when the copy has read its source.
+    TFD_RETURN_IF_ERROR(Synchronize());
+    MutexLock lock(mu_);
+    free_events_.push_back(event);
+    return OkStatus();
+  }
+  MutexLock lock(mu_);
+  held_.push_back({event, std::move(keep)});
+  return OkStatus();
 }
 
 Status GpuDevice::CopyOnDevice(void* dst, const void* src, size_t bytes) {
@@ -262,6 +316,24 @@ struct Found {
   std::string reason;
 };
 
+// Page-locks every block of the host tensor pool (common/buffer_pool.h),
+// as TensorFlow's GPU host allocator does: tensors pushed over the data
+// plane land in these blocks, and copies between them and the device run
+// at the bus's speed with no staging. A block the driver refuses stays
+// pageable (slower, still correct). TFD_PIN_HOST_BUFFERS=0 leaves them
+// all pageable, to measure what this gains.
+void PageLockHostPool() {
+  const char* env = std::getenv("TFD_PIN_HOST_BUFFERS");
+  if (env != nullptr && std::string(env) == "0") return;
+  HostBufferPool().SetBlockHooks(
+      [](void* p, size_t n) {
+        if (cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) cudaGetLastError();
+      },
+      [](void* p, size_t) {
+        if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+      });
+}
+
 const Found& Discover() {
   static const Found* found = [] {
     auto* f = new Found;  // lives for the process: kernels may run at exit
@@ -290,7 +362,11 @@ const Found& Discover() {
                                                      std::move(description)));
       f->devices.push_back(f->owned.back().get());
     }
-    if (f->devices.empty()) f->reason = "no CUDA device could be opened";
+    if (f->devices.empty()) {
+      f->reason = "no CUDA device could be opened";
+    } else {
+      PageLockHostPool();
+    }
     return f;
   }();
   return *found;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -59,7 +60,14 @@ class GpuDevice final : public DeviceMemory {
   // Not zero-filled: for a copy's destination.
   StatusOr<std::shared_ptr<Buffer>> AllocatePinned(size_t bytes);
   Status CopyToHost(void* dst, const void* src, size_t bytes) override;
+  // From page-locked memory this waits for the copy (the caller may free
+  // `src` on return); use the Tensor overload, which does not.
   Status CopyFromHost(void* dst, const void* src, size_t bytes) override;
+  // Enqueues a copy of host tensor `src` to `dst` and returns: `src`'s
+  // buffer is kept until the copy has run, so the caller may drop it at
+  // once, and the copy runs at the bus's speed when the buffer is
+  // page-locked (the host pool's blocks are, in a process with a GPU).
+  Status CopyFromHost(void* dst, const Tensor& src);
   Status CopyOnDevice(void* dst, const void* src, size_t bytes) override;
   // Waits until everything enqueued so far has run; the first error of it.
   Status Synchronize();
@@ -83,6 +91,9 @@ class GpuDevice final : public DeviceMemory {
   void ReleasePinned(void* p, size_t bytes);
   // Frees the cached blocks (before a retry when the device is full).
   void FreeCached();
+  // Keeps `keep` until the work enqueued so far has run (an event on the
+  // stream); drops what earlier calls kept and is no longer needed.
+  Status HoldUntilDone(std::shared_ptr<const void> keep);
 
   const int ordinal_;
   void* const stream_;
@@ -94,6 +105,14 @@ class GpuDevice final : public DeviceMemory {
   std::unordered_map<size_t, std::vector<void*>> free_ GUARDED_BY(mu_);
   std::unordered_map<size_t, std::vector<void*>> free_pinned_ GUARDED_BY(mu_);
   MemoryStats stats_ GUARDED_BY(mu_);
+  // Host buffers that enqueued copies read, oldest first, each with the
+  // event (a cudaEvent_t) recorded after its copy; and spent events.
+  struct Held {
+    void* event;
+    std::shared_ptr<const void> keep;
+  };
+  std::deque<Held> held_ GUARDED_BY(mu_);
+  std::vector<void*> free_events_ GUARDED_BY(mu_);
 };
 
 // The usable GPUs of this process, found on first call (GPU:i is [i]).

@@ -34,6 +34,7 @@ Status NoCuda() { return errors::FailedPrecondition(GpuUnavailableReason()); }
 StatusOr<std::shared_ptr<Buffer>> GpuDevice::Allocate(size_t) { return NoCuda(); }
 Status GpuDevice::CopyToHost(void*, const void*, size_t) { return NoCuda(); }
 Status GpuDevice::CopyFromHost(void*, const void*, size_t) { return NoCuda(); }
+Status GpuDevice::CopyFromHost(void*, const Tensor&) { return NoCuda(); }
 Status GpuDevice::CopyOnDevice(void*, const void*, size_t) { return NoCuda(); }
 
 }  // namespace tfd::gpu

@@ -182,8 +182,7 @@ class SparseXentGpuOp : public OpKernel {
     GpuDevice& dev = GpuDeviceOf(ctx);
     auto on_device = Tensor::AllocateOn(&dev, labels.dtype(), labels.shape());
     TFD_OP_REQUIRES_OK(ctx, on_device.status());
-    TFD_OP_REQUIRES_OK(ctx, dev.CopyFromHost(on_device->raw_data(), labels.raw_data(),
-                                             labels.total_bytes()));
+    TFD_OP_REQUIRES_OK(ctx, dev.CopyFromHost(on_device->raw_data(), labels));
     TFD_GPU_LAUNCH(ctx, dev, tfd_gpu_sparse_xent(*type, GpuType(labels.dtype()),
                                                  features.raw_data(), on_device->raw_data(),
                                                  loss->raw_data(), backprop->raw_data(),

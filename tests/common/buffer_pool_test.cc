@@ -89,6 +89,33 @@ TEST_CASE("buffers outlive the pool and may be released on another thread") {
   std::thread([b = std::move(kept)]() mutable { b.reset(); }).join();
 }
 
+// A GPU task page-locks the host pool's blocks once the device is found,
+// after the first tensors exist: each block must be shown to the hook
+// exactly once (a block registered twice, or freed while registered, is an
+// error from the driver).
+TEST_CASE("hooks set late see every block once: those in use, those cached, and new ones") {
+  BufferPool pool({.max_cached_bytes = 4 * kMiB});
+  auto in_use = pool.Get(kMiB);
+  REQUIRE(in_use.ok());
+  { REQUIRE(pool.Get(2 * kMiB).ok()); }  // cached
+  std::map<void*, int> maps, unmaps;
+  pool.SetBlockHooks([&](void* p, size_t) { ++maps[p]; }, [&](void* p, size_t) { ++unmaps[p]; });
+  CHECK(maps.size() == 2);
+  CHECK(maps.count((*in_use)->data()) == 1);
+  {
+    auto fresh = pool.Get(8 * kMiB);  // new; larger than the cache: unmapped when released
+    REQUIRE(fresh.ok());
+    CHECK(maps.count((*fresh)->data()) == 1);
+    CHECK(maps.size() == 3);
+  }
+  CHECK(unmaps.size() == 1);
+  { REQUIRE(pool.Get(2 * kMiB).ok()); }  // the cached block again: not shown twice
+  for (auto [p, n] : maps) CHECK(n == 1);
+  pool.SetBlockHooks(nullptr, nullptr);
+  in_use->reset();
+  CHECK(unmaps.size() == 1);  // hooks removed: nothing more is shown
+}
+
 TEST_CASE("an impossible size is RESOURCE_EXHAUSTED, not a crash") {
   BufferPool pool({});
   auto b = pool.Get(size_t{1} << 63);
