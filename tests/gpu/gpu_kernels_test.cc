@@ -11,6 +11,7 @@
 #include <catch2/catch_reporter_tap.hpp>
 
 #include <boost/asio/thread_pool.hpp>
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -350,6 +351,35 @@ TEST_CASE("fetched tensors come back through pinned host memory, reused step aft
   const auto after = gpu::GpuDevices()[0]->memory_stats();
   CHECK(after.pinned_allocs == warm.pinned_allocs);
   CHECK(after.device_allocs == warm.device_allocs);
+}
+
+// Pushed tensors land in the host pool, whose blocks a GPU process
+// page-locks; a copy from page-locked memory reads its source after
+// CopyFromHost returns, so the source's block must not go back to the pool
+// (and be written by the next tensor) before the copy has run. The stream
+// is kept busy so the copy is still queued when the source is dropped.
+TEST_CASE("a copy to the GPU keeps its page-locked source until it has run") {
+  gpu::GpuDevice& dev = *gpu::GpuDevices()[0];
+  constexpr int64_t kSide = 2048, kCount = int64_t{1} << 20;
+  auto a = Tensor::AllocateOn(&dev, DType::kFloat32, TensorShape({kSide, kSide}));
+  auto c = Tensor::AllocateOn(&dev, DType::kFloat32, TensorShape({kSide, kSide}));
+  auto on_device = Tensor::AllocateOn(&dev, DType::kFloat32, TensorShape({kCount}));
+  REQUIRE((a.ok() && c.ok() && on_device.ok()));
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(dev.MatMul(DType::kFloat32, false, false, kSide, kSide, kSide, a->raw_data(),
+                       a->raw_data(), c->raw_data()).ok());
+  }
+  Tensor source = Tensor::FromVector(std::vector<float>(kCount, 1.0f));
+  REQUIRE(dev.CopyFromHost(on_device->raw_data(), source).ok());
+  source = Tensor();
+  // The pool's next block of this size: the source's, were it not kept.
+  Tensor next = *Tensor::Allocate(DType::kFloat32, TensorShape({kCount}));
+  std::fill(next.data<float>(), next.data<float>() + kCount, 7.0f);
+  Tensor back = *Tensor::Allocate(DType::kFloat32, TensorShape({kCount}));
+  REQUIRE(dev.CopyToHost(back.raw_data(), on_device->raw_data(), back.total_bytes()).ok());
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < kCount; ++i) wrong += back.data<float>()[i] != 1.0f;
+  CHECK(wrong == 0);
 }
 
 // The optimizer updates, on variables kept on the GPU: initialised from the
