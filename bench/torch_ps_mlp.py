@@ -459,7 +459,14 @@ def main():
     a = parse_args()
     processes = 1 if a.model == "local" else a.ps + a.workers
     cfg = config(a, processes)
-    figures = run(cfg, processes, a.timeout)
+    try:
+        figures = run(cfg, processes, a.timeout)
+    except TimeoutError as e:
+        print(f"error: DEADLINE_EXCEEDED: {e}; every process was killed", file=sys.stderr)
+        sys.exit(1)
+    except (mp.ProcessRaisedException, mp.ProcessExitedException) as e:
+        print(f"error: INTERNAL: a process failed, and the others were stopped: {e}", file=sys.stderr)
+        sys.exit(1)
     expected = 1 if a.model == "local" else a.workers
     if len(figures) != expected:
         print(f"error: INTERNAL: {expected} processes should have reported, {len(figures)} did",
