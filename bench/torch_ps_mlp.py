@@ -21,7 +21,12 @@ pinned host buffers, the gradients device -> host before the push (compute_ms in
 
 --cpus-per-process N pins each process to its own N CPUs of the allowed set, in the order ps
 0..P-1 then the workers (0: unpinned); --threads T sets torch.set_num_threads in every process
-(0: N when pinned, else torch's default). One JSON line per run, also appended to --results.
+(0: N - 1 when pinned to N > 1 CPUs, else torch's default). Why not N: a worker's RPC agent
+keeps a CPU busy, and OpenMP's pool, spinning at its barriers, then collapses. On an H100
+host's 16 cores (torch 2.11, 2 ps + 2 workers, 4 CPUs each) a worker's forward and backward
+took about 200 ms at 4 threads, 17 ms at 3 (14 ms in --model local at 4), and 24 ms at 4 with
+OMP_WAIT_POLICY=passive; the CUDA workers' compute_ms (copies included) 35 ms at 4, 6 at 3.
+One JSON line per run, also appended to --results.
 
     python3 bench/torch_ps_mlp.py --ps 2 --workers 2 --cpus-per-process 4 --steps 300
     python3 bench/torch_ps_mlp.py --model local --threads 4 --cpus-per-process 4
@@ -330,6 +335,9 @@ def process_main(rank, cfg, results):
         _SHARD = Shard(cfg, rank)
     options = rpc.TensorPipeRpcBackendOptions(init_method=f"tcp://127.0.0.1:{cfg['port']}",
                                               rpc_timeout=RPC_TIMEOUT_S, num_worker_threads=8)
+    if cfg["tp"] == "uv":  # TCP through libuv and the basic channel: no shared memory, no CMA
+        options._transports = ["uv"]
+        options._channels = ["basic"]
     rpc.init_rpc(name, rank=rank, world_size=ps + cfg["workers"], rpc_backend_options=options)
     try:
         if rank >= ps:
@@ -391,10 +399,14 @@ def parse_args():
     p.add_argument("--model", default="ps", choices=["ps", "local"])
     p.add_argument("--ps", type=int, default=2)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--tp", default="default", choices=["default", "uv"],
+                   help="TensorPipe's transports: its default (shared memory, whose reactor thread "
+                        "polls a CPU), or uv (TCP, sleeping between messages)")
     p.add_argument("--split", default="greedy", choices=["greedy", "round-robin"],
                    help="how the variables go to the ps tasks (examples/mnist: greedy)")
     p.add_argument("--threads", type=int, default=0,
-                   help="torch threads per process (0: --cpus-per-process when pinned, else torch's default)")
+                   help="torch threads per process (0: --cpus-per-process - 1 when pinned to more "
+                        "than one, else torch's default)")
     p.add_argument("--cpus-per-process", type=int, default=0, help="CPUs of its own per process (0: unpinned)")
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="where the workers compute")
     p.add_argument("--steps", type=int, default=300, help="measured steps per worker")
@@ -426,15 +438,24 @@ def config(a, processes):
     specs = variable_specs(a.layer_widths)
     return {"model": a.model, "ps": a.ps, "workers": a.workers, "layers": a.layer_widths,
             "split": split_variables(specs, max(a.ps, 1), a.split), "lr": a.lr, "seed": a.seed,
-            "device": a.device, "steps": a.steps, "warmup": a.warmup, "cpus": cpus,
-            "threads": a.threads or a.cpus_per_process, "port": a.port or free_port()}
+            "device": a.device, "tp": a.tp, "steps": a.steps, "warmup": a.warmup, "cpus": cpus,
+            "threads": a.threads or default_threads(a), "port": a.port or free_port()}
+
+
+def default_threads(a):
+    """One CPU left to the RPC agent's threads in a pinned ps or worker (see the module
+    comment); all of them in --model local, which has none; 0 (torch's own) unpinned."""
+    n = a.cpus_per_process
+    if n <= 0:
+        return 0
+    return n if a.model == "local" or n == 1 else n - 1
 
 
 def summary(a, cfg, figures):
     params = sum(w * v for w, v in zip(cfg["layers"], cfg["layers"][1:])) + sum(cfg["layers"][1:])
     record = {"test": f"torch_{a.model}_mlp", "system": "torch " + torch.__version__,
               "layers": cfg["layers"], "parameters": params, "batch": BATCH, "lr": a.lr,
-              "device": a.device, "steps": a.steps, "warmup": a.warmup,
+              "device": a.device, "tp": a.tp, "steps": a.steps, "warmup": a.warmup,
               "cpus_per_process": a.cpus_per_process, "threads": cfg["threads"] or "default"}
     if a.device == "cuda":
         record["gpu"] = torch.cuda.get_device_name(0)
@@ -442,7 +463,7 @@ def summary(a, cfg, figures):
         record.update(figures[0])
         return record
     workers = [figures[r] for r in sorted(figures)]
-    record.update({"ps": a.ps, "workers": a.workers, "split": a.split,
+    record.update({"ps": a.ps, "workers": a.workers, "split": a.split, "tp": a.tp,
                    "bytes_pulled_per_step": params * 4, "bytes_pushed_per_step": params * 4,
                    "per_worker": workers,
                    # every worker starts its measured steps together (after all warm up)
