@@ -19,6 +19,8 @@
 #include "common/cluster_spec.h"
 #include "cli/output.h"
 #include "cli/connection_flags.h"
+#include "cli/cpu_split.h"
+#include "common/allowed_cpus.h"
 #include "common/subprocess.h"
 
 namespace tfd::cli {
@@ -34,9 +36,11 @@ struct DaemonFlags {
   std::string tfd;
   std::vector<std::string> tfd_flags;
   double timeout_s = 20;
+  std::string cpus_per_task;  // start only; "" pins nothing
 };
 
 DaemonFlags Parse(const Args& args, const char* what) {
+  const bool start = std::string(what) == "start";
   DaemonFlags f;
   po::options_description options(what);
   options.add_options()
@@ -47,6 +51,12 @@ DaemonFlags Parse(const Args& args, const char* what) {
       ("tfd", po::value(&f.tfd), "the tfd binary (default: beside tfctl, or TFD, or PATH)")
       ("tfd-flag", po::value(&f.tfd_flags)->composing(), "a flag passed to every tfd, e.g. --tfd-flag=--data-dir=data")
       ("timeout", po::value(&f.timeout_s), "seconds to wait for each task (default 20)");
+  if (start) {
+    options.add_options()
+        ("cpus-per-task", po::value(&f.cpus_per_task),
+         "N or 'even': each task on this host its own N of tfctl's allowed CPUs (even: as many "
+         "as all get), in start order");
+  }
   po::variables_map vm = ParseArgs(args, options);
   return f;
 }
@@ -79,25 +89,32 @@ struct Task {
   std::string job;
   int index;
   std::string address;
+  int slot;  // its place among the spec's tasks on this host, selected or not
   std::string name() const { return "/job:" + job + "/replica:0/task:" + std::to_string(index); }
   std::string file(const std::string& dir, const char* ext) const {
     return dir + "/" + job + "-" + std::to_string(index) + ext;
   }
 };
 
-StatusOr<std::vector<Task>> Select(const DaemonFlags& f, ClusterSpec* spec_out) {
+// The tasks of the spec on this host that --job and --task select, and in
+// `local_tasks` how many the spec has on this host in all.
+StatusOr<std::vector<Task>> Select(const DaemonFlags& f, ClusterSpec* spec_out, int* local_tasks) {
   TFD_ASSIGN_OR_RETURN(ClusterSpec spec, ClusterSpec::FromFlag(f.cluster));
   if (!f.job.empty() && !spec.HasJob(f.job)) {
     return errors::InvalidArgument("--job '", f.job, "' is not in the cluster spec");
   }
   std::vector<Task> tasks;
+  int slot = 0;
   for (const auto& [job, addresses] : spec.jobs()) {
-    if (!f.job.empty() && job != f.job) continue;
     for (size_t i = 0; i < addresses.size(); ++i) {
-      if (f.task >= 0 && static_cast<int>(i) != f.task) continue;
-      if (IsLocal(addresses[i])) tasks.push_back({job, static_cast<int>(i), addresses[i]});
+      if (!IsLocal(addresses[i])) continue;
+      const bool selected =
+          (f.job.empty() || job == f.job) && (f.task < 0 || static_cast<int>(i) == f.task);
+      if (selected) tasks.push_back({job, static_cast<int>(i), addresses[i], slot});
+      ++slot;
     }
   }
+  *local_tasks = slot;
   if (f.task >= 0 && tasks.empty()) {
     return errors::InvalidArgument("no task ", f.task, " on this host matches the selection");
   }
@@ -132,13 +149,59 @@ pid_t ReadPid(const std::string& path, const Task& t) {
   return pid;
 }
 
+// Starts task t's tfd (pinned to `cpus` unless empty) and waits for it to
+// listen; false, with the error printed, when it does not.
+bool StartTask(const DaemonFlags& f, const Task& t, const std::string& tfd,
+               const std::string& spec_json, const std::vector<int>& cpus,
+               kj::AsyncIoContext& io) {
+  std::vector<std::string> argv = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
+                                   std::to_string(t.index)};
+  argv.insert(argv.end(), f.tfd_flags.begin(), f.tfd_flags.end());
+  const std::string log = t.file(f.run_dir, ".log");
+  SubprocessOptions o;
+  o.stdin_path = "/dev/null";
+  o.stdout_path = log;
+  o.stderr_path = log;
+  o.new_session = true;  // outlives this terminal
+  o.cpus = cpus;
+  auto child = Subprocess::Start(argv, o);
+  if (!child.ok()) {
+    ReportError(errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ",
+                                    child.status().message()));
+    return false;
+  }
+  const pid_t pid = child->pid();
+  std::ofstream(t.file(f.run_dir, ".pid")) << pid << "\n";
+  auto client = Client::Connect(io, t.address, "",
+                                std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  const bool up = client.ok() || client.status().code() == Code::kUnauthenticated;
+  const bool exited = !up && child->Exited();
+  // The daemon outlives tfctl, even one that is not listening yet.
+  child->Release();
+  if (!up) {
+    ReportError(errors::Unavailable(t.name(), exited ? " exited" : " is not listening", " (see ",
+                                    log, "): ", client.status().message()));
+    return false;
+  }
+  std::cout << "started " << t.name() << " pid " << pid << " on " << t.address << " (log " << log
+            << ")";
+  if (!cpus.empty()) std::cout << " on CPUs " << FormatCpuList(cpus);
+  std::cout << "\n";
+  return true;
+}
+
 }  // namespace
 
 int StartCommand(const Args& args) {
   const DaemonFlags f = Parse(args, "start");
   ClusterSpec spec;
-  auto tasks = Select(f, &spec);
+  int local_tasks = 0;
+  auto tasks = Select(f, &spec, &local_tasks);
   if (!tasks.ok()) return ReportError(tasks.status());
+  // Each task's CPUs by its place among the host's tasks, so that tasks
+  // started one at a time get the CPUs they would get started together.
+  auto cpu_sets = SplitCpus(f.cpus_per_task, AllowedCpus(), local_tasks);
+  if (!cpu_sets.ok()) throw UsageError(cpu_sets.status().message());
   std::error_code ec;
   fs::create_directories(f.run_dir, ec);
   if (ec) return ReportError(errors::InvalidArgument("cannot create --run-dir '", f.run_dir, "': ", ec.message()));
@@ -151,38 +214,7 @@ int StartCommand(const Args& args) {
       std::cout << t.name() << " already running (pid " << pid << ")\n";
       continue;
     }
-    std::vector<std::string> argv = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
-                                     std::to_string(t.index)};
-    argv.insert(argv.end(), f.tfd_flags.begin(), f.tfd_flags.end());
-    const std::string log = t.file(f.run_dir, ".log");
-    SubprocessOptions o;
-    o.stdin_path = "/dev/null";
-    o.stdout_path = log;
-    o.stderr_path = log;
-    o.new_session = true;  // outlives this terminal
-    auto child = Subprocess::Start(argv, o);
-    if (!child.ok()) {
-      ReportError(errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ",
-                                      child.status().message()));
-      ++failed;
-      continue;
-    }
-    const pid_t pid = child->pid();
-    std::ofstream(t.file(f.run_dir, ".pid")) << pid << "\n";
-    auto client = Client::Connect(io, t.address, "",
-                                  std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
-    const bool up = client.ok() || client.status().code() == Code::kUnauthenticated;
-    const bool exited = !up && child->Exited();
-    // The daemon outlives tfctl, even one that is not listening yet.
-    child->Release();
-    if (!up) {
-      ReportError(errors::Unavailable(t.name(), exited ? " exited" : " is not listening",
-                                      " (see ", log, "): ", client.status().message()));
-      ++failed;
-      continue;
-    }
-    std::cout << "started " << t.name() << " pid " << pid << " on " << t.address << " (log " << log
-              << ")\n";
+    if (!StartTask(f, t, tfd, spec_json, (*cpu_sets)[t.slot], io)) ++failed;
   }
   return failed == 0 ? 0 : 1;
 }
@@ -190,7 +222,8 @@ int StartCommand(const Args& args) {
 int StopCommand(const Args& args) {
   const DaemonFlags f = Parse(args, "stop");
   ClusterSpec spec;
-  auto tasks = Select(f, &spec);
+  int local_tasks = 0;
+  auto tasks = Select(f, &spec, &local_tasks);
   if (!tasks.ok()) return ReportError(tasks.status());
   int failed = 0;
   for (const Task& t : *tasks) {

@@ -30,7 +30,8 @@ struct ChildPlan {
   int stdout_fd = -1;
   int stderr_fd = -1;
   bool new_session = false;
-  int cpu = -1;
+  bool pin = false;
+  cpu_set_t cpus;
   bool die_with_parent = false;
   pid_t parent = -1;
   int max_open_files = 0;
@@ -43,7 +44,7 @@ struct ChildFailure {
   int err;
 };
 enum Stage : int { kSetsid, kPin, kLimit, kRedirect, kExec };
-constexpr const char* kStageNames[] = {"starting a session", "pinning it to a CPU",
+constexpr const char* kStageNames[] = {"starting a session", "pinning it to its CPUs",
                                        "limiting its open files", "redirecting its output",
                                        "executing it"};
 static_assert(sizeof(kStageNames) / sizeof(kStageNames[0]) == kExec + 1);
@@ -67,12 +68,7 @@ void SetUpChild(const ChildPlan& plan) {
     // The parent may have ended before prctl took effect.
     if (::getppid() != plan.parent) ::_exit(127);
   }
-  if (plan.cpu >= 0) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(plan.cpu, &set);
-    if (::sched_setaffinity(0, sizeof(set), &set) != 0) Fail(plan, kPin);
-  }
+  if (plan.pin && ::sched_setaffinity(0, sizeof(plan.cpus), &plan.cpus) != 0) Fail(plan, kPin);
   if (plan.max_open_files > 0) {
     const rlimit limit{static_cast<rlim_t>(plan.max_open_files),
                        static_cast<rlim_t>(plan.max_open_files)};
@@ -114,6 +110,22 @@ class PlanFds {
  private:
   ChildPlan& plan_;
 };
+
+// The CPU set of o.cpu and o.cpus, built before the fork.
+Status PlanPinning(const SubprocessOptions& o, ChildPlan& plan) {
+  CPU_ZERO(&plan.cpus);
+  std::vector<int> cpus = o.cpus;
+  if (o.cpu >= 0) cpus.push_back(o.cpu);
+  for (const int cpu : cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) {
+      return errors::InvalidArgument("cannot pin a child to CPU ", cpu, ": CPUs are numbered 0 to ",
+                                     CPU_SETSIZE - 1);
+    }
+    CPU_SET(cpu, &plan.cpus);
+  }
+  plan.pin = !cpus.empty();
+  return OkStatus();
+}
 
 Status OpenStreams(const SubprocessOptions& o, ChildPlan& plan) {
   const int out_flags = O_WRONLY | O_CREAT | (o.truncate_output ? O_TRUNC : O_APPEND);
@@ -166,9 +178,9 @@ template <typename F>
 StatusOr<pid_t> ForkChild(const SubprocessOptions& o, const std::string& what, F in_child) {
   ChildPlan plan;
   PlanFds close_fds(plan);
+  TFD_RETURN_IF_ERROR(PlanPinning(o, plan));
   TFD_RETURN_IF_ERROR(OpenStreams(o, plan));
   plan.new_session = o.new_session;
-  plan.cpu = o.cpu;
   plan.die_with_parent = o.die_with_parent;
   plan.parent = ::getpid();
   plan.max_open_files = o.max_open_files;

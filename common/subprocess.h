@@ -52,6 +52,10 @@ struct SubprocessOptions {
   // Pins the child to this CPU before it runs anything; -1 leaves it on
   // every CPU this process may use.
   int cpu = -1;
+  // Pins the child to these CPUs (with `cpu`, if set) before it runs
+  // anything; empty leaves it as `cpu` says. INVALID_ARGUMENT for a number
+  // outside [0, CPU_SETSIZE).
+  std::vector<int> cpus;
 
   // The child gets SIGTERM when the thread that started it ends
   // (PR_SET_PDEATHSIG), so a crashed or killed parent leaves nothing

@@ -5,6 +5,7 @@
 // thread that started them.
 #include "common/subprocess.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -193,6 +194,28 @@ TEST_CASE("cpu pins the child; max_open_files limits it") {
   INFO(text);
   CHECK(Contains(text, "Cpus_allowed_list:\t" + std::to_string(cpus.back()) + "\n"));
   CHECK(Contains(text, "\n64\n"));
+}
+
+TEST_CASE("cpus pins the child to a set of CPUs; a CPU out of range is refused") {
+  const std::vector<int> cpus = AllowedCpus();
+  REQUIRE_FALSE(cpus.empty());
+  TempDir dir;
+  const std::string out = (dir.path() / "out").string();
+  // The first and last allowed CPUs: two when there are two, else one.
+  const std::vector<int> set = {cpus.front(), cpus.back()};
+  auto pinned = Shell("grep Cpus_allowed_list /proc/self/status", {.stdout_path = out, .cpus = set});
+  REQUIRE(pinned.ok());
+  REQUIRE(pinned->Wait(10s).value() == 0);
+  const std::string text = ReadFile(out);
+  INFO(text);
+  const std::string want = cpus.size() == 1 ? std::to_string(cpus[0])
+                           : cpus.back() == cpus.front() + 1
+                               ? std::to_string(cpus.front()) + "-" + std::to_string(cpus.back())
+                               : std::to_string(cpus.front()) + "," + std::to_string(cpus.back());
+  CHECK(Contains(text, "Cpus_allowed_list:\t" + want + "\n"));
+  auto refused = Shell("true", {.cpus = {CPU_SETSIZE}});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == Code::kInvalidArgument);
 }
 
 // Thread pools are sized by the affinity mask: a thread pinned to one CPU
