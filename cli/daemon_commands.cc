@@ -19,8 +19,8 @@
 #include "common/cluster_spec.h"
 #include "cli/output.h"
 #include "cli/connection_flags.h"
-#include "cli/cpu_split.h"
 #include "common/allowed_cpus.h"
+#include "common/cpu_split.h"
 #include "common/subprocess.h"
 
 namespace tfd::cli {

@@ -51,7 +51,7 @@ n=${#cpus[@]}
 # Too many CPUs asked for: nothing starts, and the error says why.
 tfctl start --tfd "$TFD" --cpus-per-task "$n"
 check "asking each of 2 tasks for all $n CPUs is a usage error" 2 \
-  "^error: INVALID_ARGUMENT: --cpus-per-task $n needs $((2 * n)) CPUs for the 2 tasks on this host \\($n each\\), but tfctl may use only $n"
+  "^error: INVALID_ARGUMENT: --cpus-per-task $n needs $((2 * n)) CPUs for the 2 tasks on this host \\($n each\\), but this process may use only $n"
 if ! ls "$work"/*.pid >/dev/null 2>&1; then pass "and starts no task"; else fail "and starts no task"; fi
 
 if (( n < 2 )); then

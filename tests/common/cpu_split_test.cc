@@ -1,11 +1,11 @@
 // tfctl start --cpus-per-task: each task its own run of the allowed CPUs, in
 // start order; too few CPUs or a malformed count is a usage error that says
 // how many were needed and allowed.
-#include "cli/cpu_split.h"
+#include "common/cpu_split.h"
 
 #include <catch2/catch.hpp>
 
-namespace tfd::cli {
+namespace tfd {
 namespace {
 
 using Sets = std::vector<std::vector<int>>;
@@ -34,13 +34,13 @@ TEST_CASE("cpus per task: too few CPUs says how many were needed and allowed") {
   REQUIRE_FALSE(few.ok());
   CHECK(few.status().code() == Code::kInvalidArgument);
   CHECK(few.status().message() ==
-        "--cpus-per-task 2 needs 4 CPUs for the 2 tasks on this host (2 each), but tfctl may use "
-        "only 3 (0-2)");
+        "--cpus-per-task 2 needs 4 CPUs for the 2 tasks on this host (2 each), but this "
+        "process may use only 3 (0-2)");
   auto even = SplitCpus("even", {4, 6}, 3);
   REQUIRE_FALSE(even.ok());
   CHECK(even.status().message() ==
-        "--cpus-per-task even needs 3 CPUs for the 3 tasks on this host (1 each), but tfctl may "
-        "use only 2 (4,6)");
+        "--cpus-per-task even needs 3 CPUs for the 3 tasks on this host (1 each), but this "
+        "process may use only 2 (4,6)");
 }
 
 TEST_CASE("cpus per task: a count that is not a positive number or 'even' is refused") {
@@ -60,4 +60,4 @@ TEST_CASE("cpu lists read as /proc/PID/status writes them") {
 }
 
 }  // namespace
-}  // namespace tfd::cli
+}  // namespace tfd

@@ -1,7 +1,7 @@
-// tfctl start --cpus-per-task: which of tfctl's allowed CPUs each daemon on
-// this host gets, so that tasks sharing a big host do not share CPUs (and
-// each tfd, which sizes its thread pool by its allowed CPUs, runs as many
-// compute threads as it has CPUs).
+// --cpus-per-task (tfctl start, train_bench): which of this process's
+// allowed CPUs each task sharing the host gets, so that tasks do not share
+// CPUs (and each tfd, which sizes its thread pool by its allowed CPUs, runs
+// as many compute threads as it has CPUs).
 //
 //   auto sets = SplitCpus("2", AllowedCpus(), 3);  // {{0,1},{2,3},{4,5}} on 0-7
 //
@@ -13,7 +13,7 @@
 
 #include "common/status.h"
 
-namespace tfd::cli {
+namespace tfd {
 
 // One CPU set per task, for `tasks` tasks in the order they are started:
 // task k gets the k-th run of `per_task` CPUs of `allowed` (in its order).
@@ -28,4 +28,4 @@ StatusOr<std::vector<std::vector<int>>> SplitCpus(const std::string& per_task,
 // "0-3", "0,2,5-7": the CPU list as /proc/PID/status writes it.
 std::string FormatCpuList(const std::vector<int>& cpus);
 
-}  // namespace tfd::cli
+}  // namespace tfd

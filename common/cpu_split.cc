@@ -1,8 +1,8 @@
-#include "cli/cpu_split.h"
+#include "common/cpu_split.h"
 
 #include <charconv>
 
-namespace tfd::cli {
+namespace tfd {
 namespace {
 
 // The CPUs per task that `per_task` asks for; 0 for "even".
@@ -12,8 +12,8 @@ StatusOr<int> ParsePerTask(const std::string& per_task) {
   const char* end = per_task.data() + per_task.size();
   const auto [ptr, ec] = std::from_chars(per_task.data(), end, n);
   if (ec != std::errc() || ptr != end || n < 1) {
-    return errors::InvalidArgument("--cpus-per-task must be a positive number of CPUs or 'even', not '",
-                                   per_task, "'");
+    return errors::InvalidArgument(
+        "--cpus-per-task must be a positive number of CPUs or 'even', not '", per_task, "'");
   }
   return n;
 }
@@ -28,10 +28,10 @@ StatusOr<std::vector<std::vector<int>>> SplitCpus(const std::string& per_task,
   if (n == 0) n = static_cast<int>(have / tasks);
   const int64_t need = static_cast<int64_t>(std::max(n, 1)) * tasks;
   if (need > have) {
-    return errors::InvalidArgument("--cpus-per-task ", per_task, " needs ", need, " CPUs for the ",
-                                   tasks, tasks == 1 ? " task" : " tasks", " on this host (", std::max(n, 1),
-                                   " each), but tfctl may use only ", have, " (",
-                                   FormatCpuList(allowed), ")");
+    return errors::InvalidArgument(
+        "--cpus-per-task ", per_task, " needs ", need, " CPUs for the ", tasks,
+        tasks == 1 ? " task" : " tasks", " on this host (", std::max(n, 1),
+        " each), but this process may use only ", have, " (", FormatCpuList(allowed), ")");
   }
   std::vector<std::vector<int>> sets(tasks);
   for (int k = 0; k < tasks; ++k) {
@@ -53,4 +53,4 @@ std::string FormatCpuList(const std::vector<int>& cpus) {
   return out;
 }
 
-}  // namespace tfd::cli
+}  // namespace tfd
