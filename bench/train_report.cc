@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench/stats.h"
+#include "kernels/gpu/gpu_device.h"
 
 namespace tfd::bench {
 namespace {
@@ -48,9 +49,9 @@ std::string Cluster(const TrainSetup& o, int workers, bool pinned = true) {
   return s;
 }
 
-// Where the one process runs second.
+// Where the one process runs second: "CPU A", or "worker:0's" (CPUs).
 std::string OneProcessCpus(const TrainSetup& o) {
-  return o.cpus_per_task == 0 ? "CPU A" : "worker:0's CPUs";
+  return o.cpus_per_task == 0 ? "CPU A" : "worker:0's";
 }
 
 // "ps:0 0-7, worker:0 8-15, client 8-15 (worker:0's)"
@@ -78,7 +79,7 @@ void PrintOverlap(const TrainSetup& o, const TrainBenchFigures& f) {
   std::printf("  overlap: the worker's step %.2f ms is %.2fx the one process's on %s (%.2f ms)"
               " (target <= %.2f: %s);\n  traced: params in %.2f, compute %.2f, apply %.2f ms of"
               " %.2f (the one process's compute %.2f)\n",
-              1e3 / worker, ratio, OneProcessCpus(o).c_str(), 1e3 / one, kOverlapTarget,
+              1e3 / worker, ratio, o.cpus_per_task == 0 ? "CPU A" : "worker:0's CPUs", 1e3 / one, kOverlapTarget,
               ratio <= kOverlapTarget ? "met" : "NOT met", p.params_in, p.compute, p.apply,
               p.total, alone.compute);
 }
@@ -106,21 +107,28 @@ void PrintFloor(const TrainSetup& o, const RawPsFigures& f, double tfd_ratio) {
 }  // namespace
 
 void PrintPlacement(const TrainSetup& o) {
-  const char* device = o.worker_gpu ? "; workers and the one process compute on /device:GPU:0 "
-                                      "(soft placement), the ps on its CPU"
-                                    : "";
+  std::string device;
+  if (o.worker_gpu) {
+    device = "; workers and the one process compute on /device:GPU:0 (soft placement), the ps "
+             "on its CPU";
+    if (gpu::GpuDevices().empty()) {
+      device += " [no GPU here (" + gpu::GpuUnavailableReason() + "): all on the CPU]";
+    } else {
+      device += " [" + gpu::GpuDevices()[0]->description() + "]";
+    }
+  }
   if (o.cpus_per_task == 0) {
     std::printf(
         "pinning: one process on all allowed CPUs, then on A = CPU %d; cluster: worker:0 on A, "
         "ps:0 and this client on B = CPU %d, worker:1 on B; 'unpinned': no affinity at all%s%s\n",
         o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: everything shares it]" : "",
-        device);
+        device.c_str());
     return;
   }
   std::printf("placement (--cpus-per-task %s) over the allowed CPUs %s: one process on all of "
               "them, then on worker:0's%s\n",
               o.cpus_per_task == kEvenCpus ? "even" : std::to_string(o.cpus_per_task).c_str(),
-              CpuListString(o.cpus).c_str(), device);
+              CpuListString(o.cpus).c_str(), device.c_str());
   for (int workers = 1; workers <= (o.two_workers ? 2 : 1); ++workers) {
     StatusOr<CpuSplit> split = PlaceTasks(o, workers);
     std::printf("  %d worker%s: %s\n", workers, workers == 1 ? "" : "s",
@@ -142,7 +150,8 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
       o.reps, o.steps, o.warmup);
   std::printf("  %-44s %8s %8s %8s %8s %7s\n", "", "median", "min", "max", "ms/step", "ratio");
   PrintRate("1 process, LocalSession, all CPUs", f.local.rates, base);
-  PrintRate("1 process, LocalSession, " + OneProcessCpus(o) + " only", f.local_one.rates, base);
+  const std::string where = o.cpus_per_task == 0 ? "CPU A only" : "worker:0's CPUs";
+  PrintRate("1 process, LocalSession, " + where, f.local_one.rates, base);
   PrintRate(Cluster(o, 1), f.one_worker.rates, base);
   if (f.one_worker_unpinned) {
     PrintRate(Cluster(o, 1, false) + ", unpinned", f.one_worker_unpinned->rates, base);
@@ -265,7 +274,8 @@ void AddTrainFigures(const TrainSetup& o, const TrainBenchFigures& f, FiguresJso
     out.AddSamples(table, row, series, "steps/s", r);
   };
   add("one process, all CPUs", "tfd", f.local.rates);
-  add("one process, " + OneProcessCpus(o), "tfd", f.local_one.rates);
+  add(o.cpus_per_task == 0 ? "one process, CPU A" : "one process, worker:0's CPUs", "tfd",
+      f.local_one.rates);
   add(one, "tfd", f.one_worker.rates);
   if (f.one_worker_unpinned) add(one, "tfd, unpinned", f.one_worker_unpinned->rates);
   if (f.one_worker_hosted) add(one, "tfd, worker in the trainer", f.one_worker_hosted->rates);
