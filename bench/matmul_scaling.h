@@ -5,7 +5,10 @@
 // count, so the kernel's IntraOpPool (kernels/framework/intra_op_pool.h)
 // has that many threads; with 1 the product stays on the calling thread
 // (Eigen's GEMM), as on a task with one CPU. Issue 40's target: rate(t) /
-// (t * rate(1)) >= 0.8 to 8 threads.
+// (t * rate(1)) >= 0.8 to 8 threads. Beside it, the split product's own
+// code (kernels/math/threaded_matmul.h, Eigen's Tensor contraction) on a
+// pool of one thread: how much of a shortfall is that code rather than the
+// threads.
 //
 //   TFD_ASSIGN_OR_RETURN(auto points, MeasureMatMulScaling(2048, 5));
 //   PrintMatMulScaling(2048, points);
@@ -32,14 +35,19 @@ struct MatMulScalingPoint {
   double cpu_per_wall = 0;
 };
 
+struct MatMulScaling {
+  std::vector<MatMulScalingPoint> points;  // by the kernel, 1, 2, 4, 8 threads
+  MatMulScalingPoint contraction_one;      // ThreadedMatMul on a 1-thread pool
+};
+
 // `calls` timed calls per count (after one untimed call, which also makes
 // the pool). INVALID_ARGUMENT for n < 1.
-StatusOr<std::vector<MatMulScalingPoint>> MeasureMatMulScaling(int64_t n, int calls);
+StatusOr<MatMulScaling> MeasureMatMulScaling(int64_t n, int calls);
 
-void PrintMatMulScaling(int64_t n, const std::vector<MatMulScalingPoint>& points);
+void PrintMatMulScaling(int64_t n, const MatMulScaling& scaling);
 
 // Table "matmul scaling": per count, series "tfd MatMul" in GFLOP/s and
 // "efficiency" (rate(t) / (t * rate(1))).
-void AddMatMulScaling(int64_t n, const std::vector<MatMulScalingPoint>& points, FiguresJson& out);
+void AddMatMulScaling(int64_t n, const MatMulScaling& scaling, FiguresJson& out);
 
 }  // namespace tfd::bench
