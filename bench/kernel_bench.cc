@@ -9,6 +9,10 @@
 //   kernel_bench [--rounds 7] [--round-ms 30] [--step-rounds 7] [--steps 300]
 //                [--traced 300] [--cpu N] [--torch 1] [--peers DIR]
 //                [--only kernels|large|step] [--filter OP] [--json FILE]
+//   kernel_bench --matmul-scaling 2048 [--rounds 7] [--json FILE]
+//
+// --matmul-scaling N measures only tfd's MatMul on [N, N] x [N, N] with 1,
+// 2, 4 and 8 intra-op threads (bench/matmul_scaling.h), unpinned.
 //
 // Exit status: 0 after printing the tables (a missed target is reported,
 // not failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -20,6 +24,10 @@
 #include "bench/alternating_timer.h"
 #include "bench/kernel_bench_report.h"
 #include "bench/kernel_cases.h"
+#include "bench/matmul_scaling.h"
+#include "bench/proc_counters.h"
+#include "common/allowed_cpus.h"
+#include "common/cpu_features.h"
 #include "bench/step_compare.h"
 #include "common/subprocess.h"
 #include "kernels/register_all.h"
@@ -37,7 +45,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kernel_bench [--rounds N] [--round-ms MS] [--step-rounds N] [--steps N] "
     "[--traced N] [--cpu N] [--torch 0|1] [--peers DIR] [--only kernels|large|step] [--filter OP]\n"
-    "       [--json FILE]\n"
+    "       [--json FILE] [--matmul-scaling N]\n"
     "  --rounds       alternating rounds per kernel (default 7)\n"
     "  --round-ms     time of each side per kernel round (default 30)\n"
     "  --step-rounds  alternating rounds of whole steps (default 7)\n"
@@ -48,7 +56,10 @@ constexpr const char* kUsage =
     "  --peers        the peers folder with run.sh (default: $TFD_PEERS, else ../shared/peers)\n"
     "  --only         one section only\n"
     "  --filter       only the kernels whose op name contains OP\n"
-    "  --json         also write the figures to FILE as JSON (bench/figures_json.h)\n";
+    "  --json         also write the figures to FILE as JSON (bench/figures_json.h)\n"
+    "  --matmul-scaling N  only MatMul [N, N] x [N, N] on 1, 2, 4, 8 intra-op threads (those\n"
+    "                 no more than the allowed CPUs), --rounds timed calls each: GFLOP/s and\n"
+    "                 the scaling efficiency (e.g. 2048)\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
   char* end = nullptr;
@@ -85,6 +96,8 @@ StatusOr<KernelBenchSetup> ParseFlags(int argc, char** argv) {
       target = &o.steps;
     } else if (flag == "--traced") {
       target = &o.traced, lo = 0;
+    } else if (flag == "--matmul-scaling") {
+      target = &o.matmul_scaling, hi = 32768;
     } else if (flag == "--cpu") {
       TFD_ASSIGN_OR_RETURN(v, ParseCount(flag, value, 0, CPU_SETSIZE - 1));
       o.cpu = static_cast<int>(v);
@@ -214,6 +227,27 @@ Status LargeSection(const KernelBenchSetup& o, FiguresJson& json) {
   return OkStatus();
 }
 
+// --matmul-scaling: the one section, on every allowed CPU.
+int MatMulScalingMain(const KernelBenchSetup& o, int argc, char** argv) {
+  std::printf("kernel_bench: %u CPUs (%s), %d allowed; built with -Dcpu=%s\nload average "
+              "before: %s\n\n",
+              std::thread::hardware_concurrency(), ProcLine("/proc/cpuinfo", "model name").c_str(),
+              NumAllowedCpus(), std::string(CpuTarget()).c_str(), ProcLine("/proc/loadavg").c_str());
+  std::fflush(stdout);
+  FiguresJson json("kernel_bench", argc, argv);
+  auto points = MeasureMatMulScaling(o.matmul_scaling, static_cast<int>(o.rounds));
+  Status s = points.status();
+  if (s.ok()) PrintMatMulScaling(o.matmul_scaling, *points);
+  if (s.ok()) AddMatMulScaling(o.matmul_scaling, *points, json);
+  if (s.ok()) s = json.Write(o.json_path);
+  if (!s.ok()) {
+    std::fprintf(stderr, "kernel_bench: error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  std::printf("load average after: %s\n", ProcLine("/proc/loadavg").c_str());
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   auto options = ParseFlags(argc, argv);
   if (!options.ok()) {
@@ -226,6 +260,7 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const KernelBenchSetup o = *options;
+  if (o.matmul_scaling > 0) return MatMulScalingMain(o, argc, argv);
   PrintKernelBenchHeader(o);
   FiguresJson json("kernel_bench", argc, argv);
   Status s = o.large ? LargeSection(o, json) : OkStatus();

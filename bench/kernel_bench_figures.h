@@ -27,6 +27,9 @@ struct KernelBenchSetup {
   bool kernels = true;    // the per-kernel section
   bool step = true;       // the whole-step section
   std::string json_path;  // --json: also write the figures there (bench/figures_json.h)
+  // --matmul-scaling N: only MatMul [N, N] x [N, N] by intra-op threads
+  // (bench/matmul_scaling.h); 0: the usual sections.
+  long matmul_scaling = 0;
 };
 
 struct KernelFigures {

@@ -1,12 +1,17 @@
 #include "bench/tfd_cluster.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "bench/cpu_split.h"
 #include "bench/raw_tcp.h"
 
 namespace tfd::bench {
@@ -23,10 +28,40 @@ StatusOr<int> FreePort() {
   return port;
 }
 
+// Starts argv on `cpus` (none: unpinned). A child inherits the affinity of
+// the thread that forks it, so the calling thread takes the set for the
+// start and gets its own back after: the daemon is on its set before it
+// runs anything, and sizes its pools by it.
+StatusOr<Subprocess> StartOn(const std::vector<std::string>& argv, SubprocessOptions o,
+                             const std::vector<int>& cpus) {
+  if (cpus.empty()) return Subprocess::Start(argv, o);
+  if (cpus.size() == 1) {
+    o.cpu = cpus[0];
+    return Subprocess::Start(argv, o);
+  }
+  cpu_set_t own, set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return errors::InvalidArgument("no CPU ", cpu);
+    CPU_SET(cpu, &set);
+  }
+  if (sched_getaffinity(0, sizeof(own), &own) != 0 ||
+      sched_setaffinity(0, sizeof(set), &set) != 0) {
+    return errors::Internal("cannot pin to CPUs ", CpuListString(cpus), " to start '", argv[0],
+                            "': ", strerror(errno));
+  }
+  StatusOr<Subprocess> p = Subprocess::Start(argv, o);
+  if (sched_setaffinity(0, sizeof(own), &own) != 0) {
+    return errors::Internal("cannot restore this thread's CPUs after starting '", argv[0],
+                            "': ", strerror(errno));  // `p`, if started, is stopped on return
+  }
+  return p;
+}
+
 }  // namespace
 
 BenchCluster::BenchCluster(std::string tfd_path,
-                           const std::vector<std::pair<std::string, std::vector<int>>>& jobs,
+                           const std::vector<std::pair<std::string, std::vector<TaskCpus>>>& jobs,
                            std::vector<std::string> daemon_flags)
     : tfd_path_(std::move(tfd_path)), daemon_flags_(std::move(daemon_flags)) {
   for (const auto& [job, cpus] : jobs) {
@@ -34,7 +69,7 @@ BenchCluster::BenchCluster(std::string tfd_path,
     for (size_t i = 0; i < cpus.size(); ++i) {
       auto port = FreePort();
       addresses.push_back("127.0.0.1:" + std::to_string(port.ok() ? *port : 1));
-      cpus_[{job, static_cast<int>(i)}] = cpus[i];
+      cpus_[{job, static_cast<int>(i)}] = cpus[i].cpus;
     }
     spec_.AddJob(job, addresses);
   }
@@ -65,16 +100,16 @@ std::string BenchCluster::Log(const std::string& job, int task) const {
 }
 
 Status BenchCluster::Start(kj::AsyncIoContext& io) {
-  for (const auto& [key, cpu] : cpus_) {
+  for (const auto& [key, cpus] : cpus_) {
     const auto& [job, task] = key;
     const std::string log = dir_ + "/" + job + "-" + std::to_string(task) + ".log";
     std::vector<std::string> argv{tfd_path_, "--cluster", spec_.ToJson(), "--job", job,
                                   "--task", std::to_string(task), "--log-level", "warn"};
     argv.insert(argv.end(), daemon_flags_.begin(), daemon_flags_.end());
-    SubprocessOptions o = BenchChild(cpu);
+    SubprocessOptions o = BenchChild(-1);
     o.stdout_path = "/dev/null";
     o.stderr_path = log;
-    TFD_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Start(argv, o));
+    TFD_ASSIGN_OR_RETURN(Subprocess p, StartOn(argv, o, cpus));
     processes_[key] = std::move(p);
   }
   // Short connection attempts, so a daemon that exits at once (a taken
@@ -105,6 +140,26 @@ StatusOr<std::unique_ptr<Client>> BenchCluster::Connect(kj::AsyncIoContext& io,
 pid_t BenchCluster::Pid(const std::string& job, int task) const {
   auto it = processes_.find({job, task});
   return it == processes_.end() ? -1 : it->second.pid();
+}
+
+std::string BenchCluster::Placement(const std::string& job, int task) const {
+  const pid_t pid = Pid(job, task);
+  if (pid < 0) return "not running";
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::ifstream status(proc + "/status");
+  std::string line, cpus = "?";
+  while (std::getline(status, line)) {
+    if (line.rfind("Cpus_allowed_list:", 0) == 0) cpus = line.substr(line.find(':') + 1);
+  }
+  cpus.erase(0, cpus.find_first_not_of(" \t"));
+  int compute = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc + "/task", ec)) {
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    if (std::getline(comm, name) && name.rfind("compute", 0) == 0) ++compute;
+  }
+  return "CPUs " + cpus + ", " + std::to_string(compute) + " compute threads";
 }
 
 Status BenchCluster::Stop() {

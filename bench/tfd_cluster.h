@@ -1,8 +1,11 @@
 // BenchCluster: real tfd daemons on free 127.0.0.1 ports, each pinned to a
-// CPU, for the benchmark. The daemons are stopped (SIGTERM, bounded wait,
+// CPU or a set of CPUs (and so sizing its compute pools by that set, as tfd
+// does with its default --threads 0), for the benchmark. The daemons are stopped (SIGTERM, bounded wait,
 // SIGKILL) when the cluster goes away, on every path.
 //
 //   BenchCluster cluster(tfd_path, {{"ps", {1}}, {"worker", {0, 1}}});
+//   BenchCluster big(tfd_path, {{"ps", {TaskCpus({0, 1, 2, 3})}},
+//                               {"worker", {TaskCpus({4, 5, 6, 7})}}});
 //   TFD_RETURN_IF_ERROR(cluster.Start(io));
 //   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "ps", 0));
 //
@@ -23,12 +26,21 @@
 
 namespace tfd::bench {
 
+// The CPUs one task may run on; none: every CPU the benchmark may use.
+// Implicit from one CPU, -1 meaning none, so that {"ps", {1}} reads as it
+// always has.
+struct TaskCpus {
+  TaskCpus(int cpu) : cpus(cpu < 0 ? std::vector<int>{} : std::vector<int>{cpu}) {}  // NOLINT
+  explicit TaskCpus(std::vector<int> set) : cpus(std::move(set)) {}
+  std::vector<int> cpus;
+};
+
 class BenchCluster {
  public:
-  // jobs: name -> the CPU of each task, in task order. `daemon_flags` go to
+  // jobs: name -> the CPUs of each task, in task order. `daemon_flags` go to
   // every task's command line (e.g. --data-dir for a training benchmark).
   BenchCluster(std::string tfd_path,
-               const std::vector<std::pair<std::string, std::vector<int>>>& jobs,
+               const std::vector<std::pair<std::string, std::vector<TaskCpus>>>& jobs,
                std::vector<std::string> daemon_flags = {});
   ~BenchCluster();
   BenchCluster(const BenchCluster&) = delete;
@@ -49,6 +61,10 @@ class BenchCluster {
   const ClusterSpec& spec() const { return spec_; }
   // The task's process id; -1 when it is not running.
   pid_t Pid(const std::string& job, int task) const;
+  // Where a running daemon is, read from /proc: "CPUs 8-15, 8 compute
+  // threads" (its affinity, and the threads of its compute pool, which tfd
+  // sizes by that affinity unless given --threads); "not running" else.
+  std::string Placement(const std::string& job, int task) const;
 
  private:
   std::string Log(const std::string& job, int task) const;
@@ -56,7 +72,7 @@ class BenchCluster {
   std::string tfd_path_;
   std::vector<std::string> daemon_flags_;
   ClusterSpec spec_;
-  std::map<std::pair<std::string, int>, int> cpus_;
+  std::map<std::pair<std::string, int>, std::vector<int>> cpus_;
   std::map<std::pair<std::string, int>, Subprocess> processes_;
   std::string dir_;  // the daemons' logs
 };

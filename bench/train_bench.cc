@@ -9,9 +9,14 @@
 // parameter server that is a raw TCP socket (bench/raw_ps.h), placed on the
 // same CPUs. Today's figures: docs/performance.md, "Training".
 //
+// By default each task is pinned to one CPU (A or B); --cpus-per-task N
+// gives every process of a measurement its own N CPUs instead (a big
+// host), and --worker-device gpu has the workers compute on their GPU.
+//
 //   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
 //               [--traced 100] [--workers 2] [--unpinned 1] [--model classic]
-//               [--cpus 0,1] [--json FILE]
+//               [--cpus 0,1] [--cpus-per-task 0|N|even] [--worker-device cpu|gpu]
+//               [--json FILE]
 //
 // Exit status: 0 after printing the tables (a missed target is reported,
 // not failed); 1 when a measurement could not be made; 2 for bad flags.
@@ -40,7 +45,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
     "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B] [--rss-steps N]\n"
-    "       [--prefetch 0|1] [--hosted 0|1] [--json FILE]\n"
+    "       [--prefetch 0|1] [--hosted 0|1] [--cpus-per-task 0|N|even] [--worker-device cpu|gpu]\n"
+    "       [--json FILE]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --steps    timed steps per repetition (default 2000)\n"
     "  --reps     timed repetitions per configuration (default 5)\n"
@@ -54,6 +60,14 @@ constexpr const char* kUsage =
     "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
     "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
+    "  --cpus-per-task  0: each task on one CPU, A or B (default); N: every process of a\n"
+    "             measurement on N CPUs of its own, taken from the allowed ones in the order\n"
+    "             ps:0, ps:1, worker:0, worker:1, then 1 for the client if one is left (else\n"
+    "             it shares worker:0's); even: the allowed CPUs split evenly over the tasks.\n"
+    "             The one process then runs on all CPUs and on worker:0's; tfd sizes its\n"
+    "             compute threads by its CPUs\n"
+    "  --worker-device  gpu: the workers and the one process compute on /device:GPU:0, the ps\n"
+    "             on its CPU; the daemons get --allow-soft-placement (default cpu)\n"
     "  --rss-steps instead of the rates: 1 ps + 1 worker run N steps, and each process's\n"
     "             resident memory is read ten times on the way (e.g. 100000)\n"
     "  --prefetch 0 builds the model without the input prefetch, to measure it (default 1)\n"
@@ -110,6 +124,18 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
       o.prefetch = v == 1;
     } else if (flag == "--rss-steps") {
       TFD_ASSIGN_OR_RETURN(o.rss_steps, ParseCount(flag, value, 10, 100000000));
+    } else if (flag == "--cpus-per-task") {
+      if (value == "even") {
+        o.cpus_per_task = kEvenCpus;
+      } else {
+        TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, CPU_SETSIZE));
+        o.cpus_per_task = static_cast<int>(v);
+      }
+    } else if (flag == "--worker-device") {
+      if (value != "cpu" && value != "gpu") {
+        return errors::InvalidArgument("--worker-device takes cpu or gpu, not '", value, "'");
+      }
+      o.worker_gpu = value == "gpu";
     } else if (flag == "--json") {
       o.json_path = value;
     } else if (flag == "--model") {
@@ -128,6 +154,9 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
       return errors::InvalidArgument("unknown flag: ", flag);
     }
   }
+  // Too few CPUs for the placement is a usage error, found before anything runs.
+  TFD_RETURN_IF_ERROR(PlaceTasks(o, 1).status());
+  if (o.two_workers && o.rss_steps == 0) TFD_RETURN_IF_ERROR(PlaceTasks(o, 2).status());
   return o;
 }
 
@@ -148,7 +177,9 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
     return OkStatus();
   };
   TFD_RETURN_IF_ERROR(step("one process, all CPUs", MeasureInProcess(o, o.cpus), &f.local));
-  TFD_RETURN_IF_ERROR(step("one process, CPU A", MeasureInProcess(o, {o.cpu_a}), &f.local_one));
+  TFD_ASSIGN_OR_RETURN(const CpuSplit one, PlaceTasks(o, 1));
+  TFD_RETURN_IF_ERROR(step("one process, worker:0's CPUs", MeasureInProcess(o, one.workers[0]),
+                           &f.local_one));
   TFD_RETURN_IF_ERROR(step("1 ps + 1 worker", MeasureOneWorker(o, true), &f.one_worker));
   if (o.unpinned) {
     f.one_worker_unpinned.emplace();
@@ -203,10 +234,7 @@ int Main(int argc, char** argv) {
   std::printf("train_bench: %u CPUs (%s); kernel %s\n", std::thread::hardware_concurrency(),
               ProcLine("/proc/cpuinfo", "model name").c_str(),
               ProcLine("/proc/sys/kernel/osrelease").c_str());
-  std::printf(
-      "pinning: one process on all allowed CPUs, then on A = CPU %d; cluster: worker:0 on A, "
-      "ps:0 and this client on B = CPU %d, worker:1 on B; 'unpinned': no affinity at all%s\n",
-      o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: everything shares it]" : "");
+  PrintPlacement(o);
   std::printf("tfd: %s\nload average before: %s\n", o.tfd.c_str(),
               ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);

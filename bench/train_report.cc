@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench/stats.h"
+#include "kernels/gpu/gpu_device.h"
 
 namespace tfd::bench {
 namespace {
@@ -37,13 +38,57 @@ void PrintCounters(const std::string& what, const TrainFigures& f) {
   std::printf("\n");
 }
 
-// "1 ps (B) + 1 worker (A)", "2 ps (B, A) + 2 workers (A, B)": who runs where.
+// "1 ps (B) + 1 worker (A)", "2 ps (B, A) + 2 workers (A, B)": who runs
+// where (the header says it with --cpus-per-task).
 std::string Cluster(const TrainSetup& o, int workers, bool pinned = true) {
+  pinned = pinned && o.cpus_per_task == 0;
   std::string s = o.ps_tasks() == 2 ? "2 ps" : "1 ps";
   if (pinned) s += o.ps_tasks() == 2 ? " (B, A)" : " (B)";
   s += workers == 2 ? " + 2 workers" : " + 1 worker";
   if (pinned) s += workers == 2 ? " (A, B)" : " (A)";
   return s;
+}
+
+// Where the one process runs second: "CPU A", or "worker:0's" (CPUs).
+std::string OneProcessCpus(const TrainSetup& o) {
+  return o.cpus_per_task == 0 ? "CPU A" : "worker:0's";
+}
+
+// "ps:0 0-7, worker:0 8-15, client 8-15 (worker:0's)"
+std::string SplitLine(const CpuSplit& split) {
+  std::string s;
+  for (size_t t = 0; t < split.ps.size(); ++t) {
+    s += "ps:" + std::to_string(t) + " " + CpuListString(split.ps[t]) + ", ";
+  }
+  for (size_t t = 0; t < split.workers.size(); ++t) {
+    s += "worker:" + std::to_string(t) + " " + CpuListString(split.workers[t]) + ", ";
+  }
+  s += "client " + CpuListString(split.client);
+  if (split.client_shares) s += " (worker:0's)";
+  return s;
+}
+
+// The worker's step against the one process's on the same CPUs (issue 40),
+// with the phases of the worker's traced steps.
+void PrintOverlap(const TrainSetup& o, const TrainBenchFigures& f) {
+  const double one = Median(f.local_one.rates), worker = Median(f.one_worker.rates);
+  if (one <= 0 || worker <= 0) return;
+  const double ratio = one / worker;  // ms/step over ms/step
+  const StepPhases p = MedianPhases(f.one_worker.phases);
+  const StepPhases alone = MedianPhases(f.local_one.phases);
+  std::printf("  overlap: the worker's step %.2f ms is %.2fx the one process's on %s (%.2f ms)"
+              " (target <= %.2f: %s);\n  traced: params in %.2f, compute %.2f, apply %.2f ms of"
+              " %.2f (the one process's compute %.2f)\n",
+              1e3 / worker, ratio, o.cpus_per_task == 0 ? "CPU A" : "worker:0's CPUs", 1e3 / one, kOverlapTarget,
+              ratio <= kOverlapTarget ? "met" : "NOT met", p.params_in, p.compute, p.apply,
+              p.total, alone.compute);
+}
+
+void PrintDaemons(const char* what, const TrainFigures& f) {
+  if (f.daemons.empty()) return;
+  std::printf("  %s:", what);
+  for (const std::string& d : f.daemons) std::printf("  %s;", d.c_str());
+  std::printf("\n");
 }
 
 void PrintFloor(const TrainSetup& o, const RawPsFigures& f, double tfd_ratio) {
@@ -61,6 +106,39 @@ void PrintFloor(const TrainSetup& o, const RawPsFigures& f, double tfd_ratio) {
 
 }  // namespace
 
+void PrintPlacement(const TrainSetup& o) {
+  std::string device;
+  if (o.worker_gpu) {
+    device = "; workers and the one process compute on /device:GPU:0 (soft placement), the ps "
+             "on its CPU";
+    if (gpu::GpuDevices().empty()) {
+      device += " [no GPU here (" + gpu::GpuUnavailableReason() + "): all on the CPU]";
+    } else {
+      device += " [" + gpu::GpuDevices()[0]->description() + "]";
+    }
+  }
+  if (o.cpus_per_task == 0) {
+    std::printf(
+        "pinning: one process on all allowed CPUs, then on A = CPU %d; cluster: worker:0 on A, "
+        "ps:0 and this client on B = CPU %d, worker:1 on B; 'unpinned': no affinity at all%s%s\n",
+        o.cpu_a, o.cpu_b, o.cpu_a == o.cpu_b ? "  [one CPU only: everything shares it]" : "",
+        device.c_str());
+    return;
+  }
+  std::printf("placement (--cpus-per-task %s) over the allowed CPUs %s: one process on all of "
+              "them, then on worker:0's%s\n",
+              o.cpus_per_task == kEvenCpus ? "even" : std::to_string(o.cpus_per_task).c_str(),
+              CpuListString(o.cpus).c_str(), device.c_str());
+  for (int workers = 1; workers <= (o.two_workers ? 2 : 1); ++workers) {
+    StatusOr<CpuSplit> split = PlaceTasks(o, workers);
+    std::printf("  %d worker%s: %s\n", workers, workers == 1 ? "" : "s",
+                split.ok() ? SplitLine(*split).c_str() : split.status().ToString().c_str());
+  }
+  std::printf("  'unpinned': no affinity at all; the raw ps floor (classic): worker on A = CPU "
+              "%d, ps on B = CPU %d\n",
+              o.cpu_a, o.cpu_b);
+}
+
 void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   const double base = Median(f.local.rates);
   const bool large = o.model == examples::MnistModel::kLarge;
@@ -72,7 +150,8 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
       o.reps, o.steps, o.warmup);
   std::printf("  %-44s %8s %8s %8s %8s %7s\n", "", "median", "min", "max", "ms/step", "ratio");
   PrintRate("1 process, LocalSession, all CPUs", f.local.rates, base);
-  PrintRate("1 process, LocalSession, CPU A only", f.local_one.rates, base);
+  const std::string where = o.cpus_per_task == 0 ? "CPU A only" : "worker:0's CPUs";
+  PrintRate("1 process, LocalSession, " + where, f.local_one.rates, base);
   PrintRate(Cluster(o, 1), f.one_worker.rates, base);
   if (f.one_worker_unpinned) {
     PrintRate(Cluster(o, 1, false) + ", unpinned", f.one_worker_unpinned->rates, base);
@@ -113,6 +192,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
                   hosted >= kTrainTarget ? "met" : "NOT met", hosted);
     }
   }
+  PrintOverlap(o, f);
   if (f.floor) PrintFloor(o, *f.floor, ratio);
   const StepPhases moving = MedianPhases(f.one_worker.phases);
   std::printf("  moved per step by worker:0 (pushed + received over the data plane): %.1f MB;\n"
@@ -138,7 +218,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   std::printf("  %-22s %6s %8s %7s %7s %6s %7s | %7s %7s | %6s %6s\n", "", "", "", "in", "", "", "",
               "kernels", "kernels", "recvs", "recvs");
   PrintPhases("1 process, all CPUs", f.local.phases);
-  PrintPhases("1 process, CPU A", f.local_one.phases);
+  PrintPhases("1 process, " + OneProcessCpus(o), f.local_one.phases);
   PrintPhases(o.ps_tasks() == 2 ? "2 ps + 1 worker" : "1 ps + 1 worker", f.one_worker.phases);
   if (f.one_worker_unpinned) PrintPhases("   unpinned", f.one_worker_unpinned->phases);
   if (f.one_worker_hosted) PrintPhases("   worker in client", f.one_worker_hosted->phases);
@@ -148,12 +228,19 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
       " per process\n(2 workers: per step of the aggregate, so each worker's own step costs twice"
       " its figure)\n");
   PrintCounters("1 process, all CPUs", f.local);
-  PrintCounters("1 process, CPU A", f.local_one);
+  PrintCounters("1 process, " + OneProcessCpus(o), f.local_one);
   PrintCounters("1 worker", f.one_worker);
   if (f.one_worker_unpinned) PrintCounters("1 worker, unpinned", *f.one_worker_unpinned);
   if (f.one_worker_hosted) PrintCounters("1 worker in client", *f.one_worker_hosted);
   if (f.two_workers) PrintCounters("2 workers", *f.two_workers);
   if (f.two_workers_hosted) PrintCounters("2 workers in client", *f.two_workers_hosted);
+
+  std::printf("\nThe daemons as /proc showed them once started (their CPUs, their compute "
+              "threads):\n");
+  PrintDaemons("1 worker", f.one_worker);
+  if (f.one_worker_hosted) PrintDaemons("1 worker in client", *f.one_worker_hosted);
+  if (f.two_workers) PrintDaemons("2 workers", *f.two_workers);
+  if (f.two_workers_hosted) PrintDaemons("2 workers in client", *f.two_workers_hosted);
 }
 
 void PrintRssReport(const RssFigures& f) {
@@ -187,7 +274,8 @@ void AddTrainFigures(const TrainSetup& o, const TrainBenchFigures& f, FiguresJso
     out.AddSamples(table, row, series, "steps/s", r);
   };
   add("one process, all CPUs", "tfd", f.local.rates);
-  add("one process, CPU A", "tfd", f.local_one.rates);
+  add(o.cpus_per_task == 0 ? "one process, CPU A" : "one process, worker:0's CPUs", "tfd",
+      f.local_one.rates);
   add(one, "tfd", f.one_worker.rates);
   if (f.one_worker_unpinned) add(one, "tfd, unpinned", f.one_worker_unpinned->rates);
   if (f.one_worker_hosted) add(one, "tfd, worker in the trainer", f.one_worker_hosted->rates);

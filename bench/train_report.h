@@ -22,10 +22,13 @@ inline constexpr double kTrainTarget = 0.7;
 // tfctl train's loop with its hooks over the bench's own loop, at least
 // (issue 35: the hooks must cost nothing).
 inline constexpr double kTrainerLoopTarget = 0.95;
+// 1 ps + 1 worker's ms/step over the one process's on worker:0's CPUs, at
+// most (issue 40: the parameters' traffic hidden behind the compute).
+inline constexpr double kOverlapTarget = 1.15;
 
 struct TrainBenchFigures {
   TrainFigures local;      // one process, every CPU
-  TrainFigures local_one;  // one process, CPU A only
+  TrainFigures local_one;  // one process, worker:0's CPUs (CPU A with --cpus-per-task 0)
   TrainFigures one_worker;
   std::optional<TrainFigures> one_worker_unpinned;
   std::optional<TrainFigures> one_worker_hosted;  // worker:0 in the client's process
@@ -34,6 +37,9 @@ struct TrainBenchFigures {
   std::optional<TrainFigures> two_workers_hosted;  // each worker in its client's process
   std::optional<RawPsFigures> floor;  // the classic model only
 };
+
+// The header's lines on who runs on which CPUs (and device).
+void PrintPlacement(const TrainSetup& setup);
 
 void PrintTrainReport(const TrainSetup& setup, const TrainBenchFigures& f);
 

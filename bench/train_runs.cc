@@ -24,6 +24,7 @@
 #include "daemon/runtime/executor.h"
 #include "daemon/runtime/local_session.h"
 #include "examples/mnist/mnist_model.h"
+#include "kernels/gpu/gpu_device.h"
 #include "kernels/register_all.h"
 
 namespace tfd::bench {
@@ -58,6 +59,7 @@ StatusOr<GraphDef> ModelGraph(const OpRegistry& registry, const TrainSetup& setu
   o.workers = workers;
   o.epochs = kEpochs;
   o.prefetch = setup.prefetch;
+  o.gpu = setup.worker_gpu;
   Scope root = Scope::NewRootScope(registry);
   TFD_RETURN_IF_ERROR(examples::BuildMnist(root, o));
   return root.ToGraphDef();
@@ -110,14 +112,26 @@ StatusOr<StepFn> ClientStep(Client& client) {
   });
 }
 
-std::vector<std::string> DaemonFlags(const TrainSetup& o) { return {"--data-dir", o.data_dir}; }
+// Soft placement with GPU workers: the ops without a GPU kernel (and every
+// op, on a host without a GPU) run on the worker's CPU.
+std::vector<std::string> DaemonFlags(const TrainSetup& o) {
+  std::vector<std::string> flags{"--data-dir", o.data_dir};
+  if (o.worker_gpu) flags.push_back("--allow-soft-placement");
+  return flags;
+}
 
-// The ps job's tasks: ps:0 on B and ps:1 on A when pinned, like the hosts
-// of a real cluster, each beside a worker.
-std::pair<std::string, std::vector<int>> PsJob(const TrainSetup& o, bool pinned) {
-  std::vector<int> cpus;
-  for (int t = 0; t < o.ps_tasks(); ++t) cpus.push_back(!pinned ? -1 : t % 2 == 0 ? o.cpu_b : o.cpu_a);
-  return {"ps", cpus};
+using Jobs = std::vector<std::pair<std::string, std::vector<TaskCpus>>>;
+
+// The ps and worker jobs on `split`'s CPUs; null: every task unpinned.
+Jobs JobsOn(const TrainSetup& o, const CpuSplit* split, int workers) {
+  std::vector<TaskCpus> ps, worker;
+  for (int t = 0; t < o.ps_tasks(); ++t) {
+    ps.push_back(split != nullptr ? TaskCpus(split->ps[t]) : TaskCpus(-1));
+  }
+  for (int t = 0; t < workers; ++t) {
+    worker.push_back(split != nullptr ? TaskCpus(split->workers[t]) : TaskCpus(-1));
+  }
+  return {{"ps", ps}, {"worker", worker}};
 }
 
 // This process, then every ps task, then the workers unless this process
@@ -135,6 +149,19 @@ void WatchCluster(const TrainSetup& o, const BenchCluster& cluster, int workers,
     pids->push_back(cluster.Pid("worker", t));
     names->push_back("worker:" + std::to_string(t));
   }
+}
+
+// Where each daemon of `cluster` runs (hosted workers are this process).
+std::vector<std::string> DaemonPlacements(const TrainSetup& o, const BenchCluster& cluster,
+                                          int workers, bool hosted) {
+  std::vector<std::string> out;
+  for (int t = 0; t < o.ps_tasks(); ++t) {
+    out.push_back("ps:" + std::to_string(t) + ": " + cluster.Placement("ps", t));
+  }
+  for (int t = 0; t < (hosted ? 0 : workers); ++t) {
+    out.push_back("worker:" + std::to_string(t) + ": " + cluster.Placement("worker", t));
+  }
+  return out;
 }
 
 uint64_t PushedBytes(const TaskStatusInfo& s) {
@@ -237,13 +264,23 @@ StatusOr<double> BenchLoopRate(Client& client, const GraphDef& graph, int64_t st
 
 }  // namespace
 
+StatusOr<CpuSplit> PlaceTasks(const TrainSetup& o, int workers) {
+  if (o.cpus_per_task != 0) return SplitCpus(o.cpus, o.ps_tasks(), workers, o.cpus_per_task);
+  // Like the hosts of a real cluster: each ps task beside a worker.
+  CpuSplit split;
+  for (int t = 0; t < o.ps_tasks(); ++t) split.ps.push_back({t % 2 == 0 ? o.cpu_b : o.cpu_a});
+  for (int t = 0; t < workers; ++t) split.workers.push_back({t % 2 == 0 ? o.cpu_a : o.cpu_b});
+  split.client = {o.cpu_b};
+  return split;
+}
+
 StatusOr<TrainFigures> MeasureTrainerLoop(const TrainSetup& o) {
   TFD_RETURN_IF_ERROR(PinTo(o.cpus));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {PsJob(o, false), {"worker", {-1}}}, DaemonFlags(o));
+  BenchCluster cluster(o.tfd, JobsOn(o, nullptr, 1), DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
   TrainFigures f;
@@ -278,7 +315,10 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
       "train_bench", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   env.logger->set_level(spdlog::level::warn);  // not the "every node runs here" note
   env.io_dirs = {o.data_dir};
-  LocalSession session(registry, env, pool, {.inline_kernels = InlineKernelsFor(0)});
+  if (o.worker_gpu) env.gpus = gpu::GpuMemories();
+  LocalSession session(registry, env, pool,
+                       {.allow_soft_placement = o.worker_gpu,
+                        .inline_kernels = InlineKernelsFor(0)});
   TFD_RETURN_IF_ERROR(session.Create(std::move(graph)));
   TFD_RETURN_IF_ERROR(session.Run({}, {}, {sig::kInit}).status());
 
@@ -298,16 +338,17 @@ StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& o, const std::vector<i
 }
 
 StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
-  TFD_RETURN_IF_ERROR(PinTo(pinned ? std::vector<int>{o.cpu_b} : o.cpus));
+  TFD_ASSIGN_OR_RETURN(const CpuSplit split, PlaceTasks(o, 1));
+  TFD_RETURN_IF_ERROR(PinTo(pinned ? split.client : o.cpus));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {PsJob(o, pinned), {"worker", {pinned ? o.cpu_a : -1}}},
-                       DaemonFlags(o));
+  BenchCluster cluster(o.tfd, JobsOn(o, pinned ? &split : nullptr, 1), DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
   TrainFigures f;
+  f.daemons = DaemonPlacements(o, cluster, 1, false);
   std::vector<pid_t> pids;
   WatchCluster(o, cluster, 1, false, &pids, &f.processes);
   TFD_RETURN_IF_ERROR(TrainOneWorker(o, graph, *client, pids, &f));
@@ -317,18 +358,20 @@ StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& o, bool pinned) {
 }
 
 StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& o) {
-  // This thread, and so the hosted task's pool, on A with the worker.
-  TFD_RETURN_IF_ERROR(PinTo({o.cpu_a}));
+  // This thread, and so the hosted task's pool, on the worker's CPUs.
+  TFD_ASSIGN_OR_RETURN(const CpuSplit split, PlaceTasks(o, 1));
+  TFD_RETURN_IF_ERROR(PinTo(split.workers[0]));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a}}}, DaemonFlags(o));
+  BenchCluster cluster(o.tfd, JobsOn(o, &split, 1), DaemonFlags(o));
   cluster.HostHere("worker", 0);
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto host, HostWorker(o, cluster, 0, io));
   std::unique_ptr<Client> client = host->LocalClient();
   TrainFigures f;
+  f.daemons = DaemonPlacements(o, cluster, 1, true);
   std::vector<pid_t> pids;
   WatchCluster(o, cluster, 1, true, &pids, &f.processes);
   TFD_RETURN_IF_ERROR(TrainOneWorker(o, graph, *client, pids, &f));
@@ -340,12 +383,13 @@ StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& o) {
 }
 
 StatusOr<RssFigures> MeasureRss(const TrainSetup& o, int64_t total_steps, int samples) {
-  TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
+  TFD_ASSIGN_OR_RETURN(const CpuSplit split, PlaceTasks(o, 1));
+  TFD_RETURN_IF_ERROR(PinTo(split.client));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 1));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a}}}, DaemonFlags(o));
+  BenchCluster cluster(o.tfd, JobsOn(o, &split, 1), DaemonFlags(o));
   TFD_RETURN_IF_ERROR(cluster.Start(io));
   TFD_ASSIGN_OR_RETURN(auto client, cluster.Connect(io, "worker", 0));
   TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
@@ -377,12 +421,13 @@ StatusOr<RssFigures> MeasureRss(const TrainSetup& o, int64_t total_steps, int sa
 }
 
 StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o, bool hosted) {
-  TFD_RETURN_IF_ERROR(PinTo({o.cpu_b}));
+  TFD_ASSIGN_OR_RETURN(const CpuSplit split, PlaceTasks(o, 2));
+  TFD_RETURN_IF_ERROR(PinTo(split.client));
   OpRegistry registry;
   TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
   TFD_ASSIGN_OR_RETURN(GraphDef graph, ModelGraph(registry, o, 2));
   auto io = kj::setupAsyncIo();
-  BenchCluster cluster(o.tfd, {PsJob(o, true), {"worker", {o.cpu_a, o.cpu_b}}}, DaemonFlags(o));
+  BenchCluster cluster(o.tfd, JobsOn(o, &split, 2), DaemonFlags(o));
   if (hosted) {
     cluster.HostHere("worker", 0);
     cluster.HostHere("worker", 1);
@@ -399,7 +444,7 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o, bool hosted) {
   // Each repetition starts both replicas at one barrier; the main thread
   // takes part so it can bracket the /proc counters around all of them. A
   // replica that fails drops out of the barrier, so nobody waits for it.
-  // Hosted, each replica hosts its worker on its own CPU, and worker:0's
+  // Hosted, each replica hosts its worker on its own CPUs, and worker:0's
   // replica does the chief's job before a first barrier.
   // The replicas live on until the counters are read after the last
   // repetition: they are summed over this process's threads, and a thread
@@ -415,7 +460,7 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o, bool hosted) {
       std::unique_ptr<TaskHost> host;  // before its client, which goes first
       std::unique_ptr<Client> client;
       if (hosted) {
-        TFD_RETURN_IF_ERROR(PinTo({task == 0 ? o.cpu_a : o.cpu_b}));
+        TFD_RETURN_IF_ERROR(PinTo(split.workers[task]));
         TFD_ASSIGN_OR_RETURN(host, HostWorker(o, cluster, task, thread_io));
         client = host->LocalClient();
         TFD_RETURN_IF_ERROR(client->CreateSession(graph, kStepTimeout));
@@ -452,6 +497,7 @@ StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& o, bool hosted) {
     }
   };
   TrainFigures f;
+  f.daemons = DaemonPlacements(o, cluster, kWorkers, hosted);
   std::vector<pid_t> pids;
   WatchCluster(o, cluster, kWorkers, hosted, &pids, &f.processes);
   CounterWatch watch(pids);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cpu_split.h"
 #include "bench/proc_counters.h"
 #include "bench/step_phases.h"
 #include "common/status.h"
@@ -43,11 +44,23 @@ struct TrainSetup {
   bool prefetch = true;  // the training input made ahead of each step
   int64_t rss_steps = 0;  // --rss-steps: instead of the rates, MeasureRss over this many
   std::string json_path;  // --json: also write the rates there (bench/figures_json.h)
-  // The worker (and the single process when pinned to one CPU) on A; the ps
-  // and the client on B.
+  // --cpus-per-task 0: the worker (and the single process when pinned to
+  // one CPU) on A; the ps and the client on B.
   int cpu_a = -1, cpu_b = -1;
   std::vector<int> cpus;  // every CPU allowed to the benchmark
+  // --cpus-per-task: 0 for A and B above; N > 0 or kEvenCpus for a disjoint
+  // set of CPUs per task (PlaceTasks).
+  int cpus_per_task = 0;
+  // --worker-device gpu: the workers (and the one process) compute on
+  // /device:GPU:0, the daemons run with --allow-soft-placement.
+  bool worker_gpu = false;
 };
+
+// Where the pinned runs of `workers` workers put each process: with
+// --cpus-per-task 0, ps:0 on B, ps:1 on A, worker:0 on A, worker:1 on B, the
+// client on B; otherwise SplitCpus over setup.cpus. The one-process run
+// "on the worker's CPUs" uses workers[0] of the 1-worker placement.
+StatusOr<CpuSplit> PlaceTasks(const TrainSetup& setup, int workers);
 
 struct TrainFigures {
   std::vector<double> rates;           // steps/s, one per repetition (aggregate for 2 workers)
@@ -62,20 +75,24 @@ struct TrainFigures {
   // MeasureTrainerLoop: the bench's own loop's steps/s, one per
   // repetition, each taken just before the trainer's of `rates`.
   std::vector<double> bench_loop_rates;
+  // Each daemon's CPUs and compute threads as /proc shows them once
+  // started: "ps:0: CPUs 0-7, 8 compute threads" (BenchCluster::Placement).
+  std::vector<std::string> daemons;
 };
 
-// One process on `cpus`, with a compute pool of one thread per CPU of the
-// machine as `tfctl run` has. per_step: this process.
+// One process on `cpus`, with a compute pool of one thread per CPU of
+// `cpus` as `tfctl run` has (on the GPU with --worker-device gpu, soft
+// placement on). per_step: this process.
 StatusOr<TrainFigures> MeasureInProcess(const TrainSetup& setup, const std::vector<int>& cpus);
 
-// The ps task(s) (ps:0 on CPU B, ps:1 on A) + 1 worker (CPU A); the client
-// (this process, CPU B) talks to the worker, which is the master, as
-// `tfctl train` does. per_step: this process, each ps task, worker:0.
-// Unpinned, every process may use every CPU.
+// The ps task(s) + 1 worker, placed by PlaceTasks; the client (this
+// process) talks to the worker, which is the master, as `tfctl train`
+// does. per_step: this process, each ps task, worker:0. Unpinned, every
+// process may use every CPU.
 StatusOr<TrainFigures> MeasureOneWorker(const TrainSetup& setup, bool pinned);
 
 // MeasureOneWorker's pinned cluster with worker:0 hosted in this process
-// (daemon/task_host.h) on A, as a program that trains beside its own worker
+// (daemon/task_host.h) on worker:0's CPUs, as a program that trains beside its own worker
 // runs it: the client's calls reach the master without a socket. per_step:
 // this process (client and worker), each ps task.
 StatusOr<TrainFigures> MeasureHostedWorker(const TrainSetup& setup);
@@ -102,11 +119,12 @@ struct RssFigures {
 };
 StatusOr<RssFigures> MeasureRss(const TrainSetup& setup, int64_t total_steps, int samples);
 
-// The ps task(s) + 2 workers (A, B), each driven by its own client thread
-// (on B) at once; each worker reads its own shard. per_step (per step of
-// either replica): this process, each ps task, worker:0, worker:1.
-// `hosted`: each client thread hosts its worker in this process, on the
-// worker's CPU; per_step: this process, each ps task.
+// The ps task(s) + 2 workers, placed by PlaceTasks, each driven by its own
+// client thread (on the client's CPUs) at once; each worker reads its own
+// shard. per_step (per step of either replica): this process, each ps
+// task, worker:0, worker:1. `hosted`: each client thread hosts its worker
+// in this process, on the worker's CPUs; per_step: this process, each ps
+// task.
 StatusOr<TrainFigures> MeasureTwoWorkers(const TrainSetup& setup, bool hosted);
 
 }  // namespace tfd::bench
