@@ -1,16 +1,15 @@
 // How train_bench places the processes of one measurement on the CPUs it
-// may use (--cpus-per-task): each task gets a disjoint set of N CPUs, in the
-// order ps:0, ps:1, ..., worker:0, worker:1, ..., and the client one CPU of
-// its own when one is left over, else worker:0's set (it mostly waits for
-// the worker's reply). "even" gives each task allowed / tasks CPUs.
+// may use (--cpus-per-task): the tasks get disjoint runs of CPUs by
+// common/cpu_split.h's rule, in the order ps:0, ps:1, ..., worker:0,
+// worker:1, ..., and the client one CPU of its own when one is left over,
+// else worker:0's set (it mostly waits for the worker's reply).
 //
-//   TFD_ASSIGN_OR_RETURN(CpuSplit split, SplitCpus(AllowedCpus(), 1, 1, kEvenCpus));
+//   TFD_ASSIGN_OR_RETURN(CpuSplit split, SplitCpusByRole(AllowedCpus(), 1, 1, kEvenCpus));
 //   // 16 CPUs: ps[0] = {0..7}, workers[0] = {8..15}, client = workers[0]
 //
 // Thread-safety: pure functions.
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "common/status.h"
@@ -28,12 +27,8 @@ struct CpuSplit {
 };
 
 // `cpus_per_task` > 0, or kEvenCpus. INVALID_ARGUMENT saying how many CPUs
-// were needed and how many are allowed when `allowed` has too few (even:
-// fewer than one per task).
-StatusOr<CpuSplit> SplitCpus(const std::vector<int>& allowed, int ps_tasks, int workers,
-                             int cpus_per_task);
-
-// "0-3,8" for {0, 1, 2, 3, 8}; "none" when empty.
-std::string CpuListString(const std::vector<int>& cpus);
+// were needed and how many are allowed when `allowed` has too few.
+StatusOr<CpuSplit> SplitCpusByRole(const std::vector<int>& allowed, int ps_tasks, int workers,
+                                   int cpus_per_task);
 
 }  // namespace tfd::bench

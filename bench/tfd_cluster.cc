@@ -1,17 +1,12 @@
 #include "bench/tfd_cluster.h"
 
-#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "bench/cpu_split.h"
 #include "bench/raw_tcp.h"
 
 namespace tfd::bench {
@@ -26,36 +21,6 @@ StatusOr<int> FreePort() {
   TFD_ASSIGN_OR_RETURN(int fd, ListenLoopback(&port));
   close(fd);
   return port;
-}
-
-// Starts argv on `cpus` (none: unpinned). A child inherits the affinity of
-// the thread that forks it, so the calling thread takes the set for the
-// start and gets its own back after: the daemon is on its set before it
-// runs anything, and sizes its pools by it.
-StatusOr<Subprocess> StartOn(const std::vector<std::string>& argv, SubprocessOptions o,
-                             const std::vector<int>& cpus) {
-  if (cpus.empty()) return Subprocess::Start(argv, o);
-  if (cpus.size() == 1) {
-    o.cpu = cpus[0];
-    return Subprocess::Start(argv, o);
-  }
-  cpu_set_t own, set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) {
-    if (cpu < 0 || cpu >= CPU_SETSIZE) return errors::InvalidArgument("no CPU ", cpu);
-    CPU_SET(cpu, &set);
-  }
-  if (sched_getaffinity(0, sizeof(own), &own) != 0 ||
-      sched_setaffinity(0, sizeof(set), &set) != 0) {
-    return errors::Internal("cannot pin to CPUs ", CpuListString(cpus), " to start '", argv[0],
-                            "': ", strerror(errno));
-  }
-  StatusOr<Subprocess> p = Subprocess::Start(argv, o);
-  if (sched_setaffinity(0, sizeof(own), &own) != 0) {
-    return errors::Internal("cannot restore this thread's CPUs after starting '", argv[0],
-                            "': ", strerror(errno));  // `p`, if started, is stopped on return
-  }
-  return p;
 }
 
 }  // namespace
@@ -106,10 +71,12 @@ Status BenchCluster::Start(kj::AsyncIoContext& io) {
     std::vector<std::string> argv{tfd_path_, "--cluster", spec_.ToJson(), "--job", job,
                                   "--task", std::to_string(task), "--log-level", "warn"};
     argv.insert(argv.end(), daemon_flags_.begin(), daemon_flags_.end());
+    // Pinned before it runs anything, so the daemon sizes its pools by its set.
     SubprocessOptions o = BenchChild(-1);
+    o.cpus = cpus;
     o.stdout_path = "/dev/null";
     o.stderr_path = log;
-    TFD_ASSIGN_OR_RETURN(Subprocess p, StartOn(argv, o, cpus));
+    TFD_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Start(argv, o));
     processes_[key] = std::move(p);
   }
   // Short connection attempts, so a daemon that exits at once (a taken

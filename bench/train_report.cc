@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bench/stats.h"
+#include "common/cpu_split.h"
 #include "kernels/gpu/gpu_device.h"
 
 namespace tfd::bench {
@@ -58,12 +59,12 @@ std::string OneProcessCpus(const TrainSetup& o) {
 std::string SplitLine(const CpuSplit& split) {
   std::string s;
   for (size_t t = 0; t < split.ps.size(); ++t) {
-    s += "ps:" + std::to_string(t) + " " + CpuListString(split.ps[t]) + ", ";
+    s += "ps:" + std::to_string(t) + " " + FormatCpuList(split.ps[t]) + ", ";
   }
   for (size_t t = 0; t < split.workers.size(); ++t) {
-    s += "worker:" + std::to_string(t) + " " + CpuListString(split.workers[t]) + ", ";
+    s += "worker:" + std::to_string(t) + " " + FormatCpuList(split.workers[t]) + ", ";
   }
-  s += "client " + CpuListString(split.client);
+  s += "client " + FormatCpuList(split.client);
   if (split.client_shares) s += " (worker:0's)";
   return s;
 }
@@ -128,7 +129,7 @@ void PrintPlacement(const TrainSetup& o) {
   std::printf("placement (--cpus-per-task %s) over the allowed CPUs %s: one process on all of "
               "them, then on worker:0's%s\n",
               o.cpus_per_task == kEvenCpus ? "even" : std::to_string(o.cpus_per_task).c_str(),
-              CpuListString(o.cpus).c_str(), device.c_str());
+              FormatCpuList(o.cpus).c_str(), device.c_str());
   for (int workers = 1; workers <= (o.two_workers ? 2 : 1); ++workers) {
     StatusOr<CpuSplit> split = PlaceTasks(o, workers);
     std::printf("  %d worker%s: %s\n", workers, workers == 1 ? "" : "s",

@@ -265,7 +265,9 @@ StatusOr<double> BenchLoopRate(Client& client, const GraphDef& graph, int64_t st
 }  // namespace
 
 StatusOr<CpuSplit> PlaceTasks(const TrainSetup& o, int workers) {
-  if (o.cpus_per_task != 0) return SplitCpus(o.cpus, o.ps_tasks(), workers, o.cpus_per_task);
+  if (o.cpus_per_task != 0) {
+    return SplitCpusByRole(o.cpus, o.ps_tasks(), workers, o.cpus_per_task);
+  }
   // Like the hosts of a real cluster: each ps task beside a worker.
   CpuSplit split;
   for (int t = 0; t < o.ps_tasks(); ++t) split.ps.push_back({t % 2 == 0 ? o.cpu_b : o.cpu_a});

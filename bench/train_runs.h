@@ -58,7 +58,7 @@ struct TrainSetup {
 
 // Where the pinned runs of `workers` workers put each process: with
 // --cpus-per-task 0, ps:0 on B, ps:1 on A, worker:0 on A, worker:1 on B, the
-// client on B; otherwise SplitCpus over setup.cpus. The one-process run
+// client on B; otherwise SplitCpusByRole over setup.cpus. The one-process run
 // "on the worker's CPUs" uses workers[0] of the 1-worker placement.
 StatusOr<CpuSplit> PlaceTasks(const TrainSetup& setup, int workers);
 
