@@ -45,7 +45,9 @@ class CollectiveReduceOp : public AsyncOpKernel {
     Status s = ctx.allocate_output_for_overwrite(0, input.shape(), &output);
     if (s.ok() && params_.group_size() == 1) {
       // Alone in the group: the reduction of one tensor is itself.
-      if (input.num_elements() > 0) std::memcpy(output->raw_data(), input.raw_data(), input.total_bytes());
+      if (input.num_elements() > 0) {
+        std::memcpy(output->raw_data(), input.raw_data(), input.total_bytes());
+      }
     } else if (s.ok()) {
       s = StartRing(ctx, input, *output, done);
       if (s.ok()) return;  // `done` runs when the ring ends

@@ -207,6 +207,9 @@ void Ring::HalfDone(int pipe, int round, Status s, std::optional<Tensor> receive
   OpDone(OkStatus());
 }
 
+// TODO(perf): this runs on the thread that completed the receive, which
+// across tasks is the data plane's event loop; a large segment's merge
+// there holds back the task's other transfers. Hand it to a pool.
 StatusOr<Tensor> Ring::Apply(int pipe, int round, Tensor received) {
   const int rank = params_.rank;
   const bool gather = round >= n() - 1;
