@@ -229,6 +229,15 @@ Output MatMul(const Scope& s, const Input& a, const Input& b, MatMulAttrs attrs)
                 {{"transpose_a", attrs.transpose_a}, {"transpose_b", attrs.transpose_b}});
 }
 
+Output CollectiveReduce(const Scope& s, const Input& x, CollectiveReduceAttrs a) {
+  return Single(s, "CollectiveReduce", {AsOutput(s, x)},
+                {{"group_size", a.group_size},
+                 {"group_key", a.group_key},
+                 {"instance_key", a.instance_key},
+                 {"merge_op", a.merge_op},
+                 {"final_op", a.final_op}});
+}
+
 Output BatchMatMul(const Scope& s, const Input& x, const Input& y, BatchMatMulAttrs a) {
   return Single(s, "BatchMatMul", {AsOutput(s, x), AsOutput(s, y)},
                 {{"adj_x", a.adj_x}, {"adj_y", a.adj_y}});

@@ -338,6 +338,22 @@ Output AccumulatorNumAccumulated(const Scope& scope, const Output& handle);
 Operation AccumulatorSetGlobalStep(const Scope& scope, const Output& handle,
                                    const Input& new_global_step);
 
+// --- Collectives: synchronous data parallelism without a ps. ---
+// TensorFlow's CollectiveReduce: every worker of tasks 0..group_size-1 of
+// the node's job gets the inputs of all of them merged element-wise
+// (merge_op: "Add", "Mul", "Min", "Max"), then final_op ("Id", or "Div" by
+// group_size). Each worker runs it in its own session; the n-th run of
+// (group_key, instance_key) on one worker meets the n-th on the others.
+// group_size 1 is the identity; more needs a cluster (docs/ops.md).
+struct CollectiveReduceAttrs {
+  int64_t group_size = 1;
+  int64_t group_key = 0;
+  int64_t instance_key = 0;
+  std::string merge_op = "Add";
+  std::string final_op = "Id";
+};
+Output CollectiveReduce(const Scope& scope, const Input& x, CollectiveReduceAttrs attrs);
+
 // A scalar summary: an Identity node named "summaries/<tag>" (below the
 // scope's prefix) that a trainer fetches by that name to log the value, for
 // example `tfctl submit --fetch summaries/loss`; `tfctl train --logdir`

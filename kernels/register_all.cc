@@ -1,6 +1,7 @@
 #include "kernels/register_all.h"
 
 #include "kernels/array/array_ops.h"
+#include "kernels/collective/collective_ops.h"
 #include "kernels/control/control_ops.h"
 #include "kernels/data/data_ops.h"
 #include "kernels/data_flow/data_flow_ops.h"
@@ -25,6 +26,7 @@ Status RegisterAll(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterControlOps(registry));
   TFD_RETURN_IF_ERROR(RegisterIoOps(registry));
   TFD_RETURN_IF_ERROR(RegisterDataOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterCollectiveOps(registry));
   // Last: GPU kernels attach to the ops above (none without CUDA).
   return gpu::RegisterGpuKernels(registry);
 }

@@ -47,6 +47,14 @@ void LocalRendezvous::EndLocked(int64_t step_id, const Status& why, bool aborted
   }
 }
 
+void LocalRendezvous::EraseSlotLocked(std::map<int64_t, StepTable>::iterator step,
+                                      const std::string& key) {
+  step->second.slots.erase(key);
+  // A collective's transfers (step ids below zero) have a step of their own
+  // that nobody ends: its table goes once empty rather than when reaped.
+  if (step->first < 0 && step->second.slots.empty()) steps_.erase(step);
+}
+
 void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, const Status& why) {
   std::optional<Waiter> waiter;
   {
@@ -56,7 +64,7 @@ void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, cons
     auto it = s->second.slots.find(key);
     if (it == s->second.slots.end() || !it->second.waiter) return;
     waiter = std::move(it->second.waiter);
-    s->second.slots.erase(it);
+    EraseSlotLocked(s, key);
   }
   const Status reason = why.ok() ? errors::Cancelled("step cancelled") : why;
   waiter->done(Status(reason.code(), reason.message() + "; while receiving '" + key + "'"));
@@ -65,14 +73,14 @@ void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, cons
 Status LocalRendezvous::Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
                             std::optional<Waiter>* waiter) {
   if (auto ended = EndedLocked(step_id)) return *ended;
-  StepTable& step = steps_[step_id];
-  step.touched = Clock::now();
-  Slot& slot = step.slots[key];
+  auto step = steps_.try_emplace(step_id).first;
+  step->second.touched = Clock::now();
+  Slot& slot = step->second.slots[key];
   if (slot.value) return errors::Internal("tensor '", key, "' sent twice in step ", step_id);
   if (slot.waiter) {
     // The caller completes the waiter, with its own copy of the value.
     *waiter = std::move(slot.waiter);
-    step.slots.erase(key);
+    EraseSlotLocked(step, key);
     return OkStatus();
   }
   slot.value = std::move(value);
@@ -109,12 +117,12 @@ std::optional<StatusOr<Tensor>> LocalRendezvous::TakeOrPark(int64_t step_id,
                                                             Waiter& waiter) {
   MutexLock lock(mu_);
   if (auto ended = EndedLocked(step_id)) return StatusOr<Tensor>(*ended);
-  StepTable& step = steps_[step_id];
-  step.touched = Clock::now();
-  Slot& slot = step.slots[key];
+  auto step = steps_.try_emplace(step_id).first;
+  step->second.touched = Clock::now();
+  Slot& slot = step->second.slots[key];
   if (slot.value) {
     StatusOr<Tensor> v = std::move(*slot.value);
-    step.slots.erase(key);
+    EraseSlotLocked(step, key);
     return v;
   }
   if (slot.waiter) {

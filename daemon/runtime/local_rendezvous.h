@@ -13,7 +13,9 @@
 // new table nobody will empty. An abort's reason is kept for the last
 // kMaxAbortedSteps aborts; older ones report that the step ended.
 // Tables of steps that never ran here and never ended (a master that died
-// before telling us) are dropped by Reap.
+// before telling us) are dropped by Reap. Step ids below zero are never a
+// master's: collectives (kernels/collective/) use them, one per run, and
+// never end them; such a table goes as soon as it holds nothing.
 //
 //   rendezvous.Send(step, key, t);
 //   rendezvous.RecvAsync(step, key, cm, [](StatusOr<Tensor> t) {...});
@@ -78,6 +80,10 @@ class LocalRendezvous : public Rendezvous {
     Clock::time_point touched = Clock::now();
   };
 
+  // Under the lock: drops `key`'s slot of `step`, and the table of a
+  // collective's step (id below zero) that this leaves empty.
+  void EraseSlotLocked(std::map<int64_t, StepTable>::iterator step, const std::string& key)
+      REQUIRES(mu_);
   void CancelWaiter(int64_t step_id, const std::string& key, const Status& why);
   // Completes a waiter taken out of the table, outside the lock.
   static void Complete(Waiter waiter, StatusOr<Tensor> value);

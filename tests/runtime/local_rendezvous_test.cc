@@ -158,3 +158,32 @@ TEST_CASE("a cancelled receive completes once with the reason") {
 
 }  // namespace
 }  // namespace tfd
+
+namespace tfd {
+namespace {
+
+TEST_CASE("a collective's step (below zero) leaves no table once its tensors are taken") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  Got a, b;
+  // Tensor first, then the receive; and the receive first, then the tensor.
+  REQUIRE(r.Send(-5, "x", Tensor::Scalar(1.0f)).ok());
+  r.RecvAsync(-5, "x", cm, a.callback());
+  r.RecvAsync(-5, "y", cm, b.callback());
+  CHECK(r.num_steps() == 1);
+  r.Deliver(-5, "y", Tensor::Scalar(2.0f));
+  REQUIRE(a.value.has_value());
+  REQUIRE(b.value.has_value());
+  CHECK(r.num_steps() == 0);
+  // The same step id may be used again (it never ended).
+  REQUIRE(r.Send(-5, "z", Tensor::Scalar(3.0f)).ok());
+  CHECK(r.num_steps() == 1);
+  // A master's step keeps its table until it ends here.
+  REQUIRE(r.Send(7, "x", Tensor::Scalar(1.0f)).ok());
+  Got c;
+  r.RecvAsync(7, "x", cm, c.callback());
+  CHECK(r.num_steps() == 2);
+}
+
+}  // namespace
+}  // namespace tfd
