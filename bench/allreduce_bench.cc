@@ -3,7 +3,8 @@
 // ps), for the sizes torch.distributed's gloo all_reduce is measured at by
 // bench/torch_allreduce.py.
 //
-//   allreduce_bench [--tfd PATH] [--workers 4] [--sizes 1,4,16,64,256] [--reps 5] [--json FILE]
+//   allreduce_bench [--tfd PATH] [--workers 4] [--sizes 1,4,16,64,256] [--reps 5]
+//                   [--cpus-per-task even] [--json FILE]
 //
 // Per size: each worker's graph holds a float32 variable of that size
 // (filled once) and reduces it (merge_op Add); every rep starts on all
@@ -25,6 +26,7 @@
 #include "bench/figures_json.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
+#include "common/cpu_split.h"
 
 #ifndef TFD_DEFAULT_PATH
 #define TFD_DEFAULT_PATH "tfd"
@@ -37,17 +39,21 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage =
-    "usage: allreduce_bench [--tfd PATH] [--workers N] [--sizes MIB,...] [--reps N] [--json FILE]\n"
+    "usage: allreduce_bench [--tfd PATH] [--workers N] [--sizes MIB,...] [--reps N]\n"
+    "       [--cpus-per-task N|even] [--json FILE]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --workers  tfd workers in the group (default 4)\n"
     "  --sizes    float32 tensor sizes in MiB (default 1,4,16,64,256)\n"
     "  --reps     timed all-reduces per size, after one warm-up (default 5)\n"
+    "  --cpus-per-task  N or even: each worker on CPUs of its own, which its merges\n"
+    "             run on (default even)\n"
     "  --json     also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 struct Setup {
   std::string tfd, json_path;
   int workers = 4, reps = 5;
   std::vector<int64_t> sizes_mib{1, 4, 16, 64, 256};
+  std::string cpus_per_task = "even";  // common/cpu_split.h
 };
 
 StatusOr<int64_t> Positive(const std::string& flag, const std::string& s) {
@@ -72,6 +78,8 @@ StatusOr<Setup> ParseFlags(int argc, char** argv) {
       o.tfd = value;
     } else if (flag == "--json") {
       o.json_path = value;
+    } else if (flag == "--cpus-per-task") {
+      o.cpus_per_task = value;
     } else if (flag == "--workers" || flag == "--reps") {
       TFD_ASSIGN_OR_RETURN(int64_t v, Positive(flag, value));
       (flag == "--workers" ? o.workers : o.reps) = static_cast<int>(v);
@@ -198,10 +206,15 @@ int Main(int argc, char** argv) {
     return 2;
   }
   FiguresJson json("allreduce_bench", argc, argv);
-  std::vector<int> cpus = AllowedCpus();
-  if (cpus.empty()) cpus = {0};
-  std::vector<int> worker_cpus;
-  for (int k = 0; k < o.workers; ++k) worker_cpus.push_back(cpus[k % cpus.size()]);
+  // "even" with fewer CPUs than workers: they share them all, unpinned.
+  auto sets = SplitCpus(o.cpus_per_task, AllowedCpus(), o.workers);
+  if (!sets.ok() && o.cpus_per_task == "even") sets = std::vector<std::vector<int>>(o.workers);
+  if (!sets.ok()) {
+    std::fprintf(stderr, "allreduce_bench: error: %s\n", sets.status().ToString().c_str());
+    return 2;
+  }
+  std::vector<TaskCpus> worker_cpus;
+  for (std::vector<int>& set : *sets) worker_cpus.emplace_back(std::move(set));
   BenchCluster cluster(o.tfd, {{"worker", worker_cpus}});
   auto io = kj::setupAsyncIo();
   if (Status s = cluster.Start(io); !s.ok()) {

@@ -4,6 +4,9 @@
 // runs by (group_key, instance_key, the n-th run of that instance on the
 // task: CollectiveSequence), never by step id, so every worker runs its own
 // session. The transfers go over the step's rendezvous (RingAllReduce).
+#define EIGEN_USE_THREADS
+#include <unsupported/Eigen/CXX11/Tensor>
+
 #include <cstring>
 
 #include "common/device_name.h"
@@ -11,6 +14,7 @@
 #include "kernels/collective/collective_ops.h"
 #include "kernels/collective/collective_sequence.h"
 #include "kernels/collective/ring_all_reduce.h"
+#include "kernels/framework/intra_op_pool.h"
 
 namespace tfd::kernels {
 namespace {
@@ -93,6 +97,14 @@ class CollectiveReduceOp : public AsyncOpKernel {
     RingParams params = params_;
     params.invocation = sequence->Next(params.group_key, params.instance_key);
     params.budget = ctx.env().memory;
+    // Merges off the data plane's event loop, on the task's intra-op
+    // threads (none where the task has one CPU: then where they complete).
+    TFD_ASSIGN_OR_RETURN(std::shared_ptr<IntraOpPool> pool, IntraOpPool::ForTask(ctx.env()));
+    if (pool) {
+      params.schedule = [pool](std::function<void()> f) {
+        pool->device().enqueueNoNotification(std::move(f));
+      };
+    }
     RingAllReduce::Run(*rendezvous, ctx.cancellation(), std::move(params), input, output,
                        [&ctx, done = std::move(done)](const Status& s) {
                          ctx.SetStatus(s);

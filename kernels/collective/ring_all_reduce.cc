@@ -33,6 +33,9 @@ class Ring : public std::enable_shared_from_this<Ring> {
   void StartRound(int pipe, int round, Tensor carry);
   // One half of a round (the send, or the receive with its tensor) is over.
   void HalfDone(int pipe, int round, Status s, std::optional<Tensor> received);
+  // Merges what the round received and starts the next round with it
+  // (params_.schedule says on which thread).
+  void Advance(int pipe, int round, Tensor received);
   // What the round's received tensor becomes: the next tensor to send.
   StatusOr<Tensor> Apply(int pipe, int round, Tensor received);
   void OpDone(const Status& s);
@@ -199,7 +202,14 @@ void Ring::HalfDone(int pipe, int round, Status s, std::optional<Tensor> receive
     }
   }
   if (!s.ok()) return OpDone(s);
-  StatusOr<Tensor> next = Apply(pipe, round, std::move(*got));
+  if (!params_.schedule) return Advance(pipe, round, std::move(*got));
+  params_.schedule([self = shared_from_this(), pipe, round, t = std::move(*got)]() mutable {
+    self->Advance(pipe, round, std::move(t));
+  });
+}
+
+void Ring::Advance(int pipe, int round, Tensor received) {
+  StatusOr<Tensor> next = Apply(pipe, round, std::move(received));
   if (!next.ok()) return OpDone(next.status());
   // The next round is counted before this one ends, so the run cannot
   // finish in between.
@@ -207,9 +217,6 @@ void Ring::HalfDone(int pipe, int round, Status s, std::optional<Tensor> receive
   OpDone(OkStatus());
 }
 
-// TODO(perf): this runs on the thread that completed the receive, which
-// across tasks is the data plane's event loop; a large segment's merge
-// there holds back the task's other transfers. Hand it to a pool.
 StatusOr<Tensor> Ring::Apply(int pipe, int round, Tensor received) {
   const int rank = params_.rank;
   const bool gather = round >= n() - 1;

@@ -53,6 +53,11 @@ struct RingParams {
   // costs fewer messages.
   size_t chunk_bytes = size_t{4} << 20;
   std::shared_ptr<MemoryBudget> budget;  // charged for the partial sums
+  // Where a round's merge (or copy) and the start of the next round run:
+  // across tasks a receive completes on the data plane's event loop, and a
+  // large segment's merge there would hold back the task's other transfers.
+  // Empty: on the thread that completed the round.
+  std::function<void(std::function<void()>)> schedule;
   int group_size() const { return static_cast<int>(devices.size()); }
 };
 

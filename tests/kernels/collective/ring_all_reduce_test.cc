@@ -7,9 +7,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
 #include <chrono>
 #include <condition_variable>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -40,6 +44,7 @@ class Group {
     p.merge = merge;
     p.final_op = final_op;
     p.chunk_bytes = chunk_bytes;
+    p.schedule = schedule;
     for (int t = 0; t < size_; ++t) p.devices.push_back(Device(t));
     return p;
   }
@@ -78,6 +83,7 @@ class Group {
   MergeOp merge = MergeOp::kAdd;
   FinalOp final_op = FinalOp::kId;
   size_t chunk_bytes = size_t{4} << 20;
+  std::function<void(std::function<void()>)> schedule;
   LocalRendezvous rendezvous;
 
  private:
@@ -99,8 +105,10 @@ Tensor Input(int rank, int64_t n) {
 }
 
 template <typename T>
-void CheckReduction(int size, int64_t n, MergeOp merge, FinalOp final_op, size_t chunk_bytes) {
+void CheckReduction(int size, int64_t n, MergeOp merge, FinalOp final_op, size_t chunk_bytes,
+                    std::function<void(std::function<void()>)> schedule = nullptr) {
   Group g(size);
+  g.schedule = std::move(schedule);
   g.merge = merge;
   g.final_op = final_op;
   g.chunk_bytes = chunk_bytes;
@@ -129,6 +137,21 @@ TEST_CASE("every member gets the reduction, whatever the size and group") {
       CheckReduction<float>(size, n, MergeOp::kAdd, FinalOp::kDiv, 8);
     }
   }
+}
+
+// A task hands each round's merge to its intra-op threads: rounds of many
+// pipes then complete, merge and start the next on several threads at once.
+TEST_CASE("the reduction is the same with the merges on a pool of threads") {
+  boost::asio::thread_pool pool(3);
+  auto on_pool = [&pool](std::function<void()> f) { boost::asio::post(pool, std::move(f)); };
+  for (int size : {2, 4}) {
+    for (int64_t n : {1, 7, 1001}) {
+      INFO("group of " << size << ", " << n << " elements");
+      CheckReduction<float>(size, n, MergeOp::kAdd, FinalOp::kDiv, 8, on_pool);
+      CheckReduction<int64_t>(size, n, MergeOp::kMax, FinalOp::kId, 4 << 20, on_pool);
+    }
+  }
+  pool.join();
 }
 
 TEST_CASE("each dtype and merge op through the ring") {
