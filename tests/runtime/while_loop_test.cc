@@ -1,0 +1,269 @@
+// While loops in the executor (frames and iterations, loop_frames.h): exact
+// results of loops built from Enter / Merge / Switch / LoopCond /
+// NextIteration / Exit, iteration state freed as iterations end (bounded by
+// parallel_iterations however many iterations run), nested loops, loop
+// invariants, a dead loop on the untaken side of a cond, a loop that never
+// ends stopped by the step's deadline and by cancellation, and graphs with
+// malformed loops refused with the node named.
+#include <catch2/catch.hpp>
+
+#include <boost/asio/thread_pool.hpp>
+#include <future>
+
+#include "api/control_flow.h"
+#include "daemon/runtime/executor.h"
+#include "kernels/register_all.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using ops::Input;
+
+const OpRegistry& Ops() {
+  static OpRegistry registry;
+  static const Status status = kernels::RegisterAll(registry);
+  REQUIRE(status.ok());
+  return registry;
+}
+
+// Runs the graph of `root` with each of `fetches` handed back through a
+// _Retval, on an executor of its own.
+struct Runner {
+  explicit Runner(int threads = 2) : pool(threads) { env.resources = &resources; }
+
+  StatusOr<std::vector<Tensor>> Run(const Scope& root, const std::vector<Output>& fetches,
+                                    Executor::LoopStats* loop_stats = nullptr,
+                                    std::chrono::milliseconds timeout = 0ms,
+                                    CancellationManager* cm = nullptr) {
+    for (size_t i = 0; i < fetches.size(); ++i) {
+      root.AddOperation("_Retval", {fetches[i]}, {{"index", static_cast<int64_t>(i)}});
+    }
+    TFD_RETURN_IF_ERROR(root.status());
+    TFD_ASSIGN_OR_RETURN(Graph g, Graph::Build(root.ToGraphDef(), Ops()));
+    TFD_ASSIGN_OR_RETURN(auto exec, Executor::Create(std::make_shared<const Graph>(std::move(g)),
+                                                     {&Ops(), &env, &pool, kDeviceCpu, "cpu"}));
+    CallFrame frame;
+    frame.retvals.resize(fetches.size());
+    CancellationManager own;
+    Executor::RunArgs args{.step_id = 1, .frame = &frame, .cancellation = cm ? cm : &own,
+                           .loop_stats = loop_stats};
+    if (timeout > 0ms) args.deadline = std::chrono::steady_clock::now() + timeout;
+    TFD_RETURN_IF_ERROR(exec->Run(args));
+    return frame.retvals;
+  }
+
+  ResourceMgr resources;
+  KernelEnv env;
+  boost::asio::thread_pool pool;
+};
+
+int64_t I64(const Tensor& t) { return t.data<int64_t>()[0]; }
+
+// (i, sum) = (1, 0); while i <= n: (i + 1, sum + i)
+std::vector<Output> SumTo(const Scope& s, const Output& n, ops::WhileOptions options = {}) {
+  return ops::WhileLoop(
+      s, [&](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], n); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], Input(int64_t{1})), ops::Add(b, v[1], v[0])};
+      },
+      {ops::Const(s, Input(int64_t{1})), ops::Const(s, Input(int64_t{0}))}, options);
+}
+
+TEST_CASE("a while loop sums 1..n exactly, for several n and parallel_iterations") {
+  for (int64_t n : {1, 2, 10, 1000}) {
+    for (int parallel : {1, 2, 10}) {
+      INFO("n " << n << " parallel_iterations " << parallel);
+      Runner r;
+      const Scope root = Scope::NewRootScope(Ops());
+      auto out = SumTo(root, ops::Const(root, Input(n)), {.parallel_iterations = parallel});
+      Executor::LoopStats stats;
+      auto got = r.Run(root, out, &stats);
+      INFO(got.status().ToString());
+      REQUIRE(got.ok());
+      CHECK(I64((*got)[0]) == n + 1);
+      CHECK(I64((*got)[1]) == n * (n + 1) / 2);
+      // Iteration n + 1 evaluates the predicate, finds it false and exits.
+      CHECK(stats.iterations == n + 1);
+      CHECK(stats.peak_live_iterations <= parallel);
+    }
+  }
+}
+
+TEST_CASE("a loop whose predicate is false at once runs no iteration of its body") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  auto out = SumTo(root, ops::Const(root, Input(int64_t{0})));
+  Executor::LoopStats stats;
+  auto got = r.Run(root, out, &stats);
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(I64((*got)[0]) == 1);
+  CHECK(I64((*got)[1]) == 0);
+  CHECK(stats.iterations == 1);
+}
+
+TEST_CASE("100k iterations run with a bounded number of iterations alive") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  const int64_t n = 100000;
+  auto out = SumTo(root, ops::Const(root, Input(n)), {.parallel_iterations = 4});
+  Executor::LoopStats stats;
+  auto got = r.Run(root, out, &stats);
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(I64((*got)[1]) == n * (n + 1) / 2);
+  CHECK(stats.iterations == n + 1);
+  // Each iteration's state is freed once it ends: what is alive at once is
+  // bounded by parallel_iterations, not by the 100k iterations.
+  CHECK(stats.peak_live_iterations <= 4);
+  CHECK(stats.peak_live_frames == 1);
+}
+
+TEST_CASE("nested loops: the inner loop runs afresh in each outer iteration") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  // total = sum over i in 1..5 of (sum over j in 1..i of j)
+  auto out = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], Input(int64_t{5})); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        std::vector<Output> inner = SumTo(b, v[0]);
+        return std::vector<Output>{ops::Add(b, v[0], Input(int64_t{1})), ops::Add(b, v[1], inner[1])};
+      },
+      {ops::Const(root, Input(int64_t{1})), ops::Const(root, Input(int64_t{0}))});
+  Executor::LoopStats stats;
+  auto got = r.Run(root, out, &stats);
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(I64((*got)[1]) == 1 + 3 + 6 + 10 + 15);
+  // 6 outer iterations; inner loops of 2..6 iterations in the first five,
+  // and in the sixth, where the outer body is dead, one dead iteration.
+  CHECK(stats.iterations == 6 + (2 + 3 + 4 + 5 + 6) + 1);
+}
+
+TEST_CASE("a tensor from outside the loop is a loop invariant seen by every iteration") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  Output step = ops::Const(root.WithOpName("step"), Input(int64_t{7}));
+  auto out = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], Input(int64_t{10})); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], Input(int64_t{1})), ops::Add(b, v[1], step)};
+      },
+      {ops::Const(root, Input(int64_t{0})), ops::Const(root, Input(int64_t{0}))});
+  GraphDef def = root.ToGraphDef();
+  int constant_enters = 0;
+  for (const NodeDef& n : def.nodes) {
+    if (n.op == "Enter" && std::get<bool>(n.attrs.at("is_constant"))) ++constant_enters;
+  }
+  // `step` only: the predicate's bound is a constant made inside the loop.
+  CHECK(constant_enters == 1);
+  auto got = r.Run(root, out);
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(I64((*got)[1]) == 70);
+}
+
+TEST_CASE("maximum_iterations stops a loop whose predicate still holds") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  auto out = SumTo(root, ops::Const(root, Input(int64_t{100})), {.maximum_iterations = 4});
+  auto got = r.Run(root, out);
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(I64((*got)[0]) == 5);
+  CHECK(I64((*got)[1]) == 1 + 2 + 3 + 4);
+}
+
+TEST_CASE("a loop in the untaken branch of a cond never runs, and the cond still returns") {
+  for (bool pred : {true, false}) {
+    INFO("pred " << pred);
+    Runner r;
+    const Scope root = Scope::NewRootScope(Ops());
+    Output p = ops::Const(root, Input(pred));
+    Output n = ops::Const(root, Input(int64_t{10}));
+    Output y = ops::Cond(
+        root, p, {n},
+        [](const Scope& s, const std::vector<Output>& in) {
+          return std::vector<Output>{SumTo(s, in[0])[1]};
+        },
+        [](const Scope& s, const std::vector<Output>& in) {
+          return std::vector<Output>{ops::Add(s, in[0], Input(int64_t{1000}))};
+        })[0];
+    Executor::LoopStats stats;
+    auto got = r.Run(root, {y}, &stats);
+    INFO(got.status().ToString());
+    REQUIRE(got.ok());
+    CHECK(I64((*got)[0]) == (pred ? 55 : 1010));
+    // Dead, the loop's frame is entered once, with a dead value, and left.
+    CHECK(stats.iterations == (pred ? 11 : 1));
+  }
+}
+
+// while (true) { i = i + 1 }
+std::vector<Output> Forever(const Scope& root) {
+  return ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Const(c, Input(true)); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], Input(int64_t{1}))};
+      },
+      {ops::Const(root, Input(int64_t{0}))});
+}
+
+TEST_CASE("a loop that never ends is stopped by the step's deadline") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  auto got = r.Run(root, Forever(root), nullptr, 300ms);
+  CHECK(got.status().code() == Code::kDeadlineExceeded);
+}
+
+TEST_CASE("a loop that never ends is stopped by cancelling its step") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  CancellationManager cm;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(50ms);  // let the loop get going; the check does not depend on it
+    cm.Cancel(errors::Cancelled("client went away"));
+  });
+  auto got = r.Run(root, Forever(root), nullptr, 0ms, &cm);
+  canceller.join();
+  CHECK(got.status().code() == Code::kCancelled);
+}
+
+TEST_CASE("a cycle that does not pass through a NextIteration -> Merge edge is refused") {
+  const Scope root = Scope::NewRootScope(Ops());
+  Output a = ops::Const(root.WithOpName("a"), Input(1.0f));
+  Output m = root.AddOperation("Merge", {a, a}).output(0);
+  Output add = ops::Add(root.WithOpName("add"), m, a);
+  root.UpdateInput(m.node, 1, add);
+  REQUIRE(root.ok());
+  auto g = Graph::Build(root.ToGraphDef(), Ops());
+  CHECK(g.status().code() == Code::kInvalidArgument);
+  CHECK(g.status().message().find("cycle") != std::string::npos);
+  CHECK(g.status().message().find("'add'") != std::string::npos);
+}
+
+TEST_CASE("a value used in a loop without an Enter is refused naming the node") {
+  const Scope root = Scope::NewRootScope(Ops());
+  Output outside = ops::Const(root.WithOpName("outside"), Input(int64_t{3}));
+  Output x = ops::Const(root, Input(int64_t{0}));
+  Output enter = root.AddOperation("Enter", {x}, {{"frame_name", std::string("loop")}}).output(0);
+  Output merge = root.AddOperation("Merge", {enter, enter}).output(0);
+  Output less = ops::Less(root.WithOpName("less"), merge, outside);
+  Operation sw = root.AddOperation("Switch", {merge, root.AddOperation("LoopCond", {less}).output(0)});
+  root.AddOperation("Exit", {sw.output(0)});
+  Output next = root.AddOperation("NextIteration", {ops::Add(root, sw.output(1), Input(int64_t{1}))}).output(0);
+  root.UpdateInput(merge.node, 1, next);
+  REQUIRE(root.ok());
+  auto g = Graph::Build(root.ToGraphDef(), Ops());
+  REQUIRE(g.ok());
+  Runner r;
+  auto exec = Executor::Create(std::make_shared<const Graph>(std::move(g).value()),
+                               {&Ops(), &r.env, &r.pool, kDeviceCpu, "cpu"});
+  CHECK(exec.status().code() == Code::kInvalidArgument);
+  CHECK(exec.status().node() == "less");
+  CHECK(exec.status().message().find("two frames") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tfd
