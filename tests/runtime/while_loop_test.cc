@@ -12,6 +12,7 @@
 
 #include "api/control_flow.h"
 #include "daemon/runtime/executor.h"
+#include "daemon/runtime/partition.h"
 #include "kernels/register_all.h"
 
 namespace tfd {
@@ -253,6 +254,31 @@ TEST_CASE("a value used in a loop without an Enter is refused naming the node") 
   CHECK(exec.status().code() == Code::kInvalidArgument);
   CHECK(exec.status().node() == "less");
   CHECK(exec.status().message().find("two frames") != std::string::npos);
+}
+
+TEST_CASE("partitioning refuses a loop whose nodes are on two tasks, naming the node") {
+  const Scope root = Scope::NewRootScope(Ops());
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  Output n = ops::Const(root.WithOpName("n").WithDevice("/job:ps/task:0"), Input(int64_t{5}));
+  auto out = ops::WhileLoop(
+      worker, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], n); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{
+            ops::Add(b.WithOpName("on_ps").WithDevice("/job:ps/task:0"), v[0], Input(int64_t{1}))};
+      },
+      {ops::Const(worker, Input(int64_t{0}))});
+  REQUIRE(root.ok());
+  auto g = Graph::Build(root.ToGraphDef(), Ops());
+  REQUIRE(g.ok());
+  std::vector<std::string> devices;
+  for (const Graph::Node& node : g->nodes()) devices.push_back(node.def.device);
+  auto parts = PartitionGraph(*g, devices);
+  CHECK(parts.status().code() == Code::kInvalidArgument);
+  INFO(parts.status().ToString());
+  // A body node on the ps (the Add, or the Const its literal became).
+  CHECK(parts.status().node().find("while/body/") == 0);
+  CHECK(parts.status().message().find("on /job:ps/task:0") != std::string::npos);
+  CHECK(parts.status().message().find("one task") != std::string::npos);
 }
 
 }  // namespace
