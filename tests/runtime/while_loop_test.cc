@@ -50,6 +50,11 @@ struct Runner {
                            .loop_stats = loop_stats};
     if (timeout > 0ms) args.deadline = std::chrono::steady_clock::now() + timeout;
     TFD_RETURN_IF_ERROR(exec->Run(args));
+    for (size_t i = 0; i < frame.retvals.size(); ++i) {
+      if (!frame.retvals[i].initialized()) {
+        return errors::Internal("the step ended without fetch ", i, " (", fetches[i].name(), ")");
+      }
+    }
     return frame.retvals;
   }
 
