@@ -64,7 +64,7 @@ void Executor::Step::Start() {
       std::string waiting;
       StatusDetails first;  // the first node still running is what the step waited on
       for (int id = 0; id < self->graph.num_nodes(); ++id) {
-        if (self->running[id].load() == 0) continue;
+        if (!self->running[id].load()) continue;
         const Graph::Node& node = self->graph.node(id);
         waiting += (waiting.empty() ? "" : ", ") + Where(node);
         if (first.node.empty()) first = {.node = node.name(), .op = node.op()};
@@ -176,7 +176,7 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
       in[k] = Value{std::move(v).value(), nullptr};
     }
   }
-  running[t.id].fetch_add(1, std::memory_order_relaxed);
+  running[t.id].store(true, std::memory_order_relaxed);
   const int64_t start = args.trace ? NowMicros() : 0;
   OpKernel& kernel = *exec.kernels_[t.id];
   if (!kernel.is_async()) {
@@ -225,7 +225,7 @@ std::vector<Value> Executor::Step::Collect(const TaggedNode& t, OpKernelContext&
     RecordError(s.WithNode(node.name(), node.op()), true);
     outputs.clear();
   }
-  running[t.id].fetch_sub(1, std::memory_order_relaxed);
+  running[t.id].store(false, std::memory_order_relaxed);
   if (args.trace) {
     MutexLock lock(mu);
     stats.nodes.push_back({node.name(), node.op(), exec.kernels_[t.id]->node().device, start,

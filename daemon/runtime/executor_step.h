@@ -191,7 +191,10 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   // Started by a blocking Run: kernels measured cheap run inline too.
   bool blocking = false;
   StepContext ctx;
-  std::vector<std::atomic<int>> running;  // by node id: runs in progress, for the deadline's message
+  // By node id: started and not finished, for the deadline's message (a
+  // plain flag, as cheap as can be: a loop's node running in two iterations
+  // at once may be left out of the message).
+  std::vector<std::atomic<bool>> running;
   std::atomic<int64_t> outstanding{0};    // nodes ready or running
   std::atomic<bool> aborted{false};
   std::optional<CancellationManager::Token> cancel_token;
