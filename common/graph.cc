@@ -48,6 +48,22 @@ NodeAnnotation BackEdgeStandIn(const std::vector<Graph::Node>& nodes, const Grap
   return a;
 }
 
+// The back edge into input k of `merge`, once its producer is annotated:
+// a port it has, of the dtype the loop's other inputs have.
+Status CheckBackEdge(const Graph::Node& from, const Graph::Node& merge, int k) {
+  const int port = merge.inputs[k].port;
+  if (port < 0 || port >= static_cast<int>(from.output_types.size())) {
+    return errors::InvalidArgument(Where(merge.def), ": input ", k, " names output ", port, " of ",
+                                   Where(from.def), ", which has ", from.output_types.size());
+  }
+  if (from.output_types[port] != merge.input_types[k]) {
+    return errors::InvalidArgument(Where(merge.def), ": input ", k, " from ", Where(from.def),
+                                   " is ", DTypeName(from.output_types[port]), ", expected ",
+                                   DTypeName(merge.input_types[k]), " as the loop's other inputs");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Graph> Graph::Build(GraphDef def, const OpRegistry& registry) {
@@ -168,12 +184,7 @@ Status Graph::Annotate(const OpRegistry& registry) {
     const Node& n = nodes_[id];
     for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
       const Node& from = nodes_[n.inputs[k].node];
-      if (IsBackEdge(from.def, n.def) && from.output_types[n.inputs[k].port] != n.input_types[k]) {
-        return errors::InvalidArgument(Where(n.def), ": input ", k, " from ", Where(from.def),
-                                       " is ", DTypeName(from.output_types[n.inputs[k].port]),
-                                       ", expected ", DTypeName(n.input_types[k]),
-                                       " as the loop's other inputs");
-      }
+      if (IsBackEdge(from.def, n.def)) TFD_RETURN_IF_ERROR(CheckBackEdge(from, n, k));
       nodes_[n.inputs[k].node].consumers.push_back({id, k});
     }
     for (int c : n.control_inputs) nodes_[c].control_consumers.push_back(id);

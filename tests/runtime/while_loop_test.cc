@@ -13,6 +13,7 @@
 #include "api/control_flow.h"
 #include "daemon/runtime/executor.h"
 #include "daemon/runtime/partition.h"
+#include "common/graph_io.h"
 #include "kernels/register_all.h"
 
 namespace tfd {
@@ -237,6 +238,30 @@ TEST_CASE("a cycle that does not pass through a NextIteration -> Merge edge is r
   CHECK(g.status().code() == Code::kInvalidArgument);
   CHECK(g.status().message().find("cycle") != std::string::npos);
   CHECK(g.status().message().find("'add'") != std::string::npos);
+}
+
+// Enter -> Merge <-> NextIteration, with the back edge's input text given.
+StatusOr<Graph> BackEdgeGraph(const std::string& back, const std::string& next_input) {
+  const std::string text = R"g((nodes = [
+    (name = "x", op = "Const", attrs = [
+       (name = "value", value = (tensor = (dtype = int64, int64Val = [1]))),
+       (name = "dtype", value = (type = int64))]),
+    (name = "enter", op = "Enter", inputs = ["x"], attrs = [(name = "frame_name", value = (s = "f"))]),
+    (name = "merge", op = "Merge", inputs = ["enter", ")g" + back + R"g("]),
+    (name = "cast", op = "Cast", inputs = ["merge"], attrs = [(name = "DstT", value = (type = float32))]),
+    (name = "next", op = "NextIteration", inputs = [")g" + next_input + R"g("])]))g";
+  TFD_ASSIGN_OR_RETURN(GraphDef def, ParseGraph(text, "loop.txt"));
+  return Graph::Build(std::move(def), Ops());
+}
+
+TEST_CASE("a loop's back edge is checked once its producer is known") {
+  CHECK(BackEdgeGraph("next", "merge").ok());
+  auto port = BackEdgeGraph("next:1", "merge");
+  CHECK(port.status().code() == Code::kInvalidArgument);
+  CHECK(port.status().message().find("node 'merge' (Merge): input 1 names output 1") == 0);
+  auto dtype = BackEdgeGraph("next", "cast");
+  CHECK(dtype.status().code() == Code::kInvalidArgument);
+  CHECK(dtype.status().message().find("is float32, expected int64") != std::string::npos);
 }
 
 TEST_CASE("a value used in a loop without an Enter is refused naming the node") {
