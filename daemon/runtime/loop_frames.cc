@@ -96,6 +96,11 @@ class FrameWalk {
   }
 
   Status Reach(int from, int to, int frame, std::deque<int>& queue) {
+    if (frame != 0 && lf_.kind[to] == NodeKind::kRetval) {
+      // It would run once per iteration, each writing the one fetch.
+      return Error(to, "fetches '" + g_.node(from).name() + "', which is inside while loop '" +
+                           lf_.frames[frame].name + "': fetch the loop's results (its Exits)");
+    }
     if (lf_.frame[to] < 0) {
       lf_.frame[to] = frame;
       queue.push_back(to);

@@ -6,8 +6,8 @@
 // frame_name names, an Exit's in the frame around its own, every other
 // node's consumers in the node's frame. Nodes with no inputs run in the root
 // frame (frame 0). A node reached from two different frames, an Exit in the
-// root frame, or one frame_name entered from two different frames is
-// INVALID_ARGUMENT naming the node; so is a node no input-free node reaches
+// root frame, one frame_name entered from two different frames, or a fetch
+// (_Retval) of a value inside a loop is INVALID_ARGUMENT naming the node; so is a node no input-free node reaches
 // (it sits on a cycle that nothing enters, and could never run).
 //
 //   TFD_ASSIGN_OR_RETURN(LoopFrames lf, LoopFrames::Build(graph));

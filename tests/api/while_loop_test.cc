@@ -149,6 +149,25 @@ TEST_CASE("A runaway WhileLoop ends at the run's deadline and the session runs o
   CHECK(Value(next->fetches[0]) == 5);
 }
 
+TEST_CASE("Fetching a tensor inside a loop's body is refused, naming it") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  std::string inside;
+  ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        Output next = ops::Add(b, v[0], 1);
+        inside = next.name();
+        return std::vector<Output>{next};
+      },
+      {ops::Const(root, 0)});
+  auto session = env.Session(root);
+  auto out = session->Run({}, {inside}, {});
+  CHECK(out.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(out.status().message(), Catch::Contains("fetches '" + inside.substr(0, inside.find(':')) + "'"));
+  CHECK_THAT(out.status().message(), Catch::Contains("inside while loop 'while'"));
+}
+
 TEST_CASE("WhileLoop refuses a body with the wrong number or dtype of values") {
   ApiEnv env;
   const Scope root = env.Root();
