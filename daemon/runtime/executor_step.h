@@ -160,17 +160,22 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   // empty (the error recorded).
   std::vector<Value> Collect(const TaggedNode& t, OpKernelContext& kctx, int64_t start);
 
-  // Frames (executor_frames part below).
+  // Frames and iterations (executor_frames.cc). Propagate hands a finished
+  // node's outputs on and ends its count in its iteration.
   void Propagate(const TaggedNode& t, const std::vector<Value>& outputs, bool dead,
                  std::vector<TaggedNode>& ready);
   // Delivers node `src`'s outputs to its consumers in iteration `iter` of
   // `frame`; returns how many it made ready (pushed onto `ready`).
   int Activate(int src, const std::vector<Value>& outputs, bool dead, Frame* frame, int64_t iter,
                Iteration* state, std::vector<TaggedNode>& ready);
+  // Delivers value `v` (null: a control edge) from `src` to input `port` of
+  // Merge `dst`; whether that makes it ready.
   bool DeliverToMerge(int src, int dst, int port, const Value* v, Iteration* state);
   void EnterChild(const TaggedNode& t, const Value& v, std::vector<TaggedNode>& ready);
   void LeaveFrame(const TaggedNode& t, const Value& v, std::vector<TaggedNode>& ready);
   void NextIteration(const TaggedNode& t, const Value& v, std::vector<TaggedNode>& ready);
+  // Adds `delta` to iteration `iter`'s count of f (nothing for the root),
+  // cleaning up what that count reaching 0 ends.
   void AddOutstanding(Frame* f, int64_t iter, int delta, std::vector<TaggedNode>& ready);
   void StartIteration(Frame* f, std::vector<TaggedNode>& ready) REQUIRES(f->mu);
   // Deletes the iterations of `f` from `iter` on that are done; whether
