@@ -96,6 +96,36 @@ TEST_CASE("a while loop sums 1..n exactly, for several n and parallel_iterations
   }
 }
 
+TEST_CASE("iterations that overlap on pool threads give exact results") {
+  for (int run = 0; run < 20; ++run) {
+    INFO("run " << run);
+    Runner r(4);
+    const Scope root = Scope::NewRootScope(Ops());
+    std::vector<double> av(64 * 64), bv(64 * 64);
+    for (size_t k = 0; k < av.size(); ++k) {
+      av[k] = static_cast<double>(k % 7);
+      bv[k] = static_cast<double>(k % 5);
+    }
+    Output a = ops::Const(root, Tensor::FromVector<double>(av, TensorShape{64, 64}));
+    Output b = ops::Const(root, Tensor::FromVector<double>(bv, TensorShape{64, 64}));
+    const int64_t n = 40;
+    // The counter runs ahead; each iteration's MatMul needs only the
+    // invariants, so up to parallel_iterations of them run at once.
+    auto out = ops::WhileLoop(
+        root, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], Input(n)); },
+        [&](const Scope& s, const std::vector<Output>& v) {
+          return std::vector<Output>{ops::Add(s, v[0], Input(int64_t{1})),
+                                     ops::Add(s, v[1], ops::MatMul(s, a, b))};
+        },
+        {ops::Const(root, Input(int64_t{0})), ops::ZerosLike(root, ops::MatMul(root, a, b))});
+    Output expected = ops::Mul(root, ops::MatMul(root, a, b), Input(static_cast<double>(n)));
+    auto got = r.Run(root, {out[1], expected});
+    INFO(got.status().ToString());
+    REQUIRE(got.ok());
+    CHECK(TensorsEqual((*got)[0], (*got)[1]));
+  }
+}
+
 TEST_CASE("a loop whose predicate is false at once runs no iteration of its body") {
   Runner r;
   const Scope root = Scope::NewRootScope(Ops());
