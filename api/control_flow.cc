@@ -1,5 +1,6 @@
 #include "api/control_flow.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -76,6 +77,111 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
   std::vector<Output> merged;
   for (size_t i = 0; i < t.size(); ++i) merged.push_back(s.AddOperation("Merge", {f[i], t[i]}).output(0));
   return merged;
+}
+
+namespace {
+
+// Makes every data input of the nodes in [first, end) that comes from
+// before `loop_start` (outside the loop) read an Enter of it with
+// is_constant: a loop invariant, entered once per tensor.
+void EnterCaptures(const Scope& s, const Scope& outer, int loop_start, int first, int end,
+                   const AttrMap& enter_attrs) {
+  std::map<std::string, Output> entered;
+  for (int id = first; id < end && s.ok(); ++id) {
+    const NodeDef node = s.node(id);  // a copy: UpdateInput changes it
+    for (size_t k = 0; k < node.inputs.size() && s.ok(); ++k) {
+      const std::string& input = node.inputs[k];
+      if (input[0] == '^') continue;
+      const int from_id = s.FindNode(NodeOfInput(input));
+      if (from_id < 0 || from_id >= loop_start) continue;
+      if (s.annotation(id).input_refs[k]) {
+        s.UpdateStatus(errors::InvalidArgument(
+            "node '", node.name, "' in a while loop takes '", input,
+            "' from outside the loop by reference: updating a variable inside a loop is not "
+            "supported"));
+        return;
+      }
+      auto it = entered.find(input);
+      if (it == entered.end()) {
+        const size_t colon = input.rfind(':');
+        const int port = colon == std::string::npos ? 0 : std::stoi(input.substr(colon + 1));
+        AttrMap attrs = enter_attrs;
+        attrs["is_constant"] = true;
+        Output x = outer.OutputOf(s.node(from_id).name, port);
+        it = entered.emplace(input, outer.AddOperation("Enter", {x}, attrs).output(0)).first;
+      }
+      s.UpdateInput(node.name, static_cast<int>(k), it->second);
+    }
+  }
+}
+
+// The loop's predicate: cond on the loop variables, and, with a maximum,
+// the iteration counter (vars[0]) below it.
+Output LoopPredicate(const Scope& s, const LoopCondFn& cond, const std::vector<Output>& vars,
+                     const WhileOptions& options) {
+  const bool counted = options.maximum_iterations >= 0;
+  const std::vector<Output> user(vars.begin() + (counted ? 1 : 0), vars.end());
+  Output pred = cond(s, user);
+  if (counted && s.ok()) {
+    Output below = Less(s, vars[0], Input(options.maximum_iterations));
+    pred = s.AddOperation("LogicalAnd", {below, pred}).output(0);
+  }
+  return pred;
+}
+
+}  // namespace
+
+std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const BranchFn& body,
+                              const std::vector<Output>& loop_vars, const WhileOptions& options) {
+  const size_t n_user = loop_vars.size();
+  if (n_user == 0 || options.parallel_iterations < 1) {
+    scope.UpdateStatus(errors::InvalidArgument(
+        "WhileLoop needs at least one loop variable and parallel_iterations >= 1; got ", n_user,
+        " and ", options.parallel_iterations));
+  }
+  if (!scope.ok()) return std::vector<Output>(n_user);
+  const Scope outer = scope.WithPrefix(scope.UniqueName("while"));
+  const Scope s = outer.WithNoControlDependencies();
+  const AttrMap enter_attrs{{"frame_name", outer.name_prefix()},
+                            {"parallel_iterations", int64_t{options.parallel_iterations}}};
+  const bool counted = options.maximum_iterations >= 0;
+  std::vector<Output> init = loop_vars;
+  if (counted) init.insert(init.begin(), Const(outer.WithOpName("iteration_counter"), Input(int64_t{0})));
+  const int loop_start = outer.num_nodes();
+  std::vector<Output> merges;
+  for (const Output& x : init) {
+    Output enter = outer.AddOperation("Enter", {x}, enter_attrs).output(0);
+    merges.push_back(s.AddOperation("Merge", {enter, enter}).output(0));
+  }
+  if (!s.ok()) return std::vector<Output>(n_user);
+  const int first = s.num_nodes();
+  Output pred = LoopPredicate(s.WithName("cond").WithControlDependencies({merges[0]}), cond,
+                              merges, options);
+  Output loop_cond = s.AddOperation("LoopCond", {pred}).output(0);
+  std::vector<Output> exits, vars;
+  for (const Output& m : merges) {
+    Operation sw = s.AddOperation("Switch", {m, loop_cond});
+    exits.push_back(s.AddOperation("Exit", {sw.output(0)}).output(0));
+    vars.push_back(Identity(s, sw.output(1)));
+  }
+  if (!s.ok()) return std::vector<Output>(n_user);
+  const Scope body_scope = s.WithName("body").WithControlDependencies({vars[0]});
+  std::vector<Output> next(vars.begin() + (counted ? 1 : 0), vars.end());
+  next = body(body_scope, next);
+  if (s.ok() && next.size() != n_user) {
+    s.UpdateStatus(errors::InvalidArgument("the body of while loop '", outer.name_prefix(),
+                                           "' returns ", next.size(), " values for ", n_user,
+                                           " loop variables"));
+  }
+  if (!s.ok()) return std::vector<Output>(n_user);
+  if (counted) next.insert(next.begin(), Add(body_scope, vars[0], Input(int64_t{1})));
+  std::vector<Output> back;
+  for (const Output& x : next) back.push_back(s.AddOperation("NextIteration", {x}).output(0));
+  EnterCaptures(s, outer, loop_start, first, s.num_nodes(), enter_attrs);
+  for (size_t i = 0; i < merges.size() && s.ok(); ++i) s.UpdateInput(merges[i].node, 1, back[i]);
+  if (!s.ok()) return std::vector<Output>(n_user);
+  exits.erase(exits.begin(), exits.begin() + (counted ? 1 : 0));
+  return exits;
 }
 
 }  // namespace tfd::ops

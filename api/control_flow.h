@@ -1,5 +1,7 @@
 // Control flow in the graph API: Cond, TensorFlow 1.x's tf.cond built from
-// Switch and Merge (kernels/control/cond_ops.cc).
+// Switch and Merge (kernels/control/cond_ops.cc), and WhileLoop, its
+// tf.while_loop, built from Enter, Merge, Switch, LoopCond, NextIteration
+// and Exit (kernels/control/loop_ops.cc).
 //
 //   std::vector<Output> y = ops::Cond(scope, is_training, {x},
 //       [](const Scope& s, const std::vector<Output>& in) {
@@ -43,5 +45,40 @@ using BranchFn =
 // vector of invalid Outputs.
 std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vector<Output>& inputs,
                          const BranchFn& true_fn, const BranchFn& false_fn);
+
+// WhileLoop: TensorFlow 1.x's tf.while_loop(cond, body, loop_vars,
+// parallel_iterations, maximum_iterations).
+//
+//   // sum of 1..n
+//   std::vector<Output> r = ops::WhileLoop(scope,
+//       [](const Scope& s, const std::vector<Output>& v) { return ops::LessEqual(s, v[0], n); },
+//       [](const Scope& s, const std::vector<Output>& v) {
+//         return std::vector<Output>{ops::Add(s, v[0], 1), ops::Add(s, v[1], v[0])};
+//       },
+//       {ops::Const(scope, 1), ops::Const(scope, 0)});   // r[1] is the sum
+//
+// `cond` returns a scalar bool from the loop variables; `body` returns their
+// next values, as many and of the same dtypes (shapes may change). The loop
+// runs body while cond holds, possibly zero times, and returns the loop
+// variables' last values. Every node cond and body add waits on the loop's
+// pivot, so constants belong to the loop; a tensor from outside the loop
+// that they use enters it once as a loop invariant (an Enter with
+// is_constant). A loop may be built in a loop's body or in a cond's branch.
+// Iterations run in parallel as far as their data allows, at most
+// `parallel_iterations` at once; `maximum_iterations` (>= 0) stops the loop
+// after that many iterations even if cond still holds. Nodes are named under
+// "while/" (then "while_1/", ...) below the scope's prefix; that name is also
+// the loop's frame_name. A variable read inside a loop is read once, when
+// the loop starts; updating a variable inside a loop (an input that takes a
+// reference) is not supported yet: INVALID_ARGUMENT naming the node.
+struct WhileOptions {
+  int parallel_iterations = 10;
+  int64_t maximum_iterations = -1;  // < 0: no limit
+};
+using LoopCondFn = std::function<Output(const Scope& scope, const std::vector<Output>& vars)>;
+
+std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const BranchFn& body,
+                              const std::vector<Output>& loop_vars,
+                              const WhileOptions& options = {});
 
 }  // namespace tfd::ops

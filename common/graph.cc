@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 namespace tfd {
 namespace {
@@ -17,6 +18,48 @@ Status CheckKnownHere(const NodeDef& n, const OpRegistry& registry, const GraphV
     if (reg->def.FindAttr(name) == nullptr) {
       return NewerGraphError(versions, "op " + n.op + " has no attr '" + name + "' in this tfd");
     }
+  }
+  return OkStatus();
+}
+
+// The edge that closes a while loop: a NextIteration feeding its loop's
+// Merge. It is the only edge a cycle may pass through (TensorFlow's rule);
+// sorting and annotating treat it as pointing backwards.
+bool IsBackEdge(const NodeDef& producer, const NodeDef& consumer) {
+  return producer.op == "NextIteration" && consumer.op == "Merge";
+}
+
+// What a Merge's back-edge input stands in as while the Merge is annotated:
+// a value of the dtype its forward inputs have, of unknown shape.
+NodeAnnotation BackEdgeStandIn(const std::vector<Graph::Node>& nodes, const Graph::Node& merge) {
+  NodeAnnotation a;
+  DType dtype = DType::kInvalid;
+  for (const Graph::Edge& e : merge.inputs) {
+    const Graph::Node& from = nodes[e.node];
+    if (!IsBackEdge(from.def, merge.def)) {
+      dtype = from.output_types[e.port];
+      break;
+    }
+  }
+  a.output_types = {dtype};
+  a.output_refs = {false};
+  a.output_shapes = {PartialShape::Unknown()};
+  a.output_values = {Tensor()};
+  return a;
+}
+
+// The back edge into input k of `merge`, once its producer is annotated:
+// a port it has, of the dtype the loop's other inputs have.
+Status CheckBackEdge(const Graph::Node& from, const Graph::Node& merge, int k) {
+  const int port = merge.inputs[k].port;
+  if (port < 0 || port >= static_cast<int>(from.output_types.size())) {
+    return errors::InvalidArgument(Where(merge.def), ": input ", k, " names output ", port, " of ",
+                                   Where(from.def), ", which has ", from.output_types.size());
+  }
+  if (from.output_types[port] != merge.input_types[k]) {
+    return errors::InvalidArgument(Where(merge.def), ": input ", k, " from ", Where(from.def),
+                                   " is ", DTypeName(from.output_types[port]), ", expected ",
+                                   DTypeName(merge.input_types[k]), " as the loop's other inputs");
   }
   return OkStatus();
 }
@@ -82,9 +125,13 @@ Status Graph::Sort() {
   std::vector<int> pending(n);
   std::vector<std::vector<int>> succ(n);
   for (int i = 0; i < n; ++i) {
-    for (const Edge& e : nodes_[i].inputs) succ[e.node].push_back(i);
+    for (const Edge& e : nodes_[i].inputs) {
+      if (IsBackEdge(nodes_[e.node].def, nodes_[i].def)) continue;
+      succ[e.node].push_back(i);
+      ++pending[i];
+    }
     for (int c : nodes_[i].control_inputs) succ[c].push_back(i);
-    pending[i] = static_cast<int>(nodes_[i].inputs.size() + nodes_[i].control_inputs.size());
+    pending[i] += static_cast<int>(nodes_[i].control_inputs.size());
   }
   std::deque<int> ready;
   for (int i = 0; i < n; ++i) {
@@ -110,7 +157,7 @@ Status Graph::Sort() {
     path.push_back(cur);
     int next = -1;
     for (const Edge& e : nodes_[cur].inputs) {
-      if (pending[e.node] > 0) next = e.node;
+      if (pending[e.node] > 0 && !IsBackEdge(nodes_[e.node].def, nodes_[cur].def)) next = e.node;
     }
     for (int c : nodes_[cur].control_inputs) {
       if (pending[c] > 0) next = c;
@@ -136,6 +183,8 @@ Status Graph::Annotate(const OpRegistry& registry) {
   for (int id = 0; id < num_nodes(); ++id) {
     const Node& n = nodes_[id];
     for (int k = 0; k < static_cast<int>(n.inputs.size()); ++k) {
+      const Node& from = nodes_[n.inputs[k].node];
+      if (IsBackEdge(from.def, n.def)) TFD_RETURN_IF_ERROR(CheckBackEdge(from, n, k));
       nodes_[n.inputs[k].node].consumers.push_back({id, k});
     }
     for (int c : n.control_inputs) nodes_[c].control_consumers.push_back(id);
@@ -147,7 +196,19 @@ Status Graph::AnnotateNode(Node& n, const OpRegistry& registry) {
   if (WrittenByNewerTfd(versions_)) TFD_RETURN_IF_ERROR(CheckKnownHere(n.def, registry, versions_));
   std::vector<AnnotatedInput> inputs;
   inputs.reserve(n.inputs.size());
-  for (const Edge& e : n.inputs) inputs.push_back({&nodes_[e.node].def, &nodes_[e.node], e.port});
+  // A back edge's producer comes later in the order, not yet annotated: it
+  // stands in as a value of the loop's dtype and unknown shape (checked
+  // against the producer once every node is annotated).
+  std::optional<NodeAnnotation> back;
+  for (const Edge& e : n.inputs) {
+    const Node& from = nodes_[e.node];
+    if (!IsBackEdge(from.def, n.def)) {
+      inputs.push_back({&from.def, &from, e.port});
+      continue;
+    }
+    if (!back) back = BackEdgeStandIn(nodes_, n);
+    inputs.push_back({&from.def, &*back, 0});
+  }
   TFD_ASSIGN_OR_RETURN(NodeAnnotation a, tfd::AnnotateNode(n.def, registry, inputs));
   static_cast<NodeAnnotation&>(n) = std::move(a);
   return OkStatus();

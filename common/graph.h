@@ -5,7 +5,8 @@
 // FAILED_PRECONDITION naming both graph versions). It then refuses, with
 // INVALID_ARGUMENT (NOT_FOUND for an unknown op) naming the node: duplicate
 // or empty names, inputs that name a missing node or
-// port, cycles, unknown ops, missing or mistyped attrs, dtype mismatches
+// port, cycles (but those through a NextIteration -> Merge edge, which
+// closes a while loop), unknown ops, missing or mistyped attrs, dtype mismatches
 // between producer and consumer, a value where a reference is required, and
 // shape mismatches that inference can prove. Type attrs left out of a node
 // ("T", "N", type lists) are inferred from its inputs, so hand-written graphs
@@ -82,7 +83,8 @@ class Graph {
   const std::vector<Node>& nodes() const { return nodes_; }
   // -1 when absent.
   int FindNode(const std::string& name) const;
-  // Every node after all of its inputs (data and control).
+  // Every node after all of its inputs (data and control), but a Merge
+  // before the NextIteration that feeds it a loop's back edge.
   const std::vector<int>& topo_order() const { return topo_; }
   // The completed definition (attrs filled in), in the original node order.
   GraphDef ToGraphDef() const;

@@ -228,4 +228,29 @@ Operation Scope::AddOperation(const std::string& op, const std::vector<Output>& 
   return result;
 }
 
+void Scope::UpdateInput(const std::string& node, int index, const Output& from) const {
+  if (!ok()) return;
+  State& st = *state_;
+  const int id = FindNode(node);
+  const int from_id = FindNode(from.node);
+  if (id < 0 || from_id < 0) {
+    UpdateStatus(errors::InvalidArgument("UpdateInput: node '", id < 0 ? node : from.node,
+                                         "' is not in this graph"));
+    return;
+  }
+  NodeDef& def = st.graph.nodes[id];
+  const NodeAnnotation& a = st.annotations[id];
+  if (index < 0 || index >= static_cast<int>(a.input_types.size())) {
+    UpdateStatus(errors::InvalidArgument("node '", node, "' has no data input ", index));
+    return;
+  }
+  if (from.dtype != a.input_types[index] || from.is_ref != static_cast<bool>(a.input_refs[index])) {
+    UpdateStatus(errors::InvalidArgument("node '", node, "' input ", index, " is ",
+                                         DTypeName(a.input_types[index]), "; '", from.name(),
+                                         "' is ", DTypeName(from.dtype)));
+    return;
+  }
+  def.inputs[index] = from.name();
+}
+
 }  // namespace tfd

@@ -120,6 +120,12 @@ class Scope {
     return AddOperation(op, inputs, std::move(attrs)).outputs;
   }
 
+  // Makes data input `index` of node `node` read `from` instead (TF's
+  // Graph::UpdateEdge): how a while loop's Merge, added before the body that
+  // feeds it, gets its back edge from the NextIteration. `from` must have the
+  // dtype the input has; errors stay in the scope.
+  void UpdateInput(const std::string& node, int index, const Output& from) const;
+
   // The first error of the graph, shared by every scope of it.
   Status status() const;
   bool ok() const { return status().ok(); }
@@ -136,7 +142,8 @@ class Scope {
   // reserved, so nodes added later do not take it.
   std::string UniqueName(const std::string& base) const;
 
-  // Nodes so far, in the order added (which is a topological order).
+  // Nodes so far, in the order added (a topological order, but for the back
+  // edges UpdateInput makes).
   int num_nodes() const;
   const NodeDef& node(int id) const;
   const NodeAnnotation& annotation(int id) const;

@@ -9,7 +9,17 @@
 // the step — waiting kernels are woken through the step's
 // CancellationManager — and the step ends once every started kernel has
 // finished. A step past its deadline is cancelled with DEADLINE_EXCEEDED
-// naming the nodes still running. With Options::inline_kernels no kernel
+// naming the nodes still running.
+//
+// While loops run as TensorFlow 1.x runs them (frames and iterations, see
+// loop_frames.h): each node's state (pending inputs, deadness) is kept per
+// iteration of the frame it runs in, an iteration's state is freed once
+// every node of it has finished and the iteration before it is gone, and at
+// most the loop's parallel_iterations iterations are alive at once; so a
+// loop's memory does not grow with its iteration count. A loop that never
+// ends runs until the step's deadline or cancellation.
+//
+// With Options::inline_kernels no kernel
 // goes to the pool: each runs on the thread that made it ready (see
 // InlineKernelsFor).
 //
@@ -32,6 +42,7 @@
 #include "common/op_kernel.h"
 #include "common/step_stats.h"
 #include "daemon/runtime/kernel_costs.h"
+#include "daemon/runtime/loop_frames.h"
 
 namespace tfd {
 
@@ -52,6 +63,14 @@ class Executor {
     // too; `pool` is then not used. See InlineKernelsFor.
     bool inline_kernels = false;
   };
+  // What a step's while loops did (RunArgs::loop_stats): iterations started,
+  // and the most iterations (over every loop and every instance of a loop)
+  // and the most loop frames alive at once.
+  struct LoopStats {
+    int64_t iterations = 0;
+    int64_t peak_live_iterations = 0;
+    int64_t peak_live_frames = 0;
+  };
   struct RunArgs {
     int64_t step_id = 0;
     CallFrame* frame = nullptr;                    // feeds and fetches; may be null
@@ -59,6 +78,7 @@ class Executor {
     CancellationManager* cancellation = nullptr;   // required; owned by the caller
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     bool trace = false;                            // collect per-node timings
+    LoopStats* loop_stats = nullptr;               // filled in before `done` runs; may be null
   };
   using DoneCallback = std::function<void(const Status&, StepStats)>;
 
@@ -97,6 +117,7 @@ class Executor {
   std::vector<bool> cheap_;                         // by node id: declared cheap
   mutable KernelCosts costs_;                       // by node id: measured
   std::vector<int> roots_;                          // nodes with no inputs at all
+  LoopFrames frames_;                               // node kinds and frames
 };
 
 // Whether a process should run its kernels inline (Options::inline_kernels):

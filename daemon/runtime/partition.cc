@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/device_name.h"
+#include "daemon/runtime/loop_frames.h"
 
 namespace tfd {
 namespace {
@@ -31,12 +32,43 @@ std::string SendNodeFor(const std::string& recv_node, const std::string& recv_de
   return "_send/" + recv_node.substr(prefix.size()) + Safe(TaskOf(recv_device));
 }
 
+namespace {
+
+// INVALID_ARGUMENT when an edge between tasks has an end that runs in a
+// while loop's frame; see partition.h.
+Status CheckLoopsOnOneTask(const Graph& graph, const std::vector<std::string>& task) {
+  const bool loops = std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                                 [](const Graph::Node& n) { return n.op() == "Enter"; });
+  if (!loops) return OkStatus();
+  TFD_ASSIGN_OR_RETURN(LoopFrames lf, LoopFrames::Build(graph));
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Graph::Node& node = graph.node(id);
+    std::vector<int> from;
+    for (const Graph::Edge& e : node.inputs) from.push_back(e.node);
+    from.insert(from.end(), node.control_inputs.begin(), node.control_inputs.end());
+    for (int src : from) {
+      // The value travels in the consumer's frame: the root, for an Enter or
+      // an Exit's consumer.
+      if (task[src] == task[id] || lf.frame[id] == 0) continue;
+      return errors::InvalidArgument("node '", node.name(), "' (", node.op(), ") on ", task[id],
+                                     " takes '", graph.node(src).name(), "' from ", task[src],
+                                     " inside while loop '", lf.frames[lf.frame[id]].name,
+                                     "': a loop's nodes must all be on one task")
+          .WithDetails({.node = node.name(), .op = node.op()});
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                                                          const std::vector<std::string>& devices) {
   std::map<std::string, GraphDef> parts;
   const int n = graph.num_nodes();
   std::vector<std::string> task(n);
   for (int id = 0; id < n; ++id) task[id] = TaskOf(devices[id]);
+  TFD_RETURN_IF_ERROR(CheckLoopsOnOneTask(graph, task));
 
   // Each node copied into its task's partition, inputs rewritten below.
   std::vector<NodeDef> copies(n);

@@ -8,6 +8,11 @@
 // colocates reference consumers, and a value consumer on another task gets
 // the variable's value (the _Send reads it).
 //
+// A while loop must sit on one task: an edge between tasks into, out of or
+// inside a loop's frame (loop_frames.h) is INVALID_ARGUMENT naming the node
+// at its end (its transfers would need one rendezvous key per iteration).
+// An edge from outside into a loop's Enter is fine.
+//
 //   TFD_ASSIGN_OR_RETURN(auto parts, PartitionGraph(graph, devices));
 //   for (auto& [task, def] : parts) register def with task ...
 //

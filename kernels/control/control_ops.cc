@@ -89,7 +89,8 @@ Status RegisterControlOps(OpRegistry& r) {
                "summarize values in brackets, on the task that runs it, for the first first_n "
                "runs (all when negative). Shape: input's."),
       shape_fns::UnchangedShape));
-  return RegisterCondOps(r);
+  TFD_RETURN_IF_ERROR(RegisterCondOps(r));
+  return RegisterLoopOps(r);
 }
 
 }  // namespace tfd::kernels

@@ -129,5 +129,38 @@ TEST_CASE("a cond whose branch runs on another task runs it only when taken") {
   CHECK(update.find("cond/true/") != std::string::npos);
 }
 
+// A loop on one task of a cluster, started from a variable on another: the
+// variable's value crosses once, before the loop, and the loop's frames live
+// on the worker alone.
+TEST_CASE("a while loop on a worker sums from a ps variable's value") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable start(root.WithOpName("start").WithDevice("/job:ps/task:0"), {}, DType::kInt64,
+                 Initializer::Constant(100));
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output n = ops::Placeholder(worker.WithOpName("n"), DType::kInt64, PartialShape({}));
+  const std::vector<Output> r = ops::WhileLoop(
+      worker, [&](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], n); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), ops::Add(b, v[1], v[0])};
+      },
+      {ops::Const(worker, int64_t{1}), ops::Identity(worker, start.value())});
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  for (int64_t v : {0, 10, 1000}) {
+    INFO("n " << v);
+    auto out = (*client)->Run({{"n", Tensor::Scalar(v)}}, {r[1].name()}, {}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(out->fetches[0].scalar<int64_t>() == 100 + v * (v + 1) / 2);
+  }
+}
+
 }  // namespace
 }  // namespace tfd

@@ -1,0 +1,194 @@
+// ops::WhileLoop through a session: sums over fed bounds (zero iterations
+// too), nested loops, a fed tensor used as a loop invariant, a loop inside a
+// cond's branch (dead when not taken, with a side effect that must not
+// happen), maximum_iterations, a runaway loop stopped by the run's deadline
+// with the session serving the next run, and malformed loops refused.
+#include <catch2/catch.hpp>
+
+#include "api/control_flow.h"
+#include "api/variables.h"
+#include "tests/api/api_test_util.h"
+
+namespace tfd {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ApiEnv;
+
+Tensor I64(int64_t v) { return Tensor::Scalar(v); }
+int64_t Value(const Tensor& t) { return t.data<int64_t>()[0]; }
+
+// (i, sum) = (1, 0); while i <= n: (i + 1, sum + i)
+std::vector<Output> SumTo(const Scope& s, const Output& n) {
+  return ops::WhileLoop(
+      s, [&](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], n); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), ops::Add(b, v[1], v[0])};
+      },
+      {ops::Const(s, int64_t{1}), ops::Const(s, int64_t{0})});
+}
+
+TEST_CASE("WhileLoop sums 1..n for a fed n, zero iterations included") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output n = ops::Placeholder(root.WithOpName("n"), DType::kInt64, PartialShape({}));
+  std::vector<Output> r = SumTo(root, n);
+  auto session = env.Session(root);
+  for (int64_t v : {0, 1, 5, 100, 3}) {
+    INFO("n " << v);
+    auto out = session->Run({{n.name(), I64(v)}}, {r[0].name(), r[1].name()}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(Value(out->fetches[0]) == v + 1);
+    CHECK(Value(out->fetches[1]) == v * (v + 1) / 2);
+  }
+}
+
+TEST_CASE("WhileLoop nests: a loop in a loop's body uses the outer loop's variable") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output n = ops::Placeholder(root.WithOpName("n"), DType::kInt64, PartialShape({}));
+  // sum over i in 1..n of (sum over j in 1..i of j)
+  std::vector<Output> r = ops::WhileLoop(
+      root, [&](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], n); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), ops::Add(b, v[1], SumTo(b, v[0])[1])};
+      },
+      {ops::Const(root, int64_t{1}), ops::Const(root, int64_t{0})});
+  auto session = env.Session(root);
+  for (int64_t v : {0, 1, 4, 20}) {
+    INFO("n " << v);
+    auto out = session->Run({{n.name(), I64(v)}}, {r[1].name()}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(Value(out->fetches[0]) == v * (v + 1) * (v + 2) / 6);
+  }
+}
+
+TEST_CASE("WhileLoop: a fed tensor used in the body is the same in every iteration") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output x = ops::Placeholder(root.WithOpName("x"), DType::kFloat64, PartialShape({2}));
+  // acc = acc * 2 + x, 3 times, from 0: 7x
+  std::vector<Output> r = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], 1), ops::Add(b, ops::Mul(b, v[1], 2.0), x)};
+      },
+      {ops::Const(root, 0), ops::ZerosLike(root, x)});
+  auto session = env.Session(root);
+  auto out = session->Run({{x.name(), Tensor::FromVector<double>({1.5, -2})}}, {r[1].name()}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(TensorsEqual(out->fetches[0], Tensor::FromVector<double>({10.5, -14})));
+}
+
+TEST_CASE("WhileLoop in a cond's untaken branch does not run, nor its side effect") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output pred = ops::Placeholder(root.WithOpName("pred"), DType::kBool, PartialShape({}));
+  Output n = ops::Placeholder(root.WithOpName("n"), DType::kInt64, PartialShape({}));
+  ops::Variable runs = ops::Variable(root.WithOpName("runs"), {}, DType::kInt64,
+                                     ops::Initializer::Zeros());
+  Output y = ops::Cond(
+      root, pred, {n},
+      [&](const Scope& s, const std::vector<Output>& in) {
+        Output counted = ops::AssignAdd(s, runs.ref(), int64_t{1});
+        return std::vector<Output>{
+            ops::Identity(s.WithControlDependencies({counted}), SumTo(s, in[0])[1])};
+      },
+      [](const Scope& s, const std::vector<Output>& in) {
+        return std::vector<Output>{ops::Neg(s, in[0])};
+      })[0];
+  Operation init = ops::GlobalVariablesInitializer(root);
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {init.name}).ok());
+  for (bool p : {false, true, false}) {
+    INFO("pred " << p);
+    auto out = session->Run({{pred.name(), Tensor::Scalar(p)}, {n.name(), I64(10)}}, {y.name()}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(Value(out->fetches[0]) == (p ? 55 : -10));
+  }
+  auto count = session->Run({}, {runs.value().name()}, {});
+  REQUIRE(count.ok());
+  CHECK(Value(count->fetches[0]) == 1);
+}
+
+TEST_CASE("WhileLoop's maximum_iterations ends a loop whose condition still holds") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  std::vector<Output> r = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Const(c, true); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], 3.0)};
+      },
+      {ops::Const(root, 0.5)}, {.maximum_iterations = 4});
+  auto out = env.Run(root, {}, {r[0].name()});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK((*out)[0].data<double>()[0] == 12.5);
+}
+
+TEST_CASE("A runaway WhileLoop ends at the run's deadline and the session runs on") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  std::vector<Output> r = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Const(c, true); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1})};
+      },
+      {ops::Const(root, int64_t{0})});
+  Output other = ops::Add(root.WithOpName("other"), ops::Const(root, int64_t{2}), int64_t{3});
+  auto session = env.Session(root);
+  auto out = session->Run({}, {r[0].name()}, {}, {.deadline = 1000ms});
+  CHECK(out.status().code() == Code::kDeadlineExceeded);
+  auto next = session->Run({}, {other.name()}, {});
+  INFO(next.status().ToString());
+  REQUIRE(next.ok());
+  CHECK(Value(next->fetches[0]) == 5);
+}
+
+TEST_CASE("Fetching a tensor inside a loop's body is refused, naming it") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  std::string inside;
+  ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        Output next = ops::Add(b, v[0], 1);
+        inside = next.name();
+        return std::vector<Output>{next};
+      },
+      {ops::Const(root, 0)});
+  auto session = env.Session(root);
+  auto out = session->Run({}, {inside}, {});
+  CHECK(out.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(out.status().message(), Catch::Contains("fetches '" + inside.substr(0, inside.find(':')) + "'"));
+  CHECK_THAT(out.status().message(), Catch::Contains("inside while loop 'while'"));
+}
+
+TEST_CASE("WhileLoop refuses a body with the wrong number or dtype of values") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  auto cond = [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 3); };
+  std::vector<Output> r = ops::WhileLoop(
+      root, cond, [](const Scope& b, const std::vector<Output>& v) { return std::vector<Output>{}; },
+      {ops::Const(root, 0)});
+  CHECK(root.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(root.status().message(), Catch::Contains("returns 0 values for 1 loop variables"));
+  CHECK_FALSE(r[0].valid());
+
+  const Scope other = env.Root();
+  ops::WhileLoop(
+      other, cond,
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Cast(b, v[0], DType::kFloat32)};
+      },
+      {ops::Const(other, 0)});
+  CHECK(other.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(other.status().message(), Catch::Contains("while/Merge"));
+}
+
+}  // namespace
+}  // namespace tfd
