@@ -10,6 +10,7 @@
 #   bench/device_bundle.sh build-dev devbundle/big daemon/tfd bench/train_bench \
 #     bench/kernel_bench bench/allreduce_bench tests/gpu/gpu_kernels_test
 #   bench/big_host_check.sh DIR OUT [SECONDS]    # on the lent host
+#   PARTS="gpu_tests pageable" bench/big_host_check.sh DIR OUT   # only these
 #
 # In order of importance, each part with its own deadline, none started
 # once SECONDS (default 230) have passed, so a short lease still brings
@@ -24,7 +25,8 @@
 # 5. torch's step in one process on 3 CPUs; the GPU copy and training
 #    tests; the GPU race again with pageable host buffers.
 # Everything lands in OUT/results.tgz (re-made after each part) and the
-# figures on stdout.
+# figures on stdout. PARTS names the parts to run (host cpu matmul gpu
+# allreduce local gpu_tests pageable; default all).
 set -u
 dir=${1:?usage: big_host_check.sh DIR OUT [SECONDS]}
 out=${2:?usage: big_host_check.sh DIR OUT [SECONDS]}
@@ -35,9 +37,13 @@ start=$SECONDS
 # tfd's binaries get the bundle's libraries; torch keeps the host's.
 tfd_env() { LD_LIBRARY_PATH="$dir/libs" UCX_MODULE_DIR="$dir/libs/ucx" "$@"; }
 torch_env() { OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1 "$@"; }
-# part NAME: false once the budget is spent (the part is skipped).
+parts=" ${PARTS:-host cpu matmul gpu allreduce local gpu_tests pageable} "
+# part KEY TITLE: false when PARTS leaves KEY out or the budget is spent.
 part() {
+  local key=$1
+  shift
   tar -C "$res" -czf "$out/results.tgz" . 2>/dev/null
+  [[ $parts == *" $key "* ]] || return 1
   if (( SECONDS - start > budget )); then echo "== skipped: $* (budget spent)"; return 1; fi
   echo; echo "== $* (+$(( SECONDS - start )) s)"
 }
@@ -60,38 +66,42 @@ torch_ps() {  # WORKERS DEVICE
     tail -2
 }
 
-part host && {
+part host host && {
   nproc
   grep -m1 'model name' /proc/cpuinfo
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   "$python" -c 'import torch; print("torch", torch.__version__)'
 } 2>&1 | tee "$res/host.txt"
-part "CPU workers: tfd, 2 ps + 1 / + 2 workers, 3 CPUs per process" && train train_cpu.txt cpu
-part "CPU workers: torch, 2 ps + 1 worker, 3 CPUs per process" && torch_ps 1 cpu
-part "CPU workers: torch, 2 ps + 2 workers, 3 CPUs per process" && torch_ps 2 cpu
-part "MatMul 2048^3 by threads" &&
+part cpu "CPU workers: tfd, 2 ps + 1 / + 2 workers, 3 CPUs per process" && train train_cpu.txt cpu
+part cpu "CPU workers: torch, 2 ps + 1 worker, 3 CPUs per process" && torch_ps 1 cpu
+part cpu "CPU workers: torch, 2 ps + 2 workers, 3 CPUs per process" && torch_ps 2 cpu
+part matmul "MatMul 2048^3 by threads" &&
   tfd_env timeout 40 "$dir/bin/kernel_bench" --matmul-scaling 2048 --rounds 3 \
     --json "$res/matmul_scaling.json" >"$res/matmul_scaling.txt" 2>&1 &&
   tail -12 "$res/matmul_scaling.txt"
-part "GPU workers: tfd" && train train_gpu.txt gpu
-part "GPU workers: torch, 1 worker" && torch_ps 1 cuda
-part "GPU workers: torch, 2 workers" && torch_ps 2 cuda
-part "all-reduce among 4 processes: tfd, 4 CPUs each" &&
+part gpu "GPU workers: tfd" && train train_gpu.txt gpu
+part gpu "GPU workers: torch, 1 worker" && torch_ps 1 cuda
+part gpu "GPU workers: torch, 2 workers" && torch_ps 2 cuda
+part allreduce "all-reduce among 4 processes: tfd, 4 CPUs each" &&
   tfd_env timeout 60 "$dir/bin/allreduce_bench" --tfd "$dir/bin/tfd" --workers 4 \
     --cpus-per-task 4 --sizes 1,4,16,64,256 --reps 3 --json "$res/allreduce.json" 2>&1 |
   tee "$res/allreduce.txt" | tail -8
-part "all-reduce among 4 processes: gloo" &&
+part allreduce "all-reduce among 4 processes: gloo" &&
   torch_env timeout 60 "$python" bench/torch_allreduce.py --workers 4 --sizes 1,4,16,64,256 \
     --reps 3 2>&1 | tee "$res/gloo_allreduce.jsonl" | tail -5
-part "torch, one process on 3 CPUs" &&
+part local "torch, one process on 3 CPUs" &&
   torch_env timeout 40 "$python" bench/torch_ps_mlp.py --model local --cpus-per-process 3 \
     --steps 60 --warmup 10 --timeout 35 2>&1 | tee -a "$res/torch_ps.jsonl" | tail -1
-part "GPU copies and training steps against the CPU" && {
-  tfd_env timeout 60 "$dir/bin/gpu_kernels_test" -r tap "a copy to the GPU keeps*" \
-    "fetched tensors come back*" "training steps on the GPU*" >"$res/gpu_tests.tap" 2>&1
+part gpu_tests "GPU copies and training steps against the CPU" && {
+  tfd_env timeout 60 "$dir/bin/gpu_kernels_test" -r tap \
+    "a copy to the GPU keeps*,fetched tensors come back*,training steps on the GPU*" \
+    >"$res/gpu_tests.tap" 2>&1
   echo "rc=$? $(grep -c '^ok' "$res/gpu_tests.tap") ok, $(grep -c '^not ok' "$res/gpu_tests.tap") not ok"
   grep -m 5 -A 3 '^not ok' "$res/gpu_tests.tap"
 }
-part "GPU workers, host buffers pageable (TFD_PIN_HOST_BUFFERS=0)" &&
-  TFD_PIN_HOST_BUFFERS=0 train train_gpu_pageable.txt gpu --traced 0
-part done
+part pageable "GPU workers, host buffers pageable (TFD_PIN_HOST_BUFFERS=0), then page-locked" && {
+  TFD_PIN_HOST_BUFFERS=0 train train_gpu_pageable.txt gpu --traced 1
+  train train_gpu_pinned.txt gpu --traced 1
+}
+[[ $parts == *" done "* ]] || parts="$parts done "
+part done done
