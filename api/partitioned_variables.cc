@@ -98,7 +98,7 @@ PartitionedVariable::PartitionedVariable(const Scope& scope, const TensorShape& 
     VariableOptions o = options;
     o.save_slice_info = slice.ToString();
     Variable v(inner.WithOpName("part_" + std::to_string(i)), slice.ShardShape(), dtype,
-               init.ForShard(r.first_row, r.rows, static_cast<int>(i)), o);
+               init.ForShard(shape, r.first_row, r.rows, static_cast<int>(i)), o);
     if (!v.valid()) return;  // the scope holds the error
     shards.push_back({std::move(v), r.first_row, r.rows});
   }

@@ -89,9 +89,12 @@ Output Initializer::Build(const Scope& scope, const TensorShape& shape, DType dt
   return Output();
 }
 
-Initializer Initializer::ForShard(int64_t first_row, int64_t rows, int shard) const {
+Initializer Initializer::ForShard(const TensorShape& full, int64_t first_row, int64_t rows,
+                                  int shard) const {
   Initializer i = *this;
-  if (kind_ == Kind::kValue) i.value_ = value_.Slice(first_row, first_row + rows);
+  if (kind_ == Kind::kValue && value_.shape() == full) {
+    i.value_ = value_.Slice(first_row, first_row + rows);
+  }
   if (seed_ != 0 && shard != 0) {
     // splitmix64's step: nearby seeds and shards give unrelated streams.
     uint64_t z = static_cast<uint64_t>(seed_) + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(shard);

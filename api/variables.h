@@ -49,8 +49,10 @@ class Initializer {
   // the shard's index (as in TensorFlow, where each shard's initializer is
   // called on the shard's shape): reproducible for a given sharding, but not
   // the rows of the unpartitioned draw, which would need the whole table
-  // drawn on every ps. An unseeded one is as random either way.
-  Initializer ForShard(int64_t first_row, int64_t rows, int shard) const;
+  // drawn on every ps. An unseeded one is as random either way. A Value
+  // that is not of `full` shape is kept whole, so that the shard's Assign
+  // refuses it (a shape error of the scope) rather than cut it wrongly.
+  Initializer ForShard(const TensorShape& full, int64_t first_row, int64_t rows, int shard) const;
 
  private:
   enum class Kind { kFill, kNormal, kTruncatedNormal, kUniform, kValue };

@@ -327,7 +327,8 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
   TFD_ASSIGN_OR_RETURN(auto chosen, step.has_value() ? ReadStep(files, *step)
                                                      : ReadNewest(files, restored.skipped));
   const std::string file = chosen.first.path.string();
-  auto slices = ReshardEntries(options_.dir, chosen.first.step, resources_, chosen.second);
+  auto slices = ReshardEntries(StepParts(options_.cluster_dir, options_.dir, chosen.first.step),
+                               resources_, chosen.second);
   if (!slices.ok()) return slices.status().WithContext("restoring '" + file + "'");
   const size_t entries = chosen.second.size();
   TFD_ASSIGN_OR_RETURN(auto plan, PlanRestore(resources_, std::move(chosen.second), file));
@@ -360,7 +361,7 @@ StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadStep(
     TFD_ASSIGN_OR_RETURN(auto values, ReadVerified(f));
     return std::pair{f, std::move(values)};
   }
-  if (!StepParts(options_.dir, step).empty()) {
+  if (!StepParts(options_.cluster_dir, options_.dir, step).empty()) {
     // A task new to the job (it grew): every variable it holds comes from
     // the other tasks' parts (ReshardEntries).
     CheckpointFile none{.step = step, .path = options_.dir / CheckpointFileName(step)};

@@ -50,18 +50,29 @@ StatusOr<std::optional<Tensor>> FromOtherParts(const SliceIndex& index, const st
   return std::optional<Tensor>(std::move(rows));
 }
 
+// Whether `name` is a task's directory as tfd names it: "<job>-<task>".
+bool IsTaskDirName(const std::string& name) {
+  const size_t dash = name.rfind('-');
+  if (dash == std::string::npos || dash == 0 || dash + 1 == name.size()) return false;
+  return std::all_of(name.begin() + dash + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
-std::vector<std::filesystem::path> StepParts(const std::filesystem::path& task_dir, int64_t step) {
+std::vector<std::filesystem::path> StepParts(const std::filesystem::path& cluster_dir,
+                                             const std::filesystem::path& task_dir, int64_t step) {
   std::vector<std::filesystem::path> parts;
   const std::string file = CheckpointFileName(step);
   std::error_code ec;
   if (std::filesystem::exists(task_dir / file, ec)) parts.push_back(task_dir / file);
-  for (const auto& e : std::filesystem::directory_iterator(task_dir.parent_path(), ec)) {
-    if (e.path() == task_dir || !e.is_directory(ec)) continue;
-    if (std::filesystem::exists(e.path() / file, ec)) parts.push_back(e.path() / file);
+  if (cluster_dir.empty()) return parts;
+  std::vector<std::filesystem::path> others;
+  for (const auto& e : std::filesystem::directory_iterator(cluster_dir, ec)) {
+    if (e.path() == task_dir || !IsTaskDirName(e.path().filename().string())) continue;
+    if (std::filesystem::exists(e.path() / file, ec)) others.push_back(e.path() / file);
   }
-  std::sort(parts.begin() + (parts.empty() ? 0 : 1), parts.end());  // a stable order
+  std::sort(others.begin(), others.end());  // a stable order
+  parts.insert(parts.end(), others.begin(), others.end());
   return parts;
 }
 
@@ -111,7 +122,7 @@ StatusOr<Tensor> SliceIndex::Assemble(const std::string& shard, const SaveSliceI
     return errors::NotFound("no saved slice of partitioned variable '", want.full_name,
                             "' holds its ", Rows(row, want.end_row()), ", which shard '", shard,
                             "' (", Rows(want.first_row, want.end_row()),
-                            ") needs: the checkpoint's parts on this directory hold ",
+                            ") needs: the step's files in the checkpoint directory hold ",
                             saved.size(), " slices of it");
   }
   return out;
@@ -126,9 +137,9 @@ StatusOr<std::optional<Tensor>> SliceIndex::ReadEntry(const std::string& key) co
   return std::optional<Tensor>();
 }
 
-StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(const std::filesystem::path& task_dir,
-                                                              int64_t step, ResourceMgr& resources,
-                                                              CheckpointEntries& entries) {
+StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(
+    const std::vector<std::filesystem::path>& parts, ResourceMgr& resources,
+    CheckpointEntries& entries) {
   TFD_ASSIGN_OR_RETURN(auto saved_slices, TakeSlices(entries));
   std::map<std::string, size_t> at;  // entry index by key
   for (size_t i = 0; i < entries.size(); ++i) at.emplace(entries[i].first, i);
@@ -144,7 +155,7 @@ StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(const std::filesys
     if (here && (!want || (saved != saved_slices.end() && saved->second == *want))) continue;
     if (!index) {
       index.emplace();
-      for (const auto& part : StepParts(task_dir, step)) TFD_RETURN_IF_ERROR(index->Add(part));
+      for (const auto& part : parts) TFD_RETURN_IF_ERROR(index->Add(part));
     }
     TFD_ASSIGN_OR_RETURN(auto value,
                          FromOtherParts(*index, *key, want, resource->Describe().dtype));
@@ -162,6 +173,8 @@ StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(const std::filesys
 
 Status SliceIndex::CopyRows(const Saved& s, const SaveSliceInfo& piece, Tensor& out,
                             int64_t out_first_row) const {
+  // TODO(perf): reads (and checks) the saved shard whole for each piece;
+  // a shard split over several new ones is read once per piece.
   TFD_ASSIGN_OR_RETURN(Tensor value, s.reader->ReadTensor(s.key));
   if (value.dtype() != out.dtype() || value.shape() != s.slice.ShardShape()) {
     return errors::FailedPrecondition("checkpoint '", s.reader->path().string(), "' holds ",

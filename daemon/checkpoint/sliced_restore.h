@@ -8,8 +8,9 @@
 // part saved (the job now has another shard count, or another ps count)
 // the rows it needs from whichever saved slices overlap them, read from
 // the parts of step S of every task of the --checkpoint-dir: this task's
-// own and its siblings' (DIR/<job>-<task>/ckpt-S.tfdckpt), so the tasks
-// must share the directory (one host, or a shared file system).
+// own and the other tasks' (DIR/<job>-<task>/ckpt-S.tfdckpt), so the tasks
+// must share the directory (one host, or a shared file system;
+// CheckpointManager::Options::cluster_dir).
 //
 //   SliceIndex index;
 //   TFD_RETURN_IF_ERROR(index.Add(parts));             // every task's file of step S
@@ -37,9 +38,11 @@ namespace tfd {
 // The namespace of the entries holding a shard's slice.
 inline constexpr std::string_view kSliceNamespace = "@slice/";
 
-// The files of checkpoint `step` of every task sharing `task_dir`'s parent
-// (task_dir's own first), those that exist.
-std::vector<std::filesystem::path> StepParts(const std::filesystem::path& task_dir, int64_t step);
+// The files of checkpoint `step` that exist: `task_dir`'s own first, then
+// (when `cluster_dir` is not empty) those of the other task directories
+// under it, named <job>-<task> as tfd names them.
+std::vector<std::filesystem::path> StepParts(const std::filesystem::path& cluster_dir,
+                                             const std::filesystem::path& task_dir, int64_t step);
 
 class SliceIndex {
  public:
@@ -79,9 +82,9 @@ class SliceIndex {
   std::multimap<std::string, Saved> slices_;  // by logical name
 };
 
-// Makes `entries`, checkpoint `step` of the task whose directory is
-// `task_dir` (read whole), hold what each variable of `resources` is to
-// restore:
+// Makes `entries`, this task's file of a checkpoint step (read whole), hold
+// what each variable of `resources` is to restore, given `parts`, the
+// step's files of every task (StepParts):
 // - the "@slice/" entries are taken out (they describe; they restore
 //   nothing) and returned, by the key of the shard they describe, for the
 //   variables the restore creates;
@@ -91,8 +94,8 @@ class SliceIndex {
 //   part of the step, when one holds it.
 // Errors as SliceIndex's, with the task's file named.
 using CheckpointEntries = std::vector<std::pair<std::string, Tensor>>;
-StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(const std::filesystem::path& task_dir,
-                                                              int64_t step, ResourceMgr& resources,
-                                                              CheckpointEntries& entries);
+StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(
+    const std::vector<std::filesystem::path>& parts, ResourceMgr& resources,
+    CheckpointEntries& entries);
 
 }  // namespace tfd

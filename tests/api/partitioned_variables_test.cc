@@ -112,6 +112,16 @@ TEST_CASE("a partitioning that cannot be made fails the scope naming the variabl
   CHECK(root2.status().message().find("'s'") != std::string::npos);
 }
 
+TEST_CASE("a Value initializer of another shape than the variable's is a scope error") {
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  PartitionedVariable v(root.WithOpName("v"), {7, 2}, DType::kFloat32,
+                        Initializer::Value(Tensor::FromVector(std::vector<float>(20, 1.0f),
+                                                              TensorShape({10, 2}))),
+                        FixedSizePartitioner(3));
+  CHECK_FALSE(v.valid());
+  CHECK(root.status().code() == Code::kInvalidArgument);
+}
+
 TEST_CASE("the shards of a Value initializer read back whole as the value, row for row") {
   testing::ApiEnv env;
   const Scope root = env.Root();

@@ -34,6 +34,7 @@ struct Task {
   Task(const std::filesystem::path& dir, int task) {
     CheckpointManager::Options o;
     o.dir = dir / ("ps-" + std::to_string(task));
+    o.cluster_dir = dir;  // the tasks share it, as tfd's --checkpoint-dir
     auto m = CheckpointManager::Open(o, resources, nullptr);
     REQUIRE(m.ok());
     ckpt = std::move(m).value();
