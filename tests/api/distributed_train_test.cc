@@ -193,6 +193,14 @@ TEST_CASE("a table saved in two shards on two ps restores into three shards on t
     INFO("element " << i);
     CHECK(whole.data<float>()[i] == values[i]);
   }
+  // Each task reports its shard's slice, which `tfctl vars list` groups by.
+  auto ps2 = after.Connect("ps", 2);
+  REQUIRE(ps2.ok());
+  auto vars = (*ps2)->ListVariables(std::chrono::seconds(10));
+  REQUIRE(vars.ok());
+  REQUIRE(vars->size() == 1);
+  CHECK((*vars)[0].name == "emb/part_2");
+  CHECK((*vars)[0].slice == "emb;7,2;5,2");
 }
 
 }  // namespace
