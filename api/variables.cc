@@ -1,5 +1,7 @@
 #include "api/variables.h"
 
+#include "common/save_slice_info.h"
+
 namespace tfd::ops {
 namespace {
 
@@ -87,6 +89,22 @@ Output Initializer::Build(const Scope& scope, const TensorShape& shape, DType dt
   return Output();
 }
 
+Initializer Initializer::ForShard(const TensorShape& full, int64_t first_row, int64_t rows,
+                                  int shard) const {
+  Initializer i = *this;
+  if (kind_ == Kind::kValue && value_.shape() == full) {
+    i.value_ = value_.Slice(first_row, first_row + rows);
+  }
+  if (seed_ != 0 && shard != 0) {
+    // splitmix64's step: nearby seeds and shards give unrelated streams.
+    uint64_t z = static_cast<uint64_t>(seed_) + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(shard);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    i.seed_ = static_cast<int64_t>((z ^ (z >> 31)) | 1);  // never 0, which means unseeded
+  }
+  return i;
+}
+
 Variable::Variable(const Scope& scope, const TensorShape& shape, DType dtype,
                    const Initializer& init, VariableOptions options) {
   // Variables belong to the graph, not to whatever control context they are
@@ -94,8 +112,9 @@ Variable::Variable(const Scope& scope, const TensorShape& shape, DType dtype,
   const Scope base = options.local ? scope.WithNoControlDependencies().WithDeviceFunction(nullptr)
                                    : scope.WithNoControlDependencies();
   const Scope named = base.WithOpName(scope.op_name().empty() ? "Variable" : scope.op_name());
-  const Operation var =
-      named.AddOperation("VariableV2", {}, {{"shape", PartialShape(shape)}, {"dtype", dtype}});
+  AttrMap attrs{{"shape", PartialShape(shape)}, {"dtype", dtype}};
+  if (!options.save_slice_info.empty()) attrs.emplace(kSaveSliceInfoAttr, options.save_slice_info);
+  const Operation var = named.AddOperation("VariableV2", {}, std::move(attrs));
   if (!var.valid()) return;
   const Output ref = var.output(0);
   // Everything else goes beside the variable, whatever the device function

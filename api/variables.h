@@ -42,6 +42,18 @@ class Initializer {
   // The initial value of a variable of this shape and dtype, built in `scope`.
   Output Build(const Scope& scope, const TensorShape& shape, DType dtype) const;
 
+  // The initializer of shard `shard`, rows [first_row, first_row + rows), of
+  // a partitioned variable (api/partitioned_variables.h). Constants and
+  // Value give exactly the rows the whole variable would hold. A seeded
+  // random one draws each shard from its own seed, derived from the seed and
+  // the shard's index (as in TensorFlow, where each shard's initializer is
+  // called on the shard's shape): reproducible for a given sharding, but not
+  // the rows of the unpartitioned draw, which would need the whole table
+  // drawn on every ps. An unseeded one is as random either way. A Value
+  // that is not of `full` shape is kept whole, so that the shard's Assign
+  // refuses it (a shape error of the scope) rather than cut it wrongly.
+  Initializer ForShard(const TensorShape& full, int64_t first_row, int64_t rows, int shard) const;
+
  private:
   enum class Kind { kFill, kNormal, kTruncatedNormal, kUniform, kValue };
   Kind kind_ = Kind::kFill;
@@ -58,6 +70,10 @@ struct VariableOptions {
   // ReplicaDeviceSetter does not send it to a ps), not trainable, and not run
   // by GlobalVariablesInitializer: each replica initializes its own.
   bool local = false;
+  // A shard of a partitioned variable: the SaveSliceInfo text
+  // (common/save_slice_info.h) put on its VariableV2 node as the attr
+  // `_save_slice_info`. Set by PartitionedVariable; "" for any other.
+  std::string save_slice_info;
 };
 
 class Variable {

@@ -11,6 +11,7 @@
 #include "common/cluster_spec.h"
 #include "cli/output.h"
 #include "cli/connection_flags.h"
+#include "cli/vars_listing.h"
 
 namespace tfd::cli {
 namespace {
@@ -161,13 +162,60 @@ int StatusCommand(const Args& args) {
   return down == 0 ? 0 : 1;
 }
 
+namespace {
+
+// Every variable of the task `remote` names or, with a cluster spec, of
+// every task of it (each task's failure fails the listing, naming it).
+StatusOr<std::vector<VariableDescription>> ListVariables(kj::AsyncIoContext& io,
+                                                         const ConnectionFlags& remote,
+                                                         const std::string& cluster_flag) {
+  if (cluster_flag.empty()) {
+    TFD_ASSIGN_OR_RETURN(auto client, ConnectToTarget(io, remote));
+    return client->ListVariables(remote.timeout());
+  }
+  TFD_ASSIGN_OR_RETURN(auto spec, ClusterSpec::FromFlag(cluster_flag));
+  TFD_ASSIGN_OR_RETURN(auto token, ReadToken(remote.token_file));
+  TFD_ASSIGN_OR_RETURN(auto tls, LoadTls(remote.tls));
+  std::vector<VariableDescription> all;
+  for (const auto& [job, addresses] : spec.jobs()) {
+    for (const std::string& address : addresses) {
+      auto client = Client::Connect(io, address, token, remote.timeout(), tls);
+      auto vars = client.ok() ? (*client)->ListVariables(remote.timeout())
+                              : StatusOr<std::vector<VariableDescription>>(client.status());
+      if (!vars.ok()) return vars.status().WithContext("listing the variables of " + address);
+      all.insert(all.end(), vars->begin(), vars->end());
+    }
+  }
+  return all;
+}
+
+// tfctl vars list: a partitioned variable's shards on one line.
+int ListVarsCommand(kj::AsyncIoContext& io, const ConnectionFlags& remote,
+                    const std::string& cluster_flag, OutputFormat format) {
+  auto vars = ListVariables(io, remote, cluster_flag);
+  if (!vars.ok()) return ReportError(vars.status(), format);
+  const std::vector<VarsRow> rows = GroupVariables(*vars);
+  if (format == OutputFormat::kJson) {
+    Json list = Json::array();
+    for (const VarsRow& r : rows) list.push_back(VarsRowJson(r));
+    std::cout << DumpJson(Json{{"variables", list}}) << std::endl;
+  } else {
+    for (const VarsRow& r : rows) std::cout << VarsRowText(r) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
 int VarsCommand(const Args& args) {
-  std::string what, name, output = "human";
+  std::string what, name, cluster_flag, output = "human";
   ConnectionFlags remote;
   po::options_description options("vars");
   options.add_options()
       ("action", po::value(&what)->required(), "list (every variable) or get (one)")
       ("name", po::value(&name), "with get: the variable to read")
+      ("cluster", po::value(&cluster_flag),
+       "with list: every task of this cluster spec (JSON or a file), not just --target")
       ("output", po::value(&output), "human|json");
   AddConnectionFlags(options, remote);
   po::positional_options_description positional;
@@ -175,29 +223,12 @@ int VarsCommand(const Args& args) {
   ParseArgs(args, options, positional);
   if (what != "list" && what != "get") throw UsageError("vars what? 'list' or 'get NAME'");
   if (what == "get" && name.empty()) throw UsageError("vars get needs a variable name");
+  if (what == "get" && !cluster_flag.empty()) throw UsageError("vars get takes --target, not --cluster");
   const OutputFormat format = ParseOutputFormat(output, false);
   auto io = kj::setupAsyncIo();
+  if (what == "list") return ListVarsCommand(io, remote, cluster_flag, format);
   auto client = ConnectToTarget(io, remote);
   if (!client.ok()) return ReportError(client.status(), format);
-  if (what == "list") {
-    auto vars = (*client)->ListVariables(remote.timeout());
-    if (!vars.ok()) return ReportError(vars.status(), format);
-    if (format == OutputFormat::kJson) {
-      Json list = Json::array();
-      for (const auto& v : *vars) {
-        list.push_back({{"name", v.name}, {"dtype", DTypeName(v.dtype)},
-                        {"shape", v.shape.ToString()}, {"initialized", v.initialized},
-                        {"device", v.device}});
-      }
-      std::cout << DumpJson(Json{{"variables", list}}) << std::endl;
-    } else {
-      for (const auto& v : *vars) {
-        std::printf("%-30s %-20s %-14s %s\n", v.name.c_str(), Describe(v).c_str(),
-                    v.initialized ? "initialized" : "uninitialized", v.device.c_str());
-      }
-    }
-    return 0;
-  }
   auto var = (*client)->ReadVariable(name, remote.timeout());
   if (!var.ok()) return ReportError(var.status(), format);
   const auto& [v, value] = *var;

@@ -42,6 +42,7 @@ Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
   // --checkpoint-dir (a shared file system, or one host's run directory).
   options.dir = std::filesystem::path(config.checkpoint_dir) /
                 (config.job + "-" + std::to_string(config.task));
+  options.cluster_dir = config.checkpoint_dir;
   options.keep = config.checkpoint_keep;
   auto opened = CheckpointManager::Open(options, resources, logger);
   if (!opened.ok()) return opened.status().WithContext("checkpoint directory");

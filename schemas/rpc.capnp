@@ -210,6 +210,9 @@ struct VariableInfo {
   shape @2 :T.TensorShape;
   initialized @3 :Bool;
   device @4 :Text;
+  # A shard of a partitioned variable: FULL_NAME;D0,D1,...;FIRST_ROW,ROWS,
+  # its rows of the whole (common/save_slice_info.h); "" for any other.
+  slice @5 :Text;
 }
 
 struct CheckpointInfo {

@@ -14,6 +14,7 @@
 #include "common/io_error.h"
 #include "common/tensor_bundle/checkpoint_file.h"
 #include "daemon/checkpoint/checkpoint_dir.h"
+#include "daemon/checkpoint/sliced_restore.h"
 #include "kernels/framework/resource.h"
 
 namespace tfd {
@@ -192,6 +193,10 @@ StatusOr<CheckpointInfo> CheckpointManager::Write(int64_t step) {
     if (!value) continue;  // nothing to keep (yet)
     TFD_ASSIGN_OR_RETURN(auto saved_key, SavedKey(key, *resource));
     if (!saved_key) continue;
+    if (auto slice = resource->CheckpointSlice()) {  // a shard: its rows of the whole, beside it
+      names.push_back(std::string(kSliceNamespace) + *saved_key);
+      values.push_back(Tensor::Scalar<std::string>(slice->ToString()));
+    }
     names.push_back(std::move(*saved_key));
     values.push_back(std::move(*value));
   }
@@ -322,8 +327,15 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
   TFD_ASSIGN_OR_RETURN(auto chosen, step.has_value() ? ReadStep(files, *step)
                                                      : ReadNewest(files, restored.skipped));
   const std::string file = chosen.first.path.string();
+  auto slices = ReshardEntries(StepParts(options_.cluster_dir, options_.dir, chosen.first.step),
+                               resources_, chosen.second);
+  if (!slices.ok()) return slices.status().WithContext("restoring '" + file + "'");
   const size_t entries = chosen.second.size();
   TFD_ASSIGN_OR_RETURN(auto plan, PlanRestore(resources_, std::move(chosen.second), file));
+  for (RestoreEntry& e : plan) {
+    auto slice = slices->find(e.key);
+    if (e.holder.resource && slice != slices->end()) e.holder.resource->RestoreSlice(slice->second);
+  }
   ForgetUnnamed(resources_, plan);
   size_t variables = 0;
   for (const RestoreEntry& e : plan) {
@@ -348,6 +360,12 @@ StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadStep(
     if (f.step != step) continue;
     TFD_ASSIGN_OR_RETURN(auto values, ReadVerified(f));
     return std::pair{f, std::move(values)};
+  }
+  if (!StepParts(options_.cluster_dir, options_.dir, step).empty()) {
+    // A task new to the job (it grew): every variable it holds comes from
+    // the other tasks' parts (ReshardEntries).
+    CheckpointFile none{.step = step, .path = options_.dir / CheckpointFileName(step)};
+    return std::pair{none, Entries{}};
   }
   std::string have;
   for (const CheckpointFile& f : files) have += (have.empty() ? "" : ", ") + std::to_string(f.step);

@@ -59,6 +59,13 @@ class CheckpointManager {
  public:
   struct Options {
     std::filesystem::path dir;  // created when missing
+    // The --checkpoint-dir that holds every task's directory as
+    // <job>-<task> (dir is one of them), when the tasks share it: a restore
+    // then reads what this task's own file lacks — rows of a resharded
+    // partitioned variable, a variable that moved here — from the other
+    // tasks' files of the step (daemon/checkpoint/sliced_restore.h). Empty:
+    // this task's own file only.
+    std::filesystem::path cluster_dir;
     // Checkpoints kept after a successful save; older ones are deleted. A
     // handful covers a corrupt newest file without filling the disk.
     int keep = 5;

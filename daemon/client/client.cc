@@ -27,6 +27,7 @@ VariableDescription FromProto(proto::VariableInfo::Reader v) {
   d.shape = ShapeFromProto(v.getShape());
   d.initialized = v.getInitialized();
   d.device = v.getDevice();
+  d.slice = v.getSlice();
   return d;
 }
 

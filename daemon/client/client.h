@@ -64,6 +64,9 @@ struct VariableDescription {
   PartialShape shape;
   bool initialized = false;
   std::string device;
+  // A shard of a partitioned variable: its SaveSliceInfo text
+  // (common/save_slice_info.h); "" for any other.
+  std::string slice;
 };
 
 class Client {

@@ -159,8 +159,10 @@ bool Newer(const CheckpointInfo& a, const CheckpointInfo& b) {
   return a.mtime_unix_ms != b.mtime_unix_ms ? a.mtime_unix_ms > b.mtime_unix_ms : a.step > b.step;
 }
 
-// The newest step that verifies on every task with a dir, ranked by its
-// newest write.
+// The newest step that verifies on every task with a dir and a checkpoint
+// in it, ranked by its newest write. A task whose directory holds none is
+// new to the job (it grew by a ps task): it has no say, and restores from
+// the other tasks' parts (daemon/checkpoint/sliced_restore.h).
 StatusOr<int64_t> ChooseLatest(const Reports& lists) {
   struct Good {
     size_t tasks = 0;
@@ -172,7 +174,7 @@ StatusOr<int64_t> ChooseLatest(const Reports& lists) {
   std::string summary;
   for (const TaskCheckpoints& r : lists) {
     if (r.directory.empty()) continue;
-    ++with_dir;
+    if (!r.checkpoints.empty()) ++with_dir;
     std::string files;
     for (const CheckpointInfo& c : r.checkpoints) {
       any_file = true;

@@ -182,6 +182,7 @@ void VariableToProto(const VariableListing& v, const std::string& device,
   ShapeToProto(v.description.shape, out.initShape());
   out.setInitialized(v.description.initialized);
   out.setDevice(device);
+  if (v.description.slice) out.setSlice(v.description.slice->ToString());
 }
 
 }  // namespace

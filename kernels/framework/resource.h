@@ -40,6 +40,7 @@
 
 #include "common/dtype.h"
 #include "common/resource_mgr.h"
+#include "common/save_slice_info.h"
 #include "common/shape.h"
 #include "common/status.h"
 #include "common/tensor.h"
@@ -61,6 +62,8 @@ struct ResourceDescription {
   DType dtype = DType::kInvalid;
   PartialShape shape;  // as declared
   uint64_t bytes = 0;  // of the current value
+  // Of a shard of a partitioned variable: its slice of the whole.
+  std::optional<SaveSliceInfo> slice;
   std::vector<Gauge> gauges;
 };
 
@@ -80,6 +83,13 @@ class Resource : public ResourceBase {
   // The tensor to save now; nullopt when there is nothing to keep (a variable
   // never assigned, a dataset never read).
   virtual std::optional<Tensor> CheckpointValue() const { return std::nullopt; }
+  // Of a shard of a partitioned variable: which rows of the logical variable
+  // it holds, saved beside its value so that a restore into another
+  // sharding finds them (daemon/checkpoint/sliced_restore.h). nullopt for
+  // anything else.
+  virtual std::optional<SaveSliceInfo> CheckpointSlice() const { return std::nullopt; }
+  // A restore made this resource for a shard's entry saved with `slice`.
+  virtual void RestoreSlice(const SaveSliceInfo& /*slice*/) {}
   // Whether `saved`, the entry `key` of checkpoint `file`, would restore into
   // this resource now; changes nothing. Errors name the resource, key and file.
   virtual Status CheckRestore(const Tensor& saved, const std::string& key,

@@ -39,7 +39,18 @@ ResourceDescription Variable::Describe() const {
           .initialized = initialized_,
           .dtype = dtype_,
           .shape = declared_shape_,
-          .bytes = initialized_ ? value_.total_bytes() : 0};
+          .bytes = initialized_ ? value_.total_bytes() : 0,
+          .slice = slice_};
+}
+
+std::optional<SaveSliceInfo> Variable::CheckpointSlice() const {
+  MutexLock lock(mu_);
+  return slice_;
+}
+
+void Variable::SetSlice(SaveSliceInfo slice) {
+  MutexLock lock(mu_);
+  if (slice_ != slice) slice_ = std::move(slice);
 }
 
 std::optional<Tensor> Variable::CheckpointValue() const {

@@ -56,6 +56,12 @@ class Variable : public Resource {
   Status CheckRestore(const Tensor& saved, const std::string& key,
                       const std::string& file) const override;
   Status Restore(const Tensor& saved, const std::string& key) override;
+  std::optional<SaveSliceInfo> CheckpointSlice() const override;
+  void RestoreSlice(const SaveSliceInfo& slice) override { SetSlice(slice); }
+
+  // Records that this variable is a shard of a partitioned variable
+  // (VariableV2's `_save_slice_info` attr); the last declaration wins.
+  void SetSlice(SaveSliceInfo slice);
 
   const std::string& container() const { return container_; }
   const std::string& name() const { return name_; }
@@ -106,6 +112,7 @@ class Variable : public Resource {
   // tensor may alias memory we must not write (a Const's output, a received
   // message), so it is copied before the first in-place update.
   bool own_buffer_ GUARDED_BY(mu_) = false;
+  std::optional<SaveSliceInfo> slice_ GUARDED_BY(mu_);
 };
 
 // A variable a checkpoint restore makes for a saved value that no variable

@@ -46,6 +46,9 @@ class VariableV2Op : public OpKernel {
     c.SetStatus(c.GetAttr("dtype", &dtype_));
     c.SetStatus(c.GetAttr("container", &container_));
     c.SetStatus(c.GetAttr("shared_name", &shared_name_));
+    std::string slice;
+    c.SetStatus(c.GetAttr(kSaveSliceInfoAttr, &slice));
+    if (!slice.empty()) SetSlice(c, slice);
   }
   bool is_cheap() const override { return true; }
 
@@ -56,16 +59,41 @@ class VariableV2Op : public OpKernel {
           return std::make_shared<Variable>(container_, name, dtype_, shape_);
         });
     TFD_OP_REQUIRES_OK(ctx, var.status());
+    if (slice_ && (*var)->created_by_restore() && (*var)->CheckpointSlice() != slice_) {
+      // A shard a restore on start made from another sharding of the job:
+      // this one starts afresh, and the cluster's restore that follows
+      // gives it its rows (daemon/checkpoint/sliced_restore.h).
+      (void)ctx.resources().Delete(container_, name);
+      var = ctx.resources().LookupOrCreate<Variable>(
+          container_, name, [&]() -> StatusOr<std::shared_ptr<Variable>> {
+            return std::make_shared<Variable>(container_, name, dtype_, shape_);
+          });
+      TFD_OP_REQUIRES_OK(ctx, var.status());
+    }
     const Variable& v = **var;
     TFD_OP_REQUIRES(ctx, v.AcceptsDeclaration(dtype_, shape_),
                     errors::InvalidArgument("variable '", v.FullName(), "' already exists as ",
                                             DTypeName(v.dtype()), v.declared_shape().ToString(),
                                             " but this node declares it ", DTypeName(dtype_),
                                             shape_.ToString()));
+    if (slice_) (*var)->SetSlice(*slice_);
     ctx.set_output_ref(0, *var);
   }
 
  private:
+  // The slice must describe a shard of the declared shape.
+  void SetSlice(OpKernelConstruction& c, const std::string& text) {
+    auto parsed = SaveSliceInfo::Parse(text);
+    if (!parsed.ok()) return c.SetStatus(parsed.status());
+    if (!shape_.IsCompatibleWith(PartialShape(parsed->ShardShape()))) {
+      return c.SetStatus(errors::InvalidArgument(
+          "variable shape ", shape_.ToString(), " is not that of its slice '", text,
+          "' (", parsed->ShardShape().ToString(), ")"));
+    }
+    slice_ = std::move(parsed).value();
+  }
+
+  std::optional<SaveSliceInfo> slice_;
   PartialShape shape_;
   DType dtype_ = DType::kInvalid;
   std::string container_, shared_name_;
@@ -224,10 +252,13 @@ Status RegisterVariableOps(OpRegistry& r) {
           .Attr("dtype: type")
           .Attr("container: string = \"\"")
           .Attr("shared_name: string = \"\"")
+          .Attr("_save_slice_info: string = \"\"")
           .SetIsStateful()
           .Doc("A mutable tensor kept by the task across steps, found by container and "
                "shared_name (the node name when empty), so graphs naming it share it; "
-               "uninitialized until assigned. Shape: the shape attr."),
+               "uninitialized until assigned. Shape: the shape attr. _save_slice_info: for "
+               "a shard of a partitioned variable, FULL_NAME;D0,D1,...;FIRST_ROW,ROWS, "
+               "its rows of the whole, which checkpoints save beside its value."),
       VariableShape));
   TFD_RETURN_IF_ERROR(r.Add<AssignOp>(
       OpDefBuilder("Assign")

@@ -41,6 +41,8 @@ class ApiEnv {
   StatusOr<std::vector<Tensor>> Run(const Scope& root, const LocalSession::Feeds& feeds,
                                     const std::vector<std::string>& fetches,
                                     const std::vector<std::string>& targets = {});
+  // The task's resources the sessions share (its variables).
+  ResourceMgr& resources() { return resources_; }
 
  private:
   ResourceMgr resources_;

@@ -5,9 +5,11 @@
 
 #include "api/control_flow.h"
 #include "api/optimizers.h"
+#include "api/partitioned_variables.h"
 #include "api/placement.h"
 #include "tests/api/api_test_util.h"
 #include "tests/integration/cluster_fixture.h"
+#include "tests/util/io_test_util.h"
 
 namespace tfd {
 namespace {
@@ -160,6 +162,78 @@ TEST_CASE("a while loop on a worker sums from a ps variable's value") {
     REQUIRE(out.ok());
     CHECK(out->fetches[0].scalar<int64_t>() == 100 + v * (v + 1) / 2);
   }
+}
+
+// A 7 x 2 table over `ps_tasks` ps tasks in as many shards, "whole" its
+// value read back; initialized with `init`.
+GraphDef ShardedTable(int ps_tasks, const ops::Initializer& init) {
+  const Scope root = Scope::NewRootScope(testing::AllOps())
+                         .WithDeviceFunction(train::ReplicaDeviceSetter({.ps_tasks = ps_tasks}));
+  ops::PartitionedVariable emb(root.WithOpName("emb"), {7, 2}, DType::kFloat32, init,
+                               ops::FixedSizePartitioner(ps_tasks));
+  emb.AsTensor(root.WithOpName("whole").WithDevice("/job:worker"));
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  return root.ToGraphDef();
+}
+
+// Runs `graph` on worker 0 of `cluster`: init, then restore `restore_step`
+// when given; the value of "whole".
+Tensor RunTable(testing::LocalCluster& cluster, const GraphDef& graph,
+                std::optional<int64_t> restore_step) {
+  auto chief = cluster.Connect("worker", 0);
+  REQUIRE(chief.ok());
+  REQUIRE((*chief)->CreateSession(graph).ok());
+  REQUIRE((*chief)->Run({}, {}, {"init"}, {}).ok());
+  if (restore_step) {
+    auto restored = (*chief)->RestoreCheckpoint(*restore_step, std::chrono::seconds(30));
+    INFO(restored.status().ToString());
+    REQUIRE(restored.ok());
+  }
+  auto out = (*chief)->Run({}, {"whole"}, {}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  return out->fetches[0];
+}
+
+TEST_CASE("a table saved in two shards on two ps restores into three shards on three ps") {
+  testing::TempDir dir;
+  std::vector<float> values(14);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i) - 3;
+  {
+    testing::LocalCluster before({{"ps", 2}, {"worker", 1}}, {"--checkpoint-dir=" + dir.path().string()});
+    REQUIRE(before.StartAll().ok());
+    const Tensor saved = RunTable(
+        before, ShardedTable(2, ops::Initializer::Value(Tensor::FromVector(values, {7, 2}))),
+        std::nullopt);
+    REQUIRE(saved.data<float>()[13] == values[13]);
+    auto chief = before.Connect("worker", 0);
+    REQUIRE(chief.ok());
+    auto s = (*chief)->SaveCheckpoint(5, std::chrono::seconds(30));
+    INFO(s.status().ToString());
+    REQUIRE(s.ok());
+  }
+  // The job grows by a ps: the old two restore their shards on start, the
+  // new graph's shards take their place, and the cluster restore of the
+  // latest step (ps 2, new, has none of its own) fills them.
+  testing::LocalCluster after({{"ps", 3}, {"worker", 1}}, {"--checkpoint-dir=" + dir.path().string()});
+  REQUIRE(after.StartAll().ok());
+  const Tensor whole =
+      RunTable(after, ShardedTable(3, ops::Initializer::Zeros()), Client::kLatestCheckpoint);
+  REQUIRE(whole.shape() == TensorShape({7, 2}));
+  for (size_t i = 0; i < values.size(); ++i) {
+    INFO("element " << i);
+    CHECK(whole.data<float>()[i] == values[i]);
+  }
+  // Each task reports its shard's slice, which `tfctl vars list` groups by.
+  auto ps2 = after.Connect("ps", 2);
+  REQUIRE(ps2.ok());
+  auto vars = (*ps2)->ListVariables(std::chrono::seconds(10));
+  REQUIRE(vars.ok());
+  REQUIRE(vars->size() == 1);
+  CHECK((*vars)[0].name == "emb/part_2");
+  CHECK((*vars)[0].slice == "emb;7,2;5,2");
 }
 
 }  // namespace
