@@ -54,7 +54,7 @@ train() {  # LOG DEVICE [FLAGS...]
   shift 2
   tfd_env timeout 80 "$dir/bin/train_bench" --tfd "$dir/bin/tfd" --model large --workers 2 \
     --cpus-per-task 3 --worker-device "$device" --steps 20 --reps 2 --warmup 3 --traced 3 \
-    --unpinned 0 --hosted 0 "$@" >"$res/$log" 2>&1
+    --unpinned 0 --hosted 0 --json "$res/${log%.txt}.json" "$@" >"$res/$log" 2>&1
   local rc=$?
   echo "rc=$rc"
   report "$res/$log"
@@ -76,7 +76,7 @@ part cpu "CPU workers: tfd, 2 ps + 1 / + 2 workers, 3 CPUs per process" && train
 part cpu "CPU workers: torch, 2 ps + 1 worker, 3 CPUs per process" && torch_ps 1 cpu
 part cpu "CPU workers: torch, 2 ps + 2 workers, 3 CPUs per process" && torch_ps 2 cpu
 part matmul "MatMul 2048^3 by threads" &&
-  tfd_env timeout 40 "$dir/bin/kernel_bench" --matmul-scaling 2048 --rounds 3 \
+  tfd_env timeout 40 "$dir/bin/kernel_bench" --matmul-scaling 2048 --rounds 5 \
     --json "$res/matmul_scaling.json" >"$res/matmul_scaling.txt" 2>&1 &&
   tail -12 "$res/matmul_scaling.txt"
 part gpu "GPU workers: tfd" && train train_gpu.txt gpu
