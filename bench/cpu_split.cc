@@ -1,6 +1,5 @@
 #include "bench/cpu_split.h"
 
-#include <algorithm>
 #include <string>
 
 #include "common/cpu_split.h"
@@ -19,15 +18,12 @@ StatusOr<CpuSplit> SplitCpusByRole(const std::vector<int>& allowed, int ps_tasks
   CpuSplit split;
   split.ps.assign(sets.begin(), sets.begin() + ps_tasks);
   split.workers.assign(sets.begin() + ps_tasks, sets.end());
-  std::vector<int> left;
-  for (int cpu : allowed) {
-    const bool used = std::any_of(sets.begin(), sets.end(), [cpu](const std::vector<int>& set) {
-      return std::find(set.begin(), set.end(), cpu) != set.end();
-    });
-    if (!used) left.push_back(cpu);
-  }
-  split.client_shares = left.empty();
-  split.client = split.client_shares ? split.workers[0] : std::vector<int>{left.front()};
+  // SplitCpus hands out `allowed` from its front, so what is left starts
+  // after the last set.
+  size_t used = 0;
+  for (const std::vector<int>& set : sets) used += set.size();
+  split.client_shares = used == allowed.size();
+  split.client = split.client_shares ? split.workers[0] : std::vector<int>{allowed[used]};
   return split;
 }
 

@@ -19,23 +19,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-count=0
-failures=0
-out="" rc=0
+source "$SRC/tests/cli/tfctl_tap.sh"
+
 tfctl() {
   out=$("$TFCTL" "$@" --cluster "$spec" --run-dir "$work" --timeout 10 2>&1 </dev/null)
   rc=$?
-}
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() {
-  count=$((count + 1)); failures=$((failures + 1))
-  echo "not ok $count - $1"
-  echo "#   exit status: $rc"
-  echo "#   output: ${out//$'\n'/$'\n'#           }"
-}
-skip() { count=$((count + 1)); echo "ok $count - $1 # SKIP $2"; }
-check() {
-  if [[ $rc -eq $2 ]] && grep -Eq "$3" <<<"$out"; then pass "$1"; else fail "$1"; fi
 }
 # The CPUs this shell may use (and so tfctl), one per line, from the
 # kernel's list ("0-3,6").
@@ -77,5 +65,4 @@ else
   check "stop stops both" 0 "^stopped /job:worker/replica:0/task:0"
 fi
 
-echo "1..$count"
-[[ $failures -eq 0 ]]
+tap_done

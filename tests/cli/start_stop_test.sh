@@ -22,26 +22,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-count=0
-failures=0
-out="" rc=0
+source "$SRC/tests/cli/tfctl_tap.sh"
 
 # tfctl ARGS...: runs the binary; sets $out (stdout and stderr) and $rc.
 tfctl() {
   out=$("$TFCTL" "$@" --cluster "$spec" --run-dir "$work" --timeout 5 2>&1 </dev/null)
   rc=$?
-}
-pass() { count=$((count + 1)); echo "ok $count - $1"; }
-fail() {
-  count=$((count + 1)); failures=$((failures + 1))
-  echo "not ok $count - $1"
-  echo "#   exit status: $rc"
-  echo "#   output: ${out//$'\n'/$'\n'#           }"
-}
-# check NAME EXPECTED_RC PATTERN: the last tfctl ended with EXPECTED_RC and
-# its output matches the extended regex PATTERN.
-check() {
-  if [[ $rc -eq $2 ]] && grep -Eq "$3" <<<"$out"; then pass "$1"; else fail "$1"; fi
 }
 # alive PID: the process exists and is not a zombie (the state after the
 # command name in /proc/PID/stat).
@@ -100,5 +86,4 @@ for round in 1 2; do
   wait "$parent" 2>/dev/null
 done
 
-echo "1..$count"
-[[ $failures -eq 0 ]]
+tap_done
