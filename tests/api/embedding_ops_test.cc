@@ -7,8 +7,10 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
 #include <set>
 
+#include "api/optimizers.h"
 #include "api/placement.h"
 #include "tests/api/api_test_util.h"
 
@@ -291,6 +293,50 @@ TEST_CASE("the lookup's gradient is the dense gradient, duplicates summed, per s
   CheckGradients("max_norm", [&](const Scope& s, const std::vector<Output>& x) {
     return ops::EmbeddingLookup(s, x, ops::Const(s, ids), {.max_norm = 0.5});
   }, {RandomTensor({6, 2}, 80), RandomTensor({5, 2}, 81)});
+}
+
+TEST_CASE("gradient descent through a lookup moves each looked-up row by its count") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  ops::PartitionedVariable emb(root.WithOpName("emb"), {kRows, kCols}, DType::kFloat32,
+                               ops::Initializer::Zeros(), ops::FixedSizePartitioner(3));
+  const Tensor ids = Tensor::FromVector<int64_t>({4, 0, 4, 10, 4, 0}, TensorShape({2, 3}));
+  for (const char* strategy : {"mod", "div"}) {
+    const Output rows = ops::EmbeddingLookup(root, emb, ops::Const(root, ids),
+                                             {.partition_strategy = strategy});
+    train::GradientDescent(0.5).Minimize(root.WithOpName(std::string("train_") + strategy),
+                                       ops::Sum(root, rows, {0, 1, 2}));
+  }
+  ops::GlobalVariablesInitializer(root.WithOpName("init"));
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {"init"}).ok());
+  // Row 4 is looked up 3 times, row 0 twice, row 10 once: d(sum)/d(row) is
+  // the count in every column.
+  const std::map<int64_t, float> counts = {{4, 3.0f}, {0, 2.0f}, {10, 1.0f}};
+  for (const char* strategy : {"mod", "div"}) {
+    INFO(strategy);
+    REQUIRE(session->Run({}, {}, {std::string("train_") + strategy}).ok());
+    const int64_t n = 3;
+    for (int s = 0; s < 3; ++s) {
+      auto value = session->Run({}, {emb.shards()[s].variable.value().name()}, {});
+      REQUIRE(value.ok());
+      const Tensor& t = value->fetches[0];
+      for (int64_t local = 0; local < t.dim(0); ++local) {
+        // The row of the whole table this shard row holds under `strategy`.
+        const int64_t row = std::string(strategy) == "mod" ? local * n + s
+                                                           : emb.shards()[s].first_row + local;
+        const auto it = counts.find(row);
+        const float want = it == counts.end() ? 0.0f : -0.5f * it->second;
+        for (int64_t c = 0; c < kCols; ++c) {
+          INFO("shard " << s << " row " << local);
+          CHECK(t.data<float>()[local * kCols + c] == want);
+        }
+      }
+    }
+    REQUIRE(session->Run({}, {}, {"init"}).ok());
+  }
 }
 
 TEST_CASE("max_norm scales rows longer than it down to it and leaves the others") {
