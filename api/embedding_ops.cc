@@ -1,6 +1,7 @@
 #include "api/embedding_ops.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "api/variables.h"
@@ -16,16 +17,24 @@ int64_t RowsOf(const Output& shard) {
   return shard.shape.rank_known() && shard.shape.rank() >= 1 ? shard.shape.dim(0) : -1;
 }
 
+// The table's rows in all, when the graph knows every shard's size.
+std::optional<int64_t> KnownRows(const std::vector<Output>& shards) {
+  int64_t total = 0;
+  for (const Output& shard : shards) {
+    if (RowsOf(shard) < 0) return std::nullopt;
+    total += RowsOf(shard);
+  }
+  return total;
+}
+
 // With every shard's size known: the sizes must be those the strategy
 // assumes (TF's arithmetic, which is SplitRows' for both strategies: with
 // "mod", shard s holds the ids s, s + n, ..., as many as "div" gives it).
 Status CheckShardSizes(const std::string& name, const std::vector<Output>& shards,
                        const std::string& strategy) {
-  int64_t total = 0;
-  for (const Output& shard : shards) {
-    if (RowsOf(shard) < 0) return OkStatus();  // checked at run time by the ops themselves
-    total += RowsOf(shard);
-  }
+  const std::optional<int64_t> rows = KnownRows(shards);
+  if (!rows) return OkStatus();  // checked at run time by the ops themselves
+  const int64_t total = *rows;
   auto want = SplitRows(total, static_cast<int>(shards.size()));
   if (!want.ok()) {
     return errors::InvalidArgument("embedding lookup '", name, "': ", want.status().message());
@@ -92,16 +101,17 @@ Output IdConst(const Scope& s, DType dtype, int64_t value) {
                                          : Tensor::Scalar<int64_t>(value));
 }
 
+// The dtype the shard arithmetic is done in: the ids', as in TF, unless
+// int32 ids index a table too long for int32 row counts.
+DType ArithmeticType(DType ids, const std::vector<Output>& shards) {
+  const std::optional<int64_t> rows = KnownRows(shards);
+  return rows && *rows > std::numeric_limits<int32_t>::max() ? DType::kInt64 : ids;
+}
+
 // The table's rows in all, as a scalar of `dtype`: a constant when every
 // shard's size is known, else summed from the shards' shapes at run time.
 Output TotalRows(const Scope& s, const std::vector<Output>& shards, DType dtype) {
-  int64_t known = 0;
-  bool all_known = true;
-  for (const Output& shard : shards) {
-    all_known = all_known && RowsOf(shard) >= 0;
-    known += RowsOf(shard);
-  }
-  if (all_known) return IdConst(s, dtype, known);
+  if (const std::optional<int64_t> rows = KnownRows(shards)) return IdConst(s, dtype, *rows);
   Output total;
   for (const Output& shard : shards) {
     const Output rows = Cast(s, Gather(s, Shape(s, shard), 0), dtype);
@@ -114,14 +124,12 @@ Output TotalRows(const Scope& s, const std::vector<Output>& shards, DType dtype)
 // `total` rows of no columns, which costs no memory and whose kernel names
 // the id and its position in `ids`. It runs where the ids are, so a bad id
 // never reaches a shard, where "mod" might map it onto an existing row.
-Operation CheckIds(const Scope& s, const Output& ids, const Output& total) {
+Operation CheckIds(const Scope& s, const Output& ids, const std::vector<Output>& shards,
+                   const Output& total) {
   Output vocabulary;
-  const Tensor known = s.ConstantValue(total);
-  if (known.initialized()) {
-    const int64_t rows = total.dtype == DType::kInt32 ? known.scalar<int32_t>()
-                                                      : known.scalar<int64_t>();
+  if (const std::optional<int64_t> rows = KnownRows(shards)) {
     vocabulary = Const(s.WithOpName("vocabulary"),
-                       Tensor::FromVector<bool>({}, TensorShape({rows, 0})));
+                       Tensor::FromVector<bool>({}, TensorShape({*rows, 0})));
   } else {
     const Output dims = Stack(s, {Cast(s, total, DType::kInt64), IdConst(s, DType::kInt64, 0)});
     vocabulary = Fill(s.WithOpName("vocabulary"), dims, false);
@@ -185,7 +193,8 @@ Output GatherUnique(const Scope& s, const std::vector<Output>& shards, const Out
   };
   if (shards.size() == 1) return gather(shards[0], unique_ids);
   const int64_t n = static_cast<int64_t>(shards.size());
-  const Placement placed = PlaceIds(s, unique_ids, n, total, attrs.partition_strategy);
+  const Output ids = unique_ids.dtype == total.dtype ? unique_ids : Cast(s, unique_ids, total.dtype);
+  const Placement placed = PlaceIds(s, ids, n, total, attrs.partition_strategy);
   const Output positions = Range(s, 0, Size(s, unique_ids), 1);
   const Operation shard_ids =
       s.AddOperation("DynamicPartition", {placed.row, placed.shard}, {{"num_partitions", n}});
@@ -219,8 +228,9 @@ Output ResultShape(const Scope& s, const Output& ids, const Output& shard) {
 
 // The distinct ids of the (vector) `ids` and each one's position among
 // them, once every id is known to be in the table.
-Operation UniqueIds(const Scope& s, const Output& ids, const Output& total) {
-  const Operation checked = CheckIds(s, ids, total);
+Operation UniqueIds(const Scope& s, const Output& ids, const std::vector<Output>& shards,
+                    const Output& total) {
+  const Operation checked = CheckIds(s, ids, shards, total);
   const Scope after = s.WithControlDependencies(std::vector<Operation>{checked});
   return after.AddOperation("Unique", {Reshape(after, ids, {-1})});
 }
@@ -244,8 +254,9 @@ Output EmbeddingLookup(const Scope& scope, const EmbeddingParams& params, const 
     scope.UpdateStatus(bad);
     return Output();
   }
-  const Output total = TotalRows(s, params.shards, ids.dtype);
-  const Operation unique = UniqueIds(s, ids, total);
+  const Output total =
+      TotalRows(s, params.shards, ArithmeticType(ids.dtype, params.shards));
+  const Operation unique = UniqueIds(s, ids, params.shards, total);
   const Output rows = GatherUnique(s, params.shards, unique.output(0), total, attrs);
   const Output each = Gather(s, rows, unique.output(1));
   return Reshape(scope.WithOpName(name), each, ResultShape(s, ids, params.shards[0]));
@@ -327,8 +338,9 @@ Output EmbeddingLookupSparse(const Scope& scope, const EmbeddingParams& params,
     scope.UpdateStatus(bad);
     return Output();
   }
-  const Output total = TotalRows(s, params.shards, ids.dtype);
-  const Operation unique = UniqueIds(s, ids, total);
+  const Output total =
+      TotalRows(s, params.shards, ArithmeticType(ids.dtype, params.shards));
+  const Operation unique = UniqueIds(s, ids, params.shards, total);
   const Output rows = GatherUnique(s, params.shards, unique.output(0), total, attrs);
   const Output segments = GatherV2(s, sp_ids.indices, 0, 1);  // each entry's batch row
   if (!sp_weights) {

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -224,6 +225,30 @@ TEST_CASE("an id outside the table is INVALID_ARGUMENT naming the node, the id a
       }
     }
   }
+}
+
+TEST_CASE("int32 ids index a table of more than 2^31 rows") {
+  // Shards of no columns stand in for a huge table: their rows cost nothing.
+  const int64_t half = (int64_t{1} << 30) + 1;  // 2^31 + 2 rows in all
+  ApiEnv env;
+  const Scope root = env.Root();
+  std::vector<Output> shards;
+  for (int i = 0; i < 2; ++i) {
+    shards.push_back(ops::Const(root, Tensor::FromVector<float>({}, TensorShape({half, 0}))));
+  }
+  const Output ids = ops::Placeholder(root.WithOpName("ids"), DType::kInt32);
+  ops::EmbeddingLookup(root.WithOpName("lookup"), shards, ids, {.partition_strategy = "div"});
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  const int32_t last = std::numeric_limits<int32_t>::max();
+  auto out = session->Run({{"ids", Tensor::FromVector<int32_t>({0, last, 1 << 30})}},
+                          {"lookup"}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].shape() == TensorShape({3, 0}));
+  auto bad = session->Run({{"ids", Tensor::FromVector<int32_t>({-1})}}, {"lookup"}, {});
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+  CHECK(bad.status().message().find("is not in [0, 2147483650)") != std::string::npos);
 }
 
 TEST_CASE("bad lookups are errors of the scope naming the lookup") {
