@@ -212,18 +212,20 @@ Output GatherUnique(const Scope& s, const std::vector<Output>& shards, const Out
 // the result's shape is inferred; else computed at run time.
 Output ResultShape(const Scope& s, const Output& ids, const Output& shard) {
   const PartialShape& table = shard.shape;
-  if (ids.shape.rank_known() && table.IsFullyDefined()) {
+  std::optional<std::vector<int32_t>> row;  // the row's shape, when known
+  if (table.rank_known() && std::count(table.dims().begin() + 1, table.dims().end(), -1) == 0) {
+    row.emplace(table.dims().begin() + 1, table.dims().end());
+  }
+  if (row && ids.shape.rank_known()) {
     std::vector<int32_t> dims(ids.shape.dims().begin(), ids.shape.dims().end());
-    dims.insert(dims.end(), table.dims().begin() + 1, table.dims().end());
+    dims.insert(dims.end(), row->begin(), row->end());
     if (std::count(dims.begin(), dims.end(), -1) <= 1) {
       return Const(s, Tensor::FromVector<int32_t>(dims));
     }
   }
-  const Output row = table.IsFullyDefined()
-                         ? Const(s, Tensor::FromVector<int32_t>(std::vector<int32_t>(
-                                        table.dims().begin() + 1, table.dims().end())))
-                         : Slice(s, Shape(s, shard), {1}, {-1});
-  return Concat(s, {Shape(s, ids), row}, 0);
+  const Output row_shape =
+      row ? Const(s, Tensor::FromVector<int32_t>(*row)) : Slice(s, Shape(s, shard), {1}, {-1});
+  return Concat(s, {Shape(s, ids), row_shape}, 0);
 }
 
 // The distinct ids of the (vector) `ids` and each one's position among
@@ -278,7 +280,7 @@ Output WeightsPerRow(const Scope& s, const Output& weights, const Output& rows) 
 // TF's weighted combiners: the segment sums of w_i * e_i, divided by the
 // sums of w_i ("mean") or the roots of the sums of w_i^2 ("sqrtn"). A batch
 // row with no entries divides by 1 rather than 0, so it comes out as zeros.
-Output CombineWeighted(const Scope& s, const Scope& final, const Output& each,
+Output CombineWeighted(const Scope& s, const Scope& out, const Output& each,
                        const Output& weights, const Output& segments,
                        const std::string& combiner) {
   const Output w = WeightsPerRow(s, weights, each);
@@ -286,13 +288,13 @@ Output CombineWeighted(const Scope& s, const Scope& final, const Output& each,
   auto segment_sum = [&](const Scope& at, const Output& data) {
     return at.AddOperation("SparseSegmentSum", {data, positions, segments}).output(0);
   };
-  if (combiner == "sum") return segment_sum(final, Mul(s, each, w));
+  if (combiner == "sum") return segment_sum(out, Mul(s, each, w));
   const Output sum = segment_sum(s, Mul(s, each, w));
   Output norm = segment_sum(s, combiner == "mean" ? w : Square(s, w));
   if (combiner == "sqrtn") norm = Sqrt(s, norm);
   const Output entries = segment_sum(s, OnesLike(s, w));
   const Output divisor = Select(s, Greater(s, entries, 0), norm, OnesLike(s, norm));
-  return Div(final, sum, divisor);
+  return Div(out, sum, divisor);
 }
 
 Status CheckSparse(const std::string& name, const SparseTensor& sp_ids,
@@ -326,7 +328,7 @@ Output EmbeddingLookupSparse(const Scope& scope, const EmbeddingParams& params,
                              const std::string& combiner, const EmbeddingLookupAttrs& attrs) {
   const std::string name = scope.op_name().empty() ? "embedding_lookup_sparse" : scope.op_name();
   const Scope s = scope.WithName(name);
-  const Scope final = scope.WithOpName(name);
+  const Scope out = scope.WithOpName(name);
   const Output& ids = sp_ids.values;
   if (!scope.ok() || !ids.valid() || !sp_ids.indices.valid() ||
       (sp_weights && !sp_weights->values.valid())) {
@@ -347,12 +349,12 @@ Output EmbeddingLookupSparse(const Scope& scope, const EmbeddingParams& params,
     const std::string op = combiner == "sum"    ? "SparseSegmentSum"
                            : combiner == "mean" ? "SparseSegmentMean"
                                                 : "SparseSegmentSqrtN";
-    return final.AddOperation(op, {rows, unique.output(1), segments}).output(0);
+    return out.AddOperation(op, {rows, unique.output(1), segments}).output(0);
   }
   Output weights = sp_weights->values;
   if (weights.dtype != rows.dtype) weights = Cast(s, weights, rows.dtype);
   const Output each = Gather(s, rows, unique.output(1));
-  return CombineWeighted(s, final, each, weights, segments, combiner);
+  return CombineWeighted(s, out, each, weights, segments, combiner);
 }
 
 Output StringToHashBucketFast(const Scope& scope, const Input& input, int64_t num_buckets) {

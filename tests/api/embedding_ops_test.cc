@@ -89,6 +89,7 @@ TEST_CASE("mod and div lookups give the whole table's rows for 1, 2, 3 and 5 sha
       {{1, 9, 9, 4, 0, 0}, TensorShape({3, 2})},      // 2-D ids
       {{}, TensorShape({0})},                         // no ids
       {{5}, TensorShape({1, 1, 1})},
+      {{8}, TensorShape({})},                         // one id: its row
   };
   for (const char* strategy : {"mod", "div"}) {
     for (int n : {1, 2, 3, 5}) {
@@ -119,9 +120,17 @@ TEST_CASE("the result's shape is the ids' shape and the row's, as far as the gra
   const Output ids = ops::Placeholder(root.WithOpName("ids"), DType::kInt64, {-1, 4});
   const Output rows = ops::EmbeddingLookup(root, ConstShards(root, Shards("div", 3)), ids,
                                            {.partition_strategy = "div"});
+  // Shards whose row counts the graph does not know, with rows of known shape.
+  std::vector<Output> unsized;
+  for (int i = 0; i < 2; ++i) {
+    unsized.push_back(ops::Placeholder(root, DType::kFloat32, {-1, kCols}));
+  }
+  const Output more = ops::EmbeddingLookup(root, unsized, ids);
   REQUIRE(root.ok());
   CHECK(rows.shape == PartialShape({-1, 4, kCols}));
   CHECK(rows.node == "embedding_lookup");
+  CHECK(more.shape == PartialShape({-1, 4, kCols}));
+  CHECK(more.node == "embedding_lookup_1");
 }
 
 TEST_CASE("a partitioned variable looks up as its whole value; each gather sits with its shard") {
