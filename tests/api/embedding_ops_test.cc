@@ -470,17 +470,20 @@ TEST_CASE("sparse lookups combine each batch row as TensorFlow does, weighted or
   }
 }
 
-TEST_CASE("the gradient of a weighted sparse lookup is the dense gradient") {
+TEST_CASE("the gradient of a sparse lookup is the dense gradient, weighted or not") {
   const SparseBatch batch;
   for (const char* combiner : {"sum", "mean", "sqrtn"}) {
-    CheckGradients(std::string("weighted ") + combiner,
-                   [&](const Scope& s, const std::vector<Output>& x) {
-                     return ops::EmbeddingLookupSparse(
-                         s, x, batch.Of(s, Tensor::FromVector<int64_t>(batch.ids)),
-                         batch.Of(s, Tensor::FromVector<double>(batch.weights)), combiner,
-                         {.partition_strategy = "div"});
-                   },
-                   {RandomTensor({6, 2}, 90), RandomTensor({5, 2}, 91)});
+    for (bool weighted : {false, true}) {
+      CheckGradients(std::string(weighted ? "weighted " : "") + combiner,
+                     [&](const Scope& s, const std::vector<Output>& x) {
+                       std::optional<ops::SparseTensor> w;
+                       if (weighted) w = batch.Of(s, Tensor::FromVector<double>(batch.weights));
+                       return ops::EmbeddingLookupSparse(
+                           s, x, batch.Of(s, Tensor::FromVector<int64_t>(batch.ids)), w,
+                           combiner, {.partition_strategy = "div"});
+                     },
+                     {RandomTensor({6, 2}, 90), RandomTensor({5, 2}, 91)});
+    }
   }
 }
 
