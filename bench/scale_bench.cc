@@ -149,7 +149,7 @@ double Millis(Clock::duration d) { return std::chrono::duration<double, std::mil
 // master's, as figures of `table`.
 void AddFootprints(FiguresJson& json, const ScaleCluster& cluster, const std::string& table,
                    const std::string& row) {
-  std::vector<double> rss, fds, sockets, threads;
+  std::vector<double> rss, pss, private_mib, fds, sockets, threads;
   TaskFootprint master;
   for (const auto& [job, task] : cluster.tasks()) {
     const TaskFootprint f = ReadFootprint(cluster.Pid(job, task));
@@ -158,11 +158,15 @@ void AddFootprints(FiguresJson& json, const ScaleCluster& cluster, const std::st
       continue;
     }
     rss.push_back(f.rss_mib);
+    pss.push_back(f.pss_mib);
+    private_mib.push_back(f.private_mib);
     fds.push_back(f.fds);
     sockets.push_back(f.sockets);
     threads.push_back(f.threads);
   }
   json.AddSamples(table, row, "RSS per task", "MiB", rss);
+  json.AddSamples(table, row, "PSS per task", "MiB", pss);
+  json.AddSamples(table, row, "private memory per task", "MiB", private_mib);
   json.AddSamples(table, row, "fds per task", "fds", fds);
   json.AddSamples(table, row, "sockets per task", "sockets", sockets);
   json.AddSamples(table, row, "threads per task", "threads", threads);
@@ -170,9 +174,10 @@ void AddFootprints(FiguresJson& json, const ScaleCluster& cluster, const std::st
   json.Add(table, row, "master fds", "fds", master.fds);
   json.Add(table, row, "master sockets", "sockets", master.sockets);
   json.Add(table, row, "master threads", "threads", master.threads);
-  std::printf("  %-22s RSS %.1f MiB (max %.1f), fds %.0f (max %.0f), sockets %.0f, threads %.0f;"
-              " master: %.1f MiB, %d fds, %d sockets, %d threads\n",
-              table.c_str(), Median(rss), Percentile(rss, 1), Median(fds), Percentile(fds, 1),
+  std::printf("  %-22s RSS %.1f MiB (max %.1f; PSS %.1f, private %.1f), fds %.0f (max %.0f), "
+              "sockets %.0f, threads %.0f; master: %.1f MiB, %d fds, %d sockets, %d threads\n",
+              table.c_str(), Median(rss), Percentile(rss, 1), Median(pss), Median(private_mib),
+              Median(fds), Percentile(fds, 1),
               Median(sockets), Median(threads), master.rss_mib, master.fds, master.sockets,
               master.threads);
 }

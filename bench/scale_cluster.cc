@@ -49,6 +49,12 @@ TaskFootprint ReadFootprint(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) f.rss_mib = std::atof(line.c_str() + 6) / 1024.0;
     if (line.rfind("Threads:", 0) == 0) f.threads = std::atoi(line.c_str() + 8);
   }
+  std::ifstream rollup(proc + "/smaps_rollup");
+  for (std::string line; std::getline(rollup, line);) {
+    const double kib = std::atof(line.c_str() + line.find(':') + 1);
+    if (line.rfind("Pss:", 0) == 0) f.pss_mib = kib / 1024.0;
+    if (line.rfind("Private_", 0) == 0) f.private_mib += kib / 1024.0;
+  }
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(proc + "/fd", ec)) {
     ++f.fds;

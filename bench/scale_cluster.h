@@ -28,6 +28,11 @@ namespace tfd::bench {
 // What /proc says about one process now.
 struct TaskFootprint {
   double rss_mib = 0;
+  // RSS counts the pages of tfd's code and libraries that every task on the
+  // host shares; these say what one more task costs: its share of each page
+  // (PSS), and the pages it alone holds (private: its heap, stacks, data).
+  double pss_mib = 0;
+  double private_mib = 0;
   int fds = 0;      // open file descriptors (sockets, pipes, files)
   int sockets = 0;  // of which sockets
   int threads = 0;
