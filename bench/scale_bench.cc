@@ -12,13 +12,18 @@
 //   - per task: RSS, file descriptors, sockets and threads, idle (after
 //     ready) and after the fan-out steps, the master apart from the rest;
 //   - stop: `tfctl stop` of every task.
+// Then, on 1 ps and as many workers as --async-workers' largest, async
+// training steps (bench/scale_async.h): steps/s and the ps's CPU per
+// worker-step against the number of workers, and one worker SIGSTOPped.
 //
 //   scale_bench [--tfctl PATH] [--tfd PATH] [--tasks 4,8,16,32,64] [--ps N]
-//               [--steps N] [--json FILE]
+//               [--steps N] [--async-workers 1,2,4,8,16,32] [--async-seconds S]
+//               [--json FILE]
 //
 // Exit status: 0 after printing; 1 when a cluster fails; 2 for bad flags.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +33,7 @@
 
 #include "bench/figures_json.h"
 #include "bench/proc_counters.h"
+#include "bench/scale_async.h"
 #include "bench/scale_cluster.h"
 #include "bench/stats.h"
 #include "daemon/client/client.h"
@@ -47,12 +53,15 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage =
     "usage: scale_bench [--tfctl PATH] [--tfd PATH] [--tasks LIST] [--ps N] [--steps N]\n"
-    "                   [--json FILE]\n"
+    "                   [--async-workers LIST] [--async-seconds S] [--json FILE]\n"
     "  --tfctl  the tfctl binary (default: the one built with this bench)\n"
     "  --tfd    the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --tasks  cluster sizes, comma-separated (default 4,8,16,32,64)\n"
     "  --ps     ps tasks in each cluster (default: N/8, at least 1)\n"
     "  --steps  fan-out steps measured per size (default 200)\n"
+    "  --async-workers  worker counts of the async steps, comma-separated; 0: none\n"
+    "                   (default 1,2,4,8,16,32)\n"
+    "  --async-seconds  how long each count steps (default 2)\n"
     "  --json   also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 constexpr std::chrono::milliseconds kTimeout = 60s;
@@ -63,6 +72,8 @@ struct ScaleSetup {
   std::vector<int> sizes{4, 8, 16, 32, 64};
   int ps = 0;  // 0: N/8
   int steps = 200;
+  std::vector<int> async_workers{1, 2, 4, 8, 16, 32};
+  double async_seconds = 2;
   std::string json_path;
 };
 
@@ -74,6 +85,18 @@ StatusOr<int> Count(const std::string& flag, const std::string& value, long lo, 
                                    "'");
   }
   return static_cast<int>(v);
+}
+
+StatusOr<std::vector<int>> CountList(const std::string& flag, const std::string& value, long lo,
+                                     long hi) {
+  std::vector<int> out;
+  std::stringstream list(value);
+  for (std::string item; std::getline(list, item, ',');) {
+    TFD_ASSIGN_OR_RETURN(int n, Count(flag, item, lo, hi));
+    out.push_back(n);
+  }
+  if (out.empty()) return errors::InvalidArgument(flag, " needs at least one number");
+  return out;
 }
 
 StatusOr<ScaleSetup> ParseFlags(int argc, char** argv) {
@@ -90,12 +113,13 @@ StatusOr<ScaleSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--tfd") {
       o.tfd = value;
     } else if (flag == "--tasks") {
-      o.sizes.clear();
-      std::stringstream list(value);
-      for (std::string item; std::getline(list, item, ',');) {
-        TFD_ASSIGN_OR_RETURN(int n, Count(flag, item, 2, 256));
-        o.sizes.push_back(n);
-      }
+      TFD_ASSIGN_OR_RETURN(o.sizes, CountList(flag, value, 2, 256));
+    } else if (flag == "--async-workers") {
+      TFD_ASSIGN_OR_RETURN(o.async_workers, CountList(flag, value, 0, 255));
+      if (o.async_workers == std::vector<int>{0}) o.async_workers.clear();
+    } else if (flag == "--async-seconds") {
+      TFD_ASSIGN_OR_RETURN(const int seconds, Count(flag, value, 1, 3600));
+      o.async_seconds = seconds;
     } else if (flag == "--ps") {
       TFD_ASSIGN_OR_RETURN(o.ps, Count(flag, value, 1, 64));
     } else if (flag == "--steps") {
@@ -282,6 +306,15 @@ Status RunSize(const ScaleSetup& o, int n, FiguresJson& json) {
   return OkStatus();
 }
 
+Status RunAsync(const ScaleSetup& o, FiguresJson& json) {
+  const int most = *std::max_element(o.async_workers.begin(), o.async_workers.end());
+  std::printf("async steps on 1 ps and up to %d workers\n", most);
+  ScaleCluster cluster(o.tfctl, o.tfd, 1, most);
+  TFD_RETURN_IF_ERROR(cluster.Start(kTimeout));
+  TFD_RETURN_IF_ERROR(MeasureAsync(cluster, o.async_workers, o.async_seconds, 1.0, json));
+  return cluster.Stop(kTimeout);
+}
+
 }  // namespace
 }  // namespace tfd::bench
 
@@ -300,6 +333,12 @@ int main(int argc, char** argv) {
   for (int n : setup->sizes) {
     if (tfd::Status s = RunSize(*setup, n, json); !s.ok()) {
       std::fprintf(stderr, "scale_bench: error: %d tasks: %s\n", n, s.ToString().c_str());
+      return 1;
+    }
+  }
+  if (!setup->async_workers.empty()) {
+    if (tfd::Status s = RunAsync(*setup, json); !s.ok()) {
+      std::fprintf(stderr, "scale_bench: error: async steps: %s\n", s.ToString().c_str());
       return 1;
     }
   }
