@@ -4,7 +4,8 @@
 # init barrier, a cluster checkpoint, and one worker stopped with SIGSTOP:
 # another worker keeps stepping, and a step that needs the stopped one fails
 # within its deadline naming it, whether its session had registered there
-# before the stop or not. No timing is asserted. Output is TAP, for meson.
+# before the stop or not, and the chief's barriers end by their deadlines.
+# No timing is asserted. Output is TAP, for meson.
 #
 #   TFCTL=build/cli/tfctl TFD=build/daemon/tfd SRC_ROOT=. bash tests/cli/scale_test.sh
 set -u
@@ -148,6 +149,13 @@ check "another worker keeps stepping against the ps meanwhile" 0 'increment_0 = 
 tfctl submit "$graph" --target "$chief" --run fan_out --step-timeout 2 --timeout 60
 check "a new fan-out session fails naming the stopped worker" 1 \
   'DEADLINE_EXCEEDED: .*/job:worker/replica:0/task:1: .*(stopped|answer)'
+# The chief is connected to the stopped worker (the fan-out): its barriers
+# must not wait on that connection past their deadlines.
+tfctl wait init --target "$chief" --var counter_0 --timeout 20
+check "the init barrier on a ps variable passes meanwhile" 0 'variables initialized'
+tfctl wait cluster --target "$chief" --timeout 2
+check "waitCluster fails at its deadline naming the stopped worker" 3 \
+  'DEADLINE_EXCEEDED: cluster not ready: /job:worker/replica:0/task:1: '
 
 kill -CONT "$victim"
 stopped=""
