@@ -65,6 +65,7 @@ constexpr const char* kUsage =
     "  --json   also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 constexpr std::chrono::milliseconds kTimeout = 60s;
+constexpr int kWarmSteps = 20;  // fan-out steps before the measured ones
 
 struct ScaleSetup {
   std::string tfctl = TFCTL_DEFAULT_PATH;
@@ -209,7 +210,7 @@ void AddFootprints(FiguresJson& json, const ScaleCluster& cluster, const std::st
 // Fan-out steps: latency samples, and CPU of every process per step.
 Status MeasureFanOut(Client& client, const ScaleCluster& cluster, const FanOutGraph& g, int steps,
                      FiguresJson& json, const std::string& row) {
-  for (int i = 0; i < 20; ++i) {  // warm: registrations, connections, pools
+  for (int i = 0; i < kWarmSteps; ++i) {  // warm: registrations, connections, pools
     TFD_RETURN_IF_ERROR(client.Run({}, {}, g.noops, {.timeout = kTimeout}).status());
   }
   std::vector<pid_t> pids = cluster.Pids();
@@ -238,6 +239,19 @@ Status MeasureFanOut(Client& client, const ScaleCluster& cluster, const FanOutGr
               Median(millis), Percentile(millis, 0.99), tasks_cpu / steps * 1e3,
               client_cpu / steps * 1e3, per_partition_us);
   return OkStatus();
+}
+
+// The partitions every task has run for masters over the step channel so
+// far (each one `run` message in and one `done` out), summed.
+StatusOr<uint64_t> StepsServed(kj::AsyncIoContext& io, const ScaleCluster& cluster) {
+  uint64_t served = 0;
+  for (const auto& [job, task] : cluster.tasks()) {
+    TFD_ASSIGN_OR_RETURN(const std::string address, cluster.spec().TaskAddress(job, task));
+    TFD_ASSIGN_OR_RETURN(auto client, Client::Connect(io, address, "", kTimeout));
+    TFD_ASSIGN_OR_RETURN(const TaskStatusInfo status, client->GetStatus(kTimeout));
+    served += status.data_plane.steps_served;
+  }
+  return served;
 }
 
 // waitCluster, the init barrier and session creation on a ready cluster.
@@ -295,7 +309,15 @@ Status RunSize(const ScaleSetup& o, int n, FiguresJson& json) {
               session_ms);
   TFD_RETURN_IF_ERROR(client->Run({}, {}, g.inits, {.timeout = kTimeout}).status());
   TFD_RETURN_IF_ERROR(MeasureControl(io, master, g, json, row));
+  TFD_ASSIGN_OR_RETURN(const uint64_t served_before, StepsServed(io, cluster));
   TFD_RETURN_IF_ERROR(MeasureFanOut(*client, cluster, g, o.steps, json, row));
+  TFD_ASSIGN_OR_RETURN(const uint64_t served_after, StepsServed(io, cluster));
+  // The warm-up's steps count too: kWarmSteps + o.steps fan-out steps ran.
+  const double messages = static_cast<double>(served_after - served_before) / (kWarmSteps + o.steps);
+  json.Add("fan-out step", row, "step messages and answers per step", "round trips", messages);
+  std::printf("  fan-out step           %.2f step messages (each with its answer) per step, to %zu "
+              "other tasks, sent at once\n",
+              messages, cluster.tasks().size() - 1);
   AddFootprints(json, cluster, "after fan-out", row);
   TFD_RETURN_IF_ERROR(client->CloseSession());
   client.reset();
