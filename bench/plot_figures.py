@@ -61,6 +61,16 @@ CHARTS = {
              series=["64 clients"]),
         dict(file="load.json", table="RSS", title="Daemons' resident memory (MiB)", series=["ps:0", "worker:0"]),
     ],
+    "scaling.png": [
+        dict(file="scale/before.json", table="start", title="Before: from tfctl start (s), tasks one after another",
+             series=["every task ready", "first fan-out step done"]),
+        dict(file="scale/after.json", table="start", title="After: from tfctl start (s), tasks started at once",
+             series=["every task ready", "first fan-out step done"]),
+        dict(file="scale/after.json", table="fan-out step", title="Fan-out step: CPU per remote partition (µs)",
+             series=["CPU per remote partition"]),
+        dict(file="scale/after.json", table="idle task", title="Idle task's memory (MiB)",
+             series=["RSS per task", "private memory per task"]),
+    ],
 }
 
 
@@ -125,15 +135,17 @@ def draw_panel(ax, doc, spec):
             else:
                 ax.bar(x, f["value"], width, yerr=err, capsize=2, **kw)
     ticks = range(len(rows))
+    # The unit of the series drawn: a table may mix units (ms and µs).
+    unit = next((f["unit"] for f in figs if f["series"] in series), "")
     if spec.get("horizontal"):
         ax.set_yticks(ticks, rows, fontsize=7)
         ax.invert_yaxis()
         for v in spec.get("lines", []):
             ax.axvline(v, color="grey", linestyle="--", linewidth=0.8)
-        ax.set_xlabel(figs[0]["unit"] if figs else "")
+        ax.set_xlabel(unit)
     else:
         ax.set_xticks(ticks, rows, fontsize=8, rotation=15 if len(rows) > 3 else 0)
-        ax.set_ylabel(figs[0]["unit"] if figs else "")
+        ax.set_ylabel(unit)
     host = doc["host"].get("description") or doc["host"].get("cpu", "")
     ax.set_title(f"{spec['title']}\n{doc['bench']}, {doc['date'][:10]}, {host}", fontsize=8)
     ax.legend(fontsize=7)

@@ -50,7 +50,7 @@ DaemonFlags Parse(const Args& args, const char* what) {
       ("run-dir", po::value(&f.run_dir), "pid files and logs (default ./run)")
       ("tfd", po::value(&f.tfd), "the tfd binary (default: beside tfctl, or TFD, or PATH)")
       ("tfd-flag", po::value(&f.tfd_flags)->composing(), "a flag passed to every tfd, e.g. --tfd-flag=--data-dir=data")
-      ("timeout", po::value(&f.timeout_s), "seconds to wait for each task (default 20)");
+      ("timeout", po::value(&f.timeout_s), "seconds to wait for the tasks, which start or stop together (default 20)");
   if (start) {
     options.add_options()
         ("cpus-per-task", po::value(&f.cpus_per_task),
@@ -149,11 +149,10 @@ pid_t ReadPid(const std::string& path, const Task& t) {
   return pid;
 }
 
-// Starts task t's tfd (pinned to `cpus` unless empty) and waits for it to
-// listen; false, with the error printed, when it does not.
-bool StartTask(const DaemonFlags& f, const Task& t, const std::string& tfd,
-               const std::string& spec_json, const std::vector<int>& cpus,
-               kj::AsyncIoContext& io) {
+// Starts task t's tfd (pinned to `cpus` unless empty) and writes its pid
+// file; does not wait for it to listen.
+StatusOr<Subprocess> Launch(const DaemonFlags& f, const Task& t, const std::string& tfd,
+                            const std::string& spec_json, const std::vector<int>& cpus) {
   std::vector<std::string> argv = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
                                    std::to_string(t.index)};
   argv.insert(argv.end(), f.tfd_flags.begin(), f.tfd_flags.end());
@@ -166,21 +165,46 @@ bool StartTask(const DaemonFlags& f, const Task& t, const std::string& tfd,
   o.cpus = cpus;
   auto child = Subprocess::Start(argv, o);
   if (!child.ok()) {
-    ReportError(errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ",
-                                    child.status().message()));
-    return false;
+    return errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ",
+                               child.status().message());
   }
-  const pid_t pid = child->pid();
-  std::ofstream(t.file(f.run_dir, ".pid")) << pid << "\n";
-  auto client = Client::Connect(io, t.address, "",
-                                std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
-  const bool up = client.ok() || client.status().code() == Code::kUnauthenticated;
-  const bool exited = !up && child->Exited();
+  std::ofstream(t.file(f.run_dir, ".pid")) << child->pid() << "\n";
+  return child;
+}
+
+// Whether each address answers a login within `timeout` (a refused token
+// counts: the task is up), all waited for at once: the tasks start
+// together, so the last one to listen bounds the wait, not the sum of all.
+// One thread each, since a Client belongs to the thread of its event loop.
+std::vector<Status> WaitListening(const std::vector<std::string>& addresses,
+                                  std::chrono::milliseconds timeout) {
+  std::vector<Status> up(addresses.size());
+  std::vector<std::thread> waiters;
+  waiters.reserve(addresses.size());
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    waiters.emplace_back([&up, &addresses, i, timeout] {
+      auto io = kj::setupAsyncIo();
+      auto client = Client::Connect(io, addresses[i], "", timeout);
+      up[i] = client.ok() || client.status().code() == Code::kUnauthenticated ? OkStatus()
+                                                                              : client.status();
+    });
+  }
+  for (std::thread& t : waiters) t.join();
+  return up;
+}
+
+// Prints how task t's start went; false, with the error printed, when its
+// daemon is not listening.
+bool ReportStart(const DaemonFlags& f, const Task& t, Subprocess& child, const Status& up,
+                 const std::vector<int>& cpus) {
+  const pid_t pid = child.pid();
+  const bool exited = !up.ok() && child.Exited();
   // The daemon outlives tfctl, even one that is not listening yet.
-  child->Release();
-  if (!up) {
+  child.Release();
+  const std::string log = t.file(f.run_dir, ".log");
+  if (!up.ok()) {
     ReportError(errors::Unavailable(t.name(), exited ? " exited" : " is not listening", " (see ",
-                                    log, "): ", client.status().message()));
+                                    log, "): ", up.message()));
     return false;
   }
   std::cout << "started " << t.name() << " pid " << pid << " on " << t.address << " (log " << log
@@ -207,14 +231,31 @@ int StartCommand(const Args& args) {
   if (ec) return ReportError(errors::InvalidArgument("cannot create --run-dir '", f.run_dir, "': ", ec.message()));
   const std::string tfd = FindTfd(f.tfd);
   const std::string spec_json = spec.ToJson();
-  auto io = kj::setupAsyncIo();
+  // Every daemon first, then one wait for all of them: started one after
+  // another, each task's start-up would add to the next one's.
   int failed = 0;
+  std::vector<const Task*> launched;
+  std::vector<Subprocess> children;
+  std::vector<std::string> addresses;
   for (const Task& t : *tasks) {
     if (pid_t pid = ReadPid(t.file(f.run_dir, ".pid"), t); pid > 0) {
       std::cout << t.name() << " already running (pid " << pid << ")\n";
       continue;
     }
-    if (!StartTask(f, t, tfd, spec_json, (*cpu_sets)[t.slot], io)) ++failed;
+    auto child = Launch(f, t, tfd, spec_json, (*cpu_sets)[t.slot]);
+    if (!child.ok()) {
+      ReportError(child.status());
+      ++failed;
+      continue;
+    }
+    launched.push_back(&t);
+    children.push_back(std::move(child).value());
+    addresses.push_back(t.address);
+  }
+  const std::vector<Status> up =
+      WaitListening(addresses, std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  for (size_t i = 0; i < launched.size(); ++i) {
+    if (!ReportStart(f, *launched[i], children[i], up[i], (*cpu_sets)[launched[i]->slot])) ++failed;
   }
   return failed == 0 ? 0 : 1;
 }
@@ -225,7 +266,14 @@ int StopCommand(const Args& args) {
   int local_tasks = 0;
   auto tasks = Select(f, &spec, &local_tasks);
   if (!tasks.ok()) return ReportError(tasks.status());
-  int failed = 0;
+  // SIGTERM to every task first, then one wait for all of them, so that they
+  // drain together rather than one after another.
+  struct Stopping {
+    const Task* task;
+    pid_t pid;
+    bool gone = false;
+  };
+  std::vector<Stopping> stopping;
   for (const Task& t : *tasks) {
     const std::string pid_file = t.file(f.run_dir, ".pid");
     const pid_t pid = ReadPid(pid_file, t);
@@ -235,26 +283,32 @@ int StopCommand(const Args& args) {
       continue;
     }
     kill(pid, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000));
-    bool gone = false;
-    while (std::chrono::steady_clock::now() < deadline) {
-      waitpid(pid, nullptr, WNOHANG);  // reaps it when we happen to be its parent
-      if (!IsTaskDaemon(pid, t)) {
-        gone = true;
-        break;
+    stopping.push_back({&t, pid});
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000));
+  for (size_t left = stopping.size(); left > 0 && std::chrono::steady_clock::now() < deadline;) {
+    for (Stopping& s : stopping) {
+      if (s.gone) continue;
+      waitpid(s.pid, nullptr, WNOHANG);  // reaps it when we happen to be its parent
+      if (!IsTaskDaemon(s.pid, *s.task)) {
+        s.gone = true;
+        --left;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (!gone) {
-      kill(pid, SIGKILL);
-      std::cout << t.name() << " (pid " << pid << ") did not stop within " << f.timeout_s
+    if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  int failed = 0;
+  for (const Stopping& s : stopping) {
+    if (!s.gone) {
+      kill(s.pid, SIGKILL);
+      std::cout << s.task->name() << " (pid " << s.pid << ") did not stop within " << f.timeout_s
                 << " s: killed\n";
       ++failed;
     } else {
-      std::cout << "stopped " << t.name() << " (pid " << pid << ")\n";
+      std::cout << "stopped " << s.task->name() << " (pid " << s.pid << ")\n";
     }
-    std::remove(pid_file.c_str());
+    std::remove(s.task->file(f.run_dir, ".pid").c_str());
   }
   return failed == 0 ? 0 : 1;
 }

@@ -10,10 +10,23 @@
 #include "daemon/distributed/on_pool.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/distributed/request_timeout.h"
+#include "daemon/distributed/step_errors.h"
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
 namespace {
+
+// `call`, or DEADLINE_EXCEEDED at `deadline`: a task that is connected but
+// answers nothing (stopped, hung) must not hold a barrier that asks every
+// task past its deadline.
+template <typename T>
+kj::Promise<T> AnsweredBy(kj::Promise<T> call, kj::Timer& timer, kj::TimePoint deadline,
+                          const char* what) {
+  return call.exclusiveJoin(timer.atTime(deadline).then([what]() -> kj::Promise<T> {
+    return KjFromStatus(errors::DeadlineExceeded(
+        "no answer to ", what, " before the deadline: is the task stopped or overloaded?"));
+  }));
+}
 
 // Polls every task's variables until `names` (or, when empty, every variable
 // and at least one) are initialized, or the deadline passes.
@@ -23,7 +36,12 @@ kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
   for (const std::string& task : env.cluster.TaskNames()) {
     const auto short_deadline = kj::min(deadline, env.peers->timer().now() + 1 * kj::SECONDS);
     lists.add(env.peers->Services(task, short_deadline)
-                  .then([](TaskServices s) { return s.worker.listVariablesRequest().send(); })
+                  .then([&env, short_deadline](TaskServices s) {
+                    using Listed = capnp::Response<proto::Worker::ListVariablesResults>;
+                    return AnsweredBy<Listed>(s.worker.listVariablesRequest().send(),
+                                              env.peers->timer(), short_deadline,
+                                              "listVariables");
+                  })
                   .then(
                       [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
                         std::vector<std::pair<std::string, bool>> out;
@@ -94,11 +112,18 @@ struct StatusAnswer {
 // whose ps was killed twice in a row is whole again as soon as it is up.
 kj::Promise<StatusAnswer> AnswersBy(Peers& peers, const std::string& task, kj::TimePoint deadline) {
   return peers.Services(task, deadline)
-      .then([](TaskServices s) { return s.worker.statusRequest().send(); })
+      .then([&peers, deadline](TaskServices s) {
+        using Answered = capnp::Response<proto::Worker::StatusResults>;
+        return AnsweredBy<Answered>(s.worker.statusRequest().send(), peers.timer(), deadline,
+                                    "a status call");
+      })
       .then([](capnp::Response<proto::Worker::StatusResults>&& r) {
               return StatusAnswer{OkStatus(), kj::mv(r)};
             },
-            [](kj::Exception&& e) { return StatusAnswer{StatusFromKj(e), nullptr}; })
+            [task](kj::Exception&& e) {
+              // Peers' own errors name the task already; a call's do not.
+              return StatusAnswer{OnTask(task, StatusFromKj(e)), nullptr};
+            })
       .then([&peers, task, deadline](StatusAnswer a) -> kj::Promise<StatusAnswer> {
         const Status& s = a.status;
         const bool final = s.ok() || s.code() == Code::kUnauthenticated ||

@@ -24,6 +24,15 @@
 namespace tfd {
 namespace {
 
+// How long an aborted step keeps trying to tell its tasks.
+constexpr kj::Duration kAbortGrace = 2 * kj::SECONDS;
+// How long after its abort a step waits for the partitions that have not
+// answered yet, whose own errors may tell more: a task that answers at all
+// answers an abort in a round trip. Well inside the 2 s a client adds to a
+// step's timeout (daemon/client), so a step that fails because one task no
+// longer answers still reaches its client, naming that task.
+constexpr kj::Duration kAnswerAfterAbort = 500 * kj::MILLISECONDS;
+
 // "session 3 of /job:worker/replica:0/task:0 (incarnation 9f3a...)": unique
 // among every session any incarnation of any task opens, so that the tasks
 // it registers partitions with can tell its sessions apart.
@@ -66,6 +75,11 @@ struct MasterSession::StepState {
   // checkpoint's hold, for the task's drain) until the last reference to
   // this state goes, which includes the aborts still being sent.
   kj::Own<StepGate::Ticket> ticket;
+  // Fulfilled by Abort. From then on a partition that has not answered has
+  // kAnswerAfterAbort to do so, so that one task that no longer answers at all
+  // (stopped, hung) cannot hold the step's answer past its abort.
+  kj::Own<kj::PromiseFulfiller<void>> on_abort;
+  kj::ForkedPromise<void> aborting = nullptr;
 };
 
 template <typename Results>
@@ -280,7 +294,7 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
   part.registration = nullptr;
   part.handle = 0;
   return env_.peers->Services(part.task, deadline)
-      .then([this, &part](TaskServices services) {
+      .then([this, &part, deadline](TaskServices services) {
         // A restart is reported; a connection that only dropped (the same
         // incarnation) is not.
         auto [seen, first] = incarnations_.emplace(part.task, services.incarnation);
@@ -297,7 +311,17 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
         GraphToProto(wire, request.initGraph());
         request.setMaster(env_.task);
         request.setSession(*presence_);
-        return request.send();
+        // A task that is connected but does not answer (stopped, hung)
+        // fails the step at its deadline, as one that cannot be reached does.
+        using Registered = capnp::Response<proto::Worker::RegisterGraphResults>;
+        kj::Promise<Registered> sent = request.send();
+        return sent.exclusiveJoin(env_.peers->timer().atTime(deadline).then(
+            []() -> kj::Promise<Registered> {
+              // The handler below names the task.
+              return KjFromStatus(errors::DeadlineExceeded(
+                  "no answer to the registration of its partition before the step's deadline: "
+                  "is the task stopped or overloaded?"));
+            }));
       })
       .then(
           [&part, connection](capnp::Response<proto::Worker::RegisterGraphResults>&& r) {
@@ -327,10 +351,20 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
   } else if (part.registration != nullptr) {
     // One data-plane message each way; feeds and fetches are this task's
     // alone (_Arg and _Retval live here).
+    kj::Timer& timer = env_.peers->timer();
     ran = runner_.RunThere(part.task, part.handle, step->step_id, timeout_ms, trace)
               .then([step](StepStats stats) {
                 if (!stats.nodes.empty()) step->remote_stats.push_back(std::move(stats));
-              });
+              })
+              .exclusiveJoin(step->aborting.addBranch()
+                                 .then([&timer]() { return timer.afterDelay(kAnswerAfterAbort); })
+                                 .then([]() {
+                                   // RunPart's catch_ names the task.
+                                   ThrowIfError(errors::DeadlineExceeded(
+                                       "no answer within ", kAnswerAfterAbort / kj::MILLISECONDS,
+                                       " ms of the step's abort: is the task stopped or "
+                                       "overloaded?"));
+                                 }));
   } else {
     // Another step of this signature lost the task since it was registered.
     ran = KjFromStatus(errors::Unavailable(part.task, " went away before step ", step->step_id,
@@ -359,8 +393,9 @@ kj::Promise<void> MasterSession::RunPart(std::shared_ptr<StepState> step, Part& 
 void MasterSession::Abort(const std::shared_ptr<StepState>& step, const Status& why) {
   if (step->aborted) return;
   step->aborted = true;
+  if (step->on_abort) step->on_abort->fulfill();
   kj::Timer& timer = env_.peers->timer();
-  const auto deadline = timer.now() + 2 * kj::SECONDS;
+  const auto deadline = timer.now() + kAbortGrace;
   for (const auto& part : step->prepared->parts) {
     const int64_t step_id = step->step_id;
     const std::string code(CodeName(why.code())), message = why.message();
@@ -509,6 +544,9 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
     kj::TimePoint deadline) {
   auto step = std::make_shared<StepState>();
   step->prepared = std::move(prepared);
+  auto abort = kj::newPromiseAndFulfiller<void>();
+  step->on_abort = kj::mv(abort.fulfiller);
+  step->aborting = abort.promise.fork();
   // The task stopping (TaskHost::Drain, through StepGate::CancelAll) ends
   // the step now, whatever its partitions wait for: aborted on every task,
   // its client told why.

@@ -1,0 +1,145 @@
+#include "bench/scale_cluster.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "bench/raw_tcp.h"
+#include "common/subprocess.h"
+
+namespace tfd::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `count` ports free now, all different: each stays bound until all are
+// found, so the kernel cannot hand the same one out twice.
+std::vector<int> FreePorts(int count) {
+  std::vector<int> ports, fds;
+  for (int i = 0; i < count; ++i) {
+    int port = 0;
+    auto fd = ListenLoopback(&port);
+    if (!fd.ok()) break;
+    fds.push_back(*fd);
+    ports.push_back(port);
+  }
+  for (int fd : fds) close(fd);
+  while (static_cast<int>(ports.size()) < count) ports.push_back(1);  // tfd will say it cannot bind
+  return ports;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+}  // namespace
+
+TaskFootprint ReadFootprint(pid_t pid) {
+  TaskFootprint f;
+  const std::string proc = "/proc/" + std::to_string(pid);
+  std::ifstream status(proc + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) f.rss_mib = std::atof(line.c_str() + 6) / 1024.0;
+    if (line.rfind("Threads:", 0) == 0) f.threads = std::atoi(line.c_str() + 8);
+  }
+  std::ifstream rollup(proc + "/smaps_rollup");
+  for (std::string line; std::getline(rollup, line);) {
+    const double kib = std::atof(line.c_str() + line.find(':') + 1);
+    if (line.rfind("Pss:", 0) == 0) f.pss_mib = kib / 1024.0;
+    if (line.rfind("Private_", 0) == 0) f.private_mib += kib / 1024.0;
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(proc + "/fd", ec)) {
+    ++f.fds;
+    std::error_code link_ec;
+    const std::string target = fs::read_symlink(entry.path(), link_ec).string();
+    if (target.rfind("socket:", 0) == 0) ++f.sockets;
+  }
+  return f;
+}
+
+ScaleCluster::ScaleCluster(std::string tfctl, std::string tfd, int ps, int workers,
+                           std::vector<std::string> tfd_flags)
+    : tfctl_(std::move(tfctl)), tfd_(std::move(tfd)), tfd_flags_(std::move(tfd_flags)) {
+  const std::vector<int> ports = FreePorts(ps + workers);
+  size_t next = 0;
+  for (const auto& [job, count] : {std::pair<std::string, int>{"ps", ps}, {"worker", workers}}) {
+    std::vector<std::string> addresses;
+    for (int i = 0; i < count; ++i) {
+      addresses.push_back("127.0.0.1:" + std::to_string(ports[next++]));
+      tasks_.emplace_back(job, i);
+    }
+    if (count > 0) spec_.AddJob(job, addresses);
+  }
+  char tmpl[] = "/tmp/tfd-scale-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  dir_ = dir ? dir : "";
+}
+
+ScaleCluster::~ScaleCluster() {
+  // Whatever tfctl stop left running (or an error path never stopped).
+  for (pid_t pid : Pids()) kill(pid, SIGKILL);
+  if (!dir_.empty()) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+}
+
+Status ScaleCluster::Tfctl(const std::string& command, std::chrono::milliseconds timeout) {
+  if (dir_.empty()) return errors::Internal("no run directory for the scale cluster");
+  std::vector<std::string> argv{tfctl_, command, "--cluster", spec_.ToJson(),
+                                "--run-dir", dir_, "--timeout",
+                                std::to_string(static_cast<double>(timeout.count()) / 1000)};
+  if (command == "start") {
+    argv.push_back("--tfd=" + tfd_);
+    for (const std::string& flag : tfd_flags_) argv.push_back("--tfd-flag=" + flag);
+  }
+  SubprocessOptions o;
+  o.stdout_path = o.stderr_path = dir_ + "/tfctl-" + command + ".out";
+  o.truncate_output = true;
+  TFD_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Start(argv, o));
+  auto code = p.Wait(timeout + std::chrono::seconds(10));
+  if (!code.ok()) {
+    p.Kill();
+    return errors::DeadlineExceeded("tfctl ", command, " of ", tasks_.size(),
+                                    " tasks did not end within ", timeout.count() / 1000 + 10,
+                                    " s");
+  }
+  if (*code != 0) {
+    return errors::Internal("tfctl ", command, " of ", tasks_.size(), " tasks exited with ", *code,
+                            ":\n", ReadAll(o.stdout_path));
+  }
+  return OkStatus();
+}
+
+Status ScaleCluster::Start(std::chrono::milliseconds timeout) { return Tfctl("start", timeout); }
+
+Status ScaleCluster::Stop(std::chrono::milliseconds timeout) { return Tfctl("stop", timeout); }
+
+pid_t ScaleCluster::Pid(const std::string& job, int task) const {
+  std::ifstream in(dir_ + "/" + job + "-" + std::to_string(task) + ".pid");
+  pid_t pid = -1;
+  if (!(in >> pid) || pid <= 0) return -1;
+  // Gone (or reaped and the pid reused by something that is not a tfd).
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string argv0;
+  if (!std::getline(cmdline, argv0, '\0') || argv0 != tfd_) return -1;
+  return pid;
+}
+
+std::vector<pid_t> ScaleCluster::Pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& [job, task] : tasks_) {
+    if (pid_t pid = Pid(job, task); pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
+}  // namespace tfd::bench

@@ -1,0 +1,75 @@
+// ScaleCluster: N tfd daemons on free 127.0.0.1 ports started and stopped
+// the way a user does it, with `tfctl start` and `tfctl stop` on one cluster
+// spec, for the scale benchmark: what it measures is tfctl's start as well
+// as the daemons'. The daemons are found by the pid files tfctl writes in the
+// run directory; whatever is still running when the cluster goes away (an
+// error path, a failed stop) gets SIGKILL, so no path leaves daemons behind.
+//
+//   ScaleCluster cluster(tfctl, tfd, /*ps=*/2, /*workers=*/14);
+//   TFD_RETURN_IF_ERROR(cluster.Start(60s));        // runs `tfctl start`
+//   pid_t chief = cluster.Pid("worker", 0);
+//   TFD_RETURN_IF_ERROR(cluster.Stop(60s));         // runs `tfctl stop`
+//
+// Thread-safety: the benchmark's main thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/cluster_spec.h"
+#include "common/status.h"
+
+namespace tfd::bench {
+
+// What /proc says about one process now.
+struct TaskFootprint {
+  double rss_mib = 0;
+  // RSS counts the pages of tfd's code and libraries that every task on the
+  // host shares; these say what one more task costs: its share of each page
+  // (PSS), and the pages it alone holds (private: its heap, stacks, data).
+  double pss_mib = 0;
+  double private_mib = 0;
+  int fds = 0;      // open file descriptors (sockets, pipes, files)
+  int sockets = 0;  // of which sockets
+  int threads = 0;
+};
+
+// Zeros when the process is gone.
+TaskFootprint ReadFootprint(pid_t pid);
+
+class ScaleCluster {
+ public:
+  // `tfd_flags` go to every task (as `--tfd-flag`s of tfctl start).
+  ScaleCluster(std::string tfctl, std::string tfd, int ps, int workers,
+               std::vector<std::string> tfd_flags = {});
+  ~ScaleCluster();
+  ScaleCluster(const ScaleCluster&) = delete;
+  ScaleCluster& operator=(const ScaleCluster&) = delete;
+
+  // `tfctl start` of every task; fails with tfctl's output when it fails.
+  Status Start(std::chrono::milliseconds timeout);
+  // `tfctl stop` of every task.
+  Status Stop(std::chrono::milliseconds timeout);
+
+  const ClusterSpec& spec() const { return spec_; }
+  // Every task, ps first: {"ps", 0}, ..., {"worker", 0}, ...
+  const std::vector<std::pair<std::string, int>>& tasks() const { return tasks_; }
+  // From the task's pid file; -1 when there is none.
+  pid_t Pid(const std::string& job, int task) const;
+  std::vector<pid_t> Pids() const;
+
+ private:
+  Status Tfctl(const std::string& command, std::chrono::milliseconds timeout);
+
+  std::string tfctl_, tfd_;
+  std::vector<std::string> tfd_flags_;
+  ClusterSpec spec_;
+  std::vector<std::pair<std::string, int>> tasks_;
+  std::string dir_;  // the run directory: pid files, logs
+};
+
+}  // namespace tfd::bench
