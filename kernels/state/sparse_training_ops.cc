@@ -242,7 +242,8 @@ Status RegisterSparseTrainingOps(OpRegistry& r) {
                   "indices names only, lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); "
                   "m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2); var -= lr_t "
                   "* m / (sqrt(v) + epsilon). Other rows keep var, m and v, unlike ApplyAdam. "
-                  "Indices should be unique (the optimizer sums duplicates first).") +
+                  "A duplicate index moves its row's moments twice, which is not Adam on the summed "
+                  "gradient: the optimizer sums duplicates first.") +
           kSparseDoc);
 }
 
