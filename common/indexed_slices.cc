@@ -17,12 +17,16 @@ Output ConstOf(const Scope& s, Tensor value) {
 Output NumRows(const Scope& s, const Output& dense_shape) {
   const Tensor known = s.ConstantValue(dense_shape);
   if (known.initialized() && known.rank() == 1 && known.num_elements() >= 1) {
-    if (known.dtype() == DType::kInt32) return ConstOf(s, Tensor::Scalar<int32_t>(known.data<int32_t>()[0]));
-    if (known.dtype() == DType::kInt64) return ConstOf(s, Tensor::Scalar<int64_t>(known.data<int64_t>()[0]));
+    if (known.dtype() == DType::kInt32) {
+      return ConstOf(s, Tensor::Scalar<int32_t>(known.data<int32_t>()[0]));
+    }
+    if (known.dtype() == DType::kInt64) {
+      return ConstOf(s, Tensor::Scalar<int64_t>(known.data<int64_t>()[0]));
+    }
   }
-  const Output first = s.AddOperation("Slice", {dense_shape, ConstOf(s, Tensor::FromVector<int32_t>({0})),
-                                                ConstOf(s, Tensor::FromVector<int32_t>({1}))})
-                           .output(0);
+  const Output begin = ConstOf(s, Tensor::FromVector<int32_t>({0}));
+  const Output size = ConstOf(s, Tensor::FromVector<int32_t>({1}));
+  const Output first = s.AddOperation("Slice", {dense_shape, begin, size}).output(0);
   return s.AddOperation("Reshape", {first, ConstOf(s, Tensor::FromVector<int32_t>({}))}).output(0);
 }
 

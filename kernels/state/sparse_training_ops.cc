@@ -1,9 +1,10 @@
 // Optimizer updates for embedding tables: SparseApplyAdagrad, SparseApplyFtrl
 // (and V2), SparseApplyMomentum, SparseApplyRMSProp, SparseApplyLazyAdam,
 // which update only the rows a gradient names, and the dense ApplyAdagrad,
-// ApplyFtrl (and V2) and ApplyRMSProp beside them. The arithmetic is in row_rules.h; this file reads
-// the inputs, checks them, and runs a rule once (dense) or once per index in
-// index order (sparse: a duplicate index updates its row twice, as in TF).
+// ApplyFtrl (and V2) and ApplyRMSProp beside them. The arithmetic is in
+// row_rules.h; this file reads the inputs, checks them, and runs a rule once
+// (dense) or once per index in index order (sparse: a duplicate index
+// updates its row twice, as in TF).
 //
 // A sparse update is refused with INVALID_ARGUMENT, before anything is
 // written, when an index is outside the variable's rows, when indices is not
@@ -242,8 +243,8 @@ Status RegisterSparseTrainingOps(OpRegistry& r) {
                   "indices names only, lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); "
                   "m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2); var -= lr_t "
                   "* m / (sqrt(v) + epsilon). Other rows keep var, m and v, unlike ApplyAdam. "
-                  "A duplicate index moves its row's moments twice, which is not Adam on the summed "
-                  "gradient: the optimizer sums duplicates first.") +
+                  "A duplicate index moves its row's moments twice, which is not Adam on the "
+                  "summed gradient: the optimizer sums duplicates first.") +
           kSparseDoc);
 }
 

@@ -264,6 +264,7 @@ TEST_CASE("a hostile sparse gradient is refused on the ps and writes nothing") {
 
 TEST_CASE("every sparse optimizer refuses an index outside the rows and writes nothing") {
   const TensorShape shape({5, 3});
+  const TensorShape grad_shape({2, 3});
   const std::vector<std::vector<int64_t>> bad = {{0, 5}, {-1, 0}};
   for (const Opt& opt : Opts(true)) {
     for (const std::vector<int64_t>& idx : bad) {
@@ -278,9 +279,11 @@ TEST_CASE("every sparse optimizer refuses an index outside the rows and writes n
       size_t v = 0, s = 0;
       for (char c : opt.order) {
         if (c == 'v') in.push_back(StateTestEnv::Ref(vars[v++]));
-        if (c == 'g') in.push_back(StateTestEnv::Val(Make<float>(Vec(6, 1.0), TensorShape({2, 3}))));
+        if (c == 'g') in.push_back(StateTestEnv::Val(Make<float>(Vec(6, 1.0), grad_shape)));
         if (c == 'i') in.push_back(StateTestEnv::Val(sparse::Indices<int64_t>(idx)));
-        if (c == 's') in.push_back(StateTestEnv::Val(Tensor::Scalar<float>(float(opt.scalars[s++]))));
+        if (c == 's') {
+          in.push_back(StateTestEnv::Val(Tensor::Scalar<float>(float(opt.scalars[s++]))));
+        }
       }
       AttrMap attrs{{"T", DType::kFloat32}, {"Tindices", DType::kInt64}};
       if (opt.flag_attr != nullptr) attrs[opt.flag_attr] = false;
