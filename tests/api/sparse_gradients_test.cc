@@ -252,7 +252,9 @@ TEST_CASE("each optimizer's sparse update equals a float64 reference after 100 s
     const Scope root = env.Root();
     Variable w(root.WithOpName("w"), {kRows, kWidth}, DType::kFloat32,
                Initializer::RandomNormal(0.5, 11));
-    const Output ids = ops::Placeholder(root.WithOpName("ids"), DType::kInt32);
+    // A known batch shape, so that a dense gradient could be built too.
+    const Output ids =
+        ops::Placeholder(root.WithOpName("ids"), DType::kInt32, PartialShape({kBatch}));
     const Output targets = ops::Placeholder(root.WithOpName("targets"), DType::kFloat32);
     const Output err = ops::Sub(root, ops::Gather(root, w.value(), ids), targets);
     const Output loss = ops::Sum(root, ops::Square(root, err), {0, 1});
