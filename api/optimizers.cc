@@ -10,6 +10,22 @@ Output Optimizer::ScalarFor(const Scope& scope, double value, const Variable& va
   return ops::AsOutput(scope, value, var.dtype());
 }
 
+Operation Optimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                 const Variable& var, const std::vector<Variable>& slots,
+                                 const std::vector<Variable>& shared) const {
+  return ApplyDense(scope, Densify(scope, grad), var, slots, shared);
+}
+
+IndexedSlices Optimizer::Deduplicate(const Scope& scope, const IndexedSlices& grad) {
+  const Scope s = scope.WithName("deduplicate");
+  const std::vector<Output> unique = s.AddOp("Unique", {grad.indices});
+  if (unique.size() != 2) return IndexedSlices{};  // the error is in the scope
+  const Output count = s.AddOperation("Size", {unique[0]}).output(0);
+  const Output summed =
+      s.AddOperation("UnsortedSegmentSum", {grad.values, unique[1], count}).output(0);
+  return {summed, unique[0], grad.dense_shape};
+}
+
 StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
     const Scope& scope, const Output& loss, std::vector<Variable> var_list) const {
   TFD_RETURN_IF_ERROR(scope.status());
@@ -20,9 +36,11 @@ StatusOr<std::vector<GradAndVar>> Optimizer::ComputeGradients(
     if (!v.valid()) return errors::InvalidArgument(name(), ": var_list holds an invalid variable");
     xs.push_back(v.ref());
   }
-  TFD_ASSIGN_OR_RETURN(std::vector<Output> grads, AddGradients(scope, {loss}, xs));
+  TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads, AddGradientsKeepSparse(scope, {loss}, xs));
   std::vector<GradAndVar> out;
-  for (size_t i = 0; i < var_list.size(); ++i) out.push_back({grads[i], var_list[i]});
+  for (size_t i = 0; i < var_list.size(); ++i) {
+    out.push_back({grads[i].dense, var_list[i], grads[i].sparse});
+  }
   return out;
 }
 
@@ -37,7 +55,7 @@ Operation Optimizer::ApplyGradients(const Scope& scope,
   std::string names;
   for (const GradAndVar& gv : grads_and_vars) {
     names += (names.empty() ? "" : ", ") + gv.var.name();
-    if (gv.grad.valid()) todo.push_back(gv);
+    if (gv.has_gradient()) todo.push_back(gv);
   }
   if (todo.empty()) {
     scope.UpdateStatus(errors::InvalidArgument(
@@ -63,11 +81,12 @@ Operation Optimizer::ApplyGradients(const Scope& scope,
       const std::string slot = k == 0 ? name() : name() + "_" + std::to_string(k);
       const Scope slot_scope =
           plain.WithPrefix(var.name()).WithOpName(slot).ColocatedWith(var.ref());
-      slots.emplace_back(slot_scope, *shape, var.dtype(), ops::Initializer::Zeros(),
+      slots.emplace_back(slot_scope, *shape, var.dtype(), SlotInitializer(k),
                          ops::VariableOptions{.trainable = false});
     }
     const Scope update = base.WithName("update_" + var.name()).ColocatedWith(var.ref());
-    updates.push_back(ApplyDense(update, gv.grad, var, slots, shared));
+    updates.push_back(gv.sparse.valid() ? ApplySparse(update, gv.sparse, var, slots, shared)
+                                        : ApplyDense(update, gv.grad, var, slots, shared));
   }
   const Scope finish_scope =
       shared.empty() ? base : base.ColocatedWith(shared.front().ref());
@@ -95,6 +114,24 @@ Operation GradientDescent::ApplyDense(const Scope& s, const Output& grad, const 
   return s.AddOperation("ApplyGradientDescent", {var.ref(), ScalarFor(s, lr_, var), grad});
 }
 
+Operation GradientDescent::ApplySparse(const Scope& s, const IndexedSlices& grad,
+                                       const Variable& var, const std::vector<Variable>&,
+                                       const std::vector<Variable>&) const {
+  // Duplicate indices subtract one after another: no deduplication needed.
+  const Output delta = ops::Mul(s, grad.values, ScalarFor(s, lr_, var));
+  return s.AddOperation("ScatterSub", {var.ref(), grad.indices, delta});
+}
+
+Operation Momentum::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
+                                const std::vector<Variable>& slots,
+                                const std::vector<Variable>&) const {
+  const IndexedSlices g = Deduplicate(s, grad);
+  return s.AddOperation("SparseApplyMomentum",
+                        {var.ref(), slots[0].ref(), ScalarFor(s, lr_, var), g.values, g.indices,
+                         ScalarFor(s, momentum_, var)},
+                        {{"use_nesterov", nesterov_}});
+}
+
 Operation Momentum::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
                                const std::vector<Variable>& slots,
                                const std::vector<Variable>&) const {
@@ -119,6 +156,17 @@ Operation Adam::ApplyDense(const Scope& s, const Output& grad, const Variable& v
                         {var.ref(), slots[0].ref(), slots[1].ref(), shared[0].value(),
                          shared[1].value(), ScalarFor(s, lr_, var), ScalarFor(s, beta1_, var),
                          ScalarFor(s, beta2_, var), ScalarFor(s, epsilon_, var), grad});
+}
+
+Operation Adam::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
+                            const std::vector<Variable>& slots,
+                            const std::vector<Variable>& shared) const {
+  const IndexedSlices g = Deduplicate(s, grad);
+  return s.AddOperation("SparseApplyLazyAdam",
+                        {var.ref(), slots[0].ref(), slots[1].ref(), shared[0].value(),
+                         shared[1].value(), ScalarFor(s, lr_, var), ScalarFor(s, beta1_, var),
+                         ScalarFor(s, beta2_, var), ScalarFor(s, epsilon_, var), g.values,
+                         g.indices});
 }
 
 std::vector<Operation> Adam::Finish(const Scope& s, const std::vector<Operation>& updates,

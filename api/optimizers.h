@@ -1,8 +1,18 @@
 // Optimizers, as tf.train's: Minimize(loss) adds the gradients of loss for
 // every trainable variable, one apply op per variable (ApplyGradientDescent,
-// ApplyMomentum, ApplyAdam, colocated with the variable and its slots), and
-// then — after all the updates — adds 1 to global_step. The returned
-// Operation is the train op to run each step.
+// ApplyMomentum, ApplyAdam, ApplyAdagrad, ApplyRMSProp, ApplyFtrl(V2),
+// colocated with the variable and its slots), and then — after all the
+// updates — adds 1 to global_step. The returned Operation is the train op to
+// run each step.
+//
+// A variable read only through gathers of its rows (an embedding table) gets
+// a sparse gradient (common/gradients.h's IndexedSlices) and a sparse update
+// that touches those rows only, as TF's _apply_sparse: GradientDescent
+// ScatterSubs lr * rows; the others first sum the rows of duplicate indices
+// (TF's _deduplicate_indexed_slices) and then run SparseApplyMomentum,
+// SparseApplyAdagrad, SparseApplyRMSProp, SparseApplyFtrl(V2), or for Adam
+// SparseApplyLazyAdam (moments move only on the rows touched, as TF
+// contrib's LazyAdamOptimizer).
 //
 //   Variable step = GlobalStep(root);
 //   GradientDescent sgd(0.5);
@@ -24,21 +34,26 @@
 #include <vector>
 
 #include "api/variables.h"
+#include "common/gradients.h"
 
 namespace tfd::train {
 
 using ops::Variable;
 
 struct GradAndVar {
-  Output grad;  // invalid: the loss does not depend on the variable
+  Output grad;  // invalid: the loss does not depend on the variable, or it is sparse
   Variable var;
+  IndexedSlices sparse = {};  // valid: the gradient is these rows (grad is then invalid)
+
+  bool has_gradient() const { return grad.valid() || sparse.valid(); }
 };
 
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
 
-  // d(loss)/d(var) for each of var_list (default: every trainable variable).
+  // d(loss)/d(var) for each of var_list (default: every trainable variable);
+  // sparse for a variable read only through gathers.
   StatusOr<std::vector<GradAndVar>> ComputeGradients(const Scope& scope, const Output& loss,
                                                      std::vector<Variable> var_list = {}) const;
   // The update ops for the pairs with a gradient, then global_step += 1
@@ -57,8 +72,14 @@ class Optimizer {
   virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
                                const std::vector<Variable>& slots,
                                const std::vector<Variable>& shared) const = 0;
-  // How many zero-initialized slot variables each variable needs.
+  // The update of the rows a sparse gradient names (indices may repeat).
+  // Default: ApplyDense of the densified gradient.
+  virtual Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                                const Variable& var, const std::vector<Variable>& slots,
+                                const std::vector<Variable>& shared) const;
+  // How many slot variables each variable needs, and slot k's initial value.
   virtual int num_slots() const { return 0; }
+  virtual ops::Initializer SlotInitializer(int k) const { return ops::Initializer::Zeros(); }
   // Variables the optimizer keeps once per ApplyGradients (Adam's beta
   // powers), created in `scope`, which is colocated with `first`, the first
   // variable updated (whose dtype they take).
@@ -74,6 +95,10 @@ class Optimizer {
 
   // `value` as a scalar constant of var's dtype.
   static Output ScalarFor(const Scope& scope, double value, const Variable& var);
+  // One row per distinct index, the rows of equal indices summed (TF's
+  // _deduplicate_indexed_slices): what the SparseApply kernels expect, so
+  // that a sparse step equals the dense one.
+  static IndexedSlices Deduplicate(const Scope& scope, const IndexedSlices& grad);
 };
 
 class GradientDescent : public Optimizer {
@@ -85,6 +110,9 @@ class GradientDescent : public Optimizer {
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
                        const std::vector<Variable>& slots,
                        const std::vector<Variable>& shared) const override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
+                        const std::vector<Variable>& slots,
+                        const std::vector<Variable>& shared) const override;
 
  private:
   double lr_;
@@ -101,6 +129,9 @@ class Momentum : public Optimizer {
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
                        const std::vector<Variable>& slots,
                        const std::vector<Variable>& shared) const override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
+                        const std::vector<Variable>& slots,
+                        const std::vector<Variable>& shared) const override;
 
  private:
   double lr_, momentum_;
@@ -120,11 +151,94 @@ class Adam : public Optimizer {
   Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
                        const std::vector<Variable>& slots,
                        const std::vector<Variable>& shared) const override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
+                        const std::vector<Variable>& slots,
+                        const std::vector<Variable>& shared) const override;
   std::vector<Operation> Finish(const Scope& scope, const std::vector<Operation>& updates,
                                 const std::vector<Variable>& shared) const override;
 
  private:
   double lr_, beta1_, beta2_, epsilon_;
+};
+
+// Adagrad (tf.train.AdagradOptimizer): accum += grad^2; var -= lr * grad /
+// sqrt(accum). Slot "Adagrad" starts at initial_accumulator_value.
+class Adagrad : public Optimizer {
+ public:
+  explicit Adagrad(double learning_rate, double initial_accumulator_value = 0.1)
+      : lr_(learning_rate), initial_accum_(initial_accumulator_value) {}
+  std::string name() const override { return "Adagrad"; }
+
+ protected:
+  int num_slots() const override { return 1; }
+  ops::Initializer SlotInitializer(int) const override;
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
+                       const std::vector<Variable>& slots,
+                       const std::vector<Variable>& shared) const override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
+                        const std::vector<Variable>& slots,
+                        const std::vector<Variable>& shared) const override;
+
+ private:
+  double lr_, initial_accum_;
+};
+
+// RMSProp (tf.train.RMSPropOptimizer): slots "RMSProp" (the mean square,
+// starting at ones as in TF) and "RMSProp_1" (the momentum, zeros).
+class RMSProp : public Optimizer {
+ public:
+  explicit RMSProp(double learning_rate, double decay = 0.9, double momentum = 0.0,
+                   double epsilon = 1e-10)
+      : lr_(learning_rate), decay_(decay), momentum_(momentum), epsilon_(epsilon) {}
+  std::string name() const override { return "RMSProp"; }
+
+ protected:
+  int num_slots() const override { return 2; }
+  ops::Initializer SlotInitializer(int k) const override;
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
+                       const std::vector<Variable>& slots,
+                       const std::vector<Variable>& shared) const override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
+                        const std::vector<Variable>& slots,
+                        const std::vector<Variable>& shared) const override;
+
+ private:
+  double lr_, decay_, momentum_, epsilon_;
+};
+
+// FTRL-Proximal (tf.train.FtrlOptimizer), the click-through-rate classic:
+// slots "Ftrl" (the accumulator, starting at initial_accumulator_value) and
+// "Ftrl_1" (linear, zeros). A non-zero l2_shrinkage runs the V2 kernels.
+struct FtrlOptions {
+  double learning_rate_power = -0.5;
+  double initial_accumulator_value = 0.1;
+  double l1 = 0.0;
+  double l2 = 0.0;
+  double l2_shrinkage = 0.0;
+};
+
+class Ftrl : public Optimizer {
+ public:
+  explicit Ftrl(double learning_rate, FtrlOptions options = {})
+      : lr_(learning_rate), o_(options) {}
+  std::string name() const override { return "Ftrl"; }
+
+ protected:
+  int num_slots() const override { return 2; }
+  ops::Initializer SlotInitializer(int k) const override;
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
+                       const std::vector<Variable>& slots,
+                       const std::vector<Variable>& shared) const override;
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
+                        const std::vector<Variable>& slots,
+                        const std::vector<Variable>& shared) const override;
+
+ private:
+  // The hyper-parameters after grad (and indices), in the kernel's order.
+  std::vector<Output> Scalars(const Scope& scope, const Variable& var) const;
+
+  double lr_;
+  FtrlOptions o_;
 };
 
 }  // namespace tfd::train

@@ -53,16 +53,19 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
   std::vector<Operation> pushes, set_steps;
   std::vector<GradAndVar> averaged;
   for (const GradAndVar& gv : *grads) {
-    if (!gv.grad.valid()) continue;
+    if (!gv.has_gradient()) continue;
     const Variable& var = gv.var;
     const Scope beside = sync.WithName(var.name()).ColocatedWith(var.ref());
+    // TODO(perf): a sparse gradient is densified before it is pushed; a
+    // SparseConditionalAccumulator would keep the push as small as the rows.
+    const Output grad = gv.sparse.valid() ? Densify(beside, gv.sparse) : gv.grad;
     const Output accum = ops::ConditionalAccumulator(
         beside.WithOpName("accumulator"), var.dtype(), var.ref().shape,
         var.name() + "/sync_accumulator");
     // Tagged with the global step read beside the parameters at the start
     // of this step: a round that completes before the push makes it stale.
     pushes.push_back(
-        ops::AccumulatorApplyGradient(beside.WithOpName("push"), accum, global_step, gv.grad));
+        ops::AccumulatorApplyGradient(beside.WithOpName("push"), accum, global_step, grad));
     averaged.push_back({ops::AccumulatorTakeGradient(beside.WithOpName("average"), accum,
                                                      options_.replicas_to_aggregate, var.dtype()),
                         var});

@@ -65,13 +65,6 @@ std::vector<bool> NodesBetween(const Edges& e, const std::vector<TensorKey>& xs,
   return between;
 }
 
-// The sum of the gradients reaching one tensor (invalid when none did).
-Output Aggregate(const Scope& scope, const std::vector<Output>& grads) {
-  if (grads.empty()) return Output();
-  if (grads.size() == 1) return grads[0];
-  return scope.AddOperation("AddN", grads).output(0);
-}
-
 Status CheckFloating(const Output& t, const char* what, size_t i) {
   if (!t.valid()) return errors::InvalidArgument(what, "[", i, "] is invalid");
   if (!IsFloating(t.dtype)) {
@@ -88,10 +81,39 @@ StatusOr<TensorKey> KeyOf(const Scope& scope, const Output& t, const char* what,
   return TensorKey{id, t.port};
 }
 
+using GradMap = std::map<TensorKey, std::vector<Gradient>>;
+
+// The op's gradient function run on `dy`: its sparse-aware one when it has
+// one that does not decline, else its dense one on densified gradients.
+Status RunGradFn(Scope& ns, const NodeAnnotation& ann, GradInputs& in,
+                 const std::vector<Gradient>& dy, std::vector<Gradient>* dx) {
+  if (const auto* aware = ann.reg->grad_fn.target<SparseAwareGradFn>()) {
+    TFD_ASSIGN_OR_RETURN(bool done, aware->sparse(ns, in, dy, dx));
+    if (done) return OkStatus();
+    dx->assign(in.inputs.size(), Gradient());
+  }
+  for (size_t p = 0; p < dy.size(); ++p) in.dy[p] = DenseOf(ns, dy[p]);
+  std::vector<Output> dense(in.inputs.size());
+  TFD_RETURN_IF_ERROR(ann.reg->grad_fn(ns, in, &dense));
+  for (size_t i = 0; i < dense.size() && i < dx->size(); ++i) (*dx)[i].dense = dense[i];
+  if (dense.size() != dx->size()) dx->resize(dense.size());
+  return OkStatus();
+}
+
+// INTERNAL unless gradient `g` for input `x` has x's dtype (and, dense,
+// a compatible shape).
+Status CheckInputGradient(const NodeDef& node, size_t i, const Output& x, const Gradient& g) {
+  const bool shape_ok = g.is_sparse() || g.dense.shape.IsCompatibleWith(x.shape);
+  if (g.dtype() == x.dtype && shape_ok) return OkStatus();
+  const Output& t = g.is_sparse() ? g.sparse.values : g.dense;
+  return errors::Internal("the gradient of ", Where(node), " for input ", i, " is ",
+                          g.is_sparse() ? "sparse " : "", DTypeName(t.dtype), t.shape.ToString(),
+                          " but the input is ", DTypeName(x.dtype), x.shape.ToString());
+}
+
 // Runs the gradient function of node `id`, adding what it returns for each
 // input to `grads`.
-Status Backprop(const Scope& gs, const Edges& edges, int id,
-                std::map<TensorKey, std::vector<Output>>& grads) {
+Status Backprop(const Scope& gs, const Edges& edges, int id, GradMap& grads) {
   // Copies: adding nodes below may move the scope's storage.
   const NodeDef node = gs.node(id);
   const NodeAnnotation ann = gs.annotation(id);
@@ -99,17 +121,14 @@ Status Backprop(const Scope& gs, const Edges& edges, int id,
 
   GradInputs in;
   in.node = node;
+  std::vector<Gradient> dy;
   bool any = false;
   for (size_t p = 0; p < ann.output_types.size(); ++p) {
     in.outputs.push_back(gs.OutputOf(node.name, static_cast<int>(p)));
     auto it = grads.find({id, static_cast<int>(p)});
-    if (it == grads.end()) {
-      in.dy.push_back(Output());
-      continue;
-    }
-    it->second = {Aggregate(ns, it->second)};  // summed once, also when this is an x
-    in.dy.push_back(it->second[0]);
-    any = any || in.dy.back().valid();
+    dy.push_back(it == grads.end() ? Gradient() : AggregateGradients(ns, it->second));
+    if (it != grads.end()) it->second = {dy.back()};  // summed once, also when this is an x
+    any = any || dy.back().valid();
   }
   if (!any) return OkStatus();  // e.g. an integer output feeding only axes
   if (!ann.reg->grad_fn) {
@@ -119,9 +138,13 @@ Status Backprop(const Scope& gs, const Edges& edges, int id,
   for (const auto& [src, port] : edges.inputs[id]) {
     in.inputs.push_back(gs.OutputOf(gs.node(src).name, port));
   }
-  std::vector<Output> dx(in.inputs.size());
+  in.dy.resize(dy.size());
+  for (size_t p = 0; p < dy.size(); ++p) {
+    if (!dy[p].is_sparse()) in.dy[p] = dy[p].dense;
+  }
+  std::vector<Gradient> dx(in.inputs.size());
   Scope fn_scope = ns;
-  Status s = ann.reg->grad_fn(fn_scope, in, &dx);
+  Status s = RunGradFn(fn_scope, ann, in, dy, &dx);
   if (s.ok()) s = gs.status();
   if (!s.ok()) return s.WithContext("gradient of " + Where(node));
   if (dx.size() != in.inputs.size()) {
@@ -131,11 +154,7 @@ Status Backprop(const Scope& gs, const Edges& edges, int id,
   for (size_t i = 0; i < dx.size(); ++i) {
     const Output& x = in.inputs[i];
     if (!dx[i].valid() || !IsFloating(x.dtype)) continue;
-    if (dx[i].dtype != x.dtype || !dx[i].shape.IsCompatibleWith(x.shape)) {
-      return errors::Internal("the gradient of ", Where(node), " for input ", i, " is ",
-                              DTypeName(dx[i].dtype), dx[i].shape.ToString(), " but the input is ",
-                              DTypeName(x.dtype), x.shape.ToString());
-    }
+    TFD_RETURN_IF_ERROR(CheckInputGradient(node, i, x, dx[i]));
     grads[edges.inputs[id][i]].push_back(dx[i]);
   }
   return OkStatus();
@@ -143,9 +162,10 @@ Status Backprop(const Scope& gs, const Edges& edges, int id,
 
 }  // namespace
 
-StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
-                                           const std::vector<Output>& xs,
-                                           const std::vector<Output>& grad_ys) {
+StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
+                                                       const std::vector<Output>& ys,
+                                                       const std::vector<Output>& xs,
+                                                       const std::vector<Output>& grad_ys) {
   TFD_RETURN_IF_ERROR(scope.status());
   if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
     return errors::InvalidArgument("grad_ys has ", grad_ys.size(), " tensors for ", ys.size(),
@@ -165,7 +185,7 @@ StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector
   const std::vector<bool> between = NodesBetween(edges, x_keys, y_keys);
 
   const Scope gs = scope.WithName("gradients");
-  std::map<TensorKey, std::vector<Output>> grads;
+  GradMap grads;
   for (size_t i = 0; i < ys.size(); ++i) {
     Output seed;
     if (!grad_ys.empty()) {
@@ -179,7 +199,7 @@ StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector
       seed = gs.WithOpName("grad_ys_" + std::to_string(i)).AddOperation("OnesLike", {ys[i]})
                  .output(0);
     }
-    grads[y_keys[i]].push_back(seed);
+    grads[y_keys[i]].push_back(Gradient{.dense = seed});
   }
   TFD_RETURN_IF_ERROR(gs.status());
 
@@ -187,11 +207,23 @@ StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector
     if (between[id]) TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
   }
 
-  std::vector<Output> result;
+  std::vector<Gradient> result;
   for (const TensorKey& k : x_keys) {
     auto it = grads.find(k);
-    result.push_back(it == grads.end() ? Output() : Aggregate(gs, it->second));
+    result.push_back(it == grads.end() ? Gradient() : AggregateGradients(gs, it->second));
   }
+  TFD_RETURN_IF_ERROR(gs.status());
+  return result;
+}
+
+StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
+                                           const std::vector<Output>& xs,
+                                           const std::vector<Output>& grad_ys) {
+  TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
+                       AddGradientsKeepSparse(scope, ys, xs, grad_ys));
+  const Scope gs = scope.WithName("gradients");
+  std::vector<Output> result;
+  for (const Gradient& g : grads) result.push_back(DenseOf(gs, g));
   TFD_RETURN_IF_ERROR(gs.status());
   return result;
 }

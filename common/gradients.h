@@ -12,12 +12,23 @@
 // Only float32/float64 tensors carry gradients; integer and bool inputs (axes,
 // indices, conditions) get none.
 //
+// Sparse gradients (TF's IndexedSlices): an op may register a sparse-aware
+// gradient function (SparseAwareGradFn, below, as its GradFn) that gives rows
+// and their indices instead of a dense tensor — Gather does, for params —
+// and one that passes them through (Identity, so a variable's read keeps
+// them). AddGradientsKeepSparse returns such a gradient as it is; every
+// other consumer of a gradient gets it densified exactly once (Densify).
+// Sparse contributions to one tensor are concatenated, not summed; a mix of
+// sparse and dense ones is densified and summed.
+//
 // The machinery relies on the ops AddN and OnesLike being registered (it sums
-// and seeds gradients with them); it knows no other op.
+// and seeds gradients with them), and for sparse gradients on ConcatV2,
+// Cast, Reshape, Slice and UnsortedSegmentSum; it knows no other op.
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,6 +60,59 @@ struct GradInputs {
   }
 };
 
+// Rows of a tensor shaped dense_shape: the tensor is zero but for
+// row indices[i], which is values[i] (rows of equal index add up).
+// values [n, ...] (float), indices [n] (int32 or int64), dense_shape an int
+// vector (int32 or int64) whose first element is the number of rows.
+struct IndexedSlices {
+  Output values;
+  Output indices;
+  Output dense_shape;
+  bool valid() const { return values.valid(); }
+};
+
+// A gradient as autodiff gives it: dense (a tensor) or sparse (slices);
+// at most one of the two is valid, neither when there is no gradient.
+struct Gradient {
+  Output dense;
+  IndexedSlices sparse;
+  bool valid() const { return dense.valid() || sparse.valid(); }
+  bool is_sparse() const { return sparse.valid(); }
+  DType dtype() const { return is_sparse() ? sparse.values.dtype : dense.dtype; }
+};
+
+// The dense tensor `slices` stands for (TF's _IndexedSlicesToTensor): an
+// UnsortedSegmentSum of the values into dense_shape[0] rows. Errors go to
+// the scope.
+Output Densify(const Scope& scope, const IndexedSlices& slices);
+// `g` as a dense tensor: itself when dense, Densify'd when sparse.
+Output DenseOf(const Scope& scope, const Gradient& g);
+
+// The sum of the gradients reaching one tensor: invalid when none is valid;
+// the one gradient itself; slices concatenated when all are sparse (TF's
+// _AggregateIndexedSlicesGradients); else AddN of them all, densified.
+Gradient AggregateGradients(const Scope& scope, const std::vector<Gradient>& grads);
+
+// A gradient function that may take and give sparse gradients, registered
+// as an op's GradFn (OpRegistry::RegisterGradient), which AddGradients
+// recognizes. `sparse` sees the gradients reaching the outputs as they are
+// and sets (*dx)[i] for input i, returning true; or returns false to
+// decline, and `dense` runs on densified gradients instead (as it does when
+// the function is called as a plain GradFn).
+//
+//   r.RegisterGradient("Gather", SparseAwareGradFn{GatherSparseGrad, GatherGrad});
+struct SparseAwareGradFn {
+  using Sparse = std::function<StatusOr<bool>(Scope& scope, const GradInputs& in,
+                                              const std::vector<Gradient>& dy,
+                                              std::vector<Gradient>* dx)>;
+  Sparse sparse;
+  GradFn dense;
+
+  Status operator()(Scope& scope, const GradInputs& in, std::vector<Output>* dx) const {
+    return dense(scope, in, dx);
+  }
+};
+
 // Adds the gradients of sum(ys) with respect to each of xs. grad_ys, when
 // given, holds one tensor per y to start from (the gradient flowing into y);
 // by default each starts at ones shaped like y. Nodes are named under
@@ -61,5 +125,12 @@ struct GradInputs {
 StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
                                            const std::vector<Output>& xs,
                                            const std::vector<Output>& grad_ys = {});
+
+// As AddGradients, but a gradient that arrives sparse (an x read only
+// through gathers of its rows) stays sparse: rows and their indices.
+StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
+                                                       const std::vector<Output>& ys,
+                                                       const std::vector<Output>& xs,
+                                                       const std::vector<Output>& grad_ys = {});
 
 }  // namespace tfd

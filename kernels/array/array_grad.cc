@@ -1,7 +1,10 @@
 // Gradient functions of the array ops: identities and reshapes, Cast,
 // Transpose, Tile, Concat/Pack/Unpack/Split, Slice (through Pad) and Pad,
-// Fill, Gather (through UnsortedSegmentSum) and UnsortedSegmentSum. Each
-// follows TensorFlow's array_grad.py.
+// Fill, Gather and UnsortedSegmentSum. Each follows TensorFlow's
+// array_grad.py: the gradient of a gather along axis 0 is sparse (the rows
+// of dy and the indices they came from, TF's IndexedSlices), and Identity
+// passes a sparse gradient on as it is; other axes give a dense gradient
+// (through UnsortedSegmentSum).
 #include <algorithm>
 #include <optional>
 
@@ -278,11 +281,58 @@ Status GatherV2Grad(Scope& s, const GradInputs& in, Dx* dx) {
   return GatherAlongGrad(s, in, dx, (*axis)[0]);
 }
 
+// Gather along axis 0, sparse: values are dy's rows, one per index, shaped
+// [-1] + params.shape[1:]; indices flattened; dense_shape params' shape.
+Status SparseGatherRows(Scope& s, const GradInputs& in, const std::vector<Gradient>& dy,
+                        std::vector<Gradient>* dx) {
+  const Output &params = in.inputs[0], &indices = in.inputs[1];
+  const Output d = DenseOf(s, dy[0]);
+  Output values_shape;
+  if (auto known = params.shape.AsTensorShape(); known && known->rank() >= 1) {
+    std::vector<int64_t> dims{-1};
+    for (int i = 1; i < known->rank(); ++i) dims.push_back(known->dim(i));
+    values_shape = IntVector(s, dims);
+  } else {
+    const Output rest = Op(s, "Slice", {ShapeOf(s, params), IntVector(s, {1}), IntVector(s, {-1})});
+    values_shape = Op(s, "ConcatV2", {IntVector(s, {-1}), rest, IntScalar(s, 0)});
+  }
+  (*dx)[0].sparse = {Reshape(s, d, values_shape), Reshape(s, indices, IntVector(s, {-1})),
+                     ShapeOf(s, params)};
+  return OkStatus();
+}
+
+StatusOr<bool> GatherSparseGrad(Scope& s, const GradInputs& in, const std::vector<Gradient>& dy,
+                                std::vector<Gradient>* dx) {
+  TFD_RETURN_IF_ERROR(SparseGatherRows(s, in, dy, dx));
+  return true;
+}
+
+// GatherV2 is sparse for a constant axis 0 without batch dims; otherwise it
+// declines, and GatherV2Grad gives the dense gradient.
+StatusOr<bool> GatherV2SparseGrad(Scope& s, const GradInputs& in,
+                                  const std::vector<Gradient>& dy, std::vector<Gradient>* dx) {
+  const auto axis = ConstInts(s, in.inputs[2]);
+  auto batch_dims = in.GetAttr<int64_t>("batch_dims");
+  if (!axis || axis->size() != 1 || (*axis)[0] != 0 || !batch_dims.ok() || *batch_dims != 0) {
+    return false;
+  }
+  TFD_RETURN_IF_ERROR(SparseGatherRows(s, in, dy, dx));
+  return true;
+}
+
+// Identity (a variable's read among others) keeps a sparse gradient sparse.
+StatusOr<bool> IdentitySparseGrad(Scope&, const GradInputs&, const std::vector<Gradient>& dy,
+                                  std::vector<Gradient>* dx) {
+  if (!dy[0].is_sparse()) return false;
+  (*dx)[0] = dy[0];
+  return true;
+}
+
 }  // namespace
 
 Status RegisterArrayGradients(OpRegistry& r) {
   const std::pair<const char*, GradFn> table[] = {
-      {"Identity", PassThroughGrad},
+      {"Identity", SparseAwareGradFn{IdentitySparseGrad, PassThroughGrad}},
       {"PlaceholderWithDefault", PassThroughGrad},
       {"Reshape", ReshapeGrad},
       {"ExpandDims", ReshapeGrad},
@@ -301,8 +351,8 @@ Status RegisterArrayGradients(OpRegistry& r) {
       {"Pad", PadGrad},
       {"Fill", FillGrad},
       {"UnsortedSegmentSum", UnsortedSegmentSumGrad},
-      {"Gather", GatherGrad},
-      {"GatherV2", GatherV2Grad},
+      {"Gather", SparseAwareGradFn{GatherSparseGrad, GatherGrad}},
+      {"GatherV2", SparseAwareGradFn{GatherV2SparseGrad, GatherV2Grad}},
   };
   for (const auto& [op, fn] : table) TFD_RETURN_IF_ERROR(grad::Register(r, op, fn));
   return OkStatus();

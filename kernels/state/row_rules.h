@@ -1,5 +1,6 @@
 // The arithmetic of the optimizers that update a variable row by row:
-// Adagrad, FTRL-Proximal (with FtrlV2's l2_shrinkage), Momentum and RMSProp,
+// Adagrad, FTRL-Proximal (with FtrlV2's l2_shrinkage), Momentum, RMSProp and
+// lazy Adam,
 // each as TensorFlow 1's training_ops computes it. One rule updates `n`
 // consecutive elements of the variable and of its slots from `n` gradient
 // elements, so the dense Apply* kernels run it once over the whole tensor
@@ -79,6 +80,30 @@ struct RmsPropRule {
       r[1][k] += (g[k] * g[k] - r[1][k]) * (T(1) - rho);
       r[2][k] = r[2][k] * momentum + lr * g[k] / std::sqrt(r[1][k] + epsilon);
       r[0][k] -= r[2][k];
+    }
+  }
+};
+
+// Adam on the rows given (TF contrib's LazyAdamOptimizer): with
+// alpha = lr * sqrt(1 - beta2_power) / (1 - beta1_power),
+//   m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2);
+//   var -= alpha * m / (sqrt(v) + epsilon)
+// — ApplyAdam's arithmetic, but rows not given keep their moments.
+struct LazyAdamRule {
+  static constexpr int kVars = 3;
+  static constexpr std::array<const char*, kVars> kVarNames = {"var", "m", "v"};
+  static constexpr std::array<const char*, 6> kScalars = {"beta1_power", "beta2_power", "lr",
+                                                          "beta1", "beta2", "epsilon"};
+  static constexpr const char* kFlag = nullptr;
+  template <typename T>
+  static void Apply(const RuleArgs<T, 6>& a, T* const* r, const T* g, int64_t n) {
+    const T beta1_power = a.s[0], beta2_power = a.s[1], lr = a.s[2];
+    const T beta1 = a.s[3], beta2 = a.s[4], epsilon = a.s[5];
+    const T alpha = lr * std::sqrt(T(1) - beta2_power) / (T(1) - beta1_power);
+    for (int64_t k = 0; k < n; ++k) {
+      r[1][k] += (g[k] - r[1][k]) * (T(1) - beta1);
+      r[2][k] += (g[k] * g[k] - r[2][k]) * (T(1) - beta2);
+      r[0][k] -= alpha * r[1][k] / (std::sqrt(r[2][k]) + epsilon);
     }
   }
 };

@@ -1,9 +1,10 @@
 // Optimizer updates for embedding tables: SparseApplyAdagrad, SparseApplyFtrl
-// (and V2), SparseApplyMomentum, SparseApplyRMSProp, which update only the
-// rows a gradient names, and the dense ApplyAdagrad, ApplyFtrl (and V2) and
-// ApplyRMSProp beside them. The arithmetic is in row_rules.h; this file reads
-// the inputs, checks them, and runs a rule once (dense) or once per index in
-// index order (sparse: a duplicate index updates its row twice, as in TF).
+// (and V2), SparseApplyMomentum, SparseApplyRMSProp, SparseApplyLazyAdam,
+// which update only the rows a gradient names, and the dense ApplyAdagrad,
+// ApplyFtrl (and V2) and ApplyRMSProp beside them. The arithmetic is in
+// row_rules.h; this file reads the inputs, checks them, and runs a rule once
+// (dense) or once per index in index order (sparse: a duplicate index
+// updates its row twice, as in TF).
 //
 // A sparse update is refused with INVALID_ARGUMENT, before anything is
 // written, when an index is outside the variable's rows, when indices is not
@@ -234,8 +235,17 @@ Status RegisterSparseTrainingOps(OpRegistry& r) {
   TFD_RETURN_IF_ERROR((AddRowApply<RmsPropRule, false, 7>(
       r, "ApplyRMSProp", nullptr,
       rms + " Shape: var's; ms, mom and grad must equal it, the rest are scalars.")));
-  return AddRowApply<RmsPropRule, true, 7>(r, "SparseApplyRMSProp", nullptr,
-                                           rms + kSparseDoc);
+  TFD_RETURN_IF_ERROR((AddRowApply<RmsPropRule, true, 7>(r, "SparseApplyRMSProp", nullptr,
+                                                         rms + kSparseDoc)));
+  return AddRowApply<LazyAdamRule, true, 9>(
+      r, "SparseApplyLazyAdam", nullptr,
+      std::string("Lazy Adam (TF contrib's LazyAdamOptimizer; not a TF core op): on the rows "
+                  "indices names only, lr_t = lr * sqrt(1 - beta2_power) / (1 - beta1_power); "
+                  "m += (grad - m) * (1 - beta1); v += (grad^2 - v) * (1 - beta2); var -= lr_t "
+                  "* m / (sqrt(v) + epsilon). Other rows keep var, m and v, unlike ApplyAdam. "
+                  "A duplicate index moves its row's moments twice, which is not Adam on the "
+                  "summed gradient: the optimizer sums duplicates first.") +
+          kSparseDoc);
 }
 
 }  // namespace tfd::kernels::state

@@ -1,4 +1,4 @@
-// The Adagrad, FTRL, Momentum and RMSProp updates, dense and sparse, against
+// The Adagrad, FTRL, Momentum, RMSProp and lazy Adam updates, dense and sparse, against
 // reference arithmetic written out here from TensorFlow's formulas: several
 // steps (so the slots' state matters), duplicate indices applied one after
 // another, untouched rows left exactly as they were, IEEE edge values, and
@@ -44,6 +44,14 @@ std::map<std::string, RefRule<R>> Rules() {
     *r[1] = rho * *r[1] + (1 - rho) * g * g;
     *r[2] = mu * *r[2] + lr * g / std::sqrt(*r[1] + eps);
     *r[0] -= *r[2];
+  };
+  // TF contrib's LazyAdam, per element of a row given.
+  m["LazyAdam"] = [](const Vec& s, bool, std::vector<R*> r, R g) {
+    const R b1p = R(s[0]), b2p = R(s[1]), lr = R(s[2]), b1 = R(s[3]), b2 = R(s[4]), eps = R(s[5]);
+    const R alpha = lr * std::sqrt(R(1) - b2p) / (R(1) - b1p);
+    *r[1] += (g - *r[1]) * (R(1) - b1);
+    *r[2] += (g * g - *r[2]) * (R(1) - b2);
+    *r[0] -= alpha * *r[1] / (std::sqrt(*r[2]) + eps);
   };
   // McMahan et al.'s per-coordinate FTRL-Proximal with TF's lr_power.
   // shrink: FtrlV2's l2_shrinkage, or nullopt for Ftrl (where an infinite w
@@ -95,6 +103,8 @@ std::vector<Opt> Opts(bool sparse) {
        "multiply_linear_by_lr", {0.1, 0}},
       {"SparseApplyMomentum", "Momentum", "vvsgis", {0.05, 0.9}, "use_nesterov", {0}},
       {"SparseApplyRMSProp", "RMSProp", "vvvssssgi", {0.01, 0.9, 0.5, 1e-6}, nullptr, {1, 0}},
+      {"SparseApplyLazyAdam", "LazyAdam", "vvvssssssgi", {0.81, 0.998, 0.05, 0.9, 0.999, 1e-7},
+       nullptr, {0.1, 0.2}},
   };
   return sparse ? sp : dense;
 }
@@ -250,6 +260,39 @@ TEST_CASE("a hostile sparse gradient is refused on the ps and writes nothing") {
   CHECK(Contains(s.message(), "indices must be a vector"));
   s = RunBadAdagrad(sparse::Indices<int32_t>({0}), Tensor::Scalar<float>(1));
   CHECK(s.code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("every sparse optimizer refuses an index outside the rows and writes nothing") {
+  const TensorShape shape({5, 3});
+  const TensorShape grad_shape({2, 3});
+  const std::vector<std::vector<int64_t>> bad = {{0, 5}, {-1, 0}};
+  for (const Opt& opt : Opts(true)) {
+    for (const std::vector<int64_t>& idx : bad) {
+      INFO(opt.op << " indices " << idx[0] << ", " << idx[1]);
+      StateTestEnv e;
+      std::vector<std::shared_ptr<Variable>> vars;
+      for (size_t k = 0; k <= opt.slot_init.size(); ++k) {
+        vars.push_back(e.NewVariable("w" + std::to_string(k), DType::kFloat32, shape));
+        e.Assign(vars.back(), Make<float>(kVar0, shape));
+      }
+      std::vector<Value> in;
+      size_t v = 0, s = 0;
+      for (char c : opt.order) {
+        if (c == 'v') in.push_back(StateTestEnv::Ref(vars[v++]));
+        if (c == 'g') in.push_back(StateTestEnv::Val(Make<float>(Vec(6, 1.0), grad_shape)));
+        if (c == 'i') in.push_back(StateTestEnv::Val(sparse::Indices<int64_t>(idx)));
+        if (c == 's') {
+          in.push_back(StateTestEnv::Val(Tensor::Scalar<float>(float(opt.scalars[s++]))));
+        }
+      }
+      AttrMap attrs{{"T", DType::kFloat32}, {"Tindices", DType::kInt64}};
+      if (opt.flag_attr != nullptr) attrs[opt.flag_attr] = false;
+      auto out = e.Run(opt.op, attrs, std::move(in));
+      CHECK(out.status().code() == Code::kInvalidArgument);
+      CHECK(Contains(out.status().message(), "is not in [0, 5) (the rows of variable 'w0')"));
+      for (const auto& var : vars) CheckNear<float>(*var->Read(), kVar0, 0);
+    }
+  }
 }
 
 TEST_CASE("sparse optimizers refuse a slot of another shape and a non-scalar lr") {
