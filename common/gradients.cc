@@ -1,13 +1,16 @@
 #include "common/gradients.h"
 
+#include "common/while_gradients.h"
+
 #include <deque>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace tfd {
 namespace {
 
-using TensorKey = std::pair<int, int>;  // {node id, output port}
+using grad_internal::TensorKey;  // {node id, output port}
 
 std::string Where(const NodeDef& n) { return "node '" + n.name + "' (" + n.op + ")"; }
 
@@ -146,6 +149,13 @@ Status Backprop(const Scope& gs, const Edges& edges, int id,
 StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
                                            const std::vector<Output>& xs,
                                            const std::vector<Output>& grad_ys) {
+  return AddGradientsWithin(scope, ys, xs, grad_ys, std::vector<bool>(scope.num_nodes(), true));
+}
+
+StatusOr<std::vector<Output>> AddGradientsWithin(const Scope& scope, const std::vector<Output>& ys,
+                                                 const std::vector<Output>& xs,
+                                                 const std::vector<Output>& grad_ys,
+                                                 const std::vector<bool>& within) {
   TFD_RETURN_IF_ERROR(scope.status());
   if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
     return errors::InvalidArgument("grad_ys has ", grad_ys.size(), " tensors for ", ys.size(),
@@ -162,7 +172,10 @@ StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector
   }
   const int n = scope.num_nodes();  // the forward graph: nodes added below are not in it
   TFD_ASSIGN_OR_RETURN(Edges edges, CollectEdges(scope, n));
-  const std::vector<bool> between = NodesBetween(edges, x_keys, y_keys);
+  std::vector<bool> between = NodesBetween(edges, x_keys, y_keys);
+  for (int id = 0; id < n; ++id) {
+    between[id] = between[id] && id < static_cast<int>(within.size()) && within[id];
+  }
 
   const Scope gs = scope.WithName("gradients");
   std::map<TensorKey, std::vector<Output>> grads;
@@ -183,8 +196,14 @@ StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector
   }
   TFD_RETURN_IF_ERROR(gs.status());
 
+  std::set<std::string> loops_done;  // while loops whose gradient is built
   for (int id = n - 1; id >= 0; --id) {
-    if (between[id]) TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
+    if (!between[id]) continue;
+    if (grad_internal::IsLoopExit(gs, id)) {
+      TFD_RETURN_IF_ERROR(grad_internal::AddWhileLoopGradient(gs, id, n, grads, loops_done));
+    } else {
+      TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
+    }
   }
 
   std::vector<Output> result;

@@ -13,7 +13,9 @@
 // indices, conditions) get none.
 //
 // The machinery relies on the ops AddN and OnesLike being registered (it sums
-// and seeds gradients with them); it knows no other op.
+// and seeds gradients with them); it knows no other op, but for while loops,
+// whose gradient is built as a whole when their Exits are reached
+// (common/while_gradients.h).
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
@@ -61,5 +63,13 @@ struct GradInputs {
 StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
                                            const std::vector<Output>& xs,
                                            const std::vector<Output>& grad_ys = {});
+
+// As AddGradients, differentiating only the nodes whose id is marked in
+// `within` (ids past its end count as unmarked): how a while loop's
+// gradient (common/while_gradients.h) differentiates the loop's body alone.
+StatusOr<std::vector<Output>> AddGradientsWithin(const Scope& scope, const std::vector<Output>& ys,
+                                                 const std::vector<Output>& xs,
+                                                 const std::vector<Output>& grad_ys,
+                                                 const std::vector<bool>& within);
 
 }  // namespace tfd
