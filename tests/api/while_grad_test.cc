@@ -2,17 +2,22 @@
 // against central differences (CheckGradients): x**n by repeated multiply,
 // a loop whose body multiplies by a loop-invariant weight matrix as an RNN
 // does, several loop variables feeding each other, maximum_iterations in
-// the backward pass, iterations in parallel; and a loop nested in another's
+// the backward pass, iterations in parallel; a recurrent net trained through
+// a loop by an optimizer, its loss falling; and a loop nested in another's
 // body refused with INVALID_ARGUMENT naming the loop.
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
+#include "api/optimizers.h"
+#include "api/variables.h"
 #include "common/gradients.h"
 #include "tests/api/api_test_util.h"
 
 namespace tfd {
 namespace {
 
+using ops::Initializer;
+using ops::Variable;
 using testing::CheckGradients;
 using testing::CheckGradientsAllModes;
 using testing::RandomTensor;
@@ -91,6 +96,73 @@ TEST_CASE("iterations run in parallel or one at a time give the same gradient") 
                    },
                    {RandomTensor({5}, 51, 0.5, 1.5)});
   }
+}
+
+TEST_CASE("an optimizer trains a recurrent net through a while loop: its loss falls") {
+  // h <- tanh(h W + x), 6 times; W learns to bring the last h to a target.
+  testing::ApiEnv env;
+  const Scope root = env.Root();
+  const Output h0 = ops::Const(root, Tensor::FromVector<float>({0.5f, -0.3f, 0.8f}, TensorShape{1, 3}));
+  const Output x = ops::Const(root, Tensor::FromVector<float>({0.1f, 0.2f, -0.1f}, TensorShape{1, 3}));
+  const Output y = ops::Const(root, Tensor::FromVector<float>({0.3f, -0.2f, 0.1f}, TensorShape{1, 3}));
+  Variable step = ops::GlobalStep(root);
+  Variable w(root.WithOpName("w"), {3, 3}, DType::kFloat32, Initializer::RandomNormal(0.8, 5));
+  const Output wv = w.value();
+  const Output h = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{6}); },
+      [wv, x](const Scope& b, const std::vector<Output>& v) {
+        Output next = ops::Tanh(b, ops::Add(b, ops::MatMul(b, v[1], wv), x));
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), next};
+      },
+      {ops::Const(root, int64_t{0}), h0})[1];
+  ops::Mean(root.WithOpName("loss"), ops::Square(root, ops::Sub(root, h, y)), {0, 1});
+  train::GradientDescent(0.5).Minimize(root.WithOpName("train"), root.OutputOf("loss", 0), step);
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {"init"}).ok());
+  auto first = session->Run({}, {"loss"}, {});
+  REQUIRE(first.ok());
+  for (int i = 0; i < 100; ++i) {
+    const Status s = session->Run({}, {}, {"train"}).status();
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+  }
+  auto last = session->Run({}, {"loss", "global_step/read"}, {});
+  REQUIRE(last.ok());
+  const float before = first->fetches[0].scalar<float>(), after = last->fetches[0].scalar<float>();
+  INFO("loss " << before << " -> " << after);
+  CHECK(after < 0.1f * before);
+  CHECK(last->fetches[1].scalar<int64_t>() == 100);
+}
+
+TEST_CASE("a stack pops what was pushed last first, and an empty one is OUT_OF_RANGE") {
+  testing::ApiEnv env;
+  const Scope root = env.Root();
+  const Output max = ops::Const(root, Tensor::Scalar<int32_t>(-1));
+  const Output stack = root.AddOperation("StackV2", {max}, {{"elem_type", DType::kFloat32}}).output(0);
+  Operation a = root.AddOperation("StackPushV2", {stack, ops::Const(root, 1.0f)});
+  Operation b = root.WithControlDependencies({a}).AddOperation("StackPushV2",
+                                                                {stack, ops::Const(root, 2.0f)});
+  Operation first = root.WithOpName("first").WithControlDependencies({b}).AddOperation(
+      "StackPopV2", {stack}, {{"elem_type", DType::kFloat32}});
+  Operation second = root.WithOpName("second").WithControlDependencies({first}).AddOperation(
+      "StackPopV2", {stack}, {{"elem_type", DType::kFloat32}});
+  root.WithOpName("third").WithControlDependencies({second}).AddOperation(
+      "StackPopV2", {stack}, {{"elem_type", DType::kFloat32}});
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  auto two = session->Run({}, {"first", "second"}, {});
+  INFO(two.status().ToString());
+  REQUIRE(two.ok());
+  CHECK(two->fetches[0].scalar<float>() == 2.0f);
+  CHECK(two->fetches[1].scalar<float>() == 1.0f);
+  // Each step makes a stack of its own; this one pushes twice and pops three times.
+  auto three = session->Run({}, {"third"}, {});
+  REQUIRE(three.status().code() == Code::kOutOfRange);
+  CHECK_THAT(three.status().message(), Catch::Contains("'third'"));
 }
 
 TEST_CASE("the gradient of a loop nested in another loop's body is refused naming it") {
