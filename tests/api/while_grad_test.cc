@@ -2,7 +2,8 @@
 // against central differences (CheckGradients): x**n by repeated multiply,
 // a loop whose body multiplies by a loop-invariant weight matrix as an RNN
 // does, several loop variables feeding each other, maximum_iterations in
-// the backward pass, iterations in parallel; a recurrent net trained through
+// the backward pass, iterations in parallel, a loop in a cond's branch
+// (taken or not); a recurrent net trained through
 // a loop by an optimizer, its loss falling; and a loop nested in another's
 // body refused with INVALID_ARGUMENT naming the loop.
 #include <catch2/catch.hpp>
@@ -95,6 +96,23 @@ TEST_CASE("iterations run in parallel or one at a time give the same gradient") 
                      return Power(s, x[0], 6, {.parallel_iterations = parallel});
                    },
                    {RandomTensor({5}, 51, 0.5, 1.5)});
+  }
+}
+
+TEST_CASE("a loop in a cond's branch differentiates when taken and passes no gradient when not") {
+  for (bool take : {true, false}) {
+    CheckGradients(take ? "loop branch taken" : "loop branch not taken",
+                   [take](const Scope& s, const std::vector<Output>& x) {
+                     return ops::Cond(
+                         s, ops::Const(s, take), {x[0]},
+                         [](const Scope& t, const std::vector<Output>& in) {
+                           return std::vector<Output>{Power(t, in[0], 3)};
+                         },
+                         [](const Scope& f, const std::vector<Output>& in) {
+                           return std::vector<Output>{ops::Mul(f, in[0], 2.0)};
+                         })[0];
+                   },
+                   {RandomTensor({3}, 61, 0.5, 1.5)});
   }
 }
 
