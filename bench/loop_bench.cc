@@ -41,12 +41,17 @@ Flags ParseFlags(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string name = argv[i];
     const long long v = std::atoll(argv[i + 1]);
-    if (name == "--iterations") f.iterations = v;
-    else if (name == "--repeats") f.repeats = static_cast<int>(v);
-    else if (name == "--threads") f.threads = static_cast<int>(v);
-    else if (name == "--parallel-iterations") f.parallel_iterations = static_cast<int>(v);
-    else if (name == "--unrolled") f.unrolled = v != 0;
-    else {
+    if (name == "--iterations") {
+      f.iterations = v;
+    } else if (name == "--repeats") {
+      f.repeats = static_cast<int>(v);
+    } else if (name == "--threads") {
+      f.threads = static_cast<int>(v);
+    } else if (name == "--parallel-iterations") {
+      f.parallel_iterations = static_cast<int>(v);
+    } else if (name == "--unrolled") {
+      f.unrolled = v != 0;
+    } else {
       std::fprintf(stderr, "error: INVALID_ARGUMENT: unknown flag '%s'\n", name.c_str());
       std::exit(2);
     }
@@ -81,7 +86,8 @@ class Case {
     CancellationManager cm;
     const auto start = std::chrono::steady_clock::now();
     Check(exec_->Run({.step_id = ++step_, .frame = &frame, .cancellation = &cm}));
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (frame.retvals[0].data<int64_t>()[0] != expect_) Check(errors::Internal("wrong result"));
     return s;
   }
@@ -115,7 +121,9 @@ int Main(int argc, char** argv) {
   const int64_t n = f.iterations;
   std::vector<Output> r = ops::WhileLoop(
       loop_root,
-      [n](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], ops::Input(n)); },
+      [n](const Scope& c, const std::vector<Output>& v) {
+        return ops::Less(c, v[0], ops::Input(n));
+      },
       [](const Scope& b, const std::vector<Output>& v) {
         return std::vector<Output>{ops::Add(b, v[0], ops::Input(int64_t{1}))};
       },
@@ -143,11 +151,13 @@ int Main(int argc, char** argv) {
     chain_s.push_back(chain.Step());
   }
   const double l = Median(loop_s), c = Median(chain_s);
-  std::printf("loop of %lld iterations (parallel_iterations %d): %.1f us a step, %.3f us an iteration\n",
-              static_cast<long long>(n), f.parallel_iterations, l * 1e6, l * 1e6 / n);
+  std::printf(
+      "loop of %lld iterations (parallel_iterations %d): %.1f us a step, %.3f us an iteration\n",
+      static_cast<long long>(n), f.parallel_iterations, l * 1e6, l * 1e6 / n);
   std::printf("the same %lld Adds unrolled:                      %.1f us a step, %.3f us an Add\n",
               static_cast<long long>(n), c * 1e6, c * 1e6 / n);
-  std::printf("executor overhead per iteration (loop - unrolled) / N: %.3f us\n", (l - c) * 1e6 / n);
+  std::printf("executor overhead per iteration (loop - unrolled) / N: %.3f us\n",
+              (l - c) * 1e6 / n);
   return 0;
 }
 

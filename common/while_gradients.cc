@@ -24,9 +24,9 @@ struct Loop {
   std::string frame;
   int64_t parallel_iterations = 10;
   Output loop_cond;
-  std::vector<LoopVar> vars;          // by the Enters' ids
-  std::vector<int> invariants;        // Enters with is_constant
-  std::vector<bool> in_frame;         // by node id: runs in the loop (its Enters too)
+  std::vector<LoopVar> vars;    // by the Enters' ids
+  std::vector<int> invariants;  // Enters with is_constant
+  std::vector<bool> in_frame;   // by node id: runs in the loop (its Enters too)
 };
 
 // The graph's nodes as the loop's analysis needs them.
@@ -80,7 +80,7 @@ T AttrOr(const NodeDef& n, const std::string& name, T fallback) {
 
 Status NotALoop(const NodeDef& n, const std::string& what) {
   return errors::InvalidArgument("the gradient of the while loop around ", Where(n),
-                               " needs the structure ops::WhileLoop builds: ", what);
+                                 " needs the structure ops::WhileLoop builds: ", what);
 }
 
 // The loop variable entered by Enter `enter`.
@@ -147,8 +147,8 @@ StatusOr<Loop> Analyze(const View& v, int exit_id) {
     if (loop.in_frame[id] && (n.op == "Enter" || n.op == "RefEnter") &&
         AttrOr<std::string>(n, "frame_name", "") != loop.frame) {
       return errors::InvalidArgument("the gradient of while loop '", loop.frame,
-                                   "' is not supported: it has a loop nested in its body (",
-                                   Where(n), ")");
+                                     "' is not supported: it has a loop nested in its body (",
+                                     Where(n), ")");
     }
   }
   return loop;
@@ -157,7 +157,8 @@ StatusOr<Loop> Analyze(const View& v, int exit_id) {
 bool Floating(const Output& o) { return IsFloating(o.dtype); }
 
 Output IntConst(const Scope& s, int32_t v) {
-  return s.AddOperation("Const", {}, {{"value", Tensor::Scalar<int32_t>(v)}, {"dtype", DType::kInt32}})
+  return s
+      .AddOperation("Const", {}, {{"value", Tensor::Scalar<int32_t>(v)}, {"dtype", DType::kInt32}})
       .output(0);
 }
 
@@ -222,11 +223,11 @@ class LoopGradient {
   const Loop loop_;
   GradMap& grads_;
   Scope top_ = gs_.WithPrefix("").WithNoControlDependencies();
-  Header counter_;                      // the forward counter (one variable)
+  Header counter_;  // the forward counter (one variable)
   std::string counter_prefix_;
   std::string grad_frame_;
-  Scope grad_scope_ = top_;             // the gradient loop's, without control dependencies
-  int grad_start_ = 0;                  // the gradient loop's first node
+  Scope grad_scope_ = top_;  // the gradient loop's, without control dependencies
+  int grad_start_ = 0;       // the gradient loop's first node
   std::vector<Operation> pushes_, pops_;
   std::map<std::string, Output> popped_, entered_;  // by the forward tensor's name
 };
@@ -272,17 +273,19 @@ Status LoopGradient::Build() {
   grad_start_ = g.num_nodes();
   Header h = AddHeader(g, init, grad_frame_, loop_.parallel_iterations, [&](const Output& count) {
     const Scope c = g.WithControlDependencies({count});
-    return c.AddOperation("LoopCond", {c.AddOperation("Greater", {count, IntConst(c, 0)}).output(0)})
+    return c
+        .AddOperation("LoopCond", {c.AddOperation("Greater", {count, IntConst(c, 0)}).output(0)})
         .output(0);
   });
   TFD_RETURN_IF_ERROR(g.status());
   const Scope body = g.WithName("body").WithControlDependencies({h.identities[0]});
   TFD_ASSIGN_OR_RETURN(std::vector<Output> next, BodyGradients(body, h));
-  next.insert(next.begin(), body.AddOperation("Sub", {h.identities[0], IntConst(body, 1)}).output(0));
+  next.insert(next.begin(),
+              body.AddOperation("Sub", {h.identities[0], IntConst(body, 1)}).output(0));
   CloseLoop(body, h, next, pops_);
   // The forward counter counts iterations once their pushes are done.
-  const Scope fc = top_.WithPrefix(counter_prefix_)
-                       .WithControlDependencies({counter_.identities[0]});
+  const Scope fc =
+      top_.WithPrefix(counter_prefix_).WithControlDependencies({counter_.identities[0]});
   Output plus = fc.AddOperation("Add", {counter_.identities[0], IntConst(fc, 1)}).output(0);
   CloseLoop(fc.WithNoControlDependencies(), counter_, {plus}, pushes_);
   TFD_RETURN_IF_ERROR(gs_.status());
@@ -351,7 +354,8 @@ void LoopGradient::RewireInputs(const Scope& body, int first, int end) {
       Output with;
       if (src < static_cast<int>(loop_.in_frame.size()) && loop_.in_frame[src]) {
         // An invariant is the same in every iteration: entered again, not stacked.
-        with = body.node(src).op == "Enter" ? EnterInto(v_.OutputOf(v_.Input(src, 0))) : Pop(body, x);
+        with =
+            body.node(src).op == "Enter" ? EnterInto(v_.OutputOf(v_.Input(src, 0))) : Pop(body, x);
       } else {
         with = EnterInto(x);
       }
@@ -366,8 +370,8 @@ Output LoopGradient::Pop(const Scope& body, const Output& forward) {
   auto it = popped_.find(forward.name());
   if (it != popped_.end()) return it->second;
   const Scope s = top_.WithPrefix(top_.UniqueName(loop_.frame + "/grad_stack"));
-  Output handle = s.AddOperation("StackV2", {IntConst(s, -1)}, {{"elem_type", forward.dtype}})
-                      .output(0);
+  Output handle =
+      s.AddOperation("StackV2", {IntConst(s, -1)}, {{"elem_type", forward.dtype}}).output(0);
   Output in_forward =
       s.AddOperation("RefEnter", {handle}, FrameAttrs(loop_.frame, loop_.parallel_iterations, true))
           .output(0);
@@ -385,7 +389,8 @@ Output LoopGradient::Pop(const Scope& body, const Output& forward) {
 Output LoopGradient::EnterInto(const Output& outside) {
   auto it = entered_.find(outside.name());
   if (it != entered_.end()) return it->second;
-  Output e = grad_scope_.AddOperation("Enter", {outside},
+  Output e = grad_scope_
+                 .AddOperation(outside.is_ref ? "RefEnter" : "Enter", {outside},
                                FrameAttrs(grad_frame_, loop_.parallel_iterations, true))
                  .output(0);
   return entered_.emplace(outside.name(), e).first->second;
@@ -402,7 +407,7 @@ Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradM
   if (!done.insert(loop.frame).second) return OkStatus();
   if (tl_body_depth > 0) {
     return errors::InvalidArgument("the gradient of while loop '", loop.frame,
-                                 "' is not supported: it is nested in another loop's body");
+                                   "' is not supported: it is nested in another loop's body");
   }
   return LoopGradient(gs, v, std::move(loop), grads).Build();
 }

@@ -34,8 +34,8 @@ class TensorStack : public ResourceBase {
     }
     MutexLock lock(mu_);
     if (max_size_ >= 0 && static_cast<int64_t>(items_.size()) >= max_size_) {
-      return errors::OutOfRange("node '", node, "' pushes onto a full stack (max_size ",
-                                max_size_, ")");
+      return errors::OutOfRange("node '", node, "' pushes onto a full stack (max_size ", max_size_,
+                                ")");
     }
     items_.push_back(t);
     return OkStatus();
@@ -95,10 +95,10 @@ class StackPopOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, stack.status());
     auto t = (*stack)->Pop(ctx.node().name);
     TFD_OP_REQUIRES_OK(ctx, t.status());
-    TFD_OP_REQUIRES(ctx, t->dtype() == ctx.output_type(0),
-                    errors::InvalidArgument("node '", ctx.node().name, "' pops a ",
-                                            DTypeName(t->dtype()), " tensor, declared ",
-                                            DTypeName(ctx.output_type(0))));
+    TFD_OP_REQUIRES(
+        ctx, t->dtype() == ctx.output_type(0),
+        errors::InvalidArgument("node '", ctx.node().name, "' pops a ", DTypeName(t->dtype()),
+                                " tensor, declared ", DTypeName(ctx.output_type(0))));
     ctx.set_output(0, *t);
   }
   bool is_cheap() const override { return true; }

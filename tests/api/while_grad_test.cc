@@ -36,57 +36,77 @@ Output Power(const Scope& s, const Output& x, int64_t n, ops::WhileOptions optio
 
 TEST_CASE("the gradient of x**n built by a while loop matches finite differences") {
   for (int64_t n : {0, 1, 3, 7}) {
-    CheckGradients("x**" + std::to_string(n), [n](const Scope& s, const std::vector<Output>& x) {
-      return Power(s, x[0], n);
-    }, {RandomTensor({2, 3}, 11, 0.5, 1.5)});
+    CheckGradients("x**" + std::to_string(n),
+                   [n](const Scope& s, const std::vector<Output>& x) { return Power(s, x[0], n); },
+                   {RandomTensor({2, 3}, 11, 0.5, 1.5)});
   }
 }
 
 TEST_CASE("a loop's gradient flows to its loop variable's initial value") {
   // h = h0 * x, 4 times: d/dh0 and d/dx both checked.
-  CheckGradients("h0 * x**4", [](const Scope& s, const std::vector<Output>& in) {
-    const Output x = in[1];
-    return ops::WhileLoop(
-        s, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{4}); },
-        [x](const Scope& b, const std::vector<Output>& v) {
-          return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), ops::Mul(b, v[1], x)};
-        },
-        {ops::Const(s, int64_t{0}), in[0]})[1];
-  }, {RandomTensor({3}, 12), RandomTensor({3}, 13, 0.5, 1.5)});
+  CheckGradients(
+      "h0 * x**4",
+      [](const Scope& s, const std::vector<Output>& in) {
+        const Output x = in[1];
+        return ops::WhileLoop(
+            s,
+            [](const Scope& c, const std::vector<Output>& v) {
+              return ops::Less(c, v[0], int64_t{4});
+            },
+            [x](const Scope& b, const std::vector<Output>& v) {
+              return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), ops::Mul(b, v[1], x)};
+            },
+            {ops::Const(s, int64_t{0}), in[0]})[1];
+      },
+      {RandomTensor({3}, 12), RandomTensor({3}, 13, 0.5, 1.5)});
 }
 
 TEST_CASE("an RNN-like loop: h = tanh(h W + b) accumulates the invariants' gradients") {
-  CheckGradientsAllModes("tanh RNN", [](const Scope& s, const std::vector<Output>& in) {
-    const Output w = in[1], b = in[2];
-    return ops::WhileLoop(
-        s, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{5}); },
-        [w, b](const Scope& sc, const std::vector<Output>& v) {
-          Output h = ops::Tanh(sc, ops::Add(sc, ops::MatMul(sc, v[1], w), b));
-          return std::vector<Output>{ops::Add(sc, v[0], int64_t{1}), h};
-        },
-        {ops::Const(s, int64_t{0}), in[0]})[1];
-  }, {RandomTensor({2, 3}, 21), RandomTensor({3, 3}, 22), RandomTensor({3}, 23)});
+  CheckGradientsAllModes(
+      "tanh RNN",
+      [](const Scope& s, const std::vector<Output>& in) {
+        const Output w = in[1], b = in[2];
+        return ops::WhileLoop(
+            s,
+            [](const Scope& c, const std::vector<Output>& v) {
+              return ops::Less(c, v[0], int64_t{5});
+            },
+            [w, b](const Scope& sc, const std::vector<Output>& v) {
+              Output h = ops::Tanh(sc, ops::Add(sc, ops::MatMul(sc, v[1], w), b));
+              return std::vector<Output>{ops::Add(sc, v[0], int64_t{1}), h};
+            },
+            {ops::Const(s, int64_t{0}), in[0]})[1];
+      },
+      {RandomTensor({2, 3}, 21), RandomTensor({3, 3}, 22), RandomTensor({3}, 23)});
 }
 
 TEST_CASE("two float loop variables that feed each other differentiate together") {
   // (a, b) <- (a * b, a + b), 3 times; the loss uses both results.
-  CheckGradients("coupled", [](const Scope& s, const std::vector<Output>& in) {
-    std::vector<Output> r = ops::WhileLoop(
-        s, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{3}); },
-        [](const Scope& b, const std::vector<Output>& v) {
-          return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), ops::Mul(b, v[1], v[2]),
-                                     ops::Add(b, v[1], v[2])};
-        },
-        {ops::Const(s, int64_t{0}), in[0], in[1]});
-    return ops::Add(s, r[1], r[2]);
-  }, {RandomTensor({2}, 31, 0.5, 1), RandomTensor({2}, 32, 0.5, 1)});
+  CheckGradients("coupled",
+                 [](const Scope& s, const std::vector<Output>& in) {
+                   std::vector<Output> r = ops::WhileLoop(
+                       s,
+                       [](const Scope& c, const std::vector<Output>& v) {
+                         return ops::Less(c, v[0], int64_t{3});
+                       },
+                       [](const Scope& b, const std::vector<Output>& v) {
+                         return std::vector<Output>{ops::Add(b, v[0], int64_t{1}),
+                                                    ops::Mul(b, v[1], v[2]),
+                                                    ops::Add(b, v[1], v[2])};
+                       },
+                       {ops::Const(s, int64_t{0}), in[0], in[1]});
+                   return ops::Add(s, r[1], r[2]);
+                 },
+                 {RandomTensor({2}, 31, 0.5, 1), RandomTensor({2}, 32, 0.5, 1)});
 }
 
 TEST_CASE("maximum_iterations bounds the backward pass as it bounds the forward one") {
   // The condition alone would run 10 iterations; the maximum stops at 3.
-  CheckGradients("x**3 by maximum_iterations", [](const Scope& s, const std::vector<Output>& x) {
-    return Power(s, x[0], 10, {.maximum_iterations = 3});
-  }, {RandomTensor({4}, 41, 0.5, 1.5)});
+  CheckGradients("x**3 by maximum_iterations",
+                 [](const Scope& s, const std::vector<Output>& x) {
+                   return Power(s, x[0], 10, {.maximum_iterations = 3});
+                 },
+                 {RandomTensor({4}, 41, 0.5, 1.5)});
 }
 
 TEST_CASE("iterations run in parallel or one at a time give the same gradient") {
@@ -120,14 +140,18 @@ TEST_CASE("an optimizer trains a recurrent net through a while loop: its loss fa
   // h <- tanh(h W + x), 6 times; W learns to bring the last h to a target.
   testing::ApiEnv env;
   const Scope root = env.Root();
-  const Output h0 = ops::Const(root, Tensor::FromVector<float>({0.5f, -0.3f, 0.8f}, TensorShape{1, 3}));
-  const Output x = ops::Const(root, Tensor::FromVector<float>({0.1f, 0.2f, -0.1f}, TensorShape{1, 3}));
-  const Output y = ops::Const(root, Tensor::FromVector<float>({0.3f, -0.2f, 0.1f}, TensorShape{1, 3}));
+  const Output h0 =
+      ops::Const(root, Tensor::FromVector<float>({0.5f, -0.3f, 0.8f}, TensorShape{1, 3}));
+  const Output x =
+      ops::Const(root, Tensor::FromVector<float>({0.1f, 0.2f, -0.1f}, TensorShape{1, 3}));
+  const Output y =
+      ops::Const(root, Tensor::FromVector<float>({0.3f, -0.2f, 0.1f}, TensorShape{1, 3}));
   Variable step = ops::GlobalStep(root);
   Variable w(root.WithOpName("w"), {3, 3}, DType::kFloat32, Initializer::RandomNormal(0.8, 5));
   const Output wv = w.value();
   const Output h = ops::WhileLoop(
-      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{6}); },
+      root,
+      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{6}); },
       [wv, x](const Scope& b, const std::vector<Output>& v) {
         Output next = ops::Tanh(b, ops::Add(b, ops::MatMul(b, v[1], wv), x));
         return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), next};
@@ -160,10 +184,11 @@ TEST_CASE("a stack pops what was pushed last first, and an empty one is OUT_OF_R
   testing::ApiEnv env;
   const Scope root = env.Root();
   const Output max = ops::Const(root, Tensor::Scalar<int32_t>(-1));
-  const Output stack = root.AddOperation("StackV2", {max}, {{"elem_type", DType::kFloat32}}).output(0);
+  const Output stack =
+      root.AddOperation("StackV2", {max}, {{"elem_type", DType::kFloat32}}).output(0);
   Operation a = root.AddOperation("StackPushV2", {stack, ops::Const(root, 1.0f)});
   Operation b = root.WithControlDependencies({a}).AddOperation("StackPushV2",
-                                                                {stack, ops::Const(root, 2.0f)});
+                                                               {stack, ops::Const(root, 2.0f)});
   Operation first = root.WithOpName("first").WithControlDependencies({b}).AddOperation(
       "StackPopV2", {stack}, {{"elem_type", DType::kFloat32}});
   Operation second = root.WithOpName("second").WithControlDependencies({first}).AddOperation(
@@ -187,10 +212,14 @@ TEST_CASE("the gradient of a loop nested in another loop's body is refused namin
   Scope root = Scope::NewRootScope(testing::AllOps());
   Output x = ops::Placeholder(root, DType::kFloat64, PartialShape({}));
   std::vector<Output> r = ops::WhileLoop(
-      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{2}); },
+      root,
+      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{2}); },
       [](const Scope& b, const std::vector<Output>& v) {
         Output inner = ops::WhileLoop(
-            b, [](const Scope& c, const std::vector<Output>& u) { return ops::Less(c, u[0], int64_t{2}); },
+            b,
+            [](const Scope& c, const std::vector<Output>& u) {
+              return ops::Less(c, u[0], int64_t{2});
+            },
             [](const Scope& bb, const std::vector<Output>& u) {
               return std::vector<Output>{ops::Add(bb, u[0], int64_t{1}), ops::Mul(bb, u[1], u[1])};
             },
