@@ -2,12 +2,16 @@
 
 #include <deque>
 #include <map>
+#include <set>
 #include <utility>
+
+#include "common/while_gradients.h"
 
 namespace tfd {
 namespace {
 
-using TensorKey = std::pair<int, int>;  // {node id, output port}
+using grad_internal::GradMap;
+using grad_internal::TensorKey;  // {node id, output port}
 
 std::string Where(const NodeDef& n) { return "node '" + n.name + "' (" + n.op + ")"; }
 
@@ -80,8 +84,6 @@ StatusOr<TensorKey> KeyOf(const Scope& scope, const Output& t, const char* what,
   if (id < 0) return errors::InvalidArgument(what, "[", i, "] names '", t.node, "', not in graph");
   return TensorKey{id, t.port};
 }
-
-using GradMap = std::map<TensorKey, std::vector<Gradient>>;
 
 // The op's gradient function run on `dy`: its sparse-aware one when it has
 // one that does not decline, else its dense one on densified gradients.
@@ -160,12 +162,11 @@ Status Backprop(const Scope& gs, const Edges& edges, int id, GradMap& grads) {
   return OkStatus();
 }
 
-}  // namespace
-
-StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
-                                                       const std::vector<Output>& ys,
-                                                       const std::vector<Output>& xs,
-                                                       const std::vector<Output>& grad_ys) {
+// AddGradientsKeepSparse over the nodes marked in `within`.
+StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const std::vector<Output>& ys,
+                                               const std::vector<Output>& xs,
+                                               const std::vector<Output>& grad_ys,
+                                               const std::vector<bool>& within) {
   TFD_RETURN_IF_ERROR(scope.status());
   if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
     return errors::InvalidArgument("grad_ys has ", grad_ys.size(), " tensors for ", ys.size(),
@@ -182,7 +183,10 @@ StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
   }
   const int n = scope.num_nodes();  // the forward graph: nodes added below are not in it
   TFD_ASSIGN_OR_RETURN(Edges edges, CollectEdges(scope, n));
-  const std::vector<bool> between = NodesBetween(edges, x_keys, y_keys);
+  std::vector<bool> between = NodesBetween(edges, x_keys, y_keys);
+  for (int id = 0; id < n; ++id) {
+    between[id] = between[id] && id < static_cast<int>(within.size()) && within[id];
+  }
 
   const Scope gs = scope.WithName("gradients");
   GradMap grads;
@@ -203,8 +207,14 @@ StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
   }
   TFD_RETURN_IF_ERROR(gs.status());
 
+  std::set<std::string> loops_done;  // while loops whose gradient is built
   for (int id = n - 1; id >= 0; --id) {
-    if (between[id]) TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
+    if (!between[id]) continue;
+    if (grad_internal::IsLoopExit(gs, id)) {
+      TFD_RETURN_IF_ERROR(grad_internal::AddWhileLoopGradient(gs, id, n, grads, loops_done));
+    } else {
+      TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
+    }
   }
 
   std::vector<Gradient> result;
@@ -216,16 +226,39 @@ StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
   return result;
 }
 
-StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
-                                           const std::vector<Output>& xs,
-                                           const std::vector<Output>& grad_ys) {
-  TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
-                       AddGradientsKeepSparse(scope, ys, xs, grad_ys));
+// The gradients `grads` as dense tensors.
+StatusOr<std::vector<Output>> Densified(const Scope& scope, const std::vector<Gradient>& grads) {
   const Scope gs = scope.WithName("gradients");
   std::vector<Output> result;
   for (const Gradient& g : grads) result.push_back(DenseOf(gs, g));
   TFD_RETURN_IF_ERROR(gs.status());
   return result;
+}
+
+}  // namespace
+
+StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
+                                                       const std::vector<Output>& ys,
+                                                       const std::vector<Output>& xs,
+                                                       const std::vector<Output>& grad_ys) {
+  return GradientsWithin(scope, ys, xs, grad_ys, std::vector<bool>(scope.num_nodes(), true));
+}
+
+StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
+                                           const std::vector<Output>& xs,
+                                           const std::vector<Output>& grad_ys) {
+  TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
+                       AddGradientsKeepSparse(scope, ys, xs, grad_ys));
+  return Densified(scope, grads);
+}
+
+StatusOr<std::vector<Output>> AddGradientsWithin(const Scope& scope, const std::vector<Output>& ys,
+                                                 const std::vector<Output>& xs,
+                                                 const std::vector<Output>& grad_ys,
+                                                 const std::vector<bool>& within) {
+  TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
+                       GradientsWithin(scope, ys, xs, grad_ys, within));
+  return Densified(scope, grads);
 }
 
 }  // namespace tfd

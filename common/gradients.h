@@ -23,7 +23,9 @@
 //
 // The machinery relies on the ops AddN and OnesLike being registered (it sums
 // and seeds gradients with them), and for sparse gradients on ConcatV2,
-// Cast, Reshape, Slice and UnsortedSegmentSum; it knows no other op.
+// Cast, Reshape, Slice and UnsortedSegmentSum; it knows no other op, but for
+// while loops, whose gradient is built as a whole when their Exits are
+// reached (common/while_gradients.h).
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
@@ -132,5 +134,13 @@ StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
                                                        const std::vector<Output>& ys,
                                                        const std::vector<Output>& xs,
                                                        const std::vector<Output>& grad_ys = {});
+
+// As AddGradients, differentiating only the nodes whose id is marked in
+// `within` (ids past its end count as unmarked): how a while loop's
+// gradient (common/while_gradients.h) differentiates the loop's body alone.
+StatusOr<std::vector<Output>> AddGradientsWithin(const Scope& scope, const std::vector<Output>& ys,
+                                                 const std::vector<Output>& xs,
+                                                 const std::vector<Output>& grad_ys,
+                                                 const std::vector<bool>& within);
 
 }  // namespace tfd

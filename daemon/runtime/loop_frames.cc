@@ -12,7 +12,7 @@ NodeKind KindOf(const std::string& op) {
   if (op == "Merge") return NodeKind::kMerge;
   if (op == "_Send") return NodeKind::kSend;
   if (op == "_Retval") return NodeKind::kRetval;
-  if (op == "Enter") return NodeKind::kEnter;
+  if (op == "Enter" || op == "RefEnter") return NodeKind::kEnter;
   if (op == "Exit") return NodeKind::kExit;
   if (op == "NextIteration") return NodeKind::kNextIteration;
   return NodeKind::kPlain;

@@ -31,7 +31,7 @@ enum class NodeKind : uint8_t {
   kMerge,          // runs once any data input is live; dead when all are
   kSend,           // runs on a dead input: it sends the deadness
   kRetval,         // a dead fetch is an error
-  kEnter,          // outputs go into its child frame
+  kEnter,          // outputs go into its child frame (Enter, and RefEnter for a reference)
   kExit,           // outputs go to the enclosing frame
   kNextIteration,  // outputs go to the next iteration
 };

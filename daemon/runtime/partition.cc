@@ -37,8 +37,10 @@ namespace {
 // INVALID_ARGUMENT when an edge between tasks has an end that runs in a
 // while loop's frame; see partition.h.
 Status CheckLoopsOnOneTask(const Graph& graph, const std::vector<std::string>& task) {
-  const bool loops = std::any_of(graph.nodes().begin(), graph.nodes().end(),
-                                 [](const Graph::Node& n) { return n.op() == "Enter"; });
+  const bool loops =
+      std::any_of(graph.nodes().begin(), graph.nodes().end(), [](const Graph::Node& n) {
+        return n.op() == "Enter" || n.op() == "RefEnter";
+      });
   if (!loops) return OkStatus();
   TFD_ASSIGN_OR_RETURN(LoopFrames lf, LoopFrames::Build(graph));
   for (int id = 0; id < graph.num_nodes(); ++id) {

@@ -90,7 +90,8 @@ Status RegisterControlOps(OpRegistry& r) {
                "runs (all when negative). Shape: input's."),
       shape_fns::UnchangedShape));
   TFD_RETURN_IF_ERROR(RegisterCondOps(r));
-  return RegisterLoopOps(r);
+  TFD_RETURN_IF_ERROR(RegisterLoopOps(r));
+  return RegisterStackOps(r);
 }
 
 }  // namespace tfd::kernels

@@ -1,5 +1,5 @@
 // The control op family (NoOp, ControlTrigger, Print; Switch, Merge; Enter, Exit,
-// NextIteration, LoopCond): registers its ops (definition, shape function, CPU
+// NextIteration, LoopCond, RefEnter; the stacks of loop gradients): registers its ops (definition, shape function, CPU
 // kernel) with the registry. Called from kernels/register_all.cc.
 #pragma once
 
@@ -12,5 +12,7 @@ Status RegisterControlOps(OpRegistry& registry);
 Status RegisterCondOps(OpRegistry& registry);
 // Enter, Exit, NextIteration and LoopCond (loop_ops.cc).
 Status RegisterLoopOps(OpRegistry& registry);
+// StackV2, StackPushV2, StackPopV2 and RefEnter: a loop's gradient (stack_ops.cc).
+Status RegisterStackOps(OpRegistry& registry);
 
 }  // namespace tfd::kernels

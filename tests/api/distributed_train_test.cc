@@ -164,6 +164,52 @@ TEST_CASE("a while loop on a worker sums from a ps variable's value") {
   }
 }
 
+// A recurrent step on a worker whose weight lives on a ps: the loop and its
+// gradient loop (stacks included) run on the worker, the weight's value
+// crosses before the loop and its summed gradient after, to the update on the ps.
+TEST_CASE("a worker trains a ps variable through a while loop: the loss falls") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable w(root.WithOpName("w").WithDevice("/job:ps/task:0"), {3, 3}, DType::kFloat32,
+             Initializer::RandomNormal(0.8, 5));
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output h0 =
+      ops::Const(worker, Tensor::FromVector<float>({0.5f, -0.3f, 0.8f}, TensorShape{1, 3}));
+  const Output y =
+      ops::Const(worker, Tensor::FromVector<float>({0.3f, -0.2f, 0.1f}, TensorShape{1, 3}));
+  const Output wv = w.value();
+  const Output h = ops::WhileLoop(
+      worker,
+      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{4}); },
+      [wv](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}),
+                                   ops::Tanh(b, ops::MatMul(b, v[1], wv))};
+      },
+      {ops::Const(worker, int64_t{0}), h0})[1];
+  ops::Mean(worker.WithOpName("loss"), ops::Square(worker, ops::Sub(worker, h, y)), {0, 1});
+  train::GradientDescent(0.5).Minimize(worker.WithOpName("train"), root.OutputOf("loss", 0));
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  auto first = (*client)->Run({}, {"loss"}, {}, {});
+  REQUIRE(first.ok());
+  for (int i = 0; i < 60; ++i) {
+    auto s = (*client)->Run({}, {}, {"train"}, {});
+    INFO(s.status().ToString());
+    REQUIRE(s.ok());
+  }
+  auto last = (*client)->Run({}, {"loss"}, {}, {});
+  REQUIRE(last.ok());
+  const float before = first->fetches[0].scalar<float>(), after = last->fetches[0].scalar<float>();
+  INFO("loss " << before << " -> " << after);
+  CHECK(after < 0.5f * before);
+}
+
 // A 7 x 2 table over `ps_tasks` ps tasks in as many shards, "whole" its
 // value read back; initialized with `init`.
 GraphDef ShardedTable(int ps_tasks, const ops::Initializer& init) {

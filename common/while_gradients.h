@@ -1,0 +1,54 @@
+// The gradient of a while loop, built as a whole, TensorFlow 1.x's way
+// (its control_flow_grad.py and GradLoopState), when AddGradients
+// (common/gradients.h) reaches one of the loop's Exits.
+//
+// The forward loop gets an iteration counter and, for each of its values the
+// gradient needs, a stack (StackV2) it pushes that value onto in every
+// iteration. The gradient loop starts from the counter's final value and
+// runs as many iterations, popping those values in reverse order; its loop
+// variables are the gradients of the forward loop variables (each starts as
+// the gradient reaching the loop's Exit) and, for each loop invariant (an
+// Enter with is_constant), the sum of its gradient over the iterations. Its
+// Exits are the gradients of the forward loop's inputs. A stack's pushes are
+// ordered by the forward counter and its pops by the gradient loop's counter,
+// so that parallel iterations keep them last in, first out.
+//
+// The loop must have the structure ops::WhileLoop (api/control_flow.h)
+// builds: per loop variable Enter -> Merge -> Switch (on the LoopCond) ->
+// Exit and Identity, the Merge's back edge a NextIteration. A loop nested in
+// another loop's body is not differentiated yet: INVALID_ARGUMENT naming the
+// loop.
+//
+// Unlike the rest of common/, this knows the control-flow ops by name: they
+// are the executor's own (daemon/runtime/loop_frames.h), not a library's.
+//
+// Thread-safety: as Scope (one thread per graph).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/gradients.h"
+#include "common/scope.h"
+
+namespace tfd::grad_internal {
+
+using TensorKey = std::pair<int, int>;  // {node id, output port}
+// The gradients reaching each tensor so far, summed when it is differentiated.
+using GradMap = std::map<TensorKey, std::vector<Gradient>>;
+
+// Whether node `id` is an Exit.
+bool IsLoopExit(const Scope& scope, int id);
+
+// Builds the gradient of the loop that Exit `exit_id` leaves, unless its frame
+// is in `done` (then adds it there): reads the gradients reaching each of the
+// loop's Exits from `grads`, adds the gradients of the loop's inputs (each
+// loop variable's initial value and each invariant) to `grads`. `num_forward`:
+// the nodes of the graph being differentiated (AddGradients' n).
+Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradMap& grads,
+                            std::set<std::string>& done);
+
+}  // namespace tfd::grad_internal
