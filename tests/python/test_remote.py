@@ -1,0 +1,50 @@
+"""Sessions against real tfd daemons on free loopback ports: between-graph
+placement on a ps task, TF's grpc:// spelling, and UnavailableError from a
+task that stopped."""
+import numpy as np
+import pytest
+
+import tfd
+
+
+def test_a_remote_session_trains_with_variables_on_the_ps(cluster_factory):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        w = tfd.Variable(np.array([1.0, -1.0], np.float32), name="w")
+        x = tfd.placeholder(tfd.float32, [2], name="x")
+        loss = tfd.reduce_sum(tfd.square(w - x))
+        train = tfd.train.GradientDescentOptimizer(0.25).minimize(loss)
+    target = "grpc://" + cluster.address("worker", 0)
+    with tfd.Session(target, timeout=60) as sess:
+        assert sess.task.startswith("/job:worker")
+        sess.run(tfd.global_variables_initializer())
+        sess.run(train, {x: np.zeros(2, np.float32)})
+        np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+    # The variable lives on the ps: a new session (a new graph naming the
+    # same variable) sees the trained value.
+    tfd.reset_default_graph()
+    with tfd.device("/job:ps/task:0"):
+        w2 = tfd.Variable(np.zeros(2, np.float32), name="w")
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        np.testing.assert_allclose(sess.run(w2), [0.5, -0.5])
+
+
+def test_a_stopped_task_is_unavailable(cluster_factory):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device("/job:ps/task:0"):
+        v = tfd.Variable(np.ones(2, np.float32), name="v")
+    y = v * 2.0
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(y), [2.0, 2.0])
+        cluster.stop("ps", 0)
+        with pytest.raises(tfd.errors.UnavailableError) as e:
+            sess.run(y, timeout=5)
+    assert e.value.code == "UNAVAILABLE"
+    assert "ps" in e.value.task or "ps" in e.value.message
+
+
+def test_connecting_to_no_task_is_unavailable(cluster_factory):
+    from conftest import free_port
+    with pytest.raises(tfd.errors.UnavailableError):
+        tfd.Session("127.0.0.1:%d" % free_port(), timeout=1)
