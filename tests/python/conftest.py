@@ -5,7 +5,6 @@ import json
 import os
 import socket
 import subprocess
-import time
 
 import pytest
 
@@ -30,10 +29,11 @@ class Cluster:
     """tfd daemons of a cluster spec such as {"ps": 1, "worker": 1}, each
     started with subprocess and stopped by stop() or the fixture's teardown."""
 
-    def __init__(self, tmp_path, jobs):
+    def __init__(self, tmp_path, jobs, extra_args=()):
         self.spec = {job: ["127.0.0.1:%d" % free_port() for _ in range(n)]
                      for job, n in jobs.items()}
         self.tmp_path = tmp_path
+        self.extra_args = list(extra_args)
         self.procs = {}
         for job, addrs in self.spec.items():
             for i in range(len(addrs)):
@@ -46,7 +46,7 @@ class Cluster:
         log = open(self.tmp_path / ("%s%d.log" % (job, task)), "wb")
         self.procs[(job, task)] = (subprocess.Popen(
             [os.environ["TFD"], "--cluster", json.dumps(self.spec), "--job", job,
-             "--task", str(task), "--threads", "1"],
+             "--task", str(task), "--threads", "1"] + self.extra_args,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL), log)
 
     def stop(self, job, task):
@@ -68,19 +68,10 @@ class Cluster:
 def cluster_factory(tmp_path):
     made = []
 
-    def make(jobs):
-        c = Cluster(tmp_path, jobs)
+    def make(jobs, extra_args=()):
+        c = Cluster(tmp_path, jobs, extra_args)
         made.append(c)
         return c
     yield make
     for c in made:
         c.stop_all()
-
-
-def wait_for(predicate, timeout=30.0, what="the condition"):
-    """Polls `predicate` until it is true, failing after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.05)

@@ -41,10 +41,27 @@ def test_a_stopped_task_is_unavailable(cluster_factory):
         with pytest.raises(tfd.errors.UnavailableError) as e:
             sess.run(y, timeout=5)
     assert e.value.code == "UNAVAILABLE"
-    assert "ps" in e.value.task or "ps" in e.value.message
+    assert e.value.task == "/job:ps/replica:0/task:0"
 
 
 def test_connecting_to_no_task_is_unavailable(cluster_factory):
     from conftest import free_port
     with pytest.raises(tfd.errors.UnavailableError):
         tfd.Session("127.0.0.1:%d" % free_port(), timeout=1)
+
+
+def test_a_token_is_required_and_a_wrong_one_is_unauthenticated(cluster_factory, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("4c6976652d7461736b2d746573742d746f6b656e2d3132\n")
+    token.chmod(0o600)
+    wrong = tmp_path / "wrong"
+    wrong.write_text("77726f6e672d746f6b656e2d666f722d746865207465\n")
+    wrong.chmod(0o600)
+    cluster = cluster_factory({"worker": 1}, ["--auth-token-file", str(token)])
+    address = cluster.address("worker", 0)
+    with tfd.Session(address, token_file=str(token), timeout=60) as sess:
+        assert sess.run(tfd.constant(2.0) * 3.0) == 6.0
+    with pytest.raises(tfd.errors.UnauthenticatedError):
+        tfd.Session(address, token_file=str(wrong), timeout=10)
+    with pytest.raises(tfd.errors.UnauthenticatedError):
+        tfd.Session(address, timeout=10)  # no token at all
