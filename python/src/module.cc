@@ -82,6 +82,8 @@ void BindSessions(py::module_& m) {
                                               timeout_s);
       }))
       .def("run", &RemoteRunner::Run)
+      .def("make_callable", &RemoteRunner::MakeCallable)
+      .def("run_callable", &RemoteRunner::RunCallable)
       .def("close", &RemoteRunner::Close)
       .def_property_readonly("task", &RemoteRunner::task);
 }

@@ -212,14 +212,27 @@ Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
   return OkStatus();
 }
 
+Status RemoteRunner::SendGraphIfGrown(const GraphDef& def, bool resend, bool* created) {
+  if (!resend) return OkStatus();
+  // A new session on the master: the tasks' variables and queues stay.
+  TFD_RETURN_IF_ERROR(client_->CreateSession(def));
+  *created = true;
+  return OkStatus();
+}
+
+void RemoteRunner::MarkSent(const GraphBuilder& graph, int nodes, bool created) {
+  if (!created) return;
+  graph_ = &graph;
+  synced_nodes_ = nodes;
+}
+
 py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
                            const std::vector<std::string>& fetches,
                            const std::vector<std::string>& targets, double timeout_s) {
   ThrowIfError(CheckSameGraph(graph_, graph));
   if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
   const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
-  GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
-  const int n = graph.num_nodes();
+  const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
   Client::Feeds tensors = TensorFeeds(feeds, /*local=*/false);
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
@@ -228,23 +241,56 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   {
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
-      if (resend) {
-        // A new session on the master: the tasks' variables and queues stay.
-        Status s = client_->CreateSession(def);
-        if (!s.ok()) {
-          out = s;
-          return;
-        }
-        created = true;
-      }
-      out = client_->Run(tensors, fetches, targets, options);
+      Status s = SendGraphIfGrown(def, resend, &created);
+      out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
       tensors.clear();
       if (out.ok()) out = OwnedFetches(std::move(out).value());
     });
   }
-  if (created) {
-    graph_ = &graph;
-    synced_nodes_ = n;
+  MarkSent(graph, static_cast<int>(def.nodes.size()), created);
+  ThrowIfError(out.status());
+  return ToNumpy(std::move(out->fetches));
+}
+
+int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
+                                   const std::vector<std::string>& fetches,
+                                   const std::vector<std::string>& targets) {
+  ThrowIfError(CheckSameGraph(graph_, graph));
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
+  const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
+  StatusOr<Client::CallableHandle> handle = Status();
+  bool created = false;
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      Status s = SendGraphIfGrown(def, resend, &created);
+      handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
+    });
+  }
+  MarkSent(graph, static_cast<int>(def.nodes.size()), created);
+  return ValueOrThrow(std::move(handle));
+}
+
+py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>& feeds,
+                                   double timeout_s) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    auto t = TensorFromArray(feeds[i], /*alias=*/true);
+    if (!t.ok()) ThrowIfError(t.status().WithContext("feed " + std::to_string(i)));
+    tensors.push_back(std::move(t).value());
+  }
+  Client::RunOptions options;
+  options.timeout = Millis(timeout_s);
+  StatusOr<Client::RunOutput> out = Status();
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->RunCallable(handle, tensors, options);
+      tensors.clear();
+      if (out.ok()) out = OwnedFetches(std::move(out).value());
+    });
   }
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));

@@ -99,6 +99,16 @@ class RemoteRunner {
   pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
                      const std::vector<std::string>& fetches,
                      const std::vector<std::string>& targets, double timeout_s);
+  // TF's callable: the master prepares the step once, and each
+  // RunCallable sends only the feeds' values (in `feeds`' order). A handle
+  // lasts until the graph grows (the next Run or MakeCallable sends it again,
+  // in a new session on the master); RunCallable with an older handle is
+  // INVALID_ARGUMENT.
+  int64_t MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
+                       const std::vector<std::string>& fetches,
+                       const std::vector<std::string>& targets);
+  pybind11::list RunCallable(int64_t handle, const std::vector<pybind11::array>& feeds,
+                             double timeout_s);
   // Closes the session on the master (its state stays on the tasks).
   void Close();
   const std::string& task() const { return task_; }
@@ -106,6 +116,10 @@ class RemoteRunner {
  private:
   Status Connect(kj::AsyncIoContext& io, const std::string& target, const std::string& token_file,
                  TlsFiles tls);
+  // On the loop thread: a new session on the master when the graph grew
+  // since the last one. Then, with the GIL held again, MarkSent.
+  Status SendGraphIfGrown(const GraphDef& def, bool resend, bool* created);
+  void MarkSent(const GraphBuilder& graph, int nodes, bool created);
 
   std::chrono::milliseconds timeout_;
   std::unique_ptr<Client> client_;  // used on loop_'s thread only

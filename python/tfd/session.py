@@ -121,12 +121,27 @@ class Session:
         return plan.rebuild(values)
 
     def make_callable(self, fetches, feed_list=None):
-        """A function running the same step: f(*feed_values)."""
+        """A function running the same step: f(*feed_values), the values in
+        feed_list's order. On a cluster the master prepares the step once
+        and each call sends only the values; the function lasts until ops
+        are added to the graph (a later call is then InvalidArgumentError)."""
         feed_list = list(feed_list or [])
+        if not hasattr(self._runner, "make_callable"):
+            def local_step(*values):
+                return self.run(fetches, dict(zip(feed_list, values)))
+            return local_step
+        plan = _Fetches(self.graph, fetches)
+        feeds = [self.graph.get_tensor_by_name(f) if isinstance(f, str)
+                 else framework._as_graph_element(f) for f in feed_list]
+        handle = self._runner.make_callable(self.graph._builder, [t._fetch_name for t in feeds],
+                                            plan.names, plan.targets)
 
-        def step(*values):
-            return self.run(fetches, dict(zip(feed_list, values)))
-        return step
+        def remote_step(*values):
+            if len(values) != len(feeds):
+                raise TypeError("this callable takes %d feeds, got %d" % (len(feeds), len(values)))
+            arrays = [a for _, a in _feeds(self.graph, dict(zip(feeds, values)))]
+            return plan.rebuild(self._runner.run_callable(handle, arrays, 0.0))
+        return remote_step
 
     def close(self):
         if self._closed:

@@ -29,6 +29,21 @@ def test_a_remote_session_trains_with_variables_on_the_ps(cluster_factory):
         np.testing.assert_allclose(sess.run(w2), [0.5, -0.5])
 
 
+def test_a_callable_repeats_a_step_on_the_cluster(cluster_factory):
+    cluster = cluster_factory({"worker": 1})
+    x = tfd.placeholder(tfd.float32, [2], name="x")
+    total = tfd.Variable(np.zeros(2, np.float32), name="total")
+    add = total.assign_add(x)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(total.initializer)
+        step = sess.make_callable(add, [x])
+        outs = [step(np.array([1.0, 2.0], np.float32)), step([10.0, 20.0])]
+        np.testing.assert_array_equal(outs[0], [1.0, 2.0])
+        np.testing.assert_array_equal(outs[1], [11.0, 22.0])
+        with pytest.raises(TypeError):
+            step()
+
+
 def test_a_stopped_task_is_unavailable(cluster_factory):
     cluster = cluster_factory({"ps": 1, "worker": 1})
     with tfd.device("/job:ps/task:0"):
