@@ -84,6 +84,8 @@ void BindSessions(py::module_& m) {
       .def("run", &RemoteRunner::Run)
       .def("make_callable", &RemoteRunner::MakeCallable)
       .def("run_callable", &RemoteRunner::RunCallable)
+      .def("save_checkpoint", &RemoteRunner::SaveCheckpoint)
+      .def("restore_checkpoint", &RemoteRunner::RestoreCheckpoint)
       .def("close", &RemoteRunner::Close)
       .def_property_readonly("task", &RemoteRunner::task);
 }

@@ -8,6 +8,7 @@
 
 #include "common/allowed_cpus.h"
 #include "common/token_file.h"
+#include "daemon/checkpoint/checkpoint_info.h"
 #include "daemon/rpc/tls.h"
 #include "daemon/runtime/executor.h"
 #include "kernels/gpu/gpu_device.h"
@@ -294,6 +295,45 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   }
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
+}
+
+namespace {
+
+py::list CheckpointsToPython(const std::vector<TaskCheckpoints>& tasks) {
+  py::list out;
+  for (const TaskCheckpoints& t : tasks) {
+    py::list files;
+    for (const CheckpointInfo& c : t.checkpoints) files.append(py::make_tuple(c.step, c.path));
+    out.append(py::make_tuple(t.task, t.directory, files));
+  }
+  return out;
+}
+
+}  // namespace
+
+py::list RemoteRunner::SaveCheckpoint(int64_t step) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  StatusOr<std::vector<TaskCheckpoints>> out = Status();
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
+                                    timeout_);
+    });
+  }
+  return CheckpointsToPython(ValueOrThrow(std::move(out)));
+}
+
+py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  StatusOr<std::vector<TaskCheckpoints>> out = Status();
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
+    });
+  }
+  return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
 void RemoteRunner::Close() {

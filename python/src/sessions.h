@@ -109,6 +109,12 @@ class RemoteRunner {
                        const std::vector<std::string>& targets);
   pybind11::list RunCallable(int64_t handle, const std::vector<pybind11::array>& feeds,
                              double timeout_s);
+  // Cluster checkpoints through the master (Client::SaveCheckpoint,
+  // RestoreCheckpoint): save at `step`, or at global_step's value when
+  // negative; restore `step`, or the newest that verifies on every task when
+  // negative. One (task, directory, [(step, path)]) per task.
+  pybind11::list SaveCheckpoint(int64_t step);
+  pybind11::list RestoreCheckpoint(int64_t step);
   // Closes the session on the master (its state stays on the tasks).
   void Close();
   const std::string& task() const { return task_; }

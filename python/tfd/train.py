@@ -128,3 +128,51 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
     return _tfd.replica_device_setter(int(ps_tasks), ps_device, worker_device,
                                       list(ps_ops or ["VariableV2"]),
                                       isinstance(ps_strategy, GreedyLoadBalancingStrategy))
+
+
+class Saver:
+    """Checkpoints of a cluster's variables, as tfd keeps them: each task
+    writes its own variables into its --checkpoint-dir (the files
+    `tfctl checkpoint` lists and tfd restores from on start), through the
+    master of a remote session. There is no save_path: where the files go
+    is each task's choice.
+
+        saver = tfd.train.Saver()
+        step = saver.save(sess, global_step=100)
+        saver.restore(sess)            # the newest step that verifies everywhere
+    """
+
+    def __init__(self, var_list=None):
+        if var_list is not None:
+            raise ValueError("tfd.train.Saver saves every variable of every task; var_list is "
+                             "not taken")
+
+    @staticmethod
+    def _remote(sess):
+        runner = getattr(sess, "_runner", None)
+        if not hasattr(runner, "save_checkpoint"):
+            raise ValueError("tfd.train.Saver needs a session on a cluster (a target): an "
+                             "in-process session has no checkpoint directory")
+        return runner
+
+    def save(self, sess, save_path=None, global_step=None):
+        """Saves at `global_step` (an int or the global_step variable; None:
+        global_step's value, 0 without one) and returns the step saved."""
+        if save_path is not None:
+            raise ValueError("tfd's checkpoints go to each task's --checkpoint-dir; save_path "
+                             "is not taken")
+        if global_step is not None and not isinstance(global_step, int):
+            global_step = int(sess.run(global_step))
+        tasks = self._remote(sess).save_checkpoint(-1 if global_step is None else global_step)
+        return _step_of(tasks)
+
+    def restore(self, sess, save_path=None):
+        """Restores step `save_path` (an int), or the newest step that
+        verifies on every task (None); returns the step restored."""
+        step = -1 if save_path is None else int(save_path)
+        return _step_of(self._remote(sess).restore_checkpoint(step))
+
+
+def _step_of(tasks):
+    steps = {step for _, directory, files in tasks if directory for step, _ in files}
+    return max(steps) if steps else None

@@ -27,7 +27,8 @@ def free_port():
 
 class Cluster:
     """tfd daemons of a cluster spec such as {"ps": 1, "worker": 1}, each
-    started with subprocess and stopped by stop() or the fixture's teardown."""
+    started with subprocess and stopped by stop() or the fixture's teardown.
+    `extra_args` go to every task, with {job} and {task} filled in."""
 
     def __init__(self, tmp_path, jobs, extra_args=()):
         self.spec = {job: ["127.0.0.1:%d" % free_port() for _ in range(n)]
@@ -46,7 +47,8 @@ class Cluster:
         log = open(self.tmp_path / ("%s%d.log" % (job, task)), "wb")
         self.procs[(job, task)] = (subprocess.Popen(
             [os.environ["TFD"], "--cluster", json.dumps(self.spec), "--job", job,
-             "--task", str(task), "--threads", "1"] + self.extra_args,
+             "--task", str(task), "--threads", "1"]
+            + [a.format(job=job, task=task) for a in self.extra_args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL), log)
 
     def stop(self, job, task):

@@ -44,6 +44,23 @@ def test_a_callable_repeats_a_step_on_the_cluster(cluster_factory):
             step()
 
 
+def test_a_saver_saves_and_restores_the_clusters_variables(cluster_factory, tmp_path):
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    with tfd.device("/job:ps/task:0"):
+        w = tfd.Variable(np.array([1.0, 2.0], np.float32), name="w")
+    saver = tfd.train.Saver()
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(w.initializer)
+        assert saver.save(sess, global_step=7) == 7
+        sess.run(w.assign([5.0, 5.0]))
+        assert saver.restore(sess) == 7
+        np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])
+    with tfd.Session() as local:
+        with pytest.raises(ValueError, match="cluster"):
+            saver.save(local)
+
+
 def test_a_stopped_task_is_unavailable(cluster_factory):
     cluster = cluster_factory({"ps": 1, "worker": 1})
     with tfd.device("/job:ps/task:0"):
