@@ -25,7 +25,6 @@ from .framework import (Graph, GraphDef, Operation, Tensor, TensorShape, constan
                         control_dependencies, convert_to_tensor, device, get_default_graph,
                         name_scope, placeholder, reset_default_graph)
 from .op_gen import raw_ops, snake_name
-from . import math_ops as _math_ops
 from .math_ops import *  # noqa: F401,F403  (TF1's names)
 from .math_ops import nn, range  # noqa: A004
 from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,

@@ -89,12 +89,16 @@ class Operation:
         return self._node()[3]
 
     @property
-    def inputs_names(self):
-        return [i for i in self._node()[2] if not i.startswith("^")]
+    def inputs(self):
+        """The tensors this operation reads, in order."""
+        return [self.graph.get_tensor_by_name(i if ":" in i else i + ":0")
+                for i in self._node()[2] if not i.startswith("^")]
 
     @property
-    def control_inputs_names(self):
-        return [i[1:] for i in self._node()[2] if i.startswith("^")]
+    def control_inputs(self):
+        """The operations this one runs after."""
+        return [self.graph.get_operation_by_name(i[1:])
+                for i in self._node()[2] if i.startswith("^")]
 
     def get_attr(self, name):
         return self.graph._builder.get_attr(self.name, name)

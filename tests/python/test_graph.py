@@ -48,7 +48,10 @@ def test_control_dependencies_are_control_inputs():
     a = tfd.constant(1.0, name="a")
     with tfd.control_dependencies([a]):
         b = tfd.constant(2.0, name="b")
-    assert b.op.control_inputs_names == ["a"]
+    c = tfd.add(a, b, name="c")
+    assert [op.name for op in b.op.control_inputs] == ["a"]
+    assert [t.name for t in c.op.inputs] == ["a:0", "b:0"]
+    assert c.op.inputs[0] is a.op.outputs[0]
 
 
 def test_operators_build_the_ops_tf1_builds():
