@@ -119,6 +119,12 @@ void Scope::UpdateStatus(const Status& s) const {
   if (state_->status.ok() && !s.ok()) state_->status = s;
 }
 
+Status Scope::TakeStatus() const {
+  Status s = state_->status;
+  state_->status = Status();
+  return s;
+}
+
 const OpRegistry& Scope::registry() const { return *state_->registry; }
 
 std::string Scope::UniqueName(const std::string& base) const {

@@ -131,6 +131,11 @@ class Scope {
   bool ok() const { return status().ok(); }
   // Records `s` unless an error is already recorded.
   void UpdateStatus(const Status& s) const;
+  // The recorded error, cleared, so that building goes on: for a front end
+  // that reports each error at the call that made it (the Python package)
+  // rather than once at the end. The node refused with the error is not in
+  // the graph; nodes a composite builder added before it stay.
+  Status TakeStatus() const;
 
   const OpRegistry& registry() const;
   const std::string& name_prefix() const { return prefix_; }

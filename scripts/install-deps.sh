@@ -28,6 +28,9 @@ packages=(
   python3-prometheus-client       # tests/integration/http_test parses /metrics as Prometheus does
   python3-protobuf                # tests/integration/training_test reads TensorBoard event files
   python3-yaml                    # tests/deploy read deploy/k8s's manifests (also pulled in by the above)
+  python3-dev pybind11-dev        # the Python package tfd (python/), for Debian's /usr/bin/python3
+  python3-numpy                   # its tensors at the boundary
+  python3-pytest                  # tests/python
   "$@"
 )
 

@@ -1,0 +1,301 @@
+// The Python class over GraphBuilder: ops, variables, gradients, optimizers,
+// parameter placement and writing the graph file.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "api/graph_file.h"
+#include "api/optimizers.h"
+#include "api/placement.h"
+#include "api/variables.h"
+#include "common/gradients.h"
+#include "common/graph.h"
+#include "common/graph_io.h"
+#include "python/src/convert.h"
+#include "python/src/errors.h"
+#include "python/src/graph_builder.h"
+#include "python/src/registry.h"
+
+namespace tfd::python {
+
+namespace py = pybind11;
+
+namespace {
+
+using OutputRef = std::pair<std::string, int>;
+
+py::tuple VariableToPython(const VariableInfo& v) {
+  return py::make_tuple(OutputToPython(v.ref), OutputToPython(v.value), v.initializer, v.device,
+                        v.trainable);
+}
+
+// The initializer Python names: ("zeros"|"ones"|"constant"|"normal"|
+// "truncated_normal"|"uniform", a, b, seed) or ("value", array).
+ops::Initializer InitializerFrom(const py::tuple& spec) {
+  const std::string kind = spec[0].cast<std::string>();
+  if (kind == "value") {
+    return ops::Initializer::Value(
+        ValueOrThrow(TensorFromArray(py::array::ensure(spec[1]), /*alias=*/false)));
+  }
+  const double a = spec[1].cast<double>(), b = spec[2].cast<double>();
+  const int64_t seed = spec[3].cast<int64_t>();
+  if (kind == "zeros") return ops::Initializer::Zeros();
+  if (kind == "ones") return ops::Initializer::Ones();
+  if (kind == "constant") return ops::Initializer::Constant(a);
+  if (kind == "normal") return ops::Initializer::RandomNormal(a, seed, b);
+  if (kind == "truncated_normal") return ops::Initializer::TruncatedNormal(a, seed, b);
+  if (kind == "uniform") return ops::Initializer::RandomUniform(a, b, seed);
+  ThrowIfError(errors::InvalidArgument("unknown initializer kind '", kind, "'"));
+  return {};
+}
+
+py::tuple AddVariable(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
+                      py::handle shape, const std::string& dtype, const py::tuple& init,
+                      bool trainable, bool local) {
+  const PartialShape partial = ValueOrThrow(ShapeFromPython(shape));
+  const auto full = partial.AsTensorShape();
+  const auto type = DTypeFromName(dtype);
+  if (!full || !type) {
+    ThrowIfError(errors::InvalidArgument("variable '", name, "' needs a fully known shape and a "
+                                         "dtype; got ", partial.ToString(), " and '", dtype, "'"));
+  }
+  ops::Variable v(g.ScopeFor(ctx, name), *full, *type, InitializerFrom(init),
+                  {.trainable = trainable, .local = local});
+  g.RaiseIfError();
+  return VariableToPython(v.info());
+}
+
+// tf.Variable(initial_value=<a tensor of the graph>): the variable's shape
+// and dtype are the tensor's, and its Assign reads it.
+py::tuple AddVariableFrom(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
+                          const OutputRef& initial, bool trainable) {
+  const Output value = g.OutputOf(initial.first, initial.second);
+  const Scope base = g.ScopeFor(ctx, name.empty() ? "Variable" : name);
+  const Operation var = base.AddOperation("VariableV2", {},
+                                          {{"shape", value.shape}, {"dtype", value.dtype}});
+  g.RaiseIfError();
+  const Scope inner = g.root().WithPrefix(var.name).ColocatedWith(var.output(0));
+  const Operation assign =
+      inner.WithOpName("Assign").AddOperation("Assign", {var.output(0), value});
+  const Operation read = inner.WithOpName("read").AddOperation("Identity", {var.output(0)});
+  g.RaiseIfError();
+  VariableInfo info{var.output(0), read.output(0), assign.name, inner.device(), trainable, false};
+  g.root().AddVariable(info);
+  return VariableToPython(info);
+}
+
+py::list Variables(const GraphBuilder& g, const std::string& which) {
+  py::list out;
+  for (const VariableInfo& v : g.root().variables()) {
+    const bool keep = which == "global"      ? !v.local
+                      : which == "trainable" ? v.trainable
+                                             : v.local;
+    if (keep) out.append(VariableToPython(v));
+  }
+  return out;
+}
+
+ops::Variable FindVariable(const GraphBuilder& g, const std::string& name) {
+  for (const VariableInfo& v : g.root().variables()) {
+    if (v.ref.node == name) return ops::Variable(v);
+  }
+  ThrowIfError(errors::NotFound("no variable named '", name, "' in this graph"));
+  return {};
+}
+
+std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
+                                         const std::vector<std::string>& names) {
+  std::vector<ops::Variable> out;
+  for (const std::string& n : names) out.push_back(FindVariable(g, n));
+  return out;
+}
+
+// ("GradientDescent"|"Momentum"|"Adam", {hyperparameters}) as a C++ optimizer.
+std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind, const py::dict& p) {
+  auto get = [&](const char* key, double fallback) {
+    return p.contains(key) ? p[key].cast<double>() : fallback;
+  };
+  if (kind == "GradientDescent") {
+    return std::make_unique<train::GradientDescent>(get("learning_rate", 0));
+  }
+  if (kind == "Momentum") {
+    return std::make_unique<train::Momentum>(get("learning_rate", 0), get("momentum", 0),
+                                             p.contains("use_nesterov") &&
+                                                 p["use_nesterov"].cast<bool>());
+  }
+  if (kind == "Adam") {
+    return std::make_unique<train::Adam>(get("learning_rate", 0.001), get("beta1", 0.9),
+                                         get("beta2", 0.999), get("epsilon", 1e-8));
+  }
+  ThrowIfError(errors::InvalidArgument("no optimizer '", kind,
+                                       "' (GradientDescent, Momentum, Adam)"));
+  return nullptr;
+}
+
+ops::Variable GlobalStepOrNone(const GraphBuilder& g, const std::string& name) {
+  return name.empty() ? ops::Variable() : FindVariable(g, name);
+}
+
+py::list Gradients(GraphBuilder& g, const BuildContext& ctx, const std::vector<OutputRef>& ys,
+                   const std::vector<OutputRef>& xs, const std::vector<OutputRef>& grad_ys) {
+  auto outputs = [&](const std::vector<OutputRef>& refs) {
+    std::vector<Output> out;
+    for (const auto& [node, port] : refs) out.push_back(g.OutputOf(node, port));
+    return out;
+  };
+  const std::vector<Output> dx =
+      ValueOrThrow(AddGradients(g.ScopeFor(ctx), outputs(ys), outputs(xs), outputs(grad_ys)));
+  g.RaiseIfError();
+  py::list out;
+  for (const Output& o : dx) {
+    if (o.valid()) {
+      out.append(OutputToPython(o));
+    } else {
+      out.append(py::none());
+    }
+  }
+  return out;
+}
+
+py::list ComputeGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& kind,
+                          const py::dict& params, const OutputRef& loss,
+                          const std::vector<std::string>& var_list) {
+  auto opt = OptimizerFrom(kind, params);
+  const Output y = g.OutputOf(loss.first, loss.second);
+  auto pairs =
+      ValueOrThrow(opt->ComputeGradients(g.ScopeFor(ctx), y, FindVariables(g, var_list)));
+  g.RaiseIfError();
+  py::list out;
+  for (const train::GradAndVar& gv : pairs) {
+    py::object grad = gv.grad.valid() ? py::object(OutputToPython(gv.grad)) : py::none();
+    out.append(py::make_tuple(grad, gv.var.name()));
+  }
+  return out;
+}
+
+std::string ApplyGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
+                           const std::string& kind, const py::dict& params,
+                           const std::vector<std::pair<std::optional<OutputRef>, std::string>>& gv,
+                           const std::string& global_step) {
+  auto opt = OptimizerFrom(kind, params);
+  std::vector<train::GradAndVar> pairs;
+  for (const auto& [grad, var] : gv) {
+    const Output dx = grad ? g.OutputOf(grad->first, grad->second) : Output();
+    pairs.push_back({dx, FindVariable(g, var)});
+  }
+  const Operation op =
+      opt->ApplyGradients(g.ScopeFor(ctx, name), pairs, GlobalStepOrNone(g, global_step));
+  g.RaiseIfError();
+  return op.name;
+}
+
+std::string Minimize(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
+                     const std::string& kind, const py::dict& params, const OutputRef& loss,
+                     const std::string& global_step, const std::vector<std::string>& var_list) {
+  auto opt = OptimizerFrom(kind, params);
+  const Operation op = opt->Minimize(g.ScopeFor(ctx, name), g.OutputOf(loss.first, loss.second),
+                                     GlobalStepOrNone(g, global_step), FindVariables(g, var_list));
+  g.RaiseIfError();
+  return op.name;
+}
+
+py::bytes Serialize(const GraphBuilder& g, bool text) {
+  GraphDef graph = g.ToGraphDef();
+  ThrowIfError(Graph::Build(graph, g.root().registry()).status());
+  StripDefaultAttrs(g.root().registry(), graph);
+  return py::bytes(SerializeGraph(graph, text ? GraphFormat::kText : GraphFormat::kBinary));
+}
+
+py::list Nodes(const GraphBuilder& g) {
+  py::list out;
+  for (int id = 0; id < g.num_nodes(); ++id) {
+    const NodeDef& n = g.root().node(id);
+    out.append(py::make_tuple(n.name, n.op, n.inputs, n.device));
+  }
+  return out;
+}
+
+// Every output of `node`; NOT_FOUND when there is no such node.
+py::list NodeOutputs(const GraphBuilder& g, const std::string& node) {
+  if (g.root().FindNode(node) < 0) {
+    ThrowIfError(errors::NotFound("no node '", node, "' in this graph"));
+  }
+  py::list out;
+  for (int port = 0;; ++port) {
+    const Output o = g.root().OutputOf(node, port);
+    if (!o.valid()) break;
+    out.append(OutputToPython(o));
+  }
+  return out;
+}
+
+py::object GetAttr(const GraphBuilder& g, const std::string& node, const std::string& attr) {
+  const int id = g.root().FindNode(node);
+  if (id < 0) ThrowIfError(errors::NotFound("no node '", node, "' in this graph"));
+  const NodeDef& n = g.root().node(id);
+  auto it = n.attrs.find(attr);
+  if (it == n.attrs.end()) {
+    ThrowIfError(errors::NotFound("node '", node, "' (", n.op, ") has no attr '", attr, "'"));
+  }
+  return AttrToPython(it->second);
+}
+
+std::shared_ptr<DeviceFunction> ReplicaDeviceSetter(int ps_tasks, const std::string& ps_device,
+                                                    const std::string& worker_device,
+                                                    const std::vector<std::string>& ps_ops,
+                                                    bool greedy) {
+  train::ReplicaDeviceSetterOptions o{.ps_tasks = ps_tasks, .ps_device = ps_device,
+                                      .worker_device = worker_device, .ps_ops = ps_ops,
+                                      .strategy = greedy ? train::PsStrategy::kGreedyBytes
+                                                         : train::PsStrategy::kRoundRobin};
+  return std::make_shared<DeviceFunction>(DeviceFunction{train::ReplicaDeviceSetter(o)});
+}
+
+}  // namespace
+
+void BindGraphBuilder(py::module_& m) {
+  py::class_<DeviceFunction, std::shared_ptr<DeviceFunction>>(m, "DeviceFunction");
+  m.def("replica_device_setter", &ReplicaDeviceSetter);
+  py::class_<BuildContext>(m, "BuildContext")
+      .def(py::init<>())
+      .def_readwrite("name_scope", &BuildContext::name_scope)
+      .def_readwrite("devices", &BuildContext::devices)
+      .def_readwrite("device_fn", &BuildContext::device_fn)
+      .def_readwrite("control_inputs", &BuildContext::control_inputs);
+  py::class_<GraphBuilder>(m, "GraphBuilder")
+      .def(py::init([] { return std::make_unique<GraphBuilder>(ProcessRegistry()); }))
+      .def("add_op", &GraphBuilder::AddOp)
+      .def("unique_name", &GraphBuilder::UniqueName)
+      .def("num_nodes", &GraphBuilder::num_nodes)
+      .def("nodes", &Nodes)
+      .def("get_attr", &GetAttr)
+      .def("outputs", &NodeOutputs)
+      .def("variable", &AddVariable)
+      .def("variable_from", &AddVariableFrom)
+      .def("variables", &Variables)
+      .def("global_variables_initializer",
+           [](GraphBuilder& g, const BuildContext& ctx, const std::string& name) {
+             const Operation op = ops::GlobalVariablesInitializer(g.ScopeFor(ctx, name));
+             g.RaiseIfError();
+             return op.name;
+           })
+      .def("global_step",
+           [](GraphBuilder& g, const BuildContext& ctx) {
+             const ops::Variable v = ops::GlobalStep(g.ScopeFor(ctx));
+             g.RaiseIfError();
+             return VariableToPython(v.info());
+           })
+      .def("gradients", &Gradients)
+      .def("compute_gradients", &ComputeGradients)
+      .def("apply_gradients", &ApplyGradients)
+      .def("minimize", &Minimize)
+      .def("serialize", &Serialize)
+      .def("write", [](const GraphBuilder& g, const std::string& path, bool text) {
+        const GraphFormat format = text ? GraphFormat::kText : GraphFormat::kBinary;
+        ThrowIfError(WriteGraphFile(g.root(), path, format));
+      });
+}
+
+}  // namespace tfd::python

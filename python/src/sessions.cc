@@ -1,0 +1,352 @@
+#include "python/src/sessions.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <future>
+
+#include "common/allowed_cpus.h"
+#include "common/token_file.h"
+#include "daemon/checkpoint/checkpoint_info.h"
+#include "daemon/rpc/tls.h"
+#include "daemon/runtime/executor.h"
+#include "kernels/gpu/gpu_device.h"
+#include "python/src/convert.h"
+#include "python/src/errors.h"
+
+namespace tfd::python {
+
+namespace py = pybind11;
+
+namespace {
+
+std::chrono::milliseconds Millis(double seconds) {
+  if (seconds <= 0) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
+}
+
+// The nodes of `graph` from `first` on: what a session that has the rest
+// needs to catch up.
+GraphDef NodesFrom(const GraphDef& graph, int first) {
+  GraphDef more;
+  more.versions = graph.versions;
+  more.nodes.assign(graph.nodes.begin() + first, graph.nodes.end());
+  return more;
+}
+
+Status CheckSameGraph(const GraphBuilder* sent, const GraphBuilder& graph) {
+  if (sent != nullptr && sent != &graph) {
+    return errors::InvalidArgument(
+        "this session runs another graph: a tfd.Session runs the graph it was made with (or the "
+        "default graph of its first run)");
+  }
+  return OkStatus();
+}
+
+// Feeds as tensors. `alias` as TensorFromArray's; a local session aliases
+// only arrays the caller cannot change (read-only ones), since a variable
+// assigned from a feed keeps its buffer.
+LocalSession::Feeds TensorFeeds(const PyFeeds& feeds, bool local) {
+  LocalSession::Feeds out;
+  for (const auto& [name, array] : feeds) {
+    const bool alias = !local || !array.writeable();
+    auto t = TensorFromArray(array, alias);
+    if (!t.ok()) ThrowIfError(t.status().WithContext("feed '" + name + "'"));
+    out.emplace_back(name, std::move(t).value());
+  }
+  return out;
+}
+
+py::list ToNumpy(std::vector<Tensor> tensors) {
+  py::list out;
+  for (Tensor& t : tensors) out.append(ValueOrThrow(TensorToNumpy(std::move(t))));
+  return out;
+}
+
+// A received tensor aliases its Cap'n Proto message, which belongs to the
+// loop thread: copied out there, so that the message goes on its own thread
+// and the numpy array that takes the copy may live anywhere. This is the one
+// copy a remote fetch costs.
+StatusOr<Client::RunOutput> OwnedFetches(Client::RunOutput out) {
+  for (Tensor& t : out.fetches) {
+    if (!t.initialized()) continue;
+    TFD_ASSIGN_OR_RETURN(Tensor host, t.ToHost());
+    TFD_ASSIGN_OR_RETURN(t, host.DeepCopy());
+  }
+  return out;
+}
+
+std::shared_ptr<spdlog::logger> MakeLogger() {
+  auto logger = std::make_shared<spdlog::logger>(
+      "tfd-python", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_level(spdlog::level::warn);
+  return logger;
+}
+
+}  // namespace
+
+LocalRunner::LocalRunner(const OpRegistry& registry, const std::vector<std::string>& io_dirs)
+    : registry_(registry), pool_(NumAllowedCpus()) {
+  env_.resources = &resources_;
+  env_.logger = MakeLogger();
+  for (const std::string& d : io_dirs) env_.io_dirs.emplace_back(d);
+  env_.gpus = gpu::GpuMemories();
+  session_ = std::make_unique<LocalSession>(
+      registry_, env_, pool_,
+      LocalSession::Options{.allow_soft_placement = true, .inline_kernels = InlineKernelsFor(0)});
+}
+
+LocalRunner::~LocalRunner() {
+  py::gil_scoped_release release;  // kernels may drop fed arrays, which takes the GIL
+  session_.reset();
+  pool_.join();
+}
+
+Status LocalRunner::Sync(const GraphBuilder& graph) {
+  TFD_RETURN_IF_ERROR(CheckSameGraph(graph_, graph));
+  if (graph_ != nullptr && synced_nodes_ == graph.num_nodes()) return OkStatus();
+  GraphDef def = graph.ToGraphDef();
+  const int n = static_cast<int>(def.nodes.size());
+  TFD_RETURN_IF_ERROR(graph_ == nullptr ? session_->Create(std::move(def))
+                                        : session_->Extend(NodesFrom(def, synced_nodes_)));
+  graph_ = &graph;
+  synced_nodes_ = n;
+  return OkStatus();
+}
+
+py::list LocalRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
+                          const std::vector<std::string>& fetches,
+                          const std::vector<std::string>& targets, double timeout_s) {
+  ThrowIfError(Sync(graph));
+  LocalSession::Feeds tensors = TensorFeeds(feeds, /*local=*/true);
+  LocalSession::RunOptions options;
+  options.deadline = Millis(timeout_s);
+  StatusOr<LocalSession::RunOutput> out = Status();
+  {
+    py::gil_scoped_release release;
+    out = session_->Run(tensors, fetches, targets, options);
+  }
+  ThrowIfError(out.status());
+  return ToNumpy(std::move(out->fetches));
+}
+
+LoopThread::LoopThread() : thread_([this] { Loop(); }) {}
+
+LoopThread::~LoopThread() {
+  {
+    MutexLock lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void LoopThread::Loop() {
+  auto io = kj::setupAsyncIo();
+  for (;;) {
+    std::function<void(kj::AsyncIoContext&)> job;
+    {
+      MutexLock lock(mu_);
+      lock.Wait(cv_, [this]() REQUIRES(mu_) { return stop_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job(io);
+  }
+}
+
+void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job) {
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  {
+    MutexLock lock(mu_);
+    jobs_.push_back([&](kj::AsyncIoContext& io) {
+      job(io);
+      done.set_value();
+    });
+  }
+  cv_.notify_all();
+  finished.wait();
+}
+
+RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_file,
+                           const TlsFiles& tls, double timeout_s)
+    : timeout_(Millis(timeout_s > 0 ? timeout_s : 30)) {
+  Status s;
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext& io) { s = Connect(io, target, token_file, tls); });
+  }
+  ThrowIfError(s);
+}
+
+RemoteRunner::~RemoteRunner() {
+  py::gil_scoped_release release;
+  loop_.Call([this](kj::AsyncIoContext&) { client_.reset(); });
+}
+
+Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
+                             const std::string& token_file, TlsFiles tls) {
+  std::string path = token_file;
+  if (path.empty()) {
+    if (const char* env = std::getenv("TFD_AUTH_TOKEN_FILE")) path = env;
+  }
+  std::string token;
+  if (!path.empty()) {
+    TFD_ASSIGN_OR_RETURN(TokenFile file, ReadTokenFile(path));
+    token = std::move(file.token);
+  }
+  for (auto [value, env] : {std::pair{&tls.cert, "TFD_TLS_CERT"},
+                            std::pair{&tls.key, "TFD_TLS_KEY"}, std::pair{&tls.ca, "TFD_TLS_CA"}}) {
+    if (value->empty()) {
+      if (const char* v = std::getenv(env)) *value = v;
+    }
+  }
+  std::shared_ptr<Tls> client_tls;
+  if (tls.enabled()) {
+    TFD_ASSIGN_OR_RETURN(client_tls, Tls::Load(tls));
+  }
+  TFD_ASSIGN_OR_RETURN(client_, Client::Connect(io, target, token, timeout_, client_tls));
+  task_ = client_->task();
+  return OkStatus();
+}
+
+Status RemoteRunner::SendGraphIfGrown(const GraphDef& def, bool resend, bool* created) {
+  if (!resend) return OkStatus();
+  // A new session on the master: the tasks' variables and queues stay.
+  TFD_RETURN_IF_ERROR(client_->CreateSession(def));
+  *created = true;
+  return OkStatus();
+}
+
+void RemoteRunner::MarkSent(const GraphBuilder& graph, int nodes, bool created) {
+  if (!created) return;
+  graph_ = &graph;
+  synced_nodes_ = nodes;
+}
+
+py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
+                           const std::vector<std::string>& fetches,
+                           const std::vector<std::string>& targets, double timeout_s) {
+  ThrowIfError(CheckSameGraph(graph_, graph));
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
+  const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
+  Client::Feeds tensors = TensorFeeds(feeds, /*local=*/false);
+  Client::RunOptions options;
+  options.timeout = Millis(timeout_s);
+  StatusOr<Client::RunOutput> out = Status();
+  bool created = false;
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      Status s = SendGraphIfGrown(def, resend, &created);
+      out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
+      tensors.clear();
+      if (out.ok()) out = OwnedFetches(std::move(out).value());
+    });
+  }
+  MarkSent(graph, static_cast<int>(def.nodes.size()), created);
+  ThrowIfError(out.status());
+  return ToNumpy(std::move(out->fetches));
+}
+
+int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
+                                   const std::vector<std::string>& fetches,
+                                   const std::vector<std::string>& targets) {
+  ThrowIfError(CheckSameGraph(graph_, graph));
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
+  const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
+  StatusOr<Client::CallableHandle> handle = Status();
+  bool created = false;
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      Status s = SendGraphIfGrown(def, resend, &created);
+      handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
+    });
+  }
+  MarkSent(graph, static_cast<int>(def.nodes.size()), created);
+  return ValueOrThrow(std::move(handle));
+}
+
+py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>& feeds,
+                                   double timeout_s) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < feeds.size(); ++i) {
+    auto t = TensorFromArray(feeds[i], /*alias=*/true);
+    if (!t.ok()) ThrowIfError(t.status().WithContext("feed " + std::to_string(i)));
+    tensors.push_back(std::move(t).value());
+  }
+  Client::RunOptions options;
+  options.timeout = Millis(timeout_s);
+  StatusOr<Client::RunOutput> out = Status();
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->RunCallable(handle, tensors, options);
+      tensors.clear();
+      if (out.ok()) out = OwnedFetches(std::move(out).value());
+    });
+  }
+  ThrowIfError(out.status());
+  return ToNumpy(std::move(out->fetches));
+}
+
+namespace {
+
+py::list CheckpointsToPython(const std::vector<TaskCheckpoints>& tasks) {
+  py::list out;
+  for (const TaskCheckpoints& t : tasks) {
+    py::list files;
+    for (const CheckpointInfo& c : t.checkpoints) files.append(py::make_tuple(c.step, c.path));
+    out.append(py::make_tuple(t.task, t.directory, files));
+  }
+  return out;
+}
+
+}  // namespace
+
+py::list RemoteRunner::SaveCheckpoint(int64_t step) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  StatusOr<std::vector<TaskCheckpoints>> out = Status();
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
+                                    timeout_);
+    });
+  }
+  return CheckpointsToPython(ValueOrThrow(std::move(out)));
+}
+
+py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  StatusOr<std::vector<TaskCheckpoints>> out = Status();
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
+    });
+  }
+  return CheckpointsToPython(ValueOrThrow(std::move(out)));
+}
+
+void RemoteRunner::Close() {
+  if (!client_) return;
+  Status s;
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      s = client_->CloseSession();
+      client_.reset();
+    });
+  }
+  ThrowIfError(s);
+}
+
+}  // namespace tfd::python

@@ -1,0 +1,138 @@
+// The two kinds of session a Python tfd.Session wraps: one that runs the
+// graph in this process (LocalRunner, as `tfctl run`) and one that drives a
+// tfd task's master over Cap'n Proto (RemoteRunner, as `tfctl submit`).
+// Both take the graph of a GraphBuilder and send it again when it has grown
+// since the last run, so a Python program may add ops between runs as TF1's
+// do.
+//
+//   LocalRunner s(registry, {});
+//   py::list out = s.Run(graph, {{"x", array}}, {"y"}, {}, /*timeout_s=*/0);
+//
+// Thread-safety: a runner serves one Python thread at a time (the GIL is
+// released while a step runs, so other Python threads go on meanwhile, but
+// they must not use the same session).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/thread_pool.hpp>
+#include <kj/async-io.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "common/mutex.h"
+#include "common/resource_mgr.h"
+#include "common/thread_annotations.h"
+#include "daemon/client/client.h"
+#include "daemon/runtime/local_session.h"
+#include "python/src/graph_builder.h"
+
+namespace tfd::python {
+
+using PyFeeds = std::vector<std::pair<std::string, pybind11::array>>;
+
+class LocalRunner {
+ public:
+  // `io_dirs`: where Save, Restore and the readers may touch files.
+  LocalRunner(const OpRegistry& registry, const std::vector<std::string>& io_dirs);
+  ~LocalRunner();
+
+  // The fetched tensors as numpy arrays, in order. `timeout_s` 0: the
+  // session's default deadline (5 minutes).
+  pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
+                     const std::vector<std::string>& fetches,
+                     const std::vector<std::string>& targets, double timeout_s);
+
+ private:
+  Status Sync(const GraphBuilder& graph);
+
+  const OpRegistry& registry_;
+  // Declared first so that it is destroyed last: no pool thread runs a
+  // kernel of a destroyed session.
+  boost::asio::thread_pool pool_;
+  ResourceMgr resources_;
+  KernelEnv env_;
+  std::unique_ptr<LocalSession> session_;
+  const GraphBuilder* graph_ = nullptr;  // the graph sent, to refuse another
+  int synced_nodes_ = 0;
+};
+
+// A thread that owns a KJ event loop and runs jobs on it, one at a time: a
+// Client must be used from the thread that made its loop, and a Python
+// program may hold several sessions (KJ allows one loop per thread).
+class LoopThread {
+ public:
+  LoopThread();
+  ~LoopThread();  // runs the jobs queued, then joins
+  // Runs `job` on the loop thread and waits for it. The caller waits
+  // without the GIL; every job's own calls have deadlines (Client's).
+  void Call(std::function<void(kj::AsyncIoContext&)> job);
+
+ private:
+  void Loop();
+
+  Mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void(kj::AsyncIoContext&)>> jobs_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+class RemoteRunner {
+ public:
+  // Connects to `target` ("host:port"), logging in with the token in
+  // `token_file` ("" for none; else TFD_AUTH_TOKEN_FILE) and TLS from the
+  // three files (all or none; else TFD_TLS_*). `timeout_s` bounds the
+  // connection and each call but Run.
+  RemoteRunner(const std::string& target, const std::string& token_file, const TlsFiles& tls,
+               double timeout_s);
+  ~RemoteRunner();
+
+  pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
+                     const std::vector<std::string>& fetches,
+                     const std::vector<std::string>& targets, double timeout_s);
+  // TF's callable: the master prepares the step once, and each
+  // RunCallable sends only the feeds' values (in `feeds`' order). A handle
+  // lasts until the graph grows (the next Run or MakeCallable sends it again,
+  // in a new session on the master); RunCallable with an older handle is
+  // INVALID_ARGUMENT.
+  int64_t MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
+                       const std::vector<std::string>& fetches,
+                       const std::vector<std::string>& targets);
+  pybind11::list RunCallable(int64_t handle, const std::vector<pybind11::array>& feeds,
+                             double timeout_s);
+  // Cluster checkpoints through the master (Client::SaveCheckpoint,
+  // RestoreCheckpoint): save at `step`, or at global_step's value when
+  // negative; restore `step`, or the newest that verifies on every task when
+  // negative. One (task, directory, [(step, path)]) per task.
+  pybind11::list SaveCheckpoint(int64_t step);
+  pybind11::list RestoreCheckpoint(int64_t step);
+  // Closes the session on the master (its state stays on the tasks).
+  void Close();
+  const std::string& task() const { return task_; }
+
+ private:
+  Status Connect(kj::AsyncIoContext& io, const std::string& target, const std::string& token_file,
+                 TlsFiles tls);
+  // On the loop thread: a new session on the master when the graph grew
+  // since the last one. Then, with the GIL held again, MarkSent.
+  Status SendGraphIfGrown(const GraphDef& def, bool resend, bool* created);
+  void MarkSent(const GraphBuilder& graph, int nodes, bool created);
+
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<Client> client_;  // used on loop_'s thread only
+  std::string task_;
+  const GraphBuilder* graph_ = nullptr;
+  int synced_nodes_ = 0;
+  LoopThread loop_;  // ~RemoteRunner drops client_ on it first
+};
+
+}  // namespace tfd::python

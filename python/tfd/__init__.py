@@ -1,0 +1,80 @@
+"""tfd for Python: build graphs in TensorFlow 1.x's words and run them in this
+process or on a tfd cluster.
+
+    import numpy as np
+    import tfd
+
+    x = tfd.placeholder(tfd.float32, [None, 3], name="x")
+    w = tfd.Variable(np.ones((3, 1), np.float32), name="w")
+    y = tfd.matmul(x, w)
+    with tfd.Session() as sess:                 # or tfd.Session("host:2222")
+        sess.run(tfd.global_variables_initializer())
+        print(sess.run(y, {x: np.eye(3, dtype=np.float32)}))
+
+Every op of the registry is a function here (snake_case: tfd.mat_mul,
+tfd.bias_add, ...) and in tfd.raw_ops; TF1's hand-named functions
+(tfd.matmul, tfd.reduce_sum, tfd.nn.relu, ...) are built on them.
+docs/python.md has the table of names.
+"""
+
+from . import _tfd
+from . import errors
+from .dtypes import (DType, as_dtype, bool, double, float, float32, float64, int32, int64,  # noqa: A004
+                     string, uint8)
+from .framework import (Graph, GraphDef, Operation, Tensor, TensorShape, constant,
+                        control_dependencies, convert_to_tensor, device, get_default_graph,
+                        name_scope, placeholder, reset_default_graph)
+from .op_gen import raw_ops, snake_name
+from .math_ops import *  # noqa: F401,F403  (TF1's names)
+from .math_ops import nn, range  # noqa: A004
+from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
+                        constant_initializer, get_variable, get_variable_scope,
+                        global_variables, global_variables_initializer,
+                        glorot_uniform_initializer, initialize_all_variables, local_variables,
+                        ones_initializer, random_normal_initializer, random_uniform_initializer,
+                        trainable_variables, truncated_normal_initializer, variable_scope,
+                        variables_initializer, zeros_initializer)
+from .session import InteractiveSession, Session, get_default_session
+from . import train
+
+__version__ = _tfd.__version__
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients"):
+    """d(sum of ys)/d(x) for each x of xs (None where ys do not depend on x),
+    from the gradient each op registers in C++ (common/gradients.h)."""
+    single_y = not isinstance(ys, (list, tuple))
+    ys = [ys] if single_y else list(ys)
+    xs_list = [xs] if not isinstance(xs, (list, tuple)) else list(xs)
+    ys = [convert_to_tensor(y) for y in ys]
+    graph = ys[0].graph
+
+    def ref(x):
+        return x._ref() if isinstance(x, Variable) else convert_to_tensor(x)._ref()
+
+    grad_ys = [] if grad_ys is None else [ref(g) for g in (
+        grad_ys if isinstance(grad_ys, (list, tuple)) else [grad_ys])]
+    out = graph._builder.gradients(graph._context(), [y._ref() for y in ys],
+                                   [ref(x) for x in xs_list], grad_ys)
+    return [None if o is None else graph._tensor(o) for o in out]
+
+
+def write_graph(path, graph=None, as_text=False):
+    """Writes `graph` (the default graph) as the graph.capnp tfctl takes:
+    checked first, nothing written when it does not validate."""
+    (graph or get_default_graph()).write(path, as_text)
+
+
+def _export_ops():
+    """Every generated op at the top level, unless TF1's layer has the name."""
+    exported = []
+    for name in dir(raw_ops):
+        fn = getattr(raw_ops, name)
+        if callable(fn) and hasattr(fn, "op_def") and name not in globals():
+            globals()[name] = fn
+            exported.append(name)
+    return exported
+
+
+_export_ops()
+

@@ -1,0 +1,424 @@
+"""Graphs, tensors and operations, with TensorFlow 1.x's contexts: a default
+graph, name scopes, devices and control dependencies.
+
+A Graph wraps the C++ graph builder (common/scope.h); every node is checked
+against the op registry as it is added, so a wrong dtype or shape raises
+tfd.errors.InvalidArgumentError at the line that made it, and the graph stays
+usable afterwards.
+"""
+import contextlib
+import threading
+
+import numpy as np
+
+from . import _tfd, dtypes
+
+
+class TensorShape:
+    """What is known of a shape: `dims` is None (unknown rank) or a list with
+    None for unknown dimensions."""
+
+    def __init__(self, dims):
+        self.dims = None if dims is None else [None if d is None or d < 0 else int(d) for d in dims]
+
+    @property
+    def ndims(self):
+        return None if self.dims is None else len(self.dims)
+
+    def as_list(self):
+        if self.dims is None:
+            raise ValueError("as_list() of a shape of unknown rank")
+        return list(self.dims)
+
+    def is_fully_defined(self):
+        return self.dims is not None and all(d is not None for d in self.dims)
+
+    def __len__(self):
+        return self.ndims
+
+    def __iter__(self):
+        return iter(self.as_list())
+
+    def __getitem__(self, i):
+        return self.as_list()[i]
+
+    def __eq__(self, other):
+        other_dims = other.dims if isinstance(other, TensorShape) else (
+            None if other is None else list(other))
+        return self.dims == other_dims
+
+    def __repr__(self):
+        return "TensorShape(%r)" % (self.dims,)
+
+
+def _shape_arg(shape):
+    """A shape as the C++ side takes it: None or a list of ints and None."""
+    if shape is None:
+        return None
+    if isinstance(shape, TensorShape):
+        return shape.dims
+    if isinstance(shape, (int, np.integer)):
+        return [int(shape)]
+    return [None if d is None else int(d) for d in shape]
+
+
+class Operation:
+    """A node of a graph: name, type (its op), outputs, device."""
+
+    def __init__(self, graph, name, outputs=()):
+        self.graph = graph
+        self.name = name
+        self._outputs = list(outputs)
+
+    @property
+    def outputs(self):
+        return list(self._outputs)
+
+    def _node(self):
+        for n in self.graph._builder.nodes():
+            if n[0] == self.name:
+                return n
+        raise KeyError(self.name)
+
+    @property
+    def type(self):
+        return self._node()[1]
+
+    @property
+    def device(self):
+        return self._node()[3]
+
+    @property
+    def inputs(self):
+        """The tensors this operation reads, in order."""
+        return [self.graph.get_tensor_by_name(i if ":" in i else i + ":0")
+                for i in self._node()[2] if not i.startswith("^")]
+
+    @property
+    def control_inputs(self):
+        """The operations this one runs after."""
+        return [self.graph.get_operation_by_name(i[1:])
+                for i in self._node()[2] if i.startswith("^")]
+
+    def get_attr(self, name):
+        return self.graph._builder.get_attr(self.name, name)
+
+    def run(self, feed_dict=None, session=None):
+        from .session import _session_or_default
+        _session_or_default(session).run(self, feed_dict)
+
+    def __repr__(self):
+        return "<tfd.Operation '%s'>" % self.name
+
+
+class Tensor:
+    """One output of an operation: a value computed when a session runs it.
+    Takes Python's operators (+ - * / // % ** @, unary -, comparisons, []),
+    as TF1's tensors do."""
+
+    def __init__(self, graph, node, port, dtype, shape, is_ref=False):
+        self.graph = graph
+        self._node = node
+        self.value_index = port
+        self.dtype = dtypes.as_dtype(dtype)
+        self._shape = TensorShape(shape)
+        self.is_ref = is_ref
+
+    @property
+    def name(self):
+        return "%s:%d" % (self._node, self.value_index)
+
+    @property
+    def _fetch_name(self):
+        return self._node if self.value_index == 0 else self.name
+
+    @property
+    def op(self):
+        return self.graph.get_operation_by_name(self._node)
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    @property
+    def device(self):
+        return self.op.device
+
+    def eval(self, feed_dict=None, session=None):
+        from .session import _session_or_default
+        return _session_or_default(session).run(self, feed_dict)
+
+    def _ref(self):
+        return (self._node, self.value_index)
+
+    def __repr__(self):
+        return "<tfd.Tensor '%s' shape=%s dtype=%s>" % (self.name, self._shape.dims, self.dtype.name)
+
+    # Hashable by identity, as TF's: == builds no op (tf.equal does).
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        raise TypeError("a tfd.Tensor has no truth value until a session runs it")
+
+    def __iter__(self):
+        raise TypeError("a tfd.Tensor is not iterable; use tfd.unstack")
+
+
+class Graph:
+    """A graph being built. Nodes go into the default graph unless a
+    `with graph.as_default():` block says otherwise."""
+
+    def __init__(self):
+        self._builder = _tfd.GraphBuilder()
+        self._name_scope = ""
+        self._devices = []
+        self._control = []
+        self._operations = {}
+        self._collections = {}
+        self._variable_scope = []  # (name, reuse) pairs, outermost first
+
+    # Contexts ---------------------------------------------------------
+    @contextlib.contextmanager
+    def as_default(self):
+        _default_graphs().append(self)
+        try:
+            yield self
+        finally:
+            _default_graphs().pop()
+
+    @contextlib.contextmanager
+    def name_scope(self, name):
+        """Names the nodes inside "<scope>/<name>". A name taken already
+        becomes name_1, ...; one ending in "/" is used as it is; None or ""
+        goes back to the top level."""
+        old = self._name_scope
+        if not name:
+            new = ""
+        elif name.endswith("/"):
+            new = name[:-1]
+        else:
+            new = self._builder.unique_name(name, self._context())
+        self._name_scope = new
+        try:
+            yield new + "/" if new else ""
+        finally:
+            self._name_scope = old
+
+    @contextlib.contextmanager
+    def device(self, spec):
+        """A device ("/job:ps/task:0", "/gpu:0"), merged over the enclosing
+        ones as nested tf.device blocks are; a replica_device_setter; or
+        None to forget the enclosing ones."""
+        if spec is not None and not isinstance(spec, (str, _tfd.DeviceFunction)):
+            raise TypeError("tfd.device takes a device string, a replica_device_setter or None, "
+                            "not %r" % (spec,))
+        self._devices.append(spec)
+        try:
+            yield
+        finally:
+            self._devices.pop()
+
+    @contextlib.contextmanager
+    def control_dependencies(self, control_inputs):
+        """Nodes made inside run after these (None: after nothing)."""
+        if control_inputs is None:
+            names = None
+        else:
+            names = []
+            for c in control_inputs:
+                names.append(c.name if isinstance(c, Operation) else _as_graph_element(c)._node)
+        self._control.append(names)
+        try:
+            yield
+        finally:
+            self._control.pop()
+
+    def _context(self):
+        ctx = _tfd.BuildContext()
+        ctx.name_scope = self._name_scope
+        devices, fn = [], None
+        for d in self._devices:
+            if d is None:
+                devices, fn = [], None
+            elif isinstance(d, str):
+                devices.append(d)
+            else:
+                fn = d
+        ctx.devices = devices
+        ctx.device_fn = fn
+        deps = []
+        for names in self._control:
+            deps = [] if names is None else deps + names
+        ctx.control_inputs = deps
+        return ctx
+
+    # Nodes ------------------------------------------------------------
+    def _add_op(self, op_type, inputs, attrs, name=None):
+        refs = [t._ref() for t in inputs]
+        node, outputs = self._builder.add_op(op_type, refs, attrs, name or "", self._context())
+        return self._record(node, outputs)
+
+    def _record(self, node, outputs):
+        tensors = [Tensor(self, *o) for o in outputs]
+        op = Operation(self, node, tensors)
+        self._operations[node] = op
+        return op
+
+    def _tensor(self, out):
+        return Tensor(self, *out)
+
+    def get_operation_by_name(self, name):
+        if name not in self._operations:
+            outputs = self._builder.outputs(name)  # NotFoundError when there is no such node
+            self._operations[name] = Operation(self, name, [Tensor(self, *o) for o in outputs])
+        return self._operations[name]
+
+    def get_tensor_by_name(self, name):
+        node, _, port = name.partition(":")
+        op = self.get_operation_by_name(node)
+        port = int(port or 0)
+        if port >= len(op._outputs):
+            raise KeyError("'%s' has no output %d" % (node, port))
+        return op._outputs[port]
+
+    def get_operations(self):
+        return [self.get_operation_by_name(n[0]) for n in self._builder.nodes()]
+
+    def add_to_collection(self, name, value):
+        self._collections.setdefault(name, []).append(value)
+
+    def get_collection(self, name):
+        return list(self._collections.get(name, []))
+
+    # The file tfctl takes ----------------------------------------------
+    def as_graph_def(self, as_text=False):
+        """The graph as tfctl reads it (graph.capnp): a GraphDef whose
+        SerializeToString() gives the binary Cap'n Proto message."""
+        return GraphDef(self._builder.serialize(bool(as_text)), self._builder.nodes())
+
+    def write(self, path, as_text=False):
+        self._builder.write(str(path), bool(as_text))
+
+
+class GraphDef:
+    """A built graph in tfd's file format (schemas/graph.capnp)."""
+
+    def __init__(self, data, nodes):
+        self._data = data
+        self.node = [NodeDef(*n) for n in nodes]
+
+    def SerializeToString(self):  # noqa: N802 (TF's name)
+        return self._data
+
+
+class NodeDef:
+    def __init__(self, name, op, inputs, device):
+        self.name, self.op, self.input, self.device = name, op, list(inputs), device
+
+    def __repr__(self):
+        return "NodeDef(name=%r, op=%r)" % (self.name, self.op)
+
+
+_state = threading.local()
+_global_default = [Graph()]
+
+
+def _default_graphs():
+    if not hasattr(_state, "stack"):
+        _state.stack = []
+    return _state.stack
+
+
+def get_default_graph():
+    stack = _default_graphs()
+    return stack[-1] if stack else _global_default[0]
+
+
+def reset_default_graph():
+    """A fresh default graph (outside any `as_default` block)."""
+    if _default_graphs():
+        raise AssertionError("reset_default_graph inside a `with graph.as_default()` block")
+    _global_default[0] = Graph()
+
+
+def name_scope(name, default_name=None, values=None):
+    return get_default_graph().name_scope(name if name is not None else default_name)
+
+
+def device(spec):
+    return get_default_graph().device(spec)
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def _as_graph_element(value):
+    """A Tensor for a Tensor or a Variable (its value)."""
+    if isinstance(value, Tensor):
+        return value
+    as_tensor = getattr(value, "_as_tensor", None)
+    if as_tensor is not None:
+        return as_tensor()
+    raise TypeError("expected a tfd.Tensor, got %r" % (value,))
+
+
+def _numpy_value(value, dtype):
+    """`value` as a numpy array of `dtype` (a DType or None: TF's choice,
+    float32 for Python floats and int32 for Python ints)."""
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+        if dtype == dtypes.string:
+            return np.asarray(value, dtype=object)
+        arr = np.asarray(value)
+        if dtype.is_integer and arr.dtype.kind == "f" and not np.all(np.mod(arr, 1) == 0):
+            raise TypeError("%r is not exactly a %s" % (value, dtype.name))
+        return np.ascontiguousarray(arr, dtype=dtype.as_numpy_dtype)
+    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        arr = np.asarray(value)
+    else:
+        arr = np.asarray(value)
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64 and (arr.size == 0 or (
+                arr.min() >= -2**31 and arr.max() < 2**31)):
+            arr = arr.astype(np.int32)
+    if arr.dtype.kind in "SU":
+        arr = arr.astype(object)
+    return np.ascontiguousarray(arr)
+
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """A Const node holding `value` (a number, nested lists, a numpy
+    array), converted to `dtype`; with `shape`, a scalar is broadcast to it."""
+    arr = _numpy_value(value, dtype)
+    if shape is not None:
+        want = _shape_arg(shape)
+        if arr.size == 1:
+            arr = np.ascontiguousarray(np.broadcast_to(arr.reshape(()), want))
+        else:
+            arr = arr.reshape(want)
+    d = dtypes.as_dtype(arr.dtype)
+    g = get_default_graph()
+    return g._add_op("Const", [], {"value": arr, "dtype": d.name}, name).outputs[0]
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """A Tensor for a Tensor, a Variable or a value (then a Const)."""
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        t = _as_graph_element(value)
+        if dtype is not None and t.dtype != dtypes.as_dtype(dtype):
+            raise TypeError("tensor %s is %s, not %s" % (t.name, t.dtype.name,
+                                                         dtypes.as_dtype(dtype).name))
+        return t
+    return constant(value, dtype=dtype, name=name or "Const")
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A value fed at run time: sess.run(..., feed_dict={x: array})."""
+    g = get_default_graph()
+    attrs = {"dtype": dtypes.as_dtype(dtype).name, "shape": _shape_arg(shape)}
+    return g._add_op("Placeholder", [], attrs, name or "Placeholder").outputs[0]

@@ -1,0 +1,200 @@
+"""tfd.Session: runs a graph in this process (no target) or on a tfd cluster
+(target "host:port" of the task whose master runs the steps; TF's
+"grpc://host:port" is accepted).
+
+    with tfd.Session("localhost:2222", token_file="token") as sess:
+        sess.run(init)
+        loss_value, _ = sess.run([loss, train], feed_dict={x: batch})
+
+Fetches take TF's structures: a tensor, an operation (None comes back), a
+name ("y:0"), a list, tuple, namedtuple or dict of them, nested. A fed
+numpy array crosses without a copy to a remote task (it is serialized
+from its own memory) and to the in-process runtime when it is read-only
+(flags.writeable = False); a writable one is copied, since a variable
+assigned from it would otherwise change with the array. Fetched arrays
+view the in-process runtime's buffers without a copy; a remote fetch is
+copied once out of its message (docs/python.md).
+"""
+import contextlib
+import threading
+
+import numpy as np
+
+from . import _tfd, framework
+
+
+class _Fetches:
+    """A fetch structure flattened to names, and rebuilt from the values."""
+
+    def __init__(self, graph, fetches):
+        self.graph = graph
+        self.names = []
+        self.targets = []
+        self._index = {}
+        self.rebuild = self._walk(fetches)
+
+    def _tensor_slot(self, name):
+        if name not in self._index:
+            self._index[name] = len(self.names)
+            self.names.append(name)
+        i = self._index[name]
+        return lambda values: values[i]
+
+    def _walk(self, f):
+        if isinstance(f, framework.Operation):
+            self.targets.append(f.name)
+            return lambda values: None
+        if isinstance(f, framework.Tensor) or hasattr(f, "_as_tensor"):
+            t = framework._as_graph_element(f)
+            if t.graph is not self.graph:
+                raise ValueError("fetch %s is not an element of this session's graph" % t.name)
+            return self._tensor_slot(t._fetch_name)
+        if isinstance(f, str):
+            if ":" in f:
+                return self._walk(self.graph.get_tensor_by_name(f))
+            return self._walk(self.graph.get_operation_by_name(f))
+        if isinstance(f, dict):
+            parts = {k: self._walk(v) for k, v in f.items()}
+            return lambda values: type(f)((k, p(values)) for k, p in parts.items())
+        if isinstance(f, (list, tuple)):
+            parts = [self._walk(v) for v in f]
+            if hasattr(f, "_fields"):  # a namedtuple
+                return lambda values: type(f)(*[p(values) for p in parts])
+            return lambda values: type(f)(p(values) for p in parts)
+        raise TypeError("cannot fetch %r: fetch a tensor, an operation, a name, or a list, tuple "
+                        "or dict of them" % (f,))
+
+
+def _feeds(graph, feed_dict):
+    out = []
+    for key, value in (feed_dict or {}).items():
+        t = graph.get_tensor_by_name(key) if isinstance(key, str) else \
+            framework._as_graph_element(key)
+        want = t.dtype.as_numpy_dtype
+        if isinstance(value, np.ndarray) and value.dtype == want:
+            arr = value
+        else:
+            arr = np.asarray(value, dtype=want)
+        dims = t.shape.dims
+        if dims is not None and (len(dims) != arr.ndim or any(
+                d is not None and d != a for d, a in zip(dims, arr.shape))):
+            raise ValueError("cannot feed a value of shape %s to %s, which has shape %s"
+                             % (list(arr.shape), t.name, dims))
+        out.append((t._fetch_name, arr))
+    return out
+
+
+def _tls_files(tls):
+    if tls is None:
+        return "", "", ""
+    if isinstance(tls, dict):
+        return tls.get("cert", ""), tls.get("key", ""), tls.get("ca", "")
+    cert, key, ca = tls
+    return cert, key, ca
+
+
+class Session:
+    """A session over `graph` (the default graph by default)."""
+
+    def __init__(self, target="", graph=None, config=None, token_file="", tls=None, timeout=30.0,
+                 io_dirs=None):
+        self.graph = graph or framework.get_default_graph()
+        self.target = target or ""
+        if self.target.startswith("grpc://"):
+            self.target = self.target[len("grpc://"):]
+        if self.target:
+            cert, key, ca = _tls_files(tls)
+            self._runner = _tfd.RemoteRunner(self.target, token_file or "", cert, key, ca,
+                                             float(timeout))
+        else:
+            self._runner = _tfd.LocalRunner([str(d) for d in (io_dirs or [])])
+        self._closed = False
+        self._default = None
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None, timeout=None):
+        """The fetched values in the structure of `fetches`. `timeout` (seconds)
+        bounds the step: DeadlineExceededError past it."""
+        if self._closed:
+            raise RuntimeError("this session is closed")
+        plan = _Fetches(self.graph, fetches)
+        values = self._runner.run(self.graph._builder, _feeds(self.graph, feed_dict),
+                                  plan.names, plan.targets, float(timeout or 0))
+        return plan.rebuild(values)
+
+    def make_callable(self, fetches, feed_list=None):
+        """A function running the same step: f(*feed_values), the values in
+        feed_list's order. On a cluster the master prepares the step once
+        and each call sends only the values; the function lasts until ops
+        are added to the graph (a later call is then InvalidArgumentError)."""
+        feed_list = list(feed_list or [])
+        if not hasattr(self._runner, "make_callable"):
+            def local_step(*values):
+                return self.run(fetches, dict(zip(feed_list, values)))
+            return local_step
+        plan = _Fetches(self.graph, fetches)
+        feeds = [self.graph.get_tensor_by_name(f) if isinstance(f, str)
+                 else framework._as_graph_element(f) for f in feed_list]
+        handle = self._runner.make_callable(self.graph._builder, [t._fetch_name for t in feeds],
+                                            plan.names, plan.targets)
+
+        def remote_step(*values):
+            if len(values) != len(feeds):
+                raise TypeError("this callable takes %d feeds, got %d" % (len(feeds), len(values)))
+            arrays = [a for _, a in _feeds(self.graph, dict(zip(feeds, values)))]
+            return plan.rebuild(self._runner.run_callable(handle, arrays, 0.0))
+        return remote_step
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        runner, self._runner = self._runner, None
+        close = getattr(runner, "close", None)
+        if close is not None:
+            close()
+
+    @property
+    def task(self):
+        """The task whose master runs the steps ("" in process)."""
+        return getattr(self._runner, "task", "")
+
+    @contextlib.contextmanager
+    def as_default(self):
+        _default_sessions().append(self)
+        try:
+            yield self
+        finally:
+            _default_sessions().pop()
+
+    def __enter__(self):
+        self._default = self.as_default()
+        self._default.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._default.__exit__(*exc)
+        self.close()
+        return False
+
+
+InteractiveSession = Session
+
+_state = threading.local()
+
+
+def _default_sessions():
+    if not hasattr(_state, "stack"):
+        _state.stack = []
+    return _state.stack
+
+
+def get_default_session():
+    stack = _default_sessions()
+    return stack[-1] if stack else None
+
+
+def _session_or_default(session):
+    s = session or get_default_session()
+    if s is None:
+        raise ValueError("no session: pass session=, or run inside `with tfd.Session() as sess:`")
+    return s

@@ -1,0 +1,178 @@
+"""tf.train's names: the optimizers, global_step, replica_device_setter,
+ClusterSpec. An optimizer here is the C++ one (api/optimizers.h): its update
+ops are the same kernels `tfctl train` runs, colocated with each variable.
+"""
+from . import _tfd, framework, variables
+
+
+class Optimizer:
+    """minimize(loss) = compute_gradients + apply_gradients, then
+    global_step += 1 when one is given."""
+
+    _kind = None
+
+    def __init__(self, **hyper):
+        for k, v in hyper.items():
+            if isinstance(v, framework.Tensor):
+                raise TypeError("%s: %s must be a Python number here, not a tensor"
+                                % (type(self).__name__, k))
+        self._hyper = hyper
+
+    def compute_gradients(self, loss, var_list=None):
+        """[(gradient, variable)] for every trainable variable (or var_list);
+        the gradient is None where loss does not depend on the variable."""
+        g = loss.graph
+        pairs = g._builder.compute_gradients(g._context(), self._kind, self._hyper, loss._ref(),
+                                             _names(var_list))
+        by_name = {v._ref_t._node: v for v in variables.global_variables()
+                   + variables.local_variables()}
+        return [(None if grad is None else g._tensor(grad), by_name[var]) for grad, var in pairs]
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        pairs = [(None if grad is None else framework._as_graph_element(grad)._ref(),
+                  var._ref_t._node) for grad, var in grads_and_vars]
+        g = framework.get_default_graph()
+        op = g._builder.apply_gradients(g._context(), name or "", self._kind, self._hyper, pairs,
+                                        _step_name(global_step))
+        return g.get_operation_by_name(op)
+
+    def minimize(self, loss, global_step=None, var_list=None, name=None):
+        g = loss.graph
+        op = g._builder.minimize(g._context(), name or "", self._kind, self._hyper, loss._ref(),
+                                 _step_name(global_step), _names(var_list))
+        return g.get_operation_by_name(op)
+
+
+def _names(var_list):
+    return [v._ref_t._node for v in var_list] if var_list else []
+
+
+def _step_name(global_step):
+    return "" if global_step is None else global_step._ref_t._node
+
+
+class GradientDescentOptimizer(Optimizer):
+    _kind = "GradientDescent"
+
+    def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
+        super().__init__(learning_rate=float(learning_rate))
+
+
+class MomentumOptimizer(Optimizer):
+    _kind = "Momentum"
+
+    def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
+                 use_nesterov=False):
+        super().__init__(learning_rate=float(learning_rate), momentum=float(momentum),
+                         use_nesterov=bool(use_nesterov))
+
+
+class AdamOptimizer(Optimizer):
+    _kind = "Adam"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 use_locking=False, name="Adam"):
+        super().__init__(learning_rate=float(learning_rate), beta1=float(beta1),
+                         beta2=float(beta2), epsilon=float(epsilon))
+
+
+def get_or_create_global_step(graph=None):
+    """The int64 variable "global_step", made (0, not trainable) if absent."""
+    g = graph or framework.get_default_graph()
+    info = g._builder.global_step(g._context())
+    known = getattr(g, "_variables", {})
+    return known.get(info[0][0]) or variables.Variable(_info=info, _graph=g)
+
+
+create_global_step = get_or_create_global_step
+
+
+def get_global_step(graph=None):
+    g = graph or framework.get_default_graph()
+    return getattr(g, "_variables", {}).get("global_step")
+
+
+class ClusterSpec:
+    """Job name -> list of "host:port", as TF's."""
+
+    def __init__(self, cluster):
+        self._jobs = {k: list(v) for k, v in (
+            cluster.as_dict() if isinstance(cluster, ClusterSpec) else cluster).items()}
+
+    def as_dict(self):
+        return {k: list(v) for k, v in self._jobs.items()}
+
+    @property
+    def jobs(self):
+        return list(self._jobs)
+
+    def num_tasks(self, job):
+        return len(self._jobs[job])
+
+    def job_tasks(self, job):
+        return list(self._jobs[job])
+
+
+class GreedyLoadBalancingStrategy:
+    """Each variable on the ps task holding the fewest bytes so far."""
+
+
+def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:worker",
+                          cluster=None, ps_ops=None, ps_strategy=None):
+    """For `with tfd.device(...)`: variables on the ps tasks (round robin,
+    or by bytes with GreedyLoadBalancingStrategy), everything else on
+    worker_device."""
+    if cluster is not None:
+        spec = ClusterSpec(cluster).as_dict()
+        ps_tasks = len(spec.get("ps", []))
+    return _tfd.replica_device_setter(int(ps_tasks), ps_device, worker_device,
+                                      list(ps_ops or ["VariableV2"]),
+                                      isinstance(ps_strategy, GreedyLoadBalancingStrategy))
+
+
+class Saver:
+    """Checkpoints of a cluster's variables, as tfd keeps them: each task
+    writes its own variables into its --checkpoint-dir (the files
+    `tfctl checkpoint` lists and tfd restores from on start), through the
+    master of a remote session. There is no save_path: where the files go
+    is each task's choice.
+
+        saver = tfd.train.Saver()
+        step = saver.save(sess, global_step=100)
+        saver.restore(sess)            # the newest step that verifies everywhere
+    """
+
+    def __init__(self, var_list=None):
+        if var_list is not None:
+            raise ValueError("tfd.train.Saver saves every variable of every task; var_list is "
+                             "not taken")
+
+    @staticmethod
+    def _remote(sess):
+        runner = getattr(sess, "_runner", None)
+        if not hasattr(runner, "save_checkpoint"):
+            raise ValueError("tfd.train.Saver needs a session on a cluster (a target): an "
+                             "in-process session has no checkpoint directory")
+        return runner
+
+    def save(self, sess, save_path=None, global_step=None):
+        """Saves at `global_step` (an int or the global_step variable; None:
+        global_step's value, 0 without one) and returns the step saved."""
+        if save_path is not None:
+            raise ValueError("tfd's checkpoints go to each task's --checkpoint-dir; save_path "
+                             "is not taken")
+        if global_step is not None and not isinstance(global_step, int):
+            global_step = int(sess.run(global_step))
+        tasks = self._remote(sess).save_checkpoint(-1 if global_step is None else global_step)
+        return _step_of(tasks)
+
+    def restore(self, sess, save_path=None):
+        """Restores step `save_path` (an int), or the newest step that
+        verifies on every task (None); returns the step restored."""
+        step = -1 if save_path is None else int(save_path)
+        return _step_of(self._remote(sess).restore_checkpoint(step))
+
+
+def _step_of(tasks):
+    steps = {step for _, directory, files in tasks if directory for step, _ in files}
+    return max(steps) if steps else None

@@ -1,0 +1,277 @@
+"""Variables, as TensorFlow 1.x's: tfd.Variable, tfd.get_variable with
+initializers and variable scopes, the initializer ops, global_step.
+
+A variable is the C++ api/variables.h one: a VariableV2 node, its
+Initializer, Assign and read nodes beside it (on its ps task under a
+replica_device_setter), recorded in the graph so optimizers and
+global_variables_initializer find it.
+"""
+import contextlib
+import math
+
+import numpy as np
+
+from . import dtypes, framework, math_ops
+from .op_gen import raw_ops as _raw
+
+
+class Variable:
+    """A tensor that keeps its value across runs, on the task it is placed on.
+
+        w = tfd.Variable(tfd.zeros([784, 10]), name="w")
+        w = tfd.Variable(np.ones(3, np.float32))
+        y = tfd.matmul(x, w)        # reads w's value
+    """
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None,
+                 validate_shape=True, _info=None, _graph=None):
+        if _info is not None:
+            self._set(_graph, _info)
+            return
+        if initial_value is None:
+            raise ValueError("tfd.Variable needs an initial_value")
+        if callable(initial_value):
+            initial_value = initial_value()
+        g = framework.get_default_graph()
+        ctx = g._context()
+        if isinstance(initial_value, framework.Tensor) or hasattr(initial_value, "_as_tensor"):
+            t = framework.convert_to_tensor(initial_value, dtype=dtype)
+            info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable))
+        else:
+            arr = framework._numpy_value(initial_value, dtype)
+            info = g._builder.variable(ctx, name or "", list(arr.shape),
+                                       dtypes.as_dtype(arr.dtype).name, ("value", arr),
+                                       bool(trainable), False)
+        self._set(g, info)
+
+    def _set(self, graph, info):
+        ref, value, initializer, device, trainable = info
+        self.graph = graph
+        self._ref_t = framework.Tensor(graph, *ref)
+        self._value = framework.Tensor(graph, *value)
+        self._initializer_name = initializer
+        self._device = device
+        self.trainable = trainable
+        graph._variables = getattr(graph, "_variables", {})
+        graph._variables[self._ref_t._node] = self
+
+    @property
+    def name(self):
+        return self._ref_t._node + ":0"
+
+    @property
+    def op(self):
+        return self.graph.get_operation_by_name(self._ref_t._node)
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def shape(self):
+        return self._value.shape
+
+    def get_shape(self):
+        return self._value.shape
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def initializer(self):
+        return self.graph.get_operation_by_name(self._initializer_name)
+
+    def value(self):
+        return self._value
+
+    read_value = value
+
+    def _as_tensor(self):
+        return self._value
+
+    def _ref_tensor(self):
+        return self._ref_t
+
+    def _ref(self):
+        return self._ref_t._ref()
+
+    def assign(self, value, name=None):
+        return _raw.assign(self, framework.convert_to_tensor(value, dtype=self.dtype), name=name)
+
+    def assign_add(self, delta, name=None):
+        return _raw.assign_add(self, framework.convert_to_tensor(delta, dtype=self.dtype),
+                               name=name)
+
+    def assign_sub(self, delta, name=None):
+        return _raw.assign_sub(self, framework.convert_to_tensor(delta, dtype=self.dtype),
+                               name=name)
+
+    def eval(self, session=None):
+        return self._value.eval(session=session)
+
+    def __repr__(self):
+        return "<tfd.Variable '%s' shape=%s dtype=%s>" % (self.name, self.shape.dims,
+                                                         self.dtype.name)
+
+    __hash__ = object.__hash__
+
+
+for _name in math_ops._OPERATORS:
+    setattr(Variable, _name, (lambda n: lambda self, *a: getattr(self._value, n)(*a))(_name))
+
+
+def _wrap(graph, infos):
+    known = getattr(graph, "_variables", {})
+    out = []
+    for info in infos:
+        node = info[0][0]
+        out.append(known[node] if node in known else Variable(_info=info, _graph=graph))
+    return out
+
+
+def global_variables():
+    g = framework.get_default_graph()
+    return _wrap(g, g._builder.variables("global"))
+
+
+all_variables = global_variables
+
+
+def trainable_variables():
+    g = framework.get_default_graph()
+    return _wrap(g, g._builder.variables("trainable"))
+
+
+def local_variables():
+    g = framework.get_default_graph()
+    return _wrap(g, g._builder.variables("local"))
+
+
+def global_variables_initializer(name="init"):
+    g = framework.get_default_graph()
+    return g.get_operation_by_name(g._builder.global_variables_initializer(g._context(), name))
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def variables_initializer(var_list, name="init"):
+    return math_ops.group(*[v.initializer for v in var_list], name=name)
+
+
+# Initializers ----------------------------------------------------------------
+class Initializer:
+    """How get_variable fills a variable: built where the variable lives."""
+
+    def __init__(self, kind, a=0.0, b=0.0, seed=None):
+        self.kind, self.a, self.b, self.seed = kind, float(a), float(b), int(seed or 0)
+
+    def spec(self, shape, dtype):
+        return (self.kind, self.a, self.b, self.seed)
+
+
+class _GlorotUniform(Initializer):
+    def __init__(self, seed=None):
+        super().__init__("uniform", seed=seed)
+
+    def spec(self, shape, dtype):
+        fan_in = shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)
+        fan_out = shape[-1] if shape else 1
+        receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+        limit = math.sqrt(6.0 / max(1, (fan_in + fan_out) * receptive))
+        return ("uniform", -limit, limit, self.seed)
+
+
+def zeros_initializer(dtype=None):
+    return Initializer("zeros")
+
+
+def ones_initializer(dtype=None):
+    return Initializer("ones")
+
+
+def constant_initializer(value=0, dtype=None):
+    return Initializer("constant", value)
+
+
+def random_normal_initializer(mean=0.0, stddev=1.0, seed=None, dtype=None):
+    return Initializer("normal", stddev, mean, seed)
+
+
+def truncated_normal_initializer(mean=0.0, stddev=1.0, seed=None, dtype=None):
+    return Initializer("truncated_normal", stddev, mean, seed)
+
+
+def random_uniform_initializer(minval=0.0, maxval=1.0, seed=None, dtype=None):
+    return Initializer("uniform", minval, maxval, seed)
+
+
+def glorot_uniform_initializer(seed=None, dtype=None):
+    return _GlorotUniform(seed)
+
+
+# Variable scopes and get_variable --------------------------------------------
+class VariableScope:
+    def __init__(self, name, reuse):
+        self.name, self.reuse = name, reuse
+
+
+AUTO_REUSE = "auto_reuse"
+
+
+@contextlib.contextmanager
+def variable_scope(name_or_scope, default_name=None, reuse=None):
+    """Names get_variable's variables "<scope>/<name>" and opens a name
+    scope of the same name; reuse=True (or AUTO_REUSE) lets get_variable
+    return variables made before."""
+    g = framework.get_default_graph()
+    name = name_or_scope.name if isinstance(name_or_scope, VariableScope) else (
+        name_or_scope or default_name)
+    outer = g._variable_scope[-1] if g._variable_scope else ("", False)
+    full = name if isinstance(name_or_scope, VariableScope) else (
+        outer[0] + "/" + name if outer[0] else name)
+    effective = reuse if reuse is not None else outer[1]
+    g._variable_scope.append((full, effective))
+    try:
+        with g.name_scope(full + "/"):
+            yield VariableScope(full, effective)
+    finally:
+        g._variable_scope.pop()
+
+
+def get_variable_scope():
+    g = framework.get_default_graph()
+    name, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
+    return VariableScope(name, reuse)
+
+
+def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True,
+                 collections=None):
+    """The variable "<variable scope>/<name>": made here, or (under reuse)
+    the one made before. The initializer defaults to Glorot uniform, as TF's."""
+    g = framework.get_default_graph()
+    scope, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
+    full = scope + "/" + name if scope else name
+    existing = {v._ref_t._node: v for v in global_variables() + local_variables()}
+    if full in existing:
+        if not reuse:
+            raise ValueError("variable %s exists already; set reuse=True in variable_scope" % full)
+        return existing[full]
+    if reuse is True:
+        raise ValueError("variable %s does not exist, and reuse=True forbids making it" % full)
+    dtype = dtypes.as_dtype(dtype)
+    if initializer is None:
+        initializer = glorot_uniform_initializer()
+    if not isinstance(initializer, Initializer):
+        with g.name_scope(scope + "/" if scope else None):
+            value = framework._numpy_value(initializer, dtype) if not callable(initializer) \
+                else initializer
+            return Variable(value, trainable=trainable, name=name, dtype=dtype)
+    if shape is None:
+        raise ValueError("get_variable(%s) needs a shape" % full)
+    shape = framework._shape_arg(shape)
+    with g.name_scope(scope + "/" if scope else None):
+        info = g._builder.variable(g._context(), name, shape, dtype.name,
+                                   initializer.spec(shape, dtype), bool(trainable), False)
+    return Variable(_info=info, _graph=g)

@@ -1,0 +1,99 @@
+"""Sessions against real tfd daemons on free loopback ports: between-graph
+placement on a ps task, TF's grpc:// spelling, and UnavailableError from a
+task that stopped."""
+import numpy as np
+import pytest
+
+import tfd
+
+
+def test_a_remote_session_trains_with_variables_on_the_ps(cluster_factory):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        w = tfd.Variable(np.array([1.0, -1.0], np.float32), name="w")
+        x = tfd.placeholder(tfd.float32, [2], name="x")
+        loss = tfd.reduce_sum(tfd.square(w - x))
+        train = tfd.train.GradientDescentOptimizer(0.25).minimize(loss)
+    target = "grpc://" + cluster.address("worker", 0)
+    with tfd.Session(target, timeout=60) as sess:
+        assert sess.task.startswith("/job:worker")
+        sess.run(tfd.global_variables_initializer())
+        sess.run(train, {x: np.zeros(2, np.float32)})
+        np.testing.assert_allclose(sess.run(w), [0.5, -0.5])
+    # The variable lives on the ps: a new session (a new graph naming the
+    # same variable) sees the trained value.
+    tfd.reset_default_graph()
+    with tfd.device("/job:ps/task:0"):
+        w2 = tfd.Variable(np.zeros(2, np.float32), name="w")
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        np.testing.assert_allclose(sess.run(w2), [0.5, -0.5])
+
+
+def test_a_callable_repeats_a_step_on_the_cluster(cluster_factory):
+    cluster = cluster_factory({"worker": 1})
+    x = tfd.placeholder(tfd.float32, [2], name="x")
+    total = tfd.Variable(np.zeros(2, np.float32), name="total")
+    add = total.assign_add(x)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(total.initializer)
+        step = sess.make_callable(add, [x])
+        outs = [step(np.array([1.0, 2.0], np.float32)), step([10.0, 20.0])]
+        np.testing.assert_array_equal(outs[0], [1.0, 2.0])
+        np.testing.assert_array_equal(outs[1], [11.0, 22.0])
+        with pytest.raises(TypeError):
+            step()
+
+
+def test_a_saver_saves_and_restores_the_clusters_variables(cluster_factory, tmp_path):
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    with tfd.device("/job:ps/task:0"):
+        w = tfd.Variable(np.array([1.0, 2.0], np.float32), name="w")
+    saver = tfd.train.Saver()
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(w.initializer)
+        assert saver.save(sess, global_step=7) == 7
+        sess.run(w.assign([5.0, 5.0]))
+        assert saver.restore(sess) == 7
+        np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])
+    with tfd.Session() as local:
+        with pytest.raises(ValueError, match="cluster"):
+            saver.save(local)
+
+
+def test_a_stopped_task_is_unavailable(cluster_factory):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device("/job:ps/task:0"):
+        v = tfd.Variable(np.ones(2, np.float32), name="v")
+    y = v * 2.0
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(y), [2.0, 2.0])
+        cluster.stop("ps", 0)
+        with pytest.raises(tfd.errors.UnavailableError) as e:
+            sess.run(y, timeout=5)
+    assert e.value.code == "UNAVAILABLE"
+    assert e.value.task == "/job:ps/replica:0/task:0"
+
+
+def test_connecting_to_no_task_is_unavailable(cluster_factory):
+    from conftest import free_port
+    with pytest.raises(tfd.errors.UnavailableError):
+        tfd.Session("127.0.0.1:%d" % free_port(), timeout=1)
+
+
+def test_a_token_is_required_and_a_wrong_one_is_unauthenticated(cluster_factory, tmp_path):
+    token = tmp_path / "token"
+    token.write_text("4c6976652d7461736b2d746573742d746f6b656e2d3132\n")
+    token.chmod(0o600)
+    wrong = tmp_path / "wrong"
+    wrong.write_text("77726f6e672d746f6b656e2d666f722d746865207465\n")
+    wrong.chmod(0o600)
+    cluster = cluster_factory({"worker": 1}, ["--auth-token-file", str(token)])
+    address = cluster.address("worker", 0)
+    with tfd.Session(address, token_file=str(token), timeout=60) as sess:
+        assert sess.run(tfd.constant(2.0) * 3.0) == 6.0
+    with pytest.raises(tfd.errors.UnauthenticatedError):
+        tfd.Session(address, token_file=str(wrong), timeout=10)
+    with pytest.raises(tfd.errors.UnauthenticatedError):
+        tfd.Session(address, timeout=10)  # no token at all

@@ -1,0 +1,146 @@
+"""In-process sessions: numpy feeds and fetches of every dtype, TF's fetch
+structures, zero-copy where the buffer allows, and each error class raised
+by a real failure."""
+import collections
+
+import numpy as np
+import pytest
+
+import tfd
+
+EVERY_DTYPE = [
+    (tfd.float32, np.array([[1.5, -np.inf], [np.nan, 1e-40]], np.float32)),
+    (tfd.float64, np.array([1e300, -0.0, 5e-324], np.float64)),
+    (tfd.int32, np.array([-2**31, 2**31 - 1], np.int32)),
+    (tfd.int64, np.array([[-2**63], [2**63 - 1]], np.int64)),
+    (tfd.uint8, np.arange(256, dtype=np.uint8).reshape(16, 16)),
+    (tfd.bool, np.array([True, False, True])),
+    (tfd.string, np.array([b"", b"bytes", "caf\u00e9".encode()], object)),
+    (tfd.float32, np.float32(3.25)),  # a scalar
+    (tfd.int64, np.zeros((0, 3), np.int64)),  # no elements
+]
+
+
+@pytest.mark.parametrize("dtype,value", EVERY_DTYPE,
+                         ids=["%s%s" % (d.name, np.shape(v)) for d, v in EVERY_DTYPE])
+def test_feed_and_fetch_every_dtype(dtype, value):
+    x = tfd.placeholder(dtype, np.shape(value))
+    y = tfd.identity(x)
+    with tfd.Session() as sess:
+        out = sess.run(y, {x: value})
+    assert out.dtype == dtype.as_numpy_dtype or (dtype == tfd.string and out.dtype == object)
+    assert out.shape == np.shape(value)
+    np.testing.assert_array_equal(out, value)
+
+
+def test_computed_values_are_numpys():
+    x = tfd.placeholder(tfd.float64, [3])
+    with tfd.Session() as sess:
+        out = sess.run(tfd.sqrt(x) * 2.0 - 1.0, {x: [4.0, np.inf, 1e-320]})
+    np.testing.assert_array_equal(out, np.sqrt(np.array([4.0, np.inf, 1e-320])) * 2.0 - 1.0)
+
+
+def test_fetch_structures_come_back_in_shape():
+    a = tfd.constant(1, name="a")
+    b = tfd.constant([2.0, 3.0], name="b")
+    noop = tfd.no_op()
+    Pair = collections.namedtuple("Pair", "first second")
+    with tfd.Session() as sess:
+        out = sess.run({"a": a, "nested": [b, (a, Pair(a, b))], "op": noop, "name": "b:0"})
+    assert out["a"] == 1
+    np.testing.assert_array_equal(out["nested"][0], [2.0, 3.0])
+    assert isinstance(out["nested"][1], tuple) and out["nested"][1][0] == 1
+    assert isinstance(out["nested"][1][1], Pair) and out["nested"][1][1].first == 1
+    assert out["op"] is None
+    np.testing.assert_array_equal(out["name"], [2.0, 3.0])
+
+
+def test_a_read_only_feed_crosses_without_a_copy_and_a_writable_one_is_copied():
+    x = tfd.placeholder(tfd.float32, [1024])
+    y = tfd.identity(x)
+    frozen = np.arange(1024, dtype=np.float32)
+    frozen.flags.writeable = False
+    writable = np.arange(1024, dtype=np.float32)
+    with tfd.Session() as sess:
+        out_frozen = sess.run(y, {x: frozen})
+        out_writable = sess.run(y, {x: writable})
+    assert np.shares_memory(out_frozen, frozen)
+    assert not np.shares_memory(out_writable, writable)
+    np.testing.assert_array_equal(out_writable, writable)
+
+
+def test_a_fetched_array_that_shares_a_variable_is_read_only():
+    v = tfd.Variable(np.zeros(4, np.float32), name="v")
+    with tfd.Session() as sess:
+        sess.run(v.initializer)
+        held = sess.run(v.value())
+        computed = sess.run(v.value() + 1.0)
+        assert not held.flags.writeable
+        assert computed.flags.writeable
+        computed[0] = 7.0  # writing a result of one's own is allowed
+        sess.run(v.assign_add(np.ones(4, np.float32)))
+        np.testing.assert_array_equal(held, np.zeros(4))  # the old value, not changed under us
+        np.testing.assert_array_equal(sess.run(v), np.ones(4))
+
+
+def test_a_feed_of_the_wrong_shape_is_refused_before_running():
+    x = tfd.placeholder(tfd.float32, [2])
+    with tfd.Session() as sess:
+        with pytest.raises(ValueError, match="shape"):
+            sess.run(tfd.identity(x), {x: np.zeros(3, np.float32)})
+
+
+def test_ops_added_after_a_run_run_in_the_same_session():
+    a = tfd.constant(2.0)
+    with tfd.Session() as sess:
+        assert sess.run(a) == 2.0
+        b = a * 3.0
+        assert sess.run(b) == 6.0
+
+
+def test_eval_and_run_use_the_default_session():
+    a = tfd.constant([1, 2])
+    with tfd.Session():
+        np.testing.assert_array_equal(a.eval(), [1, 2])
+
+
+def test_make_callable_repeats_a_step():
+    x = tfd.placeholder(tfd.float32, [])
+    step = None
+    with tfd.Session() as sess:
+        step = sess.make_callable(x * 2.0, [x])
+        assert [step(1.0), step(2.5)] == [2.0, 5.0]
+
+
+# Each error class, raised by a real failure --------------------------------
+def test_invalid_argument_names_the_unfed_placeholder():
+    x = tfd.placeholder(tfd.float32, [2], name="needs_feeding")
+    with tfd.Session() as sess:
+        with pytest.raises(tfd.errors.InvalidArgumentError) as e:
+            sess.run(tfd.identity(x))
+    assert "needs_feeding" in e.value.message
+    assert e.value.code == "INVALID_ARGUMENT"
+
+
+def test_failed_precondition_for_an_uninitialized_variable():
+    v = tfd.Variable(np.zeros(2, np.float32), name="never_initialized")
+    with tfd.Session() as sess:
+        with pytest.raises(tfd.errors.FailedPreconditionError) as e:
+            sess.run(v.value())
+    assert "never_initialized" in str(e.value)
+
+
+def test_deadline_exceeded_for_a_dequeue_that_never_ends():
+    q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]], name="q")
+    with tfd.Session() as sess:
+        with pytest.raises(tfd.errors.DeadlineExceededError) as e:
+            sess.run(tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32]), timeout=0.2)
+    assert e.value.code == "DEADLINE_EXCEEDED"
+
+
+def test_out_of_range_for_a_closed_empty_queue():
+    q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]], name="q")
+    with tfd.Session() as sess:
+        sess.run(tfd.raw_ops.queue_close(q))
+        with pytest.raises(tfd.errors.OutOfRangeError):
+            sess.run(tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32]), timeout=30)
