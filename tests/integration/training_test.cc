@@ -130,8 +130,10 @@ TEST_CASE("the deep model: the convnet trains on 1 ps + 2 workers, evaluated in 
   }
   CHECK(parameters == 5 * 5 * 32 + 32 + 5 * 5 * 32 * 64 + 64 + 7 * 7 * 64 * 1024 + 1024 +
                           1024 * 10 + 10);
-  // Each test example counted once: the accuracy is a multiple of 1/200.
+  // Each test example counted once: the accuracy is a multiple of 1/200,
+  // and no more than 1.
   for (const Json& j : done) {
+    CHECK(j["accuracy"].get<double>() <= 1.0);
     const double correct = j["accuracy"].get<double>() * kTest;
     CHECK(std::abs(correct - std::round(correct)) < 1e-3);
   }
