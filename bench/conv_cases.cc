@@ -54,53 +54,78 @@ void PatchProduct(const Tensor4& x, const W& w, int64_t in, int64_t out, Out2& y
           .contract(w.reshape(filter_shape), dims);
 }
 
-Status AddLayer(std::vector<KernelCase>& cases, const OpRegistry& r, const KernelEnv& env,
-                std::mt19937& rng, const ConvLayer& l) {
-  const TensorShape in_shape({kConvBatch, l.size, l.size, l.in_depth});
-  const TensorShape filter_shape({kWindow, kWindow, l.in_depth, l.out_depth});
-  const TensorShape out_shape({kConvBatch, l.size, l.size, l.out_depth});
-  const Tensor x = Uniform(rng, in_shape, 0, 1), w = Uniform(rng, filter_shape, -0.2f, 0.2f);
-  const Tensor dy = Uniform(rng, out_shape, -1, 1);
-  const int64_t pixels = kConvBatch * l.size * l.size;
-  const std::string sizes = ShapeOf(x) + " * " + ShapeOf(w);
-  const std::string role = std::string(l.role);
-  const Eigen::array<Eigen::DenseIndex, 4> in_dims = {kConvBatch, l.size, l.size, l.in_depth};
-  const Eigen::array<Eigen::DenseIndex, 4> out_dims = {kConvBatch, l.size, l.size, l.out_depth};
-  const Eigen::array<Eigen::DenseIndex, 4> w_dims = {kWindow, kWindow, l.in_depth, l.out_depth};
-  {
-    TFD_ASSIGN_OR_RETURN(auto k, KernelHarness::Create(r, env, "Conv2D", ConvAttrs(),
-                                                       {Val(x), Val(w)}));
-    auto s = std::make_shared<Pure>();
-    s->outputs.emplace_back(pixels, l.out_depth);
-    cases.push_back(MakePure("Conv2D", sizes, role + ", fwd", std::move(k), s,
-                             [X = Copy(x), W = Copy(w), in_dims, w_dims, l](Pure& p) {
-                               const Tensor4 xt(X.data(), in_dims), wt(W.data(), w_dims);
-                               Out2 y(p.outputs[0].data(), p.outputs[0].rows(), l.out_depth);
-                               PatchProduct(xt, wt, l.in_depth, l.out_depth, y);
-                             }));
-  }
-  {
-    TFD_ASSIGN_OR_RETURN(auto k, KernelHarness::Create(r, env, "Conv2DBackpropInput", ConvAttrs(),
-                                                       {Val(Sizes(in_shape)), Val(w), Val(dy)}));
-    auto s = std::make_shared<Pure>();
-    s->outputs.emplace_back(pixels, l.in_depth);
-    cases.push_back(MakePure(
-        "Conv2DBackpropInput", ShapeOf(dy) + " * " + ShapeOf(w) + "'", role + ", d input",
-        std::move(k), s, [DY = Copy(dy), W = Copy(w), out_dims, w_dims, l](Pure& p) {
-          const Tensor4 dyt(DY.data(), out_dims), wt(W.data(), w_dims);
-          const Eigen::array<bool, 4> turn = {true, true, false, false};
-          const Eigen::array<int, 4> swap = {0, 1, 3, 2};
-          Out2 dx(p.outputs[0].data(), p.outputs[0].rows(), l.in_depth);
-          PatchProduct(dyt, wt.reverse(turn).shuffle(swap), l.out_depth, l.in_depth, dx);
-        }));
-  }
-  TFD_ASSIGN_OR_RETURN(auto k, KernelHarness::Create(r, env, "Conv2DBackpropFilter", ConvAttrs(),
-                                                     {Val(x), Val(Sizes(filter_shape)), Val(dy)}));
+// One layer's operands, random, and their shapes as Eigen sees them.
+struct LayerOperands {
+  ConvLayer l;
+  TensorShape in_shape, filter_shape, out_shape;
+  Tensor x, w, dy;
+  int64_t pixels;
+  Eigen::array<Eigen::DenseIndex, 4> in_dims, out_dims, w_dims;
+
+  LayerOperands(const ConvLayer& layer, std::mt19937& rng)
+      : l(layer),
+        in_shape({kConvBatch, l.size, l.size, l.in_depth}),
+        filter_shape({kWindow, kWindow, l.in_depth, l.out_depth}),
+        out_shape({kConvBatch, l.size, l.size, l.out_depth}),
+        x(Uniform(rng, in_shape, 0, 1)),
+        w(Uniform(rng, filter_shape, -0.2f, 0.2f)),
+        dy(Uniform(rng, out_shape, -1, 1)),
+        pixels(kConvBatch * l.size * l.size),
+        in_dims({kConvBatch, l.size, l.size, l.in_depth}),
+        out_dims({kConvBatch, l.size, l.size, l.out_depth}),
+        w_dims({kWindow, kWindow, l.in_depth, l.out_depth}) {}
+};
+
+Status AddForward(std::vector<KernelCase>& cases, const OpRegistry& r, const KernelEnv& env,
+                  const LayerOperands& o) {
+  TFD_ASSIGN_OR_RETURN(auto k,
+                       KernelHarness::Create(r, env, "Conv2D", ConvAttrs(), {Val(o.x), Val(o.w)}));
   auto s = std::make_shared<Pure>();
-  s->outputs.emplace_back(kWindow * kWindow * l.in_depth, l.out_depth);
+  s->outputs.emplace_back(o.pixels, o.l.out_depth);
   cases.push_back(MakePure(
-      "Conv2DBackpropFilter", sizes, role + ", d filter", std::move(k), s,
-      [X = Copy(x), DY = Copy(dy), in_dims, out_dims, pixels, l](Pure& p) {
+      "Conv2D", ShapeOf(o.x) + " * " + ShapeOf(o.w), std::string(o.l.role) + ", fwd",
+      std::move(k), s,
+      [X = Copy(o.x), W = Copy(o.w), in_dims = o.in_dims, w_dims = o.w_dims, l = o.l](Pure& p) {
+        const Tensor4 xt(X.data(), in_dims), wt(W.data(), w_dims);
+        Out2 y(p.outputs[0].data(), p.outputs[0].rows(), l.out_depth);
+        PatchProduct(xt, wt, l.in_depth, l.out_depth, y);
+      }));
+  return OkStatus();
+}
+
+Status AddInputGradient(std::vector<KernelCase>& cases, const OpRegistry& r,
+                        const KernelEnv& env, const LayerOperands& o) {
+  TFD_ASSIGN_OR_RETURN(auto k,
+                       KernelHarness::Create(r, env, "Conv2DBackpropInput", ConvAttrs(),
+                                             {Val(Sizes(o.in_shape)), Val(o.w), Val(o.dy)}));
+  auto s = std::make_shared<Pure>();
+  s->outputs.emplace_back(o.pixels, o.l.in_depth);
+  cases.push_back(MakePure(
+      "Conv2DBackpropInput", ShapeOf(o.dy) + " * " + ShapeOf(o.w) + "'",
+      std::string(o.l.role) + ", d input", std::move(k), s,
+      [DY = Copy(o.dy), W = Copy(o.w), out_dims = o.out_dims, w_dims = o.w_dims,
+       l = o.l](Pure& p) {
+        const Tensor4 dyt(DY.data(), out_dims), wt(W.data(), w_dims);
+        const Eigen::array<bool, 4> turn = {true, true, false, false};
+        const Eigen::array<int, 4> swap = {0, 1, 3, 2};
+        Out2 dx(p.outputs[0].data(), p.outputs[0].rows(), l.in_depth);
+        PatchProduct(dyt, wt.reverse(turn).shuffle(swap), l.out_depth, l.in_depth, dx);
+      }));
+  return OkStatus();
+}
+
+Status AddFilterGradient(std::vector<KernelCase>& cases, const OpRegistry& r,
+                         const KernelEnv& env, const LayerOperands& o) {
+  TFD_ASSIGN_OR_RETURN(auto k,
+                       KernelHarness::Create(r, env, "Conv2DBackpropFilter", ConvAttrs(),
+                                             {Val(o.x), Val(Sizes(o.filter_shape)), Val(o.dy)}));
+  auto s = std::make_shared<Pure>();
+  s->outputs.emplace_back(kWindow * kWindow * o.l.in_depth, o.l.out_depth);
+  cases.push_back(MakePure(
+      "Conv2DBackpropFilter", ShapeOf(o.x) + " * " + ShapeOf(o.w),
+      std::string(o.l.role) + ", d filter", std::move(k), s,
+      [X = Copy(o.x), DY = Copy(o.dy), in_dims = o.in_dims, out_dims = o.out_dims,
+       pixels = o.pixels, l = o.l](Pure& p) {
         const Tensor4 xt(X.data(), in_dims), dyt(DY.data(), out_dims);
         const Eigen::array<Eigen::DenseIndex, 2> patch_shape = {pixels,
                                                                 kWindow * kWindow * l.in_depth};
@@ -120,7 +145,12 @@ StatusOr<std::vector<KernelCase>> ConvKernelCases(const OpRegistry& r, const Ker
   std::mt19937 rng(3);
   std::vector<KernelCase> cases;
   const ConvLayer layers[] = {{28, 1, 32, "conv 1"}, {14, 32, 64, "conv 2"}};
-  for (const ConvLayer& l : layers) TFD_RETURN_IF_ERROR(AddLayer(cases, r, env, rng, l));
+  for (const ConvLayer& l : layers) {
+    const LayerOperands o(l, rng);
+    TFD_RETURN_IF_ERROR(AddForward(cases, r, env, o));
+    TFD_RETURN_IF_ERROR(AddInputGradient(cases, r, env, o));
+    TFD_RETURN_IF_ERROR(AddFilterGradient(cases, r, env, o));
+  }
   return cases;
 }
 
