@@ -2,13 +2,15 @@
 // products tfd splits over threads, on every CPU; each kernel of the classic
 // MNIST step (and the other activations and optimizers) beside the same
 // computation hand-written in Eigen on the same shapes, pinned to one CPU;
+// the Deep MNIST convnet's convolutions and their gradients beside Eigen's
+// patch expressions (bench/conv_cases.cc), on that CPU;
 // then, on that CPU, the whole step in one process beside the hand-written
 // step (../shared/peers/mlp_eigen.cc's, built with the same flags) and
 // torch eager. Today's figures: docs/performance.md, "Kernels".
 //
 //   kernel_bench [--rounds 7] [--round-ms 30] [--step-rounds 7] [--steps 300]
 //                [--traced 300] [--cpu N] [--torch 1] [--peers DIR]
-//                [--only kernels|large|step] [--filter OP] [--json FILE]
+//                [--only kernels|large|conv|step] [--filter OP] [--json FILE]
 //   kernel_bench --matmul-scaling 2048 [--rounds 7] [--json FILE]
 //
 // --matmul-scaling N measures only tfd's MatMul on [N, N] x [N, N] with 1,
@@ -44,8 +46,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: kernel_bench [--rounds N] [--round-ms MS] [--step-rounds N] [--steps N] "
-    "[--traced N] [--cpu N] [--torch 0|1] [--peers DIR] [--only kernels|large|step] [--filter OP]\n"
-    "       [--json FILE] [--matmul-scaling N]\n"
+    "[--traced N] [--cpu N] [--torch 0|1] [--peers DIR] [--only kernels|large|conv|step]\n"
+    "       [--filter OP] [--json FILE] [--matmul-scaling N]\n"
     "  --rounds       alternating rounds per kernel (default 7)\n"
     "  --round-ms     time of each side per kernel round (default 30)\n"
     "  --step-rounds  alternating rounds of whole steps (default 7)\n"
@@ -116,12 +118,14 @@ StatusOr<KernelBenchSetup> ParseFlags(int argc, char** argv) {
       o.filter = value;
       continue;
     } else if (flag == "--only") {
-      if (value != "kernels" && value != "step" && value != "large") {
-        return errors::InvalidArgument("--only takes kernels, large or step, got '", value, "'");
+      if (value != "kernels" && value != "step" && value != "large" && value != "conv") {
+        return errors::InvalidArgument("--only takes kernels, large, conv or step, got '", value,
+                                       "'");
       }
       o.kernels = value == "kernels";
       o.large = value == "large";
       o.step = value == "step";
+      o.conv = value == "conv";
       continue;
     } else {
       return errors::InvalidArgument("unknown flag: ", flag);
@@ -205,6 +209,23 @@ Status KernelSection(const KernelBenchSetup& o, FiguresJson& json) {
   return OkStatus();
 }
 
+// The Deep MNIST convolutions and their gradients, one thread.
+Status ConvSection(const KernelBenchSetup& o, FiguresJson& json) {
+  OpRegistry registry;
+  TFD_RETURN_IF_ERROR(kernels::RegisterAll(registry));
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  TFD_ASSIGN_OR_RETURN(std::vector<KernelCase> cases, ConvKernelCases(registry, env));
+  TFD_ASSIGN_OR_RETURN(std::vector<KernelFigures> figures, MeasureCases(o, cases));
+  PrintKernelTable(o,
+                   "The Deep MNIST convolutions (batch 50, 5x5 SAME), one thread, against "
+                   "Eigen's patch expressions,",
+                   figures, {});
+  AddKernelFigures("convolutions", figures, json);
+  return OkStatus();
+}
+
 // Large products on every allowed CPU: run before the process pins itself,
 // so that tfd's intra-op threads (made on the first large product) and the
 // hand-written side's get them all.
@@ -266,6 +287,7 @@ int Main(int argc, char** argv) {
   Status s = o.large ? LargeSection(o, json) : OkStatus();
   if (s.ok()) s = PinSelf(o.cpu);
   if (s.ok() && o.kernels) s = KernelSection(o, json);
+  if (s.ok() && o.conv) s = ConvSection(o, json);
   if (s.ok() && o.step) {
     auto step = MeasureClassicStep(o);
     if (step.ok()) PrintStepTable(o, *step);

@@ -26,6 +26,7 @@ struct KernelBenchSetup {
   bool large = true;      // large products on all CPUs (threaded MatMul)
   bool kernels = true;    // the per-kernel section
   bool step = true;       // the whole-step section
+  bool conv = true;       // the Deep MNIST convolutions, one thread
   std::string json_path;  // --json: also write the figures there (bench/figures_json.h)
   // --matmul-scaling N: only MatMul [N, N] x [N, N] by intra-op threads
   // (bench/matmul_scaling.h); 0: the usual sections.

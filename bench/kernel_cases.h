@@ -52,4 +52,10 @@ StatusOr<std::vector<KernelCase>> ClassicKernelCases(const OpRegistry& registry,
 StatusOr<std::vector<KernelCase>> LargeMatMulCases(const OpRegistry& registry, const KernelEnv& env,
                                                    const Eigen::ThreadPoolDevice& device);
 
+// The Deep MNIST convnet's two convolutions (batch 50, 5x5 SAME) forward,
+// and their input and filter gradients, each against the same computation
+// as Eigen's lazy patch expressions (bench/conv_cases.cc), on one thread.
+StatusOr<std::vector<KernelCase>> ConvKernelCases(const OpRegistry& registry,
+                                                  const KernelEnv& env);
+
 }  // namespace tfd::bench

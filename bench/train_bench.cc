@@ -3,7 +3,8 @@
 // process through a LocalSession, beside the same graph on a local cluster
 // of 1 ps + 1 worker (and, unless --workers 1, 1 ps + 2 workers driven at
 // once), in one run; with --model large, the 5.8 M-parameter model over 2
-// ps tasks instead. The data is generated: IDX files of MNIST's sizes in a
+// ps tasks instead, or with --model deep the Deep MNIST convnet (batch 50,
+// Adam 1e-4, on one ps task). The data is generated: IDX files of MNIST's sizes in a
 // temporary directory, the daemons' --data-dir. For the classic model it
 // also measures the floor: the same step hand-written in Eigen against a
 // parameter server that is a raw TCP socket (bench/raw_ps.h), placed on the
@@ -14,7 +15,7 @@
 // host), and --worker-device gpu has the workers compute on their GPU.
 //
 //   train_bench [--tfd PATH] [--steps 2000] [--reps 5] [--warmup 50]
-//               [--traced 100] [--workers 2] [--unpinned 1] [--model classic]
+//               [--traced 100] [--workers 2] [--unpinned 1] [--model classic|large|deep]
 //               [--cpus 0,1] [--cpus-per-task 0|N|even] [--worker-device cpu|gpu]
 //               [--json FILE]
 //
@@ -44,7 +45,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
-    "[--workers 1|2] [--unpinned 0|1] [--model classic|large] [--cpus A,B] [--rss-steps N]\n"
+    "[--workers 1|2] [--unpinned 0|1] [--model classic|large|deep] [--cpus A,B] [--rss-steps N]\n"
     "       [--prefetch 0|1] [--hosted 0|1] [--cpus-per-task 0|N|even] [--worker-device cpu|gpu]\n"
     "       [--json FILE]\n"
     "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
@@ -58,7 +59,8 @@ constexpr const char* kUsage =
     "  --hosted   1 adds the runs with the workers hosted in the bench's own process, the\n"
     "             clients' calls reaching their masters without a socket (default 1)\n"
     "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
-    "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10)\n"
+    "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10), or deep (the Deep\n"
+    "             MNIST convnet of examples/mnist, batch 50, Adam; likewise few --steps)\n"
     "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
     "  --cpus-per-task  0: each task on one CPU, A or B (default); N: every process of a\n"
     "             measurement on N CPUs of its own, taken from the allowed ones in the order\n"
@@ -139,8 +141,8 @@ StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--json") {
       o.json_path = value;
     } else if (flag == "--model") {
-      if (value != "classic" && value != "large") {
-        return errors::InvalidArgument("--model takes classic or large, not '", value, "'");
+      if (value != "classic" && value != "large" && value != "deep") {
+        return errors::InvalidArgument("--model takes classic, large or deep, not '", value, "'");
       }
       TFD_ASSIGN_OR_RETURN(o.model, examples::ParseMnistModel(value));
     } else if (flag == "--cpus") {

@@ -12,6 +12,38 @@
 namespace tfd::bench {
 namespace {
 
+// The model measured, for the report's heading.
+const char* ModelLine(examples::MnistModel model) {
+  switch (model) {
+    case examples::MnistModel::kLarge:
+      return "large MNIST model (784-2048-2048-10 ReLU, 5.8 M parameters over 2 ps tasks, batch "
+             "100, SGD)";
+    case examples::MnistModel::kDeep:
+      return "Deep MNIST convnet (conv 5x5x32, pool, conv 5x5x64, pool, FC 1024, dropout, FC 10; "
+             "3.3 M parameters, batch 50, Adam 1e-4)";
+    case examples::MnistModel::kStrong:
+      return "strong MNIST model (784-256-10 ReLU, batch 100, Adam)";
+    case examples::MnistModel::kClassic:
+      break;
+  }
+  return "classic MNIST model (784-100-10 sigmoid, batch 100, SGD)";
+}
+
+// The table of --json's figures (bench/figures_json.h).
+std::string ModelTable(examples::MnistModel model) {
+  switch (model) {
+    case examples::MnistModel::kLarge:
+      return "large";
+    case examples::MnistModel::kDeep:
+      return "deep";
+    case examples::MnistModel::kStrong:
+      return "strong";
+    case examples::MnistModel::kClassic:
+      break;
+  }
+  return "classic";
+}
+
 void PrintRate(const std::string& what, const std::vector<double>& rates, double baseline) {
   const double median = Median(rates);
   const auto [lo, hi] = std::minmax_element(rates.begin(), rates.end());
@@ -142,13 +174,10 @@ void PrintPlacement(const TrainSetup& o) {
 
 void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
   const double base = Median(f.local.rates);
-  const bool large = o.model == examples::MnistModel::kLarge;
   std::printf(
-      "\nSteps/s of the %s MNIST model (%s, batch 100, SGD, async),\n"
+      "\nSteps/s of the %s, async,\n"
       "%d repetitions of %d steps after %d warm-up steps (ratio: against one process, all CPUs)\n",
-      large ? "large" : "classic",
-      large ? "784-2048-2048-10 ReLU, 5.8 M parameters over 2 ps tasks" : "784-100-10 sigmoid",
-      o.reps, o.steps, o.warmup);
+      ModelLine(o.model), o.reps, o.steps, o.warmup);
   std::printf("  %-44s %8s %8s %8s %8s %7s\n", "", "median", "min", "max", "ms/step", "ratio");
   PrintRate("1 process, LocalSession, all CPUs", f.local.rates, base);
   const std::string where = o.cpus_per_task == 0 ? "CPU A only" : "worker:0's CPUs";
@@ -184,7 +213,7 @@ void PrintTrainReport(const TrainSetup& o, const TrainBenchFigures& f) {
     PrintRate(Cluster(o, 2) + " in this process, aggr.", f.two_workers_hosted->rates, base);
   }
   const double ratio = base > 0 ? Median(f.one_worker.rates) / base : 0;
-  if (!large) {
+  if (o.model == examples::MnistModel::kClassic) {
     std::printf("  target: 1 ps + 1 worker at %.0f%% of one process or better: %s (%.2f)\n",
                 kTrainTarget * 100, ratio >= kTrainTarget ? "met" : "NOT met", ratio);
     if (f.one_worker_hosted) {
@@ -267,7 +296,7 @@ void PrintRssReport(const RssFigures& f) {
 }
 
 void AddTrainFigures(const TrainSetup& o, const TrainBenchFigures& f, FiguresJson& out) {
-  const std::string table = o.model == examples::MnistModel::kLarge ? "large" : "classic";
+  const std::string table = ModelTable(o.model);
   const std::string one = o.ps_tasks() == 2 ? "2 ps + 1 worker" : "1 ps + 1 worker";
   const std::string two =
       (o.ps_tasks() == 2 ? "2 ps" : "1 ps") + std::string(" + 2 workers, aggregate");

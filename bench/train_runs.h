@@ -1,6 +1,6 @@
 // What train_bench measures: steps per second of an MNIST model of
-// examples/mnist (the classic one, or the large one over two ps tasks;
-// asynchronous, batch 100) in one process through a LocalSession, and on
+// examples/mnist (the classic one, the large one over two ps tasks, or the
+// Deep MNIST convnet; asynchronous, each at its own batch size) in one process through a LocalSession, and on
 // real tfd daemons through daemon/client/client.h, with the same graph and
 // the same generated data.
 //
@@ -36,7 +36,7 @@ struct TrainSetup {
   int reps = 5;
   int traced = 100;
   bool two_workers = true;
-  // kClassic on one ps task, or kLarge with its parameters over two.
+  // kClassic or kDeep on one ps task, or kLarge with its parameters over two.
   examples::MnistModel model = examples::MnistModel::kClassic;
   int ps_tasks() const { return model == examples::MnistModel::kLarge ? 2 : 1; }
   bool unpinned = true;  // also 1 ps + 1 worker left to the scheduler

@@ -24,6 +24,11 @@
 //    parameters and gradients is a large share of a step; spread it over
 //    --ps-tasks 2. ../shared/peers measures torch's RPC parameter server
 //    with the same layers (ps_big; sigmoid there, which costs the same).
+//  - deep: the convnet of TensorFlow's "Deep MNIST" tutorial (two 5x5
+//    convolutions with max pooling, a fully connected layer of 1024 with
+//    dropout, 3.3 M parameters; examples/mnist/convnet.h), Adam at 1e-4 and
+//    batches of 50. The test set is classified 1000 images at a time, so
+//    the evaluation's activations stay small.
 #pragma once
 
 #include <string>
@@ -32,9 +37,9 @@
 
 namespace tfd::examples {
 
-enum class MnistModel { kClassic, kStrong, kLarge };
+enum class MnistModel { kClassic, kStrong, kLarge, kDeep };
 
-// "classic", "strong" or "large"; INVALID_ARGUMENT naming the choices otherwise.
+// "classic", "strong", "large" or "deep"; INVALID_ARGUMENT naming the choices otherwise.
 StatusOr<MnistModel> ParseMnistModel(const std::string& name);
 
 struct MnistOptions {
@@ -54,7 +59,7 @@ struct MnistOptions {
   // gradients (0: every worker's); the workers beyond it are backups.
   bool sync = false;
   int replicas_to_aggregate = 0;
-  int64_t batch_size = 100;
+  int64_t batch_size = 0;  // 0: the model's own (50 for deep, 100 for the others)
   // The training input drawn and made ahead of each step (IdxNextBatch's
   // prefetch); off only to measure what it saves.
   bool prefetch = true;
@@ -62,7 +67,7 @@ struct MnistOptions {
   // input does; synchronous training ends at the global step that covers
   // them (train/max_steps).
   int64_t epochs = 20;
-  double learning_rate = 0.001;
+  double learning_rate = 0;  // 0: the model's own (1e-4 for deep, 0.001 for the others)
   int64_t seed = 1;
   int64_t train_examples = 60000;  // to size train/max_steps in sync mode
   // Inside each daemon's --data-dir.
@@ -70,8 +75,15 @@ struct MnistOptions {
   std::string train_labels = "train-labels-idx1-ubyte";
   std::string test_images = "t10k-images-idx3-ubyte";
   std::string test_labels = "t10k-labels-idx1-ubyte";
-  int64_t test_batch = 10000;  // the whole MNIST test set in one batch
+  int64_t test_batch = 10000;  // test examples evaluated: the whole MNIST test set
+  // Test examples classified at once (one chunk after the other, so that
+  // only one chunk's activations are alive); 0: the model's own (1000 for
+  // deep, all of test_batch for the others).
+  int64_t eval_batch = 0;
 };
+
+// `o` with every "0: the model's own" option filled in.
+MnistOptions WithModelDefaults(MnistOptions o);
 
 // INVALID_ARGUMENT naming the option when `o` makes no sense.
 Status CheckMnistOptions(const MnistOptions& o);

@@ -78,10 +78,10 @@ struct TrainingCluster {
   }
 
   // The examples/mnist graph for this data, written to a file (the strong
-  // model, unless `o` asks for the large one); with `extra`, one more
-  // variable on the ps ("extra", initialized to 7).
+  // model, unless `o` asks for the large or the deep one); with `extra`, one
+  // more variable on the ps ("extra", initialized to 7).
   std::string Graph(examples::MnistOptions o, bool extra = false) {
-    if (o.model != examples::MnistModel::kLarge) o.model = examples::MnistModel::kStrong;
+    if (o.model == examples::MnistModel::kClassic) o.model = examples::MnistModel::kStrong;
     o.batch_size = kBatch;
     o.train_examples = kTrain;
     o.test_batch = kTest;

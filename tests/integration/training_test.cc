@@ -100,6 +100,45 @@ TEST_CASE("the large model: 5.8 M parameters spread over 2 ps tasks, trained by 
   CHECK(parameters == 784 * 2048 + 2048 + 2048 * 2048 + 2048 + 2048 * 10 + 10);
 }
 
+// The Deep MNIST convnet through tfctl train on 1 ps + 2 workers: its
+// 3,274,634 parameters on the ps, the loss falling on both workers, and the
+// test set classified in chunks (64, 64, 64, 8) counted into one accuracy.
+TEST_CASE("the deep model: the convnet trains on 1 ps + 2 workers, evaluated in chunks") {
+  TrainingCluster s(2);
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.model = examples::MnistModel::kDeep,
+                                     .workers = 2,
+                                     .epochs = 2,
+                                     .learning_rate = 0.001,
+                                     .eval_batch = 64});
+  const auto done = s.TrainAll(graph, 2);
+  for (const Json& j : done) {
+    CHECK(j["stopped"] == "input exhausted");
+    CHECK(j["step"] == 2 * kTrain / 2 / kBatch);
+  }
+  CheckAllLearned(done);
+  auto ps = s.cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  auto vars = (*ps)->ListVariables(5s);
+  REQUIRE(vars.ok());
+  int64_t parameters = 0;
+  for (const auto& v : *vars) {
+    // global_step and Adam's slots and powers are not the model's.
+    if (v.name.find("conv") == 0 || v.name.find("fc") == 0) {
+      if (v.name.find("Adam") == std::string::npos) parameters += v.shape.num_elements();
+    }
+  }
+  CHECK(parameters == 5 * 5 * 32 + 32 + 5 * 5 * 32 * 64 + 64 + 7 * 7 * 64 * 1024 + 1024 +
+                          1024 * 10 + 10);
+  // Each test example counted once: the accuracy is a multiple of 1/200,
+  // and no more than 1.
+  for (const Json& j : done) {
+    CHECK(j["accuracy"].get<double>() <= 1.0);
+    const double correct = j["accuracy"].get<double>() * kTest;
+    CHECK(std::abs(correct - std::round(correct)) < 1e-3);
+  }
+}
+
 TEST_CASE("synchronous replicas: every update averages both workers' gradients") {
   TrainingCluster s(2);
   REQUIRE(s.cluster.StartAll().ok());
