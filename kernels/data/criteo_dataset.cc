@@ -155,6 +155,11 @@ void CriteoDataset::ReadAhead(int64_t batch_size, bool drop_remainder) {
   });
 }
 
+bool CriteoDataset::WaitForReadAhead(std::chrono::steady_clock::time_point deadline) {
+  MutexLock lock(mu_);
+  return lock.WaitUntil(read_done_, deadline, [&]() REQUIRES(mu_) { return !reading_; });
+}
+
 int64_t CriteoDataset::epoch() const {
   MutexLock lock(mu_);
   return epoch_;

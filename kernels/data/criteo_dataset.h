@@ -94,6 +94,9 @@ class CriteoDataset : public Resource {
   // Starts reading the next batch on the dataset's thread, unless one is
   // read ahead already.
   void ReadAhead(int64_t batch_size, bool drop_remainder);
+  // Waits until no read ahead is in progress; false when one still is at
+  // `deadline`. For tests that look at a quiescent dataset.
+  bool WaitForReadAhead(std::chrono::steady_clock::time_point deadline);
 
   // The epoch of the next example handed out (0-based).
   int64_t epoch() const;

@@ -71,10 +71,12 @@ std::string CountingLines(int first, int n) {
 std::vector<int64_t> Ids(const CriteoExample& ex) { return {ex.ids.begin(), ex.ids.end()}; }
 
 // Every example the reader yields, by I1; the error that ended it, if any.
+// At most 1000, so that a reader that never ends fails the test instead of
+// hanging it.
 std::vector<int> DrainI1(CriteoReader& r, Status* error = nullptr) {
   std::vector<int> seen;
   CriteoExample ex;
-  for (;;) {
+  while (seen.size() < 1000) {
     auto got = r.Next(ex);
     if (!got.ok()) {
       if (error) *error = got.status();
@@ -83,6 +85,7 @@ std::vector<int> DrainI1(CriteoReader& r, Status* error = nullptr) {
     if (!*got) return seen;
     seen.push_back(static_cast<int>(ex.dense[0]));
   }
+  return seen;
 }
 
 CriteoReaderOptions ReaderOver(const DataTempDir& dir, std::vector<std::string> names) {
@@ -268,7 +271,8 @@ TEST_CASE("Reading ahead gives the same batches, and the position counts only th
     for (auto b = f.Batch(*ds, ahead); !b.empty(); b = f.Batch(*ds, ahead)) {
       got.push_back(b);
       if (got.size() == 1) {
-        // The next batch is (or may be) read ahead: not yet counted.
+        // The next batch is read ahead, but not yet counted.
+        REQUIRE(ds->WaitForReadAhead(std::chrono::steady_clock::now() + std::chrono::seconds(30)));
         auto p = ds->Position();
         REQUIRE(p.has_value());
         CHECK(p->epoch == 0);
