@@ -1,6 +1,7 @@
 // CriteoDataset: the handed-out place, the reader and the batch read ahead.
 #include "kernels/data/criteo_dataset.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace tfd::kernels::data {
@@ -82,7 +83,9 @@ void CriteoDataset::RestartLocked() {
 StatusOr<CriteoBatch> CriteoDataset::ReadBatch(CriteoReader& reader, int64_t batch_size,
                                                bool drop_remainder, const std::string& name) {
   CriteoBatch b;
-  b.labels.reserve(static_cast<size_t>(batch_size));
+  // Room for what a file is likely to hold, not for a batch_size that may be
+  // far larger than the data (the vectors grow with what is read).
+  b.labels.reserve(static_cast<size_t>(std::min<int64_t>(batch_size, 1 << 16)));
   CriteoExample ex;
   while (b.size() < batch_size) {
     TFD_ASSIGN_OR_RETURN(bool got, reader.Next(ex));

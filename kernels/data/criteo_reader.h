@@ -32,7 +32,7 @@ namespace tfd::kernels::data {
 
 struct CriteoReaderOptions {
   std::vector<std::filesystem::path> files;  // resolved paths
-  std::vector<std::string> names;            // as the graph wrote them, for messages
+  std::vector<std::string> names;            // files[i] as the graph wrote it, for messages
   int64_t num_buckets = 1 << 20;
   int64_t epochs = 1;  // -1: forever
   int64_t shard_index = 0;
@@ -54,9 +54,10 @@ class CriteoReader {
 
   // The next example of the shard into `out`: true, or false once the last
   // epoch is done. INVALID_ARGUMENT naming the file and line for a
-  // malformed line; NOT_FOUND / PERMISSION_DENIED-like errors naming the
-  // file it cannot open; OUT_OF_RANGE when the files hold no line for this
-  // shard; FAILED_PRECONDITION when the start place lies past the data.
+  // malformed line; NOT_FOUND naming a file that is missing (or not a
+  // regular file), FAILED_PRECONDITION one that cannot be opened or read;
+  // OUT_OF_RANGE when the files hold no line for this shard;
+  // FAILED_PRECONDITION when the start place lies past the data.
   // After an error every later call returns the same error: a reader does
   // not guess where the next good line starts.
   StatusOr<bool> Next(CriteoExample& out);

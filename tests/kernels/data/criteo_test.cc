@@ -348,6 +348,14 @@ TEST_CASE("CriteoDataset and CriteoNextBatch give labels, dense features and row
   auto end = RunOpValues(registry, "CriteoNextBatch", {{"batch_size", int64_t{5}}}, {(*ds)[0]}, o);
   CHECK(end.status().code() == Code::kOutOfRange);
 
+  // A batch far larger than the data gives what there is, allocating for
+  // what was read rather than for batch_size.
+  REQUIRE(RunOpValues(registry, "CriteoDatasetReset", {}, {(*ds)[0]}, o).ok());
+  auto huge = RunOpValues(registry, "CriteoNextBatch", {{"batch_size", int64_t{1} << 30}},
+                          {(*ds)[0]}, o);
+  REQUIRE(huge.ok());
+  CHECK((*huge)[0].tensor.shape() == TensorShape({2}));
+
   // Bad attrs are refused when the kernel is made.
   auto bad = RunOpValues(registry, "CriteoDataset",
                          {{"paths", std::vector<std::string>{"a"}}, {"num_buckets", int64_t{0}}},
