@@ -51,15 +51,17 @@ ninja -C build -j "${TFD_JOBS:-2}" cli/tfctl daemon/tfd examples/ctr-graph
 data="$root/data/ctr"
 mkdir -p "$data"
 if [[ -z $train ]]; then
-  # Generated data, kept per size and vocabulary: the hidden model's rows
-  # depend on the vocabulary.
-  train="synth-$vocab-$examples-train.tsv" eval="synth-$vocab-eval.tsv"
+  # Generated data, kept per generator, size and vocabulary: the hidden
+  # model differs between the generators and depends on the vocabulary.
   peers="${PEERS_DIR:-$root/../shared/peers}/torch_peers_bench.py"
+  gen=synth
+  [[ -f $peers ]] && /usr/bin/python3 -c "import torch" 2>/dev/null && gen=peer
+  train="$gen-$vocab-$examples-train.tsv" eval="$gen-$vocab-eval.tsv"
   for file in "$train" "$eval"; do
     [[ -s $data/$file ]] && continue
     n=$examples seed=1
     [[ $file == "$eval" ]] && n=$eval_examples seed=999
-    if [[ -f $peers ]] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
+    if [[ $gen == peer ]]; then
       PEERS_RESULTS="$data/peers-results.jsonl" /usr/bin/python3 "$peers" ctr_data --n "$n" \
         --seed "$seed" --vocab "$vocab" --out "$data/$file.tmp"
     else
