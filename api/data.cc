@@ -42,4 +42,34 @@ Operation IdxDatasetReset(const Scope& scope, const Output& dataset) {
   return scope.AddOperation("IdxDatasetReset", {dataset});
 }
 
+Output CriteoDataset(const Scope& scope, const CriteoDatasetOptions& o) {
+  const std::vector<Output> out = scope.AddOp("CriteoDataset", {},
+                                              {{"paths", o.paths},
+                                               {"num_buckets", o.num_buckets},
+                                               {"epochs", o.epochs},
+                                               {"num_shards", o.num_shards},
+                                               {"shared_name", o.shared_name}});
+  return out.empty() ? Output() : out[0];
+}
+
+CriteoBatch CriteoNextBatch(const Scope& scope, const Output& dataset,
+                            const CriteoBatchOptions& o) {
+  const std::vector<Output> out =
+      scope.AddOp("CriteoNextBatch", {dataset},
+                  {{"batch_size", o.batch_size},
+                   {"drop_remainder", o.drop_remainder},
+                   {"prefetch", o.prefetch}});
+  if (out.size() != 3) return {};
+  return {out[0], out[1], out[2]};
+}
+
+Output CriteoDatasetEpoch(const Scope& scope, const Output& dataset) {
+  const std::vector<Output> out = scope.AddOp("CriteoDatasetEpoch", {dataset});
+  return out.empty() ? Output() : out[0];
+}
+
+Operation CriteoDatasetReset(const Scope& scope, const Output& dataset) {
+  return scope.AddOperation("CriteoDatasetReset", {dataset});
+}
+
 }  // namespace tfd::ops

@@ -1,6 +1,7 @@
 // Input-pipeline wrappers for the C++ graph API: an MNIST-format dataset
 // kept by the task that runs it, and the batches, epochs and progress read
-// from it (the ops are kernels/data's IdxDataset family; docs/ops.md).
+// from it (the ops are kernels/data's IdxDataset family; docs/ops.md); and
+// Criteo TSV click logs, streamed (the CriteoDataset family).
 //
 //   IdxDatasetOptions o{.images_path = "train-images-idx3-ubyte",
 //                       .labels_path = "train-labels-idx1-ubyte",
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/scope.h"
 
@@ -56,5 +58,35 @@ Output IdxDatasetEpoch(const Scope& scope, const Output& dataset);
 Output IdxDatasetProgress(const Scope& scope, const Output& dataset);
 // Back to the start of epoch 0.
 Operation IdxDatasetReset(const Scope& scope, const Output& dataset);
+
+// Criteo display-advertising TSV files, read as one stream in file order:
+//
+//   Output ds = ops::CriteoDataset(root.WithOpName("train_data"),
+//                                  {.paths = {"day_0"}, .num_buckets = 1 << 20, .num_shards = 2});
+//   ops::CriteoBatch b = ops::CriteoNextBatch(root, ds, {.batch_size = 512});
+struct CriteoDatasetOptions {
+  std::vector<std::string> paths;  // inside the daemon's --data-dir, read in this order
+  int64_t num_buckets = 1 << 20;   // rows of the table the categories hash into
+  int64_t epochs = 1;              // -1: repeat forever
+  int64_t num_shards = 0;          // 0: every task reads everything
+  std::string shared_name;         // empty: the node's name
+};
+Output CriteoDataset(const Scope& scope, const CriteoDatasetOptions& options);
+
+struct CriteoBatchOptions {
+  int64_t batch_size = 512;
+  bool drop_remainder = false;
+  bool prefetch = true;  // read the next batch while a step computes
+};
+struct CriteoBatch {
+  Output labels;  // float32 [b], 0 or 1
+  Output dense;   // float32 [b, 13], the integer features (0 where empty)
+  Output ids;     // int64 [b, 26], rows in [0, num_buckets), -1 for an empty field
+};
+// The next batch; OUT_OF_RANGE when the last epoch is done.
+CriteoBatch CriteoNextBatch(const Scope& scope, const Output& dataset,
+                            const CriteoBatchOptions& options);
+Output CriteoDatasetEpoch(const Scope& scope, const Output& dataset);  // int64
+Operation CriteoDatasetReset(const Scope& scope, const Output& dataset);
 
 }  // namespace tfd::ops

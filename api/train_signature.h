@@ -11,7 +11,8 @@
 // unless every variable is already initialized (restored from a
 // checkpoint), then kChiefInit; every worker then runs kResetInput (its
 // input starts at epoch 0 even when an earlier run read it). At the
-// end each worker fetches kAccuracy, and the chief runs kRelease so that no
+// end each worker fetches kAccuracy and kAuc (those the graph has), and the
+// chief runs kRelease so that no
 // replica stays parked waiting for a step that will not come.
 //
 // The names are the contract between the two sides; docs/training.md
@@ -29,6 +30,7 @@ inline constexpr const char* kEpoch = "summaries/epoch";    // float64 epochs of
 inline constexpr const char* kEpochs = "train/epochs";      // int64 const: epochs planned
 inline constexpr const char* kMaxSteps = "train/max_steps";  // int64 const: last global step
 inline constexpr const char* kAccuracy = "eval/accuracy";   // scalar, test set
+inline constexpr const char* kAuc = "eval/auc";             // float64 ROC AUC, held-out set
 inline constexpr const char* kResetInput = "train/reset_input";  // input back to epoch 0
 
 // Synchronous replicas (api/sync_replicas.h).

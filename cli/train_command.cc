@@ -337,6 +337,7 @@ void PrintJson(const TrainResult& result, const std::string& task) {
   j["recoveries"] = result.recoveries;
   j["restored_checkpoints"] = result.restored_steps;
   j["accuracy"] = result.accuracy ? FloatToJson(*result.accuracy) : Json(nullptr);
+  j["auc"] = result.auc ? FloatToJson(*result.auc) : Json(nullptr);
   std::cout << DumpJson(j) << std::endl;
 }
 
@@ -374,6 +375,10 @@ void PrintHuman(const TrainResult& result, const std::string& task) {
   }
   if (result.accuracy) {
     std::snprintf(buf, sizeof buf, "test accuracy %.4f\n", *result.accuracy);
+    std::cout << buf;
+  }
+  if (result.auc) {
+    std::snprintf(buf, sizeof buf, "held-out AUC %.4f\n", *result.auc);
     std::cout << buf;
   }
 }

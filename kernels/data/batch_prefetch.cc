@@ -63,9 +63,13 @@ PrefetchThread::~PrefetchThread() {
 }
 
 void PrefetchThread::Post(std::shared_ptr<PreparedBatch> batch) {
+  Post([batch = std::move(batch)] { batch->Run(); });
+}
+
+void PrefetchThread::Post(std::function<void()> job) {
   {
     MutexLock lock(mu_);
-    queue_.push_back(std::move(batch));
+    queue_.push_back(std::move(job));
     if (!thread_.joinable()) {
       thread_ = std::thread([this] { Loop(); });
       pthread_setname_np(thread_.native_handle(), "tfd-prefetch");
@@ -78,17 +82,19 @@ void PrefetchThread::Loop() {
   // Only CPU time nobody else wants: a step that needs its batch before the
   // thread got to it makes the batch itself (PreparedBatch::Take), so the
   // prefetch must never take a CPU from the step's own kernels.
-  sched_param idle{};
-  (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+  if (idle_priority_) {
+    sched_param idle{};
+    (void)pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+  }
   MutexLock lock(mu_);
   while (true) {
     lock.Wait(wake_, [&]() REQUIRES(mu_) { return stop_ || !queue_.empty(); });
     if (stop_) return;
-    std::shared_ptr<PreparedBatch> batch = std::move(queue_.front());
+    std::function<void()> job = std::move(queue_.front());
     queue_.pop_front();
     lock.Unlock();
-    batch->Run();
-    batch.reset();
+    job();
+    job = nullptr;
     lock.Lock();
   }
 }

@@ -61,10 +61,14 @@ class PreparedBatch {
   const Make make_;
 };
 
-// One thread that runs posted batches in order, started by the first Post.
+// One thread that runs posted batches (or other jobs) in order, started by
+// the first Post. By default it runs at the lowest priority, on CPU time
+// nobody else wants, which suits work a taker can redo itself
+// (PreparedBatch); work a taker must wait for (a stream read ahead) needs
+// `idle_priority` false.
 class PrefetchThread {
  public:
-  PrefetchThread() = default;
+  explicit PrefetchThread(bool idle_priority = true) : idle_priority_(idle_priority) {}
   // Stops the thread after the batch it is making; batches not yet started
   // are left to their takers.
   ~PrefetchThread();
@@ -72,13 +76,15 @@ class PrefetchThread {
   PrefetchThread& operator=(const PrefetchThread&) = delete;
 
   void Post(std::shared_ptr<PreparedBatch> batch);
+  void Post(std::function<void()> job);
 
  private:
   void Loop();
 
+  const bool idle_priority_;
   Mutex mu_;
   std::condition_variable wake_;
-  std::deque<std::shared_ptr<PreparedBatch>> queue_ GUARDED_BY(mu_);
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_ GUARDED_BY(mu_);  // started by Post; joined by the destructor
 };

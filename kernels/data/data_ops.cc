@@ -7,6 +7,7 @@ namespace tfd::kernels {
 
 Status RegisterDataOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(data::RegisterIdxOps(registry));
+  TFD_RETURN_IF_ERROR(data::RegisterCriteoOps(registry));
   return OkStatus();
 }
 

@@ -20,6 +20,20 @@
 #include "kernels/data/input_position.h"
 
 namespace tfd::kernels::data {
+
+StatusOr<std::pair<int64_t, int64_t>> ResolveShard(const std::string& shard, int64_t num_shards,
+                                                   const std::string& task) {
+  if (shard == "none" || num_shards == 0) return std::pair<int64_t, int64_t>{0, 1};
+  TFD_ASSIGN_OR_RETURN(DeviceName d, DeviceName::Parse(task));
+  const int64_t index = d.task.value_or(0);
+  if (index >= num_shards) {
+    return errors::InvalidArgument("task '", task, "' would read shard ", index,
+                                   " but num_shards is ", num_shards,
+                                   ": it must exceed every reading task's index");
+  }
+  return std::pair<int64_t, int64_t>{index, num_shards};
+}
+
 namespace {
 
 // The dataset attrs a shape function can check without knowing the task.
@@ -44,20 +58,6 @@ Status CheckDatasetAttrs(const std::string& images_path, const std::string& labe
                                    "; use shard = \"auto\" to shard by task");
   }
   return OkStatus();
-}
-
-// (index, count) of the shard that the task running the kernel reads.
-StatusOr<std::pair<int64_t, int64_t>> ResolveShard(const std::string& shard, int64_t num_shards,
-                                                   const std::string& task) {
-  if (shard == "none" || num_shards == 0) return std::pair<int64_t, int64_t>{0, 1};
-  TFD_ASSIGN_OR_RETURN(DeviceName d, DeviceName::Parse(task));
-  const int64_t index = d.task.value_or(0);
-  if (index >= num_shards) {
-    return errors::InvalidArgument("task '", task, "' would read shard ", index,
-                                   " but num_shards is ", num_shards,
-                                   ": it must exceed every reading task's index");
-  }
-  return std::pair<int64_t, int64_t>{index, num_shards};
 }
 
 class IdxDatasetOp : public OpKernel {

@@ -22,6 +22,7 @@ Status RegisterMathOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterCumsumOp(registry));
   TFD_RETURN_IF_ERROR(RegisterBatchMatMulOps(registry));
   TFD_RETURN_IF_ERROR(RegisterTopKOp(registry));
+  TFD_RETURN_IF_ERROR(RegisterAucOp(registry));
   TFD_RETURN_IF_ERROR(RegisterMathGradients(registry));  // after the ops they differentiate
   return OkStatus();
 }

@@ -22,6 +22,7 @@ Status RegisterRangeOp(OpRegistry& r);          // range_op.cc
 Status RegisterCumsumOp(OpRegistry& r);         // cumsum_op.cc: with its gradient
 Status RegisterBatchMatMulOps(OpRegistry& r);   // batch_matmul_op.cc: with gradients
 Status RegisterTopKOp(OpRegistry& r);           // topk_op.cc: with its gradient
+Status RegisterAucOp(OpRegistry& r);            // auc_op.cc: no gradient
 Status RegisterMathGradients(OpRegistry& r);    // math_grad.cc: gradient functions
 
 }  // namespace tfd::kernels

@@ -1,5 +1,6 @@
 // EvaluationHook: at the end of a run that succeeded, the graph's test-set
-// accuracy (eval/accuracy) with the trained weights, when it has one.
+// accuracy (eval/accuracy) and held-out AUC (eval/auc) with the trained
+// weights, those it has.
 //
 //   EvaluationHook eval;
 //   ... after the run: if (eval.accuracy()) print(*eval.accuracy());
@@ -17,9 +18,11 @@ class EvaluationHook : public SessionHook {
  public:
   Status End(TrainingSession& session, const Status& status) override;
   const std::optional<double>& accuracy() const { return accuracy_; }
+  const std::optional<double>& auc() const { return auc_; }
 
  private:
   std::optional<double> accuracy_;
+  std::optional<double> auc_;
 };
 
 }  // namespace tfd::training

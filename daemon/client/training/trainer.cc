@@ -54,6 +54,7 @@ StatusOr<TrainResult> Trainer::Run(const std::function<void(const TrainProgress&
   result.first_loss = progress.first_loss();
   result.stopped = std::move(ran.stopped);
   result.accuracy = evaluation.accuracy();
+  result.auc = evaluation.auc();
   result.checkpoints = saver.saved();
   result.checkpoint_failures = saver.failed();
   result.recoveries = ran.recoveries;

@@ -69,6 +69,7 @@ struct TrainResult {
   double first_loss = NAN;     // of the first step, when last.has_loss
   std::string stopped;         // why: "input exhausted", "reached step N"
   std::optional<double> accuracy;
+  std::optional<double> auc;  // eval/auc, when the graph has it
   int64_t checkpoints = 0;     // saved by this worker (the chief)
   int64_t checkpoint_failures = 0;  // saves it tried that failed
   int recoveries = 0;          // failed steps recovered from
