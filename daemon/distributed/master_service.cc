@@ -1,10 +1,13 @@
 #include "daemon/distributed/master_service.h"
 
+#include <memory>
+#include <optional>
 #include <set>
 
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "daemon/distributed/checkpoint_fanout.h"
+#include "daemon/distributed/init_poll.h"
 #include "daemon/rpc/checkpoint_wire.h"
 #include "daemon/distributed/master_session.h"
 #include "daemon/distributed/on_pool.h"
@@ -28,74 +31,52 @@ kj::Promise<T> AnsweredBy(kj::Promise<T> call, kj::Timer& timer, kj::TimePoint d
   }));
 }
 
-// Polls every task's variables until `names` (or, when empty, every variable
-// and at least one) are initialized, or the deadline passes.
-kj::Promise<void> PollInitialized(TaskEnv& env, std::vector<std::string> names,
+// One task's variables, or nullopt when it gave no answer by `deadline`.
+kj::Promise<std::optional<InitPoll::Listing>> ListedBy(TaskEnv& env, const std::string& task,
+                                                       kj::TimePoint deadline) {
+  return env.peers->Services(task, deadline)
+      .then([&env, deadline](TaskServices s) {
+        using Listed = capnp::Response<proto::Worker::ListVariablesResults>;
+        return AnsweredBy<Listed>(s.worker.listVariablesRequest().send(), env.peers->timer(),
+                                  deadline, "listVariables");
+      })
+      .then(
+          [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
+            InitPoll::Listing out;
+            for (auto v : r.getVariables()) out.emplace_back(v.getName().cStr(), v.getInitialized());
+            return std::optional<InitPoll::Listing>(std::move(out));
+          },
+          [](kj::Exception&&) {
+            // An unreachable task is reported, not fatal: it may be starting.
+            return std::optional<InitPoll::Listing>();
+          });
+}
+
+// Asks the tasks `poll` names, round after round (init_poll.h), until the
+// variables it waits for are initialized or the deadline passes.
+kj::Promise<void> PollInitialized(TaskEnv& env, std::shared_ptr<InitPoll> poll,
                                   kj::TimePoint deadline) {
-  kj::Vector<kj::Promise<std::vector<std::pair<std::string, bool>>>> lists;
-  for (const std::string& task : env.cluster.TaskNames()) {
-    const auto short_deadline = kj::min(deadline, env.peers->timer().now() + 1 * kj::SECONDS);
-    lists.add(env.peers->Services(task, short_deadline)
-                  .then([&env, short_deadline](TaskServices s) {
-                    using Listed = capnp::Response<proto::Worker::ListVariablesResults>;
-                    return AnsweredBy<Listed>(s.worker.listVariablesRequest().send(),
-                                              env.peers->timer(), short_deadline,
-                                              "listVariables");
-                  })
-                  .then(
-                      [](capnp::Response<proto::Worker::ListVariablesResults>&& r) {
-                        std::vector<std::pair<std::string, bool>> out;
-                        for (auto v : r.getVariables()) {
-                          out.emplace_back(v.getName().cStr(), v.getInitialized());
-                        }
-                        return out;
-                      },
-                      [task](kj::Exception&&) {
-                        // An unreachable task is reported, not fatal: it may be starting.
-                        return std::vector<std::pair<std::string, bool>>{{"\x01" + task, false}};
-                      }));
+  const auto round_deadline = kj::min(deadline, env.peers->timer().now() + 1 * kj::SECONDS);
+  kj::Vector<kj::Promise<void>> answers;
+  for (std::string& task : poll->TasksToAsk()) {
+    answers.add(ListedBy(env, task, round_deadline)
+                    .then([poll, task](std::optional<InitPoll::Listing> listing) {
+                      poll->Record(task, std::move(listing));
+                    }));
   }
-  return kj::joinPromises(lists.releaseAsArray())
-      .then([&env, names = std::move(names), deadline](
-                kj::Array<std::vector<std::pair<std::string, bool>>> all) mutable
-            -> kj::Promise<void> {
-        std::map<std::string, bool> seen;
-        std::vector<std::string> unreachable;
-        for (auto& list : all) {
-          for (auto& [name, init] : list) {
-            if (!name.empty() && name[0] == '\x01') {
-              unreachable.push_back(name.substr(1));
-            } else {
-              seen[name] = seen[name] || init;
-            }
-          }
-        }
-        std::vector<std::string> waiting;
-        if (names.empty()) {
-          for (auto& [name, init] : seen) {
-            if (!init) waiting.push_back(name + " (uninitialized)");
-          }
-          if (seen.empty()) waiting.push_back("any variable (none exists yet)");
-          for (auto& t : unreachable) waiting.push_back(t + " (unreachable)");
-        } else {
-          for (auto& n : names) {
-            auto it = seen.find(n);
-            if (it == seen.end()) {
-              waiting.push_back(n + " (not found)");
-            } else if (!it->second) {
-              waiting.push_back(n + " (uninitialized)");
-            }
-          }
-        }
-        if (waiting.empty()) return kj::READY_NOW;
+  return kj::joinPromises(answers.releaseAsArray())
+      .then([&env, poll, deadline]() mutable -> kj::Promise<void> {
+        const InitPoll::Next next = poll->EndRound();
+        if (next == InitPoll::Next::kDone) return kj::READY_NOW;
+        if (next == InitPoll::Next::kNow) return PollInitialized(env, kj::mv(poll), deadline);
         if (env.peers->timer().now() + 100 * kj::MILLISECONDS >= deadline) {
           std::string list;
-          for (auto& w : waiting) list += (list.empty() ? "" : ", ") + w;
+          for (auto& w : poll->Waiting()) list += (list.empty() ? "" : ", ") + w;
           return KjFromStatus(errors::DeadlineExceeded("variables still not initialized: ", list));
         }
-        return env.peers->timer().afterDelay(100 * kj::MILLISECONDS).then(
-            [&env, names = std::move(names), deadline]() mutable {
-              return PollInitialized(env, std::move(names), deadline);
+        return env.peers->timer().afterDelay(100 * kj::MILLISECONDS)
+            .then([&env, poll = kj::mv(poll), deadline]() mutable {
+              return PollInitialized(env, kj::mv(poll), deadline);
             });
       });
 }
@@ -199,7 +180,8 @@ kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context)
   const auto deadline =
       env_.peers->timer().now() +
       RequestTimeout(params.getTimeoutMs(), env_.step_timeout).count() * kj::MILLISECONDS;
-  return PollInitialized(env_, std::move(names), deadline);
+  return PollInitialized(env_, std::make_shared<InitPoll>(env_.cluster.TaskNames(), std::move(names)),
+                         deadline);
 }
 
 namespace {

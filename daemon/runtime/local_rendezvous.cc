@@ -167,13 +167,18 @@ void LocalRendezvous::Abort(int64_t step_id, const Status& status) {
 }
 
 void LocalRendezvous::Cleanup(int64_t step_id) {
-  const Status why = CleanedUp(step_id);
   std::vector<Waiter> waiters;
   {
     MutexLock lock(mu_);
     if (ended_.Contains(step_id)) return;
-    EndLocked(step_id, why, /*aborted=*/false, &waiters);
+    // A cleanup's reason is not kept (CleanedUp rebuilds it for late
+    // arrivals), so EndLocked needs none.
+    EndLocked(step_id, OkStatus(), /*aborted=*/false, &waiters);
   }
+  // Almost every step ends here with nobody waiting: the message is built
+  // only for a waiter that must be told.
+  if (waiters.empty()) return;
+  const Status why = CleanedUp(step_id);
   for (Waiter& w : waiters) Complete(std::move(w), why);
 }
 

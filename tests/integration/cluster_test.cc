@@ -441,6 +441,46 @@ TEST_CASE("the init barrier waits for the initializer and the cluster barrier fo
   CHECK((*client)->WaitInitialized({}, 5s).ok());
 }
 
+// Waiters that start before the variable exists (the workers of a job whose
+// chief has not run yet) are answered once the chief initializes it, on a
+// worker that holds no variable as on the ps; a name that never appears
+// ends the wait at its deadline, named. The barrier asks the tasks that
+// hold what it waits for, and looks for the rest in rounds that back off.
+TEST_CASE("init barriers that wait before the variable exists pass once it is initialized") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 2}});
+  REQUIRE(cluster.StartAll().ok());
+  std::atomic<int> connected{0};
+  std::vector<Status> waited(2, errors::Internal("never waited"));
+  std::vector<std::thread> waiters;
+  const std::vector<std::string> masters = {cluster.Address("worker", 1), cluster.Address("ps", 0)};
+  for (size_t i = 0; i < masters.size(); ++i) {
+    waiters.emplace_back([&, i] {
+      auto io = kj::setupAsyncIo();  // each thread its own event loop
+      auto client = Client::Connect(io, masters[i], "", 10s);
+      ++connected;
+      if (!client.ok()) {
+        waited[i] = client.status();
+        return;
+      }
+      waited[i] = (*client)->WaitInitialized({"w"}, 8s);
+    });
+  }
+  while (connected.load() < 2) std::this_thread::yield();
+  auto chief = cluster.Connect("worker", 0);
+  REQUIRE(chief.ok());
+  GraphDef g;
+  g.nodes = {Var("w", "/job:ps"), Const("v", 1.0f, "/job:ps"), Node("init", "Assign", {"w", "v"}, "")};
+  REQUIRE((*chief)->CreateSession(g).ok());
+  REQUIRE((*chief)->Run({}, {}, {"init"}, {}).ok());
+  for (auto& t : waiters) t.join();
+  CHECK(waited[0].ok());
+  CHECK(waited[1].ok());
+  Status missing = (*chief)->WaitInitialized({"w", "never"}, 1s);
+  CHECK(missing.code() == Code::kDeadlineExceeded);
+  CHECK(missing.message().find("never (not found)") != std::string::npos);
+  CHECK(missing.message().find("w (") == std::string::npos);
+}
+
 TEST_CASE("a step that times out on an empty queue on another task names the queue") {
   LocalCluster cluster({{"ps", 1}, {"worker", 1}});
   REQUIRE(cluster.StartAll().ok());
