@@ -339,6 +339,18 @@ TEST_CASE("synchronous replicas train a variable whose gradient is sparse") {
   ops::GlobalVariablesInitializer(root);
   INFO(root.status().ToString());
   REQUIRE(root.ok());
+  // w's gradient is summed as rows, never as a table: a sparse accumulator,
+  // no dense one for w, and nothing densified on the way.
+  std::vector<std::string> accumulators;
+  for (int id = 0; id < root.num_nodes(); ++id) {
+    const NodeDef& node = root.node(id);
+    INFO(node.name << " is " << node.op);
+    CHECK(node.op != "UnsortedSegmentSum");
+    if (node.op.ends_with("ConditionalAccumulator")) {
+      accumulators.push_back(node.op + " " + node.name);
+    }
+  }
+  CHECK(accumulators == std::vector<std::string>{"SparseConditionalAccumulator sync/w/accumulator"});
   auto session = env.Session(root);
   REQUIRE(session->Run({}, {}, {"init"}).ok());
   REQUIRE(session->Run({}, {}, {train::signature::kChiefInit}).ok());
