@@ -47,6 +47,7 @@
 #include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/status.h"
+#include "kernels/framework/resource.h"
 
 namespace tfd::kernels {
 
@@ -66,8 +67,10 @@ struct AccumulatorCounts {
 Status AccumulatorWaitCancelled(const Status& why, const std::string& waiting_for);
 
 // What the ops that take either kind of accumulator (AccumulatorNumAccumulated,
-// AccumulatorSetGlobalStep) see of it.
-class GradientAccumulator : public ResourceBase {
+// AccumulatorSetGlobalStep) see of it. On the resource interface, so /metrics
+// counts and describes each kind; never checkpointed (the chief sets the
+// global step after a restore, and a round in flight is redone).
+class GradientAccumulator : public Resource {
  public:
   virtual const std::string& name() const = 0;
   virtual int64_t num_accumulated() const = 0;
@@ -96,6 +99,17 @@ class AccumulatorCore : public GradientAccumulator,
   int64_t global_step() const { return Counts().global_step; }
   int64_t num_stale_dropped() const { return Counts().stale_dropped; }
   int64_t num_duplicates_dropped() const { return Counts().duplicates_dropped; }
+
+  // Kind() and its counters, as /metrics shows them
+  // (tfd_<kind>_gradients{<kind>="name"}, tfd_<kind>_global_step).
+  ResourceDescription Describe() const override {
+    const AccumulatorCounts c = Counts();
+    return {.kind = std::string(Kind()),
+            .gauges = {{"gradients", "Gradients accumulated since the last take.",
+                        static_cast<double>(c.accumulated)},
+                       {"global_step", "The global step gradients must be computed at or after.",
+                        static_cast<double>(c.global_step)}}};
+  }
 
   AccumulatorCounts Counts() const {
     MutexLock lock(mu_);
