@@ -12,12 +12,6 @@ void DivideBy(const Tensor& t, int64_t count) {
 
 }  // namespace
 
-Status AccumulatorWaitCancelled(const Status& why, const std::string& waiting_for) {
-  const Code code = why.ok() ? Code::kCancelled : why.code();
-  const std::string reason = why.message().empty() ? "cancelled" : why.message();
-  return Status(code, reason + " while " + waiting_for);
-}
-
 StatusOr<DenseSum> DenseSum::Start(const Tensor& g) {
   TFD_ASSIGN_OR_RETURN(Tensor copy, g.DeepCopy());
   return DenseSum{std::move(copy)};

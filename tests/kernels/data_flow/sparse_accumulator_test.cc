@@ -104,6 +104,12 @@ TEST_CASE("a sparse take drops stale gradients and a replica's second one") {
   REQUIRE(Apply(e, acc, 0, Ids({1}), Rows({100}, 1), {}, w0).ok());  // second: dropped
   CHECK(Acc(acc).num_accumulated() == 1);
   CHECK(Acc(acc).num_duplicates_dropped() == 1);
+  // What /metrics shows of it: its kind, the gradients in and its step.
+  const kernels::ResourceDescription d = Acc(acc).Describe();
+  CHECK(d.kind == "sparse_accumulator");
+  REQUIRE(d.gauges.size() == 2);
+  CHECK((d.gauges[0].name == "gradients" && d.gauges[0].value == 1));
+  CHECK((d.gauges[1].name == "global_step" && d.gauges[1].value == 0));
   REQUIRE(Take(e, acc, 1).ok());
   REQUIRE(Apply(e, acc, 0, Ids({2}), Rows({5}, 1), {}, w0).ok());  // step 0 < 1: stale
   CHECK(Acc(acc).num_stale_dropped() == 1);
