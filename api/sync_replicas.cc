@@ -1,6 +1,7 @@
 #include "api/sync_replicas.h"
 
 #include "api/train_signature.h"
+#include "common/gradients.h"
 
 namespace tfd::train {
 namespace {
@@ -12,6 +13,62 @@ using ops::AsOperation;
 Operation EnqueueTokens(const Scope& scope, const Output& queue, const Output& step, int count) {
   const Scope helpers = scope.WithOpName("").WithName(scope.op_name());
   return ops::QueueEnqueueMany(scope, queue, {ops::Fill(helpers, ops::Input({count}), step)});
+}
+
+// One variable's accumulator, the push of a replica's gradient into it,
+// the average the chief takes out and the op that sets its global step.
+struct Accumulation {
+  Operation push;
+  GradAndVar average;
+  Operation set_step;
+};
+
+// A dense gradient into a ConditionalAccumulator. The push is tagged with
+// the global step read beside the parameters at the start of this step: a
+// round that completes before the push makes it stale.
+Accumulation AccumulateDense(const Scope& beside, const GradAndVar& gv, const Variable& step,
+                             int replicas_to_aggregate) {
+  const Variable& var = gv.var;
+  const Output accum = ops::ConditionalAccumulator(beside.WithOpName("accumulator"), var.dtype(),
+                                                   var.ref().shape,
+                                                   var.name() + "/sync_accumulator");
+  return {ops::AccumulatorApplyGradient(beside.WithOpName("push"), accum, step, gv.grad),
+          {ops::AccumulatorTakeGradient(beside.WithOpName("average"), accum,
+                                        replicas_to_aggregate, var.dtype()),
+           var},
+          ops::AccumulatorSetGlobalStep(beside.WithOpName("set_global_step"), accum, step)};
+}
+
+// A sparse gradient into a SparseConditionalAccumulator, rows and indices
+// as they are: the push carries the rows the replica touched, never the
+// table, and the chief applies the averaged rows with the optimizer's
+// sparse update. The casts run beside the accumulator, so the indices
+// cross as the replica made them.
+Accumulation AccumulateSparse(const Scope& beside, const GradAndVar& gv, const Variable& step,
+                              int replicas_to_aggregate) {
+  const Variable& var = gv.var;
+  const Scope helpers = beside.WithOpName("");
+  const std::vector<Output> made = beside.WithOpName("accumulator")
+                                       .AddOp("SparseConditionalAccumulator", {},
+                                              {{"dtype", var.dtype()},
+                                               {"shape", var.ref().shape},
+                                               {"shared_name",
+                                                var.name() + "/sync_sparse_accumulator"}});
+  const Output accum = made.empty() ? Output() : made[0];
+  const Operation push = beside.WithOpName("push").AddOperation(
+      "SparseAccumulatorApplyGradient",
+      {accum, ops::AsOutput(helpers, step), ops::Cast(helpers, gv.sparse.indices, DType::kInt64),
+       gv.sparse.values, ops::Cast(helpers, gv.sparse.dense_shape, DType::kInt64)},
+      {{"dtype", var.dtype()}, {"has_known_shape", true}});
+  // The variable's shape, so the rows taken are shape-checked downstream.
+  const std::vector<Output> taken = beside.WithOpName("average").AddOp(
+      "SparseAccumulatorTakeGradient",
+      {accum, ops::AsOutput(helpers, replicas_to_aggregate, DType::kInt32)},
+      {{"dtype", var.dtype()}, {"shape", var.ref().shape}});
+  GradAndVar average{Output(), var};
+  if (taken.size() == 3) average.sparse = IndexedSlices{taken[1], taken[0], taken[2]};
+  return {push, average,
+          ops::AccumulatorSetGlobalStep(beside.WithOpName("set_global_step"), accum, step)};
 }
 
 }  // namespace
@@ -54,23 +111,14 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
   std::vector<GradAndVar> averaged;
   for (const GradAndVar& gv : *grads) {
     if (!gv.has_gradient()) continue;
-    const Variable& var = gv.var;
-    const Scope beside = sync.WithName(var.name()).ColocatedWith(var.ref());
-    // TODO(perf): a sparse gradient is densified before it is pushed; a
-    // SparseConditionalAccumulator would keep the push as small as the rows.
-    const Output grad = gv.sparse.valid() ? Densify(beside, gv.sparse) : gv.grad;
-    const Output accum = ops::ConditionalAccumulator(
-        beside.WithOpName("accumulator"), var.dtype(), var.ref().shape,
-        var.name() + "/sync_accumulator");
-    // Tagged with the global step read beside the parameters at the start
-    // of this step: a round that completes before the push makes it stale.
-    pushes.push_back(
-        ops::AccumulatorApplyGradient(beside.WithOpName("push"), accum, global_step, grad));
-    averaged.push_back({ops::AccumulatorTakeGradient(beside.WithOpName("average"), accum,
-                                                     options_.replicas_to_aggregate, var.dtype()),
-                        var});
-    set_steps.push_back(ops::AccumulatorSetGlobalStep(beside.WithOpName("set_global_step"), accum,
-                                                      global_step));
+    const Scope beside = sync.WithName(gv.var.name()).ColocatedWith(gv.var.ref());
+    const Accumulation a =
+        gv.sparse.valid()
+            ? AccumulateSparse(beside, gv, global_step, options_.replicas_to_aggregate)
+            : AccumulateDense(beside, gv, global_step, options_.replicas_to_aggregate);
+    pushes.push_back(a.push);
+    averaged.push_back(a.average);
+    set_steps.push_back(a.set_step);
   }
 
   // Every replica but the chief: push, then wait for a token, which comes

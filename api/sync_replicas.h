@@ -2,7 +2,10 @@
 // every update of the parameters averages the gradients of N replicas.
 //
 // Each trainable variable gets a gradient accumulator beside it (on its ps
-// task). A replica's step pushes its gradients, tagged with the global step
+// task): a ConditionalAccumulator, or for a variable read only through
+// gathers (a sparse gradient) a SparseConditionalAccumulator, so that a
+// replica pushes the rows it touched and the chief applies the averaged rows
+// with the optimizer's sparse update, never a whole table. A replica's step pushes its gradients, tagged with the global step
 // it read with the parameters, and then parks on a token queue. The chief's
 // step (signature::kChiefStep, run instead) pushes its own gradients, takes
 // N gradients from each accumulator — waiting until N have arrived —

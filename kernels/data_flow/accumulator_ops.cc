@@ -28,14 +28,6 @@ StatusOr<std::shared_ptr<ConditionalAccumulator>> AccumulatorInput(const OpKerne
   return acc;
 }
 
-// The scalar input `i`, of integer type T.
-template <typename T>
-StatusOr<T> ScalarInput(const OpKernelContext& ctx, int i, const char* what) {
-  const Tensor& t = ctx.input(i);
-  if (t.rank() != 0) return errors::InvalidArgument(what, " must be a scalar but is ", t.Describe());
-  return t.scalar<T>();
-}
-
 class ConditionalAccumulatorOp : public OpKernel {
  public:
   explicit ConditionalAccumulatorOp(OpKernelConstruction& c) : OpKernel(c) {
@@ -141,12 +133,13 @@ class TakeGradientOp : public AsyncOpKernel {
   PartialShape shape_;
 };
 
+// Of either kind, dense or sparse.
 class NumAccumulatedOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   bool is_cheap() const override { return true; }
   void Compute(OpKernelContext& ctx) override {
-    auto acc = AccumulatorInput(ctx, DType::kInvalid);
+    auto acc = ctx.input_ref<GradientAccumulator>(0);
     TFD_OP_REQUIRES_OK(ctx, acc.status());
     Tensor* out;
     TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape(), &out));
@@ -154,12 +147,13 @@ class NumAccumulatedOp : public OpKernel {
   }
 };
 
+// Of either kind, dense or sparse.
 class SetGlobalStepOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   bool is_cheap() const override { return true; }
   void Compute(OpKernelContext& ctx) override {
-    auto acc = AccumulatorInput(ctx, DType::kInvalid);
+    auto acc = ctx.input_ref<GradientAccumulator>(0);
     TFD_OP_REQUIRES_OK(ctx, acc.status());
     auto step = ScalarInput<int64_t>(ctx, 1, "new_global_step");
     TFD_OP_REQUIRES_OK(ctx, step.status());
@@ -245,14 +239,16 @@ Status RegisterAccumulatorOps(OpRegistry& r) {
           .Input("handle: Ref(string)")
           .Output("num_accumulated: int32")
           .SetIsStateful()
-          .Doc("The number of gradients accumulated since the last take. Shape: []."),
+          .Doc("The number of gradients accumulated since the last take, by a "
+               "ConditionalAccumulator or a SparseConditionalAccumulator. Shape: []."),
       shape_fns::Scalar));
   TFD_RETURN_IF_ERROR(r.Add<SetGlobalStepOp>(
       OpDefBuilder("AccumulatorSetGlobalStep")
           .Input("handle: Ref(string)")
           .Input("new_global_step: int64")
           .SetIsStateful()
-          .Doc("Sets the accumulator's global step (the chief, after restoring a checkpoint); "
+          .Doc("Sets the global step of a ConditionalAccumulator or a "
+               "SparseConditionalAccumulator (the chief, after restoring a checkpoint); "
                "gradients already accumulated at a lower local step are discarded. Shape: no "
                "outputs; new_global_step must be a scalar."),
       SetGlobalStepShape));

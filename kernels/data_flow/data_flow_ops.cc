@@ -9,6 +9,7 @@ namespace tfd::kernels {
 Status RegisterDataFlowOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(data_flow::RegisterQueueOps(registry));
   TFD_RETURN_IF_ERROR(data_flow::RegisterAccumulatorOps(registry));
+  TFD_RETURN_IF_ERROR(data_flow::RegisterSparseAccumulatorOps(registry));
   return OkStatus();
 }
 

@@ -339,6 +339,18 @@ TEST_CASE("synchronous replicas train a variable whose gradient is sparse") {
   ops::GlobalVariablesInitializer(root);
   INFO(root.status().ToString());
   REQUIRE(root.ok());
+  // w's gradient is summed as rows, never as a table: a sparse accumulator,
+  // no dense one for w, and nothing densified on the way.
+  std::vector<std::string> accumulators;
+  for (int id = 0; id < root.num_nodes(); ++id) {
+    const NodeDef& node = root.node(id);
+    INFO(node.name << " is " << node.op);
+    CHECK(node.op != "UnsortedSegmentSum");
+    if (node.op.ends_with("ConditionalAccumulator")) {
+      accumulators.push_back(node.op + " " + node.name);
+    }
+  }
+  CHECK(accumulators == std::vector<std::string>{"SparseConditionalAccumulator sync/w/accumulator"});
   auto session = env.Session(root);
   REQUIRE(session->Run({}, {}, {"init"}).ok());
   REQUIRE(session->Run({}, {}, {train::signature::kChiefInit}).ok());
@@ -362,6 +374,72 @@ TEST_CASE("synchronous replicas train a variable whose gradient is sparse") {
   for (int64_t i = 0; i < kRows * kWidth; ++i) {
     INFO("element " << i);
     CHECK(std::abs(got[i] - vars[0][i]) <= 1e-5 * std::max(1.0, std::abs(vars[0][i])));
+  }
+}
+
+// d(loss)/d(w) of batch t, dense, at the parameters `w`.
+Table DenseGrad(const Table& w, int t) {
+  const std::vector<int32_t> ids = BatchIds(t);
+  const std::vector<double> targets = BatchTargets(t);
+  Table grad(kRows * kWidth, 0.0);
+  for (int i = 0; i < kBatch; ++i) {
+    for (int k = 0; k < kWidth; ++k) {
+      grad[ids[i] * kWidth + k] += 2 * (w[ids[i] * kWidth + k] - targets[i * kWidth + k]);
+    }
+  }
+  return grad;
+}
+
+TEST_CASE("synchronous replicas average two replicas' sparse gradients as the dense step would") {
+  const Reference sgd = References()[0];
+  REQUIRE(sgd.name == "GradientDescent");
+  ApiEnv env;
+  const Scope root = env.Root();
+  Variable step = ops::GlobalStep(root);
+  Variable w(root.WithOpName("w"), {kRows, kWidth}, DType::kFloat32,
+             Initializer::RandomNormal(0.5, 13));
+  const Output ids = ops::Placeholder(root.WithOpName("ids"), DType::kInt32);
+  const Output targets = ops::Placeholder(root.WithOpName("targets"), DType::kFloat32);
+  const Output err = ops::Sub(root, ops::Gather(root, w.value(), ids), targets);
+  const std::unique_ptr<train::Optimizer> opt = sgd.make();
+  train::SyncReplicas sync(*opt, {.replicas_to_aggregate = 2, .total_replicas = 2});
+  sync.Minimize(root.WithOpName("train"), ops::Sum(root, ops::Square(root, err), {0, 1}), step);
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {"init"}).ok());
+  REQUIRE(session->Run({}, {}, {train::signature::kChiefInit}).ok());
+  auto w0 = session->Run({}, {"w/read"}, {});
+  REQUIRE(w0.ok());
+  Table want = Values(w0->fetches[0]);
+  const auto feeds = [](int t) {
+    const std::vector<double> tv = BatchTargets(t);
+    return LocalSession::Feeds{{"ids", I32(BatchIds(t))},
+                 {"targets", Tensor::FromVector<float>(std::vector<float>(tv.begin(), tv.end()),
+                                                       TensorShape{kBatch, kWidth})}};
+  };
+  for (int round = 0; round < 5; ++round) {
+    // One replica pushes batch 2r (its push alone: its token would come
+    // only after the round), the chief pushes batch 2r + 1 and applies.
+    const Status pushed = session->Run(feeds(2 * round), {}, {"sync/w/push"}).status();
+    INFO("round " << round << ": " << pushed.ToString());
+    REQUIRE(pushed.ok());
+    const Status s =
+        session->Run(feeds(2 * round + 1), {}, {train::signature::kChiefStep}).status();
+    INFO("round " << round << ": " << s.ToString());
+    REQUIRE(s.ok());
+    const Table a = DenseGrad(want, 2 * round), b = DenseGrad(want, 2 * round + 1);
+    // The dense average: a row only one replica touched is halved too.
+    for (int64_t i = 0; i < kRows * kWidth; ++i) sgd.rule({&want[i]}, (a[i] + b[i]) / 2, round + 1);
+  }
+  auto w1 = session->Run({}, {"w/read", "global_step/read"}, {});
+  REQUIRE(w1.ok());
+  CHECK(w1->fetches[1].scalar<int64_t>() == 5);
+  const std::vector<double> got = Values(w1->fetches[0]);
+  for (int64_t i = 0; i < kRows * kWidth; ++i) {
+    INFO("element " << i);
+    CHECK(std::abs(got[i] - want[i]) <= 1e-5 * std::max(1.0, std::abs(want[i])));
   }
 }
 
