@@ -99,17 +99,18 @@ def main():
         return
     if not args.target:
         parser.error("--target (this worker's task) or --write-graph is needed")
-    began = time.monotonic()
     with tfd.train.MonitoredTrainingSession(args.target, is_chief=args.worker == 0,
                                             timeout=60) as training:
+        began = time.monotonic()  # from the first step, as tfctl train's rate
         while not training.should_stop():
             training.run("train")
-    seconds = time.monotonic() - began
+        seconds = time.monotonic() - began
     # The test set with the trained weights, in a session of its own.
     with tfd.Session(args.target, timeout=60) as sess:
         accuracy = float(sess.run("eval/accuracy:0"))
+    steps = training.result["local_steps"]
     print(json.dumps(dict(worker=args.worker, accuracy=accuracy, seconds=round(seconds, 3),
-                          **training.result)))
+                          steps_per_second=round(steps / seconds, 1), **training.result)))
 
 
 if __name__ == "__main__":

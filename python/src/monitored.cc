@@ -31,9 +31,12 @@ StatusOr<int64_t> StepOf(const std::vector<TaskCheckpoints>& tasks, const char* 
   return errors::NotFound("no task ", done, " a checkpoint");
 }
 
-// The Python side of a step: the callbacks of monitored.h, with the GIL
-// taken on the loop's thread. A Python exception is kept for the caller
-// and ends the loop as a CANCELLED step.
+// The Python side of a step: the fetches and targets of the user's run()
+// (names, set before each step; their values kept for the caller, owned),
+// and the Python hooks' callbacks of monitored.h, called with the GIL taken
+// on the loop's thread (not at all when None: no Python hook, no GIL per
+// step). A Python exception is kept for the caller and ends the loop as a
+// CANCELLED step.
 class PythonHook : public SessionHook {
  public:
   PythonHook(py::object before_run, py::object after_run)
@@ -45,7 +48,18 @@ class PythonHook : public SessionHook {
     after_run_ = py::object();
   }
 
+  void SetStep(std::vector<std::string> fetches, std::vector<std::string> targets) {
+    fetches_ = std::move(fetches);
+    targets_ = std::move(targets);
+    values_.clear();
+  }
+  std::vector<Tensor> TakeValues() { return std::exchange(values_, {}); }
+
   Status BeforeRun(TrainingSession& session, StepArgs& args) override {
+    user_indices_.clear();
+    for (const std::string& name : fetches_) user_indices_.push_back(args.AddFetch(name));
+    for (const std::string& name : targets_) args.AddTarget(name);
+    if (before_run_.is_none()) return OkStatus();
     py::gil_scoped_acquire gil;
     try {
       const py::object asked = before_run_();
@@ -63,6 +77,10 @@ class PythonHook : public SessionHook {
   }
 
   Status AfterRun(TrainingSession& session, const StepValues& values) override {
+    values_.clear();
+    for (int i : user_indices_) values_.push_back(values.fetches[i]);
+    TFD_RETURN_IF_ERROR(OwnTensors(values_));
+    if (after_run_.is_none()) return OkStatus();
     std::vector<Tensor> mine;
     for (int i : indices_) mine.push_back(values.fetches[i]);
     TFD_RETURN_IF_ERROR(OwnTensors(mine));
@@ -93,7 +111,10 @@ class PythonHook : public SessionHook {
   }
 
   py::object before_run_, after_run_;
-  std::vector<int> indices_;  // in StepValues::fetches, of before_run's names
+  std::vector<std::string> fetches_, targets_;  // the user's, of this step
+  std::vector<int> user_indices_;  // in StepValues::fetches, of fetches_
+  std::vector<Tensor> values_;     // of fetches_, after the step
+  std::vector<int> indices_;       // in StepValues::fetches, of before_run's names
   std::optional<py::error_already_set> error_;
 };
 
@@ -232,12 +253,18 @@ void MonitoredRunner::Throw(const Status& s) {
   ThrowIfError(s);
 }
 
-bool MonitoredRunner::Step() {
-  if (ended_) return false;
+py::object MonitoredRunner::Step(std::vector<std::string> fetches,
+                                 std::vector<std::string> targets) {
+  if (ended_) return py::none();
   StatusOr<bool> stepped = false;
+  std::vector<Tensor> values;
   {
     py::gil_scoped_release release;
-    thread_.Call([&](kj::AsyncIoContext&) { stepped = loop_->session().RunStep(); });
+    thread_.Call([&](kj::AsyncIoContext&) {
+      loop_->python().SetStep(std::move(fetches), std::move(targets));
+      stepped = loop_->session().RunStep();
+      values = loop_->python().TakeValues();
+    });
   }
   if (!stepped.ok()) {
     // The loop is over: close it (the hooks' End hear the error), then raise.
@@ -249,7 +276,10 @@ bool MonitoredRunner::Step() {
     ended_ = true;
     Throw(failed);
   }
-  return *stepped;
+  if (!*stepped) return py::none();
+  py::list out;
+  for (Tensor& t : values) out.append(ValueOrThrow(TensorToNumpy(std::move(t))));
+  return out;
 }
 
 bool MonitoredRunner::stop_requested() {

@@ -4,15 +4,16 @@
 // stop at a step, save the chief's checkpoints and write TensorBoard
 // summaries as tfctl's do, and a lost or restarted task is recovered from
 // by the same code. What Python adds to a step (the user's fetches, the
-// Python hooks' SessionRunArgs) comes in through two callbacks the loop
-// calls around each step, on its own thread with the GIL taken:
+// Python hooks' SessionRunArgs) comes in through Step's names and two
+// callbacks the loop calls around each step, on its own thread with the GIL
+// taken (None, the default without Python hooks, calls nothing):
 //   before_run() -> (fetch names, target names, stop: bool)
 //   after_run([numpy array per fetch name]) -> stop: bool
 // An exception they raise ends the loop and is raised again from Step or
 // Close.
 //
 //   MonitoredRunner r(graph, options, before, after);  // connects, initializes
-//   while (r.Step()) {}
+//   while (!r.Step({"loss:0"}, {}).is_none()) {}
 //   py::object result = r.Close();
 //
 // Thread-safety: one Python thread at a time; Step and Close wait without
@@ -23,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <pybind11/pybind11.h>
 
@@ -54,8 +56,10 @@ class MonitoredRunner {
                   pybind11::object before_run, pybind11::object after_run);
   ~MonitoredRunner();
 
-  // Runs one step; false (running none) once the loop has ended.
-  bool Step();
+  // Runs one step with `fetches` and `targets` added to it, and returns
+  // the fetches' values (numpy arrays, in order); None (running no step)
+  // once the loop has ended.
+  pybind11::object Step(std::vector<std::string> fetches, std::vector<std::string> targets);
   // Ends the loop (the chief's final save, the last summaries), closes the
   // session and says how it went: a dict of local_steps, global_step,
   // stopped, recoveries, restored_steps, chief, checkpoints; None when a failed Step has

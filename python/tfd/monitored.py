@@ -221,12 +221,14 @@ class MonitoredTrainingSession:
         if summary_dir and save_summaries_steps and not options["summary_dir"]:
             options["summary_dir"] = str(summary_dir)
             options["summary_steps"] = int(save_summaries_steps)
-        self._plan, self._args, self._asked, self._result = None, None, [], None
+        self._args, self._asked, self._last = None, [], (None, None)
         self._closed, self.result = False, None
         for h in self._hooks:
             h.begin()
-        self._runner = _tfd.MonitoredRunner(self.graph._builder, options, self._before_run,
-                                            self._after_run)
+        # Without Python hooks, no callback (and no GIL) on the loop's thread.
+        self._runner = _tfd.MonitoredRunner(self.graph._builder, options,
+                                            self._before_run if self._hooks else None,
+                                            self._after_run if self._hooks else None)
         for h in self._hooks:
             h.after_create_session(self, None)
 
@@ -245,11 +247,14 @@ class MonitoredTrainingSession:
             raise RuntimeError("run() on a closed MonitoredTrainingSession")
         if self._runner.stop_requested():
             raise RuntimeError("run() called after should_stop() became True")
-        self._plan = session_lib._Fetches(self.graph, fetches)
+        immutable = isinstance(fetches, (str, framework.Tensor, framework.Operation))
+        if not (immutable and self._last[0] is fetches):  # a loop's "train" is planned once
+            self._last = (fetches, session_lib._Fetches(self.graph, fetches))
+        plan = self._last[1]
         self._args = SessionRunArgs(fetches)
-        self._result = None
-        ran = self._runner.step()
-        return self._result if ran else None
+        values = self._runner.step(plan.names,
+                                   [t for t in plan.targets if t != "train"])
+        return None if values is None else plan.rebuild(values)
 
     def run_step_fn(self, step_fn):
         return step_fn(self)
@@ -280,7 +285,7 @@ class MonitoredTrainingSession:
     # The loop's callbacks (python/src/monitored.h), on its thread with the GIL.
     def _before_run(self):
         self._context = SessionRunContext(self._args, self)
-        self._asked = [(None, self._plan)]
+        self._asked = []
         for h in self._hooks:
             args = h.before_run(self._context)
             plan = None
@@ -301,10 +306,7 @@ class MonitoredTrainingSession:
             if plan is not None:
                 mine = plan.rebuild(values[at:at + len(plan.names)])
                 at += len(plan.names)
-            if hook is None:
-                self._result = mine
-            else:
-                hook.after_run(self._context, SessionRunValues(mine, None, None))
+            hook.after_run(self._context, SessionRunValues(mine, None, None))
         return self._context.stop_requested
 
 
