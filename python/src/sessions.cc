@@ -152,6 +152,16 @@ void LoopThread::Loop() {
   auto io = kj::setupAsyncIo();
   for (;;) {
     std::function<void(kj::AsyncIoContext&)> job;
+    // A loop of steps sends the next job soon after the last one ended:
+    // look for it a little while before sleeping, sparing a wake-up.
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (std::chrono::steady_clock::now() < spin_until) {
+      {
+        MutexLock lock(mu_);
+        if (stop_ || !jobs_.empty()) break;
+      }
+      std::this_thread::yield();
+    }
     {
       MutexLock lock(mu_);
       lock.Wait(cv_, [this]() REQUIRES(mu_) { return stop_ || !jobs_.empty(); });
