@@ -14,6 +14,7 @@
 #include "python/src/convert.h"
 #include "python/src/errors.h"
 #include "python/src/graph_builder.h"
+#include "python/src/monitored.h"
 #include "python/src/registry.h"
 #include "python/src/sessions.h"
 #include "tfd_version.h"
@@ -88,6 +89,31 @@ void BindSessions(py::module_& m) {
       .def("restore_checkpoint", &RemoteRunner::RestoreCheckpoint)
       .def("close", &RemoteRunner::Close)
       .def_property_readonly("task", &RemoteRunner::task);
+  py::class_<MonitoredRunner>(m, "MonitoredRunner")
+      .def(py::init([](const GraphBuilder& graph, py::dict o, py::object before_run,
+                       py::object after_run) {
+        MonitoredOptions options;
+        options.target = o["target"].cast<std::string>();
+        options.token_file = o["token_file"].cast<std::string>();
+        options.tls = TlsFiles{o["cert"].cast<std::string>(), o["key"].cast<std::string>(),
+                               o["ca"].cast<std::string>()};
+        options.timeout_s = o["timeout"].cast<double>();
+        options.step_timeout_s = o["step_timeout"].cast<double>();
+        options.init_timeout_s = o["init_timeout"].cast<double>();
+        if (!o["is_chief"].is_none()) options.chief = o["is_chief"].cast<bool>();
+        options.last_step = o["last_step"].cast<int64_t>();
+        options.checkpoint_steps = o["checkpoint_steps"].cast<int64_t>();
+        options.checkpoint_secs = o["checkpoint_secs"].cast<double>();
+        options.summary_dir = o["summary_dir"].cast<std::string>();
+        options.summary_steps = o["summary_steps"].cast<int64_t>();
+        options.max_recoveries = o["max_recoveries"].cast<int>();
+        return std::make_unique<MonitoredRunner>(graph, std::move(options), before_run,
+                                                 after_run);
+      }))
+      .def("step", &MonitoredRunner::Step)
+      .def("close", &MonitoredRunner::Close)
+      .def("stop_requested", &MonitoredRunner::stop_requested)
+      .def_property_readonly("task", &MonitoredRunner::task);
 }
 
 }  // namespace

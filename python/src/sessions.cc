@@ -19,12 +19,22 @@ namespace tfd::python {
 
 namespace py = pybind11;
 
-namespace {
-
 std::chrono::milliseconds Millis(double seconds) {
   if (seconds <= 0) return std::chrono::milliseconds(0);
   return std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
 }
+
+Status OwnTensors(std::vector<Tensor>& tensors) {
+  for (Tensor& t : tensors) {
+    if (!t.initialized()) continue;
+    TFD_ASSIGN_OR_RETURN(Tensor host, t.ToHost());
+    TFD_ASSIGN_OR_RETURN(t, host.DeepCopy());
+  }
+  return OkStatus();
+}
+
+namespace {
+
 
 // The nodes of `graph` from `first` on: what a session that has the rest
 // needs to catch up.
@@ -69,11 +79,7 @@ py::list ToNumpy(std::vector<Tensor> tensors) {
 // and the numpy array that takes the copy may live anywhere. This is the one
 // copy a remote fetch costs.
 StatusOr<Client::RunOutput> OwnedFetches(Client::RunOutput out) {
-  for (Tensor& t : out.fetches) {
-    if (!t.initialized()) continue;
-    TFD_ASSIGN_OR_RETURN(Tensor host, t.ToHost());
-    TFD_ASSIGN_OR_RETURN(t, host.DeepCopy());
-  }
+  TFD_RETURN_IF_ERROR(OwnTensors(out.fetches));
   return out;
 }
 
@@ -146,6 +152,16 @@ void LoopThread::Loop() {
   auto io = kj::setupAsyncIo();
   for (;;) {
     std::function<void(kj::AsyncIoContext&)> job;
+    // A loop of steps sends the next job soon after the last one ended:
+    // look for it a little while before sleeping, sparing a wake-up.
+    const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (std::chrono::steady_clock::now() < spin_until) {
+      {
+        MutexLock lock(mu_);
+        if (stop_ || !jobs_.empty()) break;
+      }
+      std::this_thread::yield();
+    }
     {
       MutexLock lock(mu_);
       lock.Wait(cv_, [this]() REQUIRES(mu_) { return stop_ || !jobs_.empty(); });
@@ -187,8 +203,9 @@ RemoteRunner::~RemoteRunner() {
   loop_.Call([this](kj::AsyncIoContext&) { client_.reset(); });
 }
 
-Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
-                             const std::string& token_file, TlsFiles tls) {
+StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const std::string& target,
+                                                const std::string& token_file, TlsFiles tls,
+                                                std::chrono::milliseconds timeout) {
   std::string path = token_file;
   if (path.empty()) {
     if (const char* env = std::getenv("TFD_AUTH_TOKEN_FILE")) path = env;
@@ -208,7 +225,12 @@ Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
   if (tls.enabled()) {
     TFD_ASSIGN_OR_RETURN(client_tls, Tls::Load(tls));
   }
-  TFD_ASSIGN_OR_RETURN(client_, Client::Connect(io, target, token, timeout_, client_tls));
+  return Client::Connect(io, target, token, timeout, client_tls);
+}
+
+Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
+                             const std::string& token_file, TlsFiles tls) {
+  TFD_ASSIGN_OR_RETURN(client_, ConnectClient(io, target, token_file, std::move(tls), timeout_));
   task_ = client_->task();
   return OkStatus();
 }

@@ -39,6 +39,22 @@ namespace tfd::python {
 
 using PyFeeds = std::vector<std::pair<std::string, pybind11::array>>;
 
+// Seconds as a deadline; 0 (or less): none given.
+std::chrono::milliseconds Millis(double seconds);
+
+// Makes each tensor own a host copy of its buffer: a fetch from a remote
+// task lives in a message of the network thread, and the numpy array that
+// takes it may live anywhere.
+Status OwnTensors(std::vector<Tensor>& tensors);
+
+// A client of the task at `target` ("host:port"), logging in with the token
+// in `token_file` ("" for none; else TFD_AUTH_TOKEN_FILE) and TLS from the
+// three files (all or none; else TFD_TLS_*); `timeout` bounds connecting
+// and each call but a step.
+StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const std::string& target,
+                                                const std::string& token_file, TlsFiles tls,
+                                                std::chrono::milliseconds timeout);
+
 class LocalRunner {
  public:
   // `io_dirs`: where Save, Restore and the readers may touch files.

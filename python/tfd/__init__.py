@@ -35,7 +35,7 @@ from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
                         trainable_variables, truncated_normal_initializer, variable_scope,
                         variables_initializer, zeros_initializer)
 from .session import InteractiveSession, Session, get_default_session
-from . import train
+from . import summary, train
 
 __version__ = _tfd.__version__
 

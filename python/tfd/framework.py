@@ -376,7 +376,7 @@ def _numpy_value(value, dtype):
         arr = np.asarray(value)
         if dtype.is_integer and arr.dtype.kind == "f" and not np.all(np.mod(arr, 1) == 0):
             raise TypeError("%r is not exactly a %s" % (value, dtype.name))
-        return np.ascontiguousarray(arr, dtype=dtype.as_numpy_dtype)
+        return np.asarray(arr, dtype=dtype.as_numpy_dtype, order="C")
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):
         arr = np.asarray(value)
     else:
@@ -388,7 +388,8 @@ def _numpy_value(value, dtype):
             arr = arr.astype(np.int32)
     if arr.dtype.kind in "SU":
         arr = arr.astype(object)
-    return np.ascontiguousarray(arr)
+    # Not np.ascontiguousarray, which makes a scalar a vector of one.
+    return np.asarray(arr, order="C")
 
 
 def constant(value, dtype=None, shape=None, name="Const"):
@@ -398,7 +399,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
     if shape is not None:
         want = _shape_arg(shape)
         if arr.size == 1:
-            arr = np.ascontiguousarray(np.broadcast_to(arr.reshape(()), want))
+            arr = np.asarray(np.broadcast_to(arr.reshape(()), want), order="C")
         else:
             arr = arr.reshape(want)
     d = dtypes.as_dtype(arr.dtype)

@@ -3,6 +3,9 @@ ClusterSpec. An optimizer here is the C++ one (api/optimizers.h): its update
 ops are the same kernels `tfctl train` runs, colocated with each variable.
 """
 from . import _tfd, framework, variables
+from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainingSession,  # noqa: F401
+                        SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues,
+                        StopAtStepHook, SummarySaverHook)
 
 
 class Optimizer:
@@ -34,13 +37,21 @@ class Optimizer:
         g = framework.get_default_graph()
         op = g._builder.apply_gradients(g._context(), name or "", self._kind, self._hyper, pairs,
                                         _step_name(global_step))
-        return g.get_operation_by_name(op)
+        return _train_op(g, op)
 
     def minimize(self, loss, global_step=None, var_list=None, name=None):
         g = loss.graph
         op = g._builder.minimize(g._context(), name or "", self._kind, self._hyper, loss._ref(),
                                  _step_name(global_step), _names(var_list))
-        return g.get_operation_by_name(op)
+        return _train_op(g, op)
+
+
+def _train_op(graph, name):
+    """The update op, remembered as TF's TRAIN_OP collection does: what
+    MonitoredTrainingSession runs as "train" when no op has that name."""
+    op = graph.get_operation_by_name(name)
+    graph.add_to_collection("train_op", op)
+    return op
 
 
 def _names(var_list):

@@ -121,3 +121,11 @@ def test_as_graph_def_lists_the_nodes_and_serializes():
     assert len(gd.SerializeToString()) > 0
     text = tfd.get_default_graph().as_graph_def(as_text=True).SerializeToString()
     assert b"Const" in text
+
+
+def test_a_python_scalar_is_a_scalar_constant():
+    assert tfd.constant(1).shape.as_list() == []
+    assert tfd.constant(2.5, tfd.float64).shape.as_list() == []
+    assert tfd.constant(0, shape=[]).shape.as_list() == []
+    x = tfd.placeholder(tfd.float32, [None, 10])
+    assert tfd.argmax(x, 1).shape.as_list() == [None]

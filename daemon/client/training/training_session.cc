@@ -70,12 +70,25 @@ Status TrainingSession::CallHooks(const std::function<Status(SessionHook&)>& cal
 }
 
 StatusOr<SessionResult> TrainingSession::Run() {
+  Status trained = Open();
+  if (trained.ok()) {
+    StatusOr<bool> stepped = true;
+    while (stepped.ok() && *stepped) stepped = RunStep();
+    trained = stepped.status();
+  }
+  return Close(std::move(trained));
+}
+
+Status TrainingSession::Open() {
   if (!Has(sig::kTrain)) {
     return errors::InvalidArgument("the graph has no '", sig::kTrain,
                                    "' op to run each step (see docs/training.md)");
   }
   result_ = SessionResult();
   steps_began_.reset();
+  created_ = false;
+  began_ = false;
+  started_ = false;
   result_.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
   // A sync chief runs its own step (which pushes, aggregates and hands out
   // tokens) instead of the replicas' one, and fetches its global step.
@@ -84,26 +97,34 @@ StatusOr<SessionResult> TrainingSession::Run() {
   global_step_ = sync_chief && Has(sig::kChiefGlobalStep) ? sig::kChiefGlobalStep : sig::kGlobalStep;
   if (!Has(global_step_.c_str())) global_step_.clear();
   TFD_RETURN_IF_ERROR(CallHooks([this](SessionHook& h) { return h.Begin(*this); }));
+  began_ = true;
 
   ForgetCallables();
-  Status trained = client_->CreateSession(graph_, options_.step_timeout);
-  const bool created = trained.ok();
-  if (created) trained = Start();
-  if (trained.ok()) {
-    trained = Loop();
-    if (result_.chief) {
-      // Parked sync replicas get a token carrying the final step, and stop.
-      Status released = RunIfPresent(sig::kRelease, "releasing the sync replicas");
-      if (trained.ok()) trained = released;
-    }
+  TFD_RETURN_IF_ERROR(client_->CreateSession(graph_, options_.step_timeout));
+  created_ = true;
+  TFD_RETURN_IF_ERROR(Start());
+  started_ = true;
+  return OkStatus();
+}
+
+StatusOr<SessionResult> TrainingSession::Close(Status trained) {
+  if (started_ && result_.chief) {
+    // Parked sync replicas get a token carrying the final step, and stop.
+    Status released = RunIfPresent(sig::kRelease, "releasing the sync replicas");
+    if (trained.ok()) trained = released;
   }
   // Each hook's End sees the first error, its predecessors' included, so
-  // that nothing is saved or evaluated after a failed final save.
+  // that nothing is saved or evaluated after a failed final save. A Begin
+  // that failed created no session: no End.
   for (SessionHook* hook : hooks_) {
+    if (!began_) break;
     Status ended = hook->End(*this, trained);
     if (trained.ok()) trained = ended;
   }
-  if (created) (void)client_->CloseSession();
+  if (created_) (void)client_->CloseSession();
+  created_ = false;
+  began_ = false;
+  started_ = false;
   if (!trained.ok()) return trained;
   return result_;
 }
@@ -131,14 +152,14 @@ void TrainingSession::ForgetCallables() {
   last_callable_ = nullptr;
 }
 
-Status TrainingSession::Loop() {
+StatusOr<bool> TrainingSession::RunStep() {
   StepArgs args;
   while (true) {
     args.Clear();
     if (!global_step_.empty()) args.AddFetch(global_step_);  // index 0
     args.AddTarget(step_op_);
     TFD_RETURN_IF_ERROR(CallHooks([&](SessionHook& h) { return h.BeforeRun(*this, args); }));
-    if (stop_requested()) return OkStatus();
+    if (stop_requested()) return false;
     auto callable = CallableFor(args);
     if (!steps_began_) steps_began_ = std::chrono::steady_clock::now();
     StatusOr<Client::RunOutput> ran = callable.ok() ? client_->RunCallable(*callable, {}, {})
@@ -146,18 +167,19 @@ Status TrainingSession::Loop() {
     if (!ran.ok()) {
       if (ran.status().code() == Code::kOutOfRange) {
         RequestStop("input exhausted");
-        return OkStatus();
+        return false;
       }
       Status failure =
           ran.status().WithContext("step " + std::to_string(result_.local_steps + 1));
       if (!StepRecoverable(ran.status())) return failure;
       TFD_RETURN_IF_ERROR(RecoverFrom(std::move(failure)));
-      continue;
+      continue;  // the same step again, on the new session
     }
     ++result_.local_steps;
     TFD_RETURN_IF_ERROR(AfterStep(*ran));
     const StepValues values{ran->fetches};
     TFD_RETURN_IF_ERROR(CallHooks([&](SessionHook& h) { return h.AfterRun(*this, values); }));
+    return true;
   }
 }
 

@@ -104,6 +104,19 @@ class TrainingSession {
   // no kTrain.
   StatusOr<SessionResult> Run();
 
+  // Run, a step at a time, for a caller that owns the loop (the Python
+  // package's MonitoredTrainingSession, whose user calls run() per step):
+  // Open does what Run does before the first step; each RunStep runs one
+  // step as Run does (recovering from a lost task and running the step
+  // again), and returns false, running none, once a hook or the input's
+  // end stopped the loop; Close(the first error, or OK) does what Run does
+  // after the last step and returns what Run returns. Run is exactly
+  //   Status s = Open(); while (s.ok() && RunStep() is true) {} return Close(s);
+  // Close must follow an Open, whatever it returned.
+  Status Open();
+  StatusOr<bool> RunStep();
+  StatusOr<SessionResult> Close(Status status);
+
   // For hooks.
   // The client in use: the one given, or the one a recovery connected.
   Client& client() { return *client_; }
@@ -149,7 +162,6 @@ class TrainingSession {
   Status StartSteps();
   Status Resume();
   Status RecoverWith(Status lost, const std::function<Status()>& redo);
-  Status Loop();
   Status AfterStep(const Client::RunOutput& out);
   StatusOr<Client::CallableHandle> CallableFor(const StepArgs& args);
   void ForgetCallables();
@@ -161,6 +173,9 @@ class TrainingSession {
   SessionOptions options_;
   std::vector<SessionHook*> hooks_;
   SessionResult result_;
+  bool began_ = false;    // the hooks' Begin ran: End runs at Close
+  bool created_ = false;  // a session is open on the master
+  bool started_ = false;  // it was prepared for steps: the chief releases replicas at Close
   std::string step_op_;      // kTrain, or a sync chief's kChiefStep
   std::string global_step_;  // the global step fetched each step; empty: none
   std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore

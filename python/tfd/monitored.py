@@ -1,0 +1,354 @@
+"""tf.train.MonitoredTrainingSession and its hooks, over the C++ training
+loop that `tfctl train` runs (daemon/client/training): the same session
+start (the chief initializes, the others wait), the same stop at a step,
+checkpoints, TensorBoard summaries and recovery from a lost or restarted
+task. Python hooks (SessionRunHook: begin, after_create_session,
+before_run, after_run, end) and the fetches of each run() join the loop's
+steps; StopAtStepHook, CheckpointSaverHook and SummarySaverHook configure
+its C++ hooks.
+
+    hooks = [tfd.train.StopAtStepHook(last_step=1000)]
+    with tfd.train.MonitoredTrainingSession("localhost:2222", hooks=hooks) as sess:
+        while not sess.should_stop():
+            sess.run(train_op)
+
+The graph speaks docs/training.md's names: MonitoredTrainingSession adds
+"train" (the optimizers' updates), "train/global_step" and "init" when the
+graph lacks them. Every step runs "train": run(fetches) adds fetches to it.
+"""
+import collections
+import logging
+import time
+
+from . import _tfd, dtypes, framework, session as session_lib, variables
+
+_log = logging.getLogger("tfd")
+
+
+class SessionRunArgs(collections.namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])):
+    """What a hook's before_run adds to the step: fetches in any structure
+    run() takes. feed_dict and options are not supported (None only)."""
+
+    def __new__(cls, fetches, feed_dict=None, options=None):
+        return super().__new__(cls, fetches, feed_dict, options)
+
+
+SessionRunValues = collections.namedtuple("SessionRunValues",
+                                          ["results", "options", "run_metadata"])
+
+
+class SessionRunContext:
+    """A step as a hook sees it: the run() arguments, and request_stop()."""
+
+    def __init__(self, original_args, session):
+        self.original_args = original_args
+        self.session = session
+        self._stop_requested = False
+
+    def request_stop(self):
+        self._stop_requested = True
+
+    @property
+    def stop_requested(self):
+        return self._stop_requested
+
+
+class SessionRunHook:
+    """TF's hook interface; each method does nothing unless overridden."""
+
+    def begin(self):
+        pass
+
+    def after_create_session(self, session, coord):
+        pass
+
+    def before_run(self, run_context):
+        return None
+
+    def after_run(self, run_context, run_values):
+        pass
+
+    def end(self, session):
+        pass
+
+
+class StopAtStepHook(SessionRunHook):
+    """Stops at global step `last_step`, or after `num_steps` more: after
+    the step that reaches it, so should_stop() says so at once. The loop's
+    own StopAtStepHook (C++) is given last_step as well: a run that starts
+    there runs no step."""
+
+    def __init__(self, num_steps=None, last_step=None):
+        if (num_steps is None) == (last_step is None):
+            raise ValueError("StopAtStepHook takes one of num_steps and last_step")
+        self.num_steps, self.last_step = num_steps, last_step
+        self._stop_at = last_step
+
+    def before_run(self, run_context):
+        return SessionRunArgs(_GLOBAL_STEP)
+
+    def after_run(self, run_context, run_values):
+        step = int(run_values.results)
+        if self._stop_at is None:  # the first step's: it ran one of num_steps
+            self._stop_at = step - 1 + self.num_steps
+        if step >= self._stop_at:
+            run_context.request_stop()
+
+
+class CheckpointSaverHook(SessionRunHook):
+    """The chief saves a checkpoint of the cluster every save_steps global
+    steps or save_secs seconds, and at the end (the C++ loop's
+    CheckpointSaverHook). Each task writes its own variables into its own
+    --checkpoint-dir; `checkpoint_dir` is only TF's argument, kept."""
+
+    def __init__(self, checkpoint_dir=None, save_secs=None, save_steps=None, saver=None,
+                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None):
+        if (save_secs is None) == (save_steps is None):
+            raise ValueError("CheckpointSaverHook takes one of save_secs and save_steps")
+        self.save_secs, self.save_steps = save_secs, save_steps
+
+
+class SummarySaverHook(SessionRunHook):
+    """Every summaries/TAG scalar of the graph (tfd.summary.scalar) and
+    global_step/sec, written to a TensorBoard event file in `output_dir`
+    every save_steps steps and after the last (the C++ SummaryHook, as
+    `tfctl train --logdir` writes them)."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if output_dir is None:
+            raise ValueError("SummarySaverHook needs output_dir")
+        if save_secs is not None:
+            raise ValueError("SummarySaverHook takes save_steps here, not save_secs")
+        self.save_steps, self.output_dir = save_steps or 100, str(output_dir)
+
+
+class LoggingTensorHook(SessionRunHook):
+    """Logs the values of `tensors` (a list of tensors or names, or a dict
+    of tag: tensor) every `every_n_iter` steps or `every_n_secs` seconds, at
+    INFO on the "tfd" logger, as "tag = value, ...", or as formatter(dict)."""
+
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False,
+                 formatter=None):
+        if not at_end and (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError("LoggingTensorHook takes one of every_n_iter and every_n_secs")
+        if not isinstance(tensors, dict):
+            tensors = {_name_of(t): t for t in tensors}
+        self._tensors, self._formatter = tensors, formatter
+        self._every_n_iter, self._every_n_secs, self._at_end = every_n_iter, every_n_secs, at_end
+        self._iter, self._last_time, self._last_values = 0, None, None
+
+    def _due(self):
+        if self._every_n_iter is not None:
+            return self._iter % self._every_n_iter == 0
+        if self._every_n_secs is not None:
+            return self._last_time is None or time.time() - self._last_time >= self._every_n_secs
+        return False
+
+    def before_run(self, run_context):
+        self._should_log = self._due()
+        if self._should_log or self._at_end:
+            return SessionRunArgs(self._tensors)
+        return None
+
+    def after_run(self, run_context, run_values):
+        if run_values.results is not None:
+            self._last_values = run_values.results
+        if self._should_log:
+            self._log(run_values.results)
+            self._last_time = time.time()
+        self._iter += 1
+
+    def end(self, session):
+        if self._at_end and self._last_values is not None:
+            self._log(self._last_values)
+
+    def _log(self, values):
+        if self._formatter is not None:
+            _log.info("%s", self._formatter(values))
+        else:
+            _log.info("%s", ", ".join("%s = %s" % (k, values[k]) for k in self._tensors))
+
+
+def _name_of(t):
+    return t if isinstance(t, str) else framework._as_graph_element(t).name
+
+
+_GLOBAL_STEP = "train/global_step:0"
+
+
+class MonitoredTrainingSession:
+    """TF's MonitoredTrainingSession on a tfd cluster: `master` is the
+    task ("host:port", or "grpc://host:port") whose master runs this
+    worker's steps. Made, it has connected, waited for the cluster and
+    initialized (the chief) or waited for the initialization (the others).
+
+    is_chief: None (the default) lets the loop decide by TF's rule (chief:0,
+    else worker:0); True or False says it. chief_only_hooks are added when
+    is_chief is True. checkpoint_dir turns on the chief's checkpoints (every
+    save_checkpoint_steps steps, else every save_checkpoint_secs; each task
+    saves into its own --checkpoint-dir) and, unless summary_dir says
+    elsewhere, TensorBoard summaries every save_summaries_steps.
+
+    run(fetches) runs one step ("train" with `fetches`) and returns their
+    values; when the loop has ended before the step (a hook's stop, the
+    input's end) it runs none, returns None, and should_stop() is True. A
+    step failing because a task died or restarted is recovered from inside
+    run(), as `tfctl train` does: the step runs again on a new session.
+    """
+
+    def __init__(self, master="", is_chief=None, checkpoint_dir=None, scaffold=None, hooks=None,
+                 chief_only_hooks=None, save_checkpoint_secs=600, save_summaries_steps=100,
+                 save_summaries_secs=None, config=None, stop_grace_period_secs=120,
+                 log_step_count_steps=100, max_wait_secs=7200, save_checkpoint_steps=None,
+                 summary_dir=None, token_file="", tls=None, timeout=30.0, step_timeout=60.0,
+                 max_recoveries=10, graph=None):
+        target = master[len("grpc://"):] if master.startswith("grpc://") else master
+        if not target:
+            raise ValueError("MonitoredTrainingSession needs master='host:port', a task of a tfd "
+                             "cluster (an in-process training loop is not there yet)")
+        self.graph = graph or framework.get_default_graph()
+        _prepare_graph(self.graph)
+        self._hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
+        options = _options(self._hooks, target, token_file, tls, timeout, step_timeout,
+                           max_wait_secs, is_chief, max_recoveries)
+        if checkpoint_dir and not any(isinstance(h, CheckpointSaverHook) for h in self._hooks):
+            if save_checkpoint_steps:
+                options["checkpoint_steps"] = int(save_checkpoint_steps)
+            elif save_checkpoint_secs:
+                options["checkpoint_secs"] = float(save_checkpoint_secs)
+        summary_dir = summary_dir or checkpoint_dir
+        if summary_dir and save_summaries_steps and not options["summary_dir"]:
+            options["summary_dir"] = str(summary_dir)
+            options["summary_steps"] = int(save_summaries_steps)
+        self._args, self._asked, self._last = None, [], (None, None)
+        self._closed, self.result = False, None
+        for h in self._hooks:
+            h.begin()
+        # Without Python hooks, no callback (and no GIL) on the loop's thread.
+        self._runner = _tfd.MonitoredRunner(self.graph._builder, options,
+                                            self._before_run if self._hooks else None,
+                                            self._after_run if self._hooks else None)
+        for h in self._hooks:
+            h.after_create_session(self, None)
+
+    @property
+    def task(self):
+        return self._runner.task
+
+    def should_stop(self):
+        return self._closed or self._runner.stop_requested()
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        if feed_dict:
+            raise ValueError("MonitoredTrainingSession.run takes no feed_dict yet: read the input "
+                             "in the graph (tfd.raw_ops.idx_dataset, queues)")
+        if self._closed:
+            raise RuntimeError("run() on a closed MonitoredTrainingSession")
+        if self._runner.stop_requested():
+            raise RuntimeError("run() called after should_stop() became True")
+        immutable = isinstance(fetches, (str, framework.Tensor, framework.Operation))
+        if not (immutable and self._last[0] is fetches):  # a loop's "train" is planned once
+            self._last = (fetches, session_lib._Fetches(self.graph, fetches))
+        plan = self._last[1]
+        self._args = SessionRunArgs(fetches)
+        values = self._runner.step(plan.names,
+                                   [t for t in plan.targets if t != "train"])
+        return None if values is None else plan.rebuild(values)
+
+    def run_step_fn(self, step_fn):
+        return step_fn(self)
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.result = self._runner.close()  # None when a failed step closed it
+        finally:
+            for h in self._hooks:
+                h.end(None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            self.close()
+        else:
+            try:
+                self.close()
+            except Exception:  # the first error is the one to see
+                pass
+        return False
+
+    # The loop's callbacks (python/src/monitored.h), on its thread with the GIL.
+    def _before_run(self):
+        self._context = SessionRunContext(self._args, self)
+        self._asked = []
+        for h in self._hooks:
+            args = h.before_run(self._context)
+            plan = None
+            if args is not None and args.fetches is not None:
+                plan = session_lib._Fetches(self.graph, args.fetches)
+            self._asked.append((h, plan))
+        names, targets = [], []
+        for _, plan in self._asked:
+            if plan is not None:
+                names += plan.names
+                targets += [t for t in plan.targets if t != "train" and t not in targets]
+        return names, targets, self._context.stop_requested
+
+    def _after_run(self, values):
+        at = 0
+        for hook, plan in self._asked:
+            mine = None
+            if plan is not None:
+                mine = plan.rebuild(values[at:at + len(plan.names)])
+                at += len(plan.names)
+            hook.after_run(self._context, SessionRunValues(mine, None, None))
+        return self._context.stop_requested
+
+
+def _options(hooks, target, token_file, tls, timeout, step_timeout, max_wait_secs, is_chief,
+             max_recoveries):
+    cert, key, ca = session_lib._tls_files(tls)
+    o = dict(target=target, token_file=token_file or "", cert=cert, key=key, ca=ca,
+             timeout=float(timeout), step_timeout=float(step_timeout),
+             init_timeout=float(min(max_wait_secs, 7200)), is_chief=is_chief, last_step=0,
+             checkpoint_steps=0, checkpoint_secs=0.0, summary_dir="", summary_steps=100,
+             max_recoveries=int(max_recoveries))
+    for h in hooks:
+        if isinstance(h, StopAtStepHook) and h.last_step is not None:
+            o["last_step"] = min(o["last_step"] or h.last_step, int(h.last_step))
+        elif isinstance(h, CheckpointSaverHook):
+            o["checkpoint_steps"] = int(h.save_steps or 0)
+            o["checkpoint_secs"] = float(h.save_secs or 0)
+        elif isinstance(h, SummarySaverHook):
+            o["summary_dir"], o["summary_steps"] = h.output_dir, int(h.save_steps)
+    return o
+
+
+def _prepare_graph(graph):
+    """Gives the graph the names the C++ loop drives (docs/training.md) when
+    it lacks them: "train" (every optimizer update made so far), the global
+    step after it, and "init"."""
+    from . import math_ops, train
+    have = {op.name for op in graph.get_operations()}
+    with graph.as_default(), graph.name_scope(None):
+        if "train" not in have:
+            updates = graph.get_collection("train_op")
+            if not updates:
+                raise ValueError("the graph has no train op: make one with an optimizer's "
+                                 "minimize or apply_gradients, or name your update 'train'")
+            math_ops.group(*updates, name="train")
+        # The global step after the step: the update that increments it
+        # returns it (minimize(..., global_step=...)).
+        after = [op.outputs[0] for op in [graph.get_operation_by_name("train")]
+                 + graph.get_collection("train_op")
+                 if op.outputs and op.outputs[0].dtype == dtypes.int64]
+        if after and "train/global_step" not in have:
+            with graph.name_scope("train/"):
+                math_ops.identity(after[0], name="global_step")
+        if "init" not in have:
+            variables.global_variables_initializer(name="init")

@@ -1,0 +1,133 @@
+"""tfd.train.MonitoredTrainingSession against real daemons: the C++ loop's
+stop, checkpoints, summaries and recovery, with Python hooks around its
+steps."""
+import logging
+
+import numpy as np
+import pytest
+
+import tfd
+
+
+def build_model(cluster):
+    """w -> 3 by SGD, variables on the ps; loss as a summary."""
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(np.zeros(2, np.float32), name="w")
+        loss = tfd.reduce_sum(tfd.square(w - 3.0), name="loss")
+        tfd.summary.scalar("loss", loss)
+        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+    return w, loss
+
+
+class Recorder(tfd.train.SessionRunHook):
+    """Every call, and the loss it asked for after each step."""
+
+    def __init__(self, loss):
+        self.loss, self.calls, self.losses = loss, [], []
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def after_create_session(self, session, coord):
+        self.calls.append("after_create_session")
+
+    def before_run(self, run_context):
+        self.calls.append("before_run")
+        return tfd.train.SessionRunArgs({"loss": self.loss})
+
+    def after_run(self, run_context, run_values):
+        self.calls.append("after_run")
+        self.losses.append(float(run_values.results["loss"]))
+
+    def end(self, session):
+        self.calls.append("end")
+
+
+def test_steps_until_the_last_step_with_python_hooks(cluster_factory, caplog):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    w, loss = build_model(cluster)
+    recorder = Recorder(loss)
+    logged = tfd.train.LoggingTensorHook({"the_loss": loss}, every_n_iter=2)
+    hooks = [tfd.train.StopAtStepHook(last_step=5), recorder, logged]
+    steps = []
+    with caplog.at_level(logging.INFO, logger="tfd"):
+        with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), hooks=hooks,
+                                                timeout=60) as sess:
+            while not sess.should_stop():
+                steps.append(sess.run({"step": "train/global_step:0"}))
+        result = sess.result
+    assert [int(s["step"]) for s in steps] == [1, 2, 3, 4, 5]
+    # 3 - 3 * 0.8^k after k steps of SGD at 0.1 on (w - 3)^2, on the ps.
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as plain:
+        np.testing.assert_allclose(plain.run(w), [3 - 3 * 0.8 ** 5] * 2, rtol=1e-5)
+    assert recorder.calls[:2] == ["begin", "after_create_session"]
+    assert recorder.calls[-1] == "end"
+    assert recorder.calls.count("after_run") == 5
+    assert recorder.losses == sorted(recorder.losses, reverse=True)
+    assert result["global_step"] == 5 and result["local_steps"] == 5
+    assert len([r for r in caplog.records if "the_loss = " in r.getMessage()]) == 3
+    with pytest.raises(RuntimeError):
+        sess.run(loss)
+
+
+def test_a_hook_that_raises_ends_the_loop_with_its_exception(cluster_factory):
+    cluster = cluster_factory({"worker": 1})
+    build_model(cluster)
+
+    class Boom(tfd.train.SessionRunHook):
+        def after_run(self, run_context, run_values):
+            raise KeyError("boom")
+
+    sess = tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), hooks=[Boom()],
+                                              timeout=60)
+    with pytest.raises(KeyError, match="boom"):
+        sess.run("train")
+    assert sess.should_stop()
+    sess.close()
+
+
+def test_chief_saves_checkpoints_and_summaries(cluster_factory, tmp_path):
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    build_model(cluster)
+    logdir = tmp_path / "logs"
+    hooks = [tfd.train.StopAtStepHook(num_steps=4)]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                            checkpoint_dir=str(logdir), hooks=hooks,
+                                            save_checkpoint_steps=2, save_summaries_steps=2,
+                                            timeout=60) as sess:
+        while not sess.should_stop():
+            sess.run("train")
+    assert sess.result["global_step"] == 4
+    assert sess.result["checkpoints"] >= 2
+    assert any((tmp_path / "ckpt-ps0").iterdir())
+    events = list(logdir.glob("events.out.tfevents.*"))
+    assert len(events) == 1
+    data = events[0].read_bytes()
+    assert b"brain.Event:2" in data and b"loss" in data and b"global_step/sec" in data
+
+
+def test_training_goes_on_over_a_restarted_ps(cluster_factory, tmp_path):
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    w, _ = build_model(cluster)
+    hooks = [tfd.train.StopAtStepHook(last_step=8)]
+    seen = []
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                            checkpoint_dir=str(tmp_path / "logs"), hooks=hooks,
+                                            save_checkpoint_steps=1, timeout=60,
+                                            step_timeout=30) as sess:
+        for _ in range(4):
+            seen.append(int(sess.run("train/global_step:0")))
+        cluster.stop("ps", 0)
+        cluster.start("ps", 0)  # restores its newest checkpoint before it listens
+        while not sess.should_stop():
+            seen.append(int(sess.run("train/global_step:0")))
+    assert seen[:4] == [1, 2, 3, 4]
+    # The model came back at a saved step, not at 0: no step is numbered
+    # below the one the restart interrupted, and the run ends at its last.
+    assert min(seen[4:]) >= 4 and seen[-1] == 8
+    assert sess.result["global_step"] == 8
+    # It saw the ps come back alone at step 4 and took the cluster there.
+    assert 4 in sess.result["restored_steps"]
