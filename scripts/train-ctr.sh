@@ -13,14 +13,15 @@
 #   ./scripts/train-ctr.sh --train day_0 --eval day_1_head --eval-examples 32768
 #                                                  # your own Criteo files, in data/ctr
 #
-# --vocab (default 65536) sets the rows of both tables; the peer's 2^20 trains
-# too, but every step moves whole tables until sparse updates land.
+# --vocab (default 2^20, the peer's) sets the rows of both tables: 64 MiB of
+# embeddings and as much again of Adagrad sums, split over the ps tasks; a
+# step moves only the rows its batch touches, whatever the vocabulary.
 # Logs, pid files and the graph stay in run/ctr/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
-ps=2 workers=2 sync="" steps=0 epochs=1 vocab=65536 examples=200000 eval_examples=32768
+ps=2 workers=2 sync="" steps=0 epochs=1 vocab=1048576 examples=200000 eval_examples=32768
 batch=512 train="" eval=""
 while [[ $# -gt 0 ]]; do
   case "$1" in

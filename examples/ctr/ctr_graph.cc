@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> train;
   po::options_description flags(
       "ctr-graph [--ps-tasks N] [--workers N] [--sync --steps N] [--vocab V] [--batch-size N] "
-      "[--epochs N] [--learning-rate F] [--train FILE]... [--eval FILE] [--eval-examples N] "
+      "[--epochs N] [--learning-rate F] [--sparse-learning-rate F] [--train FILE]... [--eval FILE] [--eval-examples N] "
       "-o FILE");
   flags.add_options()
       ("help,h", "this text")
@@ -33,7 +33,10 @@ int main(int argc, char** argv) {
       ("embedding-dim", po::value(&o.embedding_dim), "embedding width (default 16)")
       ("batch-size", po::value(&o.batch_size), "examples per step (default 512)")
       ("epochs", po::value(&o.epochs), "passes over each worker's lines (default 1)")
-      ("learning-rate", po::value(&o.learning_rate), "Adam's learning rate (default 0.001)")
+      ("learning-rate", po::value(&o.learning_rate),
+       "Adam's learning rate on the MLP (default 0.001)")
+      ("sparse-learning-rate", po::value(&o.sparse_learning_rate),
+       "Adagrad's learning rate on the table rows (default 0.03; --sync: Adam on all)")
       ("seed", po::value(&o.seed), "seed of the initial weights")
       ("train", po::value(&train), "training TSV file in --data-dir (repeatable; in order)")
       ("eval", po::value(&o.eval_file), "held-out TSV file in --data-dir")

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "api/data.h"
+#include "api/embedding_ops.h"
 #include "api/ops.h"
 #include "api/optimizers.h"
 #include "api/partitioned_variables.h"
@@ -55,41 +55,22 @@ Parameters MakeParameters(const Scope& s, const CtrOptions& o) {
   return p;
 }
 
-// The rows `ids` (int64 [n], each in [0, table rows)) of a table split in
-// contiguous shards: each shard gathers the ids it holds and contributes
-// zeros for the rest. TODO(cleanup): ops::EmbeddingLookup (api/embedding_ops.h)
-// replaces this once merged; it gathers each id on its own shard only.
-Output LookupRows(const Scope& s, const PartitionedVariable& table, const Output& ids) {
-  const auto& shards = table.shards();
-  if (shards.size() == 1) return ops::Gather(s, shards[0].variable, ids);
-  std::vector<Output> parts;
-  for (const auto& shard : shards) {
-    const Output local = ops::Sub(s, ids, ops::Const(s, shard.first_row));
-    const Output held = ops::Mul(
-        s, ops::Cast(s, ops::GreaterEqual(s, local, ops::Const(s, int64_t{0})), DType::kFloat32),
-        ops::Cast(s, ops::Less(s, local, ops::Const(s, shard.rows)), DType::kFloat32));
-    const Output clamped = ops::Minimum(s, ops::Maximum(s, local, ops::Const(s, int64_t{0})),
-                                        ops::Const(s, shard.rows - 1));
-    parts.push_back(ops::Mul(s, ops::Gather(s, shard.variable, clamped),
-                             ops::ExpandDims(s, held, 1)));
-  }
-  return ops::AddN(s, parts);
-}
-
 // The logits [b] of a batch: ids int64 [b, 26] (-1: empty), dense float32 [b, 13].
 Output Logits(const Scope& s, const Parameters& p, const CtrOptions& o, const Output& ids,
               const Output& dense) {
   const Output present =
       ops::Cast(s, ops::GreaterEqual(s, ids, ops::Const(s, int64_t{0})), DType::kFloat32);
-  const Output rows =
-      ops::Reshape(s, ops::Maximum(s, ids, ops::Const(s, int64_t{0})), {int64_t{-1}});
+  // An empty field (-1) reads row 0 and is masked out; its row then gets a
+  // zero gradient row, which leaves it unchanged.
+  const Output rows = ops::Maximum(s, ids, ops::Const(s, int64_t{0}));
+  const ops::EmbeddingLookupAttrs div = {.partition_strategy = "div"};
   const Output mask = ops::ExpandDims(s, present, 2);  // [b, 26, 1]
   const Output embedded = ops::Mul(
-      s, ops::Reshape(s, LookupRows(s, p.embedding, rows), {int64_t{-1}, kFields, o.embedding_dim}),
-      mask);
-  const Output wide = ops::Sum(
-      s, ops::Mul(s, ops::Reshape(s, LookupRows(s, p.wide, rows), {int64_t{-1}, kFields}), present),
-      1);
+      s, ops::EmbeddingLookup(s.WithOpName("embedding_lookup"), p.embedding, rows, div), mask);
+  const Output wide_rows = ops::Reshape(
+      s, ops::EmbeddingLookup(s.WithOpName("wide_lookup"), p.wide, rows, div),
+      {int64_t{-1}, kFields});
+  const Output wide = ops::Sum(s, ops::Mul(s, wide_rows, present), 1);
   // log1p of the counts, as the peer; real Criteo data has a few negative
   // values (I2), which count as 0 here rather than giving NaN.
   const Output counts = ops::Log(
@@ -112,26 +93,45 @@ Output BinaryCrossEntropy(const Scope& s, const Output& z, const Output& y) {
   return ops::Mean(s, per_example, 0);
 }
 
-// The update. TODO(perf): the peer applies Adagrad to the table rows a
-// batch touches; until the sparse gradients and a sparse-capable Adagrad
-// optimizer land, every parameter takes Adam (dense: Adagrad's zero
-// accumulators would divide 0 by 0 on rows a batch does not touch).
-std::unique_ptr<train::Optimizer> MakeOptimizer(const CtrOptions& o) {
-  return std::make_unique<train::Adam>(o.learning_rate);
+// The peer's recipe, asynchronous: Adagrad on the rows of both tables a
+// batch touches (sparse gradients, SparseApplyAdagrad on the shards' ps
+// tasks), Adam on the MLP; global_step moves once both have applied. The
+// tiny initial accumulator stands in for torch's Adagrad, which starts at 0
+// and adds 1e-10 to the root: TF's default of 0.1 would shrink the first
+// steps of rows whose gradients are ~1e-3 by a factor of 300.
+Operation AsyncTrainOp(const Scope& root, const CtrOptions& o, const Output& loss,
+                       const Variable& global_step) {
+  const train::Adam adam(o.learning_rate);
+  const train::Adagrad adagrad(o.sparse_learning_rate, /*initial_accumulator_value=*/1e-10);
+  auto grads = adam.ComputeGradients(root, loss);
+  if (!grads.ok()) {
+    root.UpdateStatus(grads.status());
+    return Operation();
+  }
+  std::vector<train::GradAndVar> tables, mlp;
+  for (const train::GradAndVar& gv : *grads) (gv.sparse.valid() ? tables : mlp).push_back(gv);
+  const Operation sparse = adagrad.ApplyGradients(root.WithOpName("train_tables"), tables);
+  const Operation dense = adam.ApplyGradients(root.WithOpName("train_mlp"), mlp);
+  return ops::AsOperation(ops::AssignAdd(root.WithOpName(sig::kTrain)
+                                             .WithControlDependencies({sparse, dense})
+                                             .ColocatedWith(global_step.ref()),
+                                         global_step.ref(), 1));
 }
 
 void AddTrainOp(const Scope& root, const CtrOptions& o, const Output& loss,
                 const Variable& global_step) {
-  const std::unique_ptr<train::Optimizer> optimizer = MakeOptimizer(o);
   if (o.sync) {
+    // SyncReplicas wraps one optimizer: Adam for everything, the tables
+    // updated sparsely (SparseApplyLazyAdam) on their rows.
+    const train::Adam adam(o.learning_rate);
     const int replicas = std::max(o.workers, 1);
     const int aggregate = o.replicas_to_aggregate > 0 ? o.replicas_to_aggregate : replicas;
-    train::SyncReplicas sync(*optimizer,
+    train::SyncReplicas sync(adam,
                              {.replicas_to_aggregate = aggregate, .total_replicas = replicas});
     sync.Minimize(root.WithOpName(sig::kTrain), loss, global_step);
   } else {
-    const Operation train = optimizer->Minimize(root.WithOpName(sig::kTrain), loss, global_step);
-    ops::Identity(root.WithOpName(sig::kGlobalStep), train.output(0));
+    const Operation train = AsyncTrainOp(root, o, loss, global_step);
+    if (root.ok()) ops::Identity(root.WithOpName(sig::kGlobalStep), train.output(0));
   }
   if (o.max_steps > 0) ops::Const(root.WithOpName(sig::kMaxSteps), ops::Input(o.max_steps));
 }
@@ -156,6 +156,9 @@ Status CheckCtrOptions(const CtrOptions& o) {
     return errors::InvalidArgument("--sync needs --steps: synchronous replicas end at a step");
   }
   if (!(o.learning_rate > 0)) return errors::InvalidArgument("--learning-rate must be positive");
+  if (!(o.sparse_learning_rate > 0)) {
+    return errors::InvalidArgument("--sparse-learning-rate must be positive");
+  }
   if (o.train_files.empty()) return errors::InvalidArgument("--train needs at least one file");
   if (o.eval_file.empty()) return errors::InvalidArgument("--eval needs a file");
   if (o.eval_examples < 2) return errors::InvalidArgument("--eval-examples must be at least 2");

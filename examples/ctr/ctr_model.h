@@ -13,8 +13,12 @@
 //    is the MLP's output plus the sum of the wide rows;
 //  - binary cross-entropy on the logit, batch 512.
 //
-// Both tables are PartitionedVariables with one shard per ps task; the MLP
-// lives on the ps tasks too (ReplicaDeviceSetter, greedy by bytes).
+// Both tables are PartitionedVariables with one shard per ps task, read by
+// ops::EmbeddingLookup ("div": a row stays on its shard's rows across
+// checkpoint resharding), so only a batch's distinct rows travel and their
+// gradients are sparse; the MLP lives on the ps tasks too
+// (ReplicaDeviceSetter, greedy by bytes). Training (asynchronous) is
+// Adagrad on the touched table rows and Adam on the MLP, as the peer.
 //
 //   CtrOptions o;
 //   o.ps_tasks = 2;
@@ -51,8 +55,11 @@ struct CtrOptions {
   // input); train/max_steps when > 0 (required with sync).
   int64_t epochs = 1;
   int64_t max_steps = 0;
-  // One optimizer for both tables and the MLP, for now (see ctr_model.cc).
+  // Asynchronous training: Adam at learning_rate on the MLP, Adagrad at
+  // sparse_learning_rate on the table rows a batch touches (the peer's
+  // recipe). Synchronous replicas: Adam at learning_rate on everything.
   double learning_rate = 0.001;
+  double sparse_learning_rate = 0.03;
   int64_t seed = 1;
   // Inside each daemon's --data-dir.
   std::vector<std::string> train_files = {"ctr-train.tsv"};

@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/graph_def.h"
 #include "examples/ctr/ctr_model.h"
 #include "kernels/data/criteo_line.h"
 #include "tests/integration/training_fixture.h"
@@ -124,6 +126,52 @@ struct CtrCluster {
   TrainingCluster s;
   double oracle = 0;
 };
+
+// "<op>@<device>" of every op that updates a variable in place (an Apply*
+// or Scatter* kernel), by the variable it updates (its first input).
+std::map<std::string, std::vector<std::string>> UpdatesByVariable(const Scope& root) {
+  std::map<std::string, std::vector<std::string>> updates;
+  for (int id = 0; id < root.num_nodes(); ++id) {
+    const NodeDef& node = root.node(id);
+    const bool update = node.op.find("Apply") != std::string::npos ||
+                        node.op.rfind("Scatter", 0) == 0;
+    if (!update || node.inputs.empty()) continue;
+    auto var = ParseInput(node.inputs[0]);
+    REQUIRE(var.ok());
+    updates[var->node].push_back(node.op + "@" + node.device);
+  }
+  return updates;
+}
+
+TEST_CASE("wide & deep updates the table rows a batch touches with Adagrad on their ps task") {
+  OpRegistry registry;
+  REQUIRE(kernels::RegisterAll(registry).ok());
+  Scope root = Scope::NewRootScope(registry);
+  REQUIRE(examples::BuildCtr(root, {.ps_tasks = 2, .vocab = kVocab}).ok());
+  const auto updates = UpdatesByVariable(root);
+  const auto device_of = [&](const std::string& name) {
+    const int id = root.FindNode(name);
+    REQUIRE(id >= 0);
+    return root.node(id).device;
+  };
+  const auto updates_of = [&](const std::string& name) {
+    const auto it = updates.find(name);
+    return it == updates.end() ? std::vector<std::string>{} : it->second;
+  };
+  // Each shard of both tables: one sparse Adagrad update, where it lives;
+  // no dense update that would read or write every row.
+  for (const std::string table : {"embedding", "wide"}) {
+    for (int part = 0; part < 2; ++part) {
+      const std::string shard = table + "/part_" + std::to_string(part);
+      CHECK(device_of(shard).rfind("/job:ps/task:", 0) == 0);
+      CHECK(updates_of(shard) == std::vector<std::string>{"SparseApplyAdagrad@" + device_of(shard)});
+    }
+  }
+  // The MLP: dense Adam, as the peer.
+  for (const std::string layer : {"w1", "b1", "w2", "b2", "w3", "b3"}) {
+    CHECK(updates_of(layer) == std::vector<std::string>{"ApplyAdam@" + device_of(layer)});
+  }
+}
 
 TEST_CASE("wide & deep on 2 ps tasks learns generated click data to a held-out AUC floor") {
   CtrCluster c(/*workers=*/1);
