@@ -17,7 +17,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/connection_flags.h"
-#include "cli/event_file.h"
+#include "daemon/client/training/event_file.h"
 #include "cli/trainer.h"
 #include "daemon/client/training/signal_stop_hook.h"
 #include "daemon/task_host.h"
@@ -294,7 +294,7 @@ void SetCheckpointPolicy(const TrainFlags& f, TrainerOptions& options) {
 }
 
 // The trainer's hooks, as the flags say, reporting to `console`.
-TrainerOptions Options(const TrainFlags& f, Console& console, EventFileWriter* events) {
+TrainerOptions Options(const TrainFlags& f, Console& console, training::EventFileWriter* events) {
   TrainerOptions options;
   options.max_steps = f.steps;
   options.step_timeout = Millis(f.step_timeout_s);
@@ -386,9 +386,9 @@ void PrintHuman(const TrainResult& result, const std::string& task) {
 int Train(const TrainFlags& f, OutputFormat format) {
   auto graph = ReadGraphArg(f.file);
   if (!graph.ok()) return ReportError(graph.status(), format);
-  std::unique_ptr<EventFileWriter> events;
+  std::unique_ptr<training::EventFileWriter> events;
   if (!f.logdir.empty()) {
-    auto made = EventFileWriter::Create(f.logdir);
+    auto made = training::EventFileWriter::Create(f.logdir);
     if (!made.ok()) return ReportError(made.status(), format);
     events = std::move(made).value();
   }

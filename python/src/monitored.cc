@@ -6,7 +6,7 @@
 
 #include <pybind11/stl.h>
 
-#include "cli/event_file.h"
+#include "daemon/client/training/event_file.h"
 #include "daemon/client/training/checkpoint_saver_hook.h"
 #include "daemon/client/training/stop_at_step_hook.h"
 #include "daemon/client/training/summary_hook.h"
@@ -133,7 +133,7 @@ class MonitoredRunner::Loop {
     TFD_ASSIGN_OR_RETURN(client_, ConnectClient(io, options_.target, options_.token_file,
                                                 options_.tls, timeout));
     if (!options_.summary_dir.empty()) {
-      TFD_ASSIGN_OR_RETURN(events_, cli::EventFileWriter::Create(options_.summary_dir));
+      TFD_ASSIGN_OR_RETURN(events_, training::EventFileWriter::Create(options_.summary_dir));
     }
     TFD_ASSIGN_OR_RETURN(const int64_t last, training::LastStep(graph, options_.last_step));
     stop_ = std::make_unique<training::StopAtStepHook>(last);
@@ -202,7 +202,7 @@ class MonitoredRunner::Loop {
   MonitoredOptions options_;
   PythonHook python_;
   std::unique_ptr<Client> client_;
-  std::unique_ptr<cli::EventFileWriter> events_;
+  std::unique_ptr<training::EventFileWriter> events_;
   std::unique_ptr<training::StopAtStepHook> stop_;
   std::unique_ptr<training::SummaryHook> summaries_;
   std::unique_ptr<training::CheckpointSaverHook> saver_;

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <set>
 
-#include "cli/event_file.h"
+#include "daemon/client/training/event_file.h"
 #include "tests/integration/temp_dir.h"
 
-namespace tfd::cli {
+namespace tfd::training {
 namespace {
 
 TEST_CASE("the masked CRC-32C of the check string") {
@@ -73,4 +73,4 @@ TEST_CASE("a full disk is an error naming the file, every time") {
 }
 
 }  // namespace
-}  // namespace tfd::cli
+}  // namespace tfd::training

@@ -1,4 +1,4 @@
-#include "cli/event_file.h"
+#include "daemon/client/training/event_file.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 #include "common/tensor_bundle/crc32c.h"
 
-namespace tfd::cli {
+namespace tfd::training {
 namespace {
 
 // Protocol buffer wire format, the few pieces an Event needs.
@@ -121,4 +121,4 @@ Status EventFileWriter::WriteRecord(const std::string& data) {
   return OkStatus();
 }
 
-}  // namespace tfd::cli
+}  // namespace tfd::training

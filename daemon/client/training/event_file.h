@@ -26,7 +26,7 @@
 
 #include "common/status.h"
 
-namespace tfd::cli {
+namespace tfd::training {
 
 class EventFileWriter {
  public:
@@ -60,4 +60,4 @@ class EventFileWriter {
 std::string TfRecord(const std::string& data);
 uint32_t MaskedCrc32c(const void* data, size_t n);
 
-}  // namespace tfd::cli
+}  // namespace tfd::training
