@@ -105,8 +105,22 @@ class Executor {
 
  private:
   struct Step;
+  // Nodes the executor computes itself on a CPU, outside a traced step,
+  // rather than through their kernels: forwarding and choosing among their
+  // inputs, or handing out a constant, costs less than a kernel's context.
+  // A while loop's own nodes are mostly these, run once per iteration.
+  enum class Builtin : uint8_t {
+    kNone,
+    kForward,  // Identity, Enter, Exit, NextIteration, LoopCond: input 0 to output 0
+    kSwitch,   // input 0 to output 1 if the scalar bool input 1 is true, else to output 0
+    kMerge,    // the first live input, and its index
+    kConst,    // the value attr
+  };
 
   void Start(const RunArgs& args, DoneCallback done, bool blocking);
+  // Appends node `n`'s Builtin (and a kConst's value) to builtin_, in node
+  // id order.
+  void AddBuiltin(const Graph::Node& n, bool on_cpu);
   // Whether node `id` runs on the thread that made it ready (see Step);
   // `measured`: also when measured cheap.
   bool RunsInline(int id, bool measured) const;
@@ -115,6 +129,9 @@ class Executor {
   Options options_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;  // by node id
   std::vector<bool> cheap_;                         // by node id: declared cheap
+  std::vector<Builtin> builtin_;                    // by node id
+  std::vector<Tensor> const_values_;                // by node id: a kConst's value
+  std::vector<Tensor> merge_index_;                 // [i]: the int32 scalar i, for kMerge
   mutable KernelCosts costs_;                       // by node id: measured
   std::vector<int> roots_;                          // nodes with no inputs at all
   LoopFrames frames_;                               // node kinds and frames
