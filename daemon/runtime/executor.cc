@@ -43,21 +43,6 @@ thread_local Worklist* tl_worklist = nullptr;
 // Run, which would only wait otherwise. An event loop never may.
 thread_local bool tl_may_keep = false;
 
-namespace {
-
-// Whether a blocking step times this run of kernel `id` for KernelCosts:
-// every run until it is measured cheap, then one in kResample (reading the
-// clock twice costs as much as a cheap kernel), so that a kernel grown slow
-// is still moved off the caller's thread within a few runs.
-constexpr uint32_t kResample = 16;
-thread_local uint32_t tl_runs = 0;
-
-bool MeasureNow(const KernelCosts& costs, int id) {
-  return !costs.Cheap(id) || ++tl_runs % kResample == 0;
-}
-
-}  // namespace
-
 void Executor::Step::Start() {
   auto self = shared_from_this();
   cancel_token = args.cancellation->Register([self](const Status& reason) {
@@ -201,7 +186,7 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
   if (!kernel.is_async()) {
     OpKernelContext kctx(kernel, *exec.options_.env, ctx, std::move(in), node.output_types);
     if (!blocking || exec.cheap_[t.id] || exec.options_.inline_kernels ||
-        !MeasureNow(exec.costs_, t.id)) {
+        !exec.MeasureNow(t.id)) {
       kernel.Compute(kctx);  // no use for its cost (see RunsInline)
     } else {
       const auto began = std::chrono::steady_clock::now();
@@ -372,7 +357,10 @@ void Executor::Step::Finish() {
 }
 
 Executor::Executor(PrivateKey, std::shared_ptr<const Graph> graph, const Options& options)
-    : graph_(std::move(graph)), options_(options), costs_(graph_->num_nodes()) {}
+    : graph_(std::move(graph)),
+      options_(options),
+      costs_(graph_->num_nodes()),
+      unmeasured_runs_(std::make_unique<std::atomic<uint32_t>[]>(graph_->num_nodes())) {}
 
 Executor::~Executor() = default;
 
@@ -450,6 +438,16 @@ void Executor::AddBuiltin(const Graph::Node& n, bool on_cpu) {
     }
   }
   builtin_.push_back(b);
+}
+
+bool Executor::MeasureNow(int id) const {
+  if (!costs_.Cheap(id)) return true;
+  // Counted per node, so that every cheap kernel is sampled whatever the
+  // order nodes run in. A count lost to a race only delays a sample.
+  std::atomic<uint32_t>& runs = unmeasured_runs_[id];
+  const uint32_t n = runs.load(std::memory_order_relaxed) + 1;
+  runs.store(n % kResample, std::memory_order_relaxed);
+  return n >= kResample;
 }
 
 bool Executor::RunsInline(int id, bool measured) const {

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -124,6 +125,12 @@ class Executor {
   // Whether node `id` runs on the thread that made it ready (see Step);
   // `measured`: also when measured cheap.
   bool RunsInline(int id, bool measured) const;
+  // Whether a blocking step times this run of node `id`'s kernel for
+  // costs_: every run until it is measured cheap, then one in kResample
+  // (reading the clock twice costs as much as a cheap kernel), so that a
+  // kernel grown slow still leaves the caller's thread within a few runs.
+  bool MeasureNow(int id) const;
+  static constexpr uint32_t kResample = 16;
 
   std::shared_ptr<const Graph> graph_;
   Options options_;
@@ -133,6 +140,8 @@ class Executor {
   std::vector<Tensor> const_values_;                // by node id: a kConst's value
   std::vector<Tensor> merge_index_;                 // [i]: the int32 scalar i, for kMerge
   mutable KernelCosts costs_;                       // by node id: measured
+  // By node id: runs since the last timed one, once measured cheap.
+  std::unique_ptr<std::atomic<uint32_t>[]> unmeasured_runs_;
   std::vector<int> roots_;                          // nodes with no inputs at all
   LoopFrames frames_;                               // node kinds and frames
 };
