@@ -157,8 +157,12 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
     SkipDead(t, ready);
     return;
   }
+  const LoopFrames::Frame& info = t.frame->info;
+  Value* const first = t.state->inputs_of(info, local);
+  if (exec.builtin_[t.id] != Builtin::kNone && !args.trace && RunBuiltin(t, first, ready)) return;
   // A value input fed by a reference (a variable) reads it now.
-  std::vector<Value> in = std::move(t.state->inputs[local]);
+  std::vector<Value> in(std::make_move_iterator(first),
+                        std::make_move_iterator(first + node.inputs.size()));
   for (size_t k = 0; k < in.size(); ++k) {
     if (!node.input_refs[k] && in[k].is_ref() && !in[k].is_dead) {
       if (in[k].tensor.initialized()) {  // the producer's own result
@@ -181,7 +185,8 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
   OpKernel& kernel = *exec.kernels_[t.id];
   if (!kernel.is_async()) {
     OpKernelContext kctx(kernel, *exec.options_.env, ctx, std::move(in), node.output_types);
-    if (!blocking || exec.cheap_[t.id] || exec.options_.inline_kernels) {
+    if (!blocking || exec.cheap_[t.id] || exec.options_.inline_kernels ||
+        !exec.MeasureNow(t.id)) {
       kernel.Compute(kctx);  // no use for its cost (see RunsInline)
     } else {
       const auto began = std::chrono::steady_clock::now();
@@ -200,6 +205,46 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
         self->NodeDone(t, owned.get(), start, later);
         self->Drain(later);
       });
+}
+
+bool Executor::Step::RunBuiltin(const TaggedNode& t, Value* in, std::vector<TaggedNode>& ready) {
+  const int num_inputs = static_cast<int>(graph.node(t.id).inputs.size());
+  // A reference input (a variable) is read by the kernel path.
+  for (int k = 0; k < num_inputs; ++k) {
+    if (in[k].is_ref()) return false;
+  }
+  Value out[2];
+  int num_outputs = 1;
+  switch (exec.builtin_[t.id]) {
+    case Builtin::kNone:
+      return false;
+    case Builtin::kForward:
+      out[0] = std::move(in[0]);
+      break;
+    case Builtin::kSwitch: {
+      const Tensor& pred = in[1].tensor;
+      if (pred.dtype() != DType::kBool || pred.rank() != 0) return false;  // the kernel says why
+      const int taken = pred.data<bool>()[0] ? 1 : 0;
+      out[taken] = std::move(in[0]);
+      out[1 - taken] = Value::Dead();
+      num_outputs = 2;
+      break;
+    }
+    case Builtin::kMerge: {
+      int i = 0;
+      while (i < num_inputs && in[i].is_dead) ++i;
+      if (i == num_inputs || i >= static_cast<int>(exec.merge_index_.size())) return false;
+      out[0] = std::move(in[i]);
+      out[1] = Value{exec.merge_index_[i], nullptr};
+      num_outputs = 2;
+      break;
+    }
+    case Builtin::kConst:
+      out[0] = Value{exec.const_values_[t.id], nullptr};
+      break;
+  }
+  Finished(t, std::span<const Value>(out, num_outputs), false, ready);
+  return true;
 }
 
 std::vector<Value> Executor::Step::Collect(const TaggedNode& t, OpKernelContext& kctx,
@@ -237,8 +282,13 @@ std::vector<Value> Executor::Step::Collect(const TaggedNode& t, OpKernelContext&
 void Executor::Step::NodeDone(const TaggedNode& t, OpKernelContext* kctx, int64_t start,
                               std::vector<TaggedNode>& ready, std::vector<Value> outputs,
                               bool dead) {
-  const Graph::Node& node = graph.node(t.id);
   if (kctx != nullptr) outputs = Collect(t, *kctx, start);
+  Finished(t, outputs, dead, ready);
+}
+
+void Executor::Step::Finished(const TaggedNode& t, std::span<const Value> outputs, bool dead,
+                              std::vector<TaggedNode>& ready) {
+  const Graph::Node& node = graph.node(t.id);
   // A node whose every output is dead (a _Recv of a dead value) is dead to
   // its control consumers too; only they need to know.
   if (!dead && !node.control_consumers.empty() && !outputs.empty()) {
@@ -262,8 +312,14 @@ void Executor::Step::SkipDead(const TaggedNode& t, std::vector<TaggedNode>& read
     NodeDone(t, nullptr, 0, ready);
     return;
   }
-  std::vector<Value> outputs(node.output_types.size(), Value::Dead());
-  NodeDone(t, nullptr, 0, ready, std::move(outputs), /*dead=*/true);
+  // Most nodes have few outputs: their deadness needs no allocation.
+  static const Value kDead[] = {Value::Dead(), Value::Dead(), Value::Dead(), Value::Dead()};
+  const size_t n = node.output_types.size();
+  if (n <= std::size(kDead)) {
+    Finished(t, std::span<const Value>(kDead, n), /*dead=*/true, ready);
+    return;
+  }
+  NodeDone(t, nullptr, 0, ready, std::vector<Value>(n, Value::Dead()), /*dead=*/true);
 }
 
 void Executor::Step::RecordError(const Status& s, bool from_kernel) {
@@ -301,7 +357,10 @@ void Executor::Step::Finish() {
 }
 
 Executor::Executor(PrivateKey, std::shared_ptr<const Graph> graph, const Options& options)
-    : graph_(std::move(graph)), options_(options), costs_(graph_->num_nodes()) {}
+    : graph_(std::move(graph)),
+      options_(options),
+      costs_(graph_->num_nodes()),
+      unmeasured_runs_(std::make_unique<std::atomic<uint32_t>[]>(graph_->num_nodes())) {}
 
 Executor::~Executor() = default;
 
@@ -347,9 +406,48 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
     }
     e->cheap_.push_back((*kernel)->is_cheap() || (*kernel)->is_async());
     e->kernels_.push_back(std::move(kernel).value());
+    e->AddBuiltin(n, device_type == kDeviceCpu);
     if (n.inputs.empty() && n.control_inputs.empty()) e->roots_.push_back(id);
   }
   return e;
+}
+
+void Executor::AddBuiltin(const Graph::Node& n, bool on_cpu) {
+  Builtin b = Builtin::kNone;
+  const std::string& op = n.op();
+  if (!on_cpu) {
+    // A GPU kernel of the same op may move its result between memories.
+  } else if (op == "Identity" || op == "Enter" || op == "Exit" || op == "NextIteration" ||
+             op == "LoopCond") {
+    b = Builtin::kForward;
+  } else if (op == "Switch") {
+    b = Builtin::kSwitch;
+  } else if (op == "Merge") {
+    b = Builtin::kMerge;
+    while (merge_index_.size() < n.inputs.size()) {
+      merge_index_.push_back(Tensor::Scalar<int32_t>(static_cast<int32_t>(merge_index_.size())));
+    }
+  } else if (op == "Const") {
+    // The kernel was built from this attr, so it is there and of the node's dtype.
+    const auto it = n.def.attrs.find("value");
+    const Tensor* value = it == n.def.attrs.end() ? nullptr : std::get_if<Tensor>(&it->second);
+    if (value != nullptr) {
+      const_values_.resize(builtin_.size() + 1);
+      const_values_[builtin_.size()] = *value;
+      b = Builtin::kConst;
+    }
+  }
+  builtin_.push_back(b);
+}
+
+bool Executor::MeasureNow(int id) const {
+  if (!costs_.Cheap(id)) return true;
+  // Counted per node, so that every cheap kernel is sampled whatever the
+  // order nodes run in. A count lost to a race only delays a sample.
+  std::atomic<uint32_t>& runs = unmeasured_runs_[id];
+  const uint32_t n = runs.load(std::memory_order_relaxed) + 1;
+  runs.store(n % kResample, std::memory_order_relaxed);
+  return n >= kResample;
 }
 
 bool Executor::RunsInline(int id, bool measured) const {

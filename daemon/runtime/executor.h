@@ -33,6 +33,7 @@
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -105,17 +106,42 @@ class Executor {
 
  private:
   struct Step;
+  // Nodes the executor computes itself on a CPU, outside a traced step,
+  // rather than through their kernels: forwarding and choosing among their
+  // inputs, or handing out a constant, costs less than a kernel's context.
+  // A while loop's own nodes are mostly these, run once per iteration.
+  enum class Builtin : uint8_t {
+    kNone,
+    kForward,  // Identity, Enter, Exit, NextIteration, LoopCond: input 0 to output 0
+    kSwitch,   // input 0 to output 1 if the scalar bool input 1 is true, else to output 0
+    kMerge,    // the first live input, and its index
+    kConst,    // the value attr
+  };
 
   void Start(const RunArgs& args, DoneCallback done, bool blocking);
+  // Appends node `n`'s Builtin (and a kConst's value) to builtin_, in node
+  // id order.
+  void AddBuiltin(const Graph::Node& n, bool on_cpu);
   // Whether node `id` runs on the thread that made it ready (see Step);
   // `measured`: also when measured cheap.
   bool RunsInline(int id, bool measured) const;
+  // Whether a blocking step times this run of node `id`'s kernel for
+  // costs_: every run until it is measured cheap, then one in kResample
+  // (reading the clock twice costs as much as a cheap kernel), so that a
+  // kernel grown slow still leaves the caller's thread within a few runs.
+  bool MeasureNow(int id) const;
+  static constexpr uint32_t kResample = 16;
 
   std::shared_ptr<const Graph> graph_;
   Options options_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;  // by node id
   std::vector<bool> cheap_;                         // by node id: declared cheap
+  std::vector<Builtin> builtin_;                    // by node id
+  std::vector<Tensor> const_values_;                // by node id: a kConst's value
+  std::vector<Tensor> merge_index_;                 // [i]: the int32 scalar i, for kMerge
   mutable KernelCosts costs_;                       // by node id: measured
+  // By node id: runs since the last timed one, once measured cheap.
+  std::unique_ptr<std::atomic<uint32_t>[]> unmeasured_runs_;
   std::vector<int> roots_;                          // nodes with no inputs at all
   LoopFrames frames_;                               // node kinds and frames
 };

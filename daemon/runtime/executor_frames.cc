@@ -9,7 +9,7 @@ namespace tfd {
 // Where a finished node's outputs go: to its consumers in the same iteration,
 // or, for the loop ops, into a child frame, the parent frame or the next
 // iteration. Then the node no longer counts in its iteration.
-void Executor::Step::Propagate(const TaggedNode& t, const std::vector<Value>& outputs, bool dead,
+void Executor::Step::Propagate(const TaggedNode& t, std::span<const Value> outputs, bool dead,
                                std::vector<TaggedNode>& ready) {
   const NodeKind kind = lf.kind[t.id];
   if (kind != NodeKind::kEnter && kind != NodeKind::kExit && kind != NodeKind::kNextIteration) {
@@ -24,7 +24,7 @@ void Executor::Step::Propagate(const TaggedNode& t, const std::vector<Value>& ou
   AddOutstanding(t.frame, t.iter, -1, ready);
 }
 
-int Executor::Step::Activate(int src, const std::vector<Value>& outputs, bool dead, Frame* frame,
+int Executor::Step::Activate(int src, std::span<const Value> outputs, bool dead, Frame* frame,
                              int64_t iter, Iteration* state, std::vector<TaggedNode>& ready) {
   const Graph::Node& node = graph.node(src);
   const size_t before = ready.size();
@@ -35,7 +35,7 @@ int Executor::Step::Activate(int src, const std::vector<Value>& outputs, bool de
       if (DeliverToMerge(src, c.node, c.port, &v, state)) ready.push_back({c.node, frame, iter, state});
       continue;
     }
-    state->inputs[l][c.port] = v;
+    state->inputs_of(frame->info, l)[c.port] = v;
     // Before the pending count drops below, so the consumer sees it.
     if (v.is_dead) state->dead_input[l].store(true, std::memory_order_relaxed);
     if (state->pending[l].fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -69,7 +69,7 @@ bool Executor::Step::DeliverToMerge(int src, int dst, int port, const Value* v, 
   int p = pending.load(std::memory_order_relaxed);
   if (v != nullptr && !v->is_dead) {
     if ((p & 1) == 0) return false;  // a live input (or all dead ones) came first
-    state->inputs[l][port] = *v;
+    state->inputs[lf.frames[lf.frame[dst]].input_start[l] + port] = *v;
     pending.store(p - 1, std::memory_order_relaxed);
     return p - 1 == 0;
   }
@@ -102,14 +102,14 @@ void Executor::Step::EnterChild(const TaggedNode& t, const Value& v,
       c = std::make_unique<Frame>(child_id, info, t.frame, t.iter, t.state);
       MutexLock child_lock(c->mu);
       c->pending_enters = info.num_enters;
-      c->slots.push_back({std::make_unique<Iteration>(lf, info, graph), 0, {}});
+      c->slots.push_back({std::make_unique<Iteration>(lf, info), 0, {}});
       ++slot.outstanding;
       CountFrames(1);
       CountIterations(1, true);
     }
     child = c.get();
   }
-  const std::vector<Value> outputs{v};
+  const std::span<const Value> outputs(&v, 1);
   bool frame_done = false;
   {
     MutexLock lock(child->mu);
@@ -139,7 +139,7 @@ void Executor::Step::LeaveFrame(const TaggedNode& t, const Value& v,
     if (t.iter == f->iteration_count) f->dead_exits.push_back(t.id);
     return;
   }
-  const int n = Activate(t.id, {v}, false, f->parent, f->parent_iter, f->parent_state, ready);
+  const int n = Activate(t.id, {&v, 1}, false, f->parent, f->parent_iter, f->parent_state, ready);
   AddOutstanding(f->parent, f->parent_iter, n, ready);
 }
 
@@ -159,22 +159,30 @@ void Executor::Step::NextIteration(const TaggedNode& t, const Value& v,
     StartIteration(f, ready);
   }
   Frame::Slot& next = f->slot(t.iter + 1);
-  next.outstanding += Activate(t.id, {v}, false, f, t.iter + 1, next.state.get(), ready);
+  next.outstanding += Activate(t.id, {&v, 1}, false, f, t.iter + 1, next.state.get(), ready);
 }
 
 void Executor::Step::StartIteration(Frame* f, std::vector<TaggedNode>& ready) {
   const int64_t iter = ++f->iteration_count;
-  f->slots.push_back({std::make_unique<Iteration>(lf, f->info, graph), 0, {}});
+  std::unique_ptr<Iteration> state;
+  if (f->spare.empty()) {
+    state = std::make_unique<Iteration>(lf, f->info);
+  } else {
+    state = std::move(f->spare.back());
+    f->spare.pop_back();
+    state->Reset(lf, f->info);
+  }
+  f->slots.push_back({std::move(state), 0, {}});
   CountIterations(1, true);
   f->dead_exits.clear();
   Frame::Slot& s = f->slots.back();
   std::vector<std::pair<int, Value>> deferred = std::move(f->deferred);
   f->deferred.clear();
   for (const auto& [id, v] : deferred) {
-    s.outstanding += Activate(id, {v}, false, f, iter, s.state.get(), ready);
+    s.outstanding += Activate(id, {&v, 1}, false, f, iter, s.state.get(), ready);
   }
   for (const auto& [id, v] : f->invariants) {
-    s.outstanding += Activate(id, {v}, v.is_dead, f, iter, s.state.get(), ready);
+    s.outstanding += Activate(id, {&v, 1}, v.is_dead, f, iter, s.state.get(), ready);
   }
 }
 
@@ -195,6 +203,7 @@ void Executor::Step::AddOutstanding(Frame* f, int64_t iter, int delta,
 bool Executor::Step::CleanupIterations(Frame* f, int64_t iter, std::vector<TaggedNode>& ready) {
   while (!f->slots.empty() && iter == f->first_iter && f->pending_enters == 0 &&
          f->slots.front().outstanding == 0) {
+    f->spare.push_back(std::move(f->slots.front().state));
     f->slots.pop_front();
     ++f->first_iter;
     ++iter;

@@ -3,11 +3,13 @@
 // and iterations of while loops, loop_frames.h). Private to those two files.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -22,26 +24,35 @@ namespace exec_state {
 
 // One iteration of one frame (the root frame has only iteration 0): the
 // pending input counts, inputs and deadness of the frame's nodes in it, by
-// local index (LoopFrames::local). Updated without locks, each input slot
+// local index (LoopFrames::local), the inputs in one array for all nodes
+// (LoopFrames::Frame::input_start). Updated without locks, each input slot
 // written once by its producer, but for a Merge's state, which changes
 // under merge_mu (a Merge runs on its first live input, so later arrivals
-// must see that it ran).
+// must see that it ran). A frame keeps the states of ended iterations and
+// Resets them for new ones (Frame::spare), so that a loop allocates no
+// state per iteration once parallel_iterations of them have run.
 struct Iteration {
-  Iteration(const LoopFrames& lf, const LoopFrames::Frame& f, const Graph& g)
-      : pending(f.num_nodes), inputs(f.num_nodes), dead_input(f.num_nodes) {
+  Iteration(const LoopFrames& lf, const LoopFrames::Frame& f)
+      : pending(f.num_nodes), inputs(f.input_start.back()), dead_input(f.num_nodes) {
+    Reset(lf, f);
+  }
+  // As new: no input arrived. Only while no node of the iteration can run.
+  void Reset(const LoopFrames& lf, const LoopFrames::Frame& f) {
     for (int l = 0; l < f.num_nodes; ++l) {
       pending[l].store(f.initial_pending[l], std::memory_order_relaxed);
-      const int id = f.ids[l];
-      const size_t n = g.node(id).inputs.size();
-      if (lf.kind[id] == NodeKind::kMerge) {
-        inputs[l].assign(n, Value::Dead());  // what has not arrived when it runs
-      } else {
-        inputs[l].resize(n);
-      }
+      dead_input[l].store(false, std::memory_order_relaxed);
+      // A Merge's inputs that have not arrived when it runs are dead.
+      const Value blank = lf.kind[f.ids[l]] == NodeKind::kMerge ? Value::Dead() : Value{};
+      for (int k = f.input_start[l]; k < f.input_start[l + 1]; ++k) inputs[k] = blank;
     }
+    MutexLock lock(merge_mu);
+    std::fill(merge_dead.begin(), merge_dead.end(), 0);
   }
+  // The data inputs of the node of local index `l`.
+  Value* inputs_of(const LoopFrames::Frame& f, int l) { return &inputs[f.input_start[l]]; }
+
   std::vector<std::atomic<int>> pending;
-  std::vector<std::vector<Value>> inputs;
+  std::vector<Value> inputs;
   std::vector<std::atomic<bool>> dead_input;  // a dead value or a dead node's control edge arrived
   Mutex merge_mu;
   std::vector<int> merge_dead GUARDED_BY(merge_mu);  // dead data inputs per Merge, by local index
@@ -79,6 +90,8 @@ struct Frame {
   // NextIteration values (by node id) waiting for an iteration to end, when
   // parallel_iterations are alive.
   std::vector<std::pair<int, Value>> deferred GUARDED_BY(mu);
+  // States of ended iterations, for new ones (Iteration::Reset).
+  std::vector<std::unique_ptr<Iteration>> spare GUARDED_BY(mu);
   // Exits dead in the newest iteration: dead to the parent if the frame
   // ends with them (a loop on the untaken side of a cond).
   std::vector<int> dead_exits GUARDED_BY(mu);
@@ -139,7 +152,7 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
     ctx.master = exec.options_.master;
     ctx.session = exec.options_.session;
     MutexLock lock(root.mu);
-    root.slots.push_back({std::make_unique<Iteration>(lf, lf.frames[0], graph), 0, {}});
+    root.slots.push_back({std::make_unique<Iteration>(lf, lf.frames[0]), 0, {}});
     root_state = root.slots.front().state.get();
   }
 
@@ -156,17 +169,24 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
   void SkipDead(const TaggedNode& t, std::vector<TaggedNode>& ready);
   void NodeDone(const TaggedNode& t, OpKernelContext* kctx, int64_t start,
                 std::vector<TaggedNode>& ready, std::vector<Value> outputs = {}, bool dead = false);
+  // Hands node `t`'s outputs on and ends its count in the step.
+  void Finished(const TaggedNode& t, std::span<const Value> outputs, bool dead,
+                std::vector<TaggedNode>& ready);
+  // Runs node `t`, of a kind the executor computes itself (Executor::Builtin),
+  // on its inputs `in`; false, having changed nothing, when its kernel must
+  // run instead (to report bad input, say).
+  bool RunBuiltin(const TaggedNode& t, Value* in, std::vector<TaggedNode>& ready);
   // Checks what kernel `t` produced; the outputs when it succeeded, else
   // empty (the error recorded).
   std::vector<Value> Collect(const TaggedNode& t, OpKernelContext& kctx, int64_t start);
 
   // Frames and iterations (executor_frames.cc). Propagate hands a finished
   // node's outputs on and ends its count in its iteration.
-  void Propagate(const TaggedNode& t, const std::vector<Value>& outputs, bool dead,
+  void Propagate(const TaggedNode& t, std::span<const Value> outputs, bool dead,
                  std::vector<TaggedNode>& ready);
   // Delivers node `src`'s outputs to its consumers in iteration `iter` of
   // `frame`; returns how many it made ready (pushed onto `ready`).
-  int Activate(int src, const std::vector<Value>& outputs, bool dead, Frame* frame, int64_t iter,
+  int Activate(int src, std::span<const Value> outputs, bool dead, Frame* frame, int64_t iter,
                Iteration* state, std::vector<TaggedNode>& ready);
   // Delivers value `v` (null: a control edge) from `src` to input `port` of
   // Merge `dst`; whether that makes it ready.

@@ -147,6 +147,7 @@ StatusOr<LoopFrames> LoopFrames::Build(const Graph& graph) {
     const int data = static_cast<int>(node.inputs.size());
     f.initial_pending.push_back(lf.kind[id] == NodeKind::kMerge ? 2 * controls + 1 : controls + data);
     f.ids.push_back(id);
+    f.input_start.push_back(f.input_start.back() + data);
   }
   return lf;
 }

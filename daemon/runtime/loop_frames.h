@@ -44,10 +44,12 @@ struct LoopFrames {
     int num_enters = 0;  // Enter nodes into it: each delivers once per parent iteration
     int parallel_iterations = 1;
     // By local index: the pending count an iteration starts with (a Merge's
-    // is 2 per control input plus 1 until a live input arrives), and the
-    // node's id.
+    // is 2 per control input plus 1 until a live input arrives), the node's
+    // id, and where its data inputs start in an iteration's one array of
+    // every node's inputs (num_nodes + 1 entries: the last is its size).
     std::vector<int> initial_pending;
     std::vector<int> ids;
+    std::vector<int> input_start{0};
   };
 
   std::vector<NodeKind> kind;      // by node id

@@ -3,12 +3,14 @@
 // NextIteration / Exit, iteration state freed as iterations end (bounded by
 // parallel_iterations however many iterations run), nested loops, loop
 // invariants, a dead loop on the untaken side of a cond, a loop that never
-// ends stopped by the step's deadline, and graphs with
+// ends stopped by the step's deadline, Switch, Merge and a traced loop as
+// their kernels run them (the executor runs them itself untraced), and graphs with
 // malformed loops refused with the node named.
 #include <catch2/catch.hpp>
 
 #include <boost/asio/thread_pool.hpp>
 #include <future>
+#include <map>
 
 #include "api/control_flow.h"
 #include "daemon/runtime/executor.h"
@@ -234,6 +236,57 @@ TEST_CASE("a loop in the untaken branch of a cond never runs, and the cond still
     // Dead, the loop's frame is entered once, with a dead value, and left.
     CHECK(stats.iterations == (pred ? 11 : 1));
   }
+}
+
+// The executor computes Switch and Merge itself outside a traced step
+// (Executor::Builtin); they must still do what their kernels do.
+TEST_CASE("Merge forwards the live side of a Switch and says which input it was") {
+  for (bool pred : {false, true}) {
+    INFO("pred " << pred);
+    Runner r;
+    const Scope root = Scope::NewRootScope(Ops());
+    Output x = ops::Const(root, Input(int64_t{7}));
+    Operation sw = root.AddOperation("Switch", {x, ops::Const(root, Input(pred))});
+    Operation merge = root.AddOperation("Merge", {sw.output(0), sw.output(1)});
+    auto got = r.Run(root, {merge.output(0), merge.output(1)});
+    INFO(got.status().ToString());
+    REQUIRE(got.ok());
+    CHECK(I64((*got)[0]) == 7);
+    CHECK((*got)[1].dtype() == DType::kInt32);
+    CHECK((*got)[1].data<int32_t>()[0] == (pred ? 1 : 0));
+  }
+}
+
+// A traced step runs every node through its kernel, so that the trace has
+// the loop's own nodes too, once per iteration.
+TEST_CASE("a traced step lists the loop's control nodes of every iteration") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  std::vector<Output> sum = SumTo(root, ops::Const(root, Input(int64_t{4})));
+  root.AddOperation("_Retval", {sum[1]}, {{"index", int64_t{0}}});
+  REQUIRE(root.status().ok());
+  auto g = Graph::Build(root.ToGraphDef(), Ops());
+  REQUIRE(g.ok());
+  auto exec = Executor::Create(std::make_shared<const Graph>(std::move(g).value()),
+                               {&Ops(), &r.env, &r.pool, kDeviceCpu, "cpu"});
+  REQUIRE(exec.ok());
+  CallFrame frame;
+  frame.retvals.resize(1);
+  CancellationManager cm;
+  StepStats stats;
+  REQUIRE((*exec)->Run({.step_id = 1, .frame = &frame, .cancellation = &cm, .trace = true}, &stats)
+              .ok());
+  CHECK(I64(frame.retvals[0]) == 10);
+  std::map<std::string, int> runs;  // by op
+  for (const NodeExecStats& n : stats.nodes) ++runs[n.op];
+  // Two loop variables, five iterations of the predicate, four of the body.
+  CHECK(runs["Merge"] == 2 * 5);
+  CHECK(runs["Switch"] == 2 * 5);
+  CHECK(runs["LoopCond"] == 5);
+  CHECK(runs["Identity"] == 2 * 4);
+  CHECK(runs["NextIteration"] == 2 * 4);
+  CHECK(runs["Enter"] == 2 + 1);  // the loop variables and n, an invariant
+  CHECK(runs["Exit"] == 2);       // the live ones: the dead ones do not run
 }
 
 // while (true) { i = i + 1 }
