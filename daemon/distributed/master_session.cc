@@ -571,6 +571,14 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
         }
         return kj::joinPromises(runs.releaseAsArray());
       })
+      // The step's deadline aborts it even when no partition fails by
+      // itself (a task stopped after its last tensor went out but before it
+      // answered): the partitions that have not answered then get
+      // kAnswerAfterAbort, and the step's error names them.
+      .exclusiveJoin(env_.peers->timer().atTime(deadline).then([this, step]() -> kj::Promise<void> {
+        Abort(step, errors::DeadlineExceeded("step ", step->step_id, " passed its deadline"));
+        return kj::NEVER_DONE;
+      }))
       .then([this, step]() {
         step->finished = true;
         ThrowIfError(MostTelling(step->errors));
