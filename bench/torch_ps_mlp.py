@@ -14,7 +14,9 @@ asynchronous workers each step pull every shard at once (one rpc_async per ps, t
 all), compute the forward and backward passes, and push each shard its gradients (one rpc_async
 per ps, waiting for every ps's answer); a ps applies SGD under its lock, and the one holding
 global_step counts the updates. --model local: one process, the same step with no ps (the
-compute ceiling at --threads).
+compute ceiling at --threads). --model ddp: --workers W processes training synchronously
+without a ps, torch's DistributedDataParallel over gloo (its gradient buckets all-reduced while
+backward runs), to race tfd's all-reduce training (bench/allreduce_train).
 
 --device cuda: the workers compute on the GPU; the pulled parameters go host -> device through
 pinned host buffers, the gradients device -> host before the push (compute_ms includes both).
@@ -285,6 +287,53 @@ def train_local(cfg):
     return phase_record(cfg, seconds, times, first, last)
 
 
+class Mlp(torch.nn.Module):
+    """The model's variables as parameters, for DistributedDataParallel."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.layers = cfg["layers"]
+        for n, s in variable_specs(self.layers):
+            if n != "global_step":
+                value = initial_value(n, s, self.layers, cfg["seed"])
+                self.register_parameter(n, torch.nn.Parameter(value))
+
+    def forward(self, x, y):
+        return forward_loss(dict(self.named_parameters()), self.layers, x, y)
+
+
+def train_ddp(cfg, index):
+    """A replica of synchronous data-parallel training: DDP over gloo, SGD on the mean gradient."""
+    import datetime
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{cfg['port']}", rank=index,
+                            world_size=cfg["workers"],
+                            timeout=datetime.timedelta(seconds=RPC_TIMEOUT_S))
+    try:
+        model = DistributedDataParallel(Mlp(cfg))
+        data = make_data(cfg["seed"] + 1 + index, cfg["layers"][0])
+        times = {"pull": 0.0, "compute": 0.0, "push": 0.0}
+        first = last = None
+        for i in range(cfg["warmup"] + cfg["steps"]):
+            if i == cfg["warmup"]:
+                dist.barrier()
+                start = time.perf_counter()
+            loss = model(*batch_at(data, i))
+            loss.backward()  # the buckets' all-reduces run during it
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.add_(p.grad, alpha=-cfg["lr"])
+                    p.grad = None
+            last = loss.item()
+            first = last if first is None else first
+        seconds = time.perf_counter() - start
+        times["compute"] = seconds
+        return phase_record(cfg, seconds, times, first, last)
+    finally:
+        dist.destroy_process_group()
+
+
 def phase_record(cfg, seconds, times, first, last, global_step=None):
     n = cfg["steps"]
     out = {"steps_per_second": n / seconds, "seconds": seconds,
@@ -327,6 +376,9 @@ def process_main(rank, cfg, results):
         torch.set_num_threads(cfg["threads"])
     if cfg["model"] == "local":
         results.put((rank, train_local(cfg)))
+        return
+    if cfg["model"] == "ddp":
+        results.put((rank, train_ddp(cfg, rank)))
         return
     ps = cfg["ps"]
     name = f"ps{rank}" if rank < ps else f"worker{rank - ps}"
@@ -396,7 +448,7 @@ def run(cfg, processes, timeout_s):
 # ---------------------------------------------------------------- the command line
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", default="ps", choices=["ps", "local"])
+    p.add_argument("--model", default="ps", choices=["ps", "local", "ddp"])
     p.add_argument("--ps", type=int, default=2)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--tp", default="default", choices=["default", "uv"],
@@ -422,6 +474,8 @@ def parse_args():
         usage_error("--steps and --warmup must be at least 1")
     if a.model == "ps" and (a.ps < 1 or a.workers < 1):
         usage_error("--model ps needs --ps and --workers of at least 1")
+    if a.model == "ddp" and (a.workers < 2 or a.device != "cpu"):
+        usage_error("--model ddp needs --workers of at least 2 and --device cpu")
     if a.device == "cuda" and not torch.cuda.is_available():
         usage_error("--device cuda, but torch sees no CUDA device")
     try:
@@ -443,7 +497,7 @@ def config(a, processes):
 
 
 def default_threads(a):
-    """One CPU left to the RPC agent's threads in a pinned ps or worker (see the module
+    """One CPU left to the RPC agent's (or gloo's) threads in a pinned ps or worker (see the module
     comment); all of them in --model local, which has none; 0 (torch's own) unpinned."""
     n = a.cpus_per_process
     if n <= 0:
@@ -463,6 +517,12 @@ def summary(a, cfg, figures):
         record.update(figures[0])
         return record
     workers = [figures[r] for r in sorted(figures)]
+    if a.model == "ddp":
+        record.update({"workers": a.workers, "per_worker": workers, "backend": "gloo",
+                       "steps_per_second": min(w["steps_per_second"] for w in workers),
+                       "aggregate_steps_per_second":
+                           a.workers * a.steps / max(w["seconds"] for w in workers)})
+        return record
     record.update({"ps": a.ps, "workers": a.workers, "split": a.split, "tp": a.tp,
                    "bytes_pulled_per_step": params * 4, "bytes_pushed_per_step": params * 4,
                    "per_worker": workers,
@@ -478,7 +538,7 @@ def summary(a, cfg, figures):
 
 def main():
     a = parse_args()
-    processes = 1 if a.model == "local" else a.ps + a.workers
+    processes = {"local": 1, "ddp": a.workers}.get(a.model, a.ps + a.workers)
     cfg = config(a, processes)
     try:
         figures = run(cfg, processes, a.timeout)
