@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 40's figures on a lent host with 16 cores and a GPU, on binaries
 # built here and packed by bench/device_bundle.sh into DIR (bin/: tfd,
-# train_bench, kernel_bench, allreduce_bench, gpu_kernels_test; libs/),
+# train_bench, kernel_bench, allreduce_bench, allreduce_train,
+# gpu_kernels_test; libs/),
 # beside the torch counterparts in bench/, run by the host's python3:
 #
 #   meson setup build-dev -Dcpu=x86-64-v3 -Dgpu_archs=90 -Dcuda=enabled
 #   ninja -C build-dev daemon/tfd bench/train_bench bench/kernel_bench \
-#     bench/allreduce_bench tests/gpu/gpu_kernels_test
+#     bench/allreduce_bench bench/allreduce_train tests/gpu/gpu_kernels_test
 #   bench/device_bundle.sh build-dev devbundle/big daemon/tfd bench/train_bench \
-#     bench/kernel_bench bench/allreduce_bench tests/gpu/gpu_kernels_test
+#     bench/kernel_bench bench/allreduce_bench bench/allreduce_train tests/gpu/gpu_kernels_test
 #   bench/big_host_check.sh DIR OUT [SECONDS]    # on the lent host
 #   PARTS="gpu_tests pageable" bench/big_host_check.sh DIR OUT   # only these
 #
@@ -21,12 +22,14 @@
 #    (bench/torch_ps_mlp.py) with the same CPUs per process;
 # 2. MatMul 2048^3 on 1, 2, 4, 8 threads;
 # 3. the same race with the workers computing on the GPU;
-# 4. all-reduce of 1-256 MiB among 4 processes, tfd beside gloo;
+# 4. all-reduce of 1-256 MiB among 4 processes, tfd beside gloo; then
+#    training the same model without a ps, tfd's all-reduce beside torch's
+#    DDP over gloo; then the CPU race again over UCX shared memory;
 # 5. torch's step in one process on 3 CPUs; the GPU copy and training
 #    tests; the GPU race again with pageable host buffers.
 # Everything lands in OUT/results.tgz (re-made after each part) and the
 # figures on stdout. PARTS names the parts to run (host cpu matmul gpu
-# allreduce local gpu_tests pageable; default all).
+# allreduce ddp shm local gpu_tests pageable; default all).
 set -u
 dir=${1:?usage: big_host_check.sh DIR OUT [SECONDS]}
 out=${2:?usage: big_host_check.sh DIR OUT [SECONDS]}
@@ -37,7 +40,7 @@ start=$SECONDS
 # tfd's binaries get the bundle's libraries; torch keeps the host's.
 tfd_env() { LD_LIBRARY_PATH="$dir/libs" UCX_MODULE_DIR="$dir/libs/ucx" "$@"; }
 torch_env() { OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1 "$@"; }
-parts=" ${PARTS:-host cpu matmul gpu allreduce local gpu_tests pageable} "
+parts=" ${PARTS:-host cpu matmul gpu allreduce ddp shm local gpu_tests pageable} "
 # part KEY TITLE: false when PARTS leaves KEY out or the budget is spent.
 part() {
   local key=$1
@@ -89,6 +92,16 @@ part allreduce "all-reduce among 4 processes: tfd, 4 CPUs each" &&
 part allreduce "all-reduce among 4 processes: gloo" &&
   torch_env timeout 60 "$python" bench/torch_allreduce.py --workers 4 --sizes 1,4,16,64,256 \
     --reps 3 2>&1 | tee "$res/gloo_allreduce.jsonl" | tail -5
+part ddp "all-reduce training, 4 workers on 3 CPUs each: tfd (AllReduceMinimize)" &&
+  tfd_env timeout 90 "$dir/bin/allreduce_train" --tfd "$dir/bin/tfd" --workers 4 \
+    --cpus-per-task 3 --steps 30 --warmup 3 --json "$res/allreduce_train.json" 2>&1 |
+  tee "$res/allreduce_train.txt" | tail -8
+part ddp "all-reduce training: torch DDP over gloo, 4 workers on 3 CPUs each" &&
+  torch_env timeout 60 "$python" bench/torch_ps_mlp.py --model ddp --workers 4 \
+    --cpus-per-process 3 --steps 30 --warmup 5 --timeout 55 2>&1 |
+  tee -a "$res/torch_ddp.jsonl" | tail -1 | cut -c1-400
+part shm "CPU workers over UCX shared memory (--data-plane-transports=shm)" &&
+  TFD_DATA_PLANE_TRANSPORTS=shm train train_cpu_shm.txt cpu
 part local "torch, one process on 3 CPUs" &&
   torch_env timeout 40 "$python" bench/torch_ps_mlp.py --model local --cpus-per-process 3 \
     --steps 60 --warmup 10 --timeout 35 2>&1 | tee -a "$res/torch_ps.jsonl" | tail -1
