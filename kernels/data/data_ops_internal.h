@@ -9,5 +9,6 @@ namespace tfd::kernels::data {
 
 Status RegisterIdxOps(OpRegistry& r);     // idx_ops.cc
 Status RegisterCriteoOps(OpRegistry& r);  // criteo_ops.cc
+Status RegisterCifarOps(OpRegistry& r);   // cifar_ops.cc
 
 }  // namespace tfd::kernels::data

@@ -1,5 +1,5 @@
-// What a next-batch op over an IdxDataset shares (IdxNextBatch, and the
-// readers to come that keep their examples in one): drawing the next batch and,
+// What IdxNextBatch and CifarNextBatch share: drawing the next batch of an
+// IdxDataset (an in-memory dataset of images and labels, IDX or CIFAR) and,
 // with prefetch, drawing the one after it and having the dataset's thread
 // make its tensors while the step computes. A subclass says only how a
 // batch becomes tensors (Maker).

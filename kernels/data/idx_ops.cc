@@ -107,7 +107,7 @@ StatusOr<BatchTensors> MakeBatchTensors(const IdxDataset::Batch& batch, const Ba
   const IdxDataset::Examples& ex = *batch.examples;
   const std::vector<int64_t>& idx = batch.indices;
   const auto n = static_cast<int64_t>(idx.size());
-  const int64_t row = ex.images.rows * ex.images.cols;
+  const int64_t row = ex.images.rows * ex.images.cols * ex.channels;
   if (req.one_hot) {
     for (int64_t k = 0; k < n; ++k) {
       const int label = ex.labels.labels[static_cast<size_t>(idx[k])];
