@@ -3,6 +3,7 @@
 // next batch as NHWC images). The dataset is an IdxDataset holding CIFAR
 // records, so IdxDatasetEpoch, IdxDatasetProgress and IdxDatasetReset read
 // and move its cursor too.
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -90,18 +91,25 @@ void ScaleImage(const uint8_t* src, int64_t n, bool standardize, float* dst) {
   for (int64_t j = 0; j < n; ++j) dst[j] = static_cast<float>((dst[j] - mean) * scale);
 }
 
-// The batch's images as float32 [n, rows, cols, channels] and its labels as
-// int32 [n], allocated as `node`'s outputs would be.
+// The batch's images as float32 [n, 32, 32, 3] and its labels as int32 [n],
+// allocated as `node`'s outputs would be; INVALID_ARGUMENT for a dataset of
+// other images (an IDX one).
 StatusOr<BatchTensors> MakeCifarTensors(const IdxDataset::Batch& batch, bool standardize,
                                         const SizeLimits& limits,
                                         const std::shared_ptr<MemoryBudget>& budget,
                                         const std::string& node) {
   const IdxDataset::Examples& ex = *batch.examples;
+  if (ex.images.rows != kCifarSide || ex.images.cols != kCifarSide ||
+      ex.channels != kCifarChannels) {
+    return errors::InvalidArgument(node, ": CifarNextBatch reads 32x32x3 images, but its dataset "
+                                   "holds ", ex.images.rows, "x", ex.images.cols, "x",
+                                   ex.channels, " ones; give it a CifarDataset's handle");
+  }
   const auto n = static_cast<int64_t>(batch.indices.size());
-  const int64_t row = ex.images.rows * ex.images.cols * ex.channels;
+  const int64_t row = kCifarImageBytes;
   BatchTensors out;
   TFD_ASSIGN_OR_RETURN(TensorShape images_shape,
-                       TensorShape::Make({n, ex.images.rows, ex.images.cols, ex.channels}));
+                       TensorShape::Make({n, kCifarSide, kCifarSide, kCifarChannels}));
   TFD_ASSIGN_OR_RETURN(out.images, AllocateKernelOutput(limits, budget, nullptr, DType::kFloat32,
                                                         images_shape, node, 0, Fill::kNone));
   TFD_ASSIGN_OR_RETURN(TensorShape labels_shape, TensorShape::Make({n}));

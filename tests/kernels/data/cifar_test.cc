@@ -226,5 +226,19 @@ TEST_CASE("Bad CifarDataset attrs are INVALID_ARGUMENT") {
   CHECK(missing.status().code() == Code::kNotFound);
 }
 
+TEST_CASE("CifarNextBatch refuses an IDX dataset's handle, naming the node") {
+  CifarTask t;
+  WriteCountingExamples(t.dir.path(), 4);  // 2x3 images
+  auto idx = RunOpValues(t.registry, "IdxDataset",
+                         {{"images_path", std::string("images")},
+                          {"labels_path", std::string("labels")}},
+                         {}, t.Options());
+  REQUIRE(idx.ok());
+  auto got = t.Next((*idx)[0], {{"batch_size", int64_t{2}}, {"prefetch", false}});
+  CHECK(got.status().code() == Code::kInvalidArgument);
+  CHECK(Contains(got.status().message(), "CifarNextBatch reads 32x32x3 images, but its dataset "
+                                         "holds 2x3x1 ones"));
+}
+
 }  // namespace
 }  // namespace tfd::testing
