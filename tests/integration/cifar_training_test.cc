@@ -9,8 +9,10 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "api/variables.h"
 #include "examples/cifar/cifar_model.h"
 #include "tests/integration/training_fixture.h"
 
@@ -49,6 +51,43 @@ double MeanOf(const std::vector<double>& v, size_t from, size_t count) {
   return std::accumulate(v.begin() + static_cast<long>(from),
                          v.begin() + static_cast<long>(from + count), 0.0) /
          static_cast<double>(count);
+}
+
+// Elements of every variable of `vars`, from their nodes' shape attrs.
+int64_t Parameters(const Scope& root, const std::vector<ops::Variable>& vars) {
+  int64_t total = 0;
+  for (const ops::Variable& v : vars) {
+    const int id = root.FindNode(v.name());
+    REQUIRE(id >= 0);
+    const auto& shape = std::get<PartialShape>(root.node(id).attrs.at("shape"));
+    REQUIRE(shape.IsFullyDefined());
+    int64_t n = 1;
+    for (int64_t d : shape.dims()) n *= d;
+    total += n;
+  }
+  return total;
+}
+
+TEST_CASE("--blocks 3 is He et al.'s ResNet-20: 0.27 M trainable parameters, all on the ps") {
+  OpRegistry registry;
+  REQUIRE(kernels::RegisterAll(registry).ok());
+  Scope root = Scope::NewRootScope(registry);
+  examples::CifarOptions o;
+  o.blocks = 3;
+  REQUIRE(examples::BuildCifar(root, o).ok());
+  // Convolutions 432 + 13,824 + 51,200 + 204,800 (the two projections
+  // included), batch norm's gamma and beta 1,568, the classifier 650.
+  CHECK(Parameters(root, ops::TrainableVariables(root)) == 272474);
+  // 21 batch norms (one per convolution, the projections' included) keep a
+  // moving mean and variance;
+  // the evaluation, which shares them, adds no variable.
+  const auto all = ops::GlobalVariables(root);
+  int moving = 0;
+  for (const ops::Variable& v : all) {
+    CHECK(v.info().device.rfind("/job:ps", 0) == 0);
+    if (v.name().find("moving_") != std::string::npos) ++moving;
+  }
+  CHECK(moving == 2 * 21);
 }
 
 TEST_CASE("the CIFAR ResNet trains through a cluster: the loss falls") {
