@@ -27,7 +27,8 @@ class Builder {
       const double stddev = std::sqrt(2.0 / static_cast<double>(k * k * in));
       const auto seed = config_.seed + static_cast<int64_t>(params_.convs.size());
       params_.convs.push_back(Variable(s.WithOpName("w"), TensorShape({k, k, in, out}),
-                                       DType::kFloat32, Initializer::TruncatedNormal(stddev, seed)));
+                                       DType::kFloat32,
+                                       Initializer::TruncatedNormal(stddev, seed)));
     }
     return ops::Conv2D(s, x, params_.convs.at(conv_++), {1, stride, stride, 1}, "SAME");
   }
@@ -83,7 +84,8 @@ Output ResnetLogits(const Scope& scope, const ResnetConfig& config, const Output
   for (int stage = 0; stage < 3; ++stage) {
     const int64_t out = int64_t{16} << stage;
     for (int k = 0; k < config.blocks; ++k) {
-      const std::string name = "stage" + std::to_string(stage + 1) + "/block" + std::to_string(k + 1);
+      const std::string name =
+          "stage" + std::to_string(stage + 1) + "/block" + std::to_string(k + 1);
       x = b.Block(scope.WithName(name), x, channels, out, stage > 0 && k == 0 ? 2 : 1);
       channels = out;
     }
@@ -92,8 +94,9 @@ Output ResnetLogits(const Scope& scope, const ResnetConfig& config, const Output
   const Output pooled = ops::Mean(fc, x, {int64_t{1}, int64_t{2}});
   if (b.making()) {
     const double stddev = std::sqrt(1.0 / static_cast<double>(channels));
-    params->fc_w = Variable(fc.WithOpName("w"), TensorShape({channels, config.classes}),
-                            DType::kFloat32, Initializer::TruncatedNormal(stddev, config.seed + 100));
+    params->fc_w =
+        Variable(fc.WithOpName("w"), TensorShape({channels, config.classes}), DType::kFloat32,
+                 Initializer::TruncatedNormal(stddev, config.seed + 100));
     params->fc_b = Variable(fc.WithOpName("b"), TensorShape({config.classes}), DType::kFloat32,
                             Initializer::Zeros());
   }

@@ -40,8 +40,9 @@ std::string IdxDataset::DebugString() const {
   const IdxImages& im = examples_->images;
   s += std::to_string(im.count) + " examples of " + std::to_string(im.rows) + "x" +
        std::to_string(im.cols) +
-       (examples_->channels == 1 ? "" : "x" + std::to_string(examples_->channels)) + ", shard " + std::to_string(spec_.shard_index) + " of " +
-       std::to_string(spec_.num_shards) + ", epoch " + std::to_string(ReadEpochLocked());
+       (examples_->channels == 1 ? "" : "x" + std::to_string(examples_->channels)) +
+       ", shard " + std::to_string(spec_.shard_index) + " of " + std::to_string(spec_.num_shards) +
+       ", epoch " + std::to_string(ReadEpochLocked());
   s += spec_.epochs < 0 ? " (forever)" : " of " + std::to_string(spec_.epochs);
   return s;
 }

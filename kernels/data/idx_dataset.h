@@ -1,9 +1,10 @@
 // IdxDataset: an MNIST-format dataset (an IDX images file and an IDX labels
-// file), or a CIFAR one (binary record files), held by a task's ResourceMgr, with a cursor that walks it epoch by
-// epoch — the input pipeline's state, kept by the task (so checkpoints hold
-// it and a trainer's next session reads on) and read by one master session
-// at a time: a second trainer on the task is refused instead of silently
-// taking half the batches (BindReader).
+// file), or a CIFAR one (binary record files), held by a task's ResourceMgr,
+// with a cursor that walks it epoch by epoch — the input pipeline's state,
+// kept by the task (so checkpoints hold it and a trainer's next session
+// reads on) and read by one master session at a time: a second trainer on
+// the task is refused instead of silently taking half the batches
+// (BindReader).
 //
 // The files are read once, on the first EnsureLoaded, under the dataset's own
 // lock (not the ResourceMgr's, so a slow read holds up no other resource).
