@@ -72,4 +72,26 @@ Operation CriteoDatasetReset(const Scope& scope, const Output& dataset) {
   return scope.AddOperation("CriteoDatasetReset", {dataset});
 }
 
+Output CifarDataset(const Scope& scope, const CifarDatasetOptions& o) {
+  const std::vector<Output> out = scope.AddOp("CifarDataset", {},
+                                              {{"paths", o.paths},
+                                               {"label_bytes", o.label_bytes},
+                                               {"shuffle", o.shuffle},
+                                               {"seed", o.seed},
+                                               {"epochs", o.epochs},
+                                               {"num_shards", o.num_shards},
+                                               {"shared_name", o.shared_name}});
+  return out.empty() ? Output() : out[0];
+}
+
+CifarBatch CifarNextBatch(const Scope& scope, const Output& dataset, const CifarBatchOptions& o) {
+  const std::vector<Output> out = scope.AddOp("CifarNextBatch", {dataset},
+                                              {{"batch_size", o.batch_size},
+                                               {"standardize", o.standardize},
+                                               {"drop_remainder", o.drop_remainder},
+                                               {"prefetch", o.prefetch}});
+  if (out.size() != 2) return {};
+  return {out[0], out[1]};
+}
+
 }  // namespace tfd::ops

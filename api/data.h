@@ -1,7 +1,8 @@
 // Input-pipeline wrappers for the C++ graph API: an MNIST-format dataset
 // kept by the task that runs it, and the batches, epochs and progress read
 // from it (the ops are kernels/data's IdxDataset family; docs/ops.md); and
-// Criteo TSV click logs, streamed (the CriteoDataset family).
+// Criteo TSV click logs, streamed (the CriteoDataset family); CIFAR binary
+// files (CifarDataset).
 //
 //   IdxDatasetOptions o{.images_path = "train-images-idx3-ubyte",
 //                       .labels_path = "train-labels-idx1-ubyte",
@@ -88,5 +89,37 @@ CriteoBatch CriteoNextBatch(const Scope& scope, const Output& dataset,
                             const CriteoBatchOptions& options);
 Output CriteoDatasetEpoch(const Scope& scope, const Output& dataset);  // int64
 Operation CriteoDatasetReset(const Scope& scope, const Output& dataset);
+
+// CIFAR-10 (or CIFAR-100) binary files, held in memory like an IDX
+// dataset: IdxDatasetEpoch, IdxDatasetProgress and IdxDatasetReset take the
+// handle too.
+//
+//   Output ds = ops::CifarDataset(root.WithOpName("train_data"),
+//                                 {.paths = {"data_batch_1.bin", "data_batch_2.bin"}});
+//   ops::CifarBatch b = ops::CifarNextBatch(root, ds, {.batch_size = 128});
+struct CifarDatasetOptions {
+  std::vector<std::string> paths;  // inside the daemon's --data-dir, read in this order
+  int64_t label_bytes = 1;         // 1: CIFAR-10; 2: CIFAR-100 (the fine label is used)
+  bool shuffle = true;
+  int64_t seed = 0;
+  int64_t epochs = -1;     // -1: repeat forever
+  int64_t num_shards = 0;  // 0: every task reads everything
+  std::string shared_name; // empty: the node's name
+};
+Output CifarDataset(const Scope& scope, const CifarDatasetOptions& options);
+
+struct CifarBatchOptions {
+  int64_t batch_size = 128;
+  bool standardize = false;  // per image: mean 0, unit variance, instead of [0, 1]
+  bool drop_remainder = false;
+  bool prefetch = true;
+};
+struct CifarBatch {
+  Output images;  // float32 [b, 32, 32, 3]
+  Output labels;  // int32 [b]
+};
+// The next batch; OUT_OF_RANGE when the last epoch is done.
+CifarBatch CifarNextBatch(const Scope& scope, const Output& dataset,
+                          const CifarBatchOptions& options);
 
 }  // namespace tfd::ops

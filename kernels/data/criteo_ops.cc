@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -12,14 +11,13 @@
 #include "common/op_kernel.h"
 #include "kernels/data/criteo_dataset.h"
 #include "kernels/data/data_ops_internal.h"
+#include "kernels/data/dataset_op_util.h"
 #include "kernels/data/input_position.h"
 
 namespace tfd::kernels::data {
 namespace {
 
-// The attrs a shape function can check without knowing the task.
-Status CheckCriteoAttrs(const std::vector<std::string>& paths, int64_t num_buckets,
-                        int64_t epochs, const std::string& shard, int64_t num_shards) {
+Status CheckCriteoFiles(const std::vector<std::string>& paths, int64_t num_buckets) {
   if (paths.empty()) return errors::InvalidArgument("paths must name at least one file");
   for (const std::string& p : paths) {
     if (p.empty()) return errors::InvalidArgument("paths must not hold an empty path");
@@ -27,44 +25,33 @@ Status CheckCriteoAttrs(const std::vector<std::string>& paths, int64_t num_bucke
   if (num_buckets < 1 || num_buckets > (int64_t{1} << 32)) {
     return errors::InvalidArgument("num_buckets must be in [1, 2^32], not ", num_buckets);
   }
-  if (epochs == 0 || epochs < -1) {
-    return errors::InvalidArgument("epochs must be positive, or -1 for forever, but is ", epochs);
-  }
-  if (shard != "auto" && shard != "none") {
-    return errors::InvalidArgument("shard must be \"auto\" or \"none\", not \"", shard, "\"");
-  }
-  if (num_shards < 0) {
-    return errors::InvalidArgument("num_shards must be >= 0 (0: no sharding), not ", num_shards);
-  }
   return OkStatus();
+}
+
+// The attrs a shape function can check without knowing the task.
+Status CheckCriteoAttrs(const std::vector<std::string>& paths, int64_t num_buckets,
+                        int64_t epochs, const std::string& shard, int64_t num_shards) {
+  TFD_RETURN_IF_ERROR(CheckCriteoFiles(paths, num_buckets));
+  return CheckDatasetShardAttrs(epochs, shard, num_shards);
 }
 
 class CriteoDatasetOp : public OpKernel {
  public:
   explicit CriteoDatasetOp(OpKernelConstruction& c) : OpKernel(c) {
-    std::string shard;
-    int64_t num_shards = 0;
     c.SetStatus(c.GetAttr("paths", &spec_.paths));
     c.SetStatus(c.GetAttr("num_buckets", &spec_.num_buckets));
     c.SetStatus(c.GetAttr("epochs", &spec_.epochs));
-    c.SetStatus(c.GetAttr("shard", &shard));
-    c.SetStatus(c.GetAttr("num_shards", &num_shards));
-    c.SetStatus(c.GetAttr("container", &container_));
-    c.SetStatus(c.GetAttr("shared_name", &shared_name_));
     if (!c.status().ok()) return;
-    c.SetStatus(CheckCriteoAttrs(spec_.paths, spec_.num_buckets, spec_.epochs, shard, num_shards));
+    c.SetStatus(CheckCriteoFiles(spec_.paths, spec_.num_buckets));
     if (!c.status().ok()) return;
-    auto resolved = ResolveShard(shard, num_shards, c.env().task);
-    if (!resolved.ok()) {
-      c.SetStatus(resolved.status());
-      return;
-    }
-    std::tie(spec_.shard_index, spec_.num_shards) = *resolved;
+    ReadDatasetPlacement(c, spec_.epochs, &where_);
+    spec_.shard_index = where_.shard_index;
+    spec_.num_shards = where_.num_shards;
   }
 
   void Compute(OpKernelContext& ctx) override {
-    const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
-    auto ds = FindOrCreate(ctx.resources(), name);
+    const std::string& name = where_.shared_name.empty() ? ctx.node().name : where_.shared_name;
+    auto ds = FindOrCreateDataset<CriteoDataset>(ctx.resources(), where_.container, name, spec_);
     TFD_OP_REQUIRES_OK(ctx, ds.status());
     TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
     TFD_OP_REQUIRES_OK(ctx, (*ds)->Open(ctx.env()));
@@ -72,29 +59,8 @@ class CriteoDatasetOp : public OpKernel {
   }
 
  private:
-  // As IdxDatasetOp's: a position restored before the dataset existed is
-  // taken up when it is made.
-  StatusOr<std::shared_ptr<CriteoDataset>> FindOrCreate(ResourceMgr& resources,
-                                                        const std::string& name) const {
-    auto found = resources.Lookup<CriteoDataset>(container_, name);
-    if (found.ok() || found.status().code() != Code::kNotFound) return found;
-    auto pending = resources.Lookup<PendingInputPosition>(container_, PendingPositionName(name));
-    bool adopted = false;
-    auto ds = resources.LookupOrCreate<CriteoDataset>(
-        container_, name, [&]() -> StatusOr<std::shared_ptr<CriteoDataset>> {
-          auto made = std::make_shared<CriteoDataset>(name, spec_);
-          if (pending.ok()) {
-            TFD_RETURN_IF_ERROR(made->SetPosition((*pending)->position()));
-            adopted = true;
-          }
-          return made;
-        });
-    if (adopted) (void)resources.Delete(container_, PendingPositionName(name));
-    return ds;
-  }
-
   CriteoDatasetSpec spec_;
-  std::string container_, shared_name_;
+  DatasetPlacement where_;
 };
 
 Status CriteoDatasetShape(InferenceContext& c) {

@@ -8,6 +8,7 @@ namespace tfd::kernels {
 Status RegisterDataOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(data::RegisterIdxOps(registry));
   TFD_RETURN_IF_ERROR(data::RegisterCriteoOps(registry));
+  TFD_RETURN_IF_ERROR(data::RegisterCifarOps(registry));
   return OkStatus();
 }
 

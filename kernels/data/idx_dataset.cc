@@ -8,7 +8,17 @@
 namespace tfd::kernels::data {
 
 std::string IdxDatasetSpec::ToString() const {
-  std::string s = "images '" + images_path + "', labels '" + labels_path + "', ";
+  std::string s;
+  if (cifar_paths.empty()) {
+    s = "images '" + images_path + "', labels '" + labels_path + "', ";
+  } else {
+    s = "CIFAR files";
+    for (size_t i = 0; i < cifar_paths.size(); ++i) {
+      s += (i == 0 ? " '" : ", '") + cifar_paths[i] + "'";
+    }
+    s += " with " + std::to_string(label_bytes) + " label byte" + (label_bytes == 1 ? "" : "s") +
+         ", ";
+  }
   s += shuffle ? "shuffled with seed " + std::to_string(seed) : std::string("in file order");
   s += epochs < 0 ? ", forever" : ", " + std::to_string(epochs) + " epochs";
   s += ", shard " + std::to_string(shard_index) + " of " + std::to_string(num_shards);
@@ -25,12 +35,14 @@ IdxDataset::IdxDataset(std::string name, IdxDatasetSpec spec)
 
 std::string IdxDataset::DebugString() const {
   MutexLock lock(mu_);
-  std::string s = "IDX dataset '" + name_ + "': ";
+  std::string s = std::string(Kind()) + " '" + name_ + "': ";
   if (!examples_) return s + "not loaded (" + spec_.ToString() + ")";
   const IdxImages& im = examples_->images;
   s += std::to_string(im.count) + " examples of " + std::to_string(im.rows) + "x" +
-       std::to_string(im.cols) + ", shard " + std::to_string(spec_.shard_index) + " of " +
-       std::to_string(spec_.num_shards) + ", epoch " + std::to_string(ReadEpochLocked());
+       std::to_string(im.cols) +
+       (examples_->channels == 1 ? "" : "x" + std::to_string(examples_->channels)) +
+       ", shard " + std::to_string(spec_.shard_index) + " of " + std::to_string(spec_.num_shards) +
+       ", epoch " + std::to_string(ReadEpochLocked());
   s += spec_.epochs < 0 ? " (forever)" : " of " + std::to_string(spec_.epochs);
   return s;
 }
@@ -41,9 +53,7 @@ Status IdxDataset::CheckSameSpec(const IdxDatasetSpec& other) const {
                                  ", which differs from the requested ", other.ToString());
 }
 
-Status IdxDataset::EnsureLoaded(const KernelEnv& env) {
-  MutexLock lock(mu_);
-  if (examples_) return OkStatus();
+StatusOr<std::shared_ptr<IdxDataset::Examples>> IdxDataset::LoadIdx(const KernelEnv& env) const {
   TFD_ASSIGN_OR_RETURN(auto images_file, env.ResolveIoPath(spec_.images_path));
   TFD_ASSIGN_OR_RETURN(auto labels_file, env.ResolveIoPath(spec_.labels_path));
   auto examples = std::make_shared<Examples>();
@@ -56,6 +66,33 @@ Status IdxDataset::EnsureLoaded(const KernelEnv& env) {
                                    " labels");
   }
   examples->labels_path = spec_.labels_path;
+  return examples;
+}
+
+StatusOr<std::shared_ptr<IdxDataset::Examples>> IdxDataset::LoadCifar(
+    const KernelEnv& env) const {
+  CifarRecords records;
+  for (const std::string& path : spec_.cifar_paths) {
+    TFD_ASSIGN_OR_RETURN(auto file, env.ResolveIoPath(path));
+    TFD_RETURN_IF_ERROR(ReadCifarFile(file, path, spec_.label_bytes, &records));
+  }
+  auto examples = std::make_shared<Examples>();
+  examples->images.count = records.count;
+  examples->images.rows = kCifarSide;
+  examples->images.cols = kCifarSide;
+  examples->images.pixels = std::move(records.pixels);
+  examples->channels = kCifarChannels;
+  examples->labels.labels = std::move(records.labels);
+  examples->labels_path = spec_.cifar_paths.front();
+  return examples;
+}
+
+Status IdxDataset::EnsureLoaded(const KernelEnv& env) {
+  MutexLock lock(mu_);
+  if (examples_) return OkStatus();
+  TFD_ASSIGN_OR_RETURN(std::shared_ptr<Examples> examples,
+                       spec_.cifar_paths.empty() ? LoadIdx(env) : LoadCifar(env));
+  const auto labels = static_cast<int64_t>(examples->labels.labels.size());
   if (pending_) {
     // Checked against the count now known; on failure the dataset stays
     // unloaded and says so again on the next try.
@@ -116,7 +153,7 @@ void IdxDataset::PutBackLocked() {
 
 StatusOr<IdxDataset::Batch> IdxDataset::NextLocked(int64_t batch_size, bool drop_remainder) {
   if (!examples_) {
-    return errors::FailedPrecondition("dataset '", name_, "' is not loaded: its IdxDataset op "
+    return errors::FailedPrecondition("dataset '", name_, "' is not loaded: its dataset op "
                                       "has not run successfully");
   }
   const int64_t shard_size = ShardSize(order_spec_);
@@ -175,10 +212,10 @@ Status IdxDataset::BindReader(const SessionPresence& reader) {
   const auto holder = reader_.lock();
   if (holder && holder != session) {
     return errors::FailedPrecondition(
-        "IDX dataset '", name_, "' is being read by ", *holder, ", so ", *session,
+        Kind(), " '", name_, "' is being read by ", *holder, ", so ", *session,
         " may not read it until that session closes: the dataset's cursor belongs to one "
         "session at a time (a second trainer on one task would take half its batches). "
-        "To read the same files with a cursor of its own, give this graph's IdxDataset "
+        "To read the same files with a cursor of its own, give this graph's dataset op "
         "another shared_name");
   }
   reader_ = reader;
@@ -261,7 +298,8 @@ Status IdxDataset::SetPosition(const InputPosition& p) {
 
 ResourceDescription IdxDataset::Describe() const {
   MutexLock lock(mu_);
-  return {.kind = "idx_dataset", .initialized = examples_ != nullptr};
+  return {.kind = spec_.cifar_paths.empty() ? "idx_dataset" : "cifar_dataset",
+          .initialized = examples_ != nullptr};
 }
 
 std::optional<Tensor> IdxDataset::CheckpointValue() const {

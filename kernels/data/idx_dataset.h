@@ -1,9 +1,10 @@
 // IdxDataset: an MNIST-format dataset (an IDX images file and an IDX labels
-// file) held by a task's ResourceMgr, with a cursor that walks it epoch by
-// epoch — the input pipeline's state, kept by the task (so checkpoints hold
-// it and a trainer's next session reads on) and read by one master session
-// at a time: a second trainer on the task is refused instead of silently
-// taking half the batches (BindReader).
+// file), or a CIFAR one (binary record files), held by a task's ResourceMgr,
+// with a cursor that walks it epoch by epoch — the input pipeline's state,
+// kept by the task (so checkpoints hold it and a trainer's next session
+// reads on) and read by one master session at a time: a second trainer on
+// the task is refused instead of silently taking half the batches
+// (BindReader).
 //
 // The files are read once, on the first EnsureLoaded, under the dataset's own
 // lock (not the ResourceMgr's, so a slow read holds up no other resource).
@@ -30,6 +31,7 @@
 #include "common/op_kernel.h"
 #include "common/resource_mgr.h"
 #include "kernels/data/batch_prefetch.h"
+#include "kernels/data/cifar_file.h"
 #include "kernels/data/epoch_order.h"
 #include "kernels/data/idx_file.h"
 #include "kernels/data/input_position.h"
@@ -37,9 +39,13 @@
 namespace tfd::kernels::data {
 
 // What a dataset is made of; two graphs that share a dataset must agree on it.
+// Its examples come from an IDX pair (images_path, labels_path) or, when
+// cifar_paths is set, from CIFAR binary files (cifar_file.h).
 struct IdxDatasetSpec {
   std::string images_path;  // as written in the graph; resolved per task
   std::string labels_path;
+  std::vector<std::string> cifar_paths;  // read in this order
+  int64_t label_bytes = 1;               // CIFAR: 1 (CIFAR-10) or 2 (CIFAR-100)
   bool shuffle = true;
   int64_t seed = 0;
   int64_t epochs = -1;       // -1: forever
@@ -54,7 +60,8 @@ struct IdxDatasetSpec {
 class IdxDataset : public Resource {
  public:
   struct Examples {
-    IdxImages images;
+    IdxImages images;  // CIFAR's as 32x32 with 3 channels, HWC
+    int64_t channels = 1;
     IdxLabels labels;
     std::string labels_path;  // for messages about a label's value
   };
@@ -65,7 +72,9 @@ class IdxDataset : public Resource {
 
   IdxDataset(std::string name, IdxDatasetSpec spec);
 
-  std::string_view Kind() const override { return "IDX dataset"; }
+  std::string_view Kind() const override {
+    return spec_.cifar_paths.empty() ? "IDX dataset" : "CIFAR dataset";
+  }
   // "IDX dataset 'mnist': 60000 examples of 28x28, shard 0 of 2, epoch 3 of 10".
   std::string DebugString() const override;
 
@@ -98,7 +107,7 @@ class IdxDataset : public Resource {
   // progress does not.
   Status BindReader(const SessionPresence& reader);
 
-  // Reads both files through env.ResolveIoPath on the first call; after a
+  // Reads the files through env.ResolveIoPath on the first call; after a
   // success, later calls return at once. A failure leaves the dataset
   // unloaded, so a later call (say, after the file is fixed) tries again.
   Status EnsureLoaded(const KernelEnv& env);
@@ -170,6 +179,9 @@ class IdxDataset : public Resource {
   }
   // The example count once loaded, else nullopt.
   std::optional<int64_t> LoadedCount() const REQUIRES(mu_);
+  // The examples of the IDX pair or of the CIFAR files, as the spec says.
+  StatusOr<std::shared_ptr<Examples>> LoadIdx(const KernelEnv& env) const;
+  StatusOr<std::shared_ptr<Examples>> LoadCifar(const KernelEnv& env) const;
   // SetPosition's checks; the example count only when known.
   Status CheckPosition(const InputPosition& p, std::optional<int64_t> count) const
       REQUIRES(mu_);

@@ -2,94 +2,58 @@
 // resource, reading its files once per task), IdxNextBatch (the next batch,
 // scaled to [0, 1]) and IdxDatasetEpoch (where the cursor is, for progress).
 #include <algorithm>
-#include <chrono>
 #include <memory>
-#include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
-#include "common/allowed_cpus.h"
-#include "common/device_name.h"
-#include "common/mutex.h"
 #include "common/op_kernel.h"
 #include "kernels/data/batch_prefetch.h"
 #include "kernels/data/data_ops_internal.h"
+#include "kernels/data/dataset_op_util.h"
+#include "kernels/data/idx_batch_op.h"
 #include "kernels/data/idx_dataset.h"
 #include "kernels/data/input_position.h"
 
 namespace tfd::kernels::data {
 
-StatusOr<std::pair<int64_t, int64_t>> ResolveShard(const std::string& shard, int64_t num_shards,
-                                                   const std::string& task) {
-  if (shard == "none" || num_shards == 0) return std::pair<int64_t, int64_t>{0, 1};
-  TFD_ASSIGN_OR_RETURN(DeviceName d, DeviceName::Parse(task));
-  const int64_t index = d.task.value_or(0);
-  if (index >= num_shards) {
-    return errors::InvalidArgument("task '", task, "' would read shard ", index,
-                                   " but num_shards is ", num_shards,
-                                   ": it must exceed every reading task's index");
-  }
-  return std::pair<int64_t, int64_t>{index, num_shards};
-}
-
 namespace {
 
-// The dataset attrs a shape function can check without knowing the task.
-Status CheckDatasetAttrs(const std::string& images_path, const std::string& labels_path,
-                         int64_t epochs, const std::string& shard, int64_t num_shards) {
+Status CheckIdxPaths(const std::string& images_path, const std::string& labels_path) {
   if (images_path.empty() || labels_path.empty()) {
     return errors::InvalidArgument("images_path and labels_path must both be set, but ",
                                    images_path.empty() ? "images_path" : "labels_path",
                                    " is empty");
   }
-  if (epochs == 0 || epochs < -1) {
-    return errors::InvalidArgument("epochs must be positive, or -1 for forever, but is ", epochs);
-  }
-  if (shard != "auto" && shard != "none") {
-    return errors::InvalidArgument("shard must be \"auto\" or \"none\", not \"", shard, "\"");
-  }
-  if (num_shards < 0) {
-    return errors::InvalidArgument("num_shards must be >= 0 (0: no sharding), not ", num_shards);
-  }
-  if (shard == "none" && num_shards > 0) {
-    return errors::InvalidArgument("shard = \"none\" contradicts num_shards = ", num_shards,
-                                   "; use shard = \"auto\" to shard by task");
-  }
   return OkStatus();
+}
+
+// The dataset attrs a shape function can check without knowing the task.
+Status CheckDatasetAttrs(const std::string& images_path, const std::string& labels_path,
+                         int64_t epochs, const std::string& shard, int64_t num_shards) {
+  TFD_RETURN_IF_ERROR(CheckIdxPaths(images_path, labels_path));
+  return CheckDatasetShardAttrs(epochs, shard, num_shards);
 }
 
 class IdxDatasetOp : public OpKernel {
  public:
   explicit IdxDatasetOp(OpKernelConstruction& c) : OpKernel(c) {
-    std::string shard;
-    int64_t num_shards = 0;
     c.SetStatus(c.GetAttr("images_path", &spec_.images_path));
     c.SetStatus(c.GetAttr("labels_path", &spec_.labels_path));
     c.SetStatus(c.GetAttr("shuffle", &spec_.shuffle));
     c.SetStatus(c.GetAttr("seed", &spec_.seed));
     c.SetStatus(c.GetAttr("epochs", &spec_.epochs));
-    c.SetStatus(c.GetAttr("shard", &shard));
-    c.SetStatus(c.GetAttr("num_shards", &num_shards));
-    c.SetStatus(c.GetAttr("container", &container_));
-    c.SetStatus(c.GetAttr("shared_name", &shared_name_));
     if (!c.status().ok()) return;
-    c.SetStatus(CheckDatasetAttrs(spec_.images_path, spec_.labels_path, spec_.epochs, shard,
-                                  num_shards));
+    c.SetStatus(CheckIdxPaths(spec_.images_path, spec_.labels_path));
     if (!c.status().ok()) return;
-    // The kernel is built on the task that runs it, so the shard is fixed here.
-    auto resolved = ResolveShard(shard, num_shards, c.env().task);
-    if (!resolved.ok()) {
-      c.SetStatus(resolved.status());
-      return;
-    }
-    std::tie(spec_.shard_index, spec_.num_shards) = *resolved;
+    ReadDatasetPlacement(c, spec_.epochs, &where_);
+    spec_.shard_index = where_.shard_index;
+    spec_.num_shards = where_.num_shards;
   }
 
   void Compute(OpKernelContext& ctx) override {
-    const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
-    auto ds = FindOrCreate(ctx.resources(), name);
+    const std::string& name = where_.shared_name.empty() ? ctx.node().name : where_.shared_name;
+    auto ds = FindOrCreateDataset<IdxDataset>(ctx.resources(), where_.container, name, spec_);
     TFD_OP_REQUIRES_OK(ctx, ds.status());
     TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
     TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
@@ -97,30 +61,8 @@ class IdxDatasetOp : public OpKernel {
   }
 
  private:
-  // The dataset, made on the first run on this task. Only then is a position
-  // that a checkpoint restored before it existed looked for and taken up, so
-  // later steps cost one lookup as before.
-  StatusOr<std::shared_ptr<IdxDataset>> FindOrCreate(ResourceMgr& resources,
-                                                     const std::string& name) const {
-    auto found = resources.Lookup<IdxDataset>(container_, name);
-    if (found.ok() || found.status().code() != Code::kNotFound) return found;
-    auto pending = resources.Lookup<PendingInputPosition>(container_, PendingPositionName(name));
-    bool adopted = false;
-    auto ds = resources.LookupOrCreate<IdxDataset>(
-        container_, name, [&]() -> StatusOr<std::shared_ptr<IdxDataset>> {
-          auto made = std::make_shared<IdxDataset>(name, spec_);
-          if (pending.ok()) {
-            TFD_RETURN_IF_ERROR(made->SetPosition((*pending)->position()));
-            adopted = true;
-          }
-          return made;
-        });
-    if (adopted) (void)resources.Delete(container_, PendingPositionName(name));
-    return ds;
-  }
-
   IdxDatasetSpec spec_;
-  std::string container_, shared_name_;
+  DatasetPlacement where_;
 };
 
 Status IdxDatasetShape(InferenceContext& c) {
@@ -153,7 +95,6 @@ struct BatchRequest {
   int64_t batch_size = 1;
   bool one_hot = false;
   int64_t num_classes = 10;
-  bool drop_remainder = false;
 };
 
 // The batch's images scaled to [0, 1] and its labels, allocated as `node`'s
@@ -166,7 +107,7 @@ StatusOr<BatchTensors> MakeBatchTensors(const IdxDataset::Batch& batch, const Ba
   const IdxDataset::Examples& ex = *batch.examples;
   const std::vector<int64_t>& idx = batch.indices;
   const auto n = static_cast<int64_t>(idx.size());
-  const int64_t row = ex.images.rows * ex.images.cols;
+  const int64_t row = ex.images.rows * ex.images.cols * ex.channels;
   if (req.one_hot) {
     for (int64_t k = 0; k < n; ++k) {
       const int label = ex.labels.labels[static_cast<size_t>(idx[k])];
@@ -214,93 +155,25 @@ StatusOr<BatchTensors> MakeBatchTensors(const IdxDataset::Batch& batch, const Ba
   return out;
 }
 
-class IdxNextBatchOp : public OpKernel {
+class IdxNextBatchOp : public IdxBatchOpBase {
  public:
-  explicit IdxNextBatchOp(OpKernelConstruction& c) : OpKernel(c) {
+  explicit IdxNextBatchOp(OpKernelConstruction& c) : IdxBatchOpBase(c) {
     DType labels_type = DType::kInvalid;
-    c.SetStatus(c.GetAttr("batch_size", &req_.batch_size));
+    req_.batch_size = batch_size();
     c.SetStatus(c.GetAttr("one_hot", &req_.one_hot));
     c.SetStatus(c.GetAttr("num_classes", &req_.num_classes));
-    c.SetStatus(c.GetAttr("drop_remainder", &req_.drop_remainder));
-    c.SetStatus(c.GetAttr("prefetch", &prefetch_));
-    // The prefetch thread lives on CPU time the steps leave. A task allowed
-    // one CPU leaves only the moments its step waits for another task, and
-    // there the thread cost more than it saved: it is preempted mid-batch
-    // (the step then makes the batch itself), and waking the step from a
-    // running thread took longer than from an idle CPU. 1 ps + 1 worker
-    // with the worker in its trainer's process ran 2-15 % faster without it
-    // (bench/NOTES.md, "Training").
-    prefetch_ = prefetch_ && NumAllowedCpus() > 1;
     c.SetStatus(c.GetAttr("Tlabels", &labels_type));
     if (!c.status().ok()) return;
     c.SetStatus(CheckLabelAttrs(req_.one_hot, labels_type, req_.num_classes));
-    // Bounds the index list a batch builds before any output is allocated.
-    if (req_.batch_size > kMaxTensorElements) {
-      c.SetStatus(errors::InvalidArgument("batch_size ", req_.batch_size, " exceeds the largest ",
-                                          "tensor (", kMaxTensorElements, " elements)"));
-    }
-  }
-
-  void Compute(OpKernelContext& ctx) override {
-    auto ds = ctx.input_ref<IdxDataset>(0);
-    TFD_OP_REQUIRES_OK(ctx, ds.status());
-    IdxDataset& dataset = **ds;
-    TFD_OP_REQUIRES_OK(ctx, dataset.BindReader(ctx.step().session));
-    const KernelEnv& env = ctx.env();
-    std::optional<StatusOr<BatchTensors>> tensors = TakeAhead(dataset, ctx.deadline());
-    if (!tensors) {
-      auto batch = dataset.Next(req_.batch_size, req_.drop_remainder);
-      TFD_OP_REQUIRES_OK(ctx, batch.status());
-      tensors = MakeBatchTensors(*batch, req_, env.limits, env.memory, name());
-    }
-    TFD_OP_REQUIRES_OK(ctx, tensors->status());
-    ctx.set_output(0, std::move((*tensors)->images));
-    ctx.set_output(1, std::move((*tensors)->labels));
-    if (prefetch_) PrepareAhead(dataset, env);
   }
 
  private:
-  // The batch drawn ahead by the last step, if the dataset still holds it
-  // for this node; nullopt when there is none (draw now).
-  std::optional<StatusOr<BatchTensors>> TakeAhead(
-      IdxDataset& dataset, std::chrono::steady_clock::time_point deadline) {
-    std::shared_ptr<PreparedBatch> prepared;
-    {
-      MutexLock lock(mu_);
-      if (ahead_ && dataset.Commit(ahead_->ticket)) prepared = std::move(ahead_->prepared);
-      ahead_.reset();
-    }
-    if (!prepared) return std::nullopt;
-    return prepared->Take(deadline);
+  PreparedBatch::Make Maker(IdxDataset::Batch batch, const KernelEnv& env) const override {
+    return [batch = std::move(batch), req = req_, limits = env.limits, budget = env.memory,
+            node = name()] { return MakeBatchTensors(batch, req, limits, budget, node); };
   }
-
-  // Draws the next batch now and has the dataset's thread make its tensors.
-  // A draw that fails (the dataset is exhausted) is left to the next step,
-  // which meets the same error.
-  void PrepareAhead(IdxDataset& dataset, const KernelEnv& env) {
-    auto reserved = dataset.Reserve(req_.batch_size, req_.drop_remainder);
-    if (!reserved.ok()) return;
-    auto prepared = std::make_shared<PreparedBatch>(
-        [batch = std::move(reserved->batch), req = req_, limits = env.limits,
-         budget = env.memory, node = name()] {
-          return MakeBatchTensors(batch, req, limits, budget, node);
-        });
-    {
-      MutexLock lock(mu_);
-      ahead_ = Ahead{reserved->ticket, prepared};
-    }
-    dataset.prefetch_thread().Post(std::move(prepared));
-  }
-
-  struct Ahead {
-    uint64_t ticket;
-    std::shared_ptr<PreparedBatch> prepared;
-  };
 
   BatchRequest req_;
-  bool prefetch_ = true;
-  Mutex mu_;
-  std::optional<Ahead> ahead_ GUARDED_BY(mu_);
 };
 
 Status IdxNextBatchShape(InferenceContext& c) {
