@@ -3,16 +3,18 @@
 //
 // Over loopback a stream's bytes are two kernel copies, one on each side:
 // the sender's write into the socket and the receiver's read out of it,
-// each straight from and into the tensor's own memory. What remains to
-// waste is wake-ups: with the kernel's default buffers (autotuning from
-// 16 KiB to send and 128 KiB to receive) a 64 MiB tensor took ~80-100
-// context switches on the receiver and the two ends kept stalling on each
-// other's small window. SizeStreamSocket asks for kStreamSocketBytes of
-// send and receive buffer on a loopback socket (bench/NOTES.md, "The data
-// plane"). It leaves alone a socket to another host, whose buffers the
-// kernel's autotuning sizes to the path (an explicit size would stop it),
-// and any socket where the kernel caps buffers below kStreamSocketBytes
-// (net.core.wmem_max, rmem_max), where an explicit size would be smaller
+// each straight from and into the tensor's own memory. What is left to
+// lose is wake-ups. Under the kernel's autotuning the sender's buffer stops
+// at tcp_wmem's limit (4 MiB on the build VM) while the receiver's grows to
+// tcp_rmem's (32 MiB there); asking for kStreamSocketBytes on both (the
+// kernel grants twice that) halved the context switches per 256 MiB
+// transfer on both ends and gave the best rate, sizing the send side alone
+// fell between (bench/NOTES.md, "The data plane"). SizeStreamSocket sizes a
+// loopback socket only (a task of this host named by a LAN address counts
+// as another host). It leaves alone a socket to another host, whose
+// buffers autotuning sizes to the path (an explicit size stops it), and any
+// socket where the kernel caps buffers below kStreamSocketBytes
+// (net.core.wmem_max, rmem_max): there an explicit size would be smaller
 // than what autotuning reaches.
 //
 //   kj::Own<kj::AsyncIoStream> socket = ...connect() or accept()...;

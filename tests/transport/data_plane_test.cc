@@ -5,7 +5,8 @@
 // many pushes in flight all arrive (a full shared-memory FIFO must not stall
 // the loop); over shared memory only ticketed pushes are accepted; the
 // held-bytes budget holds pushes back and refuses what cannot fit; a stream
-// that breaks fails what was in flight. tests/integration/transfer_test.cc
+// that breaks fails what was in flight, and one whose peer dies inside a
+// large tensor gives back the room it was granted. tests/integration/transfer_test.cc
 // does the same between tfd processes.
 #include <catch2/catch.hpp>
 #include <kj/async-io.h>
