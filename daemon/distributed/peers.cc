@@ -4,6 +4,7 @@
 
 #include "daemon/rpc/kj_status.h"
 #include "daemon/transport/data_plane.h"
+#include "daemon/transport/stream_socket.h"
 
 namespace tfd {
 namespace {
@@ -166,11 +167,13 @@ kj::Promise<TaskServices> Peers::Connect(const std::string& task, uint64_t attem
 }
 
 kj::Promise<kj::Own<kj::AsyncIoStream>> Peers::Dial(const std::string& task,
-                                                     const std::string& address) {
+                                                     const std::string& address,
+                                                     bool data_stream) {
   return io_.getNetwork()
       .parseAddress(address.c_str())
       .then([](kj::Own<kj::NetworkAddress> addr) { return addr->connect().attach(kj::mv(addr)); })
-      .then([this, task, address](kj::Own<kj::AsyncIoStream> stream) {
+      .then([this, task, address, data_stream](kj::Own<kj::AsyncIoStream> stream) {
+        if (data_stream) SizeStreamSocket(*stream);  // the socket itself, under any TLS
         return tls_ ? tls_->WrapClient(kj::mv(stream), address, task)
                     : kj::Promise<kj::Own<kj::AsyncIoStream>>(kj::mv(stream));
       });
@@ -189,7 +192,7 @@ kj::Promise<void> Peers::OpenDataPlane(const std::string& task,
   }
   // A stream to the task's own port, with the credential of the login.
   const std::string address = peers_[task].address;
-  return Dial(task, address).then([this, task](kj::Own<kj::AsyncIoStream> stream) {
+  return Dial(task, address, true).then([this, task](kj::Own<kj::AsyncIoStream> stream) {
     return data_plane_->ConnectStream(task, kj::mv(stream),
                                       stream::Hello{.token = token_, .task = self_task_},
                                       tls_ != nullptr);

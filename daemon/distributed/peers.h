@@ -121,8 +121,10 @@ class Peers {
   kj::Promise<TaskServices> Login(const std::string& task, uint64_t attempt,
                                   kj::Own<kj::AsyncIoStream> stream);
   // A connection to `task` at `address`; under TLS, to the holder of that
-  // task's certificate.
-  kj::Promise<kj::Own<kj::AsyncIoStream>> Dial(const std::string& task, const std::string& address);
+  // task's certificate. A `data_stream` socket is sized for tensors first
+  // (daemon/transport/stream_socket.h).
+  kj::Promise<kj::Own<kj::AsyncIoStream>> Dial(const std::string& task, const std::string& address,
+                                               bool data_stream = false);
   // The data-plane link to `task`, from the invitation of its login.
   kj::Promise<void> OpenDataPlane(const std::string& task,
                                   proto::DataPlaneInvitation::Reader invitation);

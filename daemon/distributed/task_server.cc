@@ -11,6 +11,7 @@
 #include "daemon/rpc/pre_login_stream.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/stream_frames.h"
+#include "daemon/transport/stream_socket.h"
 #include "daemon/rpc/read_ahead_stream.h"
 #include "daemon/rpc/watched_message_stream.h"
 
@@ -71,6 +72,7 @@ class TaskServer::Connection {
         id_(id),
         peer_(std::move(peer)),
         accepted_(server.timer_.now()) {
+    socket_ = stream.get();
     stream_ = kj::mv(stream);
     state_ = kj::refcounted<LoginState>(peer_.address, peer_.host);
     state_->OnLogin([this]() {
@@ -201,6 +203,7 @@ class TaskServer::Connection {
             if (admitted.ok()) admitted = CheckStreamOpener(hello, *caller);
             if (!admitted.ok()) return Refuse(plane, admitted);
             state_->SetLoggedIn();
+            SizeStreamSocket(*socket_);
             return plane->ServeStream(hello.task, kj::mv(stream_)).then([this](Status why) {
               if (!why.ok()) SetReason("stream ended", why.ToString());
             });
@@ -254,6 +257,9 @@ class TaskServer::Connection {
   kj::Own<LoginState> state_;
   ReadAheadStream* ahead_ = nullptr;  // owned through stream_, then by what serves it
   kj::Own<kj::AsyncIoStream> stream_;  // until ServeRpc or ServeStream takes it
+  // The accepted socket, under any TLS and read-ahead: owned through stream_
+  // (then by what serves it); for its buffer sizes.
+  kj::AsyncIoStream* socket_ = nullptr;
   kj::Maybe<PreLoginStream*> pre_login_;    // owned through rpc_
   kj::Maybe<WatchedMessageStream*> watch_;  // owned through rpc_
   kj::Own<RpcConnection> rpc_;

@@ -5,11 +5,13 @@
 // many pushes in flight all arrive (a full shared-memory FIFO must not stall
 // the loop); over shared memory only ticketed pushes are accepted; the
 // held-bytes budget holds pushes back and refuses what cannot fit; a stream
-// that breaks fails what was in flight. tests/integration/transfer_test.cc
+// that breaks fails what was in flight, and one whose peer dies inside a
+// large tensor gives back the room it was granted. tests/integration/transfer_test.cc
 // does the same between tfd processes.
 #include <catch2/catch.hpp>
 #include <kj/async-io.h>
 #include <kj/async-unix.h>
+#include <kj/debug.h>
 
 #include <map>
 #include <numeric>
@@ -407,6 +409,58 @@ TEST_CASE("a stream the receiver drops fails the pushes in flight, and the sende
   CHECK_FALSE(pair.a->Connected("b"));
   CHECK(Settle(pair.a->Push("b", 2, "z", Pattern(10))).wait(pair.io.waitScope).code() ==
         Code::kUnavailable);
+}
+
+// A peer that dies inside a large tensor's bytes: the receiver ends that
+// stream and gives back the block it granted, so the budget is whole again
+// for the next large tensor (64 MiB and an odd 3 bytes, bit-exact).
+TEST_CASE("a peer dying inside a large tensor gives back the room it was granted") {
+  using stream::FrameHeader;
+  using stream::FrameKind;
+  constexpr int64_t kBytes = (int64_t{64} << 20) + 3;
+  Pair pair(Kind::kStream, DataPlane::Options{.max_held_bytes = BufferPool::BlockSize(kBytes),
+                                              .hold_timeout = 5 * kj::SECONDS});
+  const Tensor big = Pattern(kBytes);
+  auto& network = pair.io.provider->getNetwork();
+  auto listener = network.parseAddress("127.0.0.1:0").wait(pair.io.waitScope)->listen();
+  auto accepted = listener->accept();
+  auto client = network.parseAddress("127.0.0.1", listener->getPort())
+                    .wait(pair.io.waitScope)->connect().wait(pair.io.waitScope);
+  auto server = accepted.wait(pair.io.waitScope);
+  kj::AsyncIoStream& s = *server;
+  auto ended = stream::ReceiveHello(s).then([&](stream::Hello hello) {
+    return pair.b->ServeStream(hello.task, kj::mv(server));
+  });
+  stream::SendHello(*client, stream::Hello{.task = "dying"}).wait(pair.io.waitScope);
+  stream::ReceiveWelcome(*client).wait(pair.io.waitScope);
+  auto meta = EncodePushHeader("", 7, "big", big);
+  const FrameHeader offer{.kind = FrameKind::kOffer,
+                          .meta_bytes = static_cast<uint32_t>(meta.asBytes().size()),
+                          .bytes = static_cast<uint64_t>(kBytes),
+                          .tag = 1};
+  stream::WriteFrame(*client, offer, meta, {}).wait(pair.io.waitScope);
+  auto grant = stream::ReadFrame(*client, stream::Side::kTask).wait(pair.io.waitScope);
+  REQUIRE(grant != nullptr);
+  REQUIRE(KJ_ASSERT_NONNULL(grant).header.kind == FrameKind::kGrant);
+  REQUIRE(stream::DecodeGrant(KJ_ASSERT_NONNULL(grant).meta)->status.ok());
+  CHECK(pair.b->stats().pool.bytes_in_use >= static_cast<size_t>(kBytes));
+  // Half the bytes, then the peer is gone.
+  const FrameHeader data{.kind = FrameKind::kData, .bytes = static_cast<uint64_t>(kBytes), .tag = 1};
+  auto half = kj::arrayPtr(static_cast<const kj::byte*>(big.raw_data()), kBytes / 2);
+  stream::WriteFrame(*client, data, nullptr, half).wait(pair.io.waitScope);
+  client = nullptr;
+  const Status why = ended.wait(pair.io.waitScope);
+  CHECK_FALSE(why.ok());
+  CHECK(why.message().find("dying") != std::string::npos);
+  CHECK(pair.b->stats().pool.bytes_in_use == 0);
+  CHECK(pair.received.count(Key{7, "big"}) == 0);
+  // The room is whole: a tensor as large arrives over the plane's own stream.
+  const Status next = pair.PushAndWait(8, "next", big);
+  INFO(next.ToString());
+  REQUIRE(next.ok());
+  const auto& got = pair.received.at(Key{8, "next"});
+  REQUIRE(got.ok());
+  CHECK(TensorsEqual(*got, big));
 }
 
 // Bytes a task that was welcomed might send that tfd never does: each ends
