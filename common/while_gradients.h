@@ -16,8 +16,10 @@
 // The loop must have the structure ops::WhileLoop (api/control_flow.h)
 // builds: per loop variable Enter -> Merge -> Switch (on the LoopCond) ->
 // Exit and Identity, the Merge's back edge a NextIteration. A loop nested in
-// another loop's body is not differentiated yet: INVALID_ARGUMENT naming the
-// loop.
+// another loop's body gets a gradient loop nested in the outer gradient loop,
+// one instance per outer iteration, its trip count and values kept on stacks
+// per outer iteration as the outer loop's own values are (TF1's way; "Dynamic
+// Control Flow in Large-Scale Machine Learning", Yu et al. 2018).
 //
 // Unlike the rest of common/, this knows the control-flow ops by name: they
 // are the executor's own (daemon/runtime/loop_frames.h), not a library's.
