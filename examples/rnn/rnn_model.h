@@ -2,7 +2,7 @@
 // builds one: a GRU cell run by ops::WhileLoop over the time steps of
 // inputs [batch, time, features], reading step t with a Gather on the
 // time-major inputs, trained through the loop's gradient
-// (common/while_gradients.h) on the adding problem (Hochreiter &
+// (kernels/control/while_grad.h) on the adding problem (Hochreiter &
 // Schmidhuber 1997): each sequence has `time_steps` steps of two features,
 // a value drawn from U[0, 1) and a marker that is 1 at exactly two steps
 // (one in each half) and 0 elsewhere; the target is the sum of the two

@@ -1,4 +1,4 @@
-// Gradients of ops::WhileLoop (common/while_gradients.h), each checked
+// Gradients of ops::WhileLoop (kernels/control/while_grad.h), each checked
 // against central differences (CheckGradients): x**n by repeated multiply,
 // a loop whose body multiplies by a loop-invariant weight matrix as an RNN
 // does, several loop variables feeding each other, maximum_iterations in

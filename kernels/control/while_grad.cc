@@ -1,12 +1,15 @@
-#include "common/while_gradients.h"
+#include "kernels/control/while_grad.h"
 
 #include <deque>
 #include <functional>
+#include <map>
+#include <utility>
+#include <vector>
 
-#include "common/gradients.h"
-
-namespace tfd::grad_internal {
+namespace tfd::kernels {
 namespace {
+
+using GradMap = GradientMap;
 
 class LoopGradient;
 
@@ -490,8 +493,6 @@ Output LoopGradient::EnterInto(const Output& outside) {
 
 }  // namespace
 
-bool IsLoopExit(const Scope& scope, int id) { return scope.node(id).op == "Exit"; }
-
 Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradMap& grads,
                             std::set<std::string>& done) {
   const View v(gs, num_forward);
@@ -506,4 +507,4 @@ Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradM
   return LoopGradient(gs, v, std::move(loop), grads, tl_enclosing).Build();
 }
 
-}  // namespace tfd::grad_internal
+}  // namespace tfd::kernels
