@@ -18,9 +18,11 @@
 // builds: per loop variable Enter -> Merge -> Switch (on the LoopCond) ->
 // Exit and Identity, the Merge's back edge a NextIteration. A loop nested in
 // another loop's body gets a gradient loop nested in the outer gradient loop,
-// one instance per outer iteration, its trip count and values kept on stacks
-// per outer iteration as the outer loop's own values are (TF1's way; "Dynamic
-// Control Flow in Large-Scale Machine Learning", Yu et al. 2018).
+// one instance per outer iteration (TF1's way; "Dynamic Control Flow in
+// Large-Scale Machine Learning", Yu et al. 2018): each instance's trip count
+// and the outer loop's values it reads travel on the outer loop's stacks;
+// the inner loop's own stacks are one per step, which its instances use in
+// turn (LoopGradient in while_grad.cc says how).
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
