@@ -134,6 +134,22 @@ std::vector<bool> FrameNodes(const View& v, const std::vector<int>& enters) {
   return in;
 }
 
+// A cond in the body (a Switch on anything but a LoopCond) is refused: its
+// untaken branch pushes nothing, and the gradient loop would pop what
+// another iteration pushed. TF1 pops in a gradient cond for that; not yet.
+Status CheckNoCond(const View& v, const Loop& loop) {
+  for (int id = 0; id < v.size(); ++id) {
+    if (!loop.in_frame[id] || v.node(id).op != "Switch") continue;
+    const int pred = v.Input(id, 1).first;
+    if (pred >= 0 && v.node(pred).op == "LoopCond") continue;
+    return errors::InvalidArgument("the gradient of while loop '", loop.frame,
+                                   "' is not supported: its body has a cond (", Where(v.node(id)),
+                                   "), whose untaken branch would leave the gradient's stacks "
+                                   "out of step");
+  }
+  return OkStatus();
+}
+
 StatusOr<Loop> Analyze(const View& v, int exit_id) {
   const int sw = v.Input(exit_id, 0).first;
   const int merge = sw < 0 ? -1 : v.Input(sw, 0).first;
@@ -159,6 +175,7 @@ StatusOr<Loop> Analyze(const View& v, int exit_id) {
     }
   }
   loop.in_frame = FrameNodes(v, enters);
+  TFD_RETURN_IF_ERROR(CheckNoCond(v, loop));
   return loop;
 }
 

@@ -24,6 +24,11 @@
 // the inner loop's own stacks are one per step, which its instances use in
 // turn (LoopGradient in while_grad.cc says how).
 //
+// A loop whose body holds a cond (a Switch not on the loop's LoopCond) is
+// refused, INVALID_ARGUMENT naming the Switch: the cond's untaken branch
+// pushes nothing, so the gradient would pop another iteration's values (a
+// loop inside a cond's branch is fine).
+//
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
 

@@ -305,6 +305,35 @@ TEST_CASE("inner loops of outer iterations that do not wait on each other keep t
                  {RandomTensor({4}, 101, 0.5, 1.5), RandomTensor({4}, 102, 0.5, 1.5)});
 }
 
+TEST_CASE("the gradient of a loop with a cond in its body is refused naming the cond") {
+  // Odd iterations multiply by w, even ones take sin: the untaken side of
+  // each iteration's cond would leave the gradient's stacks out of step.
+  Scope root = Scope::NewRootScope(testing::AllOps());
+  const Output x = ops::Placeholder(root, DType::kFloat64, PartialShape({3}));
+  const Output w = ops::Placeholder(root, DType::kFloat64, PartialShape({3}));
+  const Output y = ops::WhileLoop(
+      root,
+      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{4}); },
+      [w](const Scope& b, const std::vector<Output>& v) {
+        const Output odd = ops::Equal(b, ops::FloorMod(b, v[0], int64_t{2}), int64_t{1});
+        const Output h = ops::Cond(
+            b, odd, {v[1], w},
+            [](const Scope& t, const std::vector<Output>& in) {
+              return std::vector<Output>{ops::Mul(t, in[0], in[1])};
+            },
+            [](const Scope& f, const std::vector<Output>& in) {
+              return std::vector<Output>{ops::Sin(f, in[0])};
+            })[0];
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), h};
+      },
+      {ops::Const(root, int64_t{0}), x})[1];
+  REQUIRE(root.ok());
+  auto g = AddGradients(root, {y}, {x, w});
+  REQUIRE(g.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(g.status().message(), Catch::Contains("cond"));
+  CHECK_THAT(g.status().message(), Catch::Contains("Switch"));
+}
+
 TEST_CASE("three loops deep: the gradient of each level matches finite differences") {
   // x * w**(2*2*2), the middle loop nested in the outer and the inner in it.
   CheckGradients("three deep",
