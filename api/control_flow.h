@@ -71,7 +71,7 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 // the loop's frame_name. A variable read inside a loop is read once, when
 // the loop starts; updating a variable inside a loop (an input that takes a
 // reference) is not supported yet: INVALID_ARGUMENT naming the node.
-// AddGradients differentiates a loop, TF1's way (common/while_gradients.h):
+// AddGradients differentiates a loop, TF1's way (kernels/control/while_grad.h):
 // the values the gradient needs are kept on stacks in every iteration, so
 // the backward pass holds each iteration's values until it has used them.
 struct WhileOptions {

@@ -5,13 +5,11 @@
 #include <set>
 #include <utility>
 
-#include "common/while_gradients.h"
 
 namespace tfd {
 namespace {
 
-using grad_internal::GradMap;
-using grad_internal::TensorKey;  // {node id, output port}
+using GradMap = GradientMap;
 
 std::string Where(const NodeDef& n) { return "node '" + n.name + "' (" + n.op + ")"; }
 
@@ -207,11 +205,13 @@ StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const std::v
   }
   TFD_RETURN_IF_ERROR(gs.status());
 
-  std::set<std::string> loops_done;  // while loops whose gradient is built
+  std::set<std::string> constructs_built;  // while loops whose gradient is built
   for (int id = n - 1; id >= 0; --id) {
     if (!between[id]) continue;
-    if (grad_internal::IsLoopExit(gs, id)) {
-      TFD_RETURN_IF_ERROR(grad_internal::AddWhileLoopGradient(gs, id, n, grads, loops_done));
+    const OpRegistration* reg = gs.annotation(id).reg;
+    const auto* whole = reg == nullptr ? nullptr : reg->grad_fn.target<WholeGradFn>();
+    if (whole != nullptr) {
+      TFD_RETURN_IF_ERROR(whole->build(gs, id, n, grads, constructs_built));
     } else {
       TFD_RETURN_IF_ERROR(Backprop(gs, edges, id, grads));
     }

@@ -25,13 +25,16 @@
 // and seeds gradients with them), and for sparse gradients on ConcatV2,
 // Cast, Reshape, Slice and UnsortedSegmentSum; it knows no other op, but for
 // while loops, whose gradient is built as a whole when their Exits are
-// reached (common/while_gradients.h).
+// reached (kernels/control/while_grad.h).
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/scope.h"
@@ -115,6 +118,31 @@ struct SparseAwareGradFn {
   }
 };
 
+// The gradients AddGradients has found so far, by tensor ({node id, output
+// port}), each tensor's summed when it is differentiated.
+using TensorKey = std::pair<int, int>;
+using GradientMap = std::map<TensorKey, std::vector<Gradient>>;
+
+// The gradient of a construct built as a whole rather than node by node (a
+// while loop: kernels/control/while_grad.h), registered as the GradFn of
+// the op AddGradients meets first going backwards (Exit). AddGradients then
+// calls `build` with the node reached, the number of nodes of the graph
+// being differentiated, the gradients so far (it reads those reaching the
+// construct and adds those of its inputs) and the constructs already built
+// in this call, by name (so each is built once).
+//
+//   r.RegisterGradient("Exit", WholeGradFn{AddWhileLoopGradient});
+struct WholeGradFn {
+  using Build = std::function<Status(const Scope& gs, int node, int num_forward,
+                                     GradientMap& grads, std::set<std::string>& built)>;
+  Build build;
+
+  Status operator()(Scope&, const GradInputs& in, std::vector<Output>*) const {
+    return errors::Internal("the gradient of node '", in.node.name, "' (", in.node.op,
+                            ") is built for its whole construct, not node by node");
+  }
+};
+
 // Adds the gradients of sum(ys) with respect to each of xs. grad_ys, when
 // given, holds one tensor per y to start from (the gradient flowing into y);
 // by default each starts at ones shaped like y. Nodes are named under
@@ -137,7 +165,7 @@ StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
 
 // As AddGradients, differentiating only the nodes whose id is marked in
 // `within` (ids past its end count as unmarked): how a while loop's
-// gradient (common/while_gradients.h) differentiates the loop's body alone.
+// gradient (kernels/control/while_grad.h) differentiates the loop's body alone.
 StatusOr<std::vector<Output>> AddGradientsWithin(const Scope& scope, const std::vector<Output>& ys,
                                                  const std::vector<Output>& xs,
                                                  const std::vector<Output>& grad_ys,

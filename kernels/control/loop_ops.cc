@@ -4,10 +4,12 @@
 // result (daemon/runtime/executor.cc, frames): an Enter's into iteration 0
 // of the child frame named by its frame_name (into every iteration when
 // is_constant), a NextIteration's into the next iteration of its frame, an
-// Exit's into the parent frame. LoopCond marks the loop's predicate.
+// Exit's into the parent frame. LoopCond marks the loop's predicate. A
+// loop's gradient is built as a whole, from its Exits (while_grad.h).
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
 #include "kernels/control/control_ops.h"
+#include "kernels/control/while_grad.h"
 
 namespace tfd::kernels {
 namespace {
@@ -74,13 +76,15 @@ Status RegisterLoopOps(OpRegistry& r) {
           .Doc("Forwards data to the next iteration of its loop (the back edge into the "
                "loop's Merge). Shape: data's."),
       shape_fns::UnchangedShape));
-  return r.Add<ForwardOp>(
+  TFD_RETURN_IF_ERROR(r.Add<ForwardOp>(
       OpDefBuilder("LoopCond")
           .Input("input: bool")
           .Output("output: bool")
           .Doc("Forwards the loop's predicate: the loop runs another iteration while it is "
                "true. Shape: a scalar."),
-      LoopCondShape);
+      LoopCondShape));
+  // AddGradients builds a loop's gradient as a whole when it reaches an Exit.
+  return r.RegisterGradient("Exit", WholeGradFn{AddWhileLoopGradient});
 }
 
 }  // namespace tfd::kernels

@@ -1,5 +1,5 @@
 // StackV2, StackPushV2, StackPopV2 and RefEnter: what the gradient of a
-// while loop is built from (common/while_gradients.h), as in TensorFlow 1.x.
+// while loop is built from (kernels/control/while_grad.h), as in TensorFlow 1.x.
 // The forward loop pushes, in each iteration, the values its gradient needs;
 // the gradient loop runs as many iterations in reverse and pops them.
 //

@@ -1,11 +1,11 @@
-// Gradients of ops::WhileLoop (common/while_gradients.h), each checked
+// Gradients of ops::WhileLoop (kernels/control/while_grad.h), each checked
 // against central differences (CheckGradients): x**n by repeated multiply,
 // a loop whose body multiplies by a loop-invariant weight matrix as an RNN
 // does, several loop variables feeding each other, maximum_iterations in
 // the backward pass, iterations in parallel, a loop in a cond's branch
 // (taken or not); a recurrent net trained through
-// a loop by an optimizer, its loss falling; and a loop nested in another's
-// body refused with INVALID_ARGUMENT naming the loop.
+// a loop by an optimizer, its loss falling; loops nested in loops, two and
+// three deep, their trip counts fixed or depending on data.
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
@@ -208,30 +208,149 @@ TEST_CASE("a stack pops what was pushed last first, and an empty one is OUT_OF_R
   CHECK_THAT(three.status().message(), Catch::Contains("'third'"));
 }
 
-TEST_CASE("the gradient of a loop nested in another loop's body is refused naming it") {
-  Scope root = Scope::NewRootScope(testing::AllOps());
-  Output x = ops::Placeholder(root, DType::kFloat64, PartialShape({}));
-  std::vector<Output> r = ops::WhileLoop(
-      root,
-      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{2}); },
-      [](const Scope& b, const std::vector<Output>& v) {
+// (i, h) = (0, h0); while i < m: (i + 1, inner(h)), inner(h) being
+// (j, u) = (0, h); while j < n: (j + 1, u * w).  h0 * w**(m n).
+Output NestedPower(const Scope& s, const Output& h0, const Output& w, int64_t m, int64_t n) {
+  return ops::WhileLoop(
+      s, [m](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], m); },
+      [w, n](const Scope& b, const std::vector<Output>& v) {
         Output inner = ops::WhileLoop(
             b,
-            [](const Scope& c, const std::vector<Output>& u) {
-              return ops::Less(c, u[0], int64_t{2});
-            },
-            [](const Scope& bb, const std::vector<Output>& u) {
-              return std::vector<Output>{ops::Add(bb, u[0], int64_t{1}), ops::Mul(bb, u[1], u[1])};
+            [n](const Scope& c, const std::vector<Output>& u) { return ops::Less(c, u[0], n); },
+            [w](const Scope& bb, const std::vector<Output>& u) {
+              return std::vector<Output>{ops::Add(bb, u[0], int64_t{1}), ops::Mul(bb, u[1], w)};
             },
             {ops::Const(b, int64_t{0}), v[1]})[1];
         return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), inner};
       },
-      {ops::Const(root, int64_t{0}), x});
+      {ops::Const(s, int64_t{0}), h0})[1];
+}
+
+TEST_CASE("the gradient of a loop nested in another loop's body matches finite differences") {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{3, 2}, {2, 0}, {0, 3}, {1, 4}}) {
+    CheckGradients("h0 * w**(" + std::to_string(m) + "*" + std::to_string(n) + ")",
+                   [m = m, n = n](const Scope& s, const std::vector<Output>& in) {
+                     return NestedPower(s, in[0], in[1], m, n);
+                   },
+                   {RandomTensor({2, 3}, 71), RandomTensor({2, 3}, 72, 0.7, 1.2)});
+  }
+}
+
+// An outer loop running as many times as x has elements; its iteration i
+// runs an inner loop i + 1 times over a value the outer body computed, with
+// a matrix from outside both: h <- tanh(h W) + a, a = sin(h) per outer step.
+Output DataDependentNest(const Scope& s, const Output& h0, const Output& w,
+                         ops::WhileOptions options) {
+  const Output trips = ops::Cast(s, ops::Size(s, h0), DType::kInt64);
+  return ops::WhileLoop(
+      s,
+      [trips](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], trips); },
+      [w, options](const Scope& b, const std::vector<Output>& v) {
+        const Output i = v[0];
+        const Output a = ops::Sin(b, v[1]);
+        Output inner = ops::WhileLoop(
+            b,
+            [i](const Scope& c, const std::vector<Output>& u) {
+              return ops::LessEqual(c, u[0], i);
+            },
+            [w, a](const Scope& bb, const std::vector<Output>& u) {
+              Output next = ops::Add(bb, ops::Tanh(bb, ops::MatMul(bb, u[1], w)), a);
+              return std::vector<Output>{ops::Add(bb, u[0], int64_t{1}), next};
+            },
+            {ops::Const(b, int64_t{0}), v[1]}, options)[1];
+        return std::vector<Output>{ops::Add(b, i, int64_t{1}), inner};
+      },
+      {ops::Const(s, int64_t{0}), h0}, options)[1];
+}
+
+TEST_CASE("nested loops whose trip counts depend on data differentiate, in parallel or not") {
+  for (int parallel : {1, 10}) {
+    CheckGradients("data-dependent nest, parallel_iterations " + std::to_string(parallel),
+                   [parallel](const Scope& s, const std::vector<Output>& in) {
+                     return DataDependentNest(s, in[0], in[1],
+                                              {.parallel_iterations = parallel});
+                   },
+                   {RandomTensor({1, 3}, 81, -0.5, 0.5), RandomTensor({3, 3}, 82, -0.6, 0.6)});
+  }
+}
+
+TEST_CASE("inner loops of outer iterations that do not wait on each other keep their stacks apart") {
+  // acc += inner_i(x), inner_i: u <- sin(u * w) i + 2 times: each outer
+  // iteration's inner loop depends on x and w only, so they may all run at once.
+  CheckGradients("independent inner loops",
+                 [](const Scope& s, const std::vector<Output>& in) {
+                   const Output x = in[0], w = in[1];
+                   return ops::WhileLoop(
+                       s,
+                       [](const Scope& c, const std::vector<Output>& v) {
+                         return ops::Less(c, v[0], int64_t{6});
+                       },
+                       [x, w](const Scope& b, const std::vector<Output>& v) {
+                         const Output i = v[0];
+                         Output inner = ops::WhileLoop(
+                             b,
+                             [i](const Scope& c, const std::vector<Output>& u) {
+                               return ops::LessEqual(c, u[0], ops::Add(c, i, int64_t{1}));
+                             },
+                             [w](const Scope& bb, const std::vector<Output>& u) {
+                               return std::vector<Output>{ops::Add(bb, u[0], int64_t{1}),
+                                                          ops::Sin(bb, ops::Mul(bb, u[1], w))};
+                             },
+                             {ops::Const(b, int64_t{0}), x})[1];
+                         return std::vector<Output>{ops::Add(b, i, int64_t{1}),
+                                                    ops::Add(b, v[1], inner)};
+                       },
+                       {ops::Const(s, int64_t{0}), ops::ZerosLike(s, x)})[1];
+                 },
+                 {RandomTensor({4}, 101, 0.5, 1.5), RandomTensor({4}, 102, 0.5, 1.5)});
+}
+
+TEST_CASE("the gradient of a loop with a cond in its body is refused naming the cond") {
+  // Odd iterations multiply by w, even ones take sin: the untaken side of
+  // each iteration's cond would leave the gradient's stacks out of step.
+  Scope root = Scope::NewRootScope(testing::AllOps());
+  const Output x = ops::Placeholder(root, DType::kFloat64, PartialShape({3}));
+  const Output w = ops::Placeholder(root, DType::kFloat64, PartialShape({3}));
+  const Output y = ops::WhileLoop(
+      root,
+      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{4}); },
+      [w](const Scope& b, const std::vector<Output>& v) {
+        const Output odd = ops::Equal(b, ops::FloorMod(b, v[0], int64_t{2}), int64_t{1});
+        const Output h = ops::Cond(
+            b, odd, {v[1], w},
+            [](const Scope& t, const std::vector<Output>& in) {
+              return std::vector<Output>{ops::Mul(t, in[0], in[1])};
+            },
+            [](const Scope& f, const std::vector<Output>& in) {
+              return std::vector<Output>{ops::Sin(f, in[0])};
+            })[0];
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}), h};
+      },
+      {ops::Const(root, int64_t{0}), x})[1];
   REQUIRE(root.ok());
-  auto g = AddGradients(root, {r[1]}, {x});
+  auto g = AddGradients(root, {y}, {x, w});
   REQUIRE(g.status().code() == Code::kInvalidArgument);
-  CHECK_THAT(g.status().message(), Catch::Contains("nested"));
-  CHECK_THAT(g.status().message(), Catch::Contains("while"));
+  CHECK_THAT(g.status().message(), Catch::Contains("cond"));
+  CHECK_THAT(g.status().message(), Catch::Contains("Switch"));
+}
+
+TEST_CASE("three loops deep: the gradient of each level matches finite differences") {
+  // x * w**(2*2*2), the middle loop nested in the outer and the inner in it.
+  CheckGradients("three deep",
+                 [](const Scope& s, const std::vector<Output>& in) {
+                   const Output w = in[1];
+                   return ops::WhileLoop(
+                       s,
+                       [](const Scope& c, const std::vector<Output>& v) {
+                         return ops::Less(c, v[0], int64_t{2});
+                       },
+                       [w](const Scope& b, const std::vector<Output>& v) {
+                         return std::vector<Output>{ops::Add(b, v[0], int64_t{1}),
+                                                    NestedPower(b, v[1], w, 2, 2)};
+                       },
+                       {ops::Const(s, int64_t{0}), in[0]})[1];
+                 },
+                 {RandomTensor({3}, 91), RandomTensor({3}, 92, 0.8, 1.1)});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The gradient of a while loop, built as a whole, TensorFlow 1.x's way
 // (its control_flow_grad.py and GradLoopState), when AddGradients
-// (common/gradients.h) reaches one of the loop's Exits.
+// (common/gradients.h) reaches one of the loop's Exits: the Exit's GradFn is
+// a WholeGradFn over AddWhileLoopGradient (registered by loop_ops.cc).
 //
 // The forward loop gets an iteration counter and, for each of its values the
 // gradient needs, a stack (StackV2) it pushes that value onto in every
@@ -16,39 +17,36 @@
 // The loop must have the structure ops::WhileLoop (api/control_flow.h)
 // builds: per loop variable Enter -> Merge -> Switch (on the LoopCond) ->
 // Exit and Identity, the Merge's back edge a NextIteration. A loop nested in
-// another loop's body is not differentiated yet: INVALID_ARGUMENT naming the
-// loop.
+// another loop's body gets a gradient loop nested in the outer gradient loop,
+// one instance per outer iteration (TF1's way; "Dynamic Control Flow in
+// Large-Scale Machine Learning", Yu et al. 2018): each instance's trip count
+// and the outer loop's values it reads travel on the outer loop's stacks;
+// the inner loop's own stacks are one per step, which its instances use in
+// turn (LoopGradient in while_grad.cc says how).
 //
-// Unlike the rest of common/, this knows the control-flow ops by name: they
-// are the executor's own (daemon/runtime/loop_frames.h), not a library's.
+// A loop whose body holds a cond (a Switch not on the loop's LoopCond) is
+// refused, INVALID_ARGUMENT naming the Switch: the cond's untaken branch
+// pushes nothing, so the gradient would pop another iteration's values (a
+// loop inside a cond's branch is fine).
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
 
-#include <map>
 #include <set>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "common/gradients.h"
 #include "common/scope.h"
 
-namespace tfd::grad_internal {
-
-using TensorKey = std::pair<int, int>;  // {node id, output port}
-// The gradients reaching each tensor so far, summed when it is differentiated.
-using GradMap = std::map<TensorKey, std::vector<Gradient>>;
-
-// Whether node `id` is an Exit.
-bool IsLoopExit(const Scope& scope, int id);
+namespace tfd::kernels {
 
 // Builds the gradient of the loop that Exit `exit_id` leaves, unless its frame
-// is in `done` (then adds it there): reads the gradients reaching each of the
-// loop's Exits from `grads`, adds the gradients of the loop's inputs (each
-// loop variable's initial value and each invariant) to `grads`. `num_forward`:
-// the nodes of the graph being differentiated (AddGradients' n).
-Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradMap& grads,
+// is in `done` (then adds it there) or no gradient reaches its Exits: reads
+// the gradients reaching each of the loop's Exits from `grads`, adds the
+// gradients of the loop's inputs (each loop variable's initial value and each
+// invariant) to `grads`. `num_forward`: the nodes of the graph being
+// differentiated (AddGradients' n).
+Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradientMap& grads,
                             std::set<std::string>& done);
 
-}  // namespace tfd::grad_internal
+}  // namespace tfd::kernels

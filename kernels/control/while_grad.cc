@@ -1,16 +1,21 @@
-#include "common/while_gradients.h"
+#include "kernels/control/while_grad.h"
 
 #include <deque>
 #include <functional>
+#include <map>
+#include <utility>
+#include <vector>
 
-#include "common/gradients.h"
-
-namespace tfd::grad_internal {
+namespace tfd::kernels {
 namespace {
 
-// How deep in the body of loops whose gradient is being built this thread
-// is: a loop reached there is nested in another.
-thread_local int tl_body_depth = 0;
+using GradMap = GradientMap;
+
+class LoopGradient;
+
+// The innermost loop whose body's gradient this thread is building: a loop
+// reached there is nested in it.
+thread_local LoopGradient* tl_enclosing = nullptr;
 
 std::string Where(const NodeDef& n) { return "node '" + n.name + "' (" + n.op + ")"; }
 
@@ -102,19 +107,47 @@ StatusOr<LoopVar> FindVar(const View& v, int enter) {
   return lv;
 }
 
-// The nodes that run in the loop: reached from its Enters without leaving
-// through an Exit.
+bool IsEnter(const NodeDef& n) { return n.op == "Enter" || n.op == "RefEnter"; }
+
+// The nodes that run in the loop, its nested loops' included: reached from
+// its Enters without leaving through one of its own Exits. `depth` counts the
+// nested frames a node's output is in: an Enter goes one deeper, an Exit one
+// out.
 std::vector<bool> FrameNodes(const View& v, const std::vector<int>& enters) {
   std::vector<bool> in(v.size());
-  std::deque<int> work(enters.begin(), enters.end());
+  std::deque<std::pair<int, int>> work;  // {node, depth of its producer's output}
+  for (int e : enters) work.push_back({e, -1});
   while (!work.empty()) {
-    const int id = work.front();
+    auto [id, depth] = work.front();
     work.pop_front();
-    if (in[id] || v.node(id).op == "Exit") continue;
+    if (in[id]) continue;
+    const NodeDef& n = v.node(id);
+    if (IsEnter(n)) {
+      ++depth;
+    } else if (n.op == "Exit") {
+      if (depth == 0) continue;  // this loop's own Exit
+      --depth;
+    }
     in[id] = true;
-    for (const auto& c : v.consumers(id)) work.push_back(c.first);
+    for (const auto& c : v.consumers(id)) work.push_back({c.first, depth});
   }
   return in;
+}
+
+// A cond in the body (a Switch on anything but a LoopCond) is refused: its
+// untaken branch pushes nothing, and the gradient loop would pop what
+// another iteration pushed. TF1 pops in a gradient cond for that; not yet.
+Status CheckNoCond(const View& v, const Loop& loop) {
+  for (int id = 0; id < v.size(); ++id) {
+    if (!loop.in_frame[id] || v.node(id).op != "Switch") continue;
+    const int pred = v.Input(id, 1).first;
+    if (pred >= 0 && v.node(pred).op == "LoopCond") continue;
+    return errors::InvalidArgument("the gradient of while loop '", loop.frame,
+                                   "' is not supported: its body has a cond (", Where(v.node(id)),
+                                   "), whose untaken branch would leave the gradient's stacks "
+                                   "out of step");
+  }
+  return OkStatus();
 }
 
 StatusOr<Loop> Analyze(const View& v, int exit_id) {
@@ -142,15 +175,7 @@ StatusOr<Loop> Analyze(const View& v, int exit_id) {
     }
   }
   loop.in_frame = FrameNodes(v, enters);
-  for (int id = 0; id < v.size(); ++id) {
-    const NodeDef& n = v.node(id);
-    if (loop.in_frame[id] && (n.op == "Enter" || n.op == "RefEnter") &&
-        AttrOr<std::string>(n, "frame_name", "") != loop.frame) {
-      return errors::InvalidArgument("the gradient of while loop '", loop.frame,
-                                     "' is not supported: it has a loop nested in its body (",
-                                     Where(n), ")");
-    }
-  }
+  TFD_RETURN_IF_ERROR(CheckNoCond(v, loop));
   return loop;
 }
 
@@ -172,12 +197,16 @@ struct Header {
   std::vector<Output> merges, exits, identities;
 };
 
-// `cond_of` gives the LoopCond from the first variable's Merge.
+// `cond_of` gives the LoopCond from the first variable's Merge; the Enters
+// wait on `enter_after` too.
 Header AddHeader(const Scope& s, const std::vector<Output>& init, const std::string& frame,
-                 int64_t parallel, const std::function<Output(const Output&)>& cond_of) {
+                 int64_t parallel, const std::function<Output(const Output&)>& cond_of,
+                 const std::vector<Output>& enter_after = {}) {
   Header h;
   for (const Output& x : init) {
-    Output e = s.AddOperation("Enter", {x}, FrameAttrs(frame, parallel, false)).output(0);
+    Output e = s.WithControlDependencies(enter_after)
+                   .AddOperation("Enter", {x}, FrameAttrs(frame, parallel, false))
+                   .output(0);
     h.merges.push_back(s.AddOperation("Merge", {e, e}).output(0));
   }
   if (!s.ok()) return h;
@@ -193,7 +222,7 @@ Header AddHeader(const Scope& s, const std::vector<Output>& init, const std::str
 // Closes the back edges of a loop from AddHeader: Merge i takes `next[i]`
 // through a NextIteration; the first NextIteration waits on `after` too.
 void CloseLoop(const Scope& s, const Header& h, const std::vector<Output>& next,
-               const std::vector<Operation>& after) {
+               const std::vector<Output>& after) {
   for (size_t i = 0; i < next.size() && s.ok(); ++i) {
     const Scope ns = i == 0 ? s.WithControlDependencies(after) : s;
     s.UpdateInput(h.merges[i].node, 1, ns.AddOperation("NextIteration", {next[i]}).output(0));
@@ -201,15 +230,32 @@ void CloseLoop(const Scope& s, const Header& h, const std::vector<Output>& next,
 }
 
 // Builds one loop's gradient; see AddWhileLoopGradient.
+//
+// A loop nested in another's body (`outer`) is differentiated while the
+// outer loop's body gradient is built, so its gradient loop runs inside the
+// outer gradient loop, once per outer iteration, as in TF1. What it adds to
+// the forward graph (its counter, its stacks and their pushes) runs in the
+// outer forward loop; the outer gradient leaves those nodes alone
+// (NoteForward) and brings what the inner gradient reads from the outer
+// forward loop (each inner trip count, the outer loop's values) to the
+// outer gradient loop on stacks of its own. The inner stacks are made once
+// per step and entered through every enclosing loop, so instances of the
+// inner loop take turns: the inner forward counter of outer iteration k+1
+// starts once outer iteration k has pushed (its inner loop's trip count
+// among that), and the inner gradient loop of outer gradient iteration k+1
+// once that of k has finished popping.
 class LoopGradient {
  public:
-  LoopGradient(const Scope& gs, const View& v, Loop loop, GradMap& grads)
-      : gs_(gs), v_(v), loop_(std::move(loop)), grads_(grads) {}
+  LoopGradient(const Scope& gs, const View& v, Loop loop, GradMap& grads, LoopGradient* outer)
+      : gs_(gs), v_(v), loop_(std::move(loop)), grads_(grads), outer_(outer),
+        in_frame_(loop_.in_frame) {}
 
   Status Build();
 
  private:
   void AddForwardCounter();
+  Status CloseForwardCounter();
+  void AddInputGradients(const Header& h);
   std::vector<Output> InitialGradients();
   StatusOr<std::vector<Output>> BodyGradients(const Scope& body, const Header& g);
   // Rewrites the inputs of the gradient body's nodes [first, end) that come
@@ -217,27 +263,73 @@ class LoopGradient {
   void RewireInputs(const Scope& body, int first, int end);
   Output Pop(const Scope& body, const Output& forward);
   Output EnterInto(const Output& outside);
+  // `outside`, from the step's top level, entered into the forward loop
+  // through every loop enclosing it.
+  Output ForwardEnter(const Output& outside);
+  // Node `id`, added by a nested loop's gradient, is part of the forward
+  // graph: not rewired here nor in enclosing loops; a value of this loop's
+  // forward frame when `in_this_frame`.
+  void NoteForward(int id, bool in_this_frame);
+  void NoteForwardRange(int first, int end, int in_this_frame = -1);
+  bool InFrame(int id) const {
+    return id < static_cast<int>(in_frame_.size()) && in_frame_[id];
+  }
 
   const Scope gs_;
   const View& v_;
   const Loop loop_;
   GradMap& grads_;
+  LoopGradient* const outer_;  // the loop this one is nested in; null when none
+  std::vector<bool> in_frame_;  // loop_.in_frame and the nested loops' nodes noted so
+  std::set<int> forward_added_;  // by NoteForward
   Scope top_ = gs_.WithPrefix("").WithNoControlDependencies();
   Header counter_;  // the forward counter (one variable)
   std::string counter_prefix_;
   std::string grad_frame_;
   Scope grad_scope_ = top_;  // the gradient loop's, without control dependencies
   int grad_start_ = 0;       // the gradient loop's first node
-  std::vector<Operation> pushes_, pops_;
-  std::map<std::string, Output> popped_, entered_;  // by the forward tensor's name
+  std::vector<Output> pushes_, pops_;  // the counters' NextIterations wait on these
+  std::map<std::string, Output> popped_, entered_, forward_entered_;  // by the tensor's name
 };
+
+void LoopGradient::NoteForward(int id, bool in_this_frame) {
+  forward_added_.insert(id);
+  if (in_this_frame) {
+    if (id >= static_cast<int>(in_frame_.size())) in_frame_.resize(id + 1);
+    in_frame_[id] = true;
+  }
+  if (outer_ != nullptr) outer_->NoteForward(id, false);
+}
+
+void LoopGradient::NoteForwardRange(int first, int end, int in_this_frame) {
+  for (int id = first; id < end; ++id) NoteForward(id, id == in_this_frame);
+}
+
+Output LoopGradient::ForwardEnter(const Output& outside) {
+  auto it = forward_entered_.find(outside.name());
+  if (it != forward_entered_.end()) return it->second;
+  const Output from = outer_ == nullptr ? outside : outer_->ForwardEnter(outside);
+  const int first = top_.num_nodes();
+  Output e = top_.AddOperation(from.is_ref ? "RefEnter" : "Enter", {from},
+                               FrameAttrs(loop_.frame, loop_.parallel_iterations, true))
+                 .output(0);
+  NoteForwardRange(first, top_.num_nodes());
+  return forward_entered_.emplace(outside.name(), e).first->second;
+}
 
 void LoopGradient::AddForwardCounter() {
   counter_prefix_ = top_.UniqueName(loop_.frame + "/grad_count");
   const Scope s = top_.WithPrefix(counter_prefix_);
   const Output& cond = loop_.loop_cond;
-  counter_ = AddHeader(s, {IntConst(s, 0)}, loop_.frame, loop_.parallel_iterations,
-                       [&](const Output&) { return cond; });
+  Output zero = IntConst(s, 0);
+  std::vector<Output> after;
+  if (outer_ != nullptr) {
+    zero = outer_->ForwardEnter(zero);
+    after.push_back(outer_->counter_.identities[0]);  // instances take turns
+  }
+  counter_ = AddHeader(
+      s, {zero}, loop_.frame, loop_.parallel_iterations, [&](const Output&) { return cond; },
+      after);
 }
 
 // Where each float loop variable's gradient starts: what reached its Exit.
@@ -259,7 +351,13 @@ std::vector<Output> LoopGradient::InitialGradients() {
 }
 
 Status LoopGradient::Build() {
+  const int first = top_.num_nodes();
   AddForwardCounter();
+  TFD_RETURN_IF_ERROR(gs_.status());
+  if (outer_ != nullptr) {
+    // The trip count is read by the gradient loop, in the outer gradient's frame.
+    outer_->NoteForwardRange(first, top_.num_nodes(), top_.FindNode(counter_.exits[0].node));
+  }
   std::vector<Output> init{counter_.exits[0]};
   for (const Output& x : InitialGradients()) init.push_back(x);
   TFD_RETURN_IF_ERROR(gs_.status());
@@ -279,14 +377,27 @@ Status LoopGradient::Build() {
   next.insert(next.begin(),
               body.AddOperation("Sub", {h.identities[0], IntConst(body, 1)}).output(0));
   CloseLoop(body, h, next, pops_);
+  TFD_RETURN_IF_ERROR(CloseForwardCounter());
+  // The next outer gradient iteration's instance of this loop starts once this one is done.
+  if (outer_ != nullptr) outer_->pops_.push_back(h.exits[0]);
+  AddInputGradients(h);
+  return OkStatus();
+}
+
+Status LoopGradient::CloseForwardCounter() {
   // The forward counter counts iterations once their pushes are done.
   const Scope fc =
       top_.WithPrefix(counter_prefix_).WithControlDependencies({counter_.identities[0]});
+  const int first = top_.num_nodes();
   Output plus = fc.AddOperation("Add", {counter_.identities[0], IntConst(fc, 1)}).output(0);
   CloseLoop(fc.WithNoControlDependencies(), counter_, {plus}, pushes_);
-  TFD_RETURN_IF_ERROR(gs_.status());
-  // The gradient loop's Exits: of each float variable's initial value, then
-  // of each float invariant.
+  if (outer_ != nullptr) outer_->NoteForwardRange(first, top_.num_nodes());
+  return gs_.status();
+}
+
+// The gradient loop's Exits: of each float variable's initial value, then of
+// each float invariant.
+void LoopGradient::AddInputGradients(const Header& h) {
   size_t k = 1;
   for (const LoopVar& lv : loop_.vars) {
     if (Floating(v_.OutputOf({lv.exit, 0}))) grads_[v_.Input(lv.enter, 0)].push_back(Gradient{.dense = h.exits[k++]});
@@ -294,7 +405,6 @@ Status LoopGradient::Build() {
   for (int inv : loop_.invariants) {
     if (Floating(v_.OutputOf(v_.Input(inv, 0)))) grads_[v_.Input(inv, 0)].push_back(Gradient{.dense = h.exits[k++]});
   }
-  return OkStatus();
 }
 
 // The gradient of one iteration of the body: from the gradients of the
@@ -321,9 +431,10 @@ StatusOr<std::vector<Output>> LoopGradient::BodyGradients(const Scope& body, con
     for (int id : {lv.enter, lv.merge, lv.sw, lv.identity, lv.next}) within[id] = false;
   }
   for (int inv : loop_.invariants) within[inv] = false;
-  ++tl_body_depth;
+  LoopGradient* const enclosing = tl_enclosing;
+  tl_enclosing = this;
   auto dx = AddGradientsWithin(body, ys, xs, dys, within);
-  --tl_body_depth;
+  tl_enclosing = enclosing;
   TFD_RETURN_IF_ERROR(dx.status());
   RewireInputs(body, first, body.num_nodes());
   std::vector<Output> next;
@@ -339,19 +450,22 @@ StatusOr<std::vector<Output>> LoopGradient::BodyGradients(const Scope& body, con
 }
 
 void LoopGradient::RewireInputs(const Scope& body, int first, int end) {
+  const std::set<int> invariants(loop_.invariants.begin(), loop_.invariants.end());
   for (int id = first; id < end && body.ok(); ++id) {
+    if (forward_added_.count(id) > 0) continue;  // a nested loop's forward part
     const NodeDef node = body.node(id);  // a copy: UpdateInput changes it
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       auto ref = ParseInput(node.inputs[k]);
       if (!ref.ok() || ref->control) continue;
       const int src = body.FindNode(ref->node);
-      if (src < 0 || src >= grad_start_) continue;  // in the gradient loop
+      if (src < 0 || (src >= grad_start_ && forward_added_.count(src) == 0)) {
+        continue;  // in the gradient loop
+      }
       const Output x = body.OutputOf(ref->node, ref->port);
       Output with;
-      if (src < static_cast<int>(loop_.in_frame.size()) && loop_.in_frame[src]) {
+      if (InFrame(src)) {
         // An invariant is the same in every iteration: entered again, not stacked.
-        with =
-            body.node(src).op == "Enter" ? EnterInto(v_.OutputOf(v_.Input(src, 0))) : Pop(body, x);
+        with = invariants.count(src) > 0 ? EnterInto(v_.OutputOf(v_.Input(src, 0))) : Pop(body, x);
       } else {
         with = EnterInto(x);
       }
@@ -366,18 +480,20 @@ Output LoopGradient::Pop(const Scope& body, const Output& forward) {
   auto it = popped_.find(forward.name());
   if (it != popped_.end()) return it->second;
   const Scope s = top_.WithPrefix(top_.UniqueName(loop_.frame + "/grad_stack"));
+  // One stack per step, entered through the enclosing loops: see the class comment.
+  const int first = top_.num_nodes();
   Output handle =
       s.AddOperation("StackV2", {IntConst(s, -1)}, {{"elem_type", forward.dtype}}).output(0);
-  Output in_forward =
-      s.AddOperation("RefEnter", {handle}, FrameAttrs(loop_.frame, loop_.parallel_iterations, true))
-          .output(0);
+  Output in_forward = ForwardEnter(handle);
   pushes_.push_back(s.WithControlDependencies({counter_.identities[0]})
-                        .AddOperation("StackPushV2", {in_forward, forward}));
+                        .AddOperation("StackPushV2", {in_forward, forward})
+                        .output(0));
+  if (outer_ != nullptr) outer_->NoteForwardRange(first, top_.num_nodes());
   Output in_grad =
       s.AddOperation("RefEnter", {handle}, FrameAttrs(grad_frame_, loop_.parallel_iterations, true))
           .output(0);
   Operation pop = body.AddOperation("StackPopV2", {in_grad}, {{"elem_type", forward.dtype}});
-  pops_.push_back(pop);
+  pops_.push_back(pop.output(0));
   return popped_.emplace(forward.name(), pop.output(0)).first->second;
 }
 
@@ -394,18 +510,18 @@ Output LoopGradient::EnterInto(const Output& outside) {
 
 }  // namespace
 
-bool IsLoopExit(const Scope& scope, int id) { return scope.node(id).op == "Exit"; }
-
 Status AddWhileLoopGradient(const Scope& gs, int exit_id, int num_forward, GradMap& grads,
                             std::set<std::string>& done) {
   const View v(gs, num_forward);
   TFD_ASSIGN_OR_RETURN(Loop loop, Analyze(v, exit_id));
-  if (!done.insert(loop.frame).second) return OkStatus();
-  if (tl_body_depth > 0) {
-    return errors::InvalidArgument("the gradient of while loop '", loop.frame,
-                                   "' is not supported: it is nested in another loop's body");
-  }
-  return LoopGradient(gs, v, std::move(loop), grads).Build();
+  if (done.count(loop.frame) > 0) return OkStatus();
+  // A loop no gradient reaches has none to give: so a nested loop, seen from
+  // outside the loop it is nested in, is left to that loop's gradient.
+  bool reached = false;
+  for (const LoopVar& lv : loop.vars) reached = reached || grads.count({lv.exit, 0}) > 0;
+  if (!reached) return OkStatus();
+  done.insert(loop.frame);
+  return LoopGradient(gs, v, std::move(loop), grads, tl_enclosing).Build();
 }
 
-}  // namespace tfd::grad_internal
+}  // namespace tfd::kernels
