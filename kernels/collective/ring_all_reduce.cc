@@ -221,21 +221,15 @@ void Ring::Reduce(int pipe, int round, Tensor received) {
   const Segment seg = SegmentOf(pipe, SegmentIndex(round));
   const char* mine =
       static_cast<const char*>(input_.raw_data()) + seg.begin * DTypeSize(input_.dtype());
-  // The last reduce round completes this member's segment: merged straight
-  // into the output, which is then sent on as it stands (no one writes that
-  // segment again). Before that, the partial sum goes into the received
-  // buffer when no one else holds it.
-  Tensor sum;
-  if (round == n() - 2) {
-    sum = output_.Slice(seg.begin, seg.end);
-  } else if (received.buffer_unshared()) {
-    sum = received;
-  } else {
-    auto fresh = Tensor::Allocate(input_.dtype(), TensorShape({seg.size()}), params_.budget,
-                                  Fill::kNone);
-    if (!fresh.ok()) return OpDone(fresh.status());
-    sum = std::move(fresh).value();
-  }
+  // The partial sum goes into the received buffer when no one else holds
+  // it, else into the output's own place for the segment: that place is
+  // written again only by the segment's final value in the all-gather,
+  // which cannot come back before the next member has merged (read) what
+  // is sent from it now. The last reduce round completes this member's
+  // segment straight into the output, never written again.
+  Tensor sum = round < n() - 2 && received.buffer_unshared()
+                   ? received
+                   : output_.Slice(seg.begin, seg.end);
   Merge(input_.dtype(), params_.merge, sum.raw_data(), received.raw_data(), mine, seg.size());
   if (round == n() - 2) Finalize(input_.dtype(), params_.final_op, sum.raw_data(), seg.size(), n());
   // The next round is counted before this one ends, so the run cannot

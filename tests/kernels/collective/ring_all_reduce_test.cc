@@ -143,6 +143,14 @@ void CheckReduction(int size, int64_t n, MergeOp merge, FinalOp final_op, size_t
     CHECK(std::vector<T>(got->data<T>(), got->data<T>() + n) == want);
   }
   CHECK(g.rendezvous.num_steps() == 0);  // nothing left behind
+  // In one process a member receives the very tensor its left sent (a slice
+  // of that member's input, at first): merging into it in place would
+  // change a caller's input.
+  for (int r = 0; r < size; ++r) {
+    const Tensor again = Input<T>(r, n);
+    CHECK(std::vector<T>(inputs[r].data<T>(), inputs[r].data<T>() + n) ==
+          std::vector<T>(again.data<T>(), again.data<T>() + n));
+  }
 }
 
 TEST_CASE("every member gets the reduction, whatever the size and group") {
