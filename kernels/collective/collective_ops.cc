@@ -96,9 +96,9 @@ class CollectiveReduceOp : public AsyncOpKernel {
     TFD_ASSIGN_OR_RETURN(auto sequence, CollectiveSequence::ForTask(ctx.resources()));
     RingParams params = params_;
     params.invocation = sequence->Next(params.group_key, params.instance_key);
-    params.budget = ctx.env().memory;
-    // Merges off the data plane's event loop, on the task's intra-op
-    // threads (none where the task has one CPU: then where they complete).
+    // Merges of large segments off the data plane's event loop, on the
+    // task's intra-op threads (none where the task has one CPU: then where
+    // they complete); small ones stay where they complete (inline_bytes).
     TFD_ASSIGN_OR_RETURN(std::shared_ptr<IntraOpPool> pool, IntraOpPool::ForTask(ctx.env()));
     if (pool) {
       params.schedule = [pool](std::function<void()> f) {

@@ -30,14 +30,19 @@ class Ring : public std::enable_shared_from_this<Ring> {
 
   void Announce();
   void Arrived(int from, StatusOr<Tensor> notice);
+  // Sends `carry` on and waits for the round's receive; past the last
+  // round, starts the pipe pipes_in_flight further on.
   void StartRound(int pipe, int round, Tensor carry);
-  // One half of a round (the send, or the receive with its tensor) is over.
-  void HalfDone(int pipe, int round, Status s, std::optional<Tensor> received);
-  // Merges what the round received and starts the next round with it
-  // (params_.schedule says on which thread).
-  void Advance(int pipe, int round, Tensor received);
-  // What the round's received tensor becomes: the next tensor to send.
-  StatusOr<Tensor> Apply(int pipe, int round, Tensor received);
+  // The round's receive is over: checks it, then forwards it (all-gather)
+  // or merges it and starts the next round (params_.schedule or this
+  // thread, by size).
+  void Received(int pipe, int round, StatusOr<Tensor> received);
+  void Reduce(int pipe, int round, Tensor received);
+  void Gather(int pipe, int round, Tensor received);
+  // Runs `work` here when it touches at most inline_bytes, else on
+  // params_.schedule.
+  void RunSized(size_t bytes, std::function<void()> work);
+  int SegmentIndex(int round) const;
   void OpDone(const Status& s);
   void Finish();
   // `cause` with the run named, and the members never heard from.
@@ -57,8 +62,6 @@ class Ring : public std::enable_shared_from_this<Ring> {
   int pending_ GUARDED_BY(mu_) = 0;
   Status first_error_ GUARDED_BY(mu_);
   std::vector<bool> arrived_ GUARDED_BY(mu_);
-  std::vector<int> halves_left_ GUARDED_BY(mu_);  // per pipe, in its current round
-  std::vector<std::optional<Tensor>> received_ GUARDED_BY(mu_);
 };
 
 Tensor Flat(const Tensor& t) {
@@ -71,6 +74,8 @@ int PipesFor(const RingParams& p, const Tensor& t) {
   return static_cast<int>(std::max<size_t>(1, (t.total_bytes() + per_pipe - 1) / per_pipe));
 }
 
+int Window(const RingParams& p) { return std::max(1, p.pipes_in_flight); }
+
 Ring::Ring(Rendezvous& rendezvous, RingParams params, Tensor input, Tensor output,
            std::function<void(const Status&)> done)
     : rendezvous_(rendezvous),
@@ -81,9 +86,7 @@ Ring::Ring(Rendezvous& rendezvous, RingParams params, Tensor input, Tensor outpu
                                      params_.invocation)),
       pipes_(PipesFor(params_, input)),
       done_(std::move(done)),
-      arrived_(params_.group_size(), false),
-      halves_left_(pipes_, 0),
-      received_(pipes_) {
+      arrived_(params_.group_size(), false) {
   arrived_[params_.rank] = true;
 }
 
@@ -120,7 +123,7 @@ void Ring::Start(CancellationManager& step_cancellation) {
     pending_ = 1;  // held until every transfer has started
   }
   Announce();
-  for (int p = 0; p < pipes_; ++p) {
+  for (int p = 0; p < std::min(pipes_, Window(params_)); ++p) {
     const Segment own = SegmentOf(p, params_.rank);
     StartRound(p, 0, input_.Slice(own.begin, own.end));
   }
@@ -168,84 +171,86 @@ void Ring::Arrived(int from, StatusOr<Tensor> notice) {
 }
 
 void Ring::StartRound(int pipe, int round, Tensor carry) {
-  if (round == 2 * (n() - 1)) return;  // this pipe is done
+  if (round == 2 * (n() - 1)) {  // this pipe is done: the next one may start
+    const int next = pipe + Window(params_);
+    if (next >= pipes_) return;
+    const Segment own = SegmentOf(next, params_.rank);
+    return StartRound(next, 0, input_.Slice(own.begin, own.end));
+  }
   {
     MutexLock lock(mu_);
-    ++pending_;
-    halves_left_[pipe] = 2;
+    pending_ += 2;
   }
   auto self = shared_from_this();
   rendezvous_.SendAsync(step_id_, PipeKey(params_.rank, pipe, round), carry, cancellation_,
-                        [self, pipe, round](const Status& s) {
-                          self->HalfDone(pipe, round, s, std::nullopt);
-                        });
+                        [self](const Status& s) { self->OpDone(s); });
   rendezvous_.RecvAsync(step_id_, PipeKey(Left(), pipe, round), cancellation_,
                         [self, pipe, round](StatusOr<Tensor> t) {
-                          if (!t.ok()) return self->HalfDone(pipe, round, t.status(), std::nullopt);
-                          self->HalfDone(pipe, round, OkStatus(), std::move(t).value());
+                          self->Received(pipe, round, std::move(t));
                         });
 }
 
-void Ring::HalfDone(int pipe, int round, Status s, std::optional<Tensor> received) {
-  std::optional<Tensor> got;
-  {
-    MutexLock lock(mu_);
-    if (halves_left_[pipe] == 0) return;  // the round failed already
-    if (!s.ok()) {
-      halves_left_[pipe] = 0;
-      received_[pipe].reset();
-    } else {
-      if (received) received_[pipe] = std::move(received);
-      if (--halves_left_[pipe] > 0) return;
-      got = std::move(received_[pipe]);
-      received_[pipe].reset();
-    }
+int Ring::SegmentIndex(int round) const {
+  const int rank = params_.rank;
+  return round >= n() - 1 ? (rank - (round - (n() - 1)) + 2 * n()) % n()
+                          : (rank - round - 1 + 2 * n()) % n();
+}
+
+void Ring::Received(int pipe, int round, StatusOr<Tensor> received) {
+  if (!received.ok()) return OpDone(received.status());
+  const Segment seg = SegmentOf(pipe, SegmentIndex(round));
+  if (received->dtype() != input_.dtype() || received->num_elements() != seg.size()) {
+    return OpDone(errors::InvalidArgument("task ", params_.devices[Left()], " sent ",
+                                          received->Describe(), " where ", seg.size(),
+                                          " elements of ", DTypeName(input_.dtype()),
+                                          " were expected"));
   }
-  if (!s.ok()) return OpDone(s);
-  if (!params_.schedule) return Advance(pipe, round, std::move(*got));
-  params_.schedule([self = shared_from_this(), pipe, round, t = std::move(*got)]() mutable {
-    self->Advance(pipe, round, std::move(t));
+  if (round >= n() - 1) return Gather(pipe, round, std::move(received).value());
+  RunSized(received->total_bytes(), [self = shared_from_this(), pipe, round,
+                                     t = std::move(received).value()]() mutable {
+    self->Reduce(pipe, round, std::move(t));
   });
 }
 
-void Ring::Advance(int pipe, int round, Tensor received) {
-  StatusOr<Tensor> next = Apply(pipe, round, std::move(received));
-  if (!next.ok()) return OpDone(next.status());
+void Ring::RunSized(size_t bytes, std::function<void()> work) {
+  if (!params_.schedule || bytes <= params_.inline_bytes) return work();
+  params_.schedule(std::move(work));
+}
+
+void Ring::Reduce(int pipe, int round, Tensor received) {
+  const Segment seg = SegmentOf(pipe, SegmentIndex(round));
+  const char* mine =
+      static_cast<const char*>(input_.raw_data()) + seg.begin * DTypeSize(input_.dtype());
+  // The partial sum goes into the received buffer when no one else holds
+  // it, else into the output's own place for the segment: that place is
+  // written again only by the segment's final value in the all-gather,
+  // which cannot come back before the next member has merged (read) what
+  // is sent from it now. The last reduce round completes this member's
+  // segment straight into the output, never written again.
+  Tensor sum = round < n() - 2 && received.buffer_unshared()
+                   ? received
+                   : output_.Slice(seg.begin, seg.end);
+  Merge(input_.dtype(), params_.merge, sum.raw_data(), received.raw_data(), mine, seg.size());
+  if (round == n() - 2) Finalize(input_.dtype(), params_.final_op, sum.raw_data(), seg.size(), n());
   // The next round is counted before this one ends, so the run cannot
   // finish in between.
-  StartRound(pipe, round + 1, std::move(next).value());
+  StartRound(pipe, round + 1, std::move(sum));
   OpDone(OkStatus());
 }
 
-StatusOr<Tensor> Ring::Apply(int pipe, int round, Tensor received) {
-  const int rank = params_.rank;
-  const bool gather = round >= n() - 1;
-  const int segment = gather ? (rank - (round - (n() - 1)) + 2 * n()) % n()
-                             : (rank - round - 1 + 2 * n()) % n();
-  const Segment seg = SegmentOf(pipe, segment);
-  if (received.dtype() != input_.dtype() || received.num_elements() != seg.size()) {
-    return errors::InvalidArgument("task ", params_.devices[Left()], " sent ",
-                                   received.Describe(), " where ", seg.size(), " elements of ",
-                                   DTypeName(input_.dtype()), " were expected");
-  }
-  const size_t elem = DTypeSize(input_.dtype());
-  char* out = static_cast<char*>(output_.raw_data()) + seg.begin * elem;
-  if (gather) {
-    std::memcpy(out, received.raw_data(), seg.size() * elem);
-    return received;  // passed on as it came
-  }
-  Tensor sum = received;
-  if (!received.buffer_unshared()) {
-    TFD_ASSIGN_OR_RETURN(sum, Tensor::Allocate(input_.dtype(), TensorShape({seg.size()}),
-                                               params_.budget, Fill::kNone));
-  }
-  const char* mine = static_cast<const char*>(input_.raw_data()) + seg.begin * elem;
-  Merge(input_.dtype(), params_.merge, sum.raw_data(), received.raw_data(), mine, seg.size());
-  if (round == n() - 2) {  // this member's segment is now complete
-    Finalize(input_.dtype(), params_.final_op, sum.raw_data(), seg.size(), n());
-    std::memcpy(out, sum.raw_data(), seg.size() * elem);
-  }
-  return sum;
+void Ring::Gather(int pipe, int round, Tensor received) {
+  // Forwarded first, so the next member's wait does not include the copy;
+  // both only read the received buffer.
+  StartRound(pipe, round + 1, received);
+  const Segment seg = SegmentOf(pipe, SegmentIndex(round));
+  RunSized(received.total_bytes(), [self = shared_from_this(), seg, t = std::move(received)] {
+    const size_t elem = DTypeSize(self->input_.dtype());
+    if (seg.size() > 0) {
+      std::memcpy(static_cast<char*>(self->output_.raw_data()) + seg.begin * elem, t.raw_data(),
+                  seg.size() * elem);
+    }
+    self->OpDone(OkStatus());
+  });
 }
 
 void Ring::OpDone(const Status& s) {

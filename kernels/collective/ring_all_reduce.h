@@ -3,14 +3,24 @@
 // data plane like any _Send/_Recv and knows nothing of RPC.
 //
 // The tensor is cut into pipes of at most group_size * chunk_bytes, and
-// each pipe into group_size segments; every pipe runs its own ring at once,
-// so a large tensor's transfers and additions overlap. In a pipe, member
-// `rank` sends to rank+1 and receives from rank-1: group_size-1 rounds of
-// reduce-scatter (each adds what it received to its own input and passes
-// the sum on), the final op on the segment it then holds complete, and
-// group_size-1 rounds of all-gather (each passes the complete segment on).
-// Each segment is reduced by one member only, so every member gets the same
-// bits. No member ever writes into a tensor it has handed over.
+// each pipe into group_size segments; up to pipes_in_flight pipes run their
+// own rings at once (the next starts as one ends), so a large tensor's
+// transfers and additions overlap while the bytes held stay bounded. In a
+// pipe, member `rank` sends to rank+1 and receives from rank-1:
+// group_size-1 rounds of reduce-scatter (each adds what it received to its
+// own input and passes the sum on), the final op on the segment it then
+// holds complete, and group_size-1 rounds of all-gather (each passes the
+// complete segment on). Each segment is reduced by one member only, so
+// every member gets the same bits. A member writes into a tensor it has
+// handed over only where the ring's order proves that the next member has
+// read it (Reduce in ring_all_reduce.cc says where).
+//
+// Where the bytes go: a round starts as soon as its receive is in (a send
+// still under way only delays the end of the run); a received partial sum
+// is merged into its own buffer when no one else holds it, else into the
+// output; the completed segment is merged straight into the output and
+// sent from there; the all-gather forwards each received segment before
+// copying it out. Nothing is allocated per round.
 //
 // Matching: members run their own steps, whose ids differ; the transfers of
 // one invocation use a step id of their own, below zero (masters draw theirs
@@ -33,7 +43,6 @@
 #include <vector>
 
 #include "common/cancellation.h"
-#include "common/memory_budget.h"
 #include "common/rendezvous.h"
 #include "common/tensor.h"
 #include "kernels/collective/reduce_math.h"
@@ -51,8 +60,14 @@ struct RingParams {
   FinalOp final_op = FinalOp::kId;
   // The largest segment one transfer moves: smaller pipelines more, larger
   // costs fewer messages.
-  size_t chunk_bytes = size_t{4} << 20;
-  std::shared_ptr<MemoryBudget> budget;  // charged for the partial sums
+  size_t chunk_bytes = size_t{1} << 20;
+  // Pipes whose rings run at once: enough to keep every link busy while a
+  // round merges, few enough that the received segments held stay small.
+  int pipes_in_flight = 4;
+  // A merge (or copy) of at most this many bytes runs on the thread that
+  // completed the receive: cheaper than the two thread hops `schedule`
+  // costs, and short enough not to hold back that thread's other work.
+  size_t inline_bytes = size_t{256} << 10;
   // Where a round's merge (or copy) and the start of the next round run:
   // across tasks a receive completes on the data plane's event loop, and a
   // large segment's merge there would hold back the task's other transfers.

@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -44,7 +46,12 @@ class Group {
     p.merge = merge;
     p.final_op = final_op;
     p.chunk_bytes = chunk_bytes;
+    p.pipes_in_flight = pipes_in_flight;
+    p.inline_bytes = inline_bytes;
     p.schedule = schedule;
+    if (schedule_by_rank) {
+      p.schedule = [this, rank](std::function<void()> f) { schedule_by_rank(rank, std::move(f)); };
+    }
     for (int t = 0; t < size_; ++t) p.devices.push_back(Device(t));
     return p;
   }
@@ -76,6 +83,11 @@ class Group {
     }
     return out;
   }
+  // Whether member `rank`'s run has ended (it returns at once).
+  bool Done(int rank) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return results_[rank].has_value();
+  }
   void CancelAll(const Status& why) {
     for (auto& cm : cms_) cm.Cancel(why);
   }
@@ -83,7 +95,10 @@ class Group {
   MergeOp merge = MergeOp::kAdd;
   FinalOp final_op = FinalOp::kId;
   size_t chunk_bytes = size_t{4} << 20;
+  int pipes_in_flight = 4;
+  size_t inline_bytes = 0;  // every merge and copy through `schedule` when there is one
   std::function<void(std::function<void()>)> schedule;
+  std::function<void(int, std::function<void()>)> schedule_by_rank;  // wins over `schedule`
   LocalRendezvous rendezvous;
 
  private:
@@ -106,9 +121,11 @@ Tensor Input(int rank, int64_t n) {
 
 template <typename T>
 void CheckReduction(int size, int64_t n, MergeOp merge, FinalOp final_op, size_t chunk_bytes,
-                    std::function<void(std::function<void()>)> schedule = nullptr) {
+                    std::function<void(std::function<void()>)> schedule = nullptr,
+                    int pipes_in_flight = 4) {
   Group g(size);
   g.schedule = std::move(schedule);
+  g.pipes_in_flight = pipes_in_flight;
   g.merge = merge;
   g.final_op = final_op;
   g.chunk_bytes = chunk_bytes;
@@ -126,6 +143,14 @@ void CheckReduction(int size, int64_t n, MergeOp merge, FinalOp final_op, size_t
     CHECK(std::vector<T>(got->data<T>(), got->data<T>() + n) == want);
   }
   CHECK(g.rendezvous.num_steps() == 0);  // nothing left behind
+  // In one process a member receives the very tensor its left sent (a slice
+  // of that member's input, at first): merging into it in place would
+  // change a caller's input.
+  for (int r = 0; r < size; ++r) {
+    const Tensor again = Input<T>(r, n);
+    CHECK(std::vector<T>(inputs[r].data<T>(), inputs[r].data<T>() + n) ==
+          std::vector<T>(again.data<T>(), again.data<T>() + n));
+  }
 }
 
 TEST_CASE("every member gets the reduction, whatever the size and group") {
@@ -152,6 +177,70 @@ TEST_CASE("the reduction is the same with the merges on a pool of threads") {
     }
   }
   pool.join();
+}
+
+// A large tensor runs as many pipes, only a few of them at once: each
+// pipe that ends starts the next, whatever order they end in.
+TEST_CASE("a tensor of many pipes with few in flight, and of one pipe") {
+  boost::asio::thread_pool pool(3);
+  auto on_pool = [&pool](std::function<void()> f) { boost::asio::post(pool, std::move(f)); };
+  for (int size : {2, 3, 4}) {
+    for (int in_flight : {1, 2, 3, 1000}) {
+      INFO("group of " << size << ", " << in_flight << " pipes in flight");
+      // 12-byte chunks: 1001 floats make 84 to 42 pipes of odd sizes
+      CheckReduction<float>(size, 1001, MergeOp::kAdd, FinalOp::kDiv, 12, nullptr, in_flight);
+      CheckReduction<float>(size, 1001, MergeOp::kAdd, FinalOp::kId, 12, on_pool, in_flight);
+      CheckReduction<double>(size, 999, MergeOp::kMax, FinalOp::kId, 40, on_pool, in_flight);
+    }
+    // one pipe: the whole tensor in one ring of odd segments
+    CheckReduction<float>(size, 1001, MergeOp::kAdd, FinalOp::kDiv, 1 << 20, on_pool);
+  }
+  pool.join();
+}
+
+// Copies and merges handed to `schedule` are part of the run: `done` comes
+// only after the last of them has written the output. Driven by hand here,
+// one queued piece of work at a time.
+TEST_CASE("done waits for the merges and copies it scheduled") {
+  std::mutex mu;
+  std::deque<std::pair<int, std::function<void()>>> queued;  // (rank, work)
+  int scheduled = 0;
+  for (int64_t inline_bytes : {int64_t{0}, int64_t{16}, int64_t{1} << 20}) {
+    INFO("inline_bytes " << inline_bytes);
+    Group g(3);
+    g.chunk_bytes = 16;
+    g.inline_bytes = static_cast<size_t>(inline_bytes);
+    g.schedule_by_rank = [&](int rank, std::function<void()> f) {
+      std::lock_guard<std::mutex> lock(mu);
+      queued.emplace_back(rank, std::move(f));
+      ++scheduled;
+    };
+    scheduled = 0;
+    std::vector<Tensor> inputs{Input<float>(0, 101), Input<float>(1, 101), Input<float>(2, 101)};
+    g.Start(inputs);
+    for (;;) {
+      std::pair<int, std::function<void()>> next;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (queued.empty()) break;
+        next = std::move(queued.front());
+        queued.pop_front();
+      }
+      // the member that queued this work must still be waiting for it
+      CHECK_FALSE(g.Done(next.first));
+      next.second();
+    }
+    // 16-byte segments stay on the receiving thread when inline_bytes allows
+    CHECK((scheduled == 0) == (inline_bytes >= 16));
+    for (const auto& got : g.Wait()) {
+      REQUIRE(got.ok());
+      for (int64_t k = 0; k < 101; ++k) {
+        const float want = inputs[0].data<float>()[k] + inputs[1].data<float>()[k] +
+                           inputs[2].data<float>()[k];
+        REQUIRE(got->data<float>()[k] == want);
+      }
+    }
+  }
 }
 
 TEST_CASE("each dtype and merge op through the ring") {
