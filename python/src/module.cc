@@ -88,6 +88,7 @@ void BindSessions(py::module_& m) {
       .def("run_callable", &RemoteRunner::RunCallable)
       .def("save_checkpoint", &RemoteRunner::SaveCheckpoint)
       .def("restore_checkpoint", &RemoteRunner::RestoreCheckpoint)
+      .def("wait_initialized", &RemoteRunner::WaitInitialized)
       .def("close", &RemoteRunner::Close)
       .def_property_readonly("task", &RemoteRunner::task);
   py::class_<MonitoredRunner>(m, "MonitoredRunner")

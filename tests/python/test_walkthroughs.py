@@ -15,7 +15,7 @@ WALKTHROUGHS = sorted(
 
 def test_each_python_walkthrough_has_its_shell_twin():
     shell = pathlib.Path(__file__).resolve().parents[2] / "examples" / "walkthroughs"
-    assert len(WALKTHROUGHS) >= 8
+    assert len(WALKTHROUGHS) == 9  # all nine
     for script in WALKTHROUGHS:
         assert (shell / (script.stem + ".sh")).exists(), script.name
 
