@@ -48,8 +48,8 @@ def test_two_workers_step_and_each_update_averages_both(cluster_factory, use_app
     cluster = cluster_factory({"ps": 1, "worker": 2})
     replicas = [build_replica(cluster, target, use_apply_gradients) for target in (1.0, 5.0)]
     out = {}
-    threads = [threading.Thread(target=train, args=(cluster, i, *replicas[i][:2], 4, out))
-               for i in range(2)]
+    threads = [threading.Thread(target=train, args=(cluster, i, *replicas[i][:2], 4, out),
+                                daemon=True) for i in range(2)]
     for t in threads:
         t.start()
     for t in threads:
@@ -81,6 +81,11 @@ def test_sync_replicas_needs_a_global_step_and_its_own_ops():
     with pytest.raises(ValueError, match="sync/chief_step"):
         hook.begin()
     step = tfd.train.get_or_create_global_step()
+    opt.minimize(loss, global_step=step)
+    hook.begin()  # the sync ops are there now
+    # The hook's is_chief and the session's must agree (checked before connecting).
+    with pytest.raises(ValueError, match="disagree"):
+        tfd.train.MonitoredTrainingSession("127.0.0.1:1", is_chief=False, hooks=[hook])
     with pytest.raises(tfd.errors.InvalidArgumentError, match="replicas_to_aggregate"):
         tfd.train.SyncReplicasOptimizer(tfd.train.GradientDescentOptimizer(0.1), 3,
                                         total_num_replicas=2).minimize(loss, global_step=step)
