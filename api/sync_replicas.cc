@@ -78,24 +78,42 @@ SyncReplicas::SyncReplicas(const Optimizer& optimizer, SyncReplicasOptions optio
   if (options_.total_replicas <= 0) options_.total_replicas = options_.replicas_to_aggregate;
 }
 
-Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
-                                 const Variable& global_step) {
-  namespace sig = signature;
-  if (!scope.ok()) return Operation();
+Status SyncReplicas::Check(const Variable& global_step) const {
   if (options_.replicas_to_aggregate < 1 ||
       options_.total_replicas < options_.replicas_to_aggregate) {
-    scope.UpdateStatus(errors::InvalidArgument(
-        "SyncReplicas: replicas_to_aggregate ", options_.replicas_to_aggregate,
-        " must be at least 1 and at most total_replicas ", options_.total_replicas));
-    return Operation();
+    return errors::InvalidArgument("SyncReplicas: replicas_to_aggregate ",
+                                   options_.replicas_to_aggregate,
+                                   " must be at least 1 and at most total_replicas ",
+                                   options_.total_replicas);
   }
   if (!global_step.valid()) {
-    scope.UpdateStatus(errors::InvalidArgument("SyncReplicas needs a global_step variable"));
+    return errors::InvalidArgument("SyncReplicas needs a global_step variable");
+  }
+  return OkStatus();
+}
+
+Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
+                                 const Variable& global_step) {
+  if (!scope.ok()) return Operation();
+  if (Status bad = Check(global_step); !bad.ok()) {
+    scope.UpdateStatus(bad);
     return Operation();
   }
   auto grads = optimizer_.ComputeGradients(scope.WithOpName(""), loss);
   if (!grads.ok()) {
     scope.UpdateStatus(grads.status());
+    return Operation();
+  }
+  return ApplyGradients(scope, *grads, global_step);
+}
+
+Operation SyncReplicas::ApplyGradients(const Scope& scope,
+                                       const std::vector<GradAndVar>& grads_and_vars,
+                                       const Variable& global_step) {
+  namespace sig = signature;
+  if (!scope.ok()) return Operation();
+  if (Status bad = Check(global_step); !bad.ok()) {
+    scope.UpdateStatus(bad);
     return Operation();
   }
   const Scope top = scope.WithOpName("").WithPrefix("");
@@ -109,7 +127,7 @@ Operation SyncReplicas::Minimize(const Scope& scope, const Output& loss,
 
   std::vector<Operation> pushes, set_steps;
   std::vector<GradAndVar> averaged;
-  for (const GradAndVar& gv : *grads) {
+  for (const GradAndVar& gv : grads_and_vars) {
     if (!gv.has_gradient()) continue;
     const Scope beside = sync.WithName(gv.var.name()).ColocatedWith(gv.var.ref());
     const Accumulation a =

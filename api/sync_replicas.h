@@ -37,6 +37,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "api/optimizers.h"
 
@@ -57,8 +58,16 @@ class SyncReplicas {
   // chief's initializer, the release op, and signature::kGlobalStep (the
   // step the replica goes on from). Errors go to the scope.
   Operation Minimize(const Scope& scope, const Output& loss, const Variable& global_step);
+  // The same ops for gradients computed already (the wrapped optimizer's
+  // ComputeGradients, perhaps changed): Minimize is ComputeGradients then
+  // this. Pairs without a gradient are skipped.
+  Operation ApplyGradients(const Scope& scope, const std::vector<GradAndVar>& grads_and_vars,
+                           const Variable& global_step);
 
  private:
+  // INVALID_ARGUMENT for impossible options or a missing global_step.
+  Status Check(const Variable& global_step) const;
+
   const Optimizer& optimizer_;
   SyncReplicasOptions options_;
 };

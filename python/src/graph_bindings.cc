@@ -8,6 +8,7 @@
 
 #include "api/graph_file.h"
 #include "api/optimizers.h"
+#include "api/sync_replicas.h"
 #include "api/placement.h"
 #include "api/variables.h"
 #include "common/gradients.h"
@@ -15,14 +16,13 @@
 #include "common/graph_io.h"
 #include "python/src/convert.h"
 #include "python/src/errors.h"
+#include "python/src/builder_helpers.h"
 #include "python/src/graph_builder.h"
 #include "python/src/registry.h"
 
 namespace tfd::python {
 
 namespace py = pybind11;
-
-namespace {
 
 using OutputRef = std::pair<std::string, int>;
 
@@ -31,8 +31,6 @@ py::tuple VariableToPython(const VariableInfo& v) {
                         v.trainable);
 }
 
-// The initializer Python names: ("zeros"|"ones"|"constant"|"normal"|
-// "truncated_normal"|"uniform", a, b, seed) or ("value", array).
 ops::Initializer InitializerFrom(const py::tuple& spec) {
   const std::string kind = spec[0].cast<std::string>();
   if (kind == "value") {
@@ -112,7 +110,6 @@ std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
   return out;
 }
 
-// ("GradientDescent"|"Momentum"|"Adam", {hyperparameters}) as a C++ optimizer.
 std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind, const py::dict& p) {
   auto get = [&](const char* key, double fallback) {
     return p.contains(key) ? p[key].cast<double>() : fallback;
@@ -129,10 +126,29 @@ std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind, const p
     return std::make_unique<train::Adam>(get("learning_rate", 0.001), get("beta1", 0.9),
                                          get("beta2", 0.999), get("epsilon", 1e-8));
   }
-  ThrowIfError(errors::InvalidArgument("no optimizer '", kind,
-                                       "' (GradientDescent, Momentum, Adam)"));
+  if (kind == "Adagrad") {
+    return std::make_unique<train::Adagrad>(get("learning_rate", 0),
+                                            get("initial_accumulator_value", 0.1));
+  }
+  if (kind == "RMSProp") {
+    return std::make_unique<train::RMSProp>(get("learning_rate", 0), get("decay", 0.9),
+                                            get("momentum", 0), get("epsilon", 1e-10));
+  }
+  if (kind == "Ftrl") {
+    return std::make_unique<train::Ftrl>(
+        get("learning_rate", 0),
+        train::FtrlOptions{.learning_rate_power = get("learning_rate_power", -0.5),
+                           .initial_accumulator_value = get("initial_accumulator_value", 0.1),
+                           .l1 = get("l1_regularization_strength", 0),
+                           .l2 = get("l2_regularization_strength", 0),
+                           .l2_shrinkage = get("l2_shrinkage_regularization_strength", 0)});
+  }
+  ThrowIfError(errors::InvalidArgument(
+      "no optimizer '", kind, "' (GradientDescent, Momentum, Adam, Adagrad, RMSProp, Ftrl)"));
   return nullptr;
 }
+
+namespace {
 
 ops::Variable GlobalStepOrNone(const GraphBuilder& g, const std::string& name) {
   return name.empty() ? ops::Variable() : FindVariable(g, name);
@@ -175,18 +191,45 @@ py::list ComputeGradients(GraphBuilder& g, const BuildContext& ctx, const std::s
   return out;
 }
 
-std::string ApplyGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
-                           const std::string& kind, const py::dict& params,
-                           const std::vector<std::pair<std::optional<OutputRef>, std::string>>& gv,
-                           const std::string& global_step) {
-  auto opt = OptimizerFrom(kind, params);
+using PythonGradsAndVars = std::vector<std::pair<std::optional<OutputRef>, std::string>>;
+
+std::vector<train::GradAndVar> GradsAndVarsFrom(const GraphBuilder& g,
+                                                const PythonGradsAndVars& gv) {
   std::vector<train::GradAndVar> pairs;
   for (const auto& [grad, var] : gv) {
     const Output dx = grad ? g.OutputOf(grad->first, grad->second) : Output();
     pairs.push_back({dx, FindVariable(g, var)});
   }
+  return pairs;
+}
+
+std::string ApplyGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
+                           const std::string& kind, const py::dict& params,
+                           const PythonGradsAndVars& gv, const std::string& global_step) {
+  auto opt = OptimizerFrom(kind, params);
+  const Operation op = opt->ApplyGradients(g.ScopeFor(ctx, name), GradsAndVarsFrom(g, gv),
+                                           GlobalStepOrNone(g, global_step));
+  g.RaiseIfError();
+  return op.name;
+}
+
+// tf.train.SyncReplicasOptimizer: the C++ SyncReplicas over the optimizer
+// `kind`. `loss` set: Minimize; else ApplyGradients of `gv`. Returns the
+// replica's train op (the chief's step and the rest are named by
+// api/train_signature.h).
+std::string SyncReplicasUpdate(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
+                               const std::string& kind, const py::dict& params,
+                               int replicas_to_aggregate, int total_replicas,
+                               const std::optional<OutputRef>& loss, const PythonGradsAndVars& gv,
+                               const std::string& global_step) {
+  auto opt = OptimizerFrom(kind, params);
+  train::SyncReplicas sync(*opt, {.replicas_to_aggregate = replicas_to_aggregate,
+                                  .total_replicas = total_replicas});
+  const Scope scope = g.ScopeFor(ctx, name);
+  const ops::Variable step = GlobalStepOrNone(g, global_step);
   const Operation op =
-      opt->ApplyGradients(g.ScopeFor(ctx, name), pairs, GlobalStepOrNone(g, global_step));
+      loss ? sync.Minimize(scope, g.OutputOf(loss->first, loss->second), step)
+           : sync.ApplyGradients(scope, GradsAndVarsFrom(g, gv), step);
   g.RaiseIfError();
   return op.name;
 }
@@ -291,6 +334,7 @@ void BindGraphBuilder(py::module_& m) {
       .def("compute_gradients", &ComputeGradients)
       .def("apply_gradients", &ApplyGradients)
       .def("minimize", &Minimize)
+      .def("sync_replicas_update", &SyncReplicasUpdate)
       .def("serialize", &Serialize)
       .def("write", [](const GraphBuilder& g, const std::string& path, bool text) {
         const GraphFormat format = text ? GraphFormat::kText : GraphFormat::kBinary;

@@ -11,6 +11,7 @@
 
 #include "common/op_registry.h"
 #include "daemon/rpc/tls.h"
+#include "python/src/builder_helpers.h"
 #include "python/src/convert.h"
 #include "python/src/errors.h"
 #include "python/src/graph_builder.h"
@@ -87,6 +88,7 @@ void BindSessions(py::module_& m) {
       .def("run_callable", &RemoteRunner::RunCallable)
       .def("save_checkpoint", &RemoteRunner::SaveCheckpoint)
       .def("restore_checkpoint", &RemoteRunner::RestoreCheckpoint)
+      .def("wait_initialized", &RemoteRunner::WaitInitialized)
       .def("close", &RemoteRunner::Close)
       .def_property_readonly("task", &RemoteRunner::task);
   py::class_<MonitoredRunner>(m, "MonitoredRunner")
@@ -113,7 +115,8 @@ void BindSessions(py::module_& m) {
       .def("step", &MonitoredRunner::Step)
       .def("close", &MonitoredRunner::Close)
       .def("stop_requested", &MonitoredRunner::stop_requested)
-      .def_property_readonly("task", &MonitoredRunner::task);
+      .def_property_readonly("task", &MonitoredRunner::task)
+      .def_property_readonly("chief", &MonitoredRunner::chief);
 }
 
 }  // namespace
@@ -124,6 +127,7 @@ PYBIND11_MODULE(_tfd, m) {
   m.def("set_error_classes", &SetErrorClasses);
   m.def("op_defs", &OpDefs);
   BindGraphBuilder(m);
+  BindEmbeddings(m);
   BindSessions(m);
 }
 

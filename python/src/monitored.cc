@@ -221,6 +221,7 @@ MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions opt
       s = loop_->Open(io, std::move(def));
       if (s.ok()) {
         task_ = loop_->session().client().task();
+        chief_ = loop_->session().chief();
       } else {
         loop_->CloseFailed(s);
       }

@@ -67,6 +67,8 @@ class MonitoredRunner {
   pybind11::object Close();
   bool stop_requested();
   const std::string& task() const { return task_; }
+  // Whether this worker is the chief (decided when the session opened).
+  bool chief() const { return chief_; }
 
  private:
   class Loop;
@@ -74,6 +76,7 @@ class MonitoredRunner {
 
   std::unique_ptr<Loop> loop_;  // used on thread_'s thread only
   std::string task_;
+  bool chief_ = false;
   bool ended_ = false;
   LoopThread thread_;  // ~MonitoredRunner drops loop_ on it first
 };

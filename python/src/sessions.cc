@@ -346,6 +346,19 @@ py::list RemoteRunner::SaveCheckpoint(int64_t step) {
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
+void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double timeout_s) {
+  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  Status out;
+  {
+    py::gil_scoped_release release;
+    loop_.Call([&](kj::AsyncIoContext&) {
+      out = client_->WaitInitialized(
+          names, Millis(timeout_s));
+    });
+  }
+  ThrowIfError(out);
+}
+
 py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
   StatusOr<std::vector<TaskCheckpoints>> out = Status();

@@ -131,6 +131,10 @@ class RemoteRunner {
   // negative. One (task, directory, [(step, path)]) per task.
   pybind11::list SaveCheckpoint(int64_t step);
   pybind11::list RestoreCheckpoint(int64_t step);
+  // Waits until every variable of `names` (VariableV2 node names) is
+  // initialized on the cluster (Client::WaitInitialized, what `tfctl wait
+  // init` does); DEADLINE_EXCEEDED naming them after `timeout_s`.
+  void WaitInitialized(const std::vector<std::string>& names, double timeout_s);
   // Closes the session on the master (its state stays on the tasks).
   void Close();
   const std::string& task() const { return task_; }

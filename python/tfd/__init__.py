@@ -35,6 +35,8 @@ from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
                         trainable_variables, truncated_normal_initializer, variable_scope,
                         variables_initializer, zeros_initializer)
 from .session import InteractiveSession, Session, get_default_session
+from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
+                            min_max_variable_partitioner, strings)
 from . import summary, train
 
 __version__ = _tfd.__version__

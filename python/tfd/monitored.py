@@ -20,7 +20,7 @@ import collections
 import logging
 import time
 
-from . import _tfd, dtypes, framework, session as session_lib, variables
+from . import _tfd, dtypes, errors, framework, session as session_lib, variables
 
 _log = logging.getLogger("tfd")
 
@@ -209,6 +209,7 @@ class MonitoredTrainingSession:
                              "cluster (an in-process training loop is not there yet)")
         self.graph = graph or framework.get_default_graph()
         _prepare_graph(self.graph)
+        is_chief = _chief(hooks, is_chief)
         self._hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
         options = _options(self._hooks, target, token_file, tls, timeout, step_timeout,
                            max_wait_secs, is_chief, max_recoveries)
@@ -222,13 +223,21 @@ class MonitoredTrainingSession:
             options["summary_dir"] = str(summary_dir)
             options["summary_steps"] = int(save_summaries_steps)
         self._args, self._asked, self._last = None, [], (None, None)
+        self._renamed = {}
         self._closed, self.result = False, None
-        for h in self._hooks:
-            h.begin()
+        with self.graph.as_default():  # TF's hooks begin() with the session's graph
+            for h in self._hooks:
+                h.begin()
         # Without Python hooks, no callback (and no GIL) on the loop's thread.
         self._runner = _tfd.MonitoredRunner(self.graph._builder, options,
                                             self._before_run if self._hooks else None,
                                             self._after_run if self._hooks else None)
+        # A sync chief runs its own step, where "train/global_step" (a
+        # replica's wait for a token) must not run: the step after the
+        # chief's is sync/chief_global_step (docs/training.md).
+        self._renamed = {}
+        if self._runner.chief and _has(self.graph, "sync/chief_global_step"):
+            self._renamed = {"train/global_step": "sync/chief_global_step"}
         for h in self._hooks:
             h.after_create_session(self, None)
 
@@ -252,7 +261,7 @@ class MonitoredTrainingSession:
             self._last = (fetches, session_lib._Fetches(self.graph, fetches))
         plan = self._last[1]
         self._args = SessionRunArgs(fetches)
-        values = self._runner.step(plan.names,
+        values = self._runner.step(self._names(plan.names),
                                    [t for t in plan.targets if t != "train"])
         return None if values is None else plan.rebuild(values)
 
@@ -297,7 +306,10 @@ class MonitoredTrainingSession:
             if plan is not None:
                 names += plan.names
                 targets += [t for t in plan.targets if t != "train" and t not in targets]
-        return names, targets, self._context.stop_requested
+        return self._names(names), targets, self._context.stop_requested
+
+    def _names(self, names):
+        return [self._renamed.get(n, n) for n in names] if self._renamed else names
 
     def _after_run(self, values):
         at = 0
@@ -308,6 +320,24 @@ class MonitoredTrainingSession:
                 at += len(plan.names)
             hook.after_run(self._context, SessionRunValues(mine, None, None))
         return self._context.stop_requested
+
+
+def _has(graph, name):
+    try:
+        graph.get_operation_by_name(name)
+        return True
+    except errors.NotFoundError:
+        return False
+
+
+def _chief(hooks, is_chief):
+    """is_chief, or the one a SyncReplicasOptimizer hook was made with when
+    it is None; a hook that disagrees with it is an error."""
+    said = {h._sync_is_chief for h in hooks or [] if hasattr(h, "_sync_is_chief")}
+    if len(said) > 1 or (said and is_chief is not None and said != {bool(is_chief)}):
+        raise ValueError("MonitoredTrainingSession(is_chief=%s) and the SyncReplicasOptimizer "
+                         "hooks (is_chief=%s) disagree" % (is_chief, sorted(said)))
+    return said.pop() if said and is_chief is None else is_chief
 
 
 def _options(hooks, target, token_file, tls, timeout, step_timeout, max_wait_secs, is_chief,

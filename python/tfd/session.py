@@ -144,6 +144,16 @@ class Session:
             return plan.rebuild(self._runner.run_callable(handle, arrays, 0.0))
         return remote_step
 
+    def wait_initialized(self, var_list, timeout=30.0):
+        """Waits until every variable of var_list (tfd.Variables or their
+        names) is initialized on the cluster, as `tfctl wait init` does: how
+        a worker waits for the chief's initializer.
+        DeadlineExceededError naming them after `timeout` seconds."""
+        if not hasattr(self._runner, "wait_initialized"):
+            raise ValueError("wait_initialized needs a session on a cluster (a target)")
+        names = [v if isinstance(v, str) else v.op.name for v in var_list]
+        self._runner.wait_initialized([n.split(":")[0] for n in names], float(timeout))
+
     def close(self):
         if self._closed:
             return

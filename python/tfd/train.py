@@ -2,7 +2,7 @@
 ClusterSpec. An optimizer here is the C++ one (api/optimizers.h): its update
 ops are the same kernels `tfctl train` runs, colocated with each variable.
 """
-from . import _tfd, framework, variables
+from . import _tfd, errors, framework, variables
 from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainingSession,  # noqa: F401
                         SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues,
                         StopAtStepHook, SummarySaverHook)
@@ -85,6 +85,120 @@ class AdamOptimizer(Optimizer):
                  use_locking=False, name="Adam"):
         super().__init__(learning_rate=float(learning_rate), beta1=float(beta1),
                          beta2=float(beta2), epsilon=float(epsilon))
+
+
+class AdagradOptimizer(Optimizer):
+    """accum += grad^2; var -= lr * grad / sqrt(accum). A gradient of
+    gathered rows updates those rows only."""
+    _kind = "Adagrad"
+
+    def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
+                 name="Adagrad"):
+        super().__init__(learning_rate=float(learning_rate),
+                         initial_accumulator_value=float(initial_accumulator_value))
+
+
+class RMSPropOptimizer(Optimizer):
+    _kind = "RMSProp"
+
+    def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10, use_locking=False,
+                 centered=False, name="RMSProp"):
+        if centered:
+            raise ValueError("RMSPropOptimizer: centered=True is not there yet")
+        super().__init__(learning_rate=float(learning_rate), decay=float(decay),
+                         momentum=float(momentum), epsilon=float(epsilon))
+
+
+class FtrlOptimizer(Optimizer):
+    """FTRL-Proximal; a non-zero l2_shrinkage_regularization_strength runs
+    the V2 kernels, as TF's."""
+    _kind = "Ftrl"
+
+    def __init__(self, learning_rate, learning_rate_power=-0.5, initial_accumulator_value=0.1,
+                 l1_regularization_strength=0.0, l2_regularization_strength=0.0,
+                 use_locking=False, name="Ftrl", accum_name=None, linear_name=None,
+                 l2_shrinkage_regularization_strength=0.0):
+        super().__init__(
+            learning_rate=float(learning_rate), learning_rate_power=float(learning_rate_power),
+            initial_accumulator_value=float(initial_accumulator_value),
+            l1_regularization_strength=float(l1_regularization_strength),
+            l2_regularization_strength=float(l2_regularization_strength),
+            l2_shrinkage_regularization_strength=float(l2_shrinkage_regularization_strength))
+
+
+class SyncReplicasOptimizer:
+    """Synchronous data-parallel training (api/sync_replicas.h): each update
+    averages the gradients of replicas_to_aggregate replicas, applied once
+    by the chief, and global_step moves once per update. The other replicas
+    push their gradients and wait for the round to end.
+
+        opt = tfd.train.SyncReplicasOptimizer(tfd.train.GradientDescentOptimizer(0.1),
+                                              replicas_to_aggregate=2, total_num_replicas=2)
+        train_op = opt.minimize(loss, global_step=step)
+        hook = opt.make_session_run_hook(is_chief=task == 0)
+        with tfd.train.MonitoredTrainingSession(target, hooks=[hook]) as sess: ...
+
+    The chief's step, its initializer and the release of parked replicas
+    are nodes of the graph (docs/training.md's sync/ names) that
+    MonitoredTrainingSession runs; there is no queue runner. Run the
+    replicas with MonitoredTrainingSession (or `tfctl train`): a bare
+    Session running train_op waits for a round no chief runs.
+    """
+
+    def __init__(self, opt, replicas_to_aggregate, total_num_replicas=None,
+                 variable_averages=None, variables_to_average=None, use_locking=False,
+                 name="sync_replicas"):
+        if not isinstance(opt, Optimizer):
+            raise TypeError("SyncReplicasOptimizer wraps a tfd.train optimizer, not %r" % (opt,))
+        if variable_averages is not None:
+            raise ValueError("SyncReplicasOptimizer: variable_averages is not there yet")
+        self._opt = opt
+        self._replicas_to_aggregate = int(replicas_to_aggregate)
+        self._total_num_replicas = int(total_num_replicas or replicas_to_aggregate)
+
+    def compute_gradients(self, loss, var_list=None):
+        return self._opt.compute_gradients(loss, var_list=var_list)
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        pairs = [(None if grad is None else framework._as_graph_element(grad)._ref(),
+                  var._ref_t._node) for grad, var in grads_and_vars]
+        return self._update(framework.get_default_graph(), name, None, pairs, global_step)
+
+    def minimize(self, loss, global_step=None, var_list=None, name=None):
+        if var_list:
+            return self.apply_gradients(self.compute_gradients(loss, var_list), global_step,
+                                        name)
+        return self._update(loss.graph, name, loss._ref(), [], global_step)
+
+    def _update(self, g, name, loss, pairs, global_step):
+        if global_step is None:
+            raise ValueError("SyncReplicasOptimizer needs global_step: it counts the updates")
+        op = g._builder.sync_replicas_update(
+            g._context(), name or "", self._opt._kind, self._opt._hyper,
+            self._replicas_to_aggregate, self._total_num_replicas, loss, pairs,
+            _step_name(global_step))
+        return _train_op(g, op)
+
+    def make_session_run_hook(self, is_chief, num_tokens=-1):
+        """The hook for MonitoredTrainingSession: it checks the graph has
+        the sync ops, and tells the session whether it is the chief (the
+        one that aggregates) when is_chief is not given there."""
+        return _SyncReplicasHook(bool(is_chief))
+
+
+class _SyncReplicasHook(SessionRunHook):
+    """MonitoredTrainingSession reads _sync_is_chief (monitored._chief)."""
+
+    def __init__(self, is_chief):
+        self.is_chief = self._sync_is_chief = is_chief
+
+    def begin(self):
+        g = framework.get_default_graph()
+        try:
+            g.get_operation_by_name("sync/chief_step")
+        except errors.NotFoundError:
+            raise ValueError("SyncReplicasOptimizer's hook: the graph has no sync/chief_step; "
+                             "call the optimizer's minimize or apply_gradients first") from None
 
 
 def get_or_create_global_step(graph=None):

@@ -247,13 +247,16 @@ def get_variable_scope():
 
 
 def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True,
-                 collections=None):
+                 collections=None, partitioner=None):
     """The variable "<variable scope>/<name>": made here, or (under reuse)
-    the one made before. The initializer defaults to Glorot uniform, as TF's."""
+    the one made before. The initializer defaults to Glorot uniform, as TF's.
+    With a partitioner (tfd.fixed_size_partitioner, ...) it is a
+    tfd.PartitionedVariable of shards "<name>/part_<i>"."""
     g = framework.get_default_graph()
     scope, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
     full = scope + "/" + name if scope else name
     existing = {v._ref_t._node: v for v in global_variables() + local_variables()}
+    existing.update(getattr(g, "_partitioned", {}))
     if full in existing:
         if not reuse:
             raise ValueError("variable %s exists already; set reuse=True in variable_scope" % full)
@@ -263,6 +266,15 @@ def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, train
     dtype = dtypes.as_dtype(dtype)
     if initializer is None:
         initializer = glorot_uniform_initializer()
+    if partitioner is not None:
+        if not isinstance(initializer, Initializer) or shape is None:
+            raise ValueError("partitioned variable %s needs a shape and an initializer of "
+                             "tfd's (zeros_initializer, random_normal_initializer, ...)" % full)
+        from . import embedding_ops
+        with g.name_scope(scope + "/" if scope else None):
+            return embedding_ops.partitioned_variable(g, name, full, framework._shape_arg(shape),
+                                                      dtype, initializer, partitioner,
+                                                      trainable)
     if not isinstance(initializer, Initializer):
         with g.name_scope(scope + "/" if scope else None):
             value = framework._numpy_value(initializer, dtype) if not callable(initializer) \

@@ -1,0 +1,45 @@
+// What the binding files over GraphBuilder share (graph_bindings.cc defines
+// them): variables as Python sees them, initializer and optimizer specs as
+// Python names them, and variables looked up by name.
+//
+//   auto opt = OptimizerFrom("Adagrad", params);   // raises for an unknown kind
+//   ops::Variable v = FindVariable(g, "emb/part_0");
+//
+// Thread-safety: none; called with the GIL held, as GraphBuilder.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "api/optimizers.h"
+#include "api/variables.h"
+#include "python/src/graph_builder.h"
+
+namespace tfd::python {
+
+// (ref output, value output, initializer node, device, trainable).
+pybind11::tuple VariableToPython(const VariableInfo& v);
+
+// ("zeros"|"ones"|"constant"|"normal"|"truncated_normal"|"uniform", a, b,
+// seed) or ("value", array) as the C++ initializer.
+ops::Initializer InitializerFrom(const pybind11::tuple& spec);
+
+// The variable whose VariableV2 node is `name`; NOT_FOUND otherwise.
+ops::Variable FindVariable(const GraphBuilder& g, const std::string& name);
+std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
+                                         const std::vector<std::string>& names);
+
+// An optimizer kind ("GradientDescent", "Momentum", "Adam", "Adagrad",
+// "RMSProp", "Ftrl") and its hyperparameters as the C++ optimizer;
+// INVALID_ARGUMENT naming the kinds otherwise.
+std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind,
+                                                const pybind11::dict& params);
+
+// The partitioned variables, embedding lookups and string hashing
+// (embedding_bindings.cc), as functions of the module.
+void BindEmbeddings(pybind11::module_& m);
+
+}  // namespace tfd::python
