@@ -5,10 +5,12 @@
 // of its columns, when it has fewer rows than columns: a batch of 100 times
 // a 2048-wide layer) and the blocks run at once, one per thread of the
 // task's intra-op pool, the caller taking one. Each block is one serial
-// GEMM over the whole inner dimension: the split never cuts K. With
-// OpenBLAS every element is the same sum, in the same order, whatever the
-// thread count; Eigen sizes its K blocks by the block's shape, so its
-// results may differ in the last bits.
+// GEMM over the whole inner dimension: the split never cuts K, so no
+// partial sums are added across threads. It is not bit-for-bit the same
+// whatever the thread count, though: Eigen, and some of OpenBLAS's kernel
+// sets (Haswell's), size their K blocks by the block's shape, so a block
+// may round differently from the whole (OpenBLAS's SkylakeX ones gave the
+// same bits in tests/kernels/math/gemm_test's products).
 //
 //   GemmArgs<float> g{.m = m, .n = n, .k = k, .a = a, .lda = lda, ...};
 //   Gemm(pool.get(), g);   // pool may be null: all on this thread
