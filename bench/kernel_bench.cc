@@ -32,6 +32,7 @@
 #include "common/cpu_features.h"
 #include "bench/step_compare.h"
 #include "common/subprocess.h"
+#include "kernels/math/gemm.h"
 #include "kernels/register_all.h"
 
 #define EIGEN_USE_THREADS
@@ -47,7 +48,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: kernel_bench [--rounds N] [--round-ms MS] [--step-rounds N] [--steps N] "
     "[--traced N] [--cpu N] [--torch 0|1] [--peers DIR] [--only kernels|large|conv|step]\n"
-    "       [--filter OP] [--json FILE] [--matmul-scaling N]\n"
+    "       [--filter OP] [--json FILE] [--matmul-scaling N] [--matmul-backend blas|eigen]\n"
     "  --rounds       alternating rounds per kernel (default 7)\n"
     "  --round-ms     time of each side per kernel round (default 30)\n"
     "  --step-rounds  alternating rounds of whole steps (default 7)\n"
@@ -61,7 +62,9 @@ constexpr const char* kUsage =
     "  --json         also write the figures to FILE as JSON (bench/figures_json.h)\n"
     "  --matmul-scaling N  only MatMul [N, N] x [N, N] on 1, 2, 4, 8 intra-op threads (those\n"
     "                 no more than the allowed CPUs), --rounds timed calls each: GFLOP/s and\n"
-    "                 the scaling efficiency (e.g. 2048)\n";
+    "                 the scaling efficiency (e.g. 2048), on each GEMM backend built in\n"
+    "  --matmul-backend  MatMul's GEMM for the other sections: blas (OpenBLAS; the default\n"
+    "                 where built) or eigen\n";
 
 StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
   char* end = nullptr;
@@ -110,6 +113,10 @@ StatusOr<KernelBenchSetup> ParseFlags(int argc, char** argv) {
       continue;
     } else if (flag == "--peers") {
       o.peers_dir = value;
+      continue;
+    } else if (flag == "--matmul-backend") {
+      TFD_ASSIGN_OR_RETURN(auto backend, kernels::ParseGemmBackend(value));
+      TFD_RETURN_IF_ERROR(kernels::SetGemmBackend(backend));
       continue;
     } else if (flag == "--json") {
       o.json_path = value;
@@ -250,10 +257,11 @@ Status LargeSection(const KernelBenchSetup& o, FiguresJson& json) {
 
 // --matmul-scaling: the one section, on every allowed CPU.
 int MatMulScalingMain(const KernelBenchSetup& o, int argc, char** argv) {
-  std::printf("kernel_bench: %u CPUs (%s), %d allowed; built with -Dcpu=%s\nload average "
+  std::printf("kernel_bench: %u CPUs (%s), %d allowed; built with -Dcpu=%s\n%s\nload average "
               "before: %s\n\n",
               std::thread::hardware_concurrency(), ProcLine("/proc/cpuinfo", "model name").c_str(),
-              NumAllowedCpus(), std::string(CpuTarget()).c_str(), ProcLine("/proc/loadavg").c_str());
+              NumAllowedCpus(), std::string(CpuTarget()).c_str(), GemmDescription().c_str(),
+              ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
   FiguresJson json("kernel_bench", argc, argv);
   auto points = MeasureMatMulScaling(o.matmul_scaling, static_cast<int>(o.rounds));

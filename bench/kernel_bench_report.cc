@@ -8,6 +8,7 @@
 #include "bench/stats.h"
 #include "bench/proc_counters.h"
 #include "common/cpu_features.h"
+#include "kernels/math/gemm.h"
 
 namespace tfd::bench {
 namespace {
@@ -29,12 +30,19 @@ std::vector<double> Rates(const std::vector<double>& seconds_per_step) {
 
 }  // namespace
 
+std::string GemmDescription() {
+  const std::string core = kernels::BlasCoreName();
+  return "MatMul's GEMM: " + std::string(kernels::GemmBackendName(kernels::GemmBackendInUse())) +
+         (core.empty() ? std::string(" (no OpenBLAS in this build)")
+                       : " (OpenBLAS built in, its kernels for this CPU: " + core + ")");
+}
+
 void PrintKernelBenchHeader(const KernelBenchSetup& o) {
   std::printf(
       "kernel_bench: %u CPUs (%s); the classic kernels and step pinned to CPU %d; "
-      "built with -Dcpu=%s\n",
+      "built with -Dcpu=%s\n%s\n",
       std::thread::hardware_concurrency(), ProcLine("/proc/cpuinfo", "model name").c_str(), o.cpu,
-      std::string(CpuTarget()).c_str());
+      std::string(CpuTarget()).c_str(), GemmDescription().c_str());
   std::printf("load average before: %s\n\n", ProcLine("/proc/loadavg").c_str());
   std::fflush(stdout);
 }

@@ -18,6 +18,9 @@
 namespace tfd::bench {
 
 // What the bench's results depend on: the machine, the pinning, the build.
+// "MatMul's GEMM: blas (OpenBLAS built in, its kernels for this CPU: Haswell)".
+std::string GemmDescription();
+
 void PrintKernelBenchHeader(const KernelBenchSetup& setup);
 // `fixed` may be empty (no fixed-cost lines).
 void PrintKernelTable(const KernelBenchSetup& setup, const std::string& title,

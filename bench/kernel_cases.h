@@ -46,7 +46,7 @@ StatusOr<std::vector<KernelCase>> ClassicKernelCases(const OpRegistry& registry,
                                                      const KernelEnv& env);
 
 // The 784-2048-2048-10 model's largest products, which tfd splits over the
-// task's intra-op threads (kernels/math/threaded_matmul.h): each twice, once
+// task's intra-op threads (kernels/math/gemm.h): each twice, once
 // against the same contraction hand-written for `device` (as many threads),
 // once against Eigen's GEMM on one thread. `device` must outlive the cases.
 StatusOr<std::vector<KernelCase>> LargeMatMulCases(const OpRegistry& registry, const KernelEnv& env,

@@ -11,7 +11,7 @@
 #include "bench/stats.h"
 #include "common/allowed_cpus.h"
 #include "kernels/framework/intra_op_pool.h"
-#include "kernels/math/threaded_matmul.h"
+#include "kernels/math/gemm.h"
 #include "kernels/register_all.h"
 
 namespace tfd::bench {
@@ -30,28 +30,22 @@ Tensor Random(std::mt19937& rng, int64_t n) {
   return Tensor::FromVector(values, TensorShape({n, n}));
 }
 
-// `calls` calls of `run`, each a product of a and b.
-template <typename Run>
-StatusOr<MatMulScalingPoint> Time(const Tensor& a, const Tensor& b, int threads, int calls,
-                                  const Run& run) {
-  const double flop = 2.0 * static_cast<double>(a.dim(0)) * a.dim(1) * b.dim(1);
-  MatMulScalingPoint p;
-  p.threads = threads;
-  const double cpu0 = Now(CLOCK_PROCESS_CPUTIME_ID), wall0 = Now(CLOCK_MONOTONIC);
-  for (int i = 0; i < calls; ++i) {
-    const double start = Now(CLOCK_MONOTONIC);
-    TFD_RETURN_IF_ERROR(run());
-    p.gflops.push_back(flop / (Now(CLOCK_MONOTONIC) - start) / 1e9);
+// The backends this build has, the one MatMul uses by default first.
+std::vector<kernels::GemmBackend> Backends() {
+  std::vector<kernels::GemmBackend> all = {kernels::GemmBackendInUse()};
+  for (auto b : {kernels::GemmBackend::kBlas, kernels::GemmBackend::kEigen}) {
+    if (b != all.front() && kernels::ParseGemmBackend(kernels::GemmBackendName(b)).ok()) {
+      all.push_back(b);
+    }
   }
-  const double wall = Now(CLOCK_MONOTONIC) - wall0;
-  p.cpu_per_wall = wall > 0 ? (Now(CLOCK_PROCESS_CPUTIME_ID) - cpu0) / wall : 0;
-  return p;
+  return all;
 }
 
 // One count: a task's env with `threads` compute threads, its own
-// ResourceMgr (and so its own intra-op pool, gone with it).
-StatusOr<MatMulScalingPoint> MeasureAt(const OpRegistry& registry, const Tensor& a,
-                                       const Tensor& b, int threads, int calls) {
+// ResourceMgr (and so its own intra-op pool, gone with it); the backends
+// take turns, one call each.
+Status MeasureAt(const OpRegistry& registry, const Tensor& a, const Tensor& b, int threads,
+                 int calls, MatMulScaling& s) {
   ResourceMgr resources;
   KernelEnv env;
   env.resources = &resources;
@@ -59,21 +53,35 @@ StatusOr<MatMulScalingPoint> MeasureAt(const OpRegistry& registry, const Tensor&
   TFD_ASSIGN_OR_RETURN(auto k, KernelHarness::Create(registry, env, "MatMul",
                                                      {{"T", DType::kFloat32}},
                                                      {Value{a, nullptr}, Value{b, nullptr}}));
-  TFD_RETURN_IF_ERROR(k->Run());  // makes the pool
-  return Time(a, b, threads, calls, [&k] { return k->Run(); });
-}
-
-// The split product's code on one pool thread (the caller waits).
-StatusOr<MatMulScalingPoint> MeasureContractionOne(const Tensor& a, const Tensor& b, int calls) {
-  kernels::IntraOpPool pool(1);
-  Tensor out = Tensor::FromVector(std::vector<float>(a.dim(0) * b.dim(1)),
-                                  TensorShape({a.dim(0), b.dim(1)}));
-  auto run = [&] {
-    kernels::ThreadedMatMul<float>(pool, a, b, false, false, out);
-    return OkStatus();
-  };
-  TFD_RETURN_IF_ERROR(run());
-  return Time(a, b, 1, calls, run);
+  const std::vector<kernels::GemmBackend> backends = Backends();
+  const kernels::GemmBackend was = kernels::GemmBackendInUse();
+  const double flop = 2.0 * static_cast<double>(a.dim(0)) * a.dim(1) * b.dim(1);
+  std::vector<MatMulScalingPoint> points(backends.size());
+  std::vector<double> cpu(backends.size()), wall(backends.size());
+  Status status;
+  for (int i = -1; i < calls && status.ok(); ++i) {  // call -1 makes the pool, untimed
+    for (size_t j = 0; j < backends.size() && status.ok(); ++j) {
+      status = kernels::SetGemmBackend(backends[j]);
+      const double cpu0 = Now(CLOCK_PROCESS_CPUTIME_ID), wall0 = Now(CLOCK_MONOTONIC);
+      if (status.ok()) status = k->Run();
+      const double took = Now(CLOCK_MONOTONIC) - wall0;
+      if (i < 0) continue;
+      points[j].gflops.push_back(flop / took / 1e9);
+      cpu[j] += Now(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+      wall[j] += took;
+    }
+  }
+  TFD_RETURN_IF_ERROR(kernels::SetGemmBackend(was));
+  TFD_RETURN_IF_ERROR(status);
+  if (s.backends.empty()) {
+    for (auto backend : backends) s.backends.push_back({std::string(kernels::GemmBackendName(backend)), {}});
+  }
+  for (size_t j = 0; j < backends.size(); ++j) {
+    points[j].threads = threads;
+    points[j].cpu_per_wall = wall[j] > 0 ? cpu[j] / wall[j] : 0;
+    s.backends[j].points.push_back(std::move(points[j]));
+  }
+  return OkStatus();
 }
 
 // rate(t) / (t * rate of `one`).
@@ -94,55 +102,54 @@ StatusOr<MatMulScaling> MeasureMatMulScaling(int64_t n, int calls) {
   MatMulScaling s;
   for (int threads : {1, 2, 4, 8}) {
     if (threads > allowed) break;
-    TFD_ASSIGN_OR_RETURN(MatMulScalingPoint p, MeasureAt(registry, a, b, threads, calls));
-    s.points.push_back(std::move(p));
+    TFD_RETURN_IF_ERROR(MeasureAt(registry, a, b, threads, calls, s));
   }
-  TFD_ASSIGN_OR_RETURN(s.contraction_one, MeasureContractionOne(a, b, calls));
   return s;
 }
 
 void PrintMatMulScaling(int64_t n, const MatMulScaling& scaling) {
-  const std::vector<MatMulScalingPoint>& points = scaling.points;
+  const size_t calls = scaling.backends.empty() || scaling.backends[0].points.empty()
+                           ? 0
+                           : scaling.backends[0].points[0].gflops.size();
   std::printf("tfd's MatMul, float32 [%lld, %lld] x [%lld, %lld], by intra-op threads (%d CPUs "
-              "allowed), %zu timed calls each;\nefficiency: rate(t) / (t * rate(1)), target >= "
-              "%.2f to 8 threads; vs split: rate(t) / (t * the split code's rate on one\nthread); "
-              "CPU/wall: about t when the product is split over t threads\n",
+              "allowed), %zu timed calls each, the backends alternating call by call;\n"
+              "efficiency: rate(t) / (t * rate(1)), target >= %.2f to 8 threads; vs %s: this "
+              "backend's rate over %s's at the same count;\nCPU/wall: about t when the product "
+              "is split over t threads\n",
               static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-              static_cast<long long>(n), NumAllowedCpus(),
-              points.empty() ? size_t{0} : points.front().gflops.size(), kMatMulScalingTarget);
-  std::printf("  %7s %9s %9s %9s %10s %8s %8s\n", "threads", "GFLOP/s", "min", "max",
-              "efficiency", "vs split", "CPU/wall");
-  for (const MatMulScalingPoint& p : points) {
-    const auto [lo, hi] = std::minmax_element(p.gflops.begin(), p.gflops.end());
-    const double e = Efficiency(points.front(), p);
-    std::printf("  %7d %9.1f %9.1f %9.1f %10.2f %8.2f %8.2f%s\n", p.threads, Median(p.gflops), *lo,
-                *hi, e, Efficiency(scaling.contraction_one, p), p.cpu_per_wall,
-                p.threads == 1 ? "" : e >= kMatMulScalingTarget ? "  met" : "  NOT met");
+              static_cast<long long>(n), NumAllowedCpus(), calls, kMatMulScalingTarget,
+              scaling.backends.back().name.c_str(), scaling.backends.back().name.c_str());
+  std::printf("  %-7s %7s %9s %9s %9s %10s %8s %8s\n", "backend", "threads", "GFLOP/s", "min",
+              "max", "efficiency", "ratio", "CPU/wall");
+  const MatMulScalingBackend& last = scaling.backends.back();
+  for (const MatMulScalingBackend& backend : scaling.backends) {
+    for (size_t i = 0; i < backend.points.size(); ++i) {
+      const MatMulScalingPoint& p = backend.points[i];
+      const auto [lo, hi] = std::minmax_element(p.gflops.begin(), p.gflops.end());
+      const double e = Efficiency(backend.points.front(), p);
+      const double other = Median(last.points[i].gflops);
+      std::printf("  %-7s %7d %9.1f %9.1f %9.1f %10.2f %8.2f %8.2f%s\n", backend.name.c_str(),
+                  p.threads, Median(p.gflops), *lo, *hi, e,
+                  other > 0 ? Median(p.gflops) / other : 0, p.cpu_per_wall,
+                  p.threads == 1 ? "" : e >= kMatMulScalingTarget ? "  met" : "  NOT met");
+    }
   }
-  std::printf("  the split code (Tensor contraction) on one pool thread: %.1f GFLOP/s, %.2f of the "
-              "1-thread kernel's (Eigen's GEMM)\n",
-              Median(scaling.contraction_one.gflops),
-              Median(points.front().gflops) > 0
-                  ? Median(scaling.contraction_one.gflops) / Median(points.front().gflops)
-                  : 0);
-  if (points.size() < 4) {
+  if (last.points.size() < 4) {
     std::printf("  (8 threads need 8 allowed CPUs: the target is not judged here)\n");
   }
 }
 
 void AddMatMulScaling(int64_t n, const MatMulScaling& scaling, FiguresJson& out) {
-  const std::vector<MatMulScalingPoint>& points = scaling.points;
   const std::string shape = std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n);
-  for (const MatMulScalingPoint& p : points) {
-    const std::string row = shape + ", " + std::to_string(p.threads) + " threads";
-    out.AddSamples("matmul scaling", row, "tfd MatMul", "GFLOP/s", p.gflops);
-    out.Add("matmul scaling", row, "efficiency", "ratio", Efficiency(points.front(), p))
-        ["cpu_per_wall"] = p.cpu_per_wall;
-    out.Add("matmul scaling", row, "efficiency vs the split code on 1 thread", "ratio",
-            Efficiency(scaling.contraction_one, p));
+  for (const MatMulScalingBackend& backend : scaling.backends) {
+    for (const MatMulScalingPoint& p : backend.points) {
+      const std::string row = shape + ", " + std::to_string(p.threads) + " threads";
+      out.AddSamples("matmul scaling", row, "tfd MatMul (" + backend.name + ")", "GFLOP/s",
+                     p.gflops);
+      out.Add("matmul scaling", row, "efficiency (" + backend.name + ")", "ratio",
+              Efficiency(backend.points.front(), p))["cpu_per_wall"] = p.cpu_per_wall;
+    }
   }
-  out.AddSamples("matmul scaling", shape + ", 1 thread", "the split code (Tensor contraction)",
-                 "GFLOP/s", scaling.contraction_one.gflops);
 }
 
 }  // namespace tfd::bench

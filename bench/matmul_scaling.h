@@ -4,11 +4,10 @@
 // CPUs runs it: each count a fresh KernelEnv whose compute_threads is the
 // count, so the kernel's IntraOpPool (kernels/framework/intra_op_pool.h)
 // has that many threads; with 1 the product stays on the calling thread
-// (Eigen's GEMM), as on a task with one CPU. Issue 40's target: rate(t) /
-// (t * rate(1)) >= 0.8 to 8 threads. Beside it, the split product's own
-// code (kernels/math/threaded_matmul.h, Eigen's Tensor contraction) on a
-// pool of one thread: how much of a shortfall is that code rather than the
-// threads.
+// (one GEMM), as on a task with one CPU. Issue 40's target: rate(t) /
+// (t * rate(1)) >= 0.8 to 8 threads. Each count runs every GEMM backend the
+// build has (kernels/math/gemm.h: OpenBLAS, Eigen), alternating call by
+// call, so their ratio is taken under the same load.
 //
 //   TFD_ASSIGN_OR_RETURN(auto points, MeasureMatMulScaling(2048, 5));
 //   PrintMatMulScaling(2048, points);
@@ -18,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bench/figures_json.h"
@@ -35,9 +35,13 @@ struct MatMulScalingPoint {
   double cpu_per_wall = 0;
 };
 
+struct MatMulScalingBackend {
+  std::string name;                        // "blas", "eigen"
+  std::vector<MatMulScalingPoint> points;  // 1, 2, 4, 8 threads
+};
+
 struct MatMulScaling {
-  std::vector<MatMulScalingPoint> points;  // by the kernel, 1, 2, 4, 8 threads
-  MatMulScalingPoint contraction_one;      // ThreadedMatMul on a 1-thread pool
+  std::vector<MatMulScalingBackend> backends;  // the build's default first
 };
 
 // `calls` timed calls per count (after one untimed call, which also makes
@@ -46,8 +50,8 @@ StatusOr<MatMulScaling> MeasureMatMulScaling(int64_t n, int calls);
 
 void PrintMatMulScaling(int64_t n, const MatMulScaling& scaling);
 
-// Table "matmul scaling": per count, series "tfd MatMul" in GFLOP/s and
-// "efficiency" (rate(t) / (t * rate(1))).
+// Table "matmul scaling": per count and backend, series "tfd MatMul (NAME)"
+// in GFLOP/s and "efficiency (NAME)" (rate(t) / (t * rate(1))).
 void AddMatMulScaling(int64_t n, const MatMulScaling& scaling, FiguresJson& out);
 
 }  // namespace tfd::bench

@@ -12,6 +12,7 @@ packages=(
   g++ meson ninja-build pkg-config
   capnproto libcapnp-dev          # schemas, binary and text graph files, RPC
   libeigen3-dev                   # kernels
+  libopenblas-serial-dev          # MatMul's GEMM (-Dblas), single-threaded: tfd splits it over its own threads
   libucx-dev                      # shared memory between tasks of one host
   libssl-dev                      # certificates' tfd identities (URI subjectAltNames)
   libspdlog-dev libfmt-dev        # logging

@@ -1,14 +1,14 @@
 // MatMul: the matrix product of two rank-2 tensors, either side optionally
-// transposed, through Eigen's blocked GEMM on the calling thread; products
-// large enough to gain from it are split over the task's intra-op threads
-// (threaded_matmul.h).
+// transposed. Floats go through Gemm (gemm.h: OpenBLAS or Eigen, products
+// large enough to gain from it split over the task's intra-op threads);
+// integers through Eigen's GEMM on the calling thread.
 #include <mutex>
 
 #include "common/op_kernel.h"
 #include "common/tensor_eigen.h"
 #include "kernels/framework/intra_op_pool.h"
 #include "kernels/math/math_ops_internal.h"
-#include "kernels/math/threaded_matmul.h"
+#include "kernels/math/gemm.h"
 
 namespace tfd::kernels {
 namespace {
@@ -51,19 +51,10 @@ class MatMulOp : public OpKernel {
     // first (for the w1 gradient of the classic model, 314 KB per step).
     TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output_for_overwrite(0, TensorShape({m, n}), &out));
     if (m == 0 || n == 0) return;
-    if (ThreadedMatMulPays(m, n, ka)) {
-      if (const IntraOpPool* pool = Pool(ctx)) {
-        const bool ta = transpose_a_, tb = transpose_b_;
-        switch (a.dtype()) {
-          case DType::kFloat32: return ThreadedMatMul<float>(*pool, a, b, ta, tb, *out);
-          case DType::kFloat64: return ThreadedMatMul<double>(*pool, a, b, ta, tb, *out);
-          default: break;  // integers: Eigen's GEMM below
-        }
-      }
-    }
     switch (a.dtype()) {
-      case DType::kFloat32: return Multiply<float>(a, b, *out);
-      case DType::kFloat64: return Multiply<double>(a, b, *out);
+      case DType::kFloat32: return Gemm(SplitPool(ctx, m, n, ka), Args<float>(a, b, m, n, ka, *out));
+      case DType::kFloat64:
+        return Gemm(SplitPool(ctx, m, n, ka), Args<double>(a, b, m, n, ka, *out));
       case DType::kInt32: return Multiply<int32_t>(a, b, *out);
       case DType::kInt64: return Multiply<int64_t>(a, b, *out);
       default:
@@ -82,6 +73,20 @@ class MatMulOp : public OpKernel {
       if (pool.ok()) pool_ = *std::move(pool);
     });
     return pool_.get();
+  }
+
+  // The pool for a product that splits, else null: a task whose products
+  // are all small never starts its threads.
+  const IntraOpPool* SplitPool(const OpKernelContext& ctx, int64_t m, int64_t n, int64_t k) {
+    return GemmSplitPays(m, n, k) ? Pool(ctx) : nullptr;
+  }
+
+  template <typename T>
+  GemmArgs<T> Args(const Tensor& a, const Tensor& b, int64_t m, int64_t n, int64_t k,
+                   Tensor& out) const {
+    return GemmArgs<T>{.m = m, .n = n, .k = k, .ta = transpose_a_, .tb = transpose_b_,
+                       .a = a.data<T>(), .lda = a.dim(1), .b = b.data<T>(), .ldb = b.dim(1),
+                       .c = out.data<T>(), .ldc = n};
   }
 
   template <typename T>

@@ -1,6 +1,6 @@
 // MatMul for every transpose combination and dtype against a naive triple
 // loop in float64, on the calling thread and split over the task's intra-op
-// threads, and its shape errors.
+// threads, on each GEMM backend built in, and its shape errors.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "common/allowed_cpus.h"
 #include "kernels/framework/intra_op_pool.h"
-#include "kernels/math/threaded_matmul.h"
+#include "kernels/math/gemm.h"
 #include "tests/kernels/math/math_test_util.h"
 
 namespace tfd {
@@ -74,7 +74,27 @@ void CheckExactMatMul(DType d, int64_t m, int64_t k, int64_t n, bool ta, bool tb
   CHECK(differ == 0);
 }
 
+// Sets the process's GEMM backend for a scope, restoring the one it found.
+class BackendScope {
+ public:
+  explicit BackendScope(kernels::GemmBackend backend) : was_(kernels::GemmBackendInUse()) {
+    REQUIRE(kernels::SetGemmBackend(backend).ok());
+  }
+  ~BackendScope() { (void)kernels::SetGemmBackend(was_); }
+
+ private:
+  const kernels::GemmBackend was_;
+};
+
+std::vector<kernels::GemmBackend> BuiltBackends() {
+  if (!kernels::GemmHasBlas()) return {kernels::GemmBackend::kEigen};
+  return {kernels::GemmBackend::kEigen, kernels::GemmBackend::kBlas};
+}
+
 TEST_CASE("MatMul matches the naive product for every transpose combination") {
+  const kernels::GemmBackend backend = GENERATE(from_range(BuiltBackends()));
+  INFO("backend " << kernels::GemmBackendName(backend));
+  const BackendScope scope(backend);
   for (DType d : {DType::kFloat64, DType::kFloat32, DType::kInt32, DType::kInt64}) {
     const double tol = d == DType::kFloat32 ? 1e-5 : 1e-12;
     for (bool ta : {false, true}) {
@@ -90,10 +110,13 @@ TEST_CASE("MatMul matches the naive product for every transpose combination") {
 }
 
 TEST_CASE("MatMul gives the same product when it splits a large one over threads") {
+  const kernels::GemmBackend backend = GENERATE(from_range(BuiltBackends()));
+  INFO("backend " << kernels::GemmBackendName(backend));
+  const BackendScope scope(backend);
   // 256 x 512 x 512 is just large enough to be split (where there are two
   // CPUs or more). Ramp's values have few significant bits, so every sum is
   // exact in float32 in any order: the threads must give the exact product.
-  REQUIRE(kernels::ThreadedMatMulPays(256, 512, 512));
+  REQUIRE(kernels::GemmSplitPays(256, 512, 512));
   for (bool ta : {false, true}) {
     for (bool tb : {false, true}) CheckExactMatMul(DType::kFloat32, 256, 512, 512, ta, tb);
   }
@@ -163,6 +186,9 @@ void DirtyThePool(size_t bytes) {
 }
 
 TEST_CASE("MatMul's output is the product in reused memory, k = 0 included") {
+  const kernels::GemmBackend backend = GENERATE(from_range(BuiltBackends()));
+  INFO("backend " << kernels::GemmBackendName(backend));
+  const BackendScope scope(backend);
   // 300 x 300 floats (352 KiB): pooled blocks, reused from the dirty ones.
   for (bool ta : {false, true}) {
     DirtyThePool(300 * 300 * 4);
