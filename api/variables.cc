@@ -67,6 +67,18 @@ Initializer Initializer::Value(Tensor value) {
   return i;
 }
 
+namespace {
+
+// x * scale + shift, leaving out a multiplication by 1 and an addition of 0:
+// each is a temporary as large as the variable, which for a table's shard
+// of a GiB is a GiB more for the ps to hold while it initializes.
+Output ScaleAndShift(const Scope& scope, const Output& x, double scale, double shift) {
+  const Output scaled = scale == 1 ? x : Mul(scope, x, scale);
+  return shift == 0 ? scaled : Add(scope, scaled, shift);
+}
+
+}  // namespace
+
 Output Initializer::Build(const Scope& scope, const TensorShape& shape, DType dtype) const {
   std::vector<int32_t> dims(shape.dims().begin(), shape.dims().end());
   const Output dims_out = Const(scope.WithOpName("shape"), Tensor::FromVector<int32_t>(dims));
@@ -79,11 +91,11 @@ Output Initializer::Build(const Scope& scope, const TensorShape& shape, DType dt
     case Kind::kTruncatedNormal: {
       const Output z = kind_ == Kind::kNormal ? ops::RandomNormal(scope, dims_out, dtype, seed_)
                                               : ops::TruncatedNormal(scope, dims_out, dtype, seed_);
-      return Add(scope, Mul(scope, z, a_), b_);
+      return ScaleAndShift(scope, z, a_, b_);
     }
     case Kind::kUniform: {
       const Output u = ops::RandomUniform(scope, dims_out, dtype, seed_);
-      return Add(scope, Mul(scope, u, b_ - a_), a_);
+      return ScaleAndShift(scope, u, b_ - a_, a_);
     }
   }
   return Output();

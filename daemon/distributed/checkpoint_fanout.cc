@@ -1,6 +1,7 @@
 // Cluster checkpoints: fan out, gather, agree on a step.
 #include "daemon/distributed/checkpoint_fanout.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <string>
@@ -297,7 +298,11 @@ kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::st
   const kj::TimePoint now = env.peers->timer().now();
   const kj::Duration left = deadline > now ? deadline - now : 0 * kj::SECONDS;
   const int64_t drain_ms = std::min(kDrain, left) / kj::MILLISECONDS;
-  const int64_t hold_ms = left / kj::MILLISECONDS + 1000;
+  // A second past the deadline, so the holds outlast the body; but no more
+  // than Worker.holdSteps takes (worker_service.cc: 10 minutes), or a
+  // client's 600 s deadline (tfctl's --timeout 600) failed every save.
+  constexpr int64_t kMaxHoldMs = 10 * 60 * 1000;
+  const int64_t hold_ms = std::min<int64_t>(left / kj::MILLISECONDS + 1000, kMaxHoldMs);
   kj::Vector<kj::Promise<StatusOr<HeldTask>>> holds;
   for (const std::string& task : env.cluster.TaskNames()) {
     auto held = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
        "sync: gradients per update (default: every worker's)")
       ("steps", po::value(&o.max_steps), "last global step (required with --sync)")
       ("vocab", po::value(&o.vocab), "rows of the embedding and wide tables (default 2^20)")
+      ("table-shards", po::value(&o.table_shards),
+       "shards of each table over the ps tasks (default: one per ps task)")
       ("embedding-dim", po::value(&o.embedding_dim), "embedding width (default 16)")
       ("batch-size", po::value(&o.batch_size), "examples per step (default 512)")
       ("epochs", po::value(&o.epochs), "passes over each worker's lines (default 1)")

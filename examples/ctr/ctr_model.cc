@@ -34,7 +34,8 @@ struct Parameters {
 
 Parameters MakeParameters(const Scope& s, const CtrOptions& o) {
   const DType f32 = DType::kFloat32;
-  const auto partitioner = ops::FixedSizePartitioner(std::max(o.ps_tasks, 1));
+  const auto partitioner =
+      ops::FixedSizePartitioner(o.table_shards > 0 ? o.table_shards : std::max(o.ps_tasks, 1));
   Parameters p;
   // The peer's initialisation: N(0, 0.01) embeddings, a zero wide part.
   p.embedding = PartitionedVariable(s.WithOpName("embedding"), {o.vocab, o.embedding_dim}, f32,
@@ -147,6 +148,11 @@ Status CheckCtrOptions(const CtrOptions& o) {
   if (o.vocab < std::max(o.ps_tasks, 1)) {
     return errors::InvalidArgument("--vocab ", o.vocab, " is smaller than --ps-tasks ",
                                    o.ps_tasks, ": every ps task holds a shard of the tables");
+  }
+  if (o.table_shards < 0) return errors::InvalidArgument("--table-shards must not be negative");
+  if (o.table_shards > o.vocab) {
+    return errors::InvalidArgument("--table-shards ", o.table_shards, " exceeds --vocab ", o.vocab,
+                                   ": every shard holds at least one row");
   }
   if (o.embedding_dim < 1) return errors::InvalidArgument("--embedding-dim must be at least 1");
   if (o.batch_size < 1) return errors::InvalidArgument("--batch-size must be at least 1");

@@ -49,6 +49,11 @@ struct CtrOptions {
   bool sync = false;
   int replicas_to_aggregate = 0;
   int64_t vocab = 1 << 20;  // rows of both tables (the reader's num_buckets)
+  // Shards of each table, spread over the ps tasks; 0: one per ps task.
+  // More shards than ps tasks keep each shard's initialization (its random
+  // values and their scaled copy, both as large as the shard) and each
+  // update's working set small beside a ps's memory budget.
+  int table_shards = 0;
   int64_t embedding_dim = 16;
   int64_t batch_size = 512;
   // Passes over each worker's shard (asynchronous training ends with its

@@ -72,8 +72,9 @@ Status Variable::CheckRestore(const Tensor& saved, const std::string& key,
 
 Status Variable::Restore(const Tensor& saved, const std::string&) {
   // The declared shape was checked; the value may change the current shape
-  // as an Assign with validate_shape=false may.
-  return Assign(saved, /*validate_shape=*/false);
+  // as an Assign with validate_shape=false may. A restored value is a fresh
+  // allocation of the checkpoint reader's (common/tensor_bundle).
+  return AssignValue(saved, /*validate_shape=*/false, /*owned=*/true);
 }
 
 StatusOr<std::shared_ptr<Variable>> MakeRestoredVariable(const std::string& container,
@@ -81,7 +82,7 @@ StatusOr<std::shared_ptr<Variable>> MakeRestoredVariable(const std::string& cont
                                                          const Tensor& saved) {
   auto v = std::make_shared<Variable>(container, name, saved.dtype(), PartialShape(saved.shape()),
                                       /*created_by_restore=*/true);
-  TFD_RETURN_IF_ERROR(v->Assign(saved, /*validate_shape=*/false));
+  TFD_RETURN_IF_ERROR(v->Restore(saved, name));
   return v;
 }
 
@@ -104,6 +105,13 @@ StatusOr<Tensor> Variable::Read() const {
 }
 
 Status Variable::Assign(const Tensor& value, bool validate_shape) {
+  // Only Buffer::Allocate attaches a budget, and a kernel's outputs all
+  // carry the task's: such a buffer is this process's own memory.
+  const bool allocated = value.buffer() != nullptr && value.buffer()->budget() != nullptr;
+  return AssignValue(value, validate_shape, allocated);
+}
+
+Status Variable::AssignValue(const Tensor& value, bool validate_shape, bool owned) {
   if (value.dtype() != dtype_) {
     return errors::InvalidArgument("variable '", FullName(), "' is ", DTypeName(dtype_),
                                    " but the assigned value is ", value.Describe());
@@ -122,7 +130,7 @@ Status Variable::Assign(const Tensor& value, bool validate_shape) {
     }
   }
   value_ = value;
-  own_buffer_ = false;
+  own_buffer_ = owned;
   initialized_ = true;
   return OkStatus();
 }

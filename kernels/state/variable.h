@@ -77,9 +77,11 @@ class Variable : public Resource {
   bool AcceptsDeclaration(DType dtype, const PartialShape& shape) const;
   bool initialized() const;
 
-  // Replaces the value with `value` (sharing its buffer: the first update
-  // afterwards copies). With validate_shape the value must fit the declared
-  // shape and, once initialized, keep the current shape.
+  // Replaces the value with `value`, sharing its buffer. An update writes
+  // in place once no one else holds that buffer, when it was allocated (an
+  // initializer's output, a restored tensor); borrowed memory (a received
+  // message) is copied by the first update. With validate_shape the value
+  // must fit the declared shape and, once initialized, keep the current shape.
   Status Assign(const Tensor& value, bool validate_shape);
 
   // For UpdateVariables and other code that holds mu():
@@ -108,11 +110,19 @@ class Variable : public Resource {
   mutable Mutex mu_;
   Tensor value_ GUARDED_BY(mu_);
   bool initialized_ GUARDED_BY(mu_) = false;
-  // Whether value_'s buffer was allocated by this variable. An assigned
-  // tensor may alias memory we must not write (a Const's output, a received
-  // message), so it is copied before the first in-place update.
+  // Whether value_'s buffer may be written once no one else holds it: an
+  // allocated buffer (the refcount counts every reader: a Const's output is
+  // held by its kernel), not borrowed memory such as a received message,
+  // which other buffers may alias and which is copied before the first
+  // in-place update. Without this, the first update of a table assigned by
+  // its initializer or restored from a checkpoint copied it whole, doubling
+  // the ps's memory for a moment.
   bool own_buffer_ GUARDED_BY(mu_) = false;
   std::optional<SaveSliceInfo> slice_ GUARDED_BY(mu_);
+
+  // Assign's work; `owned`: whether the buffer may be written in place once
+  // unshared (see own_buffer_).
+  Status AssignValue(const Tensor& value, bool validate_shape, bool owned);
 };
 
 // A variable a checkpoint restore makes for a saved value that no variable

@@ -328,6 +328,26 @@ TEST_CASE("tfctl checkpoint save, list and restore, and their errors") {
   CHECK(bad_action.code == 2);
 }
 
+// A save or restore holds every task's steps for its deadline and a second
+// more; a deadline of 600 s asked for 601 s, past the 10 minutes
+// Worker.holdSteps allows, and every save failed with INVALID_ARGUMENT.
+TEST_CASE("tfctl checkpoint save and restore with --timeout 600") {
+  ScratchDir dir;
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path()}).ok());
+  REQUIRE(cluster.Start("worker", 0).ok());
+  const std::string target = "--target " + cluster.Address("worker", 0) + " --timeout 600";
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(SetterGraph()).ok());
+  REQUIRE(RunTargets(**client, {"set1", "step7"}).ok());
+  for (const std::string action : {"save --step 3 ", "restore --step 3 "}) {
+    Ran ran = Tfctl("checkpoint " + action + target);
+    INFO(action << ": " << OneLine(ran.out + ran.err));
+    CHECK(ran.code == 0);
+  }
+}
+
 TEST_CASE("tfctl checkpoint save fails on UNAVAILABLE when a task dies, not at its timeout") {
   ScratchDir dir;
   LocalCluster cluster({{"ps", 1}, {"worker", 1}});

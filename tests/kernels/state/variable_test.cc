@@ -1,5 +1,6 @@
 // Variables: creation and sharing by name, Assign and its shape checks,
 // AssignAdd/AssignSub, initialization reports, and copy-on-write snapshots.
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <span>
@@ -220,12 +221,49 @@ TEST_CASE("with no reader holding it, updates reuse the variable's buffer") {
               {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 1, 1, 1}))})
             .ok());
   };
-  step();  // the first update copies away from the assigned tensor
+  step();  // the first update copies away from the assigned tensor (no budget: not a kernel's)
   const void* first = w->Read()->raw_data();
   step();
   step();
   CHECK(w->Read()->raw_data() == first);
   CHECK(Floats(*w->Read()) == std::vector<float>{4, 4, 4, 4});
+}
+
+// A table assigned by its initializer (or restored from a checkpoint) is
+// updated where it lies once the step that assigned it let go of it: a copy
+// would double the memory of a ps holding a large shard. Borrowed memory (a
+// received message's bytes) is still copied before it is written.
+TEST_CASE("the first update writes in place into an assigned buffer no one else holds") {
+  StateTestEnv e;
+  auto w = e.NewVariable("w", DType::kFloat32, PartialShape({4}));
+  const void* assigned = nullptr;
+  {
+    // As a kernel's output is: allocated under the task's budget.
+    auto initial = Tensor::Allocate(DType::kFloat32, TensorShape({4}),
+                                    std::make_shared<MemoryBudget>(1 << 20));
+    REQUIRE(initial.ok());
+    std::fill_n(initial->data<float>(), 4, 1.0f);
+    assigned = initial->raw_data();
+    e.Assign(w, *initial);
+  }
+  REQUIRE(e.Run("AssignAdd", {{"T", DType::kFloat32}},
+                {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 2, 3, 4}))})
+              .ok());
+  CHECK(w->Read()->raw_data() == assigned);
+  CHECK(Floats(*w->Read()) == std::vector<float>{2, 3, 4, 5});
+
+  auto message = std::make_shared<std::vector<float>>(std::vector<float>{1, 1, 1, 1});
+  auto borrowed = Tensor::FromBuffer(
+      DType::kFloat32, TensorShape({4}),
+      Buffer::Wrap(message->data(), 4 * sizeof(float), std::shared_ptr<void>(message)));
+  REQUIRE(borrowed.ok());
+  e.Assign(w, *borrowed);
+  borrowed = Tensor();  // the variable's is the buffer's only reference
+  REQUIRE(e.Run("AssignAdd", {{"T", DType::kFloat32}},
+                {StateTestEnv::Ref(w), StateTestEnv::Val(Tensor::FromVector<float>({1, 2, 3, 4}))})
+              .ok());
+  CHECK(Floats(*w->Read()) == std::vector<float>{2, 3, 4, 5});
+  CHECK(*message == std::vector<float>{1, 1, 1, 1});
 }
 
 TEST_CASE("UpdateVariables hands fn every variable, in order, inline or not") {
