@@ -154,6 +154,69 @@ TEST_CASE("ApplyAdam matches the reference, plain and Nesterov") {
   RunAdam<double>(true, 1e-10);
 }
 
+// A variable large enough that its update is cut into ranges run on the
+// intra-op threads: every element, the last range's included, gets the
+// reference's value. Counted, not CHECKed one by one: 1.5 M elements.
+template <typename T>
+void CheckEveryElement(const Tensor& got, const Vec& want, double rel) {
+  REQUIRE(got.num_elements() == static_cast<int64_t>(want.size()));
+  int64_t bad = 0, first_bad = -1;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double g = static_cast<double>(got.data<T>()[i]);
+    if (!(std::abs(g - want[i]) <= rel * (1 + std::abs(want[i])))) {
+      if (bad++ == 0) first_bad = static_cast<int64_t>(i);
+    }
+  }
+  INFO("first element off: " << first_bad);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("Apply ops split a large variable over the intra-op threads, every element updated") {
+  constexpr int64_t kN = 1'500'007;  // 3 * kN passes the split threshold; odd, so ranges differ
+  const TensorShape shape({kN});
+  Vec w0(kN), g(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    w0[i] = std::sin(0.001 * static_cast<double>(i));
+    g[i] = std::cos(0.0007 * static_cast<double>(i));
+  }
+  StateTestEnv e;
+  e.env().compute_threads = 3;  // a pool, whatever this machine allows
+  const DType dt = DType::kFloat32;
+  auto sgd = e.NewVariable("sgd", dt, shape);
+  auto mom = e.NewVariable("mom", dt, shape);
+  auto accum = e.NewVariable("mom/Momentum", dt, shape);
+  auto adam = e.NewVariable("adam", dt, shape);
+  auto m = e.NewVariable("adam/Adam", dt, shape);
+  auto v = e.NewVariable("adam/Adam_1", dt, shape);
+  const Vec zeros(kN, 0.0);
+  for (auto* var : {&sgd, &mom, &adam}) e.Assign(*var, Make<float>(w0, shape));
+  for (auto* slot : {&accum, &m, &v}) e.Assign(*slot, Make<float>(zeros, shape));
+  const Tensor grad = Make<float>(g, shape);
+  auto scalar = [](double x) { return StateTestEnv::Val(Tensor::Scalar<float>(float(x))); };
+
+  REQUIRE(e.Run("ApplyGradientDescent", {{"T", dt}},
+                {StateTestEnv::Ref(sgd), scalar(0.1), StateTestEnv::Val(grad)}).ok());
+  REQUIRE(e.Run("ApplyMomentum", {{"T", dt}, {"use_nesterov", true}},
+                {StateTestEnv::Ref(mom), StateTestEnv::Ref(accum), scalar(0.05),
+                 StateTestEnv::Val(grad), scalar(0.9)}).ok());
+  REQUIRE(e.Run("ApplyAdam", {{"T", dt}, {"use_nesterov", false}},
+                {StateTestEnv::Ref(adam), StateTestEnv::Ref(m), StateTestEnv::Ref(v),
+                 scalar(0.9), scalar(0.999), scalar(0.01), scalar(0.9), scalar(0.999),
+                 scalar(1e-8), StateTestEnv::Val(grad)}).ok());
+
+  Vec want_sgd(kN), want_mom(kN), want_adam(kN);
+  const double lr_t = 0.01 * std::sqrt(1 - 0.999) / (1 - 0.9);
+  for (int64_t i = 0; i < kN; ++i) {
+    want_sgd[i] = w0[i] - 0.1 * g[i];
+    want_mom[i] = w0[i] - (g[i] * 0.05 + g[i] * 0.9 * 0.05);  // accum = g after one step
+    const double mi = 0.1 * g[i], vi = 0.001 * g[i] * g[i];
+    want_adam[i] = w0[i] - lr_t * mi / (std::sqrt(vi) + 1e-8);
+  }
+  CheckEveryElement<float>(*sgd->Read(), want_sgd, 1e-6);
+  CheckEveryElement<float>(*mom->Read(), want_mom, 1e-6);
+  CheckEveryElement<float>(*adam->Read(), want_adam, 1e-5);
+}
+
 TEST_CASE("Apply ops with use_locking produce the same values") {
   StateTestEnv e;
   auto var = e.NewVariable("w", DType::kFloat64, PartialShape({2}));
