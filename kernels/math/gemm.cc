@@ -158,10 +158,19 @@ GemmBackend DefaultGemmBackend(bool has_blas, std::string_view core) {
   return has_blas && fits ? GemmBackend::kBlas : GemmBackend::kEigen;
 }
 
+bool BlasIsSequential() {
+#ifdef TFD_HAVE_BLAS
+  return openblas_get_parallel() == 0;
+#else
+  return false;
+#endif
+}
+
 GemmBackend GemmBackendInUse() {
   const int set = backend_set.load(std::memory_order_relaxed);
   if (set >= 0) return static_cast<GemmBackend>(set);
-  static const GemmBackend kDefault = DefaultGemmBackend(GemmHasBlas(), BlasCoreName());
+  static const GemmBackend kDefault =
+      DefaultGemmBackend(GemmHasBlas() && BlasIsSequential(), BlasCoreName());
   return kDefault;
 }
 

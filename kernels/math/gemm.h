@@ -59,7 +59,13 @@ std::string BlasCoreName();
 // OPENBLAS_CORETYPE=SkylakeX (or Haswell), OpenBLAS's own variable, makes
 // it load the ones named.
 GemmBackend DefaultGemmBackend(bool has_blas, std::string_view core);
-// The backend Gemm uses: SetGemmBackend's, else DefaultGemmBackend's.
+// Whether the OpenBLAS this process loaded is the single-threaded build. A
+// process that loaded another libopenblas.so.0 first (Python after numpy,
+// whose OpenBLAS starts threads of its own) has that one behind the same
+// name: splitting products over tfd's threads on it would oversubscribe.
+bool BlasIsSequential();
+// The backend Gemm uses: SetGemmBackend's, else DefaultGemmBackend's, with
+// BLAS only where BlasIsSequential.
 GemmBackend GemmBackendInUse();
 // FAILED_PRECONDITION for kBlas in a build without OpenBLAS.
 Status SetGemmBackend(GemmBackend backend);

@@ -17,6 +17,12 @@ tfd.bias_add, ...) and in tfd.raw_ops; TF1's hand-named functions
 docs/python.md has the table of names.
 """
 
+# numpy first: it and _tfd both need a libopenblas.so.0, and a process keeps
+# the first one loaded. numpy's (threaded) must be that one, or numpy's BLAS
+# misses symbols of tfd's single-threaded build; tfd then keeps its products
+# on Eigen (kernels/math/gemm.h, BlasIsSequential).
+import numpy as _numpy  # noqa: F401
+
 from . import _tfd
 from . import errors
 from .dtypes import (DType, as_dtype, bool, double, float, float32, float64, int32, int64,  # noqa: A004

@@ -299,6 +299,8 @@ TEST_CASE("MatMul takes OpenBLAS by default only where its kernels suit the CPU"
   // OpenBLAS's fallback on a CPU it does not know: SSE3 only, slower than Eigen.
   CHECK(DefaultGemmBackend(true, "Prescott") == GemmBackend::kEigen);
   CHECK(DefaultGemmBackend(false, "") == GemmBackend::kEigen);
+  // This binary links the single-threaded OpenBLAS and loads no other.
+  CHECK(kernels::BlasIsSequential() == kernels::GemmHasBlas());
   CHECK(kernels::GemmBackendInUse() ==
         DefaultGemmBackend(kernels::GemmHasBlas(), kernels::BlasCoreName()));
 }
