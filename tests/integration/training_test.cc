@@ -305,6 +305,11 @@ TEST_CASE("the ps killed three times, once mid-recovery: the trainers recover an
   auto runs = s.SpawnTrainers(graph, 2, {"--checkpoint-every", std::to_string(kCheckpointEvery)});
 
   s.WaitGlobalStep(60);
+  // Both trainers step before the first kill, so that it fails a step of
+  // each: on a loaded machine one trainer can start after the other has
+  // made 60 steps.
+  s.WaitTaskPushing("worker", 0);
+  s.WaitTaskPushing("worker", 1);
   s.cluster.Kill("ps", 0);
   REQUIRE(s.cluster.Start("ps", 0).ok());
   // The moment it listens the trainers are waiting for the cluster or
