@@ -1,10 +1,34 @@
 #include "api/optimizers.h"
 
 #include "common/gradients.h"
+#include "common/save_slice_info.h"
 
 namespace tfd::train {
 
 using ops::AsOperation;
+
+namespace {
+
+// A slot of a shard of a partitioned variable is a shard too, of the
+// logical slot "<full name>/<slot>" with the same rows, so that a
+// checkpoint restores an optimizer's state into another sharding as it
+// does the variable (TF's slot_creator copies _save_slice_info the same
+// way). "" for a slot of an unpartitioned variable.
+std::string SlotSliceInfo(const Scope& scope, const Variable& var, const std::string& slot) {
+  const int id = scope.FindNode(var.name());
+  if (id < 0) return "";
+  const AttrMap& attrs = scope.node(id).attrs;
+  const auto it = attrs.find(kSaveSliceInfoAttr);
+  if (it == attrs.end()) return "";
+  const auto* text = std::get_if<std::string>(&it->second);
+  if (text == nullptr || text->empty()) return "";
+  StatusOr<SaveSliceInfo> info = SaveSliceInfo::Parse(*text);
+  if (!info.ok()) return "";  // the variable's own kernel refuses it
+  info->full_name += "/" + slot;
+  return info->ToString();
+}
+
+}  // namespace
 
 Output Optimizer::ScalarFor(const Scope& scope, double value, const Variable& var) {
   return ops::AsOutput(scope, value, var.dtype());
@@ -82,7 +106,8 @@ Operation Optimizer::ApplyGradients(const Scope& scope,
       const Scope slot_scope =
           plain.WithPrefix(var.name()).WithOpName(slot).ColocatedWith(var.ref());
       slots.emplace_back(slot_scope, *shape, var.dtype(), SlotInitializer(k),
-                         ops::VariableOptions{.trainable = false});
+                         ops::VariableOptions{.trainable = false,
+                                              .save_slice_info = SlotSliceInfo(scope, var, slot)});
     }
     const Scope update = base.WithName("update_" + var.name()).ColocatedWith(var.ref());
     updates.push_back(gv.sparse.valid() ? ApplySparse(update, gv.sparse, var, slots, shared)
