@@ -16,6 +16,7 @@
 #include "kernels/data/dataset_op_util.h"
 #include "kernels/data/idx_batch_op.h"
 #include "kernels/data/idx_dataset.h"
+#include "kernels/data/idx_dataset_op.h"
 
 namespace tfd::kernels::data {
 namespace {
@@ -32,34 +33,15 @@ Status CheckCifarFiles(const std::vector<std::string>& paths, int64_t label_byte
   return OkStatus();
 }
 
-class CifarDatasetOp : public OpKernel {
+Status ReadCifarFiles(OpKernelConstruction& c, IdxDatasetSpec& spec) {
+  TFD_RETURN_IF_ERROR(c.GetAttr("paths", &spec.cifar_paths));
+  TFD_RETURN_IF_ERROR(c.GetAttr("label_bytes", &spec.label_bytes));
+  return CheckCifarFiles(spec.cifar_paths, spec.label_bytes);
+}
+
+class CifarDatasetOp : public IdxDatasetKernel {
  public:
-  explicit CifarDatasetOp(OpKernelConstruction& c) : OpKernel(c) {
-    c.SetStatus(c.GetAttr("paths", &spec_.cifar_paths));
-    c.SetStatus(c.GetAttr("label_bytes", &spec_.label_bytes));
-    c.SetStatus(c.GetAttr("shuffle", &spec_.shuffle));
-    c.SetStatus(c.GetAttr("seed", &spec_.seed));
-    c.SetStatus(c.GetAttr("epochs", &spec_.epochs));
-    if (!c.status().ok()) return;
-    c.SetStatus(CheckCifarFiles(spec_.cifar_paths, spec_.label_bytes));
-    if (!c.status().ok()) return;
-    ReadDatasetPlacement(c, spec_.epochs, &where_);
-    spec_.shard_index = where_.shard_index;
-    spec_.num_shards = where_.num_shards;
-  }
-
-  void Compute(OpKernelContext& ctx) override {
-    const std::string& name = where_.shared_name.empty() ? ctx.node().name : where_.shared_name;
-    auto ds = FindOrCreateDataset<IdxDataset>(ctx.resources(), where_.container, name, spec_);
-    TFD_OP_REQUIRES_OK(ctx, ds.status());
-    TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
-    TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
-    ctx.set_output_ref(0, *ds);
-  }
-
- private:
-  IdxDatasetSpec spec_;
-  DatasetPlacement where_;
+  explicit CifarDatasetOp(OpKernelConstruction& c) : IdxDatasetKernel(c, ReadCifarFiles) {}
 };
 
 Status CifarDatasetShape(InferenceContext& c) {

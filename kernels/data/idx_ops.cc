@@ -13,6 +13,7 @@
 #include "kernels/data/dataset_op_util.h"
 #include "kernels/data/idx_batch_op.h"
 #include "kernels/data/idx_dataset.h"
+#include "kernels/data/idx_dataset_op.h"
 #include "kernels/data/input_position.h"
 
 namespace tfd::kernels::data {
@@ -35,34 +36,15 @@ Status CheckDatasetAttrs(const std::string& images_path, const std::string& labe
   return CheckDatasetShardAttrs(epochs, shard, num_shards);
 }
 
-class IdxDatasetOp : public OpKernel {
+Status ReadIdxFiles(OpKernelConstruction& c, IdxDatasetSpec& spec) {
+  TFD_RETURN_IF_ERROR(c.GetAttr("images_path", &spec.images_path));
+  TFD_RETURN_IF_ERROR(c.GetAttr("labels_path", &spec.labels_path));
+  return CheckIdxPaths(spec.images_path, spec.labels_path);
+}
+
+class IdxDatasetOp : public IdxDatasetKernel {
  public:
-  explicit IdxDatasetOp(OpKernelConstruction& c) : OpKernel(c) {
-    c.SetStatus(c.GetAttr("images_path", &spec_.images_path));
-    c.SetStatus(c.GetAttr("labels_path", &spec_.labels_path));
-    c.SetStatus(c.GetAttr("shuffle", &spec_.shuffle));
-    c.SetStatus(c.GetAttr("seed", &spec_.seed));
-    c.SetStatus(c.GetAttr("epochs", &spec_.epochs));
-    if (!c.status().ok()) return;
-    c.SetStatus(CheckIdxPaths(spec_.images_path, spec_.labels_path));
-    if (!c.status().ok()) return;
-    ReadDatasetPlacement(c, spec_.epochs, &where_);
-    spec_.shard_index = where_.shard_index;
-    spec_.num_shards = where_.num_shards;
-  }
-
-  void Compute(OpKernelContext& ctx) override {
-    const std::string& name = where_.shared_name.empty() ? ctx.node().name : where_.shared_name;
-    auto ds = FindOrCreateDataset<IdxDataset>(ctx.resources(), where_.container, name, spec_);
-    TFD_OP_REQUIRES_OK(ctx, ds.status());
-    TFD_OP_REQUIRES_OK(ctx, (*ds)->CheckSameSpec(spec_));
-    TFD_OP_REQUIRES_OK(ctx, (*ds)->EnsureLoaded(ctx.env()));
-    ctx.set_output_ref(0, *ds);
-  }
-
- private:
-  IdxDatasetSpec spec_;
-  DatasetPlacement where_;
+  explicit IdxDatasetOp(OpKernelConstruction& c) : IdxDatasetKernel(c, ReadIdxFiles) {}
 };
 
 Status IdxDatasetShape(InferenceContext& c) {
