@@ -64,7 +64,7 @@ Status StreamLink::SendStepMessage(const StepMessage& message) {
   if (!meta.ok()) return meta.status().WithContext("to " + task_);
   const FrameHeader header{.kind = FrameKind::kStep,
                            .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
-  (void)writer_.Write(header, std::move(meta).value());
+  writer_.Post(header, std::move(meta).value());
   sink_.StepMessageSent();
   return OkStatus();
 }
