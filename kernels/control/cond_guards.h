@@ -52,6 +52,8 @@ class CondGuards {
   // INVALID_ARGUMENT naming the Merge when the value lies after a Merge
   // that does not join the two sides of one cond.
   StatusOr<CondGuard> Of(std::pair<int, int> key) const;
+  // Whether node `id` is a cond's Switch (one not on its loop's LoopCond).
+  bool IsCondSwitch(int id) const { return Analyzed(id) && pred_[id].first >= 0; }
 
  private:
   struct Input {

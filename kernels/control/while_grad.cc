@@ -266,6 +266,9 @@ class LoopGradient {
   // `x`, output of forward node `src`, as the gradient body reads it.
   StatusOr<Output> GradValue(const Scope& body, const Output& x, int src);
   StatusOr<Output> Pop(const Scope& body, const Output& forward);
+  // Output `port` of cond Switch `sw` of the forward body, switched again in
+  // the gradient body.
+  StatusOr<Output> SwitchAgain(const Scope& body, int sw, int port);
   // A node of the gradient body live exactly in the iterations whose
   // forward counterpart took `side` of its cond.
   StatusOr<Output> Pivot(const Scope& body, const CondSide& side);
@@ -502,7 +505,24 @@ StatusOr<Output> LoopGradient::GradValue(const Scope& body, const Output& x, int
   if (!InFrame(src)) return EnterInto(x);
   // An invariant is the same in every iteration: entered again, not stacked.
   if (invariants_.count(src) > 0) return EnterInto(v_.OutputOf(v_.Input(src, 0)));
+  if (guards_.IsCondSwitch(src)) return SwitchAgain(body, src, x.port);
   return Pop(body, x);
+}
+
+// A cond's Switch only passes its input on, live on its predicate's side:
+// the same Switch of the gradient's input and predicate is live in exactly
+// the iterations the forward one was, and stacks nothing more (a loop
+// invariant a branch reads, say, stays unstacked).
+StatusOr<Output> LoopGradient::SwitchAgain(const Scope& body, int sw, int port) {
+  const Output forward = v_.OutputOf({sw, port});
+  auto it = popped_.find(forward.name());
+  if (it != popped_.end()) return it->second;
+  const auto data = v_.Input(sw, 0), pred = v_.Input(sw, 1);
+  TFD_ASSIGN_OR_RETURN(Output x, GradValue(body, v_.OutputOf(data), data.first));
+  TFD_ASSIGN_OR_RETURN(Output p, GradValue(body, v_.OutputOf(pred), pred.first));
+  const Output again = body.AddOperation("Switch", {x, p}).output(port);
+  TFD_RETURN_IF_ERROR(body.status());
+  return popped_.emplace(forward.name(), again).first->second;
 }
 
 StatusOr<Output> LoopGradient::Pivot(const Scope& body, const CondSide& side) {
