@@ -4,9 +4,10 @@
 // replay it in those alone. Each is checked against float64 central
 // differences (CheckGradients), the first also against its closed form:
 // sides alternating, sides taken irregularly and each side reading values of
-// its own, sides never taken, a cond in a cond's branch, a cond in the inner
-// loop of a nested pair, a trip count that depends on the data, iterations
-// in parallel or not; a Merge that joins no cond's two sides, refused.
+// its own, sides never taken, a predicate from outside the loop, a cond in
+// a cond's branch, a cond in the inner loop of a nested pair, a trip count
+// that depends on the data, iterations in parallel or not; a Merge that
+// joins no cond's two sides, refused.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -116,6 +117,19 @@ TEST_CASE("each side of a cond in a loop saves its own values only in the iterat
                      return TanhOrSin(s, in[0], in[1], 7, pattern);
                    },
                    {RandomTensor({4}, 121), RandomTensor({4}, 122, 0.5, 1.2)});
+  }
+}
+
+TEST_CASE("a cond on a predicate from outside the loop takes the same side in every iteration") {
+  // A training switch, say: the loop reads it as an invariant, never stacked.
+  for (bool take : {true, false}) {
+    CheckGradients(take ? "invariant predicate, true" : "invariant predicate, false",
+                   [take](const Scope& s, const std::vector<Output>& in) {
+                     const Output pred = ops::Const(s, take);
+                     return MulOrAdd(s, in[0], in[1], 4,
+                                     [pred](const Scope&, const Output&) { return pred; });
+                   },
+                   {RandomTensor({3}, 161), RandomTensor({3}, 162, 0.5, 1.5)});
   }
 }
 
