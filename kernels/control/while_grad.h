@@ -31,7 +31,9 @@
 // that side, a Switch of the cond's predicate popped like any other value,
 // is live; the counters wait on such pushes and pops through a Merge, which
 // a dead control input does not kill. Which side a value is on comes from
-// the graph (cond_guards.h). The Switch's and Merge's own gradients
+// the graph (cond_guards.h). What the cond's Switches pass on is not
+// stacked: the gradient switches their inputs again on the popped
+// predicate. The Switch's and Merge's own gradients
 // (cond_ops.cc) then route each iteration's gradient through the side it
 // took. A loop inside a cond inside the body is refused, INVALID_ARGUMENT
 // naming the inner loop's Enter: its gradient's counter and stacks would
