@@ -134,7 +134,9 @@ TEST_CASE("a cond on a predicate from outside the loop takes the same side in ev
 }
 
 TEST_CASE("a cond in the inner loop of a nested pair differentiates") {
-  // Outer: 3 times h <- inner(h) + h; inner: 3 times u <- cond((i + j) odd, u w, sin(u) + w).
+  // Outer: 3 times h <- inner(h) + h; inner: 3 times
+  // u <- cond((i + j) odd, tanh(u w), sin(u) + w), the true side's tanh
+  // saved in the inner iterations that took it, across outer iterations.
   CheckGradients(
       "cond in inner loop",
       [](const Scope& s, const std::vector<Output>& in) {
@@ -157,7 +159,7 @@ TEST_CASE("a cond in the inner loop of a nested pair differentiates") {
                     const Output next = ops::Cond(
                         bb, odd, {u[1], w},
                         [](const Scope& t, const std::vector<Output>& x) {
-                          return std::vector<Output>{ops::Mul(t, x[0], x[1])};
+                          return std::vector<Output>{ops::Tanh(t, ops::Mul(t, x[0], x[1]))};
                         },
                         [](const Scope& f, const std::vector<Output>& x) {
                           return std::vector<Output>{ops::Add(f, ops::Sin(f, x[0]), x[1])};
