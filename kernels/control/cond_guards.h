@@ -13,8 +13,8 @@
 // ops::Cond builds: a cond Switch's output b adds (pred, b) to its input's
 // guard; a cond Merge (one without a NextIteration input) joins the two
 // sides of one predicate, each input's guard being the Merge's own plus one
-// side of that predicate; any other node is guarded by everything its data
-// and control inputs are; what comes from outside the loop is unguarded.
+// side of that predicate; any other node lies on every side its data and
+// control inputs lie on; what comes from outside the loop lies on none.
 // A Merge that does not join two sides so (built by hand) leaves the values
 // it reaches without a known guard: Of says so for those alone.
 //
