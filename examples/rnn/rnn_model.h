@@ -7,7 +7,9 @@
 // a value drawn from U[0, 1) and a marker that is 1 at exactly two steps
 // (one in each half) and 0 elsewhere; the target is the sum of the two
 // marked values. Predicting the mean (1.0) leaves a mean squared error of
-// 1/6; going below it needs the cell to remember what it saw.
+// 1/6; going below it needs the cell to remember what it saw. With
+// min_length, sequences vary in length and the GRU skips their padding
+// (DynamicGru's sequence_length, through a cond in the loop's body).
 //
 // The graph makes its own data: every step draws a fresh batch from seeded
 // random ops, so there is no input to read and training ends at
