@@ -72,7 +72,8 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 // the loop starts; updating a variable inside a loop (an input that takes a
 // reference) is not supported yet: INVALID_ARGUMENT naming the node.
 // AddGradients differentiates a loop, TF1's way (kernels/control/while_grad.h):
-// the values the gradient needs are kept on stacks in every iteration, so
+// the values the gradient needs are kept on stacks in every iteration (those
+// on one side of a Cond in the body, in the iterations that took it), so
 // the backward pass holds each iteration's values until it has used them.
 struct WhileOptions {
   int parallel_iterations = 10;
