@@ -17,6 +17,7 @@ struct Scope::State {
   std::set<std::string> used_names;         // nodes and reserved names
   Status status;
   std::vector<VariableInfo> variables;
+  std::optional<int64_t> random_seed;
 };
 
 std::string Output::name() const {
@@ -163,6 +164,10 @@ Tensor Scope::ConstantValue(const Output& o) const {
 void Scope::AddVariable(VariableInfo v) const { state_->variables.push_back(std::move(v)); }
 
 const std::vector<VariableInfo>& Scope::variables() const { return state_->variables; }
+
+void Scope::SetRandomSeed(std::optional<int64_t> seed) const { state_->random_seed = seed; }
+
+std::optional<int64_t> Scope::random_seed() const { return state_->random_seed; }
 
 GraphDef Scope::ToGraphDef() const { return state_->graph; }
 

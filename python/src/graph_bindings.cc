@@ -1,6 +1,7 @@
 // The Python class over GraphBuilder: ops, variables, gradients, optimizers,
 // parameter placement and writing the graph file.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ ops::Initializer InitializerFrom(const py::tuple& spec) {
         ValueOrThrow(TensorFromArray(py::array::ensure(spec[1]), /*alias=*/false)));
   }
   const double a = spec[1].cast<double>(), b = spec[2].cast<double>();
-  const int64_t seed = spec[3].cast<int64_t>();
+  const auto seed = spec[3].cast<std::optional<int64_t>>();  // None: no op seed
   if (kind == "zeros") return ops::Initializer::Zeros();
   if (kind == "ones") return ops::Initializer::Ones();
   if (kind == "constant") return ops::Initializer::Constant(a);

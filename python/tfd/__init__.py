@@ -40,6 +40,7 @@ from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
                         ones_initializer, random_normal_initializer, random_uniform_initializer,
                         trainable_variables, truncated_normal_initializer, variable_scope,
                         variables_initializer, zeros_initializer)
+from .random_seed import get_seed, set_random_seed
 from .session import InteractiveSession, Session, get_default_session
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
