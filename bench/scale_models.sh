@@ -11,7 +11,7 @@
 #   - the host's busy share of its CPUs, which says when the machine, not tfd,
 #     is the limit.
 # With --sync, synchronous replicas (SyncReplicasOptimizer): also the global
-# steps/s, and the update latency (below). With --slow, worker 1's task is
+# steps/s (below). With --slow, worker 1's task is
 # stopped and continued on a duty cycle that leaves it 1/10 of the time
 # (SIGSTOP 90 ms, SIGCONT 10 ms): the others' steps/s against a run without
 # it, and worker 1's.
@@ -27,11 +27,10 @@
 # scripts/ctr-synth.py's Criteo-shaped lines. --json FILE appends one JSON
 # object per (P, W) (bench/data/scale/models*.jsonl).
 #
-# The update latency of sync replicas: the time from the last gradient of a
-# global step to every worker's next step, estimated as the mean time
-# between global steps minus the mean time a worker's own async step takes
-# on the same cluster (the same model, workers and ps): what a sync step
-# costs beyond computing and sending a gradient.
+# The update latency of sync replicas (from the last gradient of a global
+# step to every worker's next step) is bounded by the global step's period,
+# 1 / global steps/s, which is what this reports; the part of it that is not
+# computing a gradient needs the steps' traces, which this does not read.
 #
 # Needs build/{daemon/tfd,cli/tfctl,examples/mnist-graph,examples/ctr-graph}.
 set -euo pipefail
@@ -65,7 +64,9 @@ trainers=() duty=""
 stop_all() {
   local p f
   [[ -n $duty ]] && { kill "$duty" 2>/dev/null; wait "$duty" 2>/dev/null || true; duty=""; }
-  for p in "${trainers[@]}"; do kill "$p" 2>/dev/null || true; done
+  # SIGKILL: a trainer told to stop ends its step first, and a sync step
+  # waits for its token up to the step's deadline; the cluster goes next.
+  for p in "${trainers[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
   for p in "${trainers[@]}"; do wait "$p" 2>/dev/null || true; done
   trainers=()
   for f in "$work"/run/*.pid; do [[ -f $f ]] && kill -CONT "$(cat "$f")" 2>/dev/null || true; done
@@ -157,8 +158,12 @@ measure() {
   t0=$(date +%s.%N); h0=$(host_cpu); c0=$(cpu_of "$work"/run/ps-*.pid | tr '\n' ' ')
   sleep "$seconds"
   t1=$(date +%s.%N); h1=$(host_cpu); c1=$(cpu_of "$work"/run/ps-*.pid | tr '\n' ' ')
+  # The reports as of now, with their files' times: a trainer stopped may
+  # write more much later (a sync step ends at its deadline).
+  rm -rf "$work/at_end"
+  cp -rp "$work/out" "$work/at_end"
   stop_all
-  $py - "$work/out" "$w" "$p" "$t0" "$t1" "$h0 $h1" "$c0" "$c1" "$model" "$sync" "$slow" \
+  $py - "$work/at_end" "$w" "$p" "$t0" "$t1" "$h0 $h1" "$c0" "$c1" "$model" "$sync" "$slow" \
     "$aggregate" "$json" <<'EOF'
 import glob, json, os, sys, time
 out, w, p, t0, t1 = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
@@ -166,7 +171,7 @@ hb0, ht0, hb1, ht1 = map(float, sys.argv[6].split())
 c0 = list(map(float, sys.argv[7].split())); c1 = list(map(float, sys.argv[8].split()))
 model, sync, slow, aggregate, path = sys.argv[9], sys.argv[10] == "true", sys.argv[11] == "true", int(sys.argv[12]), sys.argv[13]
 # Each worker's rate from its progress reports inside the window (their
-# "seconds" count from its own start; the file's mtime ends the last).
+# "seconds" count from its own start; the file's time is the last one's).
 rates, globals_ = [], []
 for i in range(w):
     lines = [json.loads(l) for l in open(os.path.join(out, f"{i}.json")) if '"progress"' in l]
