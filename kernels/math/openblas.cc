@@ -146,6 +146,7 @@ void OpenBlas::Gemm(const GemmArgs<T>& g) const {
   }
 #else
   (void)g;
+  (void)symbols_;  // never set: Get has no library to give in this build
 #endif
 }
 
