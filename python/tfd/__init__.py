@@ -17,10 +17,10 @@ tfd.bias_add, ...) and in tfd.raw_ops; TF1's hand-named functions
 docs/python.md has the table of names.
 """
 
-# numpy first: it and _tfd both need a libopenblas.so.0, and a process keeps
-# the first one loaded. numpy's (threaded) must be that one, or numpy's BLAS
-# misses symbols of tfd's single-threaded build; tfd then keeps its products
-# on Eigen (kernels/math/gemm.h, BlasIsSequential).
+# numpy first: it links a libopenblas.so.0 (the threaded build), and a
+# process keeps the first library loaded under that name. tfd links none:
+# its first product loads the single-threaded OpenBLAS by its path, a copy
+# beside numpy's (kernels/math/openblas.h).
 import numpy as _numpy  # noqa: F401
 
 from . import _tfd
