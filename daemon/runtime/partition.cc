@@ -44,7 +44,9 @@ class Partitioner {
       for (const Graph::Edge& e : graph_.node(id).inputs) {
         copies[id].inputs.push_back(InputFrom(e.node, e.port, id));
       }
-      for (int c : graph_.node(id).control_inputs) copies[id].inputs.push_back(InputFrom(c, -1, id));
+      for (int c : graph_.node(id).control_inputs) {
+        copies[id].inputs.push_back(InputFrom(c, -1, id));
+      }
       // Data inputs must precede control inputs in a node's input list.
       std::stable_partition(copies[id].inputs.begin(), copies[id].inputs.end(),
                             [](const std::string& in) { return in.empty() || in[0] != '^'; });
@@ -66,7 +68,8 @@ class Partitioner {
     if (plan_.task[src] == plan_.task[dst]) {
       return port < 0 ? "^" + name : FormatInput({name, port, false});
     }
-    const std::string recv = Cut(src, port, plan_.task[dst], plan_.devices[dst], plan_.FrameOf(dst));
+    const std::string recv =
+        Cut(src, port, plan_.task[dst], plan_.devices[dst], plan_.FrameOf(dst));
     return port < 0 ? "^" + recv : recv;
   }
 
@@ -77,13 +80,12 @@ class Partitioner {
   std::string Cut(int src, int port, const std::string& task, const std::string& device,
                   int frame) {
     const Graph::Node& from = graph_.node(src);
-    const std::string edge = port < 0 ? "^" + from.name() : from.name() + ":" + std::to_string(port);
+    const std::string edge =
+        port < 0 ? "^" + from.name() : from.name() + ":" + std::to_string(port);
     const DType dtype = port < 0 ? DType::kBool : from.output_types[port];
     const std::string& src_device = plan_.devices[src];
-    const AttrMap attrs{{"T", dtype},
-                        {"tensor_name", edge},
-                        {"send_device", src_device},
-                        {"recv_device", device}};
+    const AttrMap attrs{
+        {"T", dtype}, {"tensor_name", edge}, {"send_device", src_device}, {"recv_device", device}};
     std::string sent = FormatInput({from.name(), port, false});
     if (port < 0) {
       NodeDef signal{"_signal/" + from.name(), "_Signal", {"^" + from.name()}, src_device, {}};
@@ -93,7 +95,8 @@ class Partitioner {
     Add(plan_.task[src], {Safe("_send/" + edge + task), "_Send", {sent}, src_device, attrs});
     NodeDef recv{Safe("_recv/" + edge), "_Recv", {}, device, attrs};
     if (frame != 0) recv.inputs.push_back("^" + ControlLoopNode(frame, "merge"));
-    recv.attrs["shape"] = port < 0 ? PartialShape(std::vector<int64_t>{}) : from.output_shapes[port];
+    recv.attrs["shape"] =
+        port < 0 ? PartialShape(std::vector<int64_t>{}) : from.output_shapes[port];
     std::string name = recv.name;
     Add(task, std::move(recv));
     return name;
@@ -107,24 +110,35 @@ class Partitioner {
     std::string start = ControlLoopNode(frame.parent, "merge");
     if (frame.parent == 0) {
       start = ControlLoopNode(f, "start");
-      Add(task, {start, "Const", {}, device, {{"dtype", DType::kBool}, {"value", Tensor::Scalar(true)}}});
+      Add(task,
+          {start, "Const", {}, device, {{"dtype", DType::kBool}, {"value", Tensor::Scalar(true)}}});
     }
-    const std::string pred = plan_.task[cond] == task
-                                 ? graph_.node(cond).name()
-                                 : Cut(cond, 0, task, device, f);
+    const std::string pred =
+        plan_.task[cond] == task ? graph_.node(cond).name() : Cut(cond, 0, task, device, f);
     const AttrMap bool_t{{"T", DType::kBool}};
-    Add(task, {ControlLoopNode(f, "enter"), "Enter", {start}, device,
+    Add(task, {ControlLoopNode(f, "enter"),
+               "Enter",
+               {start},
+               device,
                {{"T", DType::kBool},
                 {"frame_name", frame.name},
                 {"is_constant", false},
                 {"parallel_iterations", int64_t{frame.parallel_iterations}}}});
-    Add(task, {ControlLoopNode(f, "merge"), "Merge",
-               {ControlLoopNode(f, "enter"), ControlLoopNode(f, "next")}, device,
+    Add(task, {ControlLoopNode(f, "merge"),
+               "Merge",
+               {ControlLoopNode(f, "enter"), ControlLoopNode(f, "next")},
+               device,
                {{"T", DType::kBool}, {"N", int64_t{2}}}});
-    Add(task, {ControlLoopNode(f, "switch"), "Switch", {ControlLoopNode(f, "merge"), pred}, device,
+    Add(task, {ControlLoopNode(f, "switch"),
+               "Switch",
+               {ControlLoopNode(f, "merge"), pred},
+               device,
                bool_t});
-    Add(task, {ControlLoopNode(f, "next"), "NextIteration", {ControlLoopNode(f, "switch") + ":1"},
-               device, bool_t});
+    Add(task, {ControlLoopNode(f, "next"),
+               "NextIteration",
+               {ControlLoopNode(f, "switch") + ":1"},
+               device,
+               bool_t});
   }
 
   void Add(const std::string& task, NodeDef node) {

@@ -32,8 +32,8 @@ Status MoveLoopEdges(const Graph& graph, const LoopFrames& lf, LoopPlan& plan) {
     }
     if (tasks.empty() || (tasks.size() == 1 && *tasks.begin() == plan.task[id])) continue;
     if (tasks.size() > 1 && (next || !lf.constant[id])) {
-      return NodeError(node, "feeds nodes on " + std::to_string(tasks.size()) +
-                                 " tasks (" + *tasks.begin() + ", " + *std::next(tasks.begin()) +
+      return NodeError(node, "feeds nodes on " + std::to_string(tasks.size()) + " tasks (" +
+                                 *tasks.begin() + ", " + *std::next(tasks.begin()) +
                                  "): a loop's Enter (unless is_constant) and NextIteration "
                                  "must feed one task");
     }
@@ -71,8 +71,8 @@ Status ChooseControlLoops(const Graph& graph, LoopPlan& plan) {
     if (plan.control_loops[f].empty()) continue;
     if (cond < 0) {
       const Graph::Node& first = graph.node(lf.frames[f].ids.front());
-      return NodeError(first, "is in while loop '" + lf.frames[f].name +
-                                  "', which runs on " + *plan.control_loops[f].begin() +
+      return NodeError(first, "is in while loop '" + lf.frames[f].name + "', which runs on " +
+                                  *plan.control_loops[f].begin() +
                                   " and another task but has no LoopCond: a loop spans tasks "
                                   "only by its LoopCond's value");
     }
@@ -80,8 +80,7 @@ Status ChooseControlLoops(const Graph& graph, LoopPlan& plan) {
     // its parent (loop_frames.cc), so this reaches the parent later.
     const int parent = lf.frames[f].parent;
     if (parent != 0) {
-      plan.control_loops[parent].insert(plan.control_loops[f].begin(),
-                                        plan.control_loops[f].end());
+      plan.control_loops[parent].insert(plan.control_loops[f].begin(), plan.control_loops[f].end());
     }
   }
   return OkStatus();

@@ -253,7 +253,8 @@ TEST_CASE("the gradient of a loop that multiplies by a ps variable on the ps mat
             ops::Mul(b.WithOpName("scale").WithDevice("/job:ps/task:0"), v[1], wv)};
       },
       {ops::Const(worker, int64_t{0}), ops::Const(worker, f32(h0))})[1];
-  const Output loss = ops::Mean(worker.WithOpName("loss"), ops::Mul(worker, h, ops::Const(worker, f32(y))), {0});
+  const Output loss = ops::Mean(worker.WithOpName("loss"),
+                                ops::Mul(worker, h, ops::Const(worker, f32(y))), {0});
   auto grads = AddGradients(worker, {loss}, {w.ref()});
   INFO(grads.status().ToString());
   REQUIRE(grads.ok());

@@ -1,8 +1,9 @@
 // ops::WhileLoop through a session: sums over fed bounds (zero iterations
 // too), nested loops, a fed tensor used as a loop invariant, a loop inside a
 // cond's branch (dead when not taken, with a side effect that must not
-// happen), a variable updated and read in every iteration, maximum_iterations, a runaway loop stopped by the run's deadline
-// with the session serving the next run, and malformed loops refused.
+// happen), a variable updated and read in every iteration,
+// maximum_iterations, a runaway loop stopped by the run's deadline with the
+// session serving the next run, and malformed loops refused.
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"

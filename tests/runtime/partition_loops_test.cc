@@ -4,9 +4,8 @@
 // with exact results; rendezvous keys that name the frame and iteration;
 // and what is still refused, naming the node (a loop on two tasks without a
 // LoopCond: while_loop_test.cc).
-#include <catch2/catch.hpp>
-
 #include <boost/asio/thread_pool.hpp>
+#include <catch2/catch.hpp>
 #include <future>
 #include <map>
 
@@ -60,19 +59,27 @@ struct PartsRunner {
     }
     ++step;
     LocalRendezvous rendezvous;
-    CancellationManager cm;  // one for all: the first error cancels every partition
+    // One per partition, as each task has its own: a partition ends at its
+    // own deadline (one that fails leaves the others to theirs).
+    std::vector<CancellationManager> cms(execs.size());
     std::vector<CallFrame> frames(execs.size());
-    std::vector<std::promise<Status>> done(execs.size());
+    std::vector<std::future<Status>> done;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (size_t i = 0; i < execs.size(); ++i) {
       frames[i].retvals.resize(fetches);
-      execs[i]->RunAsync({.step_id = step, .frame = &frames[i], .rendezvous = &rendezvous,
-                          .cancellation = &cm, .deadline = deadline},
-                         [&done, i](const Status& s, StepStats) { done[i].set_value(s); });
+      // Shared with the callback, which may still be in set_value when the
+      // future wakes this thread.
+      auto promise = std::make_shared<std::promise<Status>>();
+      done.push_back(promise->get_future());
+      execs[i]->RunAsync({.step_id = step,
+                          .frame = &frames[i],
+                          .rendezvous = &rendezvous,
+                          .cancellation = &cms[i],
+                          .deadline = deadline},
+                         [promise](const Status& s, StepStats) { promise->set_value(s); });
     }
     Status status;
-    for (auto& d : done) {
-      auto f = d.get_future();
+    for (auto& f : done) {
       // The step's deadline ends every partition; this one only guards the test.
       if (f.wait_until(deadline + 30s) != std::future_status::ready) {
         FAIL("a partition outlived its step's deadline by 30 s");
@@ -114,7 +121,8 @@ std::vector<Output> SumOnPs(const Scope& root, int64_t n, int parallel) {
   const Output k = ops::Const(root.WithOpName("k").WithDevice(kPs), Input(int64_t{3}));
   const Output limit = ops::Const(worker, Input(n));
   return ops::WhileLoop(
-      worker, [&](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], limit); },
+      worker,
+      [&](const Scope& c, const std::vector<Output>& v) { return ops::LessEqual(c, v[0], limit); },
       [&](const Scope& b, const std::vector<Output>& v) {
         const Scope ps = b.WithDevice(kPs);
         return std::vector<Output>{ops::Add(b, v[0], Input(int64_t{1})),
@@ -187,6 +195,34 @@ TEST_CASE("the ps gets a control loop driven by the LoopCond, which triggers its
   }
 }
 
+TEST_CASE("the LoopCond's task gets no control loop when it only sends inside the loop") {
+  // The ps computes from each iteration's counter and keeps the result to
+  // itself (as an update of a variable there would): nothing comes back.
+  const Scope root = Scope::NewRootScope(Ops());
+  const Scope worker = root.WithDevice(kWorker);
+  auto out = ops::WhileLoop(
+      worker,
+      [](const Scope& c, const std::vector<Output>& v) {
+        return ops::Less(c, v[0], Input(int64_t{20}));
+      },
+      [](const Scope& b, const std::vector<Output>& v) {
+        ops::Mul(b.WithOpName("on_ps").WithDevice(kPs), v[0], v[0]);
+        return std::vector<Output>{ops::Add(b, v[0], Input(int64_t{1}))};
+      },
+      {ops::Const(worker, Input(int64_t{0}))});
+  Fetch(root, out);
+  auto parts = Partition(root);
+  INFO(parts.status().ToString());
+  REQUIRE(parts.ok());
+  CHECK(Find(parts->at(kWorkerTask), "_control_loop1/merge") == nullptr);
+  CHECK(Find(parts->at(kPsTask), "_control_loop1/merge") != nullptr);
+  PartsRunner runner;
+  auto got = runner.Run(*parts, 1);
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(I64((*got)[0]) == 20);
+}
+
 TEST_CASE("a loop inside a loop, its body on a ps, gives exact results") {
   // for i in 0..outer-1: for j in 0..i-1: total += i * j (the product on the ps)
   const int64_t outer = 6;
@@ -194,7 +230,9 @@ TEST_CASE("a loop inside a loop, its body on a ps, gives exact results") {
   const Scope worker = root.WithDevice(kWorker);
   auto result = ops::WhileLoop(
       worker,
-      [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], Input(outer)); },
+      [&](const Scope& c, const std::vector<Output>& v) {
+        return ops::Less(c, v[0], Input(outer));
+      },
       [&](const Scope& b, const std::vector<Output>& v) {
         const Output i = v[0];
         auto inner = ops::WhileLoop(
@@ -232,7 +270,10 @@ TEST_CASE("a loop across tasks that never ends is stopped by the step's deadline
   const Scope root = Scope::NewRootScope(Ops());
   const Scope worker = root.WithDevice(kWorker);
   auto out = ops::WhileLoop(
-      worker, [](const Scope& c, const std::vector<Output>& v) { return ops::GreaterEqual(c, v[0], Input(int64_t{0})); },
+      worker,
+      [](const Scope& c, const std::vector<Output>& v) {
+        return ops::GreaterEqual(c, v[0], Input(int64_t{0}));
+      },
       [](const Scope& b, const std::vector<Output>& v) {
         return std::vector<Output>{ops::Add(b.WithDevice(kPs), v[0], Input(int64_t{1}))};
       },
@@ -266,8 +307,8 @@ TEST_CASE("transfers inside a loop key on the frame and iteration; others keep t
   FrameRendezvous framed(log, 0xabc, 12);
   framed.SendAsync(1, "a;b;x:0", Tensor::Scalar(1.0f), cm, [](const Status&) {});
   framed.RecvAsync(1, "a;b;x:0", cm, [](StatusOr<Tensor>) {});
-  CHECK(log.keys == std::vector<std::string>{"a;b;x:0;0000000000000abc:12",
-                                             "a;b;x:0;0000000000000abc:12"});
+  CHECK(log.keys ==
+        std::vector<std::string>{"a;b;x:0;0000000000000abc:12", "a;b;x:0;0000000000000abc:12"});
   // A frame instance's id depends on its name and on the iteration of its
   // parent it was entered in, and is never the root's.
   const uint64_t outer = FrameInstanceId(0, 0, "while");
@@ -290,8 +331,8 @@ TEST_CASE("a loop's NextIteration feeding two tasks is refused naming it") {
   Output pred = worker.AddOperation("LoopCond", {ops::Less(worker, merge, merge)}).output(0);
   Operation sw = worker.AddOperation("Switch", {merge, pred});
   worker.AddOperation("Exit", {sw.output(0)});
-  Output next = worker.WithOpName("next").AddOperation("NextIteration",
-                                                       {ops::Add(worker, sw.output(1), sw.output(1))})
+  Output next = worker.WithOpName("next")
+                    .AddOperation("NextIteration", {ops::Add(worker, sw.output(1), sw.output(1))})
                     .output(0);
   root.UpdateInput(merge.node, 1, next);
   root.UpdateInput(on_ps.node, 1, next);
