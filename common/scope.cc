@@ -255,7 +255,8 @@ void Scope::UpdateInput(const std::string& node, int index, const Output& from) 
     UpdateStatus(errors::InvalidArgument("node '", node, "' has no data input ", index));
     return;
   }
-  if (from.dtype != a.input_types[index] || from.is_ref != static_cast<bool>(a.input_refs[index])) {
+  // A reference may feed a value input (it is read there), not the reverse.
+  if (from.dtype != a.input_types[index] || (a.input_refs[index] && !from.is_ref)) {
     UpdateStatus(errors::InvalidArgument("node '", node, "' input ", index, " is ",
                                          DTypeName(a.input_types[index]), "; '", from.name(),
                                          "' is ", DTypeName(from.dtype)));

@@ -26,6 +26,17 @@ int64_t NowMicros() {
 
 std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n.op() + ")"; }
 
+// The step's context for one run of a transfer inside a while loop: the
+// step's own, with a rendezvous that keys on the frame and iteration.
+struct FramedStep {
+  FramedStep(const StepContext& step, uint64_t frame_id, int64_t iter)
+      : rendezvous(*step.rendezvous, frame_id, iter), ctx(step) {
+    ctx.rendezvous = &rendezvous;
+  }
+  FrameRendezvous rendezvous;
+  StepContext ctx;
+};
+
 }  // namespace
 
 // The nodes one thread runs next for one step. A kernel that finishes
@@ -196,11 +207,19 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
     NodeDone(t, &kctx, start, ready);
     return;
   }
-  auto kctx = std::make_shared<OpKernelContext>(kernel, *exec.options_.env, ctx, std::move(in),
+  // Only asynchronous kernels transfer; one inside a loop keys on its
+  // frame and iteration (frame_rendezvous.h).
+  std::shared_ptr<FramedStep> framed;
+  if (t.frame != &root && ctx.rendezvous != nullptr &&
+      (node.op() == "_Send" || node.op() == "_Recv")) {
+    framed = std::make_shared<FramedStep>(ctx, t.frame->instance_id, t.iter);
+  }
+  auto kctx = std::make_shared<OpKernelContext>(kernel, *exec.options_.env,
+                                                framed ? framed->ctx : ctx, std::move(in),
                                                 node.output_types);
   OpKernelContext* raw = kctx.get();
   static_cast<AsyncOpKernel&>(kernel).ComputeAsync(
-      *raw, [self = shared_from_this(), t, start, owned = std::move(kctx)] {
+      *raw, [self = shared_from_this(), t, start, owned = std::move(kctx), framed] {
         std::vector<TaggedNode> later;
         self->NodeDone(t, owned.get(), start, later);
         self->Drain(later);
