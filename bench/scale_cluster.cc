@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/delay_proxy.h"
 #include "bench/raw_tcp.h"
 #include "common/subprocess.h"
 
@@ -119,7 +120,61 @@ Status ScaleCluster::Tfctl(const std::string& command, std::chrono::milliseconds
   return OkStatus();
 }
 
-Status ScaleCluster::Start(std::chrono::milliseconds timeout) { return Tfctl("start", timeout); }
+Status ScaleCluster::RouteThrough(DelayProxy& proxy) {
+  if (!listen_.jobs().empty()) return errors::FailedPrecondition("the cluster is routed already");
+  ClusterSpec routed;
+  for (const auto& [job, addresses] : spec_.jobs()) {
+    std::vector<std::string> proxied;
+    for (const std::string& address : addresses) {
+      const int port = std::atoi(address.c_str() + address.rfind(':') + 1);
+      TFD_ASSIGN_OR_RETURN(const int proxy_port, proxy.Forward(port));
+      proxied.push_back("127.0.0.1:" + std::to_string(proxy_port));
+    }
+    routed.AddJob(job, proxied);
+  }
+  listen_ = std::move(spec_);
+  spec_ = std::move(routed);
+  return OkStatus();
+}
+
+StatusOr<std::string> ScaleCluster::ListenAddress(const std::string& job, int task) const {
+  return listen_.jobs().empty() ? spec_.TaskAddress(job, task) : listen_.TaskAddress(job, task);
+}
+
+Status ScaleCluster::Start(std::chrono::milliseconds timeout) {
+  return listen_.jobs().empty() ? Tfctl("start", timeout) : StartEachTask(timeout);
+}
+
+// `tfctl start` takes one --listen for all the tasks it starts: one tfctl
+// per task, all at once, as a user would start each task on its own host.
+Status ScaleCluster::StartEachTask(std::chrono::milliseconds timeout) {
+  std::vector<Subprocess> tfctls;
+  std::vector<std::string> outputs;
+  for (const auto& [job, task] : tasks_) {
+    TFD_ASSIGN_OR_RETURN(const std::string listen, listen_.TaskAddress(job, task));
+    const std::vector<std::string> argv{
+        tfctl_, "start", "--cluster", spec_.ToJson(), "--job", job, "--task",
+        std::to_string(task), "--run-dir", dir_, "--timeout",
+        std::to_string(static_cast<double>(timeout.count()) / 1000), "--tfd=" + tfd_,
+        "--tfd-flag=--listen=" + listen};
+    SubprocessOptions o;
+    o.stdout_path = o.stderr_path = dir_ + "/tfctl-start-" + job + "-" + std::to_string(task) + ".out";
+    o.truncate_output = true;
+    TFD_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Start(argv, o));
+    tfctls.push_back(std::move(p));
+    outputs.push_back(o.stdout_path);
+  }
+  Status first = OkStatus();
+  for (size_t i = 0; i < tfctls.size(); ++i) {
+    auto code = tfctls[i].Wait(timeout + std::chrono::seconds(10));
+    if (!code.ok()) tfctls[i].Kill();
+    if (first.ok() && (!code.ok() || *code != 0)) {
+      first = errors::Internal("tfctl start of ", tasks_[i].first, " ", tasks_[i].second,
+                               " failed:\n", ReadAll(outputs[i]));
+    }
+  }
+  return first;
+}
 
 Status ScaleCluster::Stop(std::chrono::milliseconds timeout) { return Tfctl("stop", timeout); }
 
