@@ -395,14 +395,17 @@ DelayProxy::~DelayProxy() {
   thread_.join();
 }
 
-StatusOr<int> DelayProxy::Forward(int target_port) {
+StatusOr<int> DelayProxy::Forward(int target_port, int listen_port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return Errno("socket");
-  sockaddr_in addr = Loopback(0);
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr = Loopback(listen_port);
   socklen_t len = sizeof(addr);
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 512) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Status s = Errno("listen on 127.0.0.1 for port " + std::to_string(target_port));
+    Status s = Errno("listen on 127.0.0.1:" + std::to_string(listen_port) + " for port " +
+                     std::to_string(target_port));
     close(fd);
     return s;
   }

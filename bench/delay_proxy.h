@@ -47,9 +47,10 @@ class DelayProxy {
   DelayProxy(const DelayProxy&) = delete;
   DelayProxy& operator=(const DelayProxy&) = delete;
 
-  // A new port on 127.0.0.1 that relays to 127.0.0.1:target_port. A
-  // connection it cannot make to the target closes the accepted one.
-  StatusOr<int> Forward(int target_port);
+  // A port on 127.0.0.1 that relays to 127.0.0.1:target_port: `listen_port`,
+  // or one the kernel picks when it is 0; returns it. A connection the
+  // proxy cannot make to the target closes the accepted one.
+  StatusOr<int> Forward(int target_port, int listen_port = 0);
 
   struct Counters {
     uint64_t connections = 0;  // accepted, on every port

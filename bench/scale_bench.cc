@@ -328,9 +328,6 @@ Status RunSize(const ScaleSetup& o, int n, int delay_us, FiguresJson& json) {
   TFD_RETURN_IF_ERROR(MeasureControl(io, master, g, json, row));
   TFD_ASSIGN_OR_RETURN(const uint64_t served_before, StepsServed(io, cluster));
   TFD_RETURN_IF_ERROR(MeasureFanOut(*client, cluster, g, o.steps, json, row));
-  if (proxy != nullptr) {
-    TFD_RETURN_IF_ERROR(TraceFanOut(*client, g.noops, json, row));
-  }
   TFD_ASSIGN_OR_RETURN(const uint64_t served_after, StepsServed(io, cluster));
   // The warm-up's steps count too: kWarmSteps + o.steps fan-out steps ran.
   const double messages = static_cast<double>(served_after - served_before) / (kWarmSteps + o.steps);
@@ -339,6 +336,9 @@ Status RunSize(const ScaleSetup& o, int n, int delay_us, FiguresJson& json) {
               "other tasks, sent at once\n",
               messages, cluster.tasks().size() - 1);
   AddFootprints(json, cluster, "after fan-out", row);
+  if (proxy != nullptr) {
+    TFD_RETURN_IF_ERROR(TraceFanOut(*client, g.noops, json, row));
+  }
   TFD_RETURN_IF_ERROR(client->CloseSession());
   if (proxy != nullptr) {
     TFD_RETURN_IF_ERROR(MeasureWorkerStep(*client, o.steps, json, row));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "bench/delay_proxy.h"
@@ -17,16 +18,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `count` ports free now, all different: each stays bound until all are
-// found, so the kernel cannot hand the same one out twice.
-std::vector<int> FreePorts(int count) {
+// `count` ports free now, all different and none of `taken`: each stays
+// bound until all are found, so the kernel cannot hand the same one out twice.
+std::vector<int> FreePorts(int count, const std::set<int>& taken = {}) {
   std::vector<int> ports, fds;
-  for (int i = 0; i < count; ++i) {
+  while (static_cast<int>(ports.size()) < count) {
     int port = 0;
     auto fd = ListenLoopback(&port);
     if (!fd.ok()) break;
     fds.push_back(*fd);
-    ports.push_back(port);
+    if (taken.count(port) == 0) ports.push_back(port);
   }
   for (int fd : fds) close(fd);
   while (static_cast<int>(ports.size()) < count) ports.push_back(1);  // tfd will say it cannot bind
@@ -122,18 +123,26 @@ Status ScaleCluster::Tfctl(const std::string& command, std::chrono::milliseconds
 
 Status ScaleCluster::RouteThrough(DelayProxy& proxy) {
   if (!listen_.jobs().empty()) return errors::FailedPrecondition("the cluster is routed already");
-  ClusterSpec routed;
+  // The proxy listens at the spec's ports, the tasks at others: picked
+  // apart from the spec's, which are free until the proxy binds them.
+  auto port_of = [](const std::string& address) {
+    return std::atoi(address.c_str() + address.rfind(':') + 1);
+  };
+  std::set<int> spec_ports;
   for (const auto& [job, addresses] : spec_.jobs()) {
-    std::vector<std::string> proxied;
-    for (const std::string& address : addresses) {
-      const int port = std::atoi(address.c_str() + address.rfind(':') + 1);
-      TFD_ASSIGN_OR_RETURN(const int proxy_port, proxy.Forward(port));
-      proxied.push_back("127.0.0.1:" + std::to_string(proxy_port));
-    }
-    routed.AddJob(job, proxied);
+    for (const std::string& address : addresses) spec_ports.insert(port_of(address));
   }
-  listen_ = std::move(spec_);
-  spec_ = std::move(routed);
+  const std::vector<int> ports = FreePorts(static_cast<int>(tasks_.size()), spec_ports);
+  size_t next = 0;
+  for (const auto& [job, addresses] : spec_.jobs()) {
+    std::vector<std::string> listen;
+    for (const std::string& address : addresses) {
+      const int port = ports[next++];
+      TFD_RETURN_IF_ERROR(proxy.Forward(port, port_of(address)).status());
+      listen.push_back("127.0.0.1:" + std::to_string(port));
+    }
+    listen_.AddJob(job, listen);
+  }
   return OkStatus();
 }
 
