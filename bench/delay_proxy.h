@@ -12,7 +12,11 @@
 // target while the first bytes wait out their delay); a real link adds one.
 //
 // One thread serves every port and connection (epoll; a timerfd wakes it
-// when the earliest held bytes fall due, with a timer slack of 1 ns). A
+// when the earliest held bytes fall due, with a timer slack of 1 ns). It
+// asks for real-time scheduling (SCHED_FIFO, priority 1) where the process
+// may have it, so that on a loaded host its deliveries do not wait behind
+// other processes for a CPU: a network delivers regardless of the hosts'
+// load. Without that right it runs at normal priority (counters() says). A
 // direction holds at most kMaxHeldBytes; past that it stops reading its
 // sender until the receiver has taken some, so a slow receiver slows the
 // sender as TCP would.
@@ -55,6 +59,7 @@ class DelayProxy {
   struct Counters {
     uint64_t connections = 0;  // accepted, on every port
     uint64_t bytes = 0;        // relayed, both directions
+    bool realtime = false;     // its thread got real-time scheduling (SCHED_FIFO)
   };
   Counters counters() const;
   std::chrono::microseconds delay() const { return delay_; }

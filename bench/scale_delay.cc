@@ -98,10 +98,11 @@ void AddProxyCounters(const DelayProxy& proxy, FiguresJson& json, const std::str
   json.Add("delay proxy", row, "connections", "connections", static_cast<double>(c.connections));
   json.Add("delay proxy", row, "bytes relayed", "MiB", static_cast<double>(c.bytes) / (1 << 20));
   std::printf("  delay proxy            %lld us one way; %llu connections accepted, %.1f MiB "
-              "relayed\n",
+              "relayed; %s\n",
               static_cast<long long>(proxy.delay().count()),
               static_cast<unsigned long long>(c.connections),
-              static_cast<double>(c.bytes) / (1 << 20));
+              static_cast<double>(c.bytes) / (1 << 20),
+              c.realtime ? "real-time thread" : "normal priority (no right to SCHED_FIFO)");
 }
 
 }  // namespace tfd::bench
