@@ -161,11 +161,12 @@ Status ScaleCluster::StartEachTask(std::chrono::milliseconds timeout) {
   std::vector<std::string> outputs;
   for (const auto& [job, task] : tasks_) {
     TFD_ASSIGN_OR_RETURN(const std::string listen, listen_.TaskAddress(job, task));
-    const std::vector<std::string> argv{
+    std::vector<std::string> argv{
         tfctl_, "start", "--cluster", spec_.ToJson(), "--job", job, "--task",
         std::to_string(task), "--run-dir", dir_, "--timeout",
         std::to_string(static_cast<double>(timeout.count()) / 1000), "--tfd=" + tfd_,
         "--tfd-flag=--listen=" + listen};
+    for (const std::string& flag : tfd_flags_) argv.push_back("--tfd-flag=" + flag);
     SubprocessOptions o;
     o.stdout_path = o.stderr_path = dir_ + "/tfctl-start-" + job + "-" + std::to_string(task) + ".out";
     o.truncate_output = true;
