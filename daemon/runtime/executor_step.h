@@ -214,6 +214,8 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
 
   void RecordError(const Status& s, bool from_kernel);
   void Finish();
+  // OK, or INVALID_ARGUMENT naming a fetch the step ended without computing.
+  Status CheckFetchesFilled() const;
 
   const Executor& exec;
   const Graph& graph;

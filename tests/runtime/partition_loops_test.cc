@@ -65,8 +65,11 @@ struct PartsRunner {
     std::vector<CallFrame> frames(execs.size());
     std::vector<std::future<Status>> done;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const size_t worker = std::distance(parts.begin(), parts.find(kWorkerTask));
     for (size_t i = 0; i < execs.size(); ++i) {
-      frames[i].retvals.resize(fetches);
+      // Only the worker's partition holds the _Retvals: a slot no node
+      // fills is an error of the step (executor.h).
+      frames[i].retvals.resize(i == worker ? fetches : 0);
       // Shared with the callback, which may still be in set_value when the
       // future wakes this thread.
       auto promise = std::make_shared<std::promise<Status>>();
@@ -88,7 +91,6 @@ struct PartsRunner {
     }
     rendezvous.Cleanup(step);
     TFD_RETURN_IF_ERROR(status);
-    const size_t worker = std::distance(parts.begin(), parts.find(kWorkerTask));
     return frames.at(worker).retvals;
   }
 
