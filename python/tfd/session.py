@@ -44,6 +44,11 @@ class _Fetches:
         if isinstance(f, framework.Operation):
             self.targets.append(f.name)
             return lambda values: None
+        if isinstance(f, framework.IndexedSlices):  # TF's IndexedSlicesValue comes back
+            parts = [None if t is None else self._walk(t)
+                     for t in (f.values, f.indices, f.dense_shape)]
+            return lambda values: framework.IndexedSlicesValue(
+                *[None if p is None else p(values) for p in parts])
         if isinstance(f, framework.Tensor) or hasattr(f, "_as_tensor"):
             t = framework._as_graph_element(f)
             if t.graph is not self.graph:
