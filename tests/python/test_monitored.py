@@ -162,3 +162,18 @@ def test_the_thread_that_made_a_session_steps_it(cluster_factory):
     assert len(raised) == 1 and isinstance(raised[0], tfd.errors.FailedPreconditionError)
     assert raised[0].code == "FAILED_PRECONDITION"
     assert steps == 3 and sess.result["global_step"] == 3
+
+
+def test_a_worker_steps_without_the_other_workers(cluster_factory):
+    """The ops the session adds to the graph (train/global_step) live where
+    the step's update does: worker 1 trains on while worker 0 is down."""
+    cluster = cluster_factory({"ps": 1, "worker": 2})
+    build_model(cluster)
+    hooks = [tfd.train.StopAtStepHook(last_step=4)]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 1), is_chief=True,
+                                            hooks=hooks, timeout=60, max_wait_secs=5) as sess:
+        sess.run("train")
+        cluster.stop("worker", 0)
+        while not sess.should_stop():
+            sess.run("train")
+    assert sess.result["global_step"] == 4 and sess.result["recoveries"] == 0
