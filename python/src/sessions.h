@@ -110,6 +110,10 @@ class LoopThread {
 // Cap'n Proto message that came on the client's connection and belongs to
 // the loop thread, so the last of them to go drops the client, on the loop.
 //
+//   auto host = std::make_shared<RemoteHost>();
+//   host->loop().Call([&](kj::AsyncIoContext& io) { host->client() = Connect(io, ...); });
+//   auto release = [host](Tensor t) { host->loop().Post([t](kj::AsyncIoContext&) {}); };
+//
 // Thread-safety: client() on the loop thread only (in a job of loop()).
 class RemoteHost {
  public:
