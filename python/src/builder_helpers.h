@@ -38,6 +38,10 @@ std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
 std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind,
                                                 const pybind11::dict& params);
 
+// The gradients and optimizers (gradient_bindings.cc), as methods of the
+// GraphBuilder class.
+void BindGradients(pybind11::class_<GraphBuilder>& builder);
+
 // The partitioned variables, embedding lookups and string hashing
 // (embedding_bindings.cc), as functions of the module.
 void BindEmbeddings(pybind11::module_& m);
