@@ -82,8 +82,9 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 namespace {
 
 // Makes every data input of the nodes in [first, end) that comes from
-// before `loop_start` (outside the loop) read an Enter of it with
-// is_constant: a loop invariant, entered once per tensor.
+// before `loop_start` (outside the loop) read an Enter (a RefEnter, for a
+// reference) of it with is_constant: a loop invariant, entered once per
+// tensor.
 void EnterCaptures(const Scope& s, const Scope& outer, int loop_start, int first, int end,
                    const AttrMap& enter_attrs) {
   std::map<std::string, Output> entered;
@@ -94,21 +95,17 @@ void EnterCaptures(const Scope& s, const Scope& outer, int loop_start, int first
       if (input[0] == '^') continue;
       const int from_id = s.FindNode(NodeOfInput(input));
       if (from_id < 0 || from_id >= loop_start) continue;
-      if (s.annotation(id).input_refs[k]) {
-        s.UpdateStatus(errors::InvalidArgument(
-            "node '", node.name, "' in a while loop takes '", input,
-            "' from outside the loop by reference: updating a variable inside a loop is not "
-            "supported"));
-        return;
-      }
       auto it = entered.find(input);
       if (it == entered.end()) {
         const size_t colon = input.rfind(':');
         const int port = colon == std::string::npos ? 0 : std::stoi(input.substr(colon + 1));
         AttrMap attrs = enter_attrs;
         attrs["is_constant"] = true;
+        // A reference (a variable) enters as one, through a RefEnter, so the
+        // body updates it or reads it afresh in every iteration.
+        const char* op = s.annotation(from_id).output_refs[port] ? "RefEnter" : "Enter";
         Output x = outer.OutputOf(s.node(from_id).name, port);
-        it = entered.emplace(input, outer.AddOperation("Enter", {x}, attrs).output(0)).first;
+        it = entered.emplace(input, outer.AddOperation(op, {x}, attrs).output(0)).first;
       }
       s.UpdateInput(node.name, static_cast<int>(k), it->second);
     }

@@ -68,11 +68,12 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 // `parallel_iterations` at once; `maximum_iterations` (>= 0) stops the loop
 // after that many iterations even if cond still holds. Nodes are named under
 // "while/" (then "while_1/", ...) below the scope's prefix; that name is also
-// the loop's frame_name. A variable read inside a loop is read once, when
-// the loop starts; updating a variable inside a loop (an input that takes a
-// reference) is not supported yet: INVALID_ARGUMENT naming the node.
+// the loop's frame_name. A variable's value() is read once, before the loop;
+// its ref() enters as is (a RefEnter), so a body may update the variable
+// (AssignAdd) or read it afresh (Identity of ref()) in every iteration.
 // AddGradients differentiates a loop, TF1's way (kernels/control/while_grad.h):
-// the values the gradient needs are kept on stacks in every iteration, so
+// the values the gradient needs are kept on stacks in every iteration (those
+// on one side of a Cond in the body, in the iterations that took it), so
 // the backward pass holds each iteration's values until it has used them.
 struct WhileOptions {
   int parallel_iterations = 10;

@@ -1,5 +1,6 @@
 #include "api/ops.h"
 
+#include "api/random_seed.h"
 #include "api/variables.h"
 
 namespace tfd::ops {
@@ -57,10 +58,19 @@ Output Reduce(const Scope& scope, const char* op, const Input& x, const Input& a
                 {{"keep_dims", attrs.keep_dims}});
 }
 
+// A random op's seed attrs, taken after its inputs are in the graph (as
+// TF1 takes the graph's last op id then).
+AttrMap SeedAttrs(const Scope& scope, std::optional<int64_t> seed) {
+  const OpSeeds s = GetSeed(scope, seed);
+  return {{"seed", s.seed}, {"seed2", s.seed2}};
+}
+
 Output Random(const Scope& scope, const char* op, const Input& shape, DType dtype,
-              int64_t seed) {
-  return Single(scope, op, {AsOutput(scope, shape)},
-                {{"dtype", dtype}, {"seed", seed}, {"seed2", seed}});
+              std::optional<int64_t> seed) {
+  const Output shape_out = AsOutput(scope, shape);
+  AttrMap attrs = SeedAttrs(scope, seed);
+  attrs.emplace("dtype", dtype);
+  return Single(scope, op, {shape_out}, std::move(attrs));
 }
 
 }  // namespace
@@ -390,7 +400,7 @@ Output LRN(const Scope& s, const Input& input, const LRNAttrs& attrs) {
                  {"beta", attrs.beta}});
 }
 
-Output Dropout(const Scope& s, const Input& x, double rate, int64_t seed) {
+Output Dropout(const Scope& s, const Input& x, double rate, std::optional<int64_t> seed) {
   const Output xv = AsOutput(s, x);
   if (!(rate >= 0 && rate < 1)) {
     s.UpdateStatus(errors::InvalidArgument("Dropout's rate must be in [0, 1), got ", rate));
@@ -488,14 +498,21 @@ Output OneHot(const Scope& s, const Input& indices, const Input& depth, const In
                               AsOutput(s, off_value, on.dtype)});
 }
 
-Output RandomNormal(const Scope& s, const Input& shape, DType dtype, int64_t seed) {
+Output RandomNormal(const Scope& s, const Input& shape, DType dtype,
+                    std::optional<int64_t> seed) {
   return Random(s, "RandomStandardNormal", shape, dtype, seed);
 }
-Output TruncatedNormal(const Scope& s, const Input& shape, DType dtype, int64_t seed) {
+Output TruncatedNormal(const Scope& s, const Input& shape, DType dtype,
+                       std::optional<int64_t> seed) {
   return Random(s, "TruncatedNormal", shape, dtype, seed);
 }
-Output RandomUniform(const Scope& s, const Input& shape, DType dtype, int64_t seed) {
+Output RandomUniform(const Scope& s, const Input& shape, DType dtype,
+                     std::optional<int64_t> seed) {
   return Random(s, "RandomUniform", shape, dtype, seed);
+}
+Output RandomShuffle(const Scope& s, const Input& value, std::optional<int64_t> seed) {
+  const Output v = AsOutput(s, value);
+  return Single(s, "RandomShuffle", {v}, SeedAttrs(s, seed));
 }
 
 Output Assign(const Scope& s, const Output& ref, const Input& value) {

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -250,11 +251,13 @@ Output LRN(const Scope& scope, const Input& input, const LRNAttrs& attrs = {});
 // TensorFlow 1's dropout: x / keep_prob * floor(keep_prob + U[0, 1)), with
 // keep_prob = 1 - rate: each element kept with probability keep_prob (and
 // scaled up by 1 / keep_prob, so the expectation is x) or zeroed. The mask
-// comes from a RandomUniform node seeded with `seed`: a nonzero seed gives
-// the same sequence of masks in every session of the graph (a new mask each
-// run), 0 a different one each time. rate 0 returns x itself; a rate
-// outside [0, 1) is an error of the scope. x must be float32 or float64.
-Output Dropout(const Scope& scope, const Input& x, double rate, int64_t seed = 0);
+// comes from a RandomUniform node seeded as every random op is (below): with
+// an op seed or a graph seed, the same sequence of masks in every session of
+// the graph (a new mask each run); with neither, a different one each time.
+// rate 0 returns x itself; a rate outside [0, 1) is an error of the scope. x
+// must be float32 or float64.
+Output Dropout(const Scope& scope, const Input& x, double rate,
+               std::optional<int64_t> seed = std::nullopt);
 
 // --- Shapes and arrays. ---
 Output Shape(const Scope& scope, const Input& x);
@@ -295,10 +298,22 @@ Output OnesLike(const Scope& scope, const Input& x);
 Output OneHot(const Scope& scope, const Input& indices, const Input& depth,
               const Input& on_value, const Input& off_value);
 
-// --- Random tensors of shape `shape`; seed 0 draws a different stream per run. ---
-Output RandomNormal(const Scope& scope, const Input& shape, DType dtype, int64_t seed = 0);
-Output TruncatedNormal(const Scope& scope, const Input& shape, DType dtype, int64_t seed = 0);
-Output RandomUniform(const Scope& scope, const Input& shape, DType dtype, int64_t seed = 0);
+// --- Random ops. Seeded as TensorFlow 1 seeds them (api/random_seed.h): the
+// op's `seed` and the graph's seed (Scope::SetRandomSeed) give the node's
+// seed attrs. With either set, successive runs draw one reproducible
+// sequence, the same in every session of the graph and of a graph built the
+// same way; with neither (seed 0 is a seed), a different one each session. ---
+// Tensors of shape `shape`: N(0, 1); N(0, 1) redrawn beyond 2 standard
+// deviations; U[0, 1).
+Output RandomNormal(const Scope& scope, const Input& shape, DType dtype,
+                    std::optional<int64_t> seed = std::nullopt);
+Output TruncatedNormal(const Scope& scope, const Input& shape, DType dtype,
+                       std::optional<int64_t> seed = std::nullopt);
+Output RandomUniform(const Scope& scope, const Input& shape, DType dtype,
+                     std::optional<int64_t> seed = std::nullopt);
+// `value` with its first dimension in a random order (tf.random_shuffle).
+Output RandomShuffle(const Scope& scope, const Input& value,
+                     std::optional<int64_t> seed = std::nullopt);
 
 // --- Variables by reference (see api/variables.h for Variable). ---
 Output Assign(const Scope& scope, const Output& ref, const Input& value);

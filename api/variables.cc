@@ -36,7 +36,7 @@ Initializer Initializer::Constant(double value) {
   return i;
 }
 
-Initializer Initializer::RandomNormal(double stddev, int64_t seed, double mean) {
+Initializer Initializer::RandomNormal(double stddev, std::optional<int64_t> seed, double mean) {
   Initializer i;
   i.kind_ = Kind::kNormal;
   i.a_ = stddev;
@@ -45,13 +45,15 @@ Initializer Initializer::RandomNormal(double stddev, int64_t seed, double mean) 
   return i;
 }
 
-Initializer Initializer::TruncatedNormal(double stddev, int64_t seed, double mean) {
+Initializer Initializer::TruncatedNormal(double stddev, std::optional<int64_t> seed,
+                                         double mean) {
   Initializer i = RandomNormal(stddev, seed, mean);
   i.kind_ = Kind::kTruncatedNormal;
   return i;
 }
 
-Initializer Initializer::RandomUniform(double minval, double maxval, int64_t seed) {
+Initializer Initializer::RandomUniform(double minval, double maxval,
+                                       std::optional<int64_t> seed) {
   Initializer i;
   i.kind_ = Kind::kUniform;
   i.a_ = minval;
@@ -107,12 +109,14 @@ Initializer Initializer::ForShard(const TensorShape& full, int64_t first_row, in
   if (kind_ == Kind::kValue && value_.shape() == full) {
     i.value_ = value_.Slice(first_row, first_row + rows);
   }
-  if (seed_ != 0 && shard != 0) {
+  if (seed_ && shard != 0) {
     // splitmix64's step: nearby seeds and shards give unrelated streams.
-    uint64_t z = static_cast<uint64_t>(seed_) + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(shard);
+    // Without an op seed there is nothing to derive: each shard's random op
+    // gets its own seeds from the graph's (api/random_seed.h).
+    uint64_t z = static_cast<uint64_t>(*seed_) + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(shard);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    i.seed_ = static_cast<int64_t>((z ^ (z >> 31)) | 1);  // never 0, which means unseeded
+    i.seed_ = static_cast<int64_t>(z ^ (z >> 31));
   }
   return i;
 }

@@ -25,17 +25,23 @@
 namespace tfd::ops {
 
 // How a variable's initial value is computed (in the graph, on the
-// variable's task). Random initializers with seed 0 draw a different value
-// each time they run; a nonzero seed makes them reproducible.
+// variable's task). A random initializer is a random op (api/ops.h), seeded
+// from its `seed` and the graph's seed as TensorFlow 1 seeds them
+// (api/random_seed.h): with either set it draws reproducible values, the
+// same in every graph built the same way; with neither, different values
+// each time it runs.
 class Initializer {
  public:
   static Initializer Zeros();
   static Initializer Ones();
   static Initializer Constant(double value);
-  static Initializer RandomNormal(double stddev, int64_t seed = 0, double mean = 0);
+  static Initializer RandomNormal(double stddev, std::optional<int64_t> seed = std::nullopt,
+                                  double mean = 0);
   // Normal, redrawn beyond two standard deviations (tf.truncated_normal).
-  static Initializer TruncatedNormal(double stddev, int64_t seed = 0, double mean = 0);
-  static Initializer RandomUniform(double minval, double maxval, int64_t seed = 0);
+  static Initializer TruncatedNormal(double stddev, std::optional<int64_t> seed = std::nullopt,
+                                     double mean = 0);
+  static Initializer RandomUniform(double minval, double maxval,
+                                   std::optional<int64_t> seed = std::nullopt);
   // Exactly this value (dtype and shape must match the variable's).
   static Initializer Value(Tensor value);
 
@@ -44,12 +50,14 @@ class Initializer {
 
   // The initializer of shard `shard`, rows [first_row, first_row + rows), of
   // a partitioned variable (api/partitioned_variables.h). Constants and
-  // Value give exactly the rows the whole variable would hold. A seeded
-  // random one draws each shard from its own seed, derived from the seed and
-  // the shard's index (as in TensorFlow, where each shard's initializer is
-  // called on the shard's shape): reproducible for a given sharding, but not
-  // the rows of the unpartitioned draw, which would need the whole table
-  // drawn on every ps. An unseeded one is as random either way. A Value
+  // Value give exactly the rows the whole variable would hold. A random one
+  // with an op seed draws each shard from its own op seed, derived from the
+  // seed and the shard's index (as in TensorFlow, where each shard's
+  // initializer is called on the shard's shape); one without, in a graph
+  // with a seed, draws each shard from the graph seed and the shard's own
+  // node count. Either is reproducible for a given sharding, but not the
+  // rows of the unpartitioned draw, which would need the whole table drawn
+  // on every ps. One seeded neither way is as random either way. A Value
   // that is not of `full` shape is kept whole, so that the shard's Assign
   // refuses it (a shape error of the scope) rather than cut it wrongly.
   Initializer ForShard(const TensorShape& full, int64_t first_row, int64_t rows, int shard) const;
@@ -58,7 +66,7 @@ class Initializer {
   enum class Kind { kFill, kNormal, kTruncatedNormal, kUniform, kValue };
   Kind kind_ = Kind::kFill;
   double a_ = 0, b_ = 0;  // fill value; stddev and mean; minval and maxval
-  int64_t seed_ = 0;
+  std::optional<int64_t> seed_;  // the op seed; nullopt: unset
   Tensor value_;
 };
 

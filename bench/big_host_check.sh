@@ -38,12 +38,8 @@ res=$(mktemp -d)
 python=${PYTHON:-python3}
 start=$SECONDS
 # tfd's binaries get the bundle's libraries; torch keeps the host's.
-# Debian's OpenBLAS 0.3.21 falls back to SSE3 kernels on CPUs newer than
-# itself (tfd then keeps MatMul on Eigen): name the kernels the CPU can run.
-if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
-  if grep -q avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX
-  elif grep -q avx2 /proc/cpuinfo; then export OPENBLAS_CORETYPE=Haswell; fi
-fi
+# OPENBLAS_CORETYPE is tfd's own choice from the CPU (kernels/math/openblas.h)
+# unless set here; kernel_bench's header says which kernels were loaded.
 tfd_env() { LD_LIBRARY_PATH="$dir/libs" UCX_MODULE_DIR="$dir/libs/ucx" "$@"; }
 torch_env() { OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1 "$@"; }
 parts=" ${PARTS:-host cpu matmul gpu allreduce ddp shm local gpu_tests pageable} "
@@ -80,7 +76,7 @@ part host host && {
   grep -m1 'model name' /proc/cpuinfo
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
   "$python" -c 'import torch; print("torch", torch.__version__)'
-  echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-}"
+  echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(tfd chooses)}"
   sysctl net.core.rmem_max net.core.wmem_max
 } 2>&1 | tee "$res/host.txt"
 part cpu "CPU workers: tfd, 2 ps + 1 / + 2 workers, 3 CPUs per process" && train train_cpu.txt cpu

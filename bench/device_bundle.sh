@@ -22,7 +22,11 @@ for target in "$@"; do
   strip -o "$dir/bin/$(basename "$target")" "$build/$target"
 done
 runtime='/(libc|libm|libpthread|libdl|librt|libstdc\+\+|libgcc_s|ld-linux[^/]*)\.so'
-ldd "$dir"/bin/* | awk '/=> \// { print $3 }' | sort -u | { grep -vE "$runtime" || true; } |
+# OpenBLAS is loaded by the first product (kernels/math/openblas.h), not
+# linked, so ldd does not list it: it and what it needs go too.
+blas=/usr/lib/x86_64-linux-gnu/openblas-serial/libopenblas.so.0
+{ ldd "$dir"/bin/*; if [[ -e $blas ]]; then echo "blas => $blas"; ldd "$blas"; fi; } |
+  awk '/=> \// { print $3 }' | sort -u | { grep -vE "$runtime" || true; } |
   while read -r lib; do cp -L "$lib" "$dir/libs/"; done
 for module in /lib/x86_64-linux-gnu/ucx/*.so.0; do cp -L "$module" "$dir/libs/ucx/"; done
 tar -C "$dir" -cJf "$dir.tar.xz" .

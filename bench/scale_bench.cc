@@ -15,10 +15,13 @@
 // Then, on 1 ps and as many workers as --async-workers' largest, async
 // training steps (bench/scale_async.h): steps/s and the ps's CPU per
 // worker-step against the number of workers, and one worker SIGSTOPped.
+// With --delay-us, each size once per delay with a delaying proxy between
+// the tasks (bench/scale_delay.h), one async worker's step measured in each
+// cluster instead of the async sweep.
 //
 //   scale_bench [--tfctl PATH] [--tfd PATH] [--tasks 4,8,16,32,64] [--ps N]
 //               [--steps N] [--async-workers 1,2,4,8,16,32] [--async-seconds S]
-//               [--json FILE]
+//               [--delay-us 0,100,1000] [--json FILE]
 //
 // Exit status: 0 after printing; 1 when a cluster fails; 2 for bad flags.
 #include <unistd.h>
@@ -35,6 +38,7 @@
 #include "bench/proc_counters.h"
 #include "bench/scale_async.h"
 #include "bench/scale_cluster.h"
+#include "bench/scale_delay.h"
 #include "bench/stats.h"
 #include "daemon/client/client.h"
 
@@ -62,6 +66,9 @@ constexpr const char* kUsage =
     "  --async-workers  worker counts of the async steps, comma-separated; 0: none\n"
     "                   (default 1,2,4,8,16,32)\n"
     "  --async-seconds  how long each count steps (default 2)\n"
+    "  --delay-us  one-way delays of the links between tasks, comma-separated: each size\n"
+    "              runs once per delay through a delaying proxy (0: the proxy alone);\n"
+    "              the async sweep is then not run (default: no proxy)\n"
     "  --json   also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 constexpr std::chrono::milliseconds kTimeout = 60s;
@@ -76,6 +83,7 @@ struct ScaleSetup {
   std::vector<int> async_workers{1, 2, 4, 8, 16, 32};
   double async_seconds = 2;
   std::string json_path;
+  std::vector<int> delays_us;  // empty: no proxy
 };
 
 StatusOr<int> Count(const std::string& flag, const std::string& value, long lo, long hi) {
@@ -125,6 +133,8 @@ StatusOr<ScaleSetup> ParseFlags(int argc, char** argv) {
       TFD_ASSIGN_OR_RETURN(o.ps, Count(flag, value, 1, 64));
     } else if (flag == "--steps") {
       TFD_ASSIGN_OR_RETURN(o.steps, Count(flag, value, 1, 1000000));
+    } else if (flag == "--delay-us") {
+      TFD_ASSIGN_OR_RETURN(o.delays_us, CountList(flag, value, 0, 1000000));
     } else if (flag == "--json") {
       o.json_path = value;
     } else {
@@ -246,7 +256,7 @@ Status MeasureFanOut(Client& client, const ScaleCluster& cluster, const FanOutGr
 StatusOr<uint64_t> StepsServed(kj::AsyncIoContext& io, const ScaleCluster& cluster) {
   uint64_t served = 0;
   for (const auto& [job, task] : cluster.tasks()) {
-    TFD_ASSIGN_OR_RETURN(const std::string address, cluster.spec().TaskAddress(job, task));
+    TFD_ASSIGN_OR_RETURN(const std::string address, cluster.ListenAddress(job, task));
     TFD_ASSIGN_OR_RETURN(auto client, Client::Connect(io, address, "", kTimeout));
     TFD_ASSIGN_OR_RETURN(const TaskStatusInfo status, client->GetStatus(kTimeout));
     served += status.data_plane.steps_served;
@@ -279,17 +289,24 @@ Status MeasureControl(kj::AsyncIoContext& io, const std::string& master, const F
   return client->CloseSession();
 }
 
-Status RunSize(const ScaleSetup& o, int n, FiguresJson& json) {
+// delay_us < 0: no proxy.
+Status RunSize(const ScaleSetup& o, int n, int delay_us, FiguresJson& json) {
   const int ps = o.ps > 0 ? o.ps : std::max(1, n / 8);
-  const std::string row = std::to_string(n) + " tasks";
-  std::printf("%d tasks (%d ps, %d workers)\n", n, ps, n - ps);
+  const std::string delay = delay_us < 0 ? "" : ", " + std::to_string(delay_us) + " us";
+  const std::string row = std::to_string(n) + " tasks" + delay;
+  std::printf("%d tasks (%d ps, %d workers)%s\n", n, ps, n - ps,
+              delay_us < 0 ? "" : (delay + " one way between tasks").c_str());
   ScaleCluster cluster(o.tfctl, o.tfd, ps, n - ps);
+  std::unique_ptr<DelayProxy> proxy;
+  if (delay_us >= 0) {
+    TFD_ASSIGN_OR_RETURN(proxy, RouteThroughProxy(cluster, delay_us));
+  }
   const FanOutGraph g = MakeGraph(cluster);
   const auto t0 = Clock::now();
   TFD_RETURN_IF_ERROR(cluster.Start(kTimeout));
   const auto started = Clock::now();
   auto io = kj::setupAsyncIo();
-  TFD_ASSIGN_OR_RETURN(const std::string master, cluster.spec().TaskAddress("worker", 0));
+  TFD_ASSIGN_OR_RETURN(const std::string master, cluster.ListenAddress("worker", 0));
   TFD_ASSIGN_OR_RETURN(auto client, Client::Connect(io, master, "", kTimeout));
   TFD_RETURN_IF_ERROR(client->WaitCluster(kTimeout).status());
   const auto ready = Clock::now();
@@ -319,7 +336,14 @@ Status RunSize(const ScaleSetup& o, int n, FiguresJson& json) {
               "other tasks, sent at once\n",
               messages, cluster.tasks().size() - 1);
   AddFootprints(json, cluster, "after fan-out", row);
+  if (proxy != nullptr) {
+    TFD_RETURN_IF_ERROR(TraceFanOut(*client, g.noops, json, row));
+  }
   TFD_RETURN_IF_ERROR(client->CloseSession());
+  if (proxy != nullptr) {
+    TFD_RETURN_IF_ERROR(MeasureWorkerStep(*client, o.steps, json, row));
+    AddProxyCounters(*proxy, json, row);
+  }
   client.reset();
   start = Clock::now();
   TFD_RETURN_IF_ERROR(cluster.Stop(kTimeout));
@@ -352,13 +376,16 @@ int main(int argc, char** argv) {
   FiguresJson json("scale_bench", argc, argv);
   std::printf("scale_bench: %s, %ld CPUs\n", ProcLine("/proc/cpuinfo", "model name").c_str(),
               sysconf(_SC_NPROCESSORS_ONLN));
+  const std::vector<int> delays = setup->delays_us.empty() ? std::vector<int>{-1} : setup->delays_us;
   for (int n : setup->sizes) {
-    if (tfd::Status s = RunSize(*setup, n, json); !s.ok()) {
-      std::fprintf(stderr, "scale_bench: error: %d tasks: %s\n", n, s.ToString().c_str());
-      return 1;
+    for (int delay_us : delays) {
+      if (tfd::Status s = RunSize(*setup, n, delay_us, json); !s.ok()) {
+        std::fprintf(stderr, "scale_bench: error: %d tasks: %s\n", n, s.ToString().c_str());
+        return 1;
+      }
     }
   }
-  if (!setup->async_workers.empty()) {
+  if (!setup->async_workers.empty() && setup->delays_us.empty()) {
     if (tfd::Status s = RunAsync(*setup, json); !s.ok()) {
       std::fprintf(stderr, "scale_bench: error: async steps: %s\n", s.ToString().c_str());
       return 1;

@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
+#include "bench/delay_proxy.h"
 #include "bench/raw_tcp.h"
 #include "common/subprocess.h"
 
@@ -16,16 +18,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `count` ports free now, all different: each stays bound until all are
-// found, so the kernel cannot hand the same one out twice.
-std::vector<int> FreePorts(int count) {
+// `count` ports free now, all different and none of `taken`: each stays
+// bound until all are found, so the kernel cannot hand the same one out twice.
+std::vector<int> FreePorts(int count, const std::set<int>& taken = {}) {
   std::vector<int> ports, fds;
-  for (int i = 0; i < count; ++i) {
+  while (static_cast<int>(ports.size()) < count) {
     int port = 0;
     auto fd = ListenLoopback(&port);
     if (!fd.ok()) break;
     fds.push_back(*fd);
-    ports.push_back(port);
+    if (taken.count(port) == 0) ports.push_back(port);
   }
   for (int fd : fds) close(fd);
   while (static_cast<int>(ports.size()) < count) ports.push_back(1);  // tfd will say it cannot bind
@@ -119,7 +121,70 @@ Status ScaleCluster::Tfctl(const std::string& command, std::chrono::milliseconds
   return OkStatus();
 }
 
-Status ScaleCluster::Start(std::chrono::milliseconds timeout) { return Tfctl("start", timeout); }
+Status ScaleCluster::RouteThrough(DelayProxy& proxy) {
+  if (!listen_.jobs().empty()) return errors::FailedPrecondition("the cluster is routed already");
+  // The proxy listens at the spec's ports, the tasks at others: picked
+  // apart from the spec's, which are free until the proxy binds them.
+  auto port_of = [](const std::string& address) {
+    return std::atoi(address.c_str() + address.rfind(':') + 1);
+  };
+  std::set<int> spec_ports;
+  for (const auto& [job, addresses] : spec_.jobs()) {
+    for (const std::string& address : addresses) spec_ports.insert(port_of(address));
+  }
+  const std::vector<int> ports = FreePorts(static_cast<int>(tasks_.size()), spec_ports);
+  size_t next = 0;
+  for (const auto& [job, addresses] : spec_.jobs()) {
+    std::vector<std::string> listen;
+    for (const std::string& address : addresses) {
+      const int port = ports[next++];
+      TFD_RETURN_IF_ERROR(proxy.Forward(port, port_of(address)).status());
+      listen.push_back("127.0.0.1:" + std::to_string(port));
+    }
+    listen_.AddJob(job, listen);
+  }
+  return OkStatus();
+}
+
+StatusOr<std::string> ScaleCluster::ListenAddress(const std::string& job, int task) const {
+  return listen_.jobs().empty() ? spec_.TaskAddress(job, task) : listen_.TaskAddress(job, task);
+}
+
+Status ScaleCluster::Start(std::chrono::milliseconds timeout) {
+  return listen_.jobs().empty() ? Tfctl("start", timeout) : StartEachTask(timeout);
+}
+
+// `tfctl start` takes one --listen for all the tasks it starts: one tfctl
+// per task, all at once, as a user would start each task on its own host.
+Status ScaleCluster::StartEachTask(std::chrono::milliseconds timeout) {
+  std::vector<Subprocess> tfctls;
+  std::vector<std::string> outputs;
+  for (const auto& [job, task] : tasks_) {
+    TFD_ASSIGN_OR_RETURN(const std::string listen, listen_.TaskAddress(job, task));
+    std::vector<std::string> argv{
+        tfctl_, "start", "--cluster", spec_.ToJson(), "--job", job, "--task",
+        std::to_string(task), "--run-dir", dir_, "--timeout",
+        std::to_string(static_cast<double>(timeout.count()) / 1000), "--tfd=" + tfd_,
+        "--tfd-flag=--listen=" + listen};
+    for (const std::string& flag : tfd_flags_) argv.push_back("--tfd-flag=" + flag);
+    SubprocessOptions o;
+    o.stdout_path = o.stderr_path = dir_ + "/tfctl-start-" + job + "-" + std::to_string(task) + ".out";
+    o.truncate_output = true;
+    TFD_ASSIGN_OR_RETURN(Subprocess p, Subprocess::Start(argv, o));
+    tfctls.push_back(std::move(p));
+    outputs.push_back(o.stdout_path);
+  }
+  Status first = OkStatus();
+  for (size_t i = 0; i < tfctls.size(); ++i) {
+    auto code = tfctls[i].Wait(timeout + std::chrono::seconds(10));
+    if (!code.ok()) tfctls[i].Kill();
+    if (first.ok() && (!code.ok() || *code != 0)) {
+      first = errors::Internal("tfctl start of ", tasks_[i].first, " ", tasks_[i].second,
+                               " failed:\n", ReadAll(outputs[i]));
+    }
+  }
+  return first;
+}
 
 Status ScaleCluster::Stop(std::chrono::milliseconds timeout) { return Tfctl("stop", timeout); }
 

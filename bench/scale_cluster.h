@@ -25,6 +25,8 @@
 
 namespace tfd::bench {
 
+class DelayProxy;
+
 // What /proc says about one process now.
 struct TaskFootprint {
   double rss_mib = 0;
@@ -50,12 +52,23 @@ class ScaleCluster {
   ScaleCluster(const ScaleCluster&) = delete;
   ScaleCluster& operator=(const ScaleCluster&) = delete;
 
+  // Puts `proxy` between the tasks (bench/delay_proxy.h), before Start: the
+  // spec names a port of the proxy for each task, which relays to the port
+  // the task listens on (its --listen). Every connection a task makes to
+  // another, control and data plane (streams) alike, dials the spec's
+  // address, so all of them go through the proxy.
+  Status RouteThrough(DelayProxy& proxy);
   // `tfctl start` of every task; fails with tfctl's output when it fails.
+  // Routed through a proxy, one `tfctl start --job J --task N` per task, all
+  // at once, each with the task's own --listen.
   Status Start(std::chrono::milliseconds timeout);
   // `tfctl stop` of every task.
   Status Stop(std::chrono::milliseconds timeout);
 
   const ClusterSpec& spec() const { return spec_; }
+  // Where the task listens: a client on this host dials it there, past any
+  // proxy (as a client beside its master would).
+  StatusOr<std::string> ListenAddress(const std::string& job, int task) const;
   // Every task, ps first: {"ps", 0}, ..., {"worker", 0}, ...
   const std::vector<std::pair<std::string, int>>& tasks() const { return tasks_; }
   // From the task's pid file; -1 when there is none.
@@ -64,11 +77,13 @@ class ScaleCluster {
 
  private:
   Status Tfctl(const std::string& command, std::chrono::milliseconds timeout);
+  Status StartEachTask(std::chrono::milliseconds timeout);
 
   std::string tfctl_, tfd_;
   std::vector<std::string> tfd_flags_;
   ClusterSpec spec_;
   std::vector<std::pair<std::string, int>> tasks_;
+  ClusterSpec listen_;  // where the tasks listen, when not at spec_'s addresses (a proxy's)
   std::string dir_;  // the run directory: pid files, logs
 };
 

@@ -52,8 +52,9 @@ Json ReportsJson(const std::string& action, const std::vector<TaskCheckpoints>& 
   for (const TaskCheckpoints& t : tasks) {
     Json checkpoints = Json::array();
     for (const CheckpointInfo& c : t.checkpoints) checkpoints.push_back(InfoJson(c));
-    Json j{{"task", t.task}, {"directory", t.directory}, {"skipped", t.directory.empty()},
+    Json j{{"task", t.task}, {"directory", t.directory}, {"skipped", t.directory.empty() && t.left_out.empty()},
            {"checkpoints", checkpoints}};
+    if (!t.left_out.empty()) j["left_out"] = t.left_out;
     if (action == "restore") {
       j["variables"] = t.variables;
       j["passed_over"] = t.skipped;
@@ -76,6 +77,10 @@ void PrintSavedOrRestored(const std::string& action, const std::vector<TaskCheck
   std::printf("%s step %lld\n", action == "save" ? "saved" : "restored",
               static_cast<long long>(step.value_or(-1)));
   for (const TaskCheckpoints& t : tasks) {
+    if (!t.left_out.empty()) {
+      std::printf("  %-32s left out: %s\n", t.task.c_str(), t.left_out.c_str());
+      continue;
+    }
     if (t.directory.empty()) {
       std::printf("  %-32s skipped: no checkpoint directory\n", t.task.c_str());
       continue;
@@ -96,6 +101,10 @@ void PrintList(const std::vector<TaskCheckpoints>& tasks) {
   std::printf("%-32s %8s %10s %-19s %-8s %s\n", "TASK", "STEP", "SIZE", "WRITTEN", "VERIFIED",
               "PATH");
   for (const TaskCheckpoints& t : tasks) {
+    if (!t.left_out.empty()) {
+      std::printf("%-32s (left out: %s)\n", t.task.c_str(), t.left_out.c_str());
+      continue;
+    }
     if (t.directory.empty()) {
       std::printf("%-32s (no checkpoint directory)\n", t.task.c_str());
       continue;

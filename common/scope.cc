@@ -17,6 +17,7 @@ struct Scope::State {
   std::set<std::string> used_names;         // nodes and reserved names
   Status status;
   std::vector<VariableInfo> variables;
+  std::optional<int64_t> random_seed;
 };
 
 std::string Output::name() const {
@@ -164,6 +165,10 @@ void Scope::AddVariable(VariableInfo v) const { state_->variables.push_back(std:
 
 const std::vector<VariableInfo>& Scope::variables() const { return state_->variables; }
 
+void Scope::SetRandomSeed(std::optional<int64_t> seed) const { state_->random_seed = seed; }
+
+std::optional<int64_t> Scope::random_seed() const { return state_->random_seed; }
+
 GraphDef Scope::ToGraphDef() const { return state_->graph; }
 
 Operation Scope::AddOperation(const std::string& op, const std::vector<Output>& inputs,
@@ -250,7 +255,8 @@ void Scope::UpdateInput(const std::string& node, int index, const Output& from) 
     UpdateStatus(errors::InvalidArgument("node '", node, "' has no data input ", index));
     return;
   }
-  if (from.dtype != a.input_types[index] || from.is_ref != static_cast<bool>(a.input_refs[index])) {
+  // A reference may feed a value input (it is read there), not the reverse.
+  if (from.dtype != a.input_types[index] || (a.input_refs[index] && !from.is_ref)) {
     UpdateStatus(errors::InvalidArgument("node '", node, "' input ", index, " is ",
                                          DTypeName(a.input_types[index]), "; '", from.name(),
                                          "' is ", DTypeName(from.dtype)));

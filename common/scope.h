@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -162,6 +163,12 @@ class Scope {
   // The graph's variables, in creation order.
   void AddVariable(VariableInfo v) const;
   const std::vector<VariableInfo>& variables() const;
+
+  // The graph-level random seed (tf.set_random_seed), shared by every scope
+  // of the graph; nullopt (the default) when none is set. api/random_seed.h
+  // derives each random op's seeds from it.
+  void SetRandomSeed(std::optional<int64_t> seed) const;
+  std::optional<int64_t> random_seed() const;
 
   // The graph built so far (attrs completed). Check status() first: nodes
   // refused with an error are not in it.

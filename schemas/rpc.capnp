@@ -238,4 +238,5 @@ struct TaskCheckpoints {
   checkpoints @2 :List(CheckpointInfo);  # save: written; restore: restored; list: all, oldest first
   skipped @3 :List(Text);                # restore of the latest: newer files passed over, "PATH: why"
   variables @4 :List(Text);              # restore: the variables assigned
+  leftOut @5 :Text;                      # save, restore: why the task took no part, else empty
 }

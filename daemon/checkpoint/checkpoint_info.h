@@ -30,6 +30,10 @@ struct TaskCheckpoints {
   std::vector<std::string> skipped;
   // restore: the variables assigned.
   std::vector<std::string> variables;
+  // save, restore: why the task took no part, when it did not answer (or
+  // failed) and had nothing to save when this master last heard from it
+  // (daemon/distributed/checkpoint_participants.h); empty when it took part.
+  std::string left_out;
 };
 
 }  // namespace tfd

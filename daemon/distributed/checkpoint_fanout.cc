@@ -8,6 +8,7 @@
 
 #include "common/tensor_proto.h"
 #include "daemon/rpc/checkpoint_wire.h"
+#include "daemon/distributed/checkpoint_participants.h"
 #include "daemon/distributed/peers.h"
 #include "daemon/distributed/step_errors.h"
 #include "daemon/rpc/kj_status.h"
@@ -36,35 +37,45 @@ Status NoCheckpointDir(const std::vector<std::string>& tasks) {
                                     "--checkpoint-dir");
 }
 
+// The answer that leaves `task` out: it failed with `why` (did not answer in
+// time, most often) but had nothing to save when this master last heard
+// from it.
+TaskCheckpoints LeftOut(const std::string& task, const Status& why) {
+  TaskCheckpoints r;
+  r.task = task;
+  r.left_out = why.message() + "; it had nothing to save when this master last heard from it";
+  return r;
+}
+
 // Sends `call` to the worker of each of `tasks` and gathers each answer or
-// error, in that order.
+// error, in that order. A task that may be left out
+// (CheckpointParticipants::Optional) is waited for only kOptionalPatience,
+// and whatever it fails with is an answer that leaves it out.
 kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskTasks(TaskEnv& env,
                                                            const std::vector<std::string>& tasks,
                                                            kj::TimePoint deadline,
                                                            const std::string& method,
                                                            TaskCall call) {
+  const kj::TimePoint patience =
+      std::min(deadline, env.peers->timer().now() + CheckpointParticipants::kOptionalPatience);
   kj::Vector<kj::Promise<StatusOr<TaskCheckpoints>>> calls;
   for (const std::string& task : tasks) {
+    const bool optional = env.checkpoint_participants.Optional(task);
+    const kj::TimePoint until = optional ? patience : deadline;
     // A checkpoint is of the tasks that are up: one that is down fails the
     // call now rather than at its deadline.
-    auto answer = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)
+    auto answer = env.peers->Services(task, until, Peers::Patience::kFailIfDown)
                       .then([call](TaskServices s) {
       return call(s.worker);
     });
-    calls.add(WithDeadline(env, kj::mv(answer), deadline, method)
+    calls.add(WithDeadline(env, kj::mv(answer), until, method)
                   .then([](TaskCheckpoints r) -> StatusOr<TaskCheckpoints> { return r; },
-                        [task](kj::Exception&& e) -> StatusOr<TaskCheckpoints> {
+                        [task, optional](kj::Exception&& e) -> StatusOr<TaskCheckpoints> {
+                          if (optional) return LeftOut(task, StatusFromKj(e));
                           return OnTask(task, StatusFromKj(e));
                         }));
   }
   return kj::joinPromises(calls.releaseAsArray());
-}
-
-kj::Promise<kj::Array<StatusOr<TaskCheckpoints>>> AskEveryTask(TaskEnv& env,
-                                                               kj::TimePoint deadline,
-                                                               const std::string& method,
-                                                               TaskCall call) {
-  return AskTasks(env, env.cluster.TaskNames(), deadline, method, kj::mv(call));
 }
 
 // The tasks' answers, or the failure that names every task that failed
@@ -92,14 +103,32 @@ bool AnyDirectory(const Reports& reports) {
   return false;
 }
 
-// Sends `call` to every task's worker and gathers the answers in cluster
-// order. Any failure fails the whole, naming every task that failed.
-kj::Promise<Reports> CallEveryTask(TaskEnv& env, kj::TimePoint deadline, std::string method,
-                                   TaskCall call) {
-  return AskEveryTask(env, deadline, method, kj::mv(call))
+// The tasks that took part: every answer but those that left a task out.
+std::vector<std::string> TookPart(const Reports& reports) {
+  std::vector<std::string> tasks;
+  for (const TaskCheckpoints& r : reports) {
+    if (r.left_out.empty()) tasks.push_back(r.task);
+  }
+  return tasks;
+}
+
+Reports WereLeftOut(const Reports& reports) {
+  Reports out;
+  for (const TaskCheckpoints& r : reports) {
+    if (!r.left_out.empty()) out.push_back(r);
+  }
+  return out;
+}
+
+// Sends `call` to each of `tasks` and gathers the answers in that order.
+// Any failure fails the whole, naming every task that failed.
+kj::Promise<Reports> CallTasks(TaskEnv& env, const std::vector<std::string>& tasks,
+                               kj::TimePoint deadline, std::string method, TaskCall call) {
+  return AskTasks(env, tasks, deadline, method, kj::mv(call))
       .then([&env, method](kj::Array<StatusOr<TaskCheckpoints>> results) {
         StatusOr<Reports> reports = Gather(kj::mv(results), method);
         ThrowIfError(reports.status());
+        for (const TaskCheckpoints& r : *reports) env.checkpoint_participants.LearnFromAnswer(r);
         if (!AnyDirectory(*reports)) ThrowIfError(NoCheckpointDir(env.cluster.TaskNames()));
         return std::move(reports).value();
       });
@@ -141,11 +170,11 @@ kj::Promise<StatusOr<std::optional<int64_t>>> ReadGlobalStepOn(TaskEnv& env,
       });
 }
 
-kj::Promise<int64_t> ReadGlobalStep(TaskEnv& env, kj::TimePoint deadline) {
+// The global step, from whichever of `tasks` (those held) holds it.
+kj::Promise<int64_t> ReadGlobalStep(TaskEnv& env, const std::vector<std::string>& tasks,
+                                    kj::TimePoint deadline) {
   kj::Vector<kj::Promise<StatusOr<std::optional<int64_t>>>> reads;
-  for (const std::string& task : env.cluster.TaskNames()) {
-    reads.add(ReadGlobalStepOn(env, task, deadline));
-  }
+  for (const std::string& task : tasks) reads.add(ReadGlobalStepOn(env, task, deadline));
   return kj::joinPromises(reads.releaseAsArray())
       .then([](kj::Array<StatusOr<std::optional<int64_t>>> values) -> int64_t {
         for (auto& v : values) ThrowIfError(v.status());
@@ -160,10 +189,19 @@ bool Newer(const CheckpointInfo& a, const CheckpointInfo& b) {
   return a.mtime_unix_ms != b.mtime_unix_ms ? a.mtime_unix_ms > b.mtime_unix_ms : a.step > b.step;
 }
 
-// The newest step that verifies on every task with a dir and a checkpoint
-// in it, ranked by its newest write. A task whose directory holds none is
-// new to the job (it grew by a ps task): it has no say, and restores from
-// the other tasks' parts (daemon/checkpoint/sliced_restore.h).
+// Whether `r` has a say in the step a restore of the latest takes: a task
+// whose directory holds no checkpoint is new to the job (it grew by a ps
+// task), and restores from the other tasks' parts
+// (daemon/checkpoint/sliced_restore.h); one whose files all hold nothing
+// (a worker without variables) may have been left out of the newest saves.
+// Unless no task's file holds anything: then every task with a file has one.
+bool HasSay(const TaskCheckpoints& r, bool any_content) {
+  if (r.directory.empty() || r.checkpoints.empty()) return false;
+  return !any_content || !EveryFileEmpty(r);
+}
+
+// The newest step that verifies on every task that has a say (HasSay),
+// ranked by its newest write.
 StatusOr<int64_t> ChooseLatest(const Reports& lists) {
   struct Good {
     size_t tasks = 0;
@@ -172,16 +210,21 @@ StatusOr<int64_t> ChooseLatest(const Reports& lists) {
   std::map<int64_t, Good> good;
   size_t with_dir = 0;
   bool any_file = false;
+  bool any_content = false;
+  for (const TaskCheckpoints& r : lists) {
+    if (!r.directory.empty() && !EveryFileEmpty(r)) any_content = true;
+  }
   std::string summary;
   for (const TaskCheckpoints& r : lists) {
     if (r.directory.empty()) continue;
-    if (!r.checkpoints.empty()) ++with_dir;
+    const bool say = HasSay(r, any_content);
+    if (say) ++with_dir;
     std::string files;
     for (const CheckpointInfo& c : r.checkpoints) {
       any_file = true;
       files += (files.empty() ? "" : ", ") + std::to_string(c.step) +
                (c.verified ? "" : " (" + c.problem + ")");
-      if (!c.verified) continue;
+      if (!c.verified || !say) continue;
       Good& g = good[c.step];
       if (g.tasks++ == 0 || Newer(c, g.newest)) g.newest = c;
     }
@@ -288,13 +331,50 @@ kj::Promise<void> ReleaseAll(TaskEnv& env, std::vector<HeldTask>& held) {
       .catch_([](kj::Exception&&) {});
 }
 
-// Runs `body` while no step runs anywhere in the cluster: every task's
-// master holds its new steps and lets its running ones end first
-// (daemon/distributed/step_gate.h), so what each task then snapshots or
-// restores is the same cut of the steps. The holds are released afterwards,
-// also when `body` fails; they expire by themselves at the deadline.
-kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::string what,
-                                   kj::Function<kj::Promise<Reports>()> body) {
+// One task's answer to holdSteps: held, left out (an optional task that did
+// not answer in time), or failed.
+struct HoldAnswer {
+  std::optional<HeldTask> held;
+  std::optional<TaskCheckpoints> left_out;
+  Status failed;
+};
+
+kj::Promise<HoldAnswer> HoldOne(TaskEnv& env, const std::string& task, kj::TimePoint deadline,
+                                int64_t drain_ms, int64_t hold_ms) {
+  const bool optional = env.checkpoint_participants.Optional(task);
+  const kj::TimePoint until =
+      optional ? std::min(deadline, env.peers->timer().now() +
+                                        CheckpointParticipants::kOptionalPatience)
+               : deadline;
+  auto held = env.peers->Services(task, until, Peers::Patience::kFailIfDown)
+                  .then([task, drain_ms, hold_ms](TaskServices s) {
+    auto request = s.worker.holdStepsRequest();
+    request.setDrainMs(drain_ms);
+    request.setHoldMs(hold_ms);
+    return request.send().then(
+        [task, worker = s.worker](capnp::Response<proto::Worker::HoldStepsResults>&& r) mutable {
+          return HeldTask{task, kj::mv(worker), r.getHoldId(), r.getRunning(), r.getHold()};
+        });
+  });
+  return WithDeadline(env, kj::mv(held), until, "holdSteps")
+      .then([](HeldTask h) { return HoldAnswer{std::move(h), std::nullopt, OkStatus()}; },
+            [task, optional](kj::Exception&& e) {
+              if (optional) return HoldAnswer{std::nullopt, LeftOut(task, StatusFromKj(e)), {}};
+              return HoldAnswer{std::nullopt, std::nullopt, OnTask(task, StatusFromKj(e))};
+            });
+}
+
+// Runs `body` on the tasks held while no step runs anywhere in the cluster:
+// every task's master holds its new steps and lets its running ones end
+// first (daemon/distributed/step_gate.h), so what each task then snapshots
+// or restores is the same cut of the steps. A task with nothing to save
+// that does not answer in time is left out (not held: its steps, should
+// it run any, are not in the cut), and its answer is added to body's. The
+// holds are released afterwards, also when `body` fails; they expire by
+// themselves at the deadline.
+kj::Promise<Reports> WithStepsHeld(
+    TaskEnv& env, kj::TimePoint deadline, std::string what,
+    kj::Function<kj::Promise<Reports>(const std::vector<std::string>& held)> body) {
   const kj::TimePoint now = env.peers->timer().now();
   const kj::Duration left = deadline > now ? deadline - now : 0 * kj::SECONDS;
   const int64_t drain_ms = std::min(kDrain, left) / kj::MILLISECONDS;
@@ -303,45 +383,39 @@ kj::Promise<Reports> WithStepsHeld(TaskEnv& env, kj::TimePoint deadline, std::st
   // client's 600 s deadline (tfctl's --timeout 600) failed every save.
   constexpr int64_t kMaxHoldMs = 10 * 60 * 1000;
   const int64_t hold_ms = std::min<int64_t>(left / kj::MILLISECONDS + 1000, kMaxHoldMs);
-  kj::Vector<kj::Promise<StatusOr<HeldTask>>> holds;
+  kj::Vector<kj::Promise<HoldAnswer>> holds;
   for (const std::string& task : env.cluster.TaskNames()) {
-    auto held = env.peers->Services(task, deadline, Peers::Patience::kFailIfDown)
-                    .then([task, drain_ms, hold_ms](TaskServices s) {
-      auto request = s.worker.holdStepsRequest();
-      request.setDrainMs(drain_ms);
-      request.setHoldMs(hold_ms);
-      return request.send().then(
-          [task, worker = s.worker](capnp::Response<proto::Worker::HoldStepsResults>&& r) mutable {
-            return HeldTask{task, kj::mv(worker), r.getHoldId(), r.getRunning(), r.getHold()};
-          });
-    });
-    holds.add(WithDeadline(env, kj::mv(held), deadline, "holdSteps")
-                  .then([](HeldTask h) -> StatusOr<HeldTask> { return h; },
-                        [task](kj::Exception&& e) -> StatusOr<HeldTask> {
-                          return OnTask(task, StatusFromKj(e));
-                        }));
+    holds.add(HoldOne(env, task, deadline, drain_ms, hold_ms));
   }
   return kj::joinPromises(holds.releaseAsArray())
       .then([&env, what = std::move(what), body = kj::mv(body)](
-                kj::Array<StatusOr<HeldTask>> answers) mutable -> kj::Promise<Reports> {
+                kj::Array<HoldAnswer> answers) mutable -> kj::Promise<Reports> {
         auto held = std::make_shared<std::vector<HeldTask>>();
+        Reports left_out;
+        std::vector<std::string> tasks;
         Status failed;
         for (auto& a : answers) {
-          if (!a.ok()) {
-            if (failed.ok()) failed = a.status().WithContext("holding the steps for " + what);
-            continue;
+          if (a.left_out) left_out.push_back(std::move(*a.left_out));
+          if (!a.failed.ok() && failed.ok()) {
+            failed = a.failed.WithContext("holding the steps for " + what);
           }
-          if (a->running > 0 && env.logger) {
+          if (!a.held) continue;
+          if (a.held->running > 0 && env.logger) {
             env.logger->warn("{}: {} step(s) of {} still running after {} ms; going on without "
                              "them (a sync replica waiting for its token?)",
-                             what, a->running, a->task, kDrain / kj::MILLISECONDS);
+                             what, a.held->running, a.held->task, kDrain / kj::MILLISECONDS);
           }
-          held->push_back(std::move(a).value());
+          tasks.push_back(a.held->task);
+          held->push_back(std::move(*a.held));
+        }
+        for (const TaskCheckpoints& l : left_out) {
+          if (env.logger) env.logger->warn("{}: left out {}: {}", what, l.task, l.left_out);
         }
         kj::Promise<Reports> done =
-            failed.ok() ? body() : kj::Promise<Reports>(KjFromStatus(failed));
+            failed.ok() ? body(tasks) : kj::Promise<Reports>(KjFromStatus(failed));
         return done.then(
-            [&env, held](Reports r) {
+            [&env, held, left_out = std::move(left_out)](Reports r) mutable {
+              for (TaskCheckpoints& l : left_out) r.push_back(std::move(l));
               return ReleaseAll(env, *held).then([r = std::move(r)]() mutable { return r; });
             },
             [&env, held](kj::Exception&& e) {
@@ -371,16 +445,12 @@ kj::Promise<void> FinishOn(TaskEnv& env, const std::vector<std::string>& tasks, 
       });
 }
 
-kj::Promise<void> FinishEverywhere(TaskEnv& env, int64_t step, proto::CheckpointAction action,
-                                   kj::TimePoint deadline, std::string what) {
-  return FinishOn(env, env.cluster.TaskNames(), step, action, deadline, std::move(what));
-}
-
 // After a commit some task did not answer OK: the tasks that committed
 // take theirs back (a task that did not answer may have committed too, but
 // then the others' files are gone and no restore takes the step), then
-// every task deletes its pending part. Then `failed`.
-kj::Promise<Reports> UndoCommit(TaskEnv& env, int64_t step, kj::TimePoint deadline,
+// every task that wrote a part deletes it. Then `failed`.
+kj::Promise<Reports> UndoCommit(TaskEnv& env, int64_t step, std::vector<std::string> writers,
+                                kj::TimePoint deadline,
                                 const kj::Array<StatusOr<TaskCheckpoints>>& committed,
                                 Status failed) {
   std::vector<std::string> tasks;
@@ -389,9 +459,9 @@ kj::Promise<Reports> UndoCommit(TaskEnv& env, int64_t step, kj::TimePoint deadli
   }
   return FinishOn(env, tasks, step, proto::CheckpointAction::REVERT, deadline,
                   "taking back the commits")
-      .then([&env, step, deadline]() {
-        return FinishEverywhere(env, step, proto::CheckpointAction::DISCARD, deadline,
-                                "discarding the parts written");
+      .then([&env, step, writers = std::move(writers), deadline]() {
+        return FinishOn(env, writers, step, proto::CheckpointAction::DISCARD, deadline,
+                        "discarding the parts written");
       })
       .then([failed = std::move(failed)]() -> Reports {
         ThrowIfError(failed);
@@ -399,37 +469,54 @@ kj::Promise<Reports> UndoCommit(TaskEnv& env, int64_t step, kj::TimePoint deadli
       });
 }
 
-// The save of checkpoint `step` once the steps are held: every task writes
-// its part as a pending file; only when every task has, every task commits
-// it. A part some task could not write makes the others discard theirs, and
-// a commit some task could not make (or answer) makes the others take
-// theirs back, so nothing of the step is left to be taken for complete; the
-// error names each task that failed, with its reason and file. Until every
-// task has committed, no task deletes an older checkpoint (pruning comes
-// after), so the newest step complete on every task stays there whatever
-// fails.
-kj::Promise<Reports> WriteAndCommit(TaskEnv& env, int64_t step, kj::TimePoint deadline) {
+// Phase two of WriteAndCommit: the tasks that wrote a part commit it.
+kj::Promise<Reports> Commit(TaskEnv& env, int64_t step, Reports parts, kj::TimePoint deadline) {
+  const std::string what = "committing the checkpoint of step " + std::to_string(step);
+  std::vector<std::string> writers = TookPart(parts);
+  return AskTasks(env, writers, deadline, "finishCheckpoint",
+                  FinishCall(step, proto::CheckpointAction::COMMIT))
+      .then([&env, step, deadline, what, writers, parts = std::move(parts)](
+                kj::Array<StatusOr<TaskCheckpoints>> committed) mutable -> kj::Promise<Reports> {
+        kj::Array<StatusOr<TaskCheckpoints>> answers =
+            KJ_MAP(r, committed) -> StatusOr<TaskCheckpoints> { return r; };
+        StatusOr<Reports> reports = Gather(kj::mv(committed), what);
+        if (!reports.ok()) {
+          return UndoCommit(env, step, writers, deadline, answers, reports.status());
+        }
+        for (TaskCheckpoints& l : WereLeftOut(parts)) reports->push_back(std::move(l));
+        return std::move(reports).value();
+      });
+}
+
+// The save of checkpoint `step` once `tasks` are held: each writes its part
+// as a pending file; only when every one has, each commits it. A part some
+// task could not write makes the others discard theirs, and a commit some
+// task could not make (or answer) makes the others take theirs back, so
+// nothing of the step is left to be taken for complete; the error names
+// each task that failed, with its reason and file. Until every task has
+// committed, no task deletes an older checkpoint (pruning comes after), so
+// the newest step complete on every task stays there whatever fails. What
+// each part holds tells which tasks may be left out from now on
+// (CheckpointParticipants); a task whose part is empty may be left out of
+// the commit already.
+kj::Promise<Reports> WriteAndCommit(TaskEnv& env, int64_t step,
+                                    const std::vector<std::string>& tasks,
+                                    kj::TimePoint deadline) {
   const std::string what = "checkpoint of step " + std::to_string(step);
-  return AskEveryTask(env, deadline, "saveCheckpoint", SaveCall(step))
-      .then([&env, step, deadline, what](
+  return AskTasks(env, tasks, deadline, "saveCheckpoint", SaveCall(step))
+      .then([&env, step, tasks, deadline, what](
                 kj::Array<StatusOr<TaskCheckpoints>> written) -> kj::Promise<Reports> {
+        for (const auto& w : written) {
+          if (w.ok()) env.checkpoint_participants.LearnFromPart(*w);
+        }
         StatusOr<Reports> parts = Gather(kj::mv(written), "writing the " + what);
         if (!parts.ok()) {
-          return FinishEverywhere(env, step, proto::CheckpointAction::DISCARD, deadline,
-                                  "discarding the parts written")
+          return FinishOn(env, tasks, step, proto::CheckpointAction::DISCARD, deadline,
+                          "discarding the parts written")
               .then([failed = parts.status()]() -> Reports { ThrowIfError(failed); return {}; });
         }
         if (!AnyDirectory(*parts)) ThrowIfError(NoCheckpointDir(env.cluster.TaskNames()));
-        return AskEveryTask(env, deadline, "finishCheckpoint",
-                            FinishCall(step, proto::CheckpointAction::COMMIT))
-            .then([&env, step, deadline, what](
-                      kj::Array<StatusOr<TaskCheckpoints>> committed) -> kj::Promise<Reports> {
-              kj::Array<StatusOr<TaskCheckpoints>> answers =
-                  KJ_MAP(r, committed) -> StatusOr<TaskCheckpoints> { return r; };
-              StatusOr<Reports> reports = Gather(kj::mv(committed), "committing the " + what);
-              if (reports.ok()) return std::move(reports).value();
-              return UndoCommit(env, step, deadline, answers, reports.status());
-            });
+        return Commit(env, step, std::move(parts).value(), deadline);
       });
 }
 
@@ -445,21 +532,21 @@ kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
   // a step is named for the step every task's file holds.
   auto at = std::make_shared<int64_t>(-1);  // the step, once known
   return WithStepsHeld(env, deadline, "saving a checkpoint",
-                       [&env, step, deadline, at]() {
+                       [&env, step, deadline, at](const std::vector<std::string>& held) {
                          kj::Promise<int64_t> named = step.has_value()
                                                           ? kj::Promise<int64_t>(*step)
-                                                          : ReadGlobalStep(env, deadline);
-                         return named.then([&env, deadline, at](int64_t s) {
+                                                          : ReadGlobalStep(env, held, deadline);
+                         return named.then([&env, deadline, at, held](int64_t s) {
                            *at = s;
-                           return WriteAndCommit(env, s, deadline);
+                           return WriteAndCommit(env, s, held, deadline);
                          });
                        })
       .then(
           [&env, deadline, at](Reports reports) {
             env.metrics.cluster_checkpoints.Saved(std::chrono::system_clock::now());
             // Outside the hold: retention does not keep the steps waiting.
-            return FinishEverywhere(env, *at, proto::CheckpointAction::PRUNE, deadline,
-                                    "deleting older checkpoints")
+            return FinishOn(env, TookPart(reports), *at, proto::CheckpointAction::PRUNE,
+                            deadline, "deleting older checkpoints")
                 .then([reports = std::move(reports)]() mutable { return std::move(reports); });
           },
           [&env](kj::Exception&& e) -> Reports {
@@ -480,41 +567,46 @@ kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env,
                                                 "latest), not ", step));
   }
   if (step >= 0) {
-    return WithStepsHeld(env, deadline, "restoring a checkpoint", [&env, step, deadline]() {
-      return CallEveryTask(env, deadline, "restoreCheckpoint", RestoreCall(step));
-    });
+    return WithStepsHeld(env, deadline, "restoring a checkpoint",
+                         [&env, step, deadline](const std::vector<std::string>& held) {
+                           return CallTasks(env, held, deadline, "restoreCheckpoint",
+                                            RestoreCall(step));
+                         });
   }
-  return CallEveryTask(env, deadline, "listCheckpoints", ListCall(true))
-      .then([&env, deadline](Reports lists) {
-        auto chosen = ChooseLatest(lists);
-        ThrowIfError(chosen.status());
-        std::map<std::string, std::vector<std::string>> skipped;
-        for (const TaskCheckpoints& l : lists) {
-          skipped[l.task] = PassedOver(l, *chosen);
-          for (const std::string& s : skipped[l.task]) {
-            if (env.logger) env.logger->warn("restoring step {}: passing over {}", *chosen, s);
+  return ListClusterCheckpoints(env, deadline, true).then([&env, deadline](Reports lists) {
+    auto chosen = ChooseLatest(lists);
+    ThrowIfError(chosen.status());
+    std::map<std::string, std::vector<std::string>> skipped;
+    for (const TaskCheckpoints& l : lists) {
+      skipped[l.task] = PassedOver(l, *chosen);
+      for (const std::string& s : skipped[l.task]) {
+        if (env.logger) env.logger->warn("restoring step {}: passing over {}", *chosen, s);
+      }
+    }
+    const int64_t at = *chosen;
+    return WithStepsHeld(env, deadline, "restoring a checkpoint",
+                         [&env, deadline, at](const std::vector<std::string>& held) {
+                           return CallTasks(env, held, deadline, "restoreCheckpoint",
+                                            RestoreCall(at));
+                         })
+        .then([skipped = std::move(skipped)](Reports reports) {
+          for (TaskCheckpoints& r : reports) {
+            auto it = skipped.find(r.task);
+            if (it != skipped.end()) r.skipped = it->second;
           }
-        }
-        const int64_t at = *chosen;
-        return WithStepsHeld(env, deadline, "restoring a checkpoint",
-                             [&env, deadline, at]() {
-                               return CallEveryTask(env, deadline, "restoreCheckpoint",
-                                                    RestoreCall(at));
-                             })
-            .then([skipped = std::move(skipped)](Reports reports) {
-              for (TaskCheckpoints& r : reports) {
-                auto it = skipped.find(r.task);
-                if (it != skipped.end()) r.skipped = it->second;
-              }
-              return reports;
-            });
-      });
+          return reports;
+        });
+  });
 }
 
 kj::Promise<std::vector<TaskCheckpoints>> ListClusterCheckpoints(TaskEnv& env,
                                                                  kj::TimePoint deadline,
                                                                  bool verify) {
-  return CallEveryTask(env, deadline, "listCheckpoints", ListCall(verify));
+  return CallTasks(env, env.cluster.TaskNames(), deadline, "listCheckpoints", ListCall(verify))
+      .then([&env](Reports lists) {
+        for (const TaskCheckpoints& l : lists) env.checkpoint_participants.LearnFromList(l);
+        return lists;
+      });
 }
 
 Status FinishCheckpointOnTask(CheckpointManager& checkpoints, TaskMetrics& metrics, int64_t step,

@@ -24,7 +24,14 @@
 // Every function fails (as a kj exception carrying a Status) when a task
 // fails or misses the deadline — naming each such task — and with
 // FAILED_PRECONDITION when no task of the cluster has a --checkpoint-dir.
-// Tasks without one are answered for with an empty `directory`.
+// Tasks without one are answered for with an empty `directory`. A task that
+// had nothing to save when this master last heard from it (no directory,
+// or an empty part: a worker holding no variable) is not waited for past
+// CheckpointParticipants::kOptionalPatience: if it does not answer (stopped,
+// down, too slow), the save or restore goes on without it and answers for
+// it with `left_out` saying why (daemon/distributed/checkpoint_participants.h).
+// So a stopped worker holding nothing does not stop the cluster's
+// checkpoints; a stopped task holding variables still fails them, named.
 //
 // Thread-safety: event-loop thread only; `env` must outlive the promises.
 #pragma once

@@ -23,6 +23,7 @@
 #include "common/cluster_spec.h"
 #include "common/mutex.h"
 #include "common/op_kernel.h"
+#include "daemon/distributed/checkpoint_participants.h"
 #include "daemon/distributed/step_gate.h"
 #include "daemon/distributed/task_metrics.h"
 #include "daemon/runtime/local_rendezvous.h"
@@ -78,6 +79,9 @@ struct TaskEnv {
   LocalRendezvous rendezvous;
   StepRegistry steps;
   StepGate step_gate;  // the steps this task's master runs; held for a checkpoint
+  // What this task, as a master, learned of every task's checkpoint parts:
+  // which may be left out of a cluster checkpoint when they do not answer.
+  CheckpointParticipants checkpoint_participants;
 
   std::chrono::milliseconds step_timeout{30000};  // default per step, and for reaching tasks
   bool log_device_placement = false;

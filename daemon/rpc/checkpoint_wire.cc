@@ -44,6 +44,7 @@ void TaskCheckpointsToProto(const TaskCheckpoints& in, proto::TaskCheckpoints::B
   for (unsigned i = 0; i < in.checkpoints.size(); ++i) InfoToProto(in.checkpoints[i], list[i]);
   TextsToProto(in.skipped, out.initSkipped(static_cast<unsigned>(in.skipped.size())));
   TextsToProto(in.variables, out.initVariables(static_cast<unsigned>(in.variables.size())));
+  out.setLeftOut(in.left_out);
 }
 
 TaskCheckpoints TaskCheckpointsFromProto(proto::TaskCheckpoints::Reader in) {
@@ -53,6 +54,7 @@ TaskCheckpoints TaskCheckpointsFromProto(proto::TaskCheckpoints::Reader in) {
   for (auto c : in.getCheckpoints()) out.checkpoints.push_back(InfoFromProto(c));
   out.skipped = TextsFromProto(in.getSkipped());
   out.variables = TextsFromProto(in.getVariables());
+  out.left_out = in.getLeftOut();
   return out;
 }
 

@@ -26,6 +26,17 @@ int64_t NowMicros() {
 
 std::string Where(const Graph::Node& n) { return "node '" + n.name() + "' (" + n.op() + ")"; }
 
+// The step's context for one run of a transfer inside a while loop: the
+// step's own, with a rendezvous that keys on the frame and iteration.
+struct FramedStep {
+  FramedStep(const StepContext& step, uint64_t frame_id, int64_t iter)
+      : rendezvous(*step.rendezvous, frame_id, iter), ctx(step) {
+    ctx.rendezvous = &rendezvous;
+  }
+  FrameRendezvous rendezvous;
+  StepContext ctx;
+};
+
 }  // namespace
 
 // The nodes one thread runs next for one step. A kernel that finishes
@@ -196,11 +207,19 @@ void Executor::Step::RunOne(const TaggedNode& t, std::vector<TaggedNode>& ready)
     NodeDone(t, &kctx, start, ready);
     return;
   }
-  auto kctx = std::make_shared<OpKernelContext>(kernel, *exec.options_.env, ctx, std::move(in),
+  // Only asynchronous kernels transfer; one inside a loop keys on its
+  // frame and iteration (frame_rendezvous.h).
+  std::shared_ptr<FramedStep> framed;
+  if (t.frame != &root && ctx.rendezvous != nullptr &&
+      (node.op() == "_Send" || node.op() == "_Recv")) {
+    framed = std::make_shared<FramedStep>(ctx, t.frame->instance_id, t.iter);
+  }
+  auto kctx = std::make_shared<OpKernelContext>(kernel, *exec.options_.env,
+                                                framed ? framed->ctx : ctx, std::move(in),
                                                 node.output_types);
   OpKernelContext* raw = kctx.get();
   static_cast<AsyncOpKernel&>(kernel).ComputeAsync(
-      *raw, [self = shared_from_this(), t, start, owned = std::move(kctx)] {
+      *raw, [self = shared_from_this(), t, start, owned = std::move(kctx), framed] {
         std::vector<TaggedNode> later;
         self->NodeDone(t, owned.get(), start, later);
         self->Drain(later);
@@ -353,7 +372,35 @@ void Executor::Step::Finish() {
     final_status = status;
     final_stats = std::move(stats);
   }
+  if (final_status.ok()) final_status = CheckFetchesFilled();
   done(final_status, std::move(final_stats));
+}
+
+// A step can end with nothing left to run and a fetch never computed: a
+// Merge or a loop waiting on an input that never comes leaves the _Retval
+// unrun without an error of its own. Returning OK then would hand the
+// caller an empty tensor as the fetch's value.
+Status Executor::Step::CheckFetchesFilled() const {
+  if (args.frame == nullptr) return OkStatus();
+  const std::vector<Tensor>& retvals = args.frame->retvals;
+  for (size_t i = 0; i < retvals.size(); ++i) {
+    if (retvals[i].initialized()) continue;
+    for (int id = 0; id < graph.num_nodes(); ++id) {
+      const Graph::Node& node = graph.node(id);
+      if (lf.kind[id] != NodeKind::kRetval) continue;
+      const auto it = node.def.attrs.find("index");
+      const int64_t* index = it == node.def.attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
+      if (index == nullptr || *index != static_cast<int64_t>(i)) continue;
+      return errors::InvalidArgument("the step ended without computing the fetched tensor '",
+                                     node.def.inputs.at(0),
+                                     "': a node it depends on never became ready (a Merge or "
+                                     "a loop waiting for an input that never came)")
+          .WithNode(node.name(), node.op());
+    }
+    return errors::Internal("the step ended without computing fetch #", i,
+                            ": no _Retval node of the step's graph has that index");
+  }
+  return OkStatus();
 }
 
 Executor::Executor(PrivateKey, std::shared_ptr<const Graph> graph, const Options& options)

@@ -19,6 +19,11 @@
 // loop's memory does not grow with its iteration count. A loop that never
 // ends runs until the step's deadline or cancellation.
 //
+// Every slot of the frame's retvals must be filled by the graph's _Retval of
+// that index: a step that ends with one unfilled fails (INVALID_ARGUMENT
+// naming the fetch whose producer never ran, INTERNAL for a slot that no
+// _Retval has), so an OK step never hands back an empty tensor as a fetch.
+//
 // With Options::inline_kernels no kernel
 // goes to the pool: each runs on the thread that made it ready (see
 // InlineKernelsFor).

@@ -15,6 +15,7 @@
 
 #include "common/mutex.h"
 #include "daemon/runtime/executor.h"
+#include "daemon/runtime/frame_rendezvous.h"
 #include "daemon/runtime/loop_frames.h"
 #include "daemon/runtime/step_deadlines.h"
 
@@ -71,7 +72,12 @@ struct Frame {
     std::map<int, std::unique_ptr<Frame>> children;  // by static frame
   };
   Frame(int static_id, const LoopFrames::Frame& i, Frame* p, int64_t p_iter, Iteration* p_state)
-      : id(static_id), info(i), parent(p), parent_iter(p_iter), parent_state(p_state) {}
+      : id(static_id),
+        info(i),
+        parent(p),
+        parent_iter(p_iter),
+        parent_state(p_state),
+        instance_id(p == nullptr ? 0 : FrameInstanceId(p->instance_id, p_iter, i.name)) {}
 
   Slot& slot(int64_t iter) REQUIRES(mu) { return slots[iter - first_iter]; }
 
@@ -80,6 +86,7 @@ struct Frame {
   Frame* const parent;           // null for the root
   const int64_t parent_iter;
   Iteration* const parent_state;  // alive while this frame is
+  const uint64_t instance_id;     // FrameInstanceId (transfers key on it); 0: root
   Mutex mu;
   std::deque<Slot> slots GUARDED_BY(mu);  // iterations first_iter, first_iter + 1, ...
   int64_t first_iter GUARDED_BY(mu) = 0;
@@ -207,6 +214,8 @@ struct Executor::Step : std::enable_shared_from_this<Executor::Step> {
 
   void RecordError(const Status& s, bool from_kernel);
   void Finish();
+  // OK, or INVALID_ARGUMENT naming a fetch the step ended without computing.
+  Status CheckFetchesFilled() const;
 
   const Executor& exec;
   const Graph& graph;

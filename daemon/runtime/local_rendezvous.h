@@ -8,7 +8,7 @@
 // A step ends here with Abort (the step failed somewhere) or Cleanup (its
 // partition here is over). Either way its table goes at once, waiters fail
 // with the reason, and the step is remembered for a while (the last
-// kMaxEndedSteps of them, in memory taken up front: RecentSteps), so that a
+// kMaxEndedSteps of them, in memory taken whole by the first: RecentSteps), so that a
 // tensor still on its way for it is dropped on arrival instead of starting a
 // new table nobody will empty. An abort's reason is kept for the last
 // kMaxAbortedSteps aborts; older ones report that the step ended.

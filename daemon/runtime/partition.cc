@@ -3,16 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "common/device_name.h"
-#include "daemon/runtime/loop_frames.h"
+#include "daemon/runtime/partition_loops.h"
 
 namespace tfd {
 namespace {
-
-std::string TaskOf(const std::string& device) {
-  auto d = DeviceName::Parse(device);
-  return d.ok() ? d->TaskName() : device;
-}
 
 // Node names may not hold ':' or '^'; edge and task names do.
 std::string Safe(std::string s) {
@@ -29,115 +23,140 @@ std::string SendNodeFor(const std::string& recv_node, const std::string& recv_de
   const std::string prefix = "_recv/";
   if (recv_node.rfind(prefix, 0) != 0) return "";
   // Safe() works character by character, so the pieces can be made apart.
-  return "_send/" + recv_node.substr(prefix.size()) + Safe(TaskOf(recv_device));
+  return "_send/" + recv_node.substr(prefix.size()) + Safe(TaskOfDevice(recv_device));
 }
 
 namespace {
 
-// INVALID_ARGUMENT when an edge between tasks has an end that runs in a
-// while loop's frame; see partition.h.
-Status CheckLoopsOnOneTask(const Graph& graph, const std::vector<std::string>& task) {
-  const bool loops =
-      std::any_of(graph.nodes().begin(), graph.nodes().end(), [](const Graph::Node& n) {
-        return n.op() == "Enter" || n.op() == "RefEnter";
-      });
-  if (!loops) return OkStatus();
-  TFD_ASSIGN_OR_RETURN(LoopFrames lf, LoopFrames::Build(graph));
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    const Graph::Node& node = graph.node(id);
-    std::vector<int> from;
-    for (const Graph::Edge& e : node.inputs) from.push_back(e.node);
-    from.insert(from.end(), node.control_inputs.begin(), node.control_inputs.end());
-    for (int src : from) {
-      // The value travels in the consumer's frame: the root, for an Enter or
-      // an Exit's consumer.
-      if (task[src] == task[id] || lf.frame[id] == 0) continue;
-      return errors::InvalidArgument("node '", node.name(), "' (", node.op(), ") on ", task[id],
-                                     " takes '", graph.node(src).name(), "' from ", task[src],
-                                     " inside while loop '", lf.frames[lf.frame[id]].name,
-                                     "': a loop's nodes must all be on one task")
-          .WithDetails({.node = node.name(), .op = node.op()});
+// One PartitionGraph call: the partitions, filled node by node.
+class Partitioner {
+ public:
+  Partitioner(const Graph& graph, const LoopPlan& plan) : graph_(graph), plan_(plan) {}
+
+  std::map<std::string, GraphDef> Run() {
+    const int n = graph_.num_nodes();
+    // Each node copied into its task's partition, inputs rewritten below.
+    std::vector<NodeDef> copies(n);
+    for (int id = 0; id < n; ++id) {
+      copies[id] = graph_.node(id).def;
+      copies[id].device = plan_.devices[id];
+      copies[id].inputs.clear();
+      for (const Graph::Edge& e : graph_.node(id).inputs) {
+        copies[id].inputs.push_back(InputFrom(e.node, e.port, id));
+      }
+      for (int c : graph_.node(id).control_inputs) {
+        copies[id].inputs.push_back(InputFrom(c, -1, id));
+      }
+      // Data inputs must precede control inputs in a node's input list.
+      std::stable_partition(copies[id].inputs.begin(), copies[id].inputs.end(),
+                            [](const std::string& in) { return in.empty() || in[0] != '^'; });
     }
+    for (int f = 1; f < plan_.num_frames(); ++f) {
+      for (const std::string& task : plan_.control_loops[f]) AddControlLoop(f, task);
+    }
+    for (int id = 0; id < n; ++id) parts_[plan_.task[id]].nodes.push_back(std::move(copies[id]));
+    // Each task checks the versions of the graph it was cut from.
+    for (auto& [t, part] : parts_) part.versions = graph_.versions();
+    return std::move(parts_);
   }
-  return OkStatus();
-}
+
+ private:
+  // Node `dst`'s input from output `port` (-1: a control edge) of `src`:
+  // the node itself on its task, else a _Recv of it.
+  std::string InputFrom(int src, int port, int dst) {
+    const std::string& name = graph_.node(src).name();
+    if (plan_.task[src] == plan_.task[dst]) {
+      return port < 0 ? "^" + name : FormatInput({name, port, false});
+    }
+    const std::string recv =
+        Cut(src, port, plan_.task[dst], plan_.devices[dst], plan_.FrameOf(dst));
+    return port < 0 ? "^" + recv : recv;
+  }
+
+  // The _Recv on `task` (on `device`) of `src`'s output `port` (-1: its
+  // control edge, through a _Signal), added with its _Send unless there
+  // already (one pair per tensor and receiving task). Inside loop `frame`
+  // the _Recv waits on the frame's control loop, to run once per iteration.
+  std::string Cut(int src, int port, const std::string& task, const std::string& device,
+                  int frame) {
+    const Graph::Node& from = graph_.node(src);
+    const std::string edge =
+        port < 0 ? "^" + from.name() : from.name() + ":" + std::to_string(port);
+    const DType dtype = port < 0 ? DType::kBool : from.output_types[port];
+    const std::string& src_device = plan_.devices[src];
+    const AttrMap attrs{
+        {"T", dtype}, {"tensor_name", edge}, {"send_device", src_device}, {"recv_device", device}};
+    std::string sent = FormatInput({from.name(), port, false});
+    if (port < 0) {
+      NodeDef signal{"_signal/" + from.name(), "_Signal", {"^" + from.name()}, src_device, {}};
+      sent = signal.name;
+      Add(plan_.task[src], std::move(signal));
+    }
+    Add(plan_.task[src], {Safe("_send/" + edge + task), "_Send", {sent}, src_device, attrs});
+    NodeDef recv{Safe("_recv/" + edge), "_Recv", {}, device, attrs};
+    if (frame != 0) recv.inputs.push_back("^" + ControlLoopNode(frame, "merge"));
+    recv.attrs["shape"] =
+        port < 0 ? PartialShape(std::vector<int64_t>{}) : from.output_shapes[port];
+    std::string name = recv.name;
+    Add(task, std::move(recv));
+    return name;
+  }
+
+  // Frame `f`'s control loop on `task` (partition_loops.h).
+  void AddControlLoop(int f, const std::string& task) {
+    const LoopFrames::Frame& frame = plan_.frames->frames[f];
+    const std::string device = task + "/device:CPU:0";
+    const int cond = plan_.loop_cond[f];
+    std::string start = ControlLoopNode(frame.parent, "merge");
+    if (frame.parent == 0) {
+      start = ControlLoopNode(f, "start");
+      Add(task,
+          {start, "Const", {}, device, {{"dtype", DType::kBool}, {"value", Tensor::Scalar(true)}}});
+    }
+    const std::string pred =
+        plan_.task[cond] == task ? graph_.node(cond).name() : Cut(cond, 0, task, device, f);
+    const AttrMap bool_t{{"T", DType::kBool}};
+    Add(task, {ControlLoopNode(f, "enter"),
+               "Enter",
+               {start},
+               device,
+               {{"T", DType::kBool},
+                {"frame_name", frame.name},
+                {"is_constant", false},
+                {"parallel_iterations", int64_t{frame.parallel_iterations}}}});
+    Add(task, {ControlLoopNode(f, "merge"),
+               "Merge",
+               {ControlLoopNode(f, "enter"), ControlLoopNode(f, "next")},
+               device,
+               {{"T", DType::kBool}, {"N", int64_t{2}}}});
+    Add(task, {ControlLoopNode(f, "switch"),
+               "Switch",
+               {ControlLoopNode(f, "merge"), pred},
+               device,
+               bool_t});
+    Add(task, {ControlLoopNode(f, "next"),
+               "NextIteration",
+               {ControlLoopNode(f, "switch") + ":1"},
+               device,
+               bool_t});
+  }
+
+  void Add(const std::string& task, NodeDef node) {
+    if (made_.insert(task + "|" + node.name).second) parts_[task].nodes.push_back(std::move(node));
+  }
+
+  const Graph& graph_;
+  const LoopPlan& plan_;
+  std::map<std::string, GraphDef> parts_;
+  std::set<std::string> made_;  // "task|name" of the nodes added so far
+};
 
 }  // namespace
 
 StatusOr<std::map<std::string, GraphDef>> PartitionGraph(const Graph& graph,
                                                          const std::vector<std::string>& devices) {
-  std::map<std::string, GraphDef> parts;
-  const int n = graph.num_nodes();
-  std::vector<std::string> task(n);
-  for (int id = 0; id < n; ++id) task[id] = TaskOf(devices[id]);
-  TFD_RETURN_IF_ERROR(CheckLoopsOnOneTask(graph, task));
-
-  // Each node copied into its task's partition, inputs rewritten below.
-  std::vector<NodeDef> copies(n);
-  for (int id = 0; id < n; ++id) {
-    copies[id] = graph.node(id).def;
-    copies[id].device = devices[id];
-    copies[id].inputs.clear();
-  }
-  std::set<std::string> made;  // names of _Send/_Recv nodes already added
-  auto add = [&](const std::string& t, NodeDef node) {
-    if (made.insert(t + "|" + node.name).second) parts[t].nodes.push_back(std::move(node));
-  };
-  auto transfer_attrs = [&](int src, int dst, const std::string& edge, DType dtype) {
-    return AttrMap{{"T", dtype},
-                   {"tensor_name", edge},
-                   {"send_device", devices[src]},
-                   {"recv_device", devices[dst]}};
-  };
-
-  for (int id = 0; id < n; ++id) {
-    const Graph::Node& node = graph.node(id);
-    for (const Graph::Edge& e : node.inputs) {
-      const Graph::Node& src = graph.node(e.node);
-      if (task[e.node] == task[id]) {
-        copies[id].inputs.push_back(FormatInput({src.name(), e.port, false}));
-        continue;
-      }
-      const std::string edge = src.name() + ":" + std::to_string(e.port);
-      const DType dtype = src.output_types[e.port];
-      NodeDef send{Safe("_send/" + edge + task[id]), "_Send",
-                   {FormatInput({src.name(), e.port, false})}, devices[e.node],
-                   transfer_attrs(e.node, id, edge, dtype)};
-      NodeDef recv{Safe("_recv/" + edge), "_Recv", {}, devices[id],
-                   transfer_attrs(e.node, id, edge, dtype)};
-      recv.attrs["shape"] = src.output_shapes[e.port];
-      copies[id].inputs.push_back(recv.name);
-      add(task[e.node], std::move(send));
-      add(task[id], std::move(recv));
-    }
-    for (int c : node.control_inputs) {
-      const Graph::Node& src = graph.node(c);
-      if (task[c] == task[id]) {
-        copies[id].inputs.push_back("^" + src.name());
-        continue;
-      }
-      const std::string edge = "^" + src.name();
-      NodeDef signal{"_signal/" + src.name(), "_Signal", {"^" + src.name()}, devices[c], {}};
-      NodeDef send{Safe("_send/" + edge + task[id]), "_Send", {signal.name}, devices[c],
-                   transfer_attrs(c, id, edge, DType::kBool)};
-      NodeDef recv{Safe("_recv/" + edge), "_Recv", {}, devices[id],
-                   transfer_attrs(c, id, edge, DType::kBool)};
-      recv.attrs["shape"] = PartialShape(std::vector<int64_t>{});
-      copies[id].inputs.push_back("^" + recv.name);
-      add(task[c], std::move(signal));
-      add(task[c], std::move(send));
-      add(task[id], std::move(recv));
-    }
-  }
-  // Data inputs must precede control inputs in a node's input list.
-  for (NodeDef& c : copies) {
-    std::stable_partition(c.inputs.begin(), c.inputs.end(),
-                          [](const std::string& in) { return in.empty() || in[0] != '^'; });
-  }
-  for (int id = 0; id < n; ++id) parts[task[id]].nodes.push_back(std::move(copies[id]));
-  // Each task checks the versions of the graph it was cut from.
-  for (auto& [t, part] : parts) part.versions = graph.versions();
-  return parts;
+  TFD_ASSIGN_OR_RETURN(LoopPlan plan, PlanLoops(graph, devices));
+  return Partitioner(graph, plan).Run();
 }
 
 }  // namespace tfd

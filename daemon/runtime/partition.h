@@ -8,10 +8,14 @@
 // colocates reference consumers, and a value consumer on another task gets
 // the variable's value (the _Send reads it).
 //
-// A while loop must sit on one task: an edge between tasks into, out of or
-// inside a loop's frame (loop_frames.h) is INVALID_ARGUMENT naming the node
-// at its end (its transfers would need one rendezvous key per iteration).
-// An edge from outside into a loop's Enter is fine.
+// A while loop may span tasks. A transfer inside a loop's frame runs once
+// per iteration, its key naming the frame and iteration
+// (common/rendezvous.h); every task that runs part of a loop without its
+// LoopCond gets a control loop driven by the LoopCond's value, which makes
+// the loop's iterations there and triggers the frame's _Recvs once each
+// (partition_loops.h). Still refused, INVALID_ARGUMENT naming the node: a
+// loop on several tasks without a LoopCond, and a loop's non-constant Enter
+// or NextIteration feeding several tasks.
 //
 //   TFD_ASSIGN_OR_RETURN(auto parts, PartitionGraph(graph, devices));
 //   for (auto& [task, def] : parts) register def with task ...

@@ -13,9 +13,11 @@ size_t Hash(int64_t id, size_t mask) {
 }  // namespace
 
 RecentSteps::RecentSteps(size_t capacity)
-    : slots_(2 * std::bit_ceil(capacity < 1 ? size_t{1} : capacity)),
-      used_(slots_.size()),
-      order_(slots_.size() / 2) {}
+    : capacity_(std::bit_ceil(capacity < 1 ? size_t{1} : capacity)) {}
+
+size_t RecentSteps::bytes() const {
+  return slots_.size() * sizeof(int64_t) + used_.size() + order_.size() * sizeof(int64_t);
+}
 
 size_t RecentSteps::Find(int64_t step_id) const {
   const size_t mask = slots_.size() - 1;
@@ -24,9 +26,16 @@ size_t RecentSteps::Find(int64_t step_id) const {
   return i;
 }
 
-bool RecentSteps::Contains(int64_t step_id) const { return used_[Find(step_id)] != 0; }
+bool RecentSteps::Contains(int64_t step_id) const {
+  return !order_.empty() && used_[Find(step_id)] != 0;
+}
 
 void RecentSteps::Add(int64_t step_id) {
+  if (order_.empty()) {
+    slots_.resize(2 * capacity_);
+    used_.resize(2 * capacity_);
+    order_.resize(capacity_);
+  }
   const size_t slot = Find(step_id);
   if (used_[slot]) return;
   if (size_ == order_.size()) {

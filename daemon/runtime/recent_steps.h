@@ -1,11 +1,13 @@
 // RecentSteps: the ids of the last `capacity` steps that ended, in memory
-// fixed when it is made.
+// fixed by the first Add.
 //
 // A rendezvous must recognise a step that already ended for as long as a
 // late tensor may still arrive for it, over tens of thousands of steps. A
 // node-based set of them grew the process by tens of megabytes before its
 // bound was reached (and left the heap fragmented by the long-lived nodes);
-// this one takes all its memory up front and touches no allocator after.
+// this one takes all its memory at once, and touches no allocator after.
+// Not before the first Add: 65,536 steps' table is 1.7 MB, most of the
+// heap of a task that has run none (docs/scaling.md).
 //
 //   RecentSteps ended(65536);
 //   ended.Add(step_id);             // forgets the oldest once full
@@ -26,18 +28,23 @@ class RecentSteps {
   explicit RecentSteps(size_t capacity);
 
   bool Contains(int64_t step_id) const;
-  // No effect when the step is already there.
+  // No effect when the step is already there. The first call takes the
+  // memory of `capacity` steps.
   void Add(int64_t step_id);
   size_t size() const { return size_; }
-  size_t capacity() const { return order_.size(); }
+  size_t capacity() const { return capacity_; }
+  // The bytes of its table: 0 until the first Add, then the same for good.
+  size_t bytes() const;
 
  private:
   // The table slot holding `step_id`, or the empty slot where it would go.
   size_t Find(int64_t step_id) const;
   void Remove(int64_t step_id);
 
+  size_t capacity_;
   // Open addressing with linear probing, twice the capacity so probes stay
   // short; `used_` says which slots hold an id (every int64 is a valid id).
+  // All three empty until the first Add.
   std::vector<int64_t> slots_;
   std::vector<uint8_t> used_;
   std::vector<int64_t> order_;  // ring of ids, oldest at next_ once full

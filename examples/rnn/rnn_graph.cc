@@ -5,6 +5,7 @@
 //
 //   rnn-graph --ps-tasks 1 --steps 1000 -o rnn.capnp
 //   rnn-graph --ps-tasks 0 --time-steps 20 --hidden 64 -o rnn-local.capnp
+//   rnn-graph --ps-tasks 0 --time-steps 12 --min-length 7 -o rnn-varlen.capnp
 #include <boost/program_options.hpp>
 #include <iostream>
 
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
   std::string output, format = "binary";
   po::options_description flags(
       "rnn-graph [--ps-tasks N] [--steps N] [--batch-size N] [--time-steps N] [--hidden N] "
-      "[--learning-rate F] [--eval-batch N] [--seed N] [--format binary|text] -o FILE");
+      "[--min-length N] [--learning-rate F] [--eval-batch N] [--seed N] "
+      "[--format binary|text] -o FILE");
   flags.add_options()
       ("help,h", "this text")
       ("ps-tasks", po::value(&o.ps_tasks), "ps tasks the variables are spread over (0: none)")
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
       ("batch-size", po::value(&o.batch_size), "sequences per step (default 64)")
       ("time-steps", po::value(&o.time_steps), "steps of each sequence (default 12)")
       ("hidden", po::value(&o.hidden), "units of the GRU (default 32)")
+      ("min-length", po::value(&o.min_length),
+       "shortest sequence, above half the time steps: lengths vary, padded (default 0: all full)")
       ("learning-rate", po::value(&o.learning_rate), "Adam's learning rate (default 0.01)")
       ("eval-batch", po::value(&o.eval_batch), "held-out sequences for eval/accuracy (default 1000)")
       ("seed", po::value(&o.seed), "seed of the initial weights and of the data")

@@ -57,26 +57,44 @@ Parameters MakeParameters(const Scope& root, const RnnOptions& o) {
 }
 
 struct Batch {
-  Output inputs;  // [batch, time, 2]
-  Output target;  // [batch, 1]
+  Output inputs;   // [batch, time, 2]
+  Output target;   // [batch, 1]
+  Output lengths;  // [batch] int32; invalid when every sequence has every step
 };
 
-// A batch of the adding problem, drawn anew at every run of the graph.
-Batch AddingProblem(const Scope& s, int64_t batch, int64_t time, int64_t seed) {
+// `b` integers drawn from [from, to), anew at every run.
+Output RandomInts(const Scope& s, int b, int from, int to, int64_t seed) {
+  return s
+      .AddOperation("RandomUniformInt",
+                    {ops::Const(s, ops::Input({b})), ops::Const(s, from), ops::Const(s, to)},
+                    {{"seed", seed}, {"seed2", seed}})
+      .output(0);
+}
+
+// A batch of the adding problem, drawn anew at every run of the graph. With
+// min_length > 0, sequence i has lengths[i] steps, from [min_length, time]:
+// its second marker lies before its end, and the steps after it are
+// padding (values, no marker) that the GRU must not read.
+Batch AddingProblem(const Scope& s, int64_t batch, int64_t time, int64_t min_length,
+                    int64_t seed) {
   const auto b = static_cast<int>(batch), t = static_cast<int>(time);
   const Output values = ops::RandomUniform(s, {b, t}, DType::kFloat32, seed);
   // One marked step in each half of the sequence.
-  auto marker = [&](int from, int to, int64_t salt) {
-    const Output at = s.AddOperation("RandomUniformInt",
-                                     {ops::Const(s, ops::Input({b})), ops::Const(s, from),
-                                      ops::Const(s, to)},
-                                     {{"seed", seed + salt}, {"seed2", seed + salt}})
-                          .output(0);
-    return ops::OneHot(s, at, t, 1.0f, 0.0f);
-  };
-  const Output markers = ops::Add(s, marker(0, t / 2, 1), marker(t / 2, t, 2));
+  const Output first = RandomInts(s, b, 0, t / 2, seed + 1);
+  Output second, lengths;
+  if (min_length > 0) {
+    lengths = RandomInts(s, b, static_cast<int>(min_length), t + 1, seed + 3);
+    const Output second_half = ops::Cast(s, ops::Sub(s, lengths, t / 2), DType::kFloat32);
+    const Output u = ops::RandomUniform(s, {b}, DType::kFloat32, seed + 2);
+    second = ops::Add(s, ops::Cast(s, ops::Floor(s, ops::Mul(s, u, second_half)), DType::kInt32),
+                      t / 2);
+  } else {
+    second = RandomInts(s, b, t / 2, t, seed + 2);
+  }
+  const Output markers =
+      ops::Add(s, ops::OneHot(s, first, t, 1.0f, 0.0f), ops::OneHot(s, second, t, 1.0f, 0.0f));
   return {ops::Stack(s, {values, markers}, 2),
-          ops::Sum(s, ops::Mul(s, values, markers), 1, {.keep_dims = true})};
+          ops::Sum(s, ops::Mul(s, values, markers), 1, {.keep_dims = true}), lengths};
 }
 
 // Whether `weights` are the GRU's nine; else an error in the scope.
@@ -102,7 +120,31 @@ Output GruCell(const Scope& s, const std::vector<Output>& p, const Output& x, co
   return ops::Add(s, n, ops::Mul(s, z, ops::Sub(s, h, n)));
 }
 
-Output DynamicGru(const Scope& s, const std::vector<Output>& weights, const Output& inputs) {
+namespace {
+
+// One step of the GRU over sequences of `lengths`, as dynamic_rnn's
+// _rnn_step: a sequence past its end keeps its state, and once every
+// sequence has ended the cell is skipped, through a cond.
+Output MaskedStep(const Scope& b, const std::vector<Output>& weights, const Output& x,
+                  const Output& h, const Output& t, const Output& lengths,
+                  const Output& max_length) {
+  // [batch, 1]: 1 for the sequences still running at step t, else 0.
+  const Output running = ops::ExpandDims(b, ops::Cast(b, ops::Less(b, t, lengths), h.dtype), 1);
+  std::vector<Output> in{h, x, running};
+  in.insert(in.end(), weights.begin(), weights.end());
+  return ops::Cond(
+      b, ops::Less(b, t, max_length), in,
+      [](const Scope& c, const std::vector<Output>& a) {
+        const Output cell = GruCell(c, std::vector<Output>(a.begin() + 3, a.end()), a[1], a[0]);
+        return std::vector<Output>{ops::Add(c, a[0], ops::Mul(c, a[2], ops::Sub(c, cell, a[0])))};
+      },
+      [](const Scope&, const std::vector<Output>& a) { return std::vector<Output>{a[0]}; })[0];
+}
+
+}  // namespace
+
+Output DynamicGru(const Scope& s, const std::vector<Output>& weights, const Output& inputs,
+                  const Output& sequence_length) {
   if (!HasGruWeights(s, weights)) return Output();
   const Output time_major = ops::Transpose(s, inputs, {1, 0, 2});
   const Output shape = ops::Shape(s, time_major);
@@ -110,34 +152,39 @@ Output DynamicGru(const Scope& s, const std::vector<Output>& weights, const Outp
   const Output hidden = ops::Gather(s, ops::Shape(s, weights[1]), 0);
   const Output zero = ops::Cast(s, 0.0f, weights[0].dtype);
   const Output h0 = ops::Fill(s, ops::Stack(s, {ops::Gather(s, shape, 1), hidden}), zero);
+  const bool masked = sequence_length.valid();
+  const Output max_length = masked ? ops::Max(s, sequence_length, 0) : Output();
   return ops::WhileLoop(
       s,
       [steps](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], steps); },
       [&](const Scope& b, const std::vector<Output>& v) {
         const Output x = ops::Gather(b, time_major, v[0]);
-        return std::vector<Output>{ops::Add(b, v[0], 1), GruCell(b, weights, x, v[1])};
+        const Output next = masked ? MaskedStep(b, weights, x, v[1], v[0], sequence_length,
+                                                max_length)
+                                   : GruCell(b, weights, x, v[1]);
+        return std::vector<Output>{ops::Add(b, v[0], 1), next};
       },
       {ops::Const(s, 0), h0})[1];
 }
 
 namespace {
 
-Output Predict(const Scope& s, const Parameters& p, const Output& inputs) {
+Output Predict(const Scope& s, const Parameters& p, const Batch& batch) {
   std::vector<Output> weights;
   for (const Gate* g : {&p.update, &p.reset, &p.candidate}) {
     for (const Variable* v : {&g->w, &g->u, &g->b}) weights.push_back(v->value());
   }
-  const Output h = DynamicGru(s, weights, inputs);
+  const Output h = DynamicGru(s, weights, batch.inputs, batch.lengths);
   return ops::Add(s, ops::MatMul(s, h, p.w_out), p.b_out);
 }
 
 // eval/accuracy: the fraction of held-out sequences predicted within 0.04.
 void AddEvaluation(const Scope& root, const Parameters& p, const RnnOptions& o) {
   const Scope eval = root.WithName("eval");
-  const Batch held_out =
-      AddingProblem(eval.WithName("data"), o.eval_batch, o.time_steps, o.seed + 1000);
-  const Output error = ops::Abs(eval, ops::Sub(eval, Predict(eval, p, held_out.inputs),
-                                               held_out.target));
+  const Batch held_out = AddingProblem(eval.WithName("data"), o.eval_batch, o.time_steps,
+                                      o.min_length, o.seed + 1000);
+  const Output error =
+      ops::Abs(eval, ops::Sub(eval, Predict(eval, p, held_out), held_out.target));
   ops::Mean(root.WithOpName(sig::kAccuracy),
             ops::Cast(eval, ops::Less(eval, error, 0.04f), DType::kFloat32), {0, 1});
 }
@@ -152,6 +199,12 @@ Status CheckRnnOptions(const RnnOptions& o) {
                                    "not ", o.time_steps);
   }
   if (o.hidden < 1) return errors::InvalidArgument("--hidden must be at least 1");
+  if (o.min_length != 0 && (o.min_length <= o.time_steps / 2 || o.min_length > o.time_steps)) {
+    return errors::InvalidArgument("--min-length must be 0 (every sequence full) or in (",
+                                   o.time_steps / 2, ", ", o.time_steps,
+                                   "] (the second marked step needs a step past half), not ",
+                                   o.min_length);
+  }
   if (!(o.learning_rate > 0)) return errors::InvalidArgument("--learning-rate must be positive");
   if (o.max_steps < 1) return errors::InvalidArgument("--steps must be at least 1");
   if (o.eval_batch < 1) return errors::InvalidArgument("--eval-batch must be at least 1");
@@ -164,8 +217,9 @@ Status BuildRnn(const Scope& scope, const RnnOptions& o) {
   const Variable global_step = ops::GlobalStep(root);
   const Parameters params = MakeParameters(root, o);
 
-  const Batch batch = AddingProblem(root.WithName("data"), o.batch_size, o.time_steps, o.seed);
-  const Output prediction = Predict(root.WithName("model"), params, batch.inputs);
+  const Batch batch =
+      AddingProblem(root.WithName("data"), o.batch_size, o.time_steps, o.min_length, o.seed);
+  const Output prediction = Predict(root.WithName("model"), params, batch);
   const Output loss = ops::Mean(root.WithOpName("loss"),
                                 ops::Square(root, ops::Sub(root, prediction, batch.target)), {0, 1});
   ops::ScalarSummary(root, "loss", loss);

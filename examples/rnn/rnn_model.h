@@ -7,7 +7,9 @@
 // a value drawn from U[0, 1) and a marker that is 1 at exactly two steps
 // (one in each half) and 0 elsewhere; the target is the sum of the two
 // marked values. Predicting the mean (1.0) leaves a mean squared error of
-// 1/6; going below it needs the cell to remember what it saw.
+// 1/6; going below it needs the cell to remember what it saw. With
+// min_length, sequences vary in length and the GRU skips their padding
+// (DynamicGru's sequence_length, through a cond in the loop's body).
 //
 // The graph makes its own data: every step draws a fresh batch from seeded
 // random ops, so there is no input to read and training ends at
@@ -39,6 +41,10 @@ struct RnnOptions {
   int64_t batch_size = 64;
   int64_t time_steps = 12;  // steps of each sequence: the loop's trip count
   int64_t hidden = 32;      // units of the GRU
+  // 0: every sequence has time_steps steps; else each has from min_length
+  // (above time_steps / 2) to time_steps, the rest padding (DynamicGru's
+  // sequence_length).
+  int64_t min_length = 0;
   double learning_rate = 0.01;  // Adam's
   int64_t max_steps = 1000;     // train/max_steps
   int64_t eval_batch = 1000;
@@ -55,8 +61,13 @@ Output GruCell(const Scope& scope, const std::vector<Output>& weights, const Out
 // The GRU over every step of `inputs` [batch, time, features] from a zero
 // state, as dynamic_rnn builds it: a while loop over t that reads step t of
 // the time-major inputs with a Gather. Returns the last state [batch,
-// hidden]; the time steps and the batch are read at run time.
-Output DynamicGru(const Scope& scope, const std::vector<Output>& weights, const Output& inputs);
+// hidden]; the time steps and the batch are read at run time. With
+// `sequence_length` ([batch] int32, as dynamic_rnn's), sequence i's state
+// is the one after its step sequence_length[i] - 1: the later steps copy it
+// through, and the steps past the longest sequence skip the cell, through
+// a cond in the loop's body (differentiated with the loop).
+Output DynamicGru(const Scope& scope, const std::vector<Output>& weights, const Output& inputs,
+                  const Output& sequence_length = Output());
 
 // INVALID_ARGUMENT naming the option when `o` makes no sense.
 Status CheckRnnOptions(const RnnOptions& o);

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/control/cond_guards.h"
+
 namespace tfd::kernels {
 namespace {
 
@@ -134,22 +136,6 @@ std::vector<bool> FrameNodes(const View& v, const std::vector<int>& enters) {
   return in;
 }
 
-// A cond in the body (a Switch on anything but a LoopCond) is refused: its
-// untaken branch pushes nothing, and the gradient loop would pop what
-// another iteration pushed. TF1 pops in a gradient cond for that; not yet.
-Status CheckNoCond(const View& v, const Loop& loop) {
-  for (int id = 0; id < v.size(); ++id) {
-    if (!loop.in_frame[id] || v.node(id).op != "Switch") continue;
-    const int pred = v.Input(id, 1).first;
-    if (pred >= 0 && v.node(pred).op == "LoopCond") continue;
-    return errors::InvalidArgument("the gradient of while loop '", loop.frame,
-                                   "' is not supported: its body has a cond (", Where(v.node(id)),
-                                   "), whose untaken branch would leave the gradient's stacks "
-                                   "out of step");
-  }
-  return OkStatus();
-}
-
 StatusOr<Loop> Analyze(const View& v, int exit_id) {
   const int sw = v.Input(exit_id, 0).first;
   const int merge = sw < 0 ? -1 : v.Input(sw, 0).first;
@@ -175,7 +161,6 @@ StatusOr<Loop> Analyze(const View& v, int exit_id) {
     }
   }
   loop.in_frame = FrameNodes(v, enters);
-  TFD_RETURN_IF_ERROR(CheckNoCond(v, loop));
   return loop;
 }
 
@@ -229,6 +214,21 @@ void CloseLoop(const Scope& s, const Header& h, const std::vector<Output>& next,
   }
 }
 
+// What a loop's counter waits on before its next iteration: `done` itself,
+// and for `maybe` (pushes or pops on a cond's side, dead in the iterations
+// that did not take it) a Merge of `live` that waits on them. A dead control
+// input makes a node dead, but not a Merge: it runs on its live data input
+// once its control inputs are in, dead or not.
+std::vector<Output> WaitOn(const Scope& s, const std::vector<Output>& done,
+                           const std::vector<Output>& maybe, const Output& live) {
+  std::vector<Output> all = done;
+  if (!maybe.empty()) {
+    const Scope sync = s.WithOpName("sync").WithControlDependencies(maybe);
+    all.push_back(sync.AddOperation("Merge", {live}).output(0));
+  }
+  return all;
+}
+
 // Builds one loop's gradient; see AddWhileLoopGradient.
 //
 // A loop nested in another's body (`outer`) is differentiated while the
@@ -248,11 +248,13 @@ class LoopGradient {
  public:
   LoopGradient(const Scope& gs, const View& v, Loop loop, GradMap& grads, LoopGradient* outer)
       : gs_(gs), v_(v), loop_(std::move(loop)), grads_(grads), outer_(outer),
-        in_frame_(loop_.in_frame) {}
+        in_frame_(loop_.in_frame), guards_(gs, v.size(), loop_.in_frame),
+        invariants_(loop_.invariants.begin(), loop_.invariants.end()) {}
 
   Status Build();
 
  private:
+  Status CheckNoLoopInCond() const;
   void AddForwardCounter();
   Status CloseForwardCounter();
   void AddInputGradients(const Header& h);
@@ -260,8 +262,16 @@ class LoopGradient {
   StatusOr<std::vector<Output>> BodyGradients(const Scope& body, const Header& g);
   // Rewrites the inputs of the gradient body's nodes [first, end) that come
   // from outside the gradient loop.
-  void RewireInputs(const Scope& body, int first, int end);
-  Output Pop(const Scope& body, const Output& forward);
+  Status RewireInputs(const Scope& body, int first, int end);
+  // `x`, output of forward node `src`, as the gradient body reads it.
+  StatusOr<Output> GradValue(const Scope& body, const Output& x, int src);
+  StatusOr<Output> Pop(const Scope& body, const Output& forward);
+  // Output `port` of cond Switch `sw` of the forward body, switched again in
+  // the gradient body.
+  StatusOr<Output> SwitchAgain(const Scope& body, int sw, int port);
+  // A node of the gradient body live exactly in the iterations whose
+  // forward counterpart took `side` of its cond.
+  StatusOr<Output> Pivot(const Scope& body, const CondSide& side);
   Output EnterInto(const Output& outside);
   // `outside`, from the step's top level, entered into the forward loop
   // through every loop enclosing it.
@@ -281,6 +291,8 @@ class LoopGradient {
   GradMap& grads_;
   LoopGradient* const outer_;  // the loop this one is nested in; null when none
   std::vector<bool> in_frame_;  // loop_.in_frame and the nested loops' nodes noted so
+  const CondGuards guards_;      // of the forward loop's values
+  const std::set<int> invariants_;
   std::set<int> forward_added_;  // by NoteForward
   Scope top_ = gs_.WithPrefix("").WithNoControlDependencies();
   Header counter_;  // the forward counter (one variable)
@@ -289,7 +301,10 @@ class LoopGradient {
   Scope grad_scope_ = top_;  // the gradient loop's, without control dependencies
   int grad_start_ = 0;       // the gradient loop's first node
   std::vector<Output> pushes_, pops_;  // the counters' NextIterations wait on these
+  // Pushes and pops on a cond's side: the counters wait on them through a Merge (WaitOn).
+  std::vector<Output> cond_pushes_, cond_pops_;
   std::map<std::string, Output> popped_, entered_, forward_entered_;  // by the tensor's name
+  std::map<std::pair<std::string, int>, Output> pivots_;  // by predicate name and side
 };
 
 void LoopGradient::NoteForward(int id, bool in_this_frame) {
@@ -350,7 +365,25 @@ std::vector<Output> LoopGradient::InitialGradients() {
   return init;
 }
 
+// A loop nested in a cond's branch of this loop's body would run in some
+// iterations only, and its gradient's counter and stacks in every one.
+Status LoopGradient::CheckNoLoopInCond() const {
+  for (int id = 0; id < v_.size(); ++id) {
+    const NodeDef& n = v_.node(id);
+    const std::string frame = AttrOr<std::string>(n, "frame_name", "");
+    if (!loop_.in_frame[id] || !IsEnter(n) || frame == loop_.frame) continue;
+    TFD_ASSIGN_OR_RETURN(CondGuard guard, guards_.Of(v_.Input(id, 0)));
+    if (guard.empty()) continue;
+    return errors::InvalidArgument(
+        "the gradient of while loop '", loop_.frame, "' is not supported: its body has loop '",
+        frame, "' inside a cond (", Where(n), "); a cond in a loop's body, or a loop in a cond ",
+        "outside any loop, is differentiable");
+  }
+  return OkStatus();
+}
+
 Status LoopGradient::Build() {
+  TFD_RETURN_IF_ERROR(CheckNoLoopInCond());
   const int first = top_.num_nodes();
   AddForwardCounter();
   TFD_RETURN_IF_ERROR(gs_.status());
@@ -376,7 +409,7 @@ Status LoopGradient::Build() {
   TFD_ASSIGN_OR_RETURN(std::vector<Output> next, BodyGradients(body, h));
   next.insert(next.begin(),
               body.AddOperation("Sub", {h.identities[0], IntConst(body, 1)}).output(0));
-  CloseLoop(body, h, next, pops_);
+  CloseLoop(body, h, next, WaitOn(g.WithName("body"), pops_, cond_pops_, h.identities[0]));
   TFD_RETURN_IF_ERROR(CloseForwardCounter());
   // The next outer gradient iteration's instance of this loop starts once this one is done.
   if (outer_ != nullptr) outer_->pops_.push_back(h.exits[0]);
@@ -390,7 +423,8 @@ Status LoopGradient::CloseForwardCounter() {
       top_.WithPrefix(counter_prefix_).WithControlDependencies({counter_.identities[0]});
   const int first = top_.num_nodes();
   Output plus = fc.AddOperation("Add", {counter_.identities[0], IntConst(fc, 1)}).output(0);
-  CloseLoop(fc.WithNoControlDependencies(), counter_, {plus}, pushes_);
+  const Scope free = fc.WithNoControlDependencies();
+  CloseLoop(free, counter_, {plus}, WaitOn(free, pushes_, cond_pushes_, counter_.identities[0]));
   if (outer_ != nullptr) outer_->NoteForwardRange(first, top_.num_nodes());
   return gs_.status();
 }
@@ -436,7 +470,7 @@ StatusOr<std::vector<Output>> LoopGradient::BodyGradients(const Scope& body, con
   auto dx = AddGradientsWithin(body, ys, xs, dys, within);
   tl_enclosing = enclosing;
   TFD_RETURN_IF_ERROR(dx.status());
-  RewireInputs(body, first, body.num_nodes());
+  TFD_RETURN_IF_ERROR(RewireInputs(body, first, body.num_nodes()));
   std::vector<Output> next;
   for (size_t i = 0; i < xs.size(); ++i) {
     const Output& acc = g.identities[1 + i];
@@ -449,8 +483,7 @@ StatusOr<std::vector<Output>> LoopGradient::BodyGradients(const Scope& body, con
   return next;
 }
 
-void LoopGradient::RewireInputs(const Scope& body, int first, int end) {
-  const std::set<int> invariants(loop_.invariants.begin(), loop_.invariants.end());
+Status LoopGradient::RewireInputs(const Scope& body, int first, int end) {
   for (int id = first; id < end && body.ok(); ++id) {
     if (forward_added_.count(id) > 0) continue;  // a nested loop's forward part
     const NodeDef node = body.node(id);  // a copy: UpdateInput changes it
@@ -461,39 +494,82 @@ void LoopGradient::RewireInputs(const Scope& body, int first, int end) {
       if (src < 0 || (src >= grad_start_ && forward_added_.count(src) == 0)) {
         continue;  // in the gradient loop
       }
-      const Output x = body.OutputOf(ref->node, ref->port);
-      Output with;
-      if (InFrame(src)) {
-        // An invariant is the same in every iteration: entered again, not stacked.
-        with = invariants.count(src) > 0 ? EnterInto(v_.OutputOf(v_.Input(src, 0))) : Pop(body, x);
-      } else {
-        with = EnterInto(x);
-      }
+      TFD_ASSIGN_OR_RETURN(Output with, GradValue(body, body.OutputOf(ref->node, ref->port), src));
       body.UpdateInput(node.name, static_cast<int>(k), with);
     }
   }
+  return body.status();
+}
+
+StatusOr<Output> LoopGradient::GradValue(const Scope& body, const Output& x, int src) {
+  if (!InFrame(src)) return EnterInto(x);
+  // An invariant is the same in every iteration: entered again, not stacked.
+  if (invariants_.count(src) > 0) return EnterInto(v_.OutputOf(v_.Input(src, 0)));
+  if (guards_.IsCondSwitch(src)) return SwitchAgain(body, src, x.port);
+  return Pop(body, x);
+}
+
+// A cond's Switch only passes its input on, live on its predicate's side:
+// the same Switch of the gradient's input and predicate is live in exactly
+// the iterations the forward one was, and stacks nothing more (a loop
+// invariant a branch reads, say, stays unstacked).
+StatusOr<Output> LoopGradient::SwitchAgain(const Scope& body, int sw, int port) {
+  const Output forward = v_.OutputOf({sw, port});
+  auto it = popped_.find(forward.name());
+  if (it != popped_.end()) return it->second;
+  const auto data = v_.Input(sw, 0), pred = v_.Input(sw, 1);
+  TFD_ASSIGN_OR_RETURN(Output x, GradValue(body, v_.OutputOf(data), data.first));
+  TFD_ASSIGN_OR_RETURN(Output p, GradValue(body, v_.OutputOf(pred), pred.first));
+  const Output again = body.AddOperation("Switch", {x, p}).output(port);
+  TFD_RETURN_IF_ERROR(body.status());
+  return popped_.emplace(forward.name(), again).first->second;
+}
+
+StatusOr<Output> LoopGradient::Pivot(const Scope& body, const CondSide& side) {
+  const Output pred = v_.OutputOf(side.pred);
+  const auto key = std::make_pair(pred.name(), side.branch);
+  auto it = pivots_.find(key);
+  if (it != pivots_.end()) return it->second;
+  TFD_ASSIGN_OR_RETURN(Output p, GradValue(body, pred, side.pred.first));
+  Output taken = body.AddOperation("Switch", {p, p}).output(side.branch);
+  return pivots_.emplace(key, body.AddOperation("Identity", {taken}).output(0)).first->second;
 }
 
 // `forward`, computed in the forward loop, pushed there in every iteration
-// and popped here.
-Output LoopGradient::Pop(const Scope& body, const Output& forward) {
+// that computed it and popped here in the iterations that replay those:
+// a value on a cond's side is popped only where the gradient's pivots of
+// its guard are live (TF1 switches the stack for that).
+StatusOr<Output> LoopGradient::Pop(const Scope& body, const Output& forward) {
   auto it = popped_.find(forward.name());
   if (it != popped_.end()) return it->second;
+  auto guard_or = guards_.Of({top_.FindNode(forward.node), forward.port});
+  if (!guard_or.ok()) {
+    return guard_or.status().WithContext("gradient of while loop '" + loop_.frame + "'");
+  }
+  const CondGuard guard = std::move(guard_or).value();
+  std::vector<Output> pivots;
+  for (const CondSide& side : guard) {
+    TFD_ASSIGN_OR_RETURN(Output p, Pivot(body, side));
+    pivots.push_back(p);
+  }
   const Scope s = top_.WithPrefix(top_.UniqueName(loop_.frame + "/grad_stack"));
   // One stack per step, entered through the enclosing loops: see the class comment.
   const int first = top_.num_nodes();
   Output handle =
       s.AddOperation("StackV2", {IntConst(s, -1)}, {{"elem_type", forward.dtype}}).output(0);
   Output in_forward = ForwardEnter(handle);
-  pushes_.push_back(s.WithControlDependencies({counter_.identities[0]})
-                        .AddOperation("StackPushV2", {in_forward, forward})
-                        .output(0));
+  (guard.empty() ? pushes_ : cond_pushes_)
+      .push_back(s.WithControlDependencies({counter_.identities[0]})
+                     .AddOperation("StackPushV2", {in_forward, forward})
+                     .output(0));
   if (outer_ != nullptr) outer_->NoteForwardRange(first, top_.num_nodes());
   Output in_grad =
       s.AddOperation("RefEnter", {handle}, FrameAttrs(grad_frame_, loop_.parallel_iterations, true))
           .output(0);
-  Operation pop = body.AddOperation("StackPopV2", {in_grad}, {{"elem_type", forward.dtype}});
-  pops_.push_back(pop.output(0));
+  Operation pop = body.WithControlDependencies(pivots).AddOperation(
+      "StackPopV2", {in_grad}, {{"elem_type", forward.dtype}});
+  (guard.empty() ? pops_ : cond_pops_).push_back(pop.output(0));
+  TFD_RETURN_IF_ERROR(body.status());
   return popped_.emplace(forward.name(), pop.output(0)).first->second;
 }
 

@@ -24,10 +24,20 @@
 // the inner loop's own stacks are one per step, which its instances use in
 // turn (LoopGradient in while_grad.cc says how).
 //
-// A loop whose body holds a cond (a Switch not on the loop's LoopCond) is
-// refused, INVALID_ARGUMENT naming the Switch: the cond's untaken branch
-// pushes nothing, so the gradient would pop another iteration's values (a
-// loop inside a cond's branch is fine).
+// A cond in the body (a Switch not on the loop's LoopCond) gets its
+// gradient cond in the gradient loop, TF1's way: a value on one side of the
+// cond is pushed only in the iterations that took that side (the push of a
+// dead value does not run), and popped only where the gradient's pivot for
+// that side, a Switch of the cond's predicate popped like any other value,
+// is live; the counters wait on such pushes and pops through a Merge, which
+// a dead control input does not kill. Which side a value is on comes from
+// the graph (cond_guards.h). What the cond's Switches pass on is not
+// stacked: the gradient switches their inputs again on the popped
+// predicate. The Switch's and Merge's own gradients
+// (cond_ops.cc) then route each iteration's gradient through the side it
+// took. A loop inside a cond inside the body is refused, INVALID_ARGUMENT
+// naming the inner loop's Enter: its gradient's counter and stacks would
+// run in every iteration (a loop inside a cond outside any loop is fine).
 //
 // Thread-safety: as Scope (one thread per graph).
 #pragma once

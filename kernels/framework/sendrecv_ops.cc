@@ -1,7 +1,9 @@
 // _Send, _Recv and _Signal: the ops partitioning puts on every edge cut
 // between tasks. A _Send leaves its input in the step's rendezvous; the
 // matching _Recv (same key: send device, recv device, edge name) waits for
-// it without holding a thread. A control edge between tasks becomes
+// it without holding a thread. Inside a while loop the executor hands them a
+// rendezvous that adds the loop frame and iteration to every key, so each
+// iteration's transfer is its own. A control edge between tasks becomes
 // _Signal -> _Send ... _Recv -> ^consumer. A dead value (the untaken side
 // of a cond) crosses as an uninitialized tensor, and the _Recv's output is
 // dead in turn (common/rendezvous.h).

@@ -5,13 +5,10 @@
 #include <limits>
 
 #include "kernels/framework/intra_op_pool.h"
+#include "kernels/math/openblas.h"
 
 #define EIGEN_USE_THREADS
 #include <unsupported/Eigen/CXX11/Tensor>
-
-#ifdef TFD_HAVE_BLAS
-#include <cblas.h>
-#endif
 
 namespace tfd::kernels {
 namespace {
@@ -56,26 +53,22 @@ bool FitsBlas(const GemmArgs<T>& g) {
   return std::max({g.m, g.n, g.k, g.lda, g.ldb, g.ldc}) <= kMax;
 }
 
-// One block, on this thread: m, n, k > 0.
+// The process's OpenBLAS, loaded by the first call; null where it cannot be.
+const OpenBlas* Blas() {
+  static const OpenBlas* const kBlas = [] {
+    StatusOr<const OpenBlas*> blas = OpenBlas::Get();
+    return blas.ok() ? *blas : nullptr;
+  }();
+  return kBlas;
+}
+
+// One block, on this thread: m, n, k > 0. On Eigen where the library could
+// not be loaded (SetGemmBackend refuses kBlas then, but a caller may name it).
 template <typename T>
 void SerialGemm(GemmBackend backend, const GemmArgs<T>& g) {
-#ifdef TFD_HAVE_BLAS
   if (backend == GemmBackend::kBlas && FitsBlas(g)) {
-    const auto ta = g.ta ? CblasTrans : CblasNoTrans;
-    const auto tb = g.tb ? CblasTrans : CblasNoTrans;
-    const auto m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
-    const auto lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb),
-               ldc = static_cast<int>(g.ldc);
-    // beta = 0: OpenBLAS writes C without reading it (no NaN from reused memory).
-    if constexpr (std::is_same_v<T, float>) {
-      cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, g.a, lda, g.b, ldb, 0.0f, g.c, ldc);
-    } else {
-      cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, g.a, lda, g.b, ldb, 0.0, g.c, ldc);
-    }
-    return;
+    if (const OpenBlas* blas = Blas()) return blas->Gemm(g);
   }
-#endif
-  (void)backend;
   EigenGemm(g);
 }
 
@@ -139,12 +132,8 @@ StatusOr<GemmBackend> ParseGemmBackend(std::string_view name) {
 }
 
 std::string BlasCoreName() {
-#ifdef TFD_HAVE_BLAS
-  const char* name = openblas_get_corename();
-  return name == nullptr ? std::string() : std::string(name);
-#else
-  return {};
-#endif
+  const OpenBlas* blas = Blas();
+  return blas == nullptr ? std::string() : blas->core();
 }
 
 GemmBackend DefaultGemmBackend(bool has_blas, std::string_view core) {
@@ -159,16 +148,14 @@ GemmBackend DefaultGemmBackend(bool has_blas, std::string_view core) {
 }
 
 bool BlasIsSequential() {
-#ifdef TFD_HAVE_BLAS
-  return openblas_get_parallel() == 0;
-#else
-  return false;
-#endif
+  const OpenBlas* blas = Blas();
+  return blas != nullptr && blas->sequential();
 }
 
 GemmBackend GemmBackendInUse() {
   const int set = backend_set.load(std::memory_order_relaxed);
   if (set >= 0) return static_cast<GemmBackend>(set);
+  // The first call loads OpenBLAS: the first product, not the task's start.
   static const GemmBackend kDefault =
       DefaultGemmBackend(GemmHasBlas() && BlasIsSequential(), BlasCoreName());
   return kDefault;
@@ -178,6 +165,7 @@ Status SetGemmBackend(GemmBackend backend) {
   if (backend == GemmBackend::kBlas && !GemmHasBlas()) {
     return ParseGemmBackend("blas").status();
   }
+  if (backend == GemmBackend::kBlas) TFD_RETURN_IF_ERROR(OpenBlas::Get().status());
   backend_set.store(static_cast<int>(backend), std::memory_order_relaxed);
   return OkStatus();
 }
@@ -198,7 +186,9 @@ void Gemm(const IntraOpPool* pool, GemmBackend backend, const GemmArgs<T>& g) {
 
 template <typename T>
 void Gemm(const IntraOpPool* pool, const GemmArgs<T>& g) {
-  Gemm(pool, GemmBackendInUse(), g);
+  // An empty product needs no backend, and loads none.
+  const bool empty = g.m == 0 || g.n == 0 || g.k == 0;
+  Gemm(pool, empty ? GemmBackend::kEigen : GemmBackendInUse(), g);
 }
 
 template void Gemm<float>(const IntraOpPool*, GemmBackend, const GemmArgs<float>&);

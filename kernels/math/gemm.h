@@ -17,7 +17,9 @@
 //
 // The backend is the process's (GemmBackendInUse): BLAS when built and its
 // kernels suit the CPU, unless SetGemmBackend chose otherwise (the benches
-// compare the two; tests run both).
+// compare the two; tests run both). OpenBLAS is not linked: the first
+// product loads it (kernels/math/openblas.h), so a task that multiplies no
+// matrices never maps it.
 //
 // Thread-safety: Gemm may be called from any number of threads at once; it
 // blocks its caller until the whole product is written. SetGemmBackend is
@@ -50,24 +52,24 @@ constexpr bool GemmHasBlas() {
 #endif
 }
 // The OpenBLAS kernels picked for this CPU at load ("Haswell", "SkylakeX"),
-// or "" without OpenBLAS.
+// or "" without OpenBLAS. Loads it (openblas.h) if no product has yet.
 std::string BlasCoreName();
 
 // BLAS where built and its kernels for this CPU (`core`, BlasCoreName)
 // use AVX2 and FMA or better; else Eigen. OpenBLAS picks its kernels when
 // it loads, and one older than the CPU falls back to generic SSE3 ones;
-// OPENBLAS_CORETYPE=SkylakeX (or Haswell), OpenBLAS's own variable, makes
-// it load the ones named.
+// tfd names the ones the CPU can run in OPENBLAS_CORETYPE before it loads
+// the library, unless the environment already does (openblas.h).
 GemmBackend DefaultGemmBackend(bool has_blas, std::string_view core);
-// Whether the OpenBLAS this process loaded is the single-threaded build. A
-// process that loaded another libopenblas.so.0 first (Python after numpy,
-// whose OpenBLAS starts threads of its own) has that one behind the same
-// name: splitting products over tfd's threads on it would oversubscribe.
+// Whether the OpenBLAS this process loaded is the single-threaded build:
+// splitting products over tfd's threads on a threaded one would
+// oversubscribe. Loads it if no product has yet.
 bool BlasIsSequential();
 // The backend Gemm uses: SetGemmBackend's, else DefaultGemmBackend's, with
-// BLAS only where BlasIsSequential.
+// BLAS only where BlasIsSequential. The first call loads OpenBLAS.
 GemmBackend GemmBackendInUse();
-// FAILED_PRECONDITION for kBlas in a build without OpenBLAS.
+// FAILED_PRECONDITION for kBlas in a build without OpenBLAS, or where the
+// library cannot be loaded (the message says why).
 Status SetGemmBackend(GemmBackend backend);
 
 // Multiply-adds from which a product is split over the pool's threads.

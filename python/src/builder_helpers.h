@@ -24,7 +24,7 @@ namespace tfd::python {
 pybind11::tuple VariableToPython(const VariableInfo& v);
 
 // ("zeros"|"ones"|"constant"|"normal"|"truncated_normal"|"uniform", a, b,
-// seed) or ("value", array) as the C++ initializer.
+// seed or None) or ("value", array) as the C++ initializer.
 ops::Initializer InitializerFrom(const pybind11::tuple& spec);
 
 // The variable whose VariableV2 node is `name`; NOT_FOUND otherwise.
@@ -38,8 +38,16 @@ std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
 std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind,
                                                 const pybind11::dict& params);
 
+// The gradients and optimizers (gradient_bindings.cc), as methods of the
+// GraphBuilder class.
+void BindGradients(pybind11::class_<GraphBuilder>& builder);
+
 // The partitioned variables, embedding lookups and string hashing
 // (embedding_bindings.cc), as functions of the module.
 void BindEmbeddings(pybind11::module_& m);
+
+// The graph's random seed, TF1's seed rule and dropout (random_bindings.cc),
+// as functions of the module.
+void BindRandom(pybind11::module_& m);
 
 }  // namespace tfd::python

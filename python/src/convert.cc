@@ -1,6 +1,7 @@
 #include "python/src/convert.h"
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,35 +105,58 @@ StatusOr<Tensor> TensorFromArray(const py::array& array, bool alias) {
   return t;
 }
 
-StatusOr<py::object> TensorToNumpy(Tensor tensor) {
-  if (tensor.on_device()) {
-    TFD_ASSIGN_OR_RETURN(tensor, tensor.ToHost());
+namespace {
+
+// What a fetched array's capsule owns: the tensor whose buffer it views,
+// handed to `release` when the array goes (dropped there without one).
+struct HeldTensor {
+  Tensor tensor;
+  std::function<void(Tensor)> release;
+
+  ~HeldTensor() {
+    if (release) release(std::move(tensor));
   }
-  const std::vector<py::ssize_t> shape(tensor.shape().dims().begin(), tensor.shape().dims().end());
+};
+
+py::object StringArray(const Tensor& tensor, const std::vector<py::ssize_t>& shape) {
   py::module_ np = py::module_::import("numpy");
-  if (tensor.dtype() == DType::kString) {
-    py::array out = np.attr("empty")(shape, py::arg("dtype") = py::dtype("O"));
-    py::array flat = out.attr("reshape")(-1);
-    const std::string* s = tensor.data<std::string>();
-    for (int64_t i = 0; i < tensor.num_elements(); ++i) {
-      flat[py::int_(i)] = py::bytes(s[i]);
-    }
-    return py::object(out);
+  py::array out = np.attr("empty")(shape, py::arg("dtype") = py::dtype("O"));
+  py::array flat = out.attr("reshape")(-1);
+  const std::string* s = tensor.data<std::string>();
+  for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+    flat[py::int_(i)] = py::bytes(s[i]);
   }
-  const py::dtype dtype = NumpyDTypeOf(tensor.dtype());
-  if (tensor.num_elements() == 0 || tensor.buffer() == nullptr) {
-    return py::object(np.attr("zeros")(shape, py::arg("dtype") = dtype));
+  return py::object(out);
+}
+
+}  // namespace
+
+StatusOr<py::object> TensorToNumpy(Tensor tensor, std::function<void(Tensor)> release) {
+  auto held = std::make_unique<HeldTensor>();  // made in place: its destructor releases
+  held->tensor = std::move(tensor);
+  held->release = std::move(release);
+  Tensor& t = held->tensor;
+  if (t.on_device()) {
+    TFD_ASSIGN_OR_RETURN(t, t.ToHost());
+  }
+  const std::vector<py::ssize_t> shape(t.shape().dims().begin(), t.shape().dims().end());
+  if (t.dtype() == DType::kString) return StringArray(t, shape);
+  const py::dtype dtype = NumpyDTypeOf(t.dtype());
+  if (t.num_elements() == 0 || t.buffer() == nullptr) {
+    return py::object(py::module_::import("numpy").attr("zeros")(shape,
+                                                                  py::arg("dtype") = dtype));
   }
   // Writable only when the array is the buffer's one holder (see convert.h).
-  const bool writable = tensor.buffer_unshared();
-  auto owned = std::make_unique<Tensor>(std::move(tensor));
-  void* data = owned->raw_data();
-  py::capsule base(owned.get(), [](void* p) { delete static_cast<Tensor*>(p); });
-  owned.release();  // the capsule owns it now
+  const bool writable = t.buffer_unshared();
+  void* data = t.raw_data();
+  py::capsule base(held.get(), [](void* p) { delete static_cast<HeldTensor*>(p); });
+  held.release();  // the capsule owns it now
   py::array out(dtype, shape, data, base);
   if (!writable) out.attr("flags").attr("writeable") = false;
   return py::object(out);
 }
+
+StatusOr<py::object> TensorToNumpy(Tensor tensor) { return TensorToNumpy(std::move(tensor), {}); }
 
 py::object ShapeToPython(const PartialShape& shape) {
   if (!shape.rank_known()) return py::none();

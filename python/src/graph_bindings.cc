@@ -1,6 +1,7 @@
-// The Python class over GraphBuilder: ops, variables, gradients, optimizers,
-// parameter placement and writing the graph file.
+// The Python class over GraphBuilder: ops, variables, parameter placement and
+// writing the graph file (its gradients and optimizers: gradient_bindings.cc).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,10 +9,8 @@
 
 #include "api/graph_file.h"
 #include "api/optimizers.h"
-#include "api/sync_replicas.h"
 #include "api/placement.h"
 #include "api/variables.h"
-#include "common/gradients.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "python/src/convert.h"
@@ -38,7 +37,7 @@ ops::Initializer InitializerFrom(const py::tuple& spec) {
         ValueOrThrow(TensorFromArray(py::array::ensure(spec[1]), /*alias=*/false)));
   }
   const double a = spec[1].cast<double>(), b = spec[2].cast<double>();
-  const int64_t seed = spec[3].cast<int64_t>();
+  const auto seed = spec[3].cast<std::optional<int64_t>>();  // None: no op seed
   if (kind == "zeros") return ops::Initializer::Zeros();
   if (kind == "ones") return ops::Initializer::Ones();
   if (kind == "constant") return ops::Initializer::Constant(a);
@@ -150,100 +149,6 @@ std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind, const p
 
 namespace {
 
-ops::Variable GlobalStepOrNone(const GraphBuilder& g, const std::string& name) {
-  return name.empty() ? ops::Variable() : FindVariable(g, name);
-}
-
-py::list Gradients(GraphBuilder& g, const BuildContext& ctx, const std::vector<OutputRef>& ys,
-                   const std::vector<OutputRef>& xs, const std::vector<OutputRef>& grad_ys) {
-  auto outputs = [&](const std::vector<OutputRef>& refs) {
-    std::vector<Output> out;
-    for (const auto& [node, port] : refs) out.push_back(g.OutputOf(node, port));
-    return out;
-  };
-  const std::vector<Output> dx =
-      ValueOrThrow(AddGradients(g.ScopeFor(ctx), outputs(ys), outputs(xs), outputs(grad_ys)));
-  g.RaiseIfError();
-  py::list out;
-  for (const Output& o : dx) {
-    if (o.valid()) {
-      out.append(OutputToPython(o));
-    } else {
-      out.append(py::none());
-    }
-  }
-  return out;
-}
-
-py::list ComputeGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& kind,
-                          const py::dict& params, const OutputRef& loss,
-                          const std::vector<std::string>& var_list) {
-  auto opt = OptimizerFrom(kind, params);
-  const Output y = g.OutputOf(loss.first, loss.second);
-  auto pairs =
-      ValueOrThrow(opt->ComputeGradients(g.ScopeFor(ctx), y, FindVariables(g, var_list)));
-  g.RaiseIfError();
-  py::list out;
-  for (const train::GradAndVar& gv : pairs) {
-    py::object grad = gv.grad.valid() ? py::object(OutputToPython(gv.grad)) : py::none();
-    out.append(py::make_tuple(grad, gv.var.name()));
-  }
-  return out;
-}
-
-using PythonGradsAndVars = std::vector<std::pair<std::optional<OutputRef>, std::string>>;
-
-std::vector<train::GradAndVar> GradsAndVarsFrom(const GraphBuilder& g,
-                                                const PythonGradsAndVars& gv) {
-  std::vector<train::GradAndVar> pairs;
-  for (const auto& [grad, var] : gv) {
-    const Output dx = grad ? g.OutputOf(grad->first, grad->second) : Output();
-    pairs.push_back({dx, FindVariable(g, var)});
-  }
-  return pairs;
-}
-
-std::string ApplyGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
-                           const std::string& kind, const py::dict& params,
-                           const PythonGradsAndVars& gv, const std::string& global_step) {
-  auto opt = OptimizerFrom(kind, params);
-  const Operation op = opt->ApplyGradients(g.ScopeFor(ctx, name), GradsAndVarsFrom(g, gv),
-                                           GlobalStepOrNone(g, global_step));
-  g.RaiseIfError();
-  return op.name;
-}
-
-// tf.train.SyncReplicasOptimizer: the C++ SyncReplicas over the optimizer
-// `kind`. `loss` set: Minimize; else ApplyGradients of `gv`. Returns the
-// replica's train op (the chief's step and the rest are named by
-// api/train_signature.h).
-std::string SyncReplicasUpdate(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
-                               const std::string& kind, const py::dict& params,
-                               int replicas_to_aggregate, int total_replicas,
-                               const std::optional<OutputRef>& loss, const PythonGradsAndVars& gv,
-                               const std::string& global_step) {
-  auto opt = OptimizerFrom(kind, params);
-  train::SyncReplicas sync(*opt, {.replicas_to_aggregate = replicas_to_aggregate,
-                                  .total_replicas = total_replicas});
-  const Scope scope = g.ScopeFor(ctx, name);
-  const ops::Variable step = GlobalStepOrNone(g, global_step);
-  const Operation op =
-      loss ? sync.Minimize(scope, g.OutputOf(loss->first, loss->second), step)
-           : sync.ApplyGradients(scope, GradsAndVarsFrom(g, gv), step);
-  g.RaiseIfError();
-  return op.name;
-}
-
-std::string Minimize(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
-                     const std::string& kind, const py::dict& params, const OutputRef& loss,
-                     const std::string& global_step, const std::vector<std::string>& var_list) {
-  auto opt = OptimizerFrom(kind, params);
-  const Operation op = opt->Minimize(g.ScopeFor(ctx, name), g.OutputOf(loss.first, loss.second),
-                                     GlobalStepOrNone(g, global_step), FindVariables(g, var_list));
-  g.RaiseIfError();
-  return op.name;
-}
-
 py::bytes Serialize(const GraphBuilder& g, bool text) {
   GraphDef graph = g.ToGraphDef();
   ThrowIfError(Graph::Build(graph, g.root().registry()).status());
@@ -307,7 +212,8 @@ void BindGraphBuilder(py::module_& m) {
       .def_readwrite("devices", &BuildContext::devices)
       .def_readwrite("device_fn", &BuildContext::device_fn)
       .def_readwrite("control_inputs", &BuildContext::control_inputs);
-  py::class_<GraphBuilder>(m, "GraphBuilder")
+  py::class_<GraphBuilder> builder(m, "GraphBuilder");
+  builder
       .def(py::init([] { return std::make_unique<GraphBuilder>(ProcessRegistry()); }))
       .def("add_op", &GraphBuilder::AddOp)
       .def("unique_name", &GraphBuilder::UniqueName)
@@ -330,16 +236,12 @@ void BindGraphBuilder(py::module_& m) {
              g.RaiseIfError();
              return VariableToPython(v.info());
            })
-      .def("gradients", &Gradients)
-      .def("compute_gradients", &ComputeGradients)
-      .def("apply_gradients", &ApplyGradients)
-      .def("minimize", &Minimize)
-      .def("sync_replicas_update", &SyncReplicasUpdate)
       .def("serialize", &Serialize)
       .def("write", [](const GraphBuilder& g, const std::string& path, bool text) {
         const GraphFormat format = text ? GraphFormat::kText : GraphFormat::kBinary;
         ThrowIfError(WriteGraphFile(g.root(), path, format));
       });
+  BindGradients(builder);
 }
 
 }  // namespace tfd::python

@@ -128,6 +128,7 @@ PYBIND11_MODULE(_tfd, m) {
   m.def("op_defs", &OpDefs);
   BindGraphBuilder(m);
   BindEmbeddings(m);
+  BindRandom(m);
   BindSessions(m);
 }
 

@@ -120,12 +120,14 @@ class PythonHook : public SessionHook {
 
 }  // namespace
 
-// Everything that lives on the loop's thread: the client, the hooks and
-// the session that borrows them.
+// Everything that lives on the home thread's loop: the client, the hooks
+// and the session that borrows them, and the loop itself, which goes last.
 class MonitoredRunner::Loop {
  public:
-  Loop(MonitoredOptions options, py::object before_run, py::object after_run)
-      : options_(std::move(options)),
+  Loop(std::shared_ptr<ThreadLoop> home, MonitoredOptions options, py::object before_run,
+       py::object after_run)
+      : home_(std::move(home)),
+        options_(std::move(options)),
         python_(std::move(before_run), std::move(after_run)) {}
 
   Status Open(kj::AsyncIoContext& io, GraphDef graph) {
@@ -199,6 +201,7 @@ class MonitoredRunner::Loop {
     return o;
   }
 
+  std::shared_ptr<ThreadLoop> home_;
   MonitoredOptions options_;
   PythonHook python_;
   std::unique_ptr<Client> client_;
@@ -209,32 +212,33 @@ class MonitoredRunner::Loop {
   std::unique_ptr<TrainingSession> session_;
 };
 
+template <typename Job>
+void MonitoredRunner::OnLoop(Job&& job) {
+  ThrowIfError(home_->Check("a MonitoredTrainingSession"));
+  py::gil_scoped_release release;
+  job(home_->io());
+}
+
 MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions options,
                                  py::object before_run, py::object after_run)
-    : loop_(std::make_unique<Loop>(std::move(options), std::move(before_run),
+    : home_(ThreadLoop::ForThisThread()),
+      loop_(std::make_unique<Loop>(home_, std::move(options), std::move(before_run),
                                    std::move(after_run))) {
   GraphDef def = graph.ToGraphDef();
   Status s;
-  {
-    py::gil_scoped_release release;
-    thread_.Call([&](kj::AsyncIoContext& io) {
-      s = loop_->Open(io, std::move(def));
-      if (s.ok()) {
-        task_ = loop_->session().client().task();
-        chief_ = loop_->session().chief();
-      } else {
-        loop_->CloseFailed(s);
-      }
-    });
-  }
-  if (!s.ok()) {
-    // No destructor runs after a constructor throws: drop the loop's
-    // client on its own thread now.
-    std::optional<py::error_already_set> raised = loop_->python().TakeError();
-    {
-      py::gil_scoped_release release;
-      thread_.Call([this](kj::AsyncIoContext&) { loop_.reset(); });
+  OnLoop([&](kj::AsyncIoContext& io) {
+    s = loop_->Open(io, std::move(def));
+    if (s.ok()) {
+      task_ = loop_->session().client().task();
+      chief_ = loop_->session().chief();
+    } else {
+      loop_->CloseFailed(s);
     }
+  });
+  if (!s.ok()) {
+    // No destructor runs after a constructor throws: drop the client now.
+    std::optional<py::error_already_set> raised = loop_->python().TakeError();
+    loop_.reset();
     ended_ = true;
     if (raised) throw std::move(*raised);
     ThrowIfError(s);
@@ -242,11 +246,17 @@ MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions opt
 }
 
 MonitoredRunner::~MonitoredRunner() {
+  if (!loop_) return;
+  if (!home_->OnHomeThread()) {
+    // Dropped by another thread (a garbage collection there): the client
+    // and its loop belong to the home thread, which alone may run or
+    // destroy them. Kept for good rather than torn down here.
+    (void)loop_.release();
+    return;
+  }
   py::gil_scoped_release release;
-  thread_.Call([this](kj::AsyncIoContext&) {
-    if (loop_ && !ended_) (void)loop_->session().Close(errors::Cancelled("the session was dropped"));
-    loop_.reset();
-  });
+  if (!ended_) (void)loop_->session().Close(errors::Cancelled("the session was dropped"));
+  loop_.reset();
 }
 
 void MonitoredRunner::Throw(const Status& s) {
@@ -259,21 +269,15 @@ py::object MonitoredRunner::Step(std::vector<std::string> fetches,
   if (ended_) return py::none();
   StatusOr<bool> stepped = false;
   std::vector<Tensor> values;
-  {
-    py::gil_scoped_release release;
-    thread_.Call([&](kj::AsyncIoContext&) {
-      loop_->python().SetStep(std::move(fetches), std::move(targets));
-      stepped = loop_->session().RunStep();
-      values = loop_->python().TakeValues();
-    });
-  }
+  OnLoop([&](kj::AsyncIoContext&) {
+    loop_->python().SetStep(std::move(fetches), std::move(targets));
+    stepped = loop_->session().RunStep();
+    values = loop_->python().TakeValues();
+  });
   if (!stepped.ok()) {
     // The loop is over: close it (the hooks' End hear the error), then raise.
     const Status failed = stepped.status();
-    {
-      py::gil_scoped_release release;
-      thread_.Call([&](kj::AsyncIoContext&) { (void)loop_->session().Close(failed); });
-    }
+    OnLoop([&](kj::AsyncIoContext&) { (void)loop_->session().Close(failed); });
     ended_ = true;
     Throw(failed);
   }
@@ -290,10 +294,7 @@ bool MonitoredRunner::stop_requested() {
 py::object MonitoredRunner::Close() {
   if (ended_) return py::none();  // a failed step closed it, and said why
   StatusOr<training::SessionResult> closed = Status();
-  {
-    py::gil_scoped_release release;
-    thread_.Call([&](kj::AsyncIoContext&) { closed = loop_->session().Close(OkStatus()); });
-  }
+  OnLoop([&](kj::AsyncIoContext&) { closed = loop_->session().Close(OkStatus()); });
   ended_ = true;
   if (!closed.ok()) Throw(closed.status());
   py::dict out;

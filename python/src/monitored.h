@@ -5,8 +5,8 @@
 // summaries as tfctl's do, and a lost or restarted task is recovered from
 // by the same code. What Python adds to a step (the user's fetches, the
 // Python hooks' SessionRunArgs) comes in through Step's names and two
-// callbacks the loop calls around each step, on its own thread with the GIL
-// taken (None, the default without Python hooks, calls nothing):
+// callbacks the loop calls around each step, with the GIL taken (None, the
+// default without Python hooks, calls nothing):
 //   before_run() -> (fetch names, target names, stop: bool)
 //   after_run([numpy array per fetch name]) -> stop: bool
 // An exception they raise ends the loop and is raised again from Step or
@@ -16,8 +16,10 @@
 //   while (!r.Step({"loss:0"}, {}).is_none()) {}
 //   py::object result = r.Close();
 //
-// Thread-safety: one Python thread at a time; Step and Close wait without
-// the GIL while the loop's thread (the client's) steps.
+// Thread-safety: the Python thread that made it, only (its client lives on
+// that thread's ThreadLoop, so a step is no hand-over to another thread,
+// as in `tfctl train`); a call from another is FAILED_PRECONDITION. Step
+// and Close run without the GIL, which the Python hooks take.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,7 @@
 #include "daemon/client/training/training_session.h"
 #include "python/src/graph_builder.h"
 #include "python/src/sessions.h"
+#include "python/src/thread_loop.h"
 
 namespace tfd::python {
 
@@ -74,11 +77,16 @@ class MonitoredRunner {
   class Loop;
   void Throw(const Status& s);
 
-  std::unique_ptr<Loop> loop_;  // used on thread_'s thread only
+  // Runs `job` on the home thread's loop without the GIL; raises when
+  // called from another thread.
+  template <typename Job>
+  void OnLoop(Job&& job);
+
+  std::shared_ptr<ThreadLoop> home_;
+  std::unique_ptr<Loop> loop_;  // destroyed on home_'s thread only
   std::string task_;
   bool chief_ = false;
   bool ended_ = false;
-  LoopThread thread_;  // ~MonitoredRunner drops loop_ on it first
 };
 
 }  // namespace tfd::python

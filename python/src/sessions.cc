@@ -3,8 +3,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <future>
+#include <thread>
 
 #include "common/allowed_cpus.h"
 #include "common/token_file.h"
@@ -74,12 +77,20 @@ py::list ToNumpy(std::vector<Tensor> tensors) {
   return out;
 }
 
-// A received tensor aliases its Cap'n Proto message, which belongs to the
-// loop thread: copied out there, so that the message goes on its own thread
-// and the numpy array that takes the copy may live anywhere. This is the one
-// copy a remote fetch costs.
-StatusOr<Client::RunOutput> OwnedFetches(Client::RunOutput out) {
-  TFD_RETURN_IF_ERROR(OwnTensors(out.fetches));
+// A received tensor views its Cap'n Proto message, which belongs to the
+// loop thread. One of this size or more stays so, without a copy: its numpy
+// array takes the RemoteHost along, and the tensor goes back to the loop
+// when the array goes (FetchesToNumpy). A smaller one is copied out on the
+// loop, which costs less than keeping the message (and its RPC question)
+// alive as long as the array.
+constexpr size_t kViewedFetchBytes = size_t{1} << 20;
+
+StatusOr<Client::RunOutput> OwnSmallFetches(Client::RunOutput out) {
+  for (Tensor& t : out.fetches) {
+    if (!t.initialized() || t.total_bytes() >= kViewedFetchBytes) continue;
+    TFD_ASSIGN_OR_RETURN(Tensor host, t.ToHost());
+    TFD_ASSIGN_OR_RETURN(t, host.DeepCopy());
+  }
   return out;
 }
 
@@ -173,23 +184,47 @@ void LoopThread::Loop() {
   }
 }
 
+void LoopThread::Post(std::function<void(kj::AsyncIoContext&)> job) {
+  {
+    MutexLock lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
 void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job) {
   std::promise<void> done;
   std::future<void> finished = done.get_future();
+  std::atomic<bool> ran{false};
   {
     MutexLock lock(mu_);
     jobs_.push_back([&](kj::AsyncIoContext& io) {
       job(io);
+      ran.store(true, std::memory_order_release);
       done.set_value();
     });
   }
   cv_.notify_all();
+  // A step's answer often comes within a short while: look for it before
+  // sleeping on the future, sparing the caller a wake-up (as Loop does for
+  // the next job). The flag, not the future, is polled: polling a future
+  // with a zero timeout may enter the kernel each time.
+  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+  while (!ran.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < spin_until) {
+    std::this_thread::yield();
+  }
   finished.wait();
+}
+
+RemoteHost::~RemoteHost() {
+  loop_.Call([this](kj::AsyncIoContext&) { client_.reset(); });
 }
 
 RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_file,
                            const TlsFiles& tls, double timeout_s)
-    : timeout_(Millis(timeout_s > 0 ? timeout_s : 30)) {
+    : timeout_(Millis(timeout_s > 0 ? timeout_s : 30)),
+      host_(std::make_shared<RemoteHost>()),
+      loop_(host_->loop()) {
   Status s;
   {
     py::gil_scoped_release release;
@@ -200,7 +235,29 @@ RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_f
 
 RemoteRunner::~RemoteRunner() {
   py::gil_scoped_release release;
-  loop_.Call([this](kj::AsyncIoContext&) { client_.reset(); });
+  host_.reset();  // the client goes now, unless a fetched array still views a message of it
+}
+
+void RemoteRunner::CheckOpen() const {
+  if (closed_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+}
+
+py::list RemoteRunner::FetchesToNumpy(std::vector<Tensor> fetches) {
+  std::function<void(Tensor)> release = [host = host_](Tensor t) {
+    host->loop().Post([t = std::move(t)](kj::AsyncIoContext&) {});
+  };
+  py::list out;
+  size_t i = 0;
+  try {
+    for (; i < fetches.size(); ++i) {
+      out.append(ValueOrThrow(TensorToNumpy(std::move(fetches[i]), release)));
+    }
+  } catch (...) {
+    // Those not handed over yet go back to the loop too.
+    for (++i; i < fetches.size(); ++i) release(std::move(fetches[i]));
+    throw;
+  }
+  return out;
 }
 
 StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const std::string& target,
@@ -230,15 +287,16 @@ StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const st
 
 Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
                              const std::string& token_file, TlsFiles tls) {
-  TFD_ASSIGN_OR_RETURN(client_, ConnectClient(io, target, token_file, std::move(tls), timeout_));
-  task_ = client_->task();
+  TFD_ASSIGN_OR_RETURN(host_->client(),
+                       ConnectClient(io, target, token_file, std::move(tls), timeout_));
+  task_ = host_->client()->task();
   return OkStatus();
 }
 
 Status RemoteRunner::SendGraphIfGrown(const GraphDef& def, bool resend, bool* created) {
   if (!resend) return OkStatus();
   // A new session on the master: the tasks' variables and queues stay.
-  TFD_RETURN_IF_ERROR(client_->CreateSession(def));
+  TFD_RETURN_IF_ERROR(host_->client()->CreateSession(def));
   *created = true;
   return OkStatus();
 }
@@ -253,7 +311,7 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
                            const std::vector<std::string>& fetches,
                            const std::vector<std::string>& targets, double timeout_s) {
   ThrowIfError(CheckSameGraph(graph_, graph));
-  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  CheckOpen();
   const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
   const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
   Client::Feeds tensors = TensorFeeds(feeds, /*local=*/false);
@@ -265,21 +323,21 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
       Status s = SendGraphIfGrown(def, resend, &created);
-      out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
+      out = s.ok() ? host_->client()->Run(tensors, fetches, targets, options) : s;
       tensors.clear();
-      if (out.ok()) out = OwnedFetches(std::move(out).value());
+      if (out.ok()) out = OwnSmallFetches(std::move(out).value());
     });
   }
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
   ThrowIfError(out.status());
-  return ToNumpy(std::move(out->fetches));
+  return FetchesToNumpy(std::move(out->fetches));
 }
 
 int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
                                    const std::vector<std::string>& fetches,
                                    const std::vector<std::string>& targets) {
   ThrowIfError(CheckSameGraph(graph_, graph));
-  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  CheckOpen();
   const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
   const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
   StatusOr<Client::CallableHandle> handle = Status();
@@ -288,7 +346,7 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
       Status s = SendGraphIfGrown(def, resend, &created);
-      handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
+      handle = s.ok() ? host_->client()->MakeCallable(feeds, fetches, targets) : s;
     });
   }
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
@@ -297,7 +355,7 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
 
 py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>& feeds,
                                    double timeout_s) {
-  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  CheckOpen();
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < feeds.size(); ++i) {
     auto t = TensorFromArray(feeds[i], /*alias=*/true);
@@ -310,13 +368,13 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   {
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
-      out = client_->RunCallable(handle, tensors, options);
+      out = host_->client()->RunCallable(handle, tensors, options);
       tensors.clear();
-      if (out.ok()) out = OwnedFetches(std::move(out).value());
+      if (out.ok()) out = OwnSmallFetches(std::move(out).value());
     });
   }
   ThrowIfError(out.status());
-  return ToNumpy(std::move(out->fetches));
+  return FetchesToNumpy(std::move(out->fetches));
 }
 
 namespace {
@@ -334,12 +392,12 @@ py::list CheckpointsToPython(const std::vector<TaskCheckpoints>& tasks) {
 }  // namespace
 
 py::list RemoteRunner::SaveCheckpoint(int64_t step) {
-  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
   {
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
-      out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
+      out = host_->client()->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
                                     timeout_);
     });
   }
@@ -347,12 +405,12 @@ py::list RemoteRunner::SaveCheckpoint(int64_t step) {
 }
 
 void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double timeout_s) {
-  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  CheckOpen();
   Status out;
   {
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
-      out = client_->WaitInitialized(
+      out = host_->client()->WaitInitialized(
           names, Millis(timeout_s));
     });
   }
@@ -360,26 +418,24 @@ void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double
 }
 
 py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
-  if (!client_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
+  CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
   {
     py::gil_scoped_release release;
     loop_.Call([&](kj::AsyncIoContext&) {
-      out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
+      out = host_->client()->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
     });
   }
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
 void RemoteRunner::Close() {
-  if (!client_) return;
+  if (closed_) return;
+  closed_ = true;
   Status s;
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
-      s = client_->CloseSession();
-      client_.reset();
-    });
+    loop_.Call([&](kj::AsyncIoContext&) { s = host_->client()->CloseSession(); });
   }
   ThrowIfError(s);
 }

@@ -91,6 +91,9 @@ class LoopThread {
   // Runs `job` on the loop thread and waits for it. The caller waits
   // without the GIL; every job's own calls have deadlines (Client's).
   void Call(std::function<void(kj::AsyncIoContext&)> job);
+  // Queues `job` and returns: it runs after the jobs queued before it (and
+  // before the thread ends). For what only the loop thread may drop.
+  void Post(std::function<void(kj::AsyncIoContext&)> job);
 
  private:
   void Loop();
@@ -100,6 +103,29 @@ class LoopThread {
   std::deque<std::function<void(kj::AsyncIoContext&)>> jobs_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
+};
+
+// A LoopThread and the Client that lives on it, shared by a RemoteRunner
+// and the numpy arrays it fetched without a copy: such an array views a
+// Cap'n Proto message that came on the client's connection and belongs to
+// the loop thread, so the last of them to go drops the client, on the loop.
+//
+//   auto host = std::make_shared<RemoteHost>();
+//   host->loop().Call([&](kj::AsyncIoContext& io) { host->client() = Connect(io, ...); });
+//   auto release = [host](Tensor t) { host->loop().Post([t](kj::AsyncIoContext&) {}); };
+//
+// Thread-safety: client() on the loop thread only (in a job of loop()).
+class RemoteHost {
+ public:
+  RemoteHost() = default;
+  ~RemoteHost();  // drops the client on the loop, then ends the thread
+
+  LoopThread& loop() { return loop_; }
+  std::unique_ptr<Client>& client() { return client_; }
+
+ private:
+  LoopThread loop_;  // declared first: the thread ends after the client goes
+  std::unique_ptr<Client> client_;
 };
 
 class RemoteRunner {
@@ -147,12 +173,19 @@ class RemoteRunner {
   Status SendGraphIfGrown(const GraphDef& def, bool resend, bool* created);
   void MarkSent(const GraphBuilder& graph, int nodes, bool created);
 
+  // Raises FAILED_PRECONDITION once Close has run.
+  void CheckOpen() const;
+  // The fetches of a step as numpy arrays; the large ones (the rest were
+  // copied on the loop) view their message.
+  pybind11::list FetchesToNumpy(std::vector<Tensor> fetches);
+
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<Client> client_;  // used on loop_'s thread only
+  std::shared_ptr<RemoteHost> host_;  // shared with the arrays that view its messages
+  LoopThread& loop_;                  // host_'s
+  bool closed_ = false;
   std::string task_;
   const GraphBuilder* graph_ = nullptr;
   int synced_nodes_ = 0;
-  LoopThread loop_;  // ~RemoteRunner drops client_ on it first
 };
 
 }  // namespace tfd::python

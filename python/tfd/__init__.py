@@ -17,19 +17,19 @@ tfd.bias_add, ...) and in tfd.raw_ops; TF1's hand-named functions
 docs/python.md has the table of names.
 """
 
-# numpy first: it and _tfd both need a libopenblas.so.0, and a process keeps
-# the first one loaded. numpy's (threaded) must be that one, or numpy's BLAS
-# misses symbols of tfd's single-threaded build; tfd then keeps its products
-# on Eigen (kernels/math/gemm.h, BlasIsSequential).
+# numpy first: it links a libopenblas.so.0 (the threaded build), and a
+# process keeps the first library loaded under that name. tfd links none:
+# its first product loads the single-threaded OpenBLAS by its path, a copy
+# beside numpy's (kernels/math/openblas.h).
 import numpy as _numpy  # noqa: F401
 
 from . import _tfd
-from . import errors
+from . import errors, framework
 from .dtypes import (DType, as_dtype, bool, double, float, float32, float64, int32, int64,  # noqa: A004
                      string, uint8)
-from .framework import (Graph, GraphDef, Operation, Tensor, TensorShape, constant,
-                        control_dependencies, convert_to_tensor, device, get_default_graph,
-                        name_scope, placeholder, reset_default_graph)
+from .framework import (Graph, GraphDef, IndexedSlices, IndexedSlicesValue, Operation, Tensor,
+                        TensorShape, constant, control_dependencies, convert_to_tensor, device,
+                        get_default_graph, name_scope, placeholder, reset_default_graph)
 from .op_gen import raw_ops, snake_name
 from .math_ops import *  # noqa: F401,F403  (TF1's names)
 from .math_ops import nn, range  # noqa: A004
@@ -40,6 +40,7 @@ from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
                         ones_initializer, random_normal_initializer, random_uniform_initializer,
                         trainable_variables, truncated_normal_initializer, variable_scope,
                         variables_initializer, zeros_initializer)
+from .random_seed import get_seed, set_random_seed
 from .session import InteractiveSession, Session, get_default_session
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
@@ -50,7 +51,9 @@ __version__ = _tfd.__version__
 
 def gradients(ys, xs, grad_ys=None, name="gradients"):
     """d(sum of ys)/d(x) for each x of xs (None where ys do not depend on x),
-    from the gradient each op registers in C++ (common/gradients.h)."""
+    from the gradient each op registers in C++ (common/gradients.h). An x
+    read only through gathers of its rows (an embedding table) gets a
+    tfd.IndexedSlices, as in TF1."""
     single_y = not isinstance(ys, (list, tuple))
     ys = [ys] if single_y else list(ys)
     xs_list = [xs] if not isinstance(xs, (list, tuple)) else list(xs)
@@ -64,7 +67,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients"):
         grad_ys if isinstance(grad_ys, (list, tuple)) else [grad_ys])]
     out = graph._builder.gradients(graph._context(), [y._ref() for y in ys],
                                    [ref(x) for x in xs_list], grad_ys)
-    return [None if o is None else graph._tensor(o) for o in out]
+    return [framework._gradient_from(graph, o) for o in out]
 
 
 def write_graph(path, graph=None, as_text=False):

@@ -6,6 +6,7 @@ against the op registry as it is added, so a wrong dtype or shape raises
 tfd.errors.InvalidArgumentError at the line that made it, and the graph stays
 usable afterwards.
 """
+import collections
 import contextlib
 import threading
 
@@ -165,6 +166,89 @@ class Tensor:
 
     def __iter__(self):
         raise TypeError("a tfd.Tensor is not iterable; use tfd.unstack")
+
+
+class IndexedSlices:
+    """Rows of a tensor, as TF1's tf.IndexedSlices: the tensor shaped
+    `dense_shape` that is zero but for row indices[i], which is values[i]
+    (rows of one index add up). The gradient of a gather (an embedding
+    lookup) comes as one, and an optimizer applies it to those rows only.
+    Used as a tensor (tfd.convert_to_tensor, an op's input) it is densified,
+    once; fetched, it comes back as an IndexedSlicesValue.
+
+        (grad, var), = opt.compute_gradients(loss, [emb])
+        grad.values, grad.indices            # rows looked up, their ids
+    """
+
+    def __init__(self, values, indices, dense_shape=None):
+        self.values = values
+        self.indices = indices
+        self.dense_shape = dense_shape
+        self._dense = None
+
+    @property
+    def graph(self):
+        return self.values.graph
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def name(self):
+        return self.values.name
+
+    @property
+    def op(self):
+        return self.values.op
+
+    @property
+    def device(self):
+        return self.values.device
+
+    def _as_tensor(self):
+        if self._dense is None:
+            if self.dense_shape is None:
+                raise ValueError("an IndexedSlices without dense_shape cannot become a tensor")
+            g = self.graph
+            self._dense = g._tensor(g._builder.densify(
+                g._context(), self.values._ref(), self.indices._ref(), self.dense_shape._ref()))
+        return self._dense
+
+    def _grad_spec(self, var):
+        """What the C++ optimizers take: ("sparse", values, indices, shape)."""
+        shape = self.dense_shape
+        if shape is None:
+            with self.graph.as_default():
+                shape = constant(np.array(var.shape.as_list(), np.int64), name="dense_shape")
+        return ("sparse", self.values._ref(), self.indices._ref(), shape._ref())
+
+    def __repr__(self):
+        return "IndexedSlices(indices=%r, values=%r, dense_shape=%r)" % (
+            self.indices, self.values, self.dense_shape)
+
+
+class IndexedSlicesValue(collections.namedtuple("IndexedSlicesValue",
+                                                ["values", "indices", "dense_shape"])):
+    """A fetched IndexedSlices: numpy arrays."""
+
+
+def _gradient_from(graph, spec):
+    """A gradient as the C++ side gives it: None, a Tensor or IndexedSlices."""
+    if spec is None:
+        return None
+    if spec[0] == "dense":
+        return graph._tensor(spec[1])
+    return IndexedSlices(*[graph._tensor(o) for o in spec[1:]])
+
+
+def _gradient_spec(grad, var):
+    """A gradient as the C++ side takes it (see _gradient_from)."""
+    if grad is None:
+        return None
+    if isinstance(grad, IndexedSlices):
+        return grad._grad_spec(var)
+    return ("dense", _as_graph_element(grad)._ref())
 
 
 class Graph:

@@ -8,7 +8,8 @@ import types
 
 import numpy as np
 
-from . import dtypes, framework
+from . import _tfd, dtypes, errors, framework
+from .random_seed import _op_seeds
 from .op_gen import raw_ops as _raw
 
 _c = framework.convert_to_tensor
@@ -203,24 +204,38 @@ def _shape_tensor(shape):
     return shape if _is_tensor(shape) else _c(framework._shape_arg(shape), dtype=dtypes.int32)
 
 
+def _random(op, shape, dtype, seed):
+    """A random op's draw, seeded by the graph's seed and `seed` (random_seed.py)."""
+    shape = _shape_tensor(shape)
+    seed1, seed2 = _op_seeds(seed)
+    return op(shape, dtype=dtype, seed=seed1, seed2=seed2)
+
+
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     dtype = dtypes.as_dtype(dtype)
-    x = _raw.random_standard_normal(_shape_tensor(shape), dtype=dtype, seed=seed or 0)
+    x = _random(_raw.random_standard_normal, shape, dtype, seed)
     return add(multiply(x, _c(stddev, dtype=dtype)), _c(mean, dtype=dtype), name=name)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     dtype = dtypes.as_dtype(dtype)
-    x = _raw.truncated_normal(_shape_tensor(shape), dtype=dtype, seed=seed or 0)
+    x = _random(_raw.truncated_normal, shape, dtype, seed)
     return add(multiply(x, _c(stddev, dtype=dtype)), _c(mean, dtype=dtype), name=name)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     dtype = dtypes.as_dtype(dtype)
     maxval = 1 if maxval is None else maxval
-    x = _raw.random_uniform(_shape_tensor(shape), dtype=dtype, seed=seed or 0)
+    x = _random(_raw.random_uniform, shape, dtype, seed)
     span = _c(maxval - minval, dtype=dtype)
     return add(multiply(x, span), _c(minval, dtype=dtype), name=name)
+
+
+def random_shuffle(value, seed=None, name=None):
+    """`value` with its first dimension in a random order, seeded as random_normal."""
+    value = _t(value)
+    seed1, seed2 = _op_seeds(seed)
+    return _raw.random_shuffle(value, seed=seed1, seed2=seed2, name=name)
 
 
 def identity(input, name=None):  # noqa: A002
@@ -293,12 +308,30 @@ def _nn():
         logits = _t(logits)
         return _raw.sparse_softmax_cross_entropy_with_logits(logits, _t(labels), name=name)[0]
 
+    def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+        """TF1's dropout (api/ops.h's Dropout): each element kept with
+        probability 1 - rate and scaled by 1 / (1 - rate), or zeroed; the mask
+        seeded as random_uniform. Give rate or (TF1's older) keep_prob."""
+        if (rate is None) == (keep_prob is None):
+            raise errors.InvalidArgumentError(
+                "dropout takes exactly one of rate and keep_prob; got rate=%r, keep_prob=%r"
+                % (rate, keep_prob))
+        if noise_shape is not None:
+            raise errors.InvalidArgumentError(
+                "dropout: noise_shape is not supported; got %r" % (noise_shape,))
+        rate = 1.0 - float(keep_prob) if rate is None else float(rate)
+        x = _t(x)
+        g = x.graph
+        return g._tensor(_tfd.dropout(g._builder, g._context(), name or "", x._ref(), rate,
+                                      None if seed is None else int(seed)))
+
     nn.conv2d = conv2d
     nn.max_pool = max_pool
     nn.avg_pool = avg_pool
     nn.softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits
     nn.softmax_cross_entropy_with_logits_v2 = softmax_cross_entropy_with_logits
     nn.sparse_softmax_cross_entropy_with_logits = sparse_softmax_cross_entropy_with_logits
+    nn.dropout = dropout
     return nn
 
 

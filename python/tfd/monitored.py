@@ -17,6 +17,7 @@ The graph speaks docs/training.md's names: MonitoredTrainingSession adds
 graph lacks them. Every step runs "train": run(fetches) adds fetches to it.
 """
 import collections
+import contextlib
 import logging
 import time
 
@@ -371,14 +372,28 @@ def _prepare_graph(graph):
             if not updates:
                 raise ValueError("the graph has no train op: make one with an optimizer's "
                                  "minimize or apply_gradients, or name your update 'train'")
-            math_ops.group(*updates, name="train")
+            with _beside(graph, updates[0]):
+                math_ops.group(*updates, name="train")
         # The global step after the step: the update that increments it
         # returns it (minimize(..., global_step=...)).
         after = [op.outputs[0] for op in [graph.get_operation_by_name("train")]
                  + graph.get_collection("train_op")
                  if op.outputs and op.outputs[0].dtype == dtypes.int64]
         if after and "train/global_step" not in have:
-            with graph.name_scope("train/"):
+            with _beside(graph, after[0].op), graph.name_scope("train/"):
                 math_ops.identity(after[0], name="global_step")
         if "init" not in have:
             variables.global_variables_initializer(name="init")
+
+
+@contextlib.contextmanager
+def _beside(graph, op):
+    """Ops made inside go on `op`'s device. A node with no device goes to
+    task 0 of the master's job (daemon/runtime/placement.h), so one added
+    here without would put every worker's step through worker 0."""
+    with graph.device(None):
+        if op.device:
+            with graph.device(op.device):
+                yield
+        else:
+            yield

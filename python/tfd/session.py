@@ -12,8 +12,9 @@ numpy array crosses without a copy to a remote task (it is serialized
 from its own memory) and to the in-process runtime when it is read-only
 (flags.writeable = False); a writable one is copied, since a variable
 assigned from it would otherwise change with the array. Fetched arrays
-view the in-process runtime's buffers without a copy; a remote fetch is
-copied once out of its message (docs/python.md).
+view the in-process runtime's buffers without a copy, and so does a
+remote fetch of 1 MiB or more (it views the message it came in; a smaller
+one is copied out of it once: docs/python.md).
 """
 import contextlib
 import threading
@@ -44,6 +45,11 @@ class _Fetches:
         if isinstance(f, framework.Operation):
             self.targets.append(f.name)
             return lambda values: None
+        if isinstance(f, framework.IndexedSlices):  # TF's IndexedSlicesValue comes back
+            parts = [None if t is None else self._walk(t)
+                     for t in (f.values, f.indices, f.dense_shape)]
+            return lambda values: framework.IndexedSlicesValue(
+                *[None if p is None else p(values) for p in parts])
         if isinstance(f, framework.Tensor) or hasattr(f, "_as_tensor"):
             t = framework._as_graph_element(f)
             if t.graph is not self.graph:

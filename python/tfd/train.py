@@ -23,17 +23,22 @@ class Optimizer:
 
     def compute_gradients(self, loss, var_list=None):
         """[(gradient, variable)] for every trainable variable (or var_list);
-        the gradient is None where loss does not depend on the variable."""
+        the gradient is None where loss does not depend on the variable, and
+        a tfd.IndexedSlices (the rows read) for a variable read only through
+        gathers, as an embedding table: apply_gradients updates those rows
+        only."""
         g = loss.graph
         pairs = g._builder.compute_gradients(g._context(), self._kind, self._hyper, loss._ref(),
                                              _names(var_list))
         by_name = {v._ref_t._node: v for v in variables.global_variables()
                    + variables.local_variables()}
-        return [(None if grad is None else g._tensor(grad), by_name[var]) for grad, var in pairs]
+        return [(framework._gradient_from(g, grad), by_name[var]) for grad, var in pairs]
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-        pairs = [(None if grad is None else framework._as_graph_element(grad)._ref(),
-                  var._ref_t._node) for grad, var in grads_and_vars]
+        """The update of each variable by its gradient: a tensor, or a
+        tfd.IndexedSlices, applied by the optimizer's sparse update to its
+        rows only (duplicate indices add up)."""
+        pairs = _grad_specs(grads_and_vars)
         g = framework.get_default_graph()
         op = g._builder.apply_gradients(g._context(), name or "", self._kind, self._hyper, pairs,
                                         _step_name(global_step))
@@ -52,6 +57,11 @@ def _train_op(graph, name):
     op = graph.get_operation_by_name(name)
     graph.add_to_collection("train_op", op)
     return op
+
+
+def _grad_specs(grads_and_vars):
+    return [(framework._gradient_spec(grad, var), var._ref_t._node)
+            for grad, var in grads_and_vars]
 
 
 def _names(var_list):
@@ -160,8 +170,7 @@ class SyncReplicasOptimizer:
         return self._opt.compute_gradients(loss, var_list=var_list)
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-        pairs = [(None if grad is None else framework._as_graph_element(grad)._ref(),
-                  var._ref_t._node) for grad, var in grads_and_vars]
+        pairs = _grad_specs(grads_and_vars)
         return self._update(framework.get_default_graph(), name, None, pairs, global_step)
 
     def minimize(self, loss, global_step=None, var_list=None, name=None):

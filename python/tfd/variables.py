@@ -165,7 +165,9 @@ class Initializer:
     """How get_variable fills a variable: built where the variable lives."""
 
     def __init__(self, kind, a=0.0, b=0.0, seed=None):
-        self.kind, self.a, self.b, self.seed = kind, float(a), float(b), int(seed or 0)
+        # seed None: no op seed; the graph's seed, if any, seeds it (random_seed.py).
+        self.kind, self.a, self.b = kind, float(a), float(b)
+        self.seed = None if seed is None else int(seed)
 
     def spec(self, shape, dtype):
         return (self.kind, self.a, self.b, self.seed)

@@ -3,10 +3,14 @@
 // (between-graph replication), as the classic distributed-TF walkthrough.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "api/control_flow.h"
 #include "api/optimizers.h"
 #include "api/partitioned_variables.h"
 #include "api/placement.h"
+#include "common/gradients.h"
 #include "tests/api/api_test_util.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/util/io_test_util.h"
@@ -162,6 +166,159 @@ TEST_CASE("a while loop on a worker sums from a ps variable's value") {
     REQUIRE(out.ok());
     CHECK(out->fetches[0].scalar<int64_t>() == 100 + v * (v + 1) / 2);
   }
+}
+
+const char kPsCpu[] = "/job:ps/replica:0/task:0/device:CPU:0";
+
+// counter = (i, acc); while i < n: add 1 to `count` on the ps, read it back
+// there, acc += what was read. The loop's LoopCond is on the worker; the
+// update and the read, colocated with the variable, run on the ps in every
+// iteration, which the ps learns from the worker's predicate.
+std::vector<Output> CountOnPs(const Scope& root, const Variable& count) {
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output n = ops::Placeholder(worker.WithOpName("n"), DType::kInt64, PartialShape({}));
+  return ops::WhileLoop(
+      worker, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], n); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        const Output added = ops::AssignAdd(b.WithOpName("add"), count.ref(), 1.0f);
+        const Output read = ops::Identity(
+            b.WithOpName("read").WithDevice("/job:ps/task:0").WithControlDependencies({added}),
+            count.ref());
+        // The next iteration's update waits for this one's read.
+        return std::vector<Output>{ops::Add(b.WithControlDependencies({read}), v[0], int64_t{1}),
+                                   ops::Add(b, v[1], read)};
+      },
+      {ops::Const(worker, int64_t{0}), ops::Const(worker, 0.0f)});
+}
+
+TEST_CASE("a loop on a worker updates and reads a ps variable in every iteration") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable count(root.WithOpName("count").WithDevice("/job:ps/task:0"), {}, DType::kFloat32,
+                 Initializer::Zeros());
+  const Output acc = CountOnPs(root, count)[1];
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  int64_t moved = 0;
+  for (int64_t n : {5, 0, 30}) {
+    INFO("n " << n);
+    auto out = (*client)->Run({{"n", Tensor::Scalar(n)}}, {acc.name()}, {}, {.trace = true});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    // Iteration k reads moved + k: the variable afresh, after its update.
+    double want = 0;
+    for (int64_t k = 1; k <= n; ++k) want += static_cast<double>(moved + k);
+    moved += n;
+    CHECK(out->fetches[0].scalar<float>() == static_cast<float>(want));
+    auto after = (*client)->Run({}, {"count/read"}, {}, {});
+    REQUIRE(after.ok());
+    CHECK(after->fetches[0].scalar<float>() == static_cast<float>(moved));
+    int updates = 0;  // traced kernels: the AssignAdd ran once per iteration, on the ps
+    for (const auto& node : out->stats.nodes) {
+      if (node.node != "while/body/add") continue;
+      ++updates;
+      CHECK(node.device == kPsCpu);
+    }
+    CHECK(updates == n);
+  }
+}
+
+// The forward loop multiplies on the ps, so it and its gradient loop both
+// span the tasks: h = h0 * w**4 elementwise, loss = mean(h * y).
+TEST_CASE("the gradient of a loop that multiplies by a ps variable on the ps matches float64") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const std::vector<double> h0{0.5, -1.0, 2.0}, w0{1.1, 0.9, -0.7}, y{0.3, -0.2, 0.1};
+  const int64_t steps = 4;
+  auto f32 = [](const std::vector<double>& v) {
+    return Tensor::FromVector<float>(std::vector<float>(v.begin(), v.end()), TensorShape{3});
+  };
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable w(root.WithOpName("w").WithDevice("/job:ps/task:0"), {3}, DType::kFloat32,
+             Initializer::Value(f32(w0)));
+  const Scope worker = root.WithDevice("/job:worker/task:0");
+  const Output wv = w.value();
+  const Output h = ops::WhileLoop(
+      worker,
+      [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], steps); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{
+            ops::Add(b, v[0], int64_t{1}),
+            ops::Mul(b.WithOpName("scale").WithDevice("/job:ps/task:0"), v[1], wv)};
+      },
+      {ops::Const(worker, int64_t{0}), ops::Const(worker, f32(h0))})[1];
+  const Output loss = ops::Mean(worker.WithOpName("loss"),
+                                ops::Mul(worker, h, ops::Const(worker, f32(y))), {0});
+  auto grads = AddGradients(worker, {loss}, {w.ref()});
+  INFO(grads.status().ToString());
+  REQUIRE(grads.ok());
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  auto out = (*client)->Run({}, {"loss", (*grads)[0].name()}, {}, {.trace = true});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  double want_loss = 0;
+  for (size_t j = 0; j < 3; ++j) want_loss += y[j] * h0[j] * std::pow(w0[j], steps) / 3;
+  CHECK(out->fetches[0].scalar<float>() == Approx(want_loss).epsilon(1e-5));
+  const Tensor& g = out->fetches[1];
+  REQUIRE(g.num_elements() == 3);
+  for (size_t j = 0; j < 3; ++j) {
+    INFO("w[" << j << "]");
+    const double want = y[j] * h0[j] * steps * std::pow(w0[j], steps - 1) / 3;
+    CHECK(g.data<float>()[j] == Approx(want).epsilon(1e-5));
+  }
+  bool scaled_on_ps = false;  // the loop did span the tasks
+  for (const auto& node : out->stats.nodes) {
+    if (node.node == "while/body/scale") scaled_on_ps = node.device == kPsCpu;
+  }
+  CHECK(scaled_on_ps);
+}
+
+// A loop whose predicate never fails, reading a ps variable in every
+// iteration: the step's deadline ends it on both tasks, and both run the
+// next step.
+TEST_CASE("a loop across tasks that never ends meets the step's deadline; the next step runs") {
+  testing::LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable count(root.WithOpName("count").WithDevice("/job:ps/task:0"), {}, DType::kFloat32,
+                 Initializer::Zeros());
+  const Output acc = CountOnPs(root, count)[1];
+  ops::GlobalVariablesInitializer(root);
+  REQUIRE(root.ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(root.ToGraphDef()).ok());
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  // Once through, so that the runaway step finds its partitions registered.
+  REQUIRE((*client)->Run({{"n", Tensor::Scalar(int64_t{1})}}, {acc.name()}, {}, {}).ok());
+  const int64_t forever = std::numeric_limits<int64_t>::max();
+  auto runaway = (*client)->Run({{"n", Tensor::Scalar(forever)}}, {acc.name()}, {},
+                                {.timeout = std::chrono::milliseconds(1000)});
+  INFO(runaway.status().ToString());
+  CHECK(runaway.status().code() == Code::kDeadlineExceeded);
+  auto before = (*client)->Run({}, {"count/read"}, {}, {});
+  REQUIRE(before.ok());
+  const float moved = before->fetches[0].scalar<float>();
+  CHECK(moved > 0);  // it did run, across the tasks, until stopped
+  auto next = (*client)->Run({{"n", Tensor::Scalar(int64_t{3})}}, {acc.name()}, {}, {});
+  INFO(next.status().ToString());
+  REQUIRE(next.ok());
+  CHECK(next->fetches[0].scalar<float>() == 3 * moved + 6);
+  auto after = (*client)->Run({}, {"count/read"}, {}, {});
+  REQUIRE(after.ok());
+  CHECK(after->fetches[0].scalar<float>() == moved + 3);
 }
 
 // A recurrent step on a worker whose weight lives on a ps: the loop and its

@@ -1,5 +1,6 @@
 // ops::Dropout: TF1's dropout on a seeded RandomUniform, so a graph gives the
-// same masks in every session; the kept elements scaled by 1 / keep_prob;
+// same masks in every session, from its op seed or from the graph's seed; the
+// kept elements scaled by 1 / keep_prob;
 // its gradient the same mask; a rate outside [0, 1) refused.
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -51,7 +52,7 @@ TEST_CASE("Dropout keeps each element with probability 1 - rate and scales it up
   CHECK(std::abs(kept / static_cast<double>(kElements) - (1 - kRate)) < 0.03);
 }
 
-TEST_CASE("Dropout's masks are reproducible from the graph's seed") {
+TEST_CASE("Dropout's masks are reproducible from its op seed") {
   ApiEnv env;
   auto masks = [&](int64_t seed) {
     const Scope root = env.Root();
@@ -67,6 +68,26 @@ TEST_CASE("Dropout's masks are reproducible from the graph's seed") {
   CHECK(TensorsEqual(a.first, b.first));    // a new session replays the seed's masks
   CHECK(TensorsEqual(a.second, b.second));
   CHECK(!TensorsEqual(a.first, a.second));  // each run draws a new mask
+  CHECK(!TensorsEqual(a.first, other.first));
+}
+
+TEST_CASE("Dropout's masks are reproducible from the graph's seed alone") {
+  ApiEnv env;
+  auto masks = [&](int64_t graph_seed) {
+    const Scope root = env.Root();
+    root.SetRandomSeed(graph_seed);
+    const Output y = ops::Dropout(root.WithOpName("y"), ops::Const(root, Ramp()), kRate);
+    auto session = env.Session(root);
+    auto first = session->Run({}, {y.name()}, {});
+    auto second = session->Run({}, {y.name()}, {});
+    REQUIRE(first.ok());
+    REQUIRE(second.ok());
+    return std::make_pair(first->fetches[0], second->fetches[0]);
+  };
+  const auto a = masks(11), b = masks(11), other = masks(12);
+  CHECK(TensorsEqual(a.first, b.first));  // another graph, a fresh session: the same masks
+  CHECK(TensorsEqual(a.second, b.second));
+  CHECK(!TensorsEqual(a.first, a.second));
   CHECK(!TensorsEqual(a.first, other.first));
 }
 

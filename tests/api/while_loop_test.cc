@@ -1,8 +1,9 @@
 // ops::WhileLoop through a session: sums over fed bounds (zero iterations
 // too), nested loops, a fed tensor used as a loop invariant, a loop inside a
 // cond's branch (dead when not taken, with a side effect that must not
-// happen), maximum_iterations, a runaway loop stopped by the run's deadline
-// with the session serving the next run, and malformed loops refused.
+// happen), a variable updated and read in every iteration,
+// maximum_iterations, a runaway loop stopped by the run's deadline with the
+// session serving the next run, and malformed loops refused.
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
@@ -113,6 +114,42 @@ TEST_CASE("WhileLoop in a cond's untaken branch does not run, nor its side effec
   auto count = session->Run({}, {runs.value().name()}, {});
   REQUIRE(count.ok());
   CHECK(Value(count->fetches[0]) == 1);
+}
+
+// A variable's ref() used in a body enters the loop as a reference: the
+// body updates the variable, and reads it afresh, in every iteration.
+TEST_CASE("WhileLoop's body updates a variable and reads it afresh in every iteration") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output n = ops::Placeholder(root.WithOpName("n"), DType::kInt64, PartialShape({}));
+  ops::Variable count(root.WithOpName("count"), {}, DType::kInt64, ops::Initializer::Zeros());
+  // (i, sum) = (0, 0); while i < n: count += 1, then sum += count.
+  std::vector<Output> r = ops::WhileLoop(
+      root, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], n); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        Output added = ops::AssignAdd(b, count.ref(), int64_t{1});
+        Output read = ops::Identity(b.WithControlDependencies({added}), count.ref());
+        return std::vector<Output>{ops::Add(b.WithControlDependencies({read}), v[0], int64_t{1}),
+                                   ops::Add(b, v[1], read)};
+      },
+      {ops::Const(root, int64_t{0}), ops::Const(root, int64_t{0})});
+  Operation init = ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {init.name}).ok());
+  int64_t moved = 0;
+  for (int64_t v : {4, 0, 10}) {
+    INFO("n " << v);
+    auto out = session->Run({{n.name(), I64(v)}}, {r[1].name()}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(Value(out->fetches[0]) == v * moved + v * (v + 1) / 2);
+    moved += v;
+    auto after = session->Run({}, {count.value().name()}, {});
+    REQUIRE(after.ok());
+    CHECK(Value(after->fetches[0]) == moved);
+  }
 }
 
 TEST_CASE("WhileLoop's maximum_iterations ends a loop whose condition still holds") {

@@ -4,7 +4,9 @@
 # init barrier, a cluster checkpoint, and one worker stopped with SIGSTOP:
 # another worker keeps stepping, and a step that needs the stopped one fails
 # within its deadline naming it, whether its session had registered there
-# before the stop or not, and the chief's barriers end by their deadlines.
+# before the stop or not, and the chief's barriers end by their deadlines;
+# the cluster's checkpoint and restore leave out the stopped worker, which
+# holds nothing, but fail at their deadline naming a stopped ps.
 # No timing is asserted. Output is TAP, for meson.
 #
 #   TFCTL=build/cli/tfctl TFD=build/daemon/tfd SRC_ROOT=. bash tests/cli/scale_test.sh
@@ -157,10 +159,40 @@ tfctl wait cluster --target "$chief" --timeout 2
 check "waitCluster fails at its deadline naming the stopped worker" 3 \
   'DEADLINE_EXCEEDED: cluster not ready: /job:worker/replica:0/task:1: '
 
+# Worker 1 held nothing to save at the first checkpoint: the cluster's
+# checkpoints go on without it, and say so.
+w1='/job:worker/replica:0/task:1'
+tfctl checkpoint save --target "$chief" --timeout 30
+if [[ $rc -eq 0 && $(lines '^  /job:ps/.*ckpt-0\.tfdckpt \(1 variables') -eq $PS &&
+      $(lines "^  $w1 +left out: .*(stopped|answer|deadline)") -eq 1 ]]; then
+  pass "a checkpoint saves with a worker holding nothing stopped, leaving it out"
+else fail "a checkpoint saves with a worker holding nothing stopped, leaving it out"; fi
+tfctl checkpoint restore --target "$chief" --timeout 30
+if [[ $rc -eq 0 && $(lines '^  /job:ps/.*ckpt-0\.tfdckpt \(1 variables') -eq $PS &&
+      $(lines "^  $w1 +left out: ") -eq 1 ]]; then
+  pass "a restore passes with a worker holding nothing stopped, leaving it out"
+else fail "a restore passes with a worker holding nothing stopped, leaving it out"; fi
+
 kill -CONT "$victim"
 stopped=""
 tfctl submit "$graph" --target "$chief" --run fan_out --step-timeout 30 --timeout 60
 check "after SIGCONT the fan-out step runs again" 0 ''
+
+# A ps holds a counter: stopped, it fails the checkpoint at its deadline,
+# named; so does a restore.
+ps1=$(cat "$work/run/ps-1.pid")
+kill -STOP "$ps1"
+stopped=$ps1
+tfctl checkpoint save --target "$chief" --timeout 3
+check "a checkpoint fails at its deadline naming a stopped ps" 1 \
+  'DEADLINE_EXCEEDED: .*/job:ps/replica:0/task:1: '
+tfctl checkpoint restore --target "$chief" --timeout 3
+check "a restore fails at its deadline naming a stopped ps" 1 \
+  'DEADLINE_EXCEEDED: .*/job:ps/replica:0/task:1: '
+kill -CONT "$ps1"
+stopped=""
+tfctl checkpoint save --target "$chief" --timeout 30
+check "after SIGCONT the ps saves again" 0 '^  /job:ps/replica:0/task:1 .*ckpt-0\.tfdckpt \(1 variables'
 
 pids=$(cat "$work"/run/*.pid)
 tfctl stop --cluster "$spec" --run-dir "$work/run" --timeout 60

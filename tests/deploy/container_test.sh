@@ -2,7 +2,7 @@
 # deploy/container: the Containerfile's stages are on one Debian 12 point
 # release, by digest when the build arguments give one; the final stage has
 # exactly the packages of the shared libraries tfd and tfctl link (ldd of
-# the built binaries, dpkg -S), no -dev package, an unprivileged user with
+# the built binaries, dpkg -S) or load (OpenBLAS), no -dev package, an unprivileged user with
 # the uid deploy/k8s runs as, OCI labels, and a HEALTHCHECK whose command
 # (tfctl health) passes against a real tfd configured as the image is and
 # fails without one; build.sh skips (77, with a message) where no
@@ -66,7 +66,13 @@ expect "no -dev package in the final stage" "" "$dev"
 
 # What the binaries need: the package of each library ldd resolves.
 if command -v dpkg >/dev/null && command -v ldd >/dev/null; then
-  needed=$(for b in "$TFD" "$TFCTL"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u |
+  # With the OpenBLAS that tfd loads by its first product (not linked, so
+  # not in ldd's list): the one in tfd's run path, and what it links.
+  blas_dir=$(readelf -d "$TFD" 2>/dev/null | sed -nE 's/.*RUNPATH.*\[(.*openblas-serial)\].*/\1/p')
+  blas=${blas_dir:+$blas_dir/libopenblas.so.0}
+  needed=$({ for b in "$TFD" "$TFCTL"; do ldd "$b"; done
+             if [[ -n $blas && -e $blas ]]; then echo "blas => $blas"; ldd "$blas"; fi; } |
+    awk '/=> \//{print $3}' | sort -u |
     while read -r lib; do
       dpkg -S "$lib" 2>/dev/null || dpkg -S "$(readlink -f "$lib")" 2>/dev/null
     done | cut -d: -f1 | sort -u)

@@ -2,6 +2,7 @@
 stop, checkpoints, summaries and recovery, with Python hooks around its
 steps."""
 import logging
+import threading
 
 import numpy as np
 import pytest
@@ -131,3 +132,48 @@ def test_training_goes_on_over_a_restarted_ps(cluster_factory, tmp_path):
     assert sess.result["global_step"] == 8
     # It saw the ps come back alone at step 4 and took the cluster there.
     assert 4 in sess.result["restored_steps"]
+
+
+def test_the_thread_that_made_a_session_steps_it(cluster_factory):
+    """Its client lives on that thread's event loop (a step is no hand-over
+    to another thread): another thread's run() is refused, and the loop
+    goes on."""
+    cluster = cluster_factory({"worker": 1})
+    build_model(cluster)
+    hooks = [tfd.train.StopAtStepHook(last_step=3)]
+    raised = []
+
+    def step_elsewhere(sess):
+        try:
+            sess.run("train")
+        except Exception as e:  # noqa: BLE001 (the test looks at what it is)
+            raised.append(e)
+
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), hooks=hooks,
+                                            timeout=60) as sess:
+        other = threading.Thread(target=step_elsewhere, args=(sess,))
+        other.start()
+        other.join(timeout=60)
+        assert not other.is_alive()
+        steps = 0
+        while not sess.should_stop():
+            sess.run("train")
+            steps += 1
+    assert len(raised) == 1 and isinstance(raised[0], tfd.errors.FailedPreconditionError)
+    assert raised[0].code == "FAILED_PRECONDITION"
+    assert steps == 3 and sess.result["global_step"] == 3
+
+
+def test_a_worker_steps_without_the_other_workers(cluster_factory):
+    """The ops the session adds to the graph (train/global_step) live where
+    the step's update does: worker 1 trains on while worker 0 is down."""
+    cluster = cluster_factory({"ps": 1, "worker": 2})
+    build_model(cluster)
+    hooks = [tfd.train.StopAtStepHook(last_step=4)]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 1), is_chief=True,
+                                            hooks=hooks, timeout=60, max_wait_secs=5) as sess:
+        sess.run("train")
+        cluster.stop("worker", 0)
+        while not sess.should_stop():
+            sess.run("train")
+    assert sess.result["global_step"] == 4 and sess.result["recoveries"] == 0

@@ -1,6 +1,9 @@
 """Sessions against real tfd daemons on free loopback ports: between-graph
 placement on a ps task, TF's grpc:// spelling, and UnavailableError from a
 task that stopped."""
+import gc
+import threading
+
 import numpy as np
 import pytest
 
@@ -42,6 +45,35 @@ def test_a_callable_repeats_a_step_on_the_cluster(cluster_factory):
         np.testing.assert_array_equal(outs[1], [11.0, 22.0])
         with pytest.raises(TypeError):
             step()
+
+
+def test_large_fetches_outlive_their_session_and_writes_to_them_stay_theirs(cluster_factory):
+    """A fetch of 1 MiB or more views the message it arrived in, without a
+    copy: it stays whole after its session is closed and gone (dropped on
+    any thread), and writing to it changes nothing else."""
+    cluster = cluster_factory({"worker": 1})
+    n = 1 << 19  # 2 MiB of float32
+    values = np.arange(n, dtype=np.float32)
+    big = tfd.Variable(values, name="big")
+    doubled = big * 2.0
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(big.initializer)
+        a, b = sess.run([big, doubled])
+        held = [sess.make_callable(big)()]
+    del sess
+    gc.collect()
+    np.testing.assert_array_equal(b, 2 * values)
+    np.testing.assert_array_equal(held[0], values)
+    assert a.flags.writeable
+    a[:] = -1
+    np.testing.assert_array_equal(held[0], values)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as again:
+        np.testing.assert_array_equal(again.run(big), values)
+    other = threading.Thread(target=held.pop)  # the last array of that session goes there
+    del a, b
+    other.start()
+    other.join(timeout=60)
+    assert not other.is_alive() and not held
 
 
 def test_a_saver_saves_and_restores_the_clusters_variables(cluster_factory, tmp_path):

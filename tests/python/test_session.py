@@ -2,6 +2,7 @@
 structures, zero-copy where the buffer allows, and each error class raised
 by a real failure."""
 import collections
+import os
 
 import numpy as np
 import pytest
@@ -31,6 +32,27 @@ def test_feed_and_fetch_every_dtype(dtype, value):
     assert out.dtype == dtype.as_numpy_dtype or (dtype == tfd.string and out.dtype == object)
     assert out.shape == np.shape(value)
     np.testing.assert_array_equal(out, value)
+
+
+SERIAL_OPENBLAS = "/usr/lib/x86_64-linux-gnu/openblas-serial/"
+
+
+@pytest.mark.skipif(not os.path.exists(SERIAL_OPENBLAS + "libopenblas.so.0"),
+                    reason="no single-threaded OpenBLAS (libopenblas0-serial) on this host")
+def test_matmul_loads_the_single_threaded_openblas_beside_numpys():
+    """numpy's threaded OpenBLAS holds the name libopenblas.so.0 in this
+    process; tfd's first product loads the single-threaded one by its path
+    (kernels/math/openblas.h), not numpy's, and its product is numpy's."""
+    rng = np.random.RandomState(3)
+    a = rng.uniform(-1, 1, (67, 129)).astype(np.float32)
+    b = rng.uniform(-1, 1, (129, 45)).astype(np.float32)
+    x = tfd.placeholder(tfd.float32, [None, 129])
+    with tfd.Session() as sess:
+        out = sess.run(tfd.matmul(x, tfd.constant(b)), {x: a})
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    with open("/proc/self/maps") as maps:
+        mapped = {line.split()[-1] for line in maps if "libopenblas" in line}
+    assert any(path.startswith(SERIAL_OPENBLAS) for path in mapped), mapped
 
 
 def test_computed_values_are_numpys():

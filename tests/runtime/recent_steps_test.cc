@@ -66,6 +66,21 @@ TEST_CASE("recent steps agree with a model over random, colliding and sequential
   }
 }
 
+TEST_CASE("recent steps take their memory at the first Add, not when made") {
+  // An idle task's rendezvous holds one of 65,536 steps (docs/scaling.md).
+  RecentSteps steps(65536);
+  CHECK(steps.bytes() == 0);
+  CHECK_FALSE(steps.Contains(7));
+  CHECK(steps.bytes() == 0);
+  steps.Add(7);
+  const size_t taken = steps.bytes();
+  CHECK(taken >= 65536 * 2 * sizeof(int64_t));
+  CHECK(steps.Contains(7));
+  for (int64_t id = 0; id < 70000; ++id) steps.Add(id);
+  CHECK(steps.bytes() == taken);
+  CHECK(steps.size() == 65536);
+}
+
 TEST_CASE("recent steps round a capacity up to a power of two") {
   CHECK(RecentSteps(0).capacity() == 1);
   CHECK(RecentSteps(5).capacity() == 8);

@@ -310,6 +310,58 @@ TEST_CASE("a loop that never ends is stopped by the step's deadline") {
   CHECK(stats.iterations > 1);  // it was looping when the deadline came
 }
 
+// A dead control input stops the loop in its first iteration; the loop's
+// exit is then dead, and fetching it is an error naming it, not an OK step.
+TEST_CASE("a loop stopped by a dead control input fails the fetch of its result, naming it") {
+  Runner r;
+  const Scope root = Scope::NewRootScope(Ops());
+  const std::vector<Output> out = ops::WhileLoop(
+      root,
+      [](const Scope& c, const std::vector<Output>& v) {
+        return ops::Less(c, v[0], Input(int64_t{5}));
+      },
+      [](const Scope& b, const std::vector<Output>& v) {
+        // The untaken side through an Identity: a node, unlike the Switch
+        // itself, that is dead, so its control edge carries the deadness.
+        Operation sw = b.AddOperation("Switch", {v[0], ops::Const(b, Input(false))});
+        const Output untaken = ops::Identity(b, sw.output(1));
+        const Scope after = b.WithControlDependencies(std::vector<Output>{untaken});
+        return std::vector<Output>{ops::Add(after, v[0], Input(int64_t{1}))};
+      },
+      {ops::Const(root, Input(int64_t{0}))});
+  auto got = r.Run(root, {ops::Identity(root.WithOpName("fetched"), out[0])});
+  INFO(got.status().ToString());
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().code() == Code::kInvalidArgument);
+  CHECK(got.status().ToString().find("fetched") != std::string::npos);
+}
+
+// A step that ends with a fetch slot no node filled is an error, not an OK
+// step handing back an empty tensor as the fetch's value.
+TEST_CASE("a step that ends without filling a fetch fails") {
+  const Scope root = Scope::NewRootScope(Ops());
+  root.AddOperation("_Retval", {ops::Const(root, Input(int64_t{3}))},
+                    {{"index", int64_t{1}}});
+  REQUIRE(root.status().ok());
+  auto g = Graph::Build(root.ToGraphDef(), Ops());
+  REQUIRE(g.ok());
+  ResourceMgr resources;
+  KernelEnv env;
+  env.resources = &resources;
+  boost::asio::thread_pool pool(1);
+  auto exec = Executor::Create(std::make_shared<const Graph>(std::move(*g)),
+                               {&Ops(), &env, &pool, kDeviceCpu, "cpu"});
+  REQUIRE(exec.ok());
+  CallFrame frame;
+  frame.retvals.resize(2);  // slot 0 has no _Retval
+  CancellationManager cm;
+  const Status s = (*exec)->Run({.step_id = 1, .frame = &frame, .cancellation = &cm});
+  INFO(s.ToString());
+  CHECK(s.code() == Code::kInternal);
+  CHECK(s.ToString().find("fetch #0") != std::string::npos);
+  CHECK(I64(frame.retvals[1]) == 3);
+}
+
 TEST_CASE("a cycle that does not pass through a NextIteration -> Merge edge is refused") {
   const Scope root = Scope::NewRootScope(Ops());
   Output a = ops::Const(root.WithOpName("a"), Input(1.0f));
@@ -369,29 +421,34 @@ TEST_CASE("a value used in a loop without an Enter is refused naming the node") 
   CHECK(exec.status().message().find("two frames") != std::string::npos);
 }
 
-TEST_CASE("partitioning refuses a loop whose nodes are on two tasks, naming the node") {
+// A loop may span tasks (partition_loops_test.cc) only through its
+// LoopCond, whose value drives the other tasks' iterations.
+TEST_CASE("partitioning refuses a loop on two tasks without a LoopCond, naming a node of it") {
+  // A hand-made loop whose Switch takes its predicate straight from a Less:
+  // nothing marks it as the loop's, to tell the other task when an
+  // iteration starts or the loop ends.
   const Scope root = Scope::NewRootScope(Ops());
   const Scope worker = root.WithDevice("/job:worker/task:0");
-  Output n = ops::Const(root.WithOpName("n").WithDevice("/job:ps/task:0"), Input(int64_t{5}));
-  auto out = ops::WhileLoop(
-      worker, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], n); },
-      [](const Scope& b, const std::vector<Output>& v) {
-        return std::vector<Output>{
-            ops::Add(b.WithOpName("on_ps").WithDevice("/job:ps/task:0"), v[0], Input(int64_t{1}))};
-      },
-      {ops::Const(worker, Input(int64_t{0}))});
+  Output x = ops::Const(worker, Input(int64_t{0}));
+  Output enter = worker.AddOperation("Enter", {x}, {{"frame_name", std::string("f")}}).output(0);
+  Output merge = worker.AddOperation("Merge", {enter, enter}).output(0);
+  Operation sw = worker.AddOperation("Switch", {merge, ops::Less(worker, merge, merge)});
+  worker.AddOperation("Exit", {sw.output(0)});
+  Output add = ops::Add(root.WithOpName("on_ps").WithDevice("/job:ps/task:0"), sw.output(1),
+                        sw.output(1));
+  Output next = worker.AddOperation("NextIteration", {add}).output(0);
+  root.UpdateInput(merge.node, 1, next);
   REQUIRE(root.ok());
   auto g = Graph::Build(root.ToGraphDef(), Ops());
   REQUIRE(g.ok());
   std::vector<std::string> devices;
   for (const Graph::Node& node : g->nodes()) devices.push_back(node.def.device);
   auto parts = PartitionGraph(*g, devices);
-  CHECK(parts.status().code() == Code::kInvalidArgument);
   INFO(parts.status().ToString());
-  // A body node on the ps (the Add, or the Const its literal became).
-  CHECK(parts.status().node().find("while/body/") == 0);
-  CHECK(parts.status().message().find("on /job:ps/task:0") != std::string::npos);
-  CHECK(parts.status().message().find("one task") != std::string::npos);
+  CHECK(parts.status().code() == Code::kInvalidArgument);
+  CHECK(!parts.status().node().empty());
+  CHECK(parts.status().message().find("on /job:") != std::string::npos);
+  CHECK(parts.status().message().find("no LoopCond") != std::string::npos);
 }
 
 }  // namespace
