@@ -12,8 +12,9 @@
 
 namespace tfd {
 
-FrameWriter::FrameWriter(kj::AsyncIoStream& out, std::function<void(const Status&)> on_failed)
-    : out_(out), fd_(out.getFd()), on_failed_(std::move(on_failed)) {
+FrameWriter::FrameWriter(kj::AsyncOutputStream& out, kj::Maybe<int> socket,
+                         std::function<void(const Status&)> on_failed)
+    : out_(out), fd_(socket), on_failed_(std::move(on_failed)) {
   loop_ = Loop().eagerlyEvaluate(nullptr);
 }
 

@@ -6,10 +6,14 @@
 //
 // A frame nobody waits on (Post: step messages, grants) goes out at once,
 // in one sendmsg(2) on the socket itself, when nothing is queued ahead of it
-// and the stream is a plain socket: no promise, no allocation, no turn of
-// the event loop. That was most of the cost of sending a step message.
+// and the owner handed the writer that plain socket: no promise, no
+// allocation, no turn of the event loop. That was most of the cost of
+// sending a step message. The owner says, not the stream: a TLS stream's
+// getFd() is the socket under the TLS (KJ forwards it), and bytes written
+// there would bypass the encryption.
 //
-//   FrameWriter writer(*stream, [&](const Status& why) { ... the stream broke ... });
+//   FrameWriter writer(*stream, tls ? nullptr : stream->getFd(),
+//                      [&](const Status& why) { ... the stream broke ... });
 //   writer.Write(header, kj::mv(meta), payload, std::make_shared<Tensor>(t)).then(...);
 //   writer.Post(header, kj::mv(meta));   // fire and forget
 //   ... writer.Fail(errors::Unavailable("...")) rejects everything queued
@@ -31,8 +35,11 @@ namespace tfd {
 
 class FrameWriter {
  public:
-  // `on_failed` hears once that a write failed (not of Fail's own calls).
-  FrameWriter(kj::AsyncIoStream& out, std::function<void(const Status&)> on_failed);
+  // `socket`: the plain socket `out` writes to, for Post's direct writes;
+  // null when `out` encrypts (TLS) or is no socket. `on_failed` hears once
+  // that a write failed (not of Fail's own calls).
+  FrameWriter(kj::AsyncOutputStream& out, kj::Maybe<int> socket,
+              std::function<void(const Status&)> on_failed);
   ~FrameWriter();
   FrameWriter(const FrameWriter&) = delete;
   FrameWriter& operator=(const FrameWriter&) = delete;
@@ -68,7 +75,7 @@ class FrameWriter {
   bool WriteNow(const stream::FrameHeader& header, kj::ArrayPtr<const kj::byte> meta);
 
   kj::AsyncOutputStream& out_;
-  const kj::Maybe<int> fd_;  // the socket, when out_ is one without TLS
+  const kj::Maybe<int> fd_;  // the plain socket under out_, if the owner gave it
   std::function<void(const Status&)> on_failed_;
   std::deque<Pending> queue_;
   // The frame being written: its memory stays until the write has ended or

@@ -18,7 +18,8 @@ StreamLink::StreamLink(PlaneSink& sink, std::string task, kj::Own<kj::AsyncIoStr
       stream_(kj::mv(stream)),
       errors_(nullptr, "a stream push"),
       sending_(errors_),
-      writer_(*stream_, [this](const Status& why) { Fail(why); }) {
+      writer_(*stream_, tls ? nullptr : stream_->getFd(),
+              [this](const Status& why) { Fail(why); }) {
   reading_ = ReadGrants().eagerlyEvaluate(nullptr);
 }
 

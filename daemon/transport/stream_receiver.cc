@@ -29,7 +29,9 @@ StreamReceiver::StreamReceiver(ReceiveRoom& room, PlaneSink& sink, std::string t
       ahead_(dynamic_cast<ReadAheadStream*>(stream_.get())),
       errors_(nullptr, "a stream receive"),
       reserving_(errors_),
-      writer_(*stream_, nullptr) {}
+      // Grants are rare (large pushes only) and this side does not know
+      // whether the stream is TLS: they go through the write loop.
+      writer_(*stream_, nullptr, nullptr) {}
 
 StreamReceiver::~StreamReceiver() = default;
 
