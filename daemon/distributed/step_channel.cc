@@ -16,6 +16,11 @@ namespace {
 constexpr kj::Duration kAnswerGrace = 10 * kj::SECONDS;
 // How long a task tries to log in to a master again to answer it.
 constexpr kj::Duration kAnswerLogin = 5 * kj::SECONDS;
+// How often a master looks for runs past their grace while any wait: one
+// timer for the whole channel rather than one per run (a fan-out step arms
+// one per task otherwise), at the price of giving up on a lost answer up to
+// this much later.
+constexpr kj::Duration kExpirySweep = 1 * kj::SECONDS;
 
 std::string StepOn(int64_t step_id, const std::string& task) {
   return "step " + std::to_string(step_id) + " on " + task;
@@ -40,8 +45,9 @@ StepChannel::Offer::~Offer() {
 // going, or dropped (then the task is told to cancel).
 class StepChannel::Waiter {
  public:
-  Waiter(kj::PromiseFulfiller<StepStats>& fulfiller, StepChannel& channel, Key key)
-      : fulfiller_(fulfiller), channel_(channel), key_(std::move(key)) {
+  Waiter(kj::PromiseFulfiller<StepStats>& fulfiller, StepChannel& channel, Key key,
+         kj::TimePoint give_up)
+      : fulfiller_(fulfiller), channel_(channel), key_(std::move(key)), give_up_(give_up) {
     channel_.waiting_[key_] = this;
   }
   ~Waiter() {
@@ -50,6 +56,8 @@ class StepChannel::Waiter {
     channel_.Cancel(std::get<0>(key_), std::get<2>(key_), std::get<1>(key_));
   }
   int64_t step_id() const { return std::get<1>(key_); }
+  const Key& key() const { return key_; }
+  kj::TimePoint give_up() const { return give_up_; }
   void Answer(const Status& status, StepStats stats = {}) {
     answered_ = true;
     channel_.waiting_.erase(key_);
@@ -64,6 +72,7 @@ class StepChannel::Waiter {
   kj::PromiseFulfiller<StepStats>& fulfiller_;
   StepChannel& channel_;
   Key key_;
+  kj::TimePoint give_up_;
   bool answered_ = false;
 };
 
@@ -138,25 +147,47 @@ kj::Promise<StepStats> StepChannel::Run(const std::string& task, uint64_t handle
     return KjFromStatus(errors::Unavailable(StepOn(step_id, task), ": ", env_.task,
                                             " has no data plane"));
   }
+  const auto timeout = RequestTimeout(timeout_ms, env_.step_timeout);
+  const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
   const Key key{task, step_id, handle};
-  auto answered = kj::newAdaptedPromise<StepStats, Waiter>(*this, key);
+  auto answered = kj::newAdaptedPromise<StepStats, Waiter>(
+      *this, key, env_.data_plane->timer().now() + wait);
   const Status sent = env_.data_plane->SendStepMessage(
       task, StepMessage::Run(handle, step_id, timeout_ms, trace));
   if (!sent.ok()) {
     if (auto it = waiting_.find(key); it != waiting_.end()) it->second->Answer(sent);
     return answered;
   }
-  const auto timeout = RequestTimeout(timeout_ms, env_.step_timeout);
-  const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
-  return answered.exclusiveJoin(
-      env_.data_plane->timer().afterDelay(wait).then([task, step_id, wait]() -> StepStats {
-        kj::throwFatalException(KjFromStatus(
-            errors::DeadlineExceeded(StepOn(step_id, task), ": no answer within ",
-                                     wait / kj::MILLISECONDS,
-                                     " ms (its timeout and a grace); the task or its answer "
-                                     "was lost")
-                .WithDetails({.task = task})));
-      }));
+  if (!sweeping_) {
+    sweeping_ = true;
+    sweep_ = Sweep().eagerlyEvaluate(nullptr);
+  }
+  return answered;
+}
+
+kj::Promise<void> StepChannel::Sweep() {
+  return env_.data_plane->timer().afterDelay(kExpirySweep).then([this]() -> kj::Promise<void> {
+    const kj::TimePoint now = env_.data_plane->timer().now();
+    std::vector<Waiter*> expired;
+    for (auto& [key, waiter] : waiting_) {
+      if (waiter->give_up() <= now) expired.push_back(waiter);
+    }
+    for (Waiter* w : expired) {
+      const auto& [task, step_id, handle] = w->key();
+      const Status lost =
+          errors::DeadlineExceeded(StepOn(step_id, task), ": no answer within its timeout and ",
+                                   kAnswerGrace / kj::SECONDS,
+                                   " s of grace; the task or its answer was lost")
+              .WithDetails({.task = task});
+      Cancel(task, handle, step_id);  // the task may still hold the partition
+      w->Answer(lost);
+    }
+    if (waiting_.empty()) {
+      sweeping_ = false;
+      return kj::READY_NOW;
+    }
+    return Sweep();
+  });
 }
 
 void StepChannel::OnMessage(const std::string& from, const StepMessage& message) {

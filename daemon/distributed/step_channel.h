@@ -20,7 +20,8 @@
 // - A master waiting for `done` stops with UNAVAILABLE when its endpoint to
 //   the task goes (the control connection dropped, or UCX saw the peer
 //   fail), and with DEADLINE_EXCEEDED once the step's timeout and 10 s more
-//   have passed without an answer (the task answers its own timeout first).
+//   have passed without an answer (the task answers its own timeout first;
+//   one timer looks for such runs every second, so up to a second later).
 // - A master that gives up on a step (another partition failed, the client
 //   went) sends `cancel`: the partition's waits are cancelled, as abortStep
 //   would.
@@ -119,6 +120,9 @@ class StepChannel {
   Status SendDone(const std::string& master, uint64_t handle, int64_t step_id,
                   const Status& status, const StepStats& stats);
   void Cancel(const std::string& task, uint64_t handle, int64_t step_id);
+  // Every kExpirySweep while runs wait: answers those past their timeout
+  // and grace with DEADLINE_EXCEEDED and cancels them on their task.
+  kj::Promise<void> Sweep();
 
   TaskEnv& env_;
   Rendezvous& rendezvous_;
@@ -127,6 +131,8 @@ class StepChannel {
   LogTaskErrors errors_;
   kj::TaskSet serving_;
   uint64_t steps_served_ = 0;
+  bool sweeping_ = false;               // sweep_ runs
+  kj::Promise<void> sweep_ = nullptr;  // last: cancelled first
 };
 
 }  // namespace tfd

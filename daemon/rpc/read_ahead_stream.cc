@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <kj/debug.h>
+
 namespace tfd {
 
 ReadAheadStream::ReadAheadStream(kj::Own<kj::AsyncIoStream> inner, size_t buffer_bytes)
@@ -14,6 +16,12 @@ size_t ReadAheadStream::TakeBuffered(kj::byte* out, size_t max) {
   begin_ += n;
   if (begin_ == end_) begin_ = end_ = 0;
   return n;
+}
+
+void ReadAheadStream::Skip(size_t n) {
+  KJ_REQUIRE(n <= end_ - begin_, "skipping more than is buffered", n, end_ - begin_);
+  begin_ += n;
+  if (begin_ == end_) begin_ = end_ = 0;
 }
 
 kj::Promise<size_t> ReadAheadStream::tryRead(void* buffer, size_t min_bytes, size_t max_bytes) {

@@ -35,6 +35,12 @@ class ReadAheadStream final : public ForwardingStream {
   // apart by their first bytes.
   kj::Promise<kj::ArrayPtr<const kj::byte>> Peek(size_t n);
 
+  // The bytes read ahead and not taken yet, in place, for a reader that can
+  // use whole messages where they lie: valid until the next read or Skip.
+  kj::ArrayPtr<const kj::byte> buffered() const { return buffer_.slice(begin_, end_); }
+  // Takes the first `n` buffered bytes (at most buffered().size()) as read.
+  void Skip(size_t n);
+
  private:
   // Moves up to `max` buffered bytes to `out`; returns how many.
   size_t TakeBuffered(kj::byte* out, size_t max);

@@ -1,14 +1,20 @@
 #include "daemon/transport/frame_writer.h"
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <kj/debug.h>
 
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
 
-FrameWriter::FrameWriter(kj::AsyncOutputStream& out,
+FrameWriter::FrameWriter(kj::AsyncOutputStream& out, kj::Maybe<int> socket,
                          std::function<void(const Status&)> on_failed)
-    : out_(out), on_failed_(std::move(on_failed)) {
+    : out_(out), fd_(socket), on_failed_(std::move(on_failed)) {
   loop_ = Loop().eagerlyEvaluate(nullptr);
 }
 
@@ -23,12 +29,55 @@ kj::Promise<void> FrameWriter::Write(const stream::FrameHeader& header,
                                      std::shared_ptr<const void> keep) {
   if (!failure_.ok()) return KjFromStatus(failure_);
   auto paf = kj::newPromiseAndFulfiller<void>();
-  queue_.push_back(Pending{header, kj::mv(meta), payload, std::move(keep), kj::mv(paf.fulfiller)});
+  Enqueue(Pending{false, header, kj::mv(meta), payload, std::move(keep), kj::mv(paf.fulfiller)});
+  return kj::mv(paf.promise);
+}
+
+void FrameWriter::Enqueue(Pending pending) {
+  queue_.push_back(kj::mv(pending));
   KJ_IF_MAYBE(w, wake_) {
     (*w)->fulfill();
     wake_ = nullptr;
   }
-  return kj::mv(paf.promise);
+}
+
+void FrameWriter::Post(const stream::FrameHeader& header, kj::Array<capnp::word> meta) {
+  if (!failure_.ok()) return;
+  if (fd_ != nullptr && in_flight_ == nullptr && queue_.empty() &&
+      WriteNow(header, meta.asBytes())) {
+    return;
+  }
+  (void)Write(header, kj::mv(meta));
+}
+
+bool FrameWriter::WriteNow(const stream::FrameHeader& header, kj::ArrayPtr<const kj::byte> meta) {
+  const int fd = KJ_ASSERT_NONNULL(fd_);
+  const auto head = stream::EncodeFrameHeader(header);
+  iovec pieces[2] = {{const_cast<kj::byte*>(head.data()), head.size()},
+                     {const_cast<kj::byte*>(meta.begin()), meta.size()}};
+  const size_t total = head.size() + meta.size();
+  msghdr message{};
+  message.msg_iov = pieces;
+  message.msg_iovlen = meta.size() > 0 ? 2 : 1;
+  ssize_t n;
+  do {  // never SIGPIPE; a descriptor that is no socket falls back to the loop
+    n = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+  const size_t written = n < 0 ? 0 : static_cast<size_t>(n);
+  if (written == total) return true;
+  // The socket is full: the rest goes in order when it can, as any write.
+  auto rest = std::make_shared<kj::Array<kj::byte>>(kj::heapArray<kj::byte>(total - written));
+  size_t at = 0;
+  for (const iovec& piece : pieces) {
+    const auto* bytes = static_cast<const kj::byte*>(piece.iov_base);
+    for (size_t i = 0; i < piece.iov_len; ++i, ++at) {
+      if (at >= written) (*rest)[at - written] = bytes[i];
+    }
+  }
+  auto paf = kj::newPromiseAndFulfiller<void>();
+  Enqueue(Pending{true, {}, nullptr, rest->asPtr(), rest, kj::mv(paf.fulfiller)});
+  return true;
 }
 
 kj::Promise<void> FrameWriter::Loop() {
@@ -41,8 +90,9 @@ kj::Promise<void> FrameWriter::Loop() {
   in_flight_ = kj::mv(queue_.front());
   queue_.pop_front();
   Pending& p = KJ_ASSERT_NONNULL(in_flight_);
-  return stream::WriteFrame(out_, p.header, p.meta, p.payload)
-      .then(
+  auto written = p.raw ? out_.write(p.payload.begin(), p.payload.size())
+                      : stream::WriteFrame(out_, p.header, p.meta, p.payload);
+  return written.then(
           [this]() {
             KJ_IF_MAYBE(p, in_flight_) {
               if (p->written->isWaiting()) p->written->fulfill();

@@ -11,6 +11,8 @@ namespace {
 
 // StepMessage, its done group, the trace list, one node: no deeper.
 constexpr int kNesting = 4;
+// The first segment an encoding builds in (words).
+constexpr size_t kScratchWords = 64;
 
 void FillMessage(const StepMessage& m, proto::StepMessage::Builder out) {
   out.setGraph(m.graph);
@@ -24,7 +26,9 @@ void FillMessage(const StepMessage& m, proto::StepMessage::Builder out) {
     }
     case StepMessage::Kind::kDone: {
       auto done = out.initDone();
-      done.setCode(std::string(CodeName(m.status.code())));
+      // The names are literals, so the view ends in a NUL as Text wants.
+      const std::string_view code = CodeName(m.status.code());
+      done.setCode(capnp::Text::Reader(code.data(), code.size()));
       done.setMessage(m.status.message());
       if (!m.status.details().empty()) done.setDetails(EncodeStatusDetails(m.status.details()));
       if (!m.stats.nodes.empty()) {
@@ -109,7 +113,10 @@ StepMessage StepMessage::Cancel(uint64_t graph, int64_t step_id) {
 
 StatusOr<kj::Array<capnp::word>> EncodeStepMessage(const StepMessage& message,
                                                    const std::string& ticket) {
-  capnp::MallocMessageBuilder builder(64);
+  // Built in memory on the stack: a run, a cancel or an untraced done
+  // fits, so only the flat copy below is allocated.
+  capnp::word scratch[kScratchWords] = {};
+  capnp::MallocMessageBuilder builder(kj::arrayPtr(scratch, kScratchWords));
   auto out = builder.initRoot<proto::StepMessage>();
   FillMessage(message, out);
   if (!ticket.empty()) {

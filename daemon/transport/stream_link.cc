@@ -18,7 +18,8 @@ StreamLink::StreamLink(PlaneSink& sink, std::string task, kj::Own<kj::AsyncIoStr
       stream_(kj::mv(stream)),
       errors_(nullptr, "a stream push"),
       sending_(errors_),
-      writer_(*stream_, [this](const Status& why) { Fail(why); }) {
+      writer_(*stream_, tls ? nullptr : stream_->getFd(),
+              [this](const Status& why) { Fail(why); }) {
   reading_ = ReadGrants().eagerlyEvaluate(nullptr);
 }
 
@@ -64,7 +65,7 @@ Status StreamLink::SendStepMessage(const StepMessage& message) {
   if (!meta.ok()) return meta.status().WithContext("to " + task_);
   const FrameHeader header{.kind = FrameKind::kStep,
                            .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
-  (void)writer_.Write(header, std::move(meta).value());
+  writer_.Post(header, std::move(meta).value());
   sink_.StepMessageSent();
   return OkStatus();
 }

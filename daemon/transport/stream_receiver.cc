@@ -1,5 +1,7 @@
 #include "daemon/transport/stream_receiver.h"
 
+#include <cstring>
+
 #include "daemon/transport/step_messages.h"
 
 namespace tfd {
@@ -24,9 +26,12 @@ StreamReceiver::StreamReceiver(ReceiveRoom& room, PlaneSink& sink, std::string t
       task_(std::move(task)),
       eager_bytes_(eager_bytes),
       stream_(kj::mv(stream)),
+      ahead_(dynamic_cast<ReadAheadStream*>(stream_.get())),
       errors_(nullptr, "a stream receive"),
       reserving_(errors_),
-      writer_(*stream_, nullptr) {}
+      // Grants are rare (large pushes only) and this side does not know
+      // whether the stream is TLS: they go through the write loop.
+      writer_(*stream_, nullptr, nullptr) {}
 
 StreamReceiver::~StreamReceiver() = default;
 
@@ -37,27 +42,73 @@ kj::Promise<Status> StreamReceiver::Run() {
 }
 
 kj::Promise<Status> StreamReceiver::Next() {
+  // Each continuation owns its error handler (KJ keeps an lvalue's reference).
+  auto broke = [this]() {
+    return [this](kj::Exception&& e) -> kj::Promise<Status> {
+      const Status s = StatusFromKj(e);
+      return Ended(Status(s.code(), "from " + task_ + ": " + s.message()));
+    };
+  };
+  if (ahead_ != nullptr) {
+    while (TakeBufferedStep()) {
+    }
+    if (ahead_->buffered().size() == 0) {
+      // One promise until the next bytes come; the frames in them are then
+      // taken in place where they are whole.
+      return ahead_->Peek(1).then(
+          [this](kj::ArrayPtr<const kj::byte> first) -> kj::Promise<Status> {
+            if (first.size() == 0) return Ended(OkStatus());  // closed between frames
+            return Next();
+          },
+          broke());
+    }
+  }
   return stream::ReadFrame(*stream_, stream::Side::kOpener)
       .then(
           [this](kj::Maybe<stream::Frame> frame) -> kj::Promise<Status> {
             KJ_IF_MAYBE(f, frame) { return OnFrame(kj::mv(*f)); }
             return Ended(OkStatus());  // the opener closed it between frames
           },
-          [this](kj::Exception&& e) -> kj::Promise<Status> {
-            const Status s = StatusFromKj(e);
-            return Ended(Status(s.code(), "from " + task_ + ": " + s.message()));
-          });
+          broke());
+}
+
+bool StreamReceiver::TakeBufferedStep() {
+  const kj::ArrayPtr<const kj::byte> bytes = ahead_->buffered();
+  if (bytes.size() < stream::kHeaderBytes) return false;
+  // A bad header is left to ReadFrame, which ends the stream with it.
+  auto header = stream::DecodeFrameHeader(bytes.slice(0, stream::kHeaderBytes),
+                                          stream::Side::kOpener);
+  if (!header.ok() || header->kind != FrameKind::kStep) return false;
+  const size_t size = stream::kHeaderBytes + header->meta_bytes;
+  if (bytes.size() < size) return false;
+  const kj::byte* meta = bytes.begin() + stream::kHeaderBytes;
+  const size_t words = header->meta_bytes / sizeof(capnp::word);
+  StatusOr<ReceivedStep> received = errors::Internal("not decoded");
+  if (reinterpret_cast<uintptr_t>(meta) % alignof(capnp::word) == 0) {
+    received = DecodeStepMessage(kj::arrayPtr(reinterpret_cast<const capnp::word*>(meta), words));
+  } else {  // behind a push whose payload was no whole number of words
+    auto copy = kj::heapArray<capnp::word>(words);
+    memcpy(copy.begin(), meta, header->meta_bytes);
+    received = DecodeStepMessage(copy);
+  }
+  // Taken before the sink runs: the message was copied out of the buffer.
+  ahead_->Skip(size);
+  OnStep(std::move(received));
+  return true;
+}
+
+void StreamReceiver::OnStep(StatusOr<ReceivedStep> received) {
+  if (received.ok()) {
+    sink_.StepReceived(task_, received->message);
+  } else {
+    sink_.Refused(received.status().message() + " from " + task_, true);
+  }
 }
 
 kj::Promise<Status> StreamReceiver::OnFrame(stream::Frame frame) {
   const FrameHeader& h = frame.header;
   if (h.kind == FrameKind::kStep) {
-    auto received = DecodeStepMessage(frame.meta);
-    if (received.ok()) {
-      sink_.StepReceived(task_, received->message);
-    } else {
-      sink_.Refused(received.status().message() + " from " + task_, true);
-    }
+    OnStep(DecodeStepMessage(frame.meta));
     return Next();
   }
   if (h.kind == FrameKind::kData) return ReadData(h);
@@ -135,7 +186,7 @@ void StreamReceiver::Grant(uint64_t tag, PushHeader push, StatusOr<std::shared_p
                            .meta_bytes = static_cast<uint32_t>(meta.asBytes().size()),
                            .tag = tag};
   // A failed write is a broken stream, which the read loop sees too.
-  (void)writer_.Write(header, kj::mv(meta));
+  writer_.Post(header, kj::mv(meta));
 }
 
 kj::Promise<Status> StreamReceiver::ReadData(const FrameHeader& h) {

@@ -17,6 +17,11 @@
 // or more than kMaxOffers offers waiting end the stream; the reason is
 // returned (for the task's log) and everything granted is let go.
 //
+// Over a ReadAheadStream (what a task's server hands the data plane), step
+// frames that arrived whole are decoded where they lie in its buffer: a
+// step costs a `run` and a `done`, and their frames were most of a small
+// partition's promises and allocations on the way in.
+//
 //   StreamReceiver receiver(timer, room, sink, task, kj::mv(stream), eager_bytes);
 //   receiver.Run().then([](Status why) { ... log why unless OK ... });
 //
@@ -31,10 +36,12 @@
 #include <string>
 
 #include "daemon/rpc/kj_status.h"
+#include "daemon/rpc/read_ahead_stream.h"
 #include "daemon/transport/frame_writer.h"
 #include "daemon/transport/link.h"
 #include "daemon/transport/push_header.h"
 #include "daemon/transport/receive_room.h"
+#include "daemon/transport/step_messages.h"
 #include "daemon/transport/stream_frames.h"
 
 namespace tfd {
@@ -62,6 +69,11 @@ class StreamReceiver {
   };
 
   kj::Promise<Status> Next();
+  // Hands a step frame that lies whole in ahead_'s buffer to the sink and
+  // takes it from the buffer; false (nothing taken) for anything else.
+  bool TakeBufferedStep();
+  // Hands a decoded step message to the sink, or refuses it.
+  void OnStep(StatusOr<ReceivedStep> received);
   kj::Promise<Status> OnFrame(stream::Frame frame);
   kj::Promise<Status> ReadPush(const stream::FrameHeader& header, PushHeader push);
   Status Offer(const stream::FrameHeader& header, PushHeader push);
@@ -75,6 +87,7 @@ class StreamReceiver {
   const std::string task_;
   const uint64_t eager_bytes_;
   kj::Own<kj::AsyncIoStream> stream_;
+  ReadAheadStream* ahead_;  // stream_, when it reads ahead; else null
   std::map<uint64_t, Granted> granted_;  // by tag, until its data frame
   std::set<uint64_t> waiting_;           // tags of offers waiting for room
   LogTaskErrors errors_;

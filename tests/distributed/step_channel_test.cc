@@ -251,6 +251,34 @@ TEST_CASE("a run never answered ends DEADLINE_EXCEEDED past its timeout, and is 
   CHECK(t.plane(kSilent).stats().step_messages_received == received_before + 2);
 }
 
+// One timer looks for lost answers on the whole channel: it gives up on the
+// runs past their deadline only, while others on the channel wait or are
+// answered; it stops when nothing waits, and starts again with the next
+// run (a second lost answer after the first is given up on too).
+TEST_CASE("lost answers are given up one by one, and again after the channel was idle") {
+  Tasks t;
+  auto offer = t.Offer(kMaster);
+  auto short_run = Settle(t.channel(kMaster).Run(kSilent, 5, 500, 100, false).ignoreResult());
+  auto long_run =
+      Settle(t.channel(kMaster).Run(kSilent, 5, 501, 600000, false).ignoreResult()).fork();
+  // Runs answered meanwhile on the same channel end as they should.
+  for (int64_t step = 1; step <= 3; ++step) CHECK(t.Run(kMaster, offer->handle(), step).ok());
+  const Status lost = short_run.wait(t.io.waitScope);
+  CHECK(lost.code() == Code::kDeadlineExceeded);
+  CHECK(lost.message().find("step 500 on " + kSilent) != std::string::npos);
+  CHECK_FALSE(long_run.addBranch().poll(t.io.waitScope));
+  // Nothing waits once the long run is dropped; a later lost answer is
+  // still given up on.
+  { auto drop = kj::mv(long_run); }
+  for (int i = 0; i < 1500; ++i) {
+    t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
+  }
+  const Status again = Settle(t.channel(kMaster).Run(kSilent, 5, 502, 100, false).ignoreResult())
+                           .wait(t.io.waitScope);
+  CHECK(again.code() == Code::kDeadlineExceeded);
+  CHECK(again.message().find("step 502 on " + kSilent) != std::string::npos);
+}
+
 TEST_CASE("a master takes only the answers it waits for, from the task it asked") {
   Tasks t;
   // (A code this tfd does not know: tests/transport/step_messages_test.cc.)

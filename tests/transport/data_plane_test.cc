@@ -6,7 +6,9 @@
 // the loop); over shared memory only ticketed pushes are accepted; the
 // held-bytes budget holds pushes back and refuses what cannot fit; a stream
 // that breaks fails what was in flight, and one whose peer dies inside a
-// large tensor gives back the room it was granted. tests/integration/transfer_test.cc
+// large tensor gives back the room it was granted. Streams are served plain
+// and, as a task's server hands them over, through a ReadAheadStream (whose
+// buffered step frames are decoded in place). tests/integration/transfer_test.cc
 // does the same between tfd processes.
 #include <catch2/catch.hpp>
 #include <kj/async-io.h>
@@ -16,6 +18,9 @@
 #include <map>
 #include <numeric>
 
+#include <sys/socket.h>
+
+#include "daemon/rpc/read_ahead_stream.h"
 #include "daemon/transport/data_plane.h"
 #include "daemon/transport/push_header.h"
 #include "daemon/transport/stream_frames.h"
@@ -26,12 +31,19 @@ namespace {
 
 using Key = std::pair<int64_t, std::string>;
 
-enum class Kind { kShm, kStream };
-const char* Name(Kind k) { return k == Kind::kShm ? "shared memory" : "stream"; }
+enum class Kind { kShm, kStream, kReadAhead };
+const char* Name(Kind k) {
+  switch (k) {
+    case Kind::kShm: return "shared memory";
+    case Kind::kStream: return "stream";
+    case Kind::kReadAhead: return "stream read ahead";
+  }
+  return "?";
+}
 
 // Two tasks' data planes in this process, "a" pushing to "b".
 struct Pair {
-  explicit Pair(Kind kind, DataPlane::Options b_options = {}) {
+  explicit Pair(Kind kind, DataPlane::Options b_options = {}) : kind(kind) {
     auto keep = [this](int64_t step, const std::string& key, StatusOr<Tensor> t) {
       received.emplace(Key{step, key}, std::move(t));
     };
@@ -63,22 +75,38 @@ struct Pair {
   }
 
   // A loopback connection from a to b, as tfd's task server would hand it
-  // over: b reads the hello, then serves the stream.
-  void OpenStream() {
+  // over: b reads the hello, then serves the stream. `sockets` (if set)
+  // sees both ends' descriptors first.
+  void OpenStream(std::function<void(int client, int server)> sockets = nullptr) {
+    Connection c = Connect();
+    if (sockets) sockets(KJ_ASSERT_NONNULL(c.client->getFd()), c.server_fd);
+    served = kj::mv(c.served).fork();
+    a->ConnectStream("b", kj::mv(c.client), stream::Hello{.task = "a"}, false)
+        .wait(io.waitScope);
+  }
+
+  // A loopback connection to b, which reads its hello and serves it (plain
+  // or read ahead, as `kind` says); the other end is the caller's.
+  struct Connection {
+    kj::Own<kj::AsyncIoStream> client;
+    int server_fd;
+    kj::Promise<Status> served;  // why b stopped serving it
+  };
+  Connection Connect() {
     auto& network = io.provider->getNetwork();
     auto listener = network.parseAddress("127.0.0.1:0").wait(io.waitScope)->listen();
     auto accepted = listener->accept();
     auto client = network.parseAddress("127.0.0.1", listener->getPort())
                       .wait(io.waitScope)->connect().wait(io.waitScope);
-    auto server = accepted.wait(io.waitScope);
+    kj::Own<kj::AsyncIoStream> server = accepted.wait(io.waitScope);
+    const int server_fd = KJ_ASSERT_NONNULL(server->getFd());
+    if (kind == Kind::kReadAhead) server = kj::heap<ReadAheadStream>(kj::mv(server));
     kj::AsyncIoStream& s = *server;
-    served = stream::ReceiveHello(s)
-                 .then([this, server = kj::mv(server)](stream::Hello hello) mutable {
-                   return b->ServeStream(hello.task, kj::mv(server));
-                 })
-                 .fork();
-    a->ConnectStream("b", kj::mv(client), stream::Hello{.task = "a"}, false)
-        .wait(io.waitScope);
+    auto served = stream::ReceiveHello(s).then(
+        [this, server = kj::mv(server)](stream::Hello hello) mutable {
+          return b->ServeStream(hello.task, kj::mv(server));
+        });
+    return {kj::mv(client), server_fd, kj::mv(served)};
   }
 
   // Pushes and waits until b has it (or the push failed).
@@ -95,6 +123,7 @@ struct Pair {
     return received.count(key) ? OkStatus() : errors::DeadlineExceeded("never arrived");
   }
 
+  const Kind kind;
   kj::AsyncIoContext io = kj::setupAsyncIo();
   std::unique_ptr<UcxWorker> a_worker, b_worker;
   std::unique_ptr<DataPlane> a, b;
@@ -115,7 +144,7 @@ Tensor Pattern(int64_t bytes) {
 }
 
 TEST_CASE("tensors arrive bit-exact at sizes around every threshold, on each link") {
-  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+  for (Kind kind : {Kind::kShm, Kind::kStream, Kind::kReadAhead}) {
     INFO(Name(kind));
     Pair pair(kind);
     int64_t step = 1;
@@ -298,12 +327,14 @@ struct StepLog {
     StepMessage::Kind kind;
   };
   std::vector<Entry> got;
+  std::vector<std::string> texts;  // each message's status text, in order
   std::vector<std::pair<std::string, Status>> gone;
 
   void Listen(DataPlane& plane) {
     plane.SetStepHandlers(
         [this](const std::string& from, const StepMessage& m) {
           got.push_back({from, m.graph, m.step_id, m.kind});
+          texts.push_back(m.status.message());
         },
         [this](const std::string& task, const Status& why) { gone.emplace_back(task, why); });
   }
@@ -320,7 +351,7 @@ Status SendRun(DataPlane& plane, const std::string& task, uint64_t graph, int64_
 }
 
 TEST_CASE("step messages arrive named by the task the link was opened for") {
-  for (Kind kind : {Kind::kShm, Kind::kStream}) {
+  for (Kind kind : {Kind::kShm, Kind::kStream, Kind::kReadAhead}) {
     INFO(Name(kind));
     Pair pair(kind);
     StepLog log;
@@ -514,30 +545,163 @@ TEST_CASE("hostile frames on a stream end it with the reason and the plane serve
                       junk, 0);
        }},
   };
-  Pair pair(Kind::kStream);
-  for (const Case& c : cases) {
-    INFO(c.what);
-    // A raw connection that says hello properly, then misbehaves.
-    auto& network = pair.io.provider->getNetwork();
-    auto listener = network.parseAddress("127.0.0.1:0").wait(pair.io.waitScope)->listen();
-    auto accepted = listener->accept();
-    auto client = network.parseAddress("127.0.0.1", listener->getPort())
-                      .wait(pair.io.waitScope)->connect().wait(pair.io.waitScope);
-    auto server = accepted.wait(pair.io.waitScope);
-    kj::AsyncIoStream& s = *server;
-    auto ended = stream::ReceiveHello(s).then([&](stream::Hello hello) {
-      return pair.b->ServeStream(hello.task, kj::mv(server));
-    });
-    stream::SendHello(*client, stream::Hello{.task = "mallory"}).wait(pair.io.waitScope);
-    auto bytes = c.bytes();
-    client->write(bytes.begin(), bytes.size()).wait(pair.io.waitScope);
-    const Status why = ended.wait(pair.io.waitScope);
-    CHECK_FALSE(why.ok());
-    CHECK(why.message().find("mallory") != std::string::npos);
+  for (Kind kind : {Kind::kStream, Kind::kReadAhead}) {
+    INFO(Name(kind));
+    Pair pair(kind);
+    for (const Case& c : cases) {
+      INFO(c.what);
+      // A raw connection that says hello properly, then misbehaves.
+      Pair::Connection raw = pair.Connect();
+      stream::SendHello(*raw.client, stream::Hello{.task = "mallory"}).wait(pair.io.waitScope);
+      auto bytes = c.bytes();
+      raw.client->write(bytes.begin(), bytes.size()).wait(pair.io.waitScope);
+      const Status why = raw.served.wait(pair.io.waitScope);
+      CHECK_FALSE(why.ok());
+      CHECK(why.message().find("mallory") != std::string::npos);
+    }
+    CHECK(pair.received.empty());
+    // The plane's own stream still works.
+    REQUIRE(pair.PushAndWait(1, "fine", t).ok());
   }
-  CHECK(pair.received.empty());
-  // The plane's own stream still works.
-  REQUIRE(pair.PushAndWait(1, "fine", t).ok());
+}
+
+// Frames as a peer's stream carries them, for tests that write bytes.
+kj::Array<kj::byte> Frame(stream::FrameHeader h, kj::ArrayPtr<const kj::byte> meta,
+                          kj::ArrayPtr<const kj::byte> payload = {}) {
+  h.meta_bytes = static_cast<uint32_t>(meta.size());
+  auto head = stream::EncodeFrameHeader(h);
+  kj::Vector<kj::byte> out;
+  out.addAll(head.data(), head.data() + head.size());
+  out.addAll(meta);
+  out.addAll(payload);
+  return out.releaseAsArray();
+}
+kj::Array<kj::byte> StepFrame(const StepMessage& m) {
+  auto words = EncodeStepMessage(m, "");
+  REQUIRE(words.ok());
+  return Frame({.kind = stream::FrameKind::kStep}, words->asBytes());
+}
+
+// Several frames in one read, a frame split across reads anywhere, a step
+// frame behind a push whose payload leaves it unaligned, a malformed step
+// message between good ones: each step arrives once, whole and in order,
+// whether the receiver reads frame by frame or decodes what it read ahead.
+TEST_CASE("step frames arrive whole and in order however the bytes are cut") {
+  const Tensor odd = Pattern(3);  // a payload of 3 bytes: what follows is unaligned
+  auto junk = kj::heapArray<capnp::word>(4);
+  memset(junk.asBytes().begin(), 0xff, junk.asBytes().size());
+  kj::Vector<kj::byte> bytes;
+  bytes.addAll(StepFrame(StepMessage::Run(9, 1, 1000, false)));
+  bytes.addAll(Frame({.kind = stream::FrameKind::kPush, .bytes = 3},
+                     EncodePushHeaderForTest(5, odd).asBytes(),
+                     kj::arrayPtr(odd.data<uint8_t>(), 3)));
+  bytes.addAll(StepFrame(StepMessage::Run(9, 2, 1000, false)));
+  bytes.addAll(Frame({.kind = stream::FrameKind::kStep}, junk.asBytes()));
+  bytes.addAll(StepFrame(StepMessage::Done(9, 3, errors::Aborted(std::string(9000, 'z')))));
+  bytes.addAll(StepFrame(StepMessage::Cancel(9, 4)));
+  for (Kind kind : {Kind::kStream, Kind::kReadAhead}) {
+    Pair pair(kind);
+    StepLog log;
+    log.Listen(*pair.b);
+    // Every cut point near the frame boundaries, and a stride through the
+    // long message (each cut is a connection of its own).
+    std::vector<size_t> cuts;
+    for (size_t at = 0; at <= bytes.size(); ++at) {
+      if (at < 200 || at + 100 > bytes.size() || at % 997 == 0) cuts.push_back(at);
+    }
+    for (size_t cut : cuts) {
+      INFO(Name(kind) << ", cut at " << cut << " of " << bytes.size());
+      log.got.clear();
+      log.texts.clear();
+      pair.received.clear();
+      const uint64_t refused = pair.b->stats().step_messages_refused;
+      Pair::Connection raw = pair.Connect();
+      stream::SendHello(*raw.client, stream::Hello{.task = "a"}).wait(pair.io.waitScope);
+      raw.client->write(bytes.begin(), cut).wait(pair.io.waitScope);
+      pair.io.provider->getTimer().afterDelay(kj::MICROSECONDS * 50).wait(pair.io.waitScope);
+      raw.client->write(bytes.begin() + cut, bytes.size() - cut).wait(pair.io.waitScope);
+      REQUIRE(log.WaitFor(pair, 4));
+      raw.client->shutdownWrite();
+      const Status why = raw.served.wait(pair.io.waitScope);
+      CHECK(why.ok());
+      REQUIRE(log.got.size() == 4);
+      for (int64_t i = 0; i < 4; ++i) {
+        CHECK(log.got[i].from == "a");
+        CHECK(log.got[i].graph == 9);
+        CHECK(log.got[i].step == i + 1);
+      }
+      CHECK(log.got[2].kind == StepMessage::Kind::kDone);
+      CHECK(log.texts[2] == std::string(9000, 'z'));
+      CHECK(log.got[3].kind == StepMessage::Kind::kCancel);
+      CHECK(pair.b->stats().step_messages_refused == refused + 1);
+      REQUIRE(pair.received.count(Key{5, "k"}) == 1);
+      CHECK(TensorsEqual(*pair.received.at(Key{5, "k"}), odd));
+    }
+  }
+}
+
+TEST_CASE("a stream that ends inside a step frame ends with an error, twice") {
+  const auto frame = StepFrame(StepMessage::Run(9, 1, 1000, false));
+  for (Kind kind : {Kind::kStream, Kind::kReadAhead}) {
+    Pair pair(kind);
+    StepLog log;
+    log.Listen(*pair.b);
+    for (size_t cut : {size_t{3}, stream::kHeaderBytes, frame.size() - 1}) {
+      INFO(Name(kind) << ", cut at " << cut);
+      Pair::Connection raw = pair.Connect();
+      stream::SendHello(*raw.client, stream::Hello{.task = "mallory"}).wait(pair.io.waitScope);
+      raw.client->write(frame.begin(), cut).wait(pair.io.waitScope);
+      raw.client->shutdownWrite();
+      const Status why = raw.served.wait(pair.io.waitScope);
+      CHECK_FALSE(why.ok());
+      CHECK(why.message().find("mallory") != std::string::npos);
+    }
+    CHECK(log.got.empty());
+    // The plane's own stream still carries steps.
+    REQUIRE(SendRun(*pair.a, "b", 1, 1).ok());
+    REQUIRE(log.WaitFor(pair, 1));
+  }
+}
+
+// A sender whose socket fills: a step message the kernel took only in part
+// is finished by the write loop, and every message behind it waits its
+// turn. Many large messages (3 to 45 kB, 4.8 MB in all; some larger than the send
+// buffer, so the kernel takes part of one) sent in one turn of the loop, which
+// the receiver cannot read until it ends, through a small send buffer.
+TEST_CASE("step messages sent faster than the socket drains arrive whole and in order") {
+  constexpr int kMessages = 200;
+  for (Kind kind : {Kind::kStream, Kind::kReadAhead}) {
+    INFO(Name(kind));
+    Pair pair(kind);
+    pair.a->Disconnect("b");
+    // (The receiver's buffer is left as it is: shrinking it under an open
+    // connection makes TCP drop and retransmit, which tests nothing here.)
+    pair.OpenStream([](int client, int) {
+      const int small = 4096;
+      REQUIRE(setsockopt(client, SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)) == 0);
+    });
+    StepLog log;
+    log.Listen(*pair.b);
+    auto text = [](int i) { return std::to_string(i) + std::string(3000 + 211 * (kMessages - i), 'a' + i % 26); };
+    for (int i = 0; i < kMessages; ++i) {
+      REQUIRE(pair.a->SendStepMessage("b", StepMessage::Done(3, i, errors::Aborted(text(i)))).ok());
+    }
+    const bool all = log.WaitFor(pair, kMessages, 20000);
+    std::string served = "serving";
+    KJ_IF_MAYBE(f, pair.served) {
+      auto branch = f->addBranch();
+      if (branch.poll(pair.io.waitScope)) served = branch.wait(pair.io.waitScope).ToString();
+    }
+    INFO(log.got.size() << " arrived, " << log.gone.size() << " links lost, refused "
+         << pair.b->stats().step_messages_refused << "; b: " << served);
+    REQUIRE(all);
+    for (int i = 0; i < kMessages; ++i) {
+      INFO("message " << i);
+      CHECK(log.got[i].step == i);
+      CHECK(log.texts[i] == text(i));
+    }
+    CHECK(pair.b->stats().step_messages_refused == 0);
+  }
 }
 
 // What a peer that reaches UCX but is not tfd might send on the step
