@@ -565,19 +565,29 @@ Operation AccumulatorApplyGradient(const Scope& s, const Output& handle, const I
                         {handle, AsOutput(s, local_step, DType::kInt64), AsOutput(s, gradient)});
 }
 
-Output AccumulatorTakeGradient(const Scope& s, const Output& handle, const Input& num_required,
-                               DType dtype) {
-  // The accumulator's shape is an attr of its node, which the take cannot see
-  // at graph time: pass it on when the handle comes straight from that node,
-  // so what consumes the average (an optimizer's apply) is shape-checked.
+namespace {
+
+// A take's attrs: its dtype and, when the handle comes straight from an
+// `accumulator_op` node, that node's shape. The shape is an attr of the
+// accumulator, which the take cannot see at graph time; passed on, it lets
+// what consumes the take (an optimizer's apply) be shape-checked.
+AttrMap TakeAttrs(const Scope& s, const Output& handle, const std::string& accumulator_op,
+                  DType dtype) {
   AttrMap attrs{{"dtype", dtype}};
   const int id = handle.valid() ? s.FindNode(handle.node) : -1;
-  if (id >= 0 && s.node(id).op == "ConditionalAccumulator") {
+  if (id >= 0 && s.node(id).op == accumulator_op) {
     auto shape = s.node(id).attrs.find("shape");
     if (shape != s.node(id).attrs.end()) attrs["shape"] = shape->second;
   }
-  return Single(s, "AccumulatorTakeGradient",
-                {handle, AsOutput(s, num_required, DType::kInt32)}, std::move(attrs));
+  return attrs;
+}
+
+}  // namespace
+
+Output AccumulatorTakeGradient(const Scope& s, const Output& handle, const Input& num_required,
+                               DType dtype) {
+  return Single(s, "AccumulatorTakeGradient", {handle, AsOutput(s, num_required, DType::kInt32)},
+                TakeAttrs(s, handle, "ConditionalAccumulator", dtype));
 }
 
 Output AccumulatorNumAccumulated(const Scope& s, const Output& handle) {
@@ -588,6 +598,41 @@ Operation AccumulatorSetGlobalStep(const Scope& s, const Output& handle,
                                    const Input& new_global_step) {
   return s.AddOperation("AccumulatorSetGlobalStep",
                         {handle, AsOutput(s, new_global_step, DType::kInt64)});
+}
+
+Output SparseConditionalAccumulator(const Scope& s, DType dtype, PartialShape shape,
+                                    const std::string& shared_name,
+                                    const std::string& reduction_type) {
+  return Single(s, "SparseConditionalAccumulator", {},
+                {{"dtype", dtype},
+                 {"shape", std::move(shape)},
+                 {"shared_name", shared_name},
+                 {"reduction_type", reduction_type}});
+}
+
+Operation SparseAccumulatorApplyGradient(const Scope& s, const Output& handle,
+                                         const Input& local_step, const Input& indices,
+                                         const Input& values, const Input& dense_shape) {
+  const Output rows = AsOutput(s, values);
+  return s.AddOperation("SparseAccumulatorApplyGradient",
+                        {handle, AsOutput(s, local_step, DType::kInt64),
+                         AsOutput(s, indices, DType::kInt64), rows,
+                         AsOutput(s, dense_shape, DType::kInt64)},
+                        {{"dtype", rows.dtype}, {"has_known_shape", true}});
+}
+
+SparseAccumulated SparseAccumulatorTakeGradient(const Scope& s, const Output& handle,
+                                                const Input& num_required, DType dtype) {
+  const std::vector<Output> out =
+      s.AddOp("SparseAccumulatorTakeGradient", {handle, AsOutput(s, num_required, DType::kInt32)},
+              TakeAttrs(s, handle, "SparseConditionalAccumulator", dtype));
+  if (out.size() != 3) return {};  // the error is in the scope
+  return {out[0], out[1], out[2]};
+}
+
+Output Auc(const Scope& s, const Input& labels, const Input& predictions) {
+  const Output scores = AsOutput(s, predictions);
+  return Single(s, "Auc", {AsOutput(s, labels, DType::kFloat32), scores}, {{"T", scores.dtype}});
 }
 
 Output ScalarSummary(const Scope& s, const std::string& tag, const Input& value) {

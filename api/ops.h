@@ -352,6 +352,38 @@ Output AccumulatorNumAccumulated(const Scope& scope, const Output& handle);
 // Sets the global step (int64); drops gradients it makes stale.
 Operation AccumulatorSetGlobalStep(const Scope& scope, const Output& handle,
                                    const Input& new_global_step);
+// The sparse accumulator: sums gradients given as rows and their indices
+// (an embedding's), keeping them sparse, for a variable of `shape`. Its
+// global step is set with AccumulatorSetGlobalStep. reduction_type "MEAN"
+// divides the rows taken by the number of gradients, "SUM" does not.
+Output SparseConditionalAccumulator(const Scope& scope, DType dtype, PartialShape shape,
+                                    const std::string& shared_name = "",
+                                    const std::string& reduction_type = "MEAN");
+// Adds the rows `values` at `indices` (int64) of a gradient of dense shape
+// `dense_shape` (int64) unless local_step (int64) is stale. The rows' dtype
+// is the accumulator's.
+Operation SparseAccumulatorApplyGradient(const Scope& scope, const Output& handle,
+                                         const Input& local_step, const Input& indices,
+                                         const Input& values, const Input& dense_shape);
+// What SparseAccumulatorTakeGradient returns: the rows touched, sorted by
+// index, their reduced values, and the dense shape.
+struct SparseAccumulated {
+  Output indices;
+  Output values;
+  Output dense_shape;
+};
+// Waits for num_required (int32) gradients and returns their rows reduced,
+// advancing the global step. The values' shape is the accumulator's (rows
+// unknown) when `handle` is a SparseConditionalAccumulator node of this
+// graph, else unknown.
+SparseAccumulated SparseAccumulatorTakeGradient(const Scope& scope, const Output& handle,
+                                                const Input& num_required, DType dtype);
+
+// --- Metrics. ---
+// The exact area under the ROC curve (float64 scalar) of `predictions`
+// (float32 or float64 scores) for `labels` (float32, each 0 or 1, both
+// present), as sklearn's roc_auc_score. For a whole held-out set at once.
+Output Auc(const Scope& scope, const Input& labels, const Input& predictions);
 
 // --- Collectives: synchronous data parallelism without a ps. ---
 // TensorFlow's CollectiveReduce: every worker of tasks 0..group_size-1 of
@@ -372,7 +404,8 @@ Output CollectiveReduce(const Scope& scope, const Input& x, CollectiveReduceAttr
 // A scalar summary: an Identity node named "summaries/<tag>" (below the
 // scope's prefix) that a trainer fetches by that name to log the value, for
 // example `tfctl submit --fetch summaries/loss`; `tfctl train --logdir`
-// writes every one of them to TensorBoard's event files (cli/event_file.h).
+// writes every one of them to TensorBoard's event files
+// (daemon/client/training/event_file.h).
 Output ScalarSummary(const Scope& scope, const std::string& tag, const Input& value);
 
 }  // namespace tfd::ops

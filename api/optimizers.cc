@@ -34,10 +34,26 @@ Output Optimizer::ScalarFor(const Scope& scope, double value, const Variable& va
   return ops::AsOutput(scope, value, var.dtype());
 }
 
+Operation Optimizer::ApplyDense(const Scope& scope, const Output& grad,
+                                const Target& target) const {
+  UpdateCall call = Update(scope, target);
+  std::vector<Output> inputs = std::move(call.before_grad);
+  inputs.push_back(grad);
+  inputs.insert(inputs.end(), call.after_grad.begin(), call.after_grad.end());
+  return scope.AddOperation(call.dense_op, inputs, std::move(call.attrs));
+}
+
 Operation Optimizer::ApplySparse(const Scope& scope, const IndexedSlices& grad,
-                                 const Variable& var, const std::vector<Variable>& slots,
-                                 const std::vector<Variable>& shared) const {
-  return ApplyDense(scope, Densify(scope, grad), var, slots, shared);
+                                 const Target& target) const {
+  // Deduplicated before the call's constants are made, as the graphs of
+  // earlier releases had their nodes (and so their generated names).
+  const IndexedSlices g = Deduplicate(scope, grad);
+  UpdateCall call = Update(scope, target);
+  std::vector<Output> inputs = std::move(call.before_grad);
+  inputs.push_back(g.values);
+  inputs.push_back(g.indices);
+  inputs.insert(inputs.end(), call.after_grad.begin(), call.after_grad.end());
+  return scope.AddOperation(call.sparse_op, inputs, std::move(call.attrs));
 }
 
 IndexedSlices Optimizer::Deduplicate(const Scope& scope, const IndexedSlices& grad) {
@@ -110,8 +126,9 @@ Operation Optimizer::ApplyGradients(const Scope& scope,
                                               .save_slice_info = SlotSliceInfo(scope, var, slot)});
     }
     const Scope update = base.WithName("update_" + var.name()).ColocatedWith(var.ref());
-    updates.push_back(gv.sparse.valid() ? ApplySparse(update, gv.sparse, var, slots, shared)
-                                        : ApplyDense(update, gv.grad, var, slots, shared));
+    const Target target{var, slots, shared};
+    updates.push_back(gv.sparse.valid() ? ApplySparse(update, gv.sparse, target)
+                                        : ApplyDense(update, gv.grad, target));
   }
   const Scope finish_scope =
       shared.empty() ? base : base.ColocatedWith(shared.front().ref());
@@ -133,37 +150,21 @@ Operation Optimizer::Minimize(const Scope& scope, const Output& loss, const Vari
   return ApplyGradients(scope, *grads, global_step);
 }
 
-Operation GradientDescent::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
-                                      const std::vector<Variable>&,
-                                      const std::vector<Variable>&) const {
-  return s.AddOperation("ApplyGradientDescent", {var.ref(), ScalarFor(s, lr_, var), grad});
+Optimizer::UpdateCall GradientDescent::Update(const Scope& s, const Target& t) const {
+  return {"ApplyGradientDescent", "", {t.var.ref(), ScalarFor(s, lr_, t.var)}};
 }
 
 Operation GradientDescent::ApplySparse(const Scope& s, const IndexedSlices& grad,
-                                       const Variable& var, const std::vector<Variable>&,
-                                       const std::vector<Variable>&) const {
-  // Duplicate indices subtract one after another: no deduplication needed.
-  const Output delta = ops::Mul(s, grad.values, ScalarFor(s, lr_, var));
-  return s.AddOperation("ScatterSub", {var.ref(), grad.indices, delta});
+                                       const Target& t) const {
+  const Output delta = ops::Mul(s, grad.values, ScalarFor(s, lr_, t.var));
+  return s.AddOperation("ScatterSub", {t.var.ref(), grad.indices, delta});
 }
 
-Operation Momentum::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
-                                const std::vector<Variable>& slots,
-                                const std::vector<Variable>&) const {
-  const IndexedSlices g = Deduplicate(s, grad);
-  return s.AddOperation("SparseApplyMomentum",
-                        {var.ref(), slots[0].ref(), ScalarFor(s, lr_, var), g.values, g.indices,
-                         ScalarFor(s, momentum_, var)},
-                        {{"use_nesterov", nesterov_}});
-}
-
-Operation Momentum::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
-                               const std::vector<Variable>& slots,
-                               const std::vector<Variable>&) const {
-  return s.AddOperation("ApplyMomentum",
-                        {var.ref(), slots[0].ref(), ScalarFor(s, lr_, var), grad,
-                         ScalarFor(s, momentum_, var)},
-                        {{"use_nesterov", nesterov_}});
+Optimizer::UpdateCall Momentum::Update(const Scope& s, const Target& t) const {
+  return {"ApplyMomentum", "SparseApplyMomentum",
+          {t.var.ref(), t.slots[0].ref(), ScalarFor(s, lr_, t.var)},
+          {ScalarFor(s, momentum_, t.var)},
+          {{"use_nesterov", nesterov_}}};
 }
 
 std::vector<Variable> Adam::NonSlotVariables(const Scope& s, const Variable& first) const {
@@ -174,24 +175,13 @@ std::vector<Variable> Adam::NonSlotVariables(const Scope& s, const Variable& fir
                    ops::Initializer::Constant(beta2_), opts)};
 }
 
-Operation Adam::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
-                           const std::vector<Variable>& slots,
-                           const std::vector<Variable>& shared) const {
-  return s.AddOperation("ApplyAdam",
-                        {var.ref(), slots[0].ref(), slots[1].ref(), shared[0].value(),
-                         shared[1].value(), ScalarFor(s, lr_, var), ScalarFor(s, beta1_, var),
-                         ScalarFor(s, beta2_, var), ScalarFor(s, epsilon_, var), grad});
-}
-
-Operation Adam::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
-                            const std::vector<Variable>& slots,
-                            const std::vector<Variable>& shared) const {
-  const IndexedSlices g = Deduplicate(s, grad);
-  return s.AddOperation("SparseApplyLazyAdam",
-                        {var.ref(), slots[0].ref(), slots[1].ref(), shared[0].value(),
-                         shared[1].value(), ScalarFor(s, lr_, var), ScalarFor(s, beta1_, var),
-                         ScalarFor(s, beta2_, var), ScalarFor(s, epsilon_, var), g.values,
-                         g.indices});
+// The sparse step moves the moments of the rows touched only (TF contrib's
+// LazyAdamOptimizer).
+Optimizer::UpdateCall Adam::Update(const Scope& s, const Target& t) const {
+  return {"ApplyAdam", "SparseApplyLazyAdam",
+          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref(), t.shared[0].value(),
+           t.shared[1].value(), ScalarFor(s, lr_, t.var), ScalarFor(s, beta1_, t.var),
+           ScalarFor(s, beta2_, t.var), ScalarFor(s, epsilon_, t.var)}};
 }
 
 std::vector<Operation> Adam::Finish(const Scope& s, const std::vector<Operation>& updates,

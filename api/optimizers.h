@@ -67,16 +67,32 @@ class Optimizer {
   virtual std::string name() const = 0;
 
  protected:
-  // The update of one variable, in a scope colocated with it. `slots` are
-  // its num_slots() slot variables; `shared` the NonSlotVariables.
-  virtual Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                               const std::vector<Variable>& slots,
-                               const std::vector<Variable>& shared) const = 0;
+  // What one variable's update works on: the variable, its num_slots()
+  // slot variables, and the NonSlotVariables all updates share.
+  struct Target {
+    const Variable& var;
+    const std::vector<Variable>& slots;
+    const std::vector<Variable>& shared;
+  };
+  // An update as its kernel's call: the dense op, the sparse op (which takes
+  // the rows' values and indices where the dense one takes the gradient; an
+  // optimizer without one overrides ApplySparse), the inputs before and
+  // after the gradient, and the attrs. Every optimizer says its own; made
+  // once per variable, in a scope colocated with it.
+  struct UpdateCall {
+    std::string dense_op;
+    std::string sparse_op;
+    std::vector<Output> before_grad;
+    std::vector<Output> after_grad = {};
+    AttrMap attrs = {};
+  };
+  virtual UpdateCall Update(const Scope& scope, const Target& target) const = 0;
+  // The update of one variable: Update()'s dense op on `grad`.
+  Operation ApplyDense(const Scope& scope, const Output& grad, const Target& target) const;
   // The update of the rows a sparse gradient names (indices may repeat).
-  // Default: ApplyDense of the densified gradient.
+  // Default: Update()'s sparse op on the deduplicated rows.
   virtual Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
-                                const Variable& var, const std::vector<Variable>& slots,
-                                const std::vector<Variable>& shared) const;
+                                const Target& target) const;
   // How many slot variables each variable needs, and slot k's initial value.
   virtual int num_slots() const { return 0; }
   virtual ops::Initializer SlotInitializer(int k) const { return ops::Initializer::Zeros(); }
@@ -107,12 +123,10 @@ class GradientDescent : public Optimizer {
   std::string name() const override { return "GradientDescent"; }
 
  protected:
-  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                       const std::vector<Variable>& slots,
-                       const std::vector<Variable>& shared) const override;
-  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
-                        const std::vector<Variable>& slots,
-                        const std::vector<Variable>& shared) const override;
+  UpdateCall Update(const Scope& scope, const Target& target) const override;
+  // Duplicate indices subtract one after another: ScatterSub, no deduplication.
+  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad,
+                        const Target& target) const override;
 
  private:
   double lr_;
@@ -126,12 +140,7 @@ class Momentum : public Optimizer {
 
  protected:
   int num_slots() const override { return 1; }
-  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                       const std::vector<Variable>& slots,
-                       const std::vector<Variable>& shared) const override;
-  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
-                        const std::vector<Variable>& slots,
-                        const std::vector<Variable>& shared) const override;
+  UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
   double lr_, momentum_;
@@ -148,12 +157,7 @@ class Adam : public Optimizer {
  protected:
   int num_slots() const override { return 2; }
   std::vector<Variable> NonSlotVariables(const Scope& scope, const Variable& first) const override;
-  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                       const std::vector<Variable>& slots,
-                       const std::vector<Variable>& shared) const override;
-  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
-                        const std::vector<Variable>& slots,
-                        const std::vector<Variable>& shared) const override;
+  UpdateCall Update(const Scope& scope, const Target& target) const override;
   std::vector<Operation> Finish(const Scope& scope, const std::vector<Operation>& updates,
                                 const std::vector<Variable>& shared) const override;
 
@@ -172,12 +176,7 @@ class Adagrad : public Optimizer {
  protected:
   int num_slots() const override { return 1; }
   ops::Initializer SlotInitializer(int) const override;
-  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                       const std::vector<Variable>& slots,
-                       const std::vector<Variable>& shared) const override;
-  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
-                        const std::vector<Variable>& slots,
-                        const std::vector<Variable>& shared) const override;
+  UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
   double lr_, initial_accum_;
@@ -195,12 +194,7 @@ class RMSProp : public Optimizer {
  protected:
   int num_slots() const override { return 2; }
   ops::Initializer SlotInitializer(int k) const override;
-  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                       const std::vector<Variable>& slots,
-                       const std::vector<Variable>& shared) const override;
-  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
-                        const std::vector<Variable>& slots,
-                        const std::vector<Variable>& shared) const override;
+  UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
   double lr_, decay_, momentum_, epsilon_;
@@ -226,12 +220,7 @@ class Ftrl : public Optimizer {
  protected:
   int num_slots() const override { return 2; }
   ops::Initializer SlotInitializer(int k) const override;
-  Operation ApplyDense(const Scope& scope, const Output& grad, const Variable& var,
-                       const std::vector<Variable>& slots,
-                       const std::vector<Variable>& shared) const override;
-  Operation ApplySparse(const Scope& scope, const IndexedSlices& grad, const Variable& var,
-                        const std::vector<Variable>& slots,
-                        const std::vector<Variable>& shared) const override;
+  UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
   // The hyper-parameters after grad (and indices), in the kernel's order.

@@ -9,41 +9,20 @@ ops::Initializer Adagrad::SlotInitializer(int) const {
   return ops::Initializer::Constant(initial_accum_);
 }
 
-Operation Adagrad::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
-                              const std::vector<Variable>& slots,
-                              const std::vector<Variable>&) const {
-  return s.AddOperation("ApplyAdagrad", {var.ref(), slots[0].ref(), ScalarFor(s, lr_, var), grad});
-}
-
-Operation Adagrad::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
-                               const std::vector<Variable>& slots,
-                               const std::vector<Variable>&) const {
-  const IndexedSlices g = Deduplicate(s, grad);
-  return s.AddOperation("SparseApplyAdagrad", {var.ref(), slots[0].ref(), ScalarFor(s, lr_, var),
-                                               g.values, g.indices});
+Optimizer::UpdateCall Adagrad::Update(const Scope& s, const Target& t) const {
+  return {"ApplyAdagrad", "SparseApplyAdagrad",
+          {t.var.ref(), t.slots[0].ref(), ScalarFor(s, lr_, t.var)}};
 }
 
 ops::Initializer RMSProp::SlotInitializer(int k) const {
   return k == 0 ? ops::Initializer::Ones() : ops::Initializer::Zeros();
 }
 
-Operation RMSProp::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
-                              const std::vector<Variable>& slots,
-                              const std::vector<Variable>&) const {
-  return s.AddOperation("ApplyRMSProp",
-                        {var.ref(), slots[0].ref(), slots[1].ref(), ScalarFor(s, lr_, var),
-                         ScalarFor(s, decay_, var), ScalarFor(s, momentum_, var),
-                         ScalarFor(s, epsilon_, var), grad});
-}
-
-Operation RMSProp::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
-                               const std::vector<Variable>& slots,
-                               const std::vector<Variable>&) const {
-  const IndexedSlices g = Deduplicate(s, grad);
-  return s.AddOperation("SparseApplyRMSProp",
-                        {var.ref(), slots[0].ref(), slots[1].ref(), ScalarFor(s, lr_, var),
-                         ScalarFor(s, decay_, var), ScalarFor(s, momentum_, var),
-                         ScalarFor(s, epsilon_, var), g.values, g.indices});
+Optimizer::UpdateCall RMSProp::Update(const Scope& s, const Target& t) const {
+  return {"ApplyRMSProp", "SparseApplyRMSProp",
+          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref(), ScalarFor(s, lr_, t.var),
+           ScalarFor(s, decay_, t.var), ScalarFor(s, momentum_, t.var),
+           ScalarFor(s, epsilon_, t.var)}};
 }
 
 ops::Initializer Ftrl::SlotInitializer(int k) const {
@@ -59,21 +38,11 @@ std::vector<Output> Ftrl::Scalars(const Scope& s, const Variable& var) const {
   return out;
 }
 
-Operation Ftrl::ApplyDense(const Scope& s, const Output& grad, const Variable& var,
-                           const std::vector<Variable>& slots,
-                           const std::vector<Variable>&) const {
-  std::vector<Output> in{var.ref(), slots[0].ref(), slots[1].ref(), grad};
-  for (const Output& x : Scalars(s, var)) in.push_back(x);
-  return s.AddOperation(o_.l2_shrinkage != 0 ? "ApplyFtrlV2" : "ApplyFtrl", in);
-}
-
-Operation Ftrl::ApplySparse(const Scope& s, const IndexedSlices& grad, const Variable& var,
-                            const std::vector<Variable>& slots,
-                            const std::vector<Variable>&) const {
-  const IndexedSlices g = Deduplicate(s, grad);
-  std::vector<Output> in{var.ref(), slots[0].ref(), slots[1].ref(), g.values, g.indices};
-  for (const Output& x : Scalars(s, var)) in.push_back(x);
-  return s.AddOperation(o_.l2_shrinkage != 0 ? "SparseApplyFtrlV2" : "SparseApplyFtrl", in);
+Optimizer::UpdateCall Ftrl::Update(const Scope& s, const Target& t) const {
+  const bool v2 = o_.l2_shrinkage != 0;
+  return {v2 ? "ApplyFtrlV2" : "ApplyFtrl", v2 ? "SparseApplyFtrlV2" : "SparseApplyFtrl",
+          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref()},
+          Scalars(s, t.var)};
 }
 
 }  // namespace tfd::train

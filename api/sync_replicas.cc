@@ -48,25 +48,25 @@ Accumulation AccumulateSparse(const Scope& beside, const GradAndVar& gv, const V
                               int replicas_to_aggregate) {
   const Variable& var = gv.var;
   const Scope helpers = beside.WithOpName("");
-  const std::vector<Output> made = beside.WithOpName("accumulator")
-                                       .AddOp("SparseConditionalAccumulator", {},
-                                              {{"dtype", var.dtype()},
-                                               {"shape", var.ref().shape},
-                                               {"shared_name",
-                                                var.name() + "/sync_sparse_accumulator"}});
-  const Output accum = made.empty() ? Output() : made[0];
-  const Operation push = beside.WithOpName("push").AddOperation(
-      "SparseAccumulatorApplyGradient",
-      {accum, ops::AsOutput(helpers, step), ops::Cast(helpers, gv.sparse.indices, DType::kInt64),
-       gv.sparse.values, ops::Cast(helpers, gv.sparse.dense_shape, DType::kInt64)},
-      {{"dtype", var.dtype()}, {"has_known_shape", true}});
-  // The variable's shape, so the rows taken are shape-checked downstream.
-  const std::vector<Output> taken = beside.WithOpName("average").AddOp(
-      "SparseAccumulatorTakeGradient",
-      {accum, ops::AsOutput(helpers, replicas_to_aggregate, DType::kInt32)},
-      {{"dtype", var.dtype()}, {"shape", var.ref().shape}});
+  const Output accum = ops::SparseConditionalAccumulator(
+      beside.WithOpName("accumulator"), var.dtype(), var.ref().shape,
+      var.name() + "/sync_sparse_accumulator");
+  // Made one by one: the order of a call's arguments is unspecified, and
+  // the helpers' generated names follow the order they are made in.
+  const Output local_step = ops::AsOutput(helpers, step);
+  const Output indices = ops::Cast(helpers, gv.sparse.indices, DType::kInt64);
+  const Output dense_shape = ops::Cast(helpers, gv.sparse.dense_shape, DType::kInt64);
+  const Operation push = ops::SparseAccumulatorApplyGradient(
+      beside.WithOpName("push"), accum, local_step, indices, gv.sparse.values, dense_shape);
+  // The accumulator's shape (the variable's) passes to the rows taken, so
+  // they are shape-checked downstream.
+  const ops::SparseAccumulated taken = ops::SparseAccumulatorTakeGradient(
+      beside.WithOpName("average"), accum,
+      ops::AsOutput(helpers, replicas_to_aggregate, DType::kInt32), var.dtype());
   GradAndVar average{Output(), var};
-  if (taken.size() == 3) average.sparse = IndexedSlices{taken[1], taken[0], taken[2]};
+  if (taken.values.valid()) {
+    average.sparse = IndexedSlices{taken.values, taken.indices, taken.dense_shape};
+  }
   return {push, average,
           ops::AccumulatorSetGlobalStep(beside.WithOpName("set_global_step"), accum, step)};
 }

@@ -113,7 +113,8 @@ Status TaskHost::Build(const TfdConfig& config) {
   kernel_env_.task = env.task;
   kernel_env_.limits = config.size_limits;
   kernel_env_.compute_threads = config.threads;
-  kernel_env_.gpus = gpu::GpuMemories();
+  kernel_env_.gpus = gpu::GpuMemories(config.pin_host_buffers ? gpu::HostPool::kPageLocked
+                                                              : gpu::HostPool::kPageable);
   if (gpu::GpuDevices().empty()) {
     env.logger->info("no GPU: {}", gpu::GpuUnavailableReason());
   }

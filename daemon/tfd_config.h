@@ -38,6 +38,7 @@ struct TfdConfig {
   std::optional<LogFormat> log_format;  // --log-format; nullopt: DetectLogFormat
   bool log_device_placement = false;
   bool allow_soft_placement = false;  // GPU requests that cannot be met run on the CPU
+  bool pin_host_buffers = true;  // --pin-host-buffers: page-lock the host tensor pool on a GPU host
   std::string auth_token;      // read from --auth-token-file
   std::string auth_token_warning;  // what to log about its file (group-readable), or empty
   int threads = 0;             // compute threads; 0 = NumAllowedCpus()

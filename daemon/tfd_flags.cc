@@ -123,6 +123,10 @@ const TfdFlag kFlags[] = {
     {"allow-soft-placement", G::kExecution, "", "off", "run a GPU request that cannot be met (no "
      "such GPU, an op without a GPU kernel) on the CPU instead of failing the run",
      SwitchFlag{[](TfdConfig& c) { c.allow_soft_placement = true; }}},
+    {"pin-host-buffers", G::kExecution, "N", "1", "1: on a host with a GPU, page-lock the blocks "
+     "of the host tensor pool, so copies between them and the device run at the bus's speed; "
+     "0: leave them pageable (to measure what that gains)",
+     IntFlag{0, 1, [](TfdConfig& c, int64_t v) { c.pin_host_buffers = v != 0; }}},
 
     // daemon/distributed/server_limits.h says why each default.
     {"auth-token-file", G::kConnections, "FILE", "", "require the token this file holds from "

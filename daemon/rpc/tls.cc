@@ -2,10 +2,13 @@
 
 #include <kj/debug.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "daemon/rpc/forwarding_stream.h"
@@ -19,13 +22,17 @@ StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) 
   if (!in) return errors::InvalidArgument(flag, ": cannot read '", path, "'");
   std::ostringstream text;
   text << in.rdbuf();
+  // A look at the input, not at an error: a file without a PEM block would
+  // otherwise reach kj as an OpenSSL error that does not name the flag.
   if (text.str().find("-----BEGIN ") == std::string::npos) {
     return errors::InvalidArgument(flag, ": '", path, "' holds no PEM block");
   }
   return text.str();
 }
 
-// What OpenSSL said, without kj's "OpenSSL error; message = " framing.
+// What OpenSSL said, without kj's "OpenSSL error; message = " framing: for
+// the message people read only; nothing decides on it (HandshakeRecord
+// carries what the hints are chosen by).
 std::string Reason(const kj::Exception& e) {
   std::string d = e.getDescription().cStr();
   for (const std::string_view framing : {"message = ", "OpenSSL error; "}) {
@@ -46,21 +53,105 @@ kj::Exception Tagged(kj::Exception&& e, const std::string& peer, const std::stri
   return KjFromStatus(errors::Unauthenticated("TLS with ", peer, " failed: ", Reason(e), hint));
 }
 
-// What OpenSSL's "certificate verify failed" leaves unsaid: which checks a
-// server's certificate must pass.
-std::string ServerCertificateHint(const kj::Exception& e, const std::string& host) {
-  if (Reason(e).find("certificate verify failed") == std::string::npos) return "";
+// What one handshake saw, which decides the hint its failure gets: kj
+// drains OpenSSL's error queue into a message, so the codes are taken where
+// they arise. Written and read on the loop thread of the Tls that made it.
+struct HandshakeRecord {
+  // The first error OpenSSL's verification found in the peer's chain.
+  long verify_error = X509_V_OK;
+  // The first byte the peer sent (the server records it).
+  std::optional<unsigned char> first_byte;
+};
+
+// kj makes a connection's SSL inside wrapClient / wrapServer, on the calling
+// thread; while such a call runs, this names the record that SSL reports to.
+thread_local std::shared_ptr<HandshakeRecord>* attaching = nullptr;
+
+class AttachingTo {
+ public:
+  explicit AttachingTo(std::shared_ptr<HandshakeRecord>& record) : previous_(attaching) {
+    attaching = &record;
+  }
+  ~AttachingTo() { attaching = previous_; }
+  AttachingTo(const AttachingTo&) = delete;
+  AttachingTo& operator=(const AttachingTo&) = delete;
+
+ private:
+  std::shared_ptr<HandshakeRecord>* previous_;
+};
+
+// An SSL's slot holds a heap copy of the shared_ptr, so the record outlives
+// whichever of the SSL and the failed handshake's handler goes first.
+using RecordSlot = std::shared_ptr<HandshakeRecord>;
+
+void AttachRecord(void*, void*, CRYPTO_EX_DATA* data, int index, long, void*) {
+  if (attaching == nullptr) return;
+  CRYPTO_set_ex_data(data, index, std::make_unique<RecordSlot>(*attaching).release());
+}
+int CopyRecord(CRYPTO_EX_DATA*, const CRYPTO_EX_DATA*, void** slot, int, long, void*) {
+  if (*slot != nullptr) *slot = std::make_unique<RecordSlot>(*static_cast<RecordSlot*>(*slot)).release();
+  return 1;
+}
+void FreeRecord(void*, void* slot, CRYPTO_EX_DATA*, int, long, void*) {
+  std::unique_ptr<RecordSlot>(static_cast<RecordSlot*>(slot));
+}
+
+// OpenSSL hands out ex-data slots per process: one for every Tls, taken
+// before the first SSL is made (in Tls's constructor).
+int RecordIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, AttachRecord, CopyRecord, FreeRecord);
+  return index;
+}
+
+// OpenSSL's verify callback: notes the first failure and leaves the verdict
+// as OpenSSL found it.
+int RecordVerifyError(int preverify_ok, X509_STORE_CTX* store) {
+  if (preverify_ok != 0) return preverify_ok;
+  auto* ssl = static_cast<SSL*>(
+      X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  auto* slot = ssl == nullptr ? nullptr : static_cast<RecordSlot*>(SSL_get_ex_data(ssl, RecordIndex()));
+  if (slot != nullptr && (*slot)->verify_error == X509_V_OK) {
+    (*slot)->verify_error = X509_STORE_CTX_get_error(store);
+  }
+  return preverify_ok;
+}
+
+// What a failed verification of the server's certificate leaves unsaid:
+// which checks that certificate must pass.
+std::string ServerCertificateHint(const HandshakeRecord& record, const std::string& host) {
+  if (record.verify_error == X509_V_OK) return "";
   return " (the task's certificate must be signed by --tls-ca, be valid now, and name '" + host +
          "' in its subjectAltName as DNS:" + host +
          ", also for an IP address: kj-tls checks the dialled name as a DNS name)";
 }
 
-// And what "wrong version number" means on a server: the client did not
-// speak TLS at all.
-std::string PlainClientHint(const kj::Exception& e) {
-  if (Reason(e).find("wrong version number") == std::string::npos) return "";
+// A TLS client's first record is its ClientHello, of content type
+// "handshake"; a failed handshake that began with another byte was a client
+// that does not speak TLS.
+constexpr unsigned char kTlsHandshakeRecord = 22;
+
+std::string PlainClientHint(const HandshakeRecord& record) {
+  if (!record.first_byte || *record.first_byte == kTlsHandshakeRecord) return "";
   return " (the client did not start a TLS handshake: a client without --tls-cert?)";
 }
+
+// Beneath kj's TLS on the server: notes the client's first byte.
+class FirstByteStream final : public ForwardingStream {
+ public:
+  FirstByteStream(kj::Own<kj::AsyncIoStream> inner, std::shared_ptr<HandshakeRecord> record)
+      : ForwardingStream(kj::mv(inner)), record_(std::move(record)) {}
+
+  kj::Promise<size_t> tryRead(void* buffer, size_t min_bytes, size_t max_bytes) override {
+    if (record_->first_byte) return inner().tryRead(buffer, min_bytes, max_bytes);
+    return inner().tryRead(buffer, min_bytes, max_bytes).then([this, buffer](size_t n) {
+      if (n > 0 && !record_->first_byte) record_->first_byte = *static_cast<unsigned char*>(buffer);
+      return n;
+    });
+  }
+
+ private:
+  const std::shared_ptr<HandshakeRecord> record_;
+};
 
 class TlsErrorStream final : public ForwardingStream {
  public:
@@ -97,6 +188,14 @@ struct CertificateAccess {
   friend void* CertificateOf(kj::TlsPeerIdentity& peer) { return peer.*Member; }
 };
 template struct CertificateAccess<&kj::TlsPeerIdentity::cert>;
+
+// The same for the context's SSL_CTX, where the verify callback is set.
+void* SslContextOf(kj::TlsContext& context);
+template <void* kj::TlsContext::*Member>
+struct SslContextAccess {
+  friend void* SslContextOf(kj::TlsContext& context) { return context.*Member; }
+};
+template struct SslContextAccess<&kj::TlsContext::ctx>;
 
 // The certificate's URI subjectAltNames.
 std::vector<std::string> UrisOf(X509* cert) {
@@ -212,6 +311,9 @@ Tls::Tls(kj::TlsKeypair keypair, kj::TlsCertificate ca)
   options.verifyClients = true;
   options.defaultKeypair = keypair_;
   context_ = kj::heap<kj::TlsContext>(kj::mv(options));
+  RecordIndex();  // before kj makes an SSL from this context
+  auto* ssl_context = static_cast<SSL_CTX*>(SslContextOf(*context_));
+  SSL_CTX_set_verify(ssl_context, SSL_CTX_get_verify_mode(ssl_context), RecordVerifyError);
 }
 
 kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapClient(kj::Own<kj::AsyncIoStream> stream,
@@ -219,7 +321,12 @@ kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapClient(kj::Own<kj::AsyncIoStrea
                                                         const std::string& task) {
   const std::string host = HostOfAddress(address);
   kj::AuthenticatedStream plain{kj::mv(stream), kj::UnknownPeerIdentity::newInstance()};
-  return context_->wrapClient(kj::mv(plain), host.c_str())
+  auto record = std::make_shared<HandshakeRecord>();
+  auto handshake = [&]() {
+    AttachingTo attach(record);
+    return context_->wrapClient(kj::mv(plain), host.c_str());
+  }();
+  return handshake
       .then(
           [self = shared_from_this(), address, task](kj::AuthenticatedStream secured)
               -> kj::Own<kj::AsyncIoStream> {
@@ -238,15 +345,21 @@ kj::Promise<kj::Own<kj::AsyncIoStream>> Tls::WrapClient(kj::Own<kj::AsyncIoStrea
             }
             return kj::heap<TlsErrorStream>(kj::mv(secured.stream), address).attach(kj::mv(self));
           },
-          [address, host](kj::Exception&& e) -> kj::Own<kj::AsyncIoStream> {
-            std::string hint = ServerCertificateHint(e, host);
+          [address, host, record](kj::Exception&& e) -> kj::Own<kj::AsyncIoStream> {
+            std::string hint = ServerCertificateHint(*record, host);
             kj::throwFatalException(Tagged(kj::mv(e), address, hint));
           });
 }
 
 kj::Promise<Tls::Secured> Tls::WrapServer(kj::Own<kj::AsyncIoStream> stream) {
-  kj::AuthenticatedStream plain{kj::mv(stream), kj::UnknownPeerIdentity::newInstance()};
-  return context_->wrapServer(kj::mv(plain))
+  auto record = std::make_shared<HandshakeRecord>();
+  kj::AuthenticatedStream plain{kj::heap<FirstByteStream>(kj::mv(stream), record),
+                                kj::UnknownPeerIdentity::newInstance()};
+  auto handshake = [&]() {
+    AttachingTo attach(record);
+    return context_->wrapServer(kj::mv(plain));
+  }();
+  return handshake
       .then(
           [self = shared_from_this()](kj::AuthenticatedStream secured) -> Secured {
             auto id = IdentityOf(*secured.peerIdentity);
@@ -258,8 +371,8 @@ kj::Promise<Tls::Secured> Tls::WrapServer(kj::Own<kj::AsyncIoStream> stream) {
                 kj::heap<TlsErrorStream>(kj::mv(secured.stream), "the client").attach(kj::mv(self)),
                 std::move(id).value()};
           },
-          [](kj::Exception&& e) -> Secured {
-            std::string hint = PlainClientHint(e);
+          [record](kj::Exception&& e) -> Secured {
+            std::string hint = PlainClientHint(*record);
             kj::throwFatalException(Tagged(kj::mv(e), "the client", hint));
           });
 }

@@ -220,8 +220,7 @@ Status BuildCtr(const Scope& scope, const CtrOptions& o) {
   const ops::CriteoBatch held_out = ops::CriteoNextBatch(
       eval.WithOpName("eval_batch"), eval_data, {.batch_size = o.eval_examples, .prefetch = false});
   const Output eval_logits = Logits(eval, params, o, held_out.ids, held_out.dense);
-  root.WithOpName(sig::kAuc).AddOp("Auc", {held_out.labels, eval_logits},
-                                   {{"T", DType::kFloat32}});
+  ops::Auc(root.WithOpName(sig::kAuc), held_out.labels, eval_logits);
   return root.status();
 }
 

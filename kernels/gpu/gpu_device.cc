@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 
 #include "common/buffer.h"
 #include "common/buffer_pool.h"
@@ -320,18 +321,19 @@ struct Found {
 // as TensorFlow's GPU host allocator does: tensors pushed over the data
 // plane land in these blocks, and copies between them and the device run
 // at the bus's speed with no staging. A block the driver refuses stays
-// pageable (slower, still correct). TFD_PIN_HOST_BUFFERS=0 leaves them
-// all pageable, to measure what this gains.
+// pageable (slower, still correct). Once per process: the hooks would
+// register each block again.
 void PageLockHostPool() {
-  const char* env = std::getenv("TFD_PIN_HOST_BUFFERS");
-  if (env != nullptr && std::string(env) == "0") return;
-  HostBufferPool().SetBlockHooks(
-      [](void* p, size_t n) {
-        if (cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) cudaGetLastError();
-      },
-      [](void* p, size_t) {
-        if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
-      });
+  static std::once_flag once;
+  std::call_once(once, [] {
+    HostBufferPool().SetBlockHooks(
+        [](void* p, size_t n) {
+          if (cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) cudaGetLastError();
+        },
+        [](void* p, size_t) {
+          if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+        });
+  });
 }
 
 const Found& Discover() {
@@ -362,11 +364,7 @@ const Found& Discover() {
                                                      std::move(description)));
       f->devices.push_back(f->owned.back().get());
     }
-    if (f->devices.empty()) {
-      f->reason = "no CUDA device could be opened";
-    } else {
-      PageLockHostPool();
-    }
+    if (f->devices.empty()) f->reason = "no CUDA device could be opened";
     return f;
   }();
   return *found;
@@ -377,7 +375,8 @@ const Found& Discover() {
 const std::vector<GpuDevice*>& GpuDevices() { return Discover().devices; }
 const std::string& GpuUnavailableReason() { return Discover().reason; }
 
-std::vector<DeviceMemory*> GpuMemories() {
+std::vector<DeviceMemory*> GpuMemories(HostPool host_pool) {
+  if (host_pool == HostPool::kPageLocked && !GpuDevices().empty()) PageLockHostPool();
   return std::vector<DeviceMemory*>(GpuDevices().begin(), GpuDevices().end());
 }
 

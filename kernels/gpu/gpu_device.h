@@ -120,8 +120,15 @@ const std::vector<GpuDevice*>& GpuDevices();
 // Why GpuDevices() is empty: no CUDA in this build, no device, a driver
 // too old for the CUDA runtime this was built with. Empty when it is not.
 const std::string& GpuUnavailableReason();
-// The same devices as the runtime's KernelEnv::gpus wants them.
-std::vector<DeviceMemory*> GpuMemories();
+// What GpuMemories() does to the host tensor pool (common/buffer_pool.h).
+enum class HostPool { kPageLocked, kPageable };
+// The same devices as the runtime's KernelEnv::gpus wants them. Where there
+// is a GPU, kPageLocked also page-locks every block of the host tensor pool
+// from then on, for the rest of the process (a later kPageable does not
+// undo it): tensors pushed over the data plane land in those blocks, and
+// copies between them and the device run at the bus's speed. kPageable is
+// for measuring what that gains (tfd --pin-host-buffers 0).
+std::vector<DeviceMemory*> GpuMemories(HostPool host_pool = HostPool::kPageLocked);
 
 // The device a GPU kernel runs on (its NodeInfo::memory).
 GpuDevice& GpuDeviceOf(const OpKernelContext& ctx);

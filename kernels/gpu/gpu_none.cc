@@ -17,7 +17,7 @@ const std::string& GpuUnavailableReason() {
   return reason;
 }
 
-std::vector<DeviceMemory*> GpuMemories() { return {}; }
+std::vector<DeviceMemory*> GpuMemories(HostPool) { return {}; }
 
 // No GpuDevice is ever made in this build (its constructor is not defined),
 // so nothing below runs. The members are defined so that code walking

@@ -97,6 +97,64 @@ TEST_CASE("accumulator wrappers: apply, take with the accumulator's shape, set t
   }
 }
 
+TEST_CASE("sparse accumulator wrappers: rows of two replicas averaged, kept sparse") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  const Output acc = ops::SparseConditionalAccumulator(root.WithOpName("acc"), DType::kFloat32,
+                                                       {10, 2}, "table_grad");
+  const Output indices = ops::Placeholder(root.WithOpName("indices"), DType::kInt64, {-1});
+  const Output rows = ops::Placeholder(root.WithOpName("rows"), DType::kFloat32, {-1, 2});
+  ops::SparseAccumulatorApplyGradient(root.WithOpName("apply"), acc, int64_t{0}, indices, rows,
+                                      {10, 2});
+  const ops::SparseAccumulated taken =
+      ops::SparseAccumulatorTakeGradient(root.WithOpName("average"), acc, 2, DType::kFloat32);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  // The rows' shape comes from the accumulator node.
+  CHECK(taken.values.dtype == DType::kFloat32);
+  CHECK(taken.values.shape == PartialShape({-1, 2}));
+  CHECK(taken.indices.dtype == DType::kInt64);
+
+  auto apply = [&](std::vector<int64_t> at, std::vector<float> r) {
+    const int64_t n = static_cast<int64_t>(at.size());
+    return env
+        .Run(root,
+             {{"indices", Tensor::FromVector<int64_t>(at, TensorShape({n}))},
+              {"rows", Tensor::FromVector<float>(r, TensorShape({n, 2}))}},
+             {}, {"apply"})
+        .status();
+  };
+  REQUIRE(apply({7, 1}, {1, 2, 3, 4}).ok());
+  REQUIRE(apply({1}, {5, 6}).ok());
+  auto out = env.Run(root, {}, {"average:0", "average:1", "average:2"});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  const Tensor& got_indices = (*out)[0];
+  CHECK(std::vector<int64_t>(got_indices.data<int64_t>(),
+                             got_indices.data<int64_t>() + got_indices.num_elements()) ==
+        std::vector<int64_t>{1, 7});
+  // MEAN over the two gradients taken: row 1 is (3+5)/2, (4+6)/2; row 7 is 1/2, 2/2.
+  CHECK(Floats((*out)[1]) == std::vector<float>{4, 5, 0.5f, 1});
+  CHECK((*out)[2].data<int64_t>()[0] == 10);
+}
+
+TEST_CASE("Auc wrapper: the area under the ROC curve of float32 or float64 scores") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  ops::Auc(root.WithOpName("auc32"), {0, 0, 1, 1}, {0.1f, 0.4f, 0.35f, 0.8f});
+  const Output auc64 = ops::Auc(root.WithOpName("auc64"), {0.0f, 1.0f, 1.0f}, {0.9, 0.5, 0.2});
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  CHECK(auc64.dtype == DType::kFloat64);
+  CHECK(auc64.shape == PartialShape(std::vector<int64_t>{}));
+  auto out = env.Run(root, {}, {"auc32", "auc64"});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  // Of the four (positive, negative) pairs, three rank the positive higher.
+  CHECK((*out)[0].scalar<double>() == 0.75);
+  CHECK((*out)[1].scalar<double>() == 0.0);
+}
+
 TEST_CASE("a num_required that is not a scalar is refused when the graph is built") {
   const Scope root = Scope::NewRootScope(testing::AllOps());
   const Output acc = ops::ConditionalAccumulator(root, DType::kFloat32, {3});

@@ -139,6 +139,15 @@ TEST_CASE("a switch: on from the flag, from the file, or from the variable set t
   CHECK_FALSE(Parse({})->allow_soft_placement);
 }
 
+TEST_CASE("host buffers are page-locked unless --pin-host-buffers or TFD_PIN_HOST_BUFFERS is 0") {
+  CHECK(Parse({})->pin_host_buffers);
+  CHECK_FALSE(Parse({"--pin-host-buffers", "0"})->pin_host_buffers);
+  CHECK_FALSE(Parse({}, {{"TFD_PIN_HOST_BUFFERS", "0"}})->pin_host_buffers);
+  CHECK(Parse({}, {{"TFD_PIN_HOST_BUFFERS", "1"}})->pin_host_buffers);
+  CHECK(Parse({"--pin-host-buffers", "1"}, {{"TFD_PIN_HOST_BUFFERS", "0"}})->pin_host_buffers);
+  CHECK(Refused(Parse({}, {{"TFD_PIN_HOST_BUFFERS", "off"}}), "TFD_PIN_HOST_BUFFERS", "off"));
+}
+
 TEST_CASE("an unknown or incomplete flag is INVALID_ARGUMENT naming it") {
   auto unknown = Parse({"--no-such-flag", "1"});
   CHECK(unknown.status().code() == Code::kInvalidArgument);
@@ -164,7 +173,7 @@ std::string Summary(const TfdConfig& c) {
     << l.max_sessions_per_client << " " << l.max_registered_graphs << " "
     << c.size_limits.max_graph_tensor_bytes << " " << c.size_limits.max_graph_bytes << " "
     << c.size_limits.max_tensor_bytes << " " << c.memory_budget << " " << c.max_received_bytes
-    << " " << c.data_plane_transports;
+    << " " << c.data_plane_transports << " " << c.pin_host_buffers;
   return s.str();
 }
 
