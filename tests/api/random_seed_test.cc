@@ -124,6 +124,27 @@ TEST_CASE("RandomShuffle is seeded from the graph's seed") {
   CHECK(!TensorsEqual(a[0], ThreeRuns(env, shuffle, 6)[0]));
 }
 
+TEST_CASE("RandomUniformInt (the RNN example's data) is seeded from the graph's seed") {
+  ApiEnv env;
+  auto ints = [](const Scope& s) { return ops::RandomUniformInt(s, {64}, 0, 1000); };
+  const auto a = ThreeRuns(env, ints, 5), b = ThreeRuns(env, ints, 5);
+  CheckSameRuns(a, b);
+  CHECK(!TensorsEqual(a[0], a[1]));
+  CHECK(!TensorsEqual(a[0], ThreeRuns(env, ints, 6)[0]));
+  // An op seed alone: TF1's (kDefaultGraphSeed, seed) attrs.
+  const Scope root = env.Root();
+  const Output r = ops::RandomUniformInt(root, {4}, 0, 10, 3);
+  const GraphDef def = root.ToGraphDef();
+  int found = 0;
+  for (const NodeDef& n : def.nodes) {
+    if (n.name != r.node) continue;
+    ++found;
+    CHECK(std::get<int64_t>(n.attrs.at("seed")) == kDefaultGraphSeed);
+    CHECK(std::get<int64_t>(n.attrs.at("seed2")) == 3);
+  }
+  CHECK(found == 1);
+}
+
 // The initial values of variable "w" (and of partitioned "p"'s shards) in a
 // fresh task, from a graph seeded with `graph_seed`.
 std::vector<Tensor> InitialValues(int64_t graph_seed) {
