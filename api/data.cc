@@ -1,14 +1,19 @@
 #include "api/data.h"
 
+#include "api/random_seed.h"
+
 namespace tfd::ops {
 
 Output IdxDataset(const Scope& scope, const IdxDatasetOptions& o) {
+  // TF1's get_seed; (0, 0), neither seed set, is the fixed order of seed 0.
+  const OpSeeds seeds = GetSeed(scope, o.seed);
   const std::vector<Output> out =
       scope.AddOp("IdxDataset", {},
                   {{"images_path", o.images_path},
                    {"labels_path", o.labels_path},
                    {"shuffle", o.shuffle},
-                   {"seed", o.seed},
+                   {"seed", seeds.seed},
+                   {"seed2", seeds.seed2},
                    {"epochs", o.epochs},
                    {"num_shards", o.num_shards},
                    {"shared_name", o.shared_name}});
@@ -73,11 +78,14 @@ Operation CriteoDatasetReset(const Scope& scope, const Output& dataset) {
 }
 
 Output CifarDataset(const Scope& scope, const CifarDatasetOptions& o) {
+  // TF1's get_seed; (0, 0), neither seed set, is the fixed order of seed 0.
+  const OpSeeds seeds = GetSeed(scope, o.seed);
   const std::vector<Output> out = scope.AddOp("CifarDataset", {},
                                               {{"paths", o.paths},
                                                {"label_bytes", o.label_bytes},
                                                {"shuffle", o.shuffle},
-                                               {"seed", o.seed},
+                                               {"seed", seeds.seed},
+                                               {"seed2", seeds.seed2},
                                                {"epochs", o.epochs},
                                                {"num_shards", o.num_shards},
                                                {"shared_name", o.shared_name}});

@@ -17,6 +17,7 @@
 // Thread-safety: as Scope (one thread per graph).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,11 +25,17 @@
 
 namespace tfd::ops {
 
+// The shuffle's seed attrs come from `seed` and the graph's seed
+// (Scope::SetRandomSeed) by TF1's rule (api/random_seed.h), as
+// Dataset.shuffle(seed) takes them: either set, the order is reproducible
+// from it. Unlike TF1, neither set is not a fresh order per session but the
+// fixed order of seed 0: workers reading disjoint shards of one permutation
+// must all draw the same one.
 struct IdxDatasetOptions {
   std::string images_path;
   std::string labels_path;
   bool shuffle = true;
-  int64_t seed = 0;
+  std::optional<int64_t> seed;  // the op seed; unset: the graph's seed decides
   int64_t epochs = -1;     // -1: repeat forever
   int64_t num_shards = 0;  // 0: every task reads everything
   std::string shared_name; // empty: the node's name
@@ -101,7 +108,7 @@ struct CifarDatasetOptions {
   std::vector<std::string> paths;  // inside the daemon's --data-dir, read in this order
   int64_t label_bytes = 1;         // 1: CIFAR-10; 2: CIFAR-100 (the fine label is used)
   bool shuffle = true;
-  int64_t seed = 0;
+  std::optional<int64_t> seed;  // as IdxDatasetOptions::seed
   int64_t epochs = -1;     // -1: repeat forever
   int64_t num_shards = 0;  // 0: every task reads everything
   std::string shared_name; // empty: the node's name

@@ -407,12 +407,15 @@ Output Dropout(const Scope& s, const Input& x, double rate, std::optional<int64_
     return Output();
   }
   if (rate == 0 || !xv.valid()) return xv;
-  const Scope d = s.WithName("dropout");
+  // As tf.nn.dropout(name=...): the helpers go under "<name>/"; the output
+  // itself takes the name WithOpName gave, so it can be fetched by it.
+  const std::string& name = s.op_name();
+  const Scope d = s.WithOpName("").WithName(name.empty() ? "dropout" : name);
   const double keep = 1 - rate;
   // floor(keep + u) is 1 for u in [rate, 1), with probability keep, else 0.
   const Output u = RandomUniform(d, Shape(d, xv), xv.dtype, seed);
   const Output mask = Floor(d, Add(d, u, keep));
-  return Mul(d, Div(d, xv, keep), mask);
+  return Mul(name.empty() ? d : s, Div(d, xv, keep), mask);
 }
 
 Output Shape(const Scope& s, const Input& x) { return Unary(s, "Shape", x); }
@@ -509,6 +512,13 @@ Output TruncatedNormal(const Scope& s, const Input& shape, DType dtype,
 Output RandomUniform(const Scope& s, const Input& shape, DType dtype,
                      std::optional<int64_t> seed) {
   return Random(s, "RandomUniform", shape, dtype, seed);
+}
+Output RandomUniformInt(const Scope& s, const Input& shape, const Input& minval,
+                        const Input& maxval, std::optional<int64_t> seed) {
+  const Output shape_out = AsOutput(s, shape);
+  const Output lo = AsOutput(s, minval);
+  const Output hi = AsOutput(s, maxval, lo.dtype);
+  return Single(s, "RandomUniformInt", {shape_out, lo, hi}, SeedAttrs(s, seed));
 }
 Output RandomShuffle(const Scope& s, const Input& value, std::optional<int64_t> seed) {
   const Output v = AsOutput(s, value);

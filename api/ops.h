@@ -255,7 +255,9 @@ Output LRN(const Scope& scope, const Input& input, const LRNAttrs& attrs = {});
 // an op seed or a graph seed, the same sequence of masks in every session of
 // the graph (a new mask each run); with neither, a different one each time.
 // rate 0 returns x itself; a rate outside [0, 1) is an error of the scope. x
-// must be float32 or float64.
+// must be float32 or float64. Under WithOpName("y") the output node is "y"
+// and its helper nodes are "y/..." (tf.nn.dropout(name="y")); unnamed,
+// they are all under "dropout/".
 Output Dropout(const Scope& scope, const Input& x, double rate,
                std::optional<int64_t> seed = std::nullopt);
 
@@ -311,6 +313,10 @@ Output TruncatedNormal(const Scope& scope, const Input& shape, DType dtype,
                        std::optional<int64_t> seed = std::nullopt);
 Output RandomUniform(const Scope& scope, const Input& shape, DType dtype,
                      std::optional<int64_t> seed = std::nullopt);
+// Integers uniform in [minval, maxval) of their dtype (int32 or int64), in
+// a tensor of shape `shape` (tf.random_uniform with an integer dtype).
+Output RandomUniformInt(const Scope& scope, const Input& shape, const Input& minval,
+                        const Input& maxval, std::optional<int64_t> seed = std::nullopt);
 // `value` with its first dimension in a random order (tf.random_shuffle).
 Output RandomShuffle(const Scope& scope, const Input& value,
                      std::optional<int64_t> seed = std::nullopt);

@@ -64,11 +64,8 @@ struct Batch {
 
 // `b` integers drawn from [from, to), anew at every run.
 Output RandomInts(const Scope& s, int b, int from, int to, int64_t seed) {
-  return s
-      .AddOperation("RandomUniformInt",
-                    {ops::Const(s, ops::Input({b})), ops::Const(s, from), ops::Const(s, to)},
-                    {{"seed", seed}, {"seed2", seed}})
-      .output(0);
+  // Seeded as every random op (api/random_seed.h), so the graph's seed counts.
+  return ops::RandomUniformInt(s, {b}, from, to, seed);
 }
 
 // A batch of the adding problem, drawn anew at every run of the graph. With

@@ -144,6 +144,7 @@ Status RegisterCifarOps(OpRegistry& r) {
           .Attr("label_bytes: int = 1")
           .Attr("shuffle: bool = true")
           .Attr("seed: int = 0")
+          .Attr("seed2: int = 0")
           .Attr("epochs: int = -1")
           .Attr("shard: string = \"auto\"")
           .Attr("num_shards: int = 0")

@@ -9,6 +9,15 @@ IdxDatasetKernel::IdxDatasetKernel(OpKernelConstruction& c, ReadFiles read_files
   c.SetStatus(read_files(c, spec_));
   c.SetStatus(c.GetAttr("shuffle", &spec_.shuffle));
   c.SetStatus(c.GetAttr("seed", &spec_.seed));
+  int64_t seed2 = 0;
+  c.SetStatus(c.GetAttr("seed2", &seed2));
+  // One 64-bit key for the order: (seed, 0) keeps the order graphs without
+  // seed2 always had; TF1's seeds are both under 2^31, so seed * 2^32 + seed2
+  // tells every other pair apart.
+  if (seed2 != 0) {
+    spec_.seed = static_cast<int64_t>((static_cast<uint64_t>(spec_.seed) << 32) +
+                                      static_cast<uint64_t>(seed2));
+  }
   c.SetStatus(c.GetAttr("epochs", &spec_.epochs));
   if (!c.status().ok()) return;
   ReadDatasetPlacement(c, spec_.epochs, &where_);

@@ -212,6 +212,7 @@ Status RegisterIdxOps(OpRegistry& r) {
           .Attr("labels_path: string")
           .Attr("shuffle: bool = true")
           .Attr("seed: int = 0")
+          .Attr("seed2: int = 0")
           .Attr("epochs: int = -1")
           .Attr("shard: string = \"auto\"")
           .Attr("num_shards: int = 0")
@@ -227,7 +228,8 @@ Status RegisterIdxOps(OpRegistry& r) {
                "FAILED_PRECONDITION naming both (a second trainer on one task would silently "
                "take half the batches); a different shared_name gives a cursor of its own. "
                "Each epoch "
-               "visits the examples in a permutation fixed by (seed, epoch) (seed 0 included), "
+               "visits the examples in a permutation fixed by (seed, seed2, epoch) (seed 0 "
+               "included; seed2 as TF1's op-level seed, 0 when unused), "
                "or in file order without shuffle; epochs = -1 repeats forever. With shard = "
                "\"auto\" and num_shards = N > 0, task K of its job reads places K, K+N, ... of "
                "each epoch's permutation, so workers sharing a seed read disjoint shards without "

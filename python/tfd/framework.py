@@ -264,6 +264,16 @@ class Graph:
         self._collections = {}
         self._variable_scope = []  # (name, reuse) pairs, outermost first
 
+    @property
+    def seed(self):
+        """The graph-level random seed (TF1's Graph.seed), None when unset;
+        settable, as tfd.set_random_seed sets it for the default graph."""
+        return _tfd.random_seed(self._builder)
+
+    @seed.setter
+    def seed(self, seed):
+        _tfd.set_random_seed(self._builder, None if seed is None else int(seed))
+
     # Contexts ---------------------------------------------------------
     @contextlib.contextmanager
     def as_default(self):

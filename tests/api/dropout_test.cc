@@ -105,5 +105,22 @@ TEST_CASE("Dropout with rate 0 is x itself; a rate outside [0, 1) is an error") 
   }
 }
 
+TEST_CASE("Dropout names its output after WithOpName and puts its helpers under it") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  const Output x = ops::Const(root, Ramp());
+  const Output y = ops::Dropout(root.WithOpName("drop1"), x, kRate, /*seed=*/7);
+  CHECK(y.name() == "drop1");
+  const GraphDef def = root.ToGraphDef();
+  int helpers = 0;
+  for (const NodeDef& n : def.nodes) {
+    if (n.op == "RandomUniform") CHECK(n.name.rfind("drop1/", 0) == 0);
+    helpers += n.name.rfind("drop1/", 0) == 0 ? 1 : 0;
+  }
+  CHECK(helpers >= 3);  // RandomUniform, its shape, the mask
+  // Unnamed, everything stays under "dropout/", as before.
+  CHECK(ops::Dropout(root, x, kRate).name().rfind("dropout/", 0) == 0);
+}
+
 }  // namespace
 }  // namespace tfd

@@ -7,8 +7,10 @@
 #include <catch2/catch.hpp>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
+#include "api/data.h"
 #include "api/partitioned_variables.h"
 #include "tests/api/api_test_util.h"
 
@@ -122,6 +124,56 @@ TEST_CASE("RandomShuffle is seeded from the graph's seed") {
   CheckSameRuns(a, b);
   CHECK(!TensorsEqual(a[0], a[1]));
   CHECK(!TensorsEqual(a[0], ThreeRuns(env, shuffle, 6)[0]));
+}
+
+TEST_CASE("RandomUniformInt (the RNN example's data) is seeded from the graph's seed") {
+  ApiEnv env;
+  auto ints = [](const Scope& s) { return ops::RandomUniformInt(s, {64}, 0, 1000); };
+  const auto a = ThreeRuns(env, ints, 5), b = ThreeRuns(env, ints, 5);
+  CheckSameRuns(a, b);
+  CHECK(!TensorsEqual(a[0], a[1]));
+  CHECK(!TensorsEqual(a[0], ThreeRuns(env, ints, 6)[0]));
+  // An op seed alone: TF1's (kDefaultGraphSeed, seed) attrs.
+  const Scope root = env.Root();
+  const Output r = ops::RandomUniformInt(root, {4}, 0, 10, 3);
+  const GraphDef def = root.ToGraphDef();
+  int found = 0;
+  for (const NodeDef& n : def.nodes) {
+    if (n.name != r.node) continue;
+    ++found;
+    CHECK(std::get<int64_t>(n.attrs.at("seed")) == kDefaultGraphSeed);
+    CHECK(std::get<int64_t>(n.attrs.at("seed2")) == 3);
+  }
+  CHECK(found == 1);
+}
+
+// The (seed, seed2) attrs of an IdxDataset built after `before` nodes, with
+// op seed `op_seed`, in a graph with seed `graph_seed`.
+std::pair<int64_t, int64_t> DatasetSeeds(std::optional<int64_t> graph_seed,
+                                         std::optional<int64_t> op_seed) {
+  ApiEnv env;
+  const Scope root = env.Root();
+  if (graph_seed) root.SetRandomSeed(*graph_seed);
+  ops::Const(root, 1.0f);
+  const Output ds = ops::IdxDataset(root.WithOpName("data"),
+                                    {.images_path = "i", .labels_path = "l", .seed = op_seed});
+  const GraphDef def = root.ToGraphDef();
+  for (const NodeDef& n : def.nodes) {
+    if (n.name == ds.node) {
+      return {std::get<int64_t>(n.attrs.at("seed")), std::get<int64_t>(n.attrs.at("seed2"))};
+    }
+  }
+  FAIL("no dataset node");
+  return {};
+}
+
+TEST_CASE("a dataset's shuffle seeds follow the graph's seed as Dataset.shuffle's do") {
+  CHECK(DatasetSeeds(7, std::nullopt) == std::pair<int64_t, int64_t>{7, 1});
+  CHECK(DatasetSeeds(8, std::nullopt) != DatasetSeeds(7, std::nullopt));
+  CHECK(DatasetSeeds(std::nullopt, 3) == std::pair<int64_t, int64_t>{kDefaultGraphSeed, 3});
+  CHECK(DatasetSeeds(7, 3) == std::pair<int64_t, int64_t>{7, 3});
+  // Neither: the fixed order of seed 0, so that sharded workers agree.
+  CHECK(DatasetSeeds(std::nullopt, std::nullopt) == std::pair<int64_t, int64_t>{0, 0});
 }
 
 // The initial values of variable "w" (and of partitioned "p"'s shards) in a

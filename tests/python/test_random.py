@@ -122,3 +122,27 @@ def test_seeded_variable_initializers_are_reproducible():
         "w", [8], initializer=tfd.random_normal_initializer(seed=5)), n=1)[0]
     assert np.array_equal(seeded, runs(lambda: tfd.get_variable(
         "w", [8], initializer=tfd.random_normal_initializer(seed=5)), n=1)[0])
+
+
+def test_graph_seed_is_a_property_set_random_seed_sets_and_assigning_it_seeds():
+    g = tfd.Graph()
+    assert g.seed is None
+    with g.as_default():
+        tfd.set_random_seed(1234)
+    assert g.seed == 1234
+    g.seed = 7  # TF1: tf.get_default_graph().seed = 7
+    with g.as_default():
+        assert tfd.get_seed(None)[0] == 7
+    g.seed = None
+    assert g.seed is None
+
+    def seeded_by_attribute(seed):
+        h = tfd.Graph()
+        h.seed = seed
+        with h.as_default():
+            fetch = tfd.random_uniform([64])
+            with tfd.Session() as sess:
+                return sess.run(fetch)
+
+    assert np.array_equal(seeded_by_attribute(5), seeded_by_attribute(5))
+    assert not np.array_equal(seeded_by_attribute(5), seeded_by_attribute(6))

@@ -260,6 +260,20 @@ TEST_CASE("The order is fixed by the seed") {
   CHECK(Sorted(std::vector<int>(a.begin(), a.begin() + 10)) == Iota(10));
 }
 
+TEST_CASE("seed2 (TF1's op seed under a graph seed) is part of the order") {
+  auto order = [](int64_t seed, int64_t seed2) {
+    DataTask t;
+    auto ds = t.Dataset({{"seed", seed}, {"seed2", seed2}, {"epochs", int64_t{2}}});
+    REQUIRE(ds.ok());
+    return Flatten(t.Drain(*ds, 7));
+  };
+  const auto a = order(87654321, 1);
+  CHECK(order(87654321, 1) == a);
+  CHECK(order(87654321, 2) != a);
+  CHECK(order(1234, 1) != a);
+  CHECK(order(1, 0) == order(1, 0));
+}
+
 TEST_CASE("one_hot labels are float32 rows with a single 1") {
   DataTask t;
   auto ds = t.Dataset({{"shuffle", false}, {"epochs", int64_t{1}}});
