@@ -81,6 +81,20 @@ Output ScaleAndShift(const Scope& scope, const Output& x, double scale, double s
 
 }  // namespace
 
+Status Initializer::CheckFits(const std::string& variable, const TensorShape& shape,
+                              DType dtype) const {
+  if (kind_ != Kind::kValue) return OkStatus();
+  if (value_.dtype() != dtype) {
+    return errors::InvalidArgument("the initial value of variable '", variable, "' is ",
+                                   DTypeName(value_.dtype()), ", the variable ", DTypeName(dtype));
+  }
+  if (!(value_.shape() == shape)) {
+    return errors::InvalidArgument("the initial value of variable '", variable, "' has shape ",
+                                   value_.shape().ToString(), ", the variable ", shape.ToString());
+  }
+  return OkStatus();
+}
+
 Output Initializer::Build(const Scope& scope, const TensorShape& shape, DType dtype) const {
   std::vector<int32_t> dims(shape.dims().begin(), shape.dims().end());
   const Output dims_out = Const(scope.WithOpName("shape"), Tensor::FromVector<int32_t>(dims));
@@ -132,6 +146,10 @@ Variable::Variable(const Scope& scope, const TensorShape& shape, DType dtype,
   if (!options.save_slice_info.empty()) attrs.emplace(kSaveSliceInfoAttr, options.save_slice_info);
   const Operation var = named.AddOperation("VariableV2", {}, std::move(attrs));
   if (!var.valid()) return;
+  if (Status fits = init.CheckFits(var.name, shape, dtype); !fits.ok()) {
+    scope.UpdateStatus(fits);
+    return;
+  }
   const Output ref = var.output(0);
   // Everything else goes beside the variable, whatever the device function
   // would choose.

@@ -45,6 +45,11 @@ class Initializer {
   // Exactly this value (dtype and shape must match the variable's).
   static Initializer Value(Tensor value);
 
+  // INVALID_ARGUMENT naming `variable` and both shapes (or dtypes) when a
+  // Value does not fit a variable of this shape and dtype; the Variable
+  // constructor puts it in its scope.
+  Status CheckFits(const std::string& variable, const TensorShape& shape, DType dtype) const;
+
   // The initial value of a variable of this shape and dtype, built in `scope`.
   Output Build(const Scope& scope, const TensorShape& shape, DType dtype) const;
 

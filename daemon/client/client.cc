@@ -219,6 +219,17 @@ Client::Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection,
 
 Client::~Client() = default;
 
+StatusOr<Tensor> Client::FetchedTensor(proto::Tensor::Reader t) const {
+  if (t.which() == proto::Tensor::CONTENT && t.getContent().size() > 0) {
+    // The tensor keeps the frame it came in, not the reply: nothing of the
+    // connection or its loop, so it may go on any thread, after the client.
+    if (std::shared_ptr<void> frame = connection_->FrameHolding(t.getContent().begin())) {
+      return TensorFromWire(t, std::move(frame));
+    }
+  }
+  return TensorFromProto(t);  // a copy, owing nothing to the message
+}
+
 Status Client::CreateSession(const GraphDef& graph, std::chrono::milliseconds step_timeout) {
   auto request = master_.createSessionRequest();
   GraphToProto(graph, request.initGraph());
@@ -257,7 +268,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
     RunOutput out;
     auto held = *response;
     for (auto f : held->getFetches()) {
-      auto t = TensorFromWire(f.getTensor(), held);
+      auto t = FetchedTensor(f.getTensor());
       if (!t.ok()) return t.status();
       out.fetches.push_back(std::move(t).value());
     }
@@ -313,7 +324,7 @@ StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
   RunOutput out;
   auto held = *response;
   for (auto f : held->getFetches()) {
-    auto t = TensorFromWire(f, held);
+    auto t = FetchedTensor(f);
     if (!t.ok()) return t.status();
     out.fetches.push_back(std::move(t).value());
   }
@@ -387,7 +398,7 @@ StatusOr<std::pair<VariableDescription, Tensor>> Client::ReadVariable(
   VariableDescription d = FromProto(held->getInfo());
   Tensor value;
   if (d.initialized && held->hasValue()) {
-    auto t = TensorFromWire(held->getValue(), held);
+    auto t = FetchedTensor(held->getValue());
     if (!t.ok()) return t.status();
     value = std::move(t).value();
   }

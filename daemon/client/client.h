@@ -77,6 +77,8 @@ class Client {
     bool trace = false;
   };
   struct RunOutput {
+    // Large ones view the frame they came in without a copy and keep only
+    // its memory: they may outlive this client and go on any thread.
     std::vector<Tensor> fetches;
     StepStats stats;
     // Tasks of the step that restarted since the session last ran there
@@ -169,6 +171,9 @@ class Client {
                                                          bool verify = true);
 
  private:
+  // A tensor of a reply: it views the reply's frame when it can, else it is
+  // copied out; either way it holds nothing of the connection.
+  StatusOr<Tensor> FetchedTensor(proto::Tensor::Reader t) const;
   // Waits for `p` at most `timeout` (plus a margin for the server's own deadline).
   template <typename T>
   StatusOr<T> Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, const char* what);

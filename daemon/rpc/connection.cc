@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "daemon/rpc/read_ahead_stream.h"
+#include "daemon/rpc/shared_frame_stream.h"
 
 namespace tfd {
 
@@ -30,9 +31,10 @@ RpcConnection::RpcConnection(kj::Own<capnp::MessageStream> messages,
       network_(kj::heap<capnp::TwoPartyVatNetwork>(*messages_, side, WireReaderOptions())) {}
 
 kj::Own<RpcConnection> RpcConnection::Client(kj::Own<kj::AsyncIoStream> socket) {
-  kj::Own<kj::AsyncIoStream> stream = kj::heap<ReadAheadStream>(kj::mv(socket));
-  auto messages = kj::heap<capnp::AsyncIoMessageStream>(*stream).attach(kj::mv(stream));
+  auto messages = kj::heap<SharedFrameStream>(kj::heap<ReadAheadStream>(kj::mv(socket)));
+  SharedFrameStream& frames = *messages;
   auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::CLIENT);
+  conn->frames_ = &frames;
   conn->rpc_ = kj::heap(capnp::makeRpcClient(*conn->network_));
   return conn;
 }
@@ -42,6 +44,10 @@ kj::Own<RpcConnection> RpcConnection::Server(kj::Own<capnp::MessageStream> messa
   auto conn = kj::heap<RpcConnection>(kj::mv(messages), capnp::rpc::twoparty::Side::SERVER);
   conn->rpc_ = kj::heap(capnp::makeRpcServer(*conn->network_, kj::mv(bootstrap)));
   return conn;
+}
+
+std::shared_ptr<void> RpcConnection::FrameHolding(const void* p) const {
+  return frames_ == nullptr ? nullptr : frames_->FrameHolding(p);
 }
 
 capnp::Capability::Client RpcConnection::Bootstrap() {

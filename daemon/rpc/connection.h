@@ -14,9 +14,13 @@
 #include <capnp/serialize-async.h>
 #include <kj/async-io.h>
 
+#include <memory>
+
 #include "common/size_limits.h"
 
 namespace tfd {
+
+class SharedFrameStream;
 
 inline constexpr uint64_t kMaxMessageWords = uint64_t{1} << 31;  // 16 GiB
 
@@ -32,8 +36,8 @@ uint64_t DefaultMaxMessageBytes(const SizeLimits& limits);
 class RpcConnection {
  public:
   // The client side: `Bootstrap()` is the server's Gate. The socket is read
-  // through a ReadAheadStream; a server's caller puts one beneath its
-  // message stream.
+  // through a ReadAheadStream (a server's caller puts one beneath its
+  // message stream), each frame into memory of its own (FrameHolding).
   static kj::Own<RpcConnection> Client(kj::Own<kj::AsyncIoStream> stream);
   // The server side: serves `bootstrap` to the peer over `messages` (which
   // owns the stream beneath it).
@@ -42,6 +46,11 @@ class RpcConnection {
 
   capnp::Capability::Client Bootstrap();
   kj::Promise<void> OnDisconnect() { return network_->onDisconnect(); }
+  // On the client side, the memory of the received frame that holds `p`
+  // (bytes of a reply still alive), which may outlive the reply and this
+  // connection and be freed on any thread (daemon/rpc/shared_frame_stream.h);
+  // null on the server side or when no frame holds `p`.
+  std::shared_ptr<void> FrameHolding(const void* p) const;
 
   RpcConnection(kj::Own<capnp::MessageStream> messages, capnp::rpc::twoparty::Side side);
 
@@ -50,6 +59,7 @@ class RpcConnection {
   kj::Own<capnp::MessageStream> messages_;
   kj::Own<capnp::TwoPartyVatNetwork> network_;
   kj::Own<capnp::RpcSystem<capnp::rpc::twoparty::VatId>> rpc_;
+  SharedFrameStream* frames_ = nullptr;  // messages_, on the client side
 };
 
 }  // namespace tfd

@@ -1,7 +1,6 @@
 #include "python/src/convert.h"
 
 #include <cstring>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,17 +106,6 @@ StatusOr<Tensor> TensorFromArray(const py::array& array, bool alias) {
 
 namespace {
 
-// What a fetched array's capsule owns: the tensor whose buffer it views,
-// handed to `release` when the array goes (dropped there without one).
-struct HeldTensor {
-  Tensor tensor;
-  std::function<void(Tensor)> release;
-
-  ~HeldTensor() {
-    if (release) release(std::move(tensor));
-  }
-};
-
 py::object StringArray(const Tensor& tensor, const std::vector<py::ssize_t>& shape) {
   py::module_ np = py::module_::import("numpy");
   py::array out = np.attr("empty")(shape, py::arg("dtype") = py::dtype("O"));
@@ -131,11 +119,10 @@ py::object StringArray(const Tensor& tensor, const std::vector<py::ssize_t>& sha
 
 }  // namespace
 
-StatusOr<py::object> TensorToNumpy(Tensor tensor, std::function<void(Tensor)> release) {
-  auto held = std::make_unique<HeldTensor>();  // made in place: its destructor releases
-  held->tensor = std::move(tensor);
-  held->release = std::move(release);
-  Tensor& t = held->tensor;
+StatusOr<py::object> TensorToNumpy(Tensor tensor) {
+  // What the array's capsule owns: the tensor whose buffer it views.
+  auto held = std::make_unique<Tensor>(std::move(tensor));
+  Tensor& t = *held;
   if (t.on_device()) {
     TFD_ASSIGN_OR_RETURN(t, t.ToHost());
   }
@@ -149,14 +136,12 @@ StatusOr<py::object> TensorToNumpy(Tensor tensor, std::function<void(Tensor)> re
   // Writable only when the array is the buffer's one holder (see convert.h).
   const bool writable = t.buffer_unshared();
   void* data = t.raw_data();
-  py::capsule base(held.get(), [](void* p) { delete static_cast<HeldTensor*>(p); });
+  py::capsule base(held.get(), [](void* p) { delete static_cast<Tensor*>(p); });
   held.release();  // the capsule owns it now
   py::array out(dtype, shape, data, base);
   if (!writable) out.attr("flags").attr("writeable") = false;
   return py::object(out);
 }
-
-StatusOr<py::object> TensorToNumpy(Tensor tensor) { return TensorToNumpy(std::move(tensor), {}); }
 
 py::object ShapeToPython(const PartialShape& shape) {
   if (!shape.rank_known()) return py::none();

@@ -16,7 +16,6 @@
 // be released on any thread: it takes the GIL to drop its reference.
 #pragma once
 
-#include <functional>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -37,13 +36,9 @@ pybind11::dtype NumpyDTypeOf(DType dtype);
 // memory with the tensor; otherwise (or when the layout does not allow it)
 // the elements are copied.
 StatusOr<Tensor> TensorFromArray(const pybind11::array& array, bool alias);
-// A host copy is made first for a tensor in device memory.
+// A host copy is made first for a tensor in device memory. The array keeps
+// `tensor` (and so its buffer) until it goes, on whichever thread drops it.
 StatusOr<pybind11::object> TensorToNumpy(Tensor tensor);
-// As TensorToNumpy, but `tensor` is not dropped where the array goes (or
-// where this returns, when no array views it: a string or empty tensor, an
-// error): it is handed to `release` then, with the GIL held. How a tensor
-// that views a message of another thread goes back to that thread.
-StatusOr<pybind11::object> TensorToNumpy(Tensor tensor, std::function<void(Tensor)> release);
 
 // `value` as the attr `def` declares ("int", "list(shape)", "tensor", ...).
 // Types are given by name ("float32"), shapes as sequences of ints with

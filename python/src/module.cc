@@ -115,6 +115,7 @@ void BindSessions(py::module_& m) {
       .def("step", &MonitoredRunner::Step)
       .def("close", &MonitoredRunner::Close)
       .def("stop_requested", &MonitoredRunner::stop_requested)
+      .def("check_thread", &MonitoredRunner::CheckThread)
       .def_property_readonly("task", &MonitoredRunner::task)
       .def_property_readonly("chief", &MonitoredRunner::chief);
 }

@@ -42,10 +42,18 @@ class PythonHook : public SessionHook {
   PythonHook(py::object before_run, py::object after_run)
       : before_run_(std::move(before_run)), after_run_(std::move(after_run)) {}
   ~PythonHook() override {
+    if (released_) return;
     py::gil_scoped_acquire gil;
+    ReleasePython();
+  }
+
+  // Lets go of the Python objects, with the GIL held: what is left may then
+  // go on a thread that cannot take it (one that is ending).
+  void ReleasePython() {
     error_.reset();
-    before_run_ = py::object();
-    after_run_ = py::object();
+    before_run_ = py::none();
+    after_run_ = py::none();
+    released_ = true;
   }
 
   void SetStep(std::vector<std::string> fetches, std::vector<std::string> targets) {
@@ -116,6 +124,7 @@ class PythonHook : public SessionHook {
   std::vector<Tensor> values_;     // of fetches_, after the step
   std::vector<int> indices_;       // in StepValues::fetches, of before_run's names
   std::optional<py::error_already_set> error_;
+  bool released_ = false;
 };
 
 }  // namespace
@@ -214,9 +223,13 @@ class MonitoredRunner::Loop {
 
 template <typename Job>
 void MonitoredRunner::OnLoop(Job&& job) {
-  ThrowIfError(home_->Check("a MonitoredTrainingSession"));
+  CheckThread();
   py::gil_scoped_release release;
   job(home_->io());
+}
+
+void MonitoredRunner::CheckThread() const {
+  ThrowIfError(home_->Check("a MonitoredTrainingSession"));
 }
 
 MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions options,
@@ -251,6 +264,7 @@ MonitoredRunner::~MonitoredRunner() {
     // Dropped by another thread (a garbage collection there): the client
     // and its loop belong to the home thread, which alone may run or
     // destroy them. Kept for good rather than torn down here.
+    // TODO(cleanup): hand it to the home thread to close and free.
     (void)loop_.release();
     return;
   }
@@ -279,7 +293,10 @@ py::object MonitoredRunner::Step(std::vector<std::string> fetches,
     const Status failed = stepped.status();
     OnLoop([&](kj::AsyncIoContext&) { (void)loop_->session().Close(failed); });
     ended_ = true;
-    Throw(failed);
+    std::optional<py::error_already_set> raised = loop_->python().TakeError();
+    Drop();
+    if (raised) throw std::move(*raised);
+    ThrowIfError(failed);
   }
   if (!*stepped) return py::none();
   py::list out;
@@ -291,12 +308,21 @@ bool MonitoredRunner::stop_requested() {
   return ended_ || loop_->session().stop_requested();
 }
 
+void MonitoredRunner::Drop() {
+  py::gil_scoped_release release;  // the hooks' Python objects take it
+  loop_.reset();
+}
+
 py::object MonitoredRunner::Close() {
   if (ended_) return py::none();  // a failed step closed it, and said why
   StatusOr<training::SessionResult> closed = Status();
   OnLoop([&](kj::AsyncIoContext&) { closed = loop_->session().Close(OkStatus()); });
   ended_ = true;
-  if (!closed.ok()) Throw(closed.status());
+  const int64_t checkpoints = loop_->checkpoints();
+  std::optional<py::error_already_set> raised = loop_->python().TakeError();
+  Drop();  // the connection goes now, not when Python collects this object
+  if (raised) throw std::move(*raised);
+  ThrowIfError(closed.status());
   py::dict out;
   out["local_steps"] = closed->local_steps;
   out["global_step"] = closed->global_step;
@@ -304,7 +330,7 @@ py::object MonitoredRunner::Close() {
   out["recoveries"] = closed->recoveries;
   out["restored_steps"] = py::cast(closed->restored_steps);
   out["chief"] = closed->chief;
-  out["checkpoints"] = loop_->checkpoints();
+  out["checkpoints"] = checkpoints;
   return out;
 }
 

@@ -19,7 +19,9 @@
 // Thread-safety: the Python thread that made it, only (its client lives on
 // that thread's ThreadLoop, so a step is no hand-over to another thread,
 // as in `tfctl train`); a call from another is FAILED_PRECONDITION. Step
-// and Close run without the GIL, which the Python hooks take.
+// and Close run without the GIL, which the Python hooks take. Close drops
+// the connection at once; dropped unclosed on another thread, its client
+// is kept for good (only the home thread may destroy it).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +71,9 @@ class MonitoredRunner {
   // closed it already.
   pybind11::object Close();
   bool stop_requested();
+  // FAILED_PRECONDITION on another thread than the one that made it, which
+  // alone may step or close it.
+  void CheckThread() const;
   const std::string& task() const { return task_; }
   // Whether this worker is the chief (decided when the session opened).
   bool chief() const { return chief_; }
@@ -76,6 +81,8 @@ class MonitoredRunner {
  private:
   class Loop;
   void Throw(const Status& s);
+  // Drops the client and the hooks (on the home thread, once the loop ended).
+  void Drop();
 
   // Runs `job` on the home thread's loop without the GIL; raises when
   // called from another thread.

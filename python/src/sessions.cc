@@ -77,12 +77,11 @@ py::list ToNumpy(std::vector<Tensor> tensors) {
   return out;
 }
 
-// A received tensor views its Cap'n Proto message, which belongs to the
-// loop thread. One of this size or more stays so, without a copy: its numpy
-// array takes the RemoteHost along, and the tensor goes back to the loop
-// when the array goes (FetchesToNumpy). A smaller one is copied out on the
-// loop, which costs less than keeping the message (and its RPC question)
-// alive as long as the array.
+// A large fetch views the frame it came in (Client::RunOutput), which only
+// its memory keeps: its numpy array holds nothing of the connection or the
+// loop thread, and the session may close and go before it. One under this
+// size is copied out on the loop, which costs less than keeping its whole
+// frame alive as long as the array.
 constexpr size_t kViewedFetchBytes = size_t{1} << 20;
 
 StatusOr<Client::RunOutput> OwnSmallFetches(Client::RunOutput out) {
@@ -184,14 +183,6 @@ void LoopThread::Loop() {
   }
 }
 
-void LoopThread::Post(std::function<void(kj::AsyncIoContext&)> job) {
-  {
-    MutexLock lock(mu_);
-    jobs_.push_back(std::move(job));
-  }
-  cv_.notify_all();
-}
-
 void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job) {
   std::promise<void> done;
   std::future<void> finished = done.get_future();
@@ -216,48 +207,30 @@ void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job) {
   finished.wait();
 }
 
-RemoteHost::~RemoteHost() {
-  loop_.Call([this](kj::AsyncIoContext&) { client_.reset(); });
-}
-
 RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_file,
                            const TlsFiles& tls, double timeout_s)
     : timeout_(Millis(timeout_s > 0 ? timeout_s : 30)),
-      host_(std::make_shared<RemoteHost>()),
-      loop_(host_->loop()) {
+      loop_(std::make_unique<LoopThread>()) {
   Status s;
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext& io) { s = Connect(io, target, token_file, tls); });
+    loop_->Call([&](kj::AsyncIoContext& io) { s = Connect(io, target, token_file, tls); });
   }
+  if (!s.ok()) Release();  // no destructor runs after a constructor throws
   ThrowIfError(s);
 }
 
-RemoteRunner::~RemoteRunner() {
+RemoteRunner::~RemoteRunner() { Release(); }
+
+void RemoteRunner::Release() {
+  if (loop_ == nullptr) return;
   py::gil_scoped_release release;
-  host_.reset();  // the client goes now, unless a fetched array still views a message of it
+  loop_->Call([this](kj::AsyncIoContext&) { client_.reset(); });
+  loop_.reset();
 }
 
 void RemoteRunner::CheckOpen() const {
   if (closed_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
-}
-
-py::list RemoteRunner::FetchesToNumpy(std::vector<Tensor> fetches) {
-  std::function<void(Tensor)> release = [host = host_](Tensor t) {
-    host->loop().Post([t = std::move(t)](kj::AsyncIoContext&) {});
-  };
-  py::list out;
-  size_t i = 0;
-  try {
-    for (; i < fetches.size(); ++i) {
-      out.append(ValueOrThrow(TensorToNumpy(std::move(fetches[i]), release)));
-    }
-  } catch (...) {
-    // Those not handed over yet go back to the loop too.
-    for (++i; i < fetches.size(); ++i) release(std::move(fetches[i]));
-    throw;
-  }
-  return out;
 }
 
 StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const std::string& target,
@@ -287,16 +260,16 @@ StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const st
 
 Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
                              const std::string& token_file, TlsFiles tls) {
-  TFD_ASSIGN_OR_RETURN(host_->client(),
+  TFD_ASSIGN_OR_RETURN(client_,
                        ConnectClient(io, target, token_file, std::move(tls), timeout_));
-  task_ = host_->client()->task();
+  task_ = client_->task();
   return OkStatus();
 }
 
 Status RemoteRunner::SendGraphIfGrown(const GraphDef& def, bool resend, bool* created) {
   if (!resend) return OkStatus();
   // A new session on the master: the tasks' variables and queues stay.
-  TFD_RETURN_IF_ERROR(host_->client()->CreateSession(def));
+  TFD_RETURN_IF_ERROR(client_->CreateSession(def));
   *created = true;
   return OkStatus();
 }
@@ -321,16 +294,16 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   bool created = false;
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
+    loop_->Call([&](kj::AsyncIoContext&) {
       Status s = SendGraphIfGrown(def, resend, &created);
-      out = s.ok() ? host_->client()->Run(tensors, fetches, targets, options) : s;
+      out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
       tensors.clear();
       if (out.ok()) out = OwnSmallFetches(std::move(out).value());
     });
   }
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
   ThrowIfError(out.status());
-  return FetchesToNumpy(std::move(out->fetches));
+  return ToNumpy(std::move(out->fetches));
 }
 
 int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
@@ -344,9 +317,9 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
   bool created = false;
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
+    loop_->Call([&](kj::AsyncIoContext&) {
       Status s = SendGraphIfGrown(def, resend, &created);
-      handle = s.ok() ? host_->client()->MakeCallable(feeds, fetches, targets) : s;
+      handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
     });
   }
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
@@ -367,14 +340,14 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   StatusOr<Client::RunOutput> out = Status();
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
-      out = host_->client()->RunCallable(handle, tensors, options);
+    loop_->Call([&](kj::AsyncIoContext&) {
+      out = client_->RunCallable(handle, tensors, options);
       tensors.clear();
       if (out.ok()) out = OwnSmallFetches(std::move(out).value());
     });
   }
   ThrowIfError(out.status());
-  return FetchesToNumpy(std::move(out->fetches));
+  return ToNumpy(std::move(out->fetches));
 }
 
 namespace {
@@ -396,8 +369,8 @@ py::list RemoteRunner::SaveCheckpoint(int64_t step) {
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
-      out = host_->client()->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
+    loop_->Call([&](kj::AsyncIoContext&) {
+      out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
                                     timeout_);
     });
   }
@@ -409,8 +382,8 @@ void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double
   Status out;
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
-      out = host_->client()->WaitInitialized(
+    loop_->Call([&](kj::AsyncIoContext&) {
+      out = client_->WaitInitialized(
           names, Millis(timeout_s));
     });
   }
@@ -422,8 +395,8 @@ py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) {
-      out = host_->client()->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
+    loop_->Call([&](kj::AsyncIoContext&) {
+      out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
     });
   }
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
@@ -435,8 +408,9 @@ void RemoteRunner::Close() {
   Status s;
   {
     py::gil_scoped_release release;
-    loop_.Call([&](kj::AsyncIoContext&) { s = host_->client()->CloseSession(); });
+    loop_->Call([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
   }
+  Release();
   ThrowIfError(s);
 }
 

@@ -91,9 +91,6 @@ class LoopThread {
   // Runs `job` on the loop thread and waits for it. The caller waits
   // without the GIL; every job's own calls have deadlines (Client's).
   void Call(std::function<void(kj::AsyncIoContext&)> job);
-  // Queues `job` and returns: it runs after the jobs queued before it (and
-  // before the thread ends). For what only the loop thread may drop.
-  void Post(std::function<void(kj::AsyncIoContext&)> job);
 
  private:
   void Loop();
@@ -103,29 +100,6 @@ class LoopThread {
   std::deque<std::function<void(kj::AsyncIoContext&)>> jobs_ GUARDED_BY(mu_);
   bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
-};
-
-// A LoopThread and the Client that lives on it, shared by a RemoteRunner
-// and the numpy arrays it fetched without a copy: such an array views a
-// Cap'n Proto message that came on the client's connection and belongs to
-// the loop thread, so the last of them to go drops the client, on the loop.
-//
-//   auto host = std::make_shared<RemoteHost>();
-//   host->loop().Call([&](kj::AsyncIoContext& io) { host->client() = Connect(io, ...); });
-//   auto release = [host](Tensor t) { host->loop().Post([t](kj::AsyncIoContext&) {}); };
-//
-// Thread-safety: client() on the loop thread only (in a job of loop()).
-class RemoteHost {
- public:
-  RemoteHost() = default;
-  ~RemoteHost();  // drops the client on the loop, then ends the thread
-
-  LoopThread& loop() { return loop_; }
-  std::unique_ptr<Client>& client() { return client_; }
-
- private:
-  LoopThread loop_;  // declared first: the thread ends after the client goes
-  std::unique_ptr<Client> client_;
 };
 
 class RemoteRunner {
@@ -161,7 +135,10 @@ class RemoteRunner {
   // initialized on the cluster (Client::WaitInitialized, what `tfctl wait
   // init` does); DEADLINE_EXCEEDED naming them after `timeout_s`.
   void WaitInitialized(const std::vector<std::string>& names, double timeout_s);
-  // Closes the session on the master (its state stays on the tasks).
+  // Closes the session on the master (its state stays on the tasks), then
+  // drops the connection and ends the loop thread, even when the master
+  // did not answer. Arrays fetched before stay valid: they hold only the
+  // frames they came in (Client::RunOutput).
   void Close();
   const std::string& task() const { return task_; }
 
@@ -175,13 +152,13 @@ class RemoteRunner {
 
   // Raises FAILED_PRECONDITION once Close has run.
   void CheckOpen() const;
-  // The fetches of a step as numpy arrays; the large ones (the rest were
-  // copied on the loop) view their message.
-  pybind11::list FetchesToNumpy(std::vector<Tensor> fetches);
+
+  // Drops the client on the loop, then ends the thread; once.
+  void Release();
 
   std::chrono::milliseconds timeout_;
-  std::shared_ptr<RemoteHost> host_;  // shared with the arrays that view its messages
-  LoopThread& loop_;                  // host_'s
+  std::unique_ptr<LoopThread> loop_;  // null once closed
+  std::unique_ptr<Client> client_;    // made, used and dropped on loop_ only
   bool closed_ = false;
   std::string task_;
   const GraphBuilder* graph_ = nullptr;

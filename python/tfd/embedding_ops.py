@@ -115,7 +115,7 @@ def partitioned_variable(graph, name, full_name, shape, dtype, initializer, part
     if not isinstance(partitioner, _Partitioner):
         raise TypeError("partitioner must come from tfd.fixed_size_partitioner or "
                         "tfd.min_max_variable_partitioner, not %r" % (partitioner,))
-    spec = initializer.spec(shape, dtype)
+    spec = initializer.spec(shape, dtype, full_name)
     logical, infos, rows = _tfd.partitioned_variable(graph._builder, graph._context(), name,
                                                      shape, dtype.name, spec, partitioner.spec,
                                                      bool(trainable))

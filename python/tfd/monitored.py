@@ -270,8 +270,12 @@ class MonitoredTrainingSession:
         return step_fn(self)
 
     def close(self):
+        """Ends the loop and drops the connection. On another thread than the
+        one that made it: FailedPreconditionError, and it stays open for that
+        thread to close."""
         if self._closed:
             return
+        self._runner.check_thread()
         self._closed = True
         try:
             self.result = self._runner.close()  # None when a failed step closed it

@@ -169,7 +169,8 @@ class Initializer:
         self.kind, self.a, self.b = kind, float(a), float(b)
         self.seed = None if seed is None else int(seed)
 
-    def spec(self, shape, dtype):
+    def spec(self, shape, dtype, name=""):
+        """What the binding builds for variable `name` of `shape` and `dtype`."""
         return (self.kind, self.a, self.b, self.seed)
 
 
@@ -177,7 +178,7 @@ class _GlorotUniform(Initializer):
     def __init__(self, seed=None):
         super().__init__("uniform", seed=seed)
 
-    def spec(self, shape, dtype):
+    def spec(self, shape, dtype, name=""):
         fan_in = shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)
         fan_out = shape[-1] if shape else 1
         receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
@@ -193,8 +194,42 @@ def ones_initializer(dtype=None):
     return Initializer("ones")
 
 
-def constant_initializer(value=0, dtype=None):
-    return Initializer("constant", value)
+class _ConstantValue(Initializer):
+    """constant_initializer of a list or an array: these values exactly, as
+    a constant of the variable's shape (api/variables.h, Initializer::Value)."""
+
+    def __init__(self, value, verify_shape):
+        super().__init__("value")
+        self.value, self.verify_shape = value, bool(verify_shape)
+
+    def spec(self, shape, dtype, name=""):
+        arr = framework._numpy_value(self.value, dtype)
+        want = tuple(int(d) for d in shape)
+        size = int(np.prod(want))
+        if arr.shape == want:
+            return ("value", arr)
+        # TF1's rule (tf.constant with a shape): without verify_shape the
+        # values fill the variable in order, the last one repeated when fewer.
+        if not self.verify_shape and 0 < arr.size <= size:
+            flat = arr.reshape(-1)
+            if arr.size < size:
+                flat = np.concatenate([flat, np.repeat(flat[-1:], size - arr.size)])
+            return ("value", np.ascontiguousarray(flat.reshape(want)))
+        raise ValueError("constant_initializer of variable %s: the value has shape %s (%d "
+                         "elements), the variable has shape %s (%d)%s"
+                         % (name or "?", list(arr.shape), arr.size, list(want), size,
+                            "; verify_shape asks for the same shape" if self.verify_shape
+                            else ""))
+
+
+def constant_initializer(value=0, dtype=None, verify_shape=False):
+    """TF1's: a scalar fills the variable; a list or numpy array gives its
+    values, of the variable's shape (or, without verify_shape, of as many
+    elements or fewer, the last one repeated); else a ValueError naming the
+    variable and both shapes."""
+    if np.ndim(value) == 0 and not verify_shape:
+        return Initializer("constant", value)
+    return _ConstantValue(value, verify_shape)
 
 
 def random_normal_initializer(mean=0.0, stddev=1.0, seed=None, dtype=None):
@@ -287,5 +322,5 @@ def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, train
     shape = framework._shape_arg(shape)
     with g.name_scope(scope + "/" if scope else None):
         info = g._builder.variable(g._context(), name, shape, dtype.name,
-                                   initializer.spec(shape, dtype), bool(trainable), False)
+                                   initializer.spec(shape, dtype, full), bool(trainable), False)
     return Variable(_info=info, _graph=g)

@@ -18,6 +18,7 @@ using ops::MinMaxVariablePartitioner;
 using ops::PartitionedVariable;
 using ops::RowRange;
 using ops::SplitRows;
+using ops::Variable;
 
 std::vector<RowRange> Split(int64_t rows, int shards) {
   auto r = SplitRows(rows, shards);
@@ -120,6 +121,18 @@ TEST_CASE("a Value initializer of another shape than the variable's is a scope e
                         FixedSizePartitioner(3));
   CHECK_FALSE(v.valid());
   CHECK(root.status().code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("a Value initializer that does not fit a variable names it and both shapes") {
+  const Scope root = Scope::NewRootScope(testing::AllOps());
+  Variable v(root.WithOpName("w"), {2, 2}, DType::kFloat32,
+             Initializer::Value(Tensor::FromVector(std::vector<float>(3, 1.0f), TensorShape({3}))));
+  CHECK_FALSE(v.valid());
+  CHECK(root.status().code() == Code::kInvalidArgument);
+  const std::string message(root.status().message());
+  CHECK(message.find("'w'") != std::string::npos);
+  CHECK(message.find("[3]") != std::string::npos);
+  CHECK(message.find("[2, 2]") != std::string::npos);
 }
 
 TEST_CASE("the shards of a Value initializer read back whole as the value, row for row") {
