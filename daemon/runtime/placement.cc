@@ -36,8 +36,11 @@ StatusOr<std::vector<std::string>> Place(const Graph& graph, const PlacementOpti
                            Where(node), requested[id].ToString(), d.ToString());
     }
     if (!d.job && !d.task) {
+      // TF1's MasterSession places an unconstrained node on its own task
+      // (its default device is its local CPU): a worker's step must not
+      // depend on another worker when the graph forgot a device.
       d.job = master_job;
-      d.task = 0;
+      d.task = master_task;
     } else if (!d.job) {
       d.job = master_job;
     } else if (!d.task) {

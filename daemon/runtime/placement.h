@@ -6,7 +6,10 @@
 // every worker in between-graph replication) and task 0 otherwise; a request
 // naming a task but no job means the master's job; an op that takes a
 // variable or queue by reference runs where that resource lives; whatever is
-// still unplaced goes to task 0 of the master's job. A GPU request is met on
+// still unplaced runs on the master's own task, on its CPU, as TF1's
+// MasterSession does (so a node the graph forgot to pin never puts one
+// worker's step through another worker, and a session on a ps task keeps
+// such nodes on that ps task). A GPU request is met on
 // the master's own task, which knows its GPUs (daemon/runtime/gpu_placement.h
 // says when and how); on another task it is refused, or runs on that task's
 // CPU with soft placement: between-graph replication asks for the GPU of the

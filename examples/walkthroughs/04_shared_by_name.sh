@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Walkthrough 4: each process builds its own graph; a variable of the same
-# name, unplaced, lands on task 0 of the master's job, and sessions on two
-# different tasks see each other's assignments through it.
+# name on the same task (both graphs pin it to worker 0) is one variable, and
+# sessions on two different tasks see each other's assignments through it.
+# Unpinned, each session would get its own: a node with no device runs on the
+# session's own task, as in TensorFlow 1.x.
 source "$(dirname "$0")/lib.sh"
 cluster_spec worker=2
 start_cluster

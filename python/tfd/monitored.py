@@ -392,9 +392,9 @@ def _prepare_graph(graph):
 
 @contextlib.contextmanager
 def _beside(graph, op):
-    """Ops made inside go on `op`'s device. A node with no device goes to
-    task 0 of the master's job (daemon/runtime/placement.h), so one added
-    here without would put every worker's step through worker 0."""
+    """Ops made inside go on `op`'s device. A node with no device runs on
+    the master's own task (daemon/runtime/placement.h); on `op`'s device
+    it stays beside the update it reads."""
     with graph.device(None):
         if op.device:
             with graph.device(op.device):

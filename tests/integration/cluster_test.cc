@@ -69,11 +69,13 @@ TEST_CASE("walkthrough 4: a variable shared by name is seen through sessions on 
   auto w0 = cluster.Connect("worker", 0);
   auto w1 = cluster.Connect("worker", 1);
   REQUIRE((w0.ok() && w1.ok()));
-  // Each process builds its own graph; the unplaced variable lands on task 0.
+  // Each process builds its own graph; both pin the variable to worker 0 (a
+  // variable with no device would be each session's own, on its own task).
   GraphDef g0;
-  g0.nodes = {Var("shared"), Const("v", 7.0f), Node("set", "Assign", {"shared", "v"}, "")};
+  g0.nodes = {Var("shared", "/job:worker/task:0"), Const("v", 7.0f),
+              Node("set", "Assign", {"shared", "v"}, "")};
   GraphDef g1;
-  g1.nodes = {Var("shared"), Node("read", "Identity", {"shared"}, "")};
+  g1.nodes = {Var("shared", "/job:worker/task:0"), Node("read", "Identity", {"shared"}, "")};
   REQUIRE((*w0)->CreateSession(g0).ok());
   REQUIRE((*w1)->CreateSession(g1).ok());
   REQUIRE((*w0)->Run({}, {}, {"set"}, {}).ok());
@@ -86,6 +88,35 @@ TEST_CASE("walkthrough 4: a variable shared by name is seen through sessions on 
   REQUIRE(vars->size() == 1);
   CHECK((*vars)[0].name == "shared");
   CHECK((*vars)[0].initialized);
+}
+
+TEST_CASE("a graph that names no devices runs worker 1's step while worker 0 is down") {
+  // Between-graph replication with devices forgotten, as TF1 places it: the
+  // unpinned nodes run on the session's own task, the update with the ps
+  // variable it takes, and worker 0 (never started here) is not involved.
+  LocalCluster cluster({{"ps", 1}, {"worker", 2}});
+  REQUIRE(cluster.Start("ps", 0).ok());
+  REQUIRE(cluster.Start("worker", 1).ok());
+  auto client = cluster.Connect("worker", 1);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Var("w", "/job:ps"), Const("zero", 0.0f), Node("init", "Assign", {"w", "zero"}, ""),
+             Const("x", 3.0f), Node("y", "Mul", {"x", "x"}, ""),
+             Node("update", "AssignAdd", {"w", "y"}, ""),
+             Node("step", "Identity", {"update"}, "")};
+  REQUIRE((*client)->CreateSession(g, 10s).ok());
+  auto init = (*client)->Run({}, {}, {"init"}, {});
+  INFO(init.status().ToString());
+  REQUIRE(init.ok());
+  auto out = (*client)->Run({}, {"step"}, {}, {.trace = true});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(Scalar(out->fetches[0]) == 9.0f);
+  std::map<std::string, std::string> where;
+  for (const auto& n : out->stats.nodes) where[n.node] = n.device;
+  CHECK(where["y"] == "/job:worker/replica:0/task:1/device:CPU:0");
+  CHECK(where["step"] == "/job:worker/replica:0/task:1/device:CPU:0");
+  CHECK(where["update"] == "/job:ps/replica:0/task:0/device:CPU:0");
 }
 
 TEST_CASE("an uninitialized variable and a bad device fail with codes naming them") {

@@ -44,6 +44,15 @@ std::string Const(const std::string& name, const std::string& device) {
   return buf;
 }
 
+const char* kAdd = R"g((name = "%s", op = "TAdd", device = "%s", inputs = ["%s", "%s"]))g";
+
+std::string Add(const std::string& name, const std::string& device, const std::string& x,
+                const std::string& y) {
+  char buf[512];
+  std::snprintf(buf, sizeof(buf), kAdd, name.c_str(), device.c_str(), x.c_str(), y.c_str());
+  return buf;
+}
+
 TEST_CASE("explicit, partial and missing requests are resolved as the design says") {
   Fixture f;
   Graph g = f.Build(Const("pinned", "/job:ps/task:1") + "," + Const("ps_job", "/job:ps") + "," +
@@ -57,8 +66,8 @@ TEST_CASE("explicit, partial and missing requests are resolved as the design say
   CHECK(f.DeviceOf(g, *d, "ps_job") == "/job:ps/replica:0/task:0/device:CPU:0");
   CHECK(f.DeviceOf(g, *d, "own_job") == "/job:worker/replica:0/task:1/device:CPU:0");
   CHECK(f.DeviceOf(g, *d, "task_only") == "/job:worker/replica:0/task:2/device:CPU:0");
-  CHECK(f.DeviceOf(g, *d, "cpu_only") == "/job:worker/replica:0/task:0/device:CPU:0");
-  CHECK(f.DeviceOf(g, *d, "none") == "/job:worker/replica:0/task:0/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "cpu_only") == "/job:worker/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "none") == "/job:worker/replica:0/task:1/device:CPU:0");
   CHECK(f.DeviceOf(g, *d, "gpu") == "/job:worker/replica:0/task:0/device:CPU:0");
 }
 
@@ -83,6 +92,35 @@ TEST_CASE("ops taking a resource by reference run where the resource lives") {
   REQUIRE(d.ok());
   CHECK(f.DeviceOf(g, *d, "set") == "/job:ps/replica:0/task:1/device:CPU:0");
   CHECK(f.DeviceOf(g, *d, "one") == "/job:worker/replica:0/task:2/device:CPU:0");
+}
+
+TEST_CASE("nodes without a device run on the master's own task, as in TF1") {
+  // Between-graph replication of a graph that forgot its devices: worker 1's
+  // step must involve worker 1 and the ps only, never worker 0.
+  Fixture f;
+  Graph g = f.Build(Const("a", "") + "," + Const("b", "") + "," + Add("sum", "", "a", "b") + "," +
+                    R"g((name = "w", op = "TVar", device = "/job:ps/task:1"),
+                        (name = "update", op = "TSet", inputs = ["w", "sum"]),
+                        (name = "local", op = "TVar"),
+                        (name = "set_local", op = "TSet", inputs = ["local", "a"],
+                         device = "/job:worker/task:2"))g");
+  auto d = Place(g, f.options);
+  INFO(d.status().ToString());
+  REQUIRE(d.ok());
+  for (const char* node : {"a", "b", "sum", "local", "set_local"}) {
+    INFO(node);
+    CHECK(f.DeviceOf(g, *d, node) == "/job:worker/replica:0/task:1/device:CPU:0");
+  }
+  // An op taking a variable on the ps by reference runs there.
+  CHECK(f.DeviceOf(g, *d, "w") == "/job:ps/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "update") == "/job:ps/replica:0/task:1/device:CPU:0");
+
+  // A session on a ps task (a checkpoint or inspection step) keeps them there.
+  f.options.master = *DeviceName::Parse("/job:ps/task:1");
+  d = Place(g, f.options);
+  REQUIRE(d.ok());
+  CHECK(f.DeviceOf(g, *d, "sum") == "/job:ps/replica:0/task:1/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "set_local") == "/job:ps/replica:0/task:1/device:CPU:0");
 }
 
 TEST_CASE("partitioning cuts every cross-task edge with one Send/Recv pair per tensor and task") {
@@ -130,15 +168,6 @@ TEST_CASE("partitioning cuts every cross-task edge with one Send/Recv pair per t
         "/job:worker/replica:0/task:0/device:CPU:0");
 }
 
-const char* kAdd = R"g((name = "%s", op = "TAdd", device = "%s", inputs = ["%s", "%s"]))g";
-
-std::string Add(const std::string& name, const std::string& device, const std::string& x,
-                const std::string& y) {
-  char buf[512];
-  std::snprintf(buf, sizeof(buf), kAdd, name.c_str(), device.c_str(), x.c_str(), y.c_str());
-  return buf;
-}
-
 // TAdd, TVar and TSet get a GPU kernel (their CPU one: placement only
 // looks at whether there is one); TConst has none.
 void GiveGpuKernels(OpRegistry& r) {
@@ -160,7 +189,7 @@ TEST_CASE("a GPU request is met on the master's task, and refused or soft-placed
   // The master is worker task 1: "/job:worker" is its own task.
   CHECK(f.DeviceOf(g, *d, "own") == "/job:worker/replica:0/task:1/device:GPU:0");
   CHECK(f.DeviceOf(g, *d, "explicit") == "/job:worker/replica:0/task:1/device:GPU:0");
-  CHECK(f.DeviceOf(g, *d, "a") == "/job:worker/replica:0/task:0/device:CPU:0");
+  CHECK(f.DeviceOf(g, *d, "a") == "/job:worker/replica:0/task:1/device:CPU:0");  // asked for none
 
   // What cannot be met is an error naming the node, the device and why.
   struct Refused {
