@@ -219,7 +219,9 @@ Client::Client(kj::AsyncIoContext& io, kj::Own<RpcConnection> connection,
 
 Client::~Client() = default;
 
-StatusOr<Tensor> Client::FetchedTensor(proto::Tensor::Reader t) const {
+StatusOr<Tensor> Client::FetchedTensor(proto::Tensor::Reader t,
+                                       std::shared_ptr<void> reply) const {
+  if (connection_.get() == nullptr) return TensorFromWire(t, std::move(reply));
   if (t.which() == proto::Tensor::CONTENT && t.getContent().size() > 0) {
     // The tensor keeps the frame it came in, not the reply: nothing of the
     // connection or its loop, so it may go on any thread, after the client.
@@ -268,7 +270,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
     RunOutput out;
     auto held = *response;
     for (auto f : held->getFetches()) {
-      auto t = FetchedTensor(f.getTensor());
+      auto t = FetchedTensor(f.getTensor(), held);
       if (!t.ok()) return t.status();
       out.fetches.push_back(std::move(t).value());
     }
@@ -324,7 +326,7 @@ StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
   RunOutput out;
   auto held = *response;
   for (auto f : held->getFetches()) {
-    auto t = FetchedTensor(f);
+    auto t = FetchedTensor(f, held);
     if (!t.ok()) return t.status();
     out.fetches.push_back(std::move(t).value());
   }
@@ -398,7 +400,7 @@ StatusOr<std::pair<VariableDescription, Tensor>> Client::ReadVariable(
   VariableDescription d = FromProto(held->getInfo());
   Tensor value;
   if (d.initialized && held->hasValue()) {
-    auto t = FetchedTensor(held->getValue());
+    auto t = FetchedTensor(held->getValue(), held);
     if (!t.ok()) return t.status();
     value = std::move(t).value();
   }

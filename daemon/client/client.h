@@ -172,8 +172,10 @@ class Client {
 
  private:
   // A tensor of a reply: it views the reply's frame when it can, else it is
-  // copied out; either way it holds nothing of the connection.
-  StatusOr<Tensor> FetchedTensor(proto::Tensor::Reader t) const;
+  // copied out; either way it holds nothing of the connection. A client in
+  // the task's own process (no connection: TaskHost::LocalClient) has no
+  // frames; its tensors view the reply itself, `reply`.
+  StatusOr<Tensor> FetchedTensor(proto::Tensor::Reader t, std::shared_ptr<void> reply) const;
   // Waits for `p` at most `timeout` (plus a margin for the server's own deadline).
   template <typename T>
   StatusOr<T> Wait(kj::Promise<T> p, std::chrono::milliseconds timeout, const char* what);
