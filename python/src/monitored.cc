@@ -259,15 +259,18 @@ MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions opt
 }
 
 MonitoredRunner::~MonitoredRunner() {
-  if (!loop_) return;
   if (!home_->OnHomeThread()) {
     // Dropped by another thread (a garbage collection there): the client
-    // and its loop belong to the home thread, which alone may run or
-    // destroy them. Kept for good rather than torn down here.
-    // TODO(cleanup): hand it to the home thread to close and free.
+    // and the thread's event loop belong to the home thread, which alone
+    // may run or destroy them, and which may have ended (then this holds
+    // the loop's last reference, closed or not). Kept for good rather than
+    // torn down here.
+    // TODO(cleanup): hand them to the home thread to close and free.
     (void)loop_.release();
+    (void)std::make_unique<std::shared_ptr<ThreadLoop>>(std::move(home_)).release();
     return;
   }
+  if (!loop_) return;
   py::gil_scoped_release release;
   if (!ended_) (void)loop_->session().Close(errors::Cancelled("the session was dropped"));
   loop_.reset();
