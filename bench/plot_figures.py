@@ -21,7 +21,10 @@ SCHEMA = "tfd-bench-figures/1"
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # One chart per area of docs/performance.md: its panels, each a table of one
-# data file drawn as grouped bars (a group per row, a bar per series).
+# data file drawn as grouped bars (a group per row, a bar per series). A
+# figure's range is drawn as an error bar unless the panel says no_range (a
+# range of latencies runs to the slowest sample); log draws the values'
+# axis in log scale.
 CHARTS = {
     "data_plane.png": [
         dict(file="transfers.json", table="transfer", title="Streams, the default (GB/s, higher is better)",
@@ -70,6 +73,16 @@ CHARTS = {
              series=["CPU per remote partition"]),
         dict(file="scale/after.json", table="idle task", title="Idle task's memory (MiB)",
              series=["RSS per task", "private memory per task"]),
+    ],
+    "scaling_training.png": [
+        dict(file="scale/async.json", table="async steps", title="Async: ps CPU per worker-step (µs)",
+             series=["ps CPU per worker-step"]),
+        dict(file="scale/async.json", table="async steps", title="Async: steps/s, all workers",
+             series=["steps/s"]),
+        dict(file="scale/async.json", table="sync update",
+             title="Sync replicas: a round's last gradient to the tokens fed (ms, log)",
+             series=["last gradient to tokens fed", "last gradient to tokens fed p99"],
+             no_range=True, log=True),
     ],
 }
 
@@ -128,7 +141,7 @@ def draw_panel(ax, doc, spec):
                 bar(x, f["high"] - f["low"], width, f["low"], color=f"C{j}", hatch="////", alpha=0.5)
                 continue
             err = None
-            if "low" in f:
+            if "low" in f and not spec.get("no_range"):
                 err = [[f["value"] - f["low"]], [f["high"] - f["value"]]]
             if spec.get("horizontal"):
                 ax.barh(x, f["value"], width, xerr=err, capsize=2, **kw)
@@ -146,6 +159,8 @@ def draw_panel(ax, doc, spec):
     else:
         ax.set_xticks(ticks, rows, fontsize=8, rotation=15 if len(rows) > 3 else 0)
         ax.set_ylabel(unit)
+        if spec.get("log"):
+            ax.set_yscale("log")
     host = doc["host"].get("description") or doc["host"].get("cpu", "")
     ax.set_title(f"{spec['title']}\n{doc['bench']}, {doc['date'][:10]}, {host}", fontsize=8)
     ax.legend(fontsize=7)

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -141,6 +142,29 @@ Status MeasureStopped(const ScaleCluster& cluster, const GraphDef& graph, int n,
   return OkStatus();
 }
 
+// The host's CPUs: busy and total jiffies since boot (/proc/stat's first line).
+struct HostCpu {
+  double busy = 0, total = 0;
+};
+
+HostCpu ReadHostCpu() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
+  return {user + nice + system + irq + softirq, user + nice + system + idle + iowait + irq + softirq};
+}
+
+// What held the aggregate rate back: the ps when it kept a CPU nearly busy
+// (it runs one event loop: one CPU is all it can use for these steps), else
+// the host when its CPUs were nearly all busy (workers, their clients and
+// the ps together), else neither.
+const char* Limit(double ps_share, double host_busy) {
+  if (ps_share >= 0.9) return "the ps (its CPU is full)";
+  if (host_busy >= 0.9) return "the host's CPUs (full), not the ps";
+  return "neither";
+}
+
 }  // namespace
 
 Status MeasureAsync(const ScaleCluster& cluster, const std::vector<int>& worker_counts,
@@ -158,24 +182,33 @@ Status MeasureAsync(const ScaleCluster& cluster, const std::vector<int>& worker_
   for (int n : worker_counts) {
     Clock::time_point from, to;
     ProcCounters before, after;
+    HostCpu host_before, host_after;
     TFD_ASSIGN_OR_RETURN(auto steps, RunWorkers(cluster, graph, n, [&] {
       from = Clock::now() + 300ms;  // sessions made and warm
       to = from + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
       std::this_thread::sleep_until(from);
       before = ReadProcCounters(ps);
+      host_before = ReadHostCpu();
       std::this_thread::sleep_until(to);
       after = ReadProcCounters(ps);
+      host_after = ReadHostCpu();
     }));
     size_t total = 0;
     for (const WorkerSteps& s : steps) total += Window(s, from, to).size();
     const double rate = static_cast<double>(total) / seconds;
     const double ps_us = total == 0 ? 0 : (after - before).cpu_seconds / total * 1e6;
+    const double ps_share = (after - before).cpu_seconds / seconds;
+    const double host_total = host_after.total - host_before.total;
+    const double host_busy = host_total > 0 ? (host_after.busy - host_before.busy) / host_total : 0;
     const std::string row = std::to_string(n) + " workers";
     json.Add("async steps", row, "steps/s", "steps/s", rate);
     json.Add("async steps", row, "ps CPU per worker-step", "us", ps_us);
+    json.Add("async steps", row, "ps share of a CPU", "share", ps_share)["limited by"] =
+        Limit(ps_share, host_busy);
+    json.Add("async steps", row, "host busy share", "share", host_busy);
     std::printf("  async, %2d workers      %.0f steps/s, ps CPU %.1f us per worker-step (%.0f%% of "
-                "a CPU)\n",
-                n, rate, ps_us, (after - before).cpu_seconds / seconds * 100);
+                "a CPU), host %.0f%% busy: limited by %s\n",
+                n, rate, ps_us, ps_share * 100, host_busy * 100, Limit(ps_share, host_busy));
   }
   if (most < 3 || stop_seconds <= 0) return OkStatus();
   return MeasureStopped(cluster, graph, most, stop_seconds, json);

@@ -1,7 +1,9 @@
 // Async training at scale for scale_bench: W workers, each the master of
 // its own session (between-graph replication), each adding a value it holds
 // to one variable on ps:0 in a loop, as an empty model's async steps would.
-// For each W: aggregate steps/s and the ps's CPU per worker-step. Then, with
+// For each W: aggregate steps/s, the ps's CPU per worker-step, its share of a
+// CPU and the host's busy share, and which limited the rate (the ps when its
+// CPU is full, the host when its CPUs are). Then, with
 // every worker stepping, worker 1 is stopped (SIGSTOP) for `stop_seconds`
 // and continued: the other workers' step latency while it is stopped against
 // before, and their step deadline.

@@ -17,11 +17,12 @@
 // worker-step against the number of workers, and one worker SIGSTOPped.
 // With --delay-us, each size once per delay with a delaying proxy between
 // the tasks (bench/scale_delay.h), one async worker's step measured in each
-// cluster instead of the async sweep.
+// cluster instead of the async sweep. With --sync-workers, sync replicas on
+// 1 ps (bench/scale_sync.h): the update's latency from the steps' traces.
 //
 //   scale_bench [--tfctl PATH] [--tfd PATH] [--tasks 4,8,16,32,64] [--ps N]
 //               [--steps N] [--async-workers 1,2,4,8,16,32] [--async-seconds S]
-//               [--delay-us 0,100,1000] [--json FILE]
+//               [--delay-us 0,100,1000] [--sync-workers 1,2,4,8] [--json FILE]
 //
 // Exit status: 0 after printing; 1 when a cluster fails; 2 for bad flags.
 #include <unistd.h>
@@ -39,6 +40,7 @@
 #include "bench/scale_async.h"
 #include "bench/scale_cluster.h"
 #include "bench/scale_delay.h"
+#include "bench/scale_sync.h"
 #include "bench/stats.h"
 #include "daemon/client/client.h"
 
@@ -57,7 +59,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kUsage =
     "usage: scale_bench [--tfctl PATH] [--tfd PATH] [--tasks LIST] [--ps N] [--steps N]\n"
-    "                   [--async-workers LIST] [--async-seconds S] [--json FILE]\n"
+    "                   [--async-workers LIST] [--async-seconds S] [--sync-workers LIST]\n"
+    "                   [--json FILE]\n"
     "  --tfctl  the tfctl binary (default: the one built with this bench)\n"
     "  --tfd    the tfd binary (default: $TFD, else the one built with this bench)\n"
     "  --tasks  cluster sizes, comma-separated (default 4,8,16,32,64)\n"
@@ -69,6 +72,9 @@ constexpr const char* kUsage =
     "  --delay-us  one-way delays of the links between tasks, comma-separated: each size\n"
     "              runs once per delay through a delaying proxy (0: the proxy alone);\n"
     "              the async sweep is then not run (default: no proxy)\n"
+    "  --sync-workers  worker counts of sync replicas on 1 ps, comma-separated, each its\n"
+    "                  own cluster for --async-seconds: the update's latency from the\n"
+    "                  steps' traces (default: none)\n"
     "  --json   also write the figures to FILE as JSON (bench/figures_json.h)\n";
 
 constexpr std::chrono::milliseconds kTimeout = 60s;
@@ -84,6 +90,7 @@ struct ScaleSetup {
   double async_seconds = 2;
   std::string json_path;
   std::vector<int> delays_us;  // empty: no proxy
+  std::vector<int> sync_workers;  // empty: none
 };
 
 StatusOr<int> Count(const std::string& flag, const std::string& value, long lo, long hi) {
@@ -126,6 +133,8 @@ StatusOr<ScaleSetup> ParseFlags(int argc, char** argv) {
     } else if (flag == "--async-workers") {
       TFD_ASSIGN_OR_RETURN(o.async_workers, CountList(flag, value, 0, 255));
       if (o.async_workers == std::vector<int>{0}) o.async_workers.clear();
+    } else if (flag == "--sync-workers") {
+      TFD_ASSIGN_OR_RETURN(o.sync_workers, CountList(flag, value, 1, 255));
     } else if (flag == "--async-seconds") {
       TFD_ASSIGN_OR_RETURN(const int seconds, Count(flag, value, 1, 3600));
       o.async_seconds = seconds;
@@ -388,6 +397,14 @@ int main(int argc, char** argv) {
   if (!setup->async_workers.empty() && setup->delays_us.empty()) {
     if (tfd::Status s = RunAsync(*setup, json); !s.ok()) {
       std::fprintf(stderr, "scale_bench: error: async steps: %s\n", s.ToString().c_str());
+      return 1;
+    }
+  }
+  if (!setup->sync_workers.empty()) {
+    if (tfd::Status s = MeasureSync(setup->tfctl, setup->tfd, setup->sync_workers,
+                                    setup->async_seconds, json);
+        !s.ok()) {
+      std::fprintf(stderr, "scale_bench: error: sync replicas: %s\n", s.ToString().c_str());
       return 1;
     }
   }

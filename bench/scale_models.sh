@@ -27,10 +27,10 @@
 # scripts/ctr-synth.py's Criteo-shaped lines. --json FILE appends one JSON
 # object per (P, W) (bench/data/scale/models*.jsonl).
 #
-# The update latency of sync replicas (from the last gradient of a global
-# step to every worker's next step) is bounded by the global step's period,
-# 1 / global steps/s, which is what this reports; the part of it that is not
-# computing a gradient needs the steps' traces, which this does not read.
+# For sync replicas this reports the global step's period (1 / global
+# steps/s), which includes every worker's compute; the update alone (from a
+# round's last gradient to the tokens handed out, from the steps' traces) is
+# `build/bench/scale_bench --sync-workers LIST`'s.
 #
 # Needs build/{daemon/tfd,cli/tfctl,examples/mnist-graph,examples/ctr-graph}.
 set -euo pipefail
