@@ -132,8 +132,9 @@ const TfdFlag kFlags[] = {
     {"auth-token-file", G::kConnections, "FILE", "", "require the token this file holds from "
      "every client and peer",
      CheckedFlag{SetAuthTokenFile}},
-    {"max-connections", G::kConnections, "N", "1024", "connections at once",
-     IntFlag{1, kIntMax,
+    {"max-connections", G::kConnections, "N", "0", "connections at once; 0: the open-file limit "
+     "less 256 (tfd raises its soft limit to the hard one at start)",
+     IntFlag{0, kIntMax,
              [](TfdConfig& c, int64_t v) { c.server_limits.max_connections = static_cast<int>(v); }}},
     {"max-connections-per-peer", G::kConnections, "N", "64", "connections from one address not "
      "yet logged in",

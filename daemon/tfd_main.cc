@@ -16,6 +16,7 @@
 
 #include "common/heap_policy.h"
 #include "common/thread_name.h"
+#include "daemon/distributed/open_file_limit.h"
 #include "daemon/systemd_notify.h"
 #include "daemon/rpc/spin_wait.h"
 #include "daemon/task_host.h"
@@ -36,6 +37,8 @@ int Serve(const TfdConfig& config) {
   NameThisThread("event loop");
 
   auto logger = TaskHost::StderrLogger(config);
+  // Before the server counts its connections against it.
+  if (std::string raised = RaiseOpenFileLimit(); !raised.empty()) logger->debug("{}", raised);
 
   // systemd's Type=notify and watchdog (daemon/systemd_notify.h); nothing
   // without $NOTIFY_SOCKET. A bad one is logged: systemd will say the rest.

@@ -1,6 +1,20 @@
 #include "daemon/distributed/connection_table.h"
 
+#include "daemon/distributed/open_file_limit.h"
+
 namespace tfd {
+namespace {
+
+ServerLimits Resolved(ServerLimits limits) {
+  if (limits.max_connections == 0) {
+    limits.max_connections = ConnectionCapForFileLimit(OpenFileLimit());
+  }
+  return limits;
+}
+
+}  // namespace
+
+ConnectionTable::ConnectionTable(const ServerLimits& limits) : limits_(Resolved(limits)) {}
 
 ConnectionTable::Admission ConnectionTable::Admit(const std::string& peer_host) {
   Admission a;

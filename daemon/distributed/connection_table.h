@@ -41,7 +41,8 @@ class ConnectionTable {
     std::string refusal;      // when not admitted: why, naming the flag
   };
 
-  explicit ConnectionTable(const ServerLimits& limits) : limits_(limits) {}
+  // `limits.max_connections` 0 is taken from the open-file limit now.
+  explicit ConnectionTable(const ServerLimits& limits);
 
   Admission Admit(const std::string& peer_host);
   void LoggedIn(Id id);

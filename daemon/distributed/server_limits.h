@@ -28,11 +28,14 @@
 namespace tfd {
 
 struct ServerLimits {
-  // Connections of every kind at once. One fd and a few KiB each; the
-  // systemd unit raises the fd limit well above this. At the cap, the oldest
-  // connection that has not logged in makes room; when every connection has
-  // logged in, the new one is refused.
-  int max_connections = 1024;
+  // Connections of every kind at once. One fd and a few KiB each. At the
+  // cap, the oldest connection that has not logged in makes room; when every
+  // connection has logged in, the new one is refused — before the process
+  // runs out of descriptors, where accept() would fail for everyone.
+  // 0: as many as the open-file limit leaves room for
+  // (ConnectionCapForFileLimit, open_file_limit.h), which tfd raises to the
+  // hard limit at start: a ps of a 1,000-worker job holds about 2,000.
+  int max_connections = 0;
 
   // Connections from one address that have not logged in yet. Logged-in
   // connections do not count: a cluster of tens of tasks on one host, each

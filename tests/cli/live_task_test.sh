@@ -3,7 +3,8 @@
 # is up (exit 0) and a dead port is not (exit 1, naming the address and
 # why), with the token and --self as a container's probe uses them; and a
 # feed too large for one RPC message is refused naming the limit and the
-# flag, not an "integer overflow" from inside Cap'n Proto. Output is TAP.
+# flag, not an "integer overflow" from inside Cap'n Proto; tfd raises its
+# soft open-file limit to the hard one. Output is TAP.
 #
 #   TFCTL=build/cli/tfctl TFD=build/daemon/tfd SRC_ROOT=. bash tests/cli/live_task_test.sh
 set -u
@@ -58,8 +59,10 @@ port=${address##*:}
 umask 077
 echo "4c6976652d7461736b2d746573742d746f6b656e2d3132" >"$work/token"
 echo "77726f6e672d746f6b656e2d666f722d746865207465" >"$work/wrong"
-"$TFD" --cluster "$spec" --job ps --task 0 --auth-token-file "$work/token" --threads 1 \
-  >"$work/tfd.log" 2>&1 </dev/null &
+# Started with a soft open-file limit below the hard one, as login shells
+# start programs: tfd raises it (exec keeps the subshell's pid).
+(ulimit -S -n 512 && exec "$TFD" --cluster "$spec" --job ps --task 0 \
+  --auth-token-file "$work/token" --threads 1 >"$work/tfd.log" 2>&1 </dev/null) &
 tfd_pid=$!
 
 # health waits for the task within --timeout (it retries while the port is
@@ -67,6 +70,12 @@ tfd_pid=$!
 tfctl health --target "$address" --token-file "$work/token" --timeout 30
 expect "health of a serving task: exit 0, naming it" 0 \
   "^ok: /job:ps/replica:0/task:0 serving at $address"
+read -r soft hard < <(awk '/^Max open files/ {print $4, $5}' "/proc/$tfd_pid/limits")
+if [[ $soft == "$hard" && $soft != 512 ]]; then
+  pass "tfd raised its soft open-file limit from 512 to the hard one ($hard)"
+else
+  fail "tfd raises its soft open-file limit from 512 to the hard one" "soft $soft, hard $hard"
+fi
 tfctl health --target "$address" --token-file "$work/token" --output json
 expect "health --output json" 0 \
   "^\\{\"healthy\": true, \"task\": \"/job:ps/replica:0/task:0\", \"address\": \"$address\""

@@ -34,7 +34,7 @@ StatusOr<TfdConfig> Parse(std::vector<std::string> flags, std::map<std::string, 
 TEST_CASE("connection limits: defaults, flags and TFD_* variables") {
   auto defaults = Parse({});
   REQUIRE(defaults.ok());
-  CHECK(defaults->server_limits.max_connections == 1024);
+  CHECK(defaults->server_limits.max_connections == 0);
   CHECK(defaults->server_limits.max_pending_per_peer == 64);
   CHECK(defaults->server_limits.login_timeout == 10s);
   CHECK(defaults->server_limits.failed_login_rate == 10);
@@ -65,7 +65,7 @@ TEST_CASE("connection limits: defaults, flags and TFD_* variables") {
 
 TEST_CASE("a bad connection limit is INVALID_ARGUMENT naming the flag or variable") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
-      {{"--max-connections", "0"}, "--max-connections must be an integer of at least 1, not '0'"},
+      {{"--max-connections", "-1"}, "--max-connections must be an integer of at least 0, not '-1'"},
       {{"--max-connections-per-peer", "many"}, "--max-connections-per-peer must be an integer"},
       {{"--login-timeout", "-1"}, "--login-timeout must be a positive number of seconds, not '-1'"},
       {{"--login-timeout", "5s"}, "--login-timeout must be a positive number of seconds, not '5s'"},

@@ -77,8 +77,8 @@ TEST_CASE("every checked flag refuses a bad value from each source, naming it an
 }
 
 TEST_CASE("each kind's range: integers, seconds, byte sizes, choices") {
-  CHECK(Refused(Parse({"--max-connections", "0"}), "--max-connections must be an integer of at "
-                "least 1", "0"));
+  CHECK(Refused(Parse({"--max-connections", "-1"}), "--max-connections must be an integer of at "
+                "least 0", "-1"));
   CHECK(Refused(Parse({"--threads", "-1"}), "--threads must be an integer of at least 0", "-1"));
   CHECK(Refused(Parse({"--threads", "99999999999"}), "--threads", "99999999999"));
   CHECK(Refused(Parse({"--spin-wait-us", "10001"}), "--spin-wait-us must be an integer from 0 "

@@ -5,7 +5,13 @@
 // until one leaves — and then again.
 #include "daemon/distributed/connection_table.h"
 
+#include <sys/resource.h>
+
 #include <catch2/catch.hpp>
+#include <climits>
+#include <cstdint>
+
+#include "daemon/distributed/open_file_limit.h"
 
 namespace tfd {
 namespace {
@@ -91,6 +97,57 @@ TEST_CASE("OldestPending follows the order of admission") {
   CHECK(table.OldestPending() == b.id);
   table.Remove(b.id);
   CHECK_FALSE(table.OldestPending());
+}
+
+
+// Sets the soft open-file limit for the scope, then puts the old one back.
+class SoftFileLimit {
+ public:
+  explicit SoftFileLimit(rlim_t soft) {
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved_) == 0);
+    rlimit lowered = saved_;
+    lowered.rlim_cur = soft;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &lowered) == 0);
+  }
+  ~SoftFileLimit() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+  rlim_t hard() const { return saved_.rlim_max; }
+
+ private:
+  rlimit saved_{};
+};
+
+TEST_CASE("the default cap leaves 256 descriptors of the open-file limit, and at least 64") {
+  CHECK(ConnectionCapForFileLimit(1024) == 768);
+  CHECK(ConnectionCapForFileLimit(524288) == 524032);
+  CHECK(ConnectionCapForFileLimit(300) == 64);
+  CHECK(ConnectionCapForFileLimit(0) == 64);
+  CHECK(ConnectionCapForFileLimit(UINT64_MAX) == INT_MAX);
+}
+
+TEST_CASE("--max-connections 0 takes the cap from the process's open-file limit") {
+  SoftFileLimit limit(256 + 70);  // room for 70 connections
+  CHECK(OpenFileLimit() == 326);
+  ConnectionTable table(Limits(0, 1000));
+  for (int i = 0; i < 70; ++i) {
+    auto a = table.Admit("10.0.0.1");
+    REQUIRE(a.admitted);
+    table.LoggedIn(a.id);
+  }
+  auto over = table.Admit("10.0.0.1");
+  CHECK_FALSE(over.admitted);
+  CHECK(over.refusal == "70 connections are open and all have logged in (--max-connections)");
+}
+
+TEST_CASE("tfd raises its soft open-file limit to the hard one") {
+  rlimit now{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &now) == 0);
+  REQUIRE(now.rlim_max > 2);
+  SoftFileLimit lowered(now.rlim_max / 2);
+  const std::string said = RaiseOpenFileLimit();
+  CHECK_FALSE(said.empty());
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &now) == 0);
+  CHECK(now.rlim_cur == now.rlim_max);
+  CHECK(RaiseOpenFileLimit().empty());  // nothing left to raise
 }
 
 }  // namespace
