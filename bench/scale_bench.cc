@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_flags.h"
 #include "bench/figures_json.h"
 #include "bench/proc_counters.h"
 #include "bench/scale_async.h"
@@ -57,26 +58,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kUsage =
-    "usage: scale_bench [--tfctl PATH] [--tfd PATH] [--tasks LIST] [--ps N] [--steps N]\n"
-    "                   [--async-workers LIST] [--async-seconds S] [--sync-workers LIST]\n"
-    "                   [--json FILE]\n"
-    "  --tfctl  the tfctl binary (default: the one built with this bench)\n"
-    "  --tfd    the tfd binary (default: $TFD, else the one built with this bench)\n"
-    "  --tasks  cluster sizes, comma-separated (default 4,8,16,32,64)\n"
-    "  --ps     ps tasks in each cluster (default: N/8, at least 1)\n"
-    "  --steps  fan-out steps measured per size (default 200)\n"
-    "  --async-workers  worker counts of the async steps, comma-separated; 0: none\n"
-    "                   (default 1,2,4,8,16,32)\n"
-    "  --async-seconds  how long each count steps (default 2)\n"
-    "  --delay-us  one-way delays of the links between tasks, comma-separated: each size\n"
-    "              runs once per delay through a delaying proxy (0: the proxy alone);\n"
-    "              the async sweep is then not run (default: no proxy)\n"
-    "  --sync-workers  worker counts of sync replicas on 1 ps, comma-separated, each its\n"
-    "                  own cluster for --async-seconds: the update's latency from the\n"
-    "                  steps' traces (default: none)\n"
-    "  --json   also write the figures to FILE as JSON (bench/figures_json.h)\n";
-
 constexpr std::chrono::milliseconds kTimeout = 60s;
 constexpr int kWarmSteps = 20;  // fan-out steps before the measured ones
 
@@ -93,67 +74,41 @@ struct ScaleSetup {
   std::vector<int> sync_workers;  // empty: none
 };
 
-StatusOr<int> Count(const std::string& flag, const std::string& value, long lo, long hi) {
-  char* end = nullptr;
-  const long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || v < lo || v > hi) {
-    return errors::InvalidArgument(flag, " takes integers in [", lo, ", ", hi, "], got '", value,
-                                   "'");
-  }
-  return static_cast<int>(v);
-}
-
-StatusOr<std::vector<int>> CountList(const std::string& flag, const std::string& value, long lo,
-                                     long hi) {
-  std::vector<int> out;
-  std::stringstream list(value);
-  for (std::string item; std::getline(list, item, ',');) {
-    TFD_ASSIGN_OR_RETURN(int n, Count(flag, item, lo, hi));
-    out.push_back(n);
-  }
-  if (out.empty()) return errors::InvalidArgument(flag, " needs at least one number");
-  return out;
-}
-
-StatusOr<ScaleSetup> ParseFlags(int argc, char** argv) {
-  ScaleSetup o;
+// The command line into `o`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, ScaleSetup& o) {
   const char* env = std::getenv("TFD");
   o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--tfctl") {
-      o.tfctl = value;
-    } else if (flag == "--tfd") {
-      o.tfd = value;
-    } else if (flag == "--tasks") {
-      TFD_ASSIGN_OR_RETURN(o.sizes, CountList(flag, value, 2, 256));
-    } else if (flag == "--async-workers") {
-      TFD_ASSIGN_OR_RETURN(o.async_workers, CountList(flag, value, 0, 255));
-      if (o.async_workers == std::vector<int>{0}) o.async_workers.clear();
-    } else if (flag == "--sync-workers") {
-      TFD_ASSIGN_OR_RETURN(o.sync_workers, CountList(flag, value, 1, 255));
-    } else if (flag == "--async-seconds") {
-      TFD_ASSIGN_OR_RETURN(const int seconds, Count(flag, value, 1, 3600));
-      o.async_seconds = seconds;
-    } else if (flag == "--ps") {
-      TFD_ASSIGN_OR_RETURN(o.ps, Count(flag, value, 1, 64));
-    } else if (flag == "--steps") {
-      TFD_ASSIGN_OR_RETURN(o.steps, Count(flag, value, 1, 1000000));
-    } else if (flag == "--delay-us") {
-      TFD_ASSIGN_OR_RETURN(o.delays_us, CountList(flag, value, 0, 1000000));
-    } else if (flag == "--json") {
-      o.json_path = value;
-    } else {
-      return errors::InvalidArgument("unknown flag: ", flag);
+  BenchFlags flags("scale_bench", "N tfd tasks on loopback, started and stopped with tfctl: "
+                                  "start-up, fan-out steps, barriers and footprints against N");
+  flags.Text("tfctl", "PATH", "the tfctl binary", &o.tfctl)
+      .ShownDefault("the one built with this bench")
+      .Text("tfd", "PATH", "the tfd binary", &o.tfd)
+      .ShownDefault("$TFD, else the one built with this bench")
+      .IntList("tasks", 2, 256, "cluster sizes", &o.sizes)
+      .Int("ps", 1, 64, "ps tasks in each cluster", &o.ps)
+      .ShownDefault("N/8, at least 1")
+      .Int("steps", 1, 1000000, "fan-out steps measured per size", &o.steps)
+      .IntList("async-workers", 0, 255, "worker counts of the async steps; 0: none",
+               &o.async_workers)
+      .Number("async-seconds", 0.1, 3600, "seconds each count steps", &o.async_seconds)
+      .IntList("delay-us", 0, 1000000, "one-way delays of the links between tasks: each size "
+               "runs once per delay through a delaying proxy (0: the proxy alone); the async "
+               "sweep is then not run", &o.delays_us)
+      .ShownDefault("no proxy")
+      .IntList("sync-workers", 1, 255, "worker counts of sync replicas on 1 ps, each its own "
+               "cluster for --async-seconds: the update's latency from the steps' traces",
+               &o.sync_workers)
+      .ShownDefault("none")
+      .Text("json", "FILE", "also write the figures to FILE as JSON (bench/figures_json.h)",
+            &o.json_path);
+  flags.ParseOrExit(argc, argv);
+  if (o.async_workers == std::vector<int>{0}) o.async_workers.clear();
+  for (int n : o.sizes) {
+    if (o.ps >= n) {
+      std::fprintf(stderr, "scale_bench: error: --ps %d leaves no worker in %d tasks\n", o.ps, n);
+      std::exit(2);
     }
   }
-  for (int n : o.sizes) {
-    if (o.ps >= n) return errors::InvalidArgument("--ps ", o.ps, " leaves no worker in ", n, " tasks");
-  }
-  return o;
 }
 
 std::string TaskDevice(const std::string& job, int task) {
@@ -375,40 +330,35 @@ Status RunAsync(const ScaleSetup& o, FiguresJson& json) {
 
 int main(int argc, char** argv) {
   using namespace tfd::bench;
-  auto setup = ParseFlags(argc, argv);
-  if (!setup.ok()) {
-    const bool help = setup.status().code() == tfd::Code::kCancelled;
-    if (!help) std::fprintf(stderr, "scale_bench: error: %s\n", setup.status().ToString().c_str());
-    std::fputs(kUsage, help ? stdout : stderr);
-    return help ? 0 : 2;
-  }
+  ScaleSetup setup;
+  ParseFlags(argc, argv, setup);
   FiguresJson json("scale_bench", argc, argv);
   std::printf("scale_bench: %s, %ld CPUs\n", ProcLine("/proc/cpuinfo", "model name").c_str(),
               sysconf(_SC_NPROCESSORS_ONLN));
-  const std::vector<int> delays = setup->delays_us.empty() ? std::vector<int>{-1} : setup->delays_us;
-  for (int n : setup->sizes) {
+  const std::vector<int> delays = setup.delays_us.empty() ? std::vector<int>{-1} : setup.delays_us;
+  for (int n : setup.sizes) {
     for (int delay_us : delays) {
-      if (tfd::Status s = RunSize(*setup, n, delay_us, json); !s.ok()) {
+      if (tfd::Status s = RunSize(setup, n, delay_us, json); !s.ok()) {
         std::fprintf(stderr, "scale_bench: error: %d tasks: %s\n", n, s.ToString().c_str());
         return 1;
       }
     }
   }
-  if (!setup->async_workers.empty() && setup->delays_us.empty()) {
-    if (tfd::Status s = RunAsync(*setup, json); !s.ok()) {
+  if (!setup.async_workers.empty() && setup.delays_us.empty()) {
+    if (tfd::Status s = RunAsync(setup, json); !s.ok()) {
       std::fprintf(stderr, "scale_bench: error: async steps: %s\n", s.ToString().c_str());
       return 1;
     }
   }
-  if (!setup->sync_workers.empty()) {
-    if (tfd::Status s = MeasureSync(setup->tfctl, setup->tfd, setup->sync_workers,
-                                    setup->async_seconds, json);
+  if (!setup.sync_workers.empty()) {
+    if (tfd::Status s = MeasureSync(setup.tfctl, setup.tfd, setup.sync_workers,
+                                    setup.async_seconds, json);
         !s.ok()) {
       std::fprintf(stderr, "scale_bench: error: sync replicas: %s\n", s.ToString().c_str());
       return 1;
     }
   }
-  if (tfd::Status s = json.Write(setup->json_path); !s.ok()) {
+  if (tfd::Status s = json.Write(setup.json_path); !s.ok()) {
     std::fprintf(stderr, "scale_bench: error: %s\n", s.ToString().c_str());
     return 1;
   }
