@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_flags.h"
 #include "bench/figures_json.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
@@ -38,17 +39,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kUsage =
-    "usage: allreduce_bench [--tfd PATH] [--workers N] [--sizes MIB,...] [--reps N]\n"
-    "       [--cpus-per-task N|even] [--json FILE]\n"
-    "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
-    "  --workers  tfd workers in the group (default 4)\n"
-    "  --sizes    float32 tensor sizes in MiB (default 1,4,16,64,256)\n"
-    "  --reps     timed all-reduces per size, after one warm-up (default 5)\n"
-    "  --cpus-per-task  N or even: each worker on CPUs of its own, which its merges\n"
-    "             run on (default even)\n"
-    "  --json     also write the figures to FILE as JSON (bench/figures_json.h)\n";
-
 struct Setup {
   std::string tfd, json_path;
   int workers = 4, reps = 5;
@@ -56,48 +46,18 @@ struct Setup {
   std::string cpus_per_task = "even";  // common/cpu_split.h
 };
 
-StatusOr<int64_t> Positive(const std::string& flag, const std::string& s) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < 1 || v > 4096) {
-    return errors::InvalidArgument(flag, " takes integers in [1, 4096], got '", s, "'");
-  }
-  return static_cast<int64_t>(v);
-}
-
-StatusOr<Setup> ParseFlags(int argc, char** argv) {
-  Setup o;
-  const char* env = std::getenv("TFD");
-  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--tfd") {
-      o.tfd = value;
-    } else if (flag == "--json") {
-      o.json_path = value;
-    } else if (flag == "--cpus-per-task") {
-      o.cpus_per_task = value;
-    } else if (flag == "--workers" || flag == "--reps") {
-      TFD_ASSIGN_OR_RETURN(int64_t v, Positive(flag, value));
-      (flag == "--workers" ? o.workers : o.reps) = static_cast<int>(v);
-    } else if (flag == "--sizes") {
-      o.sizes_mib.clear();
-      std::stringstream in(value);
-      std::string item;
-      while (std::getline(in, item, ',')) {
-        TFD_ASSIGN_OR_RETURN(int64_t v, Positive(flag, item));
-        o.sizes_mib.push_back(v);
-      }
-      if (o.sizes_mib.empty()) return errors::InvalidArgument("--sizes needs a value");
-    } else {
-      return errors::InvalidArgument("unknown flag: ", flag);
-    }
-  }
-  if (o.workers < 2) return errors::InvalidArgument("--workers must be at least 2");
-  return o;
+// The command line into `o`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, Setup& o) {
+  BenchFlags flags("allreduce_bench", "CollectiveReduce among N tfd workers, beside gloo's "
+                                      "all_reduce (bench/torch_allreduce.py)");
+  flags.TfdBinary(TFD_DEFAULT_PATH, &o.tfd)
+      .Int("workers", 2, 4096, "tfd workers in the group", &o.workers)
+      .IntList("sizes", 1, 4096, "float32 tensor sizes in MiB", &o.sizes_mib)
+      .Int("reps", 1, 4096, "timed all-reduces per size, after one warm-up", &o.reps)
+      .Text("cpus-per-task", "N|even", "each worker on CPUs of its own, which its merges run on",
+            &o.cpus_per_task)
+      .Json(&o.json_path);
+  flags.ParseOrExit(argc, argv);
 }
 
 NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, AttrMap attrs) {
@@ -189,22 +149,8 @@ void Report(const Setup& o, const Times& times, FiguresJson& json) {
 }
 
 int Main(int argc, char** argv) {
-  auto options = ParseFlags(argc, argv);
-  if (!options.ok()) {
-    if (options.status().code() == Code::kCancelled) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "allreduce_bench: error: %s\n%s", options.status().ToString().c_str(),
-                 kUsage);
-    return 2;
-  }
-  const Setup& o = *options;
-  if (access(o.tfd.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "allreduce_bench: error: NOT_FOUND: no tfd binary at '%s' (use --tfd)\n",
-                 o.tfd.c_str());
-    return 2;
-  }
+  Setup o;
+  ParseFlags(argc, argv, o);
   FiguresJson json("allreduce_bench", argc, argv);
   // "even" with fewer CPUs than workers: they share them all, unpinned.
   auto sets = SplitCpus(o.cpus_per_task, AllowedCpus(), o.workers);

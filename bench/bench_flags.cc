@@ -1,11 +1,14 @@
 #include "bench/bench_flags.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace tfd::bench {
 namespace {
@@ -151,8 +154,28 @@ BenchFlags& BenchFlags::Custom(std::string_view name, std::string_view value_nam
   return Add({std::string(name), std::string(value_name), std::string(help), "", std::move(read)});
 }
 
+BenchFlags& BenchFlags::TfdBinary(const std::string& built, std::string* out) {
+  const char* env = std::getenv("TFD");
+  *out = env != nullptr && *env != '\0' ? env : built;
+  checks_.push_back([out] {
+    if (::access(out->c_str(), X_OK) == 0) return OkStatus();
+    return errors::NotFound("no tfd binary at '", *out, "' (use --tfd or TFD)");
+  });
+  return Text("tfd", "PATH", "the tfd binary", out)
+      .ShownDefault("$TFD, else the one built with this bench");
+}
+
+BenchFlags& BenchFlags::Json(std::string* out) {
+  return Text("json", "FILE", "also write the figures to FILE as JSON (bench/figures_json.h)", out);
+}
+
 BenchFlags& BenchFlags::ShownDefault(std::string_view text) {
   if (!flags_.empty()) flags_.back().shown_default = text;
+  return *this;
+}
+
+BenchFlags& BenchFlags::Required() {
+  if (!flags_.empty()) flags_.back().required = true;
   return *this;
 }
 
@@ -164,6 +187,7 @@ const BenchFlags::Flag* BenchFlags::Find(std::string_view name) const {
 }
 
 Status BenchFlags::Parse(int argc, char** argv) const {
+  std::vector<std::string> given;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") return errors::Cancelled("help");
@@ -176,6 +200,7 @@ Status BenchFlags::Parse(int argc, char** argv) const {
     }
     const Flag* flag = Find(name);
     if (flag == nullptr) return errors::InvalidArgument("unknown flag --", name);
+    given.push_back(name);
     if (!flag->read) {
       if (value) return errors::InvalidArgument("--", name, " takes no value");
       *flag->on = true;
@@ -187,6 +212,12 @@ Status BenchFlags::Parse(int argc, char** argv) const {
     }
     TFD_RETURN_IF_ERROR(flag->read(*value));
   }
+  for (const Flag& f : flags_) {
+    if (f.required && std::find(given.begin(), given.end(), f.name) == given.end()) {
+      return errors::InvalidArgument("--", f.name, " is required");
+    }
+  }
+  for (const auto& check : checks_) TFD_RETURN_IF_ERROR(check());
   return OkStatus();
 }
 
@@ -196,6 +227,7 @@ std::string BenchFlags::Usage() const {
   for (const Flag& f : flags_) {
     std::string line = "  --" + f.name + (f.value_name.empty() ? "" : " " + f.value_name);
     std::string help = f.help;
+    if (f.required) help += " (required)";
     if (!f.shown_default.empty()) help += " (default " + f.shown_default + ")";
     // The help in words, wrapped at kWidth under its column.
     std::istringstream words(help);

@@ -61,9 +61,18 @@ class BenchFlags {
   BenchFlags& Custom(std::string_view name, std::string_view value_name, std::string_view help,
                      Reader read);
 
+  // The flags most benches share. --tfd: the tfd binary, $TFD when set,
+  // else `built` (the one built with the bench); Parse fails NOT_FOUND when
+  // it is not an executable. --json: a FiguresJson file.
+  BenchFlags& TfdBinary(const std::string& built, std::string* out);
+  BenchFlags& Json(std::string* out);
+
   // The default the usage shows for the flag declared last, in place of the
   // value its variable held ("N/8", "$TFD, else the one built here").
   BenchFlags& ShownDefault(std::string_view text);
+
+  // The flag declared last must be given.
+  BenchFlags& Required();
 
   Status Parse(int argc, char** argv) const;
   std::string Usage() const;
@@ -77,6 +86,7 @@ class BenchFlags {
     std::string shown_default;
     Reader read;             // null for a switch
     bool* on = nullptr;      // a switch's variable
+    bool required = false;
   };
   BenchFlags& Add(Flag flag);
   const Flag* Find(std::string_view name) const;
@@ -84,6 +94,7 @@ class BenchFlags {
   std::string program_;
   std::string about_;
   std::vector<Flag> flags_;
+  std::vector<std::function<Status()>> checks_;  // after every flag is read
 };
 
 }  // namespace tfd::bench

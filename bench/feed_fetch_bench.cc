@@ -13,11 +13,13 @@
 // received (aliasing its message, as a C++ client keeps it). Exit status 1
 // when a step fails or the fetch differs, 2 for bad flags.
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "bench/bench_flags.h"
 #include "common/graph_io.h"
 #include "common/tensor.h"
 #include "daemon/client/client.h"
@@ -27,42 +29,22 @@ namespace {
 
 struct Flags {
   std::string target, graph, feed = "big", fetch = "big_out";
-  long mib = 64, rounds = 5;
+  int64_t mib = 64, rounds = 5;
 };
 
-constexpr const char* kUsage =
-    "usage: feed_fetch_bench --target HOST:PORT --graph FILE [--feed NAME] [--fetch NAME] "
-    "[--mib N] [--rounds N]\n";
-
-StatusOr<Flags> ParseFlags(int argc, char** argv) {
-  Flags f;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--target") {
-      f.target = value;
-    } else if (flag == "--graph") {
-      f.graph = value;
-    } else if (flag == "--feed") {
-      f.feed = value;
-    } else if (flag == "--fetch") {
-      f.fetch = value;
-    } else if (flag == "--mib" || flag == "--rounds") {
-      char* end = nullptr;
-      const long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || v <= 0) {
-        return errors::InvalidArgument(flag, " takes a positive integer, got '", value, "'");
-      }
-      (flag == "--mib" ? f.mib : f.rounds) = v;
-    } else {
-      return errors::InvalidArgument("unknown flag '", flag, "'");
-    }
-  }
-  if (f.target.empty() || f.graph.empty()) {
-    return errors::InvalidArgument("--target and --graph are required");
-  }
-  return f;
+// The command line into `f`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, Flags& f) {
+  BenchFlags flags("feed_fetch_bench", "a C++ client's feed and fetch of one float32 tensor "
+                                       "(bench/python_step_bench.py runs it)");
+  flags.Text("target", "HOST:PORT", "the task", &f.target)
+      .Required()
+      .Text("graph", "FILE", "a graph with the placeholder --feed and the tensor --fetch", &f.graph)
+      .Required()
+      .Text("feed", "NAME", "the float32 [n] placeholder", &f.feed)
+      .Text("fetch", "NAME", "the tensor that returns it", &f.fetch)
+      .Int("mib", 1, 1 << 20, "the tensor's MiB", &f.mib)
+      .Int("rounds", 1, 1000000, "timed steps", &f.rounds);
+  flags.ParseOrExit(argc, argv);
 }
 
 StatusOr<std::vector<double>> Measure(const Flags& f) {
@@ -84,7 +66,7 @@ StatusOr<std::vector<double>> Measure(const Flags& f) {
     return errors::Internal("the fetch '", f.fetch, "' is not the tensor fed to '", f.feed, "'");
   }
   std::vector<double> seconds;
-  for (long r = 0; r < f.rounds; ++r) {
+  for (int64_t r = 0; r < f.rounds; ++r) {
     const auto began = std::chrono::steady_clock::now();
     TFD_ASSIGN_OR_RETURN(auto out, client->Run(feeds, {f.fetch}, {}, options));
     seconds.push_back(
@@ -99,12 +81,9 @@ StatusOr<std::vector<double>> Measure(const Flags& f) {
 
 int main(int argc, char** argv) {
   using namespace tfd;
-  auto flags = bench::ParseFlags(argc, argv);
-  if (!flags.ok()) {
-    std::fprintf(stderr, "error: %s\n%s", flags.status().ToString().c_str(), bench::kUsage);
-    return 2;
-  }
-  auto seconds = bench::Measure(*flags);
+  bench::Flags flags;
+  bench::ParseFlags(argc, argv, flags);
+  auto seconds = bench::Measure(flags);
   if (!seconds.ok()) {
     std::fprintf(stderr, "error: %s\n", seconds.status().ToString().c_str());
     return 1;

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_flags.h"
 #include "bench/figures_json.h"
 #include "bench/proc_counters.h"
 #include "bench/stats.h"
@@ -38,14 +39,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kUsage =
-    "usage: load_bench [--tfd PATH] [--clients N] [--seconds N] [--sessions N] [--json FILE]\n"
-    "  --tfd       the tfd binary (default: $TFD, else the one built with this bench)\n"
-    "  --clients   client threads running steps at once (default 64)\n"
-    "  --seconds   how long they run (default 60)\n"
-    "  --sessions  sessions opened, run once and closed in a row afterwards (default 2000)\n"
-    "  --json      also write the figures to FILE as JSON (bench/figures_json.h)\n";
-
 constexpr std::chrono::milliseconds kTimeout = 30s;
 
 struct LoadSetup {
@@ -56,39 +49,17 @@ struct LoadSetup {
   std::string json_path;  // --json: also write the figures there
 };
 
-StatusOr<LoadSetup> ParseFlags(int argc, char** argv) {
-  LoadSetup o;
-  const char* env = std::getenv("TFD");
-  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    auto count = [&](long lo, long hi) -> StatusOr<int> {
-      char* end = nullptr;
-      const long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || v < lo || v > hi) {
-        return errors::InvalidArgument(flag, " takes an integer in [", lo, ", ", hi, "], got '",
-                                       value, "'");
-      }
-      return static_cast<int>(v);
-    };
-    if (flag == "--tfd") {
-      o.tfd = value;
-    } else if (flag == "--clients") {
-      TFD_ASSIGN_OR_RETURN(o.clients, count(1, 512));
-    } else if (flag == "--seconds") {
-      TFD_ASSIGN_OR_RETURN(o.seconds, count(1, 3600));
-    } else if (flag == "--json") {
-      o.json_path = value;
-    } else if (flag == "--sessions") {
-      TFD_ASSIGN_OR_RETURN(o.sessions, count(0, 1000000));
-    } else {
-      return errors::InvalidArgument("unknown flag: ", flag);
-    }
-  }
-  return o;
+// The command line into `o`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, LoadSetup& o) {
+  BenchFlags flags("load_bench", "many clients at once on ps:0 + worker:0, then sessions opened "
+                                 "and closed in a row");
+  flags.TfdBinary(TFD_DEFAULT_PATH, &o.tfd)
+      .Int("clients", 1, 512, "client threads running steps at once", &o.clients)
+      .Int("seconds", 1, 3600, "how long they run", &o.seconds)
+      .Int("sessions", 0, 1000000, "sessions opened, run once and closed in a row afterwards",
+           &o.sessions)
+      .Json(&o.json_path);
+  flags.ParseOrExit(argc, argv);
 }
 
 NodeDef Node(std::string name, std::string op, std::vector<std::string> inputs, std::string device,
@@ -267,22 +238,10 @@ int Run(const LoadSetup& o, FiguresJson& json) {
 }
 
 int Main(int argc, char** argv) {
-  auto options = ParseFlags(argc, argv);
-  if (!options.ok()) {
-    if (options.status().code() == Code::kCancelled) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "load_bench: error: %s\n%s", options.status().ToString().c_str(), kUsage);
-    return 2;
-  }
-  if (access(options->tfd.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "load_bench: error: NOT_FOUND: no tfd binary at '%s' (use --tfd or TFD)\n",
-                 options->tfd.c_str());
-    return 2;
-  }
+  LoadSetup options;
+  ParseFlags(argc, argv, options);
   FiguresJson json("load_bench", argc, argv);
-  return Run(*options, json);
+  return Run(options, json);
 }
 
 }  // namespace

@@ -76,14 +76,11 @@ struct ScaleSetup {
 
 // The command line into `o`; exits on --help or a bad flag.
 void ParseFlags(int argc, char** argv, ScaleSetup& o) {
-  const char* env = std::getenv("TFD");
-  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
   BenchFlags flags("scale_bench", "N tfd tasks on loopback, started and stopped with tfctl: "
                                   "start-up, fan-out steps, barriers and footprints against N");
   flags.Text("tfctl", "PATH", "the tfctl binary", &o.tfctl)
       .ShownDefault("the one built with this bench")
-      .Text("tfd", "PATH", "the tfd binary", &o.tfd)
-      .ShownDefault("$TFD, else the one built with this bench")
+      .TfdBinary(TFD_DEFAULT_PATH, &o.tfd)
       .IntList("tasks", 2, 256, "cluster sizes", &o.sizes)
       .Int("ps", 1, 64, "ps tasks in each cluster", &o.ps)
       .ShownDefault("N/8, at least 1")
@@ -99,8 +96,7 @@ void ParseFlags(int argc, char** argv, ScaleSetup& o) {
                "cluster for --async-seconds: the update's latency from the steps' traces",
                &o.sync_workers)
       .ShownDefault("none")
-      .Text("json", "FILE", "also write the figures to FILE as JSON (bench/figures_json.h)",
-            &o.json_path);
+      .Json(&o.json_path);
   flags.ParseOrExit(argc, argv);
   if (o.async_workers == std::vector<int>{0}) o.async_workers.clear();
   for (int n : o.sizes) {

@@ -4,6 +4,7 @@
 #include "bench/bench_flags.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 
 namespace tfd::bench {
 namespace {
@@ -17,6 +18,7 @@ struct Options {
   double seconds = 2.5;
   bool traced = false;
   std::string custom;
+  std::string target;
 };
 
 struct Fixture {
@@ -31,6 +33,8 @@ struct Fixture {
         .Number("seconds", 0.5, 60, "how long", &o.seconds)
         .ShownDefault("2.5 s")
         .Switch("traced", "trace the steps", &o.traced)
+        .Text("target", "HOST:PORT", "the task", &o.target)
+        .Required()
         .Custom("cpus", "A-B", "the CPUs", [this](const std::string& v) {
           if (v.find('-') == std::string::npos) return errors::InvalidArgument("--cpus: not A-B");
           o.custom = v;
@@ -38,7 +42,7 @@ struct Fixture {
         });
   }
   Status Parse(std::vector<std::string> args) {
-    args.insert(args.begin(), "demo_bench");
+    args.insert(args.begin(), {"demo_bench", "--target", "h:1"});
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     return flags.Parse(static_cast<int>(argv.size()), argv.data());
@@ -88,10 +92,36 @@ TEST_CASE("a bad value is INVALID_ARGUMENT naming the flag and the value") {
   for (const auto& [args, said] : cases) {
     Fixture f;
     const Status s = f.Parse(args);
-    INFO(args[0] << " -> " << s.ToString());
+    INFO(args.back() << " -> " << s.ToString());
     CHECK(s.code() == Code::kInvalidArgument);
     CHECK(s.message().find(said) != std::string::npos);
   }
+}
+
+TEST_CASE("a required flag not given is INVALID_ARGUMENT naming it") {
+  Fixture f;
+  std::vector<char*> argv{const_cast<char*>("demo_bench"), const_cast<char*>("--steps"),
+                          const_cast<char*>("3")};
+  const Status s = f.flags.Parse(static_cast<int>(argv.size()), argv.data());
+  CHECK(s.code() == Code::kInvalidArgument);
+  CHECK(s.message() == "--target is required");
+  CHECK(f.flags.Usage().find("the task (required)") != std::string::npos);
+}
+
+TEST_CASE("--tfd: $TFD, else the built one, and NOT_FOUND when it is not an executable") {
+  std::string tfd;
+  char* argv[] = {const_cast<char*>("demo_bench")};
+  ::setenv("TFD", "/bin/true", 1);
+  BenchFlags from_env("demo_bench", "");
+  from_env.TfdBinary("/no/such/tfd", &tfd);
+  CHECK(from_env.Parse(1, argv).ok());
+  CHECK(tfd == "/bin/true");
+  ::unsetenv("TFD");
+  BenchFlags built("demo_bench", "");
+  built.TfdBinary("/no/such/tfd", &tfd);
+  const Status s = built.Parse(1, argv);
+  CHECK(s.code() == Code::kNotFound);
+  CHECK(s.message().find("'/no/such/tfd'") != std::string::npos);
 }
 
 TEST_CASE("--help and -h are CANCELLED; the usage lists every flag with its default") {
