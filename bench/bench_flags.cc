@@ -145,6 +145,17 @@ BenchFlags& BenchFlags::Number(std::string_view name, double lo, double hi,
               }});
 }
 
+BenchFlags& BenchFlags::Bit(std::string_view name, std::string_view help, bool* out) {
+  return Add({std::string(name), "0|1", std::string(help), *out ? "1" : "0",
+              [name = std::string(name), out](const std::string& v) {
+                if (v != "0" && v != "1") {
+                  return errors::InvalidArgument(Dashed(name), " is 0 or 1, not '", v, "'");
+                }
+                *out = v == "1";
+                return OkStatus();
+              }});
+}
+
 BenchFlags& BenchFlags::Switch(std::string_view name, std::string_view help, bool* out) {
   return Add({std::string(name), "", std::string(help), "", nullptr, out});
 }

@@ -55,6 +55,8 @@ class BenchFlags {
   // A number in [lo, hi].
   BenchFlags& Number(std::string_view name, double lo, double hi, std::string_view help,
                      double* out);
+  // 0 or 1 (off or on), for a part of a run the default includes.
+  BenchFlags& Bit(std::string_view name, std::string_view help, bool* out);
   // On when given; takes no value.
   BenchFlags& Switch(std::string_view name, std::string_view help, bool* out);
   // A value read by `read` (which names the flag in its errors).

@@ -31,6 +31,7 @@
 
 #include "common/heap_policy.h"
 #include "common/subprocess.h"
+#include "bench/bench_flags.h"
 #include "bench/data_dir.h"
 #include "bench/mnist_files.h"
 #include "bench/proc_counters.h"
@@ -43,123 +44,100 @@
 namespace tfd::bench {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: train_bench [--tfd PATH] [--steps N] [--reps N] [--warmup N] [--traced N] "
-    "[--workers 1|2] [--unpinned 0|1] [--model classic|large|deep] [--cpus A,B] [--rss-steps N]\n"
-    "       [--prefetch 0|1] [--hosted 0|1] [--cpus-per-task 0|N|even] [--worker-device cpu|gpu]\n"
-    "       [--json FILE]\n"
-    "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
-    "  --steps    timed steps per repetition (default 2000)\n"
-    "  --reps     timed repetitions per configuration (default 5)\n"
-    "  --warmup   steps before the timed ones (default 50)\n"
-    "  --traced   traced steps after them, for the phases (default 100)\n"
-    "  --workers  2 adds the 1 ps + 2 workers run (default 2)\n"
-    "  --unpinned 1 adds 1 ps + 1 worker with no CPU pinning (default 1), and the same\n"
-    "             trained by tfctl train's loop with hooks beside the bench's own loop\n"
-    "  --hosted   1 adds the runs with the workers hosted in the bench's own process, the\n"
-    "             clients' calls reaching their masters without a socket (default 1)\n"
-    "  --model    classic, or large (784-2048-2048-10 over 2 ps tasks; give it far fewer\n"
-    "             --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10), or deep (the Deep\n"
-    "             MNIST convnet of examples/mnist, batch 50, Adam; likewise few --steps)\n"
-    "  --cpus     A (the worker) and B (the ps and the client) (default: the first two allowed)\n"
-    "  --cpus-per-task  0: each task on one CPU, A or B (default); N: every process of a\n"
-    "             measurement on N CPUs of its own, taken from the allowed ones in the order\n"
-    "             ps:0, ps:1, worker:0, worker:1, then 1 for the client if one is left (else\n"
-    "             it shares worker:0's); even: the allowed CPUs split evenly over the tasks.\n"
-    "             The one process then runs on all CPUs and on worker:0's; tfd sizes its\n"
-    "             compute threads by its CPUs\n"
-    "  --worker-device  gpu: the workers and the one process compute on /device:GPU:0, the ps\n"
-    "             on its CPU; the daemons get --allow-soft-placement (default cpu)\n"
-    "  --rss-steps instead of the rates: 1 ps + 1 worker run N steps, and each process's\n"
-    "             resident memory is read ten times on the way (e.g. 100000)\n"
-    "  --prefetch 0 builds the model without the input prefetch, to measure it (default 1)\n"
-    "  --json     also write the steps/s to FILE as JSON (bench/figures_json.h)\n";
-
-StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
+StatusOr<int> ParseCpu(const std::string& flag, const std::string& value) {
   char* end = nullptr;
   const long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || v < lo || v > hi) {
-    return errors::InvalidArgument(flag, " takes an integer in [", lo, ", ", hi, "], got '",
-                                   value, "'");
+  if (value.empty() || *end != '\0' || v < 0 || v >= CPU_SETSIZE) {
+    return errors::InvalidArgument(flag, " takes CPU numbers from 0 to ", CPU_SETSIZE - 1,
+                                   ", not '", value, "'");
   }
-  return v;
+  return static_cast<int>(v);
 }
 
-StatusOr<TrainSetup> ParseFlags(int argc, char** argv) {
-  TrainSetup o;
-  const char* env = std::getenv("TFD");
-  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
+// --cpus A,B.
+Status ParseCpuPair(const std::string& value, TrainSetup& o) {
+  const size_t comma = value.find(',');
+  if (comma == std::string::npos) {
+    return errors::InvalidArgument("--cpus takes A,B, not '", value, "'");
+  }
+  TFD_ASSIGN_OR_RETURN(o.cpu_a, ParseCpu("--cpus", value.substr(0, comma)));
+  TFD_ASSIGN_OR_RETURN(o.cpu_b, ParseCpu("--cpus", value.substr(comma + 1)));
+  return OkStatus();
+}
+
+// --model and --cpus-per-task, read as text.
+Status ApplyChoices(const std::string& model, const std::string& cpus_per_task, TrainSetup& o) {
+  TFD_ASSIGN_OR_RETURN(o.model, examples::ParseMnistModel(model));
+  if (cpus_per_task == "even") {
+    o.cpus_per_task = kEvenCpus;
+    return OkStatus();
+  }
+  char* end = nullptr;
+  const long v = std::strtol(cpus_per_task.c_str(), &end, 10);
+  if (cpus_per_task.empty() || *end != '\0' || v < 0 || v > CPU_SETSIZE) {
+    return errors::InvalidArgument("--cpus-per-task takes 0, N (up to ", CPU_SETSIZE,
+                                   ") or even, not '", cpus_per_task, "'");
+  }
+  o.cpus_per_task = static_cast<int>(v);
+  return OkStatus();
+}
+
+// The command line into `o`; exits on --help or a bad flag (too few CPUs
+// for the placement asked is one, found before anything runs).
+void ParseFlags(int argc, char** argv, TrainSetup& o) {
   o.cpus = AllowedCpus();
-  if (o.cpus.empty()) return errors::Internal("no CPU is allowed to this process");
+  if (o.cpus.empty()) {
+    std::fprintf(stderr, "train_bench: error: INTERNAL: no CPU is allowed to this process\n");
+    std::exit(1);
+  }
   o.cpu_a = o.cpus[0];
   o.cpu_b = o.cpus.size() > 1 ? o.cpus[1] : o.cpus[0];
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--tfd") {
-      o.tfd = value;
-    } else if (flag == "--steps") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 10000000));
-      o.steps = static_cast<int>(v);
-    } else if (flag == "--reps") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 1000));
-      o.reps = static_cast<int>(v);
-    } else if (flag == "--warmup") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1000000));
-      o.warmup = static_cast<int>(v);
-    } else if (flag == "--traced") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 100000));
-      o.traced = static_cast<int>(v);
-    } else if (flag == "--workers") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 1, 2));
-      o.two_workers = v == 2;
-    } else if (flag == "--unpinned") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
-      o.unpinned = v == 1;
-    } else if (flag == "--hosted") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
-      o.hosted = v == 1;
-    } else if (flag == "--prefetch") {
-      TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, 1));
-      o.prefetch = v == 1;
-    } else if (flag == "--rss-steps") {
-      TFD_ASSIGN_OR_RETURN(o.rss_steps, ParseCount(flag, value, 10, 100000000));
-    } else if (flag == "--cpus-per-task") {
-      if (value == "even") {
-        o.cpus_per_task = kEvenCpus;
-      } else {
-        TFD_ASSIGN_OR_RETURN(long v, ParseCount(flag, value, 0, CPU_SETSIZE));
-        o.cpus_per_task = static_cast<int>(v);
-      }
-    } else if (flag == "--worker-device") {
-      if (value != "cpu" && value != "gpu") {
-        return errors::InvalidArgument("--worker-device takes cpu or gpu, not '", value, "'");
-      }
-      o.worker_gpu = value == "gpu";
-    } else if (flag == "--json") {
-      o.json_path = value;
-    } else if (flag == "--model") {
-      if (value != "classic" && value != "large" && value != "deep") {
-        return errors::InvalidArgument("--model takes classic, large or deep, not '", value, "'");
-      }
-      TFD_ASSIGN_OR_RETURN(o.model, examples::ParseMnistModel(value));
-    } else if (flag == "--cpus") {
-      const size_t comma = value.find(',');
-      if (comma == std::string::npos) return errors::InvalidArgument("--cpus takes A,B");
-      TFD_ASSIGN_OR_RETURN(long a, ParseCount(flag, value.substr(0, comma), 0, CPU_SETSIZE - 1));
-      TFD_ASSIGN_OR_RETURN(long b, ParseCount(flag, value.substr(comma + 1), 0, CPU_SETSIZE - 1));
-      o.cpu_a = static_cast<int>(a);
-      o.cpu_b = static_cast<int>(b);
-    } else {
-      return errors::InvalidArgument("unknown flag: ", flag);
-    }
+  int workers = o.two_workers ? 2 : 1;
+  std::string model = "classic", cpus_per_task = "0", worker_device = "cpu";
+  BenchFlags flags("train_bench", "the MNIST models' steps/s in one process and on 1 ps + 1 and "
+                                  "2 workers, beside a raw-TCP ps and the hand-written step");
+  flags.TfdBinary(TFD_DEFAULT_PATH, &o.tfd)
+      .Int("steps", 1, 10000000, "timed steps per repetition", &o.steps)
+      .Int("reps", 1, 1000, "timed repetitions per configuration", &o.reps)
+      .Int("warmup", 0, 1000000, "steps before the timed ones", &o.warmup)
+      .Int("traced", 1, 100000, "traced steps after them, for the phases", &o.traced)
+      .Int("workers", 1, 2, "2 adds the 1 ps + 2 workers run", &workers)
+      .Bit("unpinned", "1 adds 1 ps + 1 worker with no CPU pinning, and the same trained by "
+           "tfctl train's loop with hooks beside the bench's own loop", &o.unpinned)
+      .Bit("hosted", "1 adds the runs with the workers hosted in the bench's own process, the "
+           "clients' calls reaching their masters without a socket", &o.hosted)
+      .Choice("model", {"classic", "large", "deep"}, "large: 784-2048-2048-10 over 2 ps tasks; "
+              "deep: the Deep MNIST convnet of examples/mnist, batch 50, Adam; give either far "
+              "fewer --steps, e.g. --steps 50 --reps 3 --warmup 5 --traced 10", &model)
+      .Custom("cpus", "A,B", "A (the worker) and B (the ps and the client)",
+              [&o](const std::string& v) { return ParseCpuPair(v, o); })
+      .ShownDefault("the first two allowed")
+      .Text("cpus-per-task", "0|N|even", "0: each task on one CPU, A or B; N: every process of "
+            "a measurement on N CPUs of its own, taken from the allowed ones in the order ps:0, "
+            "ps:1, worker:0, worker:1, then 1 for the client if one is left (else it shares "
+            "worker:0's); even: the allowed CPUs split evenly over the tasks. The one process "
+            "then runs on all CPUs and on worker:0's; tfd sizes its compute threads by its CPUs",
+            &cpus_per_task)
+      .Choice("worker-device", {"cpu", "gpu"}, "gpu: the workers and the one process compute "
+              "on /device:GPU:0, the ps on its CPU; the daemons get --allow-soft-placement",
+              &worker_device)
+      .Int("rss-steps", 10, 100000000, "instead of the rates: 1 ps + 1 worker run N steps, and "
+           "each process's resident memory is read ten times on the way (e.g. 100000)",
+           &o.rss_steps)
+      .ShownDefault("off")
+      .Bit("prefetch", "0 builds the model without the input prefetch, to measure it",
+           &o.prefetch)
+      .Json(&o.json_path);
+  flags.ParseOrExit(argc, argv);
+  o.two_workers = workers == 2;
+  o.worker_gpu = worker_device == "gpu";
+  Status placed = ApplyChoices(model, cpus_per_task, o);
+  if (placed.ok()) placed = PlaceTasks(o, 1).status();
+  if (placed.ok() && o.two_workers && o.rss_steps == 0) placed = PlaceTasks(o, 2).status();
+  if (!placed.ok()) {
+    std::fprintf(stderr, "train_bench: error: %s\n", placed.ToString().c_str());
+    std::exit(2);
   }
-  // Too few CPUs for the placement is a usage error, found before anything runs.
-  TFD_RETURN_IF_ERROR(PlaceTasks(o, 1).status());
-  if (o.two_workers && o.rss_steps == 0) TFD_RETURN_IF_ERROR(PlaceTasks(o, 2).status());
-  return o;
 }
 
 Status Measure(TrainSetup& o, TrainBenchFigures& f) {
@@ -216,23 +194,8 @@ Status Measure(TrainSetup& o, TrainBenchFigures& f) {
 
 int Main(int argc, char** argv) {
   KeepHeapForSteps();  // as tfctl does: the one-process and hosted runs stand for it
-  auto options = ParseFlags(argc, argv);
-  if (!options.ok()) {
-    if (options.status().code() == Code::kCancelled) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "train_bench: error: %s\n%s", options.status().ToString().c_str(),
-                 kUsage);
-    return 2;
-  }
-  TrainSetup o = *options;
-  if (access(o.tfd.c_str(), X_OK) != 0) {
-    std::fprintf(stderr,
-                 "train_bench: error: NOT_FOUND: no tfd binary at '%s' (use --tfd or TFD)\n",
-                 o.tfd.c_str());
-    return 2;
-  }
+  TrainSetup o;
+  ParseFlags(argc, argv, o);
   std::printf("train_bench: %u CPUs (%s); kernel %s\n", std::thread::hardware_concurrency(),
               ProcLine("/proc/cpuinfo", "model name").c_str(),
               ProcLine("/proc/sys/kernel/osrelease").c_str());

@@ -19,6 +19,7 @@ struct Options {
   bool traced = false;
   std::string custom;
   std::string target;
+  bool prefetch = true;
 };
 
 struct Fixture {
@@ -33,6 +34,7 @@ struct Fixture {
         .Number("seconds", 0.5, 60, "how long", &o.seconds)
         .ShownDefault("2.5 s")
         .Switch("traced", "trace the steps", &o.traced)
+        .Bit("prefetch", "the input made ahead", &o.prefetch)
         .Text("target", "HOST:PORT", "the task", &o.target)
         .Required()
         .Custom("cpus", "A-B", "the CPUs", [this](const std::string& v) {
@@ -61,7 +63,7 @@ TEST_CASE("no flags leave every default") {
 TEST_CASE("each kind of flag, as `--name value` and `--name=value`") {
   Fixture f;
   REQUIRE(f.Parse({"--tfd", "/x/tfd", "--model=deep", "--steps", "7", "--bytes=1099511627776",
-                   "--tasks", "2,16,64", "--seconds", "0.5", "--traced", "--cpus=0-3"})
+                   "--tasks", "2,16,64", "--seconds", "0.5", "--traced", "--cpus=0-3", "--prefetch", "0"})
               .ok());
   CHECK(f.o.tfd == "/x/tfd");
   CHECK(f.o.model == "deep");
@@ -71,6 +73,7 @@ TEST_CASE("each kind of flag, as `--name value` and `--name=value`") {
   CHECK(f.o.seconds == 0.5);
   CHECK(f.o.traced);
   CHECK(f.o.custom == "0-3");
+  CHECK_FALSE(f.o.prefetch);
 }
 
 TEST_CASE("a bad value is INVALID_ARGUMENT naming the flag and the value") {
@@ -84,6 +87,7 @@ TEST_CASE("a bad value is INVALID_ARGUMENT naming the flag and the value") {
       {{"--seconds", "nan"}, "--seconds takes a number from 0.5 to 60, not 'nan'"},
       {{"--model", "wide"}, "--model is one of classic|deep, not 'wide'"},
       {{"--traced=1"}, "--traced takes no value"},
+      {{"--prefetch", "yes"}, "--prefetch is 0 or 1, not 'yes'"},
       {{"--steps"}, "--steps needs a value"},
       {{"--no-such"}, "unknown flag --no-such"},
       {{"stray"}, "unexpected argument 'stray'"},
@@ -133,7 +137,7 @@ TEST_CASE("--help and -h are CANCELLED; the usage lists every flag with its defa
   for (const char* line : {"--tfd PATH", "the tfd binary (default /usr/bin/tfd)",
                            "--model classic|deep", "--steps N", "(default 200)",
                            "--tasks LIST", "(default 4,8)", "how long (default 2.5 s)",
-                           "--traced", "--cpus A-B"}) {
+                           "--traced", "--cpus A-B", "--prefetch 0|1", "(default 1)"}) {
     INFO(line);
     CHECK(usage.find(line) != std::string::npos);
   }
