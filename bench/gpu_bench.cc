@@ -23,6 +23,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include "api/train_signature.h"
+#include "bench/bench_flags.h"
 #include "bench/data_dir.h"
 #include "bench/figures_json.h"
 #include "bench/mnist_files.h"
@@ -102,20 +103,13 @@ Status Measure(const Options& o, const std::string& data, bool gpu, FiguresJson&
 
 Status Main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) {
-      return errors::InvalidArgument(
-          "usage: gpu_bench [--model classic|large] [--steps N] [--warmup N] [--json FILE]");
-    }
-    const std::string value = argv[++i];
-    if (flag == "--model") o.model = value;
-    else if (flag == "--steps") o.steps = std::stoi(value);
-    else if (flag == "--warmup") o.warmup = std::stoi(value);
-    else if (flag == "--json") o.json_path = value;
-    else return errors::InvalidArgument("unknown flag: ", flag);
-  }
-  if (o.steps < 1 || o.warmup < 1) return errors::InvalidArgument("--steps and --warmup must be >= 1");
+  BenchFlags flags("gpu_bench", "the MNIST models in one process on the CPU and on GPU:0 "
+                                "(bench/torch_gpu_mlp.py: torch on the same GPU)");
+  flags.Choice("model", {"classic", "large", "deep"}, "the model (examples/mnist)", &o.model)
+      .Int("steps", 1, 10000000, "timed steps", &o.steps)
+      .Int("warmup", 1, 1000000, "steps before them", &o.warmup)
+      .Json(&o.json_path);
+  flags.ParseOrExit(argc, argv);
   DataDir data("tfd-gpu-bench");
   if (data.path().empty()) return errors::Internal("cannot make a directory under /tmp");
   TFD_RETURN_IF_ERROR(WriteMnistSizedFiles(data.path()));

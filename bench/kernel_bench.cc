@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "bench/alternating_timer.h"
+#include "bench/bench_flags.h"
 #include "bench/kernel_bench_report.h"
 #include "bench/kernel_cases.h"
 #include "bench/matmul_scaling.h"
@@ -45,101 +46,54 @@
 namespace tfd::bench {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: kernel_bench [--rounds N] [--round-ms MS] [--step-rounds N] [--steps N] "
-    "[--traced N] [--cpu N] [--torch 0|1] [--peers DIR] [--only kernels|large|conv|step]\n"
-    "       [--filter OP] [--json FILE] [--matmul-scaling N] [--matmul-backend blas|eigen]\n"
-    "  --rounds       alternating rounds per kernel (default 7)\n"
-    "  --round-ms     time of each side per kernel round (default 30)\n"
-    "  --step-rounds  alternating rounds of whole steps (default 7)\n"
-    "  --steps        steps of each side per round (default 300)\n"
-    "  --traced       traced tfd steps for the per-op table (default 300)\n"
-    "  --cpu          the CPU to pin to (default: the last allowed)\n"
-    "  --torch        0 skips torch eager (default 1: when torch is installed)\n"
-    "  --peers        the peers folder with run.sh (default: $TFD_PEERS, else ../shared/peers)\n"
-    "  --only         one section only\n"
-    "  --filter       only the kernels whose op name contains OP\n"
-    "  --json         also write the figures to FILE as JSON (bench/figures_json.h)\n"
-    "  --matmul-scaling N  only MatMul [N, N] x [N, N] on 1, 2, 4, 8 intra-op threads (those\n"
-    "                 no more than the allowed CPUs), --rounds timed calls each: GFLOP/s and\n"
-    "                 the scaling efficiency (e.g. 2048), on each GEMM backend built in\n"
-    "  --matmul-backend  MatMul's GEMM for the other sections: blas (OpenBLAS; the default\n"
-    "                 where built) or eigen\n";
-
-StatusOr<long> ParseCount(const std::string& flag, const std::string& value, long lo, long hi) {
-  char* end = nullptr;
-  const long v = std::strtol(value.c_str(), &end, 10);
-  if (value.empty() || *end != '\0' || v < lo || v > hi) {
-    return errors::InvalidArgument(flag, " takes an integer in [", lo, ", ", hi, "], got '", value,
-                                   "'");
-  }
-  return v;
-}
-
-StatusOr<KernelBenchSetup> ParseFlags(int argc, char** argv) {
-  KernelBenchSetup o;
+// The command line into `o`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, KernelBenchSetup& o) {
   const std::vector<int> cpus = AllowedCpus();
-  if (cpus.empty()) return errors::Internal("no CPU is allowed to this process");
+  if (cpus.empty()) {
+    std::fprintf(stderr, "kernel_bench: error: INTERNAL: no CPU is allowed to this process\n");
+    std::exit(1);
+  }
   o.cpu = cpus.back();
   const char* peers = std::getenv("TFD_PEERS");
   o.peers_dir = peers != nullptr && *peers != '\0' ? peers : TFD_PEERS_DIR;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    long* target = nullptr;
-    long lo = 1, hi = 1000000;
-    long v = 0;
-    if (flag == "--rounds") {
-      target = &o.rounds, hi = 1000;
-    } else if (flag == "--round-ms") {
-      target = &o.round_ms, hi = 60000;
-    } else if (flag == "--step-rounds") {
-      target = &o.step_rounds, hi = 1000;
-    } else if (flag == "--steps") {
-      target = &o.steps;
-    } else if (flag == "--traced") {
-      target = &o.traced, lo = 0;
-    } else if (flag == "--matmul-scaling") {
-      target = &o.matmul_scaling, hi = 32768;
-    } else if (flag == "--cpu") {
-      TFD_ASSIGN_OR_RETURN(v, ParseCount(flag, value, 0, CPU_SETSIZE - 1));
-      o.cpu = static_cast<int>(v);
-      continue;
-    } else if (flag == "--torch") {
-      TFD_ASSIGN_OR_RETURN(v, ParseCount(flag, value, 0, 1));
-      o.torch = v == 1;
-      continue;
-    } else if (flag == "--peers") {
-      o.peers_dir = value;
-      continue;
-    } else if (flag == "--matmul-backend") {
-      TFD_ASSIGN_OR_RETURN(auto backend, kernels::ParseGemmBackend(value));
-      TFD_RETURN_IF_ERROR(kernels::SetGemmBackend(backend));
-      continue;
-    } else if (flag == "--json") {
-      o.json_path = value;
-      continue;
-    } else if (flag == "--filter") {
-      o.filter = value;
-      continue;
-    } else if (flag == "--only") {
-      if (value != "kernels" && value != "step" && value != "large" && value != "conv") {
-        return errors::InvalidArgument("--only takes kernels, large, conv or step, got '", value,
-                                       "'");
-      }
-      o.kernels = value == "kernels";
-      o.large = value == "large";
-      o.step = value == "step";
-      o.conv = value == "conv";
-      continue;
-    } else {
-      return errors::InvalidArgument("unknown flag: ", flag);
-    }
-    TFD_ASSIGN_OR_RETURN(*target, ParseCount(flag, value, lo, hi));
+  std::string only, backend;
+  BenchFlags flags("kernel_bench", "each kernel of the classic model beside the same computation "
+                                   "in hand-written Eigen, and the whole step beside torch eager");
+  flags.Int("rounds", 1, 1000, "alternating rounds per kernel", &o.rounds)
+      .Int("round-ms", 1, 60000, "time of each side per kernel round", &o.round_ms)
+      .Int("step-rounds", 1, 1000, "alternating rounds of whole steps", &o.step_rounds)
+      .Int("steps", 1, 1000000, "steps of each side per round", &o.steps)
+      .Int("traced", 0, 1000000, "traced tfd steps for the per-op table", &o.traced)
+      .Int("cpu", 0, CPU_SETSIZE - 1, "the CPU to pin to", &o.cpu)
+      .ShownDefault("the last allowed")
+      .Bit("torch", "0 skips torch eager (1: when torch is installed)", &o.torch)
+      .Text("peers", "DIR", "the peers folder with run.sh", &o.peers_dir)
+      .ShownDefault("$TFD_PEERS, else ../shared/peers")
+      .Choice("only", {"kernels", "large", "conv", "step"}, "one section only", &only)
+      .Text("filter", "OP", "only the kernels whose op name contains OP", &o.filter)
+      .Json(&o.json_path)
+      .Int("matmul-scaling", 1, 32768, "only MatMul [N, N] x [N, N] on 1, 2, 4, 8 intra-op "
+           "threads (those no more than the allowed CPUs), --rounds timed calls each: GFLOP/s "
+           "and the scaling efficiency (e.g. 2048), on each GEMM backend built in",
+           &o.matmul_scaling)
+      .ShownDefault("off")
+      .Choice("matmul-backend", {"blas", "eigen"}, "MatMul's GEMM for the other sections: blas "
+              "(OpenBLAS; the default where built) or eigen", &backend);
+  flags.ParseOrExit(argc, argv);
+  if (!only.empty()) {
+    o.kernels = only == "kernels";
+    o.large = only == "large";
+    o.step = only == "step";
+    o.conv = only == "conv";
   }
-  return o;
+  if (!backend.empty()) {
+    auto parsed = kernels::ParseGemmBackend(backend);
+    const Status set = parsed.ok() ? kernels::SetGemmBackend(*parsed) : parsed.status();
+    if (!set.ok()) {
+      std::fprintf(stderr, "kernel_bench: error: %s\n", set.ToString().c_str());
+      std::exit(2);
+    }
+  }
 }
 
 // Kernels that do no arithmetic: what any kernel call costs.
@@ -278,17 +232,8 @@ int MatMulScalingMain(const KernelBenchSetup& o, int argc, char** argv) {
 }
 
 int Main(int argc, char** argv) {
-  auto options = ParseFlags(argc, argv);
-  if (!options.ok()) {
-    if (options.status().code() == Code::kCancelled) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "kernel_bench: error: %s\n%s", options.status().ToString().c_str(),
-                 kUsage);
-    return 2;
-  }
-  const KernelBenchSetup o = *options;
+  KernelBenchSetup o;
+  ParseFlags(argc, argv, o);
   if (o.matmul_scaling > 0) return MatMulScalingMain(o, argc, argv);
   PrintKernelBenchHeader(o);
   FiguresJson json("kernel_bench", argc, argv);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "api/control_flow.h"
+#include "bench/bench_flags.h"
 #include "daemon/runtime/executor.h"
 #include "kernels/register_all.h"
 
@@ -38,28 +39,16 @@ struct Flags {
 
 Flags ParseFlags(int argc, char** argv) {
   Flags f;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string name = argv[i];
-    const long long v = std::atoll(argv[i + 1]);
-    if (name == "--iterations") {
-      f.iterations = v;
-    } else if (name == "--repeats") {
-      f.repeats = static_cast<int>(v);
-    } else if (name == "--threads") {
-      f.threads = static_cast<int>(v);
-    } else if (name == "--parallel-iterations") {
-      f.parallel_iterations = static_cast<int>(v);
-    } else if (name == "--unrolled") {
-      f.unrolled = v != 0;
-    } else {
-      std::fprintf(stderr, "error: INVALID_ARGUMENT: unknown flag '%s'\n", name.c_str());
-      std::exit(2);
-    }
-  }
-  if (f.iterations < 1 || f.repeats < 1 || f.threads < 1 || f.parallel_iterations < 1) {
-    std::fprintf(stderr, "error: INVALID_ARGUMENT: every flag must be >= 1\n");
-    std::exit(2);
-  }
+  bench::BenchFlags flags("loop_bench", "a while loop's executor overhead per iteration, against "
+                                        "the same Adds unrolled");
+  flags.Int("iterations", 1, 100000000, "iterations of the loop (and Adds unrolled)",
+            &f.iterations)
+      .Int("repeats", 1, 1000000, "steps of each graph, alternated", &f.repeats)
+      .Int("threads", 1, 1024, "the executor's compute threads", &f.threads)
+      .Int("parallel-iterations", 1, 1000000, "the loop's parallel_iterations",
+           &f.parallel_iterations)
+      .Bit("unrolled", "0: the loop alone (for a profiler)", &f.unrolled);
+  flags.ParseOrExit(argc, argv);
   return f;
 }
 

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "common/subprocess.h"
+#include "bench/bench_flags.h"
 #include "bench/measure.h"
 #include "bench/proc_counters.h"
 #include "bench/report.h"
@@ -35,109 +36,51 @@
 namespace tfd::bench {
 namespace {
 
-constexpr const char* kUsage =
-    "usage: rpc_bench [--tfd PATH] [--iterations N] [--transfers N] [--sizes MIB,...] [--transports T,...] [--peers FILE] "
-    "[--cpus A,B] [--json FILE]\n"
-    "  --tfd         the tfd binary (default: $TFD, else the one built with this bench)\n"
-    "  --iterations  round trips per figure (default 2000)\n"
-    "  --transfers   timed transfers per size (default 5)\n"
-    "  --sizes       tensor sizes in MiB (default 1,16,64,256,1024)\n"
-    "  --transports  data-plane transports to measure, comma-separated: 'stream' (tfd's\n"
-    "                default) and 'shm' (UCX shared memory on one host) (default stream,shm)\n"
-    "  --peers       JSON lines from ../shared/peers/run.sh bw gloo, printed beside tfd\n"
-    "  --cpus        the two CPUs to pin the two ends to (default: the first two allowed)\n"
-    "  --json        also write the figures to FILE as JSON (bench/figures_json.h)\n";
-
-StatusOr<std::vector<long>> ParseList(const std::string& flag, const std::string& value) {
-  std::vector<long> out;
-  std::stringstream in(value);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < 0) {
-      return errors::InvalidArgument(
-          flag, " takes non-negative integers separated by commas, got '", value, "'");
-    }
-    out.push_back(v);
+// The command line into `o`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, BenchSetup& o) {
+  std::vector<int64_t> sizes(o.sizes_mib.begin(), o.sizes_mib.end());
+  std::vector<int> cpus;
+  std::string transports = "stream,shm";
+  BenchFlags flags("rpc_bench", "round trips and tensor transfers between tfd tasks on one host, "
+                                "beside raw TCP, UCX and gloo");
+  flags.TfdBinary(TFD_DEFAULT_PATH, &o.tfd)
+      .Int("iterations", 1, 1000000, "round trips per figure", &o.iterations)
+      .Int("transfers", 1, 1000, "timed transfers per size", &o.transfers)
+      .IntList("sizes", 1, 4096, "tensor sizes in MiB", &sizes)
+      .Text("transports", "T,...", "data-plane transports to measure, comma-separated: 'stream' "
+            "(tfd's default) and 'shm' (UCX shared memory on one host); 'default' runs tfd "
+            "without the flag", &transports)
+      .Text("peers", "FILE", "JSON lines from ../shared/peers/run.sh bw gloo, printed beside tfd",
+            &o.peers_file)
+      .IntList("cpus", 0, CPU_SETSIZE - 1, "the two CPUs to pin the two ends to, A,B", &cpus)
+      .ShownDefault("the first two allowed")
+      .Json(&o.json_path);
+  flags.ParseOrExit(argc, argv);
+  o.sizes_mib.assign(sizes.begin(), sizes.end());
+  o.transports.clear();
+  std::stringstream in(transports);
+  for (std::string item; std::getline(in, item, ',');) {
+    o.transports.push_back(item == "default" ? "" : item);
   }
-  if (out.empty()) return errors::InvalidArgument(flag, " needs a value");
-  return out;
-}
-
-StatusOr<BenchSetup> ParseFlags(int argc, char** argv) {
-  BenchSetup o;
-  const char* env = std::getenv("TFD");
-  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--tfd") {
-      o.tfd = value;
-      continue;
-    }
-    if (flag == "--peers") {
-      o.peers_file = value;
-      continue;
-    }
-    if (flag == "--json") {
-      o.json_path = value;
-      continue;
-    }
-    if (flag == "--transports") {
-      o.transports.clear();
-      std::stringstream in(value);
-      std::string item;
-      while (std::getline(in, item, ',')) o.transports.push_back(item == "default" ? "" : item);
-      if (o.transports.empty()) return errors::InvalidArgument("--transports needs a value");
-      continue;
-    }
-    TFD_ASSIGN_OR_RETURN(auto list, ParseList(flag, value));
-    if (flag == "--iterations" && list.size() == 1 && list[0] > 0) {
-      o.iterations = static_cast<int>(std::min(list[0], 1000000L));
-    } else if (flag == "--transfers" && list.size() == 1 && list[0] > 0) {
-      o.transfers = static_cast<int>(std::min(list[0], 1000L));
-    } else if (flag == "--sizes") {
-      o.sizes_mib.clear();
-      for (long v : list) {
-        if (v < 1 || v > 4096)
-          return errors::InvalidArgument("--sizes: ", v, " MiB is not in [1, 4096]");
-        o.sizes_mib.push_back(static_cast<size_t>(v));
-      }
-    } else if (flag == "--cpus" && list.size() == 2) {
-      o.cpu_a = static_cast<int>(list[0]);
-      o.cpu_b = static_cast<int>(list[1]);
-    } else {
-      return errors::InvalidArgument("unknown flag or bad value: ", flag, " ", value);
-    }
+  const std::vector<int> allowed = AllowedCpus();
+  if (cpus.empty() && !allowed.empty()) {
+    cpus = {allowed[0], allowed.size() > 1 ? allowed[1] : allowed[0]};
   }
-  if (o.cpu_a < 0) {
-    const std::vector<int> cpus = AllowedCpus();
-    if (cpus.empty()) return errors::Internal("no CPU is allowed to this process");
-    o.cpu_a = cpus[0];
-    o.cpu_b = cpus.size() > 1 ? cpus[1] : cpus[0];
+  const char* bad = o.transports.empty() ? "--transports needs a value"
+                    : allowed.empty()    ? "no CPU is allowed to this process"
+                    : cpus.size() != 2   ? "--cpus takes two CPUs, A,B"
+                                         : nullptr;
+  if (bad != nullptr) {
+    std::fprintf(stderr, "rpc_bench: error: INVALID_ARGUMENT: %s\n", bad);
+    std::exit(2);
   }
-  return o;
+  o.cpu_a = cpus[0];
+  o.cpu_b = cpus[1];
 }
 
 int Main(int argc, char** argv) {
-  auto options = ParseFlags(argc, argv);
-  if (!options.ok()) {
-    if (options.status().code() == Code::kCancelled) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "rpc_bench: error: %s\n%s", options.status().ToString().c_str(), kUsage);
-    return 2;
-  }
-  const BenchSetup& o = *options;
-  if (access(o.tfd.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "rpc_bench: error: NOT_FOUND: no tfd binary at '%s' (use --tfd or TFD)\n",
-                 o.tfd.c_str());
-    return 2;
-  }
+  BenchSetup o;
+  ParseFlags(argc, argv, o);
   if (Status s = PinSelf(o.cpu_a); !s.ok()) {
     std::fprintf(stderr, "rpc_bench: error: %s\n", s.ToString().c_str());
     return 1;
