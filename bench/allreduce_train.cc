@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "api/all_reduce_training.h"
+#include "bench/bench_flags.h"
 #include "bench/figures_json.h"
 #include "bench/tfd_cluster.h"
 #include "common/allowed_cpus.h"
@@ -47,64 +48,29 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kBatch = 100;
-constexpr const char* kUsage =
-    "usage: allreduce_train [--tfd PATH] [--workers N] [--cpus-per-task N|even]\n"
-    "       [--steps N] [--warmup N] [--layers W,W,...] [--json FILE]\n"
-    "  --tfd      the tfd binary (default: $TFD, else the one built with this bench)\n"
-    "  --workers  replicas, one tfd worker each (default 4)\n"
-    "  --cpus-per-task  N or even: each worker on CPUs of its own (default even)\n"
-    "  --steps    timed steps per worker, after --warmup ones (default 30, 3)\n"
-    "  --layers   the MLP's widths (default 784,2048,2048,10)\n"
-    "  --json     also write the figures to FILE as JSON (bench/figures_json.h)\n";
-
 struct Setup {
   std::string tfd, json_path, cpus_per_task = "even";
   int workers = 4, steps = 30, warmup = 3;
   std::vector<int64_t> layers{784, 2048, 2048, 10};
 };
 
-StatusOr<int64_t> Positive(const std::string& flag, const std::string& s) {
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < 1 || v > 100000) {
-    return errors::InvalidArgument(flag, " takes integers in [1, 100000], got '", s, "'");
+// The command line into `o`; exits on --help or a bad flag.
+void ParseFlags(int argc, char** argv, Setup& o) {
+  BenchFlags flags("allreduce_train", "synchronous training without a ps among N tfd workers "
+                                      "(CollectiveReduce), beside torch DDP");
+  flags.TfdBinary(TFD_DEFAULT_PATH, &o.tfd)
+      .Int("workers", 1, 100000, "replicas, one tfd worker each", &o.workers)
+      .Text("cpus-per-task", "N|even", "each worker on CPUs of its own", &o.cpus_per_task)
+      .Int("steps", 1, 100000, "timed steps per worker, after --warmup ones", &o.steps)
+      .Int("warmup", 1, 100000, "untimed steps first", &o.warmup)
+      .IntList("layers", 1, 100000, "the MLP's widths, two or more", &o.layers)
+      .Json(&o.json_path);
+  flags.ParseOrExit(argc, argv);
+  if (o.layers.size() < 2) {
+    std::fprintf(stderr, "allreduce_train: error: INVALID_ARGUMENT: --layers needs two widths "
+                         "or more\n");
+    std::exit(2);
   }
-  return static_cast<int64_t>(v);
-}
-
-StatusOr<Setup> ParseFlags(int argc, char** argv) {
-  Setup o;
-  const char* env = std::getenv("TFD");
-  o.tfd = env != nullptr && *env != '\0' ? env : TFD_DEFAULT_PATH;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--help" || flag == "-h") return errors::Cancelled("help");
-    if (i + 1 >= argc) return errors::InvalidArgument(flag, " needs a value");
-    const std::string value = argv[++i];
-    if (flag == "--tfd") {
-      o.tfd = value;
-    } else if (flag == "--json") {
-      o.json_path = value;
-    } else if (flag == "--cpus-per-task") {
-      o.cpus_per_task = value;
-    } else if (flag == "--workers" || flag == "--steps" || flag == "--warmup") {
-      TFD_ASSIGN_OR_RETURN(int64_t v, Positive(flag, value));
-      (flag == "--workers" ? o.workers : flag == "--steps" ? o.steps : o.warmup) =
-          static_cast<int>(v);
-    } else if (flag == "--layers") {
-      o.layers.clear();
-      std::stringstream in(value);
-      std::string item;
-      while (std::getline(in, item, ',')) {
-        TFD_ASSIGN_OR_RETURN(int64_t v, Positive(flag, item));
-        o.layers.push_back(v);
-      }
-      if (o.layers.size() < 2) return errors::InvalidArgument("--layers needs two widths or more");
-    } else {
-      return errors::InvalidArgument("unknown flag: ", flag);
-    }
-  }
-  return o;
 }
 
 Tensor RandomBatch(int64_t width) {
@@ -209,22 +175,8 @@ Status Measure(const Setup& o, BenchCluster& cluster, FiguresJson& json) {
 }
 
 int Main(int argc, char** argv) {
-  auto options = ParseFlags(argc, argv);
-  if (!options.ok()) {
-    if (options.status().code() == Code::kCancelled) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    std::fprintf(stderr, "allreduce_train: error: %s\n%s", options.status().ToString().c_str(),
-                 kUsage);
-    return 2;
-  }
-  const Setup& o = *options;
-  if (access(o.tfd.c_str(), X_OK) != 0) {
-    std::fprintf(stderr, "allreduce_train: error: NOT_FOUND: no tfd binary at '%s' (use --tfd)\n",
-                 o.tfd.c_str());
-    return 2;
-  }
+  Setup o;
+  ParseFlags(argc, argv, o);
   auto sets = SplitCpus(o.cpus_per_task, AllowedCpus(), o.workers);
   if (!sets.ok() && o.cpus_per_task == "even") sets = std::vector<std::vector<int>>(o.workers);
   if (!sets.ok()) {
