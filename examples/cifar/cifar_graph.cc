@@ -5,25 +5,21 @@
 //   cifar-graph --blocks 3 --epochs 30 -o resnet20.capnp    # ResNet-20
 #include <boost/algorithm/string/classification.hpp>
 #include <boost/algorithm/string/split.hpp>
-#include <boost/program_options.hpp>
-#include <iostream>
 
-#include "api/graph_file.h"
+#include "examples/graph_writer.h"
 #include "examples/cifar/cifar_model.h"
-#include "kernels/register_all.h"
 
 namespace po = boost::program_options;
 using namespace tfd;
 
 int main(int argc, char** argv) {
   examples::CifarOptions o;
-  std::string train_files, output, format = "binary";
-  po::options_description flags(
+  std::string train_files;
+  examples::GraphWriter writer(
       "cifar-graph [--blocks N] [--workers N] [--ps-tasks N] [--epochs N] [--batch-size N] "
       "[--learning-rate F] [--momentum F] [--seed N] [--train-files A,B,...] [--test-file F] "
       "[--test-batch N] [--eval-batch N] -o FILE");
-  flags.add_options()
-      ("help,h", "this text")
+  writer.flags().add_options()
       ("blocks", po::value(&o.blocks), "residual blocks per stage: ResNet-(6N+2); 1 (ResNet-8) by "
        "default, 3 for ResNet-20")
       ("workers", po::value(&o.workers), "worker replicas; each reads its own shard")
@@ -38,39 +34,15 @@ int main(int argc, char** argv) {
        "data_batch_1.bin,...,data_batch_5.bin)")
       ("test-file", po::value(&o.test_file), "the test file (default test_batch.bin)")
       ("test-batch", po::value(&o.test_batch), "test examples evaluated (default 10000)")
-      ("eval-batch", po::value(&o.eval_batch), "test examples classified at once (default 500)")
-      ("format", po::value(&format), "binary or text")
-      ("output,o", po::value(&output), "graph file to write");
-  try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, flags), vm);
-    po::notify(vm);
-    if (vm.count("help")) {
-      std::cout << flags;
-      return 0;
-    }
-    if (output.empty()) throw po::error("-o FILE is required");
-    if (!train_files.empty()) {
-      o.train_files.clear();
-      boost::split(o.train_files, train_files, boost::is_any_of(","));
-    }
-    if (format != "binary" && format != "text") {
-      throw po::error("--format must be binary or text, not '" + format + "'");
-    }
-  } catch (const po::error& e) {
-    std::cerr << "error: " << e.what() << "\n" << flags;
-    return 2;
-  }
-  OpRegistry registry;
-  Status s = kernels::RegisterAll(registry);
-  Scope root = Scope::NewRootScope(registry);
-  if (s.ok()) s = examples::BuildCifar(root, o);
-  if (s.ok()) {
-    s = WriteGraphFile(root, output, format == "text" ? GraphFormat::kText : GraphFormat::kBinary);
-  }
-  if (!s.ok()) {
-    std::cerr << "error: " << s.ToString() << "\n";
-    return s.code() == Code::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+      ("eval-batch", po::value(&o.eval_batch), "test examples classified at once (default 500)");
+  return writer.Main(
+      argc, argv,
+      [&](const po::variables_map&) {
+        if (!train_files.empty()) {
+          o.train_files.clear();
+          boost::split(o.train_files, train_files, boost::is_any_of(","));
+        }
+        return OkStatus();
+      },
+      [&](Scope& root) { return examples::BuildCifar(root, o); });
 }

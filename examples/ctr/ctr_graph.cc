@@ -3,26 +3,21 @@
 //
 //   ctr-graph --ps-tasks 2 --workers 2 --train ctr-train.tsv --eval ctr-eval.tsv -o ctr.capnp
 //   ctr-graph --ps-tasks 2 --workers 2 --sync --steps 2000 -o ctr-sync.capnp
-#include <boost/program_options.hpp>
-#include <iostream>
 
-#include "api/graph_file.h"
+#include "examples/graph_writer.h"
 #include "examples/ctr/ctr_model.h"
-#include "kernels/register_all.h"
 
 namespace po = boost::program_options;
 using namespace tfd;
 
 int main(int argc, char** argv) {
   examples::CtrOptions o;
-  std::string output, format = "binary";
   std::vector<std::string> train;
-  po::options_description flags(
+  examples::GraphWriter writer(
       "ctr-graph [--ps-tasks N] [--workers N] [--sync --steps N] [--vocab V] [--batch-size N] "
       "[--epochs N] [--learning-rate F] [--sparse-learning-rate F] [--train FILE]... [--eval FILE] [--eval-examples N] "
       "-o FILE");
-  flags.add_options()
-      ("help,h", "this text")
+  writer.flags().add_options()
       ("ps-tasks", po::value(&o.ps_tasks), "ps tasks the tables and the MLP are spread over")
       ("workers", po::value(&o.workers), "worker replicas; each reads its own lines")
       ("sync", po::bool_switch(&o.sync), "synchronous replicas (default: asynchronous)")
@@ -43,36 +38,12 @@ int main(int argc, char** argv) {
       ("train", po::value(&train), "training TSV file in --data-dir (repeatable; in order)")
       ("eval", po::value(&o.eval_file), "held-out TSV file in --data-dir")
       ("eval-examples", po::value(&o.eval_examples),
-       "held-out examples evaluated in one batch: the eval file's line count (default 32768)")
-      ("format", po::value(&format), "binary or text")
-      ("output,o", po::value(&output), "graph file to write");
-  try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, flags), vm);
-    po::notify(vm);
-    if (vm.count("help")) {
-      std::cout << flags;
-      return 0;
-    }
-    if (output.empty()) throw po::error("-o FILE is required");
-    if (!train.empty()) o.train_files = train;
-    if (format != "binary" && format != "text") {
-      throw po::error("--format must be binary or text, not '" + format + "'");
-    }
-  } catch (const po::error& e) {
-    std::cerr << "error: " << e.what() << "\n" << flags;
-    return 2;
-  }
-  OpRegistry registry;
-  Status s = kernels::RegisterAll(registry);
-  Scope root = Scope::NewRootScope(registry);
-  if (s.ok()) s = examples::BuildCtr(root, o);
-  if (s.ok()) {
-    s = WriteGraphFile(root, output, format == "text" ? GraphFormat::kText : GraphFormat::kBinary);
-  }
-  if (!s.ok()) {
-    std::cerr << "error: " << s.ToString() << "\n";
-    return s.code() == Code::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+       "held-out examples evaluated in one batch: the eval file's line count (default 32768)");
+  return writer.Main(
+      argc, argv,
+      [&](const po::variables_map&) {
+        if (!train.empty()) o.train_files = train;
+        return OkStatus();
+      },
+      [&](Scope& root) { return examples::BuildCtr(root, o); });
 }

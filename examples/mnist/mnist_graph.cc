@@ -4,25 +4,21 @@
 //   mnist-graph --model classic --workers 2 -o mnist.capnp
 //   mnist-graph --model strong --workers 2 --sync -o mnist-sync.capnp
 //   mnist-graph --model deep --workers 2 --epochs 3 -o deep.capnp
-#include <boost/program_options.hpp>
-#include <iostream>
 
-#include "api/graph_file.h"
+#include "examples/graph_writer.h"
 #include "examples/mnist/mnist_model.h"
-#include "kernels/register_all.h"
 
 namespace po = boost::program_options;
 using namespace tfd;
 
 int main(int argc, char** argv) {
   examples::MnistOptions o;
-  std::string model = "classic", device = "cpu", output, format = "binary";
-  po::options_description flags(
+  std::string model = "classic", device = "cpu";
+  examples::GraphWriter writer(
       "mnist-graph [--model classic|strong|large|deep] [--workers N] [--ps-tasks N] [--sync] "
       "[--replicas-to-aggregate N] [--no-shard] [--epochs N] [--batch-size N] [--learning-rate F] "
       "[--seed N] [--device cpu|gpu] -o FILE");
-  flags.add_options()
-      ("help,h", "this text")
+  writer.flags().add_options()
       ("model", po::value(&model), "classic (784-100-10 sigmoid, SGD), strong (784-256-10 ReLU, Adam) or large "
        "(784-2048-2048-10 ReLU, SGD; 5.8 M parameters) or deep (the Deep MNIST convnet, Adam 1e-4, "
        "batch 50; 3.3 M parameters)")
@@ -42,43 +38,19 @@ int main(int argc, char** argv) {
       ("train-examples", po::value(&o.train_examples), "sync: training set size, for max_steps")
       ("test-batch", po::value(&o.test_batch), "test examples evaluated (default 10000)")
       ("eval-batch", po::value(&o.eval_batch),
-       "test examples classified at once (default: 1000 for deep, all for the others)")
-      ("format", po::value(&format), "binary or text")
-      ("output,o", po::value(&output), "graph file to write");
-  try {
-    po::variables_map vm;
-    po::store(po::parse_command_line(argc, argv, flags), vm);
-    po::notify(vm);
-    if (vm.count("help")) {
-      std::cout << flags;
-      return 0;
-    }
-    if (output.empty()) throw po::error("-o FILE is required");
-    o.shard = vm.count("no-shard") == 0;
-    auto parsed = examples::ParseMnistModel(model);
-    if (!parsed.ok()) throw po::error("--model: " + parsed.status().message());
-    o.model = *parsed;
-    if (device != "cpu" && device != "gpu") {
-      throw po::error("--device must be cpu or gpu, not '" + device + "'");
-    }
-    o.gpu = device == "gpu";
-    if (format != "binary" && format != "text") {
-      throw po::error("--format must be binary or text, not '" + format + "'");
-    }
-  } catch (const po::error& e) {
-    std::cerr << "error: " << e.what() << "\n" << flags;
-    return 2;
-  }
-  OpRegistry registry;
-  Status s = kernels::RegisterAll(registry);
-  Scope root = Scope::NewRootScope(registry);
-  if (s.ok()) s = examples::BuildMnist(root, o);
-  if (s.ok()) {
-    s = WriteGraphFile(root, output, format == "text" ? GraphFormat::kText : GraphFormat::kBinary);
-  }
-  if (!s.ok()) {
-    std::cerr << "error: " << s.ToString() << "\n";
-    return s.code() == Code::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+       "test examples classified at once (default: 1000 for deep, all for the others)");
+  return writer.Main(
+      argc, argv,
+      [&](const po::variables_map& vm) {
+        o.shard = vm.count("no-shard") == 0;
+        auto parsed = examples::ParseMnistModel(model);
+        if (!parsed.ok()) return parsed.status().WithContext("--model");
+        o.model = *parsed;
+        if (device != "cpu" && device != "gpu") {
+          return errors::InvalidArgument("--device must be cpu or gpu, not '", device, "'");
+        }
+        o.gpu = device == "gpu";
+        return OkStatus();
+      },
+      [&](Scope& root) { return examples::BuildMnist(root, o); });
 }
