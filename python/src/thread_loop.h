@@ -13,7 +13,7 @@
 // which destroys it at its next FreeOrphans (each runner's use calls it) or
 // at its exit, whichever comes first; the home thread's exit destroys what
 // its runners still kept, and the loop. The loop itself is made with the
-// first object kept and goes with the last one dropped on the home thread,
+// first object kept and goes once the home thread has destroyed the last,
 // so that a thread whose sessions are gone holds no file descriptors.
 //
 //   std::shared_ptr<ThreadLoop> home = ThreadLoop::ForThisThread();
