@@ -31,30 +31,29 @@ StatusOr<int64_t> StepOf(const std::vector<TaskCheckpoints>& tasks, const char* 
   return errors::NotFound("no task ", done, " a checkpoint");
 }
 
+}  // namespace
+
+// The Python hooks' callbacks of monitored.h and the exception one raised.
+// The runner owns them, not the loop: Python objects go with the GIL held,
+// and what lives on the loop may go where there is none (ThreadLoop).
+struct MonitoredRunner::PythonCallbacks {
+  py::object before_run, after_run;
+  std::optional<py::error_already_set> error;
+};
+
+namespace {
+
 // The Python side of a step: the fetches and targets of the user's run()
 // (names, set before each step; their values kept for the caller, owned),
-// and the Python hooks' callbacks of monitored.h, called with the GIL taken
-// on the loop's thread (not at all when None: no Python hook, no GIL per
-// step). A Python exception is kept for the caller and ends the loop as a
-// CANCELLED step.
+// and the runner's Python callbacks, called with the GIL taken on the
+// loop's thread (not at all when None: no Python hook, no GIL per step). A
+// Python exception is kept for the caller and ends the loop as a CANCELLED
+// step. It only borrows the callbacks: once its runner is gone it is never
+// called again, only destroyed.
 class PythonHook : public SessionHook {
  public:
-  PythonHook(py::object before_run, py::object after_run)
-      : before_run_(std::move(before_run)), after_run_(std::move(after_run)) {}
-  ~PythonHook() override {
-    if (released_) return;
-    py::gil_scoped_acquire gil;
-    ReleasePython();
-  }
-
-  // Lets go of the Python objects, with the GIL held: what is left may then
-  // go on a thread that cannot take it (one that is ending).
-  void ReleasePython() {
-    error_.reset();
-    before_run_ = py::none();
-    after_run_ = py::none();
-    released_ = true;
-  }
+  using Callbacks = MonitoredRunner::PythonCallbacks;
+  explicit PythonHook(Callbacks& python) : python_(python) {}
 
   void SetStep(std::vector<std::string> fetches, std::vector<std::string> targets) {
     fetches_ = std::move(fetches);
@@ -67,10 +66,10 @@ class PythonHook : public SessionHook {
     user_indices_.clear();
     for (const std::string& name : fetches_) user_indices_.push_back(args.AddFetch(name));
     for (const std::string& name : targets_) args.AddTarget(name);
-    if (before_run_.is_none()) return OkStatus();
+    if (python_.before_run.is_none()) return OkStatus();
     py::gil_scoped_acquire gil;
     try {
-      const py::object asked = before_run_();
+      const py::object asked = python_.before_run();
       const py::object fetches = asked[py::int_(0)], targets = asked[py::int_(1)];
       indices_.clear();
       for (py::handle name : fetches) indices_.push_back(args.AddFetch(name.cast<std::string>()));
@@ -88,7 +87,7 @@ class PythonHook : public SessionHook {
     values_.clear();
     for (int i : user_indices_) values_.push_back(values.fetches[i]);
     TFD_RETURN_IF_ERROR(OwnTensors(values_));
-    if (after_run_.is_none()) return OkStatus();
+    if (python_.after_run.is_none()) return OkStatus();
     std::vector<Tensor> mine;
     for (int i : indices_) mine.push_back(values.fetches[i]);
     TFD_RETURN_IF_ERROR(OwnTensors(mine));
@@ -100,7 +99,7 @@ class PythonHook : public SessionHook {
         if (!array.ok()) return array.status();
         arrays.append(*array);
       }
-      if (after_run_(arrays).cast<bool>()) session.RequestStop("a hook asked to stop");
+      if (python_.after_run(arrays).cast<bool>()) session.RequestStop("a hook asked to stop");
     } catch (py::error_already_set& e) {
       return Raised(std::move(e), "after_run");
     } catch (const std::exception& e) {
@@ -109,35 +108,28 @@ class PythonHook : public SessionHook {
     return OkStatus();
   }
 
-  // The exception a callback raised, once.
-  std::optional<py::error_already_set> TakeError() { return std::exchange(error_, std::nullopt); }
-
  private:
   Status Raised(py::error_already_set e, const char* where) {
-    error_ = std::move(e);
+    python_.error = std::move(e);
     return errors::Cancelled("a Python hook's ", where, " raised an exception");
   }
 
-  py::object before_run_, after_run_;
+  Callbacks& python_;
   std::vector<std::string> fetches_, targets_;  // the user's, of this step
   std::vector<int> user_indices_;  // in StepValues::fetches, of fetches_
   std::vector<Tensor> values_;     // of fetches_, after the step
   std::vector<int> indices_;       // in StepValues::fetches, of before_run's names
-  std::optional<py::error_already_set> error_;
-  bool released_ = false;
 };
 
 }  // namespace
 
 // Everything that lives on the home thread's loop: the client, the hooks
-// and the session that borrows them, and the loop itself, which goes last.
-class MonitoredRunner::Loop {
+// and the session that borrows them. The home thread's ThreadLoop keeps it,
+// and destroys it before the loop.
+class MonitoredRunner::Loop : public ThreadLoop::Resident {
  public:
-  Loop(std::shared_ptr<ThreadLoop> home, MonitoredOptions options, py::object before_run,
-       py::object after_run)
-      : home_(std::move(home)),
-        options_(std::move(options)),
-        python_(std::move(before_run), std::move(after_run)) {}
+  Loop(MonitoredOptions options, PythonCallbacks& python)
+      : options_(std::move(options)), python_(python) {}
 
   Status Open(kj::AsyncIoContext& io, GraphDef graph) {
     const auto timeout = Millis(options_.timeout_s);
@@ -170,7 +162,7 @@ class MonitoredRunner::Loop {
   }
   PythonHook& python() { return python_; }
   int64_t checkpoints() const { return saver_ ? saver_->saved() : 0; }
-  ~Loop() {
+  ~Loop() override {
     session_.reset();
     client_.reset();
   }
@@ -210,7 +202,6 @@ class MonitoredRunner::Loop {
     return o;
   }
 
-  std::shared_ptr<ThreadLoop> home_;
   MonitoredOptions options_;
   PythonHook python_;
   std::unique_ptr<Client> client_;
@@ -225,6 +216,7 @@ template <typename Job>
 void MonitoredRunner::OnLoop(Job&& job) {
   CheckThread();
   py::gil_scoped_release release;
+  home_->FreeOrphans();  // this thread's runners that other threads dropped since
   job(home_->io());
 }
 
@@ -235,55 +227,52 @@ void MonitoredRunner::CheckThread() const {
 MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions options,
                                  py::object before_run, py::object after_run)
     : home_(ThreadLoop::ForThisThread()),
-      loop_(std::make_unique<Loop>(home_, std::move(options), std::move(before_run),
-                                   std::move(after_run))) {
+      python_(std::make_unique<PythonCallbacks>(
+          PythonCallbacks{std::move(before_run), std::move(after_run), std::nullopt})) {
   GraphDef def = graph.ToGraphDef();
+  auto loop = std::make_unique<Loop>(std::move(options), *python_);
+  loop_ = loop.get();
+  key_ = home_->Keep(std::move(loop));
   Status s;
   OnLoop([&](kj::AsyncIoContext& io) {
     s = loop_->Open(io, std::move(def));
     if (s.ok()) {
       task_ = loop_->session().client().task();
       chief_ = loop_->session().chief();
+      stop_requested_ = loop_->session().stop_requested();
     } else {
       loop_->CloseFailed(s);
     }
   });
   if (!s.ok()) {
     // No destructor runs after a constructor throws: drop the client now.
-    std::optional<py::error_already_set> raised = loop_->python().TakeError();
-    loop_.reset();
-    ended_ = true;
+    std::optional<py::error_already_set> raised = TakeError();
+    DropLoop();
     if (raised) throw std::move(*raised);
     ThrowIfError(s);
   }
 }
 
-MonitoredRunner::~MonitoredRunner() {
-  if (!home_->OnHomeThread()) {
-    // Dropped by another thread (a garbage collection there): the client
-    // and the thread's event loop belong to the home thread, which alone
-    // may run or destroy them, and which may have ended (then this holds
-    // the loop's last reference, closed or not). Kept for good rather than
-    // torn down here.
-    // TODO(cleanup): hand them to the home thread to close and free.
-    (void)loop_.release();
-    (void)std::make_unique<std::shared_ptr<ThreadLoop>>(std::move(home_)).release();
-    return;
-  }
-  if (!loop_) return;
-  py::gil_scoped_release release;
-  if (!ended_) (void)loop_->session().Close(errors::Cancelled("the session was dropped"));
-  loop_.reset();
+// Dropped unclosed (TF1 programs rarely close): the connection goes without
+// a word to the master, which ends the session when it sees it go. No call
+// to the task, so that one stopped or gone cannot hold the dropping thread
+// (a garbage collection, on any thread); the hooks' End does not run, as
+// TF's hooks' end() does not for a session never closed.
+MonitoredRunner::~MonitoredRunner() { DropLoop(); }
+
+void MonitoredRunner::DropLoop() {
+  if (loop_ == nullptr) return;
+  loop_ = nullptr;
+  home_->Drop(key_);  // now on the home thread, else by it (ThreadLoop)
 }
 
-void MonitoredRunner::Throw(const Status& s) {
-  if (auto raised = loop_->python().TakeError()) throw std::move(*raised);
-  ThrowIfError(s);
+std::optional<py::error_already_set> MonitoredRunner::TakeError() {
+  return std::exchange(python_->error, std::nullopt);
 }
 
 py::object MonitoredRunner::Step(std::vector<std::string> fetches,
                                  std::vector<std::string> targets) {
-  if (ended_) return py::none();
+  if (loop_ == nullptr) return py::none();
   StatusOr<bool> stepped = false;
   std::vector<Tensor> values;
   OnLoop([&](kj::AsyncIoContext&) {
@@ -295,35 +284,30 @@ py::object MonitoredRunner::Step(std::vector<std::string> fetches,
     // The loop is over: close it (the hooks' End hear the error), then raise.
     const Status failed = stepped.status();
     OnLoop([&](kj::AsyncIoContext&) { (void)loop_->session().Close(failed); });
-    ended_ = true;
-    std::optional<py::error_already_set> raised = loop_->python().TakeError();
-    Drop();
+    std::optional<py::error_already_set> raised = TakeError();
+    DropLoop();
     if (raised) throw std::move(*raised);
     ThrowIfError(failed);
   }
+  stop_requested_ = loop_->session().stop_requested();
   if (!*stepped) return py::none();
   py::list out;
   for (Tensor& t : values) out.append(ValueOrThrow(TensorToNumpy(std::move(t))));
   return out;
 }
 
-bool MonitoredRunner::stop_requested() {
-  return ended_ || loop_->session().stop_requested();
-}
-
-void MonitoredRunner::Drop() {
-  py::gil_scoped_release release;  // the hooks' Python objects take it
-  loop_.reset();
-}
+bool MonitoredRunner::stop_requested() const { return loop_ == nullptr || stop_requested_; }
 
 py::object MonitoredRunner::Close() {
-  if (ended_) return py::none();  // a failed step closed it, and said why
+  if (loop_ == nullptr) return py::none();  // a failed step closed it, and said why
   StatusOr<training::SessionResult> closed = Status();
-  OnLoop([&](kj::AsyncIoContext&) { closed = loop_->session().Close(OkStatus()); });
-  ended_ = true;
-  const int64_t checkpoints = loop_->checkpoints();
-  std::optional<py::error_already_set> raised = loop_->python().TakeError();
-  Drop();  // the connection goes now, not when Python collects this object
+  int64_t checkpoints = 0;
+  OnLoop([&](kj::AsyncIoContext&) {
+    closed = loop_->session().Close(OkStatus());
+    checkpoints = loop_->checkpoints();
+  });
+  std::optional<py::error_already_set> raised = TakeError();
+  DropLoop();  // the connection goes now, not when Python collects this object
   if (raised) throw std::move(*raised);
   ThrowIfError(closed.status());
   py::dict out;

@@ -18,10 +18,13 @@
 //
 // Thread-safety: the Python thread that made it, only (its client lives on
 // that thread's ThreadLoop, so a step is no hand-over to another thread,
-// as in `tfctl train`); a call from another is FAILED_PRECONDITION. Step
-// and Close run without the GIL, which the Python hooks take. Close drops
-// the connection at once; dropped unclosed on another thread, its client
-// is kept for good (only the home thread may destroy it).
+// as in `tfctl train`); a call from another is FAILED_PRECONDITION, but
+// stop_requested and the destructor may be called from any. Step and Close
+// run without the GIL, which the Python hooks take. Close drops the
+// connection at once. Dropped unclosed, it says nothing to the task (which
+// may be stopped or gone) and lets the connection go: at once on the home
+// thread; from another, the home thread frees it at its next step or
+// session, or at its exit (ThreadLoop::Drop).
 #pragma once
 
 #include <cstdint>
@@ -70,7 +73,9 @@ class MonitoredRunner {
   // stopped, recoveries, restored_steps, chief, checkpoints; None when a failed Step has
   // closed it already.
   pybind11::object Close();
-  bool stop_requested();
+  // Whether the loop has ended or will end before the next step: as the
+  // last step (or Close) left it.
+  bool stop_requested() const;
   // FAILED_PRECONDITION on another thread than the one that made it, which
   // alone may step or close it.
   void CheckThread() const;
@@ -78,11 +83,15 @@ class MonitoredRunner {
   // Whether this worker is the chief (decided when the session opened).
   bool chief() const { return chief_; }
 
+  // The Python hooks' callbacks (monitored.cc).
+  struct PythonCallbacks;
+
  private:
   class Loop;
-  void Throw(const Status& s);
-  // Drops the client and the hooks (on the home thread, once the loop ended).
-  void Drop();
+  // Lets the loop's objects go (ThreadLoop::Drop); once.
+  void DropLoop();
+  // The exception a Python hook raised, once.
+  std::optional<pybind11::error_already_set> TakeError();
 
   // Runs `job` on the home thread's loop without the GIL; raises when
   // called from another thread.
@@ -90,10 +99,15 @@ class MonitoredRunner {
   void OnLoop(Job&& job);
 
   std::shared_ptr<ThreadLoop> home_;
-  std::unique_ptr<Loop> loop_;  // destroyed on home_'s thread only
+  // The GIL's: goes with this object, on whichever thread drops it.
+  std::unique_ptr<PythonCallbacks> python_;
+  // Kept on home_'s loop under key_ (null once dropped: the loop has
+  // ended); used on home_'s thread only.
+  Loop* loop_ = nullptr;
+  ThreadLoop::Key key_ = 0;
   std::string task_;
   bool chief_ = false;
-  bool ended_ = false;
+  bool stop_requested_ = false;  // the session's, after the last step
 };
 
 }  // namespace tfd::python

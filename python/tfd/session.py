@@ -120,8 +120,7 @@ class Session:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None, timeout=None):
         """The fetched values in the structure of `fetches`. `timeout` (seconds)
         bounds the step: DeadlineExceededError past it."""
-        if self._closed:
-            raise RuntimeError("this session is closed")
+        self._check_open()
         plan = _Fetches(self.graph, fetches)
         values = self._runner.run(self.graph._builder, _feeds(self.graph, feed_dict),
                                   plan.names, plan.targets, float(timeout or 0))
@@ -132,6 +131,7 @@ class Session:
         feed_list's order. On a cluster the master prepares the step once
         and each call sends only the values; the function lasts until ops
         are added to the graph (a later call is then InvalidArgumentError)."""
+        self._check_open()
         feed_list = list(feed_list or [])
         if not hasattr(self._runner, "make_callable"):
             def local_step(*values):
@@ -144,6 +144,7 @@ class Session:
                                             plan.names, plan.targets)
 
         def remote_step(*values):
+            self._check_open()
             if len(values) != len(feeds):
                 raise TypeError("this callable takes %d feeds, got %d" % (len(feeds), len(values)))
             arrays = [a for _, a in _feeds(self.graph, dict(zip(feeds, values)))]
@@ -155,10 +156,15 @@ class Session:
         names) is initialized on the cluster, as `tfctl wait init` does: how
         a worker waits for the chief's initializer.
         DeadlineExceededError naming them after `timeout` seconds."""
+        self._check_open()
         if not hasattr(self._runner, "wait_initialized"):
             raise ValueError("wait_initialized needs a session on a cluster (a target)")
         names = [v if isinstance(v, str) else v.op.name for v in var_list]
         self._runner.wait_initialized([n.split(":")[0] for n in names], float(timeout))
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("this session is closed")
 
     def close(self):
         if self._closed:

@@ -45,6 +45,8 @@ def test_a_callable_repeats_a_step_on_the_cluster(cluster_factory):
         np.testing.assert_array_equal(outs[1], [11.0, 22.0])
         with pytest.raises(TypeError):
             step()
+    with pytest.raises(RuntimeError):  # as run() after close(), TF's
+        step([1.0, 1.0])
 
 
 def test_large_fetches_outlive_their_session_and_writes_to_them_stay_theirs(cluster_factory):
