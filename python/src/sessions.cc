@@ -212,10 +212,8 @@ RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_f
     : timeout_(Millis(timeout_s > 0 ? timeout_s : 30)),
       loop_(std::make_unique<LoopThread>()) {
   Status s;
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext& io) { s = Connect(io, target, token_file, tls); });
-  }
+  Status ran = OnLoop([&](kj::AsyncIoContext& io) { s = Connect(io, target, token_file, tls); });
+  if (!ran.ok()) s = ran;
   if (!s.ok()) Release();  // no destructor runs after a constructor throws
   ThrowIfError(s);
 }
@@ -223,10 +221,19 @@ RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_f
 RemoteRunner::~RemoteRunner() { Release(); }
 
 void RemoteRunner::Release() {
-  if (loop_ == nullptr) return;
   py::gil_scoped_release release;
+  MutexLock lock(calls_mu_);
+  if (loop_ == nullptr) return;
   loop_->Call([this](kj::AsyncIoContext&) { client_.reset(); });
   loop_.reset();
+}
+
+Status RemoteRunner::OnLoop(const std::function<void(kj::AsyncIoContext&)>& job) {
+  py::gil_scoped_release release;
+  MutexLock lock(calls_mu_);
+  if (loop_ == nullptr) return errors::FailedPrecondition("this session is closed");
+  loop_->Call(job);
+  return OkStatus();
 }
 
 void RemoteRunner::CheckOpen() const {
@@ -292,15 +299,12 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
   bool created = false;
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) {
-      Status s = SendGraphIfGrown(def, resend, &created);
-      out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
-      tensors.clear();
-      if (out.ok()) out = OwnSmallFetches(std::move(out).value());
-    });
-  }
+  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    Status s = SendGraphIfGrown(def, resend, &created);
+    out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
+    tensors.clear();
+    if (out.ok()) out = OwnSmallFetches(std::move(out).value());
+  }));
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
@@ -315,13 +319,10 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
   const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
   StatusOr<Client::CallableHandle> handle = Status();
   bool created = false;
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) {
-      Status s = SendGraphIfGrown(def, resend, &created);
-      handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
-    });
-  }
+  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    Status s = SendGraphIfGrown(def, resend, &created);
+    handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
+  }));
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
   return ValueOrThrow(std::move(handle));
 }
@@ -338,14 +339,11 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) {
-      out = client_->RunCallable(handle, tensors, options);
-      tensors.clear();
-      if (out.ok()) out = OwnSmallFetches(std::move(out).value());
-    });
-  }
+  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    out = client_->RunCallable(handle, tensors, options);
+    tensors.clear();
+    if (out.ok()) out = OwnSmallFetches(std::move(out).value());
+  }));
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
 }
@@ -367,38 +365,28 @@ py::list CheckpointsToPython(const std::vector<TaskCheckpoints>& tasks) {
 py::list RemoteRunner::SaveCheckpoint(int64_t step) {
   CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) {
-      out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
-                                    timeout_);
-    });
-  }
+  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
+                                  timeout_);
+  }));
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
 void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double timeout_s) {
   CheckOpen();
   Status out;
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) {
-      out = client_->WaitInitialized(
-          names, Millis(timeout_s));
-    });
-  }
+  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    out = client_->WaitInitialized(names, Millis(timeout_s));
+  }));
   ThrowIfError(out);
 }
 
 py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) {
-      out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
-    });
-  }
+  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
+  }));
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
@@ -406,12 +394,9 @@ void RemoteRunner::Close() {
   if (closed_) return;
   closed_ = true;
   Status s;
-  {
-    py::gil_scoped_release release;
-    loop_->Call([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
-  }
+  Status ran = OnLoop([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
   Release();
-  ThrowIfError(s);
+  ThrowIfError(ran.ok() ? s : ran);
 }
 
 }  // namespace tfd::python

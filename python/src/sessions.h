@@ -155,9 +155,14 @@ class RemoteRunner {
 
   // Drops the client on the loop, then ends the thread; once.
   void Release();
+  // Runs `job` on the loop thread without the GIL, one call at a time;
+  // FAILED_PRECONDITION and no job once the loop is gone: Close on another
+  // thread may end it between a call's CheckOpen and its job.
+  Status OnLoop(const std::function<void(kj::AsyncIoContext&)>& job);
 
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<LoopThread> loop_;  // null once closed
+  Mutex calls_mu_;
+  std::unique_ptr<LoopThread> loop_ GUARDED_BY(calls_mu_);  // null once closed
   std::unique_ptr<Client> client_;    // made, used and dropped on loop_ only
   bool closed_ = false;
   std::string task_;

@@ -120,9 +120,9 @@ class Session:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None, timeout=None):
         """The fetched values in the structure of `fetches`. `timeout` (seconds)
         bounds the step: DeadlineExceededError past it."""
-        self._check_open()
+        runner = self._open_runner()
         plan = _Fetches(self.graph, fetches)
-        values = self._runner.run(self.graph._builder, _feeds(self.graph, feed_dict),
+        values = runner.run(self.graph._builder, _feeds(self.graph, feed_dict),
                                   plan.names, plan.targets, float(timeout or 0))
         return plan.rebuild(values)
 
@@ -131,24 +131,24 @@ class Session:
         feed_list's order. On a cluster the master prepares the step once
         and each call sends only the values; the function lasts until ops
         are added to the graph (a later call is then InvalidArgumentError)."""
-        self._check_open()
+        runner = self._open_runner()
         feed_list = list(feed_list or [])
-        if not hasattr(self._runner, "make_callable"):
+        if not hasattr(runner, "make_callable"):
             def local_step(*values):
                 return self.run(fetches, dict(zip(feed_list, values)))
             return local_step
         plan = _Fetches(self.graph, fetches)
         feeds = [self.graph.get_tensor_by_name(f) if isinstance(f, str)
                  else framework._as_graph_element(f) for f in feed_list]
-        handle = self._runner.make_callable(self.graph._builder, [t._fetch_name for t in feeds],
+        handle = runner.make_callable(self.graph._builder, [t._fetch_name for t in feeds],
                                             plan.names, plan.targets)
 
         def remote_step(*values):
-            self._check_open()
+            runner = self._open_runner()
             if len(values) != len(feeds):
                 raise TypeError("this callable takes %d feeds, got %d" % (len(feeds), len(values)))
             arrays = [a for _, a in _feeds(self.graph, dict(zip(feeds, values)))]
-            return plan.rebuild(self._runner.run_callable(handle, arrays, 0.0))
+            return plan.rebuild(runner.run_callable(handle, arrays, 0.0))
         return remote_step
 
     def wait_initialized(self, var_list, timeout=30.0):
@@ -156,15 +156,19 @@ class Session:
         names) is initialized on the cluster, as `tfctl wait init` does: how
         a worker waits for the chief's initializer.
         DeadlineExceededError naming them after `timeout` seconds."""
-        self._check_open()
-        if not hasattr(self._runner, "wait_initialized"):
+        runner = self._open_runner()
+        if not hasattr(runner, "wait_initialized"):
             raise ValueError("wait_initialized needs a session on a cluster (a target)")
         names = [v if isinstance(v, str) else v.op.name for v in var_list]
-        self._runner.wait_initialized([n.split(":")[0] for n in names], float(timeout))
+        runner.wait_initialized([n.split(":")[0] for n in names], float(timeout))
 
-    def _check_open(self):
-        if self._closed:
+    def _open_runner(self):
+        # Read once: close() on another thread may clear it at any time
+        # (the runner then refuses the call: FailedPreconditionError).
+        runner = self._runner
+        if self._closed or runner is None:
             raise RuntimeError("this session is closed")
+        return runner
 
     def close(self):
         if self._closed:

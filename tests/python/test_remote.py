@@ -2,6 +2,7 @@
 placement on a ps task, TF's grpc:// spelling, and UnavailableError from a
 task that stopped."""
 import gc
+import sys
 import threading
 
 import numpy as np
@@ -131,3 +132,47 @@ def test_a_token_is_required_and_a_wrong_one_is_unauthenticated(cluster_factory,
         tfd.Session(address, token_file=str(wrong), timeout=10)
     with pytest.raises(tfd.errors.UnauthenticatedError):
         tfd.Session(address, timeout=10)  # no token at all
+
+
+def test_close_on_one_thread_while_others_run_steps_refuses_their_next_steps(cluster_factory):
+    """close() while other threads run steps on the same session: each of
+    them ends its step or is refused (RuntimeError, or FailedPreconditionError
+    from a call already under way), and nothing crashes."""
+    cluster = cluster_factory({"worker": 1})
+    total = tfd.Variable(np.zeros([], np.float32), name="total")
+    add = total.assign_add(1.0)
+    refused = []
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often: between any two lines
+    try:
+        _close_while_stepping(cluster, total, add, refused)
+    finally:
+        sys.setswitchinterval(switch)
+    assert len(refused) == 40
+    for e in refused:
+        assert isinstance(e, (RuntimeError, tfd.errors.FailedPreconditionError)), repr(e)
+
+
+def _close_while_stepping(cluster, total, add, refused):
+    for _ in range(10):
+        sess = tfd.Session(cluster.address("worker", 0), timeout=60)
+        sess.run(total.initializer)
+        stepped = [threading.Event() for _ in range(4)]
+
+        def steps(mine):
+            try:
+                while True:
+                    sess.run(add)
+                    mine.set()
+            except Exception as e:  # noqa: BLE001 (the test sorts them below)
+                refused.append(e)
+
+        threads = [threading.Thread(target=steps, args=(e,)) for e in stepped]
+        for t in threads:
+            t.start()
+        for e in stepped:  # every thread is stepping
+            assert e.wait(30)
+        sess.close()
+        for t in threads:
+            t.join(30)
+            assert not t.is_alive()
