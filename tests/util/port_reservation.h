@@ -18,7 +18,8 @@
 //      P in the directory ${TMPDIR:-/tmp}/tfd-test-ports, shared by all
 //      tests on the machine (created mode 1777, so other users' tests
 //      share it too). The files are never removed: removing one races with
-//      a process that has opened it and is about to lock it.
+//      a process that has opened it and is about to lock it. So there is at
+//      most one empty file per candidate port.
 //   3. With the lock held, the port must also be free now: C++ and Python
 //      bind it on 127.0.0.1 and close it again; bash, which cannot bind,
 //      connects and takes a refused connection as free. If it is not, the
