@@ -4,24 +4,12 @@
 #   cluster_spec ps=1 worker=2; tfctl start --cluster "$spec" ...
 #   tfctl train ... --target "$(address worker 0)"
 
-# A TCP port on 127.0.0.1 that nothing listens on right now, below the
-# kernel's ephemeral range: a port inside it can be taken as the source port
-# of any outgoing connection (another test's, a daemon's) before tfd binds
-# it, and the task then exits with "address in use".
+source "$(dirname "${BASH_SOURCE[0]}")/port-reservation.sh"
+
+# A TCP port on 127.0.0.1 that nothing listens on and no other test or
+# script can draw until this shell is gone (scripts/port-reservation.sh).
 free_port() {
-  local port low=32768
-  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
-  local first=10000
-  (( low - first < 1000 )) && first=1024
-  for _ in $(seq 1 200); do
-    port=$(( first + RANDOM % (low - first) ))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
+  reserve_port
 }
 
 # cluster_spec ps=2 worker=3 -> JSON spec on free ports, also kept in $spec.

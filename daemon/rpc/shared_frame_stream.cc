@@ -24,7 +24,10 @@ size_t TableBytes(uint32_t segments) { return (segments / 2 + 1) * sizeof(capnp:
 }  // namespace
 
 SharedFrameStream::SharedFrameStream(kj::Own<ReadAheadStream> stream)
-    : stream_(kj::mv(stream)), messages_(*stream_) {}
+    : SharedFrameStream(*stream, kj::mv(stream)) {}
+
+SharedFrameStream::SharedFrameStream(ReadAheadStream& stream, kj::Own<ReadAheadStream>&& owned)
+    : ForwardingMessageStream(OverBytes(kj::mv(owned))), stream_(stream) {}
 
 std::shared_ptr<void> SharedFrameStream::FrameHolding(const void* p) const {
   const auto* word = static_cast<const capnp::word*>(p);
@@ -39,29 +42,29 @@ std::shared_ptr<void> SharedFrameStream::FrameHolding(const void* p) const {
 kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> SharedFrameStream::tryReadMessage(
     kj::ArrayPtr<kj::AutoCloseFd> fd_space, capnp::ReaderOptions options,
     kj::ArrayPtr<capnp::word> scratch_space) {
-  return stream_->Peek(sizeof(capnp::word))
+  return stream_.Peek(sizeof(capnp::word))
       .then([this, fd_space, options, scratch_space](kj::ArrayPtr<const kj::byte> first) {
         // At the end of the stream, Cap'n Proto says whether it was clean.
         if (first.size() < sizeof(capnp::word)) {
-          return messages_.tryReadMessage(fd_space, options, scratch_space);
+          return inner().tryReadMessage(fd_space, options, scratch_space);
         }
         const uint64_t segments = uint64_t{LittleEndian32(first.begin())} + 1;
         if (segments >= kMaxSegments) {
-          return messages_.tryReadMessage(fd_space, options, scratch_space);
+          return inner().tryReadMessage(fd_space, options, scratch_space);
         }
         const size_t table_bytes = TableBytes(static_cast<uint32_t>(segments));
-        return stream_->Peek(table_bytes).then(
+        return stream_.Peek(table_bytes).then(
             [this, fd_space, options, scratch_space, segments,
              table_bytes](kj::ArrayPtr<const kj::byte> table) {
               if (table.size() < table_bytes) {
-                return messages_.tryReadMessage(fd_space, options, scratch_space);
+                return inner().tryReadMessage(fd_space, options, scratch_space);
               }
               uint64_t words = 0;
               for (uint64_t i = 0; i < segments; ++i) {
                 words += LittleEndian32(table.begin() + 4 * (i + 1));
               }
               if (words == 0 || words > options.traversalLimitInWords) {
-                return messages_.tryReadMessage(fd_space, options, scratch_space);
+                return inner().tryReadMessage(fd_space, options, scratch_space);
               }
               return ReadInto(words, fd_space, options);
             });
@@ -73,7 +76,7 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> SharedFrameStream::ReadInto(
   auto frame = std::make_shared<Frame>(kj::heapArray<capnp::word>(words));
   // Cap'n Proto reads a frame into the scratch space it is given when the
   // frame fits, which this one does exactly.
-  return messages_.tryReadMessage(fd_space, options, *frame)
+  return inner().tryReadMessage(fd_space, options, *frame)
       .then([frames = frames_, frame](kj::Maybe<capnp::MessageReaderAndFds> read) mutable {
         KJ_IF_MAYBE(message, read) {
           const capnp::word* first = frame->begin();
@@ -84,19 +87,5 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> SharedFrameStream::ReadInto(
         return read;
       });
 }
-
-kj::Promise<void> SharedFrameStream::writeMessage(
-    kj::ArrayPtr<const int> fds, kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
-  return messages_.writeMessage(fds, segments);
-}
-
-kj::Promise<void> SharedFrameStream::writeMessages(
-    kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) {
-  return messages_.writeMessages(messages);
-}
-
-kj::Maybe<int> SharedFrameStream::getSendBufferSize() { return messages_.getSendBufferSize(); }
-
-kj::Promise<void> SharedFrameStream::end() { return messages_.end(); }
 
 }  // namespace tfd

@@ -22,11 +22,12 @@
 #include <map>
 #include <memory>
 
+#include "daemon/rpc/forwarding_message_stream.h"
 #include "daemon/rpc/read_ahead_stream.h"
 
 namespace tfd {
 
-class SharedFrameStream final : public capnp::MessageStream {
+class SharedFrameStream final : public ForwardingMessageStream {
  public:
   explicit SharedFrameStream(kj::Own<ReadAheadStream> stream);
 
@@ -34,17 +35,10 @@ class SharedFrameStream final : public capnp::MessageStream {
   // from it is alive; null when none does.
   std::shared_ptr<void> FrameHolding(const void* p) const;
 
-  // capnp::MessageStream
+  // Reads each frame into a shared buffer of its own; writes as it is.
   kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> tryReadMessage(
       kj::ArrayPtr<kj::AutoCloseFd> fd_space, capnp::ReaderOptions options,
       kj::ArrayPtr<capnp::word> scratch_space) override;
-  kj::Promise<void> writeMessage(
-      kj::ArrayPtr<const int> fds,
-      kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) override;
-  kj::Promise<void> writeMessages(
-      kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) override;
-  kj::Maybe<int> getSendBufferSize() override;
-  kj::Promise<void> end() override;
 
  private:
   using Frame = kj::Array<capnp::word>;
@@ -57,8 +51,13 @@ class SharedFrameStream final : public capnp::MessageStream {
   kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> ReadInto(
       uint64_t words, kj::ArrayPtr<kj::AutoCloseFd> fd_space, capnp::ReaderOptions options);
 
-  kj::Own<ReadAheadStream> stream_;
-  capnp::AsyncIoMessageStream messages_;
+  // `stream` is `*owned`, which the base class keeps under Cap'n Proto's
+  // reader; here it is peeked at. `owned` is taken by reference so that
+  // nothing moves it before `*owned` is read, in whatever order the
+  // caller's arguments are evaluated.
+  SharedFrameStream(ReadAheadStream& stream, kj::Own<ReadAheadStream>&& owned);
+
+  ReadAheadStream& stream_;
   std::shared_ptr<Frames> frames_ = std::make_shared<Frames>();
 };
 

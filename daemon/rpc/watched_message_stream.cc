@@ -7,7 +7,7 @@ namespace tfd {
 
 WatchedMessageStream::WatchedMessageStream(kj::Own<kj::AsyncIoStream> stream,
                                            kj::Own<FrameLedger> ledger)
-    : ledger_(kj::mv(ledger)), stream_(kj::mv(stream)), messages_(*stream_) {}
+    : ForwardingMessageStream(OverBytes(kj::mv(stream))), ledger_(kj::mv(ledger)) {}
 
 kj::Maybe<const std::string&> WatchedMessageStream::failure() const {
   KJ_IF_MAYBE(why, failure_) { return *why; }
@@ -21,7 +21,7 @@ void WatchedMessageStream::Note(kj::StringPtr why) {
 kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> WatchedMessageStream::tryReadMessage(
     kj::ArrayPtr<kj::AutoCloseFd> fd_space, capnp::ReaderOptions options,
     kj::ArrayPtr<capnp::word> scratch_space) {
-  return messages_.tryReadMessage(fd_space, options, scratch_space)
+  return inner().tryReadMessage(fd_space, options, scratch_space)
       .then(
           [this](kj::Maybe<capnp::MessageReaderAndFds>&& message) {
             if (ledger_.get() != nullptr) {
@@ -35,8 +35,7 @@ kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> WatchedMessageStream::tryRead
           });
 }
 
-void WatchedMessageStream::InspectOutgoing(
-    kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
+void WatchedMessageStream::InspectOutgoing(Segments segments) {
   if (segments.size() == 0) return;
   // Our own RPC system built the message; reading its root and union tag
   // touches a few words however large the message is.
@@ -48,20 +47,15 @@ void WatchedMessageStream::InspectOutgoing(
   Note(abort.getReason());
 }
 
-kj::Promise<void> WatchedMessageStream::writeMessage(
-    kj::ArrayPtr<const int> fds, kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) {
+kj::Promise<void> WatchedMessageStream::writeMessage(kj::ArrayPtr<const int> fds,
+                                                     Segments segments) {
   InspectOutgoing(segments);
-  return messages_.writeMessage(fds, segments);
+  return inner().writeMessage(fds, segments);
 }
 
-kj::Promise<void> WatchedMessageStream::writeMessages(
-    kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) {
+kj::Promise<void> WatchedMessageStream::writeMessages(kj::ArrayPtr<Segments> messages) {
   for (auto segments : messages) InspectOutgoing(segments);
-  return messages_.writeMessages(messages);
+  return inner().writeMessages(messages);
 }
-
-kj::Maybe<int> WatchedMessageStream::getSendBufferSize() { return messages_.getSendBufferSize(); }
-
-kj::Promise<void> WatchedMessageStream::end() { return messages_.end(); }
 
 }  // namespace tfd

@@ -31,11 +31,12 @@
 
 #include <string>
 
+#include "daemon/rpc/forwarding_message_stream.h"
 #include "daemon/rpc/frame_ledger.h"
 
 namespace tfd {
 
-class WatchedMessageStream final : public capnp::MessageStream {
+class WatchedMessageStream final : public ForwardingMessageStream {
  public:
   // `ledger` null: messages carry no charge.
   explicit WatchedMessageStream(kj::Own<kj::AsyncIoStream> stream,
@@ -44,26 +45,19 @@ class WatchedMessageStream final : public capnp::MessageStream {
   // The first reason the connection broke, if it did.
   kj::Maybe<const std::string&> failure() const;
 
-  // capnp::MessageStream
+  // What it watches: failed reads and ledger charges, outgoing Aborts.
   kj::Promise<kj::Maybe<capnp::MessageReaderAndFds>> tryReadMessage(
       kj::ArrayPtr<kj::AutoCloseFd> fd_space, capnp::ReaderOptions options,
       kj::ArrayPtr<capnp::word> scratch_space) override;
-  kj::Promise<void> writeMessage(
-      kj::ArrayPtr<const int> fds,
-      kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments) override;
-  kj::Promise<void> writeMessages(
-      kj::ArrayPtr<kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>>> messages) override;
-  kj::Maybe<int> getSendBufferSize() override;
-  kj::Promise<void> end() override;
+  kj::Promise<void> writeMessage(kj::ArrayPtr<const int> fds, Segments segments) override;
+  kj::Promise<void> writeMessages(kj::ArrayPtr<Segments> messages) override;
 
  private:
   void Note(kj::StringPtr why);
   // Notes the reason of an Abort among outgoing messages.
-  void InspectOutgoing(kj::ArrayPtr<const kj::ArrayPtr<const capnp::word>> segments);
+  void InspectOutgoing(Segments segments);
 
   kj::Own<FrameLedger> ledger_;
-  kj::Own<kj::AsyncIoStream> stream_;
-  capnp::AsyncIoMessageStream messages_;
   kj::Maybe<std::string> failure_;
 };
 

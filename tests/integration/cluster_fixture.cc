@@ -1,44 +1,24 @@
 #include "tests/integration/cluster_fixture.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace tfd::testing {
 namespace {
 
-// A port free right now on 127.0.0.1, below the kernel's ephemeral range:
-// a port inside it (what binding port 0 gives) can be taken as the source
-// port of another test's outgoing connection before the task binds it.
-int FreePort() {
-  int low = 32768, high = 60999;
-  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> low >> high;
-  const int first = low - 10000 >= 1000 ? 10000 : 1024;
-  static std::mt19937 rng{std::random_device{}()};
-  std::uniform_int_distribution<int> pick(first, low - 1);
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const int port = pick(rng);
-    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) break;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    close(fd);
-    if (free) return port;
-  }
-  throw std::runtime_error("no free port below the ephemeral range on 127.0.0.1");
+// A port reserved for this fixture (tests/util/port_reservation.h says how
+// the reservation keeps other tests off it).
+PortReservation FreePort() {
+  auto port = PortReservation::Any();
+  if (!port.ok()) throw std::runtime_error(port.status().ToString());
+  return std::move(port).value();
 }
 
 }  // namespace
@@ -53,7 +33,10 @@ LocalCluster::LocalCluster(const std::vector<std::pair<std::string, int>>& jobs,
     : io_(kj::setupAsyncIo()), extra_flags_(std::move(extra_flags)) {
   for (const auto& [job, n] : jobs) {
     std::vector<std::string> addresses;
-    for (int i = 0; i < n; ++i) addresses.push_back("127.0.0.1:" + std::to_string(FreePort()));
+    for (int i = 0; i < n; ++i) {
+      ports_.push_back(FreePort());
+      addresses.push_back("127.0.0.1:" + std::to_string(ports_.back().port()));
+    }
     spec_.AddJob(job, addresses);
   }
   char tmpl[] = "/tmp/tfd-cluster-XXXXXX";

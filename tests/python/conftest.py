@@ -3,12 +3,12 @@ and real tfd daemons on free loopback ports for the remote ones (TFD names
 the binary; meson sets it, as it sets PYTHONPATH to build/python)."""
 import json
 import os
-import socket
 import subprocess
 
 import pytest
 
 import tfd
+from port_reservation import reserve_port
 
 
 @pytest.fixture(autouse=True)
@@ -19,10 +19,9 @@ def fresh_graph():
 
 
 def free_port():
-    """A port no one listens on now: bound, then closed (as tests/cli does)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port on 127.0.0.1 that no other test can draw while this process
+    lives (port_reservation.py; the rule is in tests/util/port_reservation.h)."""
+    return reserve_port()
 
 
 class Cluster:
