@@ -211,10 +211,12 @@ TEST_CASE("the GPU arithmetic of DepthwiseConv2dNative and its gradients matches
   for (const Case& c : kConvCases) {
     for (Inputs kind : {Inputs::kPlain, Inputs::kEdges}) {
       INFO(c.what << ", " << InputsName(kind));
-      // Multipliers of 1 (the CPU's own path) and of c.out's.
+      // A multiplier of 1 (the CPU's own path) and of c.out.
       Case one = c;
       one.out = 1;
       CheckConvFamily<float>(one, true, kind);
+      CheckConvFamily<double>(one, true, kind);
+      CheckConvFamily<float>(c, true, kind);
       CheckConvFamily<double>(c, true, kind);
     }
   }
