@@ -63,7 +63,8 @@ class ConvGpuOp : public WindowedGpuOp {
       : WindowedGpuOp(c, kernels::nn::ConvAttrsFrom(c.attrs())) {}
 
   void Compute(OpKernelContext& ctx) override {
-    constexpr bool kDepthwise = kOp >= TFD_GPU_DEPTHWISE;
+    constexpr bool kDepthwise = kOp == TFD_GPU_DEPTHWISE || kOp == TFD_GPU_DEPTHWISE_INPUT_GRAD ||
+                                kOp == TFD_GPU_DEPTHWISE_FILTER_GRAD;
     constexpr bool kInputGrad = kOp == TFD_GPU_CONV2D_INPUT_GRAD ||
                                 kOp == TFD_GPU_DEPTHWISE_INPUT_GRAD;
     constexpr bool kFilterGrad = kOp == TFD_GPU_CONV2D_FILTER_GRAD ||

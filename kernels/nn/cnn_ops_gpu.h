@@ -29,10 +29,10 @@ struct TfdGpuWindow {
 };
 
 enum TfdGpuConv {
-  TFD_GPU_CONV2D,                // a = input, b = filter; out = output
-  TFD_GPU_CONV2D_INPUT_GRAD,     // a = filter, b = out_backprop; out = input's shape
-  TFD_GPU_CONV2D_FILTER_GRAD,    // a = input, b = out_backprop; out = filter's shape
-  TFD_GPU_DEPTHWISE,             // as Conv2D's three, for DepthwiseConv2dNative
+  TFD_GPU_CONV2D,              // a = input, b = filter; out = output
+  TFD_GPU_CONV2D_INPUT_GRAD,   // a = filter, b = out_backprop; out = input's shape
+  TFD_GPU_CONV2D_FILTER_GRAD,  // a = input, b = out_backprop; out = filter's shape
+  TFD_GPU_DEPTHWISE,           // as Conv2D's three, for DepthwiseConv2dNative
   TFD_GPU_DEPTHWISE_INPUT_GRAD,
   TFD_GPU_DEPTHWISE_FILTER_GRAD,
 };
