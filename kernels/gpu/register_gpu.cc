@@ -7,6 +7,7 @@ Status RegisterGpuKernels(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(RegisterArrayGpuKernels(r));
   TFD_RETURN_IF_ERROR(RegisterMathGpuKernels(r));
   TFD_RETURN_IF_ERROR(RegisterNnGpuKernels(r));
+  TFD_RETURN_IF_ERROR(RegisterCnnGpuKernels(r));
   return RegisterStateGpuKernels(r);
 }
 

@@ -14,6 +14,7 @@ Status RegisterGpuKernels(OpRegistry& r);
 
 // One per family, each in that family's folder (*_gpu.cc).
 Status RegisterArrayGpuKernels(OpRegistry& r);
+Status RegisterCnnGpuKernels(OpRegistry& r);  // nn/cnn_ops_gpu.cc: the convnet ops
 Status RegisterDeviceCopyGpuKernels(OpRegistry& r);
 Status RegisterMathGpuKernels(OpRegistry& r);
 Status RegisterNnGpuKernels(OpRegistry& r);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -454,6 +455,139 @@ TEST_CASE("ApplyGradientDescent, ApplyMomentum and ApplyAdam on GPU variables ag
       }
     }
   }
+}
+
+// The convnet ops' cases: an NHWC input, a window (filter rows and cols,
+// or pooling's ksize), strides, dilations and padding.
+struct WindowCase {
+  std::vector<int64_t> input;
+  int64_t k_rows, k_cols, stride_rows, stride_cols, dilation_rows, dilation_cols;
+  const char* padding;
+};
+
+// 1x1 images, stride above the window, dilations, SAME with odd and even
+// totals, VALID leaving one output, an empty batch, and Deep MNIST's shapes.
+const std::vector<WindowCase> kWindowCases = {
+    {{2, 7, 9, 3}, 3, 3, 1, 1, 1, 1, "SAME"},   {{2, 7, 9, 3}, 3, 2, 2, 3, 1, 1, "VALID"},
+    {{2, 8, 7, 2}, 2, 2, 3, 3, 1, 1, "SAME"},   {{2, 9, 7, 2}, 3, 3, 1, 2, 2, 3, "SAME"},
+    {{2, 6, 7, 2}, 4, 2, 1, 1, 1, 1, "SAME"},   {{2, 1, 1, 3}, 3, 3, 2, 2, 1, 1, "SAME"},
+    {{2, 5, 4, 2}, 5, 4, 1, 1, 1, 1, "VALID"},  {{0, 5, 5, 2}, 3, 3, 1, 1, 1, 1, "SAME"},
+    {{10, 28, 28, 1}, 5, 5, 1, 1, 1, 1, "SAME"}, {{10, 14, 14, 32}, 5, 5, 1, 1, 1, 1, "SAME"},
+};
+
+AttrMap WindowAttrs(const WindowCase& c, bool pool) {
+  AttrMap a = {{"strides", std::vector<int64_t>{1, c.stride_rows, c.stride_cols, 1}},
+               {"padding", std::string(c.padding)}};
+  if (pool) {
+    a["ksize"] = std::vector<int64_t>{1, c.k_rows, c.k_cols, 1};
+  } else {
+    a["dilations"] = std::vector<int64_t>{1, c.dilation_rows, c.dilation_cols, 1};
+  }
+  return a;
+}
+
+// The output's [batch, rows, cols] for `c`, by TensorFlow's rule.
+std::vector<int64_t> WindowedOutput(const WindowCase& c) {
+  auto out = [&](int64_t in, int64_t k, int64_t stride, int64_t dilation) {
+    if (std::string(c.padding) == "SAME") return (in + stride - 1) / stride;
+    return (in - (k - 1) * dilation - 1) / stride + 1;
+  };
+  return {c.input[0], out(c.input[1], c.k_rows, c.stride_rows, c.dilation_rows),
+          out(c.input[2], c.k_cols, c.stride_cols, c.dilation_cols)};
+}
+
+Tensor SizesOf(const std::vector<int64_t>& shape) {
+  std::vector<int32_t> v(shape.begin(), shape.end());
+  return Tensor::FromVector(v, TensorShape({4}));
+}
+
+TEST_CASE("Conv2D, DepthwiseConv2dNative and their gradients agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(10);
+  for (DType t : kFloats) {
+    for (const WindowCase& c : kWindowCases) {
+      const int64_t depth = c.input[3];
+      const std::vector<int64_t> o = WindowedOutput(c);
+      const int64_t pixels = o[0] * o[1] * o[2], taps = c.k_rows * c.k_cols;
+      // Conv2D with 4 output channels (Deep MNIST's own counts for its shapes).
+      const int64_t out_depth = depth == 1 ? 32 : depth == 32 ? 64 : 4;
+      const std::vector<int64_t> filter = {c.k_rows, c.k_cols, depth, out_depth};
+      const std::vector<int64_t> dy = {o[0], o[1], o[2], out_depth};
+      AttrMap a = WindowAttrs(c, false);
+      r.Check({"Conv2D", {R(t, c.input), R(t, filter)}, 1, a, taps * depth}, rng);
+      r.Check({"Conv2DBackpropInput", {Fixed(SizesOf(c.input)), R(t, filter), R(t, dy)}, 1, a,
+               taps * out_depth},
+              rng);
+      r.Check({"Conv2DBackpropFilter", {R(t, c.input), Fixed(SizesOf(filter)), R(t, dy)}, 1, a,
+               pixels},
+              rng);
+      for (int64_t mult : {1, 3}) {
+        const std::vector<int64_t> dw_filter = {c.k_rows, c.k_cols, depth, mult};
+        const std::vector<int64_t> dw_dy = {o[0], o[1], o[2], depth * mult};
+        r.Check({"DepthwiseConv2dNative", {R(t, c.input), R(t, dw_filter)}, 1, a, taps}, rng);
+        r.Check({"DepthwiseConv2dNativeBackpropInput",
+                 {Fixed(SizesOf(c.input)), R(t, dw_filter), R(t, dw_dy)}, 1, a, taps * mult},
+                rng);
+        r.Check({"DepthwiseConv2dNativeBackpropFilter",
+                 {R(t, c.input), Fixed(SizesOf(dw_filter)), R(t, dw_dy)}, 1, a, pixels},
+                rng);
+      }
+    }
+  }
+}
+
+TEST_CASE("MaxPool, AvgPool and their gradients agree with the CPU") {
+  Runner r;
+  std::mt19937 rng(11);
+  std::vector<WindowCase> cases;
+  for (WindowCase c : kWindowCases) {
+    c.dilation_rows = c.dilation_cols = 1;  // pooling has none
+    cases.push_back(c);
+  }
+  // Deep MNIST's poolings: 2x2, stride 2, SAME, over 32 and 64 channels.
+  cases.push_back({{10, 28, 28, 32}, 2, 2, 2, 2, 1, 1, "SAME"});
+  cases.push_back({{10, 14, 14, 64}, 2, 2, 2, 2, 1, 1, "SAME"});
+  for (DType t : kFloats) {
+    for (const WindowCase& c : cases) {
+      const std::vector<int64_t> o = WindowedOutput(c);
+      const std::vector<int64_t> out = {o[0], o[1], o[2], c.input[3]};
+      const int64_t taps = c.k_rows * c.k_cols;
+      AttrMap a = WindowAttrs(c, true);
+      r.Check({"MaxPool", {R(t, c.input)}, 1, a}, rng);
+      r.Check({"AvgPool", {R(t, c.input)}, 1, a, taps}, rng);
+      // orig_output's values are not read (the maxima are found again).
+      r.Check({"MaxPoolGrad", {R(t, c.input), R(t, out), R(t, out)}, 1, a, taps}, rng);
+      r.Check({"AvgPoolGrad", {Fixed(SizesOf(c.input)), R(t, out)}, 1, a, taps}, rng);
+    }
+  }
+}
+
+TEST_CASE("NaN and inf go through the convnet ops as on the CPU") {
+  Runner r;
+  std::mt19937 rng(12);
+  const WindowCase c{{1, 4, 4, 2}, 2, 2, 2, 2, 1, 1, "SAME"};
+  Tensor x = Random(R(DType::kFloat32, c.input), rng);
+  x.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+  x.data<float>()[10] = std::numeric_limits<float>::infinity();
+  x.data<float>()[17] = -std::numeric_limits<float>::infinity();
+  const std::vector<int64_t> out = {1, 2, 2, 2};
+  r.Check({"MaxPool", {Fixed(x)}, 1, WindowAttrs(c, true)}, rng);
+  r.Check({"AvgPool", {Fixed(x)}, 1, WindowAttrs(c, true), 4}, rng);
+  r.Check({"MaxPoolGrad", {Fixed(x), R(DType::kFloat32, out), R(DType::kFloat32, out)}, 1,
+           WindowAttrs(c, true), 4},
+          rng);
+  // A 3x3 SAME filter: the infinities meet the padding's zeros.
+  const WindowCase conv{{1, 4, 4, 2}, 3, 3, 1, 1, 1, 1, "SAME"};
+  r.Check({"Conv2D", {Fixed(x), R(DType::kFloat32, {3, 3, 2, 2})}, 1, WindowAttrs(conv, false),
+           18},
+          rng);
+  r.Check({"DepthwiseConv2dNative", {Fixed(x), R(DType::kFloat32, {3, 3, 2, 2})}, 1,
+           WindowAttrs(conv, false), 9},
+          rng);
+  r.Check({"Conv2DBackpropFilter",
+           {Fixed(x), Fixed(SizesOf({3, 3, 2, 2})), R(DType::kFloat32, {1, 4, 4, 2})}, 1,
+           WindowAttrs(conv, false), 16},
+          rng);
 }
 
 // A whole training step: a two-layer classifier (the classic MNIST model's
