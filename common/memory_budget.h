@@ -8,9 +8,9 @@
 // before the memory is taken and gives them back when the last tensor using
 // it goes away — a step's temporaries at its end, a variable's value when it
 // is replaced. Buffers hold the budget by shared_ptr, so it outlives them.
-// Fed values and graphs' constants are charged too, and frames received from
-// clients through a MemoryCharge (common/memory_charge.h). Not seen: restored
-// tensors, the kernels' own scratch (Eigen temporaries), most non-tensors.
+// Fed values, graphs' constants and restored checkpoints are charged too, and
+// frames received from clients through a MemoryCharge (common/memory_charge.h).
+// Not seen: the kernels' own scratch (Eigen temporaries), most non-tensors.
 //
 //   auto budget = std::make_shared<MemoryBudget>(MemoryBudget::DefaultLimit());
 //   TFD_RETURN_IF_ERROR(budget->Charge(bytes));   // RESOURCE_EXHAUSTED when over

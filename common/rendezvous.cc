@@ -1,5 +1,7 @@
 #include "common/rendezvous.h"
 
+#include "common/rendezvous_key.h"
+
 namespace tfd {
 
 std::string Rendezvous::MakeKey(const std::string& src_device, const std::string& dst_device,
@@ -8,12 +10,8 @@ std::string Rendezvous::MakeKey(const std::string& src_device, const std::string
 }
 
 StatusOr<Rendezvous::ParsedKey> Rendezvous::ParseKey(const std::string& key) {
-  const size_t a = key.find(';');
-  const size_t b = a == std::string::npos ? a : key.find(';', a + 1);
-  if (b == std::string::npos) {
-    return errors::InvalidArgument("rendezvous key '", key, "' is not SRC;DST;EDGE");
-  }
-  return ParsedKey{key.substr(0, a), key.substr(a + 1, b - a - 1), key.substr(b + 1)};
+  TFD_ASSIGN_OR_RETURN(RendezvousKeyParts k, SplitRendezvousKey(key));
+  return ParsedKey{std::move(k.src_device), std::move(k.dst_device), std::move(k.edge)};
 }
 
 }  // namespace tfd

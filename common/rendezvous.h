@@ -45,7 +45,7 @@ class Rendezvous {
   // "SRC;DST;EDGE": the key of a transfer.
   static std::string MakeKey(const std::string& src_device, const std::string& dst_device,
                              const std::string& edge);
-  // Splits a key; INVALID_ARGUMENT when malformed.
+  // Splits a key (a loop's suffix left off: rendezvous_key.h); INVALID_ARGUMENT if malformed.
   struct ParsedKey {
     std::string src_device, dst_device, edge;
   };

@@ -35,6 +35,7 @@ std::string TaskName(const TfdConfig& config) {
 // verifies, is logged and the task starts empty; a directory that cannot be
 // used is an error.
 Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
+                      std::shared_ptr<MemoryBudget> memory,
                       const std::shared_ptr<spdlog::logger>& logger,
                       std::unique_ptr<CheckpointManager>& out, bool& restored_variables) {
   CheckpointManager::Options options;
@@ -44,6 +45,7 @@ Status RestoreOnStart(const TfdConfig& config, ResourceMgr& resources,
                 (config.job + "-" + std::to_string(config.task));
   options.cluster_dir = config.checkpoint_dir;
   options.keep = config.checkpoint_keep;
+  options.memory = std::move(memory);  // restored values count like any variable's
   auto opened = CheckpointManager::Open(options, resources, logger);
   if (!opened.ok()) return opened.status().WithContext("checkpoint directory");
   out = std::move(opened).value();
@@ -137,7 +139,8 @@ Status TaskHost::Build(const TfdConfig& config) {
   if (!config.checkpoint_dir.empty()) {
     bool restored_variables = false;
     TFD_RETURN_IF_ERROR(
-        RestoreOnStart(config, resources_, env.logger, checkpoints_, restored_variables));
+        RestoreOnStart(config, resources_, kernel_env_.memory, env.logger, checkpoints_,
+                       restored_variables));
     env.restored_alone = restored_variables;
     env.checkpoints = checkpoints_.get();
   }

@@ -13,6 +13,11 @@
 // tensor's checksum: damage is FAILED_PRECONDITION "checkpoint 'PATH' is
 // corrupt: ...", a missing tensor NOT_FOUND naming it.
 //
+// A tensor read with a MemoryBudget is charged to it for as long as its
+// buffer lives, like any kernel output: a restored variable counts against
+// the task's --memory-budget. One that does not fit is RESOURCE_EXHAUSTED
+// naming the tensor and the file, and nothing of it is read.
+//
 // Paths are used as given: the ops confine them (KernelEnv::ResolveIoPath).
 // Thread-safety: free functions are reentrant; a CheckpointReader may be
 // shared by threads (reads use pread).
@@ -59,22 +64,30 @@ class CheckpointReader {
   const std::vector<CheckpointEntry>& entries() const { return entries_; }
   // nullptr when absent.
   const CheckpointEntry* Find(const std::string& name) const;
-  // Reads and verifies one tensor; NOT_FOUND naming it when absent.
-  StatusOr<Tensor> ReadTensor(const std::string& name) const;
-  StatusOr<Tensor> ReadTensor(const CheckpointEntry& entry) const;
+  // Reads and verifies one tensor, charged to `budget` when one is given;
+  // NOT_FOUND naming it when absent.
+  StatusOr<Tensor> ReadTensor(const std::string& name,
+                              const std::shared_ptr<MemoryBudget>& budget = nullptr) const;
+  StatusOr<Tensor> ReadTensor(const CheckpointEntry& entry,
+                              const std::shared_ptr<MemoryBudget>& budget = nullptr) const;
 
  private:
   CheckpointReader(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
   Status ReadIndex(uint64_t file_size);
+  // Room for `e`'s value, charged to `budget`; errors name the tensor.
+  StatusOr<Tensor> AllocateFor(const CheckpointEntry& e,
+                               const std::shared_ptr<MemoryBudget>& budget) const;
 
   std::filesystem::path path_;
   int fd_;
   std::vector<CheckpointEntry> entries_;
 };
 
-// Conveniences over CheckpointReader.
+// Conveniences over CheckpointReader. ReadCheckpoint reads every tensor,
+// each charged to `budget` when one is given: all of them or none.
 StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadCheckpoint(
-    const std::filesystem::path& path);
-StatusOr<Tensor> ReadTensor(const std::filesystem::path& path, const std::string& name);
+    const std::filesystem::path& path, const std::shared_ptr<MemoryBudget>& budget = nullptr);
+StatusOr<Tensor> ReadTensor(const std::filesystem::path& path, const std::string& name,
+                            const std::shared_ptr<MemoryBudget>& budget = nullptr);
 
 }  // namespace tfd::kernels

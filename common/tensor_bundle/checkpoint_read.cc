@@ -37,9 +37,9 @@ Status ReadAt(int fd, const std::filesystem::path& path, uint64_t offset, size_t
 
 // Decodes a string or bool payload already checked against its CRC. The checks here guard
 // against a file built to pass the CRC with inconsistent contents.
-StatusOr<Tensor> DecodePayload(const std::filesystem::path& path, const CheckpointEntry& e,
-                               const std::string& bytes) {
-  TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(e.dtype, e.shape));
+// `t` is the entry's tensor, just allocated.
+Status DecodePayload(const std::filesystem::path& path, const CheckpointEntry& e,
+                     const std::string& bytes, Tensor& t) {
   const std::string bad = "tensor '" + e.name + "' does not match its index entry";
   if (e.dtype == DType::kString) {
     Cursor c(bytes.data(), bytes.size());
@@ -54,7 +54,7 @@ StatusOr<Tensor> DecodePayload(const std::filesystem::path& path, const Checkpoi
     // Any non-zero byte is true: a byte other than 0 or 1 is no valid bool.
     for (int64_t i = 0; i < t.num_elements(); ++i) t.data<bool>()[i] = bytes[i] != 0;
   }
-  return t;
+  return OkStatus();
 }
 
 StatusOr<CheckpointEntry> DecodeEntry(const std::filesystem::path& path, Cursor& c,
@@ -169,19 +169,34 @@ const CheckpointEntry* CheckpointReader::Find(const std::string& name) const {
   return nullptr;
 }
 
-StatusOr<Tensor> CheckpointReader::ReadTensor(const std::string& name) const {
+StatusOr<Tensor> CheckpointReader::ReadTensor(
+    const std::string& name, const std::shared_ptr<MemoryBudget>& budget) const {
   const CheckpointEntry* e = Find(name);
   if (e == nullptr) {
     return errors::NotFound("tensor '", name, "' is not in checkpoint '", path_.string(), "'");
   }
-  return ReadTensor(*e);
+  return ReadTensor(*e, budget);
 }
 
-StatusOr<Tensor> CheckpointReader::ReadTensor(const CheckpointEntry& e) const {
+StatusOr<Tensor> CheckpointReader::AllocateFor(const CheckpointEntry& e,
+                                               const std::shared_ptr<MemoryBudget>& budget) const {
+  // Every byte of a number's payload is read over the fill; strings and
+  // bools are decoded into a tensor constructed (and zeroed) as usual.
+  const bool decoded = e.dtype == DType::kString || e.dtype == DType::kBool;
+  auto t = Tensor::Allocate(e.dtype, e.shape, budget, decoded ? Fill::kZeros : Fill::kNone);
+  if (!t.ok()) {
+    return t.status().WithContext("reading tensor '" + e.name + "' of checkpoint '" +
+                                  path_.string() + "'");
+  }
+  return t;
+}
+
+StatusOr<Tensor> CheckpointReader::ReadTensor(
+    const CheckpointEntry& e, const std::shared_ptr<MemoryBudget>& budget) const {
   auto mismatch = [&] { return Corrupt(path_, "checksum mismatch in tensor '" + e.name + "'"); };
+  TFD_ASSIGN_OR_RETURN(Tensor t, AllocateFor(e, budget));
   if (e.dtype != DType::kString && e.dtype != DType::kBool) {
     // Straight into the tensor: no second copy of a large payload.
-    TFD_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(e.dtype, e.shape));
     TFD_RETURN_IF_ERROR(ReadAt(fd_, path_, e.offset, e.length, static_cast<char*>(t.raw_data())));
     if (crc32c::Value(t.raw_data(), e.length) != e.crc) return mismatch();
     return t;
@@ -189,23 +204,25 @@ StatusOr<Tensor> CheckpointReader::ReadTensor(const CheckpointEntry& e) const {
   std::string bytes(e.length, '\0');
   TFD_RETURN_IF_ERROR(ReadAt(fd_, path_, e.offset, bytes.size(), bytes.data()));
   if (crc32c::Value(bytes.data(), bytes.size()) != e.crc) return mismatch();
-  return DecodePayload(path_, e, bytes);
+  TFD_RETURN_IF_ERROR(DecodePayload(path_, e, bytes, t));
+  return t;
 }
 
 StatusOr<std::vector<std::pair<std::string, Tensor>>> ReadCheckpoint(
-    const std::filesystem::path& path) {
+    const std::filesystem::path& path, const std::shared_ptr<MemoryBudget>& budget) {
   TFD_ASSIGN_OR_RETURN(auto reader, CheckpointReader::Open(path));
   std::vector<std::pair<std::string, Tensor>> out;
   for (const CheckpointEntry& e : reader->entries()) {
-    TFD_ASSIGN_OR_RETURN(Tensor t, reader->ReadTensor(e));
+    TFD_ASSIGN_OR_RETURN(Tensor t, reader->ReadTensor(e, budget));
     out.emplace_back(e.name, std::move(t));
   }
   return out;
 }
 
-StatusOr<Tensor> ReadTensor(const std::filesystem::path& path, const std::string& name) {
+StatusOr<Tensor> ReadTensor(const std::filesystem::path& path, const std::string& name,
+                            const std::shared_ptr<MemoryBudget>& budget) {
   TFD_ASSIGN_OR_RETURN(auto reader, CheckpointReader::Open(path));
-  return reader->ReadTensor(name);
+  return reader->ReadTensor(name, budget);
 }
 
 }  // namespace tfd::kernels

@@ -32,8 +32,12 @@ CheckpointInfo InfoOf(const CheckpointFile& f) {
   return info;
 }
 
-// Reads the whole file, every checksum checked.
-StatusOr<Entries> ReadVerified(const CheckpointFile& f) { return kernels::ReadCheckpoint(f.path); }
+// Reads the whole file, every checksum checked, the values charged to
+// `memory` (null: not counted).
+StatusOr<Entries> ReadVerified(const CheckpointFile& f,
+                               const std::shared_ptr<MemoryBudget>& memory = nullptr) {
+  return kernels::ReadCheckpoint(f.path, memory);
+}
 
 // The key `resource`, held under `key`, is saved under; nullopt when it is
 // never checkpointed.
@@ -328,7 +332,7 @@ StatusOr<CheckpointManager::Restored> CheckpointManager::Restore(std::optional<i
                                                      : ReadNewest(files, restored.skipped));
   const std::string file = chosen.first.path.string();
   auto slices = ReshardEntries(StepParts(options_.cluster_dir, options_.dir, chosen.first.step),
-                               resources_, chosen.second);
+                               resources_, chosen.second, options_.memory);
   if (!slices.ok()) return slices.status().WithContext("restoring '" + file + "'");
   const size_t entries = chosen.second.size();
   TFD_ASSIGN_OR_RETURN(auto plan, PlanRestore(resources_, std::move(chosen.second), file));
@@ -358,7 +362,7 @@ StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadStep(
     const std::vector<CheckpointFile>& files, int64_t step) const {
   for (const CheckpointFile& f : files) {
     if (f.step != step) continue;
-    TFD_ASSIGN_OR_RETURN(auto values, ReadVerified(f));
+    TFD_ASSIGN_OR_RETURN(auto values, ReadVerified(f, options_.memory));
     return std::pair{f, std::move(values)};
   }
   if (!StepParts(options_.cluster_dir, options_.dir, step).empty()) {
@@ -378,8 +382,11 @@ StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadNewest(
   if (files.empty()) return errors::NotFound("no checkpoint in '", options_.dir.string(), "'");
   std::string problems;
   for (auto it = files.rbegin(); it != files.rend(); ++it) {
-    auto read = ReadVerified(*it);
+    auto read = ReadVerified(*it, options_.memory);
     if (read.ok()) return std::pair{*it, std::move(read).value()};
+    // A file too large for the budget is no damaged one: restoring an
+    // older step instead would silently lose the newer one's training.
+    if (read.status().code() == Code::kResourceExhausted) return read.status();
     skipped.push_back(it->path.string() + ": " + read.status().ToString());
     problems += (problems.empty() ? "" : "; ") + read.status().message();
     if (logger_) {

@@ -46,6 +46,7 @@
 
 #include <spdlog/logger.h>
 
+#include "common/memory_budget.h"
 #include "common/mutex.h"
 #include "common/resource_mgr.h"
 #include "common/status.h"
@@ -69,6 +70,10 @@ class CheckpointManager {
     // Checkpoints kept after a successful save; older ones are deleted. A
     // handful covers a corrupt newest file without filling the disk.
     int keep = 5;
+    // The task's memory budget (--memory-budget), which restored values
+    // are charged to for as long as they live, as any variable's value is.
+    // Null: not counted (a tool, a test).
+    std::shared_ptr<MemoryBudget> memory;
   };
   struct Saved {
     CheckpointInfo checkpoint;
@@ -133,6 +138,9 @@ class CheckpointManager {
   // - nullopt: the newest that verifies; damaged newer ones are logged as
   //   warnings and listed in `skipped`. NOT_FOUND when the directory holds no
   //   checkpoint, FAILED_PRECONDITION naming each file when none verifies.
+  // The values are read, charged to Options::memory, before any is
+  // assigned: RESOURCE_EXHAUSTED naming the first that does not fit (an
+  // older checkpoint is not tried instead) leaves every variable as it was.
   StatusOr<Restored> Restore(std::optional<int64_t> step);
 
  private:

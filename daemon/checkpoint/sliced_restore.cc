@@ -103,7 +103,9 @@ StatusOr<Tensor> SliceIndex::Assemble(const std::string& shard, const SaveSliceI
   std::sort(saved.begin(), saved.end(), [](const Saved* a, const Saved* b) {
     return a->slice.first_row < b->slice.first_row;
   });
-  TFD_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(dtype, want.ShardShape()));
+  auto allocated = Tensor::Allocate(dtype, want.ShardShape(), memory_);
+  if (!allocated.ok()) return allocated.status().WithContext("restoring shard '" + shard + "'");
+  Tensor out = std::move(allocated).value();
   int64_t row = want.first_row;  // the first row not copied yet
   for (const Saved* s : saved) {
     if (s->slice.full_shape != want.full_shape) {
@@ -131,7 +133,7 @@ StatusOr<Tensor> SliceIndex::Assemble(const std::string& shard, const SaveSliceI
 StatusOr<std::optional<Tensor>> SliceIndex::ReadEntry(const std::string& key) const {
   for (const auto& reader : readers_) {
     if (reader->Find(key) == nullptr) continue;
-    TFD_ASSIGN_OR_RETURN(Tensor value, reader->ReadTensor(key));
+    TFD_ASSIGN_OR_RETURN(Tensor value, reader->ReadTensor(key, memory_));
     return std::optional<Tensor>(std::move(value));
   }
   return std::optional<Tensor>();
@@ -139,7 +141,7 @@ StatusOr<std::optional<Tensor>> SliceIndex::ReadEntry(const std::string& key) co
 
 StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(
     const std::vector<std::filesystem::path>& parts, ResourceMgr& resources,
-    CheckpointEntries& entries) {
+    CheckpointEntries& entries, const std::shared_ptr<MemoryBudget>& memory) {
   TFD_ASSIGN_OR_RETURN(auto saved_slices, TakeSlices(entries));
   std::map<std::string, size_t> at;  // entry index by key
   for (size_t i = 0; i < entries.size(); ++i) at.emplace(entries[i].first, i);
@@ -154,7 +156,7 @@ StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(
     const bool here = at.count(*key) != 0;
     if (here && (!want || (saved != saved_slices.end() && saved->second == *want))) continue;
     if (!index) {
-      index.emplace();
+      index.emplace(memory);
       for (const auto& part : parts) TFD_RETURN_IF_ERROR(index->Add(part));
     }
     TFD_ASSIGN_OR_RETURN(auto value,
@@ -175,7 +177,7 @@ Status SliceIndex::CopyRows(const Saved& s, const SaveSliceInfo& piece, Tensor& 
                             int64_t out_first_row) const {
   // TODO(perf): reads (and checks) the saved shard whole for each piece;
   // a shard split over several new ones is read once per piece.
-  TFD_ASSIGN_OR_RETURN(Tensor value, s.reader->ReadTensor(s.key));
+  TFD_ASSIGN_OR_RETURN(Tensor value, s.reader->ReadTensor(s.key, memory_));
   if (value.dtype() != out.dtype() || value.shape() != s.slice.ShardShape()) {
     return errors::FailedPrecondition("checkpoint '", s.reader->path().string(), "' holds ",
                                       value.Describe(), " for shard '", s.key, "', but its slice '",

@@ -46,6 +46,10 @@ std::vector<std::filesystem::path> StepParts(const std::filesystem::path& cluste
 
 class SliceIndex {
  public:
+  // Values read or assembled are charged to `memory` (null: not counted).
+  explicit SliceIndex(std::shared_ptr<MemoryBudget> memory = nullptr)
+      : memory_(std::move(memory)) {}
+
   // Indexes the "@slice/" entries of checkpoint file `path` (the values
   // are read only when Assemble needs them). Errors name the file.
   Status Add(const std::filesystem::path& path);
@@ -78,6 +82,7 @@ class SliceIndex {
   Status CopyRows(const Saved& s, const SaveSliceInfo& piece, Tensor& out,
                   int64_t out_first_row) const;
 
+  std::shared_ptr<MemoryBudget> memory_;
   std::vector<std::unique_ptr<kernels::CheckpointReader>> readers_;
   std::multimap<std::string, Saved> slices_;  // by logical name
 };
@@ -92,10 +97,11 @@ class SliceIndex {
 //   from the saved slices of every task's part of the step (SliceIndex);
 // - any other variable this file lacks gets its value from another task's
 //   part of the step, when one holds it.
+// What it reads is charged to `memory` (null: not counted).
 // Errors as SliceIndex's, with the task's file named.
 using CheckpointEntries = std::vector<std::pair<std::string, Tensor>>;
 StatusOr<std::map<std::string, SaveSliceInfo>> ReshardEntries(
     const std::vector<std::filesystem::path>& parts, ResourceMgr& resources,
-    CheckpointEntries& entries);
+    CheckpointEntries& entries, const std::shared_ptr<MemoryBudget>& memory = nullptr);
 
 }  // namespace tfd

@@ -34,7 +34,8 @@ class CheckpointParticipants {
  public:
   // How long the fan-out waits for an optional task's answer, from the
   // start of a phase: a hold may take up to its drain (a second) to answer
-  // while a step runs there, so this leaves a second beyond it.
+  // while a step runs there, so this leaves a second beyond it. No flag: such a task has
+  // nothing to save, so a longer wait only delays saves while it is down (left_out names it).
   static constexpr kj::Duration kOptionalPatience = 2 * kj::SECONDS;
 
   // From a task's answer to the write of its part of a save.

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "common/rendezvous_key.h"
+
 namespace tfd {
 
 void LocalRendezvous::Complete(Waiter waiter, StatusOr<Tensor> value) {
@@ -67,7 +69,8 @@ void LocalRendezvous::CancelWaiter(int64_t step_id, const std::string& key, cons
     EraseSlotLocked(s, key);
   }
   const Status reason = why.ok() ? errors::Cancelled("step cancelled") : why;
-  waiter->done(Status(reason.code(), reason.message() + "; while receiving '" + key + "'"));
+  waiter->done(Status(reason.code(), reason.message() + "; while receiving " +
+                                         DescribeRendezvousKey(key)));
 }
 
 Status LocalRendezvous::Put(int64_t step_id, const std::string& key, StatusOr<Tensor> value,
@@ -76,7 +79,9 @@ Status LocalRendezvous::Put(int64_t step_id, const std::string& key, StatusOr<Te
   auto step = steps_.try_emplace(step_id).first;
   step->second.touched = Clock::now();
   Slot& slot = step->second.slots[key];
-  if (slot.value) return errors::Internal("tensor '", key, "' sent twice in step ", step_id);
+  if (slot.value) {
+    return errors::Internal(DescribeRendezvousKey(key), " sent twice in step ", step_id);
+  }
   if (slot.waiter) {
     // The caller completes the waiter, with its own copy of the value.
     *waiter = std::move(slot.waiter);
@@ -126,7 +131,8 @@ std::optional<StatusOr<Tensor>> LocalRendezvous::TakeOrPark(int64_t step_id,
     return v;
   }
   if (slot.waiter) {
-    return StatusOr<Tensor>(errors::Internal("tensor '", key, "' received twice in step ", step_id));
+    return StatusOr<Tensor>(
+        errors::Internal(DescribeRendezvousKey(key), " received twice in step ", step_id));
   }
   slot.waiter = std::move(waiter);
   return std::nullopt;

@@ -130,19 +130,31 @@ StatusOr<bool> CriteoReader::NextExample(CriteoExample& out) {
   if (!started_) {
     TFD_RETURN_IF_ERROR(SkipToStart());
     started_ = true;
+    TFD_RETURN_IF_ERROR(ReadOn());
   }
+  if (!have_line_) return false;  // the last epoch is done
+  have_line_ = false;
+  TFD_RETURN_IF_ERROR(ParseCriteoLine(line_, options_.num_buckets, out).WithContext(Where()));
+  ++position_;
+  // The next line now, so that the place after an epoch's last example is
+  // the next epoch's start. What fails there is this call's successor's
+  // error: this example was read.
+  if (Status next = ReadOn(); !next.ok()) failed_ = next;
+  return true;
+}
+
+Status CriteoReader::ReadOn() {
   for (;;) {
-    if (options_.epochs >= 0 && epoch_ >= options_.epochs) return false;
+    if (options_.epochs >= 0 && epoch_ >= options_.epochs) return OkStatus();
     TFD_ASSIGN_OR_RETURN(bool got, NextLine());
     if (!got) {
       TFD_ASSIGN_OR_RETURN(bool more, NextEpoch());
-      if (!more) return false;
+      if (!more) return OkStatus();
       continue;
     }
     if (line_in_epoch_++ % options_.num_shards != options_.shard_index) continue;
-    TFD_RETURN_IF_ERROR(ParseCriteoLine(line_, options_.num_buckets, out).WithContext(Where()));
-    ++position_;
-    return true;
+    have_line_ = true;
+    return OkStatus();
   }
 }
 

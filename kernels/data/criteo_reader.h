@@ -9,7 +9,10 @@
 //
 // The reader's place is (epoch, examples of this shard read in that epoch):
 // what a checkpoint keeps (InputPosition). A reader made at a place skips
-// to it on its first read.
+// to it on its first read. The reader keeps this shard's next line in hand,
+// so it knows an epoch is over when it hands out the epoch's last example:
+// the place is then the start of the next epoch, and epoch() the number of
+// epochs read whole.
 //
 //   CriteoReader r({.files = {"/data/day_0"}, .names = {"day_0"}, .num_buckets = 1 << 20});
 //   CriteoExample ex;
@@ -78,6 +81,10 @@ class CriteoReader {
   Status SkipToStart();
   // Next's work, before the error is kept.
   StatusOr<bool> NextExample(CriteoExample& out);
+  // Reads this shard's next line into `line_` (have_line_), into the next
+  // epoch when this one has no more; have_line_ stays false once the last
+  // epoch is done.
+  Status ReadOn();
   std::string Where() const;  // "line 7 of 'day_0'"
 
   const CriteoReaderOptions options_;
@@ -89,6 +96,7 @@ class CriteoReader {
   int64_t line_number_ = 0;     // in the current file, 1-based once read
   int64_t line_in_epoch_ = 0;   // lines of all files read this epoch
   bool started_ = false;        // SkipToStart done
+  bool have_line_ = false;      // line_ is this shard's next line, not yet handed out
   bool file_done_ = false;      // the open file is at its end
   std::vector<char> buf_;
   size_t buf_begin_ = 0, buf_end_ = 0;

@@ -94,7 +94,9 @@ class RestoreOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, name.status());
     auto path = ctx.env().ResolveIoPath(*file);
     TFD_OP_REQUIRES_OK(ctx, path.status());
-    auto t = ReadTensor(*path, *name);
+    // Charged like any output: assigned to a variable, it is the variable's
+    // value from then on.
+    auto t = ReadTensor(*path, *name, ctx.env().memory);
     TFD_OP_REQUIRES_OK(ctx, t.status());
     TFD_OP_REQUIRES_OK(ctx, CheckDType(*path, *name, *t, dtype_));
     ctx.set_output(0, std::move(t).value());
@@ -122,7 +124,7 @@ class RestoreV2Op : public OpKernel {
     auto reader = CheckpointReader::Open(*path);
     TFD_OP_REQUIRES_OK(ctx, reader.status());
     for (size_t i = 0; i < n; ++i) {
-      auto t = (*reader)->ReadTensor((*names)[i]);
+      auto t = (*reader)->ReadTensor((*names)[i], ctx.env().memory);
       TFD_OP_REQUIRES_OK(ctx, t.status());
       TFD_OP_REQUIRES_OK(ctx,
                          CheckDType(*path, (*names)[i], *t, ctx.output_type(static_cast<int>(i))));

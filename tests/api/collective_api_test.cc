@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/ops.h"
+#include "common/gradients.h"
 #include "tests/api/api_test_util.h"
 
 namespace tfd {
@@ -29,6 +30,22 @@ TEST_CASE("CollectiveReduce in one process: the identity alone, else needs a clu
   CHECK(bad.status().code() == Code::kFailedPrecondition);
   CHECK(bad.status().message().find("'grouped'") != std::string::npos);
   CHECK(bad.status().message().find("needs a cluster") != std::string::npos);
+}
+
+// TensorFlow registers no gradient for CollectiveReduce (all-reduce
+// training reduces the gradients, train::AllReduceGradients): asking for
+// one through it is an error naming the op and the node, never a silent
+// zero or missing gradient.
+TEST_CASE("gradients through CollectiveReduce are NOT_FOUND naming the op and the node") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  const Output x = ops::Placeholder(root.WithOpName("x"), DType::kFloat32, {2});
+  const Output reduced = ops::CollectiveReduce(root.WithOpName("reduced"), x, {.group_size = 2});
+  auto g = AddGradients(root, {ops::Sum(root, reduced, 0)}, {x});
+  REQUIRE_FALSE(g.ok());
+  CHECK(g.status().code() == Code::kNotFound);
+  CHECK(g.status().message().find("CollectiveReduce") != std::string::npos);
+  CHECK(g.status().message().find("'reduced'") != std::string::npos);
 }
 
 }  // namespace

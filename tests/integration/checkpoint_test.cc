@@ -7,6 +7,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/tensor_bundle/checkpoint_file.h"
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
@@ -187,6 +188,35 @@ TEST_CASE("a ps killed with -9 and restarted comes back with its saved variables
   REQUIRE(out.ok());
   CHECK(out->fetches[0].data<float>()[0] == 2.0f);
   CHECK(out->fetches[0].data<float>()[1] == 4.0f);
+}
+
+TEST_CASE("a ps whose checkpoint does not fit its --memory-budget starts without it, saying why") {
+  ScratchDir dir;
+  std::filesystem::create_directories(std::filesystem::path(dir.File(3)).parent_path());
+  const Tensor big = Tensor::FromVector<float>(std::vector<float>(size_t{1} << 20, 0.5f));  // 4 MiB
+  REQUIRE(kernels::WriteCheckpoint(dir.File(3), {"big"}, {big}).ok());
+  LocalCluster cluster({{"ps", 1}});
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path(), "--memory-budget", "2M"}).ok());
+  {
+    const std::string log = cluster.Log("ps", 0);
+    INFO(OneLine(log));
+    CHECK(log.find("nothing restored on start") != std::string::npos);
+    CHECK(log.find("RESOURCE_EXHAUSTED") != std::string::npos);
+    CHECK(log.find("'big'") != std::string::npos);
+    CHECK(log.find("--memory-budget") != std::string::npos);
+    // It serves, without the variable.
+    auto ps = cluster.Connect("ps", 0);
+    REQUIRE(ps.ok());
+    CHECK_FALSE((*ps)->ReadVariable("big", 5s).ok());
+  }
+  cluster.Kill("ps", 0);
+  REQUIRE(cluster.Start("ps", 0, {"--checkpoint-dir", dir.path(), "--memory-budget", "64M"}).ok());
+  auto ps = cluster.Connect("ps", 0);
+  REQUIRE(ps.ok());
+  auto read = (*ps)->ReadVariable("big", 5s);
+  INFO(read.status().ToString());
+  REQUIRE(read.ok());
+  CHECK(read->second.num_elements() == big.num_elements());
 }
 
 TEST_CASE("a damaged newest checkpoint is refused by name; the previous good one is used") {

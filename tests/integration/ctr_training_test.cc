@@ -68,6 +68,7 @@ TEST_CASE("wide & deep on 2 ps tasks learns generated click data to a held-out A
   INFO(done[0].dump());
   CHECK(done[0]["stopped"] == "input exhausted");
   CHECK(done[0]["step"] == 3 * kCtrTrainExamples / kCtrBatch);
+  CHECK(done[0]["epoch"] == 3.0);  // every epoch read, the last batch ending the third
   CHECK(done[0]["loss"].get<double>() < done[0]["first_loss"].get<double>());
   c.CheckAuc(done[0]);
 }

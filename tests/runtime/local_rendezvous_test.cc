@@ -89,6 +89,25 @@ TEST_CASE("a send that completes a waiter which cancels the step leaves no other
   CHECK(other.value->status().code() == Code::kInternal);
 }
 
+TEST_CASE("a receive in a loop that the deadline ends names the edge and the iteration") {
+  LocalRendezvous r;
+  CancellationManager cm;
+  const std::string ps = "/job:ps/replica:0/task:0/device:CPU:0";
+  const std::string worker = "/job:worker/replica:0/task:0/device:CPU:0";
+  // FrameRendezvous's key for iteration 3 of a loop's frame instance.
+  const std::string key =
+      Rendezvous::MakeKey(ps, worker, "while/add:0") + ";00000000deadbeef:3";
+  Got g;
+  r.RecvAsync(5, key, cm, g.callback());
+  cm.Cancel(errors::DeadlineExceeded("step 5 passed its deadline"));
+  REQUIRE(g.value.has_value());
+  const Status& s = g.value->status();
+  CHECK(s.code() == Code::kDeadlineExceeded);
+  CHECK_THAT(s.message(), Catch::Contains("edge 'while/add:0' from " + ps + " to " + worker) &&
+                              Catch::Contains("iteration 3 of a while loop"));
+  CHECK_THAT(s.message(), !Catch::Contains("deadbeef"));
+}
+
 TEST_CASE("an ended step's late tensors are dropped and its later receives fail") {
   LocalRendezvous r;
   CancellationManager cm;

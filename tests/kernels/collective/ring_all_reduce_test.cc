@@ -91,6 +91,9 @@ class Group {
   void CancelAll(const Status& why) {
     for (auto& cm : cms_) cm.Cancel(why);
   }
+  // Ends member `rank`'s run as its task's death would: its waits end and
+  // it sends nothing more.
+  void Cancel(int rank, const Status& why) { cms_[rank].Cancel(why); }
 
   MergeOp merge = MergeOp::kAdd;
   FinalOp final_op = FinalOp::kId;
@@ -277,6 +280,50 @@ TEST_CASE("a member that never comes is named when the step's deadline passes") 
     CHECK(m.find("group_key 1, instance_key 7") != std::string::npos);
     CHECK(m.find("task:1/device:CPU:0,") == std::string::npos);  // only the missing one
   }
+}
+
+TEST_CASE("a member that goes after it came leaves the others to end at the deadline") {
+  Group g(3);
+  // Member 2's merges wait here: it announces itself and sends its first
+  // round, and nothing after.
+  std::deque<std::function<void()>> stalled;
+  g.schedule_by_rank = [&stalled](int rank, std::function<void()> f) {
+    if (rank == 2) {
+      stalled.push_back(std::move(f));
+    } else {
+      f();
+    }
+  };
+  g.Start({Input<float>(0, 6), Input<float>(1, 6), Input<float>(2, 6)});
+  REQUIRE_FALSE(stalled.empty());
+  g.Cancel(2, errors::Unavailable("task 2 died"));
+  g.CancelAll(errors::DeadlineExceeded("step deadline passed"));
+  // What member 2 still held finds its run cancelled, and it ends too.
+  for (; !stalled.empty(); stalled.pop_front()) stalled.front()();
+  const auto got = g.Wait();
+  CHECK(got[2].status().code() == Code::kUnavailable);
+  for (int r : {0, 1}) {
+    INFO("rank " << r << ": " << got[r].status().ToString());
+    REQUIRE_FALSE(got[r].ok());
+    CHECK(got[r].status().code() == Code::kDeadlineExceeded);
+    const std::string& m = got[r].status().message();
+    CHECK(m.find("CollectiveReduce 'allreduce' (group_key 1, instance_key 7") != std::string::npos);
+    CHECK(m.find("rank " + std::to_string(r) + " of 3") != std::string::npos);
+    // Every member came: none is named as never heard from, but the
+    // transfer it waited for is, with the member it waited on.
+    CHECK(m.find("never heard from") == std::string::npos);
+    CHECK(m.find("while receiving edge 'collective:1:7:0:") != std::string::npos);
+  }
+}
+
+TEST_CASE("a reduce waiting on its group ends when its step is cancelled") {
+  Group g(2, {true, false});
+  g.Start({Input<double>(0, 4), Input<double>(1, 4)});
+  g.CancelAll(errors::Cancelled("the client cancelled the step"));
+  const auto got = g.Wait();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].status().code() == Code::kCancelled);
+  CHECK(got[0].status().message().find("never heard from " + Device(1)) != std::string::npos);
 }
 
 TEST_CASE("members that reduce different sizes fail with INVALID_ARGUMENT") {

@@ -259,6 +259,38 @@ struct DatasetFixture {
   KernelEnv env;
 };
 
+TEST_CASE("An epoch's last example moves the place to the next epoch's start") {
+  DataTempDir dir;
+  WriteBytes(dir.path() / "a", CountingLines(0, 3));
+  CriteoReaderOptions o = ReaderOver(dir, {"a"});
+  o.epochs = 2;
+  CriteoReader r(o);
+  CriteoExample ex;
+  for (int k = 0; k < 3; ++k) REQUIRE(r.Next(ex).value());
+  CHECK(r.epoch() == 1);  // one epoch read whole, not "epoch 0, 3 examples in"
+  CHECK(r.position() == 0);
+  for (int k = 0; k < 3; ++k) REQUIRE(r.Next(ex).value());
+  CHECK(r.epoch() == 2);
+  CHECK_FALSE(r.Next(ex).value());
+
+  // The dataset, whose epoch a graph's summary reads after each batch: a
+  // batch that ends an epoch exactly counts it.
+  DatasetFixture f;
+  auto ds = f.Make();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  REQUIRE(ds->Next(7, false, deadline).ok());
+  CHECK(ds->epoch() == 1);
+  auto p = ds->Position();
+  REQUIRE(p.has_value());
+  CHECK(p->epoch == 1);
+  CHECK(p->position == 0);
+  REQUIRE(ds->Next(7, false, deadline).ok());
+  CHECK(ds->epoch() == 2);
+  const Status end = ds->Next(7, false, deadline).status();
+  CHECK(end.code() == Code::kOutOfRange);
+  CHECK(Contains(end.message(), "after 2 epochs"));
+}
+
 TEST_CASE("Reading ahead gives the same batches, and the position counts only those taken") {
   DatasetFixture f;
   const std::vector<std::vector<int>> expect = {

@@ -93,6 +93,39 @@ TEST_CASE("SaveV2 and RestoreV2 move several tensors at once") {
   CHECK(Contains(sliced.status().message(), "slice"));
 }
 
+TEST_CASE("what Restore and RestoreV2 read is charged to the task's memory budget") {
+  IoEnv e;
+  const Tensor emb = Tensor::FromVector<float>(std::vector<float>(4096, 1.0f));  // 16 KiB
+  REQUIRE(e.Save("ckpt", {"emb"}, {emb}).ok());
+  auto restore_v2 = [&e] {
+    return e.Run("RestoreV2", {{"dtypes", std::vector<DType>{DType::kFloat32}}},
+                 {Tensor::Scalar("ckpt"), Tensor::FromVector<std::string>({"emb"}),
+                  Tensor::FromVector<std::string>({""})});
+  };
+  SECTION("a value that fits is charged for as long as it lives") {
+    e.env.memory = std::make_shared<MemoryBudget>(1 << 20);
+    {
+      auto v1 = e.Restore("ckpt", "emb", DType::kFloat32);
+      REQUIRE(v1.ok());
+      auto v2 = restore_v2();
+      REQUIRE(v2.ok());
+      CHECK(TensorsEqual((*v2)[0], emb));
+      CHECK(e.env.memory->used() >= 2 * emb.total_bytes());
+    }
+    CHECK(e.env.memory->used() == 0);
+  }
+  SECTION("one that does not fit is RESOURCE_EXHAUSTED naming it and the flag") {
+    e.env.memory = std::make_shared<MemoryBudget>(8 << 10);
+    for (const Status& s :
+         {e.Restore("ckpt", "emb", DType::kFloat32).status(), restore_v2().status()}) {
+      CHECK(s.code() == Code::kResourceExhausted);
+      CHECK(Contains(s.message(), "'emb'"));
+      CHECK(Contains(s.message(), "--memory-budget"));
+    }
+    CHECK(e.env.memory->used() == 0);
+  }
+}
+
 TEST_CASE("Save refuses mismatched names") {
   IoEnv e;
   auto out = e.Run("Save", {{"T", std::vector<DType>{DType::kFloat32, DType::kFloat32}}},
