@@ -26,9 +26,14 @@ struct Run {
   kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller GUARDED_BY(mu);
 };
 
-PartitionResult Result(Run& run) {
-  ThrowIfError(run.status);
+StatusOr<PartitionResult> Result(Run& run) {
+  if (!run.status.ok()) return run.status;
   return PartitionResult{std::move(run.frame.retvals), std::move(run.stats)};
+}
+
+bool Ended(Run& run) {
+  MutexLock lock(run.mu);
+  return run.ended;
 }
 
 }  // namespace
@@ -59,8 +64,8 @@ StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef
   return std::shared_ptr<Executor>(std::move(executor).value());
 }
 
-kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
-                                          std::shared_ptr<Executor> executor, PartitionStep step) {
+StartedPartition StartPartition(TaskEnv& env, Rendezvous& rendezvous,
+                                std::shared_ptr<Executor> executor, PartitionStep step) {
   auto run = std::make_shared<Run>();
   run->executor = std::move(executor);  // lives until the step has ended, see Run
   run->frame.args = std::move(step.feeds);
@@ -98,7 +103,7 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
     MutexLock lock(run->mu);
     if (run->ended) {
       env.steps.Remove(step_id, run->cancellation.get());
-      return kj::evalNow([&]() -> kj::Promise<PartitionResult> { return Result(*run); });
+      return StartedPartition{.ended = Result(*run)};
     }
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     run->fulfiller = kj::mv(paf.fulfiller);
@@ -106,11 +111,29 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
   }
   // If the promise is dropped (the master gave up or vanished), cancel the
   // partition too; `run` lives on in the executor's callback.
+  // (This also runs once the step has ended well: there is nothing left
+  // to cancel then, and no message is worth formatting.)
   auto on_drop = kj::defer([run, step_id, &env] {
     env.steps.Remove(step_id, run->cancellation.get());
+    if (Ended(*run)) return;
     run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
   });
-  return ended.then([run, on_drop = kj::mv(on_drop)]() mutable { return Result(*run); });
+  return StartedPartition{
+      .later = ended.then([run, on_drop = kj::mv(on_drop)]() mutable -> PartitionResult {
+        StatusOr<PartitionResult> result = Result(*run);
+        ThrowIfError(result.status());
+        return std::move(result).value();
+      })};
+}
+
+kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
+                                          std::shared_ptr<Executor> executor, PartitionStep step) {
+  StartedPartition started =
+      StartPartition(env, rendezvous, std::move(executor), std::move(step));
+  if (!started.ended) return kj::mv(started.later);
+  StatusOr<PartitionResult>& ended = *started.ended;
+  if (!ended.ok()) return KjFromStatus(ended.status());
+  return std::move(ended).value();
 }
 
 }  // namespace tfd
