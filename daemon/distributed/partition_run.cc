@@ -78,15 +78,14 @@ StartedPartition StartPartition(TaskEnv& env, Rendezvous& rendezvous,
   args.frame = &run->frame;
   args.rendezvous = &rendezvous;
   args.cancellation = run->cancellation.get();
-  args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto started = std::chrono::steady_clock::now();
+  args.deadline = started + std::chrono::milliseconds(timeout_ms);
   args.trace = step.trace;
-  env.steps.Add(step_id, run->cancellation);
 
   // A partition of cheap kernels only (the empty step, a ps's reads) ends
   // inside RunAsync on this thread: then the result is ready at once, and
   // no cross-thread fulfiller is made (making and dropping one wakes the
   // loop). Otherwise the step ends on another thread, or later on this one.
-  const auto started = std::chrono::steady_clock::now();
   run->executor->RunAsync(args, [run, &env, step_id, started](const Status& s, StepStats stats) {
     env.metrics.partition_steps.Record(s.code(), std::chrono::steady_clock::now() - started);
     // This task's part of the step is over: what was pushed here for it
@@ -101,14 +100,16 @@ StartedPartition StartPartition(TaskEnv& env, Rendezvous& rendezvous,
   kj::Promise<void> ended = nullptr;
   {
     MutexLock lock(run->mu);
-    if (run->ended) {
-      env.steps.Remove(step_id, run->cancellation.get());
-      return StartedPartition{.ended = Result(*run)};
-    }
+    if (run->ended) return StartedPartition{.ended = Result(*run)};
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     run->fulfiller = kj::mv(paf.fulfiller);
     ended = kj::mv(paf.promise);
   }
+  // Registered for abortStep only now: whoever aborts steps (abortStep, a
+  // master's cancel, the drain) runs on this thread, so none could have
+  // looked while RunAsync ran, and a partition that ended inside it skips
+  // the registry altogether.
+  env.steps.Add(step_id, run->cancellation);
   // If the promise is dropped (the master gave up or vanished), cancel the
   // partition too; `run` lives on in the executor's callback.
   // (This also runs once the step has ended well: there is nothing left
