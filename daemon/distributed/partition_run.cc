@@ -26,9 +26,14 @@ struct Run {
   kj::Maybe<kj::Own<kj::CrossThreadPromiseFulfiller<void>>> fulfiller GUARDED_BY(mu);
 };
 
-PartitionResult Result(Run& run) {
-  ThrowIfError(run.status);
+StatusOr<PartitionResult> Result(Run& run) {
+  if (!run.status.ok()) return run.status;
   return PartitionResult{std::move(run.frame.retvals), std::move(run.stats)};
+}
+
+bool Ended(Run& run) {
+  MutexLock lock(run.mu);
+  return run.ended;
 }
 
 }  // namespace
@@ -59,8 +64,8 @@ StatusOr<std::shared_ptr<Executor>> MakePartitionExecutor(TaskEnv& env, GraphDef
   return std::shared_ptr<Executor>(std::move(executor).value());
 }
 
-kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
-                                          std::shared_ptr<Executor> executor, PartitionStep step) {
+StartedPartition StartPartition(TaskEnv& env, Rendezvous& rendezvous,
+                                std::shared_ptr<Executor> executor, PartitionStep step) {
   auto run = std::make_shared<Run>();
   run->executor = std::move(executor);  // lives until the step has ended, see Run
   run->frame.args = std::move(step.feeds);
@@ -73,15 +78,14 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
   args.frame = &run->frame;
   args.rendezvous = &rendezvous;
   args.cancellation = run->cancellation.get();
-  args.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto started = std::chrono::steady_clock::now();
+  args.deadline = started + std::chrono::milliseconds(timeout_ms);
   args.trace = step.trace;
-  env.steps.Add(step_id, run->cancellation);
 
   // A partition of cheap kernels only (the empty step, a ps's reads) ends
   // inside RunAsync on this thread: then the result is ready at once, and
   // no cross-thread fulfiller is made (making and dropping one wakes the
   // loop). Otherwise the step ends on another thread, or later on this one.
-  const auto started = std::chrono::steady_clock::now();
   run->executor->RunAsync(args, [run, &env, step_id, started](const Status& s, StepStats stats) {
     env.metrics.partition_steps.Record(s.code(), std::chrono::steady_clock::now() - started);
     // This task's part of the step is over: what was pushed here for it
@@ -96,21 +100,41 @@ kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
   kj::Promise<void> ended = nullptr;
   {
     MutexLock lock(run->mu);
-    if (run->ended) {
-      env.steps.Remove(step_id, run->cancellation.get());
-      return kj::evalNow([&]() -> kj::Promise<PartitionResult> { return Result(*run); });
-    }
+    if (run->ended) return StartedPartition{.ended = Result(*run)};
     auto paf = kj::newPromiseAndCrossThreadFulfiller<void>();
     run->fulfiller = kj::mv(paf.fulfiller);
     ended = kj::mv(paf.promise);
   }
+  // Registered for abortStep only now: whoever aborts steps (abortStep, a
+  // master's cancel, the drain) runs on this thread, so none could have
+  // looked while RunAsync ran, and a partition that ended inside it skips
+  // the registry altogether.
+  env.steps.Add(step_id, run->cancellation);
   // If the promise is dropped (the master gave up or vanished), cancel the
   // partition too; `run` lives on in the executor's callback.
+  // (This also runs once the step has ended well: there is nothing left
+  // to cancel then, and no message is worth formatting.)
   auto on_drop = kj::defer([run, step_id, &env] {
     env.steps.Remove(step_id, run->cancellation.get());
+    if (Ended(*run)) return;
     run->cancellation->Cancel(errors::Cancelled("the master cancelled step ", step_id));
   });
-  return ended.then([run, on_drop = kj::mv(on_drop)]() mutable { return Result(*run); });
+  return StartedPartition{
+      .later = ended.then([run, on_drop = kj::mv(on_drop)]() mutable -> PartitionResult {
+        StatusOr<PartitionResult> result = Result(*run);
+        ThrowIfError(result.status());
+        return std::move(result).value();
+      })};
+}
+
+kj::Promise<PartitionResult> RunPartition(TaskEnv& env, Rendezvous& rendezvous,
+                                          std::shared_ptr<Executor> executor, PartitionStep step) {
+  StartedPartition started =
+      StartPartition(env, rendezvous, std::move(executor), std::move(step));
+  if (!started.ended) return kj::mv(started.later);
+  StatusOr<PartitionResult>& ended = *started.ended;
+  if (!ended.ok()) return KjFromStatus(ended.status());
+  return std::move(ended).value();
 }
 
 }  // namespace tfd

@@ -14,6 +14,7 @@
 #include <kj/async.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,21 @@ class HeldPartition {
   TaskEnv& env_;
   std::shared_ptr<Executor> executor_;
 };
+
+// A step of a partition, started: `ended` holds its result (or its error)
+// when it ended inside the call, as a partition of cheap kernels only does;
+// otherwise `later` resolves when it has ended, as RunPartition's promise.
+struct StartedPartition {
+  std::optional<StatusOr<PartitionResult>> ended;
+  kj::Promise<PartitionResult> later = nullptr;
+};
+
+// Starts one step of the partition. A caller that can act on a result at
+// once (the step channel answers it) skips the promise and the turn of the
+// event loop it costs, which were a good part of an empty partition's work.
+// Dropping `later` cancels the partition, as with RunPartition.
+StartedPartition StartPartition(TaskEnv& env, Rendezvous& rendezvous,
+                                std::shared_ptr<Executor> executor, PartitionStep step);
 
 // Runs one step of the partition. Resolves when it has ended, at once when
 // every kernel was cheap; rejects with the step's error. Dropping the

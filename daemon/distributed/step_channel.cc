@@ -233,7 +233,13 @@ void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_i
   }
   ++steps_served_;
   PartitionStep step{.step_id = step_id, .timeout_ms = timeout_ms, .trace = trace};
-  serving_.add(RunPartition(env_, rendezvous_, it->second.executor, std::move(step))
+  StartedPartition started = StartPartition(env_, rendezvous_, it->second.executor, std::move(step));
+  if (started.ended) {  // answered now: no promise, no turn of the loop
+    const StatusOr<PartitionResult>& ended = *started.ended;
+    Answer(from, handle, step_id, ended.status(), ended.ok() ? ended->stats : StepStats{});
+    return;
+  }
+  serving_.add(kj::mv(started.later)
                    .then(
                        [this, from, handle, step_id](PartitionResult r) {
                          Answer(from, handle, step_id, OkStatus(), r.stats);

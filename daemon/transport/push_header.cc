@@ -131,7 +131,7 @@ kj::Array<capnp::word> EncodeTensorMessage(const Tensor& tensor) {
 }
 
 StatusOr<Tensor> DecodeTensorMessage(kj::ArrayPtr<const capnp::word> words, uint64_t max_bytes) {
-  StatusOr<Tensor> tensor = errors::Internal("unset");
+  StatusOr<Tensor> tensor = Status(Code::kInternal, "unset");  // no formatting per tensor
   KJ_IF_MAYBE(e, kj::runCatchingExceptions([&]() {
     // Decoding reads the elements twice (checked, then copied); the limit
     // only has to stop amplification beyond that.

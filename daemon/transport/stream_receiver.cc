@@ -82,19 +82,24 @@ bool StreamReceiver::TakeBufferedStep() {
   const size_t size = stream::kHeaderBytes + header->meta_bytes;
   if (bytes.size() < size) return false;
   const kj::byte* meta = bytes.begin() + stream::kHeaderBytes;
-  const size_t words = header->meta_bytes / sizeof(capnp::word);
-  StatusOr<ReceivedStep> received = errors::Internal("not decoded");
-  if (reinterpret_cast<uintptr_t>(meta) % alignof(capnp::word) == 0) {
-    received = DecodeStepMessage(kj::arrayPtr(reinterpret_cast<const capnp::word*>(meta), words));
-  } else {  // behind a push whose payload was no whole number of words
-    auto copy = kj::heapArray<capnp::word>(words);
-    memcpy(copy.begin(), meta, header->meta_bytes);
-    received = DecodeStepMessage(copy);
-  }
+  // Decoded straight into its result: a placeholder status would format a
+  // message (an ostringstream) for every step that arrives.
+  StatusOr<ReceivedStep> received = DecodeBufferedStep(meta, header->meta_bytes);
   // Taken before the sink runs: the message was copied out of the buffer.
   ahead_->Skip(size);
   OnStep(std::move(received));
   return true;
+}
+
+StatusOr<ReceivedStep> StreamReceiver::DecodeBufferedStep(const kj::byte* meta, size_t bytes) {
+  const size_t words = bytes / sizeof(capnp::word);
+  if (reinterpret_cast<uintptr_t>(meta) % alignof(capnp::word) == 0) {
+    return DecodeStepMessage(kj::arrayPtr(reinterpret_cast<const capnp::word*>(meta), words));
+  }
+  // Behind a push whose payload was no whole number of words.
+  auto copy = kj::heapArray<capnp::word>(words);
+  memcpy(copy.begin(), meta, bytes);
+  return DecodeStepMessage(copy);
 }
 
 void StreamReceiver::OnStep(StatusOr<ReceivedStep> received) {

@@ -72,6 +72,8 @@ class StreamReceiver {
   // Hands a step frame that lies whole in ahead_'s buffer to the sink and
   // takes it from the buffer; false (nothing taken) for anything else.
   bool TakeBufferedStep();
+  // The step message in `bytes` of meta at `meta`, wherever it lies.
+  static StatusOr<ReceivedStep> DecodeBufferedStep(const kj::byte* meta, size_t bytes);
   // Hands a decoded step message to the sink, or refuses it.
   void OnStep(StatusOr<ReceivedStep> received);
   kj::Promise<Status> OnFrame(stream::Frame frame);

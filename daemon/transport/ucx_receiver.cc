@@ -167,7 +167,7 @@ ucs_status_t UcxReceiver::ReceivePush(const void* header, size_t header_length, 
 }
 
 void UcxReceiver::ReceiveEager(const Incoming& in, const void* data) {
-  StatusOr<Tensor> tensor = errors::Internal("unset");
+  StatusOr<Tensor> tensor = Status(Code::kInternal, "unset");  // no formatting per tensor
   if (in.header.raw) {
     tensor = AllocatePushed(in.header);
     if (tensor.ok() && in.length > 0) std::memcpy(tensor->raw_data(), data, in.length);
@@ -213,7 +213,7 @@ void UcxReceiver::StartReceive(kj::Own<Incoming> in, std::shared_ptr<Buffer> buf
 }
 
 void UcxReceiver::Finish(kj::Own<Incoming> in, ucs_status_t status) {
-  StatusOr<Tensor> tensor = errors::Internal("unset");
+  StatusOr<Tensor> tensor = Status(Code::kInternal, "unset");  // no formatting per tensor
   uint64_t bytes = 0;
   if (status == UCS_OK) {
     bytes = in->length;

@@ -303,5 +303,41 @@ TEST_CASE("a master takes only the answers it waits for, from the task it asked"
   CHECK(next.wait(t.io.waitScope).ok());
 }
 
+// A partition that ends inside its run (every kernel cheap) is answered at
+// once and leaves nothing registered for abortStep; one that waits — here a
+// _Recv of a tensor nobody sends — is registered while it waits, and the
+// master dropping its run cancels it there (the task holds no step after).
+TEST_CASE("a waiting partition is found by its master's cancel; one that ended holds nothing") {
+  Tasks t;
+  StepRegistry& held = t.tasks[kPs]->env.steps;
+  auto noop = t.Offer(kMaster);
+  CHECK(t.Run(kMaster, noop->handle(), 600).ok());
+  CHECK(held.size() == 0);
+
+  GraphDef g;
+  g.nodes = {NodeDef{"recv", "_Recv", {}, "",
+                     {{"T", DType::kFloat32},
+                      {"tensor_name", std::string("never_sent")},
+                      {"send_device", kMaster + "/device:CPU:0"},
+                      {"recv_device", kPs + "/device:CPU:0"},
+                      {"shape", PartialShape(std::vector<int64_t>{})}}}};
+  auto waits = t.TryOffer(kMaster, std::move(g));
+  INFO(waits.status().ToString());
+  REQUIRE(waits.ok());
+  auto wait_a_little = [&] {
+    t.io.provider->getTimer().afterDelay(kj::MILLISECONDS).wait(t.io.waitScope);
+  };
+  {
+    auto run = t.channel(kMaster).Run(kPs, (*waits)->handle(), 601, 60000, false);
+    for (int i = 0; i < 2000 && held.size() == 0; ++i) wait_a_little();
+    REQUIRE(held.size() == 1);
+  }  // dropped: the master sends `cancel`
+  for (int i = 0; i < 2000 && held.size() != 0; ++i) wait_a_little();
+  CHECK(held.size() == 0);
+  // The channel serves on.
+  CHECK(t.Run(kMaster, noop->handle(), 602).ok());
+  CHECK(held.size() == 0);
+}
+
 }  // namespace
 }  // namespace tfd
