@@ -24,7 +24,7 @@ Status RegisterSparseTrainingOps(OpRegistry& r);  // sparse_training_ops.cc
 // bench/NOTES.md, "Scale"). Measured in one process, float32, a variable of
 // 8 K to 256 K elements updated step after step (bench/NOTES.md, "Updates
 // inline by size"): AssignAdd 4-7 K elements per µs, ApplyGradientDescent
-// 5-6 K, ApplyMomentum 3.5-5 K, ApplyAdam 0.9-1.1 K. A larger update (a
+// 5-10 K, ApplyMomentum 3.5-5 K, ApplyAdam 0.9-1.1 K. A larger update (a
 // 5.8 M-parameter layer's) would hold the loop for milliseconds: it goes to
 // the pool, whose threads also split it (training_ops.cc).
 inline constexpr int64_t kCheapAssignUpdateElements = 32 * 1024;  // AssignAdd, AssignSub
