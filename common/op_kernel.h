@@ -168,6 +168,22 @@ class OpKernel {
   // Kernels whose cost is a few nanoseconds run inline on the thread that
   // made them ready rather than being scheduled.
   virtual bool is_cheap() const { return false; }
+  // For a kernel whose cost follows the size of its inputs (a variable's
+  // update: a few operations per element): it is cheap, as above, for a
+  // run whose tensor inputs hold at most this many elements in all. The
+  // executor counts them when the node is ready, so one kernel object runs
+  // inline for a scalar and on the pool for a 5.8 M-element layer. A
+  // reference input (the variable itself) counts nothing; a value input
+  // not yet read from its variable makes the run not cheap. 0: never cheap
+  // by size. Choose the bound from a measurement: the elements the kernel
+  // gets through in the time a hand-off to the pool costs (see
+  // kernels/state/state_ops_internal.h).
+  //
+  // TensorFlow's OpKernel::IsExpensive is a per-kernel flag (our is_cheap)
+  // which its executor refines by timing each kernel (our kernel_costs.h,
+  // kept for blocking runs only: timing on a task's event loop cost more
+  // than it saved). Neither looks at the inputs; this bound does.
+  virtual int64_t cheap_up_to_elements() const { return 0; }
 
   const NodeInfo& node() const { return node_; }
   const std::string& name() const { return node_.name; }

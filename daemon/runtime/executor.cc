@@ -99,7 +99,9 @@ void Executor::Step::Start() {
 void Executor::Step::Dispatch(std::vector<TaggedNode>& ready, Worklist& list) {
   TaggedNode keep;
   for (const TaggedNode& t : ready) {
-    if (exec.RunsInline(t.id, blocking)) {
+    const std::span<const Value> in(t.state->inputs_of(t.frame->info, lf.local[t.id]),
+                                    graph.node(t.id).inputs.size());
+    if (exec.RunsInline(t.id, in, blocking)) {
       list.nodes.push_back(t);
       continue;
     }
@@ -452,6 +454,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(std::shared_ptr<const Graph
       return kernel.status().WithNode(n.name(), n.op());
     }
     e->cheap_.push_back((*kernel)->is_cheap() || (*kernel)->is_async());
+    e->cheap_elements_.push_back((*kernel)->cheap_up_to_elements());
     e->kernels_.push_back(std::move(kernel).value());
     e->AddBuiltin(n, device_type == kDeviceCpu);
     if (n.inputs.empty() && n.control_inputs.empty()) e->roots_.push_back(id);
@@ -497,8 +500,21 @@ bool Executor::MeasureNow(int id) const {
   return n >= kResample;
 }
 
-bool Executor::RunsInline(int id, bool measured) const {
-  return cheap_[id] || options_.inline_kernels || (measured && costs_.Cheap(id));
+bool Executor::RunsInline(int id, std::span<const Value> in, bool measured) const {
+  if (cheap_[id] || options_.inline_kernels || (measured && costs_.Cheap(id))) return true;
+  const int64_t bound = cheap_elements_[id];
+  if (bound == 0) return false;
+  const std::vector<bool>& refs = graph_->node(id).input_refs;
+  int64_t elements = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (refs[k] || in[k].is_dead) continue;
+    // A value input fed by a variable is read when the node runs: its
+    // size is not known yet.
+    if (!in[k].tensor.initialized()) return false;
+    elements += in[k].tensor.num_elements();
+    if (elements > bound) return false;
+  }
+  return true;
 }
 
 void Executor::RunAsync(const RunArgs& args, DoneCallback done) {

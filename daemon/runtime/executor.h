@@ -3,8 +3,9 @@
 // Kernels are built once, when the executor is created. A step runs every
 // node in dependency order; independent nodes run in parallel on the pool
 // (inter-op parallelism), except kernels too cheap to be worth a hand-off,
-// which run on the thread that made them ready (declared so, or, in a
-// blocking Run, measured: kernel_costs.h). Asynchronous kernels (queue
+// which run on the thread that made them ready (declared so, declared so
+// for inputs of the size they were given (an update of a small variable),
+// or, in a blocking Run, measured: kernel_costs.h). Asynchronous kernels (queue
 // waits, receives) hold no thread while they wait. The first error cancels
 // the step — waiting kernels are woken through the step's
 // CancellationManager — and the step ends once every started kernel has
@@ -42,6 +43,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "common/graph.h"
@@ -127,9 +129,10 @@ class Executor {
   // Appends node `n`'s Builtin (and a kConst's value) to builtin_, in node
   // id order.
   void AddBuiltin(const Graph::Node& n, bool on_cpu);
-  // Whether node `id` runs on the thread that made it ready (see Step);
-  // `measured`: also when measured cheap.
-  bool RunsInline(int id, bool measured) const;
+  // Whether node `id`, its data inputs `in`, runs on the thread that made
+  // it ready (see Step): declared cheap, or cheap for inputs this size
+  // (OpKernel::cheap_up_to_elements); `measured`: also when measured cheap.
+  bool RunsInline(int id, std::span<const Value> in, bool measured) const;
   // Whether a blocking step times this run of node `id`'s kernel for
   // costs_: every run until it is measured cheap, then one in kResample
   // (reading the clock twice costs as much as a cheap kernel), so that a
@@ -141,6 +144,7 @@ class Executor {
   Options options_;
   std::vector<std::unique_ptr<OpKernel>> kernels_;  // by node id
   std::vector<bool> cheap_;                         // by node id: declared cheap
+  std::vector<int64_t> cheap_elements_;             // by node id: cheap_up_to_elements()
   std::vector<Builtin> builtin_;                    // by node id
   std::vector<Tensor> const_values_;                // by node id: a kConst's value
   std::vector<Tensor> merge_index_;                 // [i]: the int32 scalar i, for kMerge

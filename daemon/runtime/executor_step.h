@@ -125,7 +125,8 @@ struct Worklist;  // executor.cc
 // destroyed when the last of them lets go, after `done` has run.
 //
 // Where nodes run: a cheap kernel (OpKernel::is_cheap, every asynchronous
-// kernel, whose ComputeAsync only registers a callback, and in a step of a
+// kernel, whose ComputeAsync only registers a callback, a kernel given
+// inputs within its OpKernel::cheap_up_to_elements, and in a step of a
 // blocking Run a kernel measured cheap, see kernel_costs.h) runs on the
 // thread that made it ready, be it the caller of RunAsync (the event loop,
 // for a task), a pool thread or the thread that completed a transfer. An

@@ -140,6 +140,13 @@ class ApplyOp : public OpKernel {
       c.SetStatus(c.GetAttr("use_nesterov", &use_nesterov_));
     }
   }
+  // A small update costs less than its hand-off to the pool. The bound
+  // counts the gradient's elements and the hyper-parameters' scalars.
+  int64_t cheap_up_to_elements() const override {
+    if constexpr (kRule == Rule::kGradientDescent) return kCheapGradientDescentElements;
+    if constexpr (kRule == Rule::kMomentum) return kCheapMomentumElements;
+    return kCheapAdamElements;
+  }
 
   void Compute(OpKernelContext& ctx) override {
     constexpr int kNumVars = kRule == Rule::kGradientDescent ? 1 : kRule == Rule::kMomentum ? 2 : 3;

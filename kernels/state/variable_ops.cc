@@ -128,6 +128,8 @@ class AssignUpdateOp : public OpKernel {
   explicit AssignUpdateOp(OpKernelConstruction& c) : OpKernel(c), dtype_(c.input_type(0)) {
     c.SetStatus(c.GetAttr("use_locking", &use_locking_));
   }
+  // A small update costs less than its hand-off to the pool.
+  int64_t cheap_up_to_elements() const override { return kCheapAssignUpdateElements; }
 
   void Compute(OpKernelContext& ctx) override {
     auto var = VariableInput(ctx, 0, dtype_);
