@@ -127,14 +127,12 @@ TFD_HOST_DEVICE T ConvInputGradAt(const TfdGpuWindow& w, const T* filter, const 
   return sum;
 }
 
-// Conv2DBackpropFilter: element i of the filter's gradient, summed over
-// every image and output pixel.
+// The sum, over every image and output pixel, of the input's tap (kh, kw)
+// in channel c times the output's gradient in channel oc: one filter
+// element's gradient, for Conv2D and the depthwise convolution alike.
 template <typename T>
-TFD_HOST_DEVICE T ConvFilterGradAt(const TfdGpuWindow& w, const T* input, const T* grad,
-                                   int64_t i) {
-  const int64_t od = i % w.out_depth, c = i / w.out_depth % w.in_depth;
-  const int64_t tap = i / (w.out_depth * w.in_depth);
-  const int64_t kh = tap / w.cols.window, kw = tap % w.cols.window;
+TFD_HOST_DEVICE T FilterTapSum(const TfdGpuWindow& w, const T* input, const T* grad, int64_t kh,
+                               int64_t kw, int64_t c, int64_t oc) {
   T sum = T(0);
   for (int64_t n = 0; n < w.batch; ++n) {
     for (int64_t oh = 0; oh < w.rows.out; ++oh) {
@@ -143,11 +141,20 @@ TFD_HOST_DEVICE T ConvFilterGradAt(const TfdGpuWindow& w, const T* input, const 
         const int64_t iw = TapAt(w.cols, ow, kw);
         const bool inside = Inside(w.rows, ih) && Inside(w.cols, iw);
         const T x = inside ? input[InPixel(w, n, ih, iw) * w.in_depth + c] : T(0);
-        sum += x * grad[OutPixel(w, n, oh, ow) * w.out_depth + od];
+        sum += x * grad[OutPixel(w, n, oh, ow) * w.out_depth + oc];
       }
     }
   }
   return sum;
+}
+
+// Conv2DBackpropFilter: element i of the filter's gradient.
+template <typename T>
+TFD_HOST_DEVICE T ConvFilterGradAt(const TfdGpuWindow& w, const T* input, const T* grad,
+                                   int64_t i) {
+  const int64_t od = i % w.out_depth, c = i / w.out_depth % w.in_depth;
+  const int64_t tap = i / (w.out_depth * w.in_depth);
+  return FilterTapSum(w, input, grad, tap / w.cols.window, tap % w.cols.window, c, od);
 }
 
 // DepthwiseConv2dNative: output element i (channel c * multiplier + m).
@@ -198,20 +205,7 @@ template <typename T>
 TFD_HOST_DEVICE T DepthwiseFilterGradAt(const TfdGpuWindow& w, const T* input, const T* grad,
                                         int64_t i) {
   const int64_t oc = i % w.out_depth, c = oc / Multiplier(w), tap = i / w.out_depth;
-  const int64_t kh = tap / w.cols.window, kw = tap % w.cols.window;
-  T sum = T(0);
-  for (int64_t n = 0; n < w.batch; ++n) {
-    for (int64_t oh = 0; oh < w.rows.out; ++oh) {
-      const int64_t ih = TapAt(w.rows, oh, kh);
-      for (int64_t ow = 0; ow < w.cols.out; ++ow) {
-        const int64_t iw = TapAt(w.cols, ow, kw);
-        const bool inside = Inside(w.rows, ih) && Inside(w.cols, iw);
-        const T x = inside ? input[InPixel(w, n, ih, iw) * w.in_depth + c] : T(0);
-        sum += x * grad[OutPixel(w, n, oh, ow) * w.out_depth + oc];
-      }
-    }
-  }
-  return sum;
+  return FilterTapSum(w, input, grad, tap / w.cols.window, tap % w.cols.window, c, oc);
 }
 
 // MaxPool: output element i; -inf for a window with no tap inside the input.
