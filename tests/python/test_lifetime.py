@@ -3,29 +3,10 @@
 returned stays valid; a MonitoredTrainingSession is closed from its own
 thread only, and close() drops its connection."""
 import gc
-import os
-import threading
 
 import numpy as np
 import tfd
-
-
-def open_fds():
-    return len(os.listdir("/proc/self/fd"))
-
-
-def open_sockets():
-    links = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            links.append(os.readlink("/proc/self/fd/" + fd))
-        except FileNotFoundError:  # the listing's own fd, closed since
-            pass
-    return sum(link.startswith("socket:") for link in links)
-
-
-def os_threads():
-    return len(os.listdir("/proc/self/task"))
+from process_helpers import build_model, on_thread, open_fds, open_sockets, os_threads
 
 
 def test_close_frees_the_connection_and_thread_while_large_fetches_stay_valid(cluster_factory):
@@ -52,30 +33,6 @@ def test_close_frees_the_connection_and_thread_while_large_fetches_stay_valid(cl
     np.testing.assert_array_equal(b, 2 * values)
     np.testing.assert_array_equal(c, 2 * values)
     assert (open_fds(), os_threads()) == (fds, threads)
-
-
-def build_model(cluster):
-    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
-        global_step = tfd.train.get_or_create_global_step()
-        w = tfd.Variable(np.zeros(2, np.float32), name="w")
-        loss = tfd.reduce_sum(tfd.square(w - 3.0), name="loss")
-        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
-
-
-def on_thread(fn, *args):
-    """fn(*args) on a new thread, joined; what it raised, or None."""
-    raised = []
-
-    def body():
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001 (the test looks at what it is)
-            raised.append(e)
-    t = threading.Thread(target=body)
-    t.start()
-    t.join(timeout=120)
-    assert not t.is_alive()
-    return raised[0] if raised else None
 
 
 def test_a_monitored_session_is_closed_by_its_thread_and_close_frees_it(cluster_factory):

@@ -4,18 +4,18 @@ connection, its thread, its event loop: counted as the process's open fds
 and threads) goes when Python collects it, on whichever thread collects it,
 and the collecting thread never waits on a task that is stopped."""
 import gc
-import os
 import queue
 import signal
 import threading
 
 import numpy as np
 import tfd
+from process_helpers import build_model, on_thread, open_fds, os_threads
 
 
 def counts():
     """(open fds, OS threads) of this process."""
-    return len(os.listdir("/proc/self/fd")), len(os.listdir("/proc/self/task"))
+    return open_fds(), os_threads()
 
 
 def assert_back_to(before):
@@ -23,29 +23,11 @@ def assert_back_to(before):
     assert fds <= before[0] + 1 and threads <= before[1] + 1, (before, (fds, threads))
 
 
-def build_model(cluster):
-    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
-        global_step = tfd.train.get_or_create_global_step()
-        w = tfd.Variable(np.zeros(2, np.float32), name="w")
-        loss = tfd.reduce_sum(tfd.square(w - 3.0), name="loss")
-        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
-
-
 def run_on_thread(fn):
     """fn() on a new thread, joined; raises what it raised."""
-    raised = []
-
-    def body():
-        try:
-            fn()
-        except BaseException as e:  # noqa: BLE001 (raised again below)
-            raised.append(e)
-    t = threading.Thread(target=body)
-    t.start()
-    t.join(timeout=300)
-    assert not t.is_alive()
-    if raised:
-        raise raised[0]
+    raised = on_thread(fn, timeout=300)
+    if raised is not None:
+        raise raised
 
 
 def test_dropped_remote_sessions_free_their_connection_and_thread(cluster_factory):

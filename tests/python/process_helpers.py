@@ -1,0 +1,52 @@
+"""What the session-lifetime tests share: this process's open fds, sockets
+and OS threads (what a session holds shows there), a function run on a
+thread of its own, and the small model they train."""
+import os
+import threading
+
+import numpy as np
+import tfd
+
+
+def open_fds():
+    return len(os.listdir("/proc/self/fd"))
+
+
+def open_sockets():
+    links = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            links.append(os.readlink("/proc/self/fd/" + fd))
+        except FileNotFoundError:  # the listing's own fd, closed since
+            pass
+    return sum(link.startswith("socket:") for link in links)
+
+
+def os_threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def on_thread(fn, *args, timeout=120):
+    """fn(*args) on a new thread, joined within `timeout` seconds; what it
+    raised, or None."""
+    raised = []
+
+    def body():
+        try:
+            fn(*args)
+        except BaseException as e:  # noqa: BLE001 (the caller looks at what it is)
+            raised.append(e)
+    t = threading.Thread(target=body)
+    t.start()
+    t.join(timeout=timeout)
+    assert not t.is_alive()
+    return raised[0] if raised else None
+
+
+def build_model(cluster):
+    """A two-weight model on the cluster's ps, with a global step."""
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(np.zeros(2, np.float32), name="w")
+        loss = tfd.reduce_sum(tfd.square(w - 3.0), name="loss")
+        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
