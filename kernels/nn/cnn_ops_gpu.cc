@@ -12,12 +12,14 @@
 #include "kernels/nn/cnn_gpu_window.h"
 #include "kernels/nn/cnn_ops_gpu.h"
 #include "kernels/nn/conv_shapes.h"
+#include "kernels/nn/windowed_op.h"
 
 namespace tfd::gpu {
 namespace {
 
 using kernels::nn::ConvGeometry;
 using kernels::nn::WindowAttrs;
+using kernels::nn::WindowedOp;
 
 using Launcher = int (*)(int op, int type, const TfdGpuWindow* w, const void* a, const void* b,
                          void* out, void* stream);
@@ -38,29 +40,14 @@ void LaunchWindowed(OpKernelContext& ctx, Launcher launch, int op, const ConvGeo
                                   b ? b->raw_data() : nullptr, out->raw_data(), dev.stream()));
 }
 
-// The op's window attrs, read and checked once, when the kernel is built.
-class WindowedGpuOp : public OpKernel {
- public:
-  WindowedGpuOp(OpKernelConstruction& c, StatusOr<WindowAttrs> attrs) : OpKernel(c) {
-    if (attrs.ok()) {
-      attrs_ = *attrs;
-    } else {
-      c.SetStatus(attrs.status());
-    }
-  }
-
- protected:
-  WindowAttrs attrs_;
-};
-
 // Conv2D (kOp TFD_GPU_CONV2D), DepthwiseConv2dNative, and their gradients:
 // forward (input, filter); input gradient (input_sizes, filter,
 // out_backprop); filter gradient (input, filter_sizes, out_backprop).
 template <int kOp>
-class ConvGpuOp : public WindowedGpuOp {
+class ConvGpuOp : public WindowedOp {
  public:
   explicit ConvGpuOp(OpKernelConstruction& c)
-      : WindowedGpuOp(c, kernels::nn::ConvAttrsFrom(c.attrs())) {}
+      : WindowedOp(c, kernels::nn::ConvAttrsFrom(c.attrs())) {}
 
   void Compute(OpKernelContext& ctx) override {
     constexpr bool kDepthwise = kOp == TFD_GPU_DEPTHWISE || kOp == TFD_GPU_DEPTHWISE_INPUT_GRAD ||
@@ -100,10 +87,10 @@ class ConvGpuOp : public WindowedGpuOp {
 
 // MaxPool (kOp TFD_GPU_MAX_POOL) and AvgPool: input.
 template <int kOp>
-class PoolGpuOp : public WindowedGpuOp {
+class PoolGpuOp : public WindowedOp {
  public:
   explicit PoolGpuOp(OpKernelConstruction& c)
-      : WindowedGpuOp(c, kernels::nn::PoolAttrsFrom(c.attrs())) {}
+      : WindowedOp(c, kernels::nn::PoolAttrsFrom(c.attrs())) {}
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
@@ -117,10 +104,10 @@ class PoolGpuOp : public WindowedGpuOp {
 
 // MaxPoolGrad: orig_input, orig_output (its shape checked, its values not
 // read: the maxima are found again in orig_input, as on the CPU), grad.
-class MaxPoolGradGpuOp : public WindowedGpuOp {
+class MaxPoolGradGpuOp : public WindowedOp {
  public:
   explicit MaxPoolGradGpuOp(OpKernelConstruction& c)
-      : WindowedGpuOp(c, kernels::nn::PoolAttrsFrom(c.attrs())) {}
+      : WindowedOp(c, kernels::nn::PoolAttrsFrom(c.attrs())) {}
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& input = ctx.input(0);
@@ -139,10 +126,10 @@ class MaxPoolGradGpuOp : public WindowedGpuOp {
 };
 
 // AvgPoolGrad: orig_input_shape, grad.
-class AvgPoolGradGpuOp : public WindowedGpuOp {
+class AvgPoolGradGpuOp : public WindowedOp {
  public:
   explicit AvgPoolGradGpuOp(OpKernelConstruction& c)
-      : WindowedGpuOp(c, kernels::nn::PoolAttrsFrom(c.attrs())) {}
+      : WindowedOp(c, kernels::nn::PoolAttrsFrom(c.attrs())) {}
 
   void Compute(OpKernelContext& ctx) override {
     auto sizes = kernels::nn::SizesFromTensor(ctx.input(0), "orig_input_shape");

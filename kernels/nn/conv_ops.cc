@@ -7,24 +7,17 @@
 #include "kernels/nn/conv_shapes.h"
 #include "kernels/nn/nn_internal.h"
 #include "kernels/nn/parallel_shards.h"
+#include "kernels/nn/windowed_op.h"
 
 namespace tfd::kernels::nn {
 namespace {
 
 // The attrs checked once, when the kernel is built.
-class ConvOpBase : public OpKernel {
+class ConvOpBase : public WindowedOp {
  public:
-  explicit ConvOpBase(OpKernelConstruction& c) : OpKernel(c) {
-    auto attrs = ConvAttrsFrom(c.attrs());
-    if (attrs.ok()) {
-      attrs_ = *attrs;
-    } else {
-      c.SetStatus(attrs.status());
-    }
-  }
+  explicit ConvOpBase(OpKernelConstruction& c) : WindowedOp(c, ConvAttrsFrom(c.attrs())) {}
 
  protected:
-  WindowAttrs attrs_;
   LazyIntraOpPool pool_;
 };
 

@@ -23,6 +23,7 @@
 #include "kernels/nn/nn_internal.h"
 #include "kernels/nn/parallel_shards.h"
 #include "kernels/nn/window_walk.h"
+#include "kernels/nn/windowed_op.h"
 
 namespace tfd::kernels::nn {
 namespace {
@@ -137,19 +138,11 @@ void AvgPoolGradImages(const ConvGeometry& g, const T* grad, T* in_backprop, int
   }
 }
 
-class PoolOpBase : public OpKernel {
+class PoolOpBase : public WindowedOp {
  public:
-  explicit PoolOpBase(OpKernelConstruction& c) : OpKernel(c) {
-    auto attrs = PoolAttrsFrom(c.attrs());
-    if (attrs.ok()) {
-      attrs_ = *attrs;
-    } else {
-      c.SetStatus(attrs.status());
-    }
-  }
+  explicit PoolOpBase(OpKernelConstruction& c) : WindowedOp(c, PoolAttrsFrom(c.attrs())) {}
 
  protected:
-  WindowAttrs attrs_;
   LazyIntraOpPool pool_;
 };
 
