@@ -610,6 +610,28 @@ Operation AccumulatorSetGlobalStep(const Scope& s, const Output& handle,
                         {handle, AsOutput(s, new_global_step, DType::kInt64)});
 }
 
+Output SyncRound(const Scope& s, const std::string& shared_name) {
+  return Single(s, "SyncRound", {}, {{"shared_name", shared_name}});
+}
+
+Output SyncRoundWait(const Scope& s, const Output& round, const Input& pushed_at) {
+  return Single(s, "SyncRoundWait", {round, AsOutput(s, pushed_at, DType::kInt64)});
+}
+
+Operation SyncRoundAdvance(const Scope& s, const Output& round, const Input& step) {
+  return s.AddOperation("SyncRoundAdvance", {round, AsOutput(s, step, DType::kInt64)});
+}
+
+Operation SyncRoundReset(const Scope& s, const Output& round, const Input& step) {
+  return s.AddOperation("SyncRoundReset", {round, AsOutput(s, step, DType::kInt64)});
+}
+
+Operation SyncRoundRelease(const Scope& s, const Output& round, const Input& step,
+                           const Input& passes) {
+  return s.AddOperation("SyncRoundRelease", {round, AsOutput(s, step, DType::kInt64),
+                                             AsOutput(s, passes, DType::kInt64)});
+}
+
 Output SparseConditionalAccumulator(const Scope& s, DType dtype, PartialShape shape,
                                     const std::string& shared_name,
                                     const std::string& reduction_type) {

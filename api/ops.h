@@ -358,6 +358,20 @@ Output AccumulatorNumAccumulated(const Scope& scope, const Output& handle);
 // Sets the global step (int64); drops gradients it makes stale.
 Operation AccumulatorSetGlobalStep(const Scope& scope, const Output& handle,
                                    const Input& new_global_step);
+// Where synchronous replicas wait for the update their gradients went into
+// (kernels/data_flow/sync_round.h), kept beside global_step.
+Output SyncRound(const Scope& scope, const std::string& shared_name = "");
+// A replica whose gradients were tagged pushed_at (int64) waits until an
+// update past it is applied; the round's step (int64 scalar).
+Output SyncRoundWait(const Scope& scope, const Output& round, const Input& pushed_at);
+// The chief applied the update that made `step`: the replicas behind it go on.
+Operation SyncRoundAdvance(const Scope& scope, const Output& round, const Input& step);
+// The chief starts at `step` (after a restore too): every waiting replica goes on.
+Operation SyncRoundReset(const Scope& scope, const Output& round, const Input& step);
+// The chief stops at `step`: the waiting replicas and the next waits, `passes`
+// in all, go on with it.
+Operation SyncRoundRelease(const Scope& scope, const Output& round, const Input& step,
+                           const Input& passes);
 // The sparse accumulator: sums gradients given as rows and their indices
 // (an embedding's), keeping them sparse, for a variable of `shape`. Its
 // global step is set with AccumulatorSetGlobalStep. reduction_type "MEAN"

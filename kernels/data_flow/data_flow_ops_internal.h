@@ -10,6 +10,7 @@ namespace tfd::kernels::data_flow {
 Status RegisterQueueOps(OpRegistry& r);        // queue_ops.cc
 Status RegisterAccumulatorOps(OpRegistry& r);  // accumulator_ops.cc
 Status RegisterSparseAccumulatorOps(OpRegistry& r);  // sparse_accumulator_ops.cc
+Status RegisterSyncRoundOps(OpRegistry& r);          // sync_round_ops.cc
 
 // The scalar input `i` of a kernel, of integer type T; INVALID_ARGUMENT
 // naming `what` when it is not a scalar.
