@@ -8,13 +8,6 @@ namespace {
 
 using ops::AsOperation;
 
-// `count` copies of the scalar `step` appended to the token queue, by an
-// op named as `scope` says.
-Operation EnqueueTokens(const Scope& scope, const Output& queue, const Output& step, int count) {
-  const Scope helpers = scope.WithOpName("").WithName(scope.op_name());
-  return ops::QueueEnqueueMany(scope, queue, {ops::Fill(helpers, ops::Input({count}), step)});
-}
-
 // One variable's accumulator, the push of a replica's gradient into it,
 // the average the chief takes out and the op that sets its global step.
 struct Accumulation {
@@ -120,10 +113,9 @@ Operation SyncReplicas::ApplyGradients(const Scope& scope,
   const Scope sync = top.WithName("sync");
   const std::string train_name = scope.op_name().empty() ? sig::kTrain : scope.op_name();
 
-  // The token queue lives beside global_step.
-  const Output tokens = ops::FIFOQueue(
-      sync.ColocatedWith(global_step.ref()).WithOpName("token_queue"), {DType::kInt64},
-      {PartialShape(std::vector<int64_t>{})}, /*capacity=*/-1, "sync_token_queue");
+  // The round the replicas wait in lives beside global_step.
+  const Scope beside_step = sync.ColocatedWith(global_step.ref());
+  const Output round = ops::SyncRound(beside_step.WithOpName("round"), "sync_round");
 
   std::vector<Operation> pushes, set_steps;
   std::vector<GradAndVar> averaged;
@@ -139,42 +131,37 @@ Operation SyncReplicas::ApplyGradients(const Scope& scope,
     set_steps.push_back(a.set_step);
   }
 
-  // Every replica but the chief: push, then wait for a token, which comes
-  // when a round completes and carries the global step it produced. A
-  // replica that takes a token left over from a round it missed goes on at
-  // once with an older value; its next push is tagged with the step it reads
-  // then, so it is not stale, and the tokens the chief hands out when it
-  // stops (sync/release) carry the final step, so every replica still going
-  // sees it.
-  const std::vector<Output> token =
-      ops::QueueDequeue(sync.WithControlDependencies(pushes).WithOpName("token"), tokens,
-                        {DType::kInt64});
-  if (token.empty()) return Operation();
-  const Output next = ops::Identity(top.WithOpName(train_name), token[0]);
+  // Every replica but the chief: push, then wait in the round until the
+  // update those gradients joined is applied, and go on from the step it
+  // made. The wait is tagged with the same read of global_step as the
+  // pushes: gradients found stale go on at once, and no replica can take
+  // another's turn. When the chief stops (sync/release) every replica still
+  // going gets the final step.
+  const Output step = ops::SyncRoundWait(
+      sync.WithControlDependencies(pushes).WithOpName("wait"), round, global_step.value());
+  if (!step.valid()) return Operation();
+  const Output next = ops::Identity(top.WithOpName(train_name), step);
   ops::Identity(top.WithOpName(sig::kGlobalStep), next);
   const Scope read_step = top.ColocatedWith(global_step.ref());
 
   // The chief instead pushes, takes the average of R gradients, applies it,
-  // advances global_step and hands out a token to each other replica. It
-  // never waits for a token itself: its next step cannot start before this
-  // round is done, and a token it waited for could be taken by a fast replica
-  // that then waits for the round only the chief can run.
+  // advances global_step and, through the round, lets the replicas whose
+  // gradients it took go on. It never waits in the round itself: its next
+  // step cannot start before this update is applied.
   const Operation apply =
       optimizer_.ApplyGradients(sync.WithOpName("apply"), averaged, global_step);
   std::vector<Operation> chief_ops = pushes;
-  if (options_.total_replicas > 1) {
-    chief_ops.push_back(EnqueueTokens(sync.ColocatedWith(global_step.ref()).WithOpName("hand_out"),
-                                      tokens, apply.output(0), options_.total_replicas - 1));
-  } else {
-    chief_ops.push_back(apply);
-  }
+  chief_ops.push_back(
+      ops::SyncRoundAdvance(beside_step.WithOpName("hand_out"), round, apply.output(0)));
   const Operation chief_step = ops::Group(top.WithOpName(sig::kChiefStep), chief_ops);
   ops::Identity(read_step.WithControlDependencies({chief_step}).WithOpName(sig::kChiefGlobalStep),
                 global_step.ref());
+  set_steps.push_back(ops::SyncRoundReset(beside_step.WithOpName("reset"), round,
+                                          global_step.value()));
   ops::Group(top.WithOpName(sig::kChiefInit), set_steps);
-  // When the chief stops: a token for every replica that may still wait.
-  EnqueueTokens(read_step.WithOpName(sig::kRelease), tokens, global_step.value(),
-                options_.total_replicas);
+  // When the chief stops: the final step for every replica that may still wait.
+  ops::SyncRoundRelease(read_step.WithOpName(sig::kRelease), round, global_step.value(),
+                        static_cast<int64_t>(options_.total_replicas));
   return ops::AsOperation(next);
 }
 

@@ -5,28 +5,32 @@
 // task): a ConditionalAccumulator, or for a variable read only through
 // gathers (a sparse gradient) a SparseConditionalAccumulator, so that a
 // replica pushes the rows it touched and the chief applies the averaged rows
-// with the optimizer's sparse update, never a whole table. A replica's step pushes its gradients, tagged with the global step
-// it read with the parameters, and then parks on a token queue. The chief's
-// step (signature::kChiefStep, run instead) pushes its own gradients, takes
-// N gradients from each accumulator — waiting until N have arrived —
-// applies their average with the wrapped optimizer, advances global_step,
-// and puts a token per other replica on the queue, which releases the
-// parked replicas into the next step. A token carries the global step its
-// round produced: what the replica reports and stops at.
+// with the optimizer's sparse update, never a whole table. A replica's step
+// pushes its gradients, tagged with the global step it read with the
+// parameters, and then waits in the sync round beside global_step
+// (kernels/data_flow/sync_round.h) until the update those gradients joined
+// is applied. The chief's step (signature::kChiefStep, run instead) pushes
+// its own gradients, takes N gradients from each accumulator — waiting
+// until N have arrived — applies their average with the wrapped optimizer,
+// advances global_step and the round, which lets the waiting replicas into
+// the next step with the step it made: what each reports and stops at.
 //
 // Stale gradients are dropped: an accumulator refuses a gradient tagged
 // with a step older than its own (each take advances it), so a replica that
 // was slower than N others (a backup worker, total_replicas >
-// replicas_to_aggregate) loses that step's gradient and goes on from the
-// current step. A replica that finds a token left over from such a round
-// starts its next step at once. Each replica (the task whose session runs
-// the step) counts once per round: its second gradient before the take is
-// dropped, also when its task restarted in between.
+// replicas_to_aggregate) loses that step's gradient, finds the round past
+// it and goes on from the current step at once. Each replica (the task
+// whose session runs the step) counts once per round: its second gradient
+// before the take is dropped, also when its task restarted in between.
 //
-// Unlike TensorFlow there is no chief queue-runner thread: the aggregation
-// is part of the chief's own step, so one session loop drives it, and the
-// chief never waits for a token (a fast replica could take it and then wait
-// for a round only the chief can run). The ops it builds are named by
+// TensorFlow parks the replicas on a queue of tokens, one per replica per
+// update; a token fits any replica, so with each replica counted once a
+// fast replica could take a slow one's token and leave it waiting for an
+// update that needs its gradient. A replica here waits for its own
+// gradients' update, which no other can take. Unlike TensorFlow there is
+// no chief queue-runner thread either: the aggregation is part of the
+// chief's own step, so one session loop drives it, and the chief never
+// waits in the round. The ops it builds are named by
 // api/train_signature.h, which is how `tfctl train` finds them:
 //
 //   train::SyncReplicas sync(train::GradientDescent(0.001),
@@ -54,7 +58,7 @@ class SyncReplicas {
   SyncReplicas(const Optimizer& optimizer, SyncReplicasOptions options);
 
   // The replica's train op (named scope.op_name() or "train"): push the
-  // gradients of `loss`, wait for a token. Also builds the chief's step, the
+  // gradients of `loss`, wait for their update. Also builds the chief's step, the
   // chief's initializer, the release op, and signature::kGlobalStep (the
   // step the replica goes on from). Errors go to the scope.
   Operation Minimize(const Scope& scope, const Output& loss, const Variable& global_step);

@@ -34,11 +34,11 @@ inline constexpr const char* kAuc = "eval/auc";             // float64 ROC AUC, 
 inline constexpr const char* kResetInput = "train/reset_input";  // input back to epoch 0
 
 // Synchronous replicas (api/sync_replicas.h).
-// The chief's step, run instead of kTrain: push, aggregate, apply, hand out
-// tokens; and the global step after it, fetched instead of kGlobalStep.
+// The chief's step, run instead of kTrain: push, aggregate, apply, let the
+// replicas go on; and the global step after it, fetched instead of kGlobalStep.
 inline constexpr const char* kChiefStep = "sync/chief_step";
 inline constexpr const char* kChiefGlobalStep = "sync/chief_global_step";
-inline constexpr const char* kChiefInit = "sync/chief_init";    // accumulators to global_step
-inline constexpr const char* kRelease = "sync/release";         // tokens for parked replicas
+inline constexpr const char* kChiefInit = "sync/chief_init";    // accumulators, round to global_step
+inline constexpr const char* kRelease = "sync/release";         // the final step to parked replicas
 
 }  // namespace tfd::train::signature

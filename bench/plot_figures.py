@@ -80,8 +80,8 @@ CHARTS = {
         dict(file="scale/async.json", table="async steps", title="Async: steps/s, all workers",
              series=["steps/s"]),
         dict(file="scale/async.json", table="sync update",
-             title="Sync replicas: a round's last gradient to the tokens fed (ms, log)",
-             series=["last gradient to tokens fed", "last gradient to tokens fed p99"],
+             title="Sync replicas: a round's last gradient to the round advanced (ms, log)",
+             series=["last gradient to round advanced", "last gradient to round advanced p99"],
              no_range=True, log=True),
     ],
 }

@@ -61,7 +61,7 @@ StatusOr<GraphDef> SyncGraph(int workers) {
 struct StepMarks {
   int64_t pushed = kNever;     // this worker's gradient fully pushed
   int64_t applied = kNever;    // the chief's: its last apply node ended
-  int64_t handed_out = kNever; // the chief's: the token queue fed
+  int64_t advanced = kNever;   // the chief's: the sync round advanced
 };
 
 StepMarks Marks(const StepStats& stats) {
@@ -69,9 +69,8 @@ StepMarks Marks(const StepStats& stats) {
   for (const NodeExecStats& n : stats.nodes) {
     if (n.op == "AccumulatorApplyGradient") m.pushed = std::max(m.pushed, n.end_micros);
     if (n.node.rfind("sync/apply", 0) == 0) m.applied = std::max(m.applied, n.end_micros);
-    if (n.node == "sync/hand_out") m.handed_out = std::max(m.handed_out, n.end_micros);
+    if (n.node == "sync/hand_out") m.advanced = std::max(m.advanced, n.end_micros);
   }
-  if (m.handed_out == kNever) m.handed_out = m.applied;  // one worker: no tokens
   return m;
 }
 
@@ -85,7 +84,7 @@ struct WorkerTrace {
 // through `initialized`, which the others wait for (their steps would fail
 // on uninitialized variables). The others step until `chief_finished`: the
 // chief's last round needs their gradients. The chief sets it, then releases
-// the replicas waiting for a token (one each), so each ends its last step.
+// the replicas waiting in the sync round, so each ends its last step.
 void TrainLoop(const ScaleCluster& cluster, const GraphDef& graph, int w,
                const std::atomic<bool>& done, std::atomic<bool>& chief_finished,
                std::promise<Status>* initialized,
@@ -132,9 +131,9 @@ void TrainLoop(const ScaleCluster& cluster, const GraphDef& graph, int w,
 }
 
 // Per round of the chief's steps ended in [from, to): from the round's last
-// gradient to the update applied, and to the tokens handed out (ms).
+// gradient to the update applied, and to the sync round advanced (ms).
 struct Rounds {
-  std::vector<double> applied, handed_out;
+  std::vector<double> applied, advanced;
 };
 
 Rounds RoundsOf(const std::vector<WorkerTrace>& traces, Clock::time_point from,
@@ -143,7 +142,7 @@ Rounds RoundsOf(const std::vector<WorkerTrace>& traces, Clock::time_point from,
   Rounds r;
   for (size_t k = 1; k < chief.steps.size(); ++k) {
     if (chief.ends[k] < from || chief.ends[k] >= to) continue;
-    const int64_t begin = chief.steps[k - 1].handed_out, end = chief.steps[k].handed_out;
+    const int64_t begin = chief.steps[k - 1].advanced, end = chief.steps[k].advanced;
     int64_t last = kNever;
     for (const WorkerTrace& t : traces) {
       for (const StepMarks& s : t.steps) {
@@ -152,7 +151,7 @@ Rounds RoundsOf(const std::vector<WorkerTrace>& traces, Clock::time_point from,
     }
     if (last == kNever || chief.steps[k].applied == kNever) continue;
     r.applied.push_back(static_cast<double>(chief.steps[k].applied - last) / 1e3);
-    r.handed_out.push_back(static_cast<double>(end - last) / 1e3);
+    r.advanced.push_back(static_cast<double>(end - last) / 1e3);
   }
   return r;
 }
@@ -183,21 +182,22 @@ Status MeasureCount(const std::string& tfctl, const std::string& tfd, int n, dou
   }
   TFD_RETURN_IF_ERROR(cluster.Stop(kTimeout));
   const Rounds r = RoundsOf(traces, from, to);
-  if (r.handed_out.empty()) {
+  if (r.advanced.empty()) {
     return errors::Internal("sync, ", n, " workers: no round ended in the ", seconds,
                             " s window whose traces name its gradients' pushes");
   }
   const std::string row = std::to_string(n) + " workers";
-  const double rate = static_cast<double>(r.handed_out.size()) / seconds;
-  json.AddSamples("sync update", row, "last gradient to tokens fed", "ms", r.handed_out);
-  json.Add("sync update", row, "last gradient to tokens fed p99", "ms",
-           Percentile(r.handed_out, 0.99));
+  const double rate = static_cast<double>(r.advanced.size()) / seconds;
+  json.AddSamples("sync update", row, "last gradient to round advanced", "ms", r.advanced);
+  json.Add("sync update", row, "last gradient to round advanced p99", "ms",
+           Percentile(r.advanced, 0.99));
   json.AddSamples("sync update", row, "last gradient to update applied", "ms", r.applied);
   json.Add("sync update", row, "global steps/s", "steps/s", rate);
   std::printf("  sync, %2d workers       %.1f global steps/s (period %.2f ms); last gradient to "
-              "update applied p50 %.3f ms, to tokens fed p50 %.3f ms, p99 %.3f ms (%zu rounds)\n",
-              n, rate, 1e3 / rate, Median(r.applied), Median(r.handed_out),
-              Percentile(r.handed_out, 0.99), r.handed_out.size());
+              "update applied p50 %.3f ms, to round advanced p50 %.3f ms, p99 %.3f ms "
+              "(%zu rounds)\n",
+              n, rate, 1e3 / rate, Median(r.applied), Median(r.advanced),
+              Percentile(r.advanced, 0.99), r.advanced.size());
   return OkStatus();
 }
 

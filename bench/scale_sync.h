@@ -10,9 +10,9 @@
 //   - the last gradient's arrival: the latest end of an accumulator push
 //     (AccumulatorApplyGradient) of that round, any worker's;
 //   - the update applied: the end of the chief's last apply node;
-//   - the token queue fed: the end of the chief's hand-out (with one
-//     worker, which hands out no token, the update applied).
-// Reported per W: the update (last gradient to tokens fed) p50/p99, the
+//   - the round advanced: the end of the chief's hand-out (sync/hand_out),
+//     which lets the other workers into the next step.
+// Reported per W: the update (last gradient to round advanced) p50/p99, the
 // apply part p50, and the global steps/s, whose period includes compute.
 //
 //   TFD_RETURN_IF_ERROR(MeasureSync(tfctl, tfd, {1, 2, 4, 8}, 2.0, json));
@@ -30,7 +30,7 @@
 namespace tfd::bench {
 
 // A cluster of 1 ps and W workers per count in `worker_counts` (started and
-// stopped with tfctl, so no round of one count sees another's tokens), each
+// stopped with tfctl, so no round of one count sees another's), each
 // training for `seconds` after a warm-up.
 Status MeasureSync(const std::string& tfctl, const std::string& tfd,
                    const std::vector<int>& worker_counts, double seconds, FiguresJson& json);

@@ -13,9 +13,9 @@
 // A gradient computed at a local step older than the global step is stale
 // and dropped (a worker that fell behind must not pull the model back); a
 // fresh one is added, once per replica: a replica's second gradient before
-// the next take (its task restarted and pushed its step again, or it ran
-// ahead on a token left over from a round it missed) is dropped too, so a
-// take always sums distinct replicas. A take waits until enough gradients
+// the next take (its task restarted and pushed its step again, or a chief
+// that restarted woke it in the sync round to push again) is dropped too,
+// so a take always sums distinct replicas. A take waits until enough gradients
 // are in, hands out their sum and count, empties the accumulator and
 // advances the global step — all under one lock, so a gradient computed
 // against the old step that arrives after the take is stale.

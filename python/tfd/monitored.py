@@ -234,7 +234,7 @@ class MonitoredTrainingSession:
                                             self._before_run if self._hooks else None,
                                             self._after_run if self._hooks else None)
         # A sync chief runs its own step, where "train/global_step" (a
-        # replica's wait for a token) must not run: the step after the
+        # replica's wait in the sync round) must not run: the step after the
         # chief's is sync/chief_global_step (docs/training.md).
         self._renamed = {}
         if self._runner.chief and _has(self.graph, "sync/chief_global_step"):

@@ -420,8 +420,8 @@ TEST_CASE("synchronous replicas average two replicas' sparse gradients as the de
                                                        TensorShape{kBatch, kWidth})}};
   };
   for (int round = 0; round < 5; ++round) {
-    // One replica pushes batch 2r (its push alone: its token would come
-    // only after the round), the chief pushes batch 2r + 1 and applies.
+    // One replica pushes batch 2r (its push alone: its wait would end only
+    // after the round), the chief pushes batch 2r + 1 and applies.
     const Status pushed = session->Run(feeds(2 * round), {}, {"sync/w/push"}).status();
     INFO("round " << round << ": " << pushed.ToString());
     REQUIRE(pushed.ok());

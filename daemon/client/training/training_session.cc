@@ -90,8 +90,8 @@ Status TrainingSession::Open() {
   began_ = false;
   started_ = false;
   result_.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
-  // A sync chief runs its own step (which pushes, aggregates and hands out
-  // tokens) instead of the replicas' one, and fetches its global step.
+  // A sync chief runs its own step (which pushes, aggregates and lets the
+  // replicas go on) instead of the replicas' one, and fetches its global step.
   const bool sync_chief = result_.chief && Has(sig::kChiefStep);
   step_op_ = sync_chief ? sig::kChiefStep : sig::kTrain;
   global_step_ = sync_chief && Has(sig::kChiefGlobalStep) ? sig::kChiefGlobalStep : sig::kGlobalStep;
@@ -109,7 +109,7 @@ Status TrainingSession::Open() {
 
 StatusOr<SessionResult> TrainingSession::Close(Status trained) {
   if (started_ && result_.chief) {
-    // Parked sync replicas get a token carrying the final step, and stop.
+    // Parked sync replicas get the final step, and stop.
     Status released = RunIfPresent(sig::kRelease, "releasing the sync replicas");
     if (trained.ok()) trained = released;
   }

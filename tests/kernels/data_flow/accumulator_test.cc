@@ -323,7 +323,7 @@ TEST_CASE("a replica's second gradient before the take is dropped, not counted")
     REQUIRE(out.ok());
     CHECK(Floats((*out)[0].tensor) == std::vector<float>{15});
   }
-  SECTION("a replica running ahead on a left-over token counts once across steps") {
+  SECTION("a replica pushing again at a later step before the take counts once") {
     // worker:0 pushes at step 1 and, before the take, again at step 2.
     REQUIRE(Apply(e, acc, 1, Vec({10}), kWorker0).ok());
     CHECK(Apply(e, acc, 2, Vec({30}), kWorker0).ok());
