@@ -9,18 +9,17 @@ namespace tfd::kernels {
 
 std::string SyncRound::DebugString() const {
   MutexLock lock(mu_);
-  return errors::StrCat("sync round '", name_, "': step ", step_, ", ",
-                        waiters_.size(), " waiting, ", passes_, " passes");
+  return errors::StrCat("sync round '", name_, "': step ", step_, ", ", waiters_.size(),
+                        " waiting, ", passes_, " passes");
 }
 
 ResourceDescription SyncRound::Describe() const {
   MutexLock lock(mu_);
   return {.kind = "sync_round",
-          .gauges = {{"step", "The global step of the last update applied.",
-                      static_cast<double>(step_)},
-                     {"waiting",
-                      "Replicas waiting for the update they pushed into.",
-                      static_cast<double>(waiters_.size())}}};
+          .gauges = {
+              {"step", "The global step of the last update applied.", static_cast<double>(step_)},
+              {"waiting", "Replicas waiting for the update they pushed into.",
+               static_cast<double>(waiters_.size())}}};
 }
 
 int64_t SyncRound::step() const {
@@ -33,8 +32,7 @@ int64_t SyncRound::num_waiting() const {
   return static_cast<int64_t>(waiters_.size());
 }
 
-void SyncRound::Wait(int64_t pushed_at, CancellationManager *cm,
-                     WaitDone done) {
+void SyncRound::Wait(int64_t pushed_at, CancellationManager* cm, WaitDone done) {
   auto w = std::make_shared<Waiter>(mu_);
   w->pushed_at = pushed_at;
   w->done = std::move(done);
@@ -43,29 +41,24 @@ void SyncRound::Wait(int64_t pushed_at, CancellationManager *cm,
   // token to deregister.
   std::optional<CancellationManager::Token> token;
   if (cm != nullptr) {
-    token = cm->Register([self = shared_from_this(), w](const Status &why) {
-      self->Cancel(w, why);
-    });
-    if (!token)
-      return Cancel(w, cm->reason());
+    token =
+        cm->Register([self = shared_from_this(), w](const Status& why) { self->Cancel(w, why); });
+    if (!token) return Cancel(w, cm->reason());
   }
   Ready ready;
   {
     MutexLock lock(mu_);
     HeldAs same(Held(mu_), w->mu);
-    if (w->finished)
-      return; // cancelled meanwhile; the callback has run
+    if (w->finished) return;  // cancelled meanwhile; the callback has run
     w->token = token;
     if (step_ > pushed_at || passes_ > 0) {
-      if (step_ <= pushed_at)
-        --passes_;
+      if (step_ <= pushed_at) --passes_;
       FinishLocked(w, OkStatus(), ready);
     } else {
       waiters_.push_back(w);
     }
   }
-  for (auto &r : ready)
-    r();
+  for (auto& r : ready) r();
 }
 
 void SyncRound::Advance(int64_t step) {
@@ -74,10 +67,9 @@ void SyncRound::Advance(int64_t step) {
     MutexLock lock(mu_);
     step_ = step;
     passes_ = 0;
-    WakeLocked([step](const Waiter &w) { return w.pushed_at < step; }, ready);
+    WakeLocked([step](const Waiter& w) { return w.pushed_at < step; }, ready);
   }
-  for (auto &r : ready)
-    r();
+  for (auto& r : ready) r();
 }
 
 void SyncRound::Reset(int64_t step) {
@@ -86,10 +78,9 @@ void SyncRound::Reset(int64_t step) {
     MutexLock lock(mu_);
     step_ = step;
     passes_ = 0;
-    WakeLocked([](const Waiter &) { return true; }, ready);
+    WakeLocked([](const Waiter&) { return true; }, ready);
   }
-  for (auto &r : ready)
-    r();
+  for (auto& r : ready) r();
 }
 
 void SyncRound::Release(int64_t step, int64_t passes) {
@@ -98,15 +89,13 @@ void SyncRound::Release(int64_t step, int64_t passes) {
     MutexLock lock(mu_);
     step_ = step;
     const auto woken = static_cast<int64_t>(waiters_.size());
-    WakeLocked([](const Waiter &) { return true; }, ready);
+    WakeLocked([](const Waiter&) { return true; }, ready);
     passes_ = std::max<int64_t>(0, passes - woken);
   }
-  for (auto &r : ready)
-    r();
+  for (auto& r : ready) r();
 }
 
-void SyncRound::WakeLocked(const std::function<bool(const Waiter &)> &wakes,
-                           Ready &ready) {
+void SyncRound::WakeLocked(const std::function<bool(const Waiter&)>& wakes, Ready& ready) {
   for (auto it = waiters_.begin(); it != waiters_.end();) {
     if (!wakes(**it)) {
       ++it;
@@ -117,38 +106,34 @@ void SyncRound::WakeLocked(const std::function<bool(const Waiter &)> &wakes,
   }
 }
 
-void SyncRound::FinishLocked(const WaiterPtr &w, Status s, Ready &ready) {
+void SyncRound::FinishLocked(const WaiterPtr& w, Status s, Ready& ready) {
   HeldAs same(Held(mu_), w->mu);
   w->finished = true;
   ready.push_back([w, s = std::move(s), token = w->token, step = step_]() {
     // False when cancellation is running its callback concurrently; that
     // finds the waiter finished and does nothing.
-    if (token)
-      w->cm->Deregister(*token);
+    if (token) w->cm->Deregister(*token);
     WaitDone done = std::move(w->done);
     done(s, step);
   });
 }
 
-void SyncRound::Cancel(const WaiterPtr &w, const Status &why) {
+void SyncRound::Cancel(const WaiterPtr& w, const Status& why) {
   Ready ready;
   {
     MutexLock lock(mu_);
     HeldAs same(Held(mu_), w->mu);
-    if (w->finished)
-      return;
+    if (w->finished) return;
     waiters_.remove(w);
-    w->token.reset(); // the cancellation manager already dropped it
+    w->token.reset();  // the cancellation manager already dropped it
     FinishLocked(w,
                  AccumulatorWaitCancelled(
                      why, errors::StrCat("waiting in sync round '", name_,
-                                         "' for the update after global step ",
-                                         w->pushed_at, " (last applied: step ",
-                                         step_, ")")),
+                                         "' for the update after global step ", w->pushed_at,
+                                         " (last applied: step ", step_, ")")),
                  ready);
   }
-  for (auto &r : ready)
-    r();
+  for (auto& r : ready) r();
 }
 
-} // namespace tfd::kernels
+}  // namespace tfd::kernels

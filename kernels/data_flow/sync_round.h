@@ -40,11 +40,10 @@
 
 namespace tfd::kernels {
 
-class SyncRound final : public Resource,
-                        public std::enable_shared_from_this<SyncRound> {
-public:
+class SyncRound final : public Resource, public std::enable_shared_from_this<SyncRound> {
+ public:
   // The step to go on from, or the cancellation's code and why.
-  using WaitDone = std::function<void(const Status &, int64_t step)>;
+  using WaitDone = std::function<void(const Status&, int64_t step)>;
 
   explicit SyncRound(std::string name) : name_(std::move(name)) {}
 
@@ -54,7 +53,7 @@ public:
   // tfd_sync_round_step and tfd_sync_round_waiting on /metrics.
   ResourceDescription Describe() const override;
 
-  const std::string &name() const { return name_; }
+  const std::string& name() const { return name_; }
   int64_t step() const;
   int64_t num_waiting() const;
 
@@ -64,7 +63,7 @@ public:
   // is left, else at the first Advance past pushed_at, Reset or Release. If
   // `cm` (may be null) cancels first, with its code (DEADLINE_EXCEEDED at
   // the step deadline) and what was waited for.
-  void Wait(int64_t pushed_at, CancellationManager *cm, WaitDone done);
+  void Wait(int64_t pushed_at, CancellationManager* cm, WaitDone done);
   // The chief applied the update that made global step `step`: the waiters
   // that pushed below it go on. Spends what Release left.
   void Advance(int64_t step);
@@ -78,13 +77,13 @@ public:
   // replica still running sees where training ended.
   void Release(int64_t step, int64_t passes);
 
-private:
+ private:
   struct Waiter {
-    explicit Waiter(Mutex &round_mu) : mu(round_mu) {}
-    Mutex &mu; // the round's mu_, which guards the fields below
+    explicit Waiter(Mutex& round_mu) : mu(round_mu) {}
+    Mutex& mu;  // the round's mu_, which guards the fields below
     int64_t pushed_at = 0;
     WaitDone done;
-    CancellationManager *cm = nullptr;
+    CancellationManager* cm = nullptr;
     std::optional<CancellationManager::Token> token GUARDED_BY(mu);
     bool finished GUARDED_BY(mu) = false;
   };
@@ -92,10 +91,9 @@ private:
   using Ready = std::vector<std::function<void()>>;
 
   // Ends the waiters `wakes` picks with `step_`.
-  void WakeLocked(const std::function<bool(const Waiter &)> &wakes,
-                  Ready &ready) REQUIRES(mu_);
-  void FinishLocked(const WaiterPtr &w, Status s, Ready &ready) REQUIRES(mu_);
-  void Cancel(const WaiterPtr &w, const Status &why);
+  void WakeLocked(const std::function<bool(const Waiter&)>& wakes, Ready& ready) REQUIRES(mu_);
+  void FinishLocked(const WaiterPtr& w, Status s, Ready& ready) REQUIRES(mu_);
+  void Cancel(const WaiterPtr& w, const Status& why);
 
   const std::string name_;
   mutable Mutex mu_;
@@ -104,4 +102,4 @@ private:
   std::list<WaiterPtr> waiters_ GUARDED_BY(mu_);
 };
 
-} // namespace tfd::kernels
+}  // namespace tfd::kernels

@@ -14,16 +14,15 @@ namespace tfd::kernels::data_flow {
 namespace {
 
 class SyncRoundOp : public OpKernel {
-public:
-  explicit SyncRoundOp(OpKernelConstruction &c) : OpKernel(c) {
+ public:
+  explicit SyncRoundOp(OpKernelConstruction& c) : OpKernel(c) {
     c.SetStatus(c.GetAttr("container", &container_));
     c.SetStatus(c.GetAttr("shared_name", &shared_name_));
   }
   bool is_cheap() const override { return true; }
 
-  void Compute(OpKernelContext &ctx) override {
-    const std::string &name =
-        shared_name_.empty() ? ctx.node().name : shared_name_;
+  void Compute(OpKernelContext& ctx) override {
+    const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
     auto round = ctx.resources().LookupOrCreate<SyncRound>(
         container_, name, [&]() -> StatusOr<std::shared_ptr<SyncRound>> {
           return std::make_shared<SyncRound>(name);
@@ -32,39 +31,38 @@ public:
     ctx.set_output_ref(0, *round);
   }
 
-private:
+ private:
   std::string container_, shared_name_;
 };
 
 class SyncRoundWaitOp : public AsyncOpKernel {
-public:
+ public:
   using AsyncOpKernel::AsyncOpKernel;
 
-  void ComputeAsync(OpKernelContext &ctx, DoneCallback done) override {
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
     auto round = ctx.input_ref<SyncRound>(0);
     TFD_OP_REQUIRES_OK_ASYNC(ctx, round.status(), done);
     auto pushed_at = ScalarInput<int64_t>(ctx, 1, "pushed_at");
     TFD_OP_REQUIRES_OK_ASYNC(ctx, pushed_at.status(), done);
-    (*round)->Wait(
-        *pushed_at, &ctx.cancellation(),
-        [&ctx, done = std::move(done)](const Status &s, int64_t step) {
-          ctx.SetStatus(s);
-          if (s.ok())
-            ctx.set_output(0, Tensor::Scalar<int64_t>(step));
-          done();
-        });
+    (*round)->Wait(*pushed_at, &ctx.cancellation(),
+                   [&ctx, done = std::move(done)](const Status& s, int64_t step) {
+                     ctx.SetStatus(s);
+                     if (s.ok()) ctx.set_output(0, Tensor::Scalar<int64_t>(step));
+                     done();
+                   });
   }
 };
 
 // SyncRoundAdvance, SyncRoundReset and SyncRoundRelease: the chief's.
 class SyncRoundSetOp : public OpKernel {
-public:
-  explicit SyncRoundSetOp(OpKernelConstruction &c)
-      : OpKernel(c), release_(c.def().name == "SyncRoundRelease"),
+ public:
+  explicit SyncRoundSetOp(OpKernelConstruction& c)
+      : OpKernel(c),
+        release_(c.def().name == "SyncRoundRelease"),
         reset_(c.def().name == "SyncRoundReset") {}
   bool is_cheap() const override { return true; }
 
-  void Compute(OpKernelContext &ctx) override {
+  void Compute(OpKernelContext& ctx) override {
     auto round = ctx.input_ref<SyncRound>(0);
     TFD_OP_REQUIRES_OK(ctx, round.status());
     auto step = ScalarInput<int64_t>(ctx, 1, "step");
@@ -80,40 +78,39 @@ public:
     }
   }
 
-private:
+ private:
   const bool release_, reset_;
 };
 
-Status ScalarInputsShape(InferenceContext &c) {
-  for (int i = 1; i < c.num_inputs(); ++i)
-    TFD_RETURN_IF_ERROR(c.WithRank(i, 0));
+Status ScalarInputsShape(InferenceContext& c) {
+  for (int i = 1; i < c.num_inputs(); ++i) TFD_RETURN_IF_ERROR(c.WithRank(i, 0));
   return shape_fns::NoOutputs(c);
 }
 
-Status WaitShape(InferenceContext &c) {
+Status WaitShape(InferenceContext& c) {
   TFD_RETURN_IF_ERROR(c.WithRank(1, 0));
   return shape_fns::Scalar(c);
 }
 
-} // namespace
+}  // namespace
 
-Status RegisterSyncRoundOps(OpRegistry &r) {
-  TFD_RETURN_IF_ERROR(r.Add<SyncRoundOp>(
-      OpDefBuilder("SyncRound")
-          .Output("handle: Ref(string)")
-          .Attr("container: string = \"\"")
-          .Attr("shared_name: string = \"\"")
-          .SetIsStateful()
-          .Doc("Where synchronous replicas wait for the update their gradients "
-               "went into: the "
-               "global step of the last update applied (from 0), kept by the "
-               "task beside "
-               "global_step and found by container and shared_name (the node "
-               "name when empty). "
-               "Unlike a queue of tokens, a replica cannot take another's "
-               "turn. Not "
-               "checkpointed. Shape: a reference, no value shape."),
-      shape_fns::Unknown));
+Status RegisterSyncRoundOps(OpRegistry& r) {
+  TFD_RETURN_IF_ERROR(
+      r.Add<SyncRoundOp>(OpDefBuilder("SyncRound")
+                             .Output("handle: Ref(string)")
+                             .Attr("container: string = \"\"")
+                             .Attr("shared_name: string = \"\"")
+                             .SetIsStateful()
+                             .Doc("Where synchronous replicas wait for the update their gradients "
+                                  "went into: the "
+                                  "global step of the last update applied (from 0), kept by the "
+                                  "task beside "
+                                  "global_step and found by container and shared_name (the node "
+                                  "name when empty). "
+                                  "Unlike a queue of tokens, a replica cannot take another's "
+                                  "turn. Not "
+                                  "checkpointed. Shape: a reference, no value shape."),
+                         shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<SyncRoundWaitOp>(
       OpDefBuilder("SyncRoundWait")
           .Input("handle: Ref(string)")
@@ -143,18 +140,17 @@ Status RegisterSyncRoundOps(OpRegistry &r) {
                "release are dropped. "
                "Shape: no outputs; step must be a scalar."),
       ScalarInputsShape));
-  TFD_RETURN_IF_ERROR(
-      r.Add<SyncRoundSetOp>(OpDefBuilder("SyncRoundReset")
-                                .Input("handle: Ref(string)")
-                                .Input("step: int64")
-                                .SetIsStateful()
-                                .Doc("The chief starts (again) at global step "
-                                     "`step`, perhaps restored: every "
-                                     "waiting replica goes on, to push again "
-                                     "at the step it reads then, and passes "
-                                     "left by a release are dropped. Shape: no "
-                                     "outputs; step must be a scalar."),
-                            ScalarInputsShape));
+  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp>(OpDefBuilder("SyncRoundReset")
+                                                .Input("handle: Ref(string)")
+                                                .Input("step: int64")
+                                                .SetIsStateful()
+                                                .Doc("The chief starts (again) at global step "
+                                                     "`step`, perhaps restored: every "
+                                                     "waiting replica goes on, to push again "
+                                                     "at the step it reads then, and passes "
+                                                     "left by a release are dropped. Shape: no "
+                                                     "outputs; step must be a scalar."),
+                                            ScalarInputsShape));
   TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp>(
       OpDefBuilder("SyncRoundRelease")
           .Input("handle: Ref(string)")
@@ -172,4 +168,4 @@ Status RegisterSyncRoundOps(OpRegistry &r) {
   return OkStatus();
 }
 
-} // namespace tfd::kernels::data_flow
+}  // namespace tfd::kernels::data_flow

@@ -1,9 +1,10 @@
 // The sync round: a replica waits for the update its own gradients joined,
 // never another's turn; the chief's advance, reset and release; waits that
 // end with the step's cancellation; sharing by name.
+#include "kernels/data_flow/sync_round.h"
+
 #include <limits>
 
-#include "kernels/data_flow/sync_round.h"
 #include "tests/kernels/data_flow/queue_test_util.h"
 
 namespace tfd::testing {
@@ -11,8 +12,7 @@ namespace {
 
 using kernels::SyncRound;
 
-std::shared_ptr<ResourceBase> NewRound(QueueTestEnv &e,
-                                       const std::string &name = "round") {
+std::shared_ptr<ResourceBase> NewRound(QueueTestEnv& e, const std::string& name = "round") {
   auto out = e.Run("SyncRound", {{"shared_name", name}}, {});
   INFO(out.status().ToString());
   REQUIRE(out.ok());
@@ -20,8 +20,8 @@ std::shared_ptr<ResourceBase> NewRound(QueueTestEnv &e,
   return (*out)[0].ref;
 }
 
-SyncRound &Round(const std::shared_ptr<ResourceBase> &r) {
-  auto *round = dynamic_cast<SyncRound *>(r.get());
+SyncRound& Round(const std::shared_ptr<ResourceBase>& r) {
+  auto* round = dynamic_cast<SyncRound*>(r.get());
   REQUIRE(round != nullptr);
   return *round;
 }
@@ -29,25 +29,22 @@ SyncRound &Round(const std::shared_ptr<ResourceBase> &r) {
 Value Step(int64_t s) { return Val(Tensor::Scalar<int64_t>(s)); }
 
 // A replica's wait, started: it may end at once or park.
-std::unique_ptr<AsyncCall> StartWait(QueueTestEnv &e,
-                                     const std::shared_ptr<ResourceBase> &round,
-                                     int64_t pushed_at,
-                                     CancellationManager *cm = nullptr) {
+std::unique_ptr<AsyncCall> StartWait(QueueTestEnv& e, const std::shared_ptr<ResourceBase>& round,
+                                     int64_t pushed_at, CancellationManager* cm = nullptr) {
   return e.Start("SyncRoundWait", {}, {Ref(round), Step(pushed_at)}, cm);
 }
 
-Status Set(QueueTestEnv &e, const std::string &op,
-           const std::shared_ptr<ResourceBase> &round, int64_t step) {
+Status Set(QueueTestEnv& e, const std::string& op, const std::shared_ptr<ResourceBase>& round,
+           int64_t step) {
   return e.Run(op, {}, {Ref(round), Step(step)}).status();
 }
 
-Status Release(QueueTestEnv &e, const std::shared_ptr<ResourceBase> &round,
-               int64_t step, int64_t passes) {
-  return e.Run("SyncRoundRelease", {}, {Ref(round), Step(step), Step(passes)})
-      .status();
+Status Release(QueueTestEnv& e, const std::shared_ptr<ResourceBase>& round, int64_t step,
+               int64_t passes) {
+  return e.Run("SyncRoundRelease", {}, {Ref(round), Step(step), Step(passes)}).status();
 }
 
-int64_t Ended(const std::unique_ptr<AsyncCall> &w) {
+int64_t Ended(const std::unique_ptr<AsyncCall>& w) {
   REQUIRE(w->finished());
   INFO(w->status().ToString());
   REQUIRE(w->status().ok());
@@ -55,7 +52,7 @@ int64_t Ended(const std::unique_ptr<AsyncCall> &w) {
 }
 
 // A gradient accumulator of scalars and one replica's push into it.
-std::shared_ptr<ResourceBase> NewAccumulator(QueueTestEnv &e) {
+std::shared_ptr<ResourceBase> NewAccumulator(QueueTestEnv& e) {
   auto out = e.Run("ConditionalAccumulator",
                    {{"dtype", DType::kFloat32},
                     {"shape", PartialShape(std::vector<int64_t>{})},
@@ -65,11 +62,10 @@ std::shared_ptr<ResourceBase> NewAccumulator(QueueTestEnv &e) {
   return (*out)[0].ref;
 }
 
-void Push(QueueTestEnv &e, const std::shared_ptr<ResourceBase> &acc,
-          int64_t step, const std::string &replica) {
+void Push(QueueTestEnv& e, const std::shared_ptr<ResourceBase>& acc, int64_t step,
+          const std::string& replica) {
   auto out = e.Run("AccumulatorApplyGradient", {{"dtype", DType::kFloat32}},
-                   {Ref(acc), Step(step), Val(Tensor::Scalar(1.0f))}, nullptr,
-                   replica);
+                   {Ref(acc), Step(step), Val(Tensor::Scalar(1.0f))}, nullptr, replica);
   INFO(out.status().ToString());
   REQUIRE(out.ok());
 }
@@ -81,7 +77,7 @@ TEST_CASE("a replica waits for the update its gradients joined") {
 
   SECTION("parked until an advance past its step, which it returns") {
     auto at4 = StartWait(e, round, 4);
-    auto at5 = StartWait(e, round, 5); // restored ahead: waits for step 6
+    auto at5 = StartWait(e, round, 5);  // restored ahead: waits for step 6
     CHECK_FALSE(at4->finished());
     CHECK(Round(round).num_waiting() == 2);
     REQUIRE(Set(e, "SyncRoundAdvance", round, 5).ok());
@@ -91,8 +87,9 @@ TEST_CASE("a replica waits for the update its gradients joined") {
     CHECK(Ended(at5) == 6);
     CHECK(Round(round).num_waiting() == 0);
   }
-  SECTION("at once when its update is applied already, or its gradients were "
-          "stale") {
+  SECTION(
+      "at once when its update is applied already, or its gradients were "
+      "stale") {
     REQUIRE(Set(e, "SyncRoundAdvance", round, 5).ok());
     auto at4 = StartWait(e, round, 4);
     auto at2 = StartWait(e, round, 2);
@@ -102,15 +99,13 @@ TEST_CASE("a replica waits for the update its gradients joined") {
   SECTION("a reset ends every wait, also those ahead of it") {
     auto at4 = StartWait(e, round, 4);
     auto at9 = StartWait(e, round, 9);
-    REQUIRE(Set(e, "SyncRoundReset", round, 3)
-                .ok()); // restored from an older checkpoint
+    REQUIRE(Set(e, "SyncRoundReset", round, 3).ok());  // restored from an older checkpoint
     CHECK(Ended(at4) == 3);
     CHECK(Ended(at9) == 3);
     // Then the round runs from the restored step.
     auto at3 = StartWait(e, round, 3);
     CHECK_FALSE(at3->finished());
-    REQUIRE(Set(e, "SyncRoundReset", round, 3)
-                .ok()); // the chief restarted once more
+    REQUIRE(Set(e, "SyncRoundReset", round, 3).ok());  // the chief restarted once more
     CHECK(Ended(at3) == 3);
   }
 }
@@ -129,8 +124,7 @@ TEST_CASE("a fast replica cannot take a slow one's turn") {
   REQUIRE(Set(e, "SyncRoundReset", round, 0).ok());
 
   // Update 0: all three push; A parks; the chief takes and applies.
-  for (const auto &r : {chief, a, b})
-    Push(e, acc, 0, r);
+  for (const auto& r : {chief, a, b}) Push(e, acc, 0, r);
   auto a_waits = StartWait(e, round, 0);
   REQUIRE(e.Run("AccumulatorTakeGradient", {{"dtype", DType::kFloat32}},
                 {Ref(acc), Val(Tensor::Scalar<int32_t>(3))})
@@ -152,7 +146,7 @@ TEST_CASE("a fast replica cannot take a slow one's turn") {
                     {Ref(acc), Val(Tensor::Scalar<int32_t>(3))});
   INFO(take.status().ToString());
   REQUIRE(take.ok());
-  CHECK_FALSE(a_again->finished()); // taken, not yet applied
+  CHECK_FALSE(a_again->finished());  // taken, not yet applied
   REQUIRE(Set(e, "SyncRoundAdvance", round, 2).ok());
   CHECK(Ended(a_again) == 2);
 }
@@ -163,13 +157,12 @@ TEST_CASE("the chief's release ends every wait and lets as many more through") {
   REQUIRE(Set(e, "SyncRoundReset", round, 7).ok());
   auto w1 = StartWait(e, round, 7);
   auto w2 = StartWait(e, round, 7);
-  REQUIRE(Release(e, round, 7, 3)
-              .ok()); // three replicas: two parked, one still working
+  REQUIRE(Release(e, round, 7, 3).ok());  // three replicas: two parked, one still working
   CHECK(Ended(w1) == 7);
   CHECK(Ended(w2) == 7);
   auto late = StartWait(e, round, 7);
   CHECK(Ended(late) == 7);
-  auto later = StartWait(e, round, 7); // no pass left
+  auto later = StartWait(e, round, 7);  // no pass left
   CHECK_FALSE(later->finished());
 
   SECTION("a chief that starts again spends what was left") {
@@ -224,20 +217,17 @@ TEST_CASE("the sync round is shared by name and checks its inputs") {
   CHECK(NewRound(e, "other") != first);
   CHECK(Round(first).Describe().kind == "sync_round");
 
-  auto bad = e.Run("SyncRoundAdvance", {},
-                   {Ref(first), Val(Tensor::FromVector<int64_t>({1, 2}))});
+  auto bad = e.Run("SyncRoundAdvance", {}, {Ref(first), Val(Tensor::FromVector<int64_t>({1, 2}))});
   CHECK(bad.status().code() == Code::kInvalidArgument);
   CHECK(Contains(bad.status().message(), "step must be a scalar"));
   // Extreme steps are only numbers: nothing is past the largest.
-  REQUIRE(Set(e, "SyncRoundReset", first, std::numeric_limits<int64_t>::min())
-              .ok());
+  REQUIRE(Set(e, "SyncRoundReset", first, std::numeric_limits<int64_t>::min()).ok());
   auto far = StartWait(e, first, std::numeric_limits<int64_t>::max());
-  REQUIRE(Set(e, "SyncRoundAdvance", first, std::numeric_limits<int64_t>::max())
-              .ok());
+  REQUIRE(Set(e, "SyncRoundAdvance", first, std::numeric_limits<int64_t>::max()).ok());
   CHECK_FALSE(far->finished());
   REQUIRE(Set(e, "SyncRoundReset", first, 0).ok());
   CHECK(Ended(far) == 0);
 }
 
-} // namespace
-} // namespace tfd::testing
+}  // namespace
+}  // namespace tfd::testing
