@@ -6,33 +6,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "bench/delay_proxy.h"
-#include "bench/raw_tcp.h"
 #include "common/subprocess.h"
 
 namespace tfd::bench {
 namespace {
 
 namespace fs = std::filesystem;
-
-// `count` ports free now, all different and none of `taken`: each stays
-// bound until all are found, so the kernel cannot hand the same one out twice.
-std::vector<int> FreePorts(int count, const std::set<int>& taken = {}) {
-  std::vector<int> ports, fds;
-  while (static_cast<int>(ports.size()) < count) {
-    int port = 0;
-    auto fd = ListenLoopback(&port);
-    if (!fd.ok()) break;
-    fds.push_back(*fd);
-    if (taken.count(port) == 0) ports.push_back(port);
-  }
-  for (int fd : fds) close(fd);
-  while (static_cast<int>(ports.size()) < count) ports.push_back(1);  // tfd will say it cannot bind
-  return ports;
-}
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -67,10 +49,29 @@ TaskFootprint ReadFootprint(pid_t pid) {
   return f;
 }
 
+// Each held in ports_ until the cluster goes away, so that nothing else
+// drawing ports (a test, another benchmark) takes one before its task or
+// the proxy binds it. A port that could not be reserved is 1, which nothing
+// dials: the failure is kept in ports_status_, which Start reports first.
+std::vector<int> ScaleCluster::ReservePorts(int count) {
+  std::vector<int> ports;
+  for (int i = 0; i < count; ++i) {
+    auto port = PortReservation::Any();
+    if (!port.ok()) {
+      if (ports_status_.ok()) ports_status_ = port.status();
+      ports.push_back(1);
+      continue;
+    }
+    ports.push_back(port->port());
+    ports_.push_back(std::move(port).value());
+  }
+  return ports;
+}
+
 ScaleCluster::ScaleCluster(std::string tfctl, std::string tfd, int ps, int workers,
                            std::vector<std::string> tfd_flags)
     : tfctl_(std::move(tfctl)), tfd_(std::move(tfd)), tfd_flags_(std::move(tfd_flags)) {
-  const std::vector<int> ports = FreePorts(ps + workers);
+  const std::vector<int> ports = ReservePorts(ps + workers);
   size_t next = 0;
   for (const auto& [job, count] : {std::pair<std::string, int>{"ps", ps}, {"worker", workers}}) {
     std::vector<std::string> addresses;
@@ -123,16 +124,13 @@ Status ScaleCluster::Tfctl(const std::string& command, std::chrono::milliseconds
 
 Status ScaleCluster::RouteThrough(DelayProxy& proxy) {
   if (!listen_.jobs().empty()) return errors::FailedPrecondition("the cluster is routed already");
-  // The proxy listens at the spec's ports, the tasks at others: picked
-  // apart from the spec's, which are free until the proxy binds them.
+  // The proxy listens at the spec's ports, the tasks at others. Both are
+  // reserved, so the new ones are never the spec's.
   auto port_of = [](const std::string& address) {
     return std::atoi(address.c_str() + address.rfind(':') + 1);
   };
-  std::set<int> spec_ports;
-  for (const auto& [job, addresses] : spec_.jobs()) {
-    for (const std::string& address : addresses) spec_ports.insert(port_of(address));
-  }
-  const std::vector<int> ports = FreePorts(static_cast<int>(tasks_.size()), spec_ports);
+  const std::vector<int> ports = ReservePorts(static_cast<int>(tasks_.size()));
+  TFD_RETURN_IF_ERROR(ports_status_.WithContext("reserving the tasks' ports"));
   size_t next = 0;
   for (const auto& [job, addresses] : spec_.jobs()) {
     std::vector<std::string> listen;
@@ -151,6 +149,7 @@ StatusOr<std::string> ScaleCluster::ListenAddress(const std::string& job, int ta
 }
 
 Status ScaleCluster::Start(std::chrono::milliseconds timeout) {
+  TFD_RETURN_IF_ERROR(ports_status_.WithContext("reserving the cluster's ports"));
   return listen_.jobs().empty() ? Tfctl("start", timeout) : StartEachTask(timeout);
 }
 

@@ -1,6 +1,7 @@
-// ScaleCluster: N tfd daemons on free 127.0.0.1 ports started and stopped
-// the way a user does it, with `tfctl start` and `tfctl stop` on one cluster
-// spec, for the scale benchmark: what it measures is tfctl's start as well
+// ScaleCluster: N tfd daemons on 127.0.0.1 ports reserved for the cluster's
+// life (bench/port_reservation.h), started and stopped the way a user does
+// it, with `tfctl start` and `tfctl stop` on one cluster spec, for the scale
+// benchmark: what it measures is tfctl's start as well
 // as the daemons'. The daemons are found by the pid files tfctl writes in the
 // run directory; whatever is still running when the cluster goes away (an
 // error path, a failed stop) gets SIGKILL, so no path leaves daemons behind.
@@ -20,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/port_reservation.h"
 #include "common/cluster_spec.h"
 #include "common/status.h"
 
@@ -78,9 +80,13 @@ class ScaleCluster {
  private:
   Status Tfctl(const std::string& command, std::chrono::milliseconds timeout);
   Status StartEachTask(std::chrono::milliseconds timeout);
+  // `count` ports reserved in ports_; a failure is kept in ports_status_.
+  std::vector<int> ReservePorts(int count);
 
   std::string tfctl_, tfd_;
   std::vector<std::string> tfd_flags_;
+  std::vector<PortReservation> ports_;  // the spec's and listen_'s, held while it lives
+  Status ports_status_;                 // why a port could not be reserved
   ClusterSpec spec_;
   std::vector<std::pair<std::string, int>> tasks_;
   ClusterSpec listen_;  // where the tasks listen, when not at spec_'s addresses (a proxy's)

@@ -10,20 +10,8 @@
 #include "bench/raw_tcp.h"
 
 namespace tfd::bench {
-namespace {
 
 using namespace std::chrono_literals;
-
-// A port that is free now. Another program could take it before tfd binds
-// it; tfd then fails to start and says so, which Start reports.
-StatusOr<int> FreePort() {
-  int port = 0;
-  TFD_ASSIGN_OR_RETURN(int fd, ListenLoopback(&port));
-  close(fd);
-  return port;
-}
-
-}  // namespace
 
 BenchCluster::BenchCluster(std::string tfd_path,
                            const std::vector<std::pair<std::string, std::vector<TaskCpus>>>& jobs,
@@ -32,8 +20,7 @@ BenchCluster::BenchCluster(std::string tfd_path,
   for (const auto& [job, cpus] : jobs) {
     std::vector<std::string> addresses;
     for (size_t i = 0; i < cpus.size(); ++i) {
-      auto port = FreePort();
-      addresses.push_back("127.0.0.1:" + std::to_string(port.ok() ? *port : 1));
+      addresses.push_back(ReserveAddress());
       cpus_[{job, static_cast<int>(i)}] = cpus[i].cpus;
     }
     spec_.AddJob(job, addresses);
@@ -41,6 +28,18 @@ BenchCluster::BenchCluster(std::string tfd_path,
   char tmpl[] = "/tmp/tfd-bench-XXXXXX";
   const char* dir = mkdtemp(tmpl);
   dir_ = dir ? dir : "/tmp";
+}
+
+// Reserved until the cluster goes away, so that nothing else drawing ports
+// (a test, another benchmark) takes it before the daemon binds it.
+std::string BenchCluster::ReserveAddress() {
+  auto port = PortReservation::Any();
+  if (!port.ok()) {
+    if (ports_status_.ok()) ports_status_ = port.status();
+    return "127.0.0.1:1";  // never dialled: Start reports ports_status_ first
+  }
+  ports_.push_back(std::move(port).value());
+  return "127.0.0.1:" + std::to_string(ports_.back().port());
 }
 
 BenchCluster::~BenchCluster() {
@@ -65,6 +64,7 @@ std::string BenchCluster::Log(const std::string& job, int task) const {
 }
 
 Status BenchCluster::Start(kj::AsyncIoContext& io) {
+  TFD_RETURN_IF_ERROR(ports_status_.WithContext("reserving the cluster's ports"));
   for (const auto& [key, cpus] : cpus_) {
     const auto& [job, task] = key;
     const std::string log = dir_ + "/" + job + "-" + std::to_string(task) + ".log";

@@ -1,7 +1,8 @@
-// BenchCluster: real tfd daemons on free 127.0.0.1 ports, each pinned to a
-// CPU or a set of CPUs (and so sizing its compute pools by that set, as tfd
-// does with its default --threads 0), for the benchmark. The daemons are stopped (SIGTERM, bounded wait,
-// SIGKILL) when the cluster goes away, on every path.
+// BenchCluster: real tfd daemons on 127.0.0.1 ports reserved for the
+// cluster's life (bench/port_reservation.h), each pinned to a CPU or a set
+// of CPUs (and so sizing its compute pools by that set, as tfd does with its
+// default --threads 0), for the benchmark. The daemons are stopped (SIGTERM,
+// bounded wait, SIGKILL) when the cluster goes away, on every path.
 //
 //   BenchCluster cluster(tfd_path, {{"ps", {1}}, {"worker", {0, 1}}});
 //   BenchCluster big(tfd_path, {{"ps", {TaskCpus({0, 1, 2, 3})}},
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_child.h"
+#include "bench/port_reservation.h"
 #include "common/cluster_spec.h"
 #include "daemon/client/client.h"
 
@@ -51,7 +53,8 @@ class BenchCluster {
   void HostHere(const std::string& job, int task);
 
   // Starts every task and waits until each accepts connections. On failure
-  // the error carries the failing task's log.
+  // the error carries the failing task's log; UNAVAILABLE when the
+  // constructor could not reserve a port for every task.
   Status Start(kj::AsyncIoContext& io);
   StatusOr<std::unique_ptr<Client>> Connect(kj::AsyncIoContext& io, const std::string& job,
                                             int task);
@@ -68,9 +71,14 @@ class BenchCluster {
 
  private:
   std::string Log(const std::string& job, int task) const;
+  // "127.0.0.1:PORT" on a port reserved in ports_; a failure is kept in
+  // ports_status_.
+  std::string ReserveAddress();
 
   std::string tfd_path_;
   std::vector<std::string> daemon_flags_;
+  std::vector<PortReservation> ports_;  // the spec's, held while the cluster lives
+  Status ports_status_;                 // why a port could not be reserved
   ClusterSpec spec_;
   std::map<std::pair<std::string, int>, std::vector<int>> cpus_;
   std::map<std::pair<std::string, int>, Subprocess> processes_;

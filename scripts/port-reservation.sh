@@ -1,8 +1,9 @@
 # Bash functions that reserve TCP ports on 127.0.0.1 for a shell script, by
-# the rule every test fixture follows (written once, in
-# tests/util/port_reservation.h): a port below the kernel's ephemeral range,
-# held by an exclusive flock on ${TMPDIR:-/tmp}/tfd-test-ports/PORT, and
-# checked free (here by a connection that is refused: bash cannot bind).
+# the rule everything that picks ports for local daemons follows (written
+# once, in bench/port_reservation.h; scripts/port_reservation.py is the same
+# for Python): a port below the kernel's ephemeral range, held by an
+# exclusive flock on ${TMPDIR:-/tmp}/tfd-test-ports/PORT, and checked free
+# (here by a connection that is refused: bash cannot bind).
 # scripts/cluster-lib.sh sources this file; its free_port is the one to call.
 #
 #   source scripts/port-reservation.sh

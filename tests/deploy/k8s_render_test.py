@@ -7,7 +7,7 @@ command runs under /bin/sh with the environment its manifest gives it:
 values, the pod's name for fieldRef metadata.name, the tfd-cluster
 ConfigMap's key for configMapKeyRef. Mounted volumes become temporary
 directories (the tfd-token Secret one holding a token), and TFD_LISTEN and
-TFD_HTTP_LISTEN become free loopback ports (tests use loopback only). The
+TFD_HTTP_LISTEN become reserved loopback ports (tests use loopback only). The
 command builds TF_CONFIG from the pod's ordinal and execs tfd, which must
 come up as that job and task: READY=1 on a NOTIFY_SOCKET this test binds,
 its log naming /job:JOB/replica:0/task:N, its readiness probe's httpGet
@@ -27,6 +27,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -34,17 +35,15 @@ import urllib.request
 
 from k8s_testlib import check, finish, load_manifests
 
+# The ports the pods' tfd take, reserved as every test's are.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from port_reservation import reserve_port  # noqa: E402
+
 TFD = os.path.abspath(os.environ["TFD"])
 TFCTL = os.path.abspath(os.environ["TFCTL"])
 
 docs = [o for _, o in load_manifests(os.environ["K8S_DIR"])]
 config_maps = {o["metadata"]["name"]: o for o in docs if o["kind"] == "ConfigMap"}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Pod:
@@ -108,8 +107,9 @@ def run_tfd_pod(sts, ordinal):
         os.symlink(TFD, os.path.join(root, "bin", "tfd"))
         address = "@tfd-k8s-%d-%08x" % (os.getpid(), random.getrandbits(32))
         notify.bind("\0" + address[1:])
-        port = free_port()
-        http_port = free_port()
+        # Held until this test exits, past the pod's tfd binding them.
+        port = reserve_port()
+        http_port = reserve_port()
         pod = Pod(sts["spec"]["template"], name, root, {
             "TFD_LISTEN": "127.0.0.1:%d" % port,
             "TFD_HTTP_LISTEN": "127.0.0.1:%d" % http_port,

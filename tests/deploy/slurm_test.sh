@@ -228,12 +228,23 @@ write("t10k", 200, 2)
 PY
 "$MNIST_GRAPH" --workers 1 --epochs 1 --batch-size 50 --test-batch 200 -o "$work/mnist.capnp" >/dev/null
 
-# Two consecutive free ports on 127.0.0.1 for the base.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# Two consecutive ports on 127.0.0.1 for the base (the tasks take the base
+# and the next), reserved as every test's are: held until this script and
+# the tasks it starts are gone. A base whose next port is taken stays held
+# until then too, unused.
+source "$SRC/scripts/port-reservation.sh"
+base=
 for _ in $(seq 1 50); do
-  base=$((20000 + RANDOM % 40000))
-  port_free "$base" && port_free $((base + 1)) && break
+  candidate=$(reserve_port) || break
+  if try_reserve_port $((candidate + 1)); then
+    base=$candidate
+    break
+  fi
 done
+if [[ -z $base ]]; then
+  fail "two consecutive loopback ports reserved for the tasks"
+  tap_done
+fi
 run=$work/run
 started=$(date +%s)
 (

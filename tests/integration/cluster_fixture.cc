@@ -13,10 +13,10 @@
 namespace tfd::testing {
 namespace {
 
-// A port reserved for this fixture (tests/util/port_reservation.h says how
-// the reservation keeps other tests off it).
-PortReservation FreePort() {
-  auto port = PortReservation::Any();
+// A port reserved for this fixture (bench/port_reservation.h says how the
+// reservation keeps other tests off it).
+bench::PortReservation FreePort() {
+  auto port = bench::PortReservation::Any();
   if (!port.ok()) throw std::runtime_error(port.status().ToString());
   return std::move(port).value();
 }

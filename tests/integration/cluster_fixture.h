@@ -21,14 +21,14 @@
 #include "common/cluster_spec.h"
 #include "common/subprocess.h"
 #include "daemon/client/client.h"
-#include "tests/util/port_reservation.h"
+#include "bench/port_reservation.h"
 
 namespace tfd::testing {
 
 class LocalCluster {
  public:
   // jobs: name -> number of tasks. Each task's port on 127.0.0.1 is reserved
-  // for the fixture's life (tests/util/port_reservation.h).
+  // for the fixture's life (bench/port_reservation.h).
   explicit LocalCluster(const std::vector<std::pair<std::string, int>>& jobs,
                         std::vector<std::string> extra_flags = {});
   ~LocalCluster();
@@ -70,7 +70,7 @@ class LocalCluster {
     std::string log_path;
   };
   kj::AsyncIoContext io_;
-  std::vector<PortReservation> ports_;  // the spec's, held while the fixture lives
+  std::vector<bench::PortReservation> ports_;  // the spec's, held while the fixture lives
   ClusterSpec spec_;
   std::vector<std::string> extra_flags_;
   std::string dir_;  // temporary directory for logs

@@ -3,12 +3,17 @@ and real tfd daemons on free loopback ports for the remote ones (TFD names
 the binary; meson sets it, as it sets PYTHONPATH to build/python)."""
 import json
 import os
+import pathlib
 import subprocess
+import sys
 
 import pytest
 
 import tfd
-from port_reservation import reserve_port
+
+# scripts/port_reservation.py, which the Python walkthroughs use too.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
+from port_reservation import reserve_port  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -20,7 +25,7 @@ def fresh_graph():
 
 def free_port():
     """A port on 127.0.0.1 that no other test can draw while this process
-    lives (port_reservation.py; the rule is in tests/util/port_reservation.h)."""
+    lives (scripts/port_reservation.py; the rule is in bench/port_reservation.h)."""
     return reserve_port()
 
 

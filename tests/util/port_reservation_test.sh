@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The shell and Python fixtures reserve loopback ports by the one rule of
-# tests/util/port_reservation.h (the C++ side: port_reservation_test.cc):
+# The shell and Python reservations (scripts/port-reservation.sh,
+# scripts/port_reservation.py) follow the one rule of
+# bench/port_reservation.h (the C++ side: tests/bench/port_reservation_test.cc):
 # processes of both languages drawing ports at the same time never hold the
 # same one, and a holder killed with SIGKILL leaves its ports free. Output
 # is TAP, for meson.
@@ -37,9 +38,9 @@ shell_holder() {
            echo done
            exec sleep 600' _ "$SRC" "$shell_ports"
 }
-# python_holder: the same with tests/python/port_reservation.py.
+# python_holder: the same with scripts/port_reservation.py.
 python_holder() {
-  PYTHONPATH="$SRC/tests/python" exec "$PYTHON" -c '
+  PYTHONPATH="$SRC/scripts" exec "$PYTHON" -c '
 import signal, sys
 from port_reservation import reserve_port
 for _ in range(int(sys.argv[1])):

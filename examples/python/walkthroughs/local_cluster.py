@@ -1,6 +1,7 @@
 """What the Python walkthroughs share, as lib.sh is for the shell ones: a
-local cluster of tfd daemons on free loopback ports, stopped on exit, with
-each task's log at hand, and expect() that fails the script with a message.
+local cluster of tfd daemons on reserved loopback ports, stopped on exit,
+with each task's log at hand, and expect() that fails the script with a
+message.
 
     with LocalCluster({"ps": 2, "worker": 3}) as cluster:
         sess = tfd.Session(cluster.address("worker", 0))
@@ -10,19 +11,23 @@ The daemon is $TFD, else build/daemon/tfd of this checkout.
 import json
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
-
-def free_port():
-    """A port no one listens on now: bound, then closed."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Why reserve a port rather than take one that is free now: the cluster spec
+# names every task's port before any daemon starts, and a port found free
+# (say, by binding port 0 and closing it) can be taken by another program
+# before its daemon binds it; that daemon then fails to start. Anything else
+# that reserves the same way (the tests, another walkthrough, the shell
+# walkthroughs' scripts/cluster-lib.sh) is never handed a port held here.
+# Each port stays reserved until this process exits. Outside this checkout,
+# put a copy of scripts/port_reservation.py (standard library only) beside
+# this file.
+sys.path.insert(0, str(ROOT / "scripts"))
+from port_reservation import reserve_port  # noqa: E402
 
 
 def expect(text, wanted):
@@ -35,7 +40,7 @@ class LocalCluster:
     """tfd daemons for {job: task count}; `extra_args` go to every task."""
 
     def __init__(self, jobs, extra_args=(), start=True):
-        self.spec = {job: ["127.0.0.1:%d" % free_port() for _ in range(n)]
+        self.spec = {job: ["127.0.0.1:%d" % reserve_port() for _ in range(n)]
                      for job, n in jobs.items()}
         self.extra_args = list(extra_args)
         self._dir = tempfile.TemporaryDirectory(prefix="tfd-walkthrough-")

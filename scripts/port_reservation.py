@@ -1,9 +1,11 @@
-"""Loopback ports reserved for a test process, by the rule that every test
-fixture follows (written once, in tests/util/port_reservation.h): a port
-below the kernel's ephemeral range, held by an exclusive flock on
+"""Loopback ports reserved for a process that starts local tfd daemons (the
+Python tests, examples/python/walkthroughs), by the rule that everything
+picking such ports follows (written once, in bench/port_reservation.h): a
+port below the kernel's ephemeral range, held by an exclusive flock on
 ${TMPDIR:-/tmp}/tfd-test-ports/PORT and bound once to check that it is free.
 Here the lock is held until the process exits; the kernel drops it then,
-however the process ends.
+however the process ends. It needs only the standard library.
+scripts/port-reservation.sh is the same for bash.
 
     port = reserve_port()          # any free port, held from now on
     try_reserve_port(port) -> False  # held: refused, even to this process

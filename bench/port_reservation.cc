@@ -1,4 +1,4 @@
-#include "tests/util/port_reservation.h"
+#include "bench/port_reservation.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 
 #include "common/io_error.h"
 
-namespace tfd::testing {
+namespace tfd::bench {
 namespace {
 
 // Candidates drawn by Any before it gives up; the range holds over 20000.
@@ -87,8 +87,7 @@ StatusOr<PortReservation> PortReservation::Exactly(int port) {
     const int err = errno;
     ::close(fd);
     if (err == EWOULDBLOCK) {
-      return errors::Unavailable("port ", port, " is reserved by another test (lock file '",
-                                 path, "')");
+      return errors::Unavailable("port ", port, " is reserved already (lock file '", path, "')");
     }
     return IoError(err, "locking the port lock file '" + path + "'");
   }
@@ -130,4 +129,4 @@ PortReservation::~PortReservation() {
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-}  // namespace tfd::testing
+}  // namespace tfd::bench

@@ -1,7 +1,8 @@
-// PortReservation across processes: what two tests drawing ports at the same
-// time rely on. tests/util/port_reservation_test.sh checks that the Python
-// and shell fixtures follow the same rule.
-#include "tests/util/port_reservation.h"
+// PortReservation (bench/port_reservation.h) across processes: what two
+// tests or benchmarks drawing ports at the same time rely on.
+// tests/util/port_reservation_test.sh checks that the Python and shell
+// reservations follow the same rule.
+#include "bench/port_reservation.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -18,7 +19,7 @@
 #include <set>
 #include <vector>
 
-namespace tfd::testing {
+namespace tfd::bench {
 namespace {
 
 // Ports each process draws: enough that two processes drawing at random
@@ -167,4 +168,4 @@ TEST_CASE("reserved ports lie below the ephemeral range") {
 }
 
 }  // namespace
-}  // namespace tfd::testing
+}  // namespace tfd::bench

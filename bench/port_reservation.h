@@ -1,14 +1,21 @@
-// PortReservation: a TCP port on 127.0.0.1 that a test holds for itself
-// until it is done with it, so that tests running at the same time on one
-// machine (meson runs two at once, and several checkouts may share a host)
-// never hand the same port to two daemons. Checking that a port is free is
-// not enough: another test can draw the same port between the check and
-// its daemon's bind.
+// PortReservation: a TCP port on 127.0.0.1 that a test or a benchmark holds
+// for itself until it is done with it, so that programs starting daemons at
+// the same time on one machine (meson runs two tests at once, a benchmark
+// may run beside the suite, and several checkouts may share a host) never
+// hand the same port to two daemons. Checking that a port is free is not
+// enough: another program can draw the same port between the check and its
+// daemon's bind.
 //
-// THE RULE. Every fixture that picks ports follows it, in whatever language
-// it is written: this class (C++), tests/python/port_reservation.py (the
-// Python tests' free_port), scripts/port-reservation.sh (the free_port of
-// scripts/cluster-lib.sh, which the shell tests and scripts use).
+// It lives in bench/ because the benchmarks' clusters (bench/tfd_cluster.h,
+// bench/scale_cluster.h) need it as much as the tests do, and tests may use
+// bench/ while bench/ must not reach into tests/.
+//
+// THE RULE. Everything that picks ports for local daemons follows it, in
+// whatever language it is written: this class (C++: the C++ tests'
+// fixtures, the benchmarks' clusters), scripts/port_reservation.py (the
+// Python tests, the Python walkthroughs, deploy tests), and
+// scripts/port-reservation.sh (the free_port of scripts/cluster-lib.sh,
+// which the shell tests, walkthroughs and scripts use).
 //   1. Candidates lie below the kernel's ephemeral range: from 10000 up to
 //      the first port of /proc/sys/net/ipv4/ip_local_port_range (32768 when
 //      unreadable), from 1024 when that would leave fewer than 1000. A port
@@ -25,9 +32,10 @@
 //      connects and takes a refused connection as free. If it is not, the
 //      lock is dropped and another candidate drawn.
 //   4. The lock lasts as long as its open file description: here, as long
-//      as the PortReservation; in Python, until the process exits; in bash,
-//      until the shell that sourced the script and every process it started
-//      have exited. The kernel drops a lock when its holder dies, however it
+//      as the PortReservation (hold it until the daemon has bound the port,
+//      or until the daemon stops); in Python, until the process exits; in
+//      bash, until the shell that sourced the script and every process it
+//      started have exited. The kernel drops a lock when its holder dies, however it
 //      dies (SIGKILL included), so nothing is left to clean up. C++ and
 //      Python open the file close-on-exec: a daemon started by the test does
 //      not inherit the lock.
@@ -45,7 +53,7 @@
 
 #include "common/status.h"
 
-namespace tfd::testing {
+namespace tfd::bench {
 
 class PortReservation {
  public:
@@ -75,4 +83,4 @@ class PortReservation {
 // The directory of the lock files (rule 2).
 std::string PortLockDirectory();
 
-}  // namespace tfd::testing
+}  // namespace tfd::bench
