@@ -301,7 +301,13 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   bool created = false;
   ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
     Status s = SendGraphIfGrown(def, resend, &created);
-    out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
+    if (s.ok()) {
+      kj::Promise<void> watch = WatchForClose();
+      out = client_->Run(tensors, fetches, targets, options);
+      EndWatchForClose();
+    } else {
+      out = s;
+    }
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   }));
@@ -340,7 +346,9 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
   ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+    kj::Promise<void> watch = WatchForClose();
     out = client_->RunCallable(handle, tensors, options);
+    EndWatchForClose();
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   }));
@@ -390,9 +398,32 @@ py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
+kj::Promise<void> RemoteRunner::WatchForClose() {
+  auto signal = kj::newPromiseAndCrossThreadFulfiller<void>();
+  {
+    MutexLock lock(close_mu_);
+    close_signal_ = kj::mv(signal.fulfiller);
+  }
+  // Sent while the step's own call waits on this loop: the master cancels
+  // the step, whose run then answers CANCELLED.
+  return signal.promise.then([this]() { return client_->SendClose(); })
+      .eagerlyEvaluate([](kj::Exception&&) {});
+}
+
+void RemoteRunner::EndWatchForClose() {
+  MutexLock lock(close_mu_);
+  close_signal_ = nullptr;
+}
+
 void RemoteRunner::Close() {
   if (closed_) return;
   closed_ = true;
+  {
+    // A step running for another thread holds the loop: have the loop send
+    // the close meanwhile (TF1's Session.close cancels the running steps).
+    MutexLock lock(close_mu_);
+    if (close_signal_.get() != nullptr && close_signal_->isWaiting()) close_signal_->fulfill();
+  }
   Status s;
   Status ran = OnLoop([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
   Release();
