@@ -162,8 +162,9 @@ class RemoteRunner {
   Status OnLoop(const std::function<void(kj::AsyncIoContext&)>& job);
   // On the loop thread, around a step's call: until EndWatchForClose, a
   // Close on another thread has the loop send the session's close while
-  // the call waits. Keep the promise until the call has returned.
-  kj::Promise<void> WatchForClose();
+  // the call waits. Keep `watch` until the call has returned.
+  // FAILED_PRECONDITION once Close has begun: the step is not sent.
+  Status WatchForClose(kj::Promise<void>& watch);
   void EndWatchForClose();
 
   std::chrono::milliseconds timeout_;
@@ -174,6 +175,7 @@ class RemoteRunner {
   Mutex close_mu_;
   // Set while a step's call waits on the loop (WatchForClose).
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> close_signal_ GUARDED_BY(close_mu_);
+  bool closing_ GUARDED_BY(close_mu_) = false;
   std::string task_;
   const GraphBuilder* graph_ = nullptr;
   int synced_nodes_ = 0;
