@@ -15,6 +15,7 @@
 #include <future>
 #include <thread>
 
+#include "daemon/rpc/kj_status.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
 
@@ -55,7 +56,7 @@ class BlockedStep {
   }
   // A test that failed midway does not wait for the step's deadline.
   ~BlockedStep() {
-    if (thread_.joinable() && executor_ != nullptr && executor_->isLive()) (void)Close();
+    if (thread_.joinable() && executor_.get() != nullptr && executor_->isLive()) (void)Close();
     Join();
   }
 
@@ -72,9 +73,11 @@ class BlockedStep {
     }
   }
   void Join() {
+    if (release_.get() != nullptr) release_->fulfill();
     if (thread_.joinable()) thread_.join();
   }
-  // Once joined: the blocked run's answer, and (with then_more) a second
+  // Once the run has answered (then_more: also what follows), or joined:
+  // the blocked run's answer, and (with then_more) a second
   // run in the same session and a second CloseSession.
   const StatusOr<Client::RunOutput>& run() const { return run_; }
   const Status& run_again() const { return run_again_; }
@@ -89,18 +92,23 @@ class BlockedStep {
     if (!setup_.ok()) return ready_.set_value();
     executor_ = kj::getCurrentThreadExecutor().addRef();
     client_ = client->get();
+    auto release = kj::newPromiseAndCrossThreadFulfiller<void>();
+    release_ = kj::mv(release.fulfiller);
     ready_.set_value();
     run_ = (*client)->Run({}, {"taken"}, {}, {});
     if (then_more) {
       run_again_ = (*client)->Run({}, {"taken"}, {}, {}).status();
       close_again_ = (*client)->CloseSession();
     }
+    // The loop serves Close until Join, however soon the step ended.
+    release.promise.wait(io.waitScope);
     client_ = nullptr;  // on this loop, as Close's use of it
   }
 
   std::promise<void> ready_;
   Status setup_;
   kj::Own<const kj::Executor> executor_;
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> release_;
   Client* client_ = nullptr;
   StatusOr<Client::RunOutput> run_ = Status();
   Status run_again_, close_again_;
@@ -192,10 +200,13 @@ TEST_CASE("close while the step is being aborted for its deadline answers, and t
   // it, and so would a close that waited for every task without a bound.
   const pid_t ps_pid = cluster.Pid("ps", 0);
   REQUIRE(kill(ps_pid, SIGSTOP) == 0);
-  std::this_thread::sleep_for(1s);  // about the deadline: either may come first
+  // Past the deadline, most likely inside the half second its abort waits
+  // for the stopped ps (either order is a valid outcome, asserted below).
+  std::this_thread::sleep_for(1200ms);
   Status first = step.Close();
   Status second = step.Close();
   REQUIRE(kill(ps_pid, SIGCONT) == 0);
+  INFO("first close: " << first.ToString() << "; second: " << second.ToString());
   CHECK(first.ok());
   CHECK(second.ok());
   step.Join();

@@ -202,7 +202,7 @@ def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factor
     with tfd.device("/job:ps/task:0"):
         q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
                                    shared_name="jobs", name="q")
-        take = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
+        [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
         put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
     sess = tfd.Session(cluster.address("worker", 0), timeout=60)
     outcome = []
