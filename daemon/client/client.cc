@@ -352,7 +352,9 @@ Status Client::CloseSession() {
 }
 
 kj::Promise<void> Client::SendClose() {
-  KJ_IF_MAYBE(session, session_) { return session->closeRequest().send().ignoreResult(); }
+  KJ_IF_MAYBE(session, session_) {
+    return session->closeRequest().send().ignoreResult();
+  }
   return kj::READY_NOW;
 }
 
