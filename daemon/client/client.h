@@ -119,7 +119,14 @@ class Client {
   // anything is sent.
   StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
                           const std::vector<std::string>& targets, const RunOptions& options);
+  // Closes the session (TF1's Session.close): its steps still running end
+  // CANCELLED, on every task, before it answers. Waits as long as a run
+  // without its own timeout does (the session's step timeout).
   Status CloseSession();
+  // Only sends the close, for a caller already waiting on this client's
+  // loop for another call of the session (a run it means to cancel): the
+  // promise resolves when the task has closed it.
+  kj::Promise<void> SendClose();
 
   // TensorFlow's callable: a signature of runs the master prepares once.
   // Each RunCallable sends only the feeds' values, in MakeCallable's order,

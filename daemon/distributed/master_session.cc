@@ -32,6 +32,13 @@ constexpr kj::Duration kAbortGrace = 2 * kj::SECONDS;
 // step's timeout (daemon/client), so a step that fails because one task no
 // longer answers still reaches its client, naming that task.
 constexpr kj::Duration kAnswerAfterAbort = 500 * kj::MILLISECONDS;
+// How long close waits for the session's steps to end once it has aborted
+// them. A partition that has not answered gets kAnswerAfterAbort from the
+// abort, so a step whose tasks answer at all ends well inside this; one
+// held by a task that answers nothing (a registration still in flight
+// there waits for the step's own deadline) must not hold the close, nor the
+// client waiting for it. kAbortGrace: by then its aborts were given up too.
+constexpr kj::Duration kCloseGrace = kAbortGrace;
 
 // "session 3 of /job:worker/replica:0/task:0 (incarnation 9f3a...)": unique
 // among every session any incarnation of any task opens, so that the tasks
@@ -80,6 +87,12 @@ struct MasterSession::StepState {
   // (stopped, hung) cannot hold the step's answer past its abort.
   kj::Own<kj::PromiseFulfiller<void>> on_abort;
   kj::ForkedPromise<void> aborting = nullptr;
+  // Set when the session's close aborted the step: what it ends with.
+  Status closed;
+  // Fulfilled when the step has ended (its call answered or dropped): what
+  // close waits for.
+  kj::Own<kj::PromiseFulfiller<void>> on_end;
+  kj::ForkedPromise<void> ended = nullptr;
 };
 
 template <typename Results>
@@ -180,6 +193,9 @@ MasterSession::MasterSession(TaskEnv& env, PartitionRunner& runner, GraphDef gra
       presence_(std::make_shared<const std::string>(NewSessionName(env))),
       errors_(env.logger, "a step abort or cleanup"),
       background_(errors_) {
+  auto closing = kj::newPromiseAndFulfiller<void>();
+  on_close_ = kj::mv(closing.fulfiller);
+  closing_ = closing.promise.fork();
   ++env_.sessions;
 }
 
@@ -216,15 +232,37 @@ kj::Promise<void> MasterSession::extend(ExtendContext context) {
 }
 
 kj::Promise<void> MasterSession::close(CloseContext) {
-  closed_ = true;
-  prepared_.clear();  // releases every registered partition
-  presence_.reset();  // what it read on each task is free for another session
-  for (CallableServer* c : callables_) c->Release();
-  // Its constants leave the memory budget, and its place the client's
-  // quota, now: a client may keep a closed session's capability.
-  graph_ = GraphDef();
-  slot_.reset();
-  return kj::READY_NOW;
+  if (!closed_) {
+    closed_ = true;
+    on_close_->fulfill();
+    prepared_.clear();  // releases every registered partition not running a step
+    presence_.reset();  // what it read on each task is free for another session
+    for (CallableServer* c : callables_) c->Release();
+    // Its constants leave the memory budget, and its place the client's
+    // quota, now: a client may keep a closed session's capability.
+    graph_ = GraphDef();
+    slot_.reset();
+  }
+  // As TF1's Session.close: the steps still running are cancelled, on
+  // every task, through the step's own abort. A step already aborted (its
+  // deadline, a failed partition) keeps its own error. A second close
+  // waits for the same steps.
+  const std::vector<std::shared_ptr<StepState>> steps(running_.begin(), running_.end());
+  for (const auto& step : steps) {
+    if (step->aborted) continue;
+    step->closed =
+        errors::Cancelled("the session was closed while step ", step->step_id, " was running");
+    Abort(step, step->closed);
+  }
+  return StepsEnded();
+}
+
+kj::Promise<void> MasterSession::StepsEnded() {
+  if (running_.empty()) return kj::READY_NOW;
+  kj::Vector<kj::Promise<void>> ended;
+  for (const auto& step : running_) ended.add(step->ended.addBranch());
+  return kj::joinPromises(ended.releaseAsArray())
+      .exclusiveJoin(env_.peers->timer().afterDelay(kCloseGrace));
 }
 
 StatusOr<std::shared_ptr<MasterSession::Prepared>> MasterSession::Prepare(
@@ -525,14 +563,24 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepare
     return RunEntered(kj::mv(*ticket), std::move(prepared), std::move(feeds), num_fetches,
                       timeout_ms, trace, deadline);
   }
-  auto entered = env_.step_gate.Enter().exclusiveJoin(
-      env_.peers->timer().atTime(deadline).then([]() -> kj::Promise<kj::Own<StepGate::Ticket>> {
-        return KjFromStatus(errors::DeadlineExceeded(
-            "the step waited past its deadline for a checkpoint of the cluster to finish"));
-      }));
-  return entered.then([this, prepared = std::move(prepared), feeds = std::move(feeds),
-                       num_fetches, timeout_ms, trace,
-                       deadline](kj::Own<StepGate::Ticket> ticket) mutable {
+  auto entered =
+      env_.step_gate.Enter()
+          .exclusiveJoin(env_.peers->timer().atTime(deadline).then(
+              []() -> kj::Promise<kj::Own<StepGate::Ticket>> {
+                return KjFromStatus(errors::DeadlineExceeded(
+                    "the step waited past its deadline for a checkpoint of the cluster to finish"));
+              }))
+          .exclusiveJoin(closing_.addBranch().then([]() -> kj::Promise<kj::Own<StepGate::Ticket>> {
+            return KjFromStatus(errors::Cancelled(
+                "the session was closed while the step waited for a checkpoint of the cluster"));
+          }));
+  return entered.then([this, prepared = std::move(prepared), feeds = std::move(feeds), num_fetches,
+                       timeout_ms, trace, deadline](kj::Own<StepGate::Ticket> ticket) mutable
+                      -> kj::Promise<std::shared_ptr<StepState>> {
+    if (closed_) {
+      // Its session closed while it waited (let through in the same turn).
+      return KjFromStatus(errors::Cancelled("the session was closed before the step started"));
+    }
     return RunEntered(kj::mv(ticket), std::move(prepared), std::move(feeds), num_fetches,
                       timeout_ms, trace, deadline);
   });
@@ -547,6 +595,10 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
   auto abort = kj::newPromiseAndFulfiller<void>();
   step->on_abort = kj::mv(abort.fulfiller);
   step->aborting = abort.promise.fork();
+  auto end = kj::newPromiseAndFulfiller<void>();
+  step->on_end = kj::mv(end.fulfiller);
+  step->ended = end.promise.fork();
+  running_.insert(step);
   // The task stopping (TaskHost::Drain, through StepGate::CancelAll) ends
   // the step now, whatever its partitions wait for: aborted on every task,
   // its client told why.
@@ -561,7 +613,18 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
   kj::Vector<kj::Promise<void>> registrations;
   for (auto& part : step->prepared->parts) registrations.add(Register(*part, deadline));
 
-  auto ran = kj::joinPromises(registrations.releaseAsArray())
+  kj::Promise<void> registered = kj::joinPromises(registrations.releaseAsArray());
+  if (!closed_) {
+    // A close stops the wait for a registration (a task that does not
+    // answer would hold the step until its deadline); the step's abort
+    // then tells every task, as for a step that ran. (A run that comes
+    // after the close is refused as before: its graph is gone.)
+    registered = registered.exclusiveJoin(closing_.addBranch().then([step]() -> kj::Promise<void> {
+      return KjFromStatus(step->closed.ok() ? errors::Cancelled("the session was closed")
+                                            : step->closed);
+    }));
+  }
+  auto ran = registered
       .then([this, step, feeds = std::move(feeds), num_fetches, timeout_ms, trace]() mutable {
         kj::Vector<kj::Promise<void>> runs;
         for (auto& part : step->prepared->parts) {
@@ -581,6 +644,8 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
       }))
       .then([this, step]() {
         step->finished = true;
+        // Its partitions' errors only say what the close's abort made of them.
+        if (!step->closed.ok() && !step->errors.empty()) ThrowIfError(step->closed);
         ThrowIfError(MostTelling(step->errors));
         // Told by the first run that succeeds: one that fails cannot say.
         step->restarted.assign(unreported_restarts_.begin(), unreported_restarts_.end());
@@ -602,6 +667,8 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
         if (!step->finished) {
           Abort(step, errors::Cancelled("the client cancelled step ", step->step_id));
         }
+        running_.erase(step);
+        step->on_end->fulfill();
       }))
       .exclusiveJoin(kj::mv(cancelled));
 }

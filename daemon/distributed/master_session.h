@@ -15,6 +15,9 @@
 // tasks back with it.
 // Dropping the session capability (the client closed or vanished) releases
 // every registered partition; cancelling a run aborts its step everywhere.
+// Closing the session (TF1's Session.close) cancels its steps still running:
+// each is aborted everywhere and ends CANCELLED, and close answers once they
+// have ended (or after kCloseGrace).
 // A callable (makeCallable) holds its signature's prepared partitions, so
 // its runs skip parsing names and looking the signature up.
 //
@@ -116,6 +119,9 @@ class MasterSession final : public CountedServer<proto::Session> {
   // Tells every task of the step to abort it (once per step). The step
   // stays alive, ticket and all, until each task has heard or 2 s passed.
   void Abort(const std::shared_ptr<StepState>& step, const Status& why);
+  // Resolves when every step of this session running now has ended, or
+  // after kCloseGrace, whichever comes first.
+  kj::Promise<void> StepsEnded();
 
   TaskEnv& env_;
   PartitionRunner& runner_;
@@ -129,6 +135,13 @@ class MasterSession final : public CountedServer<proto::Session> {
   // Tasks found in a new incarnation, until a run's answer has named them.
   std::set<std::string> unreported_restarts_;
   bool closed_ = false;
+  // Past the step gate and not ended yet: what close cancels. Each step
+  // takes itself out when it ends (or its call is dropped).
+  std::set<std::shared_ptr<StepState>> running_;
+  // Fulfilled by close: steps still waiting for the step gate or for a
+  // registration stop waiting.
+  kj::Own<kj::PromiseFulfiller<void>> on_close_;
+  kj::ForkedPromise<void> closing_ = nullptr;
   // This session's presence on this task (StepContext::session); its text
   // is also what the session registers under on other tasks, which keep a
   // presence of their own for it. Dropped by close.

@@ -301,7 +301,10 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   bool created = false;
   ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
     Status s = SendGraphIfGrown(def, resend, &created);
+    kj::Promise<void> watch = nullptr;
+    if (s.ok()) s = WatchForClose(watch);
     out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
+    EndWatchForClose();
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   }));
@@ -340,7 +343,10 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
   ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
-    out = client_->RunCallable(handle, tensors, options);
+    kj::Promise<void> watch = nullptr;
+    Status s = WatchForClose(watch);
+    out = s.ok() ? client_->RunCallable(handle, tensors, options) : s;
+    EndWatchForClose();
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   }));
@@ -390,9 +396,36 @@ py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
+Status RemoteRunner::WatchForClose(kj::Promise<void>& watch) {
+  auto signal = kj::newPromiseAndCrossThreadFulfiller<void>();
+  {
+    MutexLock lock(close_mu_);
+    // Queued behind the step that Close cancelled: refused, as after Close.
+    if (closing_) return errors::FailedPrecondition("this session is closed");
+    close_signal_ = kj::mv(signal.fulfiller);
+  }
+  // Sent while the step's own call waits on this loop: the master cancels
+  // the step, whose run then answers CANCELLED.
+  watch = signal.promise.then([this]() { return client_->SendClose(); })
+              .eagerlyEvaluate([](kj::Exception&&) {});
+  return OkStatus();
+}
+
+void RemoteRunner::EndWatchForClose() {
+  MutexLock lock(close_mu_);
+  close_signal_ = nullptr;
+}
+
 void RemoteRunner::Close() {
   if (closed_) return;
   closed_ = true;
+  {
+    // A step running for another thread holds the loop: have the loop send
+    // the close meanwhile (TF1's Session.close cancels the running steps).
+    MutexLock lock(close_mu_);
+    closing_ = true;
+    if (close_signal_.get() != nullptr && close_signal_->isWaiting()) close_signal_->fulfill();
+  }
   Status s;
   Status ran = OnLoop([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
   Release();

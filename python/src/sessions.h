@@ -137,8 +137,9 @@ class RemoteRunner {
   void WaitInitialized(const std::vector<std::string>& names, double timeout_s);
   // Closes the session on the master (its state stays on the tasks), then
   // drops the connection and ends the loop thread, even when the master
-  // did not answer. Arrays fetched before stay valid: they hold only the
-  // frames they came in (Client::RunOutput).
+  // did not answer. A step running meanwhile for another thread is
+  // cancelled: its Run raises CANCELLED. Arrays fetched before stay valid:
+  // they hold only the frames they came in (Client::RunOutput).
   void Close();
   const std::string& task() const { return task_; }
 
@@ -159,12 +160,22 @@ class RemoteRunner {
   // FAILED_PRECONDITION and no job once the loop is gone: Close on another
   // thread may end it between a call's CheckOpen and its job.
   Status OnLoop(const std::function<void(kj::AsyncIoContext&)>& job);
+  // On the loop thread, around a step's call: until EndWatchForClose, a
+  // Close on another thread has the loop send the session's close while
+  // the call waits. Keep `watch` until the call has returned.
+  // FAILED_PRECONDITION once Close has begun: the step is not sent.
+  Status WatchForClose(kj::Promise<void>& watch);
+  void EndWatchForClose();
 
   std::chrono::milliseconds timeout_;
   Mutex calls_mu_;
   std::unique_ptr<LoopThread> loop_ GUARDED_BY(calls_mu_);  // null once closed
   std::unique_ptr<Client> client_;    // made, used and dropped on loop_ only
   bool closed_ = false;
+  Mutex close_mu_;
+  // Set while a step's call waits on the loop (WatchForClose).
+  kj::Own<kj::CrossThreadPromiseFulfiller<void>> close_signal_ GUARDED_BY(close_mu_);
+  bool closing_ GUARDED_BY(close_mu_) = false;
   std::string task_;
   const GraphBuilder* graph_ = nullptr;
   int synced_nodes_ = 0;

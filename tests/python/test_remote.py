@@ -2,8 +2,12 @@
 placement on a ps task, TF's grpc:// spelling, and UnavailableError from a
 task that stopped."""
 import gc
+import json
+import os
+import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -136,8 +140,9 @@ def test_a_token_is_required_and_a_wrong_one_is_unauthenticated(cluster_factory,
 
 def test_close_on_one_thread_while_others_run_steps_refuses_their_next_steps(cluster_factory):
     """close() while other threads run steps on the same session: each of
-    them ends its step or is refused (RuntimeError, or FailedPreconditionError
-    from a call already under way), and nothing crashes."""
+    them ends its step, has it cancelled (CancelledError, TF1's close), or is
+    refused (RuntimeError, or FailedPreconditionError from a call already
+    under way), and nothing crashes."""
     cluster = cluster_factory({"worker": 1})
     total = tfd.Variable(np.zeros([], np.float32), name="total")
     add = total.assign_add(1.0)
@@ -150,7 +155,8 @@ def test_close_on_one_thread_while_others_run_steps_refuses_their_next_steps(clu
         sys.setswitchinterval(switch)
     assert len(refused) == 40
     for e in refused:
-        assert isinstance(e, (RuntimeError, tfd.errors.FailedPreconditionError)), repr(e)
+        assert isinstance(e, (RuntimeError, tfd.errors.FailedPreconditionError,
+                              tfd.errors.CancelledError)), repr(e)
 
 
 def _close_while_stepping(cluster, total, add, refused):
@@ -176,3 +182,48 @@ def _close_while_stepping(cluster, total, add, refused):
         for t in threads:
             t.join(30)
             assert not t.is_alive()
+
+
+def _registered_graphs(cluster, job):
+    """The partitions `job`'s task 0 holds, from `tfctl status`."""
+    out = subprocess.run([os.environ["TFCTL"], "status", "--cluster", json.dumps(cluster.spec),
+                          "--output", "json"], capture_output=True, text=True, timeout=60)
+    for t in json.loads(out.stdout)["tasks"]:
+        if t["task"] == "/job:%s/replica:0/task:0" % job:
+            return t.get("registered_graphs")
+    return None
+
+
+def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factory):
+    """TF1's Session.close: a run blocked in a dequeue from an empty queue
+    (on the ps) raises CancelledError when another thread closes its
+    session, and its dequeue is gone from the ps."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device("/job:ps/task:0"):
+        q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
+                                   shared_name="jobs", name="q")
+        [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
+        put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
+    sess = tfd.Session(cluster.address("worker", 0), timeout=60)
+    outcome = []
+
+    def blocked():
+        try:
+            outcome.append(sess.run(take, timeout=120))  # not what ends it
+        except Exception as e:  # noqa: BLE001 (asserted below)
+            outcome.append(e)
+    thread = threading.Thread(target=blocked)
+    thread.start()
+    deadline = time.monotonic() + 30  # only stops a hang
+    while _registered_graphs(cluster, "ps") != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _registered_graphs(cluster, "ps") == 1  # the step reached the queue
+    sess.close()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], tfd.errors.CancelledError), outcome
+    assert "closed" in str(outcome[0])
+    # The queue still works, and the cancelled dequeue takes nothing from it.
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as again:
+        again.run(put)
+        assert again.run(take, timeout=30) == 7.0
