@@ -62,23 +62,20 @@ void SyncRound::Wait(int64_t pushed_at, CancellationManager* cm, WaitDone done) 
 }
 
 void SyncRound::Advance(int64_t step) {
-  Ready ready;
-  {
-    MutexLock lock(mu_);
-    step_ = step;
-    passes_ = 0;
-    WakeLocked([step](const Waiter& w) { return w.pushed_at < step; }, ready);
-  }
-  for (auto& r : ready) r();
+  SetStep(step, [step](const Waiter& w) { return w.pushed_at < step; });
 }
 
 void SyncRound::Reset(int64_t step) {
+  SetStep(step, [](const Waiter&) { return true; });
+}
+
+void SyncRound::SetStep(int64_t step, const std::function<bool(const Waiter&)>& wakes) {
   Ready ready;
   {
     MutexLock lock(mu_);
     step_ = step;
     passes_ = 0;
-    WakeLocked([](const Waiter&) { return true; }, ready);
+    WakeLocked(wakes, ready);
   }
   for (auto& r : ready) r();
 }

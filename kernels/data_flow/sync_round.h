@@ -90,6 +90,9 @@ class SyncRound final : public Resource, public std::enable_shared_from_this<Syn
   using WaiterPtr = std::shared_ptr<Waiter>;
   using Ready = std::vector<std::function<void()>>;
 
+  // Advance and Reset: the round at `step`, passes spent, the waiters
+  // `wakes` picks ended.
+  void SetStep(int64_t step, const std::function<bool(const Waiter&)>& wakes);
   // Ends the waiters `wakes` picks with `step_`.
   void WakeLocked(const std::function<bool(const Waiter&)>& wakes, Ready& ready) REQUIRES(mu_);
   void FinishLocked(const WaiterPtr& w, Status s, Ready& ready) REQUIRES(mu_);

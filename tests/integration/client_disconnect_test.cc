@@ -22,28 +22,9 @@ using testing::Const;
 using testing::LocalCluster;
 using testing::Node;
 using testing::OneLine;
+using testing::QueueGraph;
 using testing::TempDir;
 using testing::TfctlBinary;
-
-// A queue on the ps; `taken` dequeues on the ps and crosses to the worker,
-// so a step fetching it runs on both tasks.
-GraphDef QueueGraph() {
-  GraphDef g;
-  g.nodes = {
-      Node("queue", "FIFOQueue", {}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}},
-            {"shapes", std::vector<PartialShape>{PartialShape({})}},
-            {"capacity", int64_t{10}},
-            {"shared_name", std::string("work")}}),
-      Node("take", "QueueDequeue", {"queue"}, "",
-           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
-      Node("taken", "Identity", {"take"}, "/job:worker"),
-      Const("v", 42.0f, "/job:ps"),
-      Node("put", "QueueEnqueue", {"queue", "v"}, ""),
-      Node("size", "QueueSize", {"queue"}, ""),
-  };
-  return g;
-}
 
 struct Counts {
   uint32_t sessions = 0, master_graphs = 0, ps_graphs = 0;

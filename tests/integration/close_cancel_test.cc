@@ -26,25 +26,7 @@ using namespace std::chrono_literals;
 using testing::Const;
 using testing::LocalCluster;
 using testing::Node;
-
-// A queue on the ps; `taken` dequeues on the ps and crosses to the worker,
-// so a step fetching it runs on both tasks.
-GraphDef QueueGraph() {
-  GraphDef g;
-  g.nodes = {
-      Node("queue", "FIFOQueue", {}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}},
-            {"shapes", std::vector<PartialShape>{PartialShape({})}},
-            {"capacity", int64_t{10}},
-            {"shared_name", std::string("work")}}),
-      Node("take", "QueueDequeue", {"queue"}, "",
-           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
-      Node("taken", "Identity", {"take"}, "/job:worker"),
-      Const("v", 42.0f, "/job:ps"),
-      Node("put", "QueueEnqueue", {"queue", "v"}, ""),
-  };
-  return g;
-}
+using testing::QueueGraph;
 
 // One client on a thread of its own, whose step fetches `taken` and blocks
 // until an element comes, the step's deadline, or its session's close.

@@ -62,4 +62,26 @@ inline GraphDef SgdQueueGraph() {
   return g;
 }
 
+// A queue "work" (float32 scalars, capacity 10) on the ps: `taken` dequeues
+// on the ps and crosses to the worker, so a step fetching it runs on both
+// tasks and blocks while the queue is empty; `put` enqueues 42 and `size`
+// counts what is held.
+inline GraphDef QueueGraph() {
+  GraphDef g;
+  g.nodes = {
+      Node("queue", "FIFOQueue", {}, "/job:ps",
+           {{"component_types", std::vector<DType>{DType::kFloat32}},
+            {"shapes", std::vector<PartialShape>{PartialShape({})}},
+            {"capacity", int64_t{10}},
+            {"shared_name", std::string("work")}}),
+      Node("take", "QueueDequeue", {"queue"}, "",
+           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      Node("taken", "Identity", {"take"}, "/job:worker"),
+      Const("v", 42.0f, "/job:ps"),
+      Node("put", "QueueEnqueue", {"queue", "v"}, ""),
+      Node("size", "QueueSize", {"queue"}, ""),
+  };
+  return g;
+}
+
 }  // namespace tfd::testing
