@@ -11,8 +11,9 @@
 //   Worker
 //   status, variables, list ckpts  yes   yes     yes    yes
 //   registerGraph, abortStep       yes*  -       -      -
-//   save / restore checkpoints,    yes   -       -      yes
-//   holdSteps / releaseSteps
+//   save / restore / finish        yes   -       -      yes
+//   checkpoints, holdSteps /
+//   releaseSteps
 //
 //   * only naming itself as the partition's master.
 //
@@ -29,6 +30,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "daemon/rpc/tls_identity.h"
@@ -47,6 +49,10 @@ struct Caller {
 // OK when `caller` may call method `method` of interface `interface_id`;
 // PERMISSION_DENIED naming the method and the caller's role otherwise.
 Status Permit(const Caller& caller, uint64_t interface_id, uint16_t method);
+
+// The method name the rule for `method` of `interface_id` was written for;
+// empty when there is none. permissions_test holds it to the schema.
+std::string_view RuleMethodName(uint64_t interface_id, uint16_t method);
 
 // A capability that serves `server` (which `client` keeps alive) to
 // `caller`: each call is checked with Permit first, and a registerGraph

@@ -145,6 +145,12 @@ TEST_CASE("each role calls only what it may") {
     return Answer(io, r.send());
   };
   auto save_task = [&](Login& l) { return Answer(io, l.worker.saveCheckpointRequest().send()); };
+  auto finish_task = [&](Login& l) {
+    auto r = l.worker.finishCheckpointRequest();
+    r.setStep(1);
+    r.setAction(proto::CheckpointAction::DISCARD);
+    return Answer(io, r.send());
+  };
   auto save_cluster = [&](Login& l) {
     auto r = l.master.saveCheckpointRequest();
     r.setStep(1);
@@ -164,6 +170,7 @@ TEST_CASE("each role calls only what it may") {
   for (const auto& [what, s] : {std::pair{"registerGraph", register_for(client, "")},
                                 std::pair{"holdSteps", hold(client)},
                                 std::pair{"Worker.saveCheckpoint", save_task(client)},
+                                std::pair{"Worker.finishCheckpoint", finish_task(client)},
                                 std::pair{"Master.saveCheckpoint", save_cluster(client)}}) {
     INFO(what << ": " << s.ToString());
     CHECK(s.code() == Code::kPermissionDenied);
