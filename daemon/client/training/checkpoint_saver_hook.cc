@@ -59,7 +59,7 @@ void CheckpointSaverHook::AfterRestore(TrainingSession& session, int64_t step) {
 Status CheckpointSaverHook::End(TrainingSession& session, const Status& status) {
   if (!status.ok()) return OkStatus();
   Status saved = Save(session);
-  if (StepRecoverable(saved)) {
+  if (Recoverable(saved)) {
     saved = session.RecoverFrom(std::move(saved));
     if (saved.ok()) saved = Save(session);
   }

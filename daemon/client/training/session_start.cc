@@ -13,13 +13,17 @@ namespace tfd::training {
 namespace sig = train::signature;
 
 bool Recoverable(const Status& s) {
-  return s.code() == Code::kUnavailable || s.code() == Code::kAborted;
+  return s.code() == Code::kUnavailable || s.code() == Code::kAborted ||
+         s.code() == Code::kDeadlineExceeded;
 }
 
-// Recovered from like a lost task; the recovery's own wait for the cluster
-// is bounded by init_timeout, and one that times out ends the run.
-bool StepRecoverable(const Status& s) {
-  return Recoverable(s) || s.code() == Code::kDeadlineExceeded;
+bool TrainingSession::Recovers(const Status& s) const {
+  return Recoverable(s) && !cluster_wait_expired_;
+}
+
+Status TrainingSession::ClusterWait(Status waited) {
+  cluster_wait_expired_ = waited.code() == Code::kDeadlineExceeded;
+  return waited;
 }
 
 bool IsChief(const std::string& task, const ClusterSpec& cluster) {
@@ -92,8 +96,9 @@ Status TrainingSession::RunIfPresent(const char* node, const char* what) {
 // the restore would take back, and none waits on another (a chief may
 // have finished, or be slow).
 Status TrainingSession::WaitForCluster() {
-  TFD_ASSIGN_OR_RETURN(const std::vector<TaskStatusInfo> tasks,
-                       client_->WaitCluster(options_.init_timeout));
+  auto waited = client_->WaitCluster(options_.init_timeout);
+  TFD_RETURN_IF_ERROR(ClusterWait(waited.status()));
+  const std::vector<TaskStatusInfo>& tasks = *waited;
   restored_alone_.clear();
   for (const TaskStatusInfo& t : tasks) {
     if (t.restored_alone) restored_alone_.push_back(t.task);
@@ -116,7 +121,7 @@ Status TrainingSession::Prepare(bool cluster_waited) {
   std::vector<std::string> vars;
   for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
   if (!vars.empty()) {
-    TFD_RETURN_IF_ERROR(client_->WaitInitialized(vars, options_.init_timeout)
+    TFD_RETURN_IF_ERROR(ClusterWait(client_->WaitInitialized(vars, options_.init_timeout))
                             .WithContext("waiting for the chief to initialize the variables"));
   }
   // Again after a recovery's wait: the chief may have restored the cluster
@@ -235,9 +240,8 @@ Status TrainingSession::StartSteps() {
 // worker) is recovered from as during the steps.
 Status TrainingSession::Start() {
   Status started = Prepare();
-  const bool prepared = started.ok();
-  if (prepared) started = StartSteps();
-  if (prepared ? StepRecoverable(started) : Recoverable(started)) {
+  if (started.ok()) started = StartSteps();
+  if (Recovers(started)) {
     started = RecoverWith(std::move(started), [this] { return StartSteps(); });
   }
   return started;
@@ -257,13 +261,13 @@ Status TrainingSession::RecoverWith(Status lost, const std::function<Status()>& 
   while (result_.recoveries < options_.max_recoveries) {
     ++result_.recoveries;
     if (options_.on_recovery) options_.on_recovery(lost, result_.recoveries);
+    // A run past its deadline here (a ps stopped while the new session is
+    // initialized) is recovered from as a step is; a wait for the cluster
+    // past --init-timeout ends the run.
     Status s = Recover();
-    // Past the waits for the cluster (whose deadline ends the run), what is
-    // left are runs, recovered from as a step is.
-    const bool cluster_back = s.ok();
     if (s.ok()) s = redo();
     if (s.ok()) return OkStatus();
-    if (!(cluster_back ? StepRecoverable(s) : Recoverable(s))) {
+    if (!Recovers(s)) {
       return s.WithContext("recovering from: " + lost.ToString());
     }
     lost = s;

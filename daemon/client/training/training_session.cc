@@ -171,7 +171,7 @@ StatusOr<bool> TrainingSession::RunStep() {
       }
       Status failure =
           ran.status().WithContext("step " + std::to_string(result_.local_steps + 1));
-      if (!StepRecoverable(ran.status())) return failure;
+      if (!Recoverable(ran.status())) return failure;
       TFD_RETURN_IF_ERROR(RecoverFrom(std::move(failure)));
       continue;  // the same step again, on the new session
     }
@@ -197,7 +197,7 @@ Status TrainingSession::AfterStep(const Client::RunOutput& out) {
   } else if (s.ok()) {
     result_.global_step = global;
   }
-  if (StepRecoverable(s)) s = RecoverFrom(std::move(s));
+  if (Recoverable(s)) s = RecoverFrom(std::move(s));
   return s;
 }
 

@@ -140,7 +140,7 @@ class TrainingSession {
     return steps_began_;
   }
   // After `lost` (a call that failed as a lost task fails a step: see
-  // StepRecoverable) outside a step: recovers as from a failed step, or
+  // Recoverable) outside a step: recovers as from a failed step, or
   // returns the error that ends the run.
   Status RecoverFrom(Status lost);
 
@@ -151,6 +151,13 @@ class TrainingSession {
   std::vector<InitTarget> InitTargets() const;
   Status Initialize();
   Status RunIfPresent(const char* node, const char* what);
+  // `waited`, the result of a wait for the cluster's tasks or the chief's
+  // variables (bounded by init_timeout), noted for Recovers.
+  Status ClusterWait(Status waited);
+  // Whether a failure while starting or recovering is recovered from:
+  // Recoverable, unless it is a wait for the cluster that passed
+  // init_timeout, which ends the run (the cluster did not come back).
+  bool Recovers(const Status& s) const;
   Status WaitForCluster();
   Status Prepare(bool cluster_waited = false);
   Status Recover();
@@ -176,6 +183,7 @@ class TrainingSession {
   bool began_ = false;    // the hooks' Begin ran: End runs at Close
   bool created_ = false;  // a session is open on the master
   bool started_ = false;  // it was prepared for steps: the chief releases replicas at Close
+  bool cluster_wait_expired_ = false;  // the last wait for the cluster passed its deadline
   std::string step_op_;      // kTrain, or a sync chief's kChiefStep
   std::string global_step_;  // the global step fetched each step; empty: none
   std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore
@@ -186,13 +194,13 @@ class TrainingSession {
   const std::pair<const CallableKey, Client::CallableHandle>* last_callable_ = nullptr;
 };
 
-// What a step fails with when a task died or was restarted under it: worth
-// a new session once the cluster is whole again (MonitoredSession's
-// AbortedError and UnavailableError).
+// What a step, or any call a trainer makes, fails with when a task died,
+// was restarted or stopped answering under it: worth a new session once
+// the cluster is whole again (MonitoredSession's AbortedError and
+// UnavailableError, and a deadline passed: a task stopped by SIGSTOP or
+// cut off by a dropped link keeps its connection open). The session's own
+// waits for the cluster are the exception (TrainingSession::Recovers).
 bool Recoverable(const Status& s);
-// The same, or past its deadline: a task stopped answering (SIGSTOP, a
-// dropped link) without its connection closing.
-bool StepRecoverable(const Status& s);
 
 // Whether `task` ("/job:worker/replica:0/task:0") is the chief of `cluster`
 // by TensorFlow's rule (ClusterSpec::ChiefTask); in a cluster with neither
