@@ -65,6 +65,13 @@ interface Master {
   # list: every task's checkpoints, oldest first, each verified unless
   # `verify` is false (then only named: a cheap look at who keeps checkpoints).
   listCheckpoints @5 (timeoutMs :Int64, verify :Bool = true) -> (tasks :List(TaskCheckpoints));
+
+  # Which of the variables named no task holds initialized (TF1's
+  # report_uninitialized_variables, across the cluster): each is either
+  # uninitialized or nowhere yet. Every task is asked once; a task that does
+  # not answer by the deadline may hold one of them initialized, so the
+  # call then fails (UNAVAILABLE naming it) rather than call it uninitialized.
+  reportUninitialized @6 (names :List(Text), timeoutMs :Int64) -> (names :List(Text));
 }
 
 struct SessionOptions {

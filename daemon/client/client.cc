@@ -377,6 +377,21 @@ Status Client::WaitInitialized(const std::vector<std::string>& names, std::chron
   return WaitVoid(request.send().ignoreResult(), timeout, "waitInitialized");
 }
 
+StatusOr<std::vector<std::string>> Client::ReportUninitialized(
+    const std::vector<std::string>& names, std::chrono::milliseconds timeout) {
+  auto request = master_.reportUninitializedRequest();
+  auto list = request.initNames(static_cast<unsigned>(names.size()));
+  for (unsigned i = 0; i < names.size(); ++i) list.set(i, names[i]);
+  request.setTimeoutMs(timeout.count());
+  using Results = capnp::Response<proto::Master::ReportUninitializedResults>;
+  return Wait(request.send().then([](Results&& r) {
+                std::vector<std::string> missing;
+                for (auto n : r.getNames()) missing.emplace_back(n.cStr());
+                return missing;
+              }),
+              timeout, "reportUninitialized");
+}
+
 StatusOr<TaskStatusInfo> Client::GetStatus(std::chrono::milliseconds timeout) {
   return Wait(worker_.statusRequest().send().then(
                   [](capnp::Response<proto::Worker::StatusResults>&& r) {

@@ -149,6 +149,11 @@ class Client {
   // order; DEADLINE_EXCEEDED naming those that did not answer in time.
   StatusOr<std::vector<TaskStatusInfo>> WaitCluster(std::chrono::milliseconds timeout);
   Status WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout);
+  // Which of `names` (with none, every variable) no task of the cluster
+  // holds initialized, asking each task once; UNAVAILABLE naming the tasks
+  // that did not answer within `timeout`, which may hold one initialized.
+  StatusOr<std::vector<std::string>> ReportUninitialized(const std::vector<std::string>& names,
+                                                         std::chrono::milliseconds timeout);
   StatusOr<TaskStatusInfo> GetStatus(std::chrono::milliseconds timeout);
   StatusOr<std::vector<VariableDescription>> ListVariables(std::chrono::milliseconds timeout);
   StatusOr<std::pair<VariableDescription, Tensor>> ReadVariable(const std::string& name,

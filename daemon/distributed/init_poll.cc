@@ -54,16 +54,42 @@ InitPoll::Next InitPoll::EndRound() {
   return Next::kDone;
 }
 
-std::vector<std::string> InitPoll::Waiting() const {
-  std::map<std::string, bool> seen;  // a variable, and whether any task has it initialized
-  std::vector<std::string> unreachable;
+std::map<std::string, bool> InitPoll::Seen() const {
+  std::map<std::string, bool> seen;
   for (const auto& [task, answer] : last_) {
-    if (!answer) {
-      unreachable.push_back(task);
-      continue;
-    }
+    if (!answer) continue;
     for (const auto& [name, initialized] : *answer) seen[name] = seen[name] || initialized;
   }
+  return seen;
+}
+
+std::vector<std::string> InitPoll::Unanswered() const {
+  std::vector<std::string> unanswered;
+  for (const std::string& task : tasks_) {
+    if (!last_.at(task)) unanswered.push_back(task);
+  }
+  return unanswered;
+}
+
+std::vector<std::string> InitPoll::Uninitialized() const {
+  const std::map<std::string, bool> seen = Seen();
+  std::vector<std::string> out;
+  if (names_.empty()) {
+    for (const auto& [name, initialized] : seen) {
+      if (!initialized) out.push_back(name);
+    }
+    return out;
+  }
+  for (const std::string& name : names_) {
+    auto it = seen.find(name);
+    if (it == seen.end() || !it->second) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<std::string> InitPoll::Waiting() const {
+  const std::map<std::string, bool> seen = Seen();  // whether any task has it initialized
+  const std::vector<std::string> unreachable = Unanswered();
   std::vector<std::string> waiting;
   if (names_.empty()) {
     for (const auto& [name, initialized] : seen) {

@@ -55,6 +55,12 @@ class InitPoll {
   // "TASK (unreachable)" or "any variable (none exists yet)"; empty when
   // the barrier may pass.
   std::vector<std::string> Waiting() const;
+  // After a round that asked every task (the first), for a report rather
+  // than a wait: the tasks that gave no answer, and the names waited for
+  // (with no names, every variable seen) that no task holds initialized,
+  // whether uninitialized or not found.
+  std::vector<std::string> Unanswered() const;
+  std::vector<std::string> Uninitialized() const;
 
  private:
   bool Discovering() const { return round_ == next_discovery_; }
@@ -62,6 +68,8 @@ class InitPoll {
   bool WaitsFor(const std::string& name) const;
   // Whether `task`'s last answer leaves something to wait for there.
   bool Pending(const std::string& task) const;
+  // Each variable any task listed, and whether any holds it initialized.
+  std::map<std::string, bool> Seen() const;
 
   std::vector<std::string> tasks_;
   std::vector<std::string> names_;  // empty: every variable

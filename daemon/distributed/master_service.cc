@@ -81,6 +81,33 @@ kj::Promise<void> PollInitialized(TaskEnv& env, std::shared_ptr<InitPoll> poll,
       });
 }
 
+// One round that asks every task (InitPoll's first), then: the names no
+// task holds initialized, or UNAVAILABLE naming the tasks that did not
+// answer, which may hold one initialized.
+kj::Promise<std::vector<std::string>> ReportUninitialized(TaskEnv& env,
+                                                          std::vector<std::string> names,
+                                                          kj::TimePoint deadline) {
+  auto poll = std::make_shared<InitPoll>(env.cluster.TaskNames(), std::move(names));
+  kj::Vector<kj::Promise<void>> answers;
+  for (std::string& task : poll->TasksToAsk()) {
+    answers.add(ListedBy(env, task, deadline)
+                    .then([poll, task](std::optional<InitPoll::Listing> listing) {
+                      poll->Record(task, std::move(listing));
+                    }));
+  }
+  return kj::joinPromises(answers.releaseAsArray()).then([poll]() {
+    const std::vector<std::string> unanswered = poll->Unanswered();
+    if (!unanswered.empty()) {
+      std::string list;
+      for (const std::string& t : unanswered) list += (list.empty() ? "" : ", ") + t;
+      ThrowIfError(errors::Unavailable("cannot tell which variables are initialized: no answer "
+                                       "from ", list, " before the deadline")
+                       .WithDetails(StatusDetails{.task = unanswered.front()}));
+    }
+    return poll->Uninitialized();
+  });
+}
+
 // A task's answer to a status call, or why there was none.
 struct StatusAnswer {
   Status status;
@@ -182,6 +209,21 @@ kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context)
       RequestTimeout(params.getTimeoutMs(), env_.step_timeout).count() * kj::MILLISECONDS;
   return PollInitialized(env_, std::make_shared<InitPoll>(env_.cluster.TaskNames(), std::move(names)),
                          deadline);
+}
+
+kj::Promise<void> MasterService::reportUninitialized(ReportUninitializedContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  std::vector<std::string> names;
+  for (auto n : params.getNames()) names.emplace_back(n.cStr());
+  const auto deadline =
+      env_.peers->timer().now() +
+      RequestTimeout(params.getTimeoutMs(), env_.step_timeout).count() * kj::MILLISECONDS;
+  return ReportUninitialized(env_, std::move(names), deadline)
+      .then([context](std::vector<std::string> missing) mutable {
+        auto out = context.getResults().initNames(static_cast<unsigned>(missing.size()));
+        for (unsigned i = 0; i < missing.size(); ++i) out.set(i, missing[i]);
+      });
 }
 
 namespace {

@@ -35,6 +35,7 @@ class MasterService final : public CountedServer<proto::Master> {
   kj::Promise<void> createSession(CreateSessionContext context) override;
   kj::Promise<void> waitCluster(WaitClusterContext context) override;
   kj::Promise<void> waitInitialized(WaitInitializedContext context) override;
+  kj::Promise<void> reportUninitialized(ReportUninitializedContext context) override;
   // Cluster checkpoints, fanned out by daemon/distributed/checkpoint_fanout.h.
   kj::Promise<void> saveCheckpoint(SaveCheckpointContext context) override;
   kj::Promise<void> restoreCheckpoint(RestoreCheckpointContext context) override;

@@ -26,13 +26,14 @@ struct Rule {
 // In the schema's method order (schemas/rpc.capnp), one rule per method:
 // a method without one is refused to every restricted caller, and
 // permissions_test checks the rules against the schema.
-constexpr std::array<Rule, 6> kMasterRules = {{
+constexpr std::array<Rule, 7> kMasterRules = {{
     {"createSession", kEveryone},
     {"waitCluster", kEveryone},
     {"waitInitialized", kEveryone},
     {"saveCheckpoint", kChiefs},
     {"restoreCheckpoint", kChiefs},
     {"listCheckpoints", kEveryone},
+    {"reportUninitialized", kEveryone},
 }};
 constexpr std::array<Rule, 11> kWorkerRules = {{
     {"registerGraph", kTask},

@@ -6,7 +6,8 @@
 //
 //   Master                        task  client  chief  operator
 //   createSession, waitCluster,    yes   yes     yes    yes
-//   waitInitialized, list ckpts
+//   waitInitialized, list ckpts,
+//   reportUninitialized
 //   save / restore checkpoints     -     -       yes    yes
 //   Worker
 //   status, variables, list ckpts  yes   yes     yes    yes

@@ -4,7 +4,7 @@
 // worker every round; every task is asked again in discovery rounds that
 // back off; the barrier passes once the variables are initialized, and says
 // what it still waits for. Without names, only a round that asked everyone
-// may pass.
+// may pass. One round also makes the report of what is uninitialized.
 #include "daemon/distributed/init_poll.h"
 
 #include <catch2/catch.hpp>
@@ -113,6 +113,28 @@ TEST_CASE("no variable anywhere keeps the barrier without names waiting") {
   AnswerRound(poll, {{kPs0, {}}, {kPs1, {}}, {kWorker0, {}}, {kWorker1, {}}});
   CHECK(poll.EndRound() == Next::kLater);
   CHECK(poll.Waiting() == std::vector<std::string>{"any variable (none exists yet)"});
+}
+
+// The report the chief initializes by: one round that asks every task.
+TEST_CASE("one round's report: what no task holds initialized, and who did not answer") {
+  InitPoll named(kTasks, {"w", "b", "never"});
+  AnswerRound(named, {{kPs0, {{"w", false}, {"other", false}}},
+                      {kPs1, {{"b", true}}},
+                      {kWorker0, {{"w", true}}},
+                      {kWorker1, {}}});
+  CHECK(named.Unanswered().empty());
+  // Initialized on any task counts (a replica's copy), in the order named.
+  CHECK(named.Uninitialized() == std::vector<std::string>{"never"});
+
+  InitPoll all(kTasks, {});
+  AnswerRound(all, {{kPs0, {{"w", false}}}, {kPs1, {{"b", true}}}, {kWorker1, {{"c", false}}}});
+  CHECK(all.Unanswered() == std::vector<std::string>{kWorker0});
+  CHECK(all.Uninitialized() == std::vector<std::string>{"c", "w"});
+
+  InitPoll silent(kTasks, {"w"});
+  CHECK(silent.Unanswered() == kTasks);  // nobody asked yet: nobody answered
+  AnswerRound(silent, {});
+  CHECK(silent.Unanswered() == kTasks);
 }
 
 }  // namespace

@@ -81,6 +81,7 @@ const Method kMethods[] = {
     {Target::kWorker, capnp::typeId<proto::Worker>(), 8},   // holdSteps
     {Target::kWorker, capnp::typeId<proto::Worker>(), 9},   // releaseSteps
     {Target::kWorker, capnp::typeId<proto::Worker>(), 10},  // finishCheckpoint
+    {Target::kMaster, capnp::typeId<proto::Master>(), 6},   // reportUninitialized
 };
 constexpr size_t kNumMethods = sizeof(kMethods) / sizeof(kMethods[0]);
 

@@ -151,6 +151,12 @@ int main(int argc, char** argv) {
                     Call<proto::Master::WaitInitializedParams>(2, [](auto p) {
                       p.initNames(1).set(0, "v");
                       p.setTimeoutMs(50);
+                    }) +
+                    Call<proto::Master::ReportUninitializedParams>(22, [](auto p) {
+                      auto names = p.initNames(2);
+                      names.set(0, "v");
+                      names.set(1, "never_made");
+                      p.setTimeoutMs(50);
                     }));
   seeds.emplace_back("register", Call<proto::Worker::RegisterGraphParams>(11, [](auto p) {
                        GraphDef g;

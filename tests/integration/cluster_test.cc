@@ -1,6 +1,8 @@
 // A cluster of real tfd processes: graphs that span tasks, variables shared
 // by name, barriers, and the failures the design promises to handle.
 #include <catch2/catch.hpp>
+#include <signal.h>
+
 #include <atomic>
 #include <mutex>
 #include <set>
@@ -470,6 +472,45 @@ TEST_CASE("the init barrier waits for the initializer and the cluster barrier fo
   REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
   CHECK((*client)->WaitInitialized({"w"}, 5s).ok());
   CHECK((*client)->WaitInitialized({}, 5s).ok());
+}
+
+// TF1's report_uninitialized_variables across the cluster, which the chief
+// decides its initialization on: a variable not made yet or not assigned is
+// reported, an initialized one is not, and a task that does not answer (a
+// stopped ps) fails the report, naming the task, instead of having its
+// variables taken for uninitialized (the chief would assign them their
+// initial values over what they had learned).
+TEST_CASE("the uninitialized report names what is not initialized, and fails on a silent task") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  GraphDef g;
+  g.nodes = {Var("w", "/job:ps"), Const("v", 1.0f, "/job:ps"), Node("init", "Assign", {"w", "v"}, "")};
+  REQUIRE((*client)->CreateSession(g).ok());
+  auto before = (*client)->ReportUninitialized({"w", "never"}, 5s);
+  REQUIRE(before.ok());
+  CHECK(*before == std::vector<std::string>{"w", "never"});  // neither made yet
+  REQUIRE((*client)->Run({}, {}, {"w"}, {}).ok());            // made, uninitialized
+  CHECK((*client)->ReportUninitialized({"w"}, 5s).value() == std::vector<std::string>{"w"});
+  CHECK((*client)->ReportUninitialized({}, 5s).value() == std::vector<std::string>{"w"});
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  CHECK((*client)->ReportUninitialized({"w", "never"}, 5s).value() ==
+        std::vector<std::string>{"never"});
+  CHECK((*client)->ReportUninitialized({}, 5s).value().empty());
+
+  const pid_t ps = cluster.Pid("ps", 0);
+  REQUIRE(ps > 0);
+  REQUIRE(::kill(ps, SIGSTOP) == 0);
+  auto silent = (*client)->ReportUninitialized({"w"}, 500ms);
+  REQUIRE(::kill(ps, SIGCONT) == 0);
+  INFO(silent.status().ToString());
+  CHECK(silent.status().code() == Code::kUnavailable);
+  CHECK(silent.status().task() == "/job:ps/replica:0/task:0");
+  auto back = (*client)->ReportUninitialized({"w"}, 5s);
+  INFO(back.status().ToString());
+  REQUIRE(back.ok());
+  CHECK(back->empty());
 }
 
 // Waiters that start before the variable exists (the workers of a job whose

@@ -3,6 +3,7 @@
 // input, and the restores that keep the model and every worker's input at
 // the same step (training_session.h).
 #include <map>
+#include <set>
 
 #include "api/train_signature.h"
 #include "common/device_name.h"
@@ -56,17 +57,25 @@ std::vector<TrainingSession::InitTarget> TrainingSession::InitTargets() const {
 
 // The chief's initialization: nothing when every variable is initialized
 // (restored by its ps), `init` when none is, else only the Assigns of the
-// uninitialized ones, so restored values are never overwritten.
+// uninitialized ones, so restored values are never overwritten. Which are
+// uninitialized is asked of every task at once: a ps that does not answer
+// (stopped, overloaded) fails this, and a recovery follows, rather than
+// having its trained variables taken for uninitialized and assigned their
+// initial values.
 Status TrainingSession::Initialize() {
   const std::vector<InitTarget> targets = InitTargets();
   std::vector<std::string> vars;
   for (const InitTarget& t : targets) vars.push_back(t.variable);
-  // A quick look: the barrier answers at once when everything is there.
-  constexpr std::chrono::milliseconds kLook(200);
-  if (!vars.empty() && client_->WaitInitialized(vars, kLook).ok()) return OkStatus();
+  std::set<std::string> uninitialized;
+  if (!vars.empty()) {
+    auto missing = client_->ReportUninitialized(vars, options_.step_timeout);
+    if (!missing.ok()) return missing.status().WithContext("asking which variables to initialize");
+    if (missing->empty()) return OkStatus();
+    uninitialized.insert(missing->begin(), missing->end());
+  }
   std::vector<std::string> assigns;
   for (const InitTarget& t : targets) {
-    if (!client_->WaitInitialized({t.variable}, std::chrono::milliseconds(1)).ok()) {
+    if (uninitialized.count(t.variable) != 0) {
       assigns.push_back(t.assign);
       result_.initialized_variables.push_back(t.variable);
     }
