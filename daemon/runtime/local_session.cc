@@ -152,13 +152,23 @@ StatusOr<LocalSession::RunOutput> LocalSession::Run(const Feeds& feeds,
     frame.args.push_back(feeds[i].second);
   }
   frame.retvals.resize(fetches.size());
+  CancellationManager cancellation;
   int64_t step_id;
   {
     MutexLock lock(mu_);
+    if (closed_) return errors::FailedPrecondition("this session is closed");
     step_id = next_step_id_++;
+    running_[step_id] = &cancellation;
   }
+  struct Deregister {
+    LocalSession& session;
+    int64_t step_id;
+    ~Deregister() {
+      MutexLock lock(session.mu_);
+      session.running_.erase(step_id);
+    }
+  } deregister{*this, step_id};
   const auto deadline = options.deadline.count() > 0 ? options.deadline : options_.default_deadline;
-  CancellationManager cancellation;
   Executor::RunArgs args;
   args.step_id = step_id;
   args.frame = &frame;
@@ -169,6 +179,18 @@ StatusOr<LocalSession::RunOutput> LocalSession::Run(const Feeds& feeds,
   TFD_RETURN_IF_ERROR(prepared->executor->Run(args, &out.stats));
   out.fetches = std::move(frame.retvals);
   return out;
+}
+
+void LocalSession::Close() {
+  MutexLock lock(mu_);
+  closed_ = true;
+  // Under the lock, so that no Run removes its manager meanwhile: a
+  // cancellation's callbacks only wake the step's waits, none of which
+  // takes this lock.
+  for (const auto& [step_id, cancellation] : running_) {
+    cancellation->Cancel(errors::Cancelled("the session was closed while step ", step_id,
+                                           " was running"));
+  }
 }
 
 }  // namespace tfd

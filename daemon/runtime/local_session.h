@@ -13,8 +13,9 @@
 //   TFD_RETURN_IF_ERROR(session.Create(graph));
 //   TFD_ASSIGN_OR_RETURN(auto out, session.Run({{"x", x}}, {"y"}, {"train"}));
 //
-// Thread-safety: Run may be called concurrently from several threads; Create
-// and Extend must not race with Run.
+// Thread-safety: Run may be called concurrently from several threads, and
+// Close from any thread at any time; Create and Extend must not race with
+// Run.
 #pragma once
 
 #include <boost/asio/thread_pool.hpp>
@@ -25,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/cancellation.h"
 #include "common/device_name.h"
 #include "common/graph_def.h"
 #include "common/mutex.h"
@@ -78,6 +80,12 @@ class LocalSession {
     return Run(feeds, fetches, targets, RunOptions());
   }
 
+  // TF1's Session.close: each step still running is cancelled (its Run
+  // returns CANCELLED "the session was closed while step N was running" once
+  // its kernels have stopped), and every later Run is FAILED_PRECONDITION.
+  // Returns at once; closing twice does nothing more.
+  void Close();
+
  private:
   struct Prepared;
   StatusOr<std::shared_ptr<Prepared>> Prepare(const Feeds& feeds,
@@ -99,6 +107,10 @@ class LocalSession {
   GraphDef graph_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<Prepared>> prepared_ GUARDED_BY(mu_);
   int64_t next_step_id_ GUARDED_BY(mu_) = 1;
+  // The steps running now, for Close to cancel; each entry is removed by
+  // its Run before the CancellationManager on Run's stack goes.
+  std::map<int64_t, CancellationManager*> running_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tfd

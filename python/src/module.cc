@@ -75,7 +75,8 @@ void BindSessions(py::module_& m) {
       .def(py::init([](const std::vector<std::string>& io_dirs) {
         return std::make_unique<LocalRunner>(ProcessRegistry(), io_dirs);
       }))
-      .def("run", &LocalRunner::Run);
+      .def("run", &LocalRunner::Run)
+      .def("close", &LocalRunner::Close);
   py::class_<RemoteRunner>(m, "RemoteRunner")
       .def(py::init([](const std::string& target, const std::string& token_file,
                        const std::string& cert, const std::string& key, const std::string& ca,

@@ -147,6 +147,11 @@ py::list LocalRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   return ToNumpy(std::move(out->fetches));
 }
 
+void LocalRunner::Close() {
+  py::gil_scoped_release release;  // a woken step may end, dropping fed arrays
+  session_->Close();
+}
+
 LoopThread::LoopThread() : thread_([this] { Loop(); }) {}
 
 LoopThread::~LoopThread() {

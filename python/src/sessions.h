@@ -66,6 +66,9 @@ class LocalRunner {
   pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
                      const std::vector<std::string>& fetches,
                      const std::vector<std::string>& targets, double timeout_s);
+  // Cancels the steps running in this session (from other threads) and
+  // refuses later ones: LocalSession::Close.
+  void Close();
 
  private:
   Status Sync(const GraphBuilder& graph);

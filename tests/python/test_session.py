@@ -3,6 +3,8 @@ structures, zero-copy where the buffer allows, and each error class raised
 by a real failure."""
 import collections
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -166,3 +168,35 @@ def test_out_of_range_for_a_closed_empty_queue():
         sess.run(tfd.raw_ops.queue_close(q))
         with pytest.raises(tfd.errors.OutOfRangeError):
             sess.run(tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32]), timeout=30)
+
+
+def test_close_on_another_thread_cancels_a_blocked_run():
+    """TF1's Session.close on an in-process session: a run blocked in a
+    dequeue from an empty queue raises CancelledError at once rather than at
+    its deadline, and the closed session runs nothing more."""
+    q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]], name="q")
+    [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
+    size = tfd.raw_ops.queue_size(q)
+    sess = tfd.Session()
+    runner = sess._runner  # the run below holds it as run() does
+    outcome = []
+
+    def blocked():
+        try:
+            outcome.append(sess.run(take, timeout=120))  # not what ends it
+        except Exception as e:  # noqa: BLE001 (asserted below)
+            outcome.append(e)
+    assert sess.run(size) == 0
+    thread = threading.Thread(target=blocked)
+    thread.start()
+    time.sleep(1.0)  # the dequeue is waiting by then
+    started = time.monotonic()
+    sess.close()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert time.monotonic() - started < 30
+    assert len(outcome) == 1, outcome
+    assert isinstance(outcome[0], tfd.errors.CancelledError), repr(outcome[0])
+    assert "closed" in str(outcome[0])
+    with pytest.raises(tfd.errors.FailedPreconditionError):
+        runner.run(sess.graph._builder, [], [], ["q"], 0.0)
