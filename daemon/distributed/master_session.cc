@@ -586,6 +586,22 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepare
   });
 }
 
+// A step that failed on a task restarted under this session (found when
+// the step registered its partition there again) may have failed because
+// the task's state started over: a variable uninitialized, a queue empty.
+// It is ABORTED, as TF1's master answers a step on a restarted worker, so
+// that a trainer opens a new session and initializes or restores again;
+// the restart is then reported.
+Status MasterSession::RestartedUnder(Status failed) {
+  if (failed.ok() || unreported_restarts_.empty()) return failed;
+  std::string tasks;
+  for (const std::string& t : unreported_restarts_) tasks += (tasks.empty() ? "" : ", ") + t;
+  unreported_restarts_.clear();
+  return Status(Code::kAborted, tasks + " restarted under this session (its variables and "
+                                "queues started over), and the step failed: " + failed.ToString())
+      .WithDetails(failed.details());
+}
+
 kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered(
     kj::Own<StepGate::Ticket> ticket, std::shared_ptr<Prepared> prepared,
     std::vector<Tensor> feeds, size_t num_fetches, int64_t timeout_ms, bool trace,
@@ -646,8 +662,8 @@ kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered
         step->finished = true;
         // Its partitions' errors only say what the close's abort made of them.
         if (!step->closed.ok() && !step->errors.empty()) ThrowIfError(step->closed);
-        ThrowIfError(MostTelling(step->errors));
-        // Told by the first run that succeeds: one that fails cannot say.
+        ThrowIfError(RestartedUnder(MostTelling(step->errors)));
+        // Told by the first run that succeeds (or by RestartedUnder).
         step->restarted.assign(unreported_restarts_.begin(), unreported_restarts_.end());
         unreported_restarts_.clear();
         return step;

@@ -119,6 +119,9 @@ class MasterSession final : public CountedServer<proto::Session> {
   // Tells every task of the step to abort it (once per step). The step
   // stays alive, ticket and all, until each task has heard or 2 s passed.
   void Abort(const std::shared_ptr<StepState>& step, const Status& why);
+  // `failed`, or ABORTED when a task restarted under this session since
+  // its last report (see the definition).
+  Status RestartedUnder(Status failed);
   // Resolves when every step of this session running now has ended, or
   // after kCloseGrace, whichever comes first.
   kj::Promise<void> StepsEnded();
@@ -132,7 +135,8 @@ class MasterSession final : public CountedServer<proto::Session> {
   std::set<CallableServer*> callables_;  // alive; each keeps this session alive
   // Of each other task, when this session last registered a graph there.
   std::map<std::string, uint64_t> incarnations_;
-  // Tasks found in a new incarnation, until a run's answer has named them.
+  // Tasks found in a new incarnation, until a run's answer has named them
+  // (or a failed run was made ABORTED for them: RestartedUnder).
   std::set<std::string> unreported_restarts_;
   bool closed_ = false;
   // Past the step gate and not ended yet: what close cancels. Each step

@@ -1,7 +1,8 @@
 // The training loop with hooks (daemon/client/training/training_session.h)
 // driven by fake hooks against one real tfd: the order of the calls, a hook
 // stopping the loop, a hook's own fetch, and End after a stop and after an
-// error.
+// error; and, on a ps and a worker, a recovery whose own run passes its
+// deadline.
 #include <catch2/catch.hpp>
 
 #include "daemon/client/training/stop_at_step_hook.h"
@@ -171,6 +172,102 @@ TEST_CASE("End is called with the error that ended the loop") {
   CHECK(other.ended_with->code() == Code::kInternal);
   CHECK(log.back() == "other.End");
   CHECK(std::count(log.begin(), log.end(), "other.BeforeRun") == 1);  // not after the failure
+}
+
+// A hook that kills the ps after `step` and starts it again, as a
+// supervisor would: the next step fails UNAVAILABLE.
+class PsKiller : public SessionHook {
+ public:
+  PsKiller(LocalCluster& cluster, int64_t step) : cluster_(cluster), step_(step) {}
+  Status AfterRun(TrainingSession& session, const StepValues&) override {
+    if (session.local_steps() != step_) return OkStatus();
+    cluster_.Kill("ps", 0);
+    return cluster_.Start("ps", 0);
+  }
+
+ private:
+  LocalCluster& cluster_;
+  int64_t step_;
+};
+
+// The step graph with its global step on the ps, and an init that must
+// first take an element from the queue "gate" there: until the test puts
+// one in, the chief's init run waits, to its step deadline.
+GraphDef GatedStepGraph() {
+  GraphDef g = StepGraph();
+  for (NodeDef& n : g.nodes) {
+    if (n.name == "global_step") n.device = "/job:ps/task:0";
+  }
+  g.nodes.push_back(Node("gate", "FIFOQueue", {}, "/job:ps/task:0",
+                         {{"component_types", std::vector<DType>{DType::kFloat32}},
+                          {"shapes", std::vector<PartialShape>{PartialShape({})}},
+                          {"capacity", int64_t{4}},
+                          {"shared_name", std::string("gate")}}));
+  g.nodes.push_back(Node("pass", "QueueDequeue", {"gate"}, "/job:ps/task:0",
+                         {{"component_types", std::vector<DType>{DType::kFloat32}}}));
+  for (NodeDef& n : g.nodes) {
+    if (n.name == "init") n.inputs.push_back("^pass");
+  }
+  return g;
+}
+
+// What opens the gate once: the queue "gate" on the ps, and one element put in.
+GraphDef GateOpener() {
+  GraphDef g = GatedStepGraph();
+  g.nodes.push_back(Node("element", "Const", {}, "/job:ps/task:0",
+                         {{"value", Tensor::Scalar(1.0f)}, {"dtype", DType::kFloat32}}));
+  g.nodes.push_back(Node("open", "QueueEnqueue", {"gate", "element"}, "/job:ps/task:0",
+                         {{"Tcomponents", std::vector<DType>{DType::kFloat32}}}));
+  return g;
+}
+
+// A chaos run caught this: the ps stopped while the chief initialized its
+// new session during a recovery, the init run passed its step deadline, and
+// the trainer gave up although the same deadline in a step is recovered
+// from. Here the ps restarts between two steps without a checkpoint (the
+// next step is ABORTED, not a FAILED_PRECONDITION for the variable that
+// started over), the init run of the first recovery waits at the gate to
+// its deadline, and the second recovery finds the gate open.
+TEST_CASE("a ps restarted between steps, then a deadline inside the recovery: training goes on") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  auto open_gate = [&]() -> Status {
+    TFD_ASSIGN_OR_RETURN(auto opener, cluster.Connect("worker", 0));
+    TFD_RETURN_IF_ERROR(opener->CreateSession(GateOpener()));
+    return opener->Run({}, {}, {"open"}, {}).status();
+  };
+  const Status first = open_gate();  // for the first initialization
+  INFO(first.ToString());
+  REQUIRE(first.ok());
+
+  training::SessionOptions options;
+  options.step_timeout = 1s;
+  options.init_timeout = 30s;
+  std::vector<int> recoveries;
+  std::vector<Code> why;
+  Status opened;
+  options.on_recovery = [&](const Status& lost, int recovery) {
+    recoveries.push_back(recovery);
+    why.push_back(lost.code());
+    if (recovery == 2) opened = open_gate();  // the restarted ps's queue, made anew
+  };
+  PsKiller killer(cluster, 2);
+  training::StopAtStepHook stop(5);
+  TrainingSession session(**client, GatedStepGraph(), options, {&killer, &stop});
+  auto result = session.Run();
+  INFO(result.status().ToString());
+  REQUIRE(result.ok());
+  CHECK(opened.ok());
+  CHECK(recoveries == std::vector<int>{1, 2});
+  // The step after the restart: ABORTED, as TF1 answers a step on a
+  // restarted task (its variable had started over uninitialized).
+  CHECK(why == std::vector<Code>{Code::kAborted, Code::kDeadlineExceeded});
+  CHECK(result->recoveries == 2);
+  CHECK(result->stopped == "reached step 5");
+  CHECK(result->global_step == 5);  // initialized again: no checkpoint to restore
+  CHECK(result->local_steps == 7);  // 2 before the restart, 5 after
 }
 
 }  // namespace
