@@ -90,19 +90,20 @@ kj::Promise<std::vector<std::string>> ReportUninitialized(TaskEnv& env,
   auto poll = std::make_shared<InitPoll>(env.cluster.TaskNames(), std::move(names));
   kj::Vector<kj::Promise<void>> answers;
   for (std::string& task : poll->TasksToAsk()) {
-    answers.add(ListedBy(env, task, deadline)
-                    .then([poll, task](std::optional<InitPoll::Listing> listing) {
-                      poll->Record(task, std::move(listing));
-                    }));
+    answers.add(
+        ListedBy(env, task, deadline).then([poll, task](std::optional<InitPoll::Listing> listing) {
+          poll->Record(task, std::move(listing));
+        }));
   }
   return kj::joinPromises(answers.releaseAsArray()).then([poll]() {
     const std::vector<std::string> unanswered = poll->Unanswered();
     if (!unanswered.empty()) {
       std::string list;
       for (const std::string& t : unanswered) list += (list.empty() ? "" : ", ") + t;
-      ThrowIfError(errors::Unavailable("cannot tell which variables are initialized: no answer "
-                                       "from ", list, " before the deadline")
-                       .WithDetails(StatusDetails{.task = unanswered.front()}));
+      const Status none =
+          errors::Unavailable("cannot tell which variables are initialized: no answer from ", list,
+                              " before the deadline");
+      ThrowIfError(none.WithDetails(StatusDetails{.task = unanswered.front()}));
     }
     return poll->Uninitialized();
   });
@@ -211,21 +212,6 @@ kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context)
                          deadline);
 }
 
-kj::Promise<void> MasterService::reportUninitialized(ReportUninitializedContext context) {
-  context.allowCancellation();
-  auto params = context.getParams();
-  std::vector<std::string> names;
-  for (auto n : params.getNames()) names.emplace_back(n.cStr());
-  const auto deadline =
-      env_.peers->timer().now() +
-      RequestTimeout(params.getTimeoutMs(), env_.step_timeout).count() * kj::MILLISECONDS;
-  return ReportUninitialized(env_, std::move(names), deadline)
-      .then([context](std::vector<std::string> missing) mutable {
-        auto out = context.getResults().initNames(static_cast<unsigned>(missing.size()));
-        for (unsigned i = 0; i < missing.size(); ++i) out.set(i, missing[i]);
-      });
-}
-
 namespace {
 
 kj::TimePoint DeadlineAfter(TaskEnv& env, int64_t timeout_ms) {
@@ -240,6 +226,18 @@ void ReportsToProto(const std::vector<TaskCheckpoints>& reports, Results results
 }
 
 }  // namespace
+
+kj::Promise<void> MasterService::reportUninitialized(ReportUninitializedContext context) {
+  context.allowCancellation();
+  auto params = context.getParams();
+  std::vector<std::string> names;
+  for (auto n : params.getNames()) names.emplace_back(n.cStr());
+  return ReportUninitialized(env_, std::move(names), DeadlineAfter(env_, params.getTimeoutMs()))
+      .then([context](std::vector<std::string> missing) mutable {
+        auto out = context.getResults().initNames(static_cast<unsigned>(missing.size()));
+        for (unsigned i = 0; i < missing.size(); ++i) out.set(i, missing[i]);
+      });
+}
 
 kj::Promise<void> MasterService::saveCheckpoint(SaveCheckpointContext context) {
   context.allowCancellation();

@@ -597,9 +597,11 @@ Status MasterSession::RestartedUnder(Status failed) {
   std::string tasks;
   for (const std::string& t : unreported_restarts_) tasks += (tasks.empty() ? "" : ", ") + t;
   unreported_restarts_.clear();
-  return Status(Code::kAborted, tasks + " restarted under this session (its variables and "
-                                "queues started over), and the step failed: " + failed.ToString())
-      .WithDetails(failed.details());
+  const std::string message = tasks +
+                              " restarted under this session (its variables and queues started "
+                              "over), and the step failed: " +
+                              failed.ToString();
+  return Status(Code::kAborted, message).WithDetails(failed.details());
 }
 
 kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunEntered(

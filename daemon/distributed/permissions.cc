@@ -115,8 +115,8 @@ Status Permit(const Caller& caller, uint64_t interface_id, uint16_t method) {
     // Master or Worker method without a rule is refused: one added to the
     // schema must not be open to every role until someone writes its rule.
     if (interface.empty()) return OkStatus();
-    return errors::PermissionDenied(interface, " method #", method, " has no rule and is not "
-                                    "allowed to ", caller.Describe(), " (docs/security.md)");
+    return errors::PermissionDenied(interface, " method #", method, " has no rule: not allowed to ",
+                                    caller.Describe(), " (docs/security.md)");
   }
   if ((rule->allowed & Bit(caller.kind)) != 0) return OkStatus();
   return errors::PermissionDenied(interface, ".", rule->method, " is not allowed to ",

@@ -188,8 +188,8 @@ void LocalSession::Close() {
   // cancellation's callbacks only wake the step's waits, none of which
   // takes this lock.
   for (const auto& [step_id, cancellation] : running_) {
-    cancellation->Cancel(errors::Cancelled("the session was closed while step ", step_id,
-                                           " was running"));
+    cancellation->Cancel(
+        errors::Cancelled("the session was closed while step ", step_id, " was running"));
   }
 }
 
