@@ -19,6 +19,13 @@
 namespace tfd {
 namespace {
 
+// When a call given `timeout_ms` must answer (RequestTimeout: 0 or less is
+// the task's step timeout, more than a week a week).
+kj::TimePoint DeadlineAfter(TaskEnv& env, int64_t timeout_ms) {
+  return env.peers->timer().now() +
+         RequestTimeout(timeout_ms, env.step_timeout).count() * kj::MILLISECONDS;
+}
+
 // `call`, or DEADLINE_EXCEEDED at `deadline`: a task that is connected but
 // answers nothing (stopped, hung) must not hold a barrier that asks every
 // task past its deadline.
@@ -179,10 +186,7 @@ kj::Promise<void> MasterService::createSession(CreateSessionContext context) {
 
 kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
   context.allowCancellation();
-  const auto deadline =
-      env_.peers->timer().now() +
-      RequestTimeout(context.getParams().getTimeoutMs(), env_.step_timeout).count() *
-          kj::MILLISECONDS;
+  const auto deadline = DeadlineAfter(env_, context.getParams().getTimeoutMs());
   kj::Vector<kj::Promise<StatusAnswer>> checks;
   const auto tasks = env_.cluster.TaskNames();
   for (const std::string& task : tasks) checks.add(AnswersBy(*env_.peers, task, deadline));
@@ -205,19 +209,11 @@ kj::Promise<void> MasterService::waitInitialized(WaitInitializedContext context)
   auto params = context.getParams();
   std::vector<std::string> names;
   for (auto n : params.getNames()) names.emplace_back(n.cStr());
-  const auto deadline =
-      env_.peers->timer().now() +
-      RequestTimeout(params.getTimeoutMs(), env_.step_timeout).count() * kj::MILLISECONDS;
   return PollInitialized(env_, std::make_shared<InitPoll>(env_.cluster.TaskNames(), std::move(names)),
-                         deadline);
+                         DeadlineAfter(env_, params.getTimeoutMs()));
 }
 
 namespace {
-
-kj::TimePoint DeadlineAfter(TaskEnv& env, int64_t timeout_ms) {
-  return env.peers->timer().now() +
-         RequestTimeout(timeout_ms, env.step_timeout).count() * kj::MILLISECONDS;
-}
 
 template <typename Results>
 void ReportsToProto(const std::vector<TaskCheckpoints>& reports, Results results) {

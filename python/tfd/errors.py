@@ -11,7 +11,7 @@ from . import _tfd
 
 class OpError(Exception):
     """A failed tfd call: code ("INVALID_ARGUMENT"), message, node, op, task,
-    reason ("connection_lost" or "")."""
+    reason ("CONNECTION_LOST" or "")."""
 
     code_name = "UNKNOWN"
 
