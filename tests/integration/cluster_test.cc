@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tests/integration/cluster_fixture.h"
+#include "tests/integration/graph_helpers.h"
 #include "tests/integration/raw_socket.h"
 #include "tests/kernels/data/data_test_util.h"
 
@@ -559,13 +560,8 @@ TEST_CASE("a step that times out on an empty queue on another task names the que
   auto client = cluster.Connect("worker", 0);
   REQUIRE(client.ok());
   GraphDef g;
-  g.nodes = {Node("queue", "FIFOQueue", {}, "/job:ps",
-                  {{"component_types", std::vector<DType>{DType::kFloat32}},
-                   {"shapes", std::vector<PartialShape>{PartialShape({})}},
-                   {"capacity", int64_t{2}},
-                   {"shared_name", std::string("jobs")}}),
-             Node("take", "QueueDequeue", {"queue"}, "",
-                  {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+  g.nodes = {testing::ScalarQueue("queue", "/job:ps", 2, "jobs"),
+             testing::ScalarDequeue("take", "queue"),
              Node("taken", "Identity", {"take"}, "/job:worker")};
   REQUIRE((*client)->CreateSession(g, 1s).ok());
   // Both tasks reach the deadline at about the same time, and either answer

@@ -40,6 +40,8 @@ using testing::LocalCluster;
 using testing::Node;
 using testing::OneLine;
 using testing::RawSocket;
+using testing::ScalarDequeue;
+using testing::ScalarQueue;
 using testing::WaitForLines;
 
 // x on the ps, y = x + x on the worker: every step runs on both tasks. The
@@ -50,13 +52,8 @@ GraphDef TwoTaskGraph() {
   g.nodes = {
       Const("x", 3.0f, "/job:ps"),
       Node("y", "Add", {"x", "x"}, "/job:worker"),
-      Node("queue", "FIFOQueue", {}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}},
-            {"shapes", std::vector<PartialShape>{PartialShape({})}},
-            {"capacity", int64_t{1000}},
-            {"shared_name", std::string("dropped")}}),
-      Node("take", "QueueDequeue", {"queue"}, "",
-           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      ScalarQueue("queue", "/job:ps", 1000, "dropped"),
+      ScalarDequeue("take", "queue"),
       Node("taken", "Identity", {"take"}, "/job:worker"),
       Node("put", "QueueEnqueue", {"queue", "x"}, ""),
       Node("size", "QueueSize", {"queue"}, ""),

@@ -29,6 +29,21 @@ inline NodeDef ConstOf(std::string name, Tensor value, std::string device) {
   return Node(std::move(name), "Const", {}, std::move(device), {{"value", value}, {"dtype", dtype}});
 }
 
+// A FIFOQueue of float32 scalars on `device` holding up to `capacity`,
+// shared by `shared_name` (empty: by its node name), and a dequeue of one.
+inline NodeDef ScalarQueue(std::string name, std::string device, int64_t capacity,
+                           std::string shared_name = "") {
+  AttrMap attrs = {{"component_types", std::vector<DType>{DType::kFloat32}},
+                   {"shapes", std::vector<PartialShape>{PartialShape({})}},
+                   {"capacity", capacity}};
+  if (!shared_name.empty()) attrs["shared_name"] = std::move(shared_name);
+  return Node(std::move(name), "FIFOQueue", {}, std::move(device), std::move(attrs));
+}
+inline NodeDef ScalarDequeue(std::string name, std::string queue, std::string device = "") {
+  return Node(std::move(name), "QueueDequeue", {std::move(queue)}, std::move(device),
+              {{"component_types", std::vector<DType>{DType::kFloat32}}});
+}
+
 // w (4x4) on the ps; each step the worker computes y = x w and the gradient
 // of |y|^2 / 2, x^T y, and the ps applies it (SGD): the shape of a training
 // step, MatMuls on the worker and the update on the ps. Targets: "init",
@@ -49,14 +64,10 @@ inline GraphDef SgdQueueGraph() {
       Node("grad", "MatMul", {"x", "y"}, "/job:worker", {{"transpose_a", true}}),
       Const("rate", 0.05f, "/job:ps"),
       Node("apply", "ApplyGradientDescent", {"w", "rate", "grad"}, "/job:ps"),
-      Node("queue", "FIFOQueue", {}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}},
-            {"shapes", std::vector<PartialShape>{PartialShape({})}},
-            {"capacity", int64_t{2}}}),
+      ScalarQueue("queue", "/job:ps", 2),
       Const("five", 5.0f, "/job:ps"),
       Node("put", "QueueEnqueue", {"queue", "five"}, "/job:ps"),
-      Node("take", "QueueDequeue", {"queue"}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      ScalarDequeue("take", "queue", "/job:ps"),
       Node("taken", "Identity", {"take"}, "/job:worker"),
   };
   return g;
@@ -69,13 +80,8 @@ inline GraphDef SgdQueueGraph() {
 inline GraphDef QueueGraph() {
   GraphDef g;
   g.nodes = {
-      Node("queue", "FIFOQueue", {}, "/job:ps",
-           {{"component_types", std::vector<DType>{DType::kFloat32}},
-            {"shapes", std::vector<PartialShape>{PartialShape({})}},
-            {"capacity", int64_t{10}},
-            {"shared_name", std::string("work")}}),
-      Node("take", "QueueDequeue", {"queue"}, "",
-           {{"component_types", std::vector<DType>{DType::kFloat32}}}),
+      ScalarQueue("queue", "/job:ps", 10, "work"),
+      ScalarDequeue("take", "queue"),
       Node("taken", "Identity", {"take"}, "/job:worker"),
       Const("v", 42.0f, "/job:ps"),
       Node("put", "QueueEnqueue", {"queue", "v"}, ""),

@@ -198,13 +198,8 @@ GraphDef GatedStepGraph() {
   for (NodeDef& n : g.nodes) {
     if (n.name == "global_step") n.device = "/job:ps/task:0";
   }
-  g.nodes.push_back(Node("gate", "FIFOQueue", {}, "/job:ps/task:0",
-                         {{"component_types", std::vector<DType>{DType::kFloat32}},
-                          {"shapes", std::vector<PartialShape>{PartialShape({})}},
-                          {"capacity", int64_t{4}},
-                          {"shared_name", std::string("gate")}}));
-  g.nodes.push_back(Node("pass", "QueueDequeue", {"gate"}, "/job:ps/task:0",
-                         {{"component_types", std::vector<DType>{DType::kFloat32}}}));
+  g.nodes.push_back(testing::ScalarQueue("gate", "/job:ps/task:0", 4, "gate"));
+  g.nodes.push_back(testing::ScalarDequeue("pass", "gate", "/job:ps/task:0"));
   for (NodeDef& n : g.nodes) {
     if (n.name == "init") n.inputs.push_back("^pass");
   }

@@ -1,6 +1,7 @@
 """What the session-lifetime tests share: this process's open fds, sockets
 and OS threads (what a session holds shows there), a function run on a
-thread of its own, and the small model they train."""
+thread of its own (joined at once, or later), and the small model they
+train."""
 import os
 import threading
 
@@ -41,6 +42,27 @@ def on_thread(fn, *args, timeout=120):
     t.join(timeout=timeout)
     assert not t.is_alive()
     return raised[0] if raised else None
+
+
+def start_on_thread(fn, *args):
+    """fn(*args) started on a new thread; returns join(timeout=60), which
+    waits for the thread and returns what fn returned or raised."""
+    outcome = []
+
+    def body():
+        try:
+            outcome.append(fn(*args))
+        except BaseException as e:  # noqa: BLE001 (the caller looks at what it is)
+            outcome.append(e)
+    t = threading.Thread(target=body)
+    t.start()
+
+    def join(timeout=60):
+        t.join(timeout=timeout)
+        assert not t.is_alive()
+        assert len(outcome) == 1, outcome
+        return outcome[0]
+    return join
 
 
 def build_model(cluster):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tfd
+from process_helpers import start_on_thread
 
 
 def test_a_remote_session_trains_with_variables_on_the_ps(cluster_factory):
@@ -205,24 +206,15 @@ def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factor
         [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
         put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
     sess = tfd.Session(cluster.address("worker", 0), timeout=60)
-    outcome = []
-
-    def blocked():
-        try:
-            outcome.append(sess.run(take, timeout=120))  # not what ends it
-        except Exception as e:  # noqa: BLE001 (asserted below)
-            outcome.append(e)
-    thread = threading.Thread(target=blocked)
-    thread.start()
+    join = start_on_thread(lambda: sess.run(take, timeout=120))  # not what ends it
     deadline = time.monotonic() + 30  # only stops a hang
     while _registered_graphs(cluster, "ps") != 1 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _registered_graphs(cluster, "ps") == 1  # the step reached the queue
     sess.close()
-    thread.join(60)
-    assert not thread.is_alive()
-    assert len(outcome) == 1 and isinstance(outcome[0], tfd.errors.CancelledError), outcome
-    assert "closed" in str(outcome[0])
+    ended = join(60)
+    assert isinstance(ended, tfd.errors.CancelledError), repr(ended)
+    assert "closed" in str(ended)
     # The queue still works, and the cancelled dequeue takes nothing from it.
     with tfd.Session(cluster.address("worker", 0), timeout=60) as again:
         again.run(put)

@@ -3,13 +3,13 @@ structures, zero-copy where the buffer allows, and each error class raised
 by a real failure."""
 import collections
 import os
-import threading
 import time
 
 import numpy as np
 import pytest
 
 import tfd
+from process_helpers import start_on_thread
 
 EVERY_DTYPE = [
     (tfd.float32, np.array([[1.5, -np.inf], [np.nan, 1e-40]], np.float32)),
@@ -179,24 +179,14 @@ def test_close_on_another_thread_cancels_a_blocked_run():
     size = tfd.raw_ops.queue_size(q)
     sess = tfd.Session()
     runner = sess._runner  # the run below holds it as run() does
-    outcome = []
-
-    def blocked():
-        try:
-            outcome.append(sess.run(take, timeout=120))  # not what ends it
-        except Exception as e:  # noqa: BLE001 (asserted below)
-            outcome.append(e)
     assert sess.run(size) == 0
-    thread = threading.Thread(target=blocked)
-    thread.start()
+    join = start_on_thread(lambda: sess.run(take, timeout=120))  # not what ends it
     time.sleep(1.0)  # the dequeue is waiting by then
     started = time.monotonic()
     sess.close()
-    thread.join(60)
-    assert not thread.is_alive()
+    ended = join(60)
     assert time.monotonic() - started < 30
-    assert len(outcome) == 1, outcome
-    assert isinstance(outcome[0], tfd.errors.CancelledError), repr(outcome[0])
-    assert "closed" in str(outcome[0])
+    assert isinstance(ended, tfd.errors.CancelledError), repr(ended)
+    assert "closed" in str(ended)
     with pytest.raises(tfd.errors.FailedPreconditionError):
         runner.run(sess.graph._builder, [], [], ["q"], 0.0)
