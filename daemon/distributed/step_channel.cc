@@ -106,10 +106,15 @@ kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
                                " over the data plane to answer its steps: ", why);
   };
   if (env_.data_plane == nullptr) return KjFromStatus(unreachable("this task has no data plane"));
-  // To answer, this task needs its own endpoint to the master: the one
-  // it gets by logging in there (kept, like any peer connection).
+  // To answer, this task needs a way back to the master: the stream the
+  // master opened here, which its runs come on, or else an endpoint of its
+  // own, got by logging in there (kept, like any peer connection). A task
+  // that never pushes to the master thus never connects to it.
+  auto answerable = [this, master]() {
+    return env_.data_plane->RepliesTo(master) || env_.data_plane->Connected(master);
+  };
   kj::Promise<void> reached = nullptr;
-  if (env_.data_plane->Connected(master)) {
+  if (answerable()) {
     reached = kj::READY_NOW;
   } else if (env_.peers == nullptr) {
     return KjFromStatus(unreachable("this task has no connections to its peers"));
@@ -119,10 +124,10 @@ kj::Promise<std::unique_ptr<StepChannel::Offer>> StepChannel::OfferTo(
                   .ignoreResult();
   }
   return reached.then(
-      [this, master, executor = std::move(executor),
-       unreachable]() mutable -> std::unique_ptr<Offer> {
+      [this, master, executor = std::move(executor), unreachable,
+       answerable]() mutable -> std::unique_ptr<Offer> {
         // The link may have gone again between the login and now.
-        if (!env_.data_plane->Connected(master)) {
+        if (!answerable()) {
           kj::throwFatalException(KjFromStatus(unreachable("its data-plane link went")));
         }
         uint64_t handle = 0;
@@ -251,8 +256,8 @@ void StepChannel::Serve(const std::string& from, uint64_t handle, int64_t step_i
 
 Status StepChannel::SendDone(const std::string& master, uint64_t handle, int64_t step_id,
                              const Status& status, const StepStats& stats) {
-  return env_.data_plane->SendStepMessage(master,
-                                          StepMessage::Done(handle, step_id, status, stats));
+  // On the stream the run came on, where it came on one.
+  return env_.data_plane->Reply(master, StepMessage::Done(handle, step_id, status, stats));
 }
 
 void StepChannel::Answer(const std::string& master, uint64_t handle, int64_t step_id,

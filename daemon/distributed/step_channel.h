@@ -8,9 +8,10 @@
 //
 // Registration stays on Cap'n Proto (registerGraph): the task offers the
 // partition to the registering master here, which needs the task to reach
-// that master over the data plane (it logs in there once for that, and
-// keeps the connection); the registration answers with the handle, or
-// fails with UNAVAILABLE naming the master.
+// that master over the data plane: back on the stream the master opened
+// here, or else over an endpoint of its own (it logs in there once for
+// that, and keeps the connection); the registration answers with the
+// handle, or fails with UNAVAILABLE naming the master.
 //
 // What each side can rely on:
 // - Only the registering master runs a handle: a `run` under another task's
@@ -25,7 +26,9 @@
 // - A master that gives up on a step (another partition failed, the client
 //   went) sends `cancel`: the partition's waits are cancelled, as abortStep
 //   would.
-// - A task whose endpoint to the master went logs in to it again to answer.
+// - A task answers on the stream the `run` came on (DataPlane::Reply);
+//   over shared memory, or once that stream went, on its own endpoint to
+//   the master, logging in to it again when that went too.
 //
 //   // on the task a partition is registered with (WorkerService):
 //   channel.OfferTo(master, executor, patience).then([](std::unique_ptr<Offer> o) { ... });
@@ -86,8 +89,9 @@ class StepChannel {
 
   // Offers `executor` to `master`'s runs. Rejects with INVALID_ARGUMENT
   // when `master` is not another task of the cluster, and with UNAVAILABLE
-  // naming it when this task cannot reach it over the data plane within
-  // `patience` (it could not answer the master's runs).
+  // naming it when this task cannot reach it over the data plane (neither
+  // on a stream the master opened here nor by logging in there within
+  // `patience`): it could not answer the master's runs.
   kj::Promise<std::unique_ptr<Offer>> OfferTo(const std::string& master,
                                               std::shared_ptr<Executor> executor,
                                               kj::Duration patience);

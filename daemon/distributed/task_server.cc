@@ -204,7 +204,8 @@ class TaskServer::Connection {
             if (!admitted.ok()) return Refuse(plane, admitted);
             state_->SetLoggedIn();
             SizeStreamSocket(*socket_);
-            return plane->ServeStream(hello.task, kj::mv(stream_)).then([this](Status why) {
+            const bool tls = server_.tls_ != nullptr;
+            return plane->ServeStream(hello.task, kj::mv(stream_), tls).then([this](Status why) {
               if (!why.ok()) SetReason("stream ended", why.ToString());
             });
           });

@@ -108,22 +108,32 @@ stream::Welcome DataPlane::Welcome() const {
 }
 
 kj::Promise<Status> DataPlane::ServeStream(const std::string& task,
-                                           kj::Own<kj::AsyncIoStream> stream) {
+                                           kj::Own<kj::AsyncIoStream> stream, bool tls) {
   kj::AsyncIoStream& s = *stream;
-  auto receiver = kj::heap<StreamReceiver>(room_, sink(), task, kj::mv(stream),
-                                           options_.eager_bytes);
-  StreamReceiver& r = *receiver;
+  const kj::Maybe<int> socket = tls ? nullptr : s.getFd();
+  auto receiver =
+      kj::heap<StreamReceiver>(room_, sink(), task, kj::mv(stream), socket, options_.eager_bytes);
+  StreamReceiver* r = receiver.get();
   ++stats_.streams_served;
+  auto ended = [this, task, r]() {
+    --stats_.streams_served;
+    auto it = served_.find(task);
+    if (it != served_.end() && it->second == r) served_.erase(it);
+  };
   return stream::SendWelcome(s, Welcome())
-      .then([&r]() { return r.Run(); })
-      .then([this](Status why) {
-        --stats_.streams_served;
-        return why;
-      },
-      [this](kj::Exception&& e) {
-        --stats_.streams_served;
-        return StatusFromKj(e);
+      .then([this, task, r]() {
+        served_[task] = r;
+        return r->Run();
       })
+      .then(
+          [ended](Status why) {
+            ended();
+            return why;
+          },
+          [ended](kj::Exception&& e) {
+            ended();
+            return StatusFromKj(e);
+          })
       .attach(kj::mv(receiver));
 }
 
@@ -181,6 +191,14 @@ Status DataPlane::SendStepMessage(const std::string& task, const StepMessage& me
   Link* link = Find(task);
   if (link == nullptr) return errors::Unavailable("no data-plane link to ", task);
   return link->SendStepMessage(message);
+}
+
+Status DataPlane::Reply(const std::string& task, const StepMessage& message) {
+  if (auto it = served_.find(task); it != served_.end()) {
+    const Status sent = it->second->SendStepMessage(message);
+    if (sent.code() != Code::kUnavailable) return sent;
+  }
+  return SendStepMessage(task, message);
 }
 
 void DataPlane::PeerGone(const std::string& task, const Status& why) {

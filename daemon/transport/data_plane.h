@@ -133,8 +133,10 @@ class DataPlane : private PlaneSink {
                                   const stream::Hello& hello, bool tls);
   // Serves a stream `task` opened to this task, whose hello the caller has
   // authenticated: welcomes it and reads it until it ends; resolves with
-  // why it ended (OK when the opener closed it).
-  kj::Promise<Status> ServeStream(const std::string& task, kj::Own<kj::AsyncIoStream> stream);
+  // why it ended (OK when the opener closed it). `tls` says whether it is
+  // encrypted (else its getFd() is the plain socket, written directly).
+  kj::Promise<Status> ServeStream(const std::string& task, kj::Own<kj::AsyncIoStream> stream,
+                                  bool tls);
   // The welcome ServeStream sends (for a caller that refuses instead).
   stream::Welcome Welcome() const;
 
@@ -166,6 +168,14 @@ class DataPlane : private PlaneSink {
   // Sends `message` to `task`. UNAVAILABLE when there is no working link
   // to it; INVALID_ARGUMENT when it is too large (kMaxStepMessageBytes).
   Status SendStepMessage(const std::string& task, const StepMessage& message);
+  // Sends `message` back on the stream `task` opened to this task, the way
+  // its step messages come, so that an answer travels on the connection of
+  // its request (stream_frames.h); without such a stream (shared memory),
+  // or once it broke, as SendStepMessage.
+  Status Reply(const std::string& task, const StepMessage& message);
+  // Whether Reply reaches `task` over a stream it opened here, which this
+  // task serves now (no link of its own needed).
+  bool RepliesTo(const std::string& task) const { return served_.count(task) != 0; }
 
   Stats stats() const;
   // Bytes pushed to and received from each task since start, by task name
@@ -212,6 +222,8 @@ class DataPlane : private PlaneSink {
   std::map<std::string, Invited> tickets_;  // by ticket
   std::map<std::string, Traffic> traffic_;  // by task
   std::map<std::string, std::unique_ptr<Link>> links_;  // by task
+  // The stream each task opened here last, while it is served (Reply).
+  std::map<std::string, StreamReceiver*> served_;
   Stats stats_;
   uint64_t refusals_logged_ = 0;
   LogTaskErrors errors_;

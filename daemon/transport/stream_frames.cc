@@ -29,23 +29,24 @@ uint64_t GetLe64(const kj::byte* in) {
   return v;
 }
 
-// What `from` may send, and the most meta each kind may carry.
+// Who may send each kind, and the most meta it may carry.
 struct KindRule {
-  Side sender;
+  bool from_opener;
+  bool from_task;
   size_t max_meta;
   bool inline_payload;  // push and data carry `bytes` after the meta
 };
 KindRule RuleOf(FrameKind kind) {
   switch (kind) {
-    case FrameKind::kHello: return {Side::kOpener, kMaxHelloBytes, false};
-    case FrameKind::kWelcome: return {Side::kTask, kMaxHelloBytes, false};
-    case FrameKind::kPush: return {Side::kOpener, kMaxMetaBytes, true};
-    case FrameKind::kOffer: return {Side::kOpener, kMaxMetaBytes, false};
-    case FrameKind::kGrant: return {Side::kTask, kMaxMetaBytes, false};
-    case FrameKind::kData: return {Side::kOpener, 0, true};
-    case FrameKind::kStep: return {Side::kOpener, kMaxStepMessageBytes, false};
+    case FrameKind::kHello: return {true, false, kMaxHelloBytes, false};
+    case FrameKind::kWelcome: return {false, true, kMaxHelloBytes, false};
+    case FrameKind::kPush: return {true, false, kMaxMetaBytes, true};
+    case FrameKind::kOffer: return {true, false, kMaxMetaBytes, false};
+    case FrameKind::kGrant: return {false, true, kMaxMetaBytes, false};
+    case FrameKind::kData: return {true, false, 0, true};
+    case FrameKind::kStep: return {true, true, kMaxStepMessageBytes, false};
   }
-  return {Side::kOpener, 0, false};
+  return {false, false, 0, false};
 }
 
 kj::ArrayPtr<const capnp::byte> AsBytes(const std::string& s) {
@@ -105,7 +106,7 @@ StatusOr<FrameHeader> DecodeFrameHeader(kj::ArrayPtr<const kj::byte> bytes, Side
   h.tag = GetLe64(bytes.begin() + 16);
   const KindRule rule = RuleOf(h.kind);
   const std::string_view name = FrameKindName(h.kind);
-  if (rule.sender != from) {
+  if (!(from == Side::kOpener ? rule.from_opener : rule.from_task)) {
     return errors::InvalidArgument("a ", name, " frame from the ",
                                    from == Side::kOpener ? "opener" : "task",
                                    " of a stream, which never sends one");

@@ -13,6 +13,13 @@
 //                   data  (the bytes of an offer the task granted)
 //                   step  (a step message: run, done, cancel)
 //   task -> opener: grant (room for an offer, or why there is none)
+//                   step  (a step message, most often the `done` that
+//                         answers a `run` which came on this stream)
+//
+// Step messages go both ways so that an answer travels on the connection
+// its request came on: the kernel then carries the request's ACK in the
+// answer's segment rather than in one of its own, and the answering task
+// writes to a socket it is already reading (bench/NOTES.md, "Scale").
 //
 // Large tensors wait for a grant so that the task never reads more than its
 // --max-received-bytes allows and never has to stop reading a stream (which

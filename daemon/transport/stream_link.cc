@@ -2,6 +2,7 @@
 
 #include <kj/debug.h>
 
+#include "daemon/transport/buffered_step.h"
 #include "daemon/transport/push_header.h"
 
 namespace tfd {
@@ -15,12 +16,12 @@ StreamLink::StreamLink(PlaneSink& sink, std::string task, kj::Own<kj::AsyncIoStr
       task_(std::move(task)),
       eager_bytes_(welcome.eager_bytes),
       tls_(tls),
-      stream_(kj::mv(stream)),
+      stream_(kj::heap<ReadAheadStream>(kj::mv(stream))),
       errors_(nullptr, "a stream push"),
       sending_(errors_),
       writer_(*stream_, tls ? nullptr : stream_->getFd(),
               [this](const Status& why) { Fail(why); }) {
-  reading_ = ReadGrants().eagerlyEvaluate(nullptr);
+  reading_ = ReadBack().eagerlyEvaluate(nullptr);
 }
 
 StreamLink::~StreamLink() {
@@ -70,31 +71,65 @@ Status StreamLink::SendStepMessage(const StepMessage& message) {
   return OkStatus();
 }
 
-kj::Promise<void> StreamLink::ReadGrants() {
+kj::Promise<void> StreamLink::ReadBack() {
+  // Each continuation owns its error handler (KJ keeps an lvalue's reference).
+  auto broke = [this]() {
+    return [this](kj::Exception&& e) {
+      Fail(errors::Unavailable("the stream to ", task_, " broke: ", StatusFromKj(e).message()));
+    };
+  };
+  while (failure_.ok()) {
+    std::optional<StatusOr<ReceivedStep>> step = TakeBufferedStep(*stream_, stream::Side::kTask);
+    if (!step) break;
+    OnStep(std::move(*step));
+  }
+  if (!failure_.ok()) return kj::READY_NOW;
+  if (stream_->buffered().size() == 0) {
+    // One promise until the next bytes come; the step frames in them are
+    // then taken where they lie.
+    return stream_->Peek(1).then(
+        [this](kj::ArrayPtr<const kj::byte> first) -> kj::Promise<void> {
+          if (first.size() != 0) return ReadBack();
+          Fail(errors::Unavailable(task_, " closed the stream"));
+          return kj::READY_NOW;
+        },
+        broke());
+  }
   return stream::ReadFrame(*stream_, stream::Side::kTask)
       .then(
           [this](kj::Maybe<stream::Frame> read) -> kj::Promise<void> {
-            if (read == nullptr) {
-              Fail(errors::Unavailable(task_, " closed the stream"));
-              return kj::READY_NOW;
-            }
-            stream::Frame& frame = KJ_ASSERT_NONNULL(read);
-            if (frame.header.kind != FrameKind::kGrant) {
-              Fail(errors::Unavailable(task_, " sent a ", FrameKindName(frame.header.kind),
-                                       " frame on the stream; only grants come back"));
-              return kj::READY_NOW;
-            }
-            auto granted = stream::DecodeGrant(frame.meta);
-            if (!granted.ok()) {
-              Fail(errors::Unavailable(task_, " sent ", granted.status().message()));
-              return kj::READY_NOW;
-            }
-            OnGrant(frame.header.tag, granted->status);
-            return ReadGrants();
+            KJ_IF_MAYBE(frame, read) { return OnFrame(kj::mv(*frame)); }
+            Fail(errors::Unavailable(task_, " closed the stream"));
+            return kj::READY_NOW;
           },
-          [this](kj::Exception&& e) {
-            Fail(errors::Unavailable("the stream to ", task_, " broke: ", StatusFromKj(e).message()));
-          });
+          broke());
+}
+
+kj::Promise<void> StreamLink::OnFrame(stream::Frame frame) {
+  if (frame.header.kind == FrameKind::kStep) {
+    OnStep(DecodeStepMessage(frame.meta));
+    return ReadBack();
+  }
+  if (frame.header.kind != FrameKind::kGrant) {
+    Fail(errors::Unavailable(task_, " sent a ", FrameKindName(frame.header.kind),
+                             " frame on the stream; only grants and step messages come back"));
+    return kj::READY_NOW;
+  }
+  auto granted = stream::DecodeGrant(frame.meta);
+  if (!granted.ok()) {
+    Fail(errors::Unavailable(task_, " sent ", granted.status().message()));
+    return kj::READY_NOW;
+  }
+  OnGrant(frame.header.tag, granted->status);
+  return ReadBack();
+}
+
+void StreamLink::OnStep(StatusOr<ReceivedStep> received) {
+  if (received.ok()) {
+    sink_.StepReceived(task_, received->message);
+  } else {
+    sink_.Refused(received.status().message() + " from " + task_, true);
+  }
 }
 
 void StreamLink::OnGrant(uint64_t tag, const Status& granted) {

@@ -8,6 +8,11 @@
 // follow in a data frame, straight from the tensor's buffer. A push resolves
 // once its bytes are written to the socket.
 //
+// What comes back on the stream: grants, and step messages from the peer
+// (the `done`s that answer the `run`s this task sent on it), handed to the
+// sink as from the peer; the stream is read ahead so that a step frame that
+// arrived whole is decoded where it lies (buffered_step.h).
+//
 // The link fails, and says so to its PlaneSink once, when the stream breaks
 // or the peer closes it; every push in flight then fails with UNAVAILABLE
 // naming the peer.
@@ -25,6 +30,7 @@
 #include <string>
 
 #include "daemon/rpc/kj_status.h"
+#include "daemon/rpc/read_ahead_stream.h"
 #include "daemon/transport/frame_writer.h"
 #include "daemon/transport/link.h"
 #include "daemon/transport/stream_frames.h"
@@ -60,9 +66,12 @@ class StreamLink final : public Link {
   };
   static Payload PayloadOf(const Tensor& tensor);
 
-  // Reads the peer's grants until the stream ends.
-  kj::Promise<void> ReadGrants();
+  // Reads what the peer sends back (grants, step messages) until the
+  // stream ends.
+  kj::Promise<void> ReadBack();
+  kj::Promise<void> OnFrame(stream::Frame frame);
   void OnGrant(uint64_t tag, const Status& granted);
+  void OnStep(StatusOr<ReceivedStep> received);
   // The link no longer works: fails what is in flight, tells the sink once.
   void Fail(const Status& why);
 
@@ -70,7 +79,7 @@ class StreamLink final : public Link {
   const std::string task_;
   const uint64_t eager_bytes_;
   const bool tls_;
-  kj::Own<kj::AsyncIoStream> stream_;
+  kj::Own<ReadAheadStream> stream_;
   Status failure_;
   std::map<uint64_t, Offer> offers_;  // by tag
   // Granted offers whose data frame is queued or being written, by tag.

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "daemon/transport/buffered_step.h"
 #include "daemon/transport/step_messages.h"
 
 namespace tfd {
@@ -20,7 +21,8 @@ kj::Promise<Status> Ended(Status why) { return kj::Promise<Status>(std::move(why
 }  // namespace
 
 StreamReceiver::StreamReceiver(ReceiveRoom& room, PlaneSink& sink, std::string task,
-                               kj::Own<kj::AsyncIoStream> stream, uint64_t eager_bytes)
+                               kj::Own<kj::AsyncIoStream> stream, kj::Maybe<int> socket,
+                               uint64_t eager_bytes)
     : room_(room),
       sink_(sink),
       task_(std::move(task)),
@@ -29,9 +31,8 @@ StreamReceiver::StreamReceiver(ReceiveRoom& room, PlaneSink& sink, std::string t
       ahead_(dynamic_cast<ReadAheadStream*>(stream_.get())),
       errors_(nullptr, "a stream receive"),
       reserving_(errors_),
-      // Grants are rare (large pushes only) and this side does not know
-      // whether the stream is TLS: they go through the write loop.
-      writer_(*stream_, nullptr, nullptr) {}
+      // A failed write is a broken stream, which the read loop sees too.
+      writer_(*stream_, socket, nullptr) {}
 
 StreamReceiver::~StreamReceiver() = default;
 
@@ -73,33 +74,22 @@ kj::Promise<Status> StreamReceiver::Next() {
 }
 
 bool StreamReceiver::TakeBufferedStep() {
-  const kj::ArrayPtr<const kj::byte> bytes = ahead_->buffered();
-  if (bytes.size() < stream::kHeaderBytes) return false;
-  // A bad header is left to ReadFrame, which ends the stream with it.
-  auto header = stream::DecodeFrameHeader(bytes.slice(0, stream::kHeaderBytes),
-                                          stream::Side::kOpener);
-  if (!header.ok() || header->kind != FrameKind::kStep) return false;
-  const size_t size = stream::kHeaderBytes + header->meta_bytes;
-  if (bytes.size() < size) return false;
-  const kj::byte* meta = bytes.begin() + stream::kHeaderBytes;
-  // Decoded straight into its result: a placeholder status would format a
-  // message (an ostringstream) for every step that arrives.
-  StatusOr<ReceivedStep> received = DecodeBufferedStep(meta, header->meta_bytes);
-  // Taken before the sink runs: the message was copied out of the buffer.
-  ahead_->Skip(size);
-  OnStep(std::move(received));
+  std::optional<StatusOr<ReceivedStep>> step =
+      tfd::TakeBufferedStep(*ahead_, stream::Side::kOpener);
+  if (!step) return false;
+  OnStep(std::move(*step));
   return true;
 }
 
-StatusOr<ReceivedStep> StreamReceiver::DecodeBufferedStep(const kj::byte* meta, size_t bytes) {
-  const size_t words = bytes / sizeof(capnp::word);
-  if (reinterpret_cast<uintptr_t>(meta) % alignof(capnp::word) == 0) {
-    return DecodeStepMessage(kj::arrayPtr(reinterpret_cast<const capnp::word*>(meta), words));
-  }
-  // Behind a push whose payload was no whole number of words.
-  auto copy = kj::heapArray<capnp::word>(words);
-  memcpy(copy.begin(), meta, bytes);
-  return DecodeStepMessage(copy);
+Status StreamReceiver::SendStepMessage(const StepMessage& message) {
+  if (!writer_.failure().ok()) return writer_.failure().WithContext("to " + task_);
+  auto meta = EncodeStepMessage(message, "");
+  if (!meta.ok()) return meta.status().WithContext("to " + task_);
+  const FrameHeader header{.kind = FrameKind::kStep,
+                           .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
+  writer_.Post(header, std::move(meta).value());
+  sink_.StepMessageSent();
+  return OkStatus();
 }
 
 void StreamReceiver::OnStep(StatusOr<ReceivedStep> received) {

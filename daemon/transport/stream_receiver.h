@@ -12,6 +12,8 @@
 //   the tensor's error); its data frame is then read straight into that
 //   buffer, which becomes the tensor;
 // - a step message is handed to the sink as from the stream's task.
+// It also writes back on the stream: grants, and step messages for the
+// opener (SendStepMessage: the answers to the runs that came on it).
 // A frame the opener may not send, a header outside its kind's limits, a
 // payload that does not match its header, data for an offer never granted,
 // or more than kMaxOffers offers waiting end the stream; the reason is
@@ -22,8 +24,9 @@
 // step costs a `run` and a `done`, and their frames were most of a small
 // partition's promises and allocations on the way in.
 //
-//   StreamReceiver receiver(timer, room, sink, task, kj::mv(stream), eager_bytes);
+//   StreamReceiver receiver(room, sink, task, kj::mv(stream), tls ? nullptr : fd, eager_bytes);
 //   receiver.Run().then([](Status why) { ... log why unless OK ... });
+//   receiver.SendStepMessage(StepMessage::Done(handle, step, OkStatus()));
 //
 // Thread-safety: event-loop thread only.
 #pragma once
@@ -51,8 +54,10 @@ class StreamReceiver {
   // Offers one stream may have waiting for room at once.
   static constexpr size_t kMaxOffers = 4096;
 
+  // `socket`: the plain socket under `stream`, for writes that skip the
+  // event loop (FrameWriter); null when the stream is TLS.
   StreamReceiver(ReceiveRoom& room, PlaneSink& sink, std::string task,
-                 kj::Own<kj::AsyncIoStream> stream, uint64_t eager_bytes);
+                 kj::Own<kj::AsyncIoStream> stream, kj::Maybe<int> socket, uint64_t eager_bytes);
   ~StreamReceiver();
   StreamReceiver(const StreamReceiver&) = delete;
   StreamReceiver& operator=(const StreamReceiver&) = delete;
@@ -61,6 +66,9 @@ class StreamReceiver {
   // frames, else why it was ended.
   kj::Promise<Status> Run();
   const std::string& task() const { return task_; }
+  // Sends `message` to the stream's opener. UNAVAILABLE once the stream
+  // broke; INVALID_ARGUMENT when it is too large (step_messages.h).
+  Status SendStepMessage(const StepMessage& message);
 
  private:
   struct Granted {
@@ -72,8 +80,6 @@ class StreamReceiver {
   // Hands a step frame that lies whole in ahead_'s buffer to the sink and
   // takes it from the buffer; false (nothing taken) for anything else.
   bool TakeBufferedStep();
-  // The step message in `bytes` of meta at `meta`, wherever it lies.
-  static StatusOr<ReceivedStep> DecodeBufferedStep(const kj::byte* meta, size_t bytes);
   // Hands a decoded step message to the sink, or refuses it.
   void OnStep(StatusOr<ReceivedStep> received);
   kj::Promise<Status> OnFrame(stream::Frame frame);
@@ -94,7 +100,7 @@ class StreamReceiver {
   std::set<uint64_t> waiting_;           // tags of offers waiting for room
   LogTaskErrors errors_;
   kj::TaskSet reserving_;  // offers waiting for room
-  FrameWriter writer_;     // grants
+  FrameWriter writer_;     // grants and step messages
 };
 
 }  // namespace tfd

@@ -21,6 +21,7 @@
 #include "daemon/distributed/loop_inbox.h"
 #include "daemon/distributed/partition_run.h"
 #include "daemon/transport/data_plane.h"
+#include "daemon/transport/stream_frames.h"
 #include "daemon/transport/ucx_worker.h"
 #include "kernels/register_all.h"
 
@@ -186,6 +187,51 @@ TEST_CASE("a partition is not offered to itself, to a name outside the cluster, 
   INFO(unreachable.ToString());
   CHECK(unreachable.code() == Code::kUnavailable);
   CHECK(unreachable.message().find("cannot reach the master " + kMaster) != std::string::npos);
+}
+
+// Over a stream the master opened, the task answers on it: the partition is
+// offered and its runs answered though the task has no endpoint of its own
+// to the master (and no peers to log in with). Once the master lets that
+// stream go, nothing leads back: a new registration fails, naming the master.
+TEST_CASE("over the master's stream a task registers and answers without reaching it itself") {
+  Tasks t;
+  t.plane(kPs).Disconnect(kOther);
+  t.plane(kOther).Disconnect(kPs);
+  auto& network = t.io.provider->getNetwork();
+  auto listener = network.parseAddress("127.0.0.1:0").wait(t.io.waitScope)->listen();
+  auto accepted = listener->accept();
+  auto client = network.parseAddress("127.0.0.1", listener->getPort())
+                    .wait(t.io.waitScope)->connect().wait(t.io.waitScope);
+  auto served = accepted
+                    .then([&](kj::Own<kj::AsyncIoStream> server) {
+                      kj::AsyncIoStream& s = *server;
+                      return stream::ReceiveHello(s).then(
+                          [&, server = kj::mv(server)](stream::Hello hello) mutable {
+                            return t.plane(kPs).ServeStream(hello.task, kj::mv(server), false);
+                          });
+                    })
+                    .fork();
+  t.plane(kOther)
+      .ConnectStream(kPs, kj::mv(client), stream::Hello{.task = kOther}, false)
+      .wait(t.io.waitScope);
+  REQUIRE(t.plane(kPs).RepliesTo(kOther));
+  auto offer = t.TryOffer(kOther);
+  INFO(offer.status().ToString());
+  REQUIRE(offer.ok());
+  for (int64_t step = 1; step <= 3; ++step) {
+    const Status ran = t.Run(kOther, (*offer)->handle(), step);
+    INFO(ran.ToString());
+    CHECK(ran.ok());
+  }
+  CHECK_FALSE(t.plane(kPs).Connected(kOther));  // answered on the master's stream only
+  CHECK(t.plane(kOther).stats().step_messages_received == 3);
+  t.plane(kOther).Disconnect(kPs);
+  CHECK(served.addBranch().wait(t.io.waitScope).ok());
+  CHECK_FALSE(t.plane(kPs).RepliesTo(kOther));
+  const Status unreachable = t.TryOffer(kOther).status();
+  INFO(unreachable.ToString());
+  CHECK(unreachable.code() == Code::kUnavailable);
+  CHECK(unreachable.message().find("cannot reach the master " + kOther) != std::string::npos);
 }
 
 TEST_CASE("a traced answer too large for one step message fails the run at once, saying so") {

@@ -5,7 +5,10 @@
 //      sizes, so frame headers and payloads are split anywhere;
 //   1: a push header (daemon/transport/push_header.h) and a payload length;
 //   2: a stream's hello, welcome and grant;
-//   3: a step message, as both receivers decode it (step_messages.h).
+//   3: a step message, as both receivers decode it (step_messages.h);
+//   4: what a welcomed task sends back to the link that opened the stream
+//      (grants and step messages, daemon/transport/stream_link.h), read in
+//      chunks as in 0.
 // Every input must end in delivered tensors, refusals, a clean end or an
 // error — never a crash, a hang, or an allocation the headers did not
 // justify (the receive room is small).
@@ -25,6 +28,7 @@
 #include "daemon/transport/receive_room.h"
 #include "daemon/transport/step_messages.h"
 #include "daemon/transport/stream_frames.h"
+#include "daemon/transport/stream_link.h"
 #include "daemon/transport/stream_receiver.h"
 
 namespace {
@@ -33,8 +37,8 @@ using tfd::Status;
 using tfd::StatusOr;
 using tfd::Tensor;
 
-// The opener: serves `data` in reads of at most `chunk` bytes, then ends;
-// takes whatever the receiver writes (grants).
+// The peer: serves `data` in reads of at most `chunk` bytes, then ends;
+// takes whatever is written to it.
 class Bytes final : public kj::AsyncIoStream {
  public:
   Bytes(const uint8_t* data, size_t size, size_t chunk) : data_(data), left_(size), chunk_(chunk) {}
@@ -91,8 +95,18 @@ void Frames(kj::WaitScope& wait, const uint8_t* data, size_t size) {
                                 .max_cached_bytes = 1 << 20});
   Sink sink;
   tfd::StreamReceiver receiver(room, sink, "/job:fuzz/replica:0/task:0",
-                               kj::heap<Bytes>(data + 1, size - 1, chunk), 1 << 16);
+                               kj::heap<Bytes>(data + 1, size - 1, chunk), nullptr, 1 << 16);
   (void)receiver.Run().wait(wait);
+}
+
+void Back(kj::WaitScope& wait, const uint8_t* data, size_t size) {
+  if (size < 1) return;
+  const size_t chunk = 1 + data[0] % 64;
+  Sink sink;
+  tfd::StreamLink link(sink, "/job:fuzz/replica:0/task:0",
+                       kj::heap<Bytes>(data + 1, size - 1, chunk), tfd::stream::Welcome{}, false);
+  // The peer's bytes are all there: reading them ends the link.
+  wait.poll();
 }
 
 void Header(const uint8_t* data, size_t size) {
@@ -121,10 +135,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static kj::EventLoop loop;
   static kj::WaitScope wait(loop);
   if (size == 0) return 0;
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: Frames(wait, data + 1, size - 1); break;
     case 1: Header(data + 1, size - 1); break;
     case 2: Greetings(data + 1, size - 1); break;
+    case 4: Back(wait, data + 1, size - 1); break;
     default:
       // What both receivers hand a step message's bytes to.
       (void)tfd::DecodeStepMessage(Words(data + 1, size - 1));

@@ -104,7 +104,7 @@ struct Pair {
     kj::AsyncIoStream& s = *server;
     auto served = stream::ReceiveHello(s).then(
         [this, server = kj::mv(server)](stream::Hello hello) mutable {
-          return b->ServeStream(hello.task, kj::mv(server));
+          return b->ServeStream(hello.task, kj::mv(server), false);
         });
     return {kj::mv(client), server_fd, kj::mv(served)};
   }
@@ -460,7 +460,7 @@ TEST_CASE("a peer dying inside a large tensor gives back the room it was granted
   auto server = accepted.wait(pair.io.waitScope);
   kj::AsyncIoStream& s = *server;
   auto ended = stream::ReceiveHello(s).then([&](stream::Hello hello) {
-    return pair.b->ServeStream(hello.task, kj::mv(server));
+    return pair.b->ServeStream(hello.task, kj::mv(server), false);
   });
   stream::SendHello(*client, stream::Hello{.task = "dying"}).wait(pair.io.waitScope);
   stream::ReceiveWelcome(*client).wait(pair.io.waitScope);
@@ -753,6 +753,98 @@ TEST_CASE("hostile step messages over shared memory are refused and the plane se
     pair.a_worker->Progress();
   }
   if (UCS_PTR_IS_PTR(closing)) ucp_request_free(closing);
+}
+
+// A task answers on the stream its master opened (DataPlane::Reply): the
+// answer needs no link of the task's own, and once that stream has ended
+// there is no way back but such a link.
+TEST_CASE("an answer goes back on the stream its request came on") {
+  for (Kind kind : {Kind::kStream, Kind::kReadAhead}) {
+    INFO(Name(kind));
+    Pair pair(kind);
+    StepLog at_a, at_b;
+    at_a.Listen(*pair.a);
+    at_b.Listen(*pair.b);
+    REQUIRE(SendRun(*pair.a, "b", 77, 1).ok());
+    REQUIRE(at_b.WaitFor(pair, 1));
+    REQUIRE_FALSE(pair.b->Connected("a"));  // b has no link of its own to a
+    const std::string long_text(9000, 'z');  // larger than a read-ahead buffer
+    REQUIRE(pair.b->Reply("a", StepMessage::Done(77, 1, OkStatus())).ok());
+    REQUIRE(pair.b->Reply("a", StepMessage::Done(77, 2, errors::Aborted(long_text))).ok());
+    REQUIRE(at_a.WaitFor(pair, 2));
+    for (int i = 0; i < 2; ++i) {
+      CHECK(at_a.got[i].from == "b");
+      CHECK(at_a.got[i].kind == StepMessage::Kind::kDone);
+      CHECK(at_a.got[i].graph == 77);
+      CHECK(at_a.got[i].step == i + 1);
+    }
+    CHECK(at_a.texts[1] == long_text);
+    CHECK(pair.a->stats().step_messages_received == 2);
+    CHECK(pair.b->stats().step_messages_sent == 2);
+    // a lets its link go: b's side of the stream ends, and with it the way back.
+    pair.a->Disconnect("b");
+    CHECK(KJ_ASSERT_NONNULL(pair.served).addBranch().wait(pair.io.waitScope).ok());
+    const Status after = pair.b->Reply("a", StepMessage::Done(77, 3, OkStatus()));
+    CHECK(after.code() == Code::kUnavailable);
+    CHECK(after.message().find("a") != std::string::npos);
+  }
+}
+
+TEST_CASE("without a stream from the requester an answer goes on the answering task's link") {
+  Pair pair(Kind::kShm);
+  StepLog at_a;
+  at_a.Listen(*pair.a);
+  CHECK(pair.b->Reply("a", StepMessage::Done(5, 1, OkStatus())).code() == Code::kUnavailable);
+  REQUIRE(pair.b->ConnectShared("a", pair.a->Invite("b")).ok());
+  REQUIRE(pair.b->Reply("a", StepMessage::Done(5, 1, OkStatus())).ok());
+  REQUIRE(at_a.WaitFor(pair, 1));
+  CHECK(at_a.got[0].from == "b");
+  CHECK(at_a.got[0].kind == StepMessage::Kind::kDone);
+}
+
+// The opener's side reads what the task sends back: step messages arrive as
+// from the task, a malformed one is refused and the link reads on, and a
+// frame only an opener sends ends the link (its owner hears once).
+TEST_CASE("what a task sends back on a stream: steps arrive, junk is refused, a push ends it") {
+  Pair pair(Kind::kStream);
+  StepLog at_a;
+  at_a.Listen(*pair.a);
+  auto& network = pair.io.provider->getNetwork();
+  auto listener = network.parseAddress("127.0.0.1:0").wait(pair.io.waitScope)->listen();
+  auto accepted = listener->accept();
+  auto client = network.parseAddress("127.0.0.1", listener->getPort())
+                    .wait(pair.io.waitScope)->connect().wait(pair.io.waitScope);
+  auto server = accepted.wait(pair.io.waitScope);
+  auto linked = pair.a->ConnectStream("c", kj::mv(client), stream::Hello{.task = "a"}, false);
+  CHECK(stream::ReceiveHello(*server).wait(pair.io.waitScope).task == "a");
+  stream::SendWelcome(*server, pair.b->Welcome()).wait(pair.io.waitScope);
+  linked.wait(pair.io.waitScope);
+  auto junk = kj::heapArray<capnp::word>(4);
+  memset(junk.asBytes().begin(), 0xff, junk.asBytes().size());
+  kj::Vector<kj::byte> bytes;
+  bytes.addAll(Frame({.kind = stream::FrameKind::kStep}, junk.asBytes()));
+  bytes.addAll(StepFrame(StepMessage::Done(4, 1, OkStatus())));
+  server->write(bytes.begin(), bytes.size()).wait(pair.io.waitScope);
+  REQUIRE(at_a.WaitFor(pair, 1));
+  CHECK(at_a.got[0].from == "c");
+  CHECK(at_a.got[0].kind == StepMessage::Kind::kDone);
+  CHECK(pair.a->stats().step_messages_refused == 1);
+  CHECK(pair.a->Connected("c"));
+  const Tensor t = Pattern(8);
+  auto push = Frame({.kind = stream::FrameKind::kPush, .bytes = 8},
+                    EncodePushHeaderForTest(5, t).asBytes(), kj::arrayPtr(t.data<uint8_t>(), 8));
+  server->write(push.begin(), push.size()).wait(pair.io.waitScope);
+  for (int i = 0; i < 2000 && at_a.gone.empty(); ++i) {
+    pair.io.provider->getTimer().afterDelay(1 * kj::MILLISECONDS).wait(pair.io.waitScope);
+  }
+  REQUIRE(at_a.gone.size() == 1);
+  CHECK(at_a.gone[0].first == "c");
+  CHECK(at_a.gone[0].second.code() == Code::kUnavailable);
+  CHECK(at_a.gone[0].second.message().find("push") != std::string::npos);
+  CHECK_FALSE(pair.a->Connected("c"));
+  CHECK(at_a.got.size() == 1);
+  // a's link to b is untouched.
+  REQUIRE(pair.PushAndWait(6, "fine", t).ok());
 }
 
 }  // namespace
