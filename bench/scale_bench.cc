@@ -12,6 +12,9 @@
 //   - per task: RSS, file descriptors, sockets and threads, idle (after
 //     ready) and after the fan-out steps, the master apart from the rest;
 //   - stop: `tfctl stop` of every task.
+// First, the yardstick of the fan-out's CPU: a raw TCP round trip of one byte
+// between this process and a forked echo (bench/raw_tcp.h), both asleep
+// between messages as a task is: the CPU both spend per round trip.
 // Then, on 1 ps and as many workers as --async-workers' largest, async
 // training steps (bench/scale_async.h): steps/s and the ps's CPU per
 // worker-step against the number of workers, and one worker SIGSTOPped.
@@ -35,9 +38,11 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_child.h"
 #include "bench/bench_flags.h"
 #include "bench/figures_json.h"
 #include "bench/proc_counters.h"
+#include "bench/raw_tcp.h"
 #include "bench/scale_async.h"
 #include "bench/scale_cluster.h"
 #include "bench/scale_delay.h"
@@ -72,6 +77,8 @@ struct ScaleSetup {
   std::string json_path;
   std::vector<int> delays_us;  // empty: no proxy
   std::vector<int> sync_workers;  // empty: none
+  // Measured before the clusters (MeasureRawRoundTrip), for the ratio.
+  double raw_round_trip_cpu_us = 0;
 };
 
 // The command line into `o`; exits on --help or a bad flag.
@@ -177,9 +184,37 @@ void AddFootprints(FiguresJson& json, const ScaleCluster& cluster, const std::st
               master.threads);
 }
 
+// The yardstick: `kRawTrips` one-byte round trips to a forked echo over
+// loopback TCP; the CPU both processes spent per round trip, in µs.
+StatusOr<double> MeasureRawRoundTrip(FiguresJson& json) {
+  constexpr int kRawTrips = 20000;
+  int port = 0;
+  TFD_ASSIGN_OR_RETURN(int listen_fd, ListenLoopback(&port));
+  auto echo = Subprocess::Fork([listen_fd] { return RunEchoPeer(listen_fd); }, BenchChild(-1));
+  close(listen_fd);
+  if (!echo.ok()) return echo.status();
+  TFD_ASSIGN_OR_RETURN(int fd, ConnectLoopback(port));
+  auto warm = PingPong(fd, 200);
+  const pid_t pids[] = {getpid(), echo->pid()};
+  std::vector<ProcCounters> before;
+  for (pid_t pid : pids) before.push_back(ReadProcCounters(pid));
+  auto timed = warm.ok() ? PingPong(fd, kRawTrips) : warm;
+  double cpu = 0;
+  for (size_t i = 0; i < 2; ++i) cpu += (ReadProcCounters(pids[i]) - before[i]).cpu_seconds;
+  close(fd);  // the echo sees the end and exits
+  if (!timed.ok()) return timed.status();
+  const double cpu_us = cpu / kRawTrips * 1e6;
+  json.Add("raw TCP round trip", "1 byte", "CPU", "us", cpu_us);
+  json.Add("raw TCP round trip", "1 byte", "latency p50", "us", Median(*timed));
+  std::printf("raw TCP round trip      one byte each way, both ends asleep between: p50 %.1f us, "
+              "CPU %.1f us (both ends)\n",
+              Median(*timed), cpu_us);
+  return cpu_us;
+}
+
 // Fan-out steps: latency samples, and CPU of every process per step.
 Status MeasureFanOut(Client& client, const ScaleCluster& cluster, const FanOutGraph& g, int steps,
-                     FiguresJson& json, const std::string& row) {
+                     double raw_round_trip_cpu_us, FiguresJson& json, const std::string& row) {
   for (int i = 0; i < kWarmSteps; ++i) {  // warm: registrations, connections, pools
     TFD_RETURN_IF_ERROR(client.Run({}, {}, g.noops, {.timeout = kTimeout}).status());
   }
@@ -204,10 +239,12 @@ Status MeasureFanOut(Client& client, const ScaleCluster& cluster, const FanOutGr
   json.Add("fan-out step", row, "latency p99", "ms", Percentile(millis, 0.99));
   json.Add("fan-out step", row, "CPU per remote partition", "us", per_partition_us);
   json.Add("fan-out step", row, "tasks' CPU per step", "ms", tasks_cpu / steps * 1e3);
+  const double rounds = per_partition_us / raw_round_trip_cpu_us;
+  json.Add("fan-out step", row, "CPU per remote partition / raw round trip", "x", rounds);
   std::printf("  fan-out step           p50 %.3f ms, p99 %.3f ms; CPU per step %.3f ms (tasks) + "
-              "%.3f ms (client) = %.1f us per remote partition\n",
+              "%.3f ms (client) = %.1f us per remote partition (%.2fx a raw round trip)\n",
               Median(millis), Percentile(millis, 0.99), tasks_cpu / steps * 1e3,
-              client_cpu / steps * 1e3, per_partition_us);
+              client_cpu / steps * 1e3, per_partition_us, rounds);
   return OkStatus();
 }
 
@@ -287,7 +324,8 @@ Status RunSize(const ScaleSetup& o, int n, int delay_us, FiguresJson& json) {
   TFD_RETURN_IF_ERROR(client->Run({}, {}, g.inits, {.timeout = kTimeout}).status());
   TFD_RETURN_IF_ERROR(MeasureControl(io, master, g, json, row));
   TFD_ASSIGN_OR_RETURN(const uint64_t served_before, StepsServed(io, cluster));
-  TFD_RETURN_IF_ERROR(MeasureFanOut(*client, cluster, g, o.steps, json, row));
+  TFD_RETURN_IF_ERROR(
+      MeasureFanOut(*client, cluster, g, o.steps, o.raw_round_trip_cpu_us, json, row));
   TFD_ASSIGN_OR_RETURN(const uint64_t served_after, StepsServed(io, cluster));
   // The warm-up's steps count too: kWarmSteps + o.steps fan-out steps ran.
   const double messages = static_cast<double>(served_after - served_before) / (kWarmSteps + o.steps);
@@ -332,6 +370,15 @@ int main(int argc, char** argv) {
   std::printf("scale_bench: %s, %ld CPUs\n", ProcLine("/proc/cpuinfo", "model name").c_str(),
               sysconf(_SC_NPROCESSORS_ONLN));
   const std::vector<int> delays = setup.delays_us.empty() ? std::vector<int>{-1} : setup.delays_us;
+  if (!setup.sizes.empty()) {
+    auto raw = MeasureRawRoundTrip(json);
+    if (!raw.ok()) {
+      std::fprintf(stderr, "scale_bench: error: raw round trip: %s\n",
+                   raw.status().ToString().c_str());
+      return 1;
+    }
+    setup.raw_round_trip_cpu_us = *raw;
+  }
   for (int n : setup.sizes) {
     for (int delay_us : delays) {
       if (tfd::Status s = RunSize(setup, n, delay_us, json); !s.ok()) {
