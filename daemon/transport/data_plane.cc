@@ -115,26 +115,20 @@ kj::Promise<Status> DataPlane::ServeStream(const std::string& task,
       kj::heap<StreamReceiver>(room_, sink(), task, kj::mv(stream), socket, options_.eager_bytes);
   StreamReceiver* r = receiver.get();
   ++stats_.streams_served;
-  auto ended = [this, task, r]() {
+  // Whether the stream ended or its server dropped it: Reply must not find
+  // a receiver that is gone.
+  auto unserved = kj::defer([this, task, r]() {
     --stats_.streams_served;
     auto it = served_.find(task);
     if (it != served_.end() && it->second == r) served_.erase(it);
-  };
+  });
   return stream::SendWelcome(s, Welcome())
       .then([this, task, r]() {
         served_[task] = r;
         return r->Run();
       })
-      .then(
-          [ended](Status why) {
-            ended();
-            return why;
-          },
-          [ended](kj::Exception&& e) {
-            ended();
-            return StatusFromKj(e);
-          })
-      .attach(kj::mv(receiver));
+      .catch_([](kj::Exception&& e) { return StatusFromKj(e); })
+      .attach(kj::mv(receiver), kj::mv(unserved));
 }
 
 void DataPlane::SetLink(const std::string& task, std::unique_ptr<Link> link) {

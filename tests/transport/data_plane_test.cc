@@ -790,6 +790,18 @@ TEST_CASE("an answer goes back on the stream its request came on") {
   }
 }
 
+// A task server that drops a stream without its ending (a connection
+// closed on shutdown) takes the way back with it.
+TEST_CASE("a stream its server dropped answers nothing more, and its count goes") {
+  Pair pair(Kind::kReadAhead);
+  REQUIRE(pair.b->RepliesTo("a"));
+  CHECK(pair.b->stats().streams_served == 1);
+  pair.served = nullptr;
+  CHECK_FALSE(pair.b->RepliesTo("a"));
+  CHECK(pair.b->stats().streams_served == 0);
+  CHECK(pair.b->Reply("a", StepMessage::Done(1, 1, OkStatus())).code() == Code::kUnavailable);
+}
+
 TEST_CASE("without a stream from the requester an answer goes on the answering task's link") {
   Pair pair(Kind::kShm);
   StepLog at_a;
