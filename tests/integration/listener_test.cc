@@ -8,17 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <dirent.h>
-
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include "tests/integration/child_process.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
 #include "tests/integration/log_lines.h"
+#include "tests/integration/proc_sockets.h"
 #include "tests/integration/raw_socket.h"
 
 namespace tfd {
@@ -27,58 +25,17 @@ namespace {
 using namespace std::chrono_literals;
 using testing::Contains;
 using testing::LocalCluster;
+using testing::DescriptorsOf;
 using testing::OneLine;
 using testing::RawSocket;
+using testing::TcpSocket;
+using testing::TcpSocketsOf;
 
-// The socket inodes of `pid`'s open descriptors, and the targets of the
-// others ("/dev/shm/ucx_shm_posix_... (deleted)").
-struct Descriptors {
-  std::set<std::string> sockets;
-  std::vector<std::pair<std::string, std::string>> files;  // path in /proc, target
-};
-
-Descriptors DescriptorsOf(pid_t pid) {
-  Descriptors d;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-  DIR* fds = opendir(dir.c_str());
-  if (fds == nullptr) return d;
-  while (dirent* e = readdir(fds)) {
-    if (e->d_name[0] == '.') continue;
-    char target[512] = {};
-    const std::string path = dir + "/" + e->d_name;
-    const ssize_t n = readlink(path.c_str(), target, sizeof(target) - 1);
-    if (n <= 0) continue;
-    const std::string t(target, static_cast<size_t>(n));
-    if (t.rfind("socket:[", 0) == 0) {
-      d.sockets.insert(t.substr(8, t.size() - 9));
-    } else {
-      d.files.emplace_back(path, t);
-    }
-  }
-  closedir(fds);
-  return d;
-}
-
-// "IP:PORT" of every TCP socket `pid` listens on, from /proc/PID/net/tcp{,6}.
+// "IP:PORT" of every TCP socket `pid` listens on.
 std::vector<std::string> ListenersOf(pid_t pid) {
-  const Descriptors mine = DescriptorsOf(pid);
   std::vector<std::string> out;
-  for (const char* table : {"tcp", "tcp6"}) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/net/" + table);
-    std::string line;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) {
-      std::istringstream f(line);
-      std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
-      f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
-      if (state != "0A" || mine.sockets.count(inode) == 0) continue;  // 0A: LISTEN
-      const size_t colon = local.find(':');
-      const int port = std::stoi(local.substr(colon + 1), nullptr, 16);
-      std::string ip = local.substr(0, colon);
-      if (ip == "0100007F") ip = "127.0.0.1";
-      else if (ip == "00000000" || ip == "00000000000000000000000000000000") ip = "*";
-      out.push_back(ip + ":" + std::to_string(port));
-    }
+  for (const TcpSocket& s : TcpSocketsOf(pid)) {
+    if (s.listening()) out.push_back(s.local);
   }
   return out;
 }

@@ -2,7 +2,9 @@
 // step_channel.h): a master's partitions on other tasks run with one
 // data-plane message each way, traced or not, over shared memory and over
 // a stream alike (--data-plane-transports=stream: the way to a task on
-// another host); a task that dies mid-step fails the step
+// another host); over streams a task connects back to its master only to
+// push tensors there (it answers on the master's stream); a task that dies
+// mid-step fails the step
 // with UNAVAILABLE (not at its deadline), again after a restart, and the
 // restarted task serves the channel again.
 #include <catch2/catch.hpp>
@@ -13,6 +15,7 @@
 
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
+#include "tests/integration/proc_sockets.h"
 
 namespace tfd {
 namespace {
@@ -118,6 +121,29 @@ TEST_CASE("partitions on other tasks run over the step channel, traced or not, o
       CHECK(after->fetches[0].scalar<float>() == 27.0f);
     }
   }
+}
+
+// Over streams a task answers its master on the master's own stream: it
+// connects back (a login and a stream) only to push tensors there.
+TEST_CASE("over streams a task connects back to its master only to push tensors to it") {
+  LocalCluster cluster({{"ps", 1}, {"worker", 1}}, {"--data-plane-transports=stream"});
+  REQUIRE(cluster.StartAll().ok());
+  auto client = cluster.Connect("worker", 0);
+  REQUIRE(client.ok());
+  REQUIRE((*client)->CreateSession(CounterGraph(), 20s).ok());
+  const pid_t ps = cluster.Pid("ps", 0);
+  const std::string master = cluster.Address("worker", 0);
+  const int master_port = std::stoi(master.substr(master.rfind(':') + 1));
+  const uint64_t before = StepsServed(cluster, "ps");
+  REQUIRE((*client)->Run({}, {}, {"init"}, {}).ok());
+  for (int i = 0; i < 5; ++i) REQUIRE((*client)->Run({}, {}, {"bump"}, {}).ok());
+  CHECK(StepsServed(cluster, "ps") == before + 6);
+  CHECK(testing::EstablishedTo(ps, master_port) == 0);
+  // A fetch of the counter: the ps pushes its value to the master.
+  auto seen = (*client)->Run({}, {"seen"}, {}, {});
+  REQUIRE(seen.ok());
+  CHECK(seen->fetches[0].scalar<float>() == 6.0f);
+  CHECK(testing::EstablishedTo(ps, master_port) == 2);
 }
 
 TEST_CASE("a task killed mid-step over the step channel fails it with UNAVAILABLE, twice, and "
