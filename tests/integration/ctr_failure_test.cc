@@ -94,7 +94,12 @@ TEST_CASE("wide & deep: a ps holding a shard killed twice in a row, training fin
   auto runs = c.s.SpawnTrainers(graph, 1, {"--checkpoint-every", "30"});
   c.s.WaitGlobalStep(100);
   c.s.cluster.Kill("ps", 1);
+  // A step fails on the dead ps before it comes back. On a loaded machine
+  // the trainer could sleep through the whole outage and find the new ps
+  // between two steps, which its master absorbs without a failed step.
+  c.s.WaitTrainerRecord(*runs[0], "recovering");
   REQUIRE(c.s.cluster.Start("ps", 1).ok());
+  // Killed again while the trainer recovers from the first.
   c.s.cluster.Kill("ps", 1);
   // The trainer waits while the ps is down; stopped across the restart, it
   // cannot touch the restored values before they are compared.

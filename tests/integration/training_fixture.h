@@ -196,6 +196,29 @@ struct TrainingCluster {
     return now;
   }
 
+  // Polls a running trainer's output (`tfctl train --output json`) until it
+  // has printed a record of `event` ("recovering"), for up to 60 s.
+  static void WaitTrainerRecord(const ChildProcess& run, const std::string& event) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    auto printed = [&run, &event]() {
+      std::istringstream lines(run.Stdout());
+      std::string line;
+      while (std::getline(lines, line)) {
+        // The last line may be half written: not a record yet.
+        const Json record = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (record.is_object() && record.value("event", "") == event) return true;
+      }
+      return false;
+    };
+    bool seen = false;
+    while (!seen && std::chrono::steady_clock::now() < deadline) {
+      seen = printed();
+      if (!seen) std::this_thread::sleep_for(10ms);
+    }
+    INFO("no " << event << " record in 60 s: " << OneLine(run.Stdout()));
+    REQUIRE(seen);
+  }
+
   // Polls `job`:`task` until it has pushed a tensor over the data plane:
   // a worker task restarted under its trainer does once the trainer has
   // recovered and steps on it again (its gradients go to the ps).
