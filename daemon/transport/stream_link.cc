@@ -2,8 +2,8 @@
 
 #include <kj/debug.h>
 
-#include "daemon/transport/buffered_step.h"
 #include "daemon/transport/push_header.h"
+#include "daemon/transport/stream_steps.h"
 
 namespace tfd {
 
@@ -62,11 +62,7 @@ kj::Promise<void> StreamLink::Push(int64_t step_id, const std::string& key,
 
 Status StreamLink::SendStepMessage(const StepMessage& message) {
   if (!failure_.ok()) return failure_;
-  auto meta = EncodeStepMessage(message, "");
-  if (!meta.ok()) return meta.status().WithContext("to " + task_);
-  const FrameHeader header{.kind = FrameKind::kStep,
-                           .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
-  writer_.Post(header, std::move(meta).value());
+  TFD_RETURN_IF_ERROR(PostStepFrame(writer_, message).WithContext("to " + task_));
   sink_.StepMessageSent();
   return OkStatus();
 }
@@ -81,7 +77,7 @@ kj::Promise<void> StreamLink::ReadBack() {
   while (failure_.ok()) {
     std::optional<StatusOr<ReceivedStep>> step = TakeBufferedStep(*stream_, stream::Side::kTask);
     if (!step) break;
-    OnStep(std::move(*step));
+    HandOnStep(sink_, task_, std::move(*step));
   }
   if (!failure_.ok()) return kj::READY_NOW;
   if (stream_->buffered().size() == 0) {
@@ -107,7 +103,7 @@ kj::Promise<void> StreamLink::ReadBack() {
 
 kj::Promise<void> StreamLink::OnFrame(stream::Frame frame) {
   if (frame.header.kind == FrameKind::kStep) {
-    OnStep(DecodeStepMessage(frame.meta));
+    HandOnStep(sink_, task_, DecodeStepMessage(frame.meta));
     return ReadBack();
   }
   if (frame.header.kind != FrameKind::kGrant) {
@@ -122,14 +118,6 @@ kj::Promise<void> StreamLink::OnFrame(stream::Frame frame) {
   }
   OnGrant(frame.header.tag, granted->status);
   return ReadBack();
-}
-
-void StreamLink::OnStep(StatusOr<ReceivedStep> received) {
-  if (received.ok()) {
-    sink_.StepReceived(task_, received->message);
-  } else {
-    sink_.Refused(received.status().message() + " from " + task_, true);
-  }
 }
 
 void StreamLink::OnGrant(uint64_t tag, const Status& granted) {

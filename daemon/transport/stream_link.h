@@ -11,7 +11,7 @@
 // What comes back on the stream: grants, and step messages from the peer
 // (the `done`s that answer the `run`s this task sent on it), handed to the
 // sink as from the peer; the stream is read ahead so that a step frame that
-// arrived whole is decoded where it lies (buffered_step.h).
+// arrived whole is decoded where it lies (stream_steps.h).
 //
 // The link fails, and says so to its PlaneSink once, when the stream breaks
 // or the peer closes it; every push in flight then fails with UNAVAILABLE
@@ -71,7 +71,6 @@ class StreamLink final : public Link {
   kj::Promise<void> ReadBack();
   kj::Promise<void> OnFrame(stream::Frame frame);
   void OnGrant(uint64_t tag, const Status& granted);
-  void OnStep(StatusOr<ReceivedStep> received);
   // The link no longer works: fails what is in flight, tells the sink once.
   void Fail(const Status& why);
 

@@ -1,9 +1,7 @@
 #include "daemon/transport/stream_receiver.h"
 
-#include <cstring>
-
-#include "daemon/transport/buffered_step.h"
 #include "daemon/transport/step_messages.h"
+#include "daemon/transport/stream_steps.h"
 
 namespace tfd {
 
@@ -77,33 +75,20 @@ bool StreamReceiver::TakeBufferedStep() {
   std::optional<StatusOr<ReceivedStep>> step =
       tfd::TakeBufferedStep(*ahead_, stream::Side::kOpener);
   if (!step) return false;
-  OnStep(std::move(*step));
+  HandOnStep(sink_, task_, std::move(*step));
   return true;
 }
 
 Status StreamReceiver::SendStepMessage(const StepMessage& message) {
-  if (!writer_.failure().ok()) return writer_.failure().WithContext("to " + task_);
-  auto meta = EncodeStepMessage(message, "");
-  if (!meta.ok()) return meta.status().WithContext("to " + task_);
-  const FrameHeader header{.kind = FrameKind::kStep,
-                           .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
-  writer_.Post(header, std::move(meta).value());
+  TFD_RETURN_IF_ERROR(PostStepFrame(writer_, message).WithContext("to " + task_));
   sink_.StepMessageSent();
   return OkStatus();
-}
-
-void StreamReceiver::OnStep(StatusOr<ReceivedStep> received) {
-  if (received.ok()) {
-    sink_.StepReceived(task_, received->message);
-  } else {
-    sink_.Refused(received.status().message() + " from " + task_, true);
-  }
 }
 
 kj::Promise<Status> StreamReceiver::OnFrame(stream::Frame frame) {
   const FrameHeader& h = frame.header;
   if (h.kind == FrameKind::kStep) {
-    OnStep(DecodeStepMessage(frame.meta));
+    HandOnStep(sink_, task_, DecodeStepMessage(frame.meta));
     return Next();
   }
   if (h.kind == FrameKind::kData) return ReadData(h);

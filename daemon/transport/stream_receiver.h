@@ -80,8 +80,6 @@ class StreamReceiver {
   // Hands a step frame that lies whole in ahead_'s buffer to the sink and
   // takes it from the buffer; false (nothing taken) for anything else.
   bool TakeBufferedStep();
-  // Hands a decoded step message to the sink, or refuses it.
-  void OnStep(StatusOr<ReceivedStep> received);
   kj::Promise<Status> OnFrame(stream::Frame frame);
   kj::Promise<Status> ReadPush(const stream::FrameHeader& header, PushHeader push);
   Status Offer(const stream::FrameHeader& header, PushHeader push);

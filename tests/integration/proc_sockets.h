@@ -50,11 +50,11 @@ inline Descriptors DescriptorsOf(pid_t pid) {
   return d;
 }
 
-// One TCP socket of a process: its ends as "IP:PORT" ("127.0.0.1", "*"
-// for any address, else the kernel's hex) and its state in the kernel's
-// hex (01 established, 0A listening).
+// One TCP socket of a process: its local end as "IP:PORT" ("127.0.0.1",
+// "*" for any address, else the kernel's hex), its peer's port, and its
+// state in the kernel's hex (01 established, 0A listening).
 struct TcpSocket {
-  std::string local, remote, state;
+  std::string local, state;
   int remote_port = 0;
   bool listening() const { return state == "0A"; }
   bool established() const { return state == "01"; }
@@ -83,8 +83,7 @@ inline std::vector<TcpSocket> TcpSocketsOf(pid_t pid) {
       std::string slot, local, remote, state, queues, timer, retr, uid, timeout, inode;
       f >> slot >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
       if (mine.sockets.count(inode) == 0) continue;
-      auto [remote_name, remote_port] = ProcAddress(remote);
-      out.push_back({ProcAddress(local).first, remote_name, state, remote_port});
+      out.push_back({ProcAddress(local).first, state, ProcAddress(remote).second});
     }
   }
   return out;

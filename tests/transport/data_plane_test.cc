@@ -85,6 +85,16 @@ struct Pair {
         .wait(io.waitScope);
   }
 
+  // Both ends of a fresh loopback TCP connection: {client, server}.
+  std::pair<kj::Own<kj::AsyncIoStream>, kj::Own<kj::AsyncIoStream>> Loopback() {
+    auto& network = io.provider->getNetwork();
+    auto listener = network.parseAddress("127.0.0.1:0").wait(io.waitScope)->listen();
+    auto accepted = listener->accept();
+    auto client = network.parseAddress("127.0.0.1", listener->getPort())
+                      .wait(io.waitScope)->connect().wait(io.waitScope);
+    return {kj::mv(client), accepted.wait(io.waitScope)};
+  }
+
   // A loopback connection to b, which reads its hello and serves it (plain
   // or read ahead, as `kind` says); the other end is the caller's.
   struct Connection {
@@ -93,12 +103,7 @@ struct Pair {
     kj::Promise<Status> served;  // why b stopped serving it
   };
   Connection Connect() {
-    auto& network = io.provider->getNetwork();
-    auto listener = network.parseAddress("127.0.0.1:0").wait(io.waitScope)->listen();
-    auto accepted = listener->accept();
-    auto client = network.parseAddress("127.0.0.1", listener->getPort())
-                      .wait(io.waitScope)->connect().wait(io.waitScope);
-    kj::Own<kj::AsyncIoStream> server = accepted.wait(io.waitScope);
+    auto [client, server] = Loopback();
     const int server_fd = KJ_ASSERT_NONNULL(server->getFd());
     if (kind == Kind::kReadAhead) server = kj::heap<ReadAheadStream>(kj::mv(server));
     kj::AsyncIoStream& s = *server;
@@ -452,12 +457,7 @@ TEST_CASE("a peer dying inside a large tensor gives back the room it was granted
   Pair pair(Kind::kStream, DataPlane::Options{.max_held_bytes = BufferPool::BlockSize(kBytes),
                                               .hold_timeout = 5 * kj::SECONDS});
   const Tensor big = Pattern(kBytes);
-  auto& network = pair.io.provider->getNetwork();
-  auto listener = network.parseAddress("127.0.0.1:0").wait(pair.io.waitScope)->listen();
-  auto accepted = listener->accept();
-  auto client = network.parseAddress("127.0.0.1", listener->getPort())
-                    .wait(pair.io.waitScope)->connect().wait(pair.io.waitScope);
-  auto server = accepted.wait(pair.io.waitScope);
+  auto [client, server] = pair.Loopback();
   kj::AsyncIoStream& s = *server;
   auto ended = stream::ReceiveHello(s).then([&](stream::Hello hello) {
     return pair.b->ServeStream(hello.task, kj::mv(server), false);
@@ -821,12 +821,7 @@ TEST_CASE("what a task sends back on a stream: steps arrive, junk is refused, a 
   Pair pair(Kind::kStream);
   StepLog at_a;
   at_a.Listen(*pair.a);
-  auto& network = pair.io.provider->getNetwork();
-  auto listener = network.parseAddress("127.0.0.1:0").wait(pair.io.waitScope)->listen();
-  auto accepted = listener->accept();
-  auto client = network.parseAddress("127.0.0.1", listener->getPort())
-                    .wait(pair.io.waitScope)->connect().wait(pair.io.waitScope);
-  auto server = accepted.wait(pair.io.waitScope);
+  auto [client, server] = pair.Loopback();
   auto linked = pair.a->ConnectStream("c", kj::mv(client), stream::Hello{.task = "a"}, false);
   CHECK(stream::ReceiveHello(*server).wait(pair.io.waitScope).task == "a");
   stream::SendWelcome(*server, pair.b->Welcome()).wait(pair.io.waitScope);

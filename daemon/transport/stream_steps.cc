@@ -1,4 +1,4 @@
-#include "daemon/transport/buffered_step.h"
+#include "daemon/transport/stream_steps.h"
 
 #include <cstdint>
 #include <cstring>
@@ -34,6 +34,24 @@ std::optional<StatusOr<ReceivedStep>> TakeBufferedStep(ReadAheadStream& in, stre
   // Taken before the caller hands it on: the message was copied out of the buffer.
   in.Skip(size);
   return taken;
+}
+
+void HandOnStep(PlaneSink& sink, const std::string& from, StatusOr<ReceivedStep> received) {
+  if (received.ok()) {
+    sink.StepReceived(from, received->message);
+  } else {
+    sink.Refused(received.status().message() + " from " + from, true);
+  }
+}
+
+Status PostStepFrame(FrameWriter& writer, const StepMessage& message) {
+  if (!writer.failure().ok()) return writer.failure();
+  auto meta = EncodeStepMessage(message, "");
+  if (!meta.ok()) return meta.status();
+  const stream::FrameHeader header{.kind = stream::FrameKind::kStep,
+                                   .meta_bytes = static_cast<uint32_t>(meta->asBytes().size())};
+  writer.Post(header, std::move(meta).value());
+  return OkStatus();
 }
 
 }  // namespace tfd
