@@ -15,6 +15,16 @@ size_t Hash(int64_t id, size_t mask) {
 RecentSteps::RecentSteps(size_t capacity)
     : capacity_(std::bit_ceil(capacity < 1 ? size_t{1} : capacity)) {}
 
+void RecentSteps::TakeTable() {
+  const size_t slots = 2 * capacity_;
+  const size_t order_at = slots * sizeof(int64_t);
+  const size_t used_at = order_at + capacity_ * sizeof(int64_t);
+  pages_ = ZeroPages(used_at + slots);
+  slots_ = {pages_.As<int64_t>(), slots};
+  order_ = {pages_.As<int64_t>(order_at), capacity_};
+  used_ = {pages_.As<uint8_t>(used_at), slots};
+}
+
 size_t RecentSteps::bytes() const {
   return slots_.size() * sizeof(int64_t) + used_.size() + order_.size() * sizeof(int64_t);
 }
@@ -31,11 +41,7 @@ bool RecentSteps::Contains(int64_t step_id) const {
 }
 
 void RecentSteps::Add(int64_t step_id) {
-  if (order_.empty()) {
-    slots_.resize(2 * capacity_);
-    used_.resize(2 * capacity_);
-    order_.resize(capacity_);
-  }
+  if (order_.empty()) TakeTable();
   const size_t slot = Find(step_id);
   if (used_[slot]) return;
   if (size_ == order_.size()) {
