@@ -18,8 +18,8 @@ ZeroPages::ZeroPages(size_t bytes) {
   if (bytes == 0) return;
   const size_t page = PageSize();
   const size_t size = (bytes + page - 1) / page * page;
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                 -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   data_ = p;
   size_ = size;
