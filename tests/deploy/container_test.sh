@@ -2,7 +2,8 @@
 # deploy/container: the Containerfile's stages are on one Debian 12 point
 # release, by digest when the build arguments give one; the final stage has
 # exactly the packages of the shared libraries tfd and tfctl link (ldd of
-# the built binaries, dpkg -S) or load (OpenBLAS), no -dev package, an unprivileged user with
+# the built binaries, dpkg -S) or load (OpenBLAS), no -dev package, one C++
+# runtime in each binary (never the shared one beside a linked-in copy), an unprivileged user with
 # the uid deploy/k8s runs as, OCI labels, and a HEALTHCHECK whose command
 # (tfctl health) passes against a real tfd configured as the image is and
 # fails without one; build.sh skips (77, with a message) where no
@@ -83,6 +84,22 @@ if command -v dpkg >/dev/null && command -v ldd >/dev/null; then
     "$want" "$(printf '%s\n' "${listed[@]}" | tr '\n' ' ')"
 else
   skip "the final stage installs exactly the packages of tfd's and tfctl's libraries" "no dpkg or ldd here"
+fi
+# A binary with the C++ runtime linked in (-Dstatic_deps) must not load the
+# shared one as well through a library left shared: two runtimes in one
+# process disagree on exceptions, allocation and iostreams.
+if command -v readelf >/dev/null && command -v ldd >/dev/null; then
+  for b in "$TFD" "$TFCTL"; do
+    name=$(basename "$b")
+    if readelf -d "$b" | grep -q 'NEEDED.*libstdc++'; then
+      pass "$name links the shared C++ runtime (-Dstatic_deps=false), so one copy"
+    else
+      expect "$name carries the C++ runtime and loads no shared copy of it" "" \
+        "$(ldd "$b" | awk '/libstdc\+\+/{print $1}')"
+    fi
+  done
+else
+  skip "tfd and tfctl load one C++ runtime" "no readelf or ldd here"
 fi
 expect "it copies the installed binaries" "COPY --from=build /staging/usr/bin/ /usr/bin/" \
   "$(grep -m1 '^COPY --from=build /staging/usr/bin/' <<<"$final")"
