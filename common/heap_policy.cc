@@ -1,8 +1,16 @@
 #include "common/heap_policy.h"
 
 #include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+
+// The kernel's value (Linux 5.14); older C library headers lack the name.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 namespace tfd {
 namespace {
@@ -33,6 +41,18 @@ void KeepHeapForSteps() {
   // Setting either turns glibc's own adjustment off, so both are set.
   (void)mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
   (void)mallopt(M_TRIM_THRESHOLD, kTrimThreshold);
+}
+
+bool FaultInHeap(size_t bytes) {
+  void* block = std::malloc(bytes);
+  if (block == nullptr) return false;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(block) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(block) + bytes) & ~(page - 1);
+  const bool populated =
+      end > begin && madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE) == 0;
+  std::free(block);  // back to the top of the heap, where the next blocks come from
+  return populated;
 }
 
 }  // namespace tfd

@@ -23,11 +23,22 @@
 // (LD_PRELOAD of jemalloc or mimalloc) it changes nothing that is used.
 #pragma once
 
+#include <cstddef>
 #include <string_view>
 
 namespace tfd {
 
 void KeepHeapForSteps();
+
+// Faults in `bytes` at the top of the heap in one call and leaves them there,
+// free, so that the allocations of start-up (the op registry's definitions,
+// about half a MiB) land in pages already in memory instead of faulting them
+// in one at a time: a fault costs 10-15 us on a virtual machine, and 130 of
+// them were a fourteenth of a task's start (bench/NOTES.md, "spdlog, fmt and
+// libstdc++ linked in"). Call it after KeepHeapForSteps, whose trim limit
+// keeps the pages. Returns false, having changed nothing, where the kernel
+// cannot populate (before Linux 5.14) or the heap has no room.
+bool FaultInHeap(size_t bytes);
 
 // Whether `glibc_tunables` (the value of GLIBC_TUNABLES) sets either limit.
 bool TunablesSetHeapLimits(std::string_view glibc_tunables);
