@@ -53,13 +53,14 @@ class SyncRoundWaitOp : public AsyncOpKernel {
   }
 };
 
-// SyncRoundAdvance, SyncRoundReset and SyncRoundRelease: the chief's.
+// SyncRoundAdvance, SyncRoundReset and SyncRoundRelease: the chief's. Each
+// op registers the kernel with its own action.
+enum class RoundAction { kAdvance, kReset, kRelease };
+
+template <RoundAction kAction>
 class SyncRoundSetOp : public OpKernel {
  public:
-  explicit SyncRoundSetOp(OpKernelConstruction& c)
-      : OpKernel(c),
-        release_(c.def().name == "SyncRoundRelease"),
-        reset_(c.def().name == "SyncRoundReset") {}
+  explicit SyncRoundSetOp(OpKernelConstruction& c) : OpKernel(c) {}
   bool is_cheap() const override { return true; }
 
   void Compute(OpKernelContext& ctx) override {
@@ -67,19 +68,16 @@ class SyncRoundSetOp : public OpKernel {
     TFD_OP_REQUIRES_OK(ctx, round.status());
     auto step = ScalarInput<int64_t>(ctx, 1, "step");
     TFD_OP_REQUIRES_OK(ctx, step.status());
-    if (release_) {
+    if constexpr (kAction == RoundAction::kRelease) {
       auto passes = ScalarInput<int64_t>(ctx, 2, "passes");
       TFD_OP_REQUIRES_OK(ctx, passes.status());
       (*round)->Release(*step, *passes);
-    } else if (reset_) {
+    } else if constexpr (kAction == RoundAction::kReset) {
       (*round)->Reset(*step);
     } else {
       (*round)->Advance(*step);
     }
   }
-
- private:
-  const bool release_, reset_;
 };
 
 Status ScalarInputsShape(InferenceContext& c) {
@@ -129,7 +127,7 @@ Status RegisterSyncRoundOps(OpRegistry& r) {
                "deadline ends it "
                "with their code. Shape: []; pushed_at must be a scalar."),
       WaitShape));
-  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp>(
+  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp<RoundAction::kAdvance>>(
       OpDefBuilder("SyncRoundAdvance")
           .Input("handle: Ref(string)")
           .Input("step: int64")
@@ -140,18 +138,19 @@ Status RegisterSyncRoundOps(OpRegistry& r) {
                "release are dropped. "
                "Shape: no outputs; step must be a scalar."),
       ScalarInputsShape));
-  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp>(OpDefBuilder("SyncRoundReset")
-                                                .Input("handle: Ref(string)")
-                                                .Input("step: int64")
-                                                .SetIsStateful()
-                                                .Doc("The chief starts (again) at global step "
-                                                     "`step`, perhaps restored: every "
-                                                     "waiting replica goes on, to push again "
-                                                     "at the step it reads then, and passes "
-                                                     "left by a release are dropped. Shape: no "
-                                                     "outputs; step must be a scalar."),
-                                            ScalarInputsShape));
-  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp>(
+  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp<RoundAction::kReset>>(
+      OpDefBuilder("SyncRoundReset")
+          .Input("handle: Ref(string)")
+          .Input("step: int64")
+          .SetIsStateful()
+          .Doc("The chief starts (again) at global step "
+               "`step`, perhaps restored: every "
+               "waiting replica goes on, to push again "
+               "at the step it reads then, and passes "
+               "left by a release are dropped. Shape: no "
+               "outputs; step must be a scalar."),
+      ScalarInputsShape));
+  TFD_RETURN_IF_ERROR(r.Add<SyncRoundSetOp<RoundAction::kRelease>>(
       OpDefBuilder("SyncRoundRelease")
           .Input("handle: Ref(string)")
           .Input("step: int64")
