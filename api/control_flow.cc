@@ -13,28 +13,40 @@ std::string NodeOfInput(const std::string& input) {
   return name.substr(0, name.rfind(':'));  // npos: the whole name
 }
 
-// INVALID_ARGUMENT when a node the branch added in [first, scope.num_nodes())
-// takes a value from outside the branch other than its switched inputs, a
-// reference or a constant.
-Status CheckCaptures(const Scope& scope, int first, const std::set<std::string>& allowed,
-                     const char* side) {
-  for (int id = first; id < scope.num_nodes(); ++id) {
-    const NodeDef& node = scope.node(id);
-    for (const std::string& input : node.inputs) {
+// The output `input` ("name" or "name:port") names.
+Output OutputOfInput(const Scope& s, const std::string& input) {
+  const size_t colon = input.rfind(':');
+  const int port = colon == std::string::npos ? 0 : std::stoi(input.substr(colon + 1));
+  return s.OutputOf(NodeOfInput(input), port);
+}
+
+// Makes every data input of a node the branch added in [first, end) that
+// comes from outside the branch read that tensor switched on `pred` (TF1's
+// CondContext captures): live on the taken side, dead on the other, with
+// its gradient flowing back through the Switch. The branch's own switched
+// inputs and pivot (`allowed`), constants and references (variables,
+// queues) are read as they are: the pivot already makes the reader dead.
+// One Switch per tensor.
+void SwitchCaptures(const Scope& s, const Output& pred, int side, int first, int end,
+                    const std::set<std::string>& allowed) {
+  std::map<std::string, Output> switched;
+  for (int id = first; id < end && s.ok(); ++id) {
+    const NodeDef node = s.node(id);  // a copy: UpdateInput changes it
+    for (size_t k = 0; k < node.inputs.size() && s.ok(); ++k) {
+      const std::string& input = node.inputs[k];
       if (input[0] == '^') continue;
       const std::string from = NodeOfInput(input);
-      const int from_id = scope.FindNode(from);
+      const int from_id = s.FindNode(from);
       if (from_id < 0 || from_id >= first || allowed.count(from) != 0) continue;
-      if (scope.node(from_id).op == "Const") continue;
-      const size_t colon = input.rfind(':');
-      const int port = colon == std::string::npos ? 0 : std::stoi(input.substr(colon + 1));
-      if (scope.OutputOf(from, port).is_ref) continue;
-      return errors::InvalidArgument("node '", node.name, "' in the ", side,
-                                     " branch of a cond uses '", input,
-                                     "' from outside the branch: pass it in the cond's inputs");
+      const Output x = OutputOfInput(s, input);
+      if (x.is_ref || s.node(from_id).op == "Const") continue;
+      auto it = switched.find(input);
+      if (it == switched.end()) {
+        it = switched.emplace(input, s.AddOperation("Switch", {x, pred}).output(side)).first;
+      }
+      s.UpdateInput(node.name, static_cast<int>(k), it->second);
     }
   }
-  return OkStatus();
 }
 
 // One side of the cond: its inputs switched, the branch built under its
@@ -55,8 +67,8 @@ std::vector<Output> Branch(const Scope& s, const Output& pred, const std::vector
   if (!s.ok()) return {};
   const int first = s.num_nodes();
   std::vector<Output> outs = fn(branch, args);
-  s.UpdateStatus(CheckCaptures(s, first, allowed, name));
   for (Output& o : outs) o = Identity(branch, o);
+  SwitchCaptures(s, pred, side, first, s.num_nodes(), allowed);
   return outs;
 }
 
@@ -97,14 +109,12 @@ void EnterCaptures(const Scope& s, const Scope& outer, int loop_start, int first
       if (from_id < 0 || from_id >= loop_start) continue;
       auto it = entered.find(input);
       if (it == entered.end()) {
-        const size_t colon = input.rfind(':');
-        const int port = colon == std::string::npos ? 0 : std::stoi(input.substr(colon + 1));
         AttrMap attrs = enter_attrs;
         attrs["is_constant"] = true;
         // A reference (a variable) enters as one, through a RefEnter, so the
         // body updates it or reads it afresh in every iteration.
-        const char* op = s.annotation(from_id).output_refs[port] ? "RefEnter" : "Enter";
-        Output x = outer.OutputOf(s.node(from_id).name, port);
+        const Output x = OutputOfInput(outer, input);
+        const char* op = x.is_ref ? "RefEnter" : "Enter";
         it = entered.emplace(input, outer.AddOperation(op, {x}, attrs).output(0)).first;
       }
       s.UpdateInput(node.name, static_cast<int>(k), it->second);

@@ -16,12 +16,12 @@
 // to the inputs through the taken side only (TF's control_flow_grad). Every
 // node a branch adds also waits on its side's pivot, so constants and
 // stateful ops with no data input from `inputs` belong to the branch too.
-// A branch may read variables and queues by reference and use constants
-// from outside; any other tensor from outside the branch must be passed in
-// `inputs` (it would carry no deadness, and its gradient would be lost):
-// INVALID_ARGUMENT names the node and the tensor. Both branches return the
-// same number of outputs with matching dtypes; each result is a Merge of
-// the two.
+// A branch may also use any other tensor from outside, as TF1's cond
+// does: it is switched on `pred` like the inputs (one Switch per tensor
+// and side), so it is dead on the untaken side and its gradient flows
+// back through the taken one; variables and queues are read by reference
+// and constants as they are. Both branches return the same number of
+// outputs with matching dtypes; each result is a Merge of the two.
 //
 // Nodes are named under "cond/" (then "cond_1/", ...) below the scope's
 // prefix: "cond/Switch", "cond/true/...", "cond/Merge". A branch's nodes may

@@ -1,10 +1,11 @@
 #include "common/gradients.h"
 
 #include <deque>
+#include <functional>
 #include <map>
+#include <queue>
 #include <set>
 #include <utility>
-
 
 namespace tfd {
 namespace {
@@ -65,6 +66,42 @@ std::vector<bool> NodesBetween(const Edges& e, const std::vector<TensorKey>& xs,
   }
   for (size_t i = 0; i < n; ++i) between[i] = reached[i] && needed[i];
   return between;
+}
+
+// The first n nodes in an order where each comes after the nodes its data
+// inputs read, a loop's back edges (from a NextIteration) aside; among
+// ready nodes the lowest id first, so a graph built in order keeps it. A
+// node wired in after its readers (the Switch a cond adds for a tensor its
+// branch captured, the Enter of a loop invariant) comes before them.
+StatusOr<std::vector<int>> ForwardOrder(const Scope& scope, const Edges& e) {
+  const int n = static_cast<int>(e.inputs.size());
+  auto back_edge = [&](int src) { return scope.node(src).op == "NextIteration"; };
+  std::vector<int> pending(n);
+  for (int id = 0; id < n; ++id) {
+    for (const auto& in : e.inputs[id]) pending[id] += back_edge(in.first) ? 0 : 1;
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int id = 0; id < n; ++id) {
+    if (pending[id] == 0) ready.push(id);
+  }
+  std::vector<int> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const int id = ready.top();
+    ready.pop();
+    order.push_back(id);
+    if (back_edge(id)) continue;
+    for (const auto& c : e.consumers[id]) {
+      if (--pending[c.first] == 0) ready.push(c.first);
+    }
+  }
+  for (int id = 0; id < n && static_cast<int>(order.size()) < n; ++id) {
+    if (pending[id] > 0) {
+      return errors::Internal(Where(scope.node(id)), " is on a cycle of data edges that no "
+                              "NextIteration closes");
+    }
+  }
+  return order;
 }
 
 Status CheckFloating(const Output& t, const char* what, size_t i) {
@@ -205,8 +242,10 @@ StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const std::v
   }
   TFD_RETURN_IF_ERROR(gs.status());
 
+  TFD_ASSIGN_OR_RETURN(std::vector<int> order, ForwardOrder(scope, edges));
   std::set<std::string> constructs_built;  // while loops whose gradient is built
-  for (int id = n - 1; id >= 0; --id) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int id = *it;
     if (!between[id]) continue;
     const OpRegistration* reg = gs.annotation(id).reg;
     const auto* whole = reg == nullptr ? nullptr : reg->grad_fn.target<WholeGradFn>();

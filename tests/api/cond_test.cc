@@ -1,8 +1,8 @@
 // ops::Cond (Switch and Merge): the taken branch's value comes out, the
 // untaken branch's nodes never run (its side effects do not happen), nested
 // conds work, gradients reach the inputs through the taken side only and
-// match finite differences, and a branch that uses an outside tensor it was
-// not given is refused with the node named.
+// match finite differences, and a branch may use tensors from outside as
+// TF1's cond does (switched in like its inputs).
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
@@ -142,21 +142,72 @@ TEST_CASE("Cond's gradient matches finite differences on each side") {
   }
 }
 
-TEST_CASE("A branch that uses an outside tensor it was not given is refused") {
+TEST_CASE("A branch may use tensors from outside: switched in, with their gradients") {
   ApiEnv env;
   const Scope root = env.Root();
+  Output pred = ops::Placeholder(root.WithOpName("pred"), DType::kBool, PartialShape({}));
   Output x = ops::Placeholder(root.WithOpName("x"), DType::kFloat64, PartialShape({}));
+  Output w = ops::Placeholder(root.WithOpName("w"), DType::kFloat64, PartialShape({}));
   Output outside = ops::Neg(root.WithOpName("outside"), x);
-  ops::Cond(
-      root, true, {x},
-      [&](const Scope& s, const std::vector<Output>& in) {
-        return std::vector<Output>{ops::Add(s.WithOpName("uses_outside"), in[0], outside)};
+  ops::Variable taken_false(root.WithOpName("taken_false"), {}, DType::kFloat64,
+                            ops::Initializer::Zeros());
+  // TF1's tf.cond(pred, lambda: x * w - x, lambda: w): nothing passed in.
+  Output y = ops::Cond(
+      root, pred, {},
+      [&](const Scope& s, const std::vector<Output>&) {
+        return std::vector<Output>{ops::Add(s, ops::Mul(s, x, w), outside)};
       },
-      [](const Scope&, const std::vector<Output>& in) { return in; });
-  REQUIRE_FALSE(root.ok());
-  CHECK(root.status().code() == Code::kInvalidArgument);
-  CHECK_THAT(root.status().message(), Catch::Contains("cond/true/uses_outside") &&
-                                          Catch::Contains("'outside'"));
+      [&](const Scope& s, const std::vector<Output>&) {
+        Output counted = ops::AssignAdd(s, taken_false.ref(), 1.0);
+        return std::vector<Output>{ops::Identity(s.WithControlDependencies({counted}), w)};
+      })[0];
+  auto g = AddGradients(root, {y}, {x, w});
+  REQUIRE(g.ok());
+  REQUIRE(root.ok());
+  // One Switch per tensor and side: x, w and outside on the true side, w
+  // on the false side, beside the pivots' two.
+  int switches = 0;
+  for (int id = 0; id < root.num_nodes(); ++id) {
+    const NodeDef& n = root.node(id);
+    if (n.op == "Switch" && n.name.rfind("cond/", 0) == 0) ++switches;
+  }
+  CHECK(switches == 6);
+  Operation init = ops::GlobalVariablesInitializer(root);
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {init.name}).ok());
+  const double xv = 3, wv = 7;
+  for (bool p : {true, false, true}) {
+    INFO("pred " << p);
+    auto out = session->Run({{pred.name(), Bool(p)}, {x.name(), Scalar(xv)}, {w.name(), Scalar(wv)}},
+                            {y.name(), (*g)[0].name(), (*g)[1].name()}, {});
+    REQUIRE(out.ok());
+    CHECK(out->fetches[0].data<double>()[0] == (p ? xv * wv - xv : wv));
+    CHECK(out->fetches[1].data<double>()[0] == (p ? wv - 1 : 0.0));
+    CHECK(out->fetches[2].data<double>()[0] == (p ? xv : 1.0));
+  }
+  auto count = session->Run({}, {taken_false.value().name()}, {});
+  REQUIRE(count.ok());
+  CHECK(count->fetches[0].data<double>()[0] == 1);  // only the false run bumped it
+}
+
+TEST_CASE("A branch that returns an outside tensor as it is returns it switched") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output pred = ops::Placeholder(root.WithOpName("pred"), DType::kBool, PartialShape({}));
+  Output a = ops::Placeholder(root.WithOpName("a"), DType::kFloat64, PartialShape({}));
+  Output b = ops::Placeholder(root.WithOpName("b"), DType::kFloat64, PartialShape({}));
+  // tf.cond(pred, lambda: a, lambda: b)
+  Output y = ops::Cond(
+      root, pred, {}, [&](const Scope&, const std::vector<Output>&) { return std::vector<Output>{a}; },
+      [&](const Scope&, const std::vector<Output>&) { return std::vector<Output>{b}; })[0];
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  for (bool p : {true, false}) {
+    auto out = session->Run({{pred.name(), Bool(p)}, {a.name(), Scalar(1)}, {b.name(), Scalar(2)}},
+                            {y.name()}, {});
+    REQUIRE(out.ok());
+    CHECK(out->fetches[0].data<double>()[0] == (p ? 1.0 : 2.0));
+  }
 }
 
 TEST_CASE("Branches with different numbers of outputs are refused") {
