@@ -143,6 +143,8 @@ class Scope {
   // The name WithOpName set ("" when nodes are named after their op).
   const std::string& op_name() const { return op_name_; }
   const std::string& device() const { return device_; }
+  // The nodes (by name) every node added through this scope runs after.
+  const std::vector<std::string>& control_dependencies() const { return control_deps_; }
 
   // "prefix/base" when free, else "prefix/base_1", ...; the name is
   // reserved, so nodes added later do not take it.

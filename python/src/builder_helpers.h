@@ -42,6 +42,10 @@ std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind,
 // GraphBuilder class.
 void BindGradients(pybind11::class_<GraphBuilder>& builder);
 
+// tf.cond and tf.while_loop (control_flow_bindings.cc), as methods of the
+// GraphBuilder class.
+void BindControlFlow(pybind11::class_<GraphBuilder>& builder);
+
 // The partitioned variables, embedding lookups and string hashing
 // (embedding_bindings.cc), as functions of the module.
 void BindEmbeddings(pybind11::module_& m);

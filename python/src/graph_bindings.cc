@@ -242,6 +242,7 @@ void BindGraphBuilder(py::module_& m) {
         ThrowIfError(WriteGraphFile(g.root(), path, format));
       });
   BindGradients(builder);
+  BindControlFlow(builder);
 }
 
 }  // namespace tfd::python

@@ -31,6 +31,7 @@ from .framework import (Graph, GraphDef, IndexedSlices, IndexedSlicesValue, Oper
                         TensorShape, constant, control_dependencies, convert_to_tensor, device,
                         get_default_graph, name_scope, placeholder, reset_default_graph)
 from .op_gen import raw_ops, snake_name
+from .control_flow_ops import cond, while_loop
 from .math_ops import *  # noqa: F401,F403  (TF1's names)
 from .math_ops import nn, range  # noqa: A004
 from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
