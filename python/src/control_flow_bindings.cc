@@ -11,12 +11,12 @@
 // branch's or the iteration's tensors (OutputToPython's tuples). An
 // exception `fn` raises leaves through the C++ builder unchanged, the nodes
 // added before it staying in the graph, as a failed op's do.
-#include <pybind11/functional.h>
-#include <pybind11/stl.h>
-
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <pybind11/functional.h>
+#include <pybind11/stl.h>
 
 #include "api/control_flow.h"
 #include "python/src/builder_helpers.h"
