@@ -70,6 +70,15 @@ def test_steps_until_the_last_step_with_python_hooks(cluster_factory, caplog):
     assert len([r for r in caplog.records if "the_loss = " in r.getMessage()]) == 3
     with pytest.raises(RuntimeError):
         sess.run(loss)
+    # Opened again at its last step (a finished job restarted), the loop
+    # says it should stop before its first step: TF1's canonical loop runs
+    # no step and never sees a None from run().
+    again_steps = []
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), timeout=60,
+                                            hooks=[tfd.train.StopAtStepHook(last_step=5)]) as again:
+        while not again.should_stop():
+            again_steps.append(again.run("train/global_step:0"))
+    assert again_steps == [] and again.result["global_step"] == 5
 
 
 def test_a_hook_that_raises_ends_the_loop_with_its_exception(cluster_factory):

@@ -19,10 +19,19 @@ StatusOr<int64_t> LastStep(const GraphDef& graph, int64_t max_steps) {
   return 0;
 }
 
-Status StopAtStepHook::BeforeRun(TrainingSession& session, StepArgs& args) {
+void StopAtStepHook::StopIfReached(TrainingSession& session) const {
   if (last_step_ > 0 && session.global_step() >= last_step_) {
     session.RequestStop("reached step " + std::to_string(last_step_));
   }
+}
+
+Status StopAtStepHook::AfterCreateSession(TrainingSession& session) {
+  StopIfReached(session);
+  return OkStatus();
+}
+
+Status StopAtStepHook::BeforeRun(TrainingSession& session, StepArgs& args) {
+  StopIfReached(session);
   return OkStatus();
 }
 

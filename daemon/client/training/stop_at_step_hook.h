@@ -18,15 +18,19 @@ namespace tfd::training {
 // INVALID_ARGUMENT when train/max_steps is not a Const.
 StatusOr<int64_t> LastStep(const GraphDef& graph, int64_t max_steps);
 
-// Stops before a step when the global step has reached `last_step` (> 0),
-// so a run whose last step a restored model has reached runs none. A
-// graph without a global step never stops here.
+// Stops when the global step has reached `last_step` (> 0): as soon as the
+// session is created (a restored model already there runs no step, and the
+// loop's should-stop says so before its first step), and before each step.
+// A graph without a global step never stops here.
 class StopAtStepHook : public SessionHook {
  public:
   explicit StopAtStepHook(int64_t last_step) : last_step_(last_step) {}
+  Status AfterCreateSession(TrainingSession& session) override;
   Status BeforeRun(TrainingSession& session, StepArgs& args) override;
 
  private:
+  void StopIfReached(TrainingSession& session) const;
+
   const int64_t last_step_;
 };
 
