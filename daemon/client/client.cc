@@ -19,6 +19,12 @@ namespace {
 // What a call may take beyond the deadline the server enforces itself, so
 // the server's more specific error arrives before ours.
 constexpr std::chrono::milliseconds kMargin{2000};
+// What a close waits for beyond kMargin: a task answers a close within 2 s,
+// its steps' cancellations given up by then (kCloseGrace,
+// daemon/distributed/master_session.cc); one that has not by 4 s does not
+// answer at all (stopped, hung), and its session ends when the connection
+// goes.
+constexpr std::chrono::milliseconds kCloseAnswered{2000};
 
 VariableDescription FromProto(proto::VariableInfo::Reader v) {
   VariableDescription d;
@@ -344,9 +350,7 @@ Status Client::ReleaseCallable(CallableHandle callable) {
 
 Status Client::CloseSession() {
   if (session_ == nullptr) return OkStatus();
-  // Bounded as a run of the session is: the close waits for its steps still
-  // running to be cancelled, which the task bounds well inside that.
-  Status s = WaitVoid(SendClose(), step_timeout_, "close");
+  Status s = WaitVoid(SendClose(), kCloseAnswered, "close");
   session_ = nullptr;
   return s;
 }

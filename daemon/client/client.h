@@ -120,8 +120,9 @@ class Client {
   StatusOr<RunOutput> Run(const Feeds& feeds, const std::vector<std::string>& fetches,
                           const std::vector<std::string>& targets, const RunOptions& options);
   // Closes the session (TF1's Session.close): its steps still running end
-  // CANCELLED, on every task, before it answers. Waits as long as a run
-  // without its own timeout does (the session's step timeout).
+  // CANCELLED, on every task, before it answers, which a task that answers
+  // at all does within 2 s; DEADLINE_EXCEEDED after 4 s (a task stopped or
+  // hung: its session ends when this client's connection goes).
   Status CloseSession();
   // Only sends the close, for a caller already waiting on this client's
   // loop for another call of the session (a run it means to cancel): the
