@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import dtypes, framework, math_ops
+from . import dtypes, errors, framework, math_ops
 from .op_gen import raw_ops as _raw
 
 
@@ -21,6 +21,12 @@ class Variable:
         w = tfd.Variable(tfd.zeros([784, 10]), name="w")
         w = tfd.Variable(np.ones(3, np.float32))
         y = tfd.matmul(x, w)        # reads w's value
+        w2 = tfd.Variable(w * 2.0)  # initialized from w's initial value
+
+    As TF1's, an initial value that reads other variables is rebuilt to
+    read their initialized_value() instead, so global_variables_initializer
+    initializes both in one run, in any order (TF1's
+    _try_guard_against_uninitialized_dependencies).
     """
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None,
@@ -35,7 +41,7 @@ class Variable:
         g = framework.get_default_graph()
         ctx = g._context()
         if isinstance(initial_value, framework.Tensor) or hasattr(initial_value, "_as_tensor"):
-            t = framework.convert_to_tensor(initial_value, dtype=dtype)
+            t = _guard_initial_value(g, framework.convert_to_tensor(initial_value, dtype=dtype))
             info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable))
         else:
             arr = framework._numpy_value(initial_value, dtype)
@@ -81,6 +87,37 @@ class Variable:
     @property
     def initializer(self):
         return self.graph.get_operation_by_name(self._initializer_name)
+
+    @property
+    def initial_value(self):
+        """The tensor the initializer assigns (TF1's Variable.initial_value)."""
+        init = self.initializer
+        if init.type != "Assign":
+            raise ValueError("variable %s has no initial value tensor (its initializer is a %s)"
+                             % (self.op.name, init.type))
+        return init.inputs[1]
+
+    def initialized_value(self):
+        """This variable's value, or its initial value while it is not
+        initialized: TF1's `cond(is_variable_initialized(v), v.read_value,
+        lambda: v.initial_value)`, built where the variable lives. What to
+        initialize another variable from: in one run with this variable's
+        initializer both see the same initial value, and it never assigns
+        this variable itself."""
+        g = self.graph
+        first = g._builder.num_nodes()
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
+                g.device(None), g.device(self.device or None), \
+                g.name_scope(self.op.name + "/initialized_value"):
+            ready = _raw.is_variable_initialized(self)
+            taken = _raw.identity(_raw.switch(ready, ready)[1])
+            with g.control_dependencies([taken]):
+                read = _raw.identity(self._ref_t)
+            initial = _raw.identity(_raw.switch(self.initial_value, ready)[0])
+            value = _raw.merge([read, initial])[0]
+        # Already safe to read before the initializers run: _guard_initial_value keeps them.
+        _guarded(g).update(n[0] for n in g._builder.nodes()[first:])
+        return value
 
     def value(self):
         return self._value
@@ -128,6 +165,73 @@ def _wrap(graph, infos):
         node = info[0][0]
         out.append(known[node] if node in known else Variable(_info=info, _graph=graph))
     return out
+
+
+def _all_variables(graph):
+    b = graph._builder
+    return _wrap(graph, b.variables("global") + b.variables("local"))
+
+
+def _guarded(graph):
+    """Names of the nodes initialized_value() built: reads that wait for
+    the variable's initialization, or do without it."""
+    if not hasattr(graph, "_initialized_value_nodes"):
+        graph._initialized_value_nodes = set()
+    return graph._initialized_value_nodes
+
+
+def _guard_initial_value(graph, value):
+    """`value`, or a copy of the part of its graph that reads variables,
+    each read (an Identity of a variable's reference, as `w/read`) replaced
+    by that variable's initialized_value(): TF1's
+    _try_guard_against_uninitialized_dependencies. Ops that read no
+    variable are shared, not copied."""
+    by_ref = {v._ref_t._node: v for v in _all_variables(graph)}
+    if not by_ref:
+        return value
+    nodes = {n[0]: n for n in graph._builder.nodes()}
+    guarded = _guarded(graph)
+    copies, reads = {}, {}
+
+    def substitute(node, port):
+        """The tensor to read instead of node:port, or None (the same)."""
+        name, op, inputs, _ = nodes[node]
+        if op == "Identity" and inputs and inputs[0] in by_ref and node not in guarded:
+            if inputs[0] not in reads:
+                reads[inputs[0]] = by_ref[inputs[0]].initialized_value()
+            return reads[inputs[0]]
+        if node not in copies:
+            copies[node] = None  # a loop (NextIteration) comes back here: no copy
+            copies[node] = _copy_if_reading(graph, nodes[node], substitute, guarded)
+        return None if copies[node] is None else copies[node].outputs[port]
+
+    new = substitute(value._node, value.value_index)
+    return value if new is None else new
+
+
+def _copy_if_reading(graph, node, substitute, guarded):
+    """A copy of `node` reading substitute()'s tensors, when one of its
+    inputs has one; else None."""
+    name, op, inputs, device = node
+    if name in guarded or op == "VariableV2":
+        return None
+    data = [i for i in inputs if not i.startswith("^")]
+    parts = [i.partition(":") for i in data]
+    new = [substitute(n, int(p or 0)) for n, _, p in parts]
+    if all(t is None for t in new):
+        return None
+    tensors = [t if t is not None else graph.get_tensor_by_name(n + ":" + (p or "0"))
+               for t, (n, _, p) in zip(new, parts)]
+    attrs = {}
+    for a in _raw.OP_DEFS[op]["attrs"]:
+        try:
+            attrs[a["name"]] = graph._builder.get_attr(name, a["name"])
+        except errors.NotFoundError:
+            pass  # a default the node leaves out
+    controls = [graph.get_operation_by_name(i[1:]) for i in inputs if i.startswith("^")]
+    with graph.name_scope(None), graph.device(None), graph.device(device or None), \
+            graph.control_dependencies(None), graph.control_dependencies(controls):
+        return graph._add_op(op, tensors, attrs, name)
 
 
 def global_variables():
