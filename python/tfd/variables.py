@@ -354,77 +354,190 @@ def glorot_uniform_initializer(seed=None, dtype=None):
 
 # Variable scopes and get_variable --------------------------------------------
 class VariableScope:
-    def __init__(self, name, reuse):
+    """TF1's: the prefix get_variable gives names (`name`), whether it
+    returns variables made before (`reuse`: False, True or AUTO_REUSE),
+    and the name scope its ops went to (`original_name_scope`, "layer/")."""
+
+    def __init__(self, name, reuse=False, original_name_scope=""):
         self.name, self.reuse = name, reuse
+        self.original_name_scope = original_name_scope
+
+    def reuse_variables(self):
+        """get_variable in this scope returns the variables made before
+        (TF1's: there is no going back to reuse=False)."""
+        self.reuse = True
+
+    def __repr__(self):
+        return "<tfd.VariableScope %r reuse=%r>" % (self.name, self.reuse)
 
 
 AUTO_REUSE = "auto_reuse"
 
 
+def _current_scope(graph):
+    """The innermost variable scope, or the graph's root scope."""
+    if graph._variable_scope:
+        return graph._variable_scope[-1]
+    if not hasattr(graph, "_root_variable_scope"):
+        graph._root_variable_scope = VariableScope("", False)
+    return graph._root_variable_scope
+
+
+def _scope_counts(graph):
+    """Times each variable scope name was entered (TF1's variable_scopes_count)."""
+    if not hasattr(graph, "_variable_scope_counts"):
+        graph._variable_scope_counts = {}
+    return graph._variable_scope_counts
+
+
+def _unique_default_name(graph, outer, default_name):
+    """default_name, or default_name_1, _2, ... when that scope was entered
+    before (TF1's _get_unique_variable_scope)."""
+    counts = _scope_counts(graph)
+    prefix = outer.name + "/" if outer.name else ""
+    name, i = default_name, 0
+    while counts.get(prefix + name, 0):
+        i += 1
+        name = "%s_%d" % (default_name, i)
+    return name
+
+
 @contextlib.contextmanager
-def variable_scope(name_or_scope, default_name=None, reuse=None):
-    """Names get_variable's variables "<scope>/<name>" and opens a name
-    scope of the same name; reuse=True (or AUTO_REUSE) lets get_variable
-    return variables made before."""
+def variable_scope(name_or_scope, default_name=None, values=None, reuse=None):
+    """TF1's: get_variable names variables "<scope>/<name>"; ops go to a name
+    scope opened as tfd.name_scope opens one (a second `layer` scope's ops
+    are `layer_1/...` while its variables stay `layer/...`). A VariableScope
+    object reopens its name and name scope. reuse=True (or AUTO_REUSE) lets
+    get_variable return variables made before; reuse is inherited by inner
+    scopes and cannot be turned off there. With name_or_scope None,
+    default_name is made unique: blk, blk_1, ..."""
     g = framework.get_default_graph()
-    name = name_or_scope.name if isinstance(name_or_scope, VariableScope) else (
-        name_or_scope or default_name)
-    outer = g._variable_scope[-1] if g._variable_scope else ("", False)
-    full = name if isinstance(name_or_scope, VariableScope) else (
-        outer[0] + "/" + name if outer[0] else name)
-    effective = reuse if reuse is not None else outer[1]
-    g._variable_scope.append((full, effective))
-    try:
-        with g.name_scope(full + "/"):
-            yield VariableScope(full, effective)
-    finally:
-        g._variable_scope.pop()
+    outer = _current_scope(g)
+    counts = _scope_counts(g)
+    if isinstance(name_or_scope, VariableScope):
+        full, reuse = name_or_scope.name, reuse or name_or_scope.reuse
+        names = name_or_scope.original_name_scope or None
+    else:
+        if name_or_scope is None and default_name is None:
+            raise ValueError("variable_scope needs a name_or_scope or a default_name")
+        if name_or_scope is None and reuse is True:
+            raise ValueError("reuse=True cannot be used without a name_or_scope")
+        name = name_or_scope if name_or_scope is not None else \
+            _unique_default_name(g, outer, default_name)
+        full, reuse = (outer.name + "/" + name if outer.name else name), reuse or outer.reuse
+        names = name_or_scope if name_or_scope is not None else default_name
+    counts[full] = counts.get(full, 0) + 1
+    saved = dict(counts)
+    with g.name_scope(names) as opened:
+        scope = VariableScope(full, reuse, opened)
+        g._variable_scope.append(scope)
+        try:
+            yield scope
+        finally:
+            g._variable_scope.pop()
+            _close_subscopes(counts, full, saved if isinstance(name_or_scope, VariableScope)
+                             else None)
+
+
+def _close_subscopes(counts, full, saved):
+    """TF1: leaving a named scope forgets the default names used inside it
+    (reentering `model` makes `model/blk` again); leaving a reopened
+    VariableScope puts the counts back as they were."""
+    if saved is not None:
+        counts.clear()
+        counts.update(saved)
+        return
+    for key in [k for k in counts if k.startswith(full + "/")]:
+        counts[key] = 0
 
 
 def get_variable_scope():
-    g = framework.get_default_graph()
-    name, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
-    return VariableScope(name, reuse)
+    """The current VariableScope (the graph's root scope outside any):
+    `tfd.get_variable_scope().reuse_variables()` works as in TF1."""
+    return _current_scope(framework.get_default_graph())
 
 
-def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True,
+def _check_shared(full, existing, shape, dtype):
+    """TF1's checks when reusing: a shape or dtype given must be the variable's."""
+    if shape is not None:
+        want = framework.TensorShape(framework._shape_arg(shape))
+        found = existing.shape
+        if want.ndims != found.ndims or any(
+                a is not None and b is not None and a != b for a, b in zip(want, found)):
+            raise ValueError("Trying to share variable %s, but specified shape %s and found "
+                             "shape %s." % (full, tuple(want.dims), tuple(found.dims)))
+    if dtype is not None and dtypes.as_dtype(dtype) != existing.dtype:
+        raise ValueError("Trying to share variable %s, but specified dtype %s and found dtype "
+                         "%s." % (full, dtypes.as_dtype(dtype).name, existing.dtype.name))
+    return existing
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True,
                  collections=None, partitioner=None):
     """The variable "<variable scope>/<name>": made here, or (under reuse)
-    the one made before. The initializer defaults to Glorot uniform, as TF's.
-    With a partitioner (tfd.fixed_size_partitioner, ...) it is a
+    the one made before, whose shape and dtype must be those given (TF1's
+    ValueError "Trying to share variable ..."; a dtype not given is not
+    checked, where TF1 compares float32). The initializer defaults to
+    Glorot uniform, as TF's; a tensor, a Python or numpy value gives the
+    value itself (its shape; giving shape too is TF1's ValueError). With a
+    partitioner (tfd.fixed_size_partitioner, ...) it is a
     tfd.PartitionedVariable of shards "<name>/part_<i>"."""
     g = framework.get_default_graph()
-    scope, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
-    full = scope + "/" + name if scope else name
-    existing = {v._ref_t._node: v for v in global_variables() + local_variables()}
+    scope = _current_scope(g)
+    full = scope.name + "/" + name if scope.name else name
+    existing = {v._ref_t._node: v for v in _all_variables(g)}
     existing.update(getattr(g, "_partitioned", {}))
     if full in existing:
-        if not reuse:
+        if not scope.reuse:
             raise ValueError("variable %s exists already; set reuse=True in variable_scope" % full)
-        return existing[full]
-    if reuse is True:
+        return _check_shared(full, existing[full], shape, dtype)
+    if scope.reuse is True:
         raise ValueError("variable %s does not exist, and reuse=True forbids making it" % full)
-    dtype = dtypes.as_dtype(dtype)
     if initializer is None:
         initializer = glorot_uniform_initializer()
-    if partitioner is not None:
-        if not isinstance(initializer, Initializer) or shape is None:
-            raise ValueError("partitioned variable %s needs a shape and an initializer of "
-                             "tfd's (zeros_initializer, random_normal_initializer, ...)" % full)
-        from . import embedding_ops
-        with g.name_scope(scope + "/" if scope else None):
-            return embedding_ops.partitioned_variable(g, name, full, framework._shape_arg(shape),
-                                                      dtype, initializer, partitioner,
-                                                      trainable)
-    if not isinstance(initializer, Initializer):
-        with g.name_scope(scope + "/" if scope else None):
-            value = framework._numpy_value(initializer, dtype) if not callable(initializer) \
-                else initializer
-            return Variable(value, trainable=trainable, name=name, dtype=dtype)
+    with g.name_scope(scope.name + "/" if scope.name else None):
+        if isinstance(initializer, Initializer):
+            return _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
+                                 initializer, partitioner, trainable)
+        if partitioner is not None:
+            raise ValueError("partitioned variable %s needs an initializer of tfd's "
+                             "(zeros_initializer, random_normal_initializer, ...)" % full)
+        return _variable_from_value(name, full, shape, dtype, initializer, trainable)
+
+
+def _new_variable(g, name, full, shape, dtype, initializer, partitioner, trainable):
+    """get_variable's variable of `shape` filled by a tfd initializer."""
     if shape is None:
         raise ValueError("get_variable(%s) needs a shape" % full)
     shape = framework._shape_arg(shape)
-    with g.name_scope(scope + "/" if scope else None):
-        info = g._builder.variable(g._context(), name, shape, dtype.name,
-                                   initializer.spec(shape, dtype, full), bool(trainable), False)
+    if partitioner is not None:
+        from . import embedding_ops
+        return embedding_ops.partitioned_variable(g, name, full, shape, dtype, initializer,
+                                                  partitioner, trainable)
+    info = g._builder.variable(g._context(), name, shape, dtype.name,
+                               initializer.spec(shape, dtype, full), bool(trainable), False)
     return Variable(_info=info, _graph=g)
+
+
+def _variable_from_value(name, full, shape, dtype, initializer, trainable):
+    """get_variable with a tensor, a Python or numpy value, or a function
+    of no arguments returning one, as the initializer: the variable takes
+    its shape, and its dtype when none is given (TF's choice for a Python
+    value: float32, int32). A tensor of another dtype than `dtype` is
+    TF1's ValueError; a value is converted to it, as tfd.constant does."""
+    constant = not callable(initializer)
+    if constant and shape is not None:
+        raise ValueError("get_variable(%s): if initializer is a constant, do not specify "
+                         "shape" % full)
+    value = initializer if constant else initializer()
+    if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
+        value = framework._as_graph_element(value)
+        if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+            raise ValueError("get_variable(%s): initializer type '%s' and explicit dtype '%s' "
+                             "don't match" % (full, value.dtype.name, dtypes.as_dtype(dtype).name))
+    else:
+        value = framework._numpy_value(value, dtype)
+    if shape is not None and framework.TensorShape(framework._shape_arg(shape)) != value.shape:
+        raise ValueError("get_variable(%s): the initializer gave shape %s, not %s"
+                         % (full, list(value.shape), framework._shape_arg(shape)))
+    return Variable(value, trainable=trainable, name=name)

@@ -65,3 +65,91 @@ def test_a_variable_read_as_the_initial_value_itself():
             a, b, t = sess.run([w, copy, total])
         np.testing.assert_array_equal(a, b)
         np.testing.assert_allclose(t, 2 * a.sum(), rtol=1e-6)
+
+
+# variable_scope ----------------------------------------------------------------
+def test_reuse_variables_on_the_scope_and_at_the_top():
+    with tfd.variable_scope("m") as scope:
+        a = tfd.get_variable("a", [3])
+        scope.reuse_variables()
+        assert tfd.get_variable("a", [3]) is a
+        with tfd.variable_scope("inner", reuse=False):  # reuse is inherited, as TF1's
+            assert tfd.get_variable_scope().reuse is True
+    top = tfd.get_variable("top", [1])
+    tfd.get_variable_scope().reuse_variables()
+    assert tfd.get_variable("top", [1]) is top
+    with tfd.variable_scope(scope):
+        assert tfd.get_variable("a") is a
+
+
+def test_sharing_checks_shape_and_dtype():
+    with tfd.variable_scope("m"):
+        tfd.get_variable("a", [3])
+        tfd.get_variable("i", [2], dtype=tfd.int32, initializer=tfd.zeros_initializer())
+    with tfd.variable_scope("m", reuse=True):
+        with pytest.raises(ValueError, match=r"Trying to share variable m/a, but specified "
+                                             r"shape \(4,\) and found shape \(3,\)"):
+            tfd.get_variable("a", [4])
+        with pytest.raises(ValueError, match="specified dtype int32 and found dtype float32"):
+            tfd.get_variable("a", [3], dtype=tfd.int32)
+        with pytest.raises(ValueError, match="specified dtype float32 and found dtype int32"):
+            tfd.get_variable("i", dtype=tfd.float32)
+        assert tfd.get_variable("a", [None]).name == "m/a:0"
+        assert tfd.get_variable("i").dtype == tfd.int32
+
+
+def test_default_names_are_made_unique_and_start_again_in_a_reentered_scope():
+    names = []
+    for _ in range(2):
+        with tfd.variable_scope(None, default_name="blk") as s:
+            names.append(s.name)
+    assert names == ["blk", "blk_1"]
+    inner = []
+    for _ in range(2):
+        with tfd.variable_scope("model", reuse=tfd.AUTO_REUSE):
+            with tfd.variable_scope(None, default_name="dense"):
+                inner.append(tfd.get_variable("w", [2]))
+    assert inner[0] is inner[1] and inner[0].name == "model/dense/w:0"
+    with pytest.raises(ValueError, match="reuse=True"):
+        with tfd.variable_scope(None, default_name="x", reuse=True):
+            pass
+
+
+def test_a_reentered_scope_opens_a_new_name_scope_for_its_ops():
+    with tfd.variable_scope("layer"):
+        w = tfd.get_variable("w", [2])
+        y = tfd.identity(w, name="y")
+    with tfd.variable_scope("layer", reuse=True) as s:
+        w2 = tfd.get_variable("w", [2])
+        y2 = tfd.identity(w2, name="y")
+    assert w2 is w
+    assert (y.name, y2.name, s.original_name_scope) == ("layer/y:0", "layer_1/y:0", "layer_1/")
+    with tfd.variable_scope(s):  # a scope object goes back to its own name scope
+        assert tfd.identity(w, name="z").name == "layer_1/z:0"
+
+
+# get_variable's initializer ----------------------------------------------------
+def test_a_tensor_or_a_value_as_the_initializer():
+    ci = tfd.get_variable("ci", initializer=tfd.constant([1.0, 2.0]))
+    li = tfd.get_variable("li", initializer=[[1, 2], [3, 4]])
+    ni = tfd.get_variable("ni", initializer=np.arange(3, dtype=np.float64), dtype=tfd.float32)
+    fi = tfd.get_variable("fi", [2], initializer=lambda: tfd.ones([2]))
+    assert (ci.shape.dims, li.dtype, ni.dtype) == ([2], tfd.int32, tfd.float32)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        out = sess.run([ci, li, ni, fi])
+    np.testing.assert_array_equal(out[0], [1.0, 2.0])
+    np.testing.assert_array_equal(out[1], [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(out[2], [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(out[3], [1.0, 1.0])
+
+
+def test_a_constant_initializer_with_a_shape_or_another_dtype_is_refused():
+    with pytest.raises(ValueError, match="do not specify shape"):
+        tfd.get_variable("a", [2], initializer=tfd.constant([1.0, 2.0]))
+    with pytest.raises(ValueError, match="do not specify shape"):
+        tfd.get_variable("b", [2], initializer=[1.0, 2.0])
+    with pytest.raises(ValueError, match="'int32' and explicit dtype 'float32'"):
+        tfd.get_variable("c", initializer=tfd.constant([1, 2]), dtype=tfd.float32)
+    with pytest.raises(ValueError, match=r"gave shape \[2\], not \[3\]"):
+        tfd.get_variable("d", [3], initializer=lambda: tfd.ones([2]))
