@@ -147,6 +147,29 @@ class Variable:
     def eval(self, session=None):
         return self._value.eval(session=session)
 
+    def load(self, value, session=None):
+        """Assigns `value` (a Python or numpy value) in `session` (else the
+        default session), as TF1's Variable.load: no op is added per call.
+        TF1 feeds the initializer's input; tfd adds a placeholder and an
+        Assign once per variable (`<name>/load/...`) and feeds that."""
+        from .session import _session_or_default
+        session = _session_or_default(session)
+        if session.graph is not self.graph:
+            raise ValueError("%s.load: the session's graph is not the variable's" % self.op.name)
+        if getattr(self, "_load", None) is None:
+            self._load = self._load_ops()
+        feed, assign = self._load
+        session.run(assign, {feed: value})
+
+    def _load_ops(self):
+        g = self.graph
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
+                g.device(None), g.name_scope(self.op.name + "/load"):
+            feed = framework.placeholder(self.dtype, self.shape.dims, name="value")
+            with g.device(self.device or None):
+                assign = _raw.assign(self, feed).op
+        return feed, assign
+
     def __repr__(self):
         return "<tfd.Variable '%s' shape=%s dtype=%s>" % (self.name, self.shape.dims,
                                                          self.dtype.name)

@@ -153,3 +153,20 @@ def test_a_constant_initializer_with_a_shape_or_another_dtype_is_refused():
         tfd.get_variable("c", initializer=tfd.constant([1, 2]), dtype=tfd.float32)
     with pytest.raises(ValueError, match=r"gave shape \[2\], not \[3\]"):
         tfd.get_variable("d", [3], initializer=lambda: tfd.ones([2]))
+
+
+# Variable.load -----------------------------------------------------------------
+def test_load_assigns_without_adding_ops_per_call():
+    w = tfd.Variable(tfd.zeros([2]), name="w")
+    with tfd.Session() as sess:
+        sess.run(w.initializer)
+        w.load([1.0, 2.0], sess)
+        nodes = tfd.get_default_graph()._builder.num_nodes()
+        with sess.as_default():
+            w.load(np.array([3.0, 4.0]))
+        assert tfd.get_default_graph()._builder.num_nodes() == nodes
+        np.testing.assert_array_equal(sess.run(w), [3.0, 4.0])
+        with pytest.raises(ValueError, match="shape"):
+            w.load([1.0, 2.0, 3.0], sess)
+    with pytest.raises(ValueError, match="no session"):
+        w.load([1.0, 2.0])
