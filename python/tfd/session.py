@@ -76,6 +76,10 @@ def _feeds(graph, feed_dict):
     for key, value in (feed_dict or {}).items():
         t = graph.get_tensor_by_name(key) if isinstance(key, str) else \
             framework._as_graph_element(key)
+        if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
+            raise TypeError("The value of a feed cannot be a tfd.Tensor object. Acceptable feed "
+                            "values include Python scalars, strings, lists, numpy ndarrays. The "
+                            "value %r was fed to %s." % (value, t.name))
         want = t.dtype.as_numpy_dtype
         if isinstance(value, np.ndarray) and value.dtype == want:
             arr = value

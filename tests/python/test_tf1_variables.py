@@ -170,3 +170,34 @@ def test_load_assigns_without_adding_ops_per_call():
             w.load([1.0, 2.0, 3.0], sess)
     with pytest.raises(ValueError, match="no session"):
         w.load([1.0, 2.0])
+
+
+# Sessions ----------------------------------------------------------------------
+def test_an_interactive_session_is_the_default_until_closed():
+    w = tfd.Variable(tfd.constant([1.0, 2.0]), name="w")
+    sess = tfd.InteractiveSession()
+    try:
+        assert tfd.get_default_session() is sess
+        w.initializer.run()
+        np.testing.assert_array_equal((w * 2.0).eval(), [2.0, 4.0])
+        with tfd.Session() as other:
+            assert tfd.get_default_session() is other
+        assert tfd.get_default_session() is sess
+    finally:
+        sess.close()
+    assert tfd.get_default_session() is None
+    with tfd.InteractiveSession() as sess:
+        assert tfd.get_default_session() is sess
+    assert tfd.get_default_session() is None
+
+
+def test_a_tensor_fed_as_a_value_is_a_type_error_naming_the_key():
+    x = tfd.placeholder(tfd.float32, [1], name="x")
+    y = x * 2.0
+    with tfd.Session() as sess:
+        with pytest.raises(TypeError, match=r"cannot be a tfd.Tensor object.*fed to x:0"):
+            sess.run(y, {x: tfd.constant([1.0])})
+        v = tfd.Variable([1.0], name="v")
+        with pytest.raises(TypeError, match="fed to x:0"):
+            sess.run(y, {"x:0": v})
+        np.testing.assert_array_equal(sess.run(y, {x: [1.5]}), [3.0])
