@@ -15,11 +15,18 @@ class Optimizer:
     _kind = None
 
     def __init__(self, **hyper):
-        for k, v in hyper.items():
-            if isinstance(v, framework.Tensor):
-                raise TypeError("%s: %s must be a Python number here, not a tensor"
-                                % (type(self).__name__, k))
-        self._hyper = hyper
+        self._hyper = {k: v if isinstance(v, bool) else self._number(k, v)
+                       for k, v in hyper.items()}
+
+    def _number(self, arg, value):
+        """`value` as the float the C++ optimizers take. A tensor (or a
+        variable) is a TypeError: TF1 takes a tensor learning rate, tfd's
+        optimizers not yet (docs/python.md, "Not there yet")."""
+        if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
+            raise TypeError("%s: a tensor %s is not supported yet; tfd's optimizers take a "
+                            "Python number (docs/python.md, 'Not there yet')"
+                            % (type(self).__name__, arg))
+        return float(value)
 
     def compute_gradients(self, loss, var_list=None):
         """[(gradient, variable)] for every trainable variable (or var_list);
@@ -76,7 +83,7 @@ class GradientDescentOptimizer(Optimizer):
     _kind = "GradientDescent"
 
     def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
-        super().__init__(learning_rate=float(learning_rate))
+        super().__init__(learning_rate=learning_rate)
 
 
 class MomentumOptimizer(Optimizer):
@@ -84,7 +91,7 @@ class MomentumOptimizer(Optimizer):
 
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
                  use_nesterov=False):
-        super().__init__(learning_rate=float(learning_rate), momentum=float(momentum),
+        super().__init__(learning_rate=learning_rate, momentum=momentum,
                          use_nesterov=bool(use_nesterov))
 
 
@@ -93,8 +100,8 @@ class AdamOptimizer(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  use_locking=False, name="Adam"):
-        super().__init__(learning_rate=float(learning_rate), beta1=float(beta1),
-                         beta2=float(beta2), epsilon=float(epsilon))
+        super().__init__(learning_rate=learning_rate, beta1=beta1,
+                         beta2=beta2, epsilon=epsilon)
 
 
 class AdagradOptimizer(Optimizer):
@@ -104,8 +111,8 @@ class AdagradOptimizer(Optimizer):
 
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
                  name="Adagrad"):
-        super().__init__(learning_rate=float(learning_rate),
-                         initial_accumulator_value=float(initial_accumulator_value))
+        super().__init__(learning_rate=learning_rate,
+                         initial_accumulator_value=initial_accumulator_value)
 
 
 class RMSPropOptimizer(Optimizer):
@@ -115,8 +122,8 @@ class RMSPropOptimizer(Optimizer):
                  centered=False, name="RMSProp"):
         if centered:
             raise ValueError("RMSPropOptimizer: centered=True is not there yet")
-        super().__init__(learning_rate=float(learning_rate), decay=float(decay),
-                         momentum=float(momentum), epsilon=float(epsilon))
+        super().__init__(learning_rate=learning_rate, decay=decay,
+                         momentum=momentum, epsilon=epsilon)
 
 
 class FtrlOptimizer(Optimizer):
@@ -129,11 +136,11 @@ class FtrlOptimizer(Optimizer):
                  use_locking=False, name="Ftrl", accum_name=None, linear_name=None,
                  l2_shrinkage_regularization_strength=0.0):
         super().__init__(
-            learning_rate=float(learning_rate), learning_rate_power=float(learning_rate_power),
-            initial_accumulator_value=float(initial_accumulator_value),
-            l1_regularization_strength=float(l1_regularization_strength),
-            l2_regularization_strength=float(l2_regularization_strength),
-            l2_shrinkage_regularization_strength=float(l2_shrinkage_regularization_strength))
+            learning_rate=learning_rate, learning_rate_power=learning_rate_power,
+            initial_accumulator_value=initial_accumulator_value,
+            l1_regularization_strength=l1_regularization_strength,
+            l2_regularization_strength=l2_regularization_strength,
+            l2_shrinkage_regularization_strength=l2_shrinkage_regularization_strength)
 
 
 class SyncReplicasOptimizer:
