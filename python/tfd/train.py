@@ -271,6 +271,20 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
                                       isinstance(ps_strategy, GreedyLoadBalancingStrategy))
 
 
+class _TaskSetting:
+    """The default of a Saver argument that each task's flags decide."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+_TASKS_KEEP = _TaskSetting("<each task's --checkpoint-keep>")
+_NO_HOURLY = _TaskSetting("<none kept by age>")
+
+
 class Saver:
     """Checkpoints of a cluster's variables, as tfd keeps them: each task
     writes its own variables into its --checkpoint-dir (the files
@@ -281,12 +295,43 @@ class Saver:
         saver = tfd.train.Saver()
         step = saver.save(sess, global_step=100)
         saver.restore(sess)            # the newest step that verifies everywhere
+
+    TF1's arguments are taken. How many checkpoints are kept is each task's
+    --checkpoint-keep (TFD_CHECKPOINT_KEEP, 5 by default), so max_to_keep is
+    refused rather than ignored, and so is every argument that would change
+    what is saved or kept (var_list, keep_checkpoint_every_n_hours, reshape,
+    saver_def, builder, pad_step_number, filename): ValueError saying what
+    decides it in tfd. sharded (a task's checkpoint is always its own
+    file), name, restore_sequentially, defer_build, allow_empty,
+    write_version and save_relative_paths change nothing here.
     """
 
-    def __init__(self, var_list=None):
-        if var_list is not None:
-            raise ValueError("tfd.train.Saver saves every variable of every task; var_list is "
-                             "not taken")
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=_TASKS_KEEP,
+                 keep_checkpoint_every_n_hours=_NO_HOURLY, name=None,
+                 restore_sequentially=False, saver_def=None, builder=None, defer_build=False,
+                 allow_empty=False, write_version=2, pad_step_number=False,
+                 save_relative_paths=False, filename=None):
+        refused = [
+            (var_list is not None, "var_list is not taken: every variable of every task is "
+                                   "saved"),
+            (max_to_keep is not _TASKS_KEEP,
+             "max_to_keep=%r cannot be honoured here: how many checkpoints a task keeps is its "
+             "--checkpoint-keep flag (TFD_CHECKPOINT_KEEP, 5 by default); drop max_to_keep and "
+             "start each tfd daemon with --checkpoint-keep N" % (max_to_keep,)),
+            (keep_checkpoint_every_n_hours not in (_NO_HOURLY, 10000.0),
+             "keep_checkpoint_every_n_hours cannot be honoured: a task keeps its newest "
+             "--checkpoint-keep checkpoints, none by age"),
+            (reshape, "reshape=True is not taken: a checkpoint restores variables of its shapes"),
+            (saver_def is not None or builder is not None,
+             "saver_def and builder are not taken: the tasks write their own checkpoints"),
+            (pad_step_number, "pad_step_number is not taken: a task's checkpoint is "
+                              "<--checkpoint-dir>/<job>-<task>/ckpt-N.tfdckpt"),
+            (filename is not None, "filename is not taken: checkpoints go to each task's "
+                                   "--checkpoint-dir"),
+        ]
+        for is_refused, why in refused:
+            if is_refused:
+                raise ValueError("tfd.train.Saver: " + why)
 
     @staticmethod
     def _remote(sess):

@@ -201,3 +201,41 @@ def test_a_tensor_fed_as_a_value_is_a_type_error_naming_the_key():
         with pytest.raises(TypeError, match="fed to x:0"):
             sess.run(y, {"x:0": v})
         np.testing.assert_array_equal(sess.run(y, {x: [1.5]}), [3.0])
+
+
+# train: optimizers' arguments, Saver's --------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda lr: tfd.train.GradientDescentOptimizer(lr),
+    lambda lr: tfd.train.MomentumOptimizer(lr, 0.9),
+    lambda lr: tfd.train.AdamOptimizer(lr),
+    lambda lr: tfd.train.AdagradOptimizer(lr),
+    lambda lr: tfd.train.RMSPropOptimizer(lr),
+    lambda lr: tfd.train.FtrlOptimizer(lr),
+])
+def test_a_tensor_learning_rate_is_a_clear_type_error(make):
+    with pytest.raises(TypeError, match=r"Optimizer: a tensor learning_rate is not supported "
+                                        r"yet.*docs/python.md"):
+        make(tfd.constant(0.1))
+    with pytest.raises(TypeError, match="tensor learning_rate"):
+        make(tfd.Variable(0.1, name="lr", trainable=False))
+    assert make(np.float32(0.5))._hyper["learning_rate"] == 0.5
+
+
+def test_a_tensor_momentum_names_its_argument():
+    with pytest.raises(TypeError, match="MomentumOptimizer: a tensor momentum"):
+        tfd.train.MomentumOptimizer(0.1, tfd.constant(0.9))
+
+
+def test_saver_takes_tf1_arguments_and_refuses_what_the_tasks_decide():
+    tfd.train.Saver(sharded=True, name="save", allow_empty=True, write_version=2,
+                    keep_checkpoint_every_n_hours=10000.0, defer_build=True)
+    with pytest.raises(ValueError, match=r"max_to_keep=3 .*--checkpoint-keep"):
+        tfd.train.Saver(max_to_keep=3)
+    with pytest.raises(ValueError, match="--checkpoint-keep"):
+        tfd.train.Saver(max_to_keep=None)
+    with pytest.raises(ValueError, match="none by age"):
+        tfd.train.Saver(keep_checkpoint_every_n_hours=1)
+    with pytest.raises(ValueError, match="--checkpoint-dir"):
+        tfd.train.Saver(filename="model.ckpt")
+    with pytest.raises(ValueError, match="var_list"):
+        tfd.train.Saver(var_list=[])
