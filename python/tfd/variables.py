@@ -103,7 +103,8 @@ class Variable:
         lambda: v.initial_value)`, built where the variable lives. What to
         initialize another variable from: in one run with this variable's
         initializer both see the same initial value, and it never assigns
-        this variable itself."""
+        this variable itself. As TF1's, in a run that initializes this
+        variable again while it has a value, it may give the old value."""
         g = self.graph
         first = g._builder.num_nodes()
         with g.as_default(), g.name_scope(None), g.control_dependencies(None), \

@@ -239,3 +239,27 @@ def test_saver_takes_tf1_arguments_and_refuses_what_the_tasks_decide():
         tfd.train.Saver(filename="model.ckpt")
     with pytest.raises(ValueError, match="var_list"):
         tfd.train.Saver(var_list=[])
+
+
+def _dependent_on_two_ps():
+    with tfd.device(tfd.train.replica_device_setter(ps_tasks=2)):
+        w = tfd.Variable(tfd.random_normal([3]), name="w")       # ps:0
+        w2 = tfd.Variable(w * 2.0, name="w2")                    # ps:1
+        w3 = tfd.Variable(w2 + w, name="w3")                     # ps:0
+    assert w.device != w2.device
+    return w, w2, w3
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_dependent_initial_values_on_a_fresh_cluster(cluster_factory, attempt):
+    cluster = cluster_factory({"ps": 2, "worker": 1})
+    w, w2, w3 = _dependent_on_two_ps()
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(tfd.global_variables_initializer())
+        a, b, c = sess.run([w, w2, w3])
+        np.testing.assert_allclose(b, 2 * a)
+        np.testing.assert_allclose(c, 3 * a, rtol=1e-6)
+        # What the chief does when w was restored and w2 is new: w2's Assign alone.
+        w.load([1.0, 2.0, 3.0], sess)
+        sess.run(w2.initializer)
+        np.testing.assert_array_equal(sess.run([w, w2]), [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])
