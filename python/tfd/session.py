@@ -76,6 +76,10 @@ def _feeds(graph, feed_dict):
     for key, value in (feed_dict or {}).items():
         t = graph.get_tensor_by_name(key) if isinstance(key, str) else \
             framework._as_graph_element(key)
+        if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
+            raise TypeError("The value of a feed cannot be a tfd.Tensor object. Acceptable feed "
+                            "values include Python scalars, strings, lists, numpy ndarrays. The "
+                            "value %r was fed to %s." % (value, t.name))
         want = t.dtype.as_numpy_dtype
         if isinstance(value, np.ndarray) and value.dtype == want:
             arr = value
@@ -203,7 +207,24 @@ class Session:
         return False
 
 
-InteractiveSession = Session
+class InteractiveSession(Session):
+    """TF1's: a Session that makes itself the default session of the thread
+    that made it, from construction until close(), so `t.eval()` and
+    `op.run()` need no `with` block (as in a shell or a notebook)."""
+
+    def __init__(self, target="", graph=None, config=None, **kwargs):
+        super().__init__(target, graph, config, **kwargs)
+        self._default_stack = _default_sessions()
+        self._default_stack.append(self)
+
+    def close(self):
+        """Closes the session and stops it being the default."""
+        stack = getattr(self, "_default_stack", [])
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is self:
+                del stack[i]
+                break
+        super().close()
 
 _state = threading.local()
 

@@ -15,11 +15,18 @@ class Optimizer:
     _kind = None
 
     def __init__(self, **hyper):
-        for k, v in hyper.items():
-            if isinstance(v, framework.Tensor):
-                raise TypeError("%s: %s must be a Python number here, not a tensor"
-                                % (type(self).__name__, k))
-        self._hyper = hyper
+        self._hyper = {k: v if isinstance(v, bool) else self._number(k, v)
+                       for k, v in hyper.items()}
+
+    def _number(self, arg, value):
+        """`value` as the float the C++ optimizers take. A tensor (or a
+        variable) is a TypeError: TF1 takes a tensor learning rate, tfd's
+        optimizers not yet (docs/python.md, "Not there yet")."""
+        if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
+            raise TypeError("%s: a tensor %s is not supported yet; tfd's optimizers take a "
+                            "Python number (docs/python.md, 'Not there yet')"
+                            % (type(self).__name__, arg))
+        return float(value)
 
     def compute_gradients(self, loss, var_list=None):
         """[(gradient, variable)] for every trainable variable (or var_list);
@@ -76,7 +83,7 @@ class GradientDescentOptimizer(Optimizer):
     _kind = "GradientDescent"
 
     def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
-        super().__init__(learning_rate=float(learning_rate))
+        super().__init__(learning_rate=learning_rate)
 
 
 class MomentumOptimizer(Optimizer):
@@ -84,7 +91,7 @@ class MomentumOptimizer(Optimizer):
 
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
                  use_nesterov=False):
-        super().__init__(learning_rate=float(learning_rate), momentum=float(momentum),
+        super().__init__(learning_rate=learning_rate, momentum=momentum,
                          use_nesterov=bool(use_nesterov))
 
 
@@ -93,8 +100,8 @@ class AdamOptimizer(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  use_locking=False, name="Adam"):
-        super().__init__(learning_rate=float(learning_rate), beta1=float(beta1),
-                         beta2=float(beta2), epsilon=float(epsilon))
+        super().__init__(learning_rate=learning_rate, beta1=beta1,
+                         beta2=beta2, epsilon=epsilon)
 
 
 class AdagradOptimizer(Optimizer):
@@ -104,8 +111,8 @@ class AdagradOptimizer(Optimizer):
 
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
                  name="Adagrad"):
-        super().__init__(learning_rate=float(learning_rate),
-                         initial_accumulator_value=float(initial_accumulator_value))
+        super().__init__(learning_rate=learning_rate,
+                         initial_accumulator_value=initial_accumulator_value)
 
 
 class RMSPropOptimizer(Optimizer):
@@ -115,8 +122,8 @@ class RMSPropOptimizer(Optimizer):
                  centered=False, name="RMSProp"):
         if centered:
             raise ValueError("RMSPropOptimizer: centered=True is not there yet")
-        super().__init__(learning_rate=float(learning_rate), decay=float(decay),
-                         momentum=float(momentum), epsilon=float(epsilon))
+        super().__init__(learning_rate=learning_rate, decay=decay,
+                         momentum=momentum, epsilon=epsilon)
 
 
 class FtrlOptimizer(Optimizer):
@@ -129,11 +136,11 @@ class FtrlOptimizer(Optimizer):
                  use_locking=False, name="Ftrl", accum_name=None, linear_name=None,
                  l2_shrinkage_regularization_strength=0.0):
         super().__init__(
-            learning_rate=float(learning_rate), learning_rate_power=float(learning_rate_power),
-            initial_accumulator_value=float(initial_accumulator_value),
-            l1_regularization_strength=float(l1_regularization_strength),
-            l2_regularization_strength=float(l2_regularization_strength),
-            l2_shrinkage_regularization_strength=float(l2_shrinkage_regularization_strength))
+            learning_rate=learning_rate, learning_rate_power=learning_rate_power,
+            initial_accumulator_value=initial_accumulator_value,
+            l1_regularization_strength=l1_regularization_strength,
+            l2_regularization_strength=l2_regularization_strength,
+            l2_shrinkage_regularization_strength=l2_shrinkage_regularization_strength)
 
 
 class SyncReplicasOptimizer:
@@ -264,6 +271,20 @@ def replica_device_setter(ps_tasks=0, ps_device="/job:ps", worker_device="/job:w
                                       isinstance(ps_strategy, GreedyLoadBalancingStrategy))
 
 
+class _TaskSetting:
+    """The default of a Saver argument that each task's flags decide."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+_TASKS_KEEP = _TaskSetting("<each task's --checkpoint-keep>")
+_NO_HOURLY = _TaskSetting("<none kept by age>")
+
+
 class Saver:
     """Checkpoints of a cluster's variables, as tfd keeps them: each task
     writes its own variables into its --checkpoint-dir (the files
@@ -274,12 +295,43 @@ class Saver:
         saver = tfd.train.Saver()
         step = saver.save(sess, global_step=100)
         saver.restore(sess)            # the newest step that verifies everywhere
+
+    TF1's arguments are taken. How many checkpoints are kept is each task's
+    --checkpoint-keep (TFD_CHECKPOINT_KEEP, 5 by default), so max_to_keep is
+    refused rather than ignored, and so is every argument that would change
+    what is saved or kept (var_list, keep_checkpoint_every_n_hours, reshape,
+    saver_def, builder, pad_step_number, filename): ValueError saying what
+    decides it in tfd. sharded (a task's checkpoint is always its own
+    file), name, restore_sequentially, defer_build, allow_empty,
+    write_version and save_relative_paths change nothing here.
     """
 
-    def __init__(self, var_list=None):
-        if var_list is not None:
-            raise ValueError("tfd.train.Saver saves every variable of every task; var_list is "
-                             "not taken")
+    def __init__(self, var_list=None, reshape=False, sharded=False, max_to_keep=_TASKS_KEEP,
+                 keep_checkpoint_every_n_hours=_NO_HOURLY, name=None,
+                 restore_sequentially=False, saver_def=None, builder=None, defer_build=False,
+                 allow_empty=False, write_version=2, pad_step_number=False,
+                 save_relative_paths=False, filename=None):
+        refused = [
+            (var_list is not None, "var_list is not taken: every variable of every task is "
+                                   "saved"),
+            (max_to_keep is not _TASKS_KEEP,
+             "max_to_keep=%r cannot be honoured here: how many checkpoints a task keeps is its "
+             "--checkpoint-keep flag (TFD_CHECKPOINT_KEEP, 5 by default); drop max_to_keep and "
+             "start each tfd daemon with --checkpoint-keep N" % (max_to_keep,)),
+            (keep_checkpoint_every_n_hours not in (_NO_HOURLY, 10000.0),
+             "keep_checkpoint_every_n_hours cannot be honoured: a task keeps its newest "
+             "--checkpoint-keep checkpoints, none by age"),
+            (reshape, "reshape=True is not taken: a checkpoint restores variables of its shapes"),
+            (saver_def is not None or builder is not None,
+             "saver_def and builder are not taken: the tasks write their own checkpoints"),
+            (pad_step_number, "pad_step_number is not taken: a task's checkpoint is "
+                              "<--checkpoint-dir>/<job>-<task>/ckpt-N.tfdckpt"),
+            (filename is not None, "filename is not taken: checkpoints go to each task's "
+                                   "--checkpoint-dir"),
+        ]
+        for is_refused, why in refused:
+            if is_refused:
+                raise ValueError("tfd.train.Saver: " + why)
 
     @staticmethod
     def _remote(sess):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from . import dtypes, framework, math_ops
+from . import dtypes, errors, framework, math_ops
 from .op_gen import raw_ops as _raw
 
 
@@ -21,6 +21,12 @@ class Variable:
         w = tfd.Variable(tfd.zeros([784, 10]), name="w")
         w = tfd.Variable(np.ones(3, np.float32))
         y = tfd.matmul(x, w)        # reads w's value
+        w2 = tfd.Variable(w * 2.0)  # initialized from w's initial value
+
+    As TF1's, an initial value that reads other variables is rebuilt to
+    read their initialized_value() instead, so global_variables_initializer
+    initializes both in one run, in any order (TF1's
+    _try_guard_against_uninitialized_dependencies).
     """
 
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None,
@@ -35,7 +41,7 @@ class Variable:
         g = framework.get_default_graph()
         ctx = g._context()
         if isinstance(initial_value, framework.Tensor) or hasattr(initial_value, "_as_tensor"):
-            t = framework.convert_to_tensor(initial_value, dtype=dtype)
+            t = _guard_initial_value(g, framework.convert_to_tensor(initial_value, dtype=dtype))
             info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable))
         else:
             arr = framework._numpy_value(initial_value, dtype)
@@ -82,6 +88,38 @@ class Variable:
     def initializer(self):
         return self.graph.get_operation_by_name(self._initializer_name)
 
+    @property
+    def initial_value(self):
+        """The tensor the initializer assigns (TF1's Variable.initial_value)."""
+        init = self.initializer
+        if init.type != "Assign":
+            raise ValueError("variable %s has no initial value tensor (its initializer is a %s)"
+                             % (self.op.name, init.type))
+        return init.inputs[1]
+
+    def initialized_value(self):
+        """This variable's value, or its initial value while it is not
+        initialized: TF1's `cond(is_variable_initialized(v), v.read_value,
+        lambda: v.initial_value)`, built where the variable lives. What to
+        initialize another variable from: in one run with this variable's
+        initializer both see the same initial value, and it never assigns
+        this variable itself. As TF1's, in a run that initializes this
+        variable again while it has a value, it may give the old value."""
+        g = self.graph
+        first = g._builder.num_nodes()
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
+                g.device(None), g.device(self.device or None), \
+                g.name_scope(self.op.name + "/initialized_value"):
+            ready = _raw.is_variable_initialized(self)
+            taken = _raw.identity(_raw.switch(ready, ready)[1])
+            with g.control_dependencies([taken]):
+                read = _raw.identity(self._ref_t)
+            initial = _raw.identity(_raw.switch(self.initial_value, ready)[0])
+            value = _raw.merge([read, initial])[0]
+        # Already safe to read before the initializers run: _guard_initial_value keeps them.
+        _guarded(g).update(n[0] for n in g._builder.nodes()[first:])
+        return value
+
     def value(self):
         return self._value
 
@@ -110,6 +148,29 @@ class Variable:
     def eval(self, session=None):
         return self._value.eval(session=session)
 
+    def load(self, value, session=None):
+        """Assigns `value` (a Python or numpy value) in `session` (else the
+        default session), as TF1's Variable.load: no op is added per call.
+        TF1 feeds the initializer's input; tfd adds a placeholder and an
+        Assign once per variable (`<name>/load/...`) and feeds that."""
+        from .session import _session_or_default
+        session = _session_or_default(session)
+        if session.graph is not self.graph:
+            raise ValueError("%s.load: the session's graph is not the variable's" % self.op.name)
+        if getattr(self, "_load", None) is None:
+            self._load = self._load_ops()
+        feed, assign = self._load
+        session.run(assign, {feed: value})
+
+    def _load_ops(self):
+        g = self.graph
+        with g.as_default(), g.name_scope(None), g.control_dependencies(None), \
+                g.device(None), g.name_scope(self.op.name + "/load"):
+            feed = framework.placeholder(self.dtype, self.shape.dims, name="value")
+            with g.device(self.device or None):
+                assign = _raw.assign(self, feed).op
+        return feed, assign
+
     def __repr__(self):
         return "<tfd.Variable '%s' shape=%s dtype=%s>" % (self.name, self.shape.dims,
                                                          self.dtype.name)
@@ -128,6 +189,73 @@ def _wrap(graph, infos):
         node = info[0][0]
         out.append(known[node] if node in known else Variable(_info=info, _graph=graph))
     return out
+
+
+def _all_variables(graph):
+    b = graph._builder
+    return _wrap(graph, b.variables("global") + b.variables("local"))
+
+
+def _guarded(graph):
+    """Names of the nodes initialized_value() built: reads that wait for
+    the variable's initialization, or do without it."""
+    if not hasattr(graph, "_initialized_value_nodes"):
+        graph._initialized_value_nodes = set()
+    return graph._initialized_value_nodes
+
+
+def _guard_initial_value(graph, value):
+    """`value`, or a copy of the part of its graph that reads variables,
+    each read (an Identity of a variable's reference, as `w/read`) replaced
+    by that variable's initialized_value(): TF1's
+    _try_guard_against_uninitialized_dependencies. Ops that read no
+    variable are shared, not copied."""
+    by_ref = {v._ref_t._node: v for v in _all_variables(graph)}
+    if not by_ref:
+        return value
+    nodes = {n[0]: n for n in graph._builder.nodes()}
+    guarded = _guarded(graph)
+    copies, reads = {}, {}
+
+    def substitute(node, port):
+        """The tensor to read instead of node:port, or None (the same)."""
+        name, op, inputs, _ = nodes[node]
+        if op == "Identity" and inputs and inputs[0] in by_ref and node not in guarded:
+            if inputs[0] not in reads:
+                reads[inputs[0]] = by_ref[inputs[0]].initialized_value()
+            return reads[inputs[0]]
+        if node not in copies:
+            copies[node] = None  # a loop (NextIteration) comes back here: no copy
+            copies[node] = _copy_if_reading(graph, nodes[node], substitute, guarded)
+        return None if copies[node] is None else copies[node].outputs[port]
+
+    new = substitute(value._node, value.value_index)
+    return value if new is None else new
+
+
+def _copy_if_reading(graph, node, substitute, guarded):
+    """A copy of `node` reading substitute()'s tensors, when one of its
+    inputs has one; else None."""
+    name, op, inputs, device = node
+    if name in guarded or op == "VariableV2":
+        return None
+    data = [i for i in inputs if not i.startswith("^")]
+    parts = [i.partition(":") for i in data]
+    new = [substitute(n, int(p or 0)) for n, _, p in parts]
+    if all(t is None for t in new):
+        return None
+    tensors = [t if t is not None else graph.get_tensor_by_name(n + ":" + (p or "0"))
+               for t, (n, _, p) in zip(new, parts)]
+    attrs = {}
+    for a in _raw.OP_DEFS[op]["attrs"]:
+        try:
+            attrs[a["name"]] = graph._builder.get_attr(name, a["name"])
+        except errors.NotFoundError:
+            pass  # a default the node leaves out
+    controls = [graph.get_operation_by_name(i[1:]) for i in inputs if i.startswith("^")]
+    with graph.name_scope(None), graph.device(None), graph.device(device or None), \
+            graph.control_dependencies(None), graph.control_dependencies(controls):
+        return graph._add_op(op, tensors, attrs, name)
 
 
 def global_variables():
@@ -250,77 +378,190 @@ def glorot_uniform_initializer(seed=None, dtype=None):
 
 # Variable scopes and get_variable --------------------------------------------
 class VariableScope:
-    def __init__(self, name, reuse):
+    """TF1's: the prefix get_variable gives names (`name`), whether it
+    returns variables made before (`reuse`: False, True or AUTO_REUSE),
+    and the name scope its ops went to (`original_name_scope`, "layer/")."""
+
+    def __init__(self, name, reuse=False, original_name_scope=""):
         self.name, self.reuse = name, reuse
+        self.original_name_scope = original_name_scope
+
+    def reuse_variables(self):
+        """get_variable in this scope returns the variables made before
+        (TF1's: there is no going back to reuse=False)."""
+        self.reuse = True
+
+    def __repr__(self):
+        return "<tfd.VariableScope %r reuse=%r>" % (self.name, self.reuse)
 
 
 AUTO_REUSE = "auto_reuse"
 
 
+def _current_scope(graph):
+    """The innermost variable scope, or the graph's root scope."""
+    if graph._variable_scope:
+        return graph._variable_scope[-1]
+    if not hasattr(graph, "_root_variable_scope"):
+        graph._root_variable_scope = VariableScope("", False)
+    return graph._root_variable_scope
+
+
+def _scope_counts(graph):
+    """Times each variable scope name was entered (TF1's variable_scopes_count)."""
+    if not hasattr(graph, "_variable_scope_counts"):
+        graph._variable_scope_counts = {}
+    return graph._variable_scope_counts
+
+
+def _unique_default_name(graph, outer, default_name):
+    """default_name, or default_name_1, _2, ... when that scope was entered
+    before (TF1's _get_unique_variable_scope)."""
+    counts = _scope_counts(graph)
+    prefix = outer.name + "/" if outer.name else ""
+    name, i = default_name, 0
+    while counts.get(prefix + name, 0):
+        i += 1
+        name = "%s_%d" % (default_name, i)
+    return name
+
+
 @contextlib.contextmanager
-def variable_scope(name_or_scope, default_name=None, reuse=None):
-    """Names get_variable's variables "<scope>/<name>" and opens a name
-    scope of the same name; reuse=True (or AUTO_REUSE) lets get_variable
-    return variables made before."""
+def variable_scope(name_or_scope, default_name=None, values=None, reuse=None):
+    """TF1's: get_variable names variables "<scope>/<name>"; ops go to a name
+    scope opened as tfd.name_scope opens one (a second `layer` scope's ops
+    are `layer_1/...` while its variables stay `layer/...`). A VariableScope
+    object reopens its name and name scope. reuse=True (or AUTO_REUSE) lets
+    get_variable return variables made before; reuse is inherited by inner
+    scopes and cannot be turned off there. With name_or_scope None,
+    default_name is made unique: blk, blk_1, ..."""
     g = framework.get_default_graph()
-    name = name_or_scope.name if isinstance(name_or_scope, VariableScope) else (
-        name_or_scope or default_name)
-    outer = g._variable_scope[-1] if g._variable_scope else ("", False)
-    full = name if isinstance(name_or_scope, VariableScope) else (
-        outer[0] + "/" + name if outer[0] else name)
-    effective = reuse if reuse is not None else outer[1]
-    g._variable_scope.append((full, effective))
-    try:
-        with g.name_scope(full + "/"):
-            yield VariableScope(full, effective)
-    finally:
-        g._variable_scope.pop()
+    outer = _current_scope(g)
+    counts = _scope_counts(g)
+    if isinstance(name_or_scope, VariableScope):
+        full, reuse = name_or_scope.name, reuse or name_or_scope.reuse
+        names = name_or_scope.original_name_scope or None
+    else:
+        if name_or_scope is None and default_name is None:
+            raise ValueError("variable_scope needs a name_or_scope or a default_name")
+        if name_or_scope is None and reuse is True:
+            raise ValueError("reuse=True cannot be used without a name_or_scope")
+        name = name_or_scope if name_or_scope is not None else \
+            _unique_default_name(g, outer, default_name)
+        full, reuse = (outer.name + "/" + name if outer.name else name), reuse or outer.reuse
+        names = name_or_scope if name_or_scope is not None else default_name
+    counts[full] = counts.get(full, 0) + 1
+    saved = dict(counts)
+    with g.name_scope(names) as opened:
+        scope = VariableScope(full, reuse, opened)
+        g._variable_scope.append(scope)
+        try:
+            yield scope
+        finally:
+            g._variable_scope.pop()
+            _close_subscopes(counts, full, saved if isinstance(name_or_scope, VariableScope)
+                             else None)
+
+
+def _close_subscopes(counts, full, saved):
+    """TF1: leaving a named scope forgets the default names used inside it
+    (reentering `model` makes `model/blk` again); leaving a reopened
+    VariableScope puts the counts back as they were."""
+    if saved is not None:
+        counts.clear()
+        counts.update(saved)
+        return
+    for key in [k for k in counts if k.startswith(full + "/")]:
+        counts[key] = 0
 
 
 def get_variable_scope():
-    g = framework.get_default_graph()
-    name, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
-    return VariableScope(name, reuse)
+    """The current VariableScope (the graph's root scope outside any):
+    `tfd.get_variable_scope().reuse_variables()` works as in TF1."""
+    return _current_scope(framework.get_default_graph())
 
 
-def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True,
+def _check_shared(full, existing, shape, dtype):
+    """TF1's checks when reusing: a shape or dtype given must be the variable's."""
+    if shape is not None:
+        want = framework.TensorShape(framework._shape_arg(shape))
+        found = existing.shape
+        if want.ndims != found.ndims or any(
+                a is not None and b is not None and a != b for a, b in zip(want, found)):
+            raise ValueError("Trying to share variable %s, but specified shape %s and found "
+                             "shape %s." % (full, tuple(want.dims), tuple(found.dims)))
+    if dtype is not None and dtypes.as_dtype(dtype) != existing.dtype:
+        raise ValueError("Trying to share variable %s, but specified dtype %s and found dtype "
+                         "%s." % (full, dtypes.as_dtype(dtype).name, existing.dtype.name))
+    return existing
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True,
                  collections=None, partitioner=None):
     """The variable "<variable scope>/<name>": made here, or (under reuse)
-    the one made before. The initializer defaults to Glorot uniform, as TF's.
-    With a partitioner (tfd.fixed_size_partitioner, ...) it is a
+    the one made before, whose shape and dtype must be those given (TF1's
+    ValueError "Trying to share variable ..."; a dtype not given is not
+    checked, where TF1 compares float32). The initializer defaults to
+    Glorot uniform, as TF's; a tensor, a Python or numpy value gives the
+    value itself (its shape; giving shape too is TF1's ValueError). With a
+    partitioner (tfd.fixed_size_partitioner, ...) it is a
     tfd.PartitionedVariable of shards "<name>/part_<i>"."""
     g = framework.get_default_graph()
-    scope, reuse = g._variable_scope[-1] if g._variable_scope else ("", False)
-    full = scope + "/" + name if scope else name
-    existing = {v._ref_t._node: v for v in global_variables() + local_variables()}
+    scope = _current_scope(g)
+    full = scope.name + "/" + name if scope.name else name
+    existing = {v._ref_t._node: v for v in _all_variables(g)}
     existing.update(getattr(g, "_partitioned", {}))
     if full in existing:
-        if not reuse:
+        if not scope.reuse:
             raise ValueError("variable %s exists already; set reuse=True in variable_scope" % full)
-        return existing[full]
-    if reuse is True:
+        return _check_shared(full, existing[full], shape, dtype)
+    if scope.reuse is True:
         raise ValueError("variable %s does not exist, and reuse=True forbids making it" % full)
-    dtype = dtypes.as_dtype(dtype)
     if initializer is None:
         initializer = glorot_uniform_initializer()
-    if partitioner is not None:
-        if not isinstance(initializer, Initializer) or shape is None:
-            raise ValueError("partitioned variable %s needs a shape and an initializer of "
-                             "tfd's (zeros_initializer, random_normal_initializer, ...)" % full)
-        from . import embedding_ops
-        with g.name_scope(scope + "/" if scope else None):
-            return embedding_ops.partitioned_variable(g, name, full, framework._shape_arg(shape),
-                                                      dtype, initializer, partitioner,
-                                                      trainable)
-    if not isinstance(initializer, Initializer):
-        with g.name_scope(scope + "/" if scope else None):
-            value = framework._numpy_value(initializer, dtype) if not callable(initializer) \
-                else initializer
-            return Variable(value, trainable=trainable, name=name, dtype=dtype)
+    with g.name_scope(scope.name + "/" if scope.name else None):
+        if isinstance(initializer, Initializer):
+            return _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
+                                 initializer, partitioner, trainable)
+        if partitioner is not None:
+            raise ValueError("partitioned variable %s needs an initializer of tfd's "
+                             "(zeros_initializer, random_normal_initializer, ...)" % full)
+        return _variable_from_value(name, full, shape, dtype, initializer, trainable)
+
+
+def _new_variable(g, name, full, shape, dtype, initializer, partitioner, trainable):
+    """get_variable's variable of `shape` filled by a tfd initializer."""
     if shape is None:
         raise ValueError("get_variable(%s) needs a shape" % full)
     shape = framework._shape_arg(shape)
-    with g.name_scope(scope + "/" if scope else None):
-        info = g._builder.variable(g._context(), name, shape, dtype.name,
-                                   initializer.spec(shape, dtype, full), bool(trainable), False)
+    if partitioner is not None:
+        from . import embedding_ops
+        return embedding_ops.partitioned_variable(g, name, full, shape, dtype, initializer,
+                                                  partitioner, trainable)
+    info = g._builder.variable(g._context(), name, shape, dtype.name,
+                               initializer.spec(shape, dtype, full), bool(trainable), False)
     return Variable(_info=info, _graph=g)
+
+
+def _variable_from_value(name, full, shape, dtype, initializer, trainable):
+    """get_variable with a tensor, a Python or numpy value, or a function
+    of no arguments returning one, as the initializer: the variable takes
+    its shape, and its dtype when none is given (TF's choice for a Python
+    value: float32, int32). A tensor of another dtype than `dtype` is
+    TF1's ValueError; a value is converted to it, as tfd.constant does."""
+    constant = not callable(initializer)
+    if constant and shape is not None:
+        raise ValueError("get_variable(%s): if initializer is a constant, do not specify "
+                         "shape" % full)
+    value = initializer if constant else initializer()
+    if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
+        value = framework._as_graph_element(value)
+        if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:
+            raise ValueError("get_variable(%s): initializer type '%s' and explicit dtype '%s' "
+                             "don't match" % (full, value.dtype.name, dtypes.as_dtype(dtype).name))
+    else:
+        value = framework._numpy_value(value, dtype)
+    if shape is not None and framework.TensorShape(framework._shape_arg(shape)) != value.shape:
+        raise ValueError("get_variable(%s): the initializer gave shape %s, not %s"
+                         % (full, list(value.shape), framework._shape_arg(shape)))
+    return Variable(value, trainable=trainable, name=name)
