@@ -45,12 +45,57 @@ def _binary(op):
 add = _binary(_raw.add)
 subtract = _binary(_raw.sub)
 multiply = _binary(_raw.mul)
-divide = _binary(_raw.div)
-truediv = divide
-div = divide
 floordiv = _binary(_raw.floor_div)
+floordiv.__doc__ = "TF1's tf.floordiv and //: x / y rounded toward -inf (FloorDiv)."
 floormod = _binary(_raw.floor_mod)
+floormod.__doc__ = "TF1's tf.floormod, tf.mod and %: the remainder with y's sign (FloorMod)."
 mod = floormod
+truncatemod = _binary(_raw.mod)
+truncatemod.__doc__ = "TF1's tf.truncatemod: the remainder with x's sign, C's % and fmod (Mod)."
+
+# TF1's _TRUEDIV_TABLE: the float type each dtype divides in (None: as it is).
+_TRUEDIV = {"uint8": dtypes.float32, "int32": dtypes.float64, "int64": dtypes.float64,
+            "float32": None, "float64": None}
+
+
+def truediv(x, y, name=None):
+    """TF1's tf.truediv and x / y (Python 3's division): uint8 is cast to
+    float32, int32 and int64 to float64, then divided; floats divide as they
+    are (IEEE: x / 0 is +-inf, 0 / 0 NaN). Other dtypes raise TypeError."""
+    a, b = _pair(x, y)
+    if a.dtype != b.dtype:
+        raise TypeError("truediv: x is %s but y is %s" % (a.dtype.name, b.dtype.name))
+    if a.dtype.name not in _TRUEDIV:
+        raise TypeError("truediv: invalid dtype %s" % a.dtype.name)
+    to = _TRUEDIV[a.dtype.name]
+    if to is not None:
+        a, b = cast(a, to), cast(b, to)
+    return _raw.div(a, b, name=name)
+
+
+def divide(x, y, name=None):
+    """TF1's tf.divide: x / y, that is truediv (integers divide as floats)."""
+    return truediv(x, y, name=name)
+
+
+def div(x, y, name=None):
+    """TF1's tf.div, Python 2's division: floats divide (Div), integers
+    floor-divide (FloorDiv; uint8, never negative, by Div): div(-7, 2) is -4.
+    An integer divisor of 0 fails the step with InvalidArgumentError."""
+    a, b = _pair(x, y)
+    if a.dtype.is_integer and a.dtype != dtypes.uint8:
+        return _raw.floor_div(a, b, name=name)
+    return _raw.div(a, b, name=name)
+
+
+def truncatediv(x, y, name=None):
+    """TF1's tf.truncatediv: integer division rounded toward zero (Div), so
+    truncatediv(-7, 2) is -3. Integers only, as TF1's kernel: TypeError for
+    floats."""
+    a, b = _pair(x, y)
+    if not a.dtype.is_integer:
+        raise TypeError("truncatediv takes integers, not %s (as TF1's)" % a.dtype.name)
+    return _raw.div(a, b, name=name)
 pow = _binary(_raw.pow)  # noqa: A001 (TF's name)
 maximum = _binary(_raw.maximum)
 minimum = _binary(_raw.minimum)
@@ -383,7 +428,7 @@ _OPERATORS = {
     "__add__": add, "__radd__": _reflected(add),
     "__sub__": subtract, "__rsub__": _reflected(subtract),
     "__mul__": multiply, "__rmul__": _reflected(multiply),
-    "__truediv__": divide, "__rtruediv__": _reflected(divide),
+    "__truediv__": truediv, "__rtruediv__": _reflected(truediv),
     "__floordiv__": floordiv, "__rfloordiv__": _reflected(floordiv),
     "__mod__": floormod, "__rmod__": _reflected(floormod),
     "__pow__": pow, "__rpow__": _reflected(pow),
