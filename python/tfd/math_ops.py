@@ -4,11 +4,10 @@ generated op functions (op_gen.py) so that each builds the node its op
 defines and nothing else.
 """
 import builtins
-import types
 
 import numpy as np
 
-from . import _tfd, dtypes, errors, framework
+from . import dtypes, framework
 from .random_seed import _op_seeds
 from .op_gen import raw_ops as _raw
 
@@ -312,77 +311,6 @@ def stop_gradient(input, name=None):  # noqa: A002
     return _raw.stop_gradient(_t(input), name=name)
 
 
-def _softmax_xent(op, labels, logits, name):
-    logits = _t(logits)
-    return op(logits, _c(labels, dtype=None if _is_tensor(labels) else logits.dtype),
-              name=name)[0]
-
-
-def _nn():
-    nn = types.SimpleNamespace()
-    nn.relu = _raw.relu
-    nn.relu6 = _raw.relu6
-    nn.elu = _raw.elu
-    nn.selu = _raw.selu
-    nn.softplus = _raw.softplus
-    nn.sigmoid = _raw.sigmoid
-    nn.tanh = _raw.tanh
-    nn.softmax = _raw.softmax
-    nn.log_softmax = _raw.log_softmax
-    nn.l2_loss = _raw.l2_loss
-    nn.bias_add = lambda value, bias, name=None: _raw.bias_add(_t(value), _t(bias), name=name)
-    nn.leaky_relu = lambda features, alpha=0.2, name=None: _raw.leaky_relu(
-        _t(features), alpha=alpha, name=name)
-
-    def conv2d(input, filter, strides, padding, name=None, **attrs):  # noqa: A002
-        return _raw.conv2d(_t(input), _t(filter), strides=list(strides), padding=padding,
-                           name=name, **attrs)
-
-    def max_pool(value, ksize, strides, padding, name=None):
-        return _raw.max_pool(_t(value), ksize=list(ksize), strides=list(strides),
-                             padding=padding, name=name)
-
-    def avg_pool(value, ksize, strides, padding, name=None):
-        return _raw.avg_pool(_t(value), ksize=list(ksize), strides=list(strides),
-                             padding=padding, name=name)
-
-    def softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
-        return _softmax_xent(_raw.softmax_cross_entropy_with_logits, labels, logits, name)
-
-    def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
-        logits = _t(logits)
-        return _raw.sparse_softmax_cross_entropy_with_logits(logits, _t(labels), name=name)[0]
-
-    def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-        """TF1's dropout (api/ops.h's Dropout): each element kept with
-        probability 1 - rate and scaled by 1 / (1 - rate), or zeroed; the mask
-        seeded as random_uniform. Give rate or (TF1's older) keep_prob."""
-        if (rate is None) == (keep_prob is None):
-            raise errors.InvalidArgumentError(
-                "dropout takes exactly one of rate and keep_prob; got rate=%r, keep_prob=%r"
-                % (rate, keep_prob))
-        if noise_shape is not None:
-            raise errors.InvalidArgumentError(
-                "dropout: noise_shape is not supported; got %r" % (noise_shape,))
-        rate = 1.0 - float(keep_prob) if rate is None else float(rate)
-        x = _t(x)
-        g = x.graph
-        return g._tensor(_tfd.dropout(g._builder, g._context(), name or "", x._ref(), rate,
-                                      None if seed is None else int(seed)))
-
-    nn.conv2d = conv2d
-    nn.max_pool = max_pool
-    nn.avg_pool = avg_pool
-    nn.softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits
-    nn.softmax_cross_entropy_with_logits_v2 = softmax_cross_entropy_with_logits
-    nn.sparse_softmax_cross_entropy_with_logits = sparse_softmax_cross_entropy_with_logits
-    nn.dropout = dropout
-    return nn
-
-
-nn = _nn()
-
-
 # Python's operators on tensors ---------------------------------------------
 def _slice_spec(key):
     """begin, end, strides and the masks of StridedSlice for a [] key of
@@ -449,6 +377,8 @@ def install_operators(cls):
 
 
 install_operators(framework.Tensor)
+
+from .nn_ops import nn  # noqa: E402 (nn_ops builds on the functions above)
 
 __all__ = [n for n, v in list(globals().items())
            if not n.startswith("_") and callable(v) and getattr(v, "__module__", "") == __name__

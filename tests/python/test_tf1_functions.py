@@ -106,3 +106,196 @@ def test_truncatemod_of_floats_is_fmod():
     with np.errstate(invalid="ignore"):
         np.testing.assert_array_equal(run(tfd.truncatemod(xs, tfd.constant(ys))),
                                       np.fmod(xs, ys))
+
+
+# Dropout with a fed keep_prob -------------------------------------------------
+def test_dropout_takes_a_fed_keep_prob():
+    keep_prob = tfd.placeholder(tfd.float32, [], name="keep_prob")
+    xs = np.random.RandomState(0).uniform(1, 2, size=4000).astype(np.float32)
+    y = tfd.nn.dropout(tfd.constant(xs), keep_prob)
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {keep_prob: 1.0}), xs)
+        half = sess.run(y, {keep_prob: 0.5})
+    kept = half != 0
+    assert abs(kept.mean() - 0.5) < 0.05  # 4000 draws: over 6 standard deviations
+    np.testing.assert_allclose(half[kept], xs[kept] * 2, rtol=1e-6)
+
+
+def test_dropout_with_a_tensor_rate_follows_the_graph_seed():
+    def draw(seed):
+        with tfd.Graph().as_default():
+            tfd.set_random_seed(seed)
+            rate = tfd.placeholder(tfd.float32, [])
+            y = tfd.nn.dropout(tfd.ones([1000]), rate=rate)
+            with tfd.Session() as sess:
+                return [sess.run(y, {rate: 0.25}) for _ in range(2)]
+
+    a, b = draw(5), draw(5)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    assert not np.array_equal(a[0], a[1])
+    assert not np.array_equal(a[0], draw(6)[0])
+    assert set(np.unique(a[0])) <= {0.0, np.float32(1 / np.float32(0.75))}
+
+
+def test_dropout_with_a_tensor_keep_prob_has_the_gradient_of_its_mask():
+    keep = tfd.placeholder(tfd.float32, [])
+    x = tfd.constant(np.ones(500, np.float32))
+    y = tfd.nn.dropout(x, keep, seed=3)
+    (g,) = tfd.gradients(y, [x])
+    got_y, got_g = run([y, g], {keep: 0.5})
+    np.testing.assert_array_equal(got_g, got_y)  # d(x / keep * mask)/dx = mask / keep
+
+
+# nn ---------------------------------------------------------------------------
+def softmax_ref(x, axis):
+    e = np.exp(x - x.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+@pytest.mark.parametrize("axis", [None, -1, 0, 1, -3])
+def test_softmax_and_log_softmax_along_an_axis(axis):
+    xs = np.random.RandomState(2).normal(size=(3, 4, 5)) * 3
+    x = tfd.constant(xs)
+    got = run([tfd.nn.softmax(x, axis=axis), tfd.nn.log_softmax(x, axis)])
+    a = -1 if axis is None else axis
+    np.testing.assert_allclose(got[0], softmax_ref(xs, a), rtol=1e-12)
+    np.testing.assert_allclose(got[1], np.log(softmax_ref(xs, a)), rtol=1e-12, atol=1e-14)
+    w = np.random.RandomState(3).normal(size=(3, 4, 5))
+    check_gradient(lambda v: tfd.nn.softmax(v, axis) * w, xs)
+    check_gradient(lambda v: tfd.nn.log_softmax(v, axis) * w, xs)
+
+
+def test_top_k_and_in_top_k():
+    xs = np.array([[1.0, 5.0, 3.0, 5.0], [0.0, -1.0, 2.0, 1.0]], np.float32)
+    values, indices = tfd.nn.top_k(xs, 2)
+    top = tfd.nn.top_k(tfd.constant(xs), k=3)
+    got = run([values, indices, top.values, top.indices])
+    np.testing.assert_array_equal(got[0], [[5, 5], [2, 1]])
+    np.testing.assert_array_equal(got[1], [[1, 3], [2, 3]])
+    assert got[1].dtype == np.int32
+    np.testing.assert_array_equal(got[2], [[5, 5, 3], [2, 1, 0]])
+    np.testing.assert_array_equal(run(tfd.nn.top_k(xs).values), [[5], [2]])
+    got = run(tfd.nn.in_top_k(xs, [2, 1], 2))
+    np.testing.assert_array_equal(got, [False, False])
+    got = run(tfd.nn.in_top_k(tfd.constant(xs), tfd.constant([3, 0], tfd.int64), k=3))
+    np.testing.assert_array_equal(got, [True, True])
+
+
+def test_lrn_is_tf1_formula():
+    xs = np.random.RandomState(4).normal(size=(2, 3, 3, 8))
+    for fn in (tfd.nn.lrn, tfd.nn.local_response_normalization):
+        got = run([fn(tfd.constant(xs)), fn(tfd.constant(xs), 2, 0.5, 0.1, 0.75)])
+        for g, (r, bias, alpha, beta) in zip(got, [(5, 1, 1, 0.5), (2, 0.5, 0.1, 0.75)]):
+            sq = np.stack([np.sum(xs[..., max(0, d - r):d + r + 1] ** 2, -1)
+                           for d in range(8)], -1)
+            np.testing.assert_allclose(g, xs / (bias + alpha * sq) ** beta, rtol=1e-6)
+
+
+def conv_ref(x, f, stride, padding, dilation=1, depthwise=False):
+    """Cross-correlation of NHWC x with filter f, numpy loops."""
+    n, h, w, c = x.shape
+    fh, fw = f.shape[:2]
+    eh, ew = (fh - 1) * dilation + 1, (fw - 1) * dilation + 1
+    if padding == "SAME":
+        oh, ow = -(-h // stride), -(-w // stride)
+        ph, pw = max((oh - 1) * stride + eh - h, 0), max((ow - 1) * stride + ew - w, 0)
+        x = np.pad(x, [[0, 0], [ph // 2, ph - ph // 2], [pw // 2, pw - pw // 2], [0, 0]])
+    else:
+        oh, ow = (h - eh) // stride + 1, (w - ew) // stride + 1
+    out = []
+    for i in range(oh):
+        row = []
+        for j in range(ow):
+            patch = x[:, i * stride:i * stride + eh:dilation, j * stride:j * stride + ew:dilation]
+            if depthwise:  # [n, fh, fw, c] x [fh, fw, c, m] -> [n, c * m]
+                row.append(np.einsum("nhwc,hwcm->ncm", patch, f).reshape(n, -1))
+            else:
+                row.append(np.einsum("nhwc,hwco->no", patch, f))
+        out.append(np.stack(row, 1))
+    return np.stack(out, 1)
+
+
+def test_depthwise_conv2d_with_strides_and_rates():
+    rs = np.random.RandomState(5)
+    xs, fs = rs.normal(size=(2, 7, 6, 3)), rs.normal(size=(3, 2, 3, 2))
+    x, f = tfd.constant(xs), tfd.constant(fs)
+    got = run([tfd.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "VALID"),
+               tfd.nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "SAME"),
+               tfd.nn.depthwise_conv2d(x, f, [1, 1, 1, 1], "SAME", rate=[2, 2]),
+               tfd.nn.depthwise_conv2d_native(x, f, [1, 2, 1, 1], "VALID")])
+    want = [conv_ref(xs, fs, 1, "VALID", depthwise=True),
+            conv_ref(xs, fs, 2, "SAME", depthwise=True),
+            conv_ref(xs, fs, 1, "SAME", dilation=2, depthwise=True)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[3], conv_ref(xs, fs, 1, "VALID", depthwise=True)[:, ::2],
+                               rtol=1e-10, atol=1e-12)
+    with pytest.raises(ValueError, match="rate"):
+        tfd.nn.depthwise_conv2d(x, f, [1, 2, 2, 1], "SAME", rate=[2, 2])
+
+
+@pytest.mark.parametrize("stride,padding", [(1, "SAME"), (2, "SAME"), (2, "VALID")])
+def test_conv2d_transpose_is_the_adjoint_of_conv2d(stride, padding):
+    rs = np.random.RandomState(6)
+    xs, fs = rs.normal(size=(2, 6, 5, 3)), rs.normal(size=(3, 3, 3, 4))
+    conv = conv_ref(xs, fs, stride, padding)
+    ys = rs.normal(size=conv.shape)
+    back = run(tfd.nn.conv2d_transpose(tfd.constant(ys), tfd.constant(fs), xs.shape,
+                                       [1, stride, stride, 1], padding))
+    assert back.shape == xs.shape
+    np.testing.assert_allclose(np.sum(back * xs), np.sum(conv * ys), rtol=1e-10)
+    with pytest.raises(ValueError, match="channels"):
+        tfd.nn.conv2d_transpose(tfd.constant(ys), tfd.constant(fs[..., :3]), xs.shape,
+                                [1, stride, stride, 1], padding)
+
+
+def test_fused_batch_norm_training_and_inference():
+    rs = np.random.RandomState(7)
+    xs = rs.normal(2.0, 3.0, size=(4, 3, 2, 5)).astype(np.float32)
+    scale, offset = rs.uniform(0.5, 2, 5).astype(np.float32), rs.normal(size=5).astype(np.float32)
+    mean, var = xs.mean((0, 1, 2)), xs.var((0, 1, 2))
+    y, bm, bv = tfd.nn.fused_batch_norm(tfd.constant(xs), scale, offset)
+    given = rs.normal(size=5).astype(np.float32), rs.uniform(1, 2, 5).astype(np.float32)
+    yi, im, iv = tfd.nn.fused_batch_norm(tfd.constant(xs), scale, offset, *given,
+                                         epsilon=0.01, is_training=False)
+    got = run([y, bm, bv, yi, im, iv])
+    np.testing.assert_allclose(got[0], (xs - mean) / np.sqrt(var + 0.001) * scale + offset,
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(got[1], mean, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[2], var * 24 / 23, rtol=1e-5)  # unbiased, as TF1's
+    np.testing.assert_allclose(got[3], (xs - given[0]) / np.sqrt(given[1] + 0.01) * scale
+                               + offset, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(got[4], given[0])
+    np.testing.assert_array_equal(got[5], given[1])
+    with pytest.raises(ValueError, match="is_training"):
+        tfd.nn.fused_batch_norm(tfd.constant(xs), scale, offset, is_training=False)
+
+
+def test_batch_normalization_and_moments_with_gradients():
+    rs = np.random.RandomState(8)
+    xs = rs.normal(1.0, 2.0, size=(6, 4))
+    scale, offset = rs.uniform(0.5, 2, 4), rs.normal(size=4)
+    mean, variance = tfd.nn.moments(tfd.constant(xs), [0])
+    y = tfd.nn.batch_normalization(tfd.constant(xs), mean, variance, offset, scale, 1e-3)
+    m2, v2 = tfd.nn.moments(tfd.constant(xs), axes=[0, 1], keep_dims=True)
+    got = run([mean, variance, y, m2, v2, tfd.nn.batch_normalization(xs, 1.0, 4.0, None, None,
+                                                                      0.0)])
+    np.testing.assert_allclose(got[0], xs.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(got[1], xs.var(0), rtol=1e-12)
+    np.testing.assert_allclose(got[2], (xs - xs.mean(0)) / np.sqrt(xs.var(0) + 1e-3) * scale
+                               + offset, rtol=1e-10, atol=1e-12)
+    assert got[3].shape == (1, 1)
+    np.testing.assert_allclose(got[3], [[xs.mean()]], rtol=1e-12)
+    np.testing.assert_allclose(got[4], [[xs.var()]], rtol=1e-12)
+    np.testing.assert_allclose(got[5], (xs - 1.0) / 2.0, rtol=1e-12)
+
+    w = rs.normal(size=(6, 4))
+
+    def normalized(v):
+        m, s = tfd.nn.moments(v, [0])
+        return tfd.nn.batch_normalization(v, m, s, offset, scale, 1e-3) * w
+
+    check_gradient(normalized, xs, rtol=1e-5, atol=1e-7)
+    check_gradient(lambda v: tfd.nn.moments(v, [1])[1] * w[0, :], xs[:4].T.copy())
+    check_gradient(lambda v: tfd.nn.moments(v, [0, 1])[0] * 3.0, xs)
