@@ -147,6 +147,168 @@ def test_dropout_with_a_tensor_keep_prob_has_the_gradient_of_its_mask():
     np.testing.assert_array_equal(got_g, got_y)  # d(x / keep * mask)/dx = mask / keep
 
 
+# Array functions --------------------------------------------------------------
+def test_split_into_equal_pieces_and_by_sizes():
+    xs = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = tfd.constant(xs)
+    got = run([tfd.split(x, 2), tfd.split(x, 3, axis=1), tfd.split(x, [1, 3, 2], 1),
+               tfd.split(x, [1, -1, 2], axis=-1), tfd.split(x, np.array([3, 1]), num=2)])
+    for g, w in zip(got, [np.split(xs, 2), np.split(xs, 3, axis=1),
+                          np.split(xs, [1, 4], axis=1), np.split(xs, [1, 4], axis=1),
+                          np.split(xs, [3])]):
+        assert len(g) == len(w)
+        for a, b in zip(g, w):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="do not fit"):
+        tfd.split(x, [1, 2], axis=1)
+    with pytest.raises(TypeError, match="tensor"):
+        tfd.split(x, tfd.constant([3, 3]), axis=1)
+
+
+def test_split_by_sizes_with_an_unknown_dimension():
+    p = tfd.placeholder(tfd.float32, [None, 2])
+    pieces = tfd.split(p, [2, -1, 1])
+    xs = np.arange(12, dtype=np.float32).reshape(6, 2)
+    got = run(pieces, {p: xs})
+    for a, b in zip(got, np.split(xs, [2, 5])):
+        np.testing.assert_array_equal(a, b)
+    (g,) = tfd.gradients(tfd.reduce_sum(pieces[1]) * 2.0, [p])
+    np.testing.assert_array_equal(run(g, {p: xs}), np.repeat([0, 0, 2, 2, 2, 0], 2)
+                                  .reshape(6, 2).astype(np.float32))
+
+
+@pytest.mark.parametrize("shape", [[5], [3, 4], [2, 3, 4], []])
+def test_where_of_a_condition_alone_gives_coordinates(shape):
+    cond = np.random.RandomState(1).uniform(size=shape) > 0.5
+    got = run(tfd.where(tfd.constant(cond)))
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, np.argwhere(cond))
+    assert run(tfd.where(tfd.constant(np.zeros([2, 3], bool)))).shape == (0, 2)
+
+
+def test_where_chooses_between_x_and_y():
+    cond = tfd.constant([True, False, True])
+    np.testing.assert_array_equal(run(tfd.where(cond, [1.0, 2.0, 3.0], tfd.zeros([3]))),
+                                  [1.0, 0.0, 3.0])
+    with pytest.raises(ValueError, match="both"):
+        tfd.where(cond, x=tfd.zeros([3]))
+
+
+def test_pad_with_zeros_and_with_a_constant_value():
+    xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    paddings = [[1, 0], [2, 1]]
+    x = tfd.constant(xs)
+    got = run([tfd.pad(x, paddings), tfd.pad(x, paddings, constant_values=-1.5),
+               tfd.pad(tfd.constant(np.array([1, 2], np.int64)), [[1, 2]], "constant", None, 9)])
+    np.testing.assert_array_equal(got[0], np.pad(xs, paddings))
+    np.testing.assert_array_equal(got[1], np.pad(xs, paddings, constant_values=-1.5))
+    np.testing.assert_array_equal(got[2], [9, 1, 2, 9, 9])
+    (g,) = tfd.gradients(tfd.reduce_sum(tfd.pad(x, paddings, constant_values=3.0) * 2.0), [x])
+    np.testing.assert_array_equal(run(g), np.full((2, 3), 2.0, np.float32))
+    for mode in ("REFLECT", "SYMMETRIC"):
+        with pytest.raises(NotImplementedError, match="MirrorPad"):
+            tfd.pad(x, paddings, mode)
+    with pytest.raises(ValueError, match="mode"):
+        tfd.pad(x, paddings, "WRAP")
+
+
+def test_range_as_tf1():
+    got = run([tfd.range(5), tfd.range(limit=5), tfd.range(2, 9, 3), tfd.range(0, 1, 0.25),
+               tfd.range(5, dtype=tfd.float64), tfd.range(5, 0, -2)])
+    want = [np.arange(5), np.arange(5), np.arange(2, 9, 3), np.arange(0, 1, 0.25),
+            np.arange(5.0), np.arange(5, 0, -2)]
+    dtypes = [np.int32, np.int32, np.int32, np.float32, np.float64, np.int32]
+    for g, w, d in zip(got, want, dtypes):
+        assert g.dtype == d
+        np.testing.assert_array_equal(g, w)
+    n = tfd.placeholder(tfd.int64, [])
+    got = run(tfd.range(n), {n: 3})
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, [0, 1, 2])
+
+
+def test_placeholder_with_default_takes_its_shape_positionally():
+    p = tfd.placeholder_with_default([1.0, 2.0], [None])
+    assert p.shape.as_list() == [None]
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(p), [1.0, 2.0])
+        np.testing.assert_array_equal(sess.run(p, {p: [3.0, 4.0, 5.0]}), [3.0, 4.0, 5.0])
+
+
+@pytest.mark.parametrize("dtype", [tfd.int32, tfd.int64])
+def test_random_uniform_of_integers(dtype):
+    tfd.set_random_seed(7)
+    x = tfd.random_uniform([5000], minval=-3, maxval=4, dtype=dtype)
+    got = run(x)
+    assert got.dtype == dtype.as_numpy_dtype
+    assert set(np.unique(got)) == set(range(-3, 4))
+    with tfd.Graph().as_default():
+        tfd.set_random_seed(7)
+        again = run(tfd.random_uniform([5000], minval=-3, maxval=4, dtype=dtype))
+    np.testing.assert_array_equal(got, again)
+    with pytest.raises(ValueError, match="maxval"):
+        tfd.random_uniform([2], dtype=dtype)
+
+
+def test_random_uniform_floats_take_tensor_bounds():
+    lo, hi = tfd.placeholder(tfd.float32, []), tfd.placeholder(tfd.float32, [])
+    got = run(tfd.random_uniform([1000], lo, hi, seed=1), {lo: 10.0, hi: 12.0})
+    assert got.min() >= 10.0 and got.max() < 12.0 and got.max() > 11.5
+
+
+def test_report_uninitialized_variables_of_every_variable():
+    a = tfd.Variable(1.0, name="a")
+    tfd.Variable(2.0, name="b")
+    report = tfd.report_uninitialized_variables()
+    with tfd.Session() as sess:
+        assert list(sess.run(report)) == [b"a", b"b"]
+        sess.run(a.initializer)
+        assert list(sess.run(report)) == [b"b"]
+        assert list(sess.run(tfd.report_uninitialized_variables([a]))) == []
+
+
+def test_cumsum_runs_along_axis_0_by_default():
+    xs = np.arange(12, dtype=np.float64).reshape(3, 4)
+    x = tfd.constant(xs)
+    got = run([tfd.cumsum(x), tfd.cumsum(x, axis=1), tfd.cumsum(x, 1, exclusive=True),
+               tfd.cumsum(x, reverse=True)])
+    np.testing.assert_array_equal(got[0], np.cumsum(xs, 0))
+    np.testing.assert_array_equal(got[1], np.cumsum(xs, 1))
+    np.testing.assert_array_equal(got[2], np.cumsum(xs, 1) - xs)
+    np.testing.assert_array_equal(got[3], np.cumsum(xs[::-1], 0)[::-1])
+
+
+# Reductions and clipping ------------------------------------------------------
+def test_clip_by_value_as_numpy_with_nan_and_inf():
+    xs = np.array([-np.inf, -2, -1, 0, 0.5, 1, 3, np.inf, np.nan], np.float32)
+    got = run(tfd.clip_by_value(tfd.constant(xs), -1.0, 1.0))
+    np.testing.assert_array_equal(got, np.clip(xs, -1, 1))
+    check_gradient(lambda x: tfd.clip_by_value(x, -1.0, 1.0) * x,
+                   np.array([-2.0, -0.5, 0.25, 0.75, 3.0]))
+
+
+def test_reduce_logsumexp_is_stable_with_inf():
+    xs = np.array([[1000.0, 1000.0, -1000.0],
+                   [-np.inf, -np.inf, -np.inf],
+                   [np.inf, 1.0, -np.inf],
+                   [1.0, np.nan, 2.0],
+                   [-1.0, 0.5, 2.0]])
+    x = tfd.constant(xs)
+    got = run([tfd.reduce_logsumexp(x, axis=1), tfd.reduce_logsumexp(x, 1, keepdims=True),
+               tfd.reduce_logsumexp(x[4:])])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        finite_max = np.where(np.isfinite(xs.max(1)), xs.max(1), 0)
+        want = np.log(np.exp(xs - finite_max[:, None]).sum(1)) + finite_max
+    np.testing.assert_allclose(got[0], want, rtol=1e-12)
+    np.testing.assert_allclose(want[[0, 1, 2, 4]], [1000 + np.log(2), -np.inf, np.inf,
+                                                    np.log(np.exp(xs[4]).sum())], rtol=1e-12)
+    assert np.isnan(got[0][3])
+    np.testing.assert_allclose(got[1], want[:, None], rtol=1e-12)
+    np.testing.assert_allclose(got[2], np.log(np.exp(xs[4]).sum()), rtol=1e-12)
+    check_gradient(lambda x: tfd.reduce_logsumexp(x, axis=0),
+                   np.array([[0.5, -1.0], [2.0, 0.1], [-0.3, 0.7]]))
+
+
 # nn ---------------------------------------------------------------------------
 def softmax_ref(x, axis):
     e = np.exp(x - x.max(axis, keepdims=True))
