@@ -4,11 +4,10 @@ generated op functions (op_gen.py) so that each builds the node its op
 defines and nothing else.
 """
 import builtins
-import types
 
 import numpy as np
 
-from . import _tfd, dtypes, errors, framework
+from . import dtypes, framework
 from .random_seed import _op_seeds
 from .op_gen import raw_ops as _raw
 
@@ -45,12 +44,57 @@ def _binary(op):
 add = _binary(_raw.add)
 subtract = _binary(_raw.sub)
 multiply = _binary(_raw.mul)
-divide = _binary(_raw.div)
-truediv = divide
-div = divide
 floordiv = _binary(_raw.floor_div)
+floordiv.__doc__ = "TF1's tf.floordiv and //: x / y rounded toward -inf (FloorDiv)."
 floormod = _binary(_raw.floor_mod)
+floormod.__doc__ = "TF1's tf.floormod, tf.mod and %: the remainder with y's sign (FloorMod)."
 mod = floormod
+truncatemod = _binary(_raw.mod)
+truncatemod.__doc__ = "TF1's tf.truncatemod: the remainder with x's sign, C's % and fmod (Mod)."
+
+# TF1's _TRUEDIV_TABLE: the float type each dtype divides in (None: as it is).
+_TRUEDIV = {"uint8": dtypes.float32, "int32": dtypes.float64, "int64": dtypes.float64,
+            "float32": None, "float64": None}
+
+
+def truediv(x, y, name=None):
+    """TF1's tf.truediv and x / y (Python 3's division): uint8 is cast to
+    float32, int32 and int64 to float64, then divided; floats divide as they
+    are (IEEE: x / 0 is +-inf, 0 / 0 NaN). Other dtypes raise TypeError."""
+    a, b = _pair(x, y)
+    if a.dtype != b.dtype:
+        raise TypeError("truediv: x is %s but y is %s" % (a.dtype.name, b.dtype.name))
+    if a.dtype.name not in _TRUEDIV:
+        raise TypeError("truediv: invalid dtype %s" % a.dtype.name)
+    to = _TRUEDIV[a.dtype.name]
+    if to is not None:
+        a, b = cast(a, to), cast(b, to)
+    return _raw.div(a, b, name=name)
+
+
+def divide(x, y, name=None):
+    """TF1's tf.divide: x / y, that is truediv (integers divide as floats)."""
+    return truediv(x, y, name=name)
+
+
+def div(x, y, name=None):
+    """TF1's tf.div, Python 2's division: floats divide (Div), integers
+    floor-divide (FloorDiv; uint8, never negative, by Div): div(-7, 2) is -4.
+    An integer divisor of 0 fails the step with InvalidArgumentError."""
+    a, b = _pair(x, y)
+    if a.dtype.is_integer and a.dtype != dtypes.uint8:
+        return _raw.floor_div(a, b, name=name)
+    return _raw.div(a, b, name=name)
+
+
+def truncatediv(x, y, name=None):
+    """TF1's tf.truncatediv: integer division rounded toward zero (Div), so
+    truncatediv(-7, 2) is -3. Integers only, as TF1's kernel: TypeError for
+    floats."""
+    a, b = _pair(x, y)
+    if not a.dtype.is_integer:
+        raise TypeError("truncatediv takes integers, not %s (as TF1's)" % a.dtype.name)
+    return _raw.div(a, b, name=name)
 pow = _binary(_raw.pow)  # noqa: A001 (TF's name)
 maximum = _binary(_raw.maximum)
 minimum = _binary(_raw.minimum)
@@ -109,6 +153,33 @@ reduce_min = _reduction(_raw.min)
 reduce_prod = _reduction(_raw.prod)
 
 
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None,
+                     reduction_indices=None, keep_dims=None):
+    """TF1's tf.reduce_logsumexp: log(sum(exp(x))) over axis, computed as TF1
+    does, with the (finite) maximum taken out first: no overflow; all -inf
+    gives -inf, a +inf gives inf, a NaN NaN. Its gradient is softmax's."""
+    x = _t(input_tensor)
+    axis = reduction_indices if axis is None else axis
+    keep = bool(keep_dims if keep_dims is not None else keepdims)
+    top = reduce_max(x, axis, keepdims=True)
+    top = stop_gradient(where(_raw.is_finite(top), top, zeros_like(top)))
+    out = _raw.log(reduce_sum(_raw.exp(x - top), axis, keepdims=keep))
+    return add(out, top if keep else reshape(top, _raw.shape(out)), name=name)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """TF1's tf.clip_by_value: maximum(minimum(t, max), min), element-wise;
+    NaN stays NaN (as numpy.clip). The gradient passes where t is inside."""
+    t = _t(t)
+    return maximum(minimum(t, clip_value_max), clip_value_min, name=name)
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """TF1's tf.cumsum: running sums along axis (0 by default, as TF1)."""
+    return _raw.cumsum(_t(x), _c(axis, dtype=dtypes.int32), exclusive=exclusive,
+                       reverse=reverse, name=name)
+
+
 def argmax(input, axis=None, name=None, output_type=dtypes.int64):  # noqa: A002
     return _raw.arg_max(_t(input), _c(0 if axis is None else axis, dtype=dtypes.int32),
                         output_type=output_type, name=name)
@@ -130,6 +201,68 @@ def transpose(a, perm=None, name=None):
             raise ValueError("transpose without perm needs the rank of %s" % a.name)
         perm = list(reversed(builtins.range(a.shape.ndims)))
     return _raw.transpose(a, _c(perm, dtype=dtypes.int32), name=name)
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """TF1's tf.split: an int n cuts value into n equal pieces along axis
+    (Split); a list of sizes, one of which may be -1 (the rest), into pieces
+    of those sizes (from Slice ops: the registry has no SplitV). Sizes as a
+    tensor are not supported (TypeError); num is checked against the list."""
+    value = _t(value)
+    if _is_tensor(num_or_size_splits):
+        raise TypeError("split: sizes as a tensor are not supported; give a list of ints")
+    if np.ndim(num_or_size_splits) == 0:
+        return _raw.split(_c(axis, dtype=dtypes.int32), value,
+                          num_split=int(num_or_size_splits), name=name)
+    sizes = [int(s) for s in num_or_size_splits]
+    rank = value.shape.ndims
+    if rank is None:
+        raise ValueError("split by sizes needs the rank of %s" % value.name)
+    if num is not None and num != len(sizes):
+        raise ValueError("split: num=%d but %d sizes" % (num, len(sizes)))
+    if sizes.count(-1) > 1 or any(s < -1 for s in sizes):
+        raise ValueError("split: sizes %r may hold one -1 and no other negative" % (sizes,))
+    a = axis % rank
+    dim, known = value.shape[a], sum(s for s in sizes if s != -1)
+    if dim is not None and (known != dim if -1 not in sizes else known > dim):
+        raise ValueError("split: sizes %r do not fit dimension %d of size %d" % (sizes, a, dim))
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = dim - known if dim is not None else _raw.shape(value)[a] - known
+    pieces, begin = [], 0
+    with framework.name_scope(name):
+        for s in sizes:
+            starts, extents = [0] * rank, [-1] * rank
+            starts[a], extents[a] = begin, s
+            pieces.append(_raw.slice(value, _int_vector(starts), _int_vector(extents)))
+            begin = begin + s
+    return pieces
+
+
+def _int_vector(items):
+    """An int32 vector of Python ints and int32 scalars."""
+    if all(isinstance(i, int) for i in items):
+        return _c(items, dtype=dtypes.int32)
+    return stack([_c(i, dtype=dtypes.int32) for i in items])
+
+
+def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):  # noqa: A002
+    """TF1's tf.pad: paddings[d] = [before, after] per dimension d. CONSTANT
+    pads with constant_values: 0 (empty strings) by Pad; another value by Pad
+    and Select of it outside the input, as PadV2 would (the registry has
+    none). REFLECT and SYMMETRIC raise NotImplementedError: no MirrorPad."""
+    mode = mode.upper()
+    if mode in ("REFLECT", "SYMMETRIC"):
+        raise NotImplementedError("pad: mode %s needs MirrorPad, which tfd does not have" % mode)
+    if mode != "CONSTANT":
+        raise ValueError("pad: unknown padding mode %s" % mode)
+    x = _t(tensor)
+    p = paddings if _is_tensor(paddings) else _c(paddings, dtype=dtypes.int32)
+    if not _is_tensor(constant_values) and np.ndim(constant_values) == 0 and constant_values == 0:
+        return _raw.pad(x, p, name=name)
+    inside = _raw.pad(_raw.fill(_raw.shape(x), _c(True)), p)
+    padded = _raw.pad(x, p)
+    outside = _raw.fill(_raw.shape(padded), _c(constant_values, dtype=x.dtype))
+    return _raw.select(inside, padded, outside, name=name)
 
 
 def concat(values, axis, name="concat"):
@@ -193,11 +326,27 @@ def ones_like(tensor, dtype=None, name=None):
     return t if dtype is None else cast(t, dtype)
 
 
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+_RANGE_TYPES = ("int32", "int64", "float32", "float64")  # TF1's order, narrowest first
+
+
+def range(start=None, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    """TF1's tf.range: range(limit), range(start, limit, delta) and
+    range(limit=n), as numpy.arange. Without dtype the widest of the
+    arguments' (int32 < int64 < float32 < float64), as TF1 infers it."""
     if limit is None:
         start, limit = 0, start
-    d = dtypes.as_dtype(dtype) if dtype is not None else None
-    return _raw.range(_c(start, dtype=d), _c(limit, dtype=d), _c(delta, dtype=d), name=name)
+    if start is None:
+        start = 0
+    if limit is None:
+        raise TypeError("range needs a limit")
+    args = (start, limit, delta)
+    if dtype is None:
+        found = [_t(a).dtype.name if _is_tensor(a) else framework._numpy_value(a, None).dtype.name
+                 for a in args]
+        dtype = max(found, key=lambda n: _RANGE_TYPES.index(n) if n in _RANGE_TYPES else -1)
+    d = dtypes.as_dtype(dtype)
+    start, limit, delta = (cast(a, d) if _is_tensor(a) else _c(a, dtype=d) for a in args)
+    return _raw.range(start, limit, delta, name=name)
 
 
 def _shape_tensor(shape):
@@ -224,10 +373,23 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=Non
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
+    """TF1's tf.random_uniform: floats in [minval, maxval) (maxval 1 by
+    default); int32 and int64 in [minval, maxval) by RandomUniformInt, where
+    maxval is required, as in TF1. Seeded as random_normal."""
     dtype = dtypes.as_dtype(dtype)
+    if dtype.is_integer:
+        if maxval is None:
+            raise ValueError("random_uniform: maxval is required for %s" % dtype.name)
+        shape = _shape_tensor(shape)
+        seed1, seed2 = _op_seeds(seed)
+        return _raw.random_uniform_int(shape, _c(minval, dtype=dtype), _c(maxval, dtype=dtype),
+                                       seed=seed1, seed2=seed2, name=name)
     maxval = 1 if maxval is None else maxval
     x = _random(_raw.random_uniform, shape, dtype, seed)
-    span = _c(maxval - minval, dtype=dtype)
+    if _is_tensor(minval) or _is_tensor(maxval):
+        span = subtract(_c(maxval, dtype=dtype), _c(minval, dtype=dtype))
+    else:
+        span = _c(maxval - minval, dtype=dtype)
     return add(multiply(x, span), _c(minval, dtype=dtype), name=name)
 
 
@@ -238,13 +400,55 @@ def random_shuffle(value, seed=None, name=None):
     return _raw.random_shuffle(value, seed=seed1, seed2=seed2, name=name)
 
 
+def placeholder_with_default(input, shape, name=None):  # noqa: A002
+    """TF1's tf.placeholder_with_default: input's value unless fed; shape
+    (None for an unknown dimension) is what a feed may have."""
+    return _raw.placeholder_with_default(_t(input), shape=shape, name=name)
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """TF1's: the names (bytes) of the variables of var_list, else of every
+    global and local variable, that are not initialized yet."""
+    from . import variables  # it imports this module
+    if var_list is None:
+        var_list = variables.global_variables() + variables.local_variables()
+    return _raw.report_uninitialized_variables(list(var_list), name=name)
+
+
 def identity(input, name=None):  # noqa: A002
     return _raw.identity(_t(input), name=name)
 
 
-def where(condition, x, y, name=None):
+def where(condition, x=None, y=None, name=None):
+    """TF1's tf.where. With x and y: x's elements where condition is true and
+    y's elsewhere (Select: condition is a scalar, has x's shape, or is a
+    vector choosing rows). With condition alone: the int64 coordinates of
+    its true elements, [count, rank], in row-major order (built from
+    DynamicPartition: the registry has no Where op)."""
+    if x is None and y is None:
+        return _where_coordinates(_t(condition), name)
+    if x is None or y is None:
+        raise ValueError("where: x and y must both be given or both be None")
     a, b = _pair(x, y)
     return _raw.select(_t(condition), a, b, name=name)
+
+
+def _where_coordinates(condition, name):
+    rank = condition.shape.ndims
+    if rank is None:
+        raise ValueError("where(condition) needs the rank of %s" % condition.name)
+    i64 = dtypes.int64
+    flat = _raw.cast(reshape(condition, [-1]), DstT=dtypes.int32)
+    ids = _raw.range(_c(0, dtype=i64), cast(_raw.size(condition), i64), _c(1, dtype=i64))
+    true_ids = _raw.dynamic_partition(ids, flat, num_partitions=2)[1]
+    dims = _raw.maximum(_raw.shape(condition, out_type=i64), _c(1, dtype=i64))  # no x // 0
+    if rank == 0:
+        return _raw.fill(stack([_raw.size(true_ids), 0]), _c(0, dtype=i64), name=name)
+    coords, stride = [], _c(1, dtype=i64)
+    for d in reversed(builtins.range(rank)):
+        coords.insert(0, floormod(floordiv(true_ids, stride), dims[d]))
+        stride = stride * dims[d]
+    return stack(coords, axis=1, name=name or "Where")
 
 
 def group(*inputs, name=None):
@@ -265,77 +469,6 @@ def add_n(inputs, name=None):
 
 def stop_gradient(input, name=None):  # noqa: A002
     return _raw.stop_gradient(_t(input), name=name)
-
-
-def _softmax_xent(op, labels, logits, name):
-    logits = _t(logits)
-    return op(logits, _c(labels, dtype=None if _is_tensor(labels) else logits.dtype),
-              name=name)[0]
-
-
-def _nn():
-    nn = types.SimpleNamespace()
-    nn.relu = _raw.relu
-    nn.relu6 = _raw.relu6
-    nn.elu = _raw.elu
-    nn.selu = _raw.selu
-    nn.softplus = _raw.softplus
-    nn.sigmoid = _raw.sigmoid
-    nn.tanh = _raw.tanh
-    nn.softmax = _raw.softmax
-    nn.log_softmax = _raw.log_softmax
-    nn.l2_loss = _raw.l2_loss
-    nn.bias_add = lambda value, bias, name=None: _raw.bias_add(_t(value), _t(bias), name=name)
-    nn.leaky_relu = lambda features, alpha=0.2, name=None: _raw.leaky_relu(
-        _t(features), alpha=alpha, name=name)
-
-    def conv2d(input, filter, strides, padding, name=None, **attrs):  # noqa: A002
-        return _raw.conv2d(_t(input), _t(filter), strides=list(strides), padding=padding,
-                           name=name, **attrs)
-
-    def max_pool(value, ksize, strides, padding, name=None):
-        return _raw.max_pool(_t(value), ksize=list(ksize), strides=list(strides),
-                             padding=padding, name=name)
-
-    def avg_pool(value, ksize, strides, padding, name=None):
-        return _raw.avg_pool(_t(value), ksize=list(ksize), strides=list(strides),
-                             padding=padding, name=name)
-
-    def softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
-        return _softmax_xent(_raw.softmax_cross_entropy_with_logits, labels, logits, name)
-
-    def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
-        logits = _t(logits)
-        return _raw.sparse_softmax_cross_entropy_with_logits(logits, _t(labels), name=name)[0]
-
-    def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-        """TF1's dropout (api/ops.h's Dropout): each element kept with
-        probability 1 - rate and scaled by 1 / (1 - rate), or zeroed; the mask
-        seeded as random_uniform. Give rate or (TF1's older) keep_prob."""
-        if (rate is None) == (keep_prob is None):
-            raise errors.InvalidArgumentError(
-                "dropout takes exactly one of rate and keep_prob; got rate=%r, keep_prob=%r"
-                % (rate, keep_prob))
-        if noise_shape is not None:
-            raise errors.InvalidArgumentError(
-                "dropout: noise_shape is not supported; got %r" % (noise_shape,))
-        rate = 1.0 - float(keep_prob) if rate is None else float(rate)
-        x = _t(x)
-        g = x.graph
-        return g._tensor(_tfd.dropout(g._builder, g._context(), name or "", x._ref(), rate,
-                                      None if seed is None else int(seed)))
-
-    nn.conv2d = conv2d
-    nn.max_pool = max_pool
-    nn.avg_pool = avg_pool
-    nn.softmax_cross_entropy_with_logits = softmax_cross_entropy_with_logits
-    nn.softmax_cross_entropy_with_logits_v2 = softmax_cross_entropy_with_logits
-    nn.sparse_softmax_cross_entropy_with_logits = sparse_softmax_cross_entropy_with_logits
-    nn.dropout = dropout
-    return nn
-
-
-nn = _nn()
 
 
 # Python's operators on tensors ---------------------------------------------
@@ -383,7 +516,7 @@ _OPERATORS = {
     "__add__": add, "__radd__": _reflected(add),
     "__sub__": subtract, "__rsub__": _reflected(subtract),
     "__mul__": multiply, "__rmul__": _reflected(multiply),
-    "__truediv__": divide, "__rtruediv__": _reflected(divide),
+    "__truediv__": truediv, "__rtruediv__": _reflected(truediv),
     "__floordiv__": floordiv, "__rfloordiv__": _reflected(floordiv),
     "__mod__": floormod, "__rmod__": _reflected(floormod),
     "__pow__": pow, "__rpow__": _reflected(pow),
@@ -404,6 +537,8 @@ def install_operators(cls):
 
 
 install_operators(framework.Tensor)
+
+from .nn_ops import nn  # noqa: E402 (nn_ops builds on the functions above)
 
 __all__ = [n for n, v in list(globals().items())
            if not n.startswith("_") and callable(v) and getattr(v, "__module__", "") == __name__
