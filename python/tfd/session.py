@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from . import _tfd, framework
+from . import _tfd, errors, framework
 
 
 class _Fetches:
@@ -203,7 +203,13 @@ class Session:
 
     def __exit__(self, *exc):
         self._default.__exit__(*exc)
-        self.close()
+        if exc[0] is None:
+            self.close()
+            return False
+        try:
+            self.close()
+        except errors.OpError:  # the block's own error is the one to see
+            pass
         return False
 
 

@@ -4,6 +4,7 @@ task that stopped."""
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -114,6 +115,33 @@ def test_a_stopped_task_is_unavailable(cluster_factory):
             sess.run(y, timeout=5)
     assert e.value.code == "UNAVAILABLE"
     assert e.value.task == "/job:ps/replica:0/task:0"
+
+
+def test_closing_on_a_stopped_task_is_bounded_and_a_with_block_keeps_its_own_error(
+        cluster_factory):
+    """close() on a session whose task does not answer (SIGSTOPped) raises
+    DeadlineExceededError after the close's own few seconds, not the
+    session's step timeout; leaving a `with` block by an exception raises
+    that exception, not the close's."""
+    cluster = cluster_factory({"worker": 1})
+    c = tfd.constant(1.0)
+    first = tfd.Session(cluster.address("worker", 0), timeout=120)
+    second = tfd.Session(cluster.address("worker", 0), timeout=120)
+    assert first.run(c) == 1.0 and second.run(c) == 1.0
+    pid = cluster.procs[("worker", 0)][0].pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        with pytest.raises(tfd.errors.DeadlineExceededError):
+            first.close()
+        assert time.monotonic() - started < 60  # 120 s + 2 before
+        with pytest.raises(KeyError, match="the block's"):
+            with second:
+                raise KeyError("the block's own error")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as again:
+        assert again.run(c) == 1.0
 
 
 def test_connecting_to_no_task_is_unavailable(cluster_factory):
