@@ -165,6 +165,14 @@ py::list Nodes(const GraphBuilder& g) {
   return out;
 }
 
+// One node as Nodes gives it; NOT_FOUND when there is no such node.
+py::tuple Node(const GraphBuilder& g, const std::string& name) {
+  const int id = g.root().FindNode(name);
+  if (id < 0) ThrowIfError(errors::NotFound("no node '", name, "' in this graph"));
+  const NodeDef& n = g.root().node(id);
+  return py::make_tuple(n.name, n.op, n.inputs, n.device);
+}
+
 // Every output of `node`; NOT_FOUND when there is no such node.
 py::list NodeOutputs(const GraphBuilder& g, const std::string& node) {
   if (g.root().FindNode(node) < 0) {
@@ -219,6 +227,7 @@ void BindGraphBuilder(py::module_& m) {
       .def("unique_name", &GraphBuilder::UniqueName)
       .def("num_nodes", &GraphBuilder::num_nodes)
       .def("nodes", &Nodes)
+      .def("node", &Node)
       .def("get_attr", &GetAttr)
       .def("outputs", &NodeOutputs)
       .def("variable", &AddVariable)

@@ -76,10 +76,7 @@ class Operation:
         return list(self._outputs)
 
     def _node(self):
-        for n in self.graph._builder.nodes():
-            if n[0] == self.name:
-                return n
-        raise KeyError(self.name)
+        return self.graph._builder.node(self.name)  # (name, op, inputs, device)
 
     @property
     def type(self):

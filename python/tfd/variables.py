@@ -210,23 +210,29 @@ def _guard_initial_value(graph, value):
     by that variable's initialized_value(): TF1's
     _try_guard_against_uninitialized_dependencies. Ops that read no
     variable are shared, not copied."""
-    by_ref = {v._ref_t._node: v for v in _all_variables(graph)}
-    if not by_ref:
-        return value
-    nodes = {n[0]: n for n in graph._builder.nodes()}
+    node_of = graph._builder.node  # (name, op, inputs, device) of one node
     guarded = _guarded(graph)
     copies, reads = {}, {}
 
+    def variable_read(inputs):
+        """The variable an Identity with these inputs reads, or None."""
+        source = inputs[0].partition(":")[0] if inputs else ""
+        if not source or node_of(source)[1] != "VariableV2":
+            return None
+        return next(v for v in _all_variables(graph) if v._ref_t._node == source)
+
     def substitute(node, port):
         """The tensor to read instead of node:port, or None (the same)."""
-        name, op, inputs, _ = nodes[node]
-        if op == "Identity" and inputs and inputs[0] in by_ref and node not in guarded:
-            if inputs[0] not in reads:
-                reads[inputs[0]] = by_ref[inputs[0]].initialized_value()
-            return reads[inputs[0]]
+        name, op, inputs, _ = node_of(node)
+        if op == "Identity" and node not in guarded:
+            var = variable_read(inputs)
+            if var is not None:
+                if var.op.name not in reads:
+                    reads[var.op.name] = var.initialized_value()
+                return reads[var.op.name]
         if node not in copies:
             copies[node] = None  # a loop (NextIteration) comes back here: no copy
-            copies[node] = _copy_if_reading(graph, nodes[node], substitute, guarded)
+            copies[node] = _copy_if_reading(graph, node_of(node), substitute, guarded)
         return None if copies[node] is None else copies[node].outputs[port]
 
     new = substitute(value._node, value.value_index)
