@@ -331,7 +331,7 @@ kj::Promise<void> MasterSession::Register(Part& part, kj::TimePoint deadline) {
   if (part.registration != nullptr && part.connection == connection) return kj::READY_NOW;
   part.registration = nullptr;
   part.handle = 0;
-  return env_.peers->Services(part.task, deadline)
+  return env_.peers->Services(part.task, deadline, Peers::Patience::kWaitForFirstStart)
       .then([this, &part, deadline](TaskServices services) {
         // A restart is reported; a connection that only dropped (the same
         // incarnation) is not.

@@ -73,7 +73,8 @@ kj::Promise<TaskServices> Peers::Services(const std::string& task, kj::TimePoint
   if (!address.ok()) return KjFromStatus(address.status());
   Peer& peer = peers_[task];
   peer.address = *address;
-  const bool patient = patience == Patience::kWaitForStart;
+  const bool patient = patience == Patience::kWaitForStart ||
+                       (patience == Patience::kWaitForFirstStart && !peer.reached);
   if (peer.services == nullptr || peer.failed) {
     peer.give_up_at = patient ? deadline : kj::origin<kj::TimePoint>();
     StartAttempt(task, peer);
@@ -104,7 +105,7 @@ void Peers::StartAttempt(const std::string& task, Peer& peer) {
   peer.services = Connect(task, attempt, kFirstBackoff)
                       .then(
                           [this, task, attempt](TaskServices services) {
-                            if (Peer* p = Current(task, attempt)) p->connected = true;
+                            if (Peer* p = Current(task, attempt)) p->connected = p->reached = true;
                             return services;
                           },
                           [this, task, attempt](kj::Exception&& e) -> TaskServices {

@@ -63,6 +63,12 @@ class Peers {
   enum class Patience {
     kWaitForStart,  // retry until the deadline: the task may be starting
     kFailIfDown,    // UNAVAILABLE after the first failed try
+    // kWaitForStart for a task never reached yet (a cluster still
+    // starting), kFailIfDown for one this task has reached before: a step
+    // does not wait out its deadline for a task that went away (a ps
+    // drained by SIGTERM refuses connections at once); it fails
+    // UNAVAILABLE, and the trainer's recovery waits for the task.
+    kWaitForFirstStart,
   };
 
   // `data_plane` (may be null) gets a link to each task this task logs in
@@ -105,6 +111,7 @@ class Peers {
     kj::Own<RpcConnection> connection;             // once logged in
     kj::Maybe<kj::ForkedPromise<TaskServices>> services;  // the attempt, or its success
     bool connected = false;      // `services` has resolved with a live connection
+    bool reached = false;        // some attempt has connected, now or before
     bool failed = false;         // `services` has failed: the next caller starts afresh
     // The latest deadline of the callers that wait for the task to start;
     // with none, the attempt fails at its first failed try.

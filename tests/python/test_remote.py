@@ -144,6 +144,27 @@ def test_closing_on_a_stopped_task_is_bounded_and_a_with_block_keeps_its_own_err
         assert again.run(c) == 1.0
 
 
+def test_a_step_does_not_wait_out_its_deadline_for_a_task_that_went_away(cluster_factory):
+    """A ps stopped gracefully (SIGTERM: it drains, then refuses
+    connections) fails the next step UNAVAILABLE at once, however long the
+    step's deadline: the task was reached before, so it is not waited for as
+    one still starting (a trainer's recovery does the waiting)."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device("/job:ps/task:0"):
+        v = tfd.Variable(np.ones(2, np.float32), name="v")
+    y = v * 2.0
+    with tfd.Session(cluster.address("worker", 0), timeout=300) as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(y), [2.0, 2.0])
+        cluster.stop("ps", 0)
+        started = time.monotonic()
+        for _ in range(3):  # the first may fail on the closing stream itself
+            with pytest.raises(tfd.errors.UnavailableError) as e:
+                sess.run(y, timeout=300)
+        assert time.monotonic() - started < 150  # 3 x 300 s before
+    assert e.value.task == "/job:ps/replica:0/task:0"
+
+
 def test_connecting_to_no_task_is_unavailable(cluster_factory):
     from conftest import free_port
     with pytest.raises(tfd.errors.UnavailableError):
