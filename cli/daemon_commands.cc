@@ -58,7 +58,18 @@ DaemonFlags Parse(const Args& args, const char* what) {
          "as all get), in start order");
   }
   po::variables_map vm = ParseArgs(args, options);
+  // Checked before anything is launched or signalled: a timeout of 0 would
+  // give up on every task at once, and tfd itself refuses --task -1.
+  if (!(f.timeout_s > 0 && f.timeout_s <= 1e9)) {
+    throw UsageError("--timeout must be a positive number of seconds (at most 1e9)");
+  }
+  if (vm.count("task") > 0 && f.task < 0) throw UsageError("--task must not be negative");
   return f;
+}
+
+// --timeout, as a duration.
+std::chrono::milliseconds Timeout(const DaemonFlags& f) {
+  return std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000));
 }
 
 // Whether `address` names this host, so its task is ours to start.
@@ -252,8 +263,7 @@ int StartCommand(const Args& args) {
     children.push_back(std::move(child).value());
     addresses.push_back(t.address);
   }
-  const std::vector<Status> up =
-      WaitListening(addresses, std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  const std::vector<Status> up = WaitListening(addresses, Timeout(f));
   for (size_t i = 0; i < launched.size(); ++i) {
     if (!ReportStart(f, *launched[i], children[i], up[i], (*cpu_sets)[launched[i]->slot])) ++failed;
   }
@@ -285,8 +295,7 @@ int StopCommand(const Args& args) {
     kill(pid, SIGTERM);
     stopping.push_back({&t, pid});
   }
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000));
+  const auto deadline = std::chrono::steady_clock::now() + Timeout(f);
   for (size_t left = stopping.size(); left > 0 && std::chrono::steady_clock::now() < deadline;) {
     for (Stopping& s : stopping) {
       if (s.gone) continue;
