@@ -311,8 +311,8 @@ int StopCommand(const Args& args) {
   for (const Stopping& s : stopping) {
     if (!s.gone) {
       kill(s.pid, SIGKILL);
-      std::cout << s.task->name() << " (pid " << s.pid << ") did not stop within " << f.timeout_s
-                << " s: killed\n";
+      ReportError(errors::DeadlineExceeded(s.task->name(), " (pid ", s.pid,
+                                           ") did not stop within ", f.timeout_s, " s: killed"));
       ++failed;
     } else {
       std::cout << "stopped " << s.task->name() << " (pid " << s.pid << ")\n";
