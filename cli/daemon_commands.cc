@@ -1,12 +1,11 @@
 // tfctl start and stop: the daemons of a cluster spec that live on this
 // host, as background processes with pid files and logs in a run directory.
-#include <kj/async-io.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,12 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include <boost/program_options.hpp>
+#include <kj/async-io.h>
+
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "common/cluster_spec.h"
-#include "cli/output.h"
 #include "cli/connection_flags.h"
+#include "cli/output.h"
 #include "common/allowed_cpus.h"
+#include "common/cluster_spec.h"
 #include "common/cpu_split.h"
 #include "common/subprocess.h"
 
@@ -133,23 +135,43 @@ StatusOr<std::vector<Task>> Select(const DaemonFlags& f, ClusterSpec* spec_out, 
   return tasks;
 }
 
-// Whether pid is task t's tfd as `tfctl start` ran it: its command line holds
-// `--job JOB --task N`. A process that has exited but that its parent has not
-// reaped yet (a zombie) has an empty command line and is not: in a container
-// whose pid 1 never reaps, it would otherwise look alive forever. Neither is a
-// process that took the pid of a tfd that is long gone, which stop must not
-// signal.
-bool IsTaskDaemon(pid_t pid, const Task& t) {
+// The command line of process `pid`, one string per argument; empty for a
+// process that is gone or a zombie.
+std::vector<std::string> ReadCmdline(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
   std::vector<std::string> argv;
   for (std::string arg; std::getline(in, arg, '\0');) argv.push_back(std::move(arg));
+  return argv;
+}
+
+// Whether pid is task t's tfd as `tfctl start` ran it: its command line holds
+// `--job JOB --task N`, and its `--cluster` spec gives that task t's address,
+// so the same task of another cluster (another run directory's pid file
+// copied here) is not this one. A process that has exited but that its
+// parent has not reaped yet (a zombie) has an empty command line and is not:
+// in a container whose pid 1 never reaps, it would otherwise look alive
+// forever. Neither is a process that took the pid of a tfd that is long
+// gone, which stop must not signal.
+bool IsTaskDaemon(pid_t pid, const Task& t) {
+  const std::vector<std::string> argv = ReadCmdline(pid);
   const std::string index = std::to_string(t.index);
-  for (size_t i = 0; i + 3 < argv.size(); ++i) {
-    if (argv[i] == "--job" && argv[i + 1] == t.job && argv[i + 2] == "--task" && argv[i + 3] == index) {
-      return true;
+  bool is_task = false;
+  std::string cluster;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (i + 3 < argv.size() && argv[i] == "--job" && argv[i + 1] == t.job &&
+        argv[i + 2] == "--task" && argv[i + 3] == index) {
+      is_task = true;
+    } else if (argv[i] == "--cluster" && i + 1 < argv.size()) {
+      cluster = argv[i + 1];
+    } else if (argv[i].rfind("--cluster=", 0) == 0) {
+      cluster = argv[i].substr(std::strlen("--cluster="));
     }
   }
-  return false;
+  if (!is_task || cluster.empty()) return false;
+  auto spec = ClusterSpec::FromJson(cluster);  // start passes JSON, never a file
+  if (!spec.ok()) return false;
+  auto address = spec->TaskAddress(t.job, t.index);
+  return address.ok() && *address == t.address;
 }
 
 // The pid in t's pid file while that process is t's daemon, else -1.
