@@ -1,9 +1,11 @@
 // tfctl start and stop: the daemons of a cluster spec that live on this
 // host, as background processes with pid files and logs in a run directory.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -182,8 +184,30 @@ pid_t ReadPid(const std::string& path, const Task& t) {
   return pid;
 }
 
+// Writes `pid` to `path` through a temporary file renamed over it, so that a
+// reader finds the old pid file or the new one, never part of one.
+// INVALID_ARGUMENT naming the path and the system's error.
+Status WritePidFile(const std::string& path, pid_t pid) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const std::string text = std::to_string(pid) + "\n";
+  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return errors::InvalidArgument("cannot write pid file '", path, "': ", std::strerror(errno));
+  }
+  int error = 0;
+  if (write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    error = errno != 0 ? errno : EIO;
+  }
+  if (close(fd) != 0 && error == 0) error = errno;
+  if (error == 0 && rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+  if (error == 0) return OkStatus();
+  unlink(tmp.c_str());
+  return errors::InvalidArgument("cannot write pid file '", path, "': ", std::strerror(error));
+}
+
 // Starts task t's tfd (pinned to `cpus` unless empty) and writes its pid
-// file; does not wait for it to listen.
+// file; does not wait for it to listen. A pid file that cannot be written
+// stops the tfd again: a daemon that stop cannot find must not be left.
 StatusOr<Subprocess> Launch(const DaemonFlags& f, const Task& t, const std::string& tfd,
                             const std::string& spec_json, const std::vector<int>& cpus) {
   std::vector<std::string> argv = {tfd, "--cluster", spec_json, "--job", t.job, "--task",
@@ -201,7 +225,10 @@ StatusOr<Subprocess> Launch(const DaemonFlags& f, const Task& t, const std::stri
     return errors::Unavailable("cannot start ", tfd, " for ", t.name(), ": ",
                                child.status().message());
   }
-  std::ofstream(t.file(f.run_dir, ".pid")) << child->pid() << "\n";
+  if (Status written = WritePidFile(t.file(f.run_dir, ".pid"), child->pid()); !written.ok()) {
+    child->Stop(Timeout(f));
+    return written;
+  }
   return child;
 }
 
