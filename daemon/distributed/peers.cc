@@ -73,8 +73,10 @@ kj::Promise<TaskServices> Peers::Services(const std::string& task, kj::TimePoint
   if (!address.ok()) return KjFromStatus(address.status());
   Peer& peer = peers_[task];
   peer.address = *address;
-  const bool patient = patience == Patience::kWaitForStart ||
-                       (patience == Patience::kWaitForFirstStart && !peer.reached);
+  const bool patient = patience != Patience::kFailIfDown;
+  if (patience == Patience::kWaitForFirstStart && peer.reached) {
+    deadline = kj::min(deadline, timer_.now() + kBackPatience);
+  }
   if (peer.services == nullptr || peer.failed) {
     peer.give_up_at = patient ? deadline : kj::origin<kj::TimePoint>();
     StartAttempt(task, peer);

@@ -64,10 +64,11 @@ class Peers {
     kWaitForStart,  // retry until the deadline: the task may be starting
     kFailIfDown,    // UNAVAILABLE after the first failed try
     // kWaitForStart for a task never reached yet (a cluster still
-    // starting), kFailIfDown for one this task has reached before: a step
-    // does not wait out its deadline for a task that went away (a ps
-    // drained by SIGTERM refuses connections at once); it fails
-    // UNAVAILABLE, and the trainer's recovery waits for the task.
+    // starting); for one this task has reached before, at most
+    // kBackPatience: long enough for a service manager's restart (systemd
+    // waits 2 s, RestartSec), while a step does not wait out its deadline
+    // for a task gone for good (a ps drained by SIGTERM refuses connections
+    // at once); it fails UNAVAILABLE, and the trainer's recovery waits.
     kWaitForFirstStart,
   };
 
@@ -104,6 +105,8 @@ class Peers {
   // How long one login may take before the attempt tries a new connection
   // (a task that accepts but does not answer: stopped, or overloaded).
   static constexpr kj::Duration kLoginTimeout = 10 * kj::SECONDS;
+  // How long kWaitForFirstStart waits for a task it reached before.
+  static constexpr kj::Duration kBackPatience = 5 * kj::SECONDS;
 
  private:
   struct Peer {

@@ -146,9 +146,10 @@ def test_closing_on_a_stopped_task_is_bounded_and_a_with_block_keeps_its_own_err
 
 def test_a_step_does_not_wait_out_its_deadline_for_a_task_that_went_away(cluster_factory):
     """A ps stopped gracefully (SIGTERM: it drains, then refuses
-    connections) fails the next step UNAVAILABLE at once, however long the
-    step's deadline: the task was reached before, so it is not waited for as
-    one still starting (a trainer's recovery does the waiting)."""
+    connections) fails the next step UNAVAILABLE after a few seconds,
+    however long the step's deadline: the task was reached before, so it is
+    waited for as long as a restart takes, not as one still starting (a
+    trainer's recovery does the rest)."""
     cluster = cluster_factory({"ps": 1, "worker": 1})
     with tfd.device("/job:ps/task:0"):
         v = tfd.Variable(np.ones(2, np.float32), name="v")
