@@ -431,8 +431,14 @@ if [[ ${#err} -lt 600 && "$err" != *xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx
 else
   fail "the error quotes the bad spec in part" "stderr of ${#err} bytes"
 fi
+expect_error "train --timeout 0" 2 INVALID_ARGUMENT "--timeout must be a positive" \
+  -- train "$EX/hello.txt" --target 127.0.0.1:1 --timeout 0
 expect_error "wait --timeout=-1" 2 INVALID_ARGUMENT "--timeout must be a positive" \
   -- wait cluster --target 127.0.0.1:1 --timeout=-1
+expect_error "train --progress-every=-1" 2 INVALID_ARGUMENT "--progress-every" \
+  -- train "$EX/hello.txt" --target 127.0.0.1:1 --timeout 1 --progress-every=-1
+expect_error "train --steps 0, as run's" 2 INVALID_ARGUMENT "--steps must be at least 1" \
+  -- train "$EX/hello.txt" --target 127.0.0.1:1 --timeout 1 --steps 0
 expect_error "a float feed beyond float32's range, not a silent inf" 1 INVALID_ARGUMENT \
   "'1e400' is out of range for float32" -- run "$EX/placeholder.txt" --feed 'x=[[1e400, 2]]' --fetch y
 deep="x=$(head -c 60000 /dev/zero | tr '\0' '[')$(head -c 60000 /dev/zero | tr '\0' ']')"
