@@ -455,6 +455,25 @@ fi
 expect_error "wait cluster for a target nothing listens at: exit 3 at the deadline" 3 UNAVAILABLE \
   "cannot reach 127.0.0.1:1" -- wait cluster --target 127.0.0.1:1 --timeout 0.5
 
+# --- tfctl version: a command like the others -------------------------------
+
+tfctl version
+if [[ $rc -eq 0 && "$out" == "tfctl "[0-9]* && "$out" != *$'\n'* ]]; then
+  pass "tfctl version prints the version"
+else
+  fail "tfctl version prints the version"
+fi
+expect_error "tfctl version --bogus" 2 INVALID_ARGUMENT "bogus" -- version --bogus
+expect_error "tfctl version extra" 2 INVALID_ARGUMENT "positional" -- version extra
+tfctl version --help
+own=$out
+tfctl help version
+if [[ $rc -eq 0 && "$out" == "$own" && "$out" == "usage: tfctl version"* && "$out" == *"--help"* ]]; then
+  pass "tfctl version --help and tfctl help version print version's help"
+else
+  fail "tfctl version --help and tfctl help version print version's help" "version --help: $own"
+fi
+
 # --- --help: every option with what it does ---------------------------------
 
 for cmd in graph run ops submit train wait status health vars start stop checkpoint; do
