@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fmt/format.h>
 #include <iostream>
+#include <optional>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -35,6 +36,32 @@ std::string Describe(const VariableDescription& v) {
   return std::string(DTypeName(v.dtype)) + v.shape.ToString();
 }
 
+// The spec --cluster gives, for a command that asks its tasks. A value
+// that is no spec (malformed, or a file over the limit) or that has no task
+// is a UsageError, thrown before anything is dialled; a file that cannot be
+// read is the status, for exit 1 as for any file.
+StatusOr<ClusterSpec> SpecOfTasks(const std::string& cluster_flag) {
+  auto spec = ClusterSpec::FromFlag(cluster_flag);
+  if (!spec.ok() && spec.status().code() == Code::kInvalidArgument) {
+    throw UsageError("--cluster: " + spec.status().message());
+  }
+  if (spec.ok() && spec->NumTasks() == 0) {
+    throw UsageError("--cluster: the cluster spec has no tasks to ask");
+  }
+  return spec;
+}
+
+// Reports a failed wait; its exit status is 3 at the deadline, else 1. A
+// deadline is an expected outcome for scripts: its own exit status. Client::
+// Connect retries until the deadline and only then gives up, UNAVAILABLE, so
+// that is the deadline too while `connecting` (not a refused token or TLS).
+int WaitFailed(const Status& s, OutputFormat format, bool connecting) {
+  ReportError(s, format);
+  const bool deadline =
+      s.code() == Code::kDeadlineExceeded || (connecting && s.code() == Code::kUnavailable);
+  return deadline ? 3 : 1;
+}
+
 }  // namespace
 
 int WaitCommand(const Args& args) {
@@ -55,14 +82,10 @@ int WaitCommand(const Args& args) {
   const OutputFormat format = ParseOutputFormat(output, false);
   auto io = kj::setupAsyncIo();
   auto client = ConnectToTarget(io, remote);
-  if (!client.ok()) return ReportError(client.status(), format);
+  if (!client.ok()) return WaitFailed(client.status(), format, /*connecting=*/true);
   const Status s = what == "cluster" ? (*client)->WaitCluster(remote.timeout()).status()
                                      : (*client)->WaitInitialized(vars, remote.timeout());
-  if (!s.ok()) {
-    ReportError(s, format);
-    // A deadline is an expected outcome for scripts: its own exit status.
-    return s.code() == Code::kDeadlineExceeded ? 3 : 1;
-  }
+  if (!s.ok()) return WaitFailed(s, format, /*connecting=*/false);
   if (format == OutputFormat::kJson) {
     std::cout << DumpJson(Json{{"ready", what}}) << std::endl;
   } else {
@@ -85,7 +108,10 @@ int StatusCommand(const Args& args) {
   AddTlsFlags(options, tls_files);
   ParseArgs(args, options, {});
   const OutputFormat format = ParseOutputFormat(output, false);
-  auto spec = ClusterSpec::FromFlag(cluster_flag);
+  if (!(timeout_s > 0 && timeout_s < 1e9)) {
+    throw UsageError("--timeout must be a positive number of seconds");
+  }
+  auto spec = SpecOfTasks(cluster_flag);
   if (!spec.ok()) return ReportError(spec.status(), format);
   auto token = ReadToken(token_file);
   if (!token.ok()) return ReportError(token.status(), format);
@@ -164,20 +190,20 @@ int StatusCommand(const Args& args) {
 
 namespace {
 
-// Every variable of the task `remote` names or, with a cluster spec, of
-// every task of it (each task's failure fails the listing, naming it).
+// Every variable of the task `remote` names or, with a cluster spec
+// (non-null `spec`), of every task of it (each task's failure fails the
+// listing, naming it).
 StatusOr<std::vector<VariableDescription>> ListVariables(kj::AsyncIoContext& io,
                                                          const ConnectionFlags& remote,
-                                                         const std::string& cluster_flag) {
-  if (cluster_flag.empty()) {
+                                                         const ClusterSpec* spec) {
+  if (spec == nullptr) {
     TFD_ASSIGN_OR_RETURN(auto client, ConnectToTarget(io, remote));
     return client->ListVariables(remote.timeout());
   }
-  TFD_ASSIGN_OR_RETURN(auto spec, ClusterSpec::FromFlag(cluster_flag));
   TFD_ASSIGN_OR_RETURN(auto token, ReadToken(remote.token_file));
   TFD_ASSIGN_OR_RETURN(auto tls, LoadTls(remote.tls));
   std::vector<VariableDescription> all;
-  for (const auto& [job, addresses] : spec.jobs()) {
+  for (const auto& [job, addresses] : spec->jobs()) {
     for (const std::string& address : addresses) {
       auto client = Client::Connect(io, address, token, remote.timeout(), tls);
       auto vars = client.ok() ? (*client)->ListVariables(remote.timeout())
@@ -190,9 +216,9 @@ StatusOr<std::vector<VariableDescription>> ListVariables(kj::AsyncIoContext& io,
 }
 
 // tfctl vars list: a partitioned variable's shards on one line.
-int ListVarsCommand(kj::AsyncIoContext& io, const ConnectionFlags& remote,
-                    const std::string& cluster_flag, OutputFormat format) {
-  auto vars = ListVariables(io, remote, cluster_flag);
+int ListVarsCommand(kj::AsyncIoContext& io, const ConnectionFlags& remote, const ClusterSpec* spec,
+                    OutputFormat format) {
+  auto vars = ListVariables(io, remote, spec);
   if (!vars.ok()) return ReportError(vars.status(), format);
   const std::vector<VarsRow> rows = GroupVariables(*vars);
   if (format == OutputFormat::kJson) {
@@ -225,8 +251,14 @@ int VarsCommand(const Args& args) {
   if (what == "get" && name.empty()) throw UsageError("vars get needs a variable name");
   if (what == "get" && !cluster_flag.empty()) throw UsageError("vars get takes --target, not --cluster");
   const OutputFormat format = ParseOutputFormat(output, false);
+  std::optional<ClusterSpec> spec;
+  if (!cluster_flag.empty()) {
+    auto parsed = SpecOfTasks(cluster_flag);
+    if (!parsed.ok()) return ReportError(parsed.status(), format);
+    spec = std::move(parsed).value();
+  }
   auto io = kj::setupAsyncIo();
-  if (what == "list") return ListVarsCommand(io, remote, cluster_flag, format);
+  if (what == "list") return ListVarsCommand(io, remote, spec ? &*spec : nullptr, format);
   auto client = ConnectToTarget(io, remote);
   if (!client.ok()) return ReportError(client.status(), format);
   auto var = (*client)->ReadVariable(name, remote.timeout());

@@ -12,14 +12,27 @@
 namespace tfd::cli {
 namespace po = boost::program_options;
 
+void CheckTarget(const std::string& target) {
+  if (Status s = CheckTaskAddress(target); !s.ok()) throw UsageError("--target: " + s.message());
+}
+
+void CheckTimeout(double seconds) {
+  // As `run` checks its --timeout: NaN fails both comparisons.
+  if (!(seconds > 0 && seconds < 1e9)) {
+    throw UsageError("--timeout must be a positive number of seconds");
+  }
+}
+
 void AddConnectionFlags(po::options_description& options, ConnectionFlags& flags, bool need_target) {
+  // The notifiers check values as ParseArgs reads them: a usage error,
+  // before anything is dialled.
   if (need_target) {
-    options.add_options()("target", po::value(&flags.target),
+    options.add_options()("target", po::value(&flags.target)->notifier(CheckTarget),
                           "HOST:PORT of the task to talk to (default: the task TF_CONFIG names)");
   }
   options.add_options()
       ("token-file", po::value(&flags.token_file), "file holding the cluster's auth token")
-      ("timeout", po::value(&flags.timeout_s),
+      ("timeout", po::value(&flags.timeout_s)->notifier(CheckTimeout),
        fmt::format("seconds to wait (default {:g})", flags.timeout_s).c_str());
   AddTlsFlags(options, flags.tls);
 }
@@ -54,7 +67,10 @@ StatusOr<std::string> ReadToken(const std::string& token_file) {
 }
 
 std::string TargetOrTfConfig(const std::string& target, const char* tf_config) {
-  if (!target.empty()) return target;
+  if (!target.empty()) {
+    CheckTarget(target);
+    return target;
+  }
   if (tf_config == nullptr || *tf_config == '\0') {
     throw UsageError("--target is required (or TF_CONFIG naming this task)");
   }

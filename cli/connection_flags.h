@@ -27,9 +27,18 @@ struct ConnectionFlags {
 };
 
 // --target (unless !need_target), --token-file, --timeout (its help shows
-// flags.timeout_s as the default) and the TLS flags, into `flags`.
+// flags.timeout_s as the default) and the TLS flags, into `flags`. A
+// --target that is not HOST:PORT (CheckTarget) or a --timeout that is not
+// a positive number of seconds (CheckTimeout) is a UsageError as they are
+// parsed.
 void AddConnectionFlags(boost::program_options::options_description& options, ConnectionFlags& flags,
                         bool need_target = true);
+// Throws UsageError naming --target unless `target` is HOST:PORT with a
+// port from 1 to 65535 (common/cluster_spec.h's CheckTaskAddress).
+void CheckTarget(const std::string& target);
+// Throws UsageError naming --timeout unless `seconds` is above 0 (and
+// below 1e9), as `run` checks its own.
+void CheckTimeout(double seconds);
 // --tls-cert, --tls-key, --tls-ca (AddConnectionFlags adds them too).
 void AddTlsFlags(boost::program_options::options_description& options, TlsFiles& files);
 // The client's TLS from the flags, each else TFD_TLS_CERT, TFD_TLS_KEY,

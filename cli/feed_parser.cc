@@ -6,11 +6,26 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <vector>
 
 namespace tfd::cli {
 namespace {
+
+// At most this many bytes of a value go into an error: a value may be
+// megabytes long, and the error should show where it went wrong.
+constexpr size_t kQuoteBytes = 64;
+
+// `text` as errors quote it: whole when short, else kQuoteBytes of it
+// around byte `at`, with "..." where cut.
+std::string Quote(std::string_view text, size_t at = 0) {
+  if (text.size() <= kQuoteBytes) return std::string(text);
+  const size_t from =
+      std::min(at > kQuoteBytes / 2 ? at - kQuoteBytes / 2 : 0, text.size() - kQuoteBytes);
+  return (from > 0 ? "..." : "") + std::string(text.substr(from, kQuoteBytes)) +
+         (from + kQuoteBytes < text.size() ? "..." : "");
+}
 
 // One element or list of a literal, before its dtype is known.
 struct Literal {
@@ -82,7 +97,7 @@ class LiteralParser {
   static constexpr int kMaxDepth = 32;
 
   Status Fail(const std::string& what) const {
-    return errors::InvalidArgument(what, " at column ", pos_ + 1, " of '", text_, "'");
+    return errors::InvalidArgument(what, " at column ", pos_ + 1, " of '", Quote(text_, pos_), "'");
   }
   void SkipSpace() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n')) {
@@ -209,7 +224,7 @@ StatusOr<DType> InferDType(const std::vector<const Literal*>& leaves) {
     any_quoted_non_finite |= IsQuotedNonFinite(*l);
     any_string |= l->kind == Literal::kString && !IsQuotedNonFinite(*l);
     if (l->kind == Literal::kWord) {
-      return errors::InvalidArgument("'", l->text,
+      return errors::InvalidArgument("'", Quote(l->text),
                                      "' is not a number, true/false or a quoted string");
     }
   }
@@ -235,7 +250,33 @@ StatusOr<DType> InferDType(const std::vector<const Literal*>& leaves) {
 }
 
 Status NotA(const Literal& l, DType d) {
-  return errors::InvalidArgument(KindName(l.kind), " '", l.text, "' is not a valid ", DTypeName(d));
+  return errors::InvalidArgument(KindName(l.kind), " '", Quote(l.text), "' is not a valid ",
+                                 DTypeName(d));
+}
+
+Status OutOfRange(const Literal& l, DType d) {
+  return errors::InvalidArgument("'", Quote(l.text), "' is out of range for ", DTypeName(d));
+}
+
+// A float literal's value in T, rounded as numpy does; nullopt when it is
+// too large for T (1e39 for float32, 1e400 for either). inf, infinity and
+// nan are taken as written. A literal too small for T keeps what strtof or
+// strtod gives: a denormal (1e-45 for float32) when that is nonzero, else
+// 0 (1e-400), as numpy.float64('1e-400') is 0.0.
+template <typename T>
+std::optional<T> ParseFloat(const std::string& text) {
+  // strtod reads inf, infinity and nan in any case, signed or not.
+  if (IsNonFinite(text)) return static_cast<T>(std::strtod(text.c_str(), nullptr));
+  errno = 0;
+  T v;
+  if constexpr (std::is_same_v<T, float>) {
+    v = std::strtof(text.c_str(), nullptr);  // rounds once, straight to float
+  } else {
+    v = std::strtod(text.c_str(), nullptr);
+  }
+  // ERANGE is also an underflow's; only an overflow gives infinity.
+  if (errno == ERANGE && std::isinf(v)) return std::nullopt;
+  return v;
 }
 
 template <typename T>
@@ -250,12 +291,9 @@ Status Convert(const Literal& l, DType d, T* out) {
     if (l.kind != Literal::kInt && l.kind != Literal::kFloat && !IsQuotedNonFinite(l)) {
       return NotA(l, d);
     }
-    // strtod reads inf, infinity and nan in any case, signed or not.
-    const double v = std::strtod(l.text.c_str(), nullptr);
-    if (std::isfinite(v) && std::fabs(v) > static_cast<double>(std::numeric_limits<T>::max())) {
-      return errors::InvalidArgument("'", l.text, "' is out of range for ", DTypeName(d));
-    }
-    *out = static_cast<T>(v);
+    const std::optional<T> v = ParseFloat<T>(l.text);
+    if (!v) return OutOfRange(l, d);
+    *out = *v;
   } else {
     if (l.kind != Literal::kInt) return NotA(l, d);
     errno = 0;
@@ -263,7 +301,7 @@ Status Convert(const Literal& l, DType d, T* out) {
     const long long v = std::strtoll(l.text.c_str(), &end, 10);
     if (errno == ERANGE || v < static_cast<long long>(std::numeric_limits<T>::min()) ||
         v > static_cast<long long>(std::numeric_limits<T>::max())) {
-      return errors::InvalidArgument("'", l.text, "' is out of range for ", DTypeName(d));
+      return OutOfRange(l, d);
     }
     *out = static_cast<T>(v);
   }
@@ -275,7 +313,7 @@ Status Convert(const Literal& l, DType d, T* out) {
 StatusOr<FeedArg> SplitFeed(const std::string& arg) {
   const size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) {
-    return errors::InvalidArgument("--feed '", arg, "' is not NAME=VALUE or NAME=@file.npy");
+    return errors::InvalidArgument("--feed '", Quote(arg), "' is not NAME=VALUE or NAME=@file.npy");
   }
   FeedArg f;
   f.name = arg.substr(0, eq);

@@ -60,6 +60,20 @@ constexpr Command kCommands[] = {
      "save, restore or list the checkpoints of every task that has a --checkpoint-dir"},
 };
 
+// `tfctl version` (and `tfctl --version`): prints the version. Like every
+// command it refuses arguments and flags it does not have (exit 2), and
+// --help prints its help.
+int VersionCommand(const Args& args) {
+  tfd::cli::ParseArgs(args, boost::program_options::options_description("version"));
+  std::cout << kVersion << "\n";
+  return 0;
+}
+
+// Not in kCommands, which `tfctl help` lists as the commands (and the bash
+// completion reads); the general help names it on a line of its own.
+constexpr Command kVersionCommand = {"version", VersionCommand, "tfctl version",
+                                     "print tfctl's version (meson.build's, as tfd --version)"};
+
 // "graph|run|ops|...", from the table.
 std::string CommandNames() {
   std::string names;
@@ -121,10 +135,11 @@ int Help(const Args& args) {
     return Usage("help takes one command, got " + std::to_string(args.size()) + " words",
                  "tfctl help [COMMAND]");
   }
-  if (args.empty() || args[0] == "help" || args[0] == "version") {
+  if (args.empty() || args[0] == "help") {
     PrintHelp();
     return 0;
   }
+  if (args[0] == kVersionCommand.name) return Run(kVersionCommand, {"--help"});
   const Command* command = FindCommand(args[0]);
   if (command == nullptr) {
     return Usage("unknown command '" + args[0] + "' (expected " + CommandNames() + ")",
@@ -138,10 +153,7 @@ int Main(int argc, char** argv) {
   const std::string_view name = argv[1];
   const Args args(argv + 2, argv + argc);
   if (name == "help" || name == "--help" || name == "-h") return Help(args);
-  if (name == "version" || name == "--version") {
-    std::cout << kVersion << "\n";
-    return 0;
-  }
+  if (name == "version" || name == "--version") return Run(kVersionCommand, args);
   const Command* command = FindCommand(name);
   if (command == nullptr) {
     return Usage("unknown command '" + std::string(name) + "' (expected " + CommandNames() + ")",

@@ -68,6 +68,33 @@ TfdConfig ParseHostedTask(const Args& tfd_flags) {
   return *config;
 }
 
+// Whether `s` is a number of seconds a flag may give: above 0 and below
+// 1e9, as `run` checks its --timeout (NaN fails both comparisons).
+bool PositiveSeconds(double s) { return s > 0 && s < 1e9; }
+
+// The numeric flags, as parsed into `f`: a value out of range is a
+// UsageError (exit 2), as run's and submit's are. --steps and
+// --progress-every are checked only when given: their defaults (0, -1)
+// mean "the graph's" and "1 s on a terminal, else 10 s".
+void CheckNumbers(const TrainFlags& f, const po::variables_map& vm) {
+  if (vm.count("steps") > 0 && f.steps < 1) {
+    throw UsageError(
+        "--steps must be at least 1 (without it: the graph's train/max_steps, "
+        "else until the input ends)");
+  }
+  if (f.checkpoint_every < 0 || !(f.checkpoint_secs >= 0 && f.checkpoint_secs < 1e9)) {
+    throw UsageError("checkpoint intervals must not be negative");
+  }
+  if (f.summary_steps <= 0) throw UsageError("--summary-steps must be positive");
+  if (f.max_recoveries < 0) throw UsageError("--max-recoveries must not be negative");
+  if (!PositiveSeconds(f.init_timeout_s) || !PositiveSeconds(f.step_timeout_s)) {
+    throw UsageError("--init-timeout and --step-timeout must be positive");
+  }
+  if (vm.count("progress-every") > 0 && !PositiveSeconds(f.progress_s)) {
+    throw UsageError("--progress-every must be a positive number of seconds");
+  }
+}
+
 TrainFlags Parse(const Args& all) {
   TrainFlags f;
   Args args = all;
@@ -110,18 +137,10 @@ TrainFlags Parse(const Args& all) {
   po::positional_options_description positional;
   positional.add("file", 1);
   po::variables_map vm = ParseArgs(args, options, positional);
-  if (f.steps < 0) throw UsageError("--steps must not be negative");
+  CheckNumbers(f, vm);
+  f.checkpoint_flags = vm.count("checkpoint-every") > 0 || vm.count("checkpoint-secs") > 0;
   if (f.chief != "yes" && f.chief != "no" && f.chief != "auto") {
     throw UsageError("--chief must be yes, no or auto, not '" + f.chief + "'");
-  }
-  f.checkpoint_flags = vm.count("checkpoint-every") > 0 || vm.count("checkpoint-secs") > 0;
-  if (f.checkpoint_every < 0 || f.checkpoint_secs < 0) {
-    throw UsageError("checkpoint intervals must not be negative");
-  }
-  if (f.summary_steps <= 0) throw UsageError("--summary-steps must be positive");
-  if (f.max_recoveries < 0) throw UsageError("--max-recoveries must not be negative");
-  if (f.init_timeout_s <= 0 || f.step_timeout_s <= 0) {
-    throw UsageError("--init-timeout and --step-timeout must be positive");
   }
   if (tfd_flags) {
     if (vm.count("target") > 0) {

@@ -10,26 +10,53 @@
 // Thread-safety: values.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
 
 namespace tfd {
 
+// The largest cluster spec file read. A spec only lists addresses (a
+// thousand tasks take some 30 KB), so a bigger file is a mistake, and
+// reading it whole could exhaust memory (as kMaxGraphFileBytes for graphs).
+inline constexpr size_t kMaxClusterSpecFileBytes = size_t{16} << 20;
+
+// OK when `address` is HOST:PORT as a task's address must be: a host (a
+// name, an IPv4 address, or an IPv6 one in brackets) without spaces or
+// control characters, ':', and a port of 1 to 5 digits from 1 to 65535.
+// Else INVALID_ARGUMENT quoting the address and saying what is wrong.
+Status CheckTaskAddress(std::string_view address);
+
+// OK when `job` is a job name as TensorFlow's device names allow: a letter,
+// then letters, digits and '_'. Else INVALID_ARGUMENT quoting it.
+Status CheckJobName(std::string_view job);
+
 class ClusterSpec {
  public:
   ClusterSpec() = default;
 
-  // JSON text of the job map. INVALID_ARGUMENT names what is malformed.
+  // JSON text of the job map. INVALID_ARGUMENT names what is malformed: the
+  // position of a JSON syntax error (with a short excerpt, never the whole
+  // text), a job name that is not CheckJobName's, an address that is not
+  // CheckTaskAddress's, an address given twice (in one job or two), a task
+  // index given twice or skipped in the sparse form {"0": ..., "2": ...}.
   static StatusOr<ClusterSpec> FromJson(const std::string& json);
-  // JSON text if it starts with '{', else the path of a file holding it.
+  // JSON text if it starts with '{' or '[', else the path of a file holding
+  // it. A file over kMaxClusterSpecFileBytes is INVALID_ARGUMENT naming its
+  // path and size; a value that is no file but is JSON other than an object
+  // (null, 3) is INVALID_ARGUMENT, not a file that cannot be read.
   static StatusOr<ClusterSpec> FromFlag(const std::string& value);
 
   const std::map<std::string, std::vector<std::string>>& jobs() const { return jobs_; }
   bool HasJob(const std::string& job) const { return jobs_.count(job) > 0; }
   int NumTasks(const std::string& job) const;
+  // Tasks of every job: 0 for "{}", which a command that talks to the
+  // cluster's tasks refuses.
+  int NumTasks() const;
   // NOT_FOUND naming the job or task when absent.
   StatusOr<std::string> TaskAddress(const std::string& job, int task) const;
   // Every task as "/job:J/replica:0/task:T", in job then index order.

@@ -394,6 +394,86 @@ expect_error "a --feed without =" 2 INVALID_ARGUMENT "NAME=VALUE" -- run "$EX/pl
 expect_error "an unknown graph action" 2 INVALID_ARGUMENT "frob" -- graph frob "$EX/hello.txt"
 expect_error "an unknown --output" 2 INVALID_ARGUMENT "yaml" -- ops --output yaml
 
+# --- Hostile values: usage errors (exit 2) at once, naming what is wrong -----
+# Each --timeout 1 keeps a regression (a dial until the deadline) short.
+
+for target in 127.0.0.1:99999 127.0.0.1:-5 :31001 127.0.0.1: 127.0.0.1:abc; do
+  expect_error "--target $target is refused before anything is dialled" 2 INVALID_ARGUMENT \
+    "--target: address '$target'" -- wait cluster --target "$target" --timeout 1
+done
+expect_error "every command checks --target" 2 INVALID_ARGUMENT "--target: address '127.0.0.1:99999'" \
+  -- submit "$EX/hello.txt" --fetch y --target 127.0.0.1:99999 --timeout 1
+expect_error "a spec's port over 65535" 2 INVALID_ARGUMENT "job 'ps' task 0: address '127.0.0.1:99999'" \
+  -- status --cluster '{"ps": ["127.0.0.1:99999"]}' --timeout 1
+expect_error "a spec's port that is no number" 2 INVALID_ARGUMENT "port 'abc'" \
+  -- status --cluster '{"ps": ["127.0.0.1:abc"]}' --timeout 1
+expect_error "one address for two tasks" 2 INVALID_ARGUMENT "job 'worker' task 0: address '127.0.0.1:1' is also job 'ps' task 0's" \
+  -- status --cluster '{"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:1"]}' --timeout 1
+expect_error "a job name TensorFlow's device names cannot hold" 2 INVALID_ARGUMENT "job name 'a/b'" \
+  -- status --cluster '{"a/b": ["127.0.0.1:1"]}' --timeout 1
+expect_error "a spec of no tasks" 2 INVALID_ARGUMENT "no tasks" -- status --cluster '{}' --timeout 1
+expect_error "a spec of no tasks, for vars list" 2 INVALID_ARGUMENT "no tasks" \
+  -- vars list --cluster '{}' --timeout 1
+for spec in '[]' '["127.0.0.1:1"]' null 3; do
+  expect_error "--cluster $spec is a spec of the wrong kind, not a file name" 2 INVALID_ARGUMENT \
+    "must be a JSON object of jobs" -- status --cluster "$spec" --timeout 1
+done
+expect_error "two keys naming one task" 2 INVALID_ARGUMENT "job 'ps' names task 0 twice" \
+  -- vars list --cluster '{"ps": {"0": "127.0.0.1:1", "00": "127.0.0.1:2"}}' --timeout 1
+truncate -s 2G "$work/huge.json"
+expect_error "a 2 GiB spec file is refused unread" 2 INVALID_ARGUMENT "'$work/huge.json' is 2147483648 bytes" \
+  -- status --cluster "$work/huge.json" --timeout 1
+{ printf '{"ps": ["127.0.0.1:1"],\n \x01\xff'; head -c 100000 /dev/zero | tr '\0' 'x'; } >"$work/binary.json"
+expect_error "a spec that is not JSON: where, and a short excerpt" 2 INVALID_ARGUMENT "line 2, column 2" \
+  -- status --cluster "$work/binary.json" --timeout 1
+if [[ ${#err} -lt 600 && "$err" != *xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx* ]]; then
+  pass "the error quotes the bad spec in part"
+else
+  fail "the error quotes the bad spec in part" "stderr of ${#err} bytes"
+fi
+expect_error "train --timeout 0" 2 INVALID_ARGUMENT "--timeout must be a positive" \
+  -- train "$EX/hello.txt" --target 127.0.0.1:1 --timeout 0
+expect_error "wait --timeout=-1" 2 INVALID_ARGUMENT "--timeout must be a positive" \
+  -- wait cluster --target 127.0.0.1:1 --timeout=-1
+expect_error "train --progress-every=-1" 2 INVALID_ARGUMENT "--progress-every" \
+  -- train "$EX/hello.txt" --target 127.0.0.1:1 --timeout 1 --progress-every=-1
+expect_error "train --steps 0, as run's" 2 INVALID_ARGUMENT "--steps must be at least 1" \
+  -- train "$EX/hello.txt" --target 127.0.0.1:1 --timeout 1 --steps 0
+expect_error "a float feed beyond float32's range, not a silent inf" 1 INVALID_ARGUMENT \
+  "'1e400' is out of range for float32" -- run "$EX/placeholder.txt" --feed 'x=[[1e400, 2]]' --fetch y
+deep="x=$(head -c 60000 /dev/zero | tr '\0' '[')$(head -c 60000 /dev/zero | tr '\0' ']')"
+expect_error "a feed nested too deeply" 1 INVALID_ARGUMENT "nested deeper than 32" \
+  -- run "$EX/placeholder.txt" --feed "$deep" --fetch y
+if [[ ${#err} -lt 600 ]]; then
+  pass "its error quotes the 120 KB value in part"
+else
+  fail "its error quotes the 120 KB value in part" "stderr of ${#err} bytes"
+fi
+
+# --- tfctl wait: exit 3 at the deadline, the target's own included ----------
+
+expect_error "wait cluster for a target nothing listens at: exit 3 at the deadline" 3 UNAVAILABLE \
+  "cannot reach 127.0.0.1:1" -- wait cluster --target 127.0.0.1:1 --timeout 0.5
+
+# --- tfctl version: a command like the others -------------------------------
+
+tfctl version
+if [[ $rc -eq 0 && "$out" == "tfctl "[0-9]* && "$out" != *$'\n'* ]]; then
+  pass "tfctl version prints the version"
+else
+  fail "tfctl version prints the version"
+fi
+expect_error "tfctl version --bogus" 2 INVALID_ARGUMENT "bogus" -- version --bogus
+expect_error "tfctl version extra" 2 INVALID_ARGUMENT "positional" -- version extra
+tfctl version --help
+own=$out
+tfctl help version
+if [[ $rc -eq 0 && "$out" == "$own" && "$out" == "usage: tfctl version"* && "$out" == *"--help"* ]]; then
+  pass "tfctl version --help and tfctl help version print version's help"
+else
+  fail "tfctl version --help and tfctl help version print version's help" "version --help: $own"
+fi
+
 # --- --help: every option with what it does ---------------------------------
 
 for cmd in graph run ops submit train wait status health vars start stop checkpoint; do

@@ -39,5 +39,51 @@ TEST_CASE("the target: neither given, or TF_CONFIG that cannot give one, is a us
   CHECK(out_of_range.find("worker") != std::string::npos);
 }
 
+// The usage error ParseArgs throws for `args` with the connection flags.
+std::string FlagsUsageMessage(const Args& args) {
+  ConnectionFlags flags;
+  boost::program_options::options_description options;
+  AddConnectionFlags(options, flags);
+  try {
+    ParseArgs(args, options);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_CASE("the target: a --target that is not HOST:PORT is a usage error at once") {
+  // Each once was dialled until the deadline, then reported UNAVAILABLE.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"127.0.0.1:99999", "port '99999'"},
+      {"127.0.0.1:-5", "port '-5'"},
+      {":31001", "no host"},
+      {"127.0.0.1:", "no port"},
+      {"127.0.0.1:abc", "port 'abc'"},
+      {"127.0.0.1", "not HOST:PORT"},
+      {"127.0.0.1:0", "port '0'"},
+  };
+  for (const auto& [target, why] : bad) {
+    INFO(target);
+    for (const std::string& message :
+         {UsageMessage(target, nullptr), FlagsUsageMessage({"--target", target})}) {
+      CHECK(message.find("--target") != std::string::npos);
+      CHECK(message.find("'" + target + "'") != std::string::npos);
+      CHECK(message.find(why) != std::string::npos);
+    }
+  }
+  CHECK(FlagsUsageMessage({"--target", "localhost:31001"}).empty());
+  CHECK(FlagsUsageMessage({"--target", "[::1]:65535"}).empty());
+}
+
+TEST_CASE("the connection --timeout must be a positive number of seconds") {
+  for (const char* timeout : {"0", "-1", "nan", "1e9"}) {
+    INFO(timeout);
+    CHECK(FlagsUsageMessage({"--timeout", timeout}).find("--timeout must be a positive") !=
+          std::string::npos);
+  }
+  CHECK(FlagsUsageMessage({"--timeout", "0.5"}).empty());
+}
+
 }  // namespace
 }  // namespace tfd::cli

@@ -113,6 +113,57 @@ TEST_CASE("bad feed values say what is wrong") {
   CHECK(Error(std::string(40, '[') + std::string(40, ']')).code() == Code::kInvalidArgument);
 }
 
+TEST_CASE("float literals beyond a float dtype's range are refused, however far") {
+  // strtod gives HUGE_VAL for these: never a silent infinity.
+  for (const char* text : {"[[1e400, 2]]", "-1e400", "1e39", "3.5e38"}) {
+    INFO(text);
+    CHECK_THAT(Error(text, DType::kFloat32).message(), Catch::Contains("out of range for float32"));
+  }
+  for (const char* text : {"1e400", "[-1e309]", "1.8e308"}) {
+    INFO(text);
+    CHECK_THAT(Error(text, DType::kFloat64).message(), Catch::Contains("out of range for float64"));
+  }
+  CHECK_THAT(Error("[1, 1e400]").message(), Catch::Contains("'1e400' is out of range"));
+  // The largest float32 is read as itself, not refused for its last digits.
+  CHECK(Parse("3.4028235e38", DType::kFloat32).data<float>()[0] ==
+        std::numeric_limits<float>::max());
+  CHECK(Parse("1.7976931348623157e308", DType::kFloat64).data<double>()[0] ==
+        std::numeric_limits<double>::max());
+  // Written as such, the infinities are values, as before.
+  CHECK(std::isinf(Parse("-inf", DType::kFloat64).data<double>()[0]));
+}
+
+TEST_CASE("denormal float literals keep their value; ones below every float are 0, as numpy's") {
+  const float f = Parse("1e-45", DType::kFloat32).data<float>()[0];
+  CHECK(f == std::numeric_limits<float>::denorm_min());
+  CHECK(Parse("[1e-40]").data<float>()[0] == 1e-40f);
+  const double d = Parse("4.9e-324", DType::kFloat64).data<double>()[0];
+  CHECK(d == std::numeric_limits<double>::denorm_min());
+  CHECK(Parse("2.2e-310", DType::kFloat64).data<double>()[0] == 2.2e-310);
+  CHECK(Parse("1e-400", DType::kFloat64).data<double>()[0] == 0.0);
+  CHECK(Parse("1e-50", DType::kFloat32).data<float>()[0] == 0.0f);
+  const double negative_zero = Parse("-1e-400", DType::kFloat64).data<double>()[0];
+  CHECK(negative_zero == 0.0);
+  CHECK(std::signbit(negative_zero));
+}
+
+TEST_CASE("errors quote a long feed value in part, near where it went wrong") {
+  // 60000 '[' then 60000 ']': nested far too deep, 120 KB.
+  const std::string deep = std::string(60000, '[') + std::string(60000, ']');
+  const std::string message = Error(deep).message();
+  CHECK_THAT(message, Catch::Contains("nested deeper than 32"));
+  CHECK_THAT(message, Catch::Contains("column 33"));
+  CHECK(message.size() < 200);
+  const std::string word = "[1, " + std::string(100000, 'w') + "]";
+  CHECK(Error(word).message().size() < 200);
+  CHECK(Error(std::string(100000, '7'), DType::kUInt8).message().size() < 200);
+  const std::string tail = "[" + std::string(100000, ' ') + "1 2]";
+  const std::string near = Error(tail).message();
+  CHECK_THAT(near, Catch::Contains("1 2]'"));
+  CHECK(near.size() < 200);
+  CHECK(SplitFeed(std::string(100000, 'x')).status().message().size() < 200);
+}
+
 TEST_CASE("SplitFeed separates name, value and file") {
   auto f = SplitFeed("x:1=[1, 2]");
   REQUIRE(f.ok());

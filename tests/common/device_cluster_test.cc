@@ -1,3 +1,9 @@
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "common/cluster_spec.h"
@@ -67,6 +73,119 @@ TEST_CASE("the chief: chief:0 when the cluster has a chief job, else worker:0") 
   auto neither = ClusterSpec::FromJson(R"({"ps": ["p:1"], "trainer": ["t:1"]})");
   REQUIRE(neither.ok());
   CHECK(neither->ChiefTask().empty());
+}
+
+// The INVALID_ARGUMENT `text` is refused with; fails the test otherwise.
+std::string Refusal(const std::string& text) {
+  auto spec = ClusterSpec::FromFlag(text);
+  INFO(text);
+  REQUIRE_FALSE(spec.ok());
+  CHECK(spec.status().code() == Code::kInvalidArgument);
+  return spec.status().message();
+}
+
+bool Has(const std::string& message, const std::string& part) {
+  INFO(message << " should name " << part);
+  return message.find(part) != std::string::npos;
+}
+
+TEST_CASE("cluster spec addresses: a host, and a port from 1 to 65535") {
+  for (const char* good : {"h:1", "127.0.0.1:65535", "[::1]:2222", "node-3.example.org:02222"}) {
+    INFO(good);
+    CHECK(CheckTaskAddress(good).ok());
+  }
+  const std::string port = Refusal(R"({"ps": ["127.0.0.1:99999"]})");
+  CHECK(Has(port, "job 'ps' task 0"));
+  CHECK(Has(port, "'127.0.0.1:99999'"));
+  CHECK(Has(port, "1 to 65535"));
+  CHECK(Has(Refusal(R"({"ps": ["127.0.0.1:abc"]})"), "port 'abc'"));
+  CHECK(Has(Refusal(R"({"ps": ["h:1", "127.0.0.1:0"]})"), "job 'ps' task 1"));
+  CHECK(Has(Refusal(R"({"ps": ["127.0.0.1:-5"]})"), "port '-5'"));
+  CHECK(Has(Refusal(R"({"ps": [":31001"]})"), "no host"));
+  CHECK(Has(Refusal(R"({"ps": ["127.0.0.1:"]})"), "no port"));
+  CHECK(Has(Refusal(R"({"ps": ["my host:1"]})"), "space"));
+  CHECK(Has(Refusal(R"({"ps": ["::1]:1"]})"), "[::1]"));
+  CHECK(Has(Refusal(R"({"ps": [")" + std::string(300, 'h') + R"(:1"]})"), "300 bytes"));
+}
+
+TEST_CASE("cluster spec: an address is one task's, a task index one key's") {
+  const std::string same_job = Refusal(R"({"ps": ["h:1", "h:1"]})");
+  CHECK(Has(same_job, "job 'ps' task 1"));
+  CHECK(Has(same_job, "'h:1' is also job 'ps' task 0's"));
+  const std::string two_jobs = Refusal(R"({"ps": ["h:1"], "worker": ["h:2", "h:1"]})");
+  CHECK(Has(two_jobs, "job 'worker' task 1"));
+  CHECK(Has(two_jobs, "job 'ps' task 0's"));
+  // The same host and port are one address however the task is found.
+  CHECK(Has(Refusal(R"({"ps": {"0": "h:1"}, "worker": ["h:1"]})"), "'h:1'"));
+
+  const std::string twice = Refusal(R"({"ps": {"0": "h:1", "00": "h:2"}})");
+  CHECK(Has(twice, "job 'ps'"));
+  CHECK(Has(twice, "task 0 twice"));
+  CHECK(Has(Refusal(R"({"ps": {"1x": "h:1"}})"), "'1x'"));
+  CHECK(Has(Refusal(R"({"ps": {"-1": "h:1"}})"), "'-1'"));
+  CHECK(Has(Refusal(R"({"ps": {"0": "h:1", "2": "h:2"}})"), "skips task 1"));
+  auto sparse = ClusterSpec::FromJson(R"({"ps": {"1": "h:2", "0": "h:1"}})");
+  REQUIRE(sparse.ok());
+  CHECK(*sparse->TaskAddress("ps", 1) == "h:2");
+}
+
+TEST_CASE("cluster spec job names: a letter, then letters, digits and '_'") {
+  CHECK(ClusterSpec::FromJson(R"({"ps_2": ["h:1"], "Worker9": ["h:2"]})").ok());
+  for (const char* bad : {"a/b", "", "2ps", "ps-0", "job:ps", "p s"}) {
+    const std::string message = Refusal(std::string(R"({")") + bad + R"(": ["h:1"]})");
+    CHECK(Has(message, std::string("job name '") + bad + "'"));
+  }
+}
+
+TEST_CASE("cluster spec flags: JSON other than an object is no file name") {
+  for (const char* bad : {"[]", " [\"h:1\"]", "null", "3", "\"ps\""}) {
+    CHECK(Has(Refusal(bad), "must be a JSON object of jobs"));
+  }
+  auto none = ClusterSpec::FromFlag("/no/such/spec.json");
+  CHECK(none.status().code() == Code::kNotFound);
+  CHECK(Has(none.status().message(), "/no/such/spec.json"));
+  auto empty = ClusterSpec::FromFlag("{}");
+  REQUIRE(empty.ok());
+  CHECK(empty->NumTasks() == 0);
+  CHECK(ClusterSpec::FromFlag(R"({"ps": ["h:1"], "worker": ["h:2", "h:3"]})")->NumTasks() == 3);
+}
+
+// A file of its own, removed at the end.
+struct TempFile {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("cluster_spec_test." + std::to_string(getpid()));
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+TEST_CASE("cluster spec files: over 16 MiB refused unread, naming path and size") {
+  TempFile huge;
+  { std::ofstream(huge.path) << "{}"; }
+  // Sparse: 2 GiB on paper, nothing on disk.
+  std::filesystem::resize_file(huge.path, uint64_t{2} << 30);
+  const std::string message = Refusal(huge.path.string());
+  CHECK(Has(message, huge.path.string()));
+  CHECK(Has(message, "2147483648 bytes"));
+  CHECK(Has(message, std::to_string(kMaxClusterSpecFileBytes)));
+  // A device has no size to check first: reading stops past the limit.
+  CHECK(Has(Refusal("/dev/zero"), "over " + std::to_string(kMaxClusterSpecFileBytes)));
+  // A directory is not a file to read.
+  CHECK(Has(Refusal(std::filesystem::temp_directory_path().string()), "directory"));
+}
+
+TEST_CASE("cluster spec JSON errors give the place and a short printable excerpt") {
+  TempFile bad;
+  std::string text = "{\"ps\": [\"h:1\"],\n \"w\": \x01\xff";
+  text += std::string(100000, 'x');
+  { std::ofstream(bad.path, std::ios::binary) << text; }
+  const std::string message = Refusal(bad.path.string());
+  CHECK(Has(message, "not valid JSON"));
+  CHECK(Has(message, "line 2, column 7"));
+  CHECK(Has(message, "\\x01"));
+  CHECK(message.size() < 400);
+  CHECK(std::all_of(message.begin(), message.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+  const std::string nope = Refusal("{nope");
+  CHECK(Has(nope, "line 1, column 3"));  // the "o" that "null" cannot have
+  CHECK(Has(nope, "'{nope'"));
 }
 
 }  // namespace
