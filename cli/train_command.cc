@@ -194,7 +194,8 @@ std::string NextSave(const TrainFlags& f) {
 }
 
 Json ProgressJson(const TrainProgress& p) {
-  // null: the graph has no loss; "nan", "inf": it diverged (cli/output.h).
+  // null: the graph has no loss, or no step ran (the loss is a step's fetch);
+  // "nan", "inf": it diverged (cli/output.h).
   Json j{{"step", p.local_steps}, {"global_step", p.global_step},
          {"epoch", p.epoch >= 0 ? Json(p.epoch) : Json(nullptr)},
          {"loss", p.has_loss ? FloatToJson(p.loss) : Json(nullptr)},

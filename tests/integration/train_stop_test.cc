@@ -4,7 +4,7 @@
 // with `stopped`, tfctl dying of the signal), not after --init-timeout; a
 // trainer whose own worker went for good ends after one recovery's
 // --init-timeout, as one whose ps went does, however many recoveries are
-// left.
+// left; a run with no step left says so with null losses.
 #include <signal.h>
 
 #include <fstream>
@@ -151,6 +151,26 @@ TEST_CASE(
     CHECK(run->Stderr().find("within 2 s") != std::string::npos);
     CHECK(run->Stderr().find("--max-recoveries") == std::string::npos);
   }
+}
+
+// docs/cli.md, "Output": `loss` and `first_loss` are null for a graph
+// without a loss, and for a run that ran no step (nothing measured it).
+TEST_CASE("a run whose model is at --steps already runs no step and reports null losses") {
+  TrainingCluster s(1);
+  REQUIRE(s.cluster.StartAll().ok());
+  const std::string graph = s.Graph({.workers = 1, .epochs = 1000});
+  const Json first = Records(*SpawnTrainer(s, graph, {"--steps", "5"}), 0).back();
+  INFO(first.dump());
+  CHECK(first["step"] == 5);
+  CHECK(first["loss"].is_number());
+  CHECK(first["first_loss"].is_number());
+  const Json again = Records(*SpawnTrainer(s, graph, {"--steps", "5"}), 0).back();
+  INFO(again.dump());
+  CHECK(again["stopped"] == "reached step 5");
+  CHECK(again["step"] == 0);
+  CHECK(again["global_step"] == 5);
+  CHECK(again["loss"].is_null());
+  CHECK(again["first_loss"].is_null());
 }
 
 }  // namespace
