@@ -154,6 +154,8 @@ TrainFlags Parse(const Args& all) {
 
 // MonitoredTrainingSession's save_checkpoint_secs.
 constexpr double kDefaultCheckpointSecs = 600;
+// One attempt to connect again to a --target that went away.
+constexpr double kReconnectAttemptSecs = 1;
 
 std::chrono::milliseconds Millis(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
@@ -211,7 +213,8 @@ std::string NextSave(const TrainFlags& f) {
 }
 
 Json ProgressJson(const TrainProgress& p) {
-  // null: the graph has no loss; "nan", "inf": it diverged (cli/output.h).
+  // null: the graph has no loss, or no step ran (the loss is a step's fetch);
+  // "nan", "inf": it diverged (cli/output.h).
   Json j{{"step", p.local_steps}, {"global_step", p.global_step},
          {"epoch", p.epoch >= 0 ? Json(p.epoch) : Json(nullptr)},
          {"loss", p.has_loss ? FloatToJson(p.loss) : Json(nullptr)},
@@ -426,11 +429,13 @@ int Train(const TrainFlags& f, OutputFormat format) {
   Console console{format};
   TrainerOptions options = Options(f, console, events.get());
   // The task itself died: wait for its supervisor to bring it back as long
-  // as for the rest of the cluster. A hosted one is this process.
+  // as for the rest of the cluster (--init-timeout), in attempts of at most
+  // a second that the session repeats, so that a signal is noticed between
+  // two. A hosted one is this process.
   options.reconnect = [&io, &f, &host]() -> StatusOr<std::unique_ptr<Client>> {
     if (host) return host->LocalClient();
     ConnectionFlags again = f.remote;
-    again.timeout_s = f.init_timeout_s;
+    again.timeout_s = std::min(f.init_timeout_s, kReconnectAttemptSecs);
     return ConnectToTarget(io, again);
   };
   Trainer trainer(**connected, std::move(*graph), options);

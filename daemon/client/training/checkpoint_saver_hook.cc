@@ -60,8 +60,13 @@ Status CheckpointSaverHook::End(TrainingSession& session, const Status& status) 
   if (!status.ok()) return OkStatus();
   Status saved = Save(session);
   if (Recoverable(saved)) {
-    saved = session.RecoverFrom(std::move(saved));
-    if (saved.ok()) saved = Save(session);
+    // A stop request cuts the recovery short: the save stays failed.
+    Status recovered = session.RecoverFrom(saved);
+    if (!recovered.ok()) {
+      saved = std::move(recovered);
+    } else if (!session.stopped_waiting()) {
+      saved = Save(session);
+    }
   }
   return saved.WithContext("the final checkpoint");
 }
@@ -70,7 +75,8 @@ Status CheckpointSaverHook::End(TrainingSession& session, const Status& status) 
 // on all the same: the cluster's newest complete checkpoint is still
 // there, and training goes on.
 Status CheckpointSaverHook::Save(TrainingSession& session) {
-  if (!on_ || session.global_step() == at_step_) return OkStatus();
+  // A stop while the cluster was waited for: no session, no cut to save.
+  if (!on_ || session.global_step() == at_step_ || session.stopped_waiting()) return OkStatus();
   const int64_t at = session.global_step();
   auto saved = options_.save(session.client());
   if (!saved.ok()) {

@@ -9,7 +9,8 @@
 namespace tfd::training {
 
 Status EvaluationHook::End(TrainingSession& session, const Status& status) {
-  if (!status.ok()) return OkStatus();
+  // Nothing to evaluate on after a stop while the cluster was waited for.
+  if (!status.ok() || session.stopped_waiting()) return OkStatus();
   namespace sig = train::signature;
   for (auto [node, value] : {std::pair{sig::kAccuracy, &accuracy_}, std::pair{sig::kAuc, &auc_}}) {
     if (!session.Has(node)) continue;

@@ -2,8 +2,10 @@
 // cluster, the chief's initialization, the init barrier, placing the
 // input, and the restores that keep the model and every worker's input at
 // the same step (training_session.h).
+#include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "api/train_signature.h"
 #include "common/device_name.h"
@@ -19,12 +21,75 @@ bool Recoverable(const Status& s) {
 }
 
 bool TrainingSession::Recovers(const Status& s) const {
-  return Recoverable(s) && !cluster_wait_expired_;
+  return Recoverable(s) && wait_end_ == WaitEnd::kDone;
 }
 
-Status TrainingSession::ClusterWait(Status waited) {
-  cluster_wait_expired_ = waited.code() == Code::kDeadlineExceeded;
-  return waited;
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The shortest slice of a wait: the master must have time to ask every task.
+constexpr std::chrono::milliseconds kMinWaitSlice{100};
+
+std::string Seconds(std::chrono::milliseconds d) {
+  std::ostringstream out;
+  out << d.count() / 1000.0 << " s";
+  return out.str();
+}
+
+}  // namespace
+
+Status TrainingSession::CheckStop(const char* what) {
+  std::string why = options_.stop_requested ? options_.stop_requested() : "";
+  if (why.empty()) return OkStatus();
+  wait_end_ = WaitEnd::kStopped;
+  RequestStop(why);
+  return errors::Cancelled(why, " while ", what);
+}
+
+// A slice that answers DEADLINE_EXCEEDED in less than half its time was not
+// waiting (the master found a task it can never reach): its answer is
+// final, as the one wait it replaces would have given it.
+Status TrainingSession::WaitSliced(const char* what,
+                                   const std::function<Status(std::chrono::milliseconds)>& slice) {
+  wait_end_ = WaitEnd::kDone;
+  const Clock::time_point deadline = Clock::now() + options_.init_timeout;
+  while (true) {
+    TFD_RETURN_IF_ERROR(CheckStop(what));
+    const Clock::time_point began = Clock::now();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - began);
+    const auto part = std::clamp(left, kMinWaitSlice, kWaitSlice);
+    Status s = slice(part);
+    if (s.code() != Code::kDeadlineExceeded) return s;
+    const Clock::time_point now = Clock::now();
+    if (now >= deadline || now - began < part / 2) {
+      TFD_RETURN_IF_ERROR(CheckStop(what));  // a stop, if any, says why the run ended
+      wait_end_ = WaitEnd::kExpired;
+      return s.WithContext("not ready within " + Seconds(options_.init_timeout));
+    }
+  }
+}
+
+// A failed attempt that a lost task explains (Recoverable) is tried again;
+// any other failure (a login refused) is final.
+Status TrainingSession::Reconnect() {
+  wait_end_ = WaitEnd::kDone;
+  const Clock::time_point deadline = Clock::now() + options_.init_timeout;
+  Status last;
+  do {
+    TFD_RETURN_IF_ERROR(CheckStop("connecting again"));
+    auto fresh = options_.reconnect();
+    if (fresh.ok()) {
+      reconnected_ = std::move(fresh).value();
+      client_ = reconnected_.get();
+      return OkStatus();
+    }
+    last = fresh.status();
+    if (!Recoverable(last)) return last;
+  } while (Clock::now() < deadline);
+  wait_end_ = WaitEnd::kExpired;
+  return errors::DeadlineExceeded("not back within ", Seconds(options_.init_timeout), ": ",
+                                  last.message());
 }
 
 bool IsChief(const std::string& task, const ClusterSpec& cluster) {
@@ -105,9 +170,13 @@ Status TrainingSession::RunIfPresent(const char* node, const char* what) {
 // the restore would take back, and none waits on another (a chief may
 // have finished, or be slow).
 Status TrainingSession::WaitForCluster() {
-  auto waited = client_->WaitCluster(options_.init_timeout);
-  TFD_RETURN_IF_ERROR(ClusterWait(waited.status()));
-  const std::vector<TaskStatusInfo>& tasks = *waited;
+  std::vector<TaskStatusInfo> tasks;
+  TFD_RETURN_IF_ERROR(
+      WaitSliced("waiting for the cluster", [this, &tasks](std::chrono::milliseconds slice) {
+        auto waited = client_->WaitCluster(slice);
+        if (waited.ok()) tasks = std::move(waited).value();
+        return waited.status();
+      }));
   restored_alone_.clear();
   for (const TaskStatusInfo& t : tasks) {
     if (t.restored_alone) restored_alone_.push_back(t.task);
@@ -130,8 +199,10 @@ Status TrainingSession::Prepare(bool cluster_waited) {
   std::vector<std::string> vars;
   for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
   if (!vars.empty()) {
-    TFD_RETURN_IF_ERROR(ClusterWait(client_->WaitInitialized(vars, options_.init_timeout))
-                            .WithContext("waiting for the chief to initialize the variables"));
+    TFD_RETURN_IF_ERROR(
+        WaitSliced("waiting for the chief", [this, &vars](std::chrono::milliseconds slice) {
+          return client_->WaitInitialized(vars, slice);
+        }).WithContext("waiting for the chief to initialize the variables"));
   }
   // Again after a recovery's wait: the chief may have restored the cluster
   // meanwhile, which a stale TaskStatus.restoredAlone would make this
@@ -180,10 +251,7 @@ Status TrainingSession::Recover() {
   // The master answers a cluster that is not whole with DEADLINE_EXCEEDED;
   // UNAVAILABLE is this client's own connection, to a task that died.
   if (waited.code() == Code::kUnavailable && options_.reconnect) {
-    auto fresh = options_.reconnect();
-    if (!fresh.ok()) return fresh.status().WithContext("connecting again");
-    reconnected_ = std::move(fresh).value();
-    client_ = reconnected_.get();
+    TFD_RETURN_IF_ERROR(Reconnect().WithContext("connecting again"));
     waited = WaitForCluster();
   }
   TFD_RETURN_IF_ERROR(waited.WithContext("waiting for every task of the cluster"));
@@ -253,7 +321,8 @@ Status TrainingSession::Start() {
   if (Recovers(started)) {
     started = RecoverWith(std::move(started), [this] { return StartSteps(); });
   }
-  return started;
+  // A stop while waiting for the cluster: the loop ends before the first step.
+  return stopped_waiting() ? OkStatus() : started;
 }
 
 // After a failed step: the new session's global step, which the ps tasks
@@ -265,17 +334,19 @@ Status TrainingSession::Resume() {
 }
 
 // After a task was lost: recovered (the cluster waited for, then `redo`
-// done again), or the error that ends the run.
+// done again), or the error that ends the run; OK with stopped_waiting()
+// when a stop was requested before or during the recovery.
 Status TrainingSession::RecoverWith(Status lost, const std::function<Status()>& redo) {
   while (result_.recoveries < options_.max_recoveries) {
+    if (!CheckStop("recovering").ok()) return OkStatus();
     ++result_.recoveries;
     if (options_.on_recovery) options_.on_recovery(lost, result_.recoveries);
     // A run past its deadline here (a ps stopped while the new session is
     // initialized) is recovered from as a step is; a wait for the cluster
-    // past --init-timeout ends the run.
+    // (or to connect again) past init_timeout ends the run.
     Status s = Recover();
     if (s.ok()) s = redo();
-    if (s.ok()) return OkStatus();
+    if (s.ok() || stopped_waiting()) return OkStatus();
     if (!Recovers(s)) {
       return s.WithContext("recovering from: " + lost.ToString());
     }

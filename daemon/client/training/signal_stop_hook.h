@@ -1,7 +1,9 @@
 // Stopping on request: SIGINT or SIGTERM (tfctl train), or whatever else a
 // caller polls (Python's KeyboardInterrupt). The loop ends after the
 // running step, and the hooks' End (the chief's final checkpoint) runs as
-// at any other stop.
+// at any other stop. The hook polls between steps; the same poll given as
+// SessionOptions::stop_requested (Trainer does) also ends the session's
+// waits for the cluster, within a slice of them.
 //
 //   CatchStopSignals();
 //   StopRequestHook signals(StopSignalReason);  // "stopped by SIGINT"

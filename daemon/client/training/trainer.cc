@@ -41,6 +41,7 @@ StatusOr<TrainResult> Trainer::Run(const std::function<void(const TrainProgress&
   session_options.max_recoveries = options_.max_recoveries;
   session_options.on_recovery = options_.on_recovery;
   session_options.reconnect = options_.reconnect;
+  session_options.stop_requested = options_.stop_requested;
   session_options.restore_checkpoint = options_.restore_checkpoint;
   sessions_.push_back(std::make_unique<TrainingSession>(client(), graph_,
                                                         std::move(session_options),

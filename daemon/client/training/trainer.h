@@ -60,7 +60,9 @@ struct TrainerOptions {
   std::function<void(const Status& why, int recovery)> on_recovery;
   std::function<StatusOr<std::unique_ptr<Client>>()> reconnect;
   // Polled before each step: an answer other than "" ends the loop as if
-  // the last step had been reached, with `stopped` saying it (StopRequestHook).
+  // the last step had been reached, with `stopped` saying it (StopRequestHook);
+  // also while the session waits for the cluster or recovers
+  // (SessionOptions::stop_requested), which it ends at once, saving nothing.
   std::function<std::string()> stop_requested;
 };
 

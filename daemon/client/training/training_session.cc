@@ -89,6 +89,7 @@ Status TrainingSession::Open() {
   created_ = false;
   began_ = false;
   started_ = false;
+  wait_end_ = WaitEnd::kDone;
   result_.chief = options_.chief.value_or(IsChief(client_->task(), client_->cluster()));
   // A sync chief runs its own step (which pushes, aggregates and lets the
   // replicas go on) instead of the replicas' one, and fetches its global step.
@@ -108,7 +109,7 @@ Status TrainingSession::Open() {
 }
 
 StatusOr<SessionResult> TrainingSession::Close(Status trained) {
-  if (started_ && result_.chief) {
+  if (started_ && result_.chief && !stopped_waiting()) {
     // Parked sync replicas get the final step, and stop.
     Status released = RunIfPresent(sig::kRelease, "releasing the sync replicas");
     if (trained.ok()) trained = released;
@@ -173,7 +174,8 @@ StatusOr<bool> TrainingSession::RunStep() {
           ran.status().WithContext("step " + std::to_string(result_.local_steps + 1));
       if (!Recoverable(ran.status())) return failure;
       TFD_RETURN_IF_ERROR(RecoverFrom(std::move(failure)));
-      continue;  // the same step again, on the new session
+      if (stopped_waiting()) return false;  // the recovery was cut short by a stop
+      continue;                             // the same step again, on the new session
     }
     ++result_.local_steps;
     TFD_RETURN_IF_ERROR(AfterStep(*ran));

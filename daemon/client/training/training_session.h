@@ -42,6 +42,14 @@
 // worker's input go back to the same step (docs/training.md, "When a task
 // dies"). Hooks hear of it through AfterRestore.
 //
+// Waits. Each wait for the cluster (its tasks, the init barrier, connecting
+// again to the client's own task) lasts at most init_timeout; one that
+// passes it ends the run with its error, however many recoveries are
+// left. A wait runs in slices of at most kWaitSlice and polls
+// SessionOptions::stop_requested between them: a stop requested while the
+// session starts or recovers ends the run as a stop between steps does,
+// with nothing saved or evaluated (no session is ready: stopped_waiting).
+//
 // Thread-safety: one thread, the one that owns the Client.
 #pragma once
 
@@ -69,8 +77,18 @@ struct SessionOptions {
   // Told before each recovery why, and which one it is (1, 2...).
   std::function<void(const Status& why, int recovery)> on_recovery;
   // When set, a recovery that finds its own connection lost (the client's
-  // task died; a supervisor may be restarting it) connects again with it.
+  // task died; a supervisor may be restarting it) connects again with it:
+  // one attempt per call, which the session repeats until one succeeds or
+  // init_timeout passes (then the run ends, as after any wait for the
+  // cluster that passes it). A short attempt (tfctl's: 1 s) lets a stop
+  // request be noticed between two.
   std::function<StatusOr<std::unique_ptr<Client>>()> reconnect;
+  // Polled between the slices (at most kWaitSlice each) of every wait for
+  // the cluster, the init barrier or a reconnect, and before each
+  // recovery: an answer other than "" ends the run at once as a stop with
+  // that reason (SessionResult::stopped), as StopRequestHook does between
+  // steps. Unset: waits run to their end.
+  std::function<std::string()> stop_requested;
   // Restores a checkpoint of the cluster on every task that keeps them (the
   // variables and each dataset's input position): the one of `step`, or
   // with Client::kLatestCheckpoint the newest every task holds; returns the
@@ -139,9 +157,15 @@ class TrainingSession {
   const std::optional<std::chrono::steady_clock::time_point>& steps_began() const {
     return steps_began_;
   }
+  // A stop request (SessionOptions::stop_requested) ended a wait for the
+  // cluster while the session started or recovered: no session is ready
+  // for steps and the cluster may not be whole, so hooks save and evaluate
+  // nothing at End.
+  bool stopped_waiting() const { return wait_end_ == WaitEnd::kStopped; }
   // After `lost` (a call that failed as a lost task fails a step: see
   // Recoverable) outside a step: recovers as from a failed step, or
-  // returns the error that ends the run.
+  // returns the error that ends the run. OK too when a stop request ended
+  // the recovery (stopped_waiting()).
   Status RecoverFrom(Status lost);
 
  private:
@@ -151,12 +175,27 @@ class TrainingSession {
   std::vector<InitTarget> InitTargets() const;
   Status Initialize();
   Status RunIfPresent(const char* node, const char* what);
-  // `waited`, the result of a wait for the cluster's tasks or the chief's
-  // variables (bounded by init_timeout), noted for Recovers.
-  Status ClusterWait(Status waited);
+  // How the last wait for the cluster (its tasks, the chief's variables, a
+  // reconnect to the client's own task) ended, for Recovers.
+  enum class WaitEnd {
+    kDone,     // it got what it waited for, or failed otherwise (judged as a step's failure)
+    kExpired,  // init_timeout passed: the cluster did not come back, the run ends
+    kStopped,  // a stop was requested: the run ends as a stop
+  };
+  // Notes a stop request, if any: then kStopped, the stop requested, and
+  // CANCELLED (which Start and RecoverWith turn into the stop).
+  Status CheckStop(const char* what);
+  // Runs `slice` (a wait given at most kWaitSlice) again and again until it
+  // returns other than DEADLINE_EXCEEDED (kDone), init_timeout passes or a
+  // slice answers DEADLINE_EXCEEDED well before its time, a final answer
+  // (kExpired), or a stop is requested between two (kStopped).
+  Status WaitSliced(const char* what,
+                    const std::function<Status(std::chrono::milliseconds)>& slice);
+  // options_.reconnect, attempt after attempt, for at most init_timeout.
+  Status Reconnect();
   // Whether a failure while starting or recovering is recovered from:
-  // Recoverable, unless it is a wait for the cluster that passed
-  // init_timeout, which ends the run (the cluster did not come back).
+  // Recoverable, unless a wait for the cluster ended the run (it passed
+  // init_timeout, or a stop was requested).
   bool Recovers(const Status& s) const;
   Status WaitForCluster();
   Status Prepare(bool cluster_waited = false);
@@ -183,7 +222,7 @@ class TrainingSession {
   bool began_ = false;    // the hooks' Begin ran: End runs at Close
   bool created_ = false;  // a session is open on the master
   bool started_ = false;  // it was prepared for steps: the chief releases replicas at Close
-  bool cluster_wait_expired_ = false;  // the last wait for the cluster passed its deadline
+  WaitEnd wait_end_ = WaitEnd::kDone;  // how the last wait for the cluster ended
   std::string step_op_;      // kTrain, or a sync chief's kChiefStep
   std::string global_step_;  // the global step fetched each step; empty: none
   std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore
@@ -201,6 +240,10 @@ class TrainingSession {
 // cut off by a dropped link keeps its connection open). The session's own
 // waits for the cluster are the exception (TrainingSession::Recovers).
 bool Recoverable(const Status& s);
+
+// The longest a wait for the cluster runs without looking for a stop
+// request (SessionOptions::stop_requested).
+inline constexpr std::chrono::milliseconds kWaitSlice{1000};
 
 // Whether `task` ("/job:worker/replica:0/task:0") is the chief of `cluster`
 // by TensorFlow's rule (ClusterSpec::ChiefTask); in a cluster with neither
