@@ -117,8 +117,14 @@ struct Task {
 
 // The tasks of the spec on this host that --job and --task select, and in
 // `local_tasks` how many the spec has on this host in all.
+// A --cluster that is no spec (malformed, over the size limit) is a
+// UsageError (exit 2); a file that cannot be read, the status (exit 1).
 StatusOr<std::vector<Task>> Select(const DaemonFlags& f, ClusterSpec* spec_out, int* local_tasks) {
-  TFD_ASSIGN_OR_RETURN(ClusterSpec spec, ClusterSpec::FromFlag(f.cluster));
+  auto parsed = ClusterSpec::FromFlag(f.cluster);
+  if (!parsed.ok() && parsed.status().code() == Code::kInvalidArgument) {
+    throw UsageError("--cluster: " + parsed.status().message());
+  }
+  TFD_ASSIGN_OR_RETURN(ClusterSpec spec, std::move(parsed));
   if (!f.job.empty() && !spec.HasJob(f.job)) {
     return errors::InvalidArgument("--job '", f.job, "' is not in the cluster spec");
   }

@@ -405,6 +405,9 @@ expect_error "every command checks --target" 2 INVALID_ARGUMENT "--target: addre
   -- submit "$EX/hello.txt" --fetch y --target 127.0.0.1:99999 --timeout 1
 expect_error "a spec's port over 65535" 2 INVALID_ARGUMENT "job 'ps' task 0: address '127.0.0.1:99999'" \
   -- status --cluster '{"ps": ["127.0.0.1:99999"]}' --timeout 1
+expect_error "start refuses a malformed spec before launching" 2 INVALID_ARGUMENT \
+  "--cluster: cluster spec: job 'ps' task 0: address '127.0.0.1:99999'" \
+  -- start --cluster '{"ps": ["127.0.0.1:99999"]}' --run-dir "$work/never-started"
 expect_error "a spec's port that is no number" 2 INVALID_ARGUMENT "port 'abc'" \
   -- status --cluster '{"ps": ["127.0.0.1:abc"]}' --timeout 1
 expect_error "one address for two tasks" 2 INVALID_ARGUMENT "job 'worker' task 0: address '127.0.0.1:1' is also job 'ps' task 0's" \
