@@ -190,11 +190,13 @@ Status CheckTaskAddress(std::string_view address) {
 
 Status CheckJobName(std::string_view job) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
-  auto rest = [&](char c) { return letter(c) || (c >= '0' && c <= '9') || c == '_'; };
+  // '-' too: systemd instances and Kubernetes names use it (tfd@param-server-1).
+  auto rest = [&](char c) {
+    return letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  };
   if (job.empty() || !letter(job.front()) || !std::all_of(job.begin(), job.end(), rest)) {
     return errors::InvalidArgument("job name '", Excerpt(job),
-                                   "' is not a letter followed by letters, digits and '_' (as "
-                                   "TensorFlow's /job:NAME)");
+                                   "' is not a letter followed by letters, digits, '_' and '-'");
   }
   return OkStatus();
 }

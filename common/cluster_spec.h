@@ -31,8 +31,8 @@ inline constexpr size_t kMaxClusterSpecFileBytes = size_t{16} << 20;
 // Else INVALID_ARGUMENT quoting the address and saying what is wrong.
 Status CheckTaskAddress(std::string_view address);
 
-// OK when `job` is a job name as TensorFlow's device names allow: a letter,
-// then letters, digits and '_'. Else INVALID_ARGUMENT quoting it.
+// OK when `job` is a job name device names can carry: a letter,
+// then letters, digits, '_' and '-'. Else INVALID_ARGUMENT quoting it.
 Status CheckJobName(std::string_view job);
 
 class ClusterSpec {
