@@ -209,12 +209,14 @@ if alive "$first"; then pass "the other cluster's tfd still runs"; else fail "th
 tfctl stop
 check "which stop stops" 0 "^stopped /job:ps/replica:0/task:0 \(pid $first\)"
 
-# One address twice in the spec: only one of its tasks can listen there.
+# One address twice in the spec: only one of its tasks could listen there,
+# so the spec is refused before anything starts (a usage error).
 tfctl_in "$spec_dup" "$work/dup" start --tfd "$TFD"
-check "start fails for the second task at one address" 1 '^error: UNAVAILABLE: /job:ps/replica:0/task:[01] '
-if [[ $(grep -c '^started' <<<"$out") -eq 1 ]]; then pass "and starts the other"; else fail "and starts the other"; fi
+check "start refuses a spec with one address twice" 2 \
+  "^error: INVALID_ARGUMENT: --cluster: .*task 1: address '127.0.0.1:$dup_port' is also job 'ps' task 0's"
+if ! grep -q '^started' <<<"$out"; then pass "and starts nothing"; else fail "and starts nothing"; fi
 tfctl_in "$spec_dup" "$work/dup" stop
-check "stop stops the one that started" 0 '^stopped /job:ps'
+check "stop refuses it too" 2 '^error: INVALID_ARGUMENT: --cluster: '
 if [[ -z $(on_port "$dup_port") ]]; then pass "and no tfd of that spec is left"
 else fail "and no tfd of that spec is left"; fi
 
