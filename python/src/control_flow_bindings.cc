@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "api/control_flow.h"

@@ -259,7 +259,7 @@ class Graph:
         self._control = []
         self._operations = {}
         self._collections = {}
-        self._variable_scope = []  # (name, reuse) pairs, outermost first
+        self._variable_scope = []  # VariableScope objects, outermost first
 
     @property
     def seed(self):
