@@ -3,9 +3,9 @@
 // them, instead of dying of SIGILL somewhere in a kernel, or worse, in the
 // middle of a step.
 //
-// It is compiled into every executable that links tfd's common library (a
-// source of common_dep, not of the archive, which would drop an object that
-// nothing references), and runs as a constructor of the highest priority, so
+// It is linked whole into every executable that links tfd's common library
+// (common_dep's link_whole: an archive merely searched would drop an object
+// that nothing references), and runs as a constructor of the highest priority, so
 // before the binary's other static initializers. The function is compiled for
 // the x86-64 baseline whatever -march says: it must not itself execute what
 // it checks for.
