@@ -62,6 +62,19 @@ class PythonHook : public SessionHook {
   }
   std::vector<Tensor> TakeValues() { return std::exchange(values_, {}); }
 
+  // Between the slices of the session's waits for the cluster
+  // (SessionOptions::stop_requested), on the waiting thread without the
+  // GIL: Python runs signal handlers on its main thread only, between
+  // bytecodes, so Ctrl-C would otherwise wait for init_timeout. One that
+  // raised stops the session, its exception kept for the caller.
+  std::string StopIfSignalHandlerRaised() {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() == 0) return "";
+    python_.error.emplace();  // takes the exception the handler raised
+    return kSignalRaised;
+  }
+  static constexpr const char* kSignalRaised = "a Python signal handler raised an exception";
+
   Status BeforeRun(TrainingSession& session, StepArgs& args) override {
     user_indices_.clear();
     for (const std::string& name : fetches_) user_indices_.push_back(args.AddFetch(name));
@@ -188,6 +201,7 @@ class MonitoredRunner::Loop : public ThreadLoop::Resident {
     o.init_timeout = Millis(options_.init_timeout_s);
     o.chief = options_.chief;
     o.max_recoveries = options_.max_recoveries;
+    o.stop_requested = [this] { return python_.StopIfSignalHandlerRaised(); };
     const auto timeout = Millis(options_.timeout_s);
     o.restore_checkpoint = [timeout](Client& client, int64_t step) -> StatusOr<int64_t> {
       TFD_ASSIGN_OR_RETURN(auto tasks, client.RestoreCheckpoint(step, timeout));
@@ -236,6 +250,7 @@ MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions opt
   Status s;
   OnLoop([&](kj::AsyncIoContext& io) {
     s = loop_->Open(io, std::move(def));
+    if (s.ok() && python_->error) s = errors::Cancelled(PythonHook::kSignalRaised);
     if (s.ok()) {
       task_ = loop_->session().client().task();
       chief_ = loop_->session().chief();
@@ -280,9 +295,10 @@ py::object MonitoredRunner::Step(std::vector<std::string> fetches,
     stepped = loop_->session().RunStep();
     values = loop_->python().TakeValues();
   });
-  if (!stepped.ok()) {
+  if (!stepped.ok() || python_->error) {
     // The loop is over: close it (the hooks' End hear the error), then raise.
-    const Status failed = stepped.status();
+    const Status failed =
+        stepped.ok() ? errors::Cancelled(PythonHook::kSignalRaised) : stepped.status();
     OnLoop([&](kj::AsyncIoContext&) { (void)loop_->session().Close(failed); });
     std::optional<py::error_already_set> raised = TakeError();
     DropLoop();

@@ -188,7 +188,8 @@ void LoopThread::Loop() {
   }
 }
 
-void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job) {
+void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job,
+                      const std::function<bool()>& interrupted) {
   std::promise<void> done;
   std::future<void> finished = done.get_future();
   std::atomic<bool> ran{false};
@@ -208,6 +209,10 @@ void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job) {
   const auto spin_until = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
   while (!ran.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < spin_until) {
     std::this_thread::yield();
+  }
+  bool asking = interrupted != nullptr;
+  while (asking && finished.wait_for(kInterruptPoll) != std::future_status::ready) {
+    asking = !interrupted();
   }
   finished.wait();
 }
@@ -239,6 +244,43 @@ Status RemoteRunner::OnLoop(const std::function<void(kj::AsyncIoContext&)>& job)
   if (loop_ == nullptr) return errors::FailedPrecondition("this session is closed");
   loop_->Call(job);
   return OkStatus();
+}
+
+// Python runs signal handlers on its main thread only, between bytecodes:
+// without this, Ctrl-C during a step blocked on a queue or a lost task
+// would wait for the step's deadline.
+void RemoteRunner::OnLoopInterruptible(const std::function<void(kj::AsyncIoContext&)>& job) {
+  Status ran;
+  {
+    py::gil_scoped_release release;
+    MutexLock lock(calls_mu_);
+    if (loop_ == nullptr) {
+      ran = errors::FailedPrecondition("this session is closed");
+    } else {
+      loop_->Call(job, [this] { return RaisedBySignalHandler(); });
+    }
+  }
+  if (raised_) {
+    closed_ = true;
+    py::error_already_set raised = std::move(*raised_);
+    raised_.reset();
+    throw raised;
+  }
+  ThrowIfError(ran);
+}
+
+bool RemoteRunner::RaisedBySignalHandler() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() == 0) return false;
+  raised_.emplace();  // takes the exception the handler raised
+  BeginClose();
+  return true;
+}
+
+void RemoteRunner::BeginClose() {
+  MutexLock lock(close_mu_);
+  closing_ = true;
+  if (close_signal_.get() != nullptr && close_signal_->isWaiting()) close_signal_->fulfill();
 }
 
 void RemoteRunner::CheckOpen() const {
@@ -304,7 +346,7 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
   bool created = false;
-  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+  OnLoopInterruptible([&](kj::AsyncIoContext&) {
     Status s = SendGraphIfGrown(def, resend, &created);
     kj::Promise<void> watch = nullptr;
     if (s.ok()) s = WatchForClose(watch);
@@ -312,7 +354,7 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
     EndWatchForClose();
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
-  }));
+  });
   MarkSent(graph, static_cast<int>(def.nodes.size()), created);
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
@@ -347,14 +389,14 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
-  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
+  OnLoopInterruptible([&](kj::AsyncIoContext&) {
     kj::Promise<void> watch = nullptr;
     Status s = WatchForClose(watch);
     out = s.ok() ? client_->RunCallable(handle, tensors, options) : s;
     EndWatchForClose();
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
-  }));
+  });
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
 }
@@ -422,15 +464,14 @@ void RemoteRunner::EndWatchForClose() {
 }
 
 void RemoteRunner::Close() {
-  if (closed_) return;
-  closed_ = true;
-  {
-    // A step running for another thread holds the loop: have the loop send
-    // the close meanwhile (TF1's Session.close cancels the running steps).
-    MutexLock lock(close_mu_);
-    closing_ = true;
-    if (close_signal_.get() != nullptr && close_signal_->isWaiting()) close_signal_->fulfill();
+  if (closed_) {  // closed before, or by an interrupted step's close
+    Release();
+    return;
   }
+  closed_ = true;
+  // A step running for another thread holds the loop: have the loop send
+  // the close meanwhile (TF1's Session.close cancels the running steps).
+  BeginClose();
   Status s;
   Status ran = OnLoop([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
   Release();

@@ -18,6 +18,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -93,7 +94,11 @@ class LoopThread {
   ~LoopThread();  // runs the jobs queued, then joins
   // Runs `job` on the loop thread and waits for it. The caller waits
   // without the GIL; every job's own calls have deadlines (Client's).
-  void Call(std::function<void(kj::AsyncIoContext&)> job);
+  // With `interrupted`, the wait asks it every kInterruptPoll until it
+  // answers true (once): it is how the waiting thread learns of a signal.
+  void Call(std::function<void(kj::AsyncIoContext&)> job,
+            const std::function<bool()>& interrupted = nullptr);
+  static constexpr std::chrono::milliseconds kInterruptPoll{100};
 
  private:
   void Loop();
@@ -143,6 +148,12 @@ class RemoteRunner {
   // did not answer. A step running meanwhile for another thread is
   // cancelled: its Run raises CANCELLED. Arrays fetched before stay valid:
   // they hold only the frames they came in (Client::RunOutput).
+  //
+  // A signal whose Python handler raises (Ctrl-C's KeyboardInterrupt)
+  // while Run or RunCallable waits on the main thread closes the session
+  // the same way: the step is cancelled on the tasks, and once it has
+  // ended the run raises the handler's exception. Later calls find the
+  // session closed.
   void Close();
   const std::string& task() const { return task_; }
 
@@ -163,6 +174,17 @@ class RemoteRunner {
   // FAILED_PRECONDITION and no job once the loop is gone: Close on another
   // thread may end it between a call's CheckOpen and its job.
   Status OnLoop(const std::function<void(kj::AsyncIoContext&)>& job);
+  // OnLoop for a step's call (which WatchForClose watches): a Python
+  // signal handler that raises meanwhile closes the session, and the
+  // exception it raised is thrown once the step has ended.
+  void OnLoopInterruptible(const std::function<void(kj::AsyncIoContext&)>& job);
+  // Without the GIL, while a step's call waits: runs the Python signal
+  // handlers due (only the main thread has any); true, and the session
+  // closing, when one raised, kept in `raised_`.
+  bool RaisedBySignalHandler();
+  // Has the loop send the session's close for a step waiting on it (Close,
+  // RaisedBySignalHandler); every later step is refused.
+  void BeginClose();
   // On the loop thread, around a step's call: until EndWatchForClose, a
   // Close on another thread has the loop send the session's close while
   // the call waits. Keep `watch` until the call has returned.
@@ -179,6 +201,8 @@ class RemoteRunner {
   // Set while a step's call waits on the loop (WatchForClose).
   kj::Own<kj::CrossThreadPromiseFulfiller<void>> close_signal_ GUARDED_BY(close_mu_);
   bool closing_ GUARDED_BY(close_mu_) = false;
+  // What a signal handler raised during a step's wait; taken with the GIL.
+  std::optional<pybind11::error_already_set> raised_;
   std::string task_;
   const GraphBuilder* graph_ = nullptr;
   int synced_nodes_ = 0;
