@@ -4,12 +4,12 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "common/device_name.h"
+#include "common/file_read.h"
 
 namespace tfd {
 namespace {
@@ -135,29 +135,6 @@ std::string JsonErrorPlace(const std::string& text, size_t byte) {
 // The text of a cluster spec file, refused when over
 // kMaxClusterSpecFileBytes before more than that is read (a pipe or device
 // has no size to check first).
-StatusOr<std::string> ReadSpecFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return errors::InvalidArgument("cluster spec file '", path, "' is a directory");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxClusterSpecFileBytes) {
-    return errors::InvalidArgument("cluster spec file '", path, "' is ", size,
-                                   " bytes, over the limit of ", kMaxClusterSpecFileBytes);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return errors::NotFound("cluster spec file '", path, "' cannot be read");
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxClusterSpecFileBytes) {
-      return errors::InvalidArgument("cluster spec file '", path, "' holds over ",
-                                     kMaxClusterSpecFileBytes, " bytes, the limit");
-    }
-  }
-  return text;
-}
 
 }  // namespace
 
@@ -225,7 +202,8 @@ StatusOr<ClusterSpec> ClusterSpec::FromFlag(const std::string& value) {
                             "' cannot be read: there is no such file (a spec given in the flag "
                             "itself is a JSON object)");
   }
-  TFD_ASSIGN_OR_RETURN(const std::string text, ReadSpecFile(value));
+  TFD_ASSIGN_OR_RETURN(const std::string text,
+                       ReadFileAtMost(value, kMaxClusterSpecFileBytes, "cluster spec file"));
   auto spec = FromJson(text);
   if (!spec.ok()) return spec.status().WithContext("cluster spec file '" + value + "'");
   return spec;

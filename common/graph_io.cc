@@ -1,18 +1,16 @@
 #include "common/graph_io.h"
 
+#include <algorithm>
+#include <cstring>
+#include <regex>
+
 #include <capnp/message.h>
 #include <capnp/serialize-text.h>
 #include <capnp/serialize.h>
 #include <kj/exception.h>
 
-#include <algorithm>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <regex>
-#include <sstream>
-
 #include "common/atomic_file.h"
+#include "common/file_read.h"
 #include "common/tensor_proto.h"
 
 namespace tfd {
@@ -326,23 +324,9 @@ StatusOr<GraphDef> ParseGraph(std::string_view bytes, const std::string& source,
 }
 
 StatusOr<GraphDef> LoadGraph(const std::string& path, const SizeLimits& limits) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    return errors::NotFound("graph file '", path, "' does not exist");
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    return errors::InvalidArgument("graph file '", path, "' is a directory");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxGraphFileBytes) {
-    return errors::InvalidArgument("graph file '", path, "' is ", size,
-                                   " bytes, over the limit of ", kMaxGraphFileBytes);
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return errors::NotFound("cannot open graph file '", path, "'");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return ParseGraph(buf.str(), path, limits);
+  TFD_ASSIGN_OR_RETURN(const std::string bytes,
+                       ReadFileAtMost(path, kMaxGraphFileBytes, "graph file"));
+  return ParseGraph(bytes, path, limits);
 }
 
 std::string SerializeGraph(const GraphDef& g, GraphFormat format) {

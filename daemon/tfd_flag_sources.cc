@@ -1,11 +1,12 @@
 #include "daemon/tfd_flag_sources.h"
 
 #include <algorithm>
-#include <boost/program_options.hpp>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
+#include "common/file_read.h"
 #include "daemon/tfd_flags_doc.h"
 
 namespace tfd {
@@ -14,6 +15,9 @@ namespace {
 
 // Wide enough that no variable's name is broken across lines.
 constexpr unsigned kHelpWidth = 100;
+// A --config file holds a line per flag: far less than this, which only
+// keeps a path such as /dev/zero from filling memory.
+constexpr size_t kMaxConfigFileBytes = size_t{1} << 20;
 
 bool IsSwitch(const TfdFlag& flag) { return std::holds_alternative<SwitchFlag>(flag.kind); }
 
@@ -101,8 +105,9 @@ Status ReadEnvAndFile(const po::options_description& known,
     }
   }
   if (maps.file_name.empty()) return OkStatus();
-  std::ifstream in(maps.file_name);
-  if (!in) return errors::InvalidArgument("--config: cannot read '", maps.file_name, "'");
+  auto text = ReadFileAtMost(maps.file_name, kMaxConfigFileBytes, "file");
+  if (!text.ok()) return errors::InvalidArgument("--config: ", text.status().message());
+  std::istringstream in(*text);
   try {
     po::store(po::parse_config_file(in, known), maps.file);
   } catch (const po::error& e) {

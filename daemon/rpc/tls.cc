@@ -1,33 +1,34 @@
 #include "daemon/rpc/tls.h"
 
+#include <memory>
+#include <optional>
+
 #include <kj/debug.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include <fstream>
-#include <memory>
-#include <optional>
-#include <sstream>
-
+#include "common/file_read.h"
 #include "daemon/rpc/forwarding_stream.h"
 #include "daemon/rpc/kj_status.h"
 
 namespace tfd {
 namespace {
 
+// More than any certificate, key or bundle of CAs (every public root
+// together is some 200 KiB) holds: a flag may name /dev/zero.
+constexpr size_t kMaxPemFileBytes = size_t{4} << 20;
+
 StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return errors::InvalidArgument(flag, ": cannot read '", path, "'");
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = ReadFileAtMost(path, kMaxPemFileBytes, "file");
+  if (!text.ok()) return errors::InvalidArgument(flag, ": ", text.status().message());
   // A look at the input, not at an error: a file without a PEM block would
   // otherwise reach kj as an OpenSSL error that does not name the flag.
-  if (text.str().find("-----BEGIN ") == std::string::npos) {
+  if (text->find("-----BEGIN ") == std::string::npos) {
     return errors::InvalidArgument(flag, ": '", path, "' holds no PEM block");
   }
-  return text.str();
+  return text;
 }
 
 // What OpenSSL said, without kj's "OpenSSL error; message = " framing: for

@@ -298,6 +298,11 @@ TEST_CASE("a --config file fills what flags and TFD_* leave open, in that order"
   auto missing = Parse({"--config", path});
   CHECK(missing.status().code() == Code::kInvalidArgument);
   CHECK(missing.status().message().find(path) != std::string::npos);
+  // A file without an end is read no further than a config file can be long.
+  auto endless = Parse({"--config", "/dev/zero"});
+  CHECK(endless.status().code() == Code::kInvalidArgument);
+  CHECK(endless.status().message().find("'/dev/zero' holds over 1048576 bytes") !=
+        std::string::npos);
 }
 
 TEST_CASE("TFD_LOG_DEVICE_PLACEMENT=1 turns the switch on; --help describes every flag") {

@@ -180,12 +180,16 @@ TEST_CASE("tfd refuses to start with an incomplete or unusable TLS configuration
       {{"--tls-ca", certs.File("ca.crt")}, "--tls-cert is missing"},
       {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("nope.key"), "--tls-ca",
         certs.File("ca.crt")},
-       "--tls-key: cannot read '" + certs.File("nope.key") + "'"},
+       "--tls-key: file '" + certs.File("nope.key") + "' does not exist"},
+      // Read no further than a PEM file can be long.
+      {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("worker-0.key"),
+        "--tls-ca", "/dev/zero"},
+       "--tls-ca: file '/dev/zero' holds over 4194304 bytes, the limit"},
       {{"--tls-cert", garbage, "--tls-key", certs.File("worker-0.key"), "--tls-ca",
         certs.File("ca.crt")},
        "--tls-cert: '" + garbage + "' holds no PEM block"},
-      {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("worker-0.key"), "--tls-ca",
-        bad_pem},
+      {{"--tls-cert", certs.File("worker-0.crt"), "--tls-key", certs.File("worker-0.key"),
+        "--tls-ca", bad_pem},
        "--tls-ca: cannot parse '" + bad_pem + "'"},
   };
   for (const auto& c : cases) {
