@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include <kj/timer.h>
 #include <pybind11/stl.h>
 
 #include "daemon/client/training/event_file.h"
@@ -68,9 +69,11 @@ class PythonHook : public SessionHook {
   // bytecodes, so Ctrl-C would otherwise wait for init_timeout. One that
   // raised stops the session, its exception kept for the caller.
   std::string StopIfSignalHandlerRaised() {
+    if (signal_raised_) return kSignalRaised;
     py::gil_scoped_acquire gil;
     if (PyErr_CheckSignals() == 0) return "";
     python_.error.emplace();  // takes the exception the handler raised
+    signal_raised_ = true;
     return kSignalRaised;
   }
   static constexpr const char* kSignalRaised = "a Python signal handler raised an exception";
@@ -128,6 +131,7 @@ class PythonHook : public SessionHook {
   }
 
   Callbacks& python_;
+  bool signal_raised_ = false;  // the session stops, whoever asks next
   std::vector<std::string> fetches_, targets_;  // the user's, of this step
   std::vector<int> user_indices_;  // in StepValues::fetches, of fetches_
   std::vector<Tensor> values_;     // of fetches_, after the step
@@ -168,6 +172,17 @@ class MonitoredRunner::Loop : public ThreadLoop::Resident {
   }
 
   TrainingSession& session() { return *session_; }
+  // While a step runs on this thread's loop, every kInterruptPoll: the
+  // Python signal handlers due. One that raised has the master close the
+  // session, which cancels the step on every task (RunStep then fails
+  // CANCELLED); the waits between steps ask through stop_requested.
+  kj::Promise<void> WatchSignals(kj::Timer& timer) {
+    return timer.afterDelay(kInterruptPoll).then([this, &timer]() -> kj::Promise<void> {
+      if (python_.StopIfSignalHandlerRaised().empty()) return WatchSignals(timer);
+      return session_->client().SendClose();
+    });
+  }
+  static constexpr kj::Duration kInterruptPoll = 100 * kj::MILLISECONDS;
   // Ends what an Open that failed began: the hooks' End, the session on
   // the master (TrainingSession::Close after any Open).
   void CloseFailed(const Status& s) {
@@ -290,8 +305,10 @@ py::object MonitoredRunner::Step(std::vector<std::string> fetches,
   if (loop_ == nullptr) return py::none();
   StatusOr<bool> stepped = false;
   std::vector<Tensor> values;
-  OnLoop([&](kj::AsyncIoContext&) {
+  OnLoop([&](kj::AsyncIoContext& io) {
     loop_->python().SetStep(std::move(fetches), std::move(targets));
+    kj::Promise<void> watch =
+        loop_->WatchSignals(io.provider->getTimer()).eagerlyEvaluate([](kj::Exception&&) {});
     stepped = loop_->session().RunStep();
     values = loop_->python().TakeValues();
   });

@@ -48,14 +48,23 @@ else:
     with tfd.device("/job:ps/task:0"):
         w = tfd.Variable(np.zeros(2, np.float32), name="w")
         global_step = tfd.train.get_or_create_global_step()
+        q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
+                                   shared_name="jobs", name="q")
+        [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
     tfd.train.GradientDescentOptimizer(0.1).minimize(tfd.reduce_sum(tfd.square(w)),
                                                      global_step=global_step)
-    print("waiting", 0, flush=True)
+    stage = 0
+    print("waiting", stage, flush=True)
     try:
-        tfd.train.MonitoredTrainingSession(target, is_chief=True, max_wait_secs=600, timeout=60)
+        # With its ps down, the session waits for it here.
+        sess = tfd.train.MonitoredTrainingSession(target, is_chief=True, max_wait_secs=600,
+                                                  timeout=60, step_timeout=600)
+        stage = 1
+        print("waiting", stage, flush=True)
+        sess.run(take)  # a step blocked on the empty queue
         print("returned", flush=True)
     except KeyboardInterrupt:
-        print("interrupted", 0, flush=True)
+        print("interrupted", stage, flush=True)
 '''
 
 
@@ -107,6 +116,21 @@ class Program:
         self.proc.wait(timeout=30)
 
 
+def _check_queue_intact(cluster):
+    """The queue "jobs" on the ps is empty and works: the interrupted
+    dequeues are gone from the ps and took nothing."""
+    with tfd.device("/job:ps/task:0"):
+        q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
+                                   shared_name="jobs", name="q")
+        [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
+        put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
+        size = tfd.raw_ops.queue_size(q)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(put)
+        assert sess.run(size) == 1
+        assert sess.run(take, timeout=30) == np.float32(7.0)
+
+
 def test_ctrl_c_ends_a_remote_step_blocked_on_a_queue_twice_in_a_row(cluster_factory):
     # A callable's steps have the task's deadline.
     cluster = cluster_factory({"ps": 1, "worker": 1}, ["--step-timeout", "600"])
@@ -118,17 +142,7 @@ def test_ctrl_c_ends_a_remote_step_blocked_on_a_queue_twice_in_a_row(cluster_fac
         assert program.line() == ["(exit", "0)"]
     finally:
         program.stop()
-    # The interrupted dequeues are gone from the ps and took nothing.
-    with tfd.device("/job:ps/task:0"):
-        q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
-                                   shared_name="jobs", name="q")
-        [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
-        put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
-        size = tfd.raw_ops.queue_size(q)
-    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
-        sess.run(put)
-        assert sess.run(size) == 1
-        assert sess.run(take, timeout=30) == np.float32(7.0)
+    _check_queue_intact(cluster)
 
 
 def test_ctrl_c_ends_a_monitored_session_waiting_for_a_ps_that_is_down(cluster_factory):
@@ -143,3 +157,15 @@ def test_ctrl_c_ends_a_monitored_session_waiting_for_a_ps_that_is_down(cluster_f
         assert program.line() == ["(exit", "0)"]
     finally:
         program.stop()
+
+
+def test_ctrl_c_ends_a_monitored_sessions_step_blocked_on_a_queue(cluster_factory):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    program = Program(cluster, "monitored")
+    try:
+        assert program.line() == ["waiting", "0"]
+        program.interrupt_when(1, lambda: True, settle_s=2.0)  # the step is blocked by then
+        assert program.line() == ["(exit", "0)"]
+    finally:
+        program.stop()
+    _check_queue_intact(cluster)
