@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "common/atomic_file.h"
+#include "common/file_read.h"
 #include "common/graph.h"
 #include "common/graph_io.h"
 #include "kernels/register_all.h"
@@ -201,15 +202,8 @@ Status RunGraphAction(const GraphOptions& o) {
 
 StatusOr<GraphDef> ReadGraphArg(const std::string& path) {
   if (path != "-") return LoadGraph(path);
-  std::string bytes;
-  char buf[1 << 16];
-  while (std::cin.read(buf, sizeof(buf)) || std::cin.gcount() > 0) {
-    bytes.append(buf, static_cast<size_t>(std::cin.gcount()));
-    if (bytes.size() > kMaxGraphFileBytes) {
-      return errors::InvalidArgument("the graph on stdin is over the limit of ", kMaxGraphFileBytes,
-                                     " bytes");
-    }
-  }
+  TFD_ASSIGN_OR_RETURN(const std::string bytes,
+                       ReadFileAtMost("/dev/stdin", kMaxGraphFileBytes, "graph on stdin"));
   return ParseGraph(bytes, "<stdin>");
 }
 

@@ -161,6 +161,11 @@ expect_out "a queue hands back what was enqueued" \
 
 expect_out "graph validate counts the nodes" "ok: 5 nodes" -- graph validate "$EX/hello.txt"
 
+# "-" for FILE: the graph on stdin (the tfctl helper reads /dev/null).
+out=$("$TFCTL" graph validate - <"$EX/hello.txt" 2>"$work/stderr"); rc=$?; err=$(cat "$work/stderr")
+if [[ $rc -eq 0 && "$out" == "ok: 5 nodes" ]]; then pass "graph validate - reads stdin"
+else fail "graph validate - reads stdin" "expected stdout: ok: 5 nodes"; fi
+
 expect_contains "graph show lists op and inputs" "product  MatMul  -       a, b" -- graph show "$EX/hello.txt"
 
 expect_contains "ops lists the registry with docs" "MatMul" -- ops
