@@ -538,6 +538,13 @@ Status Executor::Run(const RunArgs& args, StepStats* stats) {
   tl_may_keep = could_keep;
   // The step's own deadline bounds this wait: the executor cancels the step
   // then, and cancellation ends every kernel's wait.
+  bool asking = args.interrupted != nullptr;
+  while (asking && future.wait_for(kInterruptPoll) != std::future_status::ready) {
+    if (args.interrupted()) {
+      args.cancellation->Cancel(errors::Cancelled("step ", args.step_id, " was interrupted"));
+      asking = false;
+    }
+  }
   auto [status, st] = future.get();
   if (stats != nullptr) *stats = std::move(st);
   return status;

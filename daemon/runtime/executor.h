@@ -87,7 +87,13 @@ class Executor {
     std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     bool trace = false;                            // collect per-node timings
     LoopStats* loop_stats = nullptr;               // filled in before `done` runs; may be null
+    // Asked every kInterruptPoll while Run waits for the step (RunAsync
+    // never asks): true cancels the step, which ends CANCELLED. For a
+    // caller whose waiting thread is the one to notice an interrupt (the
+    // Python binding's main thread, where signal handlers run).
+    std::function<bool()> interrupted;
   };
+  static constexpr std::chrono::milliseconds kInterruptPoll{100};
   using DoneCallback = std::function<void(const Status&, StepStats)>;
 
   // INVALID_ARGUMENT / NOT_FOUND naming the node whose kernel cannot be built.

@@ -175,6 +175,7 @@ StatusOr<LocalSession::RunOutput> LocalSession::Run(const Feeds& feeds,
   args.cancellation = &cancellation;
   args.deadline = std::chrono::steady_clock::now() + deadline;
   args.trace = options.trace;
+  args.interrupted = options.interrupted;
   RunOutput out;
   TFD_RETURN_IF_ERROR(prepared->executor->Run(args, &out.stats));
   out.fetches = std::move(frame.retvals);

@@ -18,13 +18,15 @@
 // Run.
 #pragma once
 
-#include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <boost/asio/thread_pool.hpp>
 
 #include "common/cancellation.h"
 #include "common/device_name.h"
@@ -52,6 +54,9 @@ class LocalSession {
   struct RunOptions {
     std::chrono::milliseconds deadline{0};  // 0: the session's default
     bool trace = false;
+    // Executor::RunArgs::interrupted: asked while Run waits; true cancels
+    // the step (CANCELLED), and the session goes on.
+    std::function<bool()> interrupted;
   };
   struct RunOutput {
     std::vector<Tensor> fetches;  // in the order asked for

@@ -7,12 +7,13 @@
 #include <kj/timer.h>
 #include <pybind11/stl.h>
 
-#include "daemon/client/training/event_file.h"
 #include "daemon/client/training/checkpoint_saver_hook.h"
+#include "daemon/client/training/event_file.h"
 #include "daemon/client/training/stop_at_step_hook.h"
 #include "daemon/client/training/summary_hook.h"
 #include "python/src/convert.h"
 #include "python/src/errors.h"
+#include "python/src/signals.h"
 
 namespace tfd::python {
 
@@ -70,9 +71,9 @@ class PythonHook : public SessionHook {
   // raised stops the session, its exception kept for the caller.
   std::string StopIfSignalHandlerRaised() {
     if (signal_raised_) return kSignalRaised;
-    py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() == 0) return "";
-    python_.error.emplace();  // takes the exception the handler raised
+    auto raised = RaisedBySignalHandlers();
+    if (!raised) return "";
+    python_.error = std::move(raised);
     signal_raised_ = true;
     return kSignalRaised;
   }
@@ -172,17 +173,17 @@ class MonitoredRunner::Loop : public ThreadLoop::Resident {
   }
 
   TrainingSession& session() { return *session_; }
-  // While a step runs on this thread's loop, every kInterruptPoll: the
+  // While a step runs on this thread's loop, every kSignalPoll: the
   // Python signal handlers due. One that raised has the master close the
   // session, which cancels the step on every task (RunStep then fails
   // CANCELLED); the waits between steps ask through stop_requested.
   kj::Promise<void> WatchSignals(kj::Timer& timer) {
-    return timer.afterDelay(kInterruptPoll).then([this, &timer]() -> kj::Promise<void> {
-      if (python_.StopIfSignalHandlerRaised().empty()) return WatchSignals(timer);
-      return session_->client().SendClose();
-    });
+    return timer.afterDelay(kSignalPoll.count() * kj::MILLISECONDS)
+        .then([this, &timer]() -> kj::Promise<void> {
+          if (python_.StopIfSignalHandlerRaised().empty()) return WatchSignals(timer);
+          return session_->client().SendClose();
+        });
   }
-  static constexpr kj::Duration kInterruptPoll = 100 * kj::MILLISECONDS;
   // Ends what an Open that failed began: the hooks' End, the session on
   // the master (TrainingSession::Close after any Open).
   void CloseFailed(const Status& s) {

@@ -1,13 +1,13 @@
 #include "python/src/sessions.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <future>
 #include <thread>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include "common/allowed_cpus.h"
 #include "common/token_file.h"
@@ -17,6 +17,7 @@
 #include "kernels/gpu/gpu_device.h"
 #include "python/src/convert.h"
 #include "python/src/errors.h"
+#include "python/src/signals.h"
 
 namespace tfd::python {
 
@@ -138,11 +139,16 @@ py::list LocalRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   LocalSession::Feeds tensors = TensorFeeds(feeds, /*local=*/true);
   LocalSession::RunOptions options;
   options.deadline = Millis(timeout_s);
+  // Ctrl-C cancels the step; the session goes on (RemoteRunner closes
+  // its, having no other way to cancel one step).
+  std::optional<py::error_already_set> raised;
+  options.interrupted = [&raised] { return (raised = RaisedBySignalHandlers()).has_value(); };
   StatusOr<LocalSession::RunOutput> out = Status();
   {
     py::gil_scoped_release release;
     out = session_->Run(tensors, fetches, targets, options);
   }
+  if (raised) throw std::move(*raised);
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
 }
@@ -211,7 +217,7 @@ void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job,
     std::this_thread::yield();
   }
   bool asking = interrupted != nullptr;
-  while (asking && finished.wait_for(kInterruptPoll) != std::future_status::ready) {
+  while (asking && finished.wait_for(kSignalPoll) != std::future_status::ready) {
     asking = !interrupted();
   }
   finished.wait();
@@ -270,9 +276,8 @@ void RemoteRunner::OnLoopInterruptible(const std::function<void(kj::AsyncIoConte
 }
 
 bool RemoteRunner::RaisedBySignalHandler() {
-  py::gil_scoped_acquire gil;
-  if (PyErr_CheckSignals() == 0) return false;
-  raised_.emplace();  // takes the exception the handler raised
+  raised_ = RaisedBySignalHandlers();
+  if (!raised_) return false;
   BeginClose();
   return true;
 }

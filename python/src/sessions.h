@@ -94,11 +94,10 @@ class LoopThread {
   ~LoopThread();  // runs the jobs queued, then joins
   // Runs `job` on the loop thread and waits for it. The caller waits
   // without the GIL; every job's own calls have deadlines (Client's).
-  // With `interrupted`, the wait asks it every kInterruptPoll until it
+  // With `interrupted`, the wait asks it every kSignalPoll until it
   // answers true (once): it is how the waiting thread learns of a signal.
   void Call(std::function<void(kj::AsyncIoContext&)> job,
             const std::function<bool()>& interrupted = nullptr);
-  static constexpr std::chrono::milliseconds kInterruptPoll{100};
 
  private:
   void Loop();

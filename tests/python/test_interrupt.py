@@ -1,8 +1,8 @@
-"""Ctrl-C reaches a Python program that waits on a cluster: SIGINT to a
-program blocked in a remote step (a dequeue from an empty queue on the ps)
-or in a MonitoredTrainingSession waiting for a ps that is down raises
-KeyboardInterrupt there, long before the wait's own deadline, and the
-interrupted step takes nothing from the cluster."""
+"""Ctrl-C reaches a Python program blocked in a step or a wait: SIGINT to a
+program blocked in a dequeue from an empty queue (in process, on a ps,
+in a MonitoredTrainingSession's step) or in a MonitoredTrainingSession
+waiting for a ps that is down raises KeyboardInterrupt there, long before
+the wait's own deadline, and the interrupted step takes nothing."""
 import json
 import os
 import queue
@@ -25,7 +25,20 @@ import numpy as np
 import tfd
 
 target, what = sys.argv[1], sys.argv[2]
-if what == "run":
+if what == "local":
+    q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]], name="q")
+    [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
+    put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
+    with tfd.Session() as sess:
+        print("waiting", 0, flush=True)
+        try:
+            sess.run(take, timeout=600)
+            print("returned", flush=True)
+        except KeyboardInterrupt:
+            print("interrupted", 0, flush=True)
+        sess.run(put)  # the session goes on, and the queue has lost nothing
+        print("then", sess.run(take, timeout=30), flush=True)
+elif what == "run":
     with tfd.device("/job:ps/task:0"):
         q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
                                    shared_name="jobs", name="q")
@@ -83,7 +96,7 @@ class Program:
 
     def __init__(self, cluster, what):
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", PROGRAM, cluster.address("worker", 0), what],
+            [sys.executable, "-c", PROGRAM, cluster.address("worker", 0) if cluster else "", what],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -129,6 +142,16 @@ def _check_queue_intact(cluster):
         sess.run(put)
         assert sess.run(size) == 1
         assert sess.run(take, timeout=30) == np.float32(7.0)
+
+
+def test_ctrl_c_cancels_an_in_process_step_blocked_on_a_queue_and_the_session_goes_on():
+    program = Program(None, "local")
+    try:
+        program.interrupt_when(0, lambda: True, settle_s=2.0)  # the step is blocked by then
+        assert program.line() == ["then", "7.0"]
+        assert program.line() == ["(exit", "0)"]
+    finally:
+        program.stop()
 
 
 def test_ctrl_c_ends_a_remote_step_blocked_on_a_queue_twice_in_a_row(cluster_factory):

@@ -143,6 +143,26 @@ TEST_CASE("a step cancelled from outside ends with the caller's reason") {
   CHECK(s.message().find("client went away") != std::string::npos);
 }
 
+TEST_CASE("a step whose caller says it was interrupted ends CANCELLED; the session goes on") {
+  Fixture f;
+  LocalSession s(f.registry, f.env, f.pool);
+  REQUIRE(s.Create(f.Parse(std::string("(nodes = [") + kConstA +
+                           R"g(, (name = "waiter", op = "TWait")]))g"))
+              .ok());
+  int asked = 0;
+  LocalSession::RunOptions options;
+  options.deadline = 60s;  // not what ends it
+  options.interrupted = [&asked] { return ++asked == 3; };
+  auto out = s.Run({}, {"waiter"}, {}, options);
+  REQUIRE(!out.ok());
+  CHECK(out.status().code() == Code::kCancelled);
+  CHECK(out.status().message().find("was interrupted") != std::string::npos);
+  CHECK(asked == 3);  // asked until it said so, then no more
+  auto next = s.Run({}, {"a"}, {});
+  REQUIRE(next.ok());
+  CHECK(TensorsEqual(next->fetches[0], Tensor::FromVector<float>({1, 2})));
+}
+
 TEST_CASE("a traced step records every node it ran") {
   Fixture f;
   LocalSession s(f.registry, f.env, f.pool);
