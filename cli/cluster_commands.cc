@@ -190,45 +190,72 @@ int StatusCommand(const Args& args) {
 
 namespace {
 
+// What the tasks of a listing hold, and those that did not answer.
+struct VarsListing {
+  std::vector<VariableDescription> vars;
+  struct Unreachable {
+    std::string task, address;
+    Status why;
+  };
+  std::vector<Unreachable> unreachable;
+};
+
 // Every variable of the task `remote` names or, with a cluster spec
-// (non-null `spec`), of every task of it (each task's failure fails the
-// listing, naming it).
-StatusOr<std::vector<VariableDescription>> ListVariables(kj::AsyncIoContext& io,
-                                                         const ConnectionFlags& remote,
-                                                         const ClusterSpec* spec) {
+// (non-null `spec`), of every task of it that answers: a task down or
+// refusing is reported in `unreachable`, and the others are still listed
+// (as tfctl status reports each task).
+StatusOr<VarsListing> ListVariables(kj::AsyncIoContext& io, const ConnectionFlags& remote,
+                                    const ClusterSpec* spec) {
+  VarsListing listing;
   if (spec == nullptr) {
     TFD_ASSIGN_OR_RETURN(auto client, ConnectToTarget(io, remote));
-    return client->ListVariables(remote.timeout());
+    TFD_ASSIGN_OR_RETURN(listing.vars, client->ListVariables(remote.timeout()));
+    return listing;
   }
   TFD_ASSIGN_OR_RETURN(auto token, ReadToken(remote.token_file));
   TFD_ASSIGN_OR_RETURN(auto tls, LoadTls(remote.tls));
-  std::vector<VariableDescription> all;
   for (const auto& [job, addresses] : spec->jobs()) {
-    for (const std::string& address : addresses) {
-      auto client = Client::Connect(io, address, token, remote.timeout(), tls);
+    for (size_t i = 0; i < addresses.size(); ++i) {
+      auto client = Client::Connect(io, addresses[i], token, remote.timeout(), tls);
       auto vars = client.ok() ? (*client)->ListVariables(remote.timeout())
                               : StatusOr<std::vector<VariableDescription>>(client.status());
-      if (!vars.ok()) return vars.status().WithContext("listing the variables of " + address);
-      all.insert(all.end(), vars->begin(), vars->end());
+      if (vars.ok()) {
+        listing.vars.insert(listing.vars.end(), vars->begin(), vars->end());
+      } else {
+        listing.unreachable.push_back(
+            {"/job:" + job + "/replica:0/task:" + std::to_string(i), addresses[i], vars.status()});
+      }
     }
   }
-  return all;
+  return listing;
 }
 
-// tfctl vars list: a partitioned variable's shards on one line.
+// tfctl vars list: a partitioned variable's shards on one line; exit 1
+// when a task of the cluster did not answer, each named on stderr (or in
+// the JSON's "unreachable").
 int ListVarsCommand(kj::AsyncIoContext& io, const ConnectionFlags& remote, const ClusterSpec* spec,
                     OutputFormat format) {
-  auto vars = ListVariables(io, remote, spec);
-  if (!vars.ok()) return ReportError(vars.status(), format);
-  const std::vector<VarsRow> rows = GroupVariables(*vars);
+  auto listing = ListVariables(io, remote, spec);
+  if (!listing.ok()) return ReportError(listing.status(), format);
+  const std::vector<VarsRow> rows = GroupVariables(listing->vars);
   if (format == OutputFormat::kJson) {
-    Json list = Json::array();
+    Json list = Json::array(), unreachable = Json::array();
     for (const VarsRow& r : rows) list.push_back(VarsRowJson(r));
-    std::cout << DumpJson(Json{{"variables", list}}) << std::endl;
+    for (const auto& u : listing->unreachable) {
+      unreachable.push_back(Json{{"task", u.task},
+                                 {"address", u.address},
+                                 {"state", StateName(u.why)},
+                                 {"error", u.why.ToString()}});
+    }
+    std::cout << DumpJson(Json{{"variables", list}, {"unreachable", unreachable}}) << std::endl;
   } else {
     for (const VarsRow& r : rows) std::cout << VarsRowText(r) << "\n";
+    std::cout.flush();
+    for (const auto& u : listing->unreachable) {
+      std::cerr << u.task << " (" << u.address << "): " << u.why.ToString() << "\n";
+    }
   }
-  return 0;
+  return listing->unreachable.empty() ? 0 : 1;
 }
 
 }  // namespace

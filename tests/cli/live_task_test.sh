@@ -124,6 +124,21 @@ else fail "and not as an integer overflow" "stderr: $err"; fi
 tfctl health --target "$address" --token-file "$work/token" --timeout 5
 expect "the task still serves after the refused feed" 0 "^ok: "
 
+# vars list over a cluster with a task down: what the others hold, and the
+# one down named, exit 1 (an operator looks at variables mid-incident).
+tfctl submit "$SRC/examples/graphs/variables.txt" --target "$address" \
+  --token-file "$work/token" --init init --fetch counter
+expect "a variable made on the task" 0 "^counter = int32\\[\\] 0"
+partly="{\"ps\": [\"$address\"], \"worker\": [\"127.0.0.1:$dead\"]}"
+tfctl vars list --cluster "$partly" --token-file "$work/token" --timeout 1
+expect "vars list --cluster lists the variables of the tasks that answer" 1 \
+  "^counter +int32\\[\\] +initialized +/job:ps/replica:0/task:0/device:CPU:0"
+expect "and names each task that did not, exit 1" 1 \
+  "^/job:worker/replica:0/task:0 \\(127.0.0.1:$dead\\): UNAVAILABLE: "
+tfctl vars list --cluster "$partly" --token-file "$work/token" --timeout 1 --output json
+expect "vars list --output json has them under \"unreachable\"" 1 \
+  "\"unreachable\": \\[\\{\"task\": \"/job:worker/replica:0/task:0\", \"address\": \"127.0.0.1:$dead\", \"state\": \"down\""
+
 kill "$tfd_pid"
 wait "$tfd_pid" 2>/dev/null
 tfd_pid=""
