@@ -7,22 +7,12 @@ import numpy as np
 import pytest
 
 import tfd
+from numeric_helpers import numeric_gradient
 
 
 def run(fetches, feed_dict=None):
     with tfd.Session() as sess:
         return sess.run(fetches, feed_dict)
-
-
-def numeric_gradient(f, x, eps=1e-6):
-    """d(sum of f(x))/dx by central differences, x float64."""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        g[i] = (np.sum(f(up)) - np.sum(f(down))) / (2 * eps)
-    return g
 
 
 def check_gradient(build, x0, **tol):

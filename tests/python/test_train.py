@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tfd
+from numeric_helpers import numeric_gradient
 
 
 def test_variables_initialize_and_keep_their_value_across_runs():
@@ -47,16 +48,6 @@ def test_random_initializers_draw_within_their_bounds():
     assert np.abs(gg).max() <= limit and gg.std() > 0
 
 
-def _finite_difference(f, x, eps=1e-6):
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[i] += eps
-        down[i] -= eps
-        grad[i] = (f(up) - f(down)) / (2 * eps)
-    return grad
-
-
 def test_gradients_match_finite_differences():
     rng = np.random.default_rng(7)
     x0 = rng.normal(size=(3, 4))
@@ -73,8 +64,8 @@ def test_gradients_match_finite_differences():
 
         def f_w(v):
             return sess.run(y, {x: x0, w: v})
-        np.testing.assert_allclose(gx, _finite_difference(f_x, x0), rtol=1e-5, atol=1e-7)
-        np.testing.assert_allclose(gw, _finite_difference(f_w, w0), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(gx, numeric_gradient(f_x, x0), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(gw, numeric_gradient(f_w, w0), rtol=1e-5, atol=1e-7)
 
 
 def test_gradients_of_an_unrelated_x_are_none():
