@@ -89,7 +89,9 @@ GemmArgs<T> Block(const GemmArgs<T>& g, bool columns, int64_t begin, int64_t end
 }
 
 // The product cut along C's longer side into at most `threads` blocks, all
-// run at once: blocks 1.. on the pool, block 0 here.
+// run at once: blocks 1.. on the pool, block 0 here. On Eigen whatever the
+// backend: OpenBLAS's single-threaded build runs one call at a time
+// (openblas.h), which would run the blocks one after another.
 template <typename T>
 void SplitGemm(const IntraOpPool& pool, GemmBackend backend, const GemmArgs<T>& g) {
   const bool columns = g.n > g.m;
@@ -102,12 +104,12 @@ void SplitGemm(const IntraOpPool& pool, GemmBackend backend, const GemmArgs<T>& 
   Eigen::Barrier done(static_cast<unsigned>(blocks - 1));
   for (int64_t i = 1; i < blocks; ++i) {
     const GemmArgs<T> block = Block(g, columns, i * size, std::min(extent, (i + 1) * size));
-    pool.device().getPool()->Schedule([backend, block, &done] {
-      SerialGemm(backend, block);
+    pool.device().getPool()->Schedule([block, &done] {
+      EigenGemm(block);
       done.Notify();
     });
   }
-  SerialGemm(backend, Block(g, columns, 0, size));
+  EigenGemm(Block(g, columns, 0, size));
   // Compute only, no I/O: each block ends, so this wait does.
   done.Wait();
 }

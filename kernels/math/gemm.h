@@ -3,7 +3,8 @@
 // GEMM where the build has it (-Dblas), Eigen's GEMM otherwise. A product of
 // at least kGemmSplitMacs multiply-adds is cut into blocks of C's rows (or
 // of its columns, when it has fewer rows than columns: a batch of 100 times
-// a 2048-wide layer) and the blocks run at once, one per thread of the
+// a 2048-wide layer) and the blocks run at once on Eigen (OpenBLAS's
+// single-threaded build takes one call at a time), one per thread of the
 // task's intra-op pool, the caller taking one. Each block is one serial
 // GEMM over the whole inner dimension: the split never cuts K, so no
 // partial sums are added across threads. It is not bit-for-bit the same

@@ -11,6 +11,7 @@
 #include <cblas.h>
 #endif
 
+#include "common/mutex.h"
 #include "tfd_version.h"  // TFD_BLAS_SONAME, TFD_BLAS_PATH (meson.build)
 
 namespace tfd::kernels {
@@ -29,6 +30,12 @@ struct OpenBlas::Symbols {};
 namespace {
 
 std::atomic<bool> loaded{false};
+// Debian's single-threaded build (SINGLE_THREADED, no USE_LOCKING) hands
+// its working buffers out of one table without a lock: two threads in a
+// GEMM at once may share a buffer, and a product comes out wrong (3
+// threads calling a 48 x 64 x 48 sgemm: 1 product in 10). One call at a
+// time, then.
+Mutex calls;
 
 #ifdef TFD_HAVE_BLAS
 // meson.build: the soname, and the file in the directory -Dblas found it in.
@@ -139,6 +146,7 @@ void OpenBlas::Gemm(const GemmArgs<T>& g) const {
   const auto lda = static_cast<int>(g.lda), ldb = static_cast<int>(g.ldb),
              ldc = static_cast<int>(g.ldc);
   // beta = 0: OpenBLAS writes C without reading it (no NaN from reused memory).
+  MutexLock lock(calls);
   if constexpr (std::is_same_v<T, float>) {
     symbols_->sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, g.a, lda, g.b, ldb, 0.0f, g.c, ldc);
   } else {

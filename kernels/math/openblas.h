@@ -19,7 +19,9 @@
 //
 // Thread-safety: Get may be called from any thread; the first call loads,
 // the others wait for it and then share the same immutable object. The
-// library stays loaded for the life of the process.
+// library stays loaded for the life of the process. Gemm may be called
+// from any thread, and runs one call at a time: the single-threaded build
+// gives wrong products to callers that overlap (openblas.cc).
 #pragma once
 
 #include <string>
@@ -47,8 +49,9 @@ class OpenBlas {
   // The file loaded, as the dynamic linker resolved it.
   const std::string& file() const { return file_; }
 
-  // C = op(A) * op(B) on the calling thread; m, n, k > 0 and every size
-  // within int (gemm.cc checks).
+  // C = op(A) * op(B) on the calling thread, after any other thread's
+  // call has returned; m, n, k > 0 and every size within int (gemm.cc
+  // checks).
   template <typename T>
   void Gemm(const GemmArgs<T>& g) const;
 
