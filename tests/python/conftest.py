@@ -65,6 +65,16 @@ class Cluster:
             proc.wait(timeout=30)
         log.close()
 
+    def registered_graphs(self, job):
+        """The partitions `job`'s task 0 holds, from `tfctl status`: 1 once
+        a step blocked there has reached it."""
+        out = subprocess.run([os.environ["TFCTL"], "status", "--cluster", json.dumps(self.spec),
+                              "--output", "json"], capture_output=True, text=True, timeout=60)
+        for t in json.loads(out.stdout)["tasks"]:
+            if t["task"] == "/job:%s/replica:0/task:0" % job:
+                return t.get("registered_graphs")
+        return None
+
     def stop_all(self):
         for key in list(self.procs):
             self.stop(*key)

@@ -3,8 +3,6 @@ program blocked in a dequeue from an empty queue (in process, on a ps,
 in a MonitoredTrainingSession's step) or in a MonitoredTrainingSession
 waiting for a ps that is down raises KeyboardInterrupt there, long before
 the wait's own deadline, and the interrupted step takes nothing."""
-import json
-import os
 import queue
 import signal
 import subprocess
@@ -81,15 +79,6 @@ else:
 '''
 
 
-def _registered_graphs(cluster, job):
-    out = subprocess.run([os.environ["TFCTL"], "status", "--cluster", json.dumps(cluster.spec),
-                          "--output", "json"], capture_output=True, text=True, timeout=60)
-    for t in json.loads(out.stdout)["tasks"]:
-        if t["task"] == "/job:%s/replica:0/task:0" % job:
-            return t.get("registered_graphs")
-    return None
-
-
 class Program:
     """PROGRAM in a process of its own; its output lines as they come, each
     waited for at most 60 s."""
@@ -160,7 +149,7 @@ def test_ctrl_c_ends_a_remote_step_blocked_on_a_queue_twice_in_a_row(cluster_fac
     program = Program(cluster, "run")
     try:
         for attempt in range(2):  # Session.run, then a callable on a new session
-            program.interrupt_when(attempt, lambda: _registered_graphs(cluster, "ps") == 1)
+            program.interrupt_when(attempt, lambda: cluster.registered_graphs("ps") == 1)
             assert program.line() == ["then", "FailedPreconditionError"]
         assert program.line() == ["(exit", "0)"]
     finally:

@@ -235,16 +235,6 @@ def _close_while_stepping(cluster, total, add, refused):
             assert not t.is_alive()
 
 
-def _registered_graphs(cluster, job):
-    """The partitions `job`'s task 0 holds, from `tfctl status`."""
-    out = subprocess.run([os.environ["TFCTL"], "status", "--cluster", json.dumps(cluster.spec),
-                          "--output", "json"], capture_output=True, text=True, timeout=60)
-    for t in json.loads(out.stdout)["tasks"]:
-        if t["task"] == "/job:%s/replica:0/task:0" % job:
-            return t.get("registered_graphs")
-    return None
-
-
 def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factory):
     """TF1's Session.close: a run blocked in a dequeue from an empty queue
     (on the ps) raises CancelledError when another thread closes its
@@ -258,9 +248,9 @@ def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factor
     sess = tfd.Session(cluster.address("worker", 0), timeout=60)
     join = start_on_thread(lambda: sess.run(take, timeout=120))  # not what ends it
     deadline = time.monotonic() + 30  # only stops a hang
-    while _registered_graphs(cluster, "ps") != 1 and time.monotonic() < deadline:
+    while cluster.registered_graphs("ps") != 1 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _registered_graphs(cluster, "ps") == 1  # the step reached the queue
+    assert cluster.registered_graphs("ps") == 1  # the step reached the queue
     sess.close()
     ended = join(60)
     assert isinstance(ended, tfd.errors.CancelledError), repr(ended)
