@@ -46,8 +46,10 @@ struct Services {
 interface Master {
   createSession @0 (graph :Graph.GraphDef, options :SessionOptions) -> (session :Session);
   # Every task in the cluster reachable, or DEADLINE_EXCEEDED naming those
-  # that are not. Answers with each task's status, in cluster order: its
-  # incarnation tells a caller which tasks restarted since it last asked.
+  # that are not (at once a refusal's code, UNAUTHENTICATED or NOT_FOUND,
+  # when every task that is not refused for good). Answers with each task's
+  # status, in cluster order: its incarnation tells a caller which tasks
+  # restarted since it last asked.
   waitCluster @1 (timeoutMs :Int64) -> (tasks :List(TaskStatus));
   # All variables named (or, when `names` is empty, all variables on every
   # task) initialized, or DEADLINE_EXCEEDED naming those that are not.

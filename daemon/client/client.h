@@ -147,7 +147,9 @@ class Client {
   Status ReleaseCallable(CallableHandle callable);
 
   // Every task of the cluster answering, each task's status in cluster
-  // order; DEADLINE_EXCEEDED naming those that did not answer in time.
+  // order; DEADLINE_EXCEEDED naming those that did not answer in time, or,
+  // at once, the code of a refusal (UNAUTHENTICATED: another token) when
+  // every task that did not answer refused for good.
   StatusOr<std::vector<TaskStatusInfo>> WaitCluster(std::chrono::milliseconds timeout);
   Status WaitInitialized(const std::vector<std::string>& names, std::chrono::milliseconds timeout);
   // Which of `names` (with none, every variable) no task of the cluster

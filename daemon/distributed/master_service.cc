@@ -116,6 +116,13 @@ kj::Promise<std::vector<std::string>> ReportUninitialized(TaskEnv& env,
   });
 }
 
+// Whether a task that did not answer a status call never will while it runs
+// as it does: it refused this task's login (another token) or is no task of
+// the cluster it was asked as. Asking it again cannot help.
+bool RefusedForGood(const Status& s) {
+  return s.code() == Code::kUnauthenticated || s.code() == Code::kNotFound;
+}
+
 // A task's answer to a status call, or why there was none.
 struct StatusAnswer {
   Status status;
@@ -142,9 +149,7 @@ kj::Promise<StatusAnswer> AnswersBy(Peers& peers, const std::string& task, kj::T
             })
       .then([&peers, task, deadline](StatusAnswer a) -> kj::Promise<StatusAnswer> {
         const Status& s = a.status;
-        const bool final = s.ok() || s.code() == Code::kUnauthenticated ||
-                           s.code() == Code::kNotFound || peers.timer().now() >= deadline;
-        if (final) return kj::mv(a);
+        if (s.ok() || RefusedForGood(s) || peers.timer().now() >= deadline) return kj::mv(a);
         return peers.timer().afterDelay(50 * kj::MILLISECONDS).then([&peers, task, deadline] {
           return AnswersBy(peers, task, deadline);
         });
@@ -192,11 +197,26 @@ kj::Promise<void> MasterService::waitCluster(WaitClusterContext context) {
   for (const std::string& task : tasks) checks.add(AnswersBy(*env_.peers, task, deadline));
   return kj::joinPromises(checks.releaseAsArray())
       .then([context](kj::Array<StatusAnswer> answers) mutable {
+        // When every task that did not answer refused for good, the wait
+        // ended early and fails with the first refusal's code: a caller
+        // waiting for the cluster must not take it for a deadline and wait
+        // again.
         std::string down;
+        std::optional<Code> refused;
+        bool all_refused = true;
         for (const StatusAnswer& a : answers) {
-          if (!a.status.ok()) down += (down.empty() ? "" : "; ") + a.status.message();
+          if (a.status.ok()) continue;
+          down += (down.empty() ? "" : "; ") + a.status.message();
+          if (!RefusedForGood(a.status)) {
+            all_refused = false;
+          } else if (!refused) {
+            refused = a.status.code();
+          }
         }
-        if (!down.empty()) ThrowIfError(errors::DeadlineExceeded("cluster not ready: ", down));
+        if (!down.empty()) {
+          const Code code = all_refused ? *refused : Code::kDeadlineExceeded;
+          ThrowIfError(Status(code, "cluster not ready: " + down));
+        }
         auto out = context.getResults().initTasks(static_cast<unsigned>(answers.size()));
         for (unsigned i = 0; i < answers.size(); ++i) {
           KJ_IF_MAYBE(r, answers[i].response) { out.setWithCaveats(i, r->getStatus()); }

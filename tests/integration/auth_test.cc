@@ -132,6 +132,38 @@ TEST_CASE("tfctl status reports the UNAUTHENTICATED a running task gave, not 'un
   CHECK(Contains(up->out, " up "));
 }
 
+// A peer that refuses the master's login will not answer however long the
+// master waits: waitCluster fails at once with the refusal, and tfctl wait
+// exits 1 for it, not 3 as at a deadline.
+TEST_CASE("waitCluster fails at once with UNAUTHENTICATED when a task refuses the master's token") {
+  TempDir dir;
+  const std::string token_file = dir.WriteSecret("token", kToken);
+  const std::string other_file = dir.WriteSecret("other", kWrongToken);
+  LocalCluster cluster({{"worker", 2}});
+  REQUIRE(cluster.Spawn("worker", 0, {"--auth-token-file", token_file}).ok());
+  REQUIRE(cluster.Spawn("worker", 1, {"--auth-token-file", other_file}).ok());
+  const std::string w0 = cluster.Address("worker", 0);
+  auto client = Client::Connect(cluster.io(), w0, kToken, 20s);
+  INFO(client.status().ToString());
+  REQUIRE(client.ok());
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    INFO("attempt " << attempt);
+    auto waited = (*client)->WaitCluster(60s);
+    INFO(waited.status().ToString());
+    CHECK(waited.status().code() == Code::kUnauthenticated);
+    CHECK(Contains(waited.status().message(),
+                   "cluster not ready: /job:worker/replica:0/task:1: wrong token"));
+  }
+  auto wait = RunProcess({TfctlBinary(), "wait", "cluster", "--target", w0, "--token-file",
+                          token_file, "--timeout", "60"},
+                         90s);
+  REQUIRE(wait.ok());
+  INFO("stderr: " << OneLine(wait->err));
+  CHECK(wait->exit_status == 1);
+  CHECK(Contains(wait->err,
+                 "error: UNAUTHENTICATED: cluster not ready: /job:worker/replica:0/task:1"));
+}
+
 TEST_CASE("tfd and tfctl refuse a blank, short or world-readable token file, saying how to fix "
           "it") {
   TempDir dir;

@@ -1,21 +1,25 @@
 // The training loop with hooks (daemon/client/training/training_session.h)
 // driven by fake hooks against one real tfd: the order of the calls, a hook
 // stopping the loop, a hook's own fetch, and End after a stop and after an
-// error; and, on a ps and a worker, a recovery whose own run passes its
-// deadline.
+// error; on a ps and a worker, a recovery whose own run passes its
+// deadline; and a task that refuses the chief, which no wait can mend.
 #include <catch2/catch.hpp>
 
 #include "daemon/client/training/stop_at_step_hook.h"
 #include "daemon/client/training/training_session.h"
 #include "tests/integration/cluster_fixture.h"
 #include "tests/integration/graph_helpers.h"
+#include "tests/integration/log_lines.h"
+#include "tests/integration/temp_dir.h"
 
 namespace tfd {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::Contains;
 using testing::LocalCluster;
 using testing::Node;
+using testing::TempDir;
 using training::SessionHook;
 using training::StepArgs;
 using training::StepValues;
@@ -263,6 +267,29 @@ TEST_CASE("a ps restarted between steps, then a deadline inside the recovery: tr
   CHECK(result->stopped == "reached step 5");
   CHECK(result->global_step == 5);  // initialized again: no checkpoint to restore
   CHECK(result->local_steps == 7);  // 2 before the restart, 5 after
+}
+
+// A task started with another token refuses the chief's master: the wait
+// for the cluster fails at once with the refusal, as it is, not as a
+// deadline to be waited out (nor "not ready within" a time not waited).
+TEST_CASE("a task that refuses the chief's login ends the run with UNAUTHENTICATED, naming it") {
+  TempDir dir;
+  const std::string token = dir.WriteSecret("token", testing::kToken);
+  const std::string other = dir.WriteSecret("other", testing::kWrongToken);
+  LocalCluster cluster({{"worker", 2}});
+  REQUIRE(cluster.Spawn("worker", 0, {"--auth-token-file", token}).ok());
+  REQUIRE(cluster.Spawn("worker", 1, {"--auth-token-file", other}).ok());
+  auto client = Client::Connect(cluster.io(), cluster.Address("worker", 0), testing::kToken, 20s);
+  INFO(client.status().ToString());
+  REQUIRE(client.ok());
+  training::SessionOptions options;
+  options.init_timeout = 60s;
+  TrainingSession session(**client, StepGraph(), options, {});
+  auto result = session.Run();
+  INFO(result.status().ToString());
+  CHECK(result.status().code() == Code::kUnauthenticated);
+  CHECK(Contains(result.status().message(), "/job:worker/replica:0/task:1"));
+  CHECK_FALSE(Contains(result.status().message(), "not ready within"));
 }
 
 }  // namespace

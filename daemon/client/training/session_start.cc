@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "api/train_signature.h"
 #include "common/device_name.h"
@@ -47,9 +48,8 @@ Status TrainingSession::CheckStop(const char* what) {
   return errors::Cancelled(why, " while ", what);
 }
 
-// A slice that answers DEADLINE_EXCEEDED in less than half its time was not
-// waiting (the master found a task it can never reach): its answer is
-// final, as the one wait it replaces would have given it.
+// Only DEADLINE_EXCEEDED is waited out: a task the master can never reach
+// (one that refused its login) fails a slice with its own code, final.
 Status TrainingSession::WaitSliced(const char* what,
                                    const std::function<Status(std::chrono::milliseconds)>& slice) {
   wait_end_ = WaitEnd::kDone;
@@ -58,11 +58,11 @@ Status TrainingSession::WaitSliced(const char* what,
     TFD_RETURN_IF_ERROR(CheckStop(what));
     const Clock::time_point began = Clock::now();
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - began);
-    const auto part = std::clamp(left, kMinWaitSlice, kWaitSlice);
-    Status s = slice(part);
+    Status s = slice(std::clamp(left, kMinWaitSlice, kWaitSlice));
     if (s.code() != Code::kDeadlineExceeded) return s;
-    const Clock::time_point now = Clock::now();
-    if (now >= deadline || now - began < part / 2) {
+    // A slice that came back early is not asked again at once.
+    std::this_thread::sleep_until(std::min(began + kMinWaitSlice, deadline));
+    if (Clock::now() >= deadline) {
       TFD_RETURN_IF_ERROR(CheckStop(what));  // a stop, if any, says why the run ended
       wait_end_ = WaitEnd::kExpired;
       return s.WithContext("not ready within " + Seconds(options_.init_timeout));

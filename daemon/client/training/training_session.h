@@ -186,8 +186,7 @@ class TrainingSession {
   // CANCELLED (which Start and RecoverWith turn into the stop).
   Status CheckStop(const char* what);
   // Runs `slice` (a wait given at most kWaitSlice) again and again until it
-  // returns other than DEADLINE_EXCEEDED (kDone), init_timeout passes or a
-  // slice answers DEADLINE_EXCEEDED well before its time, a final answer
+  // returns other than DEADLINE_EXCEEDED (kDone), init_timeout passes
   // (kExpired), or a stop is requested between two (kStopped).
   Status WaitSliced(const char* what,
                     const std::function<Status(std::chrono::milliseconds)>& slice);
