@@ -189,10 +189,18 @@ StatusOr<std::unique_ptr<Client>> Client::Connect(kj::AsyncIoContext& io, const 
     try {
       auto result = attempt.wait(io.waitScope);
       KJ_IF_MAYBE(l, result) {
-        auto cluster = ClusterSpec::FromJson(l->cluster);
+        // No spec at all comes from a tfd older than the field; a spec that
+        // does not parse is an answer this client cannot act on (whether it
+        // is the chief, where the tasks are): not to be taken for none.
+        auto cluster = l->cluster.empty() ? ClusterSpec() : ClusterSpec::FromJson(l->cluster);
+        if (!cluster.ok()) {
+          return errors::Internal("the task at ", target,
+                                  " logged us in with a cluster spec that does not parse: ",
+                                  cluster.status().message());
+        }
         return std::make_unique<Client>(io, kj::mv(l->connection), kj::mv(l->master),
                                         kj::mv(l->worker), std::move(l->task),
-                                        cluster.ok() ? std::move(cluster).value() : ClusterSpec());
+                                        std::move(cluster).value());
       }
       last = errors::Unavailable("the deadline passed while ", phase);
       break;

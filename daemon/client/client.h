@@ -95,6 +95,7 @@ class Client {
   // With `tls` the connection is a TLS client (daemon/rpc/tls.h) that shows
   // its certificate and checks the task's against the CA and `target`'s
   // host; a refused handshake is UNAUTHENTICATED at once, naming TLS.
+  // A login answered with a cluster spec that does not parse is INTERNAL.
   static StatusOr<std::unique_ptr<Client>> Connect(kj::AsyncIoContext& io, const std::string& target,
                                                    const std::string& token,
                                                    std::chrono::milliseconds timeout,
