@@ -30,6 +30,7 @@
 #include "common/cluster_spec.h"
 #include "common/cpu_split.h"
 #include "common/subprocess.h"
+#include "daemon/rpc/kj_status.h"
 
 namespace tfd::cli {
 namespace {
@@ -296,19 +297,32 @@ bool IsSelfOrDescendant(pid_t pid, pid_t ancestor) {
   return false;
 }
 
-// The token start logs in with to see which task answers: the file of a
-// --tfd-flag=--auth-token-file, else TFD_AUTH_TOKEN_FILE's, as tfd reads
-// them; "" when there is none or it cannot be read (tfd then exits, saying
-// why, or the login is refused: see WaitTask).
-std::string TfdToken(const DaemonFlags& f) {
-  const std::string flag = "--auth-token-file";
-  std::string file;
+// The value the --tfd-flag words give tfd's `flag` ("--flag V" or
+// "--flag=V"; the last one wins, as for tfd); "" when they give none.
+std::string TfdFlagValue(const DaemonFlags& f, const std::string& flag) {
+  std::string value;
   for (size_t i = 0; i < f.tfd_flags.size(); ++i) {
-    if (f.tfd_flags[i] == flag && i + 1 < f.tfd_flags.size()) file = f.tfd_flags[i + 1];
-    if (f.tfd_flags[i].rfind(flag + "=", 0) == 0) file = f.tfd_flags[i].substr(flag.size() + 1);
+    if (f.tfd_flags[i] == flag && i + 1 < f.tfd_flags.size()) value = f.tfd_flags[i + 1];
+    if (f.tfd_flags[i].rfind(flag + "=", 0) == 0) value = f.tfd_flags[i].substr(flag.size() + 1);
   }
-  auto token = ReadToken(file);
-  return token.ok() ? *token : "";
+  return value;
+}
+
+// How start logs in to see which task answers, with what the tasks are
+// started with: the file of a --tfd-flag=--auth-token-file, else
+// TFD_AUTH_TOKEN_FILE's, and the --tfd-flag=--tls-* files, else TFD_TLS_*'s,
+// as tfd reads them. The token is "" when there is none or it cannot be
+// read (tfd then exits, saying why, or the login is refused: see WaitTask).
+struct TfdLogin {
+  std::string token;
+  TlsFiles tls;
+};
+
+TfdLogin LoginOfTfd(const DaemonFlags& f) {
+  auto token = ReadToken(TfdFlagValue(f, "--auth-token-file"));
+  return {
+      token.ok() ? *token : "",
+      {TfdFlagValue(f, "--tls-cert"), TfdFlagValue(f, "--tls-key"), TfdFlagValue(f, "--tls-ca")}};
 }
 
 // What became of a task start launched, while it waited.
@@ -327,18 +341,84 @@ bool Reaped(pid_t pid, Outcome* outcome) {
   return true;
 }
 
-// Waits until task t, launched as the child `pid`, answers a login at its
-// address as itself: the task that answers is t, and its pid is the child's
-// (or a process under it), since another process already listening there
-// (a tfd not in this run directory, or the spec's other task at the same
-// address) answers as well while the child fails to bind. The child is
-// reaped between attempts, so one that exits ends the wait at once. A login
-// refused for want of the token cannot tell who answers: the child still
-// running is then all that is checked.
-Outcome WaitTask(const Task& t, pid_t pid, const std::string& token,
+// One look at whether task t, launched as the child `pid`, answers a login
+// at its address as itself: the task that answers is t, and its pid is the
+// child's (or a process under it), since another process already listening
+// there (a tfd not in this run directory, or the spec's other task at the
+// same address) answers as well while the child fails to bind: then
+// kOtherProcess. A login refused for want of the token cannot tell who
+// answers: kUp, and the caller checks that the child still runs. kNotListening,
+// with why, is to be looked at again.
+Outcome LogsInAsTask(kj::AsyncIoContext& io, const Task& t, pid_t pid, const std::string& token,
+                     std::chrono::milliseconds timeout) {
+  Outcome outcome;
+  auto client = Client::Connect(io, t.address, token, timeout);
+  if (!client.ok()) {
+    const bool refused = client.status().code() == Code::kUnauthenticated;
+    outcome.kind = refused ? Outcome::kUp : Outcome::kNotListening;
+    outcome.status = refused ? OkStatus() : client.status();
+    return outcome;
+  }
+  auto info = (*client)->GetStatus(timeout);
+  if (!info.ok()) {
+    outcome.status = info.status();
+  } else if ((*client)->task() != t.name() ||
+             !IsSelfOrDescendant(static_cast<pid_t>(info->pid), pid)) {
+    outcome.kind = Outcome::kOtherProcess;
+    outcome.status = errors::Unavailable(t.address, " is served by ", (*client)->task(), " pid ",
+                                         info->pid, ", not by the tfd started (pid ", pid, ")");
+  } else {
+    outcome.kind = Outcome::kUp;
+  }
+  return outcome;
+}
+
+// LogsInAsTask for a task with TLS. Start holds the task's own certificate,
+// with which a login is a peer task's, not a client's: the TLS handshake
+// alone is made, which shows that whoever answers holds t's key (one whose
+// certificate names another task is kOtherProcess); that the child still
+// runs is the rest, as for a refused token.
+Outcome HandshakesAsTask(kj::AsyncIoContext& io, Tls& tls, const Task& t,
+                         std::chrono::milliseconds timeout) {
+  Outcome outcome;
+  auto shake =
+      io.provider->getNetwork()
+          .parseAddress(t.address)
+          .then([](kj::Own<kj::NetworkAddress> a) { return a->connect().attach(kj::mv(a)); })
+          .then([&tls, &t](kj::Own<kj::AsyncIoStream> stream) {
+            return tls.WrapClient(kj::mv(stream), t.address, t.name());
+          })
+          .then([](kj::Own<kj::AsyncIoStream>) { return true; })
+          .exclusiveJoin(
+              io.provider->getTimer().afterDelay(timeout.count() * kj::MILLISECONDS).then([] {
+                return false;
+              }));
+  try {
+    if (shake.wait(io.waitScope)) {
+      outcome.kind = Outcome::kUp;
+    } else {
+      outcome.status = errors::Unavailable("no TLS handshake from ", t.address, " within ",
+                                           timeout.count() / 1000.0, " s");
+    }
+  } catch (const kj::Exception& e) {
+    outcome.status = StatusFromKj(e);
+    if (outcome.status.code() == Code::kUnauthenticated) outcome.kind = Outcome::kOtherProcess;
+  }
+  return outcome;
+}
+
+// Looks at task t, launched as the child `pid`, until it answers at its
+// address as itself or the deadline passes. The child is reaped between
+// looks, so one that exits ends the wait at once.
+Outcome WaitTask(const Task& t, pid_t pid, const TfdLogin& login,
                  std::chrono::steady_clock::time_point deadline) {
   using std::chrono::milliseconds;
   auto io = kj::setupAsyncIo();
+  // A Tls serves the event loop of one thread: this one's own. Files that
+  // do not load leave the look a plain login; the child, which cannot load
+  // them either, exits.
+  auto loaded = LoadTls(login.tls);
+  const std::shared_ptr<Tls> tls = loaded.ok() ? *loaded : nullptr;
   Outcome outcome;
   outcome.status = errors::Unavailable("no attempt made");
   for (milliseconds slice(500);; slice = std::min(slice * 2, milliseconds(2000))) {
@@ -346,29 +426,10 @@ Outcome WaitTask(const Task& t, pid_t pid, const std::string& token,
     const auto left =
         std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left <= milliseconds(0)) return outcome;
-    auto client = Client::Connect(io, t.address, token, std::min(left, slice));
-    if (!client.ok() && client.status().code() != Code::kUnauthenticated) {
-      outcome.status = client.status();
-      continue;
-    }
-    if (client.ok()) {
-      auto info = (*client)->GetStatus(std::min(left, slice));
-      if (!info.ok()) {
-        outcome.status = info.status();
-        continue;
-      }
-      if ((*client)->task() != t.name() ||
-          !IsSelfOrDescendant(static_cast<pid_t>(info->pid), pid)) {
-        outcome.kind = Outcome::kOtherProcess;
-        outcome.status =
-            errors::Unavailable(t.address, " is served by ", (*client)->task(), " pid ", info->pid,
-                                ", not by the tfd started (pid ", pid, ")");
-        return outcome;
-      }
-    }
-    if (Reaped(pid, &outcome)) return outcome;
-    outcome.kind = Outcome::kUp;
-    outcome.status = OkStatus();
+    outcome = tls ? HandshakesAsTask(io, *tls, t, std::min(left, slice))
+                  : LogsInAsTask(io, t, pid, login.token, std::min(left, slice));
+    if (outcome.kind == Outcome::kNotListening) continue;
+    if (outcome.kind == Outcome::kUp && Reaped(pid, &outcome)) return outcome;
     return outcome;
   }
 }
@@ -376,7 +437,7 @@ Outcome WaitTask(const Task& t, pid_t pid, const std::string& token,
 // WaitTask for every task launched, all at once: the tasks start together,
 // so the last one to listen bounds the wait, not the sum of all. One thread
 // each, since a Client belongs to the thread of its event loop.
-std::vector<Outcome> WaitListening(const std::vector<Launched>& launched, const std::string& token,
+std::vector<Outcome> WaitListening(const std::vector<Launched>& launched, const TfdLogin& login,
                                    std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<Outcome> outcomes(launched.size());
@@ -384,7 +445,7 @@ std::vector<Outcome> WaitListening(const std::vector<Launched>& launched, const 
   waiters.reserve(launched.size());
   for (size_t i = 0; i < launched.size(); ++i) {
     waiters.emplace_back([&, i] {
-      outcomes[i] = WaitTask(*launched[i].task, launched[i].child.pid(), token, deadline);
+      outcomes[i] = WaitTask(*launched[i].task, launched[i].child.pid(), login, deadline);
     });
   }
   for (std::thread& t : waiters) t.join();
@@ -471,7 +532,7 @@ int StartCommand(const Args& args) {
     }
     launched.push_back(std::move(l).value());
   }
-  const std::vector<Outcome> outcomes = WaitListening(launched, TfdToken(f), Timeout(f));
+  const std::vector<Outcome> outcomes = WaitListening(launched, LoginOfTfd(f), Timeout(f));
   for (size_t i = 0; i < launched.size(); ++i) {
     if (!ReportStart(f, launched[i], outcomes[i], (*cpu_sets)[launched[i].task->slot])) ++failed;
   }

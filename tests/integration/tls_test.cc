@@ -164,6 +164,34 @@ TEST_CASE("a task with TLS refuses clients without the cluster's certificate, an
   CHECK(cluster.Pid("worker", 0) > 0);
 }
 
+// tfctl start holds only the task's own certificate, with which a login is
+// a peer task's: it sees the task answer by a handshake that the task's
+// certificate passes, and does not wait out its --timeout for a login.
+TEST_CASE("tfctl start starts a task with TLS flags and sees it answer") {
+  Certs certs;
+  LocalCluster addresses({{"worker", 1}});  // a spec on free ports; nothing spawned
+  const std::string spec = addresses.spec().ToJson();
+  const std::string run_dir = certs.dir.path() + "/run";
+  std::vector<std::string> start = {TfctlBinary(), "start", "--cluster", spec,
+                                    "--run-dir",   run_dir, "--tfd",     testing::TfdBinary(),
+                                    "--timeout",   "30"};
+  for (const std::string& flag : certs.Flags("worker-0")) start.push_back("--tfd-flag=" + flag);
+  auto started = RunProcess(start, 60s);
+  REQUIRE(started.ok());
+  INFO("stdout: " << OneLine(started->out) << " stderr: " << OneLine(started->err));
+  CHECK(started->exit_status == 0);
+  CHECK(Contains(started->out, "started /job:worker/replica:0/task:0 pid "));
+  auto client = Client::Connect(addresses.io(), addresses.Address("worker", 0), "", 20s,
+                                certs.Load("client"));
+  INFO(client.status().ToString());
+  CHECK(client.ok());
+  auto stopped = RunProcess({TfctlBinary(), "stop", "--cluster", spec, "--run-dir", run_dir}, 60s);
+  REQUIRE(stopped.ok());
+  INFO("stop: " << OneLine(stopped->out) << " " << OneLine(stopped->err));
+  CHECK(stopped->exit_status == 0);
+  CHECK(Contains(stopped->out, "stopped /job:worker/replica:0/task:0"));
+}
+
 TEST_CASE("tfd refuses to start with an incomplete or unusable TLS configuration") {
   Certs certs;
   const std::string cluster = R"({"worker": ["127.0.0.1:1"]})";
