@@ -1,18 +1,20 @@
 // tfctl wait, status and vars: questions asked of running tasks.
-#include <kj/async-io.h>
-
-#include <boost/program_options.hpp>
+#include <algorithm>
 #include <cstdio>
-#include <fmt/format.h>
 #include <iostream>
 #include <optional>
 
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <kj/async-io.h>
+
 #include "cli/args.h"
+#include "cli/cluster_probe.h"
 #include "cli/commands.h"
-#include "common/cluster_spec.h"
-#include "cli/output.h"
 #include "cli/connection_flags.h"
+#include "cli/output.h"
 #include "cli/vars_listing.h"
+#include "common/cluster_spec.h"
 
 namespace tfd::cli {
 namespace {
@@ -94,6 +96,68 @@ int WaitCommand(const Args& args) {
   return 0;
 }
 
+namespace {
+
+// A task's row of `tfctl status --output json`.
+Json StatusJson(const TaskAnswer<TaskStatusInfo>& a) {
+  const auto& st = a.answer;
+  Json t{{"task", a.task},
+         {"address", a.address},
+         {"up", st.ok()},
+         {"state", st.ok() ? "up" : StateName(st.status())}};
+  if (!st.ok()) {
+    t["error"] = st.status().ToString();
+    return t;
+  }
+  t["uptime_seconds"] = st->uptime_seconds;
+  t["sessions"] = st->sessions;
+  t["registered_graphs"] = st->registered_graphs;
+  t["variables"] = st->variables;
+  t["pid"] = st->pid;
+  // Hex text: JSON readers lose a 64-bit integer's low bits.
+  t["incarnation"] = fmt::format("{:016x}", st->incarnation);
+  t["restored_alone"] = st->restored_alone;
+  t["devices"] = st->devices;
+  const DataPlaneInfo& d = st->data_plane;
+  t["data_plane"] =
+      Json{{"transports", d.transports},         {"pushes_sent", d.pushes_sent},
+           {"bytes_sent", d.bytes_sent},         {"pushes_received", d.pushes_received},
+           {"bytes_received", d.bytes_received}, {"pushes_refused", d.pushes_refused},
+           {"held_back", d.held_back},           {"pushes_abandoned", d.pushes_abandoned},
+           {"bytes_held", d.bytes_held},         {"steps_held", d.steps_held},
+           {"steps_served", d.steps_served}};
+  return t;
+}
+
+// The status table on stdout; why each task is down on stderr, after it.
+void PrintStatusTable(const std::vector<TaskAnswer<TaskStatusInfo>>& answers) {
+  std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", "TASK", "ADDRESS", "STATE", "UPTIME",
+              "SESSIONS", "GRAPHS", "VARS");
+  for (const auto& a : answers) {
+    const auto& st = a.answer;
+    if (!st.ok()) {
+      std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", a.task.c_str(), a.address.c_str(),
+                  StateName(st.status()), "-", "-", "-", "-");
+      continue;
+    }
+    std::printf("%-32s %-22s %-7s %8.0fs %8u %6u %5u\n", a.task.c_str(), a.address.c_str(), "up",
+                st->uptime_seconds, st->sessions, st->registered_graphs, st->variables);
+    // The GPUs under their task (the CPU is every task's).
+    for (size_t d = 1; d < st->devices.size(); ++d) std::printf("  %s\n", st->devices[d].c_str());
+  }
+  std::fflush(stdout);
+  for (const auto& a : answers) {
+    // What the task said (a refused token, say) is reported, not just "down".
+    if (!a.answer.ok()) {
+      std::fprintf(stderr, "%s: %s\n", a.task.c_str(), a.answer.status().ToString().c_str());
+    }
+  }
+}
+
+}  // namespace
+
+// Every task is asked at once (cli/cluster_probe.h): tasks down or hung
+// cost about one --timeout in all.
 int StatusCommand(const Args& args) {
   std::string cluster_flag, output = "human";
   double timeout_s = 2;
@@ -101,7 +165,7 @@ int StatusCommand(const Args& args) {
   po::options_description options("status");
   options.add_options()
       ("cluster", po::value(&cluster_flag)->required(), "cluster spec: JSON or a file")
-      ("timeout", po::value(&timeout_s), "seconds to wait for each task (default 2)")
+      ("timeout", po::value(&timeout_s), "seconds to wait for each task, all asked at once (default 2)")
       ("token-file", po::value(&token_file), "file holding the cluster's auth token")
       ("output", po::value(&output), "human|json");
   TlsFiles tls_files;
@@ -115,77 +179,21 @@ int StatusCommand(const Args& args) {
   if (!spec.ok()) return ReportError(spec.status(), format);
   auto token = ReadToken(token_file);
   if (!token.ok()) return ReportError(token.status(), format);
-  auto tls = LoadTls(tls_files);
-  if (!tls.ok()) return ReportError(tls.status(), format);
-  auto io = kj::setupAsyncIo();
+  // Loaded here for its error; each probing thread loads its own.
+  if (auto tls = LoadTls(tls_files); !tls.ok()) return ReportError(tls.status(), format);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  Json tasks = Json::array();
-  int down = 0;
-  std::vector<std::string> why_down;  // "TASK: CODE: message", for stderr
-  if (format == OutputFormat::kHuman) {
-    std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", "TASK", "ADDRESS", "STATE", "UPTIME",
-                "SESSIONS", "GRAPHS", "VARS");
-  }
-  for (const auto& [job, addresses] : spec->jobs()) {
-    for (size_t i = 0; i < addresses.size(); ++i) {
-      const std::string name = "/job:" + job + "/replica:0/task:" + std::to_string(i);
-      // What the task said (a refused token, say) is reported, not just "down".
-      auto client = Client::Connect(io, addresses[i], *token, timeout, *tls);
-      StatusOr<TaskStatusInfo> st =
-          client.ok() ? (*client)->GetStatus(timeout) : StatusOr<TaskStatusInfo>(client.status());
-      if (!st.ok()) {
-        ++down;
-        why_down.push_back(name + ": " + st.status().ToString());
-      }
-      if (format == OutputFormat::kJson) {
-        Json t{{"task", name}, {"address", addresses[i]}, {"up", st.ok()},
-               {"state", st.ok() ? "up" : StateName(st.status())}};
-        if (st.ok()) {
-          t["uptime_seconds"] = st->uptime_seconds;
-          t["sessions"] = st->sessions;
-          t["registered_graphs"] = st->registered_graphs;
-          t["variables"] = st->variables;
-          t["pid"] = st->pid;
-          // Hex text: JSON readers lose a 64-bit integer's low bits.
-          t["incarnation"] = fmt::format("{:016x}", st->incarnation);
-          t["restored_alone"] = st->restored_alone;
-          t["devices"] = st->devices;
-          const DataPlaneInfo& d = st->data_plane;
-          t["data_plane"] = Json{{"transports", d.transports},
-                                 {"pushes_sent", d.pushes_sent},
-                                 {"bytes_sent", d.bytes_sent},
-                                 {"pushes_received", d.pushes_received},
-                                 {"bytes_received", d.bytes_received},
-                                 {"pushes_refused", d.pushes_refused},
-                                 {"held_back", d.held_back},
-                                 {"pushes_abandoned", d.pushes_abandoned},
-                                 {"bytes_held", d.bytes_held},
-                                 {"steps_held", d.steps_held},
-                                 {"steps_served", d.steps_served}};
-        } else {
-          t["error"] = st.status().ToString();
-        }
-        tasks.push_back(t);
-      } else if (st.ok()) {
-        std::printf("%-32s %-22s %-7s %8.0fs %8u %6u %5u\n", name.c_str(), addresses[i].c_str(),
-                    "up", st->uptime_seconds, st->sessions, st->registered_graphs, st->variables);
-        // The GPUs under their task (the CPU is every task's).
-        for (size_t d = 1; d < st->devices.size(); ++d) {
-          std::printf("  %s\n", st->devices[d].c_str());
-        }
-      } else {
-        std::printf("%-32s %-22s %-7s %9s %8s %6s %5s\n", name.c_str(), addresses[i].c_str(),
-                    StateName(st.status()), "-", "-", "-", "-");
-      }
-    }
-  }
+  const auto answers = AskEveryTask<TaskStatusInfo>(
+      *spec, {*token, tls_files, timeout}, [timeout](Client& c) { return c.GetStatus(timeout); });
   if (format == OutputFormat::kJson) {
+    Json tasks = Json::array();
+    for (const auto& a : answers) tasks.push_back(StatusJson(a));
     std::cout << DumpJson(Json{{"tasks", tasks}}) << std::endl;
   } else {
-    std::fflush(stdout);
-    for (const std::string& why : why_down) std::fprintf(stderr, "%s\n", why.c_str());
+    PrintStatusTable(answers);
   }
-  return down == 0 ? 0 : 1;
+  const bool all_up =
+      std::all_of(answers.begin(), answers.end(), [](const auto& a) { return a.answer.ok(); });
+  return all_up ? 0 : 1;
 }
 
 namespace {
@@ -203,7 +211,7 @@ struct VarsListing {
 // Every variable of the task `remote` names or, with a cluster spec
 // (non-null `spec`), of every task of it that answers: a task down or
 // refusing is reported in `unreachable`, and the others are still listed
-// (as tfctl status reports each task).
+// (as tfctl status reports each task). The tasks are asked at once.
 StatusOr<VarsListing> ListVariables(kj::AsyncIoContext& io, const ConnectionFlags& remote,
                                     const ClusterSpec* spec) {
   VarsListing listing;
@@ -213,18 +221,16 @@ StatusOr<VarsListing> ListVariables(kj::AsyncIoContext& io, const ConnectionFlag
     return listing;
   }
   TFD_ASSIGN_OR_RETURN(auto token, ReadToken(remote.token_file));
-  TFD_ASSIGN_OR_RETURN(auto tls, LoadTls(remote.tls));
-  for (const auto& [job, addresses] : spec->jobs()) {
-    for (size_t i = 0; i < addresses.size(); ++i) {
-      auto client = Client::Connect(io, addresses[i], token, remote.timeout(), tls);
-      auto vars = client.ok() ? (*client)->ListVariables(remote.timeout())
-                              : StatusOr<std::vector<VariableDescription>>(client.status());
-      if (vars.ok()) {
-        listing.vars.insert(listing.vars.end(), vars->begin(), vars->end());
-      } else {
-        listing.unreachable.push_back(
-            {"/job:" + job + "/replica:0/task:" + std::to_string(i), addresses[i], vars.status()});
-      }
+  TFD_RETURN_IF_ERROR(LoadTls(remote.tls).status());  // for its error; each thread loads its own
+  const auto timeout = remote.timeout();
+  const auto answers = AskEveryTask<std::vector<VariableDescription>>(
+      *spec, {token, remote.tls, timeout},
+      [timeout](Client& c) { return c.ListVariables(timeout); });
+  for (const auto& a : answers) {
+    if (a.answer.ok()) {
+      listing.vars.insert(listing.vars.end(), a.answer->begin(), a.answer->end());
+    } else {
+      listing.unreachable.push_back({a.task, a.address, a.answer.status()});
     }
   }
   return listing;
