@@ -98,12 +98,32 @@ void PrintHelp() {
                "status is 1, or 2 for a malformed command line. See docs/cli.md.\n";
 }
 
-int Usage(const std::string& message, const std::string& usage) {
+// A malformed command line: exit 2, the error and the usage line on
+// stderr; with `json`, also the error object every JSON command prints on
+// stdout, with the usage line in it.
+int Usage(const std::string& message, const std::string& usage, bool json = false) {
   std::cout.flush();
   std::cerr << "error: INVALID_ARGUMENT: " << message << "\nusage: " << usage
             << "\n(tfctl help lists the commands, tfctl help COMMAND a command's options)"
             << std::endl;
+  if (json) {
+    std::cout << tfd::cli::DumpJson(
+                     {{"error",
+                       {{"code", "INVALID_ARGUMENT"}, {"message", message}, {"usage", usage}}}})
+              << std::endl;
+  }
   return 2;
+}
+
+// Whether a command line asks for JSON output (`--output json` or
+// `--output=json`, before any `--`), for its usage errors: a script that
+// reads stdout then learns why it got no result, as for any other error.
+bool AsksForJson(const Args& args) {
+  for (size_t i = 0; i < args.size() && args[i] != "--"; ++i) {
+    if (args[i] == "--output=json") return true;
+    if (args[i] == "--output" && i + 1 < args.size() && args[i + 1] == "json") return true;
+  }
+  return false;
 }
 
 std::string GeneralUsage() { return "tfctl " + CommandNames() + "|help|version ..."; }
@@ -123,9 +143,9 @@ int Run(const Command& command, const Args& args) {
               << help.what();
     return 0;
   } catch (const tfd::cli::UsageError& e) {
-    return Usage(e.what(), command.usage);
+    return Usage(e.what(), command.usage, AsksForJson(args));
   } catch (const boost::program_options::error& e) {
-    return Usage(e.what(), command.usage);
+    return Usage(e.what(), command.usage, AsksForJson(args));
   }
 }
 

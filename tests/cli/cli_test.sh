@@ -458,6 +458,21 @@ else
   fail "its error quotes the 120 KB value in part" "stderr of ${#err} bytes"
 fi
 
+# A usage error under --output json: its error object on stdout as well, for
+# a script that reads stdout; without it, stdout stays empty.
+tfctl status --cluster '{"ps": ["127.0.0.1:1"]}' --timeout -1 --output json
+if [[ $rc -eq 2 && "$out" == '{"error": {"code": "INVALID_ARGUMENT", "message": "--timeout must be a positive number of seconds", "usage": "tfctl status --cluster SPEC [options]"}}' ]]; then
+  pass "a usage error under --output json prints its error object on stdout"
+else fail "a usage error under --output json prints its error object on stdout"; fi
+tfctl vars list --target 127.0.0.1:1 --bogus --output=json
+if [[ $rc -eq 2 && "$out" == '{"error": {"code": "INVALID_ARGUMENT", "message": "unrecognised option '"'--bogus'"'", "usage": '* ]]; then
+  pass "so does an unknown flag under --output=json"
+else fail "so does an unknown flag under --output=json"; fi
+tfctl status --cluster '{"ps": ["127.0.0.1:1"]}' --timeout -1
+if [[ $rc -eq 2 && -z "$out" && "$err" == *"--timeout must be a positive"* ]]; then
+  pass "without --output json a usage error leaves stdout empty"
+else fail "without --output json a usage error leaves stdout empty"; fi
+
 # --- tfctl wait: exit 3 at the deadline, the target's own included ----------
 
 expect_error "wait cluster for a target nothing listens at: exit 3 at the deadline" 3 UNAVAILABLE \
