@@ -225,67 +225,143 @@ void LoopThread::Call(std::function<void(kj::AsyncIoContext&)> job,
 
 RemoteRunner::RemoteRunner(const std::string& target, const std::string& token_file,
                            const TlsFiles& tls, double timeout_s)
-    : timeout_(Millis(timeout_s > 0 ? timeout_s : 30)),
-      loop_(std::make_unique<LoopThread>()) {
+    : target_(target),
+      token_file_(token_file),
+      tls_(tls),
+      timeout_(Millis(timeout_s > 0 ? timeout_s : 30)) {
+  // The first lane now: a target that cannot be reached fails here.
+  StatusOr<std::unique_ptr<Lane>> first = Status();
+  {
+    py::gil_scoped_release release;
+    first = OpenLane();
+  }
+  ThrowIfError(first.status());
+  task_ = (*first)->client->task();
+  MutexLock lock(lanes_mu_);
+  idle_.push_back(first->get());
+  lanes_.push_back(std::move(first).value());
+}
+
+RemoteRunner::~RemoteRunner() {
+  py::gil_scoped_release release;
+  MutexLock lock(lanes_mu_);  // no call holds a lane: Python holds the runner for each
+  for (auto& lane : lanes_) Release(*lane);
+}
+
+StatusOr<std::unique_ptr<RemoteRunner::Lane>> RemoteRunner::OpenLane() {
+  auto lane = std::make_unique<Lane>();
+  lane->loop = std::make_unique<LoopThread>();
   Status s;
-  Status ran = OnLoop([&](kj::AsyncIoContext& io) { s = Connect(io, target, token_file, tls); });
-  if (!ran.ok()) s = ran;
-  if (!s.ok()) Release();  // no destructor runs after a constructor throws
-  ThrowIfError(s);
+  lane->loop->Call([&](kj::AsyncIoContext& io) {
+    auto client = ConnectClient(io, target_, token_file_, tls_, timeout_);
+    s = client.status();
+    if (client.ok()) lane->client = std::move(client).value();
+  });
+  if (!s.ok()) {
+    Release(*lane);
+    return s;
+  }
+  return lane;
 }
 
-RemoteRunner::~RemoteRunner() { Release(); }
-
-void RemoteRunner::Release() {
-  py::gil_scoped_release release;
-  MutexLock lock(calls_mu_);
-  if (loop_ == nullptr) return;
-  loop_->Call([this](kj::AsyncIoContext&) { client_.reset(); });
-  loop_.reset();
+void RemoteRunner::Release(Lane& lane) {
+  if (lane.loop == nullptr) return;
+  lane.loop->Call([&lane](kj::AsyncIoContext&) { lane.client.reset(); });
+  lane.loop.reset();
 }
 
-Status RemoteRunner::OnLoop(const std::function<void(kj::AsyncIoContext&)>& job) {
-  py::gil_scoped_release release;
-  MutexLock lock(calls_mu_);
-  if (loop_ == nullptr) return errors::FailedPrecondition("this session is closed");
-  loop_->Call(job);
-  return OkStatus();
+StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(Lane* want,
+                                                    std::optional<py::error_already_set>* raised) {
+  MutexLock lock(lanes_mu_);
+  for (;;) {
+    if (lanes_closed_) return errors::FailedPrecondition("this session is closed");
+    auto idle = want == nullptr ? idle_.end() : std::find(idle_.begin(), idle_.end(), want);
+    if (want == nullptr && !idle_.empty()) idle = idle_.end() - 1;
+    if (idle != idle_.end()) {
+      Lane* lane = *idle;
+      idle_.erase(idle);
+      return lane;
+    }
+    if (want == nullptr && lanes_.size() + opening_ < kMaxLanes) {
+      ++opening_;
+      lock.Unlock();
+      auto opened = OpenLane();
+      lock.Lock();
+      --opening_;
+      lane_free_.notify_all();  // a Close may wait for it
+      if (!opened.ok()) return opened.status();
+      lanes_.push_back(std::move(opened).value());
+      if (!lanes_closed_) return lanes_.back().get();
+      idle_.push_back(lanes_.back().get());  // for Close to release
+      return errors::FailedPrecondition("this session is closed");
+    }
+    lock.WaitUntil(lane_free_, std::chrono::steady_clock::now() + kSignalPoll);
+    if (raised == nullptr) continue;
+    lock.Unlock();
+    *raised = RaisedBySignalHandlers();
+    if (*raised) BeginCloseAll();
+    lock.Lock();
+    if (*raised) return nullptr;
+  }
+}
+
+void RemoteRunner::Return(Lane* lane) {
+  {
+    MutexLock lock(lanes_mu_);
+    idle_.push_back(lane);
+  }
+  lane_free_.notify_all();
 }
 
 // Python runs signal handlers on its main thread only, between bytecodes:
-// without this, Ctrl-C during a step blocked on a queue or a lost task
-// would wait for the step's deadline.
-void RemoteRunner::OnLoopInterruptible(const std::function<void(kj::AsyncIoContext&)>& job) {
+// without the polls, Ctrl-C during a step blocked on a queue or a lost task
+// (or waiting for another thread's) would wait for the step's deadline.
+void RemoteRunner::OnLane(Lane* want, bool interruptible,
+                          const std::function<void(Lane&, kj::AsyncIoContext&)>& job) {
+  std::optional<py::error_already_set> raised;
   Status ran;
   {
     py::gil_scoped_release release;
-    MutexLock lock(calls_mu_);
-    if (loop_ == nullptr) {
-      ran = errors::FailedPrecondition("this session is closed");
-    } else {
-      loop_->Call(job, [this] { return RaisedBySignalHandler(); });
+    auto lane = Acquire(want, interruptible ? &raised : nullptr);
+    if (!lane.ok()) {
+      ran = lane.status();
+    } else if (*lane != nullptr) {
+      if ((*lane)->loop == nullptr) {
+        ran = errors::FailedPrecondition("this session is closed");
+      } else if (!interruptible) {
+        (*lane)->loop->Call([&](kj::AsyncIoContext& io) { job(**lane, io); });
+      } else {
+        (*lane)->loop->Call([&](kj::AsyncIoContext& io) { job(**lane, io); },
+                            [this, &raised] {
+                              raised = RaisedBySignalHandlers();
+                              if (raised) BeginCloseAll();
+                              return raised.has_value();
+                            });
+      }
+      Return(*lane);
     }
   }
-  if (raised_) {
+  if (raised) {
     closed_ = true;
-    py::error_already_set raised = std::move(*raised_);
-    raised_.reset();
-    throw raised;
+    py::error_already_set e = std::move(*raised);
+    raised.reset();
+    throw e;
   }
   ThrowIfError(ran);
 }
 
-bool RemoteRunner::RaisedBySignalHandler() {
-  raised_ = RaisedBySignalHandlers();
-  if (!raised_) return false;
-  BeginClose();
-  return true;
+void RemoteRunner::BeginCloseAll() {
+  MutexLock lock(lanes_mu_);
+  lanes_closed_ = true;  // no lane is lent or opened from now on
+  for (auto& lane : lanes_) BeginClose(*lane);
 }
 
-void RemoteRunner::BeginClose() {
-  MutexLock lock(close_mu_);
-  closing_ = true;
-  if (close_signal_.get() != nullptr && close_signal_->isWaiting()) close_signal_->fulfill();
+void RemoteRunner::BeginClose(Lane& lane) {
+  MutexLock lock(lane.close_mu);
+  lane.closing = true;
+  if (lane.close_signal.get() != nullptr && lane.close_signal->isWaiting()) {
+    lane.close_signal->fulfill();
+  }
 }
 
 void RemoteRunner::CheckOpen() const {
@@ -317,26 +393,10 @@ StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const st
   return Client::Connect(io, target, token, timeout, client_tls);
 }
 
-Status RemoteRunner::Connect(kj::AsyncIoContext& io, const std::string& target,
-                             const std::string& token_file, TlsFiles tls) {
-  TFD_ASSIGN_OR_RETURN(client_,
-                       ConnectClient(io, target, token_file, std::move(tls), timeout_));
-  task_ = client_->task();
-  return OkStatus();
-}
-
-Status RemoteRunner::SendGraphIfGrown(const GraphDef& def, bool resend, bool* created) {
+Status RemoteRunner::SendGraphIfGrown(Lane& lane, const GraphDef& def, bool resend) {
   if (!resend) return OkStatus();
   // A new session on the master: the tasks' variables and queues stay.
-  TFD_RETURN_IF_ERROR(client_->CreateSession(def));
-  *created = true;
-  return OkStatus();
-}
-
-void RemoteRunner::MarkSent(const GraphBuilder& graph, int nodes, bool created) {
-  if (!created) return;
-  graph_ = &graph;
-  synced_nodes_ = nodes;
+  return lane.client->CreateSession(def);
 }
 
 py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
@@ -344,23 +404,30 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
                            const std::vector<std::string>& targets, double timeout_s) {
   ThrowIfError(CheckSameGraph(graph_, graph));
   CheckOpen();
-  const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
-  const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
   Client::Feeds tensors = TensorFeeds(feeds, /*local=*/false);
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
-  bool created = false;
-  OnLoopInterruptible([&](kj::AsyncIoContext&) {
-    Status s = SendGraphIfGrown(def, resend, &created);
+  const int nodes = graph.num_nodes();
+  GraphDef def;  // what a lane without this graph needs, made with the GIL
+  bool sent = false;
+  OnLane(nullptr, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
+    const bool resend = lane.synced_nodes != nodes;
+    if (resend) {
+      py::gil_scoped_acquire gil;
+      def = graph.ToGraphDef();
+    }
+    Status s = SendGraphIfGrown(lane, def, resend);
+    sent = resend && s.ok();
+    if (sent) lane.synced_nodes = nodes;
     kj::Promise<void> watch = nullptr;
-    if (s.ok()) s = WatchForClose(watch);
-    out = s.ok() ? client_->Run(tensors, fetches, targets, options) : s;
-    EndWatchForClose();
+    if (s.ok()) s = WatchForClose(lane, watch);
+    out = s.ok() ? lane.client->Run(tensors, fetches, targets, options) : s;
+    EndWatchForClose(lane);
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   });
-  MarkSent(graph, static_cast<int>(def.nodes.size()), created);
+  if (sent) graph_ = &graph;
   ThrowIfError(out.status());
   return ToNumpy(std::move(out->fetches));
 }
@@ -370,21 +437,40 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
                                    const std::vector<std::string>& targets) {
   ThrowIfError(CheckSameGraph(graph_, graph));
   CheckOpen();
-  const bool resend = graph_ == nullptr || synced_nodes_ != graph.num_nodes();
-  const GraphDef def = resend ? graph.ToGraphDef() : GraphDef();
-  StatusOr<Client::CallableHandle> handle = Status();
-  bool created = false;
-  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
-    Status s = SendGraphIfGrown(def, resend, &created);
-    handle = s.ok() ? client_->MakeCallable(feeds, fetches, targets) : s;
-  }));
-  MarkSent(graph, static_cast<int>(def.nodes.size()), created);
-  return ValueOrThrow(std::move(handle));
+  const int nodes = graph.num_nodes();
+  GraphDef def;
+  bool sent = false;
+  StatusOr<CallableOn> made = Status();
+  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+    const bool resend = lane.synced_nodes != nodes;
+    if (resend) {
+      py::gil_scoped_acquire gil;
+      def = graph.ToGraphDef();
+    }
+    Status s = SendGraphIfGrown(lane, def, resend);
+    sent = resend && s.ok();
+    if (sent) lane.synced_nodes = nodes;
+    auto handle = s.ok() ? lane.client->MakeCallable(feeds, fetches, targets)
+                         : StatusOr<Client::CallableHandle>(s);
+    made = handle.ok() ? StatusOr<CallableOn>(CallableOn{&lane, *handle})
+                       : StatusOr<CallableOn>(handle.status());
+  });
+  if (sent) graph_ = &graph;
+  const int64_t handle = next_callable_++;
+  callables_.emplace(handle, ValueOrThrow(std::move(made)));
+  return handle;
 }
 
+// A callable runs on the lane that made it, where its session holds it:
+// calls of one callable from several threads take turns.
 py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>& feeds,
                                    double timeout_s) {
   CheckOpen();
+  auto it = callables_.find(handle);
+  if (it == callables_.end()) {
+    ThrowIfError(errors::InvalidArgument("no callable ", handle, " in this session"));
+  }
+  const CallableOn on = it->second;
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < feeds.size(); ++i) {
     auto t = TensorFromArray(feeds[i], /*alias=*/true);
@@ -394,11 +480,11 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
-  OnLoopInterruptible([&](kj::AsyncIoContext&) {
+  OnLane(on.lane, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
     kj::Promise<void> watch = nullptr;
-    Status s = WatchForClose(watch);
-    out = s.ok() ? client_->RunCallable(handle, tensors, options) : s;
-    EndWatchForClose();
+    Status s = WatchForClose(lane, watch);
+    out = s.ok() ? lane.client->RunCallable(on.handle, tensors, options) : s;
+    EndWatchForClose(lane);
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   });
@@ -423,64 +509,85 @@ py::list CheckpointsToPython(const std::vector<TaskCheckpoints>& tasks) {
 py::list RemoteRunner::SaveCheckpoint(int64_t step) {
   CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
-  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
-    out = client_->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
-                                  timeout_);
-  }));
+  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+    out = lane.client->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
+                                      timeout_);
+  });
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
 void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double timeout_s) {
   CheckOpen();
   Status out;
-  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
-    out = client_->WaitInitialized(names, Millis(timeout_s));
-  }));
+  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+    out = lane.client->WaitInitialized(names, Millis(timeout_s));
+  });
   ThrowIfError(out);
 }
 
 py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
-  ThrowIfError(OnLoop([&](kj::AsyncIoContext&) {
-    out = client_->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
-  }));
+  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+    out = lane.client->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
+  });
   return CheckpointsToPython(ValueOrThrow(std::move(out)));
 }
 
-Status RemoteRunner::WatchForClose(kj::Promise<void>& watch) {
+Status RemoteRunner::WatchForClose(Lane& lane, kj::Promise<void>& watch) {
   auto signal = kj::newPromiseAndCrossThreadFulfiller<void>();
   {
-    MutexLock lock(close_mu_);
+    MutexLock lock(lane.close_mu);
     // Queued behind the step that Close cancelled: refused, as after Close.
-    if (closing_) return errors::FailedPrecondition("this session is closed");
-    close_signal_ = kj::mv(signal.fulfiller);
+    if (lane.closing) return errors::FailedPrecondition("this session is closed");
+    lane.close_signal = kj::mv(signal.fulfiller);
   }
   // Sent while the step's own call waits on this loop: the master cancels
   // the step, whose run then answers CANCELLED.
-  watch = signal.promise.then([this]() { return client_->SendClose(); })
+  watch = signal.promise.then([&lane]() { return lane.client->SendClose(); })
               .eagerlyEvaluate([](kj::Exception&&) {});
   return OkStatus();
 }
 
-void RemoteRunner::EndWatchForClose() {
-  MutexLock lock(close_mu_);
-  close_signal_ = nullptr;
+void RemoteRunner::EndWatchForClose(Lane& lane) {
+  MutexLock lock(lane.close_mu);
+  lane.close_signal = nullptr;
 }
 
+// No lane is lent from the start of a close; every lane's session is then
+// closed in turn, each once its step (cancelled by BeginCloseAll) has
+// ended, and the first error is raised once all are. After a signal's
+// close (the session closed already) the lanes are only released.
 void RemoteRunner::Close() {
-  if (closed_) {  // closed before, or by an interrupted step's close
-    Release();
-    return;
-  }
+  const bool send_close = !closed_;
   closed_ = true;
-  // A step running for another thread holds the loop: have the loop send
-  // the close meanwhile (TF1's Session.close cancels the running steps).
-  BeginClose();
-  Status s;
-  Status ran = OnLoop([&](kj::AsyncIoContext&) { s = client_->CloseSession(); });
-  Release();
-  ThrowIfError(ran.ok() ? s : ran);
+  py::gil_scoped_release release;
+  BeginCloseAll();
+  lane_free_.notify_all();
+  Status first;
+  std::vector<Lane*> done;
+  MutexLock lock(lanes_mu_);
+  while (done.size() < lanes_.size() || opening_ > 0) {
+    if (idle_.empty()) {
+      lock.Wait(lane_free_);
+      continue;
+    }
+    Lane* lane = idle_.back();
+    idle_.pop_back();
+    done.push_back(lane);
+    lock.Unlock();
+    Status s;
+    if (lane->loop != nullptr && send_close) {
+      lane->loop->Call([&](kj::AsyncIoContext&) { s = lane->client->CloseSession(); });
+    }
+    Release(*lane);
+    if (first.ok()) first = s;
+    lock.Lock();
+  }
+  idle_ = std::move(done);  // released: a later Close finds them so
+  lock.Unlock();
+  py::gil_scoped_acquire gil;
+  ThrowIfError(first);
 }
 
 }  // namespace tfd::python

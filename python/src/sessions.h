@@ -8,15 +8,16 @@
 //   LocalRunner s(registry, {});
 //   py::list out = s.Run(graph, {{"x", array}}, {"y"}, {}, /*timeout_s=*/0);
 //
-// Thread-safety: a runner serves one Python thread at a time (the GIL is
-// released while a step runs, so other Python threads go on meanwhile, but
-// they must not use the same session).
+// Thread-safety: Python threads may share a runner, as TF1's sessions:
+// each releases the GIL while its step runs, and steps of several threads
+// run at once (a remote one's on connections of their own, RemoteRunner).
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,6 +110,9 @@ class LoopThread {
   std::thread thread_;
 };
 
+// A tfd.Session on a task: the calls of several Python threads at once,
+// each on a connection of its own (a Lane, below) while the others are
+// busy, as TF1's sessions run the steps of several threads at once.
 class RemoteRunner {
  public:
   // Connects to `target` ("host:port"), logging in with the token in
@@ -123,9 +127,10 @@ class RemoteRunner {
                      const std::vector<std::string>& fetches,
                      const std::vector<std::string>& targets, double timeout_s);
   // TF's callable: the master prepares the step once, and each
-  // RunCallable sends only the feeds' values (in `feeds`' order). A handle
-  // lasts until the graph grows (the next Run or MakeCallable sends it again,
-  // in a new session on the master); RunCallable with an older handle is
+  // RunCallable sends only the feeds' values (in `feeds`' order), on the
+  // connection that made it (its calls from several threads take turns). A
+  // handle lasts until that connection sends the grown graph again (in a
+  // new session on the master); RunCallable with an older handle is then
   // INVALID_ARGUMENT.
   int64_t MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
                        const std::vector<std::string>& fetches,
@@ -157,54 +162,76 @@ class RemoteRunner {
   const std::string& task() const { return task_; }
 
  private:
-  Status Connect(kj::AsyncIoContext& io, const std::string& target, const std::string& token_file,
-                 TlsFiles tls);
-  // On the loop thread: a new session on the master when the graph grew
-  // since the last one. Then, with the GIL held again, MarkSent.
-  Status SendGraphIfGrown(const GraphDef& def, bool resend, bool* created);
-  void MarkSent(const GraphBuilder& graph, int nodes, bool created);
+  // One connection to the master, with a session of its own there and a
+  // loop thread: the calls of one Python thread at a time. A call that
+  // finds every lane held by another thread's call (a step blocked in a
+  // dequeue, say) opens another, up to kMaxLanes, so threads that share a
+  // session step at once, as TF1's sessions let them; past that it waits
+  // for one. Only the thread holding a lane touches its fields but the
+  // close watch.
+  struct Lane {
+    std::unique_ptr<LoopThread> loop;  // null once released
+    std::unique_ptr<Client> client;    // made, used and dropped on loop only
+    int synced_nodes = -1;             // the graph its session holds; -1: no session
+    Mutex close_mu;
+    // Set while a step's call waits on the loop (WatchForClose).
+    kj::Own<kj::CrossThreadPromiseFulfiller<void>> close_signal GUARDED_BY(close_mu);
+    bool closing GUARDED_BY(close_mu) = false;
+  };
+  static constexpr size_t kMaxLanes = 16;
+
+  // A lane no other call holds: an idle one, else a new one, else the first
+  // to come free; `want` (a callable's lane): that one. Without the GIL.
+  // With `interruptible`, Python's signal handlers run every kSignalPoll
+  // while it waits: null, the session closing and the exception kept in
+  // `raised`, when one raised. FAILED_PRECONDITION once closed.
+  StatusOr<Lane*> Acquire(Lane* want, std::optional<pybind11::error_already_set>* raised);
+  void Return(Lane* lane);
+  StatusOr<std::unique_ptr<Lane>> OpenLane();
+  // Runs `job` on a lane held (the Client of its loop), waiting without the
+  // GIL; the step's calls (`interruptible`) as Close describes for signals.
+  void OnLane(Lane* want, bool interruptible,
+              const std::function<void(Lane&, kj::AsyncIoContext&)>& job);
+  // Drops a lane's client on its loop, then ends the thread; once.
+  static void Release(Lane& lane);
+  // Has every lane's loop send its session's close for a step waiting on
+  // it (Close, a signal); every later call is refused.
+  void BeginCloseAll();
+  static void BeginClose(Lane& lane);
+  // On the loop thread, around a step's call: until EndWatchForClose, a
+  // BeginClose on another thread has the loop send the session's close
+  // while the call waits. Keep `watch` until the call has returned.
+  // FAILED_PRECONDITION once the close has begun: the step is not sent.
+  static Status WatchForClose(Lane& lane, kj::Promise<void>& watch);
+  static void EndWatchForClose(Lane& lane);
+  // A new session on `lane`'s master when the graph grew since it last sent
+  // it (`def` non-empty). On the loop thread.
+  static Status SendGraphIfGrown(Lane& lane, const GraphDef& def, bool resend);
+  // With the GIL: the graph `lane` sent, if it sent one.
+  void MarkSent(Lane& lane, const GraphBuilder& graph, int nodes, bool sent);
 
   // Raises FAILED_PRECONDITION once Close has run.
   void CheckOpen() const;
 
-  // Drops the client on the loop, then ends the thread; once.
-  void Release();
-  // Runs `job` on the loop thread without the GIL, one call at a time;
-  // FAILED_PRECONDITION and no job once the loop is gone: Close on another
-  // thread may end it between a call's CheckOpen and its job.
-  Status OnLoop(const std::function<void(kj::AsyncIoContext&)>& job);
-  // OnLoop for a step's call (which WatchForClose watches): a Python
-  // signal handler that raises meanwhile closes the session, and the
-  // exception it raised is thrown once the step has ended.
-  void OnLoopInterruptible(const std::function<void(kj::AsyncIoContext&)>& job);
-  // Without the GIL, while a step's call waits: runs the Python signal
-  // handlers due (only the main thread has any); true, and the session
-  // closing, when one raised, kept in `raised_`.
-  bool RaisedBySignalHandler();
-  // Has the loop send the session's close for a step waiting on it (Close,
-  // RaisedBySignalHandler); every later step is refused.
-  void BeginClose();
-  // On the loop thread, around a step's call: until EndWatchForClose, a
-  // Close on another thread has the loop send the session's close while
-  // the call waits. Keep `watch` until the call has returned.
-  // FAILED_PRECONDITION once Close has begun: the step is not sent.
-  Status WatchForClose(kj::Promise<void>& watch);
-  void EndWatchForClose();
-
+  const std::string target_, token_file_;
+  const TlsFiles tls_;
   std::chrono::milliseconds timeout_;
-  Mutex calls_mu_;
-  std::unique_ptr<LoopThread> loop_ GUARDED_BY(calls_mu_);  // null once closed
-  std::unique_ptr<Client> client_;    // made, used and dropped on loop_ only
-  bool closed_ = false;
-  Mutex close_mu_;
-  // Set while a step's call waits on the loop (WatchForClose).
-  kj::Own<kj::CrossThreadPromiseFulfiller<void>> close_signal_ GUARDED_BY(close_mu_);
-  bool closing_ GUARDED_BY(close_mu_) = false;
-  // What a signal handler raised during a step's wait; taken with the GIL.
-  std::optional<pybind11::error_already_set> raised_;
+  Mutex lanes_mu_;
+  std::condition_variable lane_free_;
+  std::vector<std::unique_ptr<Lane>> lanes_ GUARDED_BY(lanes_mu_);
+  std::vector<Lane*> idle_ GUARDED_BY(lanes_mu_);
+  size_t opening_ GUARDED_BY(lanes_mu_) = 0;
+  bool lanes_closed_ GUARDED_BY(lanes_mu_) = false;
+  // A callable's handle here: the lane that made it, and its handle there.
+  struct CallableOn {
+    Lane* lane;
+    Client::CallableHandle handle;
+  };
+  std::map<int64_t, CallableOn> callables_;  // with the GIL
+  int64_t next_callable_ = 0;
+  bool closed_ = false;  // with the GIL
   std::string task_;
-  const GraphBuilder* graph_ = nullptr;
-  int synced_nodes_ = 0;
+  const GraphBuilder* graph_ = nullptr;  // the graph sent, to refuse another
 };
 
 }  // namespace tfd::python

@@ -235,6 +235,68 @@ def _close_while_stepping(cluster, total, add, refused):
             assert not t.is_alive()
 
 
+def _queue_on_ps(cluster):
+    """A queue on the ps of `cluster`, and its dequeue and enqueue of 7."""
+    with tfd.device("/job:ps/task:0"):
+        q = tfd.raw_ops.fifo_queue(component_types=[tfd.float32], shapes=[[]],
+                                   shared_name="jobs", name="q")
+        [take] = tfd.raw_ops.queue_dequeue(q, component_types=[tfd.float32])
+        put = tfd.raw_ops.queue_enqueue(q, [tfd.constant(7.0)])
+    return take, put
+
+
+def _wait_for_graphs(cluster, job, n):
+    """Until `n` graphs are registered on the task: a session registers its
+    partition there with its first step that reaches it."""
+    deadline = time.monotonic() + 30  # only stops a hang
+    while cluster.registered_graphs(job) != n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cluster.registered_graphs(job) == n
+
+
+def test_threads_sharing_a_session_step_at_once(cluster_factory):
+    """TF1's producer and consumer threads on one session: a dequeue blocked
+    on one thread does not hold up the enqueue another thread runs (each
+    thread's step has a connection of its own), nor does it hold up a
+    callable's run or a second dequeue; every value enqueued is taken once."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    take, put = _queue_on_ps(cluster)
+    sess = tfd.Session(cluster.address("worker", 0), timeout=60)
+    first = start_on_thread(lambda: sess.run(take, timeout=30))
+    second = start_on_thread(lambda: sess.run(take, timeout=30))
+    # Each step's own session registered the dequeue: both wait at the queue.
+    _wait_for_graphs(cluster, "ps", 2)
+    enqueue = sess.make_callable(put)
+    enqueue()
+    sess.run(put)
+    assert (first(60), second(60)) == (7.0, 7.0)
+    sess.run(put)  # and the session goes on as one
+    assert sess.run(take, timeout=30) == 7.0
+    sess.close()
+
+
+def test_close_cancels_the_blocked_runs_of_every_thread(cluster_factory):
+    """close() on a session whose threads each wait in a dequeue, on
+    connections of their own: each run raises CancelledError, and none of
+    them took a value."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    take, put = _queue_on_ps(cluster)
+    sess = tfd.Session(cluster.address("worker", 0), timeout=60)
+    joins = [start_on_thread(lambda: sess.run(take, timeout=120)) for _ in range(3)]
+    _wait_for_graphs(cluster, "ps", 3)
+    sess.close()
+    for join in joins:
+        ended = join(60)
+        assert isinstance(ended, tfd.errors.CancelledError), repr(ended)
+    with pytest.raises(RuntimeError, match="closed"):
+        sess.run(put)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as again:
+        again.run(put)
+        assert again.run(take, timeout=30) == 7.0
+        with pytest.raises(tfd.errors.DeadlineExceededError):
+            again.run(take, timeout=1)  # the one value was the only one
+
+
 def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factory):
     """TF1's Session.close: a run blocked in a dequeue from an empty queue
     (on the ps) raises CancelledError when another thread closes its
