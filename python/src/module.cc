@@ -15,9 +15,10 @@
 #include "python/src/convert.h"
 #include "python/src/errors.h"
 #include "python/src/graph_builder.h"
+#include "python/src/local_runner.h"
 #include "python/src/monitored.h"
 #include "python/src/registry.h"
-#include "python/src/sessions.h"
+#include "python/src/remote_runner.h"
 #include "tfd_version.h"
 
 namespace tfd::python {

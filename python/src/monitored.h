@@ -37,7 +37,7 @@
 
 #include "daemon/client/training/training_session.h"
 #include "python/src/graph_builder.h"
-#include "python/src/sessions.h"
+#include "python/src/session_common.h"
 #include "python/src/thread_loop.h"
 
 namespace tfd::python {

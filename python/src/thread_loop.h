@@ -2,7 +2,7 @@
 // every runner made there (KJ allows one loop per thread), and the keeper
 // of what those runners put on it. A runner that uses it does its Client's
 // calls on the calling thread itself, as `tfctl train` does, instead of
-// handing each call to a LoopThread and waiting to be woken (sessions.h): a
+// handing each call to a LoopThread and waiting to be woken (remote_runner.h): a
 // step costs no thread hand-over.
 //
 // What lives on the loop (a client, the sessions that borrow it) may be

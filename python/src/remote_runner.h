@@ -1,16 +1,15 @@
-// The two kinds of session a Python tfd.Session wraps: one that runs the
-// graph in this process (LocalRunner, as `tfctl run`) and one that drives a
-// tfd task's master over Cap'n Proto (RemoteRunner, as `tfctl submit`).
-// Both take the graph of a GraphBuilder and send it again when it has grown
-// since the last run, so a Python program may add ops between runs as TF1's
-// do.
+// RemoteRunner: a tfd.Session that drives a tfd task's master over Cap'n
+// Proto, as `tfctl submit` does, and LoopThread, the event-loop thread each
+// of its connections lives on. It sends the graph of a GraphBuilder again
+// (a new session on the master) when the graph has grown since the last
+// run, so a Python program may add ops between runs as TF1's do.
 //
-//   LocalRunner s(registry, {});
+//   RemoteRunner s("localhost:2222", "", TlsFiles{}, /*timeout_s=*/30);
 //   py::list out = s.Run(graph, {{"x", array}}, {"y"}, {}, /*timeout_s=*/0);
 //
-// Thread-safety: Python threads may share a runner, as TF1's sessions:
-// each releases the GIL while its step runs, and steps of several threads
-// run at once (a remote one's on connections of their own, RemoteRunner).
+// Thread-safety: Python threads may share one, as TF1's sessions: each
+// releases the GIL while its step runs, and the steps of several threads
+// run at once, on connections of their own.
 #pragma once
 
 #include <chrono>
@@ -22,69 +21,20 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
-#include <boost/asio/thread_pool.hpp>
 #include <kj/async-io.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include "common/mutex.h"
-#include "common/resource_mgr.h"
 #include "common/thread_annotations.h"
 #include "daemon/client/client.h"
-#include "daemon/runtime/local_session.h"
+#include "daemon/rpc/tls.h"
 #include "python/src/graph_builder.h"
+#include "python/src/session_common.h"
 
 namespace tfd::python {
-
-using PyFeeds = std::vector<std::pair<std::string, pybind11::array>>;
-
-// Seconds as a deadline; 0 (or less): none given.
-std::chrono::milliseconds Millis(double seconds);
-
-// Makes each tensor own a host copy of its buffer: a fetch from a remote
-// task lives in a message of the network thread, and the numpy array that
-// takes it may live anywhere.
-Status OwnTensors(std::vector<Tensor>& tensors);
-
-// A client of the task at `target` ("host:port"), logging in with the token
-// in `token_file` ("" for none; else TFD_AUTH_TOKEN_FILE) and TLS from the
-// three files (all or none; else TFD_TLS_*); `timeout` bounds connecting
-// and each call but a step.
-StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const std::string& target,
-                                                const std::string& token_file, TlsFiles tls,
-                                                std::chrono::milliseconds timeout);
-
-class LocalRunner {
- public:
-  // `io_dirs`: where Save, Restore and the readers may touch files.
-  LocalRunner(const OpRegistry& registry, const std::vector<std::string>& io_dirs);
-  ~LocalRunner();
-
-  // The fetched tensors as numpy arrays, in order. `timeout_s` 0: the
-  // session's default deadline (5 minutes).
-  pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
-                     const std::vector<std::string>& fetches,
-                     const std::vector<std::string>& targets, double timeout_s);
-  // Cancels the steps running in this session (from other threads) and
-  // refuses later ones: LocalSession::Close.
-  void Close();
-
- private:
-  Status Sync(const GraphBuilder& graph);
-
-  const OpRegistry& registry_;
-  // Declared first so that it is destroyed last: no pool thread runs a
-  // kernel of a destroyed session.
-  boost::asio::thread_pool pool_;
-  ResourceMgr resources_;
-  KernelEnv env_;
-  std::unique_ptr<LocalSession> session_;
-  const GraphBuilder* graph_ = nullptr;  // the graph sent, to refuse another
-  int synced_nodes_ = 0;
-};
 
 // A thread that owns a KJ event loop and runs jobs on it, one at a time: a
 // Client must be used from the thread that made its loop, and a Python

@@ -1,20 +1,10 @@
-#include "python/src/sessions.h"
+#include "python/src/remote_runner.h"
 
+#include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <cmath>
 #include <future>
-#include <thread>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
-#include "common/allowed_cpus.h"
-#include "common/token_file.h"
 #include "daemon/checkpoint/checkpoint_info.h"
-#include "daemon/rpc/tls.h"
-#include "daemon/runtime/executor.h"
-#include "kernels/gpu/gpu_device.h"
 #include "python/src/convert.h"
 #include "python/src/errors.h"
 #include "python/src/signals.h"
@@ -22,141 +12,6 @@
 namespace tfd::python {
 
 namespace py = pybind11;
-
-std::chrono::milliseconds Millis(double seconds) {
-  if (seconds <= 0) return std::chrono::milliseconds(0);
-  return std::chrono::milliseconds(std::max<int64_t>(1, std::llround(seconds * 1000)));
-}
-
-Status OwnTensors(std::vector<Tensor>& tensors) {
-  for (Tensor& t : tensors) {
-    if (!t.initialized()) continue;
-    TFD_ASSIGN_OR_RETURN(Tensor host, t.ToHost());
-    TFD_ASSIGN_OR_RETURN(t, host.DeepCopy());
-  }
-  return OkStatus();
-}
-
-namespace {
-
-
-// The nodes of `graph` from `first` on: what a session that has the rest
-// needs to catch up.
-GraphDef NodesFrom(const GraphDef& graph, int first) {
-  GraphDef more;
-  more.versions = graph.versions;
-  more.nodes.assign(graph.nodes.begin() + first, graph.nodes.end());
-  return more;
-}
-
-Status CheckSameGraph(const GraphBuilder* sent, const GraphBuilder& graph) {
-  if (sent != nullptr && sent != &graph) {
-    return errors::InvalidArgument(
-        "this session runs another graph: a tfd.Session runs the graph it was made with (or the "
-        "default graph of its first run)");
-  }
-  return OkStatus();
-}
-
-// Feeds as tensors. `alias` as TensorFromArray's; a local session aliases
-// only arrays the caller cannot change (read-only ones), since a variable
-// assigned from a feed keeps its buffer.
-LocalSession::Feeds TensorFeeds(const PyFeeds& feeds, bool local) {
-  LocalSession::Feeds out;
-  for (const auto& [name, array] : feeds) {
-    const bool alias = !local || !array.writeable();
-    auto t = TensorFromArray(array, alias);
-    if (!t.ok()) ThrowIfError(t.status().WithContext("feed '" + name + "'"));
-    out.emplace_back(name, std::move(t).value());
-  }
-  return out;
-}
-
-py::list ToNumpy(std::vector<Tensor> tensors) {
-  py::list out;
-  for (Tensor& t : tensors) out.append(ValueOrThrow(TensorToNumpy(std::move(t))));
-  return out;
-}
-
-// A large fetch views the frame it came in (Client::RunOutput), which only
-// its memory keeps: its numpy array holds nothing of the connection or the
-// loop thread, and the session may close and go before it. One under this
-// size is copied out on the loop, which costs less than keeping its whole
-// frame alive as long as the array.
-constexpr size_t kViewedFetchBytes = size_t{1} << 20;
-
-StatusOr<Client::RunOutput> OwnSmallFetches(Client::RunOutput out) {
-  for (Tensor& t : out.fetches) {
-    if (!t.initialized() || t.total_bytes() >= kViewedFetchBytes) continue;
-    TFD_ASSIGN_OR_RETURN(Tensor host, t.ToHost());
-    TFD_ASSIGN_OR_RETURN(t, host.DeepCopy());
-  }
-  return out;
-}
-
-std::shared_ptr<spdlog::logger> MakeLogger() {
-  auto logger = std::make_shared<spdlog::logger>(
-      "tfd-python", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
-  logger->set_level(spdlog::level::warn);
-  return logger;
-}
-
-}  // namespace
-
-LocalRunner::LocalRunner(const OpRegistry& registry, const std::vector<std::string>& io_dirs)
-    : registry_(registry), pool_(NumAllowedCpus()) {
-  env_.resources = &resources_;
-  env_.logger = MakeLogger();
-  for (const std::string& d : io_dirs) env_.io_dirs.emplace_back(d);
-  env_.gpus = gpu::GpuMemories();
-  session_ = std::make_unique<LocalSession>(
-      registry_, env_, pool_,
-      LocalSession::Options{.allow_soft_placement = true, .inline_kernels = InlineKernelsFor(0)});
-}
-
-LocalRunner::~LocalRunner() {
-  py::gil_scoped_release release;  // kernels may drop fed arrays, which takes the GIL
-  session_.reset();
-  pool_.join();
-}
-
-Status LocalRunner::Sync(const GraphBuilder& graph) {
-  TFD_RETURN_IF_ERROR(CheckSameGraph(graph_, graph));
-  if (graph_ != nullptr && synced_nodes_ == graph.num_nodes()) return OkStatus();
-  GraphDef def = graph.ToGraphDef();
-  const int n = static_cast<int>(def.nodes.size());
-  TFD_RETURN_IF_ERROR(graph_ == nullptr ? session_->Create(std::move(def))
-                                        : session_->Extend(NodesFrom(def, synced_nodes_)));
-  graph_ = &graph;
-  synced_nodes_ = n;
-  return OkStatus();
-}
-
-py::list LocalRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
-                          const std::vector<std::string>& fetches,
-                          const std::vector<std::string>& targets, double timeout_s) {
-  ThrowIfError(Sync(graph));
-  LocalSession::Feeds tensors = TensorFeeds(feeds, /*local=*/true);
-  LocalSession::RunOptions options;
-  options.deadline = Millis(timeout_s);
-  // Ctrl-C cancels the step; the session goes on (RemoteRunner closes
-  // its, having no other way to cancel one step).
-  std::optional<py::error_already_set> raised;
-  options.interrupted = [&raised] { return (raised = RaisedBySignalHandlers()).has_value(); };
-  StatusOr<LocalSession::RunOutput> out = Status();
-  {
-    py::gil_scoped_release release;
-    out = session_->Run(tensors, fetches, targets, options);
-  }
-  if (raised) throw std::move(*raised);
-  ThrowIfError(out.status());
-  return ToNumpy(std::move(out->fetches));
-}
-
-void LocalRunner::Close() {
-  py::gil_scoped_release release;  // a woken step may end, dropping fed arrays
-  session_->Close();
-}
 
 LoopThread::LoopThread() : thread_([this] { Loop(); }) {}
 
@@ -366,31 +221,6 @@ void RemoteRunner::BeginClose(Lane& lane) {
 
 void RemoteRunner::CheckOpen() const {
   if (closed_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
-}
-
-StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const std::string& target,
-                                                const std::string& token_file, TlsFiles tls,
-                                                std::chrono::milliseconds timeout) {
-  std::string path = token_file;
-  if (path.empty()) {
-    if (const char* env = std::getenv("TFD_AUTH_TOKEN_FILE")) path = env;
-  }
-  std::string token;
-  if (!path.empty()) {
-    TFD_ASSIGN_OR_RETURN(TokenFile file, ReadTokenFile(path));
-    token = std::move(file.token);
-  }
-  for (auto [value, env] : {std::pair{&tls.cert, "TFD_TLS_CERT"},
-                            std::pair{&tls.key, "TFD_TLS_KEY"}, std::pair{&tls.ca, "TFD_TLS_CA"}}) {
-    if (value->empty()) {
-      if (const char* v = std::getenv(env)) *value = v;
-    }
-  }
-  std::shared_ptr<Tls> client_tls;
-  if (tls.enabled()) {
-    TFD_ASSIGN_OR_RETURN(client_tls, Tls::Load(tls));
-  }
-  return Client::Connect(io, target, token, timeout, client_tls);
 }
 
 Status RemoteRunner::SendGraphIfGrown(Lane& lane, const GraphDef& def, bool resend) {
