@@ -30,6 +30,17 @@ std::string SlotSliceInfo(const Scope& scope, const Variable& var, const std::st
 
 }  // namespace
 
+Output LearningRate::For(const Scope& scope, const Variable& var) const {
+  if (!tensor_.valid()) return ops::AsOutput(scope, value_, var.dtype());
+  if (!IsFloating(tensor_.dtype) || tensor_.shape.rank() > 0) {
+    scope.UpdateStatus(errors::InvalidArgument("the learning rate '", tensor_.name(),
+                                               "' must be a floating-point scalar, got ",
+                                               DTypeName(tensor_.dtype), tensor_.shape.ToString()));
+    return Output();
+  }
+  return tensor_.dtype == var.dtype() ? tensor_ : ops::Cast(scope, tensor_, var.dtype());
+}
+
 Output Optimizer::ScalarFor(const Scope& scope, double value, const Variable& var) {
   return ops::AsOutput(scope, value, var.dtype());
 }
@@ -151,18 +162,18 @@ Operation Optimizer::Minimize(const Scope& scope, const Output& loss, const Vari
 }
 
 Optimizer::UpdateCall GradientDescent::Update(const Scope& s, const Target& t) const {
-  return {"ApplyGradientDescent", "", {t.var.ref(), ScalarFor(s, lr_, t.var)}};
+  return {"ApplyGradientDescent", "", {t.var.ref(), lr_.For(s, t.var)}};
 }
 
 Operation GradientDescent::ApplySparse(const Scope& s, const IndexedSlices& grad,
                                        const Target& t) const {
-  const Output delta = ops::Mul(s, grad.values, ScalarFor(s, lr_, t.var));
+  const Output delta = ops::Mul(s, grad.values, lr_.For(s, t.var));
   return s.AddOperation("ScatterSub", {t.var.ref(), grad.indices, delta});
 }
 
 Optimizer::UpdateCall Momentum::Update(const Scope& s, const Target& t) const {
   return {"ApplyMomentum", "SparseApplyMomentum",
-          {t.var.ref(), t.slots[0].ref(), ScalarFor(s, lr_, t.var)},
+          {t.var.ref(), t.slots[0].ref(), lr_.For(s, t.var)},
           {ScalarFor(s, momentum_, t.var)},
           {{"use_nesterov", nesterov_}}};
 }
@@ -176,11 +187,15 @@ std::vector<Variable> Adam::NonSlotVariables(const Scope& s, const Variable& fir
 }
 
 // The sparse step moves the moments of the rows touched only (TF contrib's
-// LazyAdamOptimizer).
+// LazyAdamOptimizer). The beta powers have the first variable's dtype: a
+// variable of another reads them cast, as TF's Adam does.
 Optimizer::UpdateCall Adam::Update(const Scope& s, const Target& t) const {
+  auto as_var = [&](const Output& x) {
+    return x.dtype == t.var.dtype() ? x : ops::Cast(s, x, t.var.dtype());
+  };
   return {"ApplyAdam", "SparseApplyLazyAdam",
-          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref(), t.shared[0].value(),
-           t.shared[1].value(), ScalarFor(s, lr_, t.var), ScalarFor(s, beta1_, t.var),
+          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref(), as_var(t.shared[0].value()),
+           as_var(t.shared[1].value()), lr_.For(s, t.var), ScalarFor(s, beta1_, t.var),
            ScalarFor(s, beta2_, t.var), ScalarFor(s, epsilon_, t.var)}};
 }
 

@@ -15,7 +15,7 @@
 // contrib's LazyAdamOptimizer).
 //
 //   Variable step = GlobalStep(root);
-//   GradientDescent sgd(0.5);
+//   GradientDescent sgd(0.5);           // or a scalar tensor: a decayed rate (LearningRate)
 //   Operation train = sgd.Minimize(root.WithOpName("train"), loss, step);
 //   Operation init = GlobalVariablesInitializer(root);   // after Minimize: slots too
 //
@@ -46,6 +46,24 @@ struct GradAndVar {
   IndexedSlices sparse = {};  // valid: the gradient is these rows (grad is then invalid)
 
   bool has_gradient() const { return grad.valid() || sparse.valid(); }
+};
+
+// A learning rate: a number, or a scalar tensor worked out each step (a
+// decayed rate: tf.train.exponential_decay's, a placeholder fed), as TF1's
+// optimizers take either. Each update reads it as its variable's dtype.
+class LearningRate {
+ public:
+  LearningRate(double value) : value_(value) {}                // NOLINT: implicit, as TF's
+  LearningRate(Output tensor) : tensor_(std::move(tensor)) {}  // NOLINT: implicit, as TF's
+
+  // The rate as a scalar of var's dtype in `scope`: the number as a
+  // constant, the tensor as it is or cast. A tensor that is not a scalar of
+  // a floating dtype is INVALID_ARGUMENT on the scope.
+  Output For(const Scope& scope, const Variable& var) const;
+
+ private:
+  double value_ = 0;
+  Output tensor_;
 };
 
 class Optimizer {
@@ -119,7 +137,7 @@ class Optimizer {
 
 class GradientDescent : public Optimizer {
  public:
-  explicit GradientDescent(double learning_rate) : lr_(learning_rate) {}
+  explicit GradientDescent(LearningRate learning_rate) : lr_(std::move(learning_rate)) {}
   std::string name() const override { return "GradientDescent"; }
 
  protected:
@@ -129,13 +147,13 @@ class GradientDescent : public Optimizer {
                         const Target& target) const override;
 
  private:
-  double lr_;
+  LearningRate lr_;
 };
 
 class Momentum : public Optimizer {
  public:
-  Momentum(double learning_rate, double momentum, bool use_nesterov = false)
-      : lr_(learning_rate), momentum_(momentum), nesterov_(use_nesterov) {}
+  Momentum(LearningRate learning_rate, double momentum, bool use_nesterov = false)
+      : lr_(std::move(learning_rate)), momentum_(momentum), nesterov_(use_nesterov) {}
   std::string name() const override { return "Momentum"; }
 
  protected:
@@ -143,15 +161,16 @@ class Momentum : public Optimizer {
   UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
-  double lr_, momentum_;
+  LearningRate lr_;
+  double momentum_;
   bool nesterov_;
 };
 
 class Adam : public Optimizer {
  public:
-  explicit Adam(double learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
+  explicit Adam(LearningRate learning_rate = 0.001, double beta1 = 0.9, double beta2 = 0.999,
                 double epsilon = 1e-8)
-      : lr_(learning_rate), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
+      : lr_(std::move(learning_rate)), beta1_(beta1), beta2_(beta2), epsilon_(epsilon) {}
   std::string name() const override { return "Adam"; }
 
  protected:
@@ -162,15 +181,16 @@ class Adam : public Optimizer {
                                 const std::vector<Variable>& shared) const override;
 
  private:
-  double lr_, beta1_, beta2_, epsilon_;
+  LearningRate lr_;
+  double beta1_, beta2_, epsilon_;
 };
 
 // Adagrad (tf.train.AdagradOptimizer): accum += grad^2; var -= lr * grad /
 // sqrt(accum). Slot "Adagrad" starts at initial_accumulator_value.
 class Adagrad : public Optimizer {
  public:
-  explicit Adagrad(double learning_rate, double initial_accumulator_value = 0.1)
-      : lr_(learning_rate), initial_accum_(initial_accumulator_value) {}
+  explicit Adagrad(LearningRate learning_rate, double initial_accumulator_value = 0.1)
+      : lr_(std::move(learning_rate)), initial_accum_(initial_accumulator_value) {}
   std::string name() const override { return "Adagrad"; }
 
  protected:
@@ -179,16 +199,17 @@ class Adagrad : public Optimizer {
   UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
-  double lr_, initial_accum_;
+  LearningRate lr_;
+  double initial_accum_;
 };
 
 // RMSProp (tf.train.RMSPropOptimizer): slots "RMSProp" (the mean square,
 // starting at ones as in TF) and "RMSProp_1" (the momentum, zeros).
 class RMSProp : public Optimizer {
  public:
-  explicit RMSProp(double learning_rate, double decay = 0.9, double momentum = 0.0,
+  explicit RMSProp(LearningRate learning_rate, double decay = 0.9, double momentum = 0.0,
                    double epsilon = 1e-10)
-      : lr_(learning_rate), decay_(decay), momentum_(momentum), epsilon_(epsilon) {}
+      : lr_(std::move(learning_rate)), decay_(decay), momentum_(momentum), epsilon_(epsilon) {}
   std::string name() const override { return "RMSProp"; }
 
  protected:
@@ -197,7 +218,8 @@ class RMSProp : public Optimizer {
   UpdateCall Update(const Scope& scope, const Target& target) const override;
 
  private:
-  double lr_, decay_, momentum_, epsilon_;
+  LearningRate lr_;
+  double decay_, momentum_, epsilon_;
 };
 
 // FTRL-Proximal (tf.train.FtrlOptimizer), the click-through-rate classic:
@@ -213,8 +235,8 @@ struct FtrlOptions {
 
 class Ftrl : public Optimizer {
  public:
-  explicit Ftrl(double learning_rate, FtrlOptions options = {})
-      : lr_(learning_rate), o_(options) {}
+  explicit Ftrl(LearningRate learning_rate, FtrlOptions options = {})
+      : lr_(std::move(learning_rate)), o_(options) {}
   std::string name() const override { return "Ftrl"; }
 
  protected:
@@ -226,7 +248,7 @@ class Ftrl : public Optimizer {
   // The hyper-parameters after grad (and indices), in the kernel's order.
   std::vector<Output> Scalars(const Scope& scope, const Variable& var) const;
 
-  double lr_;
+  LearningRate lr_;
   FtrlOptions o_;
 };
 

@@ -11,7 +11,7 @@ ops::Initializer Adagrad::SlotInitializer(int) const {
 
 Optimizer::UpdateCall Adagrad::Update(const Scope& s, const Target& t) const {
   return {"ApplyAdagrad", "SparseApplyAdagrad",
-          {t.var.ref(), t.slots[0].ref(), ScalarFor(s, lr_, t.var)}};
+          {t.var.ref(), t.slots[0].ref(), lr_.For(s, t.var)}};
 }
 
 ops::Initializer RMSProp::SlotInitializer(int k) const {
@@ -20,7 +20,7 @@ ops::Initializer RMSProp::SlotInitializer(int k) const {
 
 Optimizer::UpdateCall RMSProp::Update(const Scope& s, const Target& t) const {
   return {"ApplyRMSProp", "SparseApplyRMSProp",
-          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref(), ScalarFor(s, lr_, t.var),
+          {t.var.ref(), t.slots[0].ref(), t.slots[1].ref(), lr_.For(s, t.var),
            ScalarFor(s, decay_, t.var), ScalarFor(s, momentum_, t.var),
            ScalarFor(s, epsilon_, t.var)}};
 }
@@ -31,7 +31,7 @@ ops::Initializer Ftrl::SlotInitializer(int k) const {
 }
 
 std::vector<Output> Ftrl::Scalars(const Scope& s, const Variable& var) const {
-  std::vector<Output> out{ScalarFor(s, lr_, var), ScalarFor(s, o_.l1, var),
+  std::vector<Output> out{lr_.For(s, var), ScalarFor(s, o_.l1, var),
                           ScalarFor(s, o_.l2, var)};
   if (o_.l2_shrinkage != 0) out.push_back(ScalarFor(s, o_.l2_shrinkage, var));
   out.push_back(ScalarFor(s, o_.learning_rate_power, var));

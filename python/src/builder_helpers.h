@@ -2,7 +2,7 @@
 // them): variables as Python sees them, initializer and optimizer specs as
 // Python names them, and variables looked up by name.
 //
-//   auto opt = OptimizerFrom("Adagrad", params);   // raises for an unknown kind
+//   auto opt = OptimizerFrom(g, "Adagrad", params);   // raises for an unknown kind
 //   ops::Variable v = FindVariable(g, "emb/part_0");
 //
 // Thread-safety: none; called with the GIL held, as GraphBuilder.
@@ -34,8 +34,9 @@ std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
 
 // An optimizer kind ("GradientDescent", "Momentum", "Adam", "Adagrad",
 // "RMSProp", "Ftrl") and its hyperparameters as the C++ optimizer;
-// INVALID_ARGUMENT naming the kinds otherwise.
-std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind,
+// INVALID_ARGUMENT naming the kinds otherwise. Each hyperparameter is a
+// number; the learning rate may also be a (node, port) output of `g`.
+std::unique_ptr<train::Optimizer> OptimizerFrom(const GraphBuilder& g, const std::string& kind,
                                                 const pybind11::dict& params);
 
 // The gradients and optimizers (gradient_bindings.cc), as methods of the

@@ -96,7 +96,7 @@ py::list Gradients(GraphBuilder& g, const BuildContext& ctx, const std::vector<O
 py::list ComputeGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& kind,
                           const py::dict& params, const OutputRef& loss,
                           const std::vector<std::string>& var_list) {
-  auto opt = OptimizerFrom(kind, params);
+  auto opt = OptimizerFrom(g, kind, params);
   const Output y = g.OutputOf(loss.first, loss.second);
   auto pairs =
       ValueOrThrow(opt->ComputeGradients(g.ScopeFor(ctx), y, FindVariables(g, var_list)));
@@ -111,7 +111,7 @@ py::list ComputeGradients(GraphBuilder& g, const BuildContext& ctx, const std::s
 std::string ApplyGradients(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
                            const std::string& kind, const py::dict& params,
                            const PythonGradsAndVars& gv, const std::string& global_step) {
-  auto opt = OptimizerFrom(kind, params);
+  auto opt = OptimizerFrom(g, kind, params);
   const Operation op = opt->ApplyGradients(g.ScopeFor(ctx, name), GradsAndVarsFrom(g, gv),
                                            GlobalStepOrNone(g, global_step));
   g.RaiseIfError();
@@ -127,7 +127,7 @@ std::string SyncReplicasUpdate(GraphBuilder& g, const BuildContext& ctx, const s
                                int replicas_to_aggregate, int total_replicas,
                                const std::optional<OutputRef>& loss, const PythonGradsAndVars& gv,
                                const std::string& global_step) {
-  auto opt = OptimizerFrom(kind, params);
+  auto opt = OptimizerFrom(g, kind, params);
   train::SyncReplicas sync(*opt, {.replicas_to_aggregate = replicas_to_aggregate,
                                   .total_replicas = total_replicas});
   const Scope scope = g.ScopeFor(ctx, name);
@@ -142,7 +142,7 @@ std::string SyncReplicasUpdate(GraphBuilder& g, const BuildContext& ctx, const s
 std::string Minimize(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
                      const std::string& kind, const py::dict& params, const OutputRef& loss,
                      const std::string& global_step, const std::vector<std::string>& var_list) {
-  auto opt = OptimizerFrom(kind, params);
+  auto opt = OptimizerFrom(g, kind, params);
   const Operation op = opt->Minimize(g.ScopeFor(ctx, name), g.OutputOf(loss.first, loss.second),
                                      GlobalStepOrNone(g, global_step), FindVariables(g, var_list));
   g.RaiseIfError();

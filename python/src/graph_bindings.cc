@@ -109,33 +109,40 @@ std::vector<ops::Variable> FindVariables(const GraphBuilder& g,
   return out;
 }
 
-std::unique_ptr<train::Optimizer> OptimizerFrom(const std::string& kind, const py::dict& p) {
+std::unique_ptr<train::Optimizer> OptimizerFrom(const GraphBuilder& g, const std::string& kind,
+                                                const py::dict& p) {
   auto get = [&](const char* key, double fallback) {
     return p.contains(key) ? p[key].cast<double>() : fallback;
   };
+  // A tensor learning rate comes as its (node, port).
+  auto lr = [&](double fallback) -> train::LearningRate {
+    if (!p.contains("learning_rate")) return fallback;
+    py::handle v = p["learning_rate"];
+    if (!py::isinstance<py::tuple>(v)) return v.cast<double>();
+    const auto [node, port] = v.cast<std::pair<std::string, int>>();
+    return g.OutputOf(node, port);
+  };
   if (kind == "GradientDescent") {
-    return std::make_unique<train::GradientDescent>(get("learning_rate", 0));
+    return std::make_unique<train::GradientDescent>(lr(0));
   }
   if (kind == "Momentum") {
-    return std::make_unique<train::Momentum>(get("learning_rate", 0), get("momentum", 0),
-                                             p.contains("use_nesterov") &&
-                                                 p["use_nesterov"].cast<bool>());
+    return std::make_unique<train::Momentum>(
+        lr(0), get("momentum", 0), p.contains("use_nesterov") && p["use_nesterov"].cast<bool>());
   }
   if (kind == "Adam") {
-    return std::make_unique<train::Adam>(get("learning_rate", 0.001), get("beta1", 0.9),
-                                         get("beta2", 0.999), get("epsilon", 1e-8));
+    return std::make_unique<train::Adam>(lr(0.001), get("beta1", 0.9), get("beta2", 0.999),
+                                         get("epsilon", 1e-8));
   }
   if (kind == "Adagrad") {
-    return std::make_unique<train::Adagrad>(get("learning_rate", 0),
-                                            get("initial_accumulator_value", 0.1));
+    return std::make_unique<train::Adagrad>(lr(0), get("initial_accumulator_value", 0.1));
   }
   if (kind == "RMSProp") {
-    return std::make_unique<train::RMSProp>(get("learning_rate", 0), get("decay", 0.9),
-                                            get("momentum", 0), get("epsilon", 1e-10));
+    return std::make_unique<train::RMSProp>(lr(0), get("decay", 0.9), get("momentum", 0),
+                                            get("epsilon", 1e-10));
   }
   if (kind == "Ftrl") {
     return std::make_unique<train::Ftrl>(
-        get("learning_rate", 0),
+        lr(0),
         train::FtrlOptions{.learning_rate_power = get("learning_rate_power", -0.5),
                            .initial_accumulator_value = get("initial_accumulator_value", 0.1),
                            .l1 = get("l1_regularization_strength", 0),

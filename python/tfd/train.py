@@ -1,8 +1,11 @@
-"""tf.train's names: the optimizers, global_step, replica_device_setter,
-ClusterSpec. An optimizer here is the C++ one (api/optimizers.h): its update
+"""tf.train's names: the optimizers, learning rates that decay,
+global_step, replica_device_setter, ClusterSpec. An optimizer here is the C++ one (api/optimizers.h): its update
 ops are the same kernels `tfctl train` runs, colocated with each variable.
 """
 from . import _tfd, errors, framework, variables
+from .learning_rate_decay import (cosine_decay, exponential_decay,  # noqa: F401
+                                  inverse_time_decay, natural_exp_decay, piecewise_constant,
+                                  polynomial_decay)
 from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainingSession,  # noqa: F401
                         SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues,
                         StopAtStepHook, SummarySaverHook)
@@ -19,13 +22,20 @@ class Optimizer:
                        for k, v in hyper.items()}
 
     def _number(self, arg, value):
-        """`value` as the float the C++ optimizers take. A tensor (or a
-        variable) is a TypeError: TF1 takes a tensor learning rate, tfd's
-        optimizers not yet (docs/python.md, "Not there yet")."""
+        """`value` as the C++ optimizers take it: a float, or for the
+        learning rate also a scalar tensor (a decayed rate, a placeholder, a
+        variable), as its (node, port), read by each update as the
+        variable's dtype. Any other tensor hyperparameter is a TypeError."""
         if isinstance(value, framework.Tensor) or hasattr(value, "_as_tensor"):
-            raise TypeError("%s: a tensor %s is not supported yet; tfd's optimizers take a "
-                            "Python number (docs/python.md, 'Not there yet')"
-                            % (type(self).__name__, arg))
+            if arg != "learning_rate":
+                raise TypeError("%s: a tensor %s is not supported; only the learning rate may "
+                                "be a tensor (docs/python.md, 'Not there yet')"
+                                % (type(self).__name__, arg))
+            t = framework._as_graph_element(value)
+            if not t.dtype.is_floating:
+                raise TypeError("%s: the learning rate %s is %s, not a floating-point tensor"
+                                % (type(self).__name__, t.name, t.dtype.name))
+            return t._ref()
         return float(value)
 
     def compute_gradients(self, loss, var_list=None):

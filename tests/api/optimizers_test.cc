@@ -105,6 +105,50 @@ TEST_CASE("each optimizer's update follows its formula") {
   CHECK(adam[1] == Approx(0.99 - lr2 * m2 / (std::sqrt(v2) + 1e-8)));
 }
 
+// A tensor learning rate: a float32 placeholder fed 0.1, read by the
+// float64 variable's update as float64 (0.1f, cast); the number 0.1 is the
+// float64 one. And Adam's beta powers, made in the first variable's dtype
+// (float32 here), are read cast by a float64 variable's update.
+TEST_CASE("a tensor learning rate is fed, cast to each variable's dtype, and must be a scalar") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  const Output lr = ops::Placeholder(root.WithOpName("lr"), DType::kFloat32, PartialShape({}));
+  Variable f(root.WithOpName("f"), {1}, DType::kFloat32, Initializer::Ones());
+  Variable d(root.WithOpName("d"), {1}, DType::kFloat64, Initializer::Ones());
+  const Output loss =
+      ops::Add(root, ops::Sum(root, ops::Square(root, f), 0),
+               ops::Cast(root, ops::Sum(root, ops::Square(root, d), 0), DType::kFloat32));
+  train::GradientDescent(lr).Minimize(root.WithOpName("gd"), loss);
+  train::Adam(lr).Minimize(root.WithOpName("adam"), loss);
+  ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {"init"}).ok());
+  const auto fed = Tensor::Scalar<float>(0.1f);
+  auto run = session->Run({{"lr", fed}}, {}, {"gd"});
+  INFO(run.status().ToString());
+  REQUIRE(run.ok());
+  auto out = session->Run({}, {"f/read", "d/read"}, {});
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].data<float>()[0] == 1.0f - 0.1f * 2.0f);
+  CHECK(out->fetches[1].data<double>()[0] == 1.0 - static_cast<double>(0.1f) * 2.0);
+  // Adam's first step moves each variable by the rate: 0.1f, as its dtype.
+  REQUIRE(session->Run({{"lr", fed}}, {}, {"adam"}).ok());
+  out = session->Run({}, {"d/read"}, {});
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].data<double>()[0] ==
+        Approx(1.0 - 0.2 - static_cast<double>(0.1f)).epsilon(1e-6));
+
+  const Scope other = Scope::NewRootScope(testing::AllOps());
+  Variable v(other.WithOpName("v"), {1}, DType::kFloat32, Initializer::Ones());
+  train::GradientDescent(ops::Const(other, {0.1f, 0.2f}))
+      .Minimize(other, ops::Sum(other, ops::Square(other, v), 0));
+  CHECK(other.status().code() == Code::kInvalidArgument);
+  CHECK(other.status().message().find("must be a floating-point scalar, got float32[2]") !=
+        std::string::npos);
+}
+
 TEST_CASE("minimizing a loss that depends on no variable is an error of the scope") {
   const Scope root = Scope::NewRootScope(testing::AllOps());
   Variable v(root.WithOpName("v"), {1}, DType::kFloat32, Initializer::Ones());

@@ -212,18 +212,49 @@ def test_a_tensor_fed_as_a_value_is_a_type_error_naming_the_key():
     lambda lr: tfd.train.RMSPropOptimizer(lr),
     lambda lr: tfd.train.FtrlOptimizer(lr),
 ])
-def test_a_tensor_learning_rate_is_a_clear_type_error(make):
-    with pytest.raises(TypeError, match=r"Optimizer: a tensor learning_rate is not supported "
-                                        r"yet.*docs/python.md"):
-        make(tfd.constant(0.1))
-    with pytest.raises(TypeError, match="tensor learning_rate"):
-        make(tfd.Variable(0.1, name="lr", trainable=False))
-    assert make(np.float32(0.5))._hyper["learning_rate"] == 0.5
+def test_a_tensor_learning_rate_trains_as_the_same_number_does(make):
+    """TF1's optimizers take a tensor learning rate: a constant, a variable
+    or a fed placeholder of the number's value moves the variables exactly
+    as the number does, float64 ones included (the rate is cast; 1/16 is
+    the same number in both dtypes)."""
+    def trained(lr_of):
+        tfd.reset_default_graph()
+        w = tfd.Variable(np.array([1.0, -2.0], np.float32), name="w")
+        d = tfd.Variable(np.array([0.5], np.float64), name="d")
+        loss = tfd.reduce_sum(tfd.square(w)) + tfd.cast(tfd.reduce_sum(tfd.square(d)),
+                                                        tfd.float32)
+        lr, feed = lr_of()
+        train = make(lr).minimize(loss)
+        with tfd.Session() as sess:
+            sess.run(tfd.global_variables_initializer())
+            for _ in range(3):
+                sess.run(train, feed)
+            return sess.run([w, d])
+
+    def placeholder():
+        p = tfd.placeholder(tfd.float32, [])
+        return p, {p: np.float32(0.0625)}
+
+    want = trained(lambda: (0.0625, None))
+    for lr_of in (lambda: (tfd.constant(0.0625), None),
+                  lambda: (tfd.Variable(0.0625, name="lr", trainable=False), None),
+                  placeholder):
+        got = trained(lr_of)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    assert not np.array_equal(want[0], [1.0, -2.0])  # it did train
 
 
-def test_a_tensor_momentum_names_its_argument():
-    with pytest.raises(TypeError, match="MomentumOptimizer: a tensor momentum"):
+def test_a_learning_rate_tensor_must_be_a_float_and_only_the_learning_rate_may_be_one():
+    with pytest.raises(TypeError, match="learning rate .* is int32, not a floating-point"):
+        tfd.train.GradientDescentOptimizer(tfd.constant(1))
+    with pytest.raises(TypeError, match="MomentumOptimizer: a tensor momentum is not supported; "
+                                        "only the learning rate may be a tensor"):
         tfd.train.MomentumOptimizer(0.1, tfd.constant(0.9))
+    w = tfd.Variable([1.0], name="w")
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="must be a floating-point scalar"):
+        tfd.train.GradientDescentOptimizer(tfd.constant([0.1, 0.2])).minimize(
+            tfd.reduce_sum(w))
 
 
 def test_saver_takes_tf1_arguments_and_refuses_what_the_tasks_decide():

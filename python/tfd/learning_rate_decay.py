@@ -1,0 +1,147 @@
+"""tf.train's learning rates that decay with the global step, as TF1's
+learning_rate_decay module computes them: each returns a scalar tensor of the
+learning rate's dtype (float32 for a Python number), worked out at every step
+from `global_step`, which an optimizer takes as its learning_rate.
+
+    lr = tfd.train.exponential_decay(0.1, step, decay_steps=1000, decay_rate=0.96)
+    train = tfd.train.GradientDescentOptimizer(lr).minimize(loss, global_step=step)
+"""
+import math
+
+from . import framework
+from .op_gen import raw_ops
+
+
+def _rate_and_step(learning_rate, global_step, what):
+    """The learning rate as a float tensor, and global_step as that dtype."""
+    if global_step is None:
+        raise ValueError("%s requires global_step" % what)
+    lr = framework.convert_to_tensor(learning_rate) \
+        if isinstance(learning_rate, framework.Tensor) or hasattr(learning_rate, "_as_tensor") \
+        else framework.constant(float(learning_rate), dtype="float32")
+    if not lr.dtype.is_floating:
+        raise TypeError("%s: the learning rate %s is %s, not a floating-point tensor"
+                        % (what, lr.name, lr.dtype.name))
+    step = framework._as_graph_element(global_step) \
+        if isinstance(global_step, framework.Tensor) or hasattr(global_step, "_as_tensor") \
+        else framework.constant(global_step, dtype=lr.dtype)
+    return lr, _as(step, lr.dtype)
+
+
+def _as(x, dtype):
+    return x if x.dtype == dtype else raw_ops.cast(x, DstT=dtype.name)
+
+
+def _scalar(value, dtype):
+    return framework.constant(float(value), dtype=dtype)
+
+
+def _positive(what, name, value):
+    if not value > 0:
+        raise ValueError("%s: %s must be positive, got %r" % (what, name, value))
+
+
+def _progress(step, decay_steps, staircase, dtype):
+    """global_step / decay_steps, floored when `staircase`."""
+    p = raw_ops.div(step, _scalar(decay_steps, dtype))
+    return raw_ops.floor(p) if staircase else p
+
+
+def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                      name=None):
+    """learning_rate * decay_rate ^ (global_step / decay_steps); with
+    `staircase` the exponent is floored, so the rate drops every
+    decay_steps steps."""
+    _positive("exponential_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "ExponentialDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "exponential_decay")
+        p = _progress(step, decay_steps, staircase, lr.dtype)
+        return raw_ops.mul(lr, raw_ops.pow(_scalar(decay_rate, lr.dtype), p))
+
+
+def natural_exp_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                      name=None):
+    """learning_rate * exp(-decay_rate * global_step / decay_steps)
+    (the quotient floored with `staircase`)."""
+    _positive("natural_exp_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "NaturalExpDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "natural_exp_decay")
+        p = _progress(step, decay_steps, staircase, lr.dtype)
+        return raw_ops.mul(lr, raw_ops.exp(raw_ops.mul(_scalar(-decay_rate, lr.dtype), p)))
+
+
+def inverse_time_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False,
+                       name=None):
+    """learning_rate / (1 + decay_rate * global_step / decay_steps) (the
+    quotient floored with `staircase`)."""
+    _positive("inverse_time_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "InverseTimeDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "inverse_time_decay")
+        p = _progress(step, decay_steps, staircase, lr.dtype)
+        denominator = raw_ops.add(_scalar(1, lr.dtype), raw_ops.mul(_scalar(decay_rate, lr.dtype), p))
+        return raw_ops.div(lr, denominator)
+
+
+def polynomial_decay(learning_rate, global_step, decay_steps, end_learning_rate=0.0001,
+                     power=1.0, cycle=False, name=None):
+    """(learning_rate - end) * (1 - step / decay_steps) ^ power + end, where
+    step stops at decay_steps; with `cycle` decay_steps instead grows to the
+    first multiple of itself not below global_step (1 at step 0)."""
+    _positive("polynomial_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "PolynomialDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "polynomial_decay")
+        dtype = lr.dtype
+        steps = _scalar(decay_steps, dtype)
+        if cycle:
+            multiplier = raw_ops.maximum(raw_ops.ceil(raw_ops.div(step, steps)),
+                                         _scalar(1, dtype))
+            steps = raw_ops.mul(steps, multiplier)
+        else:
+            step = raw_ops.minimum(step, steps)
+        end = _as(framework.convert_to_tensor(end_learning_rate, dtype=dtype)
+                  if isinstance(end_learning_rate, framework.Tensor)
+                  else _scalar(end_learning_rate, dtype), dtype)
+        left = raw_ops.sub(_scalar(1, dtype), raw_ops.div(step, steps))
+        return raw_ops.add(raw_ops.mul(raw_ops.sub(lr, end),
+                                       raw_ops.pow(left, _scalar(power, dtype))), end)
+
+
+def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
+    """learning_rate * ((1 - alpha) * (1 + cos(pi * step / decay_steps)) / 2
+    + alpha), where step stops at decay_steps (SGDR's schedule without
+    restarts)."""
+    _positive("cosine_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "CosineDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "cosine_decay")
+        dtype = lr.dtype
+        steps = _scalar(decay_steps, dtype)
+        done = raw_ops.div(raw_ops.minimum(step, steps), steps)
+        cosine = raw_ops.mul(_scalar(0.5, dtype), raw_ops.add(
+            _scalar(1, dtype), raw_ops.cos(raw_ops.mul(_scalar(math.pi, dtype), done))))
+        decayed = raw_ops.add(raw_ops.mul(_scalar(1 - alpha, dtype), cosine), _scalar(alpha, dtype))
+        return raw_ops.mul(lr, decayed)
+
+
+def piecewise_constant(x, boundaries, values, name=None):
+    """values[0] while x <= boundaries[0], values[i] while boundaries[i-1] <
+    x <= boundaries[i], values[-1] once x > boundaries[-1]. Needs one more
+    value than boundaries, in increasing order; the values all of one dtype
+    (a Python float is float32, an int int32)."""
+    boundaries, values = list(boundaries), list(values)
+    if len(values) != len(boundaries) + 1:
+        raise ValueError("piecewise_constant: %d boundaries need %d values, got %d"
+                         % (len(boundaries), len(boundaries) + 1, len(values)))
+    if any(b >= c for b, c in zip(boundaries, boundaries[1:])):
+        raise ValueError("piecewise_constant: the boundaries %r are not increasing"
+                         % (boundaries,))
+    with framework.name_scope(name, "PiecewiseConstant"):
+        x = framework._as_graph_element(x)
+        tensors = [framework.convert_to_tensor(v) for v in values]
+        dtype = tensors[0].dtype
+        if any(t.dtype != dtype for t in tensors):
+            raise ValueError("piecewise_constant: the values are not all of one dtype")
+        out = tensors[-1]
+        for b, v in reversed(list(zip(boundaries, tensors))):
+            out = raw_ops.select(raw_ops.less_equal(x, framework.constant(b, dtype=x.dtype)), v,
+                                 out)
+        return out
