@@ -45,7 +45,7 @@ from .random_seed import get_seed, set_random_seed
 from .session import InteractiveSession, Session, get_default_session
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
-from . import summary, train
+from . import layers, summary, train
 
 __version__ = _tfd.__version__
 

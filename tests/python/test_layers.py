@@ -1,0 +1,198 @@
+"""tfd.layers (TF1's tf.layers) against float64 references worked out in
+numpy: dense over rank 2 and 3, conv2d with strides, dilations and both
+paddings, both poolings, flatten and dropout; variables named and shared as
+TF1's; the arguments tfd does not take refused by name."""
+import math
+
+import numpy as np
+import pytest
+
+import tfd
+
+
+def _conv_ref(x, k, stride, dilation, same):
+    """NHWC x, HWIO k, float64: TF's convolution, SAME padding as TF pads
+    (the extra row or column at the bottom and right)."""
+    n, h, w, c = x.shape
+    kh, kw, _, f = k.shape
+    eh, ew = (kh - 1) * dilation[0] + 1, (kw - 1) * dilation[1] + 1
+    if same:
+        oh, ow = -(-h // stride[0]), -(-w // stride[1])
+        ph = max((oh - 1) * stride[0] + eh - h, 0)
+        pw = max((ow - 1) * stride[1] + ew - w, 0)
+        x = np.pad(x, ((0, 0), (ph // 2, ph - ph // 2), (pw // 2, pw - pw // 2), (0, 0)))
+    else:
+        oh, ow = (h - eh) // stride[0] + 1, (w - ew) // stride[1] + 1
+    out = np.zeros((n, oh, ow, f))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, i * stride[0]:i * stride[0] + eh:dilation[0],
+                      j * stride[1]:j * stride[1] + ew:dilation[1], :]
+            out[:, i, j, :] = np.tensordot(patch, k, axes=([1, 2, 3], [0, 1, 2]))
+    return out
+
+
+def _pool_ref(x, size, stride, same, reduce):
+    n, h, w, c = x.shape
+    if same:
+        oh, ow = -(-h // stride), -(-w // stride)
+        ph, pw = max((oh - 1) * stride + size - h, 0), max((ow - 1) * stride + size - w, 0)
+        top, left = ph // 2, pw // 2
+    else:
+        oh, ow, top, left = (h - size) // stride + 1, (w - size) // stride + 1, 0, 0
+    out = np.zeros((n, oh, ow, c))
+    for i in range(oh):
+        for j in range(ow):
+            r0, c0 = max(i * stride - top, 0), max(j * stride - left, 0)
+            r1, c1 = min(i * stride - top + size, h), min(j * stride - left + size, w)
+            out[:, i, j, :] = reduce(x[:, r0:r1, c0:c1, :], axis=(1, 2))
+    return out
+
+
+def _values(sess, names):
+    by_name = {v.name: v for v in tfd.global_variables()}
+    return [sess.run(by_name[n]).astype(np.float64) for n in names]
+
+
+def test_dense_is_a_matmul_plus_bias_named_and_numbered_as_tf1s():
+    x = tfd.placeholder(tfd.float32, [None, 6])
+    y = tfd.layers.dense(x, 4, activation=tfd.nn.relu,
+                         bias_initializer=tfd.constant_initializer(0.25))
+    tfd.layers.dense(x, 3)
+    with tfd.variable_scope("head"):
+        z = tfd.layers.dense(x, 2, name="out")
+    with tfd.variable_scope("head", reuse=True):
+        shared = tfd.layers.dense(x, 2, name="out")
+    assert [v.name for v in tfd.global_variables()] == [
+        "dense/kernel:0", "dense/bias:0", "dense_1/kernel:0", "dense_1/bias:0",
+        "head/out/kernel:0", "head/out/bias:0"]
+    assert [v.name for v in tfd.trainable_variables()] == [
+        v.name for v in tfd.global_variables()]
+    xs = np.random.RandomState(0).randn(5, 6).astype(np.float32)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        kernel, bias = _values(sess, ["dense/kernel:0", "dense/bias:0"])
+        limit = math.sqrt(6.0 / (6 + 4))  # Glorot uniform
+        assert np.all(np.abs(kernel) <= limit) and np.ptp(kernel) > 0
+        np.testing.assert_array_equal(bias, [0.25] * 4)
+        want = np.maximum(xs.astype(np.float64) @ kernel + bias, 0)
+        np.testing.assert_allclose(sess.run(y, {x: xs}), want, rtol=1e-5, atol=1e-6)
+        got_z, got_shared = sess.run([z, shared], {x: xs})
+        np.testing.assert_array_equal(got_z, got_shared)
+
+
+def test_dense_over_rank_3_keeps_the_other_axes():
+    x = tfd.placeholder(tfd.float32, [None, 5, 7])
+    y = tfd.layers.dense(x, 2, use_bias=False)
+    assert y.shape.dims == [None, 5, 2]
+    assert [v.name for v in tfd.global_variables()] == ["dense/kernel:0"]
+    xs = np.random.RandomState(1).randn(3, 5, 7).astype(np.float32)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        [kernel] = _values(sess, ["dense/kernel:0"])
+        np.testing.assert_allclose(sess.run(y, {x: xs}), xs.astype(np.float64) @ kernel,
+                                   rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel,strides,dilation,padding", [
+    (3, 1, 1, "same"), (3, 1, 1, "valid"), ((3, 2), 2, 1, "same"), ((2, 3), (2, 1), 1, "VALID"),
+    (3, 1, 2, "same"), (1, 3, 1, "valid"), (5, 2, 1, "same"),
+])
+def test_conv2d_is_tf1s_convolution(kernel, strides, dilation, padding):
+    x = tfd.placeholder(tfd.float32, [None, 9, 8, 3])
+    y = tfd.layers.conv2d(x, 4, kernel, strides=strides, padding=padding,
+                          dilation_rate=dilation, activation=tfd.nn.relu,
+                          bias_initializer=tfd.constant_initializer(-0.1))
+    kh, kw = (kernel, kernel) if isinstance(kernel, int) else kernel
+    xs = np.random.RandomState(2).randn(2, 9, 8, 3).astype(np.float32)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        k, b = _values(sess, ["conv2d/kernel:0", "conv2d/bias:0"])
+        assert k.shape == (kh, kw, 3, 4)
+        stride = (strides, strides) if isinstance(strides, int) else strides
+        want = np.maximum(_conv_ref(xs.astype(np.float64), k, stride, (dilation, dilation),
+                                    padding.lower() == "same") + b, 0)
+        got = sess.run(y, {x: xs})
+        assert got.shape == want.shape and tuple(y.shape.dims[1:]) == want.shape[1:]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("size,stride,padding", [(2, 2, "valid"), (3, 2, "same"), (3, 1, "valid"),
+                                                 (2, 3, "same")])
+def test_pooling_is_tf1s(size, stride, padding):
+    x = tfd.placeholder(tfd.float32, [None, 7, 6, 2])
+    mx = tfd.layers.max_pooling2d(x, size, stride, padding=padding)
+    avg = tfd.layers.average_pooling2d(x, size, stride, padding=padding)
+    xs = np.random.RandomState(3).randn(2, 7, 6, 2).astype(np.float32)
+    same = padding == "same"
+    with tfd.Session() as sess:
+        got_max, got_avg = sess.run([mx, avg], {x: xs})
+    np.testing.assert_array_equal(got_max, _pool_ref(xs, size, stride, same, np.max))
+    np.testing.assert_allclose(got_avg, _pool_ref(xs.astype(np.float64), size, stride, same,
+                                                  np.mean), rtol=1e-6, atol=1e-6)
+
+
+def test_flatten_keeps_the_batch_and_joins_the_rest():
+    x = tfd.placeholder(tfd.float32, [None, 3, 4, 2])
+    unknown = tfd.placeholder(tfd.float32, [None, None, 2])
+    flat, flat_unknown = tfd.layers.flatten(x), tfd.layers.flatten(unknown)
+    assert flat.shape.dims == [None, 24]
+    xs = np.arange(48, dtype=np.float32).reshape(2, 3, 4, 2)
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(flat, {x: xs}), xs.reshape(2, 24))
+        np.testing.assert_array_equal(sess.run(flat_unknown, {unknown: xs.reshape(2, 12, 2)}),
+                                      xs.reshape(2, 24))
+
+
+def test_dropout_drops_only_while_training():
+    x = tfd.constant(np.ones([200, 50], np.float32))
+    training = tfd.placeholder(tfd.bool, [])
+    chosen = tfd.layers.dropout(x, rate=0.25, training=training)
+    off = tfd.layers.dropout(x, rate=0.25)
+    on = tfd.layers.dropout(x, rate=0.25, training=True, seed=7)
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(off), np.ones([200, 50]))
+        np.testing.assert_array_equal(sess.run(chosen, {training: False}), np.ones([200, 50]))
+        for got in (sess.run(on), sess.run(chosen, {training: True})):
+            assert set(np.unique(got)) <= {0.0, np.float32(1 / 0.75)}
+            assert 0.2 < np.mean(got == 0) < 0.3  # 10,000 draws of a 25% chance
+
+
+def test_what_tfd_does_not_take_is_refused_by_name():
+    x = tfd.placeholder(tfd.float32, [None, 8, 8, 3])
+    with pytest.raises(TypeError, match="dense: kernel_regularizer is not supported"):
+        tfd.layers.dense(tfd.layers.flatten(x), 2, kernel_regularizer=lambda w: w)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'kernel_regulariser'"):
+        tfd.layers.dense(tfd.layers.flatten(x), 2, kernel_regulariser=None)
+    with pytest.raises(ValueError, match="data_format 'channels_first' is not supported"):
+        tfd.layers.conv2d(x, 2, 3, data_format="channels_first")
+    with pytest.raises(ValueError, match="padding must be 'valid' or 'same', got 'full'"):
+        tfd.layers.max_pooling2d(x, 2, 2, padding="full")
+    with pytest.raises(ValueError, match="kernel_size must be a positive int or two"):
+        tfd.layers.conv2d(x, 2, (3, 0))
+    with pytest.raises(ValueError, match="last dimension of the input .* must be known"):
+        tfd.layers.dense(tfd.placeholder(tfd.float32, [None, None]), 2)
+
+
+def test_a_small_convnet_of_layers_learns():
+    """conv, pool, dense and dropout trained by Adam: the loss on a fixed
+    batch falls well below where it starts."""
+    rng = np.random.RandomState(4)
+    xs = rng.rand(16, 8, 8, 1).astype(np.float32)
+    ys = (xs.mean(axis=(1, 2, 3)) > 0.5).astype(np.int32)
+    x = tfd.placeholder(tfd.float32, [None, 8, 8, 1])
+    y = tfd.placeholder(tfd.int32, [None])
+    h = tfd.layers.conv2d(x, 4, 3, padding="same", activation=tfd.nn.relu)
+    h = tfd.layers.max_pooling2d(h, 2, 2)
+    h = tfd.layers.dropout(tfd.layers.flatten(h), rate=0.1, training=True, seed=1)
+    logits = tfd.layers.dense(h, 2)
+    loss = tfd.reduce_mean(tfd.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                                          logits=logits))
+    train = tfd.train.AdamOptimizer(0.05).minimize(loss)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        first = sess.run(loss, {x: xs, y: ys})
+        for _ in range(60):
+            sess.run(train, {x: xs, y: ys})
+        last = sess.run(loss, {x: xs, y: ys})
+    assert last < 0.5 * first, (first, last)
