@@ -27,9 +27,10 @@ from . import _tfd
 from . import errors, framework
 from .dtypes import (DType, as_dtype, bool, double, float, float32, float64, int32, int64,  # noqa: A004
                      string, uint8)
-from .framework import (Graph, GraphDef, IndexedSlices, IndexedSlicesValue, Operation, Tensor,
-                        TensorShape, constant, control_dependencies, convert_to_tensor, device,
-                        get_default_graph, name_scope, placeholder, reset_default_graph)
+from .framework import (Graph, GraphDef, GraphKeys, IndexedSlices, IndexedSlicesValue, Operation,
+                        Tensor, TensorShape, add_to_collection, constant, control_dependencies,
+                        convert_to_tensor, device, get_collection, get_default_graph, name_scope,
+                        placeholder, reset_default_graph)
 from .op_gen import raw_ops, snake_name
 from .control_flow_ops import cond, while_loop
 from .math_ops import *  # noqa: F401,F403  (TF1's names)

@@ -8,6 +8,7 @@ usable afterwards.
 """
 import collections
 import contextlib
+import re
 import threading
 
 import numpy as np
@@ -381,8 +382,18 @@ class Graph:
     def add_to_collection(self, name, value):
         self._collections.setdefault(name, []).append(value)
 
-    def get_collection(self, name):
-        return list(self._collections.get(name, []))
+    def get_collection(self, name, scope=None):
+        """The collection's items in the order added; with `scope`, those
+        whose name it matches at the start (re.match), as TF1's. The
+        variable keys (GraphKeys) list the graph's variables."""
+        if name in _VARIABLE_COLLECTIONS:
+            from . import variables  # noqa: PLC0415 (variables builds on this module)
+            items = _VARIABLE_COLLECTIONS[name](variables)
+        else:
+            items = list(self._collections.get(name, []))
+        if scope is None:
+            return items
+        return [i for i in items if re.match(scope, getattr(i, "name", ""))]
 
     # The file tfctl takes ----------------------------------------------
     def as_graph_def(self, as_text=False):
@@ -437,6 +448,34 @@ def reset_default_graph():
 
 def name_scope(name, default_name=None, values=None):
     return get_default_graph().name_scope(name if name is not None else default_name)
+
+
+class GraphKeys:
+    """TF1's standard collection names. UPDATE_OPS holds what
+    tfd.layers.batch_normalization adds (its moving averages), to run with
+    the train op; TRAIN_OP what the optimizers' minimize makes."""
+    GLOBAL_VARIABLES = "variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    LOCAL_VARIABLES = "local_variables"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    UPDATE_OPS = "update_ops"
+    TRAIN_OP = "train_op"
+
+
+# Kept by the graph's variables themselves, not by adding to a collection.
+_VARIABLE_COLLECTIONS = {
+    GraphKeys.GLOBAL_VARIABLES: lambda v: v.global_variables(),
+    GraphKeys.TRAINABLE_VARIABLES: lambda v: v.trainable_variables(),
+    GraphKeys.LOCAL_VARIABLES: lambda v: v.local_variables(),
+}
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def get_collection(key, scope=None):
+    return get_default_graph().get_collection(key, scope)
 
 
 def device(spec):

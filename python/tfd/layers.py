@@ -1,5 +1,5 @@
 """tf.layers' functions, TF 1.x's functional layers: dense, conv2d,
-max_pooling2d, average_pooling2d, flatten and dropout.
+max_pooling2d, average_pooling2d, flatten, dropout and batch_normalization.
 
 A layer with variables makes them with get_variable under a variable scope
 named for it (`name`, else "dense", "dense_1", ... as TF1 numbers them), so
@@ -19,7 +19,9 @@ from .op_gen import raw_ops
 
 # Arguments TF1's layers take that tfd's do not: refused unless left unset.
 _UNSUPPORTED = ("kernel_regularizer", "bias_regularizer", "activity_regularizer",
-                "kernel_constraint", "bias_constraint")
+                "kernel_constraint", "bias_constraint", "beta_regularizer", "gamma_regularizer",
+                "beta_constraint", "gamma_constraint", "renorm_clipping", "virtual_batch_size",
+                "adjustment")
 
 
 def _refuse(layer, extra):
@@ -169,3 +171,96 @@ def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=
     if training is False or training is None:
         return math_ops.identity(x, name=name)
     return math_ops.identity(cond(training, dropped, lambda: math_ops.identity(x)), name=name)
+
+
+def _chosen(training, if_training, otherwise):
+    """if_training() or otherwise(), by a Python bool or at each step by a
+    boolean tensor."""
+    if training is True:
+        return if_training()
+    if training is False or training is None:
+        return otherwise()
+    return cond(training, if_training, otherwise)
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        beta_initializer=None, gamma_initializer=None,
+                        moving_mean_initializer=None, moving_variance_initializer=None,
+                        training=False, trainable=True, name=None, reuse=None, renorm=False,
+                        renorm_momentum=0.99, fused=None, **unsupported):
+    """(x - mean) / sqrt(variance + epsilon) * gamma + beta over the last
+    (channel) axis. Training: the batch's mean and variance, and two update
+    ops added to GraphKeys.UPDATE_OPS that move moving_mean and
+    moving_variance toward them by 1 - momentum (run them with the train
+    op: tfd.control_dependencies(tfd.get_collection(tfd.GraphKeys.UPDATE_OPS)));
+    otherwise the moving averages. As TF1's, the moving variance of a 4-D
+    input takes the batch's unbiased variance (its fused kernel's), of other
+    ranks or with fused=False the biased one. `training` may be a boolean
+    tensor: the updates then move the averages only on steps it is True."""
+    _refuse("batch_normalization", unsupported)
+    if renorm:
+        raise TypeError("tfd.layers.batch_normalization: renorm is not supported "
+                        "(docs/python.md, 'Not there yet')")
+    x = framework.convert_to_tensor(inputs)
+    rank = len(x.shape.dims)
+    if axis not in (-1, rank - 1):
+        raise ValueError("tfd.layers.batch_normalization: axis %r is not supported; tfd "
+                         "normalizes the last (channel) axis, NHWC" % (axis,))
+    if fused and rank != 4:
+        raise ValueError("tfd.layers.batch_normalization: fused=True needs a 4-D input, got "
+                         "rank %d" % rank)
+    channels = _last_dim("batch_normalization", x)
+    with variables.variable_scope(name, default_name="batch_normalization", reuse=reuse):
+        stats = _BatchNormVariables(x.dtype, channels, center, scale, trainable,
+                                    beta_initializer, gamma_initializer,
+                                    moving_mean_initializer, moving_variance_initializer)
+        mean, variance = nn_ops.moments(x, list(range(rank - 1)))
+        y = _chosen(training,
+                    lambda: nn_ops.batch_normalization(x, mean, variance, stats.beta, stats.gamma,
+                                                       epsilon),
+                    lambda: nn_ops.batch_normalization(x, stats.moving_mean,
+                                                       stats.moving_variance, stats.beta,
+                                                       stats.gamma, epsilon))
+        if training is not False and training is not None:
+            if rank == 4 and fused is not False:
+                variance = _unbiased(x, variance, channels)
+            stats.add_updates(mean, variance, momentum, training)
+        return y
+
+
+def _unbiased(x, variance, channels):
+    """The batch variance times n / (n - 1), n the values per channel."""
+    n = math_ops.cast(raw_ops.size(x), x.dtype) / float(channels)
+    return variance * (n / math_ops.maximum(n - 1.0, 1.0))
+
+
+class _BatchNormVariables:
+    """gamma and beta (trainable, when scale and center), moving_mean and
+    moving_variance (not trained; also in MOVING_AVERAGE_VARIABLES)."""
+
+    def __init__(self, dtype, channels, center, scale, trainable, beta_init, gamma_init,
+                 mean_init, variance_init):
+        def var(name, init, default, trained):
+            return variables.get_variable(name, [channels], dtype=dtype,
+                                          initializer=init or default, trainable=trained)
+        self.gamma = var("gamma", gamma_init, variables.ones_initializer(), trainable) \
+            if scale else None
+        self.beta = var("beta", beta_init, variables.zeros_initializer(), trainable) \
+            if center else None
+        self.moving_mean = var("moving_mean", mean_init, variables.zeros_initializer(), False)
+        self.moving_variance = var("moving_variance", variance_init,
+                                   variables.ones_initializer(), False)
+        key = framework.GraphKeys.MOVING_AVERAGE_VARIABLES
+        for v in (self.moving_mean, self.moving_variance):
+            if not any(v.name == held.name for held in framework.get_collection(key)):  # reused
+                framework.add_to_collection(key, v)
+
+    def add_updates(self, mean, variance, momentum, training):
+        """moving -= (moving - batch) * (1 - momentum), in UPDATE_OPS; by 0
+        on steps a `training` tensor is False."""
+        decay = 1.0 - float(momentum)
+        if training is not True:
+            decay = math_ops.cast(training, mean.dtype) * decay
+        for moving, batch in ((self.moving_mean, mean), (self.moving_variance, variance)):
+            update = moving.assign_sub((moving - batch) * decay)
+            framework.add_to_collection(framework.GraphKeys.UPDATE_OPS, update.op)

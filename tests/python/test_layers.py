@@ -175,24 +175,105 @@ def test_what_tfd_does_not_take_is_refused_by_name():
 
 
 def test_a_small_convnet_of_layers_learns():
-    """conv, pool, dense and dropout trained by Adam: the loss on a fixed
-    batch falls well below where it starts."""
+    """conv, batch normalization, pool, dense and dropout trained by Adam,
+    the moving averages updated with each step as TF1 programs do: the loss
+    on a fixed batch falls well below where it starts."""
     rng = np.random.RandomState(4)
     xs = rng.rand(16, 8, 8, 1).astype(np.float32)
     ys = (xs.mean(axis=(1, 2, 3)) > 0.5).astype(np.int32)
     x = tfd.placeholder(tfd.float32, [None, 8, 8, 1])
     y = tfd.placeholder(tfd.int32, [None])
-    h = tfd.layers.conv2d(x, 4, 3, padding="same", activation=tfd.nn.relu)
+    h = tfd.layers.conv2d(x, 4, 3, padding="same", use_bias=False)
+    h = tfd.nn.relu(tfd.layers.batch_normalization(h, training=True))
     h = tfd.layers.max_pooling2d(h, 2, 2)
     h = tfd.layers.dropout(tfd.layers.flatten(h), rate=0.1, training=True, seed=1)
     logits = tfd.layers.dense(h, 2)
     loss = tfd.reduce_mean(tfd.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
                                                                           logits=logits))
-    train = tfd.train.AdamOptimizer(0.05).minimize(loss)
+    with tfd.control_dependencies(tfd.get_collection(tfd.GraphKeys.UPDATE_OPS)):
+        train = tfd.train.AdamOptimizer(0.05).minimize(loss)
     with tfd.Session() as sess:
         sess.run(tfd.global_variables_initializer())
         first = sess.run(loss, {x: xs, y: ys})
         for _ in range(60):
             sess.run(train, {x: xs, y: ys})
         last = sess.run(loss, {x: xs, y: ys})
+        [moving_mean] = _values(sess, ["batch_normalization/moving_mean:0"])
     assert last < 0.5 * first, (first, last)
+    assert np.all(moving_mean != 0)  # 60 steps moved it
+
+
+def _bn_ref(xs, mean, variance, gamma=1.0, beta=0.0, eps=1e-3):
+    return (xs - mean) / np.sqrt(variance + eps) * gamma + beta
+
+
+@pytest.mark.parametrize("shape,unbiased", [((6, 3, 2, 4), True), ((10, 4), False)])
+def test_batch_normalization_in_training_uses_the_batch_and_moves_the_averages(shape, unbiased):
+    """TF1's: the batch's mean and biased variance normalize; the update ops
+    in UPDATE_OPS move the averages by 1 - momentum toward the batch's mean
+    and (for a 4-D input, its fused kernel's) unbiased variance."""
+    xs = np.random.RandomState(5).randn(*shape).astype(np.float32) * 3 + 1
+    x = tfd.placeholder(tfd.float32, [None] + list(shape[1:]))
+    y = tfd.layers.batch_normalization(x, training=True, momentum=0.9,
+                                       gamma_initializer=tfd.constant_initializer(2.0),
+                                       beta_initializer=tfd.constant_initializer(0.5))
+    updates = tfd.get_collection(tfd.GraphKeys.UPDATE_OPS)
+    assert len(updates) == 2
+    assert [v.name for v in tfd.get_collection(tfd.GraphKeys.MOVING_AVERAGE_VARIABLES)] == [
+        "batch_normalization/moving_mean:0", "batch_normalization/moving_variance:0"]
+    assert [v.name for v in tfd.trainable_variables()] == [
+        "batch_normalization/gamma:0", "batch_normalization/beta:0"]
+    x64 = xs.astype(np.float64).reshape(-1, shape[-1])
+    mean, var = x64.mean(axis=0), x64.var(axis=0)
+    n = x64.shape[0]
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        got = sess.run(y, {x: xs})
+        np.testing.assert_allclose(got, _bn_ref(xs.astype(np.float64), mean, var, 2.0, 0.5),
+                                   rtol=1e-4, atol=1e-4)
+        sess.run(updates, {x: xs})
+        moving_mean, moving_var = _values(sess, ["batch_normalization/moving_mean:0",
+                                                 "batch_normalization/moving_variance:0"])
+    np.testing.assert_allclose(moving_mean, 0.1 * mean, rtol=1e-5, atol=1e-6)
+    want_var = var * n / (n - 1) if unbiased else var
+    np.testing.assert_allclose(moving_var, 0.9 + 0.1 * want_var, rtol=1e-5)
+
+
+def test_batch_normalization_outside_training_uses_the_moving_averages():
+    xs = np.random.RandomState(6).randn(4, 3).astype(np.float32)
+    x = tfd.placeholder(tfd.float32, [None, 3])
+    training = tfd.placeholder(tfd.bool, [])
+    inference = tfd.layers.batch_normalization(x, name="bn")
+    chosen = tfd.layers.batch_normalization(x, training=training, name="bn", reuse=True)
+    assert len(tfd.get_collection(tfd.GraphKeys.UPDATE_OPS)) == 2  # the tensor one's
+    assert len(tfd.get_collection(tfd.GraphKeys.MOVING_AVERAGE_VARIABLES)) == 2  # shared
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        want = _bn_ref(xs.astype(np.float64), 0.0, 1.0)  # the initial averages
+        np.testing.assert_allclose(sess.run(inference, {x: xs}), want, rtol=1e-6)
+        # A step with training False: the moving averages, which stay.
+        out = sess.run([chosen] + tfd.get_collection(tfd.GraphKeys.UPDATE_OPS),
+                       {x: xs, training: False})
+        np.testing.assert_allclose(out[0], want, rtol=1e-6)
+        np.testing.assert_array_equal(_values(sess, ["bn/moving_mean:0"])[0], [0, 0, 0])
+        # With training True: the batch's statistics, and the averages move.
+        out = sess.run([chosen] + tfd.get_collection(tfd.GraphKeys.UPDATE_OPS),
+                       {x: xs, training: True})
+        x64 = xs.astype(np.float64)
+        np.testing.assert_allclose(out[0], _bn_ref(x64, x64.mean(0), x64.var(0)),
+                                   rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(_values(sess, ["bn/moving_mean:0"])[0],
+                                   0.01 * x64.mean(0), rtol=1e-5, atol=1e-7)
+
+
+def test_get_collection_filters_by_scope_and_lists_variables():
+    with tfd.variable_scope("a"):
+        tfd.layers.dense(tfd.placeholder(tfd.float32, [None, 2]), 1)
+    with tfd.variable_scope("b"):
+        tfd.layers.dense(tfd.placeholder(tfd.float32, [None, 2]), 1, use_bias=False)
+    assert [v.name for v in tfd.get_collection(tfd.GraphKeys.TRAINABLE_VARIABLES, "a/")] == [
+        "a/dense/kernel:0", "a/dense/bias:0"]
+    assert [v.name for v in tfd.get_collection(tfd.GraphKeys.GLOBAL_VARIABLES, "b")] == [
+        "b/dense/kernel:0"]
+    tfd.add_to_collection("mine", 3)
+    assert tfd.get_collection("mine") == [3]
