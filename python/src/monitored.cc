@@ -45,8 +45,9 @@ struct MonitoredRunner::PythonCallbacks {
 
 namespace {
 
-// The Python side of a step: the fetches and targets of the user's run()
-// (names, set before each step; their values kept for the caller, owned),
+// The Python side of a step: the fetches, targets and feeds of the user's
+// run() (set before each step; the fetches' values kept for the caller,
+// owned),
 // and the runner's Python callbacks, called with the GIL taken on the
 // loop's thread (not at all when None: no Python hook, no GIL per step). A
 // Python exception is kept for the caller and ends the loop as a CANCELLED
@@ -57,12 +58,19 @@ class PythonHook : public SessionHook {
   using Callbacks = MonitoredRunner::PythonCallbacks;
   explicit PythonHook(Callbacks& python) : python_(python) {}
 
-  void SetStep(std::vector<std::string> fetches, std::vector<std::string> targets) {
+  void SetStep(std::vector<std::string> fetches, std::vector<std::string> targets,
+               std::vector<std::pair<std::string, Tensor>> feeds) {
     fetches_ = std::move(fetches);
     targets_ = std::move(targets);
+    feeds_ = std::move(feeds);
     values_.clear();
   }
-  std::vector<Tensor> TakeValues() { return std::exchange(values_, {}); }
+  // The user's values after the step; the feeds (views of the caller's
+  // arrays) go too, before the caller's arrays may.
+  std::vector<Tensor> TakeValues() {
+    feeds_.clear();
+    return std::exchange(values_, {});
+  }
 
   // Between the slices of the session's waits for the cluster
   // (SessionOptions::stop_requested), on the waiting thread without the
@@ -83,6 +91,7 @@ class PythonHook : public SessionHook {
     user_indices_.clear();
     for (const std::string& name : fetches_) user_indices_.push_back(args.AddFetch(name));
     for (const std::string& name : targets_) args.AddTarget(name);
+    for (const auto& [name, value] : feeds_) TFD_RETURN_IF_ERROR(args.AddFeed(name, value));
     if (python_.before_run.is_none()) return OkStatus();
     py::gil_scoped_acquire gil;
     try {
@@ -91,6 +100,9 @@ class PythonHook : public SessionHook {
       indices_.clear();
       for (py::handle name : fetches) indices_.push_back(args.AddFetch(name.cast<std::string>()));
       for (py::handle name : targets) args.AddTarget(name.cast<std::string>());
+      for (auto& [name, value] : TensorFeeds(asked[py::int_(3)].cast<PyFeeds>(), false)) {
+        TFD_RETURN_IF_ERROR(args.AddFeed(name, std::move(value)));
+      }
       if (asked[py::int_(2)].cast<bool>()) session.RequestStop("a hook asked to stop");
     } catch (py::error_already_set& e) {
       return Raised(std::move(e), "before_run");
@@ -134,6 +146,7 @@ class PythonHook : public SessionHook {
   Callbacks& python_;
   bool signal_raised_ = false;  // the session stops, whoever asks next
   std::vector<std::string> fetches_, targets_;  // the user's, of this step
+  std::vector<std::pair<std::string, Tensor>> feeds_;  // the user's, viewing their arrays
   std::vector<int> user_indices_;  // in StepValues::fetches, of fetches_
   std::vector<Tensor> values_;     // of fetches_, after the step
   std::vector<int> indices_;       // in StepValues::fetches, of before_run's names
@@ -301,13 +314,15 @@ std::optional<py::error_already_set> MonitoredRunner::TakeError() {
   return std::exchange(python_->error, std::nullopt);
 }
 
-py::object MonitoredRunner::Step(std::vector<std::string> fetches,
-                                 std::vector<std::string> targets) {
+py::object MonitoredRunner::Step(std::vector<std::string> fetches, std::vector<std::string> targets,
+                                 const PyFeeds& feeds) {
   if (loop_ == nullptr) return py::none();
+  // Views of the arrays, which `feeds` keeps alive until the step is done.
+  auto tensors = TensorFeeds(feeds, /*local=*/false);
   StatusOr<bool> stepped = false;
   std::vector<Tensor> values;
   OnLoop([&](kj::AsyncIoContext& io) {
-    loop_->python().SetStep(std::move(fetches), std::move(targets));
+    loop_->python().SetStep(std::move(fetches), std::move(targets), std::move(tensors));
     kj::Promise<void> watch =
         loop_->WatchSignals(io.provider->getTimer()).eagerlyEvaluate([](kj::Exception&&) {});
     stepped = loop_->session().RunStep();

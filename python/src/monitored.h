@@ -7,7 +7,7 @@
 // Python hooks' SessionRunArgs) comes in through Step's names and two
 // callbacks the loop calls around each step, with the GIL taken (None, the
 // default without Python hooks, calls nothing):
-//   before_run() -> (fetch names, target names, stop: bool)
+//   before_run() -> (fetch names, target names, stop: bool, [(feed name, array)])
 //   after_run([numpy array per fetch name]) -> stop: bool
 // An exception they raise ends the loop and is raised again from Step or
 // Close.
@@ -64,10 +64,12 @@ class MonitoredRunner {
                   pybind11::object before_run, pybind11::object after_run);
   ~MonitoredRunner();
 
-  // Runs one step with `fetches` and `targets` added to it, and returns
-  // the fetches' values (numpy arrays, in order); None (running no step)
-  // once the loop has ended.
-  pybind11::object Step(std::vector<std::string> fetches, std::vector<std::string> targets);
+  // Runs one step with `fetches`, `targets` and `feeds` added to it, and
+  // returns the fetches' values (numpy arrays, in order); None (running no
+  // step) once the loop has ended. A step run again after a recovery is fed
+  // the same values.
+  pybind11::object Step(std::vector<std::string> fetches, std::vector<std::string> targets,
+                        const PyFeeds& feeds);
   // Ends the loop (the chief's final save, the last summaries), closes the
   // session and says how it went: a dict of local_steps, global_step,
   // stopped, recoveries, restored_steps, chief, checkpoints; None when a failed Step has

@@ -28,7 +28,9 @@ _log = logging.getLogger("tfd")
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])):
     """What a hook's before_run adds to the step: fetches in any structure
-    run() takes. feed_dict and options are not supported (None only)."""
+    run() takes, and a feed_dict as run() takes one (a tensor fed by two
+    hooks, or by a hook and the user, is TF1's RuntimeError). options is
+    not supported (None only)."""
 
     def __new__(cls, fetches, feed_dict=None, options=None):
         return super().__new__(cls, fetches, feed_dict, options)
@@ -224,6 +226,7 @@ class MonitoredTrainingSession:
             options["summary_dir"] = str(summary_dir)
             options["summary_steps"] = int(save_summaries_steps)
         self._args, self._asked, self._last = None, [], (None, None)
+        self._fed, self._hook_args = set(), {}
         self._renamed = {}
         self._closed, self.result = False, None
         with self.graph.as_default():  # TF's hooks begin() with the session's graph
@@ -250,9 +253,6 @@ class MonitoredTrainingSession:
         return self._closed or self._runner.stop_requested()
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
-        if feed_dict:
-            raise ValueError("MonitoredTrainingSession.run takes no feed_dict yet: read the input "
-                             "in the graph (tfd.raw_ops.idx_dataset, queues)")
         if self._closed:
             raise RuntimeError("run() on a closed MonitoredTrainingSession")
         if self._runner.stop_requested():
@@ -261,9 +261,11 @@ class MonitoredTrainingSession:
         if not (immutable and self._last[0] is fetches):  # a loop's "train" is planned once
             self._last = (fetches, session_lib._Fetches(self.graph, fetches))
         plan = self._last[1]
-        self._args = SessionRunArgs(fetches)
+        self._args = SessionRunArgs(fetches, feed_dict)
+        feeds = session_lib._feeds(self.graph, feed_dict)
+        self._fed = {name for name, _ in feeds}
         values = self._runner.step(self._names(plan.names),
-                                   [t for t in plan.targets if t != "train"])
+                                   [t for t in plan.targets if t != "train"], feeds)
         return None if values is None else plan.rebuild(values)
 
     def run_step_fn(self, step_fn):
@@ -300,8 +302,10 @@ class MonitoredTrainingSession:
     def _before_run(self):
         self._context = SessionRunContext(self._args, self)
         self._asked = []
+        self._hook_args = {}
         for h in self._hooks:
             args = h.before_run(self._context)
+            self._hook_args[id(h)] = args
             plan = None
             if args is not None and args.fetches is not None:
                 plan = session_lib._Fetches(self.graph, args.fetches)
@@ -311,7 +315,25 @@ class MonitoredTrainingSession:
             if plan is not None:
                 names += plan.names
                 targets += [t for t in plan.targets if t != "train" and t not in targets]
-        return self._names(names), targets, self._context.stop_requested
+        return self._names(names), targets, self._context.stop_requested, self._hook_feeds()
+
+    def _hook_feeds(self):
+        """What the hooks' SessionRunArgs feed, after checking that no tensor
+        is fed twice (TF1's RuntimeError)."""
+        feeds, fed = [], set(self._fed)
+        for h in self._hooks:
+            args = self._hook_args.get(id(h))
+            if args is None or not args.feed_dict:
+                continue
+            mine = session_lib._feeds(self.graph, args.feed_dict)
+            twice = sorted(n if ":" in n else n + ":0"
+                           for n in fed.intersection(name for name, _ in mine))
+            if twice:
+                raise RuntimeError("Same tensor is fed by a SessionRunHook and user, or by two "
+                                   "hooks. Conflict(s): %s" % ", ".join(twice))
+            fed.update(name for name, _ in mine)
+            feeds += mine
+        return feeds
 
     def _names(self, names):
         return [self._renamed.get(n, n) for n in names] if self._renamed else names

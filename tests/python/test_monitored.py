@@ -143,6 +143,62 @@ def test_training_goes_on_over_a_restarted_ps(cluster_factory, tmp_path):
     assert 4 in sess.result["restored_steps"]
 
 
+class FeedsRate(tfd.train.SessionRunHook):
+    """Feeds the learning rate of every step, as a schedule hook would."""
+
+    def __init__(self, lr, value, fetch=None):
+        self.lr, self.value, self.fetch = lr, value, fetch
+
+    def before_run(self, run_context):
+        return tfd.train.SessionRunArgs(self.fetch, feed_dict={self.lr: self.value})
+
+
+def test_steps_are_fed_by_the_user_and_the_hooks_through_a_restarted_ps(cluster_factory,
+                                                                        tmp_path):
+    """TF1's distributed loop feeds each step (mon_sess.run(train_op,
+    feed_dict=...)); hooks may feed too (here the learning rate, a
+    placeholder). A step run again after the ps restarted is fed the same
+    values, so the model ends where six fed steps take it."""
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(np.zeros(2, np.float32), name="w")
+        target = tfd.placeholder(tfd.float32, [2], name="target")
+        lr = tfd.placeholder(tfd.float32, [], name="lr")
+        loss = tfd.reduce_sum(tfd.square(w - target), name="loss")
+        tfd.train.GradientDescentOptimizer(lr).minimize(loss, global_step=step)
+    hooks = [tfd.train.StopAtStepHook(last_step=6), FeedsRate(lr, 0.1)]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                            checkpoint_dir=str(tmp_path / "logs"), hooks=hooks,
+                                            save_checkpoint_steps=1, timeout=60,
+                                            step_timeout=30) as sess:
+        for _ in range(3):
+            sess.run("train", feed_dict={target: [3.0, -3.0]})
+        cluster.stop("ps", 0)
+        cluster.start("ps", 0)
+        while not sess.should_stop():
+            sess.run("train", feed_dict={"target:0": np.array([3.0, -3.0], np.float32)})
+    assert sess.result["global_step"] == 6
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as plain:
+        np.testing.assert_allclose(plain.run(w), np.array([3, -3]) * (1 - 0.8 ** 6), rtol=1e-5)
+
+
+def test_a_tensor_fed_twice_in_a_step_is_tf1s_runtime_error(cluster_factory):
+    cluster = cluster_factory({"worker": 1})
+    with tfd.device("/job:worker/task:0"):
+        w = tfd.Variable(np.zeros([], np.float32), name="w")
+        lr = tfd.placeholder(tfd.float32, [], name="lr")
+        tfd.train.GradientDescentOptimizer(lr).minimize(tfd.square(w - 1.0))
+    fetched = FeedsRate(lr, 0.5, fetch=lr)
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), hooks=[fetched],
+                                            timeout=60) as sess:
+        # A hook's fetch sees the value the hook fed.
+        assert sess.run(w) == np.float32(0)  # the step's w, read before its update
+        with pytest.raises(RuntimeError, match="Same tensor is fed .* Conflict.*: lr:0"):
+            sess.run("train", feed_dict={lr: 0.25})
+
+
 def test_the_thread_that_made_a_session_steps_it(cluster_factory):
     """Its client lives on that thread's event loop (a step is no hand-over
     to another thread): another thread's run() is refused, and the loop

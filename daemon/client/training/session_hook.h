@@ -44,24 +44,33 @@ class TrainingSession;
 
 // What a step runs: BeforeRun adds to it (TF's SessionRunArgs). The names
 // stay the same from step to step in the common case, which lets the
-// session reuse the callable it prepared for them.
+// session reuse the callable it prepared for them; fed values change.
 class StepArgs {
  public:
   // Adds `name` to the fetches (once, however many hooks ask) and returns
   // its index in StepValues::fetches.
   int AddFetch(const std::string& name);
   void AddTarget(const std::string& name);
+  // Feeds `value` to `name` ("x:0") this step; INVALID_ARGUMENT naming it
+  // when it is fed already (TF: a tensor fed by a hook and by the user).
+  Status AddFeed(const std::string& name, Tensor value);
 
   const std::vector<std::string>& fetches() const { return fetches_; }
   const std::vector<std::string>& targets() const { return targets_; }
+  const std::vector<std::string>& feed_names() const { return feed_names_; }
+  const std::vector<Tensor>& feed_values() const { return feed_values_; }
   void Clear() {
     fetches_.clear();
     targets_.clear();
+    feed_names_.clear();
+    feed_values_.clear();
   }
 
  private:
   std::vector<std::string> fetches_;
   std::vector<std::string> targets_;
+  std::vector<std::string> feed_names_;
+  std::vector<Tensor> feed_values_;
 };
 
 // A step's results, fetches in StepArgs' order (TF's SessionRunValues).

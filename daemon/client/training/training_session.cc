@@ -23,6 +23,15 @@ void StepArgs::AddTarget(const std::string& name) {
   targets_.push_back(name);
 }
 
+Status StepArgs::AddFeed(const std::string& name, Tensor value) {
+  for (const std::string& fed : feed_names_) {
+    if (fed == name) return errors::InvalidArgument("'", name, "' is fed twice in one step");
+  }
+  feed_names_.push_back(name);
+  feed_values_.push_back(std::move(value));
+  return OkStatus();
+}
+
 double ScalarValue(const Tensor& t) {
   if (!t.initialized() || t.num_elements() != 1) return NAN;
   switch (t.dtype()) {
@@ -132,16 +141,17 @@ StatusOr<SessionResult> TrainingSession::Close(Status trained) {
 
 StatusOr<Client::CallableHandle> TrainingSession::CallableFor(const StepArgs& args) {
   // The common case, the same names as the step before, without a lookup.
-  if (last_callable_ != nullptr && last_callable_->first.first == args.fetches() &&
-      last_callable_->first.second == args.targets()) {
+  if (last_callable_ != nullptr && std::get<0>(last_callable_->first) == args.feed_names() &&
+      std::get<1>(last_callable_->first) == args.fetches() &&
+      std::get<2>(last_callable_->first) == args.targets()) {
     return last_callable_->second;
   }
-  auto key = std::make_pair(args.fetches(), args.targets());
+  CallableKey key{args.feed_names(), args.fetches(), args.targets()};
   auto it = callables_.find(key);
   if (it == callables_.end()) {
     // Prepared once on the master; each step then sends no names at all.
     TFD_ASSIGN_OR_RETURN(Client::CallableHandle made,
-                         client_->MakeCallable({}, args.fetches(), args.targets()));
+                         client_->MakeCallable(args.feed_names(), args.fetches(), args.targets()));
     it = callables_.emplace(std::move(key), made).first;
   }
   last_callable_ = &*it;
@@ -163,8 +173,9 @@ StatusOr<bool> TrainingSession::RunStep() {
     if (stop_requested()) return false;
     auto callable = CallableFor(args);
     if (!steps_began_) steps_began_ = std::chrono::steady_clock::now();
-    StatusOr<Client::RunOutput> ran = callable.ok() ? client_->RunCallable(*callable, {}, {})
-                                                    : StatusOr<Client::RunOutput>(callable.status());
+    StatusOr<Client::RunOutput> ran = callable.ok()
+                                          ? client_->RunCallable(*callable, args.feed_values(), {})
+                                          : StatusOr<Client::RunOutput>(callable.status());
     if (!ran.ok()) {
       if (ran.status().code() == Code::kOutOfRange) {
         RequestStop("input exhausted");

@@ -59,6 +59,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/graph_def.h"
@@ -226,8 +227,9 @@ class TrainingSession {
   std::string global_step_;  // the global step fetched each step; empty: none
   std::vector<std::string> restored_alone_;  // at the last look; cleared by a restore
   std::optional<std::chrono::steady_clock::time_point> steps_began_;
-  // Callables of this session, by their fetches and targets.
-  using CallableKey = std::pair<std::vector<std::string>, std::vector<std::string>>;
+  // Callables of this session, by their feeds, fetches and targets.
+  using CallableKey =
+      std::tuple<std::vector<std::string>, std::vector<std::string>, std::vector<std::string>>;
   std::map<CallableKey, Client::CallableHandle> callables_;
   const std::pair<const CallableKey, Client::CallableHandle>* last_callable_ = nullptr;
 };
