@@ -18,6 +18,7 @@ Status RegisterArrayOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(array::RegisterTransposeOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterCastOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterPadOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterMirrorPadOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterSegmentOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterPartitionOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterUniqueOps(registry));

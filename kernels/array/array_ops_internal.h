@@ -17,6 +17,7 @@ Status RegisterGatherOps(OpRegistry& r);        // gather_ops.cc
 Status RegisterTransposeOps(OpRegistry& r);     // transpose_ops.cc
 Status RegisterCastOps(OpRegistry& r);          // cast_ops.cc
 Status RegisterPadOps(OpRegistry& r);           // pad_ops.cc
+Status RegisterMirrorPadOps(OpRegistry& r);     // mirror_pad_ops.cc: with gradients
 Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
 Status RegisterPartitionOps(OpRegistry& r);     // partition_ops.cc: with gradients
 Status RegisterUniqueOps(OpRegistry& r);        // unique_ops.cc

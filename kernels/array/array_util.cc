@@ -71,4 +71,53 @@ PartialShape ShapeFromShapeInput(const InferenceContext& c, int i) {
   return PartialShape::Unknown();
 }
 
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> ReadPaddings(const Tensor& p, int rank) {
+  if (p.rank() != 2 || p.dim(0) != rank || p.dim(1) != 2) {
+    return errors::InvalidArgument("paddings must have shape [", rank,
+                                   ", 2] (the rank of input, 2), got ", p.Describe());
+  }
+  std::vector<std::pair<int64_t, int64_t>> out(rank);
+  for (int d = 0; d < rank; ++d) {
+    for (int k = 0; k < 2; ++k) {
+      const int64_t v =
+          p.dtype() == DType::kInt32 ? p.data<int32_t>()[2 * d + k] : p.data<int64_t>()[2 * d + k];
+      if (v < 0) {
+        return errors::InvalidArgument("paddings[", d, ", ", k, "] = ", v, " must be >= 0");
+      }
+      (k == 0 ? out[d].first : out[d].second) = v;
+    }
+  }
+  return out;
+}
+
+Status PaddedShape(InferenceContext& c) {
+  TFD_RETURN_IF_ERROR(c.WithRank(1, 2));
+  const PartialShape& in = c.input(0);
+  const PartialShape& p = c.input(1);
+  int rank = in.rank();
+  if (p.rank_known() && p.dim(0) >= 0) {
+    if ((rank >= 0 && p.dim(0) != rank) || (p.dim(1) >= 0 && p.dim(1) != 2)) {
+      return errors::InvalidArgument("input 1 (paddings) must have shape [", rank,
+                                     ", 2] but has shape ", p.ToString());
+    }
+    rank = static_cast<int>(p.dim(0));
+  }
+  if (rank < 0) {
+    c.set_output(0, PartialShape::Unknown());
+    return OkStatus();
+  }
+  const Tensor* value = c.input_value(1);
+  if (!value) {
+    c.set_output(0, PartialShape::UnknownOfRank(rank));
+    return OkStatus();
+  }
+  TFD_ASSIGN_OR_RETURN(auto pads, ReadPaddings(*value, rank));
+  std::vector<int64_t> dims(rank, -1);
+  for (int d = 0; d < rank; ++d) {
+    if (in.rank_known() && in.dim(d) >= 0) dims[d] = in.dim(d) + pads[d].first + pads[d].second;
+  }
+  c.set_output(0, PartialShape(std::move(dims)));
+  return OkStatus();
+}
+
 }  // namespace tfd::kernels::array

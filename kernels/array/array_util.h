@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "common/shape_inference.h"
@@ -41,6 +42,13 @@ void CopyElements(const Tensor& src, int64_t src_pos, const Tensor& dst, int64_t
 // A view of `count` consecutive elements of t starting at flat position
 // `begin`, shaped `shape` (whose size must be count). Shares t's buffer.
 StatusOr<Tensor> FlatView(const Tensor& t, int64_t begin, const TensorShape& shape);
+
+// Pad's and MirrorPad's paddings input as {before, after} per dimension:
+// INVALID_ARGUMENT unless it is [rank, 2] and non-negative.
+StatusOr<std::vector<std::pair<int64_t, int64_t>>> ReadPaddings(const Tensor& p, int rank);
+// Their shape function: input 0's dimensions, each grown by its paddings
+// (input 1) when they are known.
+Status PaddedShape(InferenceContext& c);
 
 // Shape-function helper: the shape described by a known 1-D shape input
 // (dims < 0 become unknown), or, when only its length is known, a shape of

@@ -249,14 +249,16 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):  # noq
     """TF1's tf.pad: paddings[d] = [before, after] per dimension d. CONSTANT
     pads with constant_values: 0 (empty strings) by Pad; another value by Pad
     and Select of it outside the input, as PadV2 would (the registry has
-    none). REFLECT and SYMMETRIC raise NotImplementedError: no MirrorPad."""
+    none). REFLECT and SYMMETRIC mirror the input (MirrorPad): REFLECT
+    without the edge element, at most dim - 1 a side, SYMMETRIC with it, at
+    most dim."""
     mode = mode.upper()
-    if mode in ("REFLECT", "SYMMETRIC"):
-        raise NotImplementedError("pad: mode %s needs MirrorPad, which tfd does not have" % mode)
-    if mode != "CONSTANT":
+    if mode not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError("pad: unknown padding mode %s" % mode)
     x = _t(tensor)
     p = paddings if _is_tensor(paddings) else _c(paddings, dtype=dtypes.int32)
+    if mode != "CONSTANT":
+        return _raw.mirror_pad(x, p, mode=mode, name=name)
     if not _is_tensor(constant_values) and np.ndim(constant_values) == 0 and constant_values == 0:
         return _raw.pad(x, p, name=name)
     inside = _raw.pad(_raw.fill(_raw.shape(x), _c(True)), p)

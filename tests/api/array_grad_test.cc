@@ -146,6 +146,27 @@ TEST_CASE("Slice and Pad gradients") {
   CheckGradientsAllModes("Pad", [](const Scope& s, const Xs& in) {
     return ops::Pad(s, in[0], {{1, 0}, {2, 1}});
   }, {x});
+  // [3, 4] padded by 2, 1 rows and 0, 3 columns: [6, 7] (SYMMETRIC may take
+  // 3 columns, REFLECT too; REFLECT's 2 rows before need 3 rows).
+  for (const char* mode : {"REFLECT", "SYMMETRIC"}) {
+    auto pads = [](const Scope& s) {
+      return ops::Const(s, Tensor::FromVector<int32_t>({2, 1, 0, 3}, TensorShape{2, 2}));
+    };
+    CheckGradientsAllModes(
+        std::string("MirrorPad ") + mode,
+        [&](const Scope& s, const Xs& in) {
+          return s.AddOperation("MirrorPad", {in[0], pads(s)}, {{"mode", std::string(mode)}})
+              .output(0);
+        },
+        {x});
+    CheckGradientsAllModes(
+        std::string("MirrorPadGrad ") + mode,
+        [&](const Scope& s, const Xs& in) {
+          return s.AddOperation("MirrorPadGrad", {in[0], pads(s)}, {{"mode", std::string(mode)}})
+              .output(0);
+        },
+        {RandomTensor({6, 7}, 54)});
+  }
 }
 
 TEST_CASE("Gather gradients add the rows that were gathered") {

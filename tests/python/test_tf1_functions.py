@@ -195,11 +195,26 @@ def test_pad_with_zeros_and_with_a_constant_value():
     np.testing.assert_array_equal(got[2], [9, 1, 2, 9, 9])
     (g,) = tfd.gradients(tfd.reduce_sum(tfd.pad(x, paddings, constant_values=3.0) * 2.0), [x])
     np.testing.assert_array_equal(run(g), np.full((2, 3), 2.0, np.float32))
-    for mode in ("REFLECT", "SYMMETRIC"):
-        with pytest.raises(NotImplementedError, match="MirrorPad"):
-            tfd.pad(x, paddings, mode)
     with pytest.raises(ValueError, match="mode"):
         tfd.pad(x, paddings, "WRAP")
+
+
+def test_pad_reflect_and_symmetric_are_numpys_reflect_and_symmetric():
+    xs = np.arange(12, dtype=np.float32).reshape(3, 4)
+    x = tfd.constant(xs)
+    for mode, paddings in (("REFLECT", [[2, 1], [3, 0]]), ("SYMMETRIC", [[3, 3], [0, 4]]),
+                           ("reflect", [[0, 0], [1, 1]])):
+        padded = tfd.pad(x, paddings, mode)
+        assert padded.shape.dims == [3 + sum(paddings[0]), 4 + sum(paddings[1])]
+        np.testing.assert_array_equal(run(padded), np.pad(xs, paddings, mode.lower()))
+        # Each element's gradient: how many times the padded tensor holds it.
+        (g,) = tfd.gradients(tfd.reduce_sum(padded), [x])
+        copies = np.zeros(xs.size)
+        index = np.pad(np.arange(xs.size).reshape(xs.shape), paddings, mode.lower())
+        np.add.at(copies, index.ravel(), 1.0)
+        np.testing.assert_array_equal(run(g), copies.reshape(xs.shape))
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="at most 2 each in REFLECT"):
+        run(tfd.pad(x, [[3, 0], [0, 0]], "REFLECT"))
 
 
 def test_range_as_tf1():
