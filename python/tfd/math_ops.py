@@ -474,9 +474,25 @@ def stop_gradient(input, name=None):  # noqa: A002
 
 
 # Python's operators on tensors ---------------------------------------------
+def _index(k, what):
+    """An int, or a scalar integer tensor (x[i] with i a tensor, as TF1's)."""
+    if isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+        return int(k)
+    if _is_tensor(k):
+        t = framework._as_graph_element(k)
+        dims = t.shape.dims
+        if t.dtype.is_integer and t.dtype.name in ("int32", "int64") and dims in (None, []):
+            return t
+        raise TypeError("a tensor used as %s must be an int32 or int64 scalar, got %s %s"
+                        % (what, t.dtype.name, t.shape))
+    raise TypeError("a tfd.Tensor is indexed by ints, scalar integer tensors, slices, ... and "
+                    "None, not %r" % (k,))
+
+
 def _slice_spec(key):
     """begin, end, strides and the masks of StridedSlice for a [] key of
-    ints, slices, Ellipsis and None (newaxis)."""
+    ints or scalar integer tensors, slices of them, Ellipsis and None
+    (newaxis)."""
     if not isinstance(key, tuple):
         key = (key,)
     begin, end, strides = [], [], []
@@ -485,9 +501,9 @@ def _slice_spec(key):
     for i, k in enumerate(key):
         bit = 1 << i
         if isinstance(k, slice):
-            begin.append(0 if k.start is None else int(k.start))
-            end.append(0 if k.stop is None else int(k.stop))
-            strides.append(1 if k.step is None else int(k.step))
+            begin.append(0 if k.start is None else _index(k.start, "a slice's start"))
+            end.append(0 if k.stop is None else _index(k.stop, "a slice's stop"))
+            strides.append(1 if k.step is None else _index(k.step, "a slice's step"))
             masks["begin_mask"] |= bit if k.start is None else 0
             masks["end_mask"] |= bit if k.stop is None else 0
         elif k is Ellipsis:
@@ -496,18 +512,28 @@ def _slice_spec(key):
         elif k is None:
             begin.append(0), end.append(0), strides.append(1)
             masks["new_axis_mask"] |= bit
-        elif isinstance(k, (int, np.integer)):
-            begin.append(int(k)), end.append(int(k) + 1), strides.append(1)
-            masks["shrink_axis_mask"] |= bit
         else:
-            raise TypeError("a tfd.Tensor is indexed by ints, slices, ... and None, not %r" % (k,))
+            k = _index(k, "an index")
+            begin.append(k), strides.append(1)
+            end.append(k + 1 if isinstance(k, int) else _raw.add(k, _c(1, dtype=k.dtype)))
+            masks["shrink_axis_mask"] |= bit
     return begin, end, strides, masks
+
+
+def _index_vector(parts, dtype):
+    """A vector of ints and scalar tensors: a constant when all are ints."""
+    if all(isinstance(p, int) for p in parts):
+        return _c(parts, dtype=dtype)
+    return _raw.pack([_c(p, dtype=dtype) if isinstance(p, int) else
+                      (p if p.dtype == dtype else _raw.cast(p, DstT=dtype.name)) for p in parts])
 
 
 def _getitem(tensor, key):
     begin, end, strides, masks = _slice_spec(key)
-    c = lambda v: _c(v, dtype=dtypes.int32)  # noqa: E731
-    return _raw.strided_slice(tensor, c(begin), c(end), c(strides), **masks)
+    tensors = [p for p in begin + end + strides if not isinstance(p, int)]
+    dtype = dtypes.int64 if any(t.dtype == dtypes.int64 for t in tensors) else dtypes.int32
+    return _raw.strided_slice(tensor, _index_vector(begin, dtype), _index_vector(end, dtype),
+                              _index_vector(strides, dtype), **masks)
 
 
 def _reflected(fn):

@@ -466,3 +466,31 @@ def test_batch_normalization_and_moments_with_gradients():
     check_gradient(normalized, xs, rtol=1e-5, atol=1e-7)
     check_gradient(lambda v: tfd.nn.moments(v, [1])[1] * w[0, :], xs[:4].T.copy())
     check_gradient(lambda v: tfd.nn.moments(v, [0, 1])[0] * 3.0, xs)
+
+
+def test_indexing_by_scalar_tensors_as_tf1():
+    """x[i], x[a:b], x[i, 1:] with i, a, b int32 or int64 scalar tensors
+    (a loop counter, a fed position), mixed with ints, slices, ... and None;
+    the gradient flows back to the rows read."""
+    xs = np.arange(24, dtype=np.float32).reshape(4, 6)
+    x = tfd.constant(xs)
+    i = tfd.placeholder(tfd.int32, [])
+    j = tfd.placeholder(tfd.int64, [])
+    cases = [(x[i], xs[2]), (x[i, 1:], xs[2, 1:]), (x[1:i], xs[1:2]), (x[:, j], xs[:, 3]),
+             (x[i:, ::2], xs[2:, ::2]), (x[j - 1, i], xs[2, 2]), (x[..., i, None], xs[..., 2, None]),
+             (x[-i], xs[-2]), (x[i:j], xs[2:3])]
+    got = run([c for c, _ in cases], {i: 2, j: np.int64(3)})
+    for (tensor, want), value in zip(cases, got):
+        np.testing.assert_array_equal(value, want, err_msg=tensor.name)
+    (g,) = tfd.gradients(tfd.reduce_sum(x[i] * 2.0), [x])
+    want = np.zeros_like(xs)
+    want[1] = 2.0
+    np.testing.assert_array_equal(run(g, {i: 1}), want)
+    with pytest.raises(TypeError, match="must be an int32 or int64 scalar, got float32"):
+        x[tfd.constant(1.0)]
+    with pytest.raises(TypeError, match="must be an int32 or int64 scalar"):
+        x[tfd.constant([1, 2])]
+    with pytest.raises(TypeError, match="not True"):
+        x[True]
+    with pytest.raises(tfd.errors.InvalidArgumentError):
+        run(x[i], {i: 7})  # past the end, at run time
