@@ -80,6 +80,9 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     _refuse("dense", unsupported)
     x = framework.convert_to_tensor(inputs)
     in_dim = _last_dim("dense", x)
+    if len(x.shape.dims) < 2:
+        raise ValueError("tfd.layers.dense: the input %s must have rank 2 or more (a batch of "
+                         "rows), got shape %s" % (x.name, x.shape))
     with variables.variable_scope(name, default_name="dense", reuse=reuse):
         kernel = variables.get_variable("kernel", [in_dim, int(units)], dtype=x.dtype,
                                         initializer=kernel_initializer, trainable=trainable)

@@ -172,6 +172,8 @@ def test_what_tfd_does_not_take_is_refused_by_name():
         tfd.layers.conv2d(x, 2, (3, 0))
     with pytest.raises(ValueError, match="last dimension of the input .* must be known"):
         tfd.layers.dense(tfd.placeholder(tfd.float32, [None, None]), 2)
+    with pytest.raises(ValueError, match="must have rank 2 or more"):
+        tfd.layers.dense(tfd.placeholder(tfd.float32, [5]), 2)
 
 
 def test_a_small_convnet_of_layers_learns():
