@@ -130,14 +130,27 @@ class StridedSliceGradOp : public OpKernel {
 
 // The output shape when begin, end and strides are constants and the
 // input's rank is known; unknown otherwise.
+// With bounds known only at run time, what the masks and strides still
+// tell: the rank, new axes, dimensions sliced whole (TF1's shape function
+// keeps them too).
 Status StridedSliceShapeFrom(InferenceContext& c, const PartialShape& input, int first) {
   std::optional<std::vector<int64_t>> v[3];
   for (int i = 0; i < 3; ++i) v[i] = c.InputAsInts(first + i);
-  if (!input.rank_known() || !v[0] || !v[1] || !v[2]) {
+  const PartialShape& begin = c.input(first);
+  const int n =
+      v[2] ? static_cast<int>(v[2]->size())
+           : (begin.rank() == 1 && begin.dim(0) >= 0 ? static_cast<int>(begin.dim(0)) : -1);
+  if (!input.rank_known() || n < 0) {
     c.set_output(0, PartialShape::Unknown());
     return OkStatus();
   }
   TFD_ASSIGN_OR_RETURN(StridedSliceMasks masks, MasksFromAttrs(c.attrs()));
+  if (!v[0] || !v[1] || !v[2]) {
+    TFD_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                         StridedSliceDimsWithUnknownBounds(input.dims(), n, v[2], masks));
+    c.set_output(0, PartialShape(std::move(dims)));
+    return OkStatus();
+  }
   TFD_ASSIGN_OR_RETURN(StridedSliceSpec s,
                        ResolveStridedSlice(input.dims(), *v[0], *v[1], *v[2], masks));
   c.set_output(0, PartialShape(s.final_dims));

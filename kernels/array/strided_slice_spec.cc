@@ -96,6 +96,29 @@ Status ResolveDim(int i, int64_t dim, const DenseSpec& d, int64_t* begin, int64_
 
 }  // namespace
 
+StatusOr<std::vector<int64_t>> StridedSliceDimsWithUnknownBounds(
+    const std::vector<int64_t>& dims, int n, const std::optional<std::vector<int64_t>>& strides,
+    const StridedSliceMasks& masks) {
+  const std::vector<int64_t> zeros(n, 0);
+  TFD_ASSIGN_OR_RETURN(DenseSpec d,
+                       Densify(static_cast<int>(dims.size()), zeros, zeros,
+                               strides ? *strides : std::vector<int64_t>(n, 1), masks));
+  std::vector<int64_t> out;
+  for (const int64_t g : d.gather) {
+    if (g == kShrunk) continue;
+    if (g == kNewAxis) {
+      out.push_back(1);
+      continue;
+    }
+    const int i = static_cast<int>(g);
+    const int64_t stride = d.stride[i] < 0 ? -d.stride[i] : d.stride[i];
+    const bool whole = Bit(d.begin_mask, i) && Bit(d.end_mask, i);
+    out.push_back(whole && strides && stride > 0 && dims[i] >= 0 ? (dims[i] + stride - 1) / stride
+                                                                 : -1);
+  }
+  return out;
+}
+
 StatusOr<StridedSliceMasks> MasksFromAttrs(const AttrMap& attrs) {
   StridedSliceMasks m;
   const std::pair<const char*, int64_t*> fields[] = {

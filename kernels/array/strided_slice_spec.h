@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/attr_value.h"
@@ -44,5 +45,16 @@ StatusOr<StridedSliceSpec> ResolveStridedSlice(const std::vector<int64_t>& dims,
                                                const std::vector<int64_t>& end,
                                                const std::vector<int64_t>& strides,
                                                const StridedSliceMasks& masks);
+
+// The output's dimensions when begin and end are not known before the run
+// (x[i] with i a tensor): a new axis is 1, a dimension sliced whole (both
+// masks set) is its extent over the stride when both are known, and every
+// other dimension is -1; shrunk ones are left out. `n` is the number of
+// entries in the slice; `strides` are theirs when known (else every
+// dimension but the new axes is -1). INVALID_ARGUMENT as ResolveStridedSlice
+// for a slice of more dimensions than the input has.
+StatusOr<std::vector<int64_t>> StridedSliceDimsWithUnknownBounds(
+    const std::vector<int64_t>& dims, int n, const std::optional<std::vector<int64_t>>& strides,
+    const StridedSliceMasks& masks);
 
 }  // namespace tfd::kernels::array

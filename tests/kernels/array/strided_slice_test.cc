@@ -236,6 +236,41 @@ TEST_CASE("StridedSlice's shape function knows constant slices") {
   CHECK(c.outputs()[0] == PartialShape({3, 1, 7}));
 }
 
+// x[i], x[:, ::-2, i], x[i, None], x[1:i] with i known at run time only: the
+// rank, the new axes and the dimensions sliced whole are still known.
+TEST_CASE("StridedSlice's shape function keeps what bounds known only at run time leave") {
+  const OpRegistration* reg = Ops().Find("StridedSlice");
+  REQUIRE(reg != nullptr);
+  struct Case {
+    std::vector<Item> spec;
+    bool strides_known;
+    PartialShape want;
+  };
+  const Case cases[] = {
+      {{I(0)}, true, PartialShape({6, -1})},
+      {{S({}, {}), S({}, {}, -2), I(0)}, true, PartialShape({4, 3})},
+      {{I(0), kNew}, true, PartialShape({1, 6, -1})},
+      {{S(1, 2)}, true, PartialShape({-1, 6, -1})},
+      {{S({}, {}), S({}, {}, 2)}, false, PartialShape({-1, -1, -1})},
+  };
+  for (const Case& k : cases) {
+    const Encoded e = Encode(k.spec);
+    AttrMap attrs = e.masks;
+    attrs["T"] = DType::kFloat32;
+    attrs["Index"] = DType::kInt64;
+    REQUIRE(CompleteAndCheckAttrs(reg->def, attrs).ok());
+    auto types_in = ArgTypes(reg->def.inputs, attrs);
+    REQUIRE(types_in.ok());
+    const Tensor st = I64(e.strides);
+    const int64_t n = static_cast<int64_t>(e.strides.size());
+    InferenceContext c(attrs, {PartialShape({4, 6, -1}), {n}, {n}, {n}}, *types_in,
+                       {nullptr, nullptr, nullptr, k.strides_known ? &st : nullptr}, 1);
+    INFO("want " << k.want.ToString());
+    REQUIRE(reg->shape_fn(c).ok());
+    CHECK(c.outputs()[0] == k.want);
+  }
+}
+
 TEST_CASE("StridedSliceGrad scatters dy back, matching finite differences") {
   const std::vector<int64_t> dims = {4, 5, 3};
   const Tensor x = F64(Iota(60), TensorShape(dims));
