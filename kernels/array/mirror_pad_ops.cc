@@ -70,13 +70,22 @@ void ForEachMirrored(const std::vector<int64_t>& in_dims, const std::vector<int6
   }
 }
 
-class MirrorPadOp : public OpKernel {
+// Both kernels' mode, read from the attr once.
+class MirrorKernel : public OpKernel {
  public:
-  explicit MirrorPadOp(OpKernelConstruction& c) : OpKernel(c) {
+  explicit MirrorKernel(OpKernelConstruction& c) : OpKernel(c) {
     auto symmetric = SymmetricFrom(c.attrs());
     if (symmetric.ok()) symmetric_ = *symmetric;
     c.SetStatus(symmetric.status());
   }
+
+ protected:
+  bool symmetric_ = false;
+};
+
+class MirrorPadOp : public MirrorKernel {
+ public:
+  using MirrorKernel::MirrorKernel;
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& in = ctx.input(0);
@@ -94,20 +103,13 @@ class MirrorPadOp : public OpKernel {
     ForEachMirrored(dims, out_dims, *pads, symmetric_,
                     [&](int64_t to, int64_t from) { CopyElements(in, from, *out, to, 1); });
   }
-
- private:
-  bool symmetric_ = false;
 };
 
 // dy of the padded shape summed back onto the input's: each padded element
 // onto the element it copied.
-class MirrorPadGradOp : public OpKernel {
+class MirrorPadGradOp : public MirrorKernel {
  public:
-  explicit MirrorPadGradOp(OpKernelConstruction& c) : OpKernel(c) {
-    auto symmetric = SymmetricFrom(c.attrs());
-    if (symmetric.ok()) symmetric_ = *symmetric;
-    c.SetStatus(symmetric.status());
-  }
+  using MirrorKernel::MirrorKernel;
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& dy = ctx.input(0);
@@ -135,9 +137,6 @@ class MirrorPadGradOp : public OpKernel {
         ctx.SetStatus(
             errors::InvalidArgument("MirrorPadGrad: unsupported dtype ", DTypeName(dy.dtype()))));
   }
-
- private:
-  bool symmetric_ = false;
 };
 
 // The input's shape: the padded one, each dimension shrunk by its paddings.

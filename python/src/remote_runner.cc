@@ -223,10 +223,17 @@ void RemoteRunner::CheckOpen() const {
   if (closed_) ThrowIfError(errors::FailedPrecondition("this session is closed"));
 }
 
-Status RemoteRunner::SendGraphIfGrown(Lane& lane, const GraphDef& def, bool resend) {
-  if (!resend) return OkStatus();
+StatusOr<bool> RemoteRunner::SyncGraph(Lane& lane, const GraphBuilder& graph, int nodes) {
+  if (lane.synced_nodes == nodes) return false;  // the common case: no GIL on the step's path
+  GraphDef def;
+  {
+    py::gil_scoped_acquire gil;
+    def = graph.ToGraphDef();
+  }
   // A new session on the master: the tasks' variables and queues stay.
-  return lane.client->CreateSession(def);
+  TFD_RETURN_IF_ERROR(lane.client->CreateSession(def));
+  lane.synced_nodes = static_cast<int>(def.nodes.size());
+  return true;
 }
 
 py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
@@ -239,17 +246,11 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
   const int nodes = graph.num_nodes();
-  GraphDef def;  // what a lane without this graph needs, made with the GIL
   bool sent = false;
   OnLane(nullptr, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
-    const bool resend = lane.synced_nodes != nodes;
-    if (resend) {
-      py::gil_scoped_acquire gil;
-      def = graph.ToGraphDef();
-    }
-    Status s = SendGraphIfGrown(lane, def, resend);
-    sent = resend && s.ok();
-    if (sent) lane.synced_nodes = nodes;
+    auto synced = SyncGraph(lane, graph, nodes);
+    sent = synced.ok() && *synced;
+    Status s = synced.status();
     kj::Promise<void> watch = nullptr;
     if (s.ok()) s = WatchForClose(lane, watch);
     out = s.ok() ? lane.client->Run(tensors, fetches, targets, options) : s;
@@ -268,20 +269,13 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
   ThrowIfError(CheckSameGraph(graph_, graph));
   CheckOpen();
   const int nodes = graph.num_nodes();
-  GraphDef def;
   bool sent = false;
   StatusOr<CallableOn> made = Status();
   OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
-    const bool resend = lane.synced_nodes != nodes;
-    if (resend) {
-      py::gil_scoped_acquire gil;
-      def = graph.ToGraphDef();
-    }
-    Status s = SendGraphIfGrown(lane, def, resend);
-    sent = resend && s.ok();
-    if (sent) lane.synced_nodes = nodes;
-    auto handle = s.ok() ? lane.client->MakeCallable(feeds, fetches, targets)
-                         : StatusOr<Client::CallableHandle>(s);
+    auto synced = SyncGraph(lane, graph, nodes);
+    sent = synced.ok() && *synced;
+    auto handle = synced.ok() ? lane.client->MakeCallable(feeds, fetches, targets)
+                              : StatusOr<Client::CallableHandle>(synced.status());
     made = handle.ok() ? StatusOr<CallableOn>(CallableOn{&lane, *handle})
                        : StatusOr<CallableOn>(handle.status());
   });

@@ -154,11 +154,11 @@ class RemoteRunner {
   // FAILED_PRECONDITION once the close has begun: the step is not sent.
   static Status WatchForClose(Lane& lane, kj::Promise<void>& watch);
   static void EndWatchForClose(Lane& lane);
-  // A new session on `lane`'s master when the graph grew since it last sent
-  // it (`def` non-empty). On the loop thread.
-  static Status SendGraphIfGrown(Lane& lane, const GraphDef& def, bool resend);
-  // With the GIL: the graph `lane` sent, if it sent one.
-  void MarkSent(Lane& lane, const GraphBuilder& graph, int nodes, bool sent);
+  // On the loop thread, holding `lane`: a new session on its master when
+  // `graph` (`nodes` long, read by the caller with the GIL) grew since the
+  // lane last sent it, the GIL taken only then. Whether it sent one; the
+  // lane's synced_nodes follow.
+  static StatusOr<bool> SyncGraph(Lane& lane, const GraphBuilder& graph, int nodes);
 
   // Raises FAILED_PRECONDITION once Close has run.
   void CheckOpen() const;

@@ -16,16 +16,13 @@ def _rate_and_step(learning_rate, global_step, what):
     """The learning rate as a float tensor, and global_step as that dtype."""
     if global_step is None:
         raise ValueError("%s requires global_step" % what)
-    lr = framework.convert_to_tensor(learning_rate) \
-        if isinstance(learning_rate, framework.Tensor) or hasattr(learning_rate, "_as_tensor") \
-        else framework.constant(float(learning_rate), dtype="float32")
+    # A Python number is float32, as TF1's; a tensor or variable as it is.
+    lr = framework.convert_to_tensor(learning_rate if not isinstance(learning_rate, int)
+                                     else float(learning_rate))
     if not lr.dtype.is_floating:
         raise TypeError("%s: the learning rate %s is %s, not a floating-point tensor"
                         % (what, lr.name, lr.dtype.name))
-    step = framework._as_graph_element(global_step) \
-        if isinstance(global_step, framework.Tensor) or hasattr(global_step, "_as_tensor") \
-        else framework.constant(global_step, dtype=lr.dtype)
-    return lr, _as(step, lr.dtype)
+    return lr, _as(framework.convert_to_tensor(global_step), lr.dtype)
 
 
 def _as(x, dtype):
