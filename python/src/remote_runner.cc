@@ -13,6 +13,31 @@ namespace tfd::python {
 
 namespace py = pybind11;
 
+namespace {
+
+// What a call that waited its deadline out for a lane answers.
+Status NoLaneFree(bool callable, size_t max_lanes) {
+  if (callable) {
+    return errors::DeadlineExceeded(
+        "the callable's connection stayed busy with another thread's call until the deadline");
+  }
+  return errors::DeadlineExceeded(
+      "every connection of this session stayed busy with another thread's call until the "
+      "deadline (a session opens at most ",
+      max_lanes, ")");
+}
+
+// What is left of a step's timeout once it has a lane; 0 (none) stays so.
+std::chrono::milliseconds Remaining(std::chrono::milliseconds timeout,
+                                    std::chrono::steady_clock::time_point deadline) {
+  if (timeout.count() <= 0) return timeout;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
 LoopThread::LoopThread() : thread_([this] { Loop(); }) {}
 
 LoopThread::~LoopThread() {
@@ -126,6 +151,7 @@ void RemoteRunner::Release(Lane& lane) {
 }
 
 StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(Lane* want,
+                                                    std::chrono::steady_clock::time_point deadline,
                                                     std::optional<py::error_already_set>* raised) {
   MutexLock lock(lanes_mu_);
   for (;;) {
@@ -150,7 +176,9 @@ StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(Lane* want,
       idle_.push_back(lanes_.back().get());  // for Close to release
       return errors::FailedPrecondition("this session is closed");
     }
-    lock.WaitUntil(lane_free_, std::chrono::steady_clock::now() + kSignalPoll);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return NoLaneFree(want != nullptr, kMaxLanes);
+    lock.WaitUntil(lane_free_, std::min(deadline, now + kSignalPoll));
     if (raised == nullptr) continue;
     lock.Unlock();
     *raised = RaisedBySignalHandlers();
@@ -158,6 +186,11 @@ StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(Lane* want,
     lock.Lock();
     if (*raised) return nullptr;
   }
+}
+
+std::chrono::steady_clock::time_point RemoteRunner::LaneDeadline(
+    std::chrono::milliseconds timeout) const {
+  return std::chrono::steady_clock::now() + (timeout.count() > 0 ? timeout : timeout_);
 }
 
 void RemoteRunner::Return(Lane* lane) {
@@ -171,13 +204,14 @@ void RemoteRunner::Return(Lane* lane) {
 // Python runs signal handlers on its main thread only, between bytecodes:
 // without the polls, Ctrl-C during a step blocked on a queue or a lost task
 // (or waiting for another thread's) would wait for the step's deadline.
-void RemoteRunner::OnLane(Lane* want, bool interruptible,
+void RemoteRunner::OnLane(Lane* want, std::chrono::steady_clock::time_point deadline,
+                          bool interruptible,
                           const std::function<void(Lane&, kj::AsyncIoContext&)>& job) {
   std::optional<py::error_already_set> raised;
   Status ran;
   {
     py::gil_scoped_release release;
-    auto lane = Acquire(want, interruptible ? &raised : nullptr);
+    auto lane = Acquire(want, deadline, interruptible ? &raised : nullptr);
     if (!lane.ok()) {
       ran = lane.status();
     } else if (*lane != nullptr) {
@@ -247,12 +281,14 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
   StatusOr<Client::RunOutput> out = Status();
   const int nodes = graph.num_nodes();
   bool sent = false;
-  OnLane(nullptr, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
+  const auto deadline = LaneDeadline(options.timeout);
+  OnLane(nullptr, deadline, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
     auto synced = SyncGraph(lane, graph, nodes);
     sent = synced.ok() && *synced;
     Status s = synced.status();
     kj::Promise<void> watch = nullptr;
     if (s.ok()) s = WatchForClose(lane, watch);
+    options.timeout = Remaining(options.timeout, deadline);
     out = s.ok() ? lane.client->Run(tensors, fetches, targets, options) : s;
     EndWatchForClose(lane);
     tensors.clear();
@@ -271,7 +307,7 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
   const int nodes = graph.num_nodes();
   bool sent = false;
   StatusOr<CallableOn> made = Status();
-  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+  OnLane(nullptr, LaneDeadline({}), /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
     auto synced = SyncGraph(lane, graph, nodes);
     sent = synced.ok() && *synced;
     auto handle = synced.ok() ? lane.client->MakeCallable(feeds, fetches, targets)
@@ -304,9 +340,11 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
-  OnLane(on.lane, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
+  const auto deadline = LaneDeadline(options.timeout);
+  OnLane(on.lane, deadline, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
     kj::Promise<void> watch = nullptr;
     Status s = WatchForClose(lane, watch);
+    options.timeout = Remaining(options.timeout, deadline);
     out = s.ok() ? lane.client->RunCallable(on.handle, tensors, options) : s;
     EndWatchForClose(lane);
     tensors.clear();
@@ -333,7 +371,7 @@ py::list CheckpointsToPython(const std::vector<TaskCheckpoints>& tasks) {
 py::list RemoteRunner::SaveCheckpoint(int64_t step) {
   CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
-  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+  OnLane(nullptr, LaneDeadline({}), /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
     out = lane.client->SaveCheckpoint(step < 0 ? std::nullopt : std::optional<int64_t>(step),
                                       timeout_);
   });
@@ -343,8 +381,9 @@ py::list RemoteRunner::SaveCheckpoint(int64_t step) {
 void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double timeout_s) {
   CheckOpen();
   Status out;
-  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
-    out = lane.client->WaitInitialized(names, Millis(timeout_s));
+  const auto deadline = LaneDeadline(Millis(timeout_s));
+  OnLane(nullptr, deadline, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+    out = lane.client->WaitInitialized(names, Remaining(Millis(timeout_s), deadline));
   });
   ThrowIfError(out);
 }
@@ -352,7 +391,7 @@ void RemoteRunner::WaitInitialized(const std::vector<std::string>& names, double
 py::list RemoteRunner::RestoreCheckpoint(int64_t step) {
   CheckOpen();
   StatusOr<std::vector<TaskCheckpoints>> out = Status();
-  OnLane(nullptr, /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
+  OnLane(nullptr, LaneDeadline({}), /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
     out = lane.client->RestoreCheckpoint(step < 0 ? Client::kLatestCheckpoint : step, timeout_);
   });
   return CheckpointsToPython(ValueOrThrow(std::move(out)));

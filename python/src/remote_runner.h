@@ -68,7 +68,9 @@ class RemoteRunner {
   // Connects to `target` ("host:port"), logging in with the token in
   // `token_file` ("" for none; else TFD_AUTH_TOKEN_FILE) and TLS from the
   // three files (all or none; else TFD_TLS_*). `timeout_s` bounds the
-  // connection and each call but Run.
+  // connection and each call but a step's. A step's own timeout bounds the
+  // whole call, its wait for a free connection too (when threads hold all
+  // kMaxLanes); a step given none waits `timeout_s` at most for one.
   RemoteRunner(const std::string& target, const std::string& token_file, const TlsFiles& tls,
                double timeout_s);
   ~RemoteRunner();
@@ -134,14 +136,20 @@ class RemoteRunner {
   // to come free; `want` (a callable's lane): that one. Without the GIL.
   // With `interruptible`, Python's signal handlers run every kSignalPoll
   // while it waits: null, the session closing and the exception kept in
-  // `raised`, when one raised. FAILED_PRECONDITION once closed.
-  StatusOr<Lane*> Acquire(Lane* want, std::optional<pybind11::error_already_set>* raised);
+  // `raised`, when one raised. FAILED_PRECONDITION once closed;
+  // DEADLINE_EXCEEDED when none came free by `deadline`.
+  StatusOr<Lane*> Acquire(Lane* want, std::chrono::steady_clock::time_point deadline,
+                          std::optional<pybind11::error_already_set>* raised);
   void Return(Lane* lane);
   StatusOr<std::unique_ptr<Lane>> OpenLane();
   // Runs `job` on a lane held (the Client of its loop), waiting without the
-  // GIL; the step's calls (`interruptible`) as Close describes for signals.
-  void OnLane(Lane* want, bool interruptible,
+  // GIL, for a lane until `deadline`; the step's calls (`interruptible`) as
+  // Close describes for signals.
+  void OnLane(Lane* want, std::chrono::steady_clock::time_point deadline, bool interruptible,
               const std::function<void(Lane&, kj::AsyncIoContext&)>& job);
+  // When a call given `timeout` (0: none, the session's timeout bounds its
+  // wait for a lane) must have a lane.
+  std::chrono::steady_clock::time_point LaneDeadline(std::chrono::milliseconds timeout) const;
   // Drops a lane's client on its loop, then ends the thread; once.
   static void Release(Lane& lane);
   // Has every lane's loop send its session's close for a step waiting on

@@ -297,6 +297,25 @@ def test_close_cancels_the_blocked_runs_of_every_thread(cluster_factory):
             again.run(take, timeout=1)  # the one value was the only one
 
 
+def test_a_call_that_finds_every_connection_busy_keeps_its_deadline(cluster_factory):
+    """Sixteen threads blocked in dequeues hold every connection a session
+    opens: a step from a seventeenth waits for one no longer than its own
+    timeout; a callable's step (none given) for its busy connection, and
+    make_callable, no longer than the session's timeout."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    take, put = _queue_on_ps(cluster)
+    sess = tfd.Session(cluster.address("worker", 0), timeout=3)
+    enqueue = sess.make_callable(put)  # on the first connection, before it is held
+    joins = [start_on_thread(lambda: sess.run(take, timeout=120)) for _ in range(16)]
+    _wait_for_graphs(cluster, "ps", 16)
+    for call in (lambda: sess.run(put, timeout=1), enqueue, lambda: sess.make_callable(put)):
+        with pytest.raises(tfd.errors.DeadlineExceededError):
+            call()
+    sess.close()
+    for join in joins:
+        assert isinstance(join(60), tfd.errors.CancelledError)
+
+
 def test_close_on_another_thread_cancels_a_run_blocked_on_a_queue(cluster_factory):
     """TF1's Session.close: a run blocked in a dequeue from an empty queue
     (on the ps) raises CancelledError when another thread closes its
