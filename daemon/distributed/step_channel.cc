@@ -10,10 +10,6 @@
 namespace tfd {
 namespace {
 
-// How long a master waits past a step's own timeout for the task's answer:
-// the task's deadline fires first and answers; this only catches an answer
-// that was lost with its task.
-constexpr kj::Duration kAnswerGrace = 10 * kj::SECONDS;
 // How long a task tries to log in to a master again to answer it.
 constexpr kj::Duration kAnswerLogin = 5 * kj::SECONDS;
 // How often a master looks for runs past their grace while any wait: one
@@ -76,9 +72,10 @@ class StepChannel::Waiter {
   bool answered_ = false;
 };
 
-StepChannel::StepChannel(TaskEnv& env, Rendezvous& rendezvous)
+StepChannel::StepChannel(TaskEnv& env, Rendezvous& rendezvous, kj::Duration answer_grace)
     : env_(env),
       rendezvous_(rendezvous),
+      answer_grace_(answer_grace),
       offered_(std::make_shared<Offer::Table>()),
       errors_(env.logger, "the step channel"),
       serving_(errors_) {
@@ -153,7 +150,7 @@ kj::Promise<StepStats> StepChannel::Run(const std::string& task, uint64_t handle
                                             " has no data plane"));
   }
   const auto timeout = RequestTimeout(timeout_ms, env_.step_timeout);
-  const kj::Duration wait = timeout.count() * kj::MILLISECONDS + kAnswerGrace;
+  const kj::Duration wait = timeout.count() * kj::MILLISECONDS + answer_grace_;
   const Key key{task, step_id, handle};
   auto answered = kj::newAdaptedPromise<StepStats, Waiter>(
       *this, key, env_.data_plane->timer().now() + wait);
@@ -181,7 +178,7 @@ kj::Promise<void> StepChannel::Sweep() {
       const auto& [task, step_id, handle] = w->key();
       const Status lost =
           errors::DeadlineExceeded(StepOn(step_id, task), ": no answer within its timeout and ",
-                                   kAnswerGrace / kj::SECONDS,
+                                   answer_grace_ / kj::SECONDS,
                                    " s of grace; the task or its answer was lost")
               .WithDetails({.task = task});
       Cancel(task, handle, step_id);  // the task may still hold the partition

@@ -21,8 +21,9 @@
 // - A master waiting for `done` stops with UNAVAILABLE when its endpoint to
 //   the task goes (the control connection dropped, or UCX saw the peer
 //   fail), and with DEADLINE_EXCEEDED once the step's timeout and 10 s more
-//   have passed without an answer (the task answers its own timeout first;
-//   one timer looks for such runs every second, so up to a second later).
+//   (kAnswerGrace) have passed without an answer (the task answers its own
+//   timeout first; one timer looks for such runs every second, so up to a
+//   second later).
 // - A master that gives up on a step (another partition failed, the client
 //   went) sends `cancel`: the partition's waits are cancelled, as abortStep
 //   would.
@@ -56,10 +57,15 @@ namespace tfd {
 
 class StepChannel {
  public:
+  // How long a master waits past a step's own timeout for the task's
+  // answer: the task's deadline fires first and answers; this only catches
+  // an answer lost with its task.
+  static constexpr kj::Duration kAnswerGrace = 10 * kj::SECONDS;
+
   // Runs offered partitions with `rendezvous` (the task's). Without
   // env.data_plane (a test's task) nothing is offered and no run starts:
-  // both fail with UNAVAILABLE.
-  StepChannel(TaskEnv& env, Rendezvous& rendezvous);
+  // both fail with UNAVAILABLE. `answer_grace`: a test's shorter one.
+  StepChannel(TaskEnv& env, Rendezvous& rendezvous, kj::Duration answer_grace = kAnswerGrace);
   ~StepChannel();
   StepChannel(const StepChannel&) = delete;
   StepChannel& operator=(const StepChannel&) = delete;
@@ -130,6 +136,7 @@ class StepChannel {
 
   TaskEnv& env_;
   Rendezvous& rendezvous_;
+  const kj::Duration answer_grace_;
   std::shared_ptr<Offer::Table> offered_;
   std::map<Key, Waiter*> waiting_;
   LogTaskErrors errors_;
