@@ -1,22 +1,23 @@
-// Queue ops: FIFOQueue (creates or finds the resource), QueueEnqueue,
-// QueueEnqueueMany, QueueDequeue, QueueDequeueMany (asynchronous: they wait
-// without holding a thread), QueueSize, QueueClose.
+// Queue ops: FIFOQueue and RandomShuffleQueue (create or find the
+// resource), QueueEnqueue, QueueEnqueueMany, QueueDequeue, QueueDequeueMany,
+// QueueDequeueUpTo (asynchronous: they wait without holding a thread),
+// QueueSize, QueueIsClosed, QueueClose.
 #include <cstring>
 #include <string>
 
 #include "common/op_kernel.h"
 #include "kernels/data_flow/data_flow_ops_internal.h"
-#include "kernels/data_flow/fifo_queue.h"
+#include "kernels/data_flow/queue.h"
 
 namespace tfd::kernels::data_flow {
 namespace {
 
-StatusOr<std::shared_ptr<FIFOQueue>> QueueInput(const OpKernelContext& ctx) {
-  return ctx.input_ref<FIFOQueue>(0);
+StatusOr<std::shared_ptr<Queue>> QueueInput(const OpKernelContext& ctx) {
+  return ctx.input_ref<Queue>(0);
 }
 
 // The op's declared component types against the queue's.
-Status CheckComponentTypes(const FIFOQueue& q, const std::vector<DType>& types) {
+Status CheckComponentTypes(const Queue& q, const std::vector<DType>& types) {
   if (types.size() != q.component_types().size()) {
     return errors::InvalidArgument("queue '", q.name(), "' has ", q.component_types().size(),
                                    " components but the op names ", types.size());
@@ -40,17 +41,42 @@ Status CheckCapacity(int64_t capacity) {
                                  capacity);
 }
 
+// A RandomShuffleQueue that may keep every element it can hold would never
+// hand one out.
+Status CheckMinAfterDequeue(int64_t min_after_dequeue, int64_t capacity) {
+  if (min_after_dequeue < 0) {
+    return errors::InvalidArgument("min_after_dequeue must be >= 0, not ", min_after_dequeue);
+  }
+  if (capacity > 0 && min_after_dequeue >= capacity) {
+    return errors::InvalidArgument("min_after_dequeue (", min_after_dequeue,
+                                   ") must be less than the capacity (", capacity, ")");
+  }
+  return OkStatus();
+}
+
 // Checked when the graph is, so a bad capacity is refused by `tfctl graph
 // validate` and session creation rather than at the first step.
-Status FIFOQueueShape(InferenceContext& c) {
+Status QueueShape(InferenceContext& c) {
   TFD_ASSIGN_OR_RETURN(int64_t capacity, c.GetAttr<int64_t>("capacity"));
   TFD_RETURN_IF_ERROR(CheckCapacity(capacity));
+  if (c.attrs().count("min_after_dequeue") != 0) {
+    TFD_ASSIGN_OR_RETURN(int64_t keep, c.GetAttr<int64_t>("min_after_dequeue"));
+    TFD_RETURN_IF_ERROR(CheckMinAfterDequeue(keep, capacity));
+  }
   return shape_fns::Unknown(c);
 }
 
-class FIFOQueueOp : public OpKernel {
+// FIFOQueue and RandomShuffleQueue: the node's queue, made by its first run.
+class QueueOp : public OpKernel {
  public:
-  explicit FIFOQueueOp(OpKernelConstruction& c) : OpKernel(c) {
+  explicit QueueOp(OpKernelConstruction& c) : OpKernel(c) {
+    if (c.def().name == "RandomShuffleQueue") {
+      Queue::Shuffle shuffle;
+      c.SetStatus(c.GetAttr("min_after_dequeue", &shuffle.min_after_dequeue));
+      c.SetStatus(c.GetAttr("seed", &shuffle.seed));
+      c.SetStatus(c.GetAttr("seed2", &shuffle.seed2));
+      shuffle_ = shuffle;
+    }
     std::vector<PartialShape> shapes;
     c.SetStatus(c.GetAttr("component_types", &component_types_));
     c.SetStatus(c.GetAttr("shapes", &shapes));
@@ -65,23 +91,24 @@ class FIFOQueueOp : public OpKernel {
       auto s = shapes[i].AsTensorShape();
       if (!s) {
         c.SetStatus(errors::InvalidArgument("shape ", i, " is ", shapes[i].ToString(),
-                                            "; a FIFOQueue needs fully defined shapes"));
+                                            "; a queue needs fully defined shapes"));
         return;
       }
       shapes_.push_back(*s);
     }
     c.SetStatus(CheckCapacity(capacity_));
+    if (shuffle_) c.SetStatus(CheckMinAfterDequeue(shuffle_->min_after_dequeue, capacity_));
   }
   bool is_cheap() const override { return true; }
 
   void Compute(OpKernelContext& ctx) override {
     const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
-    auto q = ctx.resources().LookupOrCreate<FIFOQueue>(
-        container_, name, [&]() -> StatusOr<std::shared_ptr<FIFOQueue>> {
-          return std::make_shared<FIFOQueue>(name, component_types_, shapes_, capacity_);
+    auto q = ctx.resources().LookupOrCreate<Queue>(
+        container_, name, [&]() -> StatusOr<std::shared_ptr<Queue>> {
+          return std::make_shared<Queue>(name, component_types_, shapes_, capacity_, shuffle_);
         });
     TFD_OP_REQUIRES_OK(ctx, q.status());
-    TFD_OP_REQUIRES_OK(ctx, (*q)->CheckSameSpec(component_types_, shapes_, capacity_));
+    TFD_OP_REQUIRES_OK(ctx, (*q)->CheckSameSpec(component_types_, shapes_, capacity_, shuffle_));
     ctx.set_output_ref(0, *q);
   }
 
@@ -89,6 +116,7 @@ class FIFOQueueOp : public OpKernel {
   std::vector<DType> component_types_;
   std::vector<TensorShape> shapes_;
   int64_t capacity_ = -1;
+  std::optional<Queue::Shuffle> shuffle_;
   std::string container_, shared_name_;
 };
 
@@ -104,7 +132,7 @@ class QueueEnqueueOp : public AsyncOpKernel {
     auto q = QueueInput(ctx);
     TFD_OP_REQUIRES_OK_ASYNC(ctx, q.status(), done);
     TFD_OP_REQUIRES_OK_ASYNC(ctx, CheckComponentTypes(**q, types_), done);
-    std::vector<FIFOQueue::Tuple> tuples;
+    std::vector<Queue::Tuple> tuples;
     TFD_OP_REQUIRES_OK_ASYNC(ctx, many_ ? SplitBatch(ctx, **q, &tuples) : Single(ctx, **q, &tuples),
                              done);
     (*q)->TryEnqueue(std::move(tuples), &ctx.cancellation(),
@@ -115,9 +143,8 @@ class QueueEnqueueOp : public AsyncOpKernel {
   }
 
  private:
-  static Status Single(const OpKernelContext& ctx, const FIFOQueue& q,
-                       std::vector<FIFOQueue::Tuple>* out) {
-    FIFOQueue::Tuple t;
+  static Status Single(const OpKernelContext& ctx, const Queue& q, std::vector<Queue::Tuple>* out) {
+    Queue::Tuple t;
     for (int i = 1; i < ctx.num_inputs(); ++i) t.push_back(ctx.input(i));
     TFD_RETURN_IF_ERROR(q.ValidateTuple(t));
     out->push_back(std::move(t));
@@ -125,8 +152,8 @@ class QueueEnqueueOp : public AsyncOpKernel {
   }
 
   // Row k of every component makes element k; rows share the inputs' buffers.
-  static Status SplitBatch(const OpKernelContext& ctx, const FIFOQueue& q,
-                           std::vector<FIFOQueue::Tuple>* out) {
+  static Status SplitBatch(const OpKernelContext& ctx, const Queue& q,
+                           std::vector<Queue::Tuple>* out) {
     int64_t batch = -1;
     for (int i = 1; i < ctx.num_inputs(); ++i) {
       const Tensor& c = ctx.input(i);
@@ -143,7 +170,7 @@ class QueueEnqueueOp : public AsyncOpKernel {
       batch = c.dim(0);
     }
     for (int64_t k = 0; k < batch; ++k) {
-      FIFOQueue::Tuple t;
+      Queue::Tuple t;
       for (int i = 1; i < ctx.num_inputs(); ++i) {
         const Tensor& c = ctx.input(i);
         TensorShape row = c.shape();
@@ -180,7 +207,8 @@ class QueueDequeueOp : public AsyncOpKernel {
   explicit QueueDequeueOp(OpKernelConstruction& c) : AsyncOpKernel(c) {
     c.SetStatus(c.GetAttr("component_types", &types_));
     c.SetStatus(c.GetAttr("timeout_ms", &timeout_ms_));
-    many_ = c.def().name == "QueueDequeueMany";
+    many_ = c.def().name != "QueueDequeue";
+    take_ = c.def().name == "QueueDequeueUpTo" ? Queue::Take::kUpTo : Queue::Take::kExactly;
   }
 
   void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
@@ -189,9 +217,9 @@ class QueueDequeueOp : public AsyncOpKernel {
     TFD_OP_REQUIRES_OK_ASYNC(ctx, CheckComponentTypes(**q, types_), done);
     int64_t n = 1;
     if (many_) TFD_OP_REQUIRES_OK_ASYNC(ctx, CountToDequeue(ctx, **q, &n), done);
-    (*q)->TryDequeue(n, &ctx.cancellation(),
+    (*q)->TryDequeue(n, take_, &ctx.cancellation(),
                      [many = many_, &ctx, q = *q, done = std::move(done)](
-                         const Status& s, std::vector<FIFOQueue::Tuple> got) {
+                         const Status& s, std::vector<Queue::Tuple> got) {
                        if (s.ok()) {
                          ctx.SetStatus(many ? Stack(ctx, *q, got) : Single(ctx, got));
                        } else {
@@ -202,26 +230,25 @@ class QueueDequeueOp : public AsyncOpKernel {
   }
 
  private:
-  static Status CountToDequeue(const OpKernelContext& ctx, const FIFOQueue& q, int64_t* n) {
+  static Status CountToDequeue(const OpKernelContext& ctx, const Queue& q, int64_t* n) {
     const Tensor& nt = ctx.input(1);
     if (nt.rank() != 0) return errors::InvalidArgument("n must be a scalar but is ", nt.Describe());
     *n = nt.scalar<int32_t>();
     if (*n < 0) return errors::InvalidArgument("n must be >= 0 but is ", *n);
     if (q.shapes().empty()) {
-      return errors::InvalidArgument("QueueDequeueMany needs queue '", q.name(),
+      return errors::InvalidArgument(ctx.node().op, " needs queue '", q.name(),
                                      "' to have fully defined component shapes");
     }
     return OkStatus();
   }
 
-  static Status Single(OpKernelContext& ctx, std::vector<FIFOQueue::Tuple>& got) {
+  static Status Single(OpKernelContext& ctx, std::vector<Queue::Tuple>& got) {
     for (size_t i = 0; i < got[0].size(); ++i)
       ctx.set_output(static_cast<int>(i), std::move(got[0][i]));
     return OkStatus();
   }
 
-  static Status Stack(OpKernelContext& ctx, const FIFOQueue& q,
-                      const std::vector<FIFOQueue::Tuple>& got) {
+  static Status Stack(OpKernelContext& ctx, const Queue& q, const std::vector<Queue::Tuple>& got) {
     for (size_t i = 0; i < q.shapes().size(); ++i) {
       TensorShape shape = q.shapes()[i];
       shape.InsertDim(0, static_cast<int64_t>(got.size()));
@@ -235,6 +262,7 @@ class QueueDequeueOp : public AsyncOpKernel {
   std::vector<DType> types_;
   int64_t timeout_ms_ = -1;
   bool many_ = false;
+  Queue::Take take_ = Queue::Take::kExactly;
 };
 
 class QueueSizeOp : public OpKernel {
@@ -247,6 +275,19 @@ class QueueSizeOp : public OpKernel {
     Tensor* out;
     TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape(), &out));
     out->scalar<int32_t>() = static_cast<int32_t>((*q)->size());
+  }
+};
+
+class QueueIsClosedOp : public OpKernel {
+ public:
+  using OpKernel::OpKernel;
+  bool is_cheap() const override { return true; }
+  void Compute(OpKernelContext& ctx) override {
+    auto q = QueueInput(ctx);
+    TFD_OP_REQUIRES_OK(ctx, q.status());
+    Tensor* out;
+    TFD_OP_REQUIRES_OK(ctx, ctx.allocate_output(0, TensorShape(), &out));
+    out->scalar<bool>() = (*q)->closed();
   }
 };
 
@@ -265,7 +306,7 @@ class QueueCloseOp : public OpKernel {
   bool cancel_pending_enqueues_ = false;
 };
 
-// The queue's shapes live on the FIFOQueue node, out of reach here: only n
+// The queue's shapes live on the queue's node, out of reach here: only n
 // (its rank, and its sign when it is a constant) can be checked at graph time.
 Status DequeueManyShape(InferenceContext& c) {
   TFD_RETURN_IF_ERROR(c.WithRank(1, 0));
@@ -278,7 +319,7 @@ Status DequeueManyShape(InferenceContext& c) {
 }  // namespace
 
 Status RegisterQueueOps(OpRegistry& r) {
-  TFD_RETURN_IF_ERROR(r.Add<FIFOQueueOp>(
+  TFD_RETURN_IF_ERROR(r.Add<QueueOp>(
       OpDefBuilder("FIFOQueue")
           .Output("handle: Ref(string)")
           .Attr("component_types: list(type) >= 1")
@@ -291,7 +332,25 @@ Status RegisterQueueOps(OpRegistry& r) {
                "container and shared_name (the node name when empty); capacity is positive, "
                "or -1 for unbounded (any other value is INVALID_ARGUMENT when the graph is "
                "checked); shapes = [] allows any. Shape: a reference, no value shape."),
-      FIFOQueueShape));
+      QueueShape));
+  TFD_RETURN_IF_ERROR(r.Add<QueueOp>(
+      OpDefBuilder("RandomShuffleQueue")
+          .Output("handle: Ref(string)")
+          .Attr("component_types: list(type) >= 1")
+          .Attr("shapes: list(shape) >= 0 = []")
+          .Attr("capacity: int = -1")
+          .Attr("min_after_dequeue: int = 0")
+          .Attr("seed: int = 0")
+          .Attr("seed2: int = 0")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("A queue that hands out a random element among those it holds; while open it "
+               "keeps min_after_dequeue of them (a dequeue waits for more), once closed it "
+               "hands out the rest. min_after_dequeue must be below the capacity. seed and "
+               "seed2 key its draws (both 0: a different order every run). Otherwise as "
+               "FIFOQueue. Shape: a reference, no value shape."),
+      QueueShape));
   TFD_RETURN_IF_ERROR(r.Add<QueueEnqueueOp>(
       OpDefBuilder("QueueEnqueue")
           .Input("handle: Ref(string)")
@@ -336,6 +395,19 @@ Status RegisterQueueOps(OpRegistry& r) {
                "have fully defined shapes. Shape: [n] + the queue's component shapes, known at run "
                "time; n must be a scalar."),
       DequeueManyShape));
+  TFD_RETURN_IF_ERROR(r.Add<QueueDequeueOp>(
+      OpDefBuilder("QueueDequeueUpTo")
+          .Input("handle: Ref(string)")
+          .Input("n: int32")
+          .Output("components: component_types")
+          .Attr("component_types: list(type) >= 1")
+          .Attr("timeout_ms: int = -1")
+          .SetIsStateful()
+          .Doc("As QueueDequeueMany, but once the queue is closed and holds fewer than n "
+               "elements (with none on their way) it takes what is left; OUT_OF_RANGE when "
+               "that is nothing. Shape: [<= n] + the queue's component shapes, known at run "
+               "time; n must be a scalar."),
+      DequeueManyShape));
   TFD_RETURN_IF_ERROR(
       r.Add<QueueSizeOp>(OpDefBuilder("QueueSize")
                              .Input("handle: Ref(string)")
@@ -343,6 +415,12 @@ Status RegisterQueueOps(OpRegistry& r) {
                              .SetIsStateful()
                              .Doc("The number of elements in the queue. Shape: []."),
                          shape_fns::Scalar));
+  TFD_RETURN_IF_ERROR(r.Add<QueueIsClosedOp>(OpDefBuilder("QueueIsClosed")
+                                                 .Input("handle: Ref(string)")
+                                                 .Output("is_closed: bool")
+                                                 .SetIsStateful()
+                                                 .Doc("Whether the queue is closed. Shape: []."),
+                                             shape_fns::Scalar));
   TFD_RETURN_IF_ERROR(r.Add<QueueCloseOp>(
       OpDefBuilder("QueueClose")
           .Input("handle: Ref(string)")

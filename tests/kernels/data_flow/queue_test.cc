@@ -1,5 +1,6 @@
 // FIFOQueue ops: order, batches, waiting without a thread, cancellation at
-// the step deadline, close semantics, validation.
+// the step deadline, close semantics, validation (RandomShuffleQueue's own:
+// random_shuffle_queue_test.cc).
 #include <algorithm>
 #include <atomic>
 #include <thread>

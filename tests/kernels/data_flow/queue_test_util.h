@@ -98,12 +98,15 @@ class QueueTestEnv {
                                        cm);
   }
 
-  // A FIFOQueue kernel's output: the queue under `name`.
+  // A FIFOQueue kernel's output (or that of `op`, given `more` attrs): the
+  // queue under `name`.
   std::shared_ptr<ResourceBase> NewQueue(const std::string& name, std::vector<DType> types,
-                                         std::vector<PartialShape> shapes, int64_t capacity) {
+                                         std::vector<PartialShape> shapes, int64_t capacity,
+                                         const std::string& op = "FIFOQueue", AttrMap more = {}) {
     AttrMap attrs{{"component_types", types}, {"capacity", capacity}, {"shared_name", name}};
     if (!shapes.empty()) attrs["shapes"] = shapes;
-    auto out = Run("FIFOQueue", std::move(attrs), {});
+    attrs.insert(more.begin(), more.end());
+    auto out = Run(op, std::move(attrs), {});
     INFO(out.status().ToString());
     REQUIRE(out.ok());
     REQUIRE((*out)[0].is_ref());

@@ -1,5 +1,5 @@
-// FIFOQueue: elements, waiting attempts, and how events complete them.
-#include "kernels/data_flow/fifo_queue.h"
+// Queue: elements, waiting attempts, and how events complete them.
+#include "kernels/data_flow/queue.h"
 
 #include <optional>
 
@@ -7,7 +7,7 @@ namespace tfd::kernels {
 
 // An attempt's token and end are the queue's to change, under its mu_: `mu`
 // refers to it (HeldAs tells the analysis so where the queue holds it).
-struct FIFOQueue::EnqueueAttempt {
+struct Queue::EnqueueAttempt {
   explicit EnqueueAttempt(Mutex& queue_mu) : mu(queue_mu) {}
   Mutex& mu;
   std::vector<Tuple> tuples;
@@ -18,10 +18,11 @@ struct FIFOQueue::EnqueueAttempt {
   bool finished GUARDED_BY(mu) = false;
 };
 
-struct FIFOQueue::DequeueAttempt {
+struct Queue::DequeueAttempt {
   explicit DequeueAttempt(Mutex& queue_mu) : mu(queue_mu) {}
   Mutex& mu;
   int64_t n = 0;
+  Take take = Take::kExactly;
   std::vector<Tuple> taken;  // removed from the queue, not yet handed out
   DequeueDone done;
   CancellationManager* cm = nullptr;
@@ -55,43 +56,57 @@ Status WaitCancelled(const Status& why, const std::string& waiting_for) {
 
 }  // namespace
 
-FIFOQueue::FIFOQueue(std::string name, std::vector<DType> component_types,
-                     std::vector<TensorShape> shapes, int64_t capacity)
+Queue::Queue(std::string name, std::vector<DType> component_types, std::vector<TensorShape> shapes,
+             int64_t capacity, std::optional<Shuffle> shuffle)
     : name_(std::move(name)),
       component_types_(std::move(component_types)),
       shapes_(std::move(shapes)),
-      capacity_(capacity < 0 ? -1 : capacity) {}
+      capacity_(capacity < 0 ? -1 : capacity),
+      shuffle_(shuffle),
+      picks_(shuffle ? std::make_unique<random::GuardedPhilox>(shuffle->seed, shuffle->seed2)
+                     : nullptr) {}
 
-std::string FIFOQueue::CapacityString() const {
+std::string Queue::CapacityString() const {
   return capacity_ < 0 ? "unbounded" : "capacity " + std::to_string(capacity_);
 }
 
-std::string FIFOQueue::DebugString() const {
+std::string Queue::DebugString() const {
   MutexLock lock(mu_);
   return errors::StrCat("queue '", name_, "': ", elements_.size(), " elements, ", CapacityString(),
                         closed_ ? ", closed" : ", open");
 }
 
-ResourceDescription FIFOQueue::Describe() const {
-  return {.kind = "queue",
-          .gauges = {{"size", "Elements waiting in each queue on this task.",
-                      static_cast<double>(size())},
-                     {"capacity", "Each queue's capacity (-1: unbounded).",
-                      static_cast<double>(capacity_)}}};
+ResourceDescription Queue::Describe() const {
+  return {
+      .kind = "queue",
+      .gauges = {
+          {"size", "Elements waiting in each queue on this task.", static_cast<double>(size())},
+          {"capacity", "Each queue's capacity (-1: unbounded).", static_cast<double>(capacity_)}}};
 }
 
-int64_t FIFOQueue::size() const {
+int64_t Queue::size() const {
   MutexLock lock(mu_);
   return static_cast<int64_t>(elements_.size());
 }
 
-bool FIFOQueue::closed() const {
+bool Queue::closed() const {
   MutexLock lock(mu_);
   return closed_;
 }
 
-Status FIFOQueue::CheckSameSpec(const std::vector<DType>& component_types,
-                                const std::vector<TensorShape>& shapes, int64_t capacity) const {
+Status Queue::CheckSameSpec(const std::vector<DType>& component_types,
+                            const std::vector<TensorShape>& shapes, int64_t capacity,
+                            const std::optional<Shuffle>& shuffle) const {
+  if (shuffle.has_value() != shuffle_.has_value()) {
+    return errors::InvalidArgument(
+        "queue '", name_, "' is a ", shuffle_ ? "RandomShuffleQueue" : "FIFOQueue",
+        " but this node declares a ", shuffle ? "RandomShuffleQueue" : "FIFOQueue");
+  }
+  if (shuffle && shuffle->min_after_dequeue != shuffle_->min_after_dequeue) {
+    return errors::InvalidArgument("queue '", name_, "' has min_after_dequeue ",
+                                   shuffle_->min_after_dequeue, " but this node declares ",
+                                   shuffle->min_after_dequeue);
+  }
   if (component_types != component_types_) {
     return errors::InvalidArgument("queue '", name_, "' has component types ",
                                    TypesString(component_types_), " but this node declares ",
@@ -109,7 +124,7 @@ Status FIFOQueue::CheckSameSpec(const std::vector<DType>& component_types,
   return OkStatus();
 }
 
-Status FIFOQueue::ValidateTuple(const Tuple& tuple) const {
+Status Queue::ValidateTuple(const Tuple& tuple) const {
   if (tuple.size() != component_types_.size()) {
     return errors::InvalidArgument("queue '", name_, "' takes ", component_types_.size(),
                                    " components but got ", tuple.size());
@@ -128,7 +143,7 @@ Status FIFOQueue::ValidateTuple(const Tuple& tuple) const {
   return OkStatus();
 }
 
-void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, EnqueueDone done) {
+void Queue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, EnqueueDone done) {
   auto a = std::make_shared<EnqueueAttempt>(mu_);
   a->tuples = std::move(tuples);
   a->done = std::move(done);
@@ -157,9 +172,10 @@ void FIFOQueue::TryEnqueue(std::vector<Tuple> tuples, CancellationManager* cm, E
   for (auto& r : ready) r();
 }
 
-void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done) {
+void Queue::TryDequeue(int64_t n, Take take, CancellationManager* cm, DequeueDone done) {
   auto a = std::make_shared<DequeueAttempt>(mu_);
   a->n = n;
+  a->take = take;
   a->done = std::move(done);
   a->cm = cm;
   std::optional<CancellationManager::Token> token;
@@ -180,7 +196,7 @@ void FIFOQueue::TryDequeue(int64_t n, CancellationManager* cm, DequeueDone done)
   for (auto& r : ready) r();
 }
 
-void FIFOQueue::Close(bool cancel_pending_enqueues) {
+void Queue::Close(bool cancel_pending_enqueues) {
   Ready ready;
   {
     MutexLock lock(mu_);
@@ -200,7 +216,7 @@ void FIFOQueue::Close(bool cancel_pending_enqueues) {
   for (auto& r : ready) r();
 }
 
-void FIFOQueue::FlushLocked(Ready& ready) {
+void Queue::FlushLocked(Ready& ready) {
   bool progress = true;
   while (progress) {
     // Enqueues first, so that after a close the dequeues see every element
@@ -210,7 +226,7 @@ void FIFOQueue::FlushLocked(Ready& ready) {
   }
 }
 
-bool FIFOQueue::FlushEnqueuesLocked(Ready& ready) {
+bool Queue::FlushEnqueuesLocked(Ready& ready) {
   bool progress = false;
   while (!enqueue_waiters_.empty()) {
     const auto a = enqueue_waiters_.front();
@@ -227,7 +243,7 @@ bool FIFOQueue::FlushEnqueuesLocked(Ready& ready) {
   return progress;
 }
 
-bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
+bool Queue::FlushDequeuesLocked(Ready& ready) {
   bool progress = false;
   while (!dequeue_waiters_.empty()) {
     const auto a = dequeue_waiters_.front();
@@ -235,11 +251,18 @@ bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
     if (closed_) {
       size_t coming = 0;
       for (const auto& e : enqueue_waiters_) coming += e->tuples.size() - e->next;
-      if (elements_.size() + coming < need) {
-        // Can never be served: put back what it took, in order, and fail.
-        const int64_t have = static_cast<int64_t>(elements_.size() + a->taken.size());
-        for (size_t i = a->taken.size(); i-- > 0;) elements_.push_front(std::move(a->taken[i]));
-        a->taken.clear();
+      const size_t left = elements_.size() + a->taken.size();
+      if (elements_.size() + coming < need && coming == 0 && a->take == Take::kUpTo && left > 0) {
+        while (!elements_.empty()) a->taken.push_back(TakeOneLocked());
+        dequeue_waiters_.pop_front();
+        FinishDequeueLocked(a, OkStatus(), ready);
+        progress = true;
+        continue;
+      }
+      if (elements_.size() + coming < need && (a->take == Take::kExactly || coming == 0)) {
+        // Can never be served: put back what it took and fail.
+        const int64_t have = static_cast<int64_t>(left);
+        PutBackLocked(a->taken);
         dequeue_waiters_.pop_front();
         FinishDequeueLocked(a,
                             errors::OutOfRange("queue '", name_,
@@ -253,9 +276,8 @@ bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
     }
     // Take what is there, so a DequeueMany larger than the capacity makes
     // room for the enqueues it waits for.
-    for (size_t i = 0; i < need && !elements_.empty(); ++i) {
-      a->taken.push_back(std::move(elements_.front()));
-      elements_.pop_front();
+    for (size_t i = 0, n = std::min(need, TakeableLocked()); i < n; ++i) {
+      a->taken.push_back(TakeOneLocked());
       progress = true;
     }
     if (static_cast<int64_t>(a->taken.size()) < a->n) break;
@@ -266,8 +288,33 @@ bool FIFOQueue::FlushDequeuesLocked(Ready& ready) {
   return progress;
 }
 
-void FIFOQueue::FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s,
-                                    Ready& ready) {
+size_t Queue::TakeableLocked() const {
+  if (!shuffle_ || closed_) return elements_.size();
+  const auto keep = static_cast<size_t>(shuffle_->min_after_dequeue);
+  return elements_.size() > keep ? elements_.size() - keep : 0;
+}
+
+Queue::Tuple Queue::TakeOneLocked() {
+  if (shuffle_) {
+    // Any element, swapped to the back so taking it is O(1).
+    const size_t pick = picks_->Reserve(2).Next64() % elements_.size();
+    std::swap(elements_[pick], elements_.back());
+    Tuple t = std::move(elements_.back());
+    elements_.pop_back();
+    return t;
+  }
+  Tuple t = std::move(elements_.front());
+  elements_.pop_front();
+  return t;
+}
+
+void Queue::PutBackLocked(std::vector<Tuple>& taken) {
+  // In order at the front of a FIFO queue, as if never taken.
+  for (size_t i = taken.size(); i-- > 0;) elements_.push_front(std::move(taken[i]));
+  taken.clear();
+}
+
+void Queue::FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s, Ready& ready) {
   HeldAs same(Held(mu_), a->mu);
   a->finished = true;
   ready.push_back([a, s = std::move(s), token = a->token] {
@@ -279,8 +326,7 @@ void FIFOQueue::FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, St
   });
 }
 
-void FIFOQueue::FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s,
-                                    Ready& ready) {
+void Queue::FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s, Ready& ready) {
   HeldAs same(Held(mu_), a->mu);
   a->finished = true;
   ready.push_back([a, s = std::move(s), token = a->token, got = std::move(a->taken)]() mutable {
@@ -290,7 +336,7 @@ void FIFOQueue::FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, St
   });
 }
 
-void FIFOQueue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const Status& why) {
+void Queue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const Status& why) {
   Ready ready;
   {
     MutexLock lock(mu_);
@@ -315,7 +361,7 @@ void FIFOQueue::CancelEnqueue(const std::shared_ptr<EnqueueAttempt>& a, const St
   for (auto& r : ready) r();
 }
 
-void FIFOQueue::CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const Status& why) {
+void Queue::CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const Status& why) {
   Ready ready;
   {
     MutexLock lock(mu_);
@@ -330,8 +376,7 @@ void FIFOQueue::CancelDequeue(const std::shared_ptr<DequeueAttempt>& a, const St
     const size_t available = elements_.size() + a->taken.size();
     const std::string state =
         available == 0 ? "empty" : errors::StrCat(available, " elements, ", a->n, " requested");
-    for (size_t i = a->taken.size(); i-- > 0;) elements_.push_front(std::move(a->taken[i]));
-    a->taken.clear();
+    PutBackLocked(a->taken);
     a->token.reset();
     FinishDequeueLocked(a,
                         WaitCancelled(why, errors::StrCat("dequeuing from queue '", name_, "' (",
