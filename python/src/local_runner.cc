@@ -67,10 +67,25 @@ Status LocalRunner::Sync(const GraphBuilder& graph) {
 py::list LocalRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
                           const std::vector<std::string>& fetches,
                           const std::vector<std::string>& targets, double timeout_s) {
+  return ToNumpy(Step(graph, feeds, fetches, targets, timeout_s, /*trace=*/false).fetches);
+}
+
+py::tuple LocalRunner::RunTraced(const GraphBuilder& graph, const PyFeeds& feeds,
+                                 const std::vector<std::string>& fetches,
+                                 const std::vector<std::string>& targets, double timeout_s) {
+  LocalSession::RunOutput out = Step(graph, feeds, fetches, targets, timeout_s, /*trace=*/true);
+  return py::make_tuple(ToNumpy(std::move(out.fetches)), StatsToPython(out.stats));
+}
+
+LocalSession::RunOutput LocalRunner::Step(const GraphBuilder& graph, const PyFeeds& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets, double timeout_s,
+                                          bool trace) {
   ThrowIfError(Sync(graph));
   LocalSession::Feeds tensors = TensorFeeds(feeds, /*local=*/true);
   LocalSession::RunOptions options;
   options.deadline = Millis(timeout_s);
+  options.trace = trace;
   // Ctrl-C cancels the step; the session goes on (RemoteRunner closes
   // its, having no other way to cancel one step).
   std::optional<py::error_already_set> raised;
@@ -81,8 +96,7 @@ py::list LocalRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
     out = session_->Run(tensors, fetches, targets, options);
   }
   if (raised) throw std::move(*raised);
-  ThrowIfError(out.status());
-  return ToNumpy(std::move(out->fetches));
+  return ValueOrThrow(std::move(out));
 }
 
 void LocalRunner::Close() {

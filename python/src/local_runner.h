@@ -35,12 +35,20 @@ class LocalRunner {
   pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
                      const std::vector<std::string>& fetches,
                      const std::vector<std::string>& targets, double timeout_s);
+  // Run, traced: (the fetches, what each node ran: StatsToPython).
+  pybind11::tuple RunTraced(const GraphBuilder& graph, const PyFeeds& feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::string>& targets, double timeout_s);
   // Cancels the steps running in this session (from other threads) and
   // refuses later ones: LocalSession::Close.
   void Close();
 
  private:
   Status Sync(const GraphBuilder& graph);
+  LocalSession::RunOutput Step(const GraphBuilder& graph, const PyFeeds& feeds,
+                               const std::vector<std::string>& fetches,
+                               const std::vector<std::string>& targets, double timeout_s,
+                               bool trace);
 
   const OpRegistry& registry_;
   // Declared first so that it is destroyed last: no pool thread runs a

@@ -77,6 +77,7 @@ void BindSessions(py::module_& m) {
         return std::make_unique<LocalRunner>(ProcessRegistry(), io_dirs);
       }))
       .def("run", &LocalRunner::Run)
+      .def("run_traced", &LocalRunner::RunTraced)
       .def("close", &LocalRunner::Close);
   py::class_<RemoteRunner>(m, "RemoteRunner")
       .def(py::init([](const std::string& target, const std::string& token_file,
@@ -86,6 +87,7 @@ void BindSessions(py::module_& m) {
                                               timeout_s);
       }))
       .def("run", &RemoteRunner::Run)
+      .def("run_traced", &RemoteRunner::RunTraced)
       .def("make_callable", &RemoteRunner::MakeCallable)
       .def("run_callable", &RemoteRunner::RunCallable)
       .def("save_checkpoint", &RemoteRunner::SaveCheckpoint)

@@ -273,11 +273,26 @@ StatusOr<bool> RemoteRunner::SyncGraph(Lane& lane, const GraphBuilder& graph, in
 py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
                            const std::vector<std::string>& fetches,
                            const std::vector<std::string>& targets, double timeout_s) {
+  return ToNumpy(Step(graph, feeds, fetches, targets, timeout_s, /*trace=*/false).fetches);
+}
+
+py::tuple RemoteRunner::RunTraced(const GraphBuilder& graph, const PyFeeds& feeds,
+                                  const std::vector<std::string>& fetches,
+                                  const std::vector<std::string>& targets, double timeout_s) {
+  Client::RunOutput out = Step(graph, feeds, fetches, targets, timeout_s, /*trace=*/true);
+  return py::make_tuple(ToNumpy(std::move(out.fetches)), StatsToPython(out.stats));
+}
+
+Client::RunOutput RemoteRunner::Step(const GraphBuilder& graph, const PyFeeds& feeds,
+                                     const std::vector<std::string>& fetches,
+                                     const std::vector<std::string>& targets, double timeout_s,
+                                     bool trace) {
   ThrowIfError(CheckSameGraph(graph_, graph));
   CheckOpen();
   Client::Feeds tensors = TensorFeeds(feeds, /*local=*/false);
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
+  options.trace = trace;
   StatusOr<Client::RunOutput> out = Status();
   const int nodes = graph.num_nodes();
   bool sent = false;
@@ -295,8 +310,7 @@ py::list RemoteRunner::Run(const GraphBuilder& graph, const PyFeeds& feeds,
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());
   });
   if (sent) graph_ = &graph;
-  ThrowIfError(out.status());
-  return ToNumpy(std::move(out->fetches));
+  return ValueOrThrow(std::move(out));
 }
 
 int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,

@@ -78,6 +78,11 @@ class RemoteRunner {
   pybind11::list Run(const GraphBuilder& graph, const PyFeeds& feeds,
                      const std::vector<std::string>& fetches,
                      const std::vector<std::string>& targets, double timeout_s);
+  // Run, traced on every task of the step: (the fetches, what each node
+  // ran: StatsToPython).
+  pybind11::tuple RunTraced(const GraphBuilder& graph, const PyFeeds& feeds,
+                            const std::vector<std::string>& fetches,
+                            const std::vector<std::string>& targets, double timeout_s);
   // TF's callable: the master prepares the step once, and each
   // RunCallable sends only the feeds' values (in `feeds`' order), on the
   // connection that made it (its calls from several threads take turns). A
@@ -168,6 +173,9 @@ class RemoteRunner {
   // lane's synced_nodes follow.
   static StatusOr<bool> SyncGraph(Lane& lane, const GraphBuilder& graph, int nodes);
 
+  Client::RunOutput Step(const GraphBuilder& graph, const PyFeeds& feeds,
+                         const std::vector<std::string>& fetches,
+                         const std::vector<std::string>& targets, double timeout_s, bool trace);
   // Raises FAILED_PRECONDITION once Close has run.
   void CheckOpen() const;
 

@@ -85,4 +85,13 @@ StatusOr<std::unique_ptr<Client>> ConnectClient(kj::AsyncIoContext& io, const st
   return Client::Connect(io, target, token, timeout, client_tls);
 }
 
+py::list StatsToPython(const StepStats& stats) {
+  py::list out;
+  for (const NodeExecStats& n : stats.nodes) {
+    out.append(py::make_tuple(n.device, n.node, n.op, n.start_micros, n.end_micros, n.thread,
+                              n.thread_name, n.label));
+  }
+  return out;
+}
+
 }  // namespace tfd::python

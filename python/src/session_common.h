@@ -57,6 +57,10 @@ std::vector<std::pair<std::string, Tensor>> TensorFeeds(const PyFeeds& feeds, bo
 // The tensors as numpy arrays, in order.
 pybind11::list ToNumpy(std::vector<Tensor> tensors);
 
+// A traced step's nodes, one tuple each: (device, node, op, start_micros,
+// end_micros, thread id, thread name, label), as tfd.RunMetadata takes them.
+pybind11::list StatsToPython(const StepStats& stats);
+
 // A large fetch views the frame it came in (Client::RunOutput), which only
 // its memory keeps: its numpy array holds nothing of the connection or the
 // loop thread, and the session may close and go before it. One under this

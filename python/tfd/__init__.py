@@ -44,9 +44,11 @@ from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
                         variables_initializer, zeros_initializer)
 from .random_seed import get_seed, set_random_seed
 from .session import InteractiveSession, Session, get_default_session
+from .config import (ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata,
+                     RunOptions)
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
-from . import layers, summary, train
+from . import layers, summary, timeline, train
 
 __version__ = _tfd.__version__
 

@@ -21,7 +21,8 @@ import contextlib
 import logging
 import time
 
-from . import _tfd, dtypes, errors, framework, session as session_lib, variables
+from . import _tfd, config as config_lib, dtypes, errors, framework, variables
+from . import session as session_lib
 
 _log = logging.getLogger("tfd")
 
@@ -29,8 +30,10 @@ _log = logging.getLogger("tfd")
 class SessionRunArgs(collections.namedtuple("SessionRunArgs", ["fetches", "feed_dict", "options"])):
     """What a hook's before_run adds to the step: fetches in any structure
     run() takes, and a feed_dict as run() takes one (a tensor fed by two
-    hooks, or by a hook and the user, is TF1's RuntimeError). options is
-    not supported (None only)."""
+    hooks, or by a hook and the user, is TF1's RuntimeError). options, a
+    tfd.RunOptions, may ask for a trace, which does not come (after_run's
+    run_metadata stays empty); a timeout_in_ms of its own is a ValueError,
+    the loop bounding every step alike (step_timeout)."""
 
     def __new__(cls, fetches, feed_dict=None, options=None):
         return super().__new__(cls, fetches, feed_dict, options)
@@ -198,18 +201,22 @@ class MonitoredTrainingSession:
     input's end) it runs none, returns None, and should_stop() is True. A
     step failing because a task died or restarted is recovered from inside
     run(), as `tfctl train` does: the step runs again on a new session.
+
+    step_timeout (seconds, 60 by default) bounds every step; a `config`
+    (tfd.ConfigProto) with operation_timeout_in_ms says it instead.
     """
 
     def __init__(self, master="", is_chief=None, checkpoint_dir=None, scaffold=None, hooks=None,
                  chief_only_hooks=None, save_checkpoint_secs=600, save_summaries_steps=100,
                  save_summaries_secs=None, config=None, stop_grace_period_secs=120,
                  log_step_count_steps=100, max_wait_secs=7200, save_checkpoint_steps=None,
-                 summary_dir=None, token_file="", tls=None, timeout=30.0, step_timeout=60.0,
+                 summary_dir=None, token_file="", tls=None, timeout=30.0, step_timeout=None,
                  max_recoveries=10, graph=None):
         target = master[len("grpc://"):] if master.startswith("grpc://") else master
         if not target:
             raise ValueError("MonitoredTrainingSession needs master='host:port', a task of a tfd "
                              "cluster (an in-process training loop is not there yet)")
+        step_timeout = _step_timeout(config, step_timeout)
         self.graph = graph or framework.get_default_graph()
         _prepare_graph(self.graph)
         is_chief = _chief(hooks, is_chief)
@@ -226,6 +233,7 @@ class MonitoredTrainingSession:
             options["summary_dir"] = str(summary_dir)
             options["summary_steps"] = int(save_summaries_steps)
         self._args, self._asked, self._last = None, [], (None, None)
+        self._run_metadata = None  # run()'s, or a new one: what after_run is given
         self._fed, self._hook_args = set(), {}
         self._renamed = {}
         self._closed, self.result = False, None
@@ -261,7 +269,9 @@ class MonitoredTrainingSession:
         if not (immutable and self._last[0] is fetches):  # a loop's "train" is planned once
             self._last = (fetches, session_lib._Fetches(self.graph, fetches))
         plan = self._last[1]
-        self._args = SessionRunArgs(fetches, feed_dict)
+        _check_run_options(options, run_metadata)
+        self._args = SessionRunArgs(fetches, feed_dict, options)
+        self._run_metadata = run_metadata or config_lib.RunMetadata()
         feeds = session_lib._feeds(self.graph, feed_dict)
         self._fed = {name for name, _ in feeds}
         values = self._runner.step(self._names(plan.names),
@@ -305,6 +315,8 @@ class MonitoredTrainingSession:
         self._hook_args = {}
         for h in self._hooks:
             args = h.before_run(self._context)
+            if args is not None:
+                _check_run_options(args.options, None)
             self._hook_args[id(h)] = args
             plan = None
             if args is not None and args.fetches is not None:
@@ -345,7 +357,8 @@ class MonitoredTrainingSession:
             if plan is not None:
                 mine = plan.rebuild(values[at:at + len(plan.names)])
                 at += len(plan.names)
-            hook.after_run(self._context, SessionRunValues(mine, None, None))
+            hook.after_run(self._context, SessionRunValues(mine, self._args.options,
+                                                           self._run_metadata))
         return self._context.stop_requested
 
 
@@ -355,6 +368,30 @@ def _has(graph, name):
         return True
     except errors.NotFoundError:
         return False
+
+
+def _step_timeout(config, step_timeout):
+    """Each step's timeout in seconds: step_timeout, or the config's
+    operation_timeout_in_ms (giving both is ambiguous), else 60."""
+    config_lib.checked(config, config_lib.ConfigProto, "config")
+    ms = config.operation_timeout_in_ms if config is not None else 0
+    if step_timeout is not None and ms > 0:
+        raise ValueError("MonitoredTrainingSession was given both step_timeout=%r and "
+                         "config.operation_timeout_in_ms=%r: give one" % (step_timeout, ms))
+    if step_timeout is not None:
+        return step_timeout
+    return config_lib.seconds(ms) or 60.0
+
+
+def _check_run_options(options, run_metadata):
+    """The loop bounds every step by one timeout, set when it starts: a
+    step's own timeout_in_ms cannot take effect, so it is refused."""
+    config_lib.checked(options, config_lib.RunOptions, "options")
+    config_lib.checked(run_metadata, config_lib.RunMetadata, "run_metadata")
+    if options is not None and options.timeout_in_ms > 0:
+        raise ValueError("MonitoredTrainingSession steps take no timeout_in_ms of their own "
+                         "(%r): every step has step_timeout, or the config's "
+                         "operation_timeout_in_ms" % options.timeout_in_ms)
 
 
 def _chief(hooks, is_chief):

@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from . import _tfd, errors, framework
+from . import _tfd, config as config_lib, errors, framework
 
 
 class _Fetches:
@@ -104,11 +104,16 @@ def _tls_files(tls):
 
 
 class Session:
-    """A session over `graph` (the default graph by default)."""
+    """A session over `graph` (the default graph by default). `config`, a
+    tfd.ConfigProto: its operation_timeout_in_ms bounds every step given
+    no timeout of its own (its other fields change nothing in tfd)."""
 
     def __init__(self, target="", graph=None, config=None, token_file="", tls=None, timeout=30.0,
                  io_dirs=None):
         self.graph = graph or framework.get_default_graph()
+        config_lib.checked(config, config_lib.ConfigProto, "config")
+        # 0: the runner's own default (the master's step deadline; 5 min in process).
+        self._step_timeout = config_lib.seconds(config.operation_timeout_in_ms if config else 0)
         self.target = target or ""
         if self.target.startswith("grpc://"):
             self.target = self.target[len("grpc://"):]
@@ -123,12 +128,33 @@ class Session:
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None, timeout=None):
         """The fetched values in the structure of `fetches`. `timeout` (seconds)
-        bounds the step: DeadlineExceededError past it."""
+        or options.timeout_in_ms (a tfd.RunOptions) bounds the step, else the
+        config's operation_timeout_in_ms: DeadlineExceededError past it.
+        With options.trace_level above NO_TRACE, run_metadata (a
+        tfd.RunMetadata) gets the step's trace: what each node ran, where
+        and when, on every task of the step."""
+        timeout = self._timeout_of(options, run_metadata, timeout)
         runner = self._open_runner()
         plan = _Fetches(self.graph, fetches)
-        values = runner.run(self.graph._builder, _feeds(self.graph, feed_dict),
-                                  plan.names, plan.targets, float(timeout or 0))
+        args = (self.graph._builder, _feeds(self.graph, feed_dict), plan.names, plan.targets,
+                timeout)
+        if options is None or not options.trace_level or run_metadata is None:
+            return plan.rebuild(runner.run(*args))
+        values, nodes = runner.run_traced(*args)
+        config_lib.add_trace(run_metadata, nodes)
         return plan.rebuild(values)
+
+    def _timeout_of(self, options, run_metadata, timeout):
+        """The step's timeout in seconds (0: the runner's default)."""
+        config_lib.checked(options, config_lib.RunOptions, "options")
+        config_lib.checked(run_metadata, config_lib.RunMetadata, "run_metadata")
+        own_ms = options.timeout_in_ms if options is not None else 0
+        if timeout is not None and own_ms > 0:
+            raise ValueError("run() was given both timeout=%r (seconds) and "
+                             "options.timeout_in_ms=%r: give one" % (timeout, own_ms))
+        if timeout:
+            return float(timeout)
+        return config_lib.seconds(own_ms) or self._step_timeout
 
     def make_callable(self, fetches, feed_list=None):
         """A function running the same step: f(*feed_values), the values in
@@ -152,7 +178,7 @@ class Session:
             if len(values) != len(feeds):
                 raise TypeError("this callable takes %d feeds, got %d" % (len(feeds), len(values)))
             arrays = [a for _, a in _feeds(self.graph, dict(zip(feeds, values)))]
-            return plan.rebuild(runner.run_callable(handle, arrays, 0.0))
+            return plan.rebuild(runner.run_callable(handle, arrays, self._step_timeout))
         return remote_step
 
     def wait_initialized(self, var_list, timeout=30.0):
