@@ -49,6 +49,8 @@ from .config import (ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, Ru
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
 from . import layers, summary, timeline, train
+from . import losses
+from .regularizers import contrib
 
 __version__ = _tfd.__version__
 

@@ -453,13 +453,16 @@ def name_scope(name, default_name=None, values=None):
 class GraphKeys:
     """TF1's standard collection names. UPDATE_OPS holds what
     tfd.layers.batch_normalization adds (its moving averages), to run with
-    the train op; TRAIN_OP what the optimizers' minimize makes."""
+    the train op; TRAIN_OP what the optimizers' minimize makes;
+    REGULARIZATION_LOSSES the losses of regularizers given to get_variable
+    and the layers (tfd.losses.get_regularization_loss sums them)."""
     GLOBAL_VARIABLES = "variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     LOCAL_VARIABLES = "local_variables"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     UPDATE_OPS = "update_ops"
     TRAIN_OP = "train_op"
+    REGULARIZATION_LOSSES = "regularization_losses"
 
 
 # Kept by the graph's variables themselves, not by adding to a collection.

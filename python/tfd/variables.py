@@ -502,8 +502,8 @@ def _check_shared(full, existing, shape, dtype):
     return existing
 
 
-def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True,
-                 collections=None, partitioner=None):
+def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None,
+                 trainable=True, collections=None, partitioner=None):
     """The variable "<variable scope>/<name>": made here, or (under reuse)
     the one made before, whose shape and dtype must be those given (TF1's
     ValueError "Trying to share variable ..."; a dtype not given is not
@@ -511,7 +511,9 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True,
     Glorot uniform, as TF's; a tensor, a Python or numpy value gives the
     value itself (its shape; giving shape too is TF1's ValueError). With a
     partitioner (tfd.fixed_size_partitioner, ...) it is a
-    tfd.PartitionedVariable of shards "<name>/part_<i>"."""
+    tfd.PartitionedVariable of shards "<name>/part_<i>". A regularizer
+    (tfd.contrib.layers.l2_regularizer, ...) adds its loss of a variable
+    made here to GraphKeys.REGULARIZATION_LOSSES; reusing adds none."""
     g = framework.get_default_graph()
     scope = _current_scope(g)
     full = scope.name + "/" + name if scope.name else name
@@ -527,12 +529,30 @@ def get_variable(name, shape=None, dtype=None, initializer=None, trainable=True,
         initializer = glorot_uniform_initializer()
     with g.name_scope(scope.name + "/" if scope.name else None):
         if isinstance(initializer, Initializer):
-            return _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
-                                 initializer, partitioner, trainable)
-        if partitioner is not None:
+            var = _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
+                                initializer, partitioner, trainable)
+        elif partitioner is not None:
             raise ValueError("partitioned variable %s needs an initializer of tfd's "
                              "(zeros_initializer, random_normal_initializer, ...)" % full)
-        return _variable_from_value(name, full, shape, dtype, initializer, trainable)
+        else:
+            var = _variable_from_value(name, full, shape, dtype, initializer, trainable)
+    if regularizer is not None:
+        _regularize(g, var, regularizer)
+    return var
+
+
+def _regularize(g, var, regularizer):
+    """regularizer(var) (of each shard of a partitioned variable) into
+    REGULARIZATION_LOSSES, unless it is None (a scale of 0). TF1 names it
+    "<variable>/Regularizer/..." and builds it beside the variable, which
+    keeps a ps-held weight from crossing to the worker whole; it reads only
+    the variable, so no control dependency of the caller's holds it back."""
+    for v in (var._get_variable_list() if hasattr(var, "_get_variable_list") else [var]):
+        with g.name_scope(v.op.name + "/Regularizer/"), g.control_dependencies(None), \
+                g.device(None), g.device(v.device or None):
+            loss = regularizer(v)
+        if loss is not None:
+            framework.add_to_collection(framework.GraphKeys.REGULARIZATION_LOSSES, loss)
 
 
 def _new_variable(g, name, full, shape, dtype, initializer, partitioner, trainable):

@@ -160,8 +160,8 @@ def test_dropout_drops_only_while_training():
 
 def test_what_tfd_does_not_take_is_refused_by_name():
     x = tfd.placeholder(tfd.float32, [None, 8, 8, 3])
-    with pytest.raises(TypeError, match="dense: kernel_regularizer is not supported"):
-        tfd.layers.dense(tfd.layers.flatten(x), 2, kernel_regularizer=lambda w: w)
+    with pytest.raises(TypeError, match="dense: kernel_constraint is not supported"):
+        tfd.layers.dense(tfd.layers.flatten(x), 2, kernel_constraint=lambda w: w)
     with pytest.raises(TypeError, match="unexpected keyword argument 'kernel_regulariser'"):
         tfd.layers.dense(tfd.layers.flatten(x), 2, kernel_regulariser=None)
     with pytest.raises(ValueError, match="data_format 'channels_first' is not supported"):
