@@ -22,6 +22,7 @@ Status RegisterArrayOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(array::RegisterSegmentOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterPartitionOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterUniqueOps(registry));
+  TFD_RETURN_IF_ERROR(array::RegisterWhereOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterSparseSegmentOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterStringHashOps(registry));
   TFD_RETURN_IF_ERROR(array::RegisterStopGradientOps(registry));

@@ -21,6 +21,7 @@ Status RegisterMirrorPadOps(OpRegistry& r);     // mirror_pad_ops.cc: with gradi
 Status RegisterSegmentOps(OpRegistry& r);       // segment_ops.cc
 Status RegisterPartitionOps(OpRegistry& r);     // partition_ops.cc: with gradients
 Status RegisterUniqueOps(OpRegistry& r);        // unique_ops.cc
+Status RegisterWhereOps(OpRegistry& r);         // where_op.cc
 Status RegisterSparseSegmentOps(OpRegistry& r); // sparse_segment_ops.cc: with gradients
 Status RegisterStringHashOps(OpRegistry& r);    // string_hash_ops.cc
 Status RegisterStopGradientOps(OpRegistry& r);  // stop_gradient_ops.cc: with gradients

@@ -89,6 +89,7 @@ Status RegisterControlOps(OpRegistry& r) {
                "summarize values in brackets, on the task that runs it, for the first first_n "
                "runs (all when negative). Shape: input's."),
       shape_fns::UnchangedShape));
+  TFD_RETURN_IF_ERROR(RegisterCheckOps(r));
   TFD_RETURN_IF_ERROR(RegisterCondOps(r));
   TFD_RETURN_IF_ERROR(RegisterLoopOps(r));
   return RegisterStackOps(r);
