@@ -16,11 +16,7 @@ namespace py = pybind11;
 namespace {
 
 // What a call that waited its deadline out for a lane answers.
-Status NoLaneFree(bool callable, size_t max_lanes) {
-  if (callable) {
-    return errors::DeadlineExceeded(
-        "the callable's connection stayed busy with another thread's call until the deadline");
-  }
+Status NoLaneFree(size_t max_lanes) {
   return errors::DeadlineExceeded(
       "every connection of this session stayed busy with another thread's call until the "
       "deadline (a session opens at most ",
@@ -150,20 +146,24 @@ void RemoteRunner::Release(Lane& lane) {
   lane.loop.reset();
 }
 
-StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(Lane* want,
+StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(const LanePreference& prefer,
                                                     std::chrono::steady_clock::time_point deadline,
                                                     std::optional<py::error_already_set>* raised) {
   MutexLock lock(lanes_mu_);
   for (;;) {
     if (lanes_closed_) return errors::FailedPrecondition("this session is closed");
-    auto idle = want == nullptr ? idle_.end() : std::find(idle_.begin(), idle_.end(), want);
-    if (want == nullptr && !idle_.empty()) idle = idle_.end() - 1;
-    if (idle != idle_.end()) {
+    if (!idle_.empty()) {
+      // The most recently returned lane is the likeliest to be warm.
+      auto idle = idle_.end() - 1;
+      if (prefer != nullptr) {
+        auto liked = std::find_if(idle_.rbegin(), idle_.rend(), prefer);
+        if (liked != idle_.rend()) idle = std::prev(liked.base());
+      }
       Lane* lane = *idle;
       idle_.erase(idle);
       return lane;
     }
-    if (want == nullptr && lanes_.size() + opening_ < kMaxLanes) {
+    if (lanes_.size() + opening_ < kMaxLanes) {
       ++opening_;
       lock.Unlock();
       auto opened = OpenLane();
@@ -177,7 +177,7 @@ StatusOr<RemoteRunner::Lane*> RemoteRunner::Acquire(Lane* want,
       return errors::FailedPrecondition("this session is closed");
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return NoLaneFree(want != nullptr, kMaxLanes);
+    if (now >= deadline) return NoLaneFree(kMaxLanes);
     lock.WaitUntil(lane_free_, std::min(deadline, now + kSignalPoll));
     if (raised == nullptr) continue;
     lock.Unlock();
@@ -204,14 +204,14 @@ void RemoteRunner::Return(Lane* lane) {
 // Python runs signal handlers on its main thread only, between bytecodes:
 // without the polls, Ctrl-C during a step blocked on a queue or a lost task
 // (or waiting for another thread's) would wait for the step's deadline.
-void RemoteRunner::OnLane(Lane* want, std::chrono::steady_clock::time_point deadline,
-                          bool interruptible,
+void RemoteRunner::OnLane(const LanePreference& prefer,
+                          std::chrono::steady_clock::time_point deadline, bool interruptible,
                           const std::function<void(Lane&, kj::AsyncIoContext&)>& job) {
   std::optional<py::error_already_set> raised;
   Status ran;
   {
     py::gil_scoped_release release;
-    auto lane = Acquire(want, deadline, interruptible ? &raised : nullptr);
+    auto lane = Acquire(prefer, deadline, interruptible ? &raised : nullptr);
     if (!lane.ok()) {
       ran = lane.status();
     } else if (*lane != nullptr) {
@@ -318,25 +318,46 @@ int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<
                                    const std::vector<std::string>& targets) {
   ThrowIfError(CheckSameGraph(graph_, graph));
   CheckOpen();
+  auto callable = std::make_shared<Callable>();
+  callable->feeds = feeds;
+  callable->fetches = fetches;
+  callable->targets = targets;
   const int nodes = graph.num_nodes();
   bool sent = false;
-  StatusOr<CallableOn> made = Status();
+  Status made;
+  // Prepared once now, so that a step the master refuses fails here.
   OnLane(nullptr, LaneDeadline({}), /*interruptible=*/false, [&](Lane& lane, kj::AsyncIoContext&) {
-    auto synced = SyncGraph(lane, graph, nodes);
-    sent = synced.ok() && *synced;
-    auto handle = synced.ok() ? lane.client->MakeCallable(feeds, fetches, targets)
-                              : StatusOr<Client::CallableHandle>(synced.status());
-    made = handle.ok() ? StatusOr<CallableOn>(CallableOn{&lane, *handle})
-                       : StatusOr<CallableOn>(handle.status());
+    const int before = lane.synced_nodes;
+    made = PreparedOn(lane, *callable, graph, nodes).status();
+    sent = lane.synced_nodes != before;
   });
   if (sent) graph_ = &graph;
+  ThrowIfError(made);
   const int64_t handle = next_callable_++;
-  callables_.emplace(handle, ValueOrThrow(std::move(made)));
+  callables_.emplace(handle, std::move(callable));
   return handle;
 }
 
-// A callable runs on the lane that made it, where its session holds it:
-// calls of one callable from several threads take turns.
+StatusOr<Client::CallableHandle> RemoteRunner::PreparedOn(Lane& lane, Callable& c,
+                                                          const GraphBuilder& graph, int nodes) {
+  {
+    MutexLock lock(c.mu);
+    auto it = c.on.find(&lane);
+    // A handle lasts as long as the lane's session, which a graph sent
+    // again (grown) replaces.
+    if (it != c.on.end() && it->second.first == lane.synced_nodes) return it->second.second;
+  }
+  TFD_RETURN_IF_ERROR(SyncGraph(lane, graph, nodes).status());
+  TFD_ASSIGN_OR_RETURN(Client::CallableHandle handle,
+                       lane.client->MakeCallable(c.feeds, c.fetches, c.targets));
+  MutexLock lock(c.mu);
+  c.on[&lane] = {lane.synced_nodes, handle};
+  return handle;
+}
+
+// Another thread's step may hold the lane a callable was prepared on, and
+// may wait for this very call (a dequeue for its enqueue): the callable
+// runs on whichever lane is free, prepared there first when need be.
 py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>& feeds,
                                    double timeout_s) {
   CheckOpen();
@@ -344,7 +365,9 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   if (it == callables_.end()) {
     ThrowIfError(errors::InvalidArgument("no callable ", handle, " in this session"));
   }
-  const CallableOn on = it->second;
+  const std::shared_ptr<Callable> callable = it->second;
+  const GraphBuilder& graph = *graph_;  // sent when the callable was made
+  const int nodes = graph.num_nodes();
   std::vector<Tensor> tensors;
   for (size_t i = 0; i < feeds.size(); ++i) {
     auto t = TensorFromArray(feeds[i], /*alias=*/true);
@@ -355,11 +378,17 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   options.timeout = Millis(timeout_s);
   StatusOr<Client::RunOutput> out = Status();
   const auto deadline = LaneDeadline(options.timeout);
-  OnLane(on.lane, deadline, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
+  const auto prepared = [&callable](const Lane* lane) {
+    MutexLock lock(callable->mu);
+    return callable->on.count(lane) != 0;
+  };
+  OnLane(prepared, deadline, /*interruptible=*/true, [&](Lane& lane, kj::AsyncIoContext&) {
+    auto on = PreparedOn(lane, *callable, graph, nodes);
     kj::Promise<void> watch = nullptr;
-    Status s = WatchForClose(lane, watch);
+    Status s = on.status();
+    if (s.ok()) s = WatchForClose(lane, watch);
     options.timeout = Remaining(options.timeout, deadline);
-    out = s.ok() ? lane.client->RunCallable(on.handle, tensors, options) : s;
+    out = s.ok() ? lane.client->RunCallable(*on, tensors, options) : s;
     EndWatchForClose(lane);
     tensors.clear();
     if (out.ok()) out = OwnSmallFetches(std::move(out).value());

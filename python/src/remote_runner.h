@@ -83,12 +83,13 @@ class RemoteRunner {
   pybind11::tuple RunTraced(const GraphBuilder& graph, const PyFeeds& feeds,
                             const std::vector<std::string>& fetches,
                             const std::vector<std::string>& targets, double timeout_s);
-  // TF's callable: the master prepares the step once, and each
-  // RunCallable sends only the feeds' values (in `feeds`' order), on the
-  // connection that made it (its calls from several threads take turns). A
-  // handle lasts until that connection sends the grown graph again (in a
-  // new session on the master); RunCallable with an older handle is then
-  // INVALID_ARGUMENT.
+  // TF's callable: the master prepares the step once per connection, and
+  // each RunCallable sends only the feeds' values (in `feeds`' order). It
+  // runs on a free connection, preferring one where it is prepared; on
+  // another (its own busy with another thread's step, or the graph sent
+  // again there after ops were added) it is prepared again first, so a
+  // callable, as TF1's, outlives the graph's growth and never waits for an
+  // unrelated step.
   int64_t MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
                        const std::vector<std::string>& fetches,
                        const std::vector<std::string>& targets);
@@ -137,21 +138,24 @@ class RemoteRunner {
   };
   static constexpr size_t kMaxLanes = 16;
 
-  // A lane no other call holds: an idle one, else a new one, else the first
-  // to come free; `want` (a callable's lane): that one. Without the GIL.
+  // A lane no other call holds: an idle one (one `prefer` says yes to if
+  // any; null: any), else a new one, else the first to come free. Without
+  // the GIL; `prefer` is asked holding lanes_mu_.
   // With `interruptible`, Python's signal handlers run every kSignalPoll
   // while it waits: null, the session closing and the exception kept in
   // `raised`, when one raised. FAILED_PRECONDITION once closed;
   // DEADLINE_EXCEEDED when none came free by `deadline`.
-  StatusOr<Lane*> Acquire(Lane* want, std::chrono::steady_clock::time_point deadline,
+  using LanePreference = std::function<bool(const Lane*)>;
+  StatusOr<Lane*> Acquire(const LanePreference& prefer,
+                          std::chrono::steady_clock::time_point deadline,
                           std::optional<pybind11::error_already_set>* raised);
   void Return(Lane* lane);
   StatusOr<std::unique_ptr<Lane>> OpenLane();
   // Runs `job` on a lane held (the Client of its loop), waiting without the
   // GIL, for a lane until `deadline`; the step's calls (`interruptible`) as
   // Close describes for signals.
-  void OnLane(Lane* want, std::chrono::steady_clock::time_point deadline, bool interruptible,
-              const std::function<void(Lane&, kj::AsyncIoContext&)>& job);
+  void OnLane(const LanePreference& prefer, std::chrono::steady_clock::time_point deadline,
+              bool interruptible, const std::function<void(Lane&, kj::AsyncIoContext&)>& job);
   // When a call given `timeout` (0: none, the session's timeout bounds its
   // wait for a lane) must have a lane.
   std::chrono::steady_clock::time_point LaneDeadline(std::chrono::milliseconds timeout) const;
@@ -188,12 +192,19 @@ class RemoteRunner {
   std::vector<Lane*> idle_ GUARDED_BY(lanes_mu_);
   size_t opening_ GUARDED_BY(lanes_mu_) = 0;
   bool lanes_closed_ GUARDED_BY(lanes_mu_) = false;
-  // A callable's handle here: the lane that made it, and its handle there.
-  struct CallableOn {
-    Lane* lane;
-    Client::CallableHandle handle;
+  // A callable: what it runs, and its handle on each lane it was prepared
+  // on, with the graph that lane's session held then (its synced_nodes).
+  struct Callable {
+    std::vector<std::string> feeds, fetches, targets;
+    Mutex mu;
+    std::map<const Lane*, std::pair<int, Client::CallableHandle>> on GUARDED_BY(mu);
   };
-  std::map<int64_t, CallableOn> callables_;  // with the GIL
+  // On the loop thread, holding `lane`: `c`'s handle there, preparing it
+  // (sending the graph, `nodes` long, first) when the lane has none for its
+  // session.
+  static StatusOr<Client::CallableHandle> PreparedOn(Lane& lane, Callable& c,
+                                                     const GraphBuilder& graph, int nodes);
+  std::map<int64_t, std::shared_ptr<Callable>> callables_;  // with the GIL
   int64_t next_callable_ = 0;
   bool closed_ = false;  // with the GIL
   std::string task_;

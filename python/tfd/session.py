@@ -159,8 +159,8 @@ class Session:
     def make_callable(self, fetches, feed_list=None):
         """A function running the same step: f(*feed_values), the values in
         feed_list's order. On a cluster the master prepares the step once
-        and each call sends only the values; the function lasts until ops
-        are added to the graph (a later call is then InvalidArgumentError)."""
+        (per connection of the session) and each call sends only the
+        values; ops added to the graph later do not end it."""
         runner = self._open_runner()
         feed_list = list(feed_list or [])
         if not hasattr(runner, "make_callable"):

@@ -297,11 +297,33 @@ def test_close_cancels_the_blocked_runs_of_every_thread(cluster_factory):
             again.run(take, timeout=1)  # the one value was the only one
 
 
+def test_a_callable_does_not_wait_for_the_step_that_holds_its_connection(cluster_factory):
+    """A callable made on the session's one connection; another thread's
+    dequeue then holds that connection, waiting for what the callable
+    enqueues. The callable runs on another connection (prepared there), so
+    the dequeue gets its value rather than both waiting out the deadline;
+    and it still runs once ops were added to the graph."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    take, put = _queue_on_ps(cluster)
+    sess = tfd.Session(cluster.address("worker", 0), timeout=60)
+    enqueue = sess.make_callable(put)
+    before = cluster.registered_graphs("ps")
+    taken = start_on_thread(lambda: sess.run(take, timeout=30))
+    _wait_for_graphs(cluster, "ps", before + 1)  # the dequeue waits at the queue
+    enqueue()
+    assert taken(60) == 7.0
+    tfd.constant(1.0, name="later")  # the graph grows: sent again with the next run
+    assert sess.run("later:0") == 1.0
+    enqueue()
+    assert sess.run(take, timeout=30) == 7.0
+    sess.close()
+
+
 def test_a_call_that_finds_every_connection_busy_keeps_its_deadline(cluster_factory):
     """Sixteen threads blocked in dequeues hold every connection a session
     opens: a step from a seventeenth waits for one no longer than its own
-    timeout; a callable's step (none given) for its busy connection, and
-    make_callable, no longer than the session's timeout."""
+    timeout; a callable's step (none given) and make_callable no longer
+    than the session's timeout."""
     cluster = cluster_factory({"ps": 1, "worker": 1})
     take, put = _queue_on_ps(cluster)
     sess = tfd.Session(cluster.address("worker", 0), timeout=3)
