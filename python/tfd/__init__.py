@@ -48,6 +48,7 @@ from .config import (ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, Ru
                      RunOptions)
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
+from .data_flow_ops import FIFOQueue, QueueBase, queue
 from . import layers, summary, timeline, train
 from . import losses
 from .regularizers import contrib

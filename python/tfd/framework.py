@@ -455,7 +455,8 @@ class GraphKeys:
     tfd.layers.batch_normalization adds (its moving averages), to run with
     the train op; TRAIN_OP what the optimizers' minimize makes;
     REGULARIZATION_LOSSES the losses of regularizers given to get_variable
-    and the layers (tfd.losses.get_regularization_loss sums them)."""
+    and the layers (tfd.losses.get_regularization_loss sums them);
+    QUEUE_RUNNERS the tfd.train.QueueRunners start_queue_runners starts."""
     GLOBAL_VARIABLES = "variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     LOCAL_VARIABLES = "local_variables"
@@ -463,6 +464,7 @@ class GraphKeys:
     UPDATE_OPS = "update_ops"
     TRAIN_OP = "train_op"
     REGULARIZATION_LOSSES = "regularization_losses"
+    QUEUE_RUNNERS = "queue_runners"
 
 
 # Kept by the graph's variables themselves, not by adding to a collection.

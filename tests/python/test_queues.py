@@ -1,0 +1,174 @@
+"""TF1's queues and the threads that fill them: tfd.FIFOQueue,
+tfd.train.QueueRunner, Coordinator, start_queue_runners and batch, in
+process and with the queue on a ps task."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tfd
+
+
+def _source(values, name="source"):
+    """A closed queue holding `values` (int32 scalars) and the op filling
+    it: dequeues from it end in OutOfRangeError, the end of the input."""
+    src = tfd.FIFOQueue(len(values), tfd.int32, shapes=[[]], name=name)
+    with tfd.control_dependencies([src.enqueue_many([np.array(values, np.int32)])]):
+        return src, src.close()
+
+
+def _until(predicate):
+    deadline = time.monotonic() + 30  # only stops a hang
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert predicate()
+
+
+def test_a_queue_has_tf1s_methods_shapes_and_structures():
+    q = tfd.FIFOQueue(10, [tfd.float32, tfd.int32], shapes=[[3], []], name="q")
+    assert (q.name, q.dtypes, q.queue_ref.op.name) == ("q", [tfd.float32, tfd.int32], "q")
+    xs, ys = q.dequeue_many(4)
+    assert (xs.shape.as_list(), ys.shape.as_list()) == ([4, 3], [4])
+    assert (xs * 2).shape.as_list() == [4, 3]  # ops built on it know it too
+    assert q.dequeue_many(tfd.placeholder(tfd.int32, []))[0].shape.dims == [None, 3]
+    single = tfd.FIFOQueue(5, tfd.float32, shapes=[2])
+    taken = single.dequeue()
+    assert isinstance(taken, tfd.Tensor) and taken.shape.as_list() == [2]
+    named = tfd.queue.FIFOQueue(5, [tfd.int32, tfd.float32], shapes=[[], []], names=["a", "b"])
+    with pytest.raises(ValueError, match="enqueue a dict"):
+        named.enqueue([1, 2.0])
+    with pytest.raises(ValueError, match="shape"):
+        q.enqueue([[1.0, 2.0], 1])
+    with pytest.raises(ValueError, match="fully defined"):
+        tfd.FIFOQueue(5, tfd.float32, shapes=[[None]])
+    ops = [q.enqueue([[1, 2, 3], 7]),  # Python ints become the queue's float32
+           q.enqueue_many([np.ones((3, 3), np.float32), np.arange(3, dtype=np.int32)]),
+           named.enqueue({"a": 4, "b": 0.5})]
+    with tfd.Session() as sess:
+        for op in ops:
+            sess.run(op)
+        assert sess.run(q.size()) == 4
+        first, label = sess.run(q.dequeue())
+        np.testing.assert_array_equal(first, [1.0, 2.0, 3.0])
+        assert label == 7
+        rows, labels = sess.run(q.dequeue_many(3))
+        np.testing.assert_array_equal(rows, np.ones((3, 3)))
+        np.testing.assert_array_equal(labels, [0, 1, 2])
+        assert sess.run(named.dequeue()) == {"a": 4, "b": 0.5}
+        sess.run(q.close())
+        assert sess.run(q.is_closed())
+        with pytest.raises(tfd.errors.OutOfRangeError):
+            sess.run(q.dequeue())
+    assert tfd.train.queue_runner.QueueRunner is tfd.train.QueueRunner
+
+
+def test_batch_makes_batches_of_a_dict_from_queue_runner_threads():
+    src, fill = _source(list(range(20)))
+    value = src.dequeue()
+    batch = tfd.train.batch({"x": value, "y": tfd.cast(value, tfd.float32) * 2.0},
+                            batch_size=4, num_threads=2, capacity=8)
+    assert batch["x"].shape.as_list() == [4] and batch["y"].dtype == tfd.float32
+    assert len(tfd.get_collection(tfd.GraphKeys.QUEUE_RUNNERS)) == 1
+    taken = []
+    with tfd.Session() as sess:
+        sess.run(fill)
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        try:
+            while not coord.should_stop():
+                got = sess.run(batch)
+                np.testing.assert_array_equal(got["y"], got["x"] * 2.0)
+                taken.extend(got["x"].tolist())
+        except tfd.errors.OutOfRangeError:  # the source ran out: the runner closed the queue
+            pass
+        finally:
+            coord.request_stop()
+            coord.join(threads)
+    assert sorted(taken) == list(range(20))
+
+
+def test_a_smaller_final_batch_takes_what_is_left():
+    src, fill = _source([1, 2, 3])
+    batch = tfd.train.batch([src.dequeue()], 2, allow_smaller_final_batch=True)
+    assert isinstance(batch, tfd.Tensor)  # a list of one tensor batches to a tensor, as TF1's
+    with tfd.Session() as sess:
+        sess.run(fill)
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        assert sorted(sess.run(batch).tolist() + sess.run(batch).tolist()) == [1, 2, 3]
+        coord.request_stop()
+        coord.join(threads)
+
+
+def test_an_error_in_a_runner_thread_reaches_join():
+    q = tfd.FIFOQueue(4, tfd.float32, shapes=[[]])
+    unfed = tfd.placeholder(tfd.float32, [], name="unfed")
+    tfd.train.add_queue_runner(tfd.train.QueueRunner(q, [q.enqueue(unfed)]))
+    with tfd.Session() as sess:
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        assert coord.wait_for_stop(30)  # the runner's error asked for it
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="unfed"):
+            coord.join(threads)
+    assert not any(t.is_alive() for t in threads)
+
+
+def test_request_stop_wakes_runners_blocked_on_a_full_queue():
+    q = tfd.FIFOQueue(2, tfd.float32, shapes=[[]])
+    qr = tfd.train.QueueRunner(q, [q.enqueue(1.0)] * 3)
+    with tfd.Session() as sess:
+        coord = tfd.train.Coordinator()
+        threads = qr.create_threads(sess, coord, daemon=True, start=True)
+        _until(lambda: sess.run(q.size()) == 2)  # full: the three threads wait for room
+        coord.request_stop()  # its cancel_op closes the queue and wakes them
+        coord.join(threads, stop_grace_period_secs=30)
+        assert not any(t.is_alive() for t in threads)
+        assert sess.run(q.dequeue_many(2)).tolist() == [1.0, 1.0]
+        with pytest.raises(tfd.errors.OutOfRangeError):
+            sess.run(q.dequeue())
+
+
+def test_join_names_a_thread_that_does_not_stop():
+    coord = tfd.train.Coordinator()
+    release = threading.Event()
+    stubborn = threading.Thread(target=release.wait, args=(30,), name="stubborn", daemon=True)
+    stubborn.start()
+    coord.register_thread(stubborn)
+    coord.request_stop()
+    with pytest.raises(RuntimeError, match="stubborn"):
+        coord.join(stop_grace_period_secs=0.01)
+    release.set()
+    stubborn.join(30)
+    coord.clear_stop()
+    with coord.stop_on_exception():
+        raise ValueError("from a thread's body")
+    with pytest.raises(ValueError, match="thread's body"):
+        coord.join([stubborn], ignore_live_threads=True)
+
+
+def test_a_runner_on_a_worker_fills_a_queue_on_the_ps(cluster_factory):
+    """TF1's input pipeline between tasks: runner threads on the worker's
+    session move the producer's data into a queue on the ps; the training
+    loop takes batches until the producer's data ends and the runner's
+    close op has run. Every element comes out exactly once."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    src, fill = _source(list(range(48)))  # on the worker, the master's own task
+    with tfd.device("/job:ps/task:0"):
+        q = tfd.FIFOQueue(10, tfd.int32, shapes=[[]], shared_name="input", name="q")
+    tfd.train.add_queue_runner(tfd.train.QueueRunner(q, [q.enqueue(src.dequeue())] * 2))
+    batch = q.dequeue_many(8)
+    taken = []
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(fill)
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        try:
+            while not coord.should_stop():
+                taken.extend(sess.run(batch, timeout=30).tolist())
+        except tfd.errors.OutOfRangeError:
+            pass
+        finally:
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=30)
+    assert sorted(taken) == list(range(48))
