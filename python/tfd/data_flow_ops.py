@@ -1,5 +1,5 @@
-"""TF1's queue classes (tf.FIFOQueue, tf.queue.*) over the registry's queue
-ops (kernels/data_flow/queue_ops.cc).
+"""TF1's queue classes (tf.FIFOQueue, tf.RandomShuffleQueue, tf.queue.*)
+over the registry's queue ops (kernels/data_flow/queue_ops.cc).
 
     q = tfd.FIFOQueue(100, [tfd.float32, tfd.int32], shapes=[[784], []], shared_name="input")
     enqueue = q.enqueue([x, y])
@@ -19,6 +19,7 @@ make_op being the raw op function, as FIFOQueue does below.
 import types
 
 from . import dtypes as dtypes_lib, framework, math_ops
+from .random_seed import _op_seeds
 from .op_gen import raw_ops
 
 
@@ -174,6 +175,21 @@ class FIFOQueue(QueueBase):
                          shared_name=shared_name or "", name=name)
 
 
+class RandomShuffleQueue(QueueBase):
+    """Elements come out in a random order: each dequeue takes one of those
+    held at random, and while the queue is open it keeps min_after_dequeue
+    of them (a dequeue waits for more), so what comes out is well mixed;
+    once closed it hands out the rest. seed, with the graph's seed
+    (tfd.set_random_seed), fixes the order, as for random ops."""
+
+    def __init__(self, capacity, min_after_dequeue, dtypes, shapes=None, names=None, seed=None,
+                 shared_name=None, name="random_shuffle_queue"):
+        seed1, seed2 = _op_seeds(seed)
+        self._init_queue(raw_ops.random_shuffle_queue, dtypes, shapes, names,
+                         capacity=int(capacity), min_after_dequeue=int(min_after_dequeue),
+                         seed=seed1, seed2=seed2, shared_name=shared_name or "", name=name)
+
+
 def _as_type_list(dtypes):
     if not isinstance(dtypes, (list, tuple)):
         dtypes = [dtypes]
@@ -248,3 +264,4 @@ def _with_shape(tensor, dims):
 queue = types.ModuleType("tfd.queue", "TF1's tf.queue: the queue classes.")
 queue.QueueBase = QueueBase
 queue.FIFOQueue = FIFOQueue
+queue.RandomShuffleQueue = RandomShuffleQueue

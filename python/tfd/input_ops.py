@@ -1,14 +1,17 @@
-"""tf.train.batch: batches of tensors, filled by queue runner threads.
+"""tf.train.batch and shuffle_batch: batches of tensors, filled by queue
+runner threads.
 
-    images, labels = tfd.train.batch([image, label], batch_size=32, num_threads=2)
+    images, labels = tfd.train.shuffle_batch([image, label], batch_size=32, capacity=1000,
+                                             min_after_dequeue=500, num_threads=2)
     coord = tfd.train.Coordinator()
     threads = tfd.train.start_queue_runners(sess, coord)   # fills the queue
 
-As TF1's: a FIFOQueue of the tensors' shapes, a QueueRunner of num_threads
-enqueues added to QUEUE_RUNNERS, and a dequeue_many of batch_size.
+As TF1's: a queue (FIFOQueue, or RandomShuffleQueue) of the tensors'
+shapes, a QueueRunner of num_threads enqueues added to QUEUE_RUNNERS, and
+a dequeue_many of batch_size.
 """
 from . import dtypes, framework, math_ops, summary
-from .data_flow_ops import FIFOQueue
+from .data_flow_ops import FIFOQueue, RandomShuffleQueue
 from .queue_runner import QueueRunner, add_queue_runner
 
 
@@ -23,18 +26,50 @@ def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, s
     if dynamic_pad:
         raise NotImplementedError("tfd.train.batch: dynamic_pad=True needs a PaddingFIFOQueue, "
                                   "which tfd does not have; give every tensor a fixed shape")
+
+    def make_queue(listed, queue_shapes):
+        return FIFOQueue(capacity, [t.dtype for t in listed], shapes=queue_shapes,
+                         shared_name=shared_name, name="fifo_queue")
+    return _batched(tensors, batch_size, num_threads, capacity, enqueue_many, shapes,
+                    allow_smaller_final_batch, (name, "batch"), make_queue,
+                    "fraction_of_%d_full" % capacity, capacity)
+
+
+def shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, num_threads=1, seed=None,
+                  enqueue_many=False, shapes=None, allow_smaller_final_batch=False,
+                  shared_name=None, name=None):
+    """As batch, through a RandomShuffleQueue that keeps min_after_dequeue
+    elements while the input lasts, so each batch is drawn from at least
+    that many; seed (with the graph's) fixes the order."""
+    def make_queue(listed, queue_shapes):
+        return RandomShuffleQueue(capacity, min_after_dequeue, [t.dtype for t in listed],
+                                  shapes=queue_shapes, seed=seed, shared_name=shared_name,
+                                  name="random_shuffle_queue")
+    # TF1's summary: how full the queue is beyond what it keeps.
+    return _batched(tensors, batch_size, num_threads, capacity, enqueue_many, shapes,
+                    allow_smaller_final_batch, (name, "shuffle_batch"), make_queue,
+                    "fraction_over_%d_of_%d_full" % (min_after_dequeue,
+                                                     capacity - min_after_dequeue),
+                    capacity - min_after_dequeue, kept=min_after_dequeue)
+
+
+def _batched(tensors, batch_size, num_threads, capacity, enqueue_many, shapes,
+             allow_smaller_final_batch, name, make_queue, fill_name, fill_of, kept=0):
+    """The batch of `tensors` through the queue make_queue(listed tensors,
+    shapes) makes, its runner, and the scalar summary fill_name of how full
+    it is beyond `kept`, as a fraction of fill_of; `name` is the name
+    scope's (name, default)."""
     keys = sorted(tensors) if isinstance(tensors, dict) else None
     listed = [tensors[k] for k in keys] if keys is not None else (
         list(tensors) if isinstance(tensors, (list, tuple)) else [tensors])
-    with framework.name_scope(name, "batch") as scope:
+    with framework.name_scope(*name) as scope:
         listed = [framework.convert_to_tensor(t) for t in listed]
-        queue = FIFOQueue(capacity, [t.dtype for t in listed],
-                          shapes=_shapes(listed, shapes, enqueue_many), shared_name=shared_name,
-                          name="fifo_queue")
+        queue = make_queue(listed, _shapes(listed, shapes, enqueue_many))
         enqueue = queue.enqueue_many(listed) if enqueue_many else queue.enqueue(listed)
         add_queue_runner(QueueRunner(queue, [enqueue] * int(num_threads)))
-        full = math_ops.cast(queue.size(), dtypes.float32) * (1.0 / capacity)
-        summary.scalar("fraction_of_%d_full" % capacity, full, family=scope.rstrip("/"))
+        over = math_ops.cast(queue.size() - kept, dtypes.float32)
+        full = math_ops.maximum(over, 0.0) * (1.0 / fill_of)
+        summary.scalar(fill_name, full, family=scope.rstrip("/"))
         take = queue.dequeue_up_to if allow_smaller_final_batch else queue.dequeue_many
         batched = take(batch_size)
     return _as_structure(tensors, keys, batched)

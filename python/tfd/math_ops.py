@@ -425,32 +425,47 @@ def where(condition, x=None, y=None, name=None):
     """TF1's tf.where. With x and y: x's elements where condition is true and
     y's elsewhere (Select: condition is a scalar, has x's shape, or is a
     vector choosing rows). With condition alone: the int64 coordinates of
-    its true elements, [count, rank], in row-major order (built from
-    DynamicPartition: the registry has no Where op)."""
+    its true elements, [count, rank], in row-major order (Where)."""
     if x is None and y is None:
-        return _where_coordinates(_t(condition), name)
+        return _raw.where(_t(condition), name=name)
     if x is None or y is None:
         raise ValueError("where: x and y must both be given or both be None")
     a, b = _pair(x, y)
     return _raw.select(_t(condition), a, b, name=name)
 
 
-def _where_coordinates(condition, name):
-    rank = condition.shape.ndims
-    if rank is None:
-        raise ValueError("where(condition) needs the rank of %s" % condition.name)
-    i64 = dtypes.int64
-    flat = _raw.cast(reshape(condition, [-1]), DstT=dtypes.int32)
-    ids = _raw.range(_c(0, dtype=i64), cast(_raw.size(condition), i64), _c(1, dtype=i64))
-    true_ids = _raw.dynamic_partition(ids, flat, num_partitions=2)[1]
-    dims = _raw.maximum(_raw.shape(condition, out_type=i64), _c(1, dtype=i64))  # no x // 0
-    if rank == 0:
-        return _raw.fill(stack([_raw.size(true_ids), 0]), _c(0, dtype=i64), name=name)
-    coords, stride = [], _c(1, dtype=i64)
-    for d in reversed(builtins.range(rank)):
-        coords.insert(0, floormod(floordiv(true_ids, stride), dims[d]))
-        stride = stride * dims[d]
-    return stack(coords, axis=1, name=name or "Where")
+def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
+    """TF1's tf.reduce_all: whether every element (along axis) is true; of
+    no elements, True. Counted as the false ones, which an int64 sum holds."""
+    falses = _raw.cast(_raw.logical_not(_t(input_tensor)), DstT=dtypes.int64)
+    return _raw.equal(reduce_sum(falses, axis, keepdims), _c(0, dtype=dtypes.int64), name=name)
+
+
+def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
+    """TF1's tf.reduce_any: whether some element (along axis) is true; of
+    no elements, False."""
+    trues = _raw.cast(_t(input_tensor), DstT=dtypes.int64)
+    return _raw.greater(reduce_sum(trues, axis, keepdims), _c(0, dtype=dtypes.int64), name=name)
+
+
+def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
+    """TF1's tf.boolean_mask: the elements (or slices) of tensor where mask
+    is true, mask's dimensions flattened into one. mask's rank must be
+    known; its dimensions are tensor's from `axis` (0 by default)."""
+    tensor, mask = _t(tensor), _t(mask)
+    k = mask.shape.ndims
+    if k is None or k == 0:
+        raise ValueError("boolean_mask needs a mask of known rank of at least 1, got %s %s"
+                         % (mask.name, mask.shape))
+    axis = 0 if axis is None else int(axis)
+    with framework.name_scope(name):
+        shape = _raw.shape(tensor)
+        flat = concat([_raw.strided_slice(shape, _c([0]), _c([axis]), _c([1])), _c([-1]),
+                       _raw.strided_slice(shape, _c([axis + k]), _c([0]), _c([1]), end_mask=1)],
+                      0)
+        rows = _raw.reshape(tensor, flat)
+        kept = squeeze(where(reshape(mask, [-1])), axis=[1])
+        return gather(rows, kept, axis=axis)
 
 
 def group(*inputs, name=None):

@@ -1,6 +1,6 @@
 """TF1's queues and the threads that fill them: tfd.FIFOQueue,
-tfd.train.QueueRunner, Coordinator, start_queue_runners and batch, in
-process and with the queue on a ps task."""
+RandomShuffleQueue, tfd.train.QueueRunner, Coordinator, start_queue_runners,
+batch and shuffle_batch, in process and with the queue on a ps task."""
 import threading
 import time
 
@@ -86,6 +86,61 @@ def test_batch_makes_batches_of_a_dict_from_queue_runner_threads():
             coord.request_stop()
             coord.join(threads)
     assert sorted(taken) == list(range(20))
+
+
+def test_shuffle_batch_hands_out_every_element_once_shuffled():
+    src, fill = _source(list(range(64)))
+    batch = tfd.train.shuffle_batch([src.dequeue()], batch_size=8, capacity=32,
+                                    min_after_dequeue=16, allow_smaller_final_batch=True)
+    assert batch.dtype == tfd.int32
+    taken = []
+    with tfd.Session() as sess:
+        sess.run(fill)
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        try:
+            while True:
+                taken.extend(sess.run(batch).tolist())
+        except tfd.errors.OutOfRangeError:
+            pass
+        finally:
+            coord.request_stop()
+            coord.join(threads)
+    assert sorted(taken) == list(range(64))
+    assert taken != list(range(64))  # in order by chance: 1 in 64!
+
+
+def _drawn(seed):
+    """The order a RandomShuffleQueue filled with 0..63 hands them out in."""
+    with tfd.Graph().as_default():
+        q = tfd.RandomShuffleQueue(64, 0, tfd.int32, shapes=[[]], seed=seed)
+        with tfd.Session() as sess:
+            sess.run(q.enqueue_many([np.arange(64, dtype=np.int32)]))
+            return sess.run(q.dequeue_many(64)).tolist()
+
+
+def test_a_random_shuffle_queue_draws_in_an_order_its_seed_fixes():
+    # (Through shuffle_batch the order also depends on how far the runner
+    # threads got when each batch was taken, as in TF1.)
+    assert _drawn(5) == _drawn(5) != _drawn(6)
+    assert sorted(_drawn(None)) == list(range(64))
+
+
+def test_a_random_shuffle_queue_keeps_min_after_dequeue_until_closed():
+    q = tfd.RandomShuffleQueue(10, 3, tfd.int32, shapes=[[]], seed=1)
+    assert tfd.queue.RandomShuffleQueue is tfd.RandomShuffleQueue
+    fill = q.enqueue_many([np.arange(4, dtype=np.int32)])
+    take = q.dequeue()
+    with tfd.Session() as sess:
+        sess.run(fill)
+        first = sess.run(take)  # four held, three kept: one comes out
+        with pytest.raises(tfd.errors.DeadlineExceededError):
+            sess.run(take, timeout=0.5)  # three held: none may
+        sess.run(q.close())
+        rest = sess.run(q.dequeue_up_to(5)).tolist()  # closed: the three left
+        assert sorted([first] + rest) == [0, 1, 2, 3]
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="min_after_dequeue"):
+        tfd.RandomShuffleQueue(3, 3, tfd.int32, shapes=[[]])
 
 
 def test_a_smaller_final_batch_takes_what_is_left():

@@ -184,6 +184,64 @@ def test_where_chooses_between_x_and_y():
         tfd.where(cond, x=tfd.zeros([3]))
 
 
+@pytest.mark.parametrize("mask_shape,axis", [([4], 0), ([4, 3], 0), ([3], 1), ([3, 2], 1)])
+def test_boolean_mask_against_numpy(mask_shape, axis):
+    xs = np.arange(4 * 3 * 2, dtype=np.float32).reshape(4, 3, 2)
+    mask = np.random.RandomState(2).uniform(size=mask_shape) > 0.4
+    got = run(tfd.boolean_mask(tfd.constant(xs), tfd.constant(mask), axis=axis))
+    index = (slice(None),) * axis + (mask,)
+    np.testing.assert_array_equal(got, xs[index])
+    with pytest.raises(ValueError, match="known rank"):
+        tfd.boolean_mask(xs, tfd.placeholder(tfd.bool))
+
+
+def test_reduce_all_and_any_as_numpy_even_of_nothing():
+    xs = np.array([[True, False, True], [True, True, True]])
+    for axis in (None, 0, 1):
+        np.testing.assert_array_equal(run(tfd.reduce_all(xs, axis)), np.all(xs, axis))
+        np.testing.assert_array_equal(run(tfd.reduce_any(xs, axis)), np.any(xs, axis))
+    empty = np.zeros([0], bool)
+    assert run(tfd.reduce_all(empty)) and not run(tfd.reduce_any(empty))
+    assert run(tfd.reduce_all(xs, 1, keepdims=True)).shape == (2, 1)
+
+
+def test_asserts_pass_or_fail_the_step_naming_their_data():
+    x = tfd.placeholder(tfd.float32, [3])
+    checks = [tfd.assert_positive(x, message="x must be > 0"),
+              tfd.assert_less(x, 10.0), tfd.debugging.assert_equal(x, x)]
+    with tfd.control_dependencies(checks):
+        y = tfd.identity(x * 2.0)
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {x: [1, 2, 3]}), [2, 4, 6])
+        with pytest.raises(tfd.errors.InvalidArgumentError,
+                           match=r"assertion failed: \[x must be > 0\] .*\[1 -2 3\]"):
+            sess.run(y, {x: [1, -2, 3]})
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="x < y"):
+            sess.run(y, {x: [1, 2, 30]})
+        failing = tfd.Assert(tfd.constant(False), ["never", tfd.constant([1, 2, 3, 4])],
+                             summarize=2)
+        with pytest.raises(tfd.errors.InvalidArgumentError,
+                           match=r"assertion failed: \[never\] \[1 2\.\.\.\]"):
+            sess.run(failing)
+
+
+@pytest.mark.parametrize("bad,found", [(np.inf, "Inf"), (-np.inf, "Inf"), (np.nan, "NaN")])
+def test_check_numerics_and_its_gradient(bad, found):
+    x = tfd.placeholder(tfd.float64, [3])
+    scale = tfd.placeholder(tfd.float64, [])
+    y = tfd.check_numerics(x, "logits") * scale
+    (g,) = tfd.gradients(tfd.reduce_sum(y), [x])
+    edge = np.array([np.finfo(np.float64).tiny / 4, -0.0, np.finfo(np.float64).max])
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y, {x: edge, scale: 1.0}), edge)
+        with pytest.raises(tfd.errors.InvalidArgumentError,
+                           match="logits : Tensor had %s values" % found):
+            sess.run(y, {x: [1.0, bad, 2.0], scale: 1.0})
+        # A gradient that is not finite is caught where it crosses the check.
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="detected in gradient"):
+            sess.run(g, {x: edge, scale: bad})
+
+
 def test_pad_with_zeros_and_with_a_constant_value():
     xs = np.arange(6, dtype=np.float32).reshape(2, 3)
     paddings = [[1, 0], [2, 1]]
