@@ -248,31 +248,9 @@ bool Queue::FlushDequeuesLocked(Ready& ready) {
   while (!dequeue_waiters_.empty()) {
     const auto a = dequeue_waiters_.front();
     const size_t need = static_cast<size_t>(a->n) - a->taken.size();
-    if (closed_) {
-      size_t coming = 0;
-      for (const auto& e : enqueue_waiters_) coming += e->tuples.size() - e->next;
-      const size_t left = elements_.size() + a->taken.size();
-      if (elements_.size() + coming < need && coming == 0 && a->take == Take::kUpTo && left > 0) {
-        while (!elements_.empty()) a->taken.push_back(TakeOneLocked());
-        dequeue_waiters_.pop_front();
-        FinishDequeueLocked(a, OkStatus(), ready);
-        progress = true;
-        continue;
-      }
-      if (elements_.size() + coming < need && (a->take == Take::kExactly || coming == 0)) {
-        // Can never be served: put back what it took and fail.
-        const int64_t have = static_cast<int64_t>(left);
-        PutBackLocked(a->taken);
-        dequeue_waiters_.pop_front();
-        FinishDequeueLocked(a,
-                            errors::OutOfRange("queue '", name_,
-                                               "' is closed and has insufficient elements "
-                                               "(requested ",
-                                               a->n, ", current size ", have, ")"),
-                            ready);
-        progress = true;
-        continue;
-      }
+    if (closed_ && FinishedByCloseLocked(a, need, ready)) {
+      progress = true;
+      continue;
     }
     // Take what is there, so a DequeueMany larger than the capacity makes
     // room for the enqueues it waits for.
@@ -286,6 +264,28 @@ bool Queue::FlushDequeuesLocked(Ready& ready) {
     progress = true;
   }
   return progress;
+}
+
+bool Queue::FinishedByCloseLocked(const std::shared_ptr<DequeueAttempt>& a, size_t need,
+                                  Ready& ready) {
+  size_t coming = 0;
+  for (const auto& e : enqueue_waiters_) coming += e->tuples.size() - e->next;
+  if (elements_.size() + coming >= need) return false;     // it will be served
+  if (a->take == Take::kUpTo && coming > 0) return false;  // it takes those too
+  const size_t left = elements_.size() + a->taken.size();
+  dequeue_waiters_.pop_front();
+  if (a->take == Take::kUpTo && left > 0) {
+    while (!elements_.empty()) a->taken.push_back(TakeOneLocked());
+    FinishDequeueLocked(a, OkStatus(), ready);
+    return true;
+  }
+  PutBackLocked(a->taken);
+  FinishDequeueLocked(
+      a,
+      errors::OutOfRange("queue '", name_, "' is closed and has insufficient elements (requested ",
+                         a->n, ", current size ", left, ")"),
+      ready);
+  return true;
 }
 
 size_t Queue::TakeableLocked() const {

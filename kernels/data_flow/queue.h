@@ -111,6 +111,12 @@ class Queue : public Resource, public std::enable_shared_from_this<Queue> {
   void FlushLocked(Ready& ready) REQUIRES(mu_);
   bool FlushEnqueuesLocked(Ready& ready) REQUIRES(mu_);
   bool FlushDequeuesLocked(Ready& ready) REQUIRES(mu_);
+  // For a closed queue: ends the dequeue `a` (still `need` short) that can
+  // no longer be served in full. One up to n takes what is left once
+  // nothing more is on its way; otherwise OUT_OF_RANGE, what it took put
+  // back. Whether it ended (and left dequeue_waiters_).
+  bool FinishedByCloseLocked(const std::shared_ptr<DequeueAttempt>& a, size_t need, Ready& ready)
+      REQUIRES(mu_);
   void FinishEnqueueLocked(const std::shared_ptr<EnqueueAttempt>& a, Status s, Ready& ready)
       REQUIRES(mu_);
   void FinishDequeueLocked(const std::shared_ptr<DequeueAttempt>& a, Status s, Ready& ready)
