@@ -9,6 +9,7 @@ from .learning_rate_decay import (cosine_decay, exponential_decay,  # noqa: F401
 from . import queue_runner  # noqa: F401 (tf.train.queue_runner)
 from .coordinator import Coordinator  # noqa: F401
 from .input_ops import batch, shuffle_batch  # noqa: F401
+from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
 from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainingSession,  # noqa: F401
                         SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues,

@@ -1,0 +1,163 @@
+"""tf.train.Server: this process's task of a cluster, as a TF1 script starts
+it (`server = tf.train.Server(cluster, job_name="ps", task_index=0)`,
+then `server.join()` on a ps, `tf.Session(server.target)` on a worker).
+
+TF1 runs the server inside the Python process; tfd's server is the `tfd`
+daemon, so Server starts one as a child process (the program named by the
+TFD environment variable, else `tfd` on PATH) for the task, with the
+cluster spec, and waits until that daemon says it serves (READY=1 over the
+sd_notify protocol tfd speaks to systemd, on a socket of this Server's: a
+port answered by another process does not count). The child ends with
+this process (it gets SIGTERM when its parent dies) or at stop().
+"""
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+
+from . import config as config_lib, errors
+
+_READY_TIMEOUT = 60.0  # seconds for the daemon to accept connections
+
+
+def _die_with_parent():
+    """In the child, before exec: SIGTERM when the parent process dies
+    (Linux's PR_SET_PDEATHSIG), so no daemon outlives the script."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+
+
+def _tfd_program():
+    program = os.environ.get("TFD") or shutil.which("tfd")
+    if not program:
+        raise errors.NotFoundError(
+            "tfd.train.Server starts the `tfd` daemon: set TFD to its path or put "
+            "it on PATH")
+    return program
+
+
+def _cluster_dict(server_or_cluster_def):
+    if hasattr(server_or_cluster_def, "as_dict"):
+        return server_or_cluster_def.as_dict()
+    if isinstance(server_or_cluster_def, dict):
+        return {job: list(tasks) for job, tasks in server_or_cluster_def.items()}
+    raise TypeError("tfd.train.Server takes a tfd.train.ClusterSpec or a dict of job -> "
+                    "addresses, not %r" % (server_or_cluster_def,))
+
+
+class Server:
+    """The task `job_name`/`task_index` of the cluster, served by a tfd
+    daemon this process starts. `extra_args` (a tfd extension) are more
+    flags of `tfd` (`--threads`, `--checkpoint-dir`, ...)."""
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
+                 config=None, start=True, extra_args=()):
+        config_lib.checked(config, config_lib.ConfigProto, "config")
+        if protocol not in (None, "grpc"):
+            raise ValueError("tfd.train.Server speaks tfd's protocol; protocol=%r is not "
+                             "taken" % (protocol,))
+        self._cluster = _cluster_dict(server_or_cluster_def)
+        if job_name is None:
+            if len(self._cluster) != 1:
+                raise ValueError("job_name must be given for a cluster of jobs %s"
+                                 % sorted(self._cluster))
+            job_name = next(iter(self._cluster))
+        if job_name not in self._cluster:
+            raise ValueError("job %r is not in the cluster %s" % (job_name, sorted(self._cluster)))
+        tasks = self._cluster[job_name]
+        if task_index is None:
+            if len(tasks) != 1:
+                raise ValueError("task_index must be given: job %r has %d tasks"
+                                 % (job_name, len(tasks)))
+            task_index = 0
+        if not 0 <= int(task_index) < len(tasks):
+            raise ValueError("job %r has tasks 0..%d, not %r"
+                             % (job_name, len(tasks) - 1, task_index))
+        self._job, self._task = job_name, int(task_index)
+        self._address = tasks[self._task]
+        self._extra_args = [str(a) for a in extra_args]
+        self._proc = None
+        if start:
+            self.start()
+
+    @property
+    def target(self):
+        """What a tfd.Session connects to: "grpc://host:port", as TF1's."""
+        return "grpc://" + self._address
+
+    @property
+    def server_def(self):
+        """The cluster, job and task this server serves (a dict)."""
+        return {"cluster": {j: list(t) for j, t in self._cluster.items()},
+                "job_name": self._job, "task_index": self._task}
+
+    def start(self):
+        """Starts the daemon, once, and waits until it serves:
+        UnavailableError naming its exit status if it ended first (its port
+        taken, say), DeadlineExceededError after a minute."""
+        if self._proc is not None:
+            return
+        # The daemon's READY=1 comes on a socket in the abstract namespace
+        # (no file to clean up), named for this Server alone.
+        name = "tfd-server-%d-%s" % (os.getpid(), uuid.uuid4().hex)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as ready:
+            ready.bind("\0" + name)
+            ready.settimeout(0.1)
+            self._proc = subprocess.Popen(
+                [_tfd_program(), "--cluster", json.dumps(self._cluster), "--job", self._job,
+                 "--task", str(self._task)] + self._extra_args,
+                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+                env=dict(os.environ, NOTIFY_SOCKET="@" + name))
+            self._wait_until_serving(ready)
+
+    def _wait_until_serving(self, ready):
+        deadline = time.monotonic() + _READY_TIMEOUT
+        while True:
+            try:
+                if b"READY=1" in ready.recv(4096).split(b"\n"):
+                    return
+            except socket.timeout:
+                pass
+            code = self._proc.poll()
+            if code is not None:
+                self._proc = None  # start() may try again
+                raise errors.UnavailableError(
+                    "the tfd daemon for /job:%s/task:%d (%s) exited with status %d before "
+                    "serving (its messages are above)" % (self._job, self._task, self._address,
+                                                          code))
+            if time.monotonic() > deadline:
+                self.stop()
+                raise errors.DeadlineExceededError(
+                    "the tfd daemon for /job:%s/task:%d did not serve on %s within %.0f s"
+                    % (self._job, self._task, self._address, _READY_TIMEOUT))
+
+    def join(self):
+        """Blocks until the daemon ends (a ps's main thread, as TF1's)."""
+        if self._proc is not None:
+            self._proc.wait()
+
+    def stop(self, timeout=30.0):
+        """Stops the daemon (SIGTERM, then SIGKILL after `timeout` s)."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.terminate()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=timeout)
+
+    @staticmethod
+    def create_local_server(config=None, start=True):
+        """A server of a one-task cluster ("local") on a free port of
+        127.0.0.1, as TF1's, for a session of its own."""
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        return Server({"local": ["127.0.0.1:%d" % port]}, "local", 0, config=config,
+                      start=start)
