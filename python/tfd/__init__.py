@@ -55,6 +55,9 @@ from .check_ops import (Assert, assert_equal, assert_greater, assert_greater_equ
                         debugging, verify_tensor_all_finite)
 from . import layers, summary, timeline, train
 from . import losses
+from . import metrics
+from .variables import local_variables_initializer
+from .clip_ops import clip_by_global_norm, clip_by_norm, global_norm
 from .regularizers import contrib
 
 __version__ = _tfd.__version__

@@ -456,7 +456,9 @@ class GraphKeys:
     the train op; TRAIN_OP what the optimizers' minimize makes;
     REGULARIZATION_LOSSES the losses of regularizers given to get_variable
     and the layers (tfd.losses.get_regularization_loss sums them);
-    QUEUE_RUNNERS the tfd.train.QueueRunners start_queue_runners starts."""
+    QUEUE_RUNNERS the tfd.train.QueueRunners start_queue_runners starts;
+    LOSSES what tfd.losses' functions make (get_total_loss sums them);
+    METRIC_VARIABLES the local variables tfd.metrics keep their counts in."""
     GLOBAL_VARIABLES = "variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     LOCAL_VARIABLES = "local_variables"
@@ -465,6 +467,8 @@ class GraphKeys:
     TRAIN_OP = "train_op"
     REGULARIZATION_LOSSES = "regularization_losses"
     QUEUE_RUNNERS = "queue_runners"
+    LOSSES = "losses"
+    METRIC_VARIABLES = "metric_variables"
 
 
 # Kept by the graph's variables themselves, not by adding to a collection.

@@ -77,6 +77,22 @@ def divide(x, y, name=None):
     return truediv(x, y, name=name)
 
 
+def div_no_nan(x, y, name=None):
+    """TF1's tf.div_no_nan: x / y, and 0 wherever y is 0, whatever x is
+    (inf or NaN too). Floats only. The division sees 1 where y is 0, so
+    neither the value nor the gradient that Select passes back holds a
+    0 / 0 (the registry has no DivNoNan)."""
+    a, b = _pair(x, y)
+    if not a.dtype.is_floating or a.dtype != b.dtype:
+        raise TypeError("div_no_nan takes two tensors of one float dtype, got %s and %s"
+                        % (a.dtype.name, b.dtype.name))
+    is_zero = equal(b, 0)
+    quotient = _raw.div(a, _raw.select(is_zero, ones_like(b), b))
+    # y broadcast to the quotient's shape, which Select needs of its condition.
+    zero_there = equal(add(b, zeros_like(quotient)), 0)
+    return _raw.select(zero_there, zeros_like(quotient), quotient, name=name)
+
+
 def div(x, y, name=None):
     """TF1's tf.div, Python 2's division: floats divide (Div), integers
     floor-divide (FloorDiv; uint8, never negative, by Div): div(-7, 2) is -4.

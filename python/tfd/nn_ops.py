@@ -6,9 +6,10 @@ import builtins
 import collections
 import types
 
-from . import _tfd, dtypes, errors
-from .math_ops import (_c, _is_tensor, _random, _t, add, cast, multiply, reduce_mean, squeeze,
-                       squared_difference, stop_gradient, subtract, transpose, truediv)
+from . import _tfd, dtypes, errors, framework
+from .math_ops import (_c, _is_tensor, _random, _t, add, cast, greater_equal, maximum, multiply,
+                       negative, reduce_mean, reduce_sum, squeeze, squared_difference,
+                       stop_gradient, subtract, transpose, truediv, where, zeros_like)
 from .op_gen import raw_ops as _raw
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
@@ -185,6 +186,49 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
     return _raw.sparse_softmax_cross_entropy_with_logits(logits, _t(labels), name=name)[0]
 
 
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """TF1's: the cross entropy of sigmoid(logits) and labels z, as
+    max(x, 0) - x z + log(1 + exp(-|x|)) for logits x, which overflows for
+    no x. The last term is Softplus of -|x|: its kernel uses log1p, which the
+    registry lacks as an op, so it keeps full precision where exp(-|x|) is
+    tiny. The halves are chosen by Select on x >= 0, as TF1's, so the
+    gradient at x = 0 is sigmoid(0) - z (Relu's and Abs's would give -z)."""
+    if _sentinel is not None:
+        raise ValueError("sigmoid_cross_entropy_with_logits takes labels= and logits= by name")
+    if labels is None or logits is None:
+        raise ValueError("sigmoid_cross_entropy_with_logits needs both labels and logits")
+    with framework.name_scope(name, "logistic_loss"):
+        logits = _t(logits)
+        labels = _c(labels, dtype=logits.dtype) if not _is_tensor(labels) else _t(labels)
+        _check_same_shape(logits, labels)
+        zeros = zeros_like(logits)
+        positive = greater_equal(logits, zeros)
+        relu_logits = where(positive, logits, zeros)
+        neg_abs_logits = where(positive, negative(logits), logits)
+        return add(subtract(relu_logits, multiply(logits, labels)),
+                   _raw.softplus(neg_abs_logits))
+
+
+def _check_same_shape(logits, labels):
+    """TF1's check that labels fit logits, on what the static shapes say."""
+    a, b = logits.shape.dims, labels.shape.dims
+    if a is None or b is None:
+        return
+    if len(a) != len(b) or any(x is not None and y is not None and x != y for x, y in zip(a, b)):
+        raise ValueError("logits and labels must have the same shape (%s vs %s)" % (a, b))
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """TF1's: x / sqrt(max(sum(x^2), epsilon)) along axis (all axes when
+    None; dim is TF1's older name). A zero vector stays zero. As TF1's, a
+    float32 vector whose squares overflow (|x| above ~1.8e19) gives zeros:
+    the sum is inf and its rsqrt 0."""
+    with framework.name_scope(name, "l2_normalize"):
+        x = _t(x)
+        square_sum = reduce_sum(_raw.square(x), dim if axis is None else axis, keepdims=True)
+        return multiply(x, _raw.rsqrt(maximum(square_sum, _c(epsilon, dtype=x.dtype))))
+
+
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """TF1's dropout: each element kept with probability 1 - rate and scaled
     by 1 / (1 - rate), or zeroed; the mask seeded as random_uniform. Give rate
@@ -220,4 +264,5 @@ nn = types.SimpleNamespace(
     softmax_cross_entropy_with_logits=softmax_cross_entropy_with_logits,
     softmax_cross_entropy_with_logits_v2=softmax_cross_entropy_with_logits,
     sparse_softmax_cross_entropy_with_logits=sparse_softmax_cross_entropy_with_logits,
-    dropout=dropout)
+    sigmoid_cross_entropy_with_logits=sigmoid_cross_entropy_with_logits,
+    l2_normalize=l2_normalize, dropout=dropout)

@@ -294,6 +294,26 @@ def variables_initializer(var_list, name="init"):
     return math_ops.group(*[v.initializer for v in var_list], name=name)
 
 
+def local_variables_initializer():
+    """TF1's: runs the initializer of every local variable made so far
+    (tfd.metrics' counts, ...); a NoOp when there are none."""
+    return variables_initializer(local_variables())
+
+
+def _local_zeros(name, shape, dtype):
+    """A local variable of zeros, `name` in the current name scope: not
+    trainable, not global (global_variables_initializer leaves it alone),
+    placed by the device scope alone, so each replica keeps its own
+    (api/variables.h, VariableOptions::local). tfd.Variable takes no
+    collections=, so tfd.metrics make theirs here."""
+    g = framework.get_default_graph()
+    dtype = dtypes.as_dtype(dtype)
+    shape = framework._shape_arg(shape)
+    info = g._builder.variable(g._context(), name, shape, dtype.name,
+                               zeros_initializer().spec(shape, dtype, name), False, True)
+    return Variable(_info=info, _graph=g)
+
+
 # Initializers ----------------------------------------------------------------
 class Initializer:
     """How get_variable fills a variable: built where the variable lives."""

@@ -1,0 +1,183 @@
+"""TF1's tf.metrics (tfd.metrics): streaming metrics. Each returns
+(value, update_op): update_op adds a batch to counts kept in local
+variables and returns the metric over every batch so far; value reads the
+metric without adding. The counts are float32 zeros, in a variable scope
+named after the metric (accuracy/total, precision/true_positives/count),
+in GraphKeys.LOCAL_VARIABLES and METRIC_VARIABLES, never trainable:
+
+    acc, update = tfd.metrics.accuracy(labels, tfd.argmax(logits, 1))
+    sess.run(tfd.local_variables_initializer())   # also to start again
+    for batch in batches:
+        sess.run(update, feed(batch))
+    print(sess.run(acc))
+
+Being local, the counts live where the device scope puts the metric, one
+set per replica, as in TF1.
+"""
+from . import dtypes, framework, math_ops, variables
+from .framework import GraphKeys
+from .losses import _check_broadcastable, _check_compatible, _squeeze_last
+from .op_gen import raw_ops as _raw
+
+
+def _metric_variable(name):
+    v = variables._local_zeros(name, [], dtypes.float32)
+    framework.add_to_collection(GraphKeys.METRIC_VARIABLES, v)
+    return v
+
+
+def _add_to(collections, value):
+    for key in collections or ():
+        framework.add_to_collection(key, value)
+
+
+def _squeeze_dimensions(predictions, labels, weights):
+    """TF1's metrics' _remove_squeezable_dimensions, on static ranks:
+    labels and predictions differing by a last dimension of 1 lose it, and
+    weights of predictions' rank plus or minus one lose or gain a last one."""
+    predictions = math_ops._t(predictions)
+    if labels is not None:
+        labels, predictions = _squeeze_last(math_ops._t(labels), predictions)
+        _check_compatible(predictions, labels)
+    if weights is None:
+        return predictions, labels, None
+    weights = math_ops._t(weights)
+    wr, pr = weights.shape.ndims, predictions.shape.ndims
+    if wr and pr is not None:
+        if wr - pr == 1:
+            weights = math_ops.squeeze(weights, [wr - 1])
+        elif pr - wr == 1:
+            weights = math_ops.expand_dims(weights, -1)
+    return predictions, labels, weights
+
+
+def mean(values, weights=None, metrics_collections=None, updates_collections=None, name=None):
+    """TF1's: the (weighted) mean of every value given to update_op so far,
+    0 before any: total / count, weights broadcast to values (a weight of 0
+    leaves a value out)."""
+    with variables.variable_scope(name, "mean"):
+        values = math_ops.cast(values, dtypes.float32)
+        total = _metric_variable("total")
+        count = _metric_variable("count")
+        if weights is None:
+            num_values = math_ops.cast(_raw.size(values), dtypes.float32)
+        else:
+            values, _, weights = _squeeze_dimensions(values, None, weights)
+            weights = math_ops.cast(weights, dtypes.float32)
+            _check_broadcastable(weights, values)
+            weights = math_ops.multiply(weights, math_ops.ones_like(values))
+            values = math_ops.multiply(values, weights)
+            num_values = math_ops.reduce_sum(weights)
+        update_total = total.assign_add(math_ops.reduce_sum(values))
+        with framework.control_dependencies([values]):
+            update_count = count.assign_add(num_values)
+        value = _mean_of(total, count, "value")
+        update_op = _mean_of(update_total, update_count, "update_op")
+    _add_to(metrics_collections, value)
+    _add_to(updates_collections, update_op)
+    return value, update_op
+
+
+def _mean_of(total, count, name):
+    return math_ops.div_no_nan(total, math_ops.maximum(count, 0.0), name=name)
+
+
+def accuracy(labels, predictions, weights=None, metrics_collections=None,
+             updates_collections=None, name=None):
+    """TF1's: how often predictions equals labels (predictions cast to
+    labels' dtype), weighted, as `mean` of the matches."""
+    predictions, labels, weights = _squeeze_dimensions(predictions, labels, weights)
+    if labels.dtype != predictions.dtype:
+        predictions = math_ops.cast(predictions, labels.dtype)
+    is_correct = math_ops.cast(math_ops.equal(predictions, labels), dtypes.float32)
+    return mean(is_correct, weights, metrics_collections, updates_collections,
+                name or "accuracy")
+
+
+def mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
+                       updates_collections=None, name=None):
+    """TF1's: the (weighted) mean of (labels - predictions)^2 over every batch."""
+    predictions, labels, weights = _squeeze_dimensions(predictions, labels, weights)
+    squared_error = math_ops.squared_difference(math_ops.cast(labels, dtypes.float32),
+                                                math_ops.cast(predictions, dtypes.float32))
+    return mean(squared_error, weights, metrics_collections, updates_collections,
+                name or "mean_squared_error")
+
+
+# Counts of a confusion matrix ------------------------------------------------
+def _as_bool(x):
+    return math_ops.cast(x, dtypes.bool)
+
+
+def _count(condition, weights, metrics_collections, updates_collections):
+    """The (weighted) number of true elements of condition so far, as TF1's
+    _count_condition: a float32 local variable `count`."""
+    count = _metric_variable("count")
+    values = math_ops.cast(condition, dtypes.float32)
+    if weights is not None:
+        values = math_ops.multiply(values, math_ops.cast(weights, dtypes.float32))
+    value = math_ops.identity(count)
+    update_op = count.assign_add(math_ops.reduce_sum(values))
+    _add_to(metrics_collections, value)
+    _add_to(updates_collections, update_op)
+    return value, update_op
+
+
+def _counter(default_name, condition_of):
+    """A TF1 count metric (true_positives, ...): labels and predictions are
+    taken as booleans (nonzero is true), condition_of(labels, predictions)
+    says what to count."""
+    def metric(labels, predictions, weights=None, metrics_collections=None,
+               updates_collections=None, name=None):
+        with variables.variable_scope(name, default_name):
+            predictions, labels, weights = _squeeze_dimensions(
+                _as_bool(predictions), _as_bool(labels), weights)
+            return _count(condition_of(labels, predictions), weights, metrics_collections,
+                          updates_collections)
+    metric.__name__ = default_name
+    metric.__doc__ = "TF1's tf.metrics.%s: the weighted count over every batch." % default_name
+    return metric
+
+
+_not = _raw.logical_not
+true_positives = _counter("true_positives", lambda y, p: math_ops.logical_and(y, p))
+false_positives = _counter("false_positives", lambda y, p: math_ops.logical_and(_not(y), p))
+false_negatives = _counter("false_negatives", lambda y, p: math_ops.logical_and(y, _not(p)))
+true_negatives = _counter("true_negatives",
+                          lambda y, p: math_ops.logical_and(_not(y), _not(p)))
+
+
+def _ratio(hits, misses, name):
+    """hits / (hits + misses), or 0 while that sum is not positive (TF1's)."""
+    total = math_ops.add(hits, misses)
+    return math_ops.where(math_ops.greater(total, 0.0), math_ops.truediv(hits, total),
+                          math_ops.zeros_like(total), name=name)
+
+
+def _ratio_metric(default_name, hit, miss):
+    """precision or recall: hit's count over hit's and miss's."""
+    def metric(labels, predictions, weights=None, metrics_collections=None,
+               updates_collections=None, name=None):
+        with variables.variable_scope(name, default_name):
+            predictions, labels, weights = _squeeze_dimensions(
+                _as_bool(predictions), _as_bool(labels), weights)
+            hits, update_hits = hit(labels, predictions, weights)
+            misses, update_misses = miss(labels, predictions, weights)
+            value = _ratio(hits, misses, "value")
+            update_op = _ratio(update_hits, update_misses, "update_op")
+        _add_to(metrics_collections, value)
+        _add_to(updates_collections, update_op)
+        return value, update_op
+    metric.__name__ = default_name
+    return metric
+
+
+precision = _ratio_metric("precision", true_positives, false_positives)
+precision.__doc__ = """TF1's tf.metrics.precision: true positives / (true
+positives + false positives) over every batch, 0 before any positive
+prediction; labels and predictions are taken as booleans (nonzero is
+true)."""
+recall = _ratio_metric("recall", true_positives, false_negatives)
+recall.__doc__ = """TF1's tf.metrics.recall: true positives / (true
+positives + false negatives) over every batch, 0 before any positive
+label; labels and predictions are taken as booleans (nonzero is true)."""
