@@ -136,6 +136,39 @@ Output LoopPredicate(const Scope& s, const LoopCondFn& cond, const std::vector<O
   return pred;
 }
 
+// Each loop variable's Merge gets its invariant as its shape, which is what
+// cond and body see (a user variable's is options.shape_invariants[i] when
+// given; the counter's its own).
+void SetInvariants(const Scope& s, std::vector<Output>& merges, bool counted,
+                   const WhileOptions& options) {
+  const size_t first_user = counted ? 1 : 0;
+  if (!options.shape_invariants.empty() &&
+      options.shape_invariants.size() != merges.size() - first_user) {
+    s.UpdateStatus(errors::InvalidArgument("WhileLoop got ", options.shape_invariants.size(),
+                                           " shape invariants for ", merges.size() - first_user,
+                                           " loop variables"));
+    return;
+  }
+  for (size_t i = first_user; i < merges.size() && !options.shape_invariants.empty(); ++i) {
+    s.RelaxShape(merges[i], options.shape_invariants[i - first_user]);
+  }
+}
+
+// INVALID_ARGUMENT, as TF1's, when the body returns a value whose shape
+// contradicts the loop variable's invariant. One that inference knows less
+// of passes (TF1 refuses it too; tfd's inference knows less in places).
+void CheckNextShapes(const Scope& s, const std::string& loop, const std::vector<Output>& merges,
+                     const std::vector<Output>& next, bool counted) {
+  for (size_t i = counted ? 1 : 0; i < next.size() && s.ok(); ++i) {
+    if (merges[i].shape.IsCompatibleWith(next[i].shape)) continue;
+    s.UpdateStatus(errors::InvalidArgument(
+        "loop variable ", i - (counted ? 1 : 0), " of while loop '", loop, "' enters with shape ",
+        merges[i].shape.ToString(), " but the body returns shape ", next[i].shape.ToString(),
+        "; give the loop a less specific shape invariant for it (shape_invariants, with "
+        "unknown dimensions where its shape changes)"));
+  }
+}
+
 }  // namespace
 
 std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const BranchFn& body,
@@ -160,6 +193,7 @@ std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const 
     Output enter = outer.AddOperation("Enter", {x}, enter_attrs).output(0);
     merges.push_back(s.AddOperation("Merge", {enter, enter}).output(0));
   }
+  SetInvariants(s, merges, counted, options);
   if (!s.ok()) return std::vector<Output>(n_user);
   const int first = s.num_nodes();
   Output pred = LoopPredicate(s.WithName("cond").WithControlDependencies({merges[0]}), cond,
@@ -182,6 +216,7 @@ std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const 
   }
   if (!s.ok()) return std::vector<Output>(n_user);
   if (counted) next.insert(next.begin(), Add(body_scope, vars[0], Input(int64_t{1})));
+  CheckNextShapes(s, outer.name_prefix(), merges, next, counted);
   std::vector<Output> back;
   for (const Output& x : next) back.push_back(s.AddOperation("NextIteration", {x}).output(0));
   EnterCaptures(s, outer, loop_start, first, s.num_nodes(), enter_attrs);

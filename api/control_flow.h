@@ -58,7 +58,7 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 //       {ops::Const(scope, 1), ops::Const(scope, 0)});   // r[1] is the sum
 //
 // `cond` returns a scalar bool from the loop variables; `body` returns their
-// next values, as many and of the same dtypes (shapes may change). The loop
+// next values, as many and of the same dtypes (shapes: below). The loop
 // runs body while cond holds, possibly zero times, and returns the loop
 // variables' last values. Every node cond and body add waits on the loop's
 // pivot, so constants belong to the loop; a tensor from outside the loop
@@ -75,9 +75,17 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 // the values the gradient needs are kept on stacks in every iteration (those
 // on one side of a Cond in the body, in the iterations that took it), so
 // the backward pass holds each iteration's values until it has used them.
+//
+// Shapes are TF1's: a loop variable's static shape inside the loop and
+// after it is its shape invariant, by default its initial shape; a body
+// that returns a value of a contradicting shape (a vector that grows) is
+// INVALID_ARGUMENT naming the variable, unless its invariant allows it
+// (shape_invariants[i] = PartialShape({-1}), say).
 struct WhileOptions {
   int parallel_iterations = 10;
   int64_t maximum_iterations = -1;  // < 0: no limit
+  // One per loop variable, or none (each variable's initial shape).
+  std::vector<PartialShape> shape_invariants;
 };
 using LoopCondFn = std::function<Output(const Scope& scope, const std::vector<Output>& vars)>;
 

@@ -265,4 +265,29 @@ void Scope::UpdateInput(const std::string& node, int index, const Output& from) 
   def.inputs[index] = from.name();
 }
 
+void Scope::RelaxShape(Output& out, const PartialShape& shape) const {
+  if (!ok()) return;
+  State& st = *state_;
+  const int id = FindNode(out.node);
+  if (id < 0) {
+    UpdateStatus(errors::InvalidArgument("RelaxShape: node '", out.node, "' is not in this graph"));
+    return;
+  }
+  NodeAnnotation& a = st.annotations[id];
+  if (out.port < 0 || out.port >= static_cast<int>(a.output_shapes.size())) {
+    UpdateStatus(errors::InvalidArgument("RelaxShape: '", out.node, "' has no output ", out.port));
+    return;
+  }
+  PartialShape& known = a.output_shapes[out.port];
+  if (!shape.IsCompatibleWith(known)) {
+    UpdateStatus(errors::InvalidArgument("'", out.name(), "' has shape ", known.ToString(),
+                                         ", which shape ", shape.ToString(), " does not allow"));
+    return;
+  }
+  known = shape;
+  // A value known at graph time would fix one shape.
+  if (out.port < static_cast<int>(a.output_values.size())) a.output_values[out.port] = Tensor();
+  out.shape = shape;
+}
+
 }  // namespace tfd

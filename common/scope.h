@@ -126,6 +126,12 @@ class Scope {
   // feeds it, gets its back edge from the NextIteration. `from` must have the
   // dtype the input has; errors stay in the scope.
   void UpdateInput(const std::string& node, int index, const Output& from) const;
+  // Makes what shape inference knows of `out` (a node of this graph) the
+  // less specific `shape`, in the graph and in `out`: a while loop's Merge
+  // holds its shape invariant, what every iteration's value shares, not the
+  // first iteration's shape. A `shape` that contradicts the inferred one is
+  // INVALID_ARGUMENT, kept in the scope.
+  void RelaxShape(Output& out, const PartialShape& shape) const;
 
   // The first error of the graph, shared by every scope of it.
   Status status() const;

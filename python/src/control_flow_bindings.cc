@@ -19,6 +19,7 @@
 
 #include "api/control_flow.h"
 #include "python/src/builder_helpers.h"
+#include "python/src/convert.h"
 #include "python/src/errors.h"
 #include "python/src/graph_builder.h"
 
@@ -61,11 +62,17 @@ py::list Cond(GraphBuilder& g, const BuildContext& ctx, const OutputRef& pred,
   return OutputsToPython(merged);
 }
 
+// `shape_invariants`: one shape (None, or a list of ints and None) per loop
+// variable, or an empty list for their own shapes.
 py::list WhileLoop(GraphBuilder& g, const BuildContext& ctx, const py::function& cond,
                    const py::function& body, const std::vector<OutputRef>& loop_vars,
-                   int parallel_iterations, int64_t maximum_iterations) {
+                   int parallel_iterations, int64_t maximum_iterations,
+                   const py::list& shape_invariants) {
   std::vector<Output> vars;
   for (const OutputRef& r : loop_vars) vars.push_back(g.OutputOf(r.first, r.second));
+  std::vector<PartialShape> invariants;
+  for (py::handle shape : shape_invariants)
+    invariants.push_back(ValueOrThrow(ShapeFromPython(shape)));
   auto cond_fn = [&](const Scope& s, const std::vector<Output>& v) {
     std::vector<Output> pred = CallPart(g, cond, s, v);
     if (pred.size() != 1) {
@@ -77,9 +84,10 @@ py::list WhileLoop(GraphBuilder& g, const BuildContext& ctx, const py::function&
   auto body_fn = [&](const Scope& s, const std::vector<Output>& v) {
     return CallPart(g, body, s, v);
   };
-  const std::vector<Output> exits = ops::WhileLoop(
-      g.ScopeFor(ctx), cond_fn, body_fn, vars,
-      {.parallel_iterations = parallel_iterations, .maximum_iterations = maximum_iterations});
+  const std::vector<Output> exits = ops::WhileLoop(g.ScopeFor(ctx), cond_fn, body_fn, vars,
+                                                   {.parallel_iterations = parallel_iterations,
+                                                    .maximum_iterations = maximum_iterations,
+                                                    .shape_invariants = std::move(invariants)});
   g.RaiseIfError();
   return OutputsToPython(exits);
 }

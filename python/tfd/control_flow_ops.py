@@ -125,6 +125,20 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None):
     return packed
 
 
+def _shapes_like(structure, shapes):
+    """The shapes of `shapes` where `structure` has its leaves, in
+    _flatten's order: a shape is a leaf there even as a list ([None, 3])."""
+    if isinstance(structure, dict):
+        if not isinstance(shapes, dict) or sorted(shapes) != sorted(structure):
+            raise ValueError("shape_invariants %r does not have loop_vars' structure" % (shapes,))
+        return [leaf for k in sorted(structure) for leaf in _shapes_like(structure[k], shapes[k])]
+    if isinstance(structure, (list, tuple)):
+        if not isinstance(shapes, (list, tuple)) or len(shapes) != len(structure):
+            raise ValueError("shape_invariants %r does not have loop_vars' structure" % (shapes,))
+        return [leaf for s, sh in zip(structure, shapes) for leaf in _shapes_like(s, sh)]
+    return [framework._shape_arg(shapes)]
+
+
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
                return_same_structure=False):
@@ -132,15 +146,18 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     starting from `loop_vars` (a list or tuple, possibly nested; numbers
     become constants); returns the last vars in loop_vars' structure (the
     element itself for a list of one, unless `return_same_structure`).
-    body returns as many tensors of the same dtypes; their shapes may change
-    (shape_invariants is not needed and is ignored). At most
+    body returns as many tensors of the same dtypes. As in TF1, a loop
+    variable's static shape in the loop and after it is its shape
+    invariant: its initial shape, or shape_invariants' (loop_vars'
+    structure of tfd.TensorShape, lists with None, or None) where its shape
+    changes; a body value contradicting it is InvalidArgumentError. At most
     `parallel_iterations` iterations run at once; `maximum_iterations` stops
     the loop after that many. The loop runs in the executor: a session's
     timeout bounds a loop that does not end. back_prop and swap_memory are
     accepted for TF1's signature: tfd.gradients differentiates every loop,
     keeping what it needs in memory. Nodes are named "while/..." (under
     `name`, when given)."""
-    del shape_invariants, back_prop, swap_memory  # see the docstring
+    del back_prop, swap_memory  # see the docstring
     if not callable(cond) or not callable(body):
         raise TypeError("cond and body must be callable")
     if parallel_iterations < 1:
@@ -167,10 +184,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("maximum_iterations must be a Python int (a tensor is not taken yet), "
                         "not %r" % (maximum_iterations,))
     limit = -1 if maximum_iterations is None else maximum_iterations
+    invariants = [] if shape_invariants is None else _shapes_like(
+        structure, shape_invariants if isinstance(loop_vars, (list, tuple)) else [shape_invariants])
     with framework.name_scope(name) if name else contextlib.nullcontext():
         exits = graph._builder.while_loop(graph._context(), _part(graph, run_cond),
                                           _part(graph, run_body), [t._ref() for t in flat],
-                                          int(parallel_iterations), limit)
+                                          int(parallel_iterations), limit, invariants)
     packed = _pack(structure, [graph._tensor(e) for e in exits])
     if len(structure) == 1 and not return_same_structure:
         return packed[0]

@@ -3,7 +3,8 @@
 // cond's branch (dead when not taken, with a side effect that must not
 // happen), a variable updated and read in every iteration,
 // maximum_iterations, a runaway loop stopped by the run's deadline with the
-// session serving the next run, and malformed loops refused.
+// session serving the next run, shape invariants, and malformed loops
+// refused.
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
@@ -225,6 +226,53 @@ TEST_CASE("WhileLoop refuses a body with the wrong number or dtype of values") {
       {ops::Const(other, 0)});
   CHECK(other.status().code() == Code::kInvalidArgument);
   CHECK_THAT(other.status().message(), Catch::Contains("while/Merge"));
+}
+
+// A vector that grows by one each iteration: [i] appended to v.
+std::vector<Output> Grow(const Scope& s, const Output& n, const ops::WhileOptions& options) {
+  return ops::WhileLoop(
+      s, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], n); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        Output one = ops::Reshape(b, v[0], ops::Const(b, Tensor::FromVector<int32_t>({1})));
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}),
+                                   ops::Concat(b, {v[1], one}, int64_t{0})};
+      },
+      {ops::Const(s, int64_t{0}), ops::Const(s, Tensor::FromVector<int64_t>({}))}, options);
+}
+
+TEST_CASE("A loop variable keeps its shape invariant; a body contradicting it is refused") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output n = ops::Placeholder(root.WithOpName("n"), DType::kInt64, PartialShape({}));
+  std::vector<Output> r =
+      Grow(root, n, {.shape_invariants = {PartialShape({}), PartialShape({-1})}});
+  REQUIRE(root.ok());
+  CHECK(r[1].shape == PartialShape({-1}));  // not the first iteration's [0]
+  auto session = env.Session(root);
+  auto out = session->Run({{n.name(), I64(4)}}, {r[1].name()}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].shape() == TensorShape({4}));
+
+  // Without the invariant the vector enters as [0] and comes back as [1].
+  const Scope strict = env.Root();
+  Output m = ops::Placeholder(strict.WithOpName("n"), DType::kInt64, PartialShape({}));
+  Grow(strict, m, {});
+  CHECK(strict.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(strict.status().message(),
+             Catch::Contains("loop variable 1 of while loop 'while' enters with shape [0] but "
+                             "the body returns shape [1]"));
+
+  const Scope wrong = env.Root();
+  Output k = ops::Placeholder(wrong.WithOpName("n"), DType::kInt64, PartialShape({}));
+  Grow(wrong, k, {.shape_invariants = {PartialShape({})}});
+  CHECK(wrong.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(wrong.status().message(), Catch::Contains("1 shape invariants for 2 loop variables"));
+  const Scope contradicting = env.Root();
+  Output j = ops::Placeholder(contradicting.WithOpName("n"), DType::kInt64, PartialShape({}));
+  Grow(contradicting, j, {.shape_invariants = {PartialShape({}), PartialShape({-1, -1})}});
+  CHECK(contradicting.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(contradicting.status().message(), Catch::Contains("does not allow"));
 }
 
 }  // namespace

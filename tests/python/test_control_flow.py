@@ -1,7 +1,7 @@
 """tfd.cond and tfd.while_loop as TF1 users write them: lambdas that use
 any tensor of the graph, nested structures, gradients through both, the
-untaken branch never run, loops in loops and conds in loops, and the
-errors: a structure mismatch, a Python bool, an exception in a branch, a
+untaken branch never run, loops in loops and conds in loops, shape
+invariants, and the errors: a structure mismatch, a Python bool, an exception in a branch, a
 loop that never ends (the step's timeout stops it)."""
 import collections
 
@@ -170,6 +170,26 @@ def test_while_loop_errors():
     n = tfd.while_loop(lambda a: a < 3, lambda a: a + 1, [0])
     with tfd.Session() as sess:
         assert sess.run(n) == 3
+
+
+def test_shape_invariants_let_a_loop_variable_grow():
+    """As TF1: a variable keeps its initial shape unless its invariant says
+    which dimensions change; the loop's result has the invariant's shape."""
+    n = scalar(tfd.int32, "n")
+
+    def grow(i, acc):
+        return i + 1, {"v": tfd.concat([acc["v"], tfd.reshape(i, [1])], 0), "m": acc["m"]}
+    start = (tfd.constant(0), {"v": tfd.zeros([0], tfd.int32), "m": tfd.zeros([2, 3])})
+    i, acc = tfd.while_loop(lambda i, acc: i < n, grow, start,
+                            shape_invariants=(tfd.TensorShape([]), {"v": [None], "m": None}))
+    assert acc["v"].shape.as_list() == [None] and acc["m"].shape.dims is None
+    assert (acc["v"] + tfd.zeros([5], tfd.int32)).shape.as_list() == [5]  # no [0] to clash
+    with tfd.Session() as sess:
+        np.testing.assert_array_equal(sess.run(acc["v"], {n: 5}), [0, 1, 2, 3, 4])
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="enters with shape \\[0\\]"):
+        tfd.while_loop(lambda i, acc: i < n, grow, start)
+    with pytest.raises(ValueError, match="structure"):
+        tfd.while_loop(lambda i, acc: i < n, grow, start, shape_invariants=[[], [None]])
 
 
 def test_a_loop_that_never_ends_is_stopped_by_the_steps_timeout():
