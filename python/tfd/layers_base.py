@@ -60,13 +60,9 @@ class Layer:
             raise ValueError("tfd.layers.%s %r: the input %s is of another graph than the "
                              "layer's variables" % (self._default_name, self.name, x.name))
         self._check_input(x)
-        if self._scope is None:
-            self._scope = self._first_scope()
-        with variables.variable_scope(self._scope, reuse=True if self.built else self._reuse):
-            if not self.built:
-                self._graph, self.dtype = x.graph, self.dtype or x.dtype
-                self.build(x.shape)
-                self.built = True
+        first = not self.built
+        self._build_once(x.graph, x.dtype, x.shape)
+        with variables.variable_scope(self._scope, reuse=self._reuse if first else True):
             outputs = self.call(x, *args, **kwargs)
             self._regularize_activity(outputs)
         held = framework.get_collection(framework.GraphKeys.UPDATE_OPS)
@@ -78,6 +74,19 @@ class Layer:
     def apply(self, inputs, *args, **kwargs):
         """The same as calling the layer (TF1's synonym)."""
         return self(inputs, *args, **kwargs)
+
+    def _build_once(self, graph, dtype, input_shape):
+        """Fixes the scope and makes the variables (build), unless done: at
+        the first call, or before it where that call is in a loop's body,
+        where no variable can be made (tfd.nn.dynamic_rnn builds its cell so)."""
+        if self._scope is None:
+            self._scope = self._first_scope()
+        if self.built:
+            return
+        with variables.variable_scope(self._scope, reuse=self._reuse):
+            self._graph, self.dtype = graph, self.dtype or dtype
+            self.build(input_shape)
+            self.built = True
 
     def _first_scope(self):
         """Fixed at the first call, not at construction, as TF1 does: an

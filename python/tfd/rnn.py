@@ -1,0 +1,167 @@
+"""tf.nn.dynamic_rnn and tf.nn.static_rnn, TF 1.15's ways to run a cell
+(tfd.nn.rnn_cell) over sequences, and the namespaces that hold them:
+tfd.nn.rnn_cell, tfd.nn.dynamic_rnn, tfd.nn.static_rnn, tfd.contrib.rnn.
+
+    cell = tfd.nn.rnn_cell.LSTMCell(64)
+    outputs, state = tfd.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tfd.float32)
+    # x [batch, time, depth] -> outputs [batch, time, 64]; state an LSTMStateTuple
+
+dynamic_rnn runs the steps in a tfd.while_loop, as many as the inputs have
+at run time; static_rnn unrolls them into the graph. Both name their
+variables under the variable scope "rnn" (or `scope`), as TF1's:
+"rnn/lstm_cell/kernel".
+"""
+import types
+
+from . import control_flow_ops, dtypes, framework, math_ops, regularizers, variables
+from .control_flow_ops import _flatten, _pack
+from .layers_base import Layer
+from .nn_ops import nn
+from .op_gen import raw_ops
+from .rnn_cell import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMStateTuple,
+                       MultiRNNCell, RNNCell, zeros)
+
+__all__ = ["dynamic_rnn", "static_rnn"]
+
+
+def _check_cell(fn, cell):
+    """TF1's assert_like_rnncell: what a runner needs of a cell."""
+    missing = [what for what, ok in (
+        ("output_size", hasattr(cell, "output_size")),
+        ("state_size", hasattr(cell, "state_size")),
+        ("zero_state", hasattr(cell, "zero_state")),
+        ("__call__", callable(cell))) if not ok]
+    if missing:
+        raise TypeError("tfd.nn.%s: cell %r is not an RNN cell: it has no %s"
+                        % (fn, cell, ", ".join(missing)))
+    if len(_flatten(cell.output_size)) != 1:
+        raise TypeError("tfd.nn.%s: cells with nested outputs (output_size %r) are not "
+                        "supported" % (fn, cell.output_size))
+
+
+def _first_state(fn, cell, initial_state, dtype, batch):
+    if initial_state is not None:
+        return initial_state
+    if dtype is None:
+        raise ValueError("tfd.nn.%s: without initial_state, dtype (the zero state's) must be "
+                         "given" % fn)
+    return cell.zero_state(batch, dtype)
+
+
+def _lengths(fn, sequence_length):
+    if sequence_length is None:
+        return None
+    lengths = framework.convert_to_tensor(sequence_length)
+    if lengths.shape.ndims not in (None, 1) or not lengths.dtype.is_integer:
+        raise ValueError("tfd.nn.%s: sequence_length must be an int vector [batch], got %s of "
+                         "shape %s" % (fn, lengths.dtype.name, lengths.shape))
+    return math_ops.cast(lengths, dtypes.int32, name="sequence_length")
+
+
+def _step(cell, inputs, state, time, lengths):
+    """One call of the cell; with lengths, the rows whose sequence has ended
+    by `time` get a zero output and keep their state (TF1's _rnn_step), so
+    the final state is each sequence's state at its own last step."""
+    output, new_state = cell(inputs, state)
+    if lengths is None:
+        return output, new_state
+    ended = lengths <= time  # [batch]: Select takes a row per element
+    output = math_ops.where(ended, math_ops.zeros_like(output), output)
+    kept = [math_ops.where(ended, old, new)
+            for old, new in zip(_flatten(state), _flatten(new_state))]
+    return output, _pack(new_state, kept)
+
+
+def _with_static_shape(t, dims):
+    """`t` reshaped to `dims` where that tells its static shape more: when
+    at most one of them is unknown (the reshape's -1)."""
+    if dims.count(None) > 1 or t.shape.dims == dims:
+        return t
+    return math_ops.reshape(t, [-1 if d is None else d for d in dims])
+
+
+def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
+                parallel_iterations=None, swap_memory=False, time_major=False, scope=None):
+    """TF1's tf.nn.dynamic_rnn: `cell` over the time steps of `inputs`
+    ([batch, time, depth], or [time, batch, depth] when time_major), in a
+    tfd.while_loop running as many steps as the inputs have at run time.
+    Returns (outputs, final state): outputs [batch, time, output_size] (or
+    time-major); with sequence_length ([batch] ints), a row's outputs past
+    its length are zeros and its final state is the one at its length.
+    The state starts at initial_state, else at cell.zero_state(batch,
+    dtype). swap_memory is TF1's and changes nothing here.
+
+    Each step's output is appended to the outputs so far (Concat): the
+    steps copy O(time^2) values in all, as does the gradient of reading
+    the inputs (tfd has no TensorArray), which suits the short sequences
+    of a CPU."""
+    _check_cell("dynamic_rnn", cell)
+    inputs = framework.convert_to_tensor(inputs)
+    if inputs.shape.ndims != 3:
+        raise ValueError("tfd.nn.dynamic_rnn: inputs must be [batch, time, depth] (or time-major), "
+                         "got %s of shape %s" % (inputs.name, inputs.shape))
+    with variables.variable_scope(scope or "rnn"):
+        steps = inputs if time_major else math_ops.transpose(inputs, [1, 0, 2])
+        static_time, static_batch, depth = steps.shape.dims
+        shape = raw_ops.shape(steps)
+        batch = static_batch if static_batch is not None else shape[1]
+        state = _first_state("dynamic_rnn", cell, initial_state, dtype, batch)
+        lengths = _lengths("dynamic_rnn", sequence_length)
+        if isinstance(cell, Layer):
+            # Its variables cannot be made inside the loop (tfd's loops run
+            # every node made in their body as part of the loop).
+            cell._build_once(steps.graph, steps.dtype,
+                             framework.TensorShape([static_batch, depth]))
+        size = cell.output_size
+        no_outputs = zeros([0, batch], size, steps.dtype)
+        # The outputs grow along time; the state keeps its shapes.
+        invariants = [framework.TensorShape([]),
+                      _pack(state, [s.shape for s in _flatten(state)]),
+                      framework.TensorShape([None, static_batch, size])]
+
+        def body(time, state, outputs):
+            output, state = _step(cell, steps[time], state, time, lengths)
+            return time + 1, state, math_ops.concat([outputs, math_ops.expand_dims(output, 0)], 0)
+
+        _, state, outputs = control_flow_ops.while_loop(
+            lambda time, state, outputs: time < shape[0], body, [0, state, no_outputs],
+            shape_invariants=invariants, parallel_iterations=parallel_iterations or 32,
+            swap_memory=swap_memory)
+        outputs = _with_static_shape(outputs, [static_time, static_batch, size])
+        if not time_major:
+            outputs = math_ops.transpose(outputs, [1, 0, 2])
+    return outputs, state
+
+
+def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+    """TF1's tf.nn.static_rnn: `cell` over `inputs`, a list of [batch,
+    depth] tensors (one a step), unrolled into the graph: returns (the list
+    of outputs, the final state), with sequence_length as dynamic_rnn's."""
+    _check_cell("static_rnn", cell)
+    if not isinstance(inputs, (list, tuple)):
+        raise TypeError("tfd.nn.static_rnn: inputs must be a list of tensors (one a step), got "
+                        "%r" % (inputs,))
+    if not inputs:
+        raise ValueError("tfd.nn.static_rnn: inputs is empty")
+    inputs = [framework.convert_to_tensor(x) for x in inputs]
+    with variables.variable_scope(scope or "rnn"):
+        first = inputs[0]
+        batch = first.shape.dims[0] if first.shape.ndims else None
+        batch = batch if batch is not None else raw_ops.shape(first)[0]
+        state = _first_state("static_rnn", cell, initial_state, dtype, batch)
+        lengths = _lengths("static_rnn", sequence_length)
+        outputs = []
+        for time, x in enumerate(inputs):
+            output, state = _step(cell, x, state, time, lengths)
+            outputs.append(output)
+    return outputs, state
+
+
+# TF1's names: tf.nn.rnn_cell.*, tf.nn.dynamic_rnn, tf.nn.static_rnn and the
+# cells' aliases in tf.contrib.rnn.
+_cells = dict(RNNCell=RNNCell, BasicRNNCell=BasicRNNCell, BasicLSTMCell=BasicLSTMCell,
+              LSTMCell=LSTMCell, GRUCell=GRUCell, MultiRNNCell=MultiRNNCell,
+              LSTMStateTuple=LSTMStateTuple)
+nn.rnn_cell = types.SimpleNamespace(**_cells)
+nn.dynamic_rnn, nn.static_rnn = dynamic_rnn, static_rnn
+regularizers.contrib.rnn = types.SimpleNamespace(static_rnn=static_rnn, **_cells)
