@@ -21,6 +21,8 @@ import contextlib
 import logging
 import time
 
+import numpy as np
+
 from . import _tfd, config as config_lib, dtypes, errors, framework, variables
 from . import session as session_lib
 
@@ -174,6 +176,34 @@ class LoggingTensorHook(SessionRunHook):
             _log.info("%s", self._formatter(values))
         else:
             _log.info("%s", ", ".join("%s = %s" % (k, values[k]) for k in self._tensors))
+
+
+class NanLossDuringTrainingError(RuntimeError):
+    """What NanTensorHook raises when the loss became NaN."""
+
+    def __str__(self):
+        return "NaN loss during training."
+
+
+class NanTensorHook(SessionRunHook):
+    """Fetches `loss_tensor` with every step and, when it is NaN, raises
+    NanLossDuringTrainingError (fail_on_nan_loss) or logs and asks the loop
+    to stop, as TF1's."""
+
+    def __init__(self, loss_tensor, fail_on_nan_loss=True):
+        self._loss, self._fail = loss_tensor, fail_on_nan_loss
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._loss)
+
+    def after_run(self, run_context, run_values):
+        if not np.isnan(run_values.results):
+            return
+        if self._fail:
+            _log.error("the model diverged: the loss is NaN")
+            raise NanLossDuringTrainingError()
+        _log.warning("the model diverged: the loss is NaN; stopping")
+        run_context.request_stop()
 
 
 def _name_of(t):

@@ -12,8 +12,10 @@ from .input_ops import batch, shuffle_batch  # noqa: F401
 from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
 from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainingSession,  # noqa: F401
-                        SessionRunArgs, SessionRunContext, SessionRunHook, SessionRunValues,
-                        StopAtStepHook, SummarySaverHook)
+                        NanLossDuringTrainingError, NanTensorHook, SessionRunArgs,
+                        SessionRunContext, SessionRunHook, SessionRunValues, StopAtStepHook,
+                        SummarySaverHook)
+from .moving_averages import ExponentialMovingAverage  # noqa: F401
 
 
 class Optimizer:

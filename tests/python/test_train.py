@@ -1,5 +1,6 @@
 """Variables, gradients (checked against finite differences), optimizers with
-minimize and apply_gradients, and the graph file tfctl takes."""
+minimize and apply_gradients, the graph file tfctl takes, moving averages
+and the NaN hook."""
 import json
 import os
 import subprocess
@@ -142,3 +143,47 @@ def test_write_graph_gives_a_file_tfctl_validates_and_runs(tmp_path):
     # sum(w^2) at [1, 2] is 5; one step of lr 0.5 takes w to w - 0.5 * 2w = 0.
     assert loss_after(1) == 5.0
     assert loss_after(2) == 0.0
+
+
+def test_exponential_moving_average_follows_its_variables_as_tf1s():
+    w = tfd.Variable([1.0, -2.0], name="w")
+    b = tfd.Variable(3.0, dtype=tfd.float64, name="b")
+    step = tfd.placeholder(tfd.int32, [], name="step")
+    ema = tfd.train.ExponentialMovingAverage(0.9, num_updates=step)
+    update = ema.apply([w, b])
+    assert ema.average(w).op.name == ema.average_name(w) == "w/ExponentialMovingAverage"
+    assert not ema.average(w).trainable and ema.average(b).dtype == tfd.float64
+    assert tfd.get_collection(tfd.GraphKeys.MOVING_AVERAGE_VARIABLES) == [w, b]
+    assert ema.variables_to_restore() == {"w/ExponentialMovingAverage": w,
+                                          "b/ExponentialMovingAverage": b}
+    shadow_w, shadow_b = np.array([1.0, -2.0]), 3.0  # the reference, in float64
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        for n, (dw, db) in enumerate([(1.0, 0.5), (-4.0, 2.0), (0.25, -1.0)]):
+            sess.run([w.assign_add([dw, dw]), b.assign_add(db)])
+            sess.run(update, {step: n * 10})
+            decay = min(0.9, (1.0 + n * 10) / (10.0 + n * 10))
+            shadow_w -= (1 - np.float32(decay)) * (shadow_w - sess.run(w))
+            shadow_b -= (1 - np.float32(decay)) * (shadow_b - sess.run(b))
+            np.testing.assert_allclose(sess.run(ema.average(w)), shadow_w, rtol=1e-6)
+            np.testing.assert_allclose(sess.run(ema.average(b)), shadow_b, rtol=1e-12)
+    with pytest.raises(TypeError, match="float"):
+        ema.apply([tfd.Variable(1, name="count")])
+    with pytest.raises(NotImplementedError, match="zero_debias"):
+        tfd.train.ExponentialMovingAverage(0.9, zero_debias=True)
+
+
+def test_nan_tensor_hook_fails_or_stops_on_a_nan_loss():
+    loss = tfd.constant(1.0)
+    for fail in (True, False):
+        hook = tfd.train.NanTensorHook(loss, fail_on_nan_loss=fail)
+        context = tfd.train.SessionRunContext(None, None)
+        assert hook.before_run(context).fetches is loss
+        hook.after_run(context, tfd.train.SessionRunValues(1.5, None, None))
+        assert not context.stop_requested
+        if fail:
+            with pytest.raises(tfd.train.NanLossDuringTrainingError):
+                hook.after_run(context, tfd.train.SessionRunValues(np.nan, None, None))
+        else:
+            hook.after_run(context, tfd.train.SessionRunValues(np.float32("nan"), None, None))
+            assert context.stop_requested
