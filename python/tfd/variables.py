@@ -533,7 +533,11 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     partitioner (tfd.fixed_size_partitioner, ...) it is a
     tfd.PartitionedVariable of shards "<name>/part_<i>". A regularizer
     (tfd.contrib.layers.l2_regularizer, ...) adds its loss of a variable
-    made here to GraphKeys.REGULARIZATION_LOSSES; reusing adds none."""
+    made here to GraphKeys.REGULARIZATION_LOSSES; reusing adds none.
+    `collections` (TF1's: those the variable goes to in place of
+    [GLOBAL_VARIABLES]) must name GLOBAL_VARIABLES or LOCAL_VARIABLES (a
+    local one: not saved, not in the global initializer; made by a tfd
+    initializer); the variable also goes to the others it names."""
     g = framework.get_default_graph()
     scope = _current_scope(g)
     full = scope.name + "/" + name if scope.name else name
@@ -547,10 +551,11 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         raise ValueError("variable %s does not exist, and reuse=True forbids making it" % full)
     if initializer is None:
         initializer = glorot_uniform_initializer()
+    local = _is_local(full, collections, initializer, partitioner)
     with g.name_scope(scope.name + "/" if scope.name else None):
         if isinstance(initializer, Initializer):
             var = _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
-                                initializer, partitioner, trainable)
+                                initializer, partitioner, trainable, local)
         elif partitioner is not None:
             raise ValueError("partitioned variable %s needs an initializer of tfd's "
                              "(zeros_initializer, random_normal_initializer, ...)" % full)
@@ -558,7 +563,29 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
             var = _variable_from_value(name, full, shape, dtype, initializer, trainable)
     if regularizer is not None:
         _regularize(g, var, regularizer)
+    for key in collections or ():
+        if key not in framework._VARIABLE_COLLECTIONS:  # those the variable keeps itself
+            framework.add_to_collection(key, var)
     return var
+
+
+def _is_local(full, collections, initializer, partitioner):
+    """Whether get_variable's `collections` make the variable local; a
+    ValueError for what tfd cannot make (neither global nor local; a local
+    one from a value or partitioned)."""
+    if collections is None:
+        return False
+    keys = set(collections)
+    if framework.GraphKeys.GLOBAL_VARIABLES in keys:
+        return False
+    if framework.GraphKeys.LOCAL_VARIABLES not in keys:
+        raise ValueError("get_variable(%s): collections %s name neither GLOBAL_VARIABLES nor "
+                         "LOCAL_VARIABLES; tfd makes every variable one of the two"
+                         % (full, sorted(keys)))
+    if not isinstance(initializer, Initializer) or partitioner is not None:
+        raise ValueError("get_variable(%s): a local variable (collections=[LOCAL_VARIABLES]) "
+                         "needs a tfd initializer and no partitioner" % full)
+    return True
 
 
 def _regularize(g, var, regularizer):
@@ -575,7 +602,8 @@ def _regularize(g, var, regularizer):
             framework.add_to_collection(framework.GraphKeys.REGULARIZATION_LOSSES, loss)
 
 
-def _new_variable(g, name, full, shape, dtype, initializer, partitioner, trainable):
+def _new_variable(g, name, full, shape, dtype, initializer, partitioner, trainable,
+                  local=False):
     """get_variable's variable of `shape` filled by a tfd initializer."""
     if shape is None:
         raise ValueError("get_variable(%s) needs a shape" % full)
@@ -585,7 +613,7 @@ def _new_variable(g, name, full, shape, dtype, initializer, partitioner, trainab
         return embedding_ops.partitioned_variable(g, name, full, shape, dtype, initializer,
                                                   partitioner, trainable)
     info = g._builder.variable(g._context(), name, shape, dtype.name,
-                               initializer.spec(shape, dtype, full), bool(trainable), False)
+                               initializer.spec(shape, dtype, full), bool(trainable), bool(local))
     return Variable(_info=info, _graph=g)
 
 

@@ -294,3 +294,20 @@ def test_dependent_initial_values_on_a_fresh_cluster(cluster_factory, attempt):
         w.load([1.0, 2.0, 3.0], sess)
         sess.run(w2.initializer)
         np.testing.assert_array_equal(sess.run([w, w2]), [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])
+
+
+def test_get_variable_collections_make_a_local_variable_or_add_to_others():
+    counter = tfd.get_variable("counter", [], initializer=tfd.zeros_initializer(),
+                               trainable=False, collections=[tfd.GraphKeys.LOCAL_VARIABLES])
+    w = tfd.get_variable("w", [2], collections=[tfd.GraphKeys.GLOBAL_VARIABLES, "mine"])
+    assert tfd.local_variables() == [counter] and tfd.global_variables() == [w]
+    assert tfd.get_collection("mine") == [w]
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        sess.run(tfd.local_variables_initializer())
+        assert sess.run(counter.assign_add(1.0)) == 1.0
+    with pytest.raises(ValueError, match="neither GLOBAL_VARIABLES nor LOCAL_VARIABLES"):
+        tfd.get_variable("nowhere", [1], collections=["mine"])
+    with pytest.raises(ValueError, match="needs a tfd initializer"):
+        tfd.get_variable("from_value", initializer=[1.0],
+                         collections=[tfd.GraphKeys.LOCAL_VARIABLES])
