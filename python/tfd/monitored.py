@@ -456,7 +456,7 @@ def _options(hooks, target, token_file, tls, timeout, step_timeout, max_wait_sec
 def _prepare_graph(graph):
     """Gives the graph the names the C++ loop drives (docs/training.md) when
     it lacks them: "train" (every optimizer update made so far), the global
-    step after it, and "init"."""
+    step after it, "init", and "local_init" when it has local variables."""
     from . import math_ops, train
     have = {op.name for op in graph.get_operations()}
     with graph.as_default(), graph.name_scope(None):
@@ -477,6 +477,9 @@ def _prepare_graph(graph):
                 math_ops.identity(after[0], name="global_step")
         if "init" not in have:
             variables.global_variables_initializer(name="init")
+        if "local_init" not in have and variables.local_variables():
+            # Run by every worker in each session it opens (TF1's local_init_op).
+            variables.variables_initializer(variables.local_variables(), name="local_init")
 
 
 @contextlib.contextmanager

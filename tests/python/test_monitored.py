@@ -97,6 +97,24 @@ def test_a_hook_that_raises_ends_the_loop_with_its_exception(cluster_factory):
     sess.close()
 
 
+def test_local_variables_are_initialized_in_every_session(cluster_factory):
+    """TF1's local_init_op: a metric's counts (local variables on the
+    worker) start at zero in each MonitoredTrainingSession."""
+    cluster = cluster_factory({"worker": 1})
+    _, loss = build_model(cluster)
+    mean_loss, update = tfd.metrics.mean(loss)
+    for _ in range(2):  # the second session counts afresh
+        with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), timeout=60,
+                                                hooks=[tfd.train.StopAtStepHook(num_steps=3)]
+                                                ) as sess:
+            seen = []
+            while not sess.should_stop():
+                got = sess.run({"loss": loss, "mean": update})
+                seen.append(got["loss"])
+                np.testing.assert_allclose(got["mean"], np.mean(seen), rtol=1e-6)
+        assert len(seen) == 3
+
+
 def test_chief_saves_checkpoints_and_summaries(cluster_factory, tmp_path):
     cluster = cluster_factory({"ps": 1, "worker": 1},
                               ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])

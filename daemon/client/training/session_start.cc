@@ -184,18 +184,26 @@ Status TrainingSession::WaitForCluster() {
   return OkStatus();
 }
 
-// Waits for the cluster or the chief's initialization. A chief whose
-// caller has just waited for the cluster (a recovery) does not wait again.
 Status TrainingSession::Prepare(bool cluster_waited) {
-  if (result_.chief) {
-    // Every task must be up before deciding what to initialize: a ps that
-    // restores its checkpoint on start must not be initialized over.
-    if (!cluster_waited) {
-      TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
-    }
-    if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize());
-    return RunIfPresent(sig::kChiefInit, "initializing the sync accumulators");
+  TFD_RETURN_IF_ERROR(result_.chief ? PrepareChief(cluster_waited) : WaitForChief());
+  // Every trainer's own, in every session: TF1's local_init_op (metrics'
+  // counts live in local variables).
+  return RunIfPresent(sig::kLocalInit, "initializing this trainer's local variables");
+}
+
+// A chief whose caller has just waited for the cluster (a recovery) does
+// not wait again.
+Status TrainingSession::PrepareChief(bool cluster_waited) {
+  // Every task must be up before deciding what to initialize: a ps that
+  // restores its checkpoint on start must not be initialized over.
+  if (!cluster_waited) {
+    TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
   }
+  if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize());
+  return RunIfPresent(sig::kChiefInit, "initializing the sync accumulators");
+}
+
+Status TrainingSession::WaitForChief() {
   std::vector<std::string> vars;
   for (const InitTarget& t : InitTargets()) vars.push_back(t.variable);
   if (!vars.empty()) {

@@ -198,7 +198,11 @@ class TrainingSession {
   // init_timeout, or a stop was requested).
   bool Recovers(const Status& s) const;
   Status WaitForCluster();
+  // A new session made ready to step: the chief initializes (or restores)
+  // the variables, a worker waits for it; then kLocalInit.
   Status Prepare(bool cluster_waited = false);
+  Status PrepareChief(bool cluster_waited);
+  Status WaitForChief();
   Status Recover();
   Status PlaceInput(int64_t global);
   StatusOr<std::optional<int64_t>> RestoreAt(int64_t step);
