@@ -230,13 +230,9 @@ def _as_name_list(names, dtypes):
 def _check_compatible(tensor, want, queue):
     """ValueError when what is known of tensor's shape contradicts `want`
     (a list with None for any size, or None for any shape)."""
-    have = tensor.shape.dims
-    if want is None or have is None:
-        return
-    if len(have) != len(want) or any(
-            h is not None and w is not None and h != w for h, w in zip(have, want)):
+    if not tensor.shape.is_compatible_with(want):
         raise ValueError("queue %s takes components of shape %s; %s has shape %s"
-                         % (queue, want, tensor.name, have))
+                         % (queue, want, tensor.name, tensor.shape.dims))
 
 
 def _count(n):

@@ -35,6 +35,15 @@ class TensorShape:
     def is_fully_defined(self):
         return self.dims is not None and all(d is not None for d in self.dims)
 
+    def is_compatible_with(self, other):
+        """TF1's: whether some shape fits both (ranks, and the dimensions
+        both know, agree). `other` a TensorShape or what one is made of."""
+        other = other if isinstance(other, TensorShape) else TensorShape(other)
+        if self.dims is None or other.dims is None:
+            return True
+        return len(self.dims) == len(other.dims) and all(
+            a is None or b is None or a == b for a, b in zip(self.dims, other.dims))
+
     def __len__(self):
         return self.ndims
 

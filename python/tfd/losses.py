@@ -76,11 +76,8 @@ def get_total_loss(add_regularization_losses=True, name="total_loss", scope=None
 # Shapes --------------------------------------------------------------------
 def _check_compatible(a, b):
     """TF1's assert_is_compatible_with on the static shapes of a and b."""
-    x, y = a.shape.dims, b.shape.dims
-    if x is None or y is None:
-        return
-    if len(x) != len(y) or any(i is not None and j is not None and i != j for i, j in zip(x, y)):
-        raise ValueError("Shapes %s and %s are incompatible" % (x, y))
+    if not a.shape.is_compatible_with(b.shape):
+        raise ValueError("Shapes %s and %s are incompatible" % (a.shape.dims, b.shape.dims))
 
 
 def _check_broadcastable(weights, values):

@@ -211,11 +211,9 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
 
 def _check_same_shape(logits, labels):
     """TF1's check that labels fit logits, on what the static shapes say."""
-    a, b = logits.shape.dims, labels.shape.dims
-    if a is None or b is None:
-        return
-    if len(a) != len(b) or any(x is not None and y is not None and x != y for x, y in zip(a, b)):
-        raise ValueError("logits and labels must have the same shape (%s vs %s)" % (a, b))
+    if not logits.shape.is_compatible_with(labels.shape):
+        raise ValueError("logits and labels must have the same shape (%s vs %s)"
+                         % (logits.shape.dims, labels.shape.dims))
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):

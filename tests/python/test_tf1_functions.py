@@ -7,24 +7,12 @@ import numpy as np
 import pytest
 
 import tfd
-from numeric_helpers import numeric_gradient
+from numeric_helpers import check_gradient
 
 
 def run(fetches, feed_dict=None):
     with tfd.Session() as sess:
         return sess.run(fetches, feed_dict)
-
-
-def check_gradient(build, x0, **tol):
-    """The gradient tfd.gradients gives for build(placeholder) at x0 against
-    central differences of the same graph, both in float64."""
-    x = tfd.placeholder(tfd.float64, x0.shape)
-    y = build(x)
-    (g,) = tfd.gradients(y, [x])
-    with tfd.Session() as sess:
-        got = sess.run(g, {x: x0})
-        want = numeric_gradient(lambda v: sess.run(y, {x: v}), x0)
-    np.testing.assert_allclose(got, want, **tol or {"rtol": 1e-6, "atol": 1e-8})
 
 
 # Division -------------------------------------------------------------------
