@@ -20,6 +20,33 @@ Output OutputOfInput(const Scope& s, const std::string& input) {
   return s.OutputOf(NodeOfInput(input), port);
 }
 
+// Nodes added through Scope::OutsideControlFlow() (a variable made in a
+// branch or a body, and its initializer) belong to no cond or loop: they
+// are not captured, and nodes of the part read them as from outside. Such
+// a node may read only what is outside too: INVALID_ARGUMENT naming it
+// and the node of the part it reads, as TF1's "initializer is from inside
+// a control-flow construct".
+bool IsOutside(const Scope& s, int id, int part_start) {
+  return id < part_start || s.IsOutsideControlFlow(id);
+}
+
+void CheckOutsideInputs(const Scope& s, int id, int part_start, const std::string& part) {
+  const NodeDef& node = s.node(id);
+  for (const std::string& input : node.inputs) {
+    const int from_id = s.FindNode(NodeOfInput(input));
+    if (from_id < 0 || IsOutside(s, from_id, part_start)) continue;
+    s.UpdateStatus(errors::InvalidArgument(
+        "node '", node.name,
+        "' belongs outside control flow (a variable or its initializer) "
+        "but reads '",
+        s.node(from_id).name, "', made inside ", part,
+        ": give the variable "
+        "an initializer that makes its value (a callable, an initializer) rather than a tensor "
+        "made there"));
+    return;
+  }
+}
+
 // Makes every data input of a node the branch added in [first, end) that
 // comes from outside the branch read that tensor switched on `pred` (TF1's
 // CondContext captures): live on the taken side, dead on the other, with
@@ -31,13 +58,17 @@ void SwitchCaptures(const Scope& s, const Output& pred, int side, int first, int
                     const std::set<std::string>& allowed) {
   std::map<std::string, Output> switched;
   for (int id = first; id < end && s.ok(); ++id) {
+    if (s.IsOutsideControlFlow(id)) {
+      CheckOutsideInputs(s, id, first, "cond '" + s.name_prefix() + "'");
+      continue;
+    }
     const NodeDef node = s.node(id);  // a copy: UpdateInput changes it
     for (size_t k = 0; k < node.inputs.size() && s.ok(); ++k) {
       const std::string& input = node.inputs[k];
       if (input[0] == '^') continue;
       const std::string from = NodeOfInput(input);
       const int from_id = s.FindNode(from);
-      if (from_id < 0 || from_id >= first || allowed.count(from) != 0) continue;
+      if (from_id < 0 || !IsOutside(s, from_id, first) || allowed.count(from) != 0) continue;
       const Output x = OutputOfInput(s, input);
       if (x.is_ref || s.node(from_id).op == "Const") continue;
       auto it = switched.find(input);
@@ -101,12 +132,16 @@ void EnterCaptures(const Scope& s, const Scope& outer, int loop_start, int first
                    const AttrMap& enter_attrs) {
   std::map<std::string, Output> entered;
   for (int id = first; id < end && s.ok(); ++id) {
+    if (s.IsOutsideControlFlow(id)) {
+      CheckOutsideInputs(s, id, loop_start, "while loop '" + outer.name_prefix() + "'");
+      continue;
+    }
     const NodeDef node = s.node(id);  // a copy: UpdateInput changes it
     for (size_t k = 0; k < node.inputs.size() && s.ok(); ++k) {
       const std::string& input = node.inputs[k];
       if (input[0] == '^') continue;
       const int from_id = s.FindNode(NodeOfInput(input));
-      if (from_id < 0 || from_id >= loop_start) continue;
+      if (from_id < 0 || !IsOutside(s, from_id, loop_start)) continue;
       auto it = entered.find(input);
       if (it == entered.end()) {
         AttrMap attrs = enter_attrs;

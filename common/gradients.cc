@@ -5,7 +5,9 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <string>
 #include <utility>
+#include <variant>
 
 namespace tfd {
 namespace {
@@ -68,17 +70,58 @@ std::vector<bool> NodesBetween(const Edges& e, const std::vector<TensorKey>& xs,
   return between;
 }
 
+// The frame an Enter (or RefEnter) brings its input into; "" for any other
+// node.
+std::string FrameOf(const NodeDef& n) {
+  if (n.op != "Enter" && n.op != "RefEnter") return "";
+  auto it = n.attrs.find("frame_name");
+  const std::string* frame = it == n.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+  return frame == nullptr ? "" : *frame;
+}
+
+// For each node, the loop Exits that must come after it: for an Enter, its
+// frame's. An Exit's value needs every Enter of its loop (an invariant the
+// body reads included), but no data edge leads from one to the Exit but
+// through the back edge ForwardOrder leaves out; without this, an invariant
+// whose source was added after the loop's Exits (a variable made in the
+// body, outside control flow) would come after them. An Exit's frame is
+// its Switch's Merge's Enter's, as ops::WhileLoop builds them.
+std::vector<std::vector<int>> ExitsAfter(const Scope& scope, const Edges& e) {
+  const int n = static_cast<int>(e.inputs.size());
+  std::vector<std::vector<int>> exits(n);
+  std::map<std::string, std::vector<int>> enters;  // by frame
+  for (int id = 0; id < n; ++id) {
+    const std::string frame = FrameOf(scope.node(id));
+    if (!frame.empty()) enters[frame].push_back(id);
+  }
+  if (enters.empty()) return exits;
+  auto first_input = [&](int id) { return e.inputs[id].empty() ? -1 : e.inputs[id][0].first; };
+  for (int id = 0; id < n; ++id) {
+    if (scope.node(id).op != "Exit") continue;
+    const int sw = first_input(id);
+    const int merge = sw < 0 ? -1 : first_input(sw);
+    const int enter = merge < 0 ? -1 : first_input(merge);
+    auto it = enter < 0 ? enters.end() : enters.find(FrameOf(scope.node(enter)));
+    if (it == enters.end()) continue;
+    for (int en : it->second) exits[en].push_back(id);
+  }
+  return exits;
+}
+
 // The first n nodes in an order where each comes after the nodes its data
-// inputs read, a loop's back edges (from a NextIteration) aside; among
-// ready nodes the lowest id first, so a graph built in order keeps it. A
-// node wired in after its readers (the Switch a cond adds for a tensor its
-// branch captured, the Enter of a loop invariant) comes before them.
+// inputs read, a loop's back edges (from a NextIteration) aside, and a
+// loop's Exits after all its Enters; among ready nodes the lowest id first,
+// so a graph built in order keeps it. A node wired in after its readers
+// (the Switch a cond adds for a tensor its branch captured, the Enter of a
+// loop invariant) comes before them.
 StatusOr<std::vector<int>> ForwardOrder(const Scope& scope, const Edges& e) {
   const int n = static_cast<int>(e.inputs.size());
   auto back_edge = [&](int src) { return scope.node(src).op == "NextIteration"; };
+  const std::vector<std::vector<int>> exits_after = ExitsAfter(scope, e);
   std::vector<int> pending(n);
   for (int id = 0; id < n; ++id) {
     for (const auto& in : e.inputs[id]) pending[id] += back_edge(in.first) ? 0 : 1;
+    for (int exit : exits_after[id]) ++pending[exit];
   }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (int id = 0; id < n; ++id) {
@@ -90,6 +133,9 @@ StatusOr<std::vector<int>> ForwardOrder(const Scope& scope, const Edges& e) {
     const int id = ready.top();
     ready.pop();
     order.push_back(id);
+    for (int exit : exits_after[id]) {
+      if (--pending[exit] == 0) ready.push(exit);
+    }
     if (back_edge(id)) continue;
     for (const auto& c : e.consumers[id]) {
       if (--pending[c.first] == 0) ready.push(c.first);

@@ -15,6 +15,7 @@ struct Scope::State {
   std::vector<NodeAnnotation> annotations;  // parallel to graph.nodes
   std::map<std::string, int> index;         // node name -> position
   std::set<std::string> used_names;         // nodes and reserved names
+  std::set<std::string> outside_control_flow;  // nodes added through such a scope
   Status status;
   std::vector<VariableInfo> variables;
   std::optional<int64_t> random_seed;
@@ -114,6 +115,12 @@ Scope Scope::WithNoControlDependencies() const {
   return s;
 }
 
+Scope Scope::OutsideControlFlow() const {
+  Scope s = WithNoControlDependencies();
+  s.outside_control_flow_ = true;
+  return s;
+}
+
 Status Scope::status() const { return state_->status; }
 
 void Scope::UpdateStatus(const Status& s) const {
@@ -143,6 +150,10 @@ const NodeAnnotation& Scope::annotation(int id) const { return state_->annotatio
 int Scope::FindNode(const std::string& name) const {
   auto it = state_->index.find(name);
   return it == state_->index.end() ? -1 : it->second;
+}
+
+bool Scope::IsOutsideControlFlow(int id) const {
+  return state_->outside_control_flow.count(node(id).name) != 0;
 }
 
 Output Scope::OutputOf(const std::string& name, int port) const {
@@ -234,6 +245,7 @@ Operation Scope::AddOperation(const std::string& op, const std::vector<Output>& 
                static_cast<bool>(a.output_refs[p])});
   }
   st.index.emplace(def.name, static_cast<int>(st.graph.nodes.size()));
+  if (outside_control_flow_) st.outside_control_flow.insert(def.name);
   st.graph.nodes.push_back(std::move(def));
   st.annotations.push_back(std::move(annotation).value());
   return result;
@@ -265,29 +277,55 @@ void Scope::UpdateInput(const std::string& node, int index, const Output& from) 
   def.inputs[index] = from.name();
 }
 
-void Scope::RelaxShape(Output& out, const PartialShape& shape) const {
-  if (!ok()) return;
-  State& st = *state_;
+// The inferred shape of `out` in the graph, for RelaxShape and
+// RefineShape (`what`, in errors); null, with the error kept, when there
+// is no such output.
+PartialShape* Scope::KnownShape(const Output& out, const char* what) const {
+  if (!ok()) return nullptr;
   const int id = FindNode(out.node);
   if (id < 0) {
-    UpdateStatus(errors::InvalidArgument("RelaxShape: node '", out.node, "' is not in this graph"));
-    return;
+    UpdateStatus(errors::InvalidArgument(what, ": node '", out.node, "' is not in this graph"));
+    return nullptr;
   }
-  NodeAnnotation& a = st.annotations[id];
+  NodeAnnotation& a = state_->annotations[id];
   if (out.port < 0 || out.port >= static_cast<int>(a.output_shapes.size())) {
-    UpdateStatus(errors::InvalidArgument("RelaxShape: '", out.node, "' has no output ", out.port));
-    return;
+    UpdateStatus(errors::InvalidArgument(what, ": '", out.node, "' has no output ", out.port));
+    return nullptr;
   }
-  PartialShape& known = a.output_shapes[out.port];
-  if (!shape.IsCompatibleWith(known)) {
-    UpdateStatus(errors::InvalidArgument("'", out.name(), "' has shape ", known.ToString(),
+  return &a.output_shapes[out.port];
+}
+
+void Scope::RelaxShape(Output& out, const PartialShape& shape) const {
+  PartialShape* known = KnownShape(out, "RelaxShape");
+  if (known == nullptr) return;
+  if (!shape.IsCompatibleWith(*known)) {
+    UpdateStatus(errors::InvalidArgument("'", out.name(), "' has shape ", known->ToString(),
                                          ", which shape ", shape.ToString(), " does not allow"));
     return;
   }
-  known = shape;
-  // A value known at graph time would fix one shape.
-  if (out.port < static_cast<int>(a.output_values.size())) a.output_values[out.port] = Tensor();
+  *known = shape;
+  ForgetValue(out);
   out.shape = shape;
+}
+
+void Scope::RefineShape(Output& out, const PartialShape& shape) const {
+  PartialShape* known = KnownShape(out, "RefineShape");
+  if (known == nullptr) return;
+  StatusOr<PartialShape> merged = known->Merge(shape);
+  if (!merged.ok()) {
+    UpdateStatus(errors::InvalidArgument("'", out.name(), "' has shape ", known->ToString(),
+                                         ", which is not compatible with ", shape.ToString()));
+    return;
+  }
+  *known = *merged;
+  out.shape = *merged;
+}
+
+// Forgets the value inference knew of `out` (a Const's): it would fix the
+// shape that RelaxShape has just made less specific.
+void Scope::ForgetValue(const Output& out) const {
+  NodeAnnotation& a = state_->annotations[FindNode(out.node)];
+  if (out.port < static_cast<int>(a.output_values.size())) a.output_values[out.port] = Tensor();
 }
 
 }  // namespace tfd

@@ -108,6 +108,12 @@ class Scope {
   Scope WithControlDependencies(const std::vector<Operation>& ops) const;
   Scope WithControlDependencies(const std::vector<Output>& outputs) const;
   Scope WithNoControlDependencies() const;
+  // TF1's init_scope, for a variable made inside a loop's body or a cond's
+  // branch: nodes added through the returned scope belong to no cond or
+  // loop being built (api/control_flow.h reads them from outside, a
+  // variable through a RefEnter) and wait on no control dependency, so its
+  // initializer runs outside the loop, once.
+  Scope OutsideControlFlow() const;
 
   // Adds a node of op `op` with the given data inputs (a list input, such as
   // AddN's, is given flat) and attrs; type and count attrs the inputs imply
@@ -132,6 +138,12 @@ class Scope {
   // first iteration's shape. A `shape` that contradicts the inferred one is
   // INVALID_ARGUMENT, kept in the scope.
   void RelaxShape(Output& out, const PartialShape& shape) const;
+  // TF1's Tensor.set_shape: what shape inference knows of `out` merged
+  // with `shape`, in the graph and in `out`, so nodes added after read the
+  // more specific shape (a promise about run time, not checked there). A
+  // `shape` that contradicts the known one is INVALID_ARGUMENT, kept in the
+  // scope.
+  void RefineShape(Output& out, const PartialShape& shape) const;
 
   // The first error of the graph, shared by every scope of it.
   Status status() const;
@@ -162,6 +174,8 @@ class Scope {
   const NodeDef& node(int id) const;
   const NodeAnnotation& annotation(int id) const;
   int FindNode(const std::string& name) const;  // -1 when absent
+  // Whether node `id` was added through an OutsideControlFlow() scope.
+  bool IsOutsideControlFlow(int id) const;
   // Output `port` of node `name`; invalid when there is none.
   Output OutputOf(const std::string& name, int port) const;
   // The output's value when known at graph time (a Const, a fully known
@@ -185,6 +199,8 @@ class Scope {
  private:
   struct State;
   explicit Scope(std::shared_ptr<State> state);
+  PartialShape* KnownShape(const Output& out, const char* what) const;
+  void ForgetValue(const Output& out) const;
 
   std::shared_ptr<State> state_;
   std::string prefix_;
@@ -192,6 +208,7 @@ class Scope {
   std::string device_;
   DeviceFunction device_fn_;
   std::vector<std::string> control_deps_;  // node names
+  bool outside_control_flow_ = false;
 };
 
 }  // namespace tfd

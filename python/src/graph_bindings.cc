@@ -73,7 +73,8 @@ py::tuple AddVariableFrom(GraphBuilder& g, const BuildContext& ctx, const std::s
   const Operation var = base.AddOperation("VariableV2", {},
                                           {{"shape", value.shape}, {"dtype", value.dtype}});
   g.RaiseIfError();
-  const Scope inner = g.root().WithPrefix(var.name).ColocatedWith(var.output(0));
+  Scope inner = g.root().WithPrefix(var.name).ColocatedWith(var.output(0));
+  if (ctx.outside_control_flow) inner = inner.OutsideControlFlow();
   const Operation assign =
       inner.WithOpName("Assign").AddOperation("Assign", {var.output(0), value});
   const Operation read = inner.WithOpName("read").AddOperation("Identity", {var.output(0)});
@@ -81,6 +82,15 @@ py::tuple AddVariableFrom(GraphBuilder& g, const BuildContext& ctx, const std::s
   VariableInfo info{var.output(0), read.output(0), assign.name, inner.device(), trainable, false};
   g.root().AddVariable(info);
   return VariableToPython(info);
+}
+
+// Tensor.set_shape: the output's known shape merged with `shape` (None,
+// or a list of ints and None); returns the merged shape.
+py::object SetShape(GraphBuilder& g, const OutputRef& out, py::handle shape) {
+  Output o = g.OutputOf(out.first, out.second);
+  g.root().RefineShape(o, ValueOrThrow(ShapeFromPython(shape)));
+  g.RaiseIfError();
+  return ShapeToPython(o.shape);
 }
 
 py::list Variables(const GraphBuilder& g, const std::string& which) {
@@ -216,20 +226,42 @@ std::shared_ptr<DeviceFunction> ReplicaDeviceSetter(int ps_tasks, const std::str
   return std::make_shared<DeviceFunction>(DeviceFunction{train::ReplicaDeviceSetter(o)});
 }
 
+// A Python function held by C++ code that may drop it without the GIL.
+struct HeldFunction {
+  py::function fn;
+  ~HeldFunction() {
+    py::gil_scoped_acquire gil;
+    py::function gone = std::move(fn);
+  }
+};
+
+// tf.device(fn) with a Python function: `call(name, op, device)` (the
+// wrapper framework.py makes of the user's) says the device of each node
+// made inside, given the device the enclosing blocks said; "" for none. It
+// is called while the node is added, from graph building, which holds the
+// GIL; what it raises leaves through the builder unchanged.
+std::shared_ptr<DeviceFunction> PythonDeviceFunction(py::function call) {
+  auto held = std::make_shared<HeldFunction>(HeldFunction{std::move(call)});
+  return std::make_shared<DeviceFunction>(DeviceFunction{[held](const NodeDef& node) {
+    return held->fn(node.name, node.op, node.device).cast<std::string>();
+  }});
+}
+
 }  // namespace
 
 void BindGraphBuilder(py::module_& m) {
   py::class_<DeviceFunction, std::shared_ptr<DeviceFunction>>(m, "DeviceFunction");
   m.def("replica_device_setter", &ReplicaDeviceSetter);
+  m.def("python_device_function", &PythonDeviceFunction);
   py::class_<BuildContext>(m, "BuildContext")
       .def(py::init<>())
       .def_readwrite("name_scope", &BuildContext::name_scope)
       .def_readwrite("devices", &BuildContext::devices)
       .def_readwrite("device_fn", &BuildContext::device_fn)
-      .def_readwrite("control_inputs", &BuildContext::control_inputs);
+      .def_readwrite("control_inputs", &BuildContext::control_inputs)
+      .def_readwrite("outside_control_flow", &BuildContext::outside_control_flow);
   py::class_<GraphBuilder> builder(m, "GraphBuilder");
-  builder
-      .def(py::init([] { return std::make_unique<GraphBuilder>(ProcessRegistry()); }))
+  builder.def(py::init([] { return std::make_unique<GraphBuilder>(ProcessRegistry()); }))
       .def("add_op", &GraphBuilder::AddOp)
       .def("unique_name", &GraphBuilder::UniqueName)
       .def("num_nodes", &GraphBuilder::num_nodes)
@@ -240,6 +272,7 @@ void BindGraphBuilder(py::module_& m) {
       .def("variable", &AddVariable)
       .def("variable_from", &AddVariableFrom)
       .def("variables", &Variables)
+      .def("set_shape", &SetShape)
       .def("global_variables_initializer",
            [](GraphBuilder& g, const BuildContext& ctx, const std::string& name) {
              const Operation op = ops::GlobalVariablesInitializer(g.ScopeFor(ctx, name));

@@ -20,6 +20,7 @@ Scope GraphBuilder::ScopeFor(const BuildContext& ctx, const std::string& op_name
   Scope s = root_.WithPrefix(ctx.name_scope);
   for (const std::string& d : ctx.devices) s = s.WithDevice(d);
   if (ctx.device_fn) s = s.WithDeviceFunction(ctx.device_fn->fn);
+  if (ctx.outside_control_flow) s = s.OutsideControlFlow();
   std::vector<Operation> deps;
   for (const std::string& name : ctx.control_inputs) {
     if (root_.FindNode(name) < 0) {

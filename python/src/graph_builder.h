@@ -37,6 +37,9 @@ struct BuildContext {
   std::vector<std::string> devices;         // outermost first, merged in order
   std::shared_ptr<DeviceFunction> device_fn;  // the innermost one, or null
   std::vector<std::string> control_inputs;  // node names
+  // tfd's init_scope: the node belongs to no cond or loop being built
+  // (Scope::OutsideControlFlow).
+  bool outside_control_flow = false;
 };
 
 // One output as Python sees it: (node, port, dtype name, shape, is_ref).

@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from . import _tfd, dtypes
+from . import _tfd, dtypes, errors
 
 
 class TensorShape:
@@ -146,10 +146,23 @@ class Tensor:
 
     @property
     def shape(self):
-        return self._shape
+        return self.graph._set_shapes.get((self._node, self.value_index), self._shape)
 
     def get_shape(self):
-        return self._shape
+        return self.shape
+
+    def set_shape(self, shape):
+        """TF1's: what is known of this tensor's shape merged with `shape`
+        (a TensorShape, a list with None, or None), for this tensor and the
+        ops made from it afterwards. It promises the value's shape, which
+        is not checked when the graph runs; a shape contradicting what is
+        known is ValueError."""
+        try:
+            merged = self.graph._builder.set_shape(self._ref(), _shape_arg(shape))
+        except errors.InvalidArgumentError as e:
+            raise ValueError("set_shape(%s) on %s: %s" % (TensorShape(_shape_arg(shape)),
+                                                         self.name, e)) from None
+        self.graph._set_shapes[(self._node, self.value_index)] = TensorShape(merged)
 
     @property
     def device(self):
@@ -258,6 +271,39 @@ def _gradient_spec(grad, var):
     return ("dense", _as_graph_element(grad)._ref())
 
 
+class _OpBeingMade:
+    """What a device function is given: the node being made, as TF1's
+    device functions read an Operation or its NodeDef (name, type or op,
+    and device: what the enclosing device blocks said)."""
+
+    def __init__(self, name, op_type, device):
+        self.name, self.type, self.device = name, op_type, device
+
+    @property
+    def op(self):  # NodeDef's name for the type
+        return self.type
+
+    @property
+    def node_def(self):
+        return self
+
+
+def _device_function_call(fn):
+    """The call C++ makes per node (graph_bindings.cc): fn's device, a
+    string or anything with to_string() (a DeviceSpec); None is none."""
+
+    def call(name, op_type, device):
+        chosen = fn(_OpBeingMade(name, op_type, device))
+        if chosen is None or isinstance(chosen, str):
+            return chosen or ""
+        if hasattr(chosen, "to_string"):
+            return chosen.to_string()
+        raise TypeError("the device function %r returned %r for node %s, not a device string"
+                        % (fn, chosen, name))
+
+    return call
+
+
 class Graph:
     """A graph being built. Nodes go into the default graph unless a
     `with graph.as_default():` block says otherwise."""
@@ -267,6 +313,8 @@ class Graph:
         self._name_scope = ""
         self._devices = []
         self._control = []
+        self._outside_control_flow = False  # inside _init_scope()
+        self._set_shapes = {}  # (node, port): the shape Tensor.set_shape left
         self._operations = {}
         self._collections = {}
         self._variable_scope = []  # VariableScope objects, outermost first
@@ -310,12 +358,17 @@ class Graph:
 
     @contextlib.contextmanager
     def device(self, spec):
-        """A device ("/job:ps/task:0", "/gpu:0"), merged over the enclosing
-        ones as nested tf.device blocks are; a replica_device_setter; or
-        None to forget the enclosing ones."""
-        if spec is not None and not isinstance(spec, (str, _tfd.DeviceFunction)):
-            raise TypeError("tfd.device takes a device string, a replica_device_setter or None, "
-                            "not %r" % (spec,))
+        """A device ("/job:ps/task:0", "/gpu:0", or an object with
+        to_string()), merged over the enclosing ones as nested tf.device
+        blocks are; a replica_device_setter or a function of the op (a
+        device function); or None to forget the enclosing ones."""
+        if hasattr(spec, "to_string"):  # a DeviceSpec
+            spec = spec.to_string()
+        elif callable(spec) and not isinstance(spec, _tfd.DeviceFunction):
+            spec = _tfd.python_device_function(_device_function_call(spec))
+        elif spec is not None and not isinstance(spec, (str, _tfd.DeviceFunction)):
+            raise TypeError("tfd.device takes a device string, a function of the op, a "
+                            "replica_device_setter or None, not %r" % (spec,))
         self._devices.append(spec)
         try:
             yield
@@ -337,8 +390,23 @@ class Graph:
         finally:
             self._control.pop()
 
+    @contextlib.contextmanager
+    def _init_scope(self):
+        """TF1's init_scope for a variable made inside a cond's branch or a
+        while_loop's body: the nodes made inside (the variable, its
+        initializer, its read) belong to no cond or loop, and run after no
+        control dependency, so the variable is initialized once, outside,
+        and the branch or body reads it from there."""
+        saved = self._control, self._outside_control_flow
+        self._control, self._outside_control_flow = [None], True
+        try:
+            yield
+        finally:
+            self._control, self._outside_control_flow = saved
+
     def _context(self):
         ctx = _tfd.BuildContext()
+        ctx.outside_control_flow = self._outside_control_flow
         ctx.name_scope = self._name_scope
         devices, fn = [], None
         for d in self._devices:

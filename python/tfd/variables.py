@@ -36,18 +36,19 @@ class Variable:
             return
         if initial_value is None:
             raise ValueError("tfd.Variable needs an initial_value")
-        if callable(initial_value):
-            initial_value = initial_value()
         g = framework.get_default_graph()
-        ctx = g._context()
-        if isinstance(initial_value, framework.Tensor) or hasattr(initial_value, "_as_tensor"):
-            t = _guard_initial_value(g, framework.convert_to_tensor(initial_value, dtype=dtype))
-            info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable))
-        else:
-            arr = framework._numpy_value(initial_value, dtype)
-            info = g._builder.variable(ctx, name or "", list(arr.shape),
-                                       dtypes.as_dtype(arr.dtype).name, ("value", arr),
-                                       bool(trainable), False)
+        with g._init_scope():
+            if callable(initial_value):
+                initial_value = initial_value()
+            ctx = g._context()
+            if isinstance(initial_value, framework.Tensor) or hasattr(initial_value, "_as_tensor"):
+                t = _guard_initial_value(g, framework.convert_to_tensor(initial_value, dtype=dtype))
+                info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable))
+            else:
+                arr = framework._numpy_value(initial_value, dtype)
+                info = g._builder.variable(ctx, name or "", list(arr.shape),
+                                           dtypes.as_dtype(arr.dtype).name, ("value", arr),
+                                           bool(trainable), False)
         self._set(g, info)
 
     def _set(self, graph, info):
@@ -309,8 +310,9 @@ def _local_zeros(name, shape, dtype):
     g = framework.get_default_graph()
     dtype = dtypes.as_dtype(dtype)
     shape = framework._shape_arg(shape)
-    info = g._builder.variable(g._context(), name, shape, dtype.name,
-                               zeros_initializer().spec(shape, dtype, name), False, True)
+    with g._init_scope():
+        info = g._builder.variable(g._context(), name, shape, dtype.name,
+                                   zeros_initializer().spec(shape, dtype, name), False, True)
     return Variable(_info=info, _graph=g)
 
 
@@ -552,17 +554,18 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if initializer is None:
         initializer = glorot_uniform_initializer()
     local = _is_local(full, collections, initializer, partitioner)
-    with g.name_scope(scope.name + "/" if scope.name else None):
-        if isinstance(initializer, Initializer):
-            var = _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
-                                initializer, partitioner, trainable, local)
-        elif partitioner is not None:
-            raise ValueError("partitioned variable %s needs an initializer of tfd's "
-                             "(zeros_initializer, random_normal_initializer, ...)" % full)
-        else:
-            var = _variable_from_value(name, full, shape, dtype, initializer, trainable)
-    if regularizer is not None:
-        _regularize(g, var, regularizer)
+    with g._init_scope():  # made in a loop's body or a cond's branch, it is outside them
+        with g.name_scope(scope.name + "/" if scope.name else None):
+            if isinstance(initializer, Initializer):
+                var = _new_variable(g, name, full, shape, dtypes.as_dtype(dtype or dtypes.float32),
+                                    initializer, partitioner, trainable, local)
+            elif partitioner is not None:
+                raise ValueError("partitioned variable %s needs an initializer of tfd's "
+                                 "(zeros_initializer, random_normal_initializer, ...)" % full)
+            else:
+                var = _variable_from_value(name, full, shape, dtype, initializer, trainable)
+        if regularizer is not None:
+            _regularize(g, var, regularizer)
     for key in collections or ():
         if key not in framework._VARIABLE_COLLECTIONS:  # those the variable keeps itself
             framework.add_to_collection(key, var)

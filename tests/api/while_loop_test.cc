@@ -5,6 +5,8 @@
 // maximum_iterations, a runaway loop stopped by the run's deadline with the
 // session serving the next run, shape invariants, and malformed loops
 // refused.
+#include <optional>
+
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
@@ -151,6 +153,47 @@ TEST_CASE("WhileLoop's body updates a variable and reads it afresh in every iter
     REQUIRE(after.ok());
     CHECK(Value(after->fetches[0]) == moved);
   }
+}
+
+// TF1's init_scope: a variable made in the body through OutsideControlFlow()
+// belongs to no loop, so the global initializer runs its initializer once,
+// outside, and every iteration reads the one variable.
+TEST_CASE("A variable made in a body outside control flow is one variable, initialized outside") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  std::optional<ops::Variable> w;
+  // (i, sum) = (0, 0); while i < 3: sum += w, with w = 5 made in the body.
+  std::vector<Output> r = ops::WhileLoop(
+      root, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        w.emplace(b.OutsideControlFlow().WithOpName("w"), TensorShape({}), DType::kInt32,
+                  ops::Initializer::Constant(5.0));
+        return std::vector<Output>{ops::Add(b, v[0], 1), ops::Add(b, v[1], w->value())};
+      },
+      {ops::Const(root, 0), ops::Const(root, 0)});
+  Operation init = ops::GlobalVariablesInitializer(root);
+  INFO(root.status().ToString());
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {init.name}).ok());
+  auto out = session->Run({}, {r[1].name()}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].data<int32_t>()[0] == 15);
+
+  // Its initializer may not read what the body computes.
+  ops::WhileLoop(
+      root, [&](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 3); },
+      [&](const Scope& b, const std::vector<Output>& v) {
+        const Scope out = b.OutsideControlFlow();
+        const Operation bad = out.WithOpName("bad").AddOperation(
+            "VariableV2", {}, {{"shape", PartialShape({})}, {"dtype", DType::kInt32}});
+        out.AddOperation("Assign", {bad.output(0), v[0]});
+        return std::vector<Output>{ops::Add(b, v[0], 1)};
+      },
+      {ops::Const(root, 0)});
+  CHECK(root.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(root.status().message(), Catch::Contains("made inside while loop"));
 }
 
 TEST_CASE("WhileLoop's maximum_iterations ends a loop whose condition still holds") {

@@ -143,6 +143,41 @@ def test_a_loop_body_updates_a_variable_and_uses_outside_tensors():
         assert sess.run(counter) == 6.0
 
 
+def test_variables_made_in_a_body_or_a_branch_are_made_outside_them():
+    """As TF1's init_scope: get_variable in a while_loop's body, or a
+    tfd.Variable in a cond's branch, makes one variable outside the loop or
+    cond, initialized once by global_variables_initializer; every iteration
+    reads it, gradients reach it and training updates it."""
+    x, p = scalar(), scalar(tfd.bool)
+
+    def body(i, h):
+        with tfd.variable_scope("cell"):
+            w = tfd.get_variable("w", [], initializer=tfd.constant_initializer(0.5))
+        return i + 1, h * w + x
+
+    _, h = tfd.while_loop(lambda i, h: i < 3, body, [0, 0.0])  # x * (w^2 + w + 1)
+    y = tfd.cond(p, lambda: tfd.Variable(10.0, name="in_branch") * 2.0, lambda: x)
+    train = tfd.train.GradientDescentOptimizer(0.1).minimize(h)
+    assert sorted(v.op.name for v in tfd.global_variables()) == [
+        "cell/w", "cond/true/in_branch"]
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        assert sess.run([h, y], {x: 2.0, p: True}) == [3.5, 20.0]
+        assert sess.run(y, {x: 2.0, p: False}) == 2.0
+        sess.run(train, {x: 2.0})  # dh/dw = x * (2w + 1) = 4
+        np.testing.assert_allclose(sess.run("cell/w:0"), 0.1, rtol=1e-6)
+
+
+def test_a_variable_initialized_from_a_tensor_of_the_body_is_refused():
+    def body(i):
+        tfd.Variable(tfd.cast(i, tfd.float32), name="from_i")  # TF1 asks for a callable
+        return i + 1
+
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="from_i.*made inside while loop"):
+        tfd.while_loop(lambda i: i < 3, body, [0])
+    assert tfd.while_loop(lambda i: i < 3, lambda i: i + 1, [0]) is not None  # still usable
+
+
 def test_nested_loops_and_a_cond_in_a_loop_with_gradients():
     x = scalar(tfd.float64)
 

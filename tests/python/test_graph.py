@@ -44,6 +44,29 @@ def test_devices_merge_as_nested_tf_device_blocks():
     assert b.op.device == ""
 
 
+def test_a_device_function_places_each_op_as_tf1s():
+    """The multi-tower pattern of TF1 code: a function of the op puts
+    variables on the ps and the rest on the tower's device; it sees the
+    device the enclosing blocks said, and its choice replaces it."""
+    def assign_to_device(op):
+        return "/job:ps/task:0" if op.node_def.op == "VariableV2" else "/job:worker/task:1"
+
+    seen = []
+    with tfd.device("/job:worker/task:3"):
+        with tfd.device(assign_to_device):
+            w = tfd.Variable(1.0, name="w")
+            y = w * 2.0
+        with tfd.device(lambda op: seen.append((op.name, op.type, op.device))):
+            c = tfd.constant(1.0, name="c")
+    assert ("/job:ps" in w.op.device and "/task:0" in w.op.device)
+    assert ("/job:worker" in y.op.device and "/task:1" in y.op.device)
+    assert [s[:2] for s in seen] == [("c", "Const")] and "/task:3" in seen[0][2]
+    assert c.op.device == ""  # None: no device
+    with pytest.raises(TypeError, match="not a device string"):
+        with tfd.device(lambda op: 7):
+            tfd.constant(1.0)
+
+
 def test_control_dependencies_are_control_inputs():
     a = tfd.constant(1.0, name="a")
     with tfd.control_dependencies([a]):
@@ -75,6 +98,19 @@ def test_shapes_are_inferred_at_graph_time():
     y = tfd.matmul(x, w)
     assert y.shape.as_list() == [None, 10]
     assert tfd.reduce_sum(y, axis=1).shape.as_list() == [None]
+
+
+def test_set_shape_merges_into_the_static_shape_for_later_ops():
+    x = tfd.placeholder(tfd.float32, [None, None])
+    first = x.op.outputs[0]           # a handle made before set_shape
+    x.set_shape([None, 784])
+    assert first.shape.as_list() == x.get_shape().as_list() == [None, 784]
+    assert tfd.matmul(x, tfd.zeros([784, 10])).shape.as_list() == [None, 10]
+    x.set_shape(tfd.TensorShape([32, None]))   # merged: what both say
+    assert x.shape.as_list() == [32, 784]
+    with pytest.raises(ValueError, match="784"):
+        x.set_shape([32, 100])
+    assert x.shape.as_list() == [32, 784]
 
 
 def test_a_bad_node_raises_at_its_line_and_the_graph_goes_on():
