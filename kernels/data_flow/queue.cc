@@ -32,7 +32,7 @@ struct Queue::DequeueAttempt {
 
 namespace {
 
-std::string ShapesString(const std::vector<TensorShape>& shapes) {
+std::string ShapesString(const std::vector<PartialShape>& shapes) {
   std::string out = "[";
   for (size_t i = 0; i < shapes.size(); ++i) out += (i ? ", " : "") + shapes[i].ToString();
   return out + "]";
@@ -56,7 +56,7 @@ Status WaitCancelled(const Status& why, const std::string& waiting_for) {
 
 }  // namespace
 
-Queue::Queue(std::string name, std::vector<DType> component_types, std::vector<TensorShape> shapes,
+Queue::Queue(std::string name, std::vector<DType> component_types, std::vector<PartialShape> shapes,
              int64_t capacity, std::optional<Shuffle> shuffle)
     : name_(std::move(name)),
       component_types_(std::move(component_types)),
@@ -95,7 +95,7 @@ bool Queue::closed() const {
 }
 
 Status Queue::CheckSameSpec(const std::vector<DType>& component_types,
-                            const std::vector<TensorShape>& shapes, int64_t capacity,
+                            const std::vector<PartialShape>& shapes, int64_t capacity,
                             const std::optional<Shuffle>& shuffle) const {
   if (shuffle.has_value() != shuffle_.has_value()) {
     return errors::InvalidArgument(
@@ -135,7 +135,7 @@ Status Queue::ValidateTuple(const Tuple& tuple) const {
                                      DTypeName(component_types_[i]), " but is ",
                                      tuple[i].Describe());
     }
-    if (!shapes_.empty() && !(tuple[i].shape() == shapes_[i])) {
+    if (!shapes_.empty() && !shapes_[i].IsCompatibleWith(tuple[i].shape())) {
       return errors::InvalidArgument("component ", i, " of queue '", name_, "' must have shape ",
                                      shapes_[i].ToString(), " but is ", tuple[i].Describe());
     }

@@ -60,10 +60,12 @@ class Queue : public Resource, public std::enable_shared_from_this<Queue> {
   // and nothing more can come) whatever is left, if anything.
   enum class Take { kExactly, kUpTo };
 
-  // `shapes` is empty (components of any shape) or one fully defined shape
-  // per component; a negative capacity means unbounded. Without `shuffle`,
+  // `shapes` is empty (components of any shape) or one shape per
+  // component, which each element's must fit: fully defined, or (a
+  // PaddingFIFOQueue's) of known rank with unknown dimensions, along which
+  // elements vary. A negative capacity means unbounded. Without `shuffle`,
   // first in first out.
-  Queue(std::string name, std::vector<DType> component_types, std::vector<TensorShape> shapes,
+  Queue(std::string name, std::vector<DType> component_types, std::vector<PartialShape> shapes,
         int64_t capacity, std::optional<Shuffle> shuffle = std::nullopt);
 
   std::string_view Kind() const override { return "queue"; }
@@ -75,7 +77,7 @@ class Queue : public Resource, public std::enable_shared_from_this<Queue> {
 
   const std::string& name() const { return name_; }
   const std::vector<DType>& component_types() const { return component_types_; }
-  const std::vector<TensorShape>& shapes() const { return shapes_; }
+  const std::vector<PartialShape>& shapes() const { return shapes_; }
   int64_t capacity() const { return capacity_; }
   int64_t size() const;
   bool closed() const;
@@ -84,7 +86,7 @@ class Queue : public Resource, public std::enable_shared_from_this<Queue> {
   // (another graph declaring the same shared queue differently, or as the
   // other kind); the seeds are not compared, as TensorFlow does not.
   Status CheckSameSpec(const std::vector<DType>& component_types,
-                       const std::vector<TensorShape>& shapes, int64_t capacity,
+                       const std::vector<PartialShape>& shapes, int64_t capacity,
                        const std::optional<Shuffle>& shuffle) const;
   // INVALID_ARGUMENT naming the component whose dtype or shape does not fit.
   Status ValidateTuple(const Tuple& tuple) const;
@@ -134,7 +136,7 @@ class Queue : public Resource, public std::enable_shared_from_this<Queue> {
 
   const std::string name_;
   const std::vector<DType> component_types_;
-  const std::vector<TensorShape> shapes_;
+  const std::vector<PartialShape> shapes_;
   const int64_t capacity_;
   const std::optional<Shuffle> shuffle_;
 

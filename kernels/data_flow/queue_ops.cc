@@ -1,7 +1,8 @@
-// Queue ops: FIFOQueue and RandomShuffleQueue (create or find the
-// resource), QueueEnqueue, QueueEnqueueMany, QueueDequeue, QueueDequeueMany,
+// Queue ops: FIFOQueue, PaddingFIFOQueue and RandomShuffleQueue (create or
+// find the resource), QueueEnqueue, QueueEnqueueMany, QueueDequeue, QueueDequeueMany,
 // QueueDequeueUpTo (asynchronous: they wait without holding a thread),
 // QueueSize, QueueIsClosed, QueueClose.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -66,7 +67,8 @@ Status QueueShape(InferenceContext& c) {
   return shape_fns::Unknown(c);
 }
 
-// FIFOQueue and RandomShuffleQueue: the node's queue, made by its first run.
+// FIFOQueue, PaddingFIFOQueue and RandomShuffleQueue: the node's queue,
+// made by its first run.
 class QueueOp : public OpKernel {
  public:
   explicit QueueOp(OpKernelConstruction& c) : OpKernel(c) {
@@ -87,15 +89,19 @@ class QueueOp : public OpKernel {
       c.SetStatus(errors::InvalidArgument("shapes has ", shapes.size(), " entries but there are ",
                                           component_types_.size(), " component types"));
     }
+    // A PaddingFIFOQueue's elements may vary along unknown dimensions.
+    const bool padding = c.def().name == "PaddingFIFOQueue";
     for (size_t i = 0; i < shapes.size(); ++i) {
-      auto s = shapes[i].AsTensorShape();
-      if (!s) {
-        c.SetStatus(errors::InvalidArgument("shape ", i, " is ", shapes[i].ToString(),
-                                            "; a queue needs fully defined shapes"));
+      if (padding ? !shapes[i].rank_known() : !shapes[i].IsFullyDefined()) {
+        c.SetStatus(errors::InvalidArgument(
+            "shape ", i, " is ", shapes[i].ToString(), "; a ",
+            padding ? "PaddingFIFOQueue needs shapes of known rank"
+                    : "queue needs fully defined shapes (a PaddingFIFOQueue takes unknown "
+                      "dimensions)"));
         return;
       }
-      shapes_.push_back(*s);
     }
+    shapes_ = std::move(shapes);
     c.SetStatus(CheckCapacity(capacity_));
     if (shuffle_) c.SetStatus(CheckMinAfterDequeue(shuffle_->min_after_dequeue, capacity_));
   }
@@ -114,7 +120,7 @@ class QueueOp : public OpKernel {
 
  private:
   std::vector<DType> component_types_;
-  std::vector<TensorShape> shapes_;
+  std::vector<PartialShape> shapes_;
   int64_t capacity_ = -1;
   std::optional<Queue::Shuffle> shuffle_;
   std::string container_, shared_name_;
@@ -189,17 +195,49 @@ class QueueEnqueueOp : public AsyncOpKernel {
   bool many_ = false;
 };
 
-// Copies `src` into element slot `index` of the stacked `dst`.
-void CopyRow(const Tensor& src, Tensor* dst, int64_t index) {
-  const int64_t n = src.num_elements();
+// Copies `n` elements of `src` from `from` to `dst` at `to`.
+void CopyElements(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t n) {
   if (src.dtype() == DType::kString) {
-    for (int64_t i = 0; i < n; ++i) {
-      dst->data<std::string>()[index * n + i] = src.data<std::string>()[i];
-    }
+    std::copy_n(src.data<std::string>() + from, n, dst->data<std::string>() + to);
   } else if (n > 0) {
-    std::memcpy(static_cast<char*>(dst->raw_data()) + index * src.total_bytes(), src.raw_data(),
-                src.total_bytes());
+    const int64_t size = DTypeSize(src.dtype());
+    std::memcpy(static_cast<char*>(dst->raw_data()) + to * size,
+                static_cast<const char*>(src.raw_data()) + from * size, n * size);
   }
+}
+
+// Copies `src` into element slot `index` of the stacked `dst`, whose slots
+// have shape `slot`, each dimension at least src's: src lands in the slot's
+// leading corner, one innermost row at a time, the rest of the slot left
+// as it is (a PaddingFIFOQueue's zeros).
+void CopyRow(const Tensor& src, Tensor* dst, int64_t index, const TensorShape& slot) {
+  const int rank = src.rank();
+  const int64_t n = src.num_elements();
+  if (n == 0) return;
+  if (src.shape() == slot) {
+    CopyElements(src, 0, dst, index * n, n);
+    return;
+  }
+  const int64_t row = src.dim(rank - 1);  // a scalar always fits its slot exactly
+  std::vector<int64_t> at(rank - 1, 0);   // the row's index in src
+  for (int64_t r = 0; r < n / row; ++r) {
+    int64_t offset = 0;
+    for (int d = 0; d < rank - 1; ++d) offset = offset * slot.dim(d) + at[d];
+    CopyElements(src, r * row, dst, index * slot.num_elements() + offset * slot.dim(rank - 1), row);
+    for (int d = rank - 2; d >= 0 && ++at[d] == src.dim(d); --d) at[d] = 0;
+  }
+}
+
+// The shape of component `i`'s slots in a dequeue of `got`: the queue's,
+// its unknown dimensions the largest among the elements (0 when none).
+TensorShape SlotShape(const Queue& q, const std::vector<Queue::Tuple>& got, size_t i) {
+  std::vector<int64_t> dims = q.shapes()[i].dims();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] >= 0) continue;
+    dims[d] = 0;
+    for (const Queue::Tuple& t : got) dims[d] = std::max(dims[d], t[i].dim(static_cast<int>(d)));
+  }
+  return TensorShape(dims);
 }
 
 class QueueDequeueOp : public AsyncOpKernel {
@@ -248,13 +286,21 @@ class QueueDequeueOp : public AsyncOpKernel {
     return OkStatus();
   }
 
+  // Stacks each component along a new dimension 0; a PaddingFIFOQueue's
+  // elements padded with zeros (empty strings) to the largest of each
+  // unknown dimension, as TensorFlow's.
   static Status Stack(OpKernelContext& ctx, const Queue& q, const std::vector<Queue::Tuple>& got) {
     for (size_t i = 0; i < q.shapes().size(); ++i) {
-      TensorShape shape = q.shapes()[i];
+      const TensorShape slot = SlotShape(q, got, i);
+      TensorShape shape = slot;
       shape.InsertDim(0, static_cast<int64_t>(got.size()));
       Tensor* out;
       TFD_RETURN_IF_ERROR(ctx.allocate_output(static_cast<int>(i), shape, &out));
-      for (size_t k = 0; k < got.size(); ++k) CopyRow(got[k][i], out, static_cast<int64_t>(k));
+      if (!q.shapes()[i].IsFullyDefined() && out->dtype() != DType::kString) {
+        std::memset(out->raw_data(), 0, out->total_bytes());
+      }
+      for (size_t k = 0; k < got.size(); ++k)
+        CopyRow(got[k][i], out, static_cast<int64_t>(k), slot);
     }
     return OkStatus();
   }
@@ -316,36 +362,45 @@ Status DequeueManyShape(InferenceContext& c) {
   return shape_fns::Unknown(c);
 }
 
+// The definition every queue-making op shares: its handle, component
+// types and shapes, capacity, the kind's own attrs (`extra`), container and
+// shared_name, and `doc`.
+OpDefBuilder QueueDef(const char* name, const std::vector<std::string>& extra, std::string doc) {
+  OpDefBuilder b(name);
+  b.Output("handle: Ref(string)")
+      .Attr("component_types: list(type) >= 1")
+      .Attr("shapes: list(shape) >= 0 = []")
+      .Attr("capacity: int = -1");
+  for (const std::string& attr : extra) b.Attr(attr);
+  b.Attr("container: string = \"\"")
+      .Attr("shared_name: string = \"\"")
+      .SetIsStateful()
+      .Doc(std::move(doc));
+  return b;
+}
+
 }  // namespace
 
 Status RegisterQueueOps(OpRegistry& r) {
   TFD_RETURN_IF_ERROR(r.Add<QueueOp>(
-      OpDefBuilder("FIFOQueue")
-          .Output("handle: Ref(string)")
-          .Attr("component_types: list(type) >= 1")
-          .Attr("shapes: list(shape) >= 0 = []")
-          .Attr("capacity: int = -1")
-          .Attr("container: string = \"\"")
-          .Attr("shared_name: string = \"\"")
-          .SetIsStateful()
-          .Doc("A first-in first-out queue of tuples of tensors kept by the task, found by "
+      QueueDef("FIFOQueue", {},
+               "A first-in first-out queue of tuples of tensors kept by the task, found by "
                "container and shared_name (the node name when empty); capacity is positive, "
                "or -1 for unbounded (any other value is INVALID_ARGUMENT when the graph is "
-               "checked); shapes = [] allows any. Shape: a reference, no value shape."),
+               "checked); shapes fully defined, or [] to allow any. Shape: a reference, no "
+               "value shape."),
       QueueShape));
   TFD_RETURN_IF_ERROR(r.Add<QueueOp>(
-      OpDefBuilder("RandomShuffleQueue")
-          .Output("handle: Ref(string)")
-          .Attr("component_types: list(type) >= 1")
-          .Attr("shapes: list(shape) >= 0 = []")
-          .Attr("capacity: int = -1")
-          .Attr("min_after_dequeue: int = 0")
-          .Attr("seed: int = 0")
-          .Attr("seed2: int = 0")
-          .Attr("container: string = \"\"")
-          .Attr("shared_name: string = \"\"")
-          .SetIsStateful()
-          .Doc("A queue that hands out a random element among those it holds; while open it "
+      QueueDef("PaddingFIFOQueue", {},
+               "A FIFOQueue whose shapes may leave dimensions unknown (-1; the rank must be "
+               "known), along which elements vary: QueueDequeueMany and QueueDequeueUpTo "
+               "pad each element with zeros (empty strings) to the largest size of each such "
+               "dimension among those dequeued together. Shape: a reference, no value shape."),
+      QueueShape));
+  TFD_RETURN_IF_ERROR(r.Add<QueueOp>(
+      QueueDef("RandomShuffleQueue",
+               {"min_after_dequeue: int = 0", "seed: int = 0", "seed2: int = 0"},
+               "A queue that hands out a random element among those it holds; while open it "
                "keeps min_after_dequeue of them (a dequeue waits for more), once closed it "
                "hands out the rest. min_after_dequeue must be below the capacity. seed and "
                "seed2 key its draws (both 0: a different order every run). Otherwise as "

@@ -1,5 +1,6 @@
 // Variable ops: VariableV2 (creates or finds the resource), Assign,
-// AssignAdd, AssignSub, IsVariableInitialized, ReportUninitializedVariables.
+// AssignAdd, AssignSub, CountUpTo, IsVariableInitialized,
+// ReportUninitializedVariables.
 #include <string>
 
 #include "common/tensor_eigen.h"
@@ -178,6 +179,55 @@ class AssignUpdateOp : public OpKernel {
   bool use_locking_ = false;
 };
 
+// TF1's counter with a limit (count_up_to; what limit_epochs counts epochs
+// with): the scalar's value before it is incremented, or OUT_OF_RANGE once
+// it has reached `limit`, leaving it there. Locked: concurrent counts never
+// hand out one value twice nor pass the limit.
+class CountUpToOp : public OpKernel {
+ public:
+  explicit CountUpToOp(OpKernelConstruction& c) : OpKernel(c), dtype_(c.input_type(0)) {
+    c.SetStatus(c.GetAttr("limit", &limit_));
+  }
+  bool is_cheap() const override { return true; }
+
+  void Compute(OpKernelContext& ctx) override {
+    auto var = VariableInput(ctx, 0, dtype_);
+    TFD_OP_REQUIRES_OK(ctx, var.status());
+    Tensor before;
+    Variable* vars[] = {var->get()};
+    struct Args {
+      const CountUpToOp& op;
+      Tensor& before;
+    } args{*this, before};
+    TFD_OP_REQUIRES_OK(
+        ctx, UpdateVariables(vars, /*use_locking=*/true, [&args, &var](std::span<Tensor> v) {
+          return args.op.Count(**var, v[0], args.before);
+        }));
+    ctx.set_output(0, before);
+  }
+
+ private:
+  Status Count(const Variable& var, Tensor& value, Tensor& before) const {
+    if (value.shape().rank() != 0) {
+      return errors::InvalidArgument("CountUpTo needs a scalar variable; '", var.FullName(),
+                                     "' holds ", value.Describe());
+    }
+    auto count = [&](auto* x) -> Status {
+      if (*x >= limit_) {
+        return errors::OutOfRange("Reached limit of ", limit_, " (variable '", var.FullName(),
+                                  "')");
+      }
+      before = Tensor::Scalar(*x);
+      ++*x;
+      return OkStatus();
+    };
+    return dtype_ == DType::kInt32 ? count(value.data<int32_t>()) : count(value.data<int64_t>());
+  }
+
+  const DType dtype_;
+  int64_t limit_ = 0;
+};
+
 class IsVariableInitializedOp : public OpKernel {
  public:
   explicit IsVariableInitializedOp(OpKernelConstruction& c)
@@ -296,6 +346,17 @@ Status RegisterVariableOps(OpRegistry& r) {
           .Doc("ref -= value, element-wise; the variable must be initialized. "
                "Shape: ref's, which value must equal."),
       AssignUpdateShape));
+  TFD_RETURN_IF_ERROR(r.Add<CountUpToOp>(
+      OpDefBuilder("CountUpTo")
+          .Input("ref: Ref(T)")
+          .Output("output: T")
+          .Attr("limit: int")
+          .Attr("T: {int32, int64}")
+          .SetIsStateful()
+          .Doc("Increments the scalar variable ref and outputs its value before the "
+               "increment, until it reaches limit: then OUT_OF_RANGE, the variable "
+               "unchanged (the end of limit_epochs' input). Shape: []."),
+      shape_fns::Scalar));
   TFD_RETURN_IF_ERROR(r.Add<IsVariableInitializedOp>(
       OpDefBuilder("IsVariableInitialized")
           .Input("ref: Ref(dtype)")

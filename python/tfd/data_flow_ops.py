@@ -8,9 +8,9 @@ over the registry's queue ops (kernels/data_flow/queue_ops.cc).
 A queue lives on the task its FIFOQueue node is placed on (the tfd.device
 scope around it), found there by shared_name (else its node name); every
 op reading it runs on that task. Dequeued tensors carry the queue's
-component shapes: each passes through a Reshape to a static shape, so that
-ops built on it (tfd.layers, tfd.train.batch) see the shape too, the
-registry's dequeue ops knowing it only at run time.
+component shapes as their static shapes (Tensor.set_shape), so that ops
+built on them (tfd.layers, tfd.train.batch) know them too, the registry's
+dequeue ops knowing them only at run time.
 
 A queue class over another queue op only says how that op is made: its
 __init__ calls self._init_queue(make_op, dtypes, shapes, names, **attrs),
@@ -18,7 +18,7 @@ make_op being the raw op function, as FIFOQueue does below.
 """
 import types
 
-from . import dtypes as dtypes_lib, framework, math_ops
+from . import dtypes as dtypes_lib, framework
 from .random_seed import _op_seeds
 from .op_gen import raw_ops
 
@@ -39,12 +39,12 @@ class QueueBase:
         self._queue_ref = queue_ref
         self._name = queue_ref.op.name.split("/")[-1]
 
-    def _init_queue(self, make_op, dtypes, shapes, names, **attrs):
+    def _init_queue(self, make_op, dtypes, shapes, names, partial_shapes=False, **attrs):
         """For subclasses: checks the component specs, makes the queue node
         with make_op(component_types=..., shapes=..., **attrs) and keeps its
-        handle."""
+        handle. partial_shapes: shapes may leave dimensions unknown."""
         dtypes = _as_type_list(dtypes)
-        shapes = _as_shape_list(shapes, dtypes)
+        shapes = _as_shape_list(shapes, dtypes, partial_shapes)
         names = _as_name_list(names, dtypes)
         shapes_attr = [] if shapes is None else shapes
         ref = make_op(component_types=dtypes, shapes=shapes_attr, **attrs)
@@ -175,6 +175,20 @@ class FIFOQueue(QueueBase):
                          shared_name=shared_name or "", name=name)
 
 
+class PaddingFIFOQueue(QueueBase):
+    """A FIFOQueue whose shapes (required) may leave dimensions unknown
+    (None), along which elements vary: dequeue_many and dequeue_up_to pad
+    each element with zeros (empty strings) to the largest size of each
+    such dimension among those dequeued together, as TF1's."""
+
+    def __init__(self, capacity, dtypes, shapes, names=None, shared_name=None,
+                 name="padding_fifo_queue"):
+        if shapes is None:
+            raise ValueError("PaddingFIFOQueue needs the shapes of its components")
+        self._init_queue(raw_ops.padding_fifo_queue, dtypes, shapes, names, partial_shapes=True,
+                         capacity=int(capacity), shared_name=shared_name or "", name=name)
+
+
 class RandomShuffleQueue(QueueBase):
     """Elements come out in a random order: each dequeue takes one of those
     held at random, and while the queue is open it keeps min_after_dequeue
@@ -196,9 +210,10 @@ def _as_type_list(dtypes):
     return [dtypes_lib.as_dtype(d) for d in dtypes]
 
 
-def _as_shape_list(shapes, dtypes):
-    """None, or one fully defined shape (a list of ints) per component;
-    a single shape is taken for a queue of one component, as TF1 does."""
+def _as_shape_list(shapes, dtypes, partial=False):
+    """None, or one shape (a list of ints; with `partial`, of ints and
+    None) per component; a single shape is taken for a queue of one
+    component, as TF1 does."""
     if shapes is None:
         return None
     if isinstance(shapes, framework.TensorShape):
@@ -211,8 +226,11 @@ def _as_shape_list(shapes, dtypes):
     if len(dims) != len(dtypes):
         raise ValueError("a queue of %d components was given %d shapes: %s"
                          % (len(dtypes), len(dims), shapes))
-    if any(d is None or None in d for d in dims):
-        raise ValueError("a queue's shapes must be fully defined: %s" % (shapes,))
+    if any(d is None for d in dims):
+        raise ValueError("a queue's shapes must have a known rank: %s" % (shapes,))
+    if not partial and any(None in d for d in dims):
+        raise ValueError("a queue's shapes must be fully defined (a PaddingFIFOQueue takes "
+                         "unknown dimensions): %s" % (shapes,))
     return dims
 
 
@@ -244,15 +262,9 @@ def _batched(rows, dims):
 
 
 def _with_shape(tensor, dims):
-    """`tensor` under the static shape `dims`. A fully known shape goes
-    through a Reshape, for ops built on it to know it too; one with an
-    unknown size (dequeue_many's n a tensor) is only recorded here."""
-    if dims is None:
-        return tensor
-    if None not in dims:
-        base = tensor.op.name.split("/")[-1]  # the builder adds the current name scope
-        return math_ops.reshape(tensor, dims, name="%s/shape_%d" % (base, tensor.value_index))
-    tensor._shape = framework.TensorShape(dims)
+    """`tensor`, its static shape the queue's `dims` (TF1's set_shape)."""
+    if dims is not None:
+        tensor.set_shape(dims)
     return tensor
 
 
@@ -260,4 +272,5 @@ def _with_shape(tensor, dims):
 queue = types.ModuleType("tfd.queue", "TF1's tf.queue: the queue classes.")
 queue.QueueBase = QueueBase
 queue.FIFOQueue = FIFOQueue
+queue.PaddingFIFOQueue = PaddingFIFOQueue
 queue.RandomShuffleQueue = RandomShuffleQueue

@@ -23,8 +23,8 @@ import time
 
 import numpy as np
 
-from . import _tfd, config as config_lib, dtypes, errors, framework, variables
-from . import session as session_lib
+from . import _tfd, config as config_lib, coordinator, dtypes, errors, framework, queue_runner
+from . import session as session_lib, variables
 
 _log = logging.getLogger("tfd")
 
@@ -234,6 +234,14 @@ class MonitoredTrainingSession:
 
     step_timeout (seconds, 60 by default) bounds every step; a `config`
     (tfd.ConfigProto) with operation_timeout_in_ms says it instead.
+
+    As TF1's, it starts the graph's queue runners (tfd.train.QueueRunner)
+    once made, with a tfd.train.Coordinator that hooks' after_create_session
+    is given: their threads run the enqueues on a tfd.Session of their own
+    to the same task, each step bounded by step_timeout too. should_stop()
+    is True once the coordinator has stopped; close() stops the threads,
+    waits up to stop_grace_period_secs for them, and raises the first error
+    one of them reported.
     """
 
     def __init__(self, master="", is_chief=None, checkpoint_dir=None, scaffold=None, hooks=None,
@@ -280,15 +288,24 @@ class MonitoredTrainingSession:
         self._renamed = {}
         if self._runner.chief and _has(self.graph, "sync/chief_global_step"):
             self._renamed = {"train/global_step": "sync/chief_global_step"}
+        self._coord = coordinator.Coordinator()
+        self._stop_grace_period_secs = stop_grace_period_secs
+        try:
+            self._feeder = _start_queue_runners(self.graph, self._coord, target, token_file, tls,
+                                                timeout, step_timeout)
+        except BaseException:
+            self._closed = True
+            self._runner.close()
+            raise
         for h in self._hooks:
-            h.after_create_session(self, None)
+            h.after_create_session(self, self._coord)
 
     @property
     def task(self):
         return self._runner.task
 
     def should_stop(self):
-        return self._closed or self._runner.stop_requested()
+        return self._closed or self._runner.stop_requested() or self._coord.should_stop()
 
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         if self._closed:
@@ -322,8 +339,23 @@ class MonitoredTrainingSession:
         try:
             self.result = self._runner.close()  # None when a failed step closed it
         finally:
-            for h in self._hooks:
-                h.end(None)
+            try:
+                self._stop_queue_runners()
+            finally:
+                for h in self._hooks:
+                    h.end(None)
+
+    def _stop_queue_runners(self):
+        """Stops the queue runners' threads (their cancel ops wake those
+        blocked on a full queue) and raises the first error one reported;
+        threads still running after the grace period are logged, as TF1's."""
+        self._coord.request_stop()
+        try:
+            self._coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
+                             ignore_live_threads=True)
+        finally:
+            if self._feeder is not None:
+                self._feeder.close()
 
     def __enter__(self):
         return self
@@ -390,6 +422,23 @@ class MonitoredTrainingSession:
             hook.after_run(self._context, SessionRunValues(mine, self._args.options,
                                                            self._run_metadata))
         return self._context.stop_requested
+
+
+def _start_queue_runners(graph, coord, target, token_file, tls, timeout, step_timeout):
+    """Starts the threads of the graph's queue runners on a tfd.Session to
+    `target` (the loop's steps run in C++, not on a session Python holds)
+    and returns that session; None when the graph has no queue runner."""
+    if not graph.get_collection(framework.GraphKeys.QUEUE_RUNNERS):
+        return None
+    config = config_lib.ConfigProto(operation_timeout_in_ms=int(step_timeout * 1000))
+    feeder = session_lib.Session(target, graph=graph, config=config, token_file=token_file,
+                                 tls=tls, timeout=timeout)
+    try:
+        queue_runner.start_queue_runners(feeder, coord)
+    except BaseException:
+        feeder.close()
+        raise
+    return feeder
 
 
 def _has(graph, name):

@@ -146,6 +146,11 @@ class Variable:
         return _raw.assign_sub(self, framework.convert_to_tensor(delta, dtype=self.dtype),
                                name=name)
 
+    def count_up_to(self, limit):
+        """TF1's: increments this int32 or int64 scalar and returns its
+        value before, until it reaches `limit`: then OutOfRangeError."""
+        return _raw.count_up_to(self, limit=int(limit))
+
     def eval(self, session=None):
         return self._value.eval(session=session)
 

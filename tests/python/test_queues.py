@@ -227,3 +227,159 @@ def test_a_runner_on_a_worker_fills_a_queue_on_the_ps(cluster_factory):
             coord.request_stop()
             coord.join(threads, stop_grace_period_secs=30)
     assert sorted(taken) == list(range(48))
+
+
+def _pipeline(cluster, values, fail_at=None):
+    """A model trained on batches of 8 of `values` from train.batch, whose
+    runner reads the filled source queue on the worker; `fail_at`: the
+    runner's enqueue fails (InvalidArgumentError) at the first value that
+    large. Each step adds -sum(batch) to w on the ps (SGD at 1 on
+    sum(batch) * w), so w tells which elements were trained on."""
+    src, fill = _source(values)
+    x = src.dequeue()
+    if fail_at is not None:
+        check = tfd.debugging.assert_less(x, fail_at, message="input too large")
+        with tfd.control_dependencies([check]):
+            x = tfd.identity(x)
+    batch = tfd.train.batch([x], batch_size=8, num_threads=1, capacity=8)
+    with tfd.device("/job:ps/task:0"):
+        w = tfd.Variable(0.0, name="w")
+        step = tfd.train.get_or_create_global_step()
+    loss = tfd.reduce_sum(tfd.cast(batch, tfd.float32) * w)
+    tfd.train.GradientDescentOptimizer(1.0).minimize(loss, global_step=step)
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        sess.run(fill)  # the source queue outlives this session on the worker
+    return w
+
+
+class _CoordSeen(tfd.train.SessionRunHook):
+    def after_create_session(self, session, coord):
+        self.coord = coord
+
+
+def test_monitored_training_session_runs_the_queue_runners(cluster_factory):
+    """As TF1's: MonitoredTrainingSession starts the graph's queue runners
+    and gives the hooks their coordinator; the loop ends when the input
+    does, every element trained on once."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    w = _pipeline(cluster, list(range(48)))
+    seen = _CoordSeen()
+    steps = 0
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), hooks=[seen],
+                                            timeout=60) as mts:
+        while not mts.should_stop():
+            if mts.run(w) is not None:
+                steps += 1
+    assert isinstance(seen.coord, tfd.train.Coordinator) and seen.coord.should_stop()
+    assert steps == 6 and mts.result["global_step"] == 6
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as sess:
+        assert sess.run(w) == -sum(range(48))
+
+
+def test_a_queue_runners_error_ends_the_monitored_loop_and_comes_out_of_close(cluster_factory):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    w = _pipeline(cluster, list(range(48)), fail_at=20)
+    mts = tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), timeout=60)
+    steps = 0
+    while not mts.should_stop():
+        steps += mts.run(w) is not None
+    assert steps <= 3  # the batches of 0..19 at most
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="input too large"):
+        mts.close()
+
+
+def test_count_up_to_counts_to_its_limit_and_then_ends_the_input():
+    v = tfd.Variable(np.int64(0), name="count")
+    c = v.count_up_to(2)
+    with tfd.Session() as sess:
+        sess.run(v.initializer)
+        assert [sess.run(c), sess.run(c)] == [0, 1]
+        with pytest.raises(tfd.errors.OutOfRangeError, match="limit of 2"):
+            sess.run(c)
+        assert sess.run(v) == 2  # left at the limit
+
+
+def _drain(sess, fetches):
+    got = []
+    try:
+        while True:
+            got.append(sess.run(fetches))
+    except tfd.errors.OutOfRangeError:
+        return got
+
+
+def test_input_producers_hand_out_each_element_once_per_epoch():
+    """slice_input_producer reshuffles the rows each epoch and keeps each
+    row's tensors together; string_input_producer without shuffle keeps
+    the order; both end after num_epochs, as TF1's."""
+    images = np.arange(10, dtype=np.float32).reshape(5, 2)
+    image, label = tfd.train.slice_input_producer([images, np.arange(5, dtype=np.int32)],
+                                                  num_epochs=2, seed=7)
+    assert image.shape.as_list() == [2] and label.shape.as_list() == []
+    names = tfd.train.string_input_producer(["a", "b", "c"], num_epochs=1, shuffle=False)
+    name = names.dequeue()
+    with pytest.raises(ValueError, match="non-null"):
+        tfd.train.string_input_producer([])
+    with tfd.Session() as sess:
+        sess.run(tfd.local_variables_initializer())  # the epoch counters
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        rows = _drain(sess, [image, label])
+        assert _drain(sess, name) == [b"a", b"b", b"c"]
+        coord.request_stop()
+        coord.join(threads)
+    labels = [int(r[1]) for r in rows]
+    assert sorted(labels[:5]) == sorted(labels[5:]) == [0, 1, 2, 3, 4]
+    for img, lab in rows:
+        np.testing.assert_array_equal(img, images[lab])
+
+
+def test_batch_join_batches_several_inputs_each_on_a_thread_of_its_own():
+    a, fill_a = _source([1, 2, 3, 4], name="a")
+    b, fill_b = _source([10, 20, 30, 40], name="b")
+    batch = tfd.train.batch_join([[a.dequeue()], [b.dequeue()]], batch_size=4)
+    assert batch.shape.as_list() == [4]
+    with tfd.Session() as sess:
+        sess.run([fill_a, fill_b])
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        taken = [int(x) for b in _drain(sess, batch) for x in b]
+        coord.request_stop()
+        coord.join(threads)
+    assert sorted(taken) == [1, 2, 3, 4, 10, 20, 30, 40]
+
+
+def test_a_padding_queue_pads_each_batch_to_its_longest_element():
+    q = tfd.PaddingFIFOQueue(10, [tfd.int32, tfd.string], shapes=[[None, 2], [None]])
+    seq, words = tfd.placeholder(tfd.int32, [None, 2]), tfd.placeholder(tfd.string, [None])
+    enqueue = q.enqueue([seq, words])
+    anything = tfd.placeholder(tfd.int32)  # checked by the queue alone
+    unchecked = q.enqueue([anything, words])
+    a, w = q.dequeue_many(2)
+    assert a.shape.as_list() == [2, None, 2] and w.shape.as_list() == [2, None]
+    with tfd.Session() as sess:
+        sess.run(enqueue, {seq: [[1, 2]], words: ["x"]})
+        sess.run(enqueue, {seq: [[3, 4], [5, 6], [7, 8]], words: ["y", "z"]})
+        got_a, got_w = sess.run([a, w])
+        np.testing.assert_array_equal(got_a, [[[1, 2], [0, 0], [0, 0]], [[3, 4], [5, 6], [7, 8]]])
+        assert got_w.tolist() == [[b"x", b""], [b"y", b"z"]]
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="shape"):
+            sess.run(unchecked, {anything: np.zeros((2, 3), np.int32), words: ["v"]})
+    with pytest.raises(ValueError, match="known rank"):
+        tfd.PaddingFIFOQueue(10, [tfd.int32], shapes=[tfd.TensorShape(None)])
+
+
+def test_batch_with_dynamic_pad_pads_to_the_longest_in_each_batch():
+    counter = tfd.Variable(0, name="counter")
+    row = tfd.range(counter.count_up_to(3))  # [], [0], [0, 1]; then the input ends
+    batch = tfd.train.batch([row], batch_size=3, dynamic_pad=True)
+    assert batch.shape.as_list() == [3, None]
+    with tfd.Session() as sess:
+        sess.run(counter.initializer)
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        np.testing.assert_array_equal(sess.run(batch), [[0, 0], [0, 0], [0, 1]])
+        with pytest.raises(tfd.errors.OutOfRangeError):
+            sess.run(batch)
+        coord.request_stop()
+        coord.join(threads)

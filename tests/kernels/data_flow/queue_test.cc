@@ -1,6 +1,6 @@
-// FIFOQueue ops: order, batches, waiting without a thread, cancellation at
-// the step deadline, close semantics, validation (RandomShuffleQueue's own:
-// random_shuffle_queue_test.cc).
+// FIFOQueue ops: order, batches, PaddingFIFOQueue's padded batches, waiting
+// without a thread, cancellation at the step deadline, close semantics,
+// validation (RandomShuffleQueue's own: random_shuffle_queue_test.cc).
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -102,6 +102,54 @@ TEST_CASE("EnqueueMany splits rows and DequeueMany stacks them") {
     CHECK(bad.status().code() == Code::kInvalidArgument);
     CHECK(Contains(bad.status().message(), "component 1"));
     CHECK(Size(e, q) == 0);
+  }
+}
+
+Tensor Iota(const TensorShape& shape, float first) {
+  std::vector<float> v(shape.num_elements());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = first + static_cast<float>(i);
+  return Tensor::FromVector(v, shape);
+}
+
+// Each element lands in its slot's leading corner, the rest zeros: rank 3,
+// elements smaller than the batch's largest along every unknown dimension,
+// one with a dimension of 0.
+TEST_CASE("a PaddingFIFOQueue pads a DequeueMany to the largest of each unknown dimension") {
+  QueueTestEnv e;
+  auto q =
+      e.NewQueue("padded", {DType::kFloat32}, {PartialShape({-1, 2, -1})}, 10, "PaddingFIFOQueue");
+  REQUIRE(Enqueue(e, q, {Iota(TensorShape({1, 2, 3}), 100)}).ok());
+  REQUIRE(Enqueue(e, q, {Iota(TensorShape({2, 2, 1}), 200)}).ok());
+  REQUIRE(Enqueue(e, q, {Iota(TensorShape({0, 2, 2}), 300)}).ok());
+  auto many = e.Run("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kFloat32}}},
+                    {Ref(q), Val(Tensor::Scalar<int32_t>(3))});
+  INFO(many.status().ToString());
+  REQUIRE(many.ok());
+  const Tensor& t = (*many)[0].tensor;
+  REQUIRE(t.shape() == TensorShape({3, 2, 2, 3}));
+  std::vector<float> want(36, 0.0f);
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) {
+      for (int k = 0; k < 3; ++k) {
+        if (i < 1) want[((0 * 2 + i) * 2 + j) * 3 + k] = 100.0f + static_cast<float>(j * 3 + k);
+        if (k < 1) want[((1 * 2 + i) * 2 + j) * 3 + k] = 200.0f + static_cast<float>(i * 2 + j);
+      }
+    }
+  }
+  CHECK(std::vector<float>(t.data<float>(), t.data<float>() + 36) == want);
+
+  SECTION("an element of another rank is refused") {
+    Status bad = Enqueue(e, q, {Iota(TensorShape({2, 2}), 0)});
+    CHECK(bad.code() == Code::kInvalidArgument);
+    CHECK(Contains(bad.message(), "shape"));
+  }
+  SECTION("a shape of unknown rank is refused") {
+    auto none = e.Run("PaddingFIFOQueue",
+                      {{"component_types", std::vector<DType>{DType::kFloat32}},
+                       {"shapes", std::vector<PartialShape>{PartialShape()}}},
+                      {});
+    CHECK(none.status().code() == Code::kInvalidArgument);
+    CHECK(Contains(none.status().message(), "known rank"));
   }
 }
 
