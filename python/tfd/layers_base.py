@@ -77,8 +77,8 @@ class Layer:
 
     def _build_once(self, graph, dtype, input_shape):
         """Fixes the scope and makes the variables (build), unless done: at
-        the first call, or before it where that call is in a loop's body,
-        where no variable can be made (tfd.nn.dynamic_rnn builds its cell so)."""
+        the first call, or before it (tfd.nn.dynamic_rnn builds its cell
+        before its loop)."""
         if self._scope is None:
             self._scope = self._first_scope()
         if self.built:

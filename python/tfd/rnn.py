@@ -1,6 +1,7 @@
-"""tf.nn.dynamic_rnn and tf.nn.static_rnn, TF 1.15's ways to run a cell
-(tfd.nn.rnn_cell) over sequences, and the namespaces that hold them:
-tfd.nn.rnn_cell, tfd.nn.dynamic_rnn, tfd.nn.static_rnn, tfd.contrib.rnn.
+"""tf.nn.dynamic_rnn, static_rnn and bidirectional_dynamic_rnn, TF 1.15's
+ways to run a cell (tfd.nn.rnn_cell) over sequences, and the namespaces
+that hold them: tfd.nn.rnn_cell (with the cell wrappers), tfd.nn.*_rnn,
+tfd.contrib.rnn.
 
     cell = tfd.nn.rnn_cell.LSTMCell(64)
     outputs, state = tfd.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tfd.float32)
@@ -20,8 +21,9 @@ from .nn_ops import nn
 from .op_gen import raw_ops
 from .rnn_cell import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMStateTuple,
                        MultiRNNCell, RNNCell, zeros)
+from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, ResidualWrapper
 
-__all__ = ["dynamic_rnn", "static_rnn"]
+__all__ = ["dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn"]
 
 
 def _check_cell(fn, cell):
@@ -73,11 +75,9 @@ def _step(cell, inputs, state, time, lengths):
 
 
 def _with_static_shape(t, dims):
-    """`t` reshaped to `dims` where that tells its static shape more: when
-    at most one of them is unknown (the reshape's -1)."""
-    if dims.count(None) > 1 or t.shape.dims == dims:
-        return t
-    return math_ops.reshape(t, [-1 if d is None else d for d in dims])
+    """`t`, its static shape merged with `dims` (what the loop cannot say)."""
+    t.set_shape(dims)
+    return t
 
 
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None,
@@ -108,8 +108,8 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         state = _first_state("dynamic_rnn", cell, initial_state, dtype, batch)
         lengths = _lengths("dynamic_rnn", sequence_length)
         if isinstance(cell, Layer):
-            # Its variables cannot be made inside the loop (tfd's loops run
-            # every node made in their body as part of the loop).
+            # Built where TF1's first call in the loop's body would build
+            # it: its variables, made outside the loop, under this scope.
             cell._build_once(steps.graph, steps.dtype,
                              framework.TensorShape([static_batch, depth]))
         size = cell.output_size
@@ -157,11 +157,63 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
     return outputs, state
 
 
-# TF1's names: tf.nn.rnn_cell.*, tf.nn.dynamic_rnn, tf.nn.static_rnn and the
-# cells' aliases in tf.contrib.rnn.
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
+                              initial_state_fw=None, initial_state_bw=None, dtype=None,
+                              parallel_iterations=None, swap_memory=False, time_major=False,
+                              scope=None):
+    """TF1's: dynamic_rnn of cell_fw over `inputs` and of cell_bw over them
+    reversed in time (each row's first sequence_length steps, the rest left
+    in place), under "<scope or bidirectional_rnn>/fw" and "/bw"; returns
+    ((outputs_fw, outputs_bw), (state_fw, state_bw)), outputs_bw reversed
+    back so that step t of both is about input step t."""
+    _check_cell("bidirectional_dynamic_rnn", cell_fw)
+    _check_cell("bidirectional_dynamic_rnn", cell_bw)
+    inputs = framework.convert_to_tensor(inputs)
+    if inputs.shape.ndims != 3:
+        raise ValueError("tfd.nn.bidirectional_dynamic_rnn: inputs must be [batch, time, depth] "
+                         "(or time-major), got %s of shape %s" % (inputs.name, inputs.shape))
+    lengths = _lengths("bidirectional_dynamic_rnn", sequence_length)
+    run = dict(sequence_length=lengths, dtype=dtype, parallel_iterations=parallel_iterations,
+               swap_memory=swap_memory, time_major=True)
+    with variables.variable_scope(scope or "bidirectional_rnn"):
+        steps = inputs if time_major else math_ops.transpose(inputs, [1, 0, 2])
+        with variables.variable_scope("fw") as fw:
+            out_fw, state_fw = dynamic_rnn(cell_fw, steps, initial_state=initial_state_fw,
+                                           scope=fw, **run)
+        with variables.variable_scope("bw") as bw:
+            out_bw, state_bw = dynamic_rnn(cell_bw, _reversed(steps, lengths),
+                                           initial_state=initial_state_bw, scope=bw, **run)
+            out_bw = _reversed(out_bw, lengths)
+    if not time_major:
+        out_fw, out_bw = (math_ops.transpose(o, [1, 0, 2]) for o in (out_fw, out_bw))
+    return (out_fw, out_bw), (state_fw, state_bw)
+
+
+def _reversed(steps, lengths):
+    """Time-major `steps` [time, batch, depth] reversed in time: each row's
+    first lengths[b] steps (all, without lengths), the rest where they are
+    (TF1's reverse_sequence), by a GatherNd whose gradient reverses back."""
+    shape = raw_ops.shape(steps)
+    t = math_ops.expand_dims(math_ops.range(shape[0]), 1)  # [time, 1]
+    if lengths is None:
+        return math_ops.gather(steps, shape[0] - 1 - t[:, 0])
+    n = math_ops.expand_dims(lengths, 0)  # [1, batch]
+    inside = math_ops.cast(t < n, dtypes.int32)
+    source = inside * (n - 1 - t) + (1 - inside) * t  # [time, batch]
+    rows = raw_ops.tile(math_ops.expand_dims(math_ops.range(shape[1]), 0),
+                        math_ops.stack([shape[0], 1]))
+    out = raw_ops.gather_nd(steps, math_ops.stack([source, rows], axis=2))
+    out.set_shape(steps.shape)
+    return out
+
+
+# TF1's names: tf.nn.rnn_cell.*, tf.nn.dynamic_rnn, tf.nn.static_rnn,
+# tf.nn.bidirectional_dynamic_rnn and the cells' aliases in tf.contrib.rnn.
 _cells = dict(RNNCell=RNNCell, BasicRNNCell=BasicRNNCell, BasicLSTMCell=BasicLSTMCell,
               LSTMCell=LSTMCell, GRUCell=GRUCell, MultiRNNCell=MultiRNNCell,
-              LSTMStateTuple=LSTMStateTuple)
+              LSTMStateTuple=LSTMStateTuple, DropoutWrapper=DropoutWrapper,
+              ResidualWrapper=ResidualWrapper, DeviceWrapper=DeviceWrapper)
 nn.rnn_cell = types.SimpleNamespace(**_cells)
 nn.dynamic_rnn, nn.static_rnn = dynamic_rnn, static_rnn
+nn.bidirectional_dynamic_rnn = bidirectional_dynamic_rnn
 regularizers.contrib.rnn = types.SimpleNamespace(static_rnn=static_rnn, **_cells)

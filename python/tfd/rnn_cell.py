@@ -369,8 +369,8 @@ class MultiRNNCell(RNNCell):
                              "the depth known, got %s of shape %s" % (x.name, x.shape))
 
     def build(self, inputs_shape):
-        """Builds the cells too, in their scopes, so that a stack called
-        first in a loop has all its variables (see Layer._build_once)."""
+        """Builds the cells too, in their scopes, so that building the stack
+        (dynamic_rnn does, before its loop) makes all its variables."""
         depth = inputs_shape[-1]
         for k, cell in enumerate(self._cells):
             if isinstance(cell, Layer):

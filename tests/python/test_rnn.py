@@ -364,3 +364,79 @@ def test_what_is_refused_is_named():
     cell(x[:, 0], cell.zero_state(1, tfd.float32))
     with pytest.raises(ValueError, match="built for inputs of depth 2"):
         cell(tfd.placeholder(tfd.float32, [None, 5]), cell.zero_state(1, tfd.float32))
+
+
+def np_reversed(xs_tm, lengths):
+    """Each row's first lengths[b] steps reversed in time, the rest kept."""
+    out = xs_tm.copy()
+    for b, n in enumerate(lengths):
+        out[:n, b] = xs_tm[:n, b][::-1]
+    return out
+
+
+def test_bidirectional_dynamic_rnn_runs_the_backward_cell_over_each_row_reversed():
+    x = tfd.placeholder(tfd.float64, [None, None, 2])
+    lengths = tfd.placeholder(tfd.int32, [None])
+    fw, bw = rnn_cell.GRUCell(3), rnn_cell.BasicRNNCell(2)
+    (out_fw, out_bw), (state_fw, state_bw) = tfd.nn.bidirectional_dynamic_rnn(
+        fw, bw, x, sequence_length=lengths, dtype=tfd.float64)
+    assert out_fw.shape.dims == [None, None, 3] and out_bw.shape.dims == [None, None, 2]
+    assert {n.rsplit("/", 1)[0] for n in names(tfd.global_variables())} == {
+        "bidirectional_rnn/fw/gru_cell/gates", "bidirectional_rnn/fw/gru_cell/candidate",
+        "bidirectional_rnn/bw/basic_rnn_cell"}
+    (grad,) = tfd.gradients(tfd.reduce_sum(out_bw * out_bw), [x])
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        w_fw, w_bw = weights(sess, fw), weights(sess, bw)
+        for lens in ([4, 1, 0], [4, 4, 3]):
+            xs = f64(3, 4, 2)
+            got = sess.run([out_fw, out_bw, state_fw, state_bw], {x: xs, lengths: lens})
+            xs_tm = xs.transpose(1, 0, 2)
+            want_fw, want_state_fw = np_run(lambda x_t, s: np_gru(w_fw, x_t, s), xs_tm,
+                                            np.zeros((3, 3)), lens)
+            rev_bw, want_state_bw = np_run(lambda x_t, s: np_basic_rnn(w_bw, x_t, s),
+                                           np_reversed(xs_tm, lens), np.zeros((3, 2)), lens)
+            for g, want in zip(got, (want_fw.transpose(1, 0, 2),
+                                     np_reversed(rev_bw, lens).transpose(1, 0, 2),
+                                     want_state_fw, want_state_bw)):
+                np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12)
+        xs, lens = f64(3, 4, 2), [3, 4, 1]
+        got_grad = sess.run(grad, {x: xs, lengths: lens})
+        want_grad = numeric_gradient(
+            lambda v: np.square(sess.run(out_bw, {x: v, lengths: lens})), xs)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6, atol=1e-8)
+
+
+def test_cell_wrappers_drop_add_and_place_around_the_cell_they_wrap():
+    x = tfd.placeholder(tfd.float64, [2, 3])
+    keep = tfd.placeholder(tfd.float64, [])
+    lstm = rnn_cell.LSTMCell(3)
+    dropped = rnn_cell.DropoutWrapper(lstm, output_keep_prob=keep, state_keep_prob=0.5, seed=3)
+    state = lstm.zero_state(2, tfd.float64)
+    out, new = dropped(x, state)
+    plain_out, plain_new = lstm(x, state)  # the same weights: the wrapper has none
+    basic, h0 = rnn_cell.BasicRNNCell(3), f64(2, 3)
+    residual_out, _ = rnn_cell.ResidualWrapper(basic)(x, h0)
+    with tfd.device("/job:worker/task:0"):
+        placed = rnn_cell.DeviceWrapper(rnn_cell.BasicRNNCell(3, name="placed"),
+                                        "/job:worker/task:1")
+    placed_out, _ = placed(x, f64(2, 3))
+    assert names(dropped.variables) == ["lstm_cell/kernel:0", "lstm_cell/bias:0"]
+    assert "/task:1" in placed_out.op.device
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        xs = f64(2, 3)
+        same = sess.run([out, plain_out], {x: xs, keep: 1.0})
+        np.testing.assert_array_equal(same[0], same[1])
+        got_out, got_new, want_out, want_new = sess.run([out, new, plain_out, plain_new],
+                                                        {x: xs, keep: 0.5})
+        got_residual = sess.run(residual_out, {x: xs})
+        want_residual = xs + np_basic_rnn(weights(sess, basic), xs, h0)[0]
+    for got, want in ((got_out, want_out), (got_new.h, want_new.h)):
+        assert np.all((got == 0) | np.isclose(got, 2 * want, rtol=1e-12))
+    np.testing.assert_array_equal(got_new.c, want_new.c)  # c is never dropped, as TF1's
+    np.testing.assert_allclose(got_residual, want_residual, rtol=1e-12)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        rnn_cell.DropoutWrapper(lstm, input_keep_prob=0.0)
+    with pytest.raises(ValueError, match="variational_recurrent"):
+        rnn_cell.DropoutWrapper(lstm, variational_recurrent=True)
