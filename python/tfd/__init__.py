@@ -38,10 +38,11 @@ from .math_ops import nn, range  # noqa: A004
 from .variables import (AUTO_REUSE, Variable, VariableScope, all_variables,
                         constant_initializer, get_variable, get_variable_scope,
                         global_variables, global_variables_initializer,
-                        glorot_uniform_initializer, initialize_all_variables, local_variables,
+                        glorot_normal_initializer, glorot_uniform_initializer,
+                        initialize_all_variables, initializers, local_variables,
                         ones_initializer, random_normal_initializer, random_uniform_initializer,
                         trainable_variables, truncated_normal_initializer, variable_scope,
-                        variables_initializer, zeros_initializer)
+                        variance_scaling_initializer, variables_initializer, zeros_initializer)
 from .random_seed import get_seed, set_random_seed
 from .session import InteractiveSession, Session, get_default_session
 from .config import (ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata,
@@ -57,7 +58,7 @@ from . import layers, summary, timeline, train
 from . import losses
 from . import metrics
 from .variables import local_variables_initializer
-from .clip_ops import clip_by_global_norm, clip_by_norm, global_norm
+from .clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm
 from .regularizers import contrib
 from . import rnn as _rnn  # noqa: F401  (tfd.nn.rnn_cell, dynamic_rnn, static_rnn; tfd.contrib.rnn)
 

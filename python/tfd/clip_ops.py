@@ -1,5 +1,5 @@
-"""TF1's gradient clipping, tfd.clip_by_norm, tfd.global_norm and
-tfd.clip_by_global_norm, over existing ops:
+"""TF1's gradient clipping, tfd.clip_by_norm, tfd.clip_by_average_norm,
+tfd.global_norm and tfd.clip_by_global_norm, over existing ops:
 
     grads, variables = zip(*opt.compute_gradients(loss))
     grads, norm = tfd.clip_by_global_norm(grads, 5.0)
@@ -57,6 +57,18 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
         scaled = math_ops.multiply(values, clip_norm)
         clipped = math_ops.identity(math_ops.truediv(scaled, math_ops.maximum(l2norm, clip_norm)))
         return _like(t, clipped)
+
+
+def clip_by_average_norm(t, clip_norm, name=None):
+    """TF1's: t * clip_norm / max(||t|| / t's size, clip_norm), the L2 norm
+    of all of t averaged over its elements, so t is unchanged while that
+    is at most clip_norm."""
+    with framework.name_scope(name, "clip_by_average_norm"):
+        t = math_ops._t(t)
+        size = math_ops.cast(_raw.size(t), t.dtype)
+        inverse = _raw.rsqrt(math_ops.reduce_sum(math_ops.multiply(t, t)))
+        return math_ops.identity(t * clip_norm * math_ops.minimum(inverse * size,
+                                                                  1.0 / clip_norm))
 
 
 def global_norm(t_list, name=None):

@@ -8,7 +8,7 @@ from `global_step`, which an optimizer takes as its learning_rate.
 """
 import math
 
-from . import framework
+from . import framework, math_ops
 from .op_gen import raw_ops
 
 
@@ -117,6 +117,69 @@ def cosine_decay(learning_rate, global_step, decay_steps, alpha=0.0, name=None):
             _scalar(1, dtype), raw_ops.cos(raw_ops.mul(_scalar(math.pi, dtype), done))))
         decayed = raw_ops.add(raw_ops.mul(_scalar(1 - alpha, dtype), cosine), _scalar(alpha, dtype))
         return raw_ops.mul(lr, decayed)
+
+
+def cosine_decay_restarts(learning_rate, global_step, first_decay_steps, t_mul=2.0, m_mul=1.0,
+                          alpha=0.0, name=None):
+    """SGDR (Loshchilov & Hutter): cosine_decay over first_decay_steps,
+    then again from the top over t_mul times as many steps, each period's
+    peak m_mul times the last one's, as TF1's."""
+    _positive("cosine_decay_restarts", "first_decay_steps", first_decay_steps)
+    _positive("cosine_decay_restarts", "t_mul", t_mul)
+    with framework.name_scope(name, "SGDRDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "cosine_decay_restarts")
+        dtype = lr.dtype
+        done = step / _scalar(first_decay_steps, dtype)  # in first periods
+        if t_mul == 1.0:
+            restarts = raw_ops.floor(done)
+            done = done - restarts
+        else:  # period k is t_mul^k long: sum_{k<i} t_mul^k = (1 - t_mul^i) / (1 - t_mul)
+            t = _scalar(t_mul, dtype)
+            restarts = raw_ops.floor(raw_ops.log(1.0 - done * (1.0 - t_mul)) / math.log(t_mul))
+            before = (1.0 - raw_ops.pow(t, restarts)) / (1.0 - t_mul)
+            done = (done - before) / raw_ops.pow(t, restarts)
+        peak = raw_ops.pow(_scalar(m_mul, dtype), restarts)
+        cosine = 0.5 * peak * (1.0 + raw_ops.cos(math.pi * done))
+        return raw_ops.mul(lr, (1.0 - alpha) * cosine + alpha)
+
+
+def linear_cosine_decay(learning_rate, global_step, decay_steps, num_periods=0.5, alpha=0.0,
+                        beta=0.001, name=None):
+    """learning_rate * ((alpha + linear) * cosine + beta), linear falling
+    from 1 to 0 over decay_steps and cosine making num_periods periods
+    (Bello et al., Neural Optimizer Search), as TF1's."""
+    _positive("linear_cosine_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "LinearCosineDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "linear_cosine_decay")
+        linear, cosine = _linear_and_cosine(step, decay_steps, num_periods, lr.dtype)
+        return raw_ops.mul(lr, (alpha + linear) * cosine + beta)
+
+
+def noisy_linear_cosine_decay(learning_rate, global_step, decay_steps, initial_variance=1.0,
+                              variance_decay=0.55, num_periods=0.5, alpha=0.0, beta=0.001,
+                              name=None):
+    """linear_cosine_decay with normal noise on its linear part, of
+    variance initial_variance / (1 + step) ** variance_decay, drawn anew at
+    every step, as TF1's."""
+    _positive("noisy_linear_cosine_decay", "decay_steps", decay_steps)
+    with framework.name_scope(name, "NoisyLinearCosineDecay"):
+        lr, step = _rate_and_step(learning_rate, global_step, "noisy_linear_cosine_decay")
+        dtype = lr.dtype
+        linear, cosine = _linear_and_cosine(step, decay_steps, num_periods, dtype)
+        steps = raw_ops.minimum(step, _scalar(decay_steps, dtype))
+        variance = initial_variance / raw_ops.pow(1.0 + steps, _scalar(variance_decay, dtype))
+        noise = math_ops.random_normal([], dtype=dtype) * raw_ops.sqrt(variance)
+        return raw_ops.mul(lr, (alpha + linear + noise) * cosine + beta)
+
+
+def _linear_and_cosine(step, decay_steps, num_periods, dtype):
+    """What the linear cosine decays share, of step stopped at
+    decay_steps: (decay_steps - step) / decay_steps, and
+    (1 + cos(2 pi num_periods step / decay_steps)) / 2."""
+    steps = _scalar(decay_steps, dtype)
+    step = raw_ops.minimum(step, steps)
+    done = step / steps
+    return (steps - step) / steps, 0.5 * (1.0 + raw_ops.cos(2.0 * math.pi * num_periods * done))
 
 
 def piecewise_constant(x, boundaries, values, name=None):

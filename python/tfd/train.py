@@ -3,9 +3,10 @@ global_step, replica_device_setter, ClusterSpec. An optimizer here is the C++ on
 ops are the same kernels `tfctl train` runs, colocated with each variable.
 """
 from . import _tfd, errors, framework, variables
-from .learning_rate_decay import (cosine_decay, exponential_decay,  # noqa: F401
-                                  inverse_time_decay, natural_exp_decay, piecewise_constant,
-                                  polynomial_decay)
+from .learning_rate_decay import (cosine_decay, cosine_decay_restarts,  # noqa: F401
+                                  exponential_decay, inverse_time_decay, linear_cosine_decay,
+                                  natural_exp_decay, noisy_linear_cosine_decay,
+                                  piecewise_constant, polynomial_decay)
 from . import queue_runner  # noqa: F401 (tf.train.queue_runner)
 from .coordinator import Coordinator  # noqa: F401
 from .input_ops import (batch, batch_join, input_producer, limit_epochs,  # noqa: F401

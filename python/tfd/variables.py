@@ -8,6 +8,7 @@ global_variables_initializer find it.
 """
 import contextlib
 import math
+import types
 
 import numpy as np
 
@@ -335,16 +336,39 @@ class Initializer:
         return (self.kind, self.a, self.b, self.seed)
 
 
-class _GlorotUniform(Initializer):
-    def __init__(self, seed=None):
-        super().__init__("uniform", seed=seed)
+class _VarianceScaling(Initializer):
+    """TF 1.15's VarianceScaling: values of variance scale / n, n the
+    variable's fan in, fan out or their mean (a convolution kernel's
+    counting its window), from a normal truncated at two standard
+    deviations ("truncated_normal", or TF1's older "normal"), a normal
+    ("untruncated_normal") or a uniform."""
+
+    _DISTRIBUTIONS = ("normal", "truncated_normal", "untruncated_normal", "uniform")
+
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+        if not scale > 0:
+            raise ValueError("`scale` must be positive float, not %r" % (scale,))
+        if mode not in ("fan_in", "fan_out", "fan_avg"):
+            raise ValueError("Invalid `mode` argument: %r" % (mode,))
+        if distribution not in self._DISTRIBUTIONS:
+            raise ValueError("Invalid `distribution` argument: %r" % (distribution,))
+        super().__init__(distribution, seed=seed)
+        self.scale, self.mode, self.distribution = float(scale), mode, distribution
 
     def spec(self, shape, dtype, name=""):
-        fan_in = shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)
-        fan_out = shape[-1] if shape else 1
         receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-        limit = math.sqrt(6.0 / max(1, (fan_in + fan_out) * receptive))
-        return ("uniform", -limit, limit, self.seed)
+        fan_in = (shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)) * receptive
+        fan_out = (shape[-1] if shape else 1) * receptive
+        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}
+        variance = self.scale / max(1.0, n[self.mode])
+        if self.distribution == "uniform":
+            limit = math.sqrt(3.0 * variance)
+            return ("uniform", -limit, limit, self.seed)
+        if self.distribution == "untruncated_normal":
+            return ("normal", math.sqrt(variance), 0.0, self.seed)
+        # A normal cut at two standard deviations has 0.8796... of the
+        # uncut one's: scaled up to keep the variance asked for.
+        return ("truncated_normal", math.sqrt(variance) / 0.87962566103423978, 0.0, self.seed)
 
 
 def zeros_initializer(dtype=None):
@@ -405,8 +429,45 @@ def random_uniform_initializer(minval=0.0, maxval=1.0, seed=None, dtype=None):
     return Initializer("uniform", minval, maxval, seed)
 
 
+def variance_scaling_initializer(scale=1.0, mode="fan_in", distribution="truncated_normal",
+                                 seed=None, dtype=None):
+    return _VarianceScaling(scale, mode, distribution, seed)
+
+
 def glorot_uniform_initializer(seed=None, dtype=None):
-    return _GlorotUniform(seed)
+    return _VarianceScaling(1.0, "fan_avg", "uniform", seed)
+
+
+def glorot_normal_initializer(seed=None, dtype=None):
+    return _VarianceScaling(1.0, "fan_avg", "truncated_normal", seed)
+
+
+def he_normal(seed=None):
+    return _VarianceScaling(2.0, "fan_in", "truncated_normal", seed)
+
+
+def he_uniform(seed=None):
+    return _VarianceScaling(2.0, "fan_in", "uniform", seed)
+
+
+def lecun_normal(seed=None):
+    return _VarianceScaling(1.0, "fan_in", "truncated_normal", seed)
+
+
+def lecun_uniform(seed=None):
+    return _VarianceScaling(1.0, "fan_in", "uniform", seed)
+
+
+# TF1's tf.initializers: the initializers under their short names, and the
+# ops that run variables' initializers.
+initializers = types.SimpleNamespace(
+    zeros=zeros_initializer, ones=ones_initializer, constant=constant_initializer,
+    random_normal=random_normal_initializer, truncated_normal=truncated_normal_initializer,
+    random_uniform=random_uniform_initializer, variance_scaling=variance_scaling_initializer,
+    glorot_uniform=glorot_uniform_initializer, glorot_normal=glorot_normal_initializer,
+    he_normal=he_normal, he_uniform=he_uniform, lecun_normal=lecun_normal,
+    lecun_uniform=lecun_uniform, global_variables=global_variables_initializer,
+    local_variables=local_variables_initializer, variables=variables_initializer)
 
 
 # Variable scopes and get_variable --------------------------------------------

@@ -1,6 +1,7 @@
-"""tfd.constant_initializer as TF1's: a scalar fills the variable, a list or
-numpy array gives its values (plain and partitioned variables), and a value
-that does not fit is a ValueError naming the variable and both shapes."""
+"""tfd's initializers as TF1's: constant_initializer (a scalar fills the
+variable, a list or numpy array gives its values, plain and partitioned; a
+value that does not fit is a ValueError naming the variable and both
+shapes), and the variance scaling family's variances and bounds."""
 import numpy as np
 import pytest
 
@@ -47,3 +48,29 @@ def test_a_value_that_does_not_fit_names_the_variable_and_both_shapes():
         with pytest.raises(ValueError, match=r"layer/t.*\[5\].*\[2, 2\]"):
             tfd.get_variable("t", [2, 2], initializer=tfd.constant_initializer(np.ones(5)),
                              partitioner=tfd.fixed_size_partitioner(2))
+
+
+@pytest.mark.parametrize("make, variance, bound", [
+    # [5, 5, 40, 60]: fan in 1000, fan out 1500 (the 5x5 window counted)
+    (lambda: tfd.initializers.he_normal(seed=1), 2.0 / 1000, 2 * (2.0 / 1000) ** 0.5 / 0.8796),
+    (lambda: tfd.initializers.lecun_uniform(seed=1), 1.0 / 1000, (3.0 / 1000) ** 0.5),
+    (lambda: tfd.glorot_normal_initializer(seed=1), 1.0 / 1250, 2 * (1.0 / 1250) ** 0.5 / 0.8796),
+    (lambda: tfd.variance_scaling_initializer(3.0, "fan_out", "untruncated_normal", seed=1),
+     3.0 / 1500, None),
+])
+def test_variance_scaling_draws_the_variance_its_fans_give(make, variance, bound):
+    v = tfd.get_variable("kernel", [5, 5, 40, 60], initializer=make())
+    with tfd.Session() as sess:
+        sess.run(tfd.initializers.global_variables())
+        got = sess.run(v)
+    assert abs(got.mean()) < 0.05 * variance ** 0.5
+    assert abs(got.var() / variance - 1) < 0.03  # 60,000 draws
+    if bound is not None:
+        assert np.abs(got).max() <= bound * (1 + 1e-6)
+
+
+def test_variance_scaling_refuses_what_tf1_refuses():
+    with pytest.raises(ValueError, match="mode"):
+        tfd.variance_scaling_initializer(mode="fan_sum")
+    with pytest.raises(ValueError, match="distribution"):
+        tfd.initializers.variance_scaling(distribution="cauchy")

@@ -27,6 +27,21 @@ def _polynomial(step, end, power, cycle):
     return (0.1 - end) * (1 - step / steps) ** power + end
 
 
+def _sgdr(step, t_mul, m_mul, alpha):
+    """SGDR period by period: the period holding `step`, and its peak."""
+    start, period, peak = 0.0, DECAY, 1.0
+    while step >= start + period:
+        start, period, peak = start + period, period * t_mul, peak * m_mul
+    done = (step - start) / period
+    return 0.1 * ((1 - alpha) * 0.5 * peak * (1 + math.cos(math.pi * done)) + alpha)
+
+
+def _linear_cosine(step, periods, alpha, beta):
+    k = min(step, DECAY)
+    cosine = 0.5 * (1 + math.cos(2 * math.pi * periods * k / DECAY))
+    return 0.1 * ((alpha + (DECAY - k) / DECAY) * cosine + beta)
+
+
 SCHEDULES = {
     "exponential": (lambda s: tfd.train.exponential_decay(0.1, s, DECAY, 0.5),
                     lambda k: _exponential(k, 0.5, False)),
@@ -45,6 +60,19 @@ SCHEDULES = {
     "cosine": (lambda s: tfd.train.cosine_decay(0.1, s, DECAY, alpha=0.2),
                lambda k: 0.1 * (0.8 * 0.5 * (1 + math.cos(math.pi * min(k, DECAY) / DECAY))
                                 + 0.2)),
+    "cosine restarts": (
+        lambda s: tfd.train.cosine_decay_restarts(0.1, s, DECAY, t_mul=2.0, m_mul=0.5, alpha=0.1),
+        lambda k: _sgdr(k, 2.0, 0.5, 0.1)),
+    "cosine restarts of one length": (
+        lambda s: tfd.train.cosine_decay_restarts(0.1, s, DECAY, t_mul=1.0, m_mul=0.75),
+        lambda k: _sgdr(k, 1.0, 0.75, 0.0)),
+    "linear cosine": (
+        lambda s: tfd.train.linear_cosine_decay(0.1, s, DECAY, num_periods=2, alpha=0.1),
+        lambda k: _linear_cosine(k, 2, 0.1, 0.001)),
+    "noisy linear cosine, almost no noise": (
+        lambda s: tfd.train.noisy_linear_cosine_decay(0.1, s, DECAY, initial_variance=1e-14,
+                                                      num_periods=2, alpha=0.1),
+        lambda k: _linear_cosine(k, 2, 0.1, 0.001)),
     "piecewise": (lambda s: tfd.train.piecewise_constant(s, [DECAY, 2 * DECAY], [1.0, 0.5, 0.1]),
                   lambda k: 1.0 if k <= DECAY else 0.5 if k <= 2 * DECAY else 0.1),
 }
@@ -117,3 +145,10 @@ def test_a_decaying_rate_on_a_cluster(cluster_factory):
         for _ in range(3):
             sess.run(train)
         assert sess.run(w) == np.float32(-(0.5 + 0.5 + 0.25))
+
+
+def test_the_noisy_decay_draws_new_noise_each_step():
+    lr = tfd.train.noisy_linear_cosine_decay(0.1, tfd.constant(np.int64(3)), DECAY)
+    with tfd.Session() as sess:
+        draws = {float(sess.run(lr)) for _ in range(4)}
+    assert len(draws) == 4

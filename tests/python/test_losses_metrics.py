@@ -282,6 +282,14 @@ def test_clip_by_norm_whole_and_along_axes():
     check_gradient(lambda t: tfd.clip_by_norm(t, 1.0, axes=[1]), xs + 0.5)
 
 
+def test_clip_by_average_norm_scales_by_the_norm_per_element():
+    xs = np.array([[3.0, 4.0], [0.0, 0.0]])  # norm 5, 4 elements: 1.25 per element
+    got = run([tfd.clip_by_average_norm(xs, 0.5), tfd.clip_by_average_norm(xs, 2.0)])
+    np.testing.assert_allclose(got[0], xs * 0.5 / 1.25, rtol=1e-15)
+    np.testing.assert_allclose(got[1], xs, rtol=1e-15)
+    check_gradient(lambda t: tfd.clip_by_average_norm(t, 0.5), xs + 0.5)
+
+
 def test_clip_by_norm_keeps_an_indexed_slices_sparse():
     s = tfd.IndexedSlices(tfd.constant([[3.0, 4.0]]), tfd.constant([2]), tfd.constant([4, 2]))
     c = tfd.clip_by_norm(s, 1.0)
