@@ -14,6 +14,8 @@ Any thread may call any method. A thread the coordinator waits for must
 look at should_stop() (or wait_for_stop) often, or be woken some other way
 (queue runners: closing their queue, which the stop does); join() waits for
 it no longer than its grace period, then names it in a RuntimeError.
+coord.loop(secs, fn) (a LooperThread) calls fn every secs seconds until
+the stop.
 """
 import contextlib
 import logging
@@ -116,6 +118,14 @@ class Coordinator:
         if ex is not None:
             raise ex
 
+    def loop(self, timer_interval_secs, target, args=None, kwargs=None):
+        """Starts and returns a LooperThread calling target(*args, **kwargs)
+        every timer_interval_secs seconds (None: back to back) until the
+        stop."""
+        looper = LooperThread(self, timer_interval_secs, target, args, kwargs)
+        looper.start()
+        return looper
+
     def join(self, threads=None, stop_grace_period_secs=120, ignore_live_threads=False):
         """Waits for `threads` and the registered ones: until they all end or
         a stop is requested, then up to stop_grace_period_secs more for
@@ -146,3 +156,51 @@ class Coordinator:
 
 def _alive(threads):
     return [t for t in threads if t.is_alive()]
+
+
+class LooperThread(threading.Thread):
+    """TF1's: a daemon thread, registered with `coord`, that runs
+    run_loop() (target(*args, **kwargs), or a subclass's) every
+    timer_interval_secs seconds, the first time at once, or back to back
+    when that is None, until the coordinator stops; start_loop() and
+    stop_loop() run around the loop. An exception goes to the
+    coordinator (join() raises it)."""
+
+    def __init__(self, coord, timer_interval_secs, target=None, args=None, kwargs=None):
+        if not isinstance(coord, Coordinator):
+            raise ValueError("'coord' argument must be a Coordinator: %s" % (coord,))
+        if target is None and (args or kwargs):
+            raise ValueError("'args' and 'kwargs' argument require that you also pass 'target'")
+        super().__init__(daemon=True)
+        self._coord, self._interval = coord, timer_interval_secs
+        self._loop_target, self._loop_args = target, (tuple(args or ()), dict(kwargs or {}))
+        coord.register_thread(self)
+
+    @staticmethod
+    def loop(coord, timer_interval_secs, target, args=None, kwargs=None):
+        """Starts and returns a LooperThread (Coordinator.loop)."""
+        return coord.loop(timer_interval_secs, target, args, kwargs)
+
+    def run(self):
+        with self._coord.stop_on_exception():
+            self.start_loop()
+            if self._interval is None:
+                while not self._coord.should_stop():
+                    self.run_loop()
+            else:
+                due = time.monotonic()
+                while not self._coord.wait_for_stop(max(0.0, due - time.monotonic())):
+                    due += self._interval
+                    self.run_loop()
+            self.stop_loop()
+
+    def start_loop(self):
+        """Runs once, before the loop."""
+
+    def stop_loop(self):
+        """Runs once, after the loop (not after an exception)."""
+
+    def run_loop(self):
+        """One round: target(*args, **kwargs)."""
+        if self._loop_target is not None:
+            self._loop_target(*self._loop_args[0], **self._loop_args[1])

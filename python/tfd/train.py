@@ -8,7 +8,7 @@ from .learning_rate_decay import (cosine_decay, cosine_decay_restarts,  # noqa: 
                                   natural_exp_decay, noisy_linear_cosine_decay,
                                   piecewise_constant, polynomial_decay)
 from . import queue_runner  # noqa: F401 (tf.train.queue_runner)
-from .coordinator import Coordinator  # noqa: F401
+from .coordinator import Coordinator, LooperThread  # noqa: F401
 from .input_ops import (batch, batch_join, input_producer, limit_epochs,  # noqa: F401
                         range_input_producer, shuffle_batch, shuffle_batch_join,
                         slice_input_producer, string_input_producer)

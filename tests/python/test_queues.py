@@ -383,3 +383,23 @@ def test_batch_with_dynamic_pad_pads_to_the_longest_in_each_batch():
             sess.run(batch)
         coord.request_stop()
         coord.join(threads)
+
+
+def test_coordinator_loop_calls_its_target_until_the_stop():
+    coord = tfd.train.Coordinator()
+    calls = []
+    looper = coord.loop(0.01, calls.append, args=("tick",))
+    _until(lambda: len(calls) >= 3)
+    coord.request_stop()
+    coord.join([looper], stop_grace_period_secs=10)
+    assert not looper.is_alive() and set(calls) == {"tick"}
+
+    def boom():
+        raise RuntimeError("from the looper")
+
+    failing = tfd.train.Coordinator()
+    tfd.train.LooperThread.loop(failing, None, boom)  # back to back: fails at once
+    with pytest.raises(RuntimeError, match="from the looper"):
+        failing.join(stop_grace_period_secs=10)
+    with pytest.raises(ValueError, match="target"):
+        tfd.train.LooperThread(failing, 1.0, args=(1,))
