@@ -1,6 +1,7 @@
 """tf.layers, TF 1.x's layers: the classes Dense, Conv2D, MaxPooling2D,
 AveragePooling2D, Flatten, Dropout and BatchNormalization (and their base,
-Layer), and the functions of the same layers, each of which makes one
+Layer; Conv1D, Conv2DTranspose and SeparableConv2D come from
+conv_layers.py), and the functions of the same layers, each of which makes one
 object and calls it once: tfd.layers.dense(x, 4) is Dense(4)(x).
 
 A layer object makes its variables at its first call with get_variable,
@@ -18,52 +19,17 @@ default to Glorot uniform, biases to zeros. Images are NHWC
 import numpy as np
 
 from . import layers_base as base
-from . import math_ops, nn_ops, variables
-from .layers_base import Layer
+from . import math_ops, nn_ops
+from .conv_layers import (Conv1D, Conv2DTranspose, SeparableConv2D, conv1d, conv2d_transpose,
+                          separable_conv2d)
+from .layers_base import Layer, _Affine
 from .normalization import BatchNormalization, batch_normalization
 from .op_gen import raw_ops
 
-__all__ = ["Layer", "Dense", "Conv2D", "MaxPooling2D", "AveragePooling2D", "Flatten", "Dropout",
-           "BatchNormalization", "dense", "conv2d", "max_pooling2d", "average_pooling2d",
-           "flatten", "dropout", "batch_normalization"]
-
-
-class _Affine(Layer):
-    """What Dense and Conv2D share: a kernel whose input axis is its second
-    last, an optional bias, then the activation."""
-
-    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
-                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                 bias_constraint, trainable, name, **kwargs):
-        super().__init__(trainable=trainable, name=name,
-                         activity_regularizer=activity_regularizer, **kwargs)
-        base.refuse(self._default_name, kernel_constraint=kernel_constraint,
-                    bias_constraint=bias_constraint)
-        self.activation, self.use_bias = activation, bool(use_bias)
-        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel = self.bias = None
-
-    def _check_input(self, x):
-        in_dim = base.last_dim(self._default_name, x)
-        if self.kernel is not None and in_dim != self.kernel.shape.dims[-2]:
-            raise ValueError("tfd.layers.%s %r: built for inputs of last dimension %d, got %s "
-                             "of shape %s" % (self._default_name, self.name,
-                                              self.kernel.shape.dims[-2], x.name, x.shape))
-
-    def _build_weights(self, kernel_shape):
-        self.kernel = self.add_weight("kernel", kernel_shape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer)
-        if self.use_bias:
-            self.bias = self.add_weight("bias", kernel_shape[-1:],
-                                        initializer=self.bias_initializer or
-                                        variables.zeros_initializer(),
-                                        regularizer=self.bias_regularizer)
-
-    def _finish(self, y):
-        if self.bias is not None:
-            y = nn_ops.bias_add(y, self.bias)
-        return self.activation(y) if self.activation is not None else y
+__all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D",
+           "MaxPooling2D", "AveragePooling2D", "Flatten", "Dropout", "BatchNormalization",
+           "dense", "conv1d", "conv2d", "conv2d_transpose", "separable_conv2d", "max_pooling2d",
+           "average_pooling2d", "flatten", "dropout", "batch_normalization"]
 
 
 class Dense(_Affine):

@@ -1,5 +1,6 @@
-"""tf.layers.Layer, TF 1.x's base of the layer classes (tfd.layers), and
-the argument checks the layers share.
+"""tf.layers.Layer, TF 1.x's base of the layer classes (tfd.layers), the
+base of those with a kernel and a bias (_Affine), and the argument checks
+the layers share.
 
 A layer object makes its variables at its first call, under a variable
 scope fixed then, and every later call uses the same ones: that is how a
@@ -8,7 +9,7 @@ tower applied to two inputs shares its weights. The layer functions
 """
 import numpy as np
 
-from . import dtypes, framework, math_ops, variables
+from . import dtypes, framework, math_ops, nn_ops, variables
 from .control_flow_ops import cond
 from .op_gen import raw_ops
 
@@ -189,6 +190,44 @@ class Layer:
 
 
 # Checks of the layers' arguments ---------------------------------------------
+class _Affine(Layer):
+    """What Dense and Conv2D share: a kernel whose input axis is its second
+    last, an optional bias, then the activation."""
+
+    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+                 bias_constraint, trainable, name, **kwargs):
+        super().__init__(trainable=trainable, name=name,
+                         activity_regularizer=activity_regularizer, **kwargs)
+        refuse(self._default_name, kernel_constraint=kernel_constraint,
+                    bias_constraint=bias_constraint)
+        self.activation, self.use_bias = activation, bool(use_bias)
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel = self.bias = None
+
+    def _check_input(self, x):
+        in_dim = last_dim(self._default_name, x)
+        if self.kernel is not None and in_dim != self.kernel.shape.dims[-2]:
+            raise ValueError("tfd.layers.%s %r: built for inputs of last dimension %d, got %s "
+                             "of shape %s" % (self._default_name, self.name,
+                                              self.kernel.shape.dims[-2], x.name, x.shape))
+
+    def _build_weights(self, kernel_shape):
+        self.kernel = self.add_weight("kernel", kernel_shape, initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer)
+        if self.use_bias:
+            self.bias = self.add_weight("bias", kernel_shape[-1:],
+                                        initializer=self.bias_initializer or
+                                        variables.zeros_initializer(),
+                                        regularizer=self.bias_regularizer)
+
+    def _finish(self, y):
+        if self.bias is not None:
+            y = nn_ops.bias_add(y, self.bias)
+        return self.activation(y) if self.activation is not None else y
+
+
 def refuse(layer, **given):
     """TF1's arguments tfd's layers do not take: a TypeError naming the
     one given a value (None is what leaving it out gives)."""

@@ -7,7 +7,8 @@ import collections
 import types
 
 from . import _tfd, dtypes, errors, framework
-from .math_ops import (_c, _is_tensor, _random, _t, add, cast, greater_equal, maximum, multiply,
+from .math_ops import (_c, _is_tensor, _random, _t, add, cast, expand_dims, greater_equal,
+                       maximum, multiply,
                        negative, reduce_mean, reduce_sum, squeeze, squared_difference,
                        stop_gradient, subtract, transpose, truediv, where, zeros_like)
 from .op_gen import raw_ops as _raw
@@ -92,6 +93,30 @@ def depthwise_conv2d(input, filter, strides, padding, rate=None, name=None,  # n
     return depthwise_conv2d_native(input, filter, strides, padding,
                                    data_format=data_format or "NHWC",
                                    dilations=[1, rate[0], rate[1], 1], name=name)
+
+
+def conv1d(value, filters, stride, padding, use_cudnn_on_gpu=None, data_format=None, name=None,
+           dilations=None):
+    """TF1's tf.nn.conv1d: value [batch, width, in] with filters [width, in,
+    out], as a conv2d of one row (NWC only)."""
+    if data_format not in (None, "NWC"):
+        raise ValueError("conv1d: data_format %r is not supported; tfd's kernels are NWC"
+                         % (data_format,))
+    rows = expand_dims(_t(value), 1)
+    kernel = expand_dims(_t(filters), 0)
+    out = conv2d(rows, kernel, [1, 1, int(stride), 1], padding,
+                 dilations=[1, 1, int(dilations or 1), 1])
+    return squeeze(out, [1], name=name)
+
+
+def separable_conv2d(input, depthwise_filter, pointwise_filter, strides, padding,  # noqa: A002
+                     rate=None, name=None, data_format=None):
+    """TF1's tf.nn.separable_conv2d: depthwise_conv2d (depthwise_filter
+    [rows, cols, in, multiplier]) then a 1x1 conv2d mixing its in *
+    multiplier channels (pointwise_filter [1, 1, in * multiplier, out])."""
+    depthwise = depthwise_conv2d(input, depthwise_filter, strides, padding, rate=rate,
+                                 data_format=data_format)
+    return conv2d(depthwise, pointwise_filter, [1, 1, 1, 1], "VALID", name=name)
 
 
 def max_pool(value, ksize, strides, padding, name=None):
@@ -254,7 +279,8 @@ nn = types.SimpleNamespace(
     relu=_raw.relu, relu6=_raw.relu6, elu=_raw.elu, selu=_raw.selu, softplus=_raw.softplus,
     sigmoid=_raw.sigmoid, tanh=_raw.tanh, l2_loss=_raw.l2_loss,
     softmax=softmax, log_softmax=log_softmax, bias_add=bias_add, leaky_relu=leaky_relu,
-    conv2d=conv2d, conv2d_transpose=conv2d_transpose, depthwise_conv2d=depthwise_conv2d,
+    conv1d=conv1d, conv2d=conv2d, conv2d_transpose=conv2d_transpose,
+    depthwise_conv2d=depthwise_conv2d, separable_conv2d=separable_conv2d,
     depthwise_conv2d_native=depthwise_conv2d_native, max_pool=max_pool, avg_pool=avg_pool,
     lrn=local_response_normalization, local_response_normalization=local_response_normalization,
     fused_batch_norm=fused_batch_norm, batch_normalization=batch_normalization, moments=moments,

@@ -117,6 +117,60 @@ def test_conv2d_is_tf1s_convolution(kernel, strides, dilation, padding):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("strides,dilation,padding", [(2, 1, "same"), (1, 2, "valid")])
+def test_conv1d_is_a_convolution_along_the_width(strides, dilation, padding):
+    x = tfd.placeholder(tfd.float64, [None, 9, 3])
+    y = tfd.layers.conv1d(x, 4, 3, strides=strides, padding=padding, dilation_rate=dilation)
+    xs = np.random.RandomState(3).randn(2, 9, 3)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        k, b = _values(sess, ["conv1d/kernel:0", "conv1d/bias:0"])
+        got = sess.run(y, {x: xs})
+    assert k.shape == (3, 3, 4)
+    want = _conv_ref(xs[:, None], k[None], (1, strides), (1, dilation), padding == "same")[:, 0]
+    assert tuple(y.shape.dims[1:]) == want.shape[1:]
+    np.testing.assert_allclose(got, want + b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_conv2d_transpose_is_the_adjoint_of_conv2d(padding):
+    """<conv2d_transpose(y), x> = <y, conv2d(x)> with the layer's kernel;
+    outputs strides times as large (valid: kernel - stride more)."""
+    y = tfd.placeholder(tfd.float64, [None, None, None, 6])
+    layer = tfd.layers.Conv2DTranspose(5, (3, 2), strides=2, padding=padding,
+                                       bias_initializer=tfd.constant_initializer(0.5))
+    out = layer(y)
+    assert out.shape.dims == [None, None, None, 5]
+    ys = np.random.RandomState(4).randn(2, 4, 3, 6)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        (k,) = _values(sess, ["conv2d_transpose/kernel:0"])
+        got = sess.run(out, {y: ys}) - 0.5
+    assert k.shape == (3, 2, 5, 6)
+    assert got.shape == ((2, 8, 6, 5) if padding == "same" else (2, 9, 6, 5))
+    xs = np.random.RandomState(5).randn(*got.shape)
+    conv = _conv_ref(xs, k, (2, 2), (1, 1), padding == "same")
+    assert conv.shape == ys.shape
+    np.testing.assert_allclose(np.sum(got * xs), np.sum(ys * conv), rtol=1e-10)
+
+
+def test_separable_conv2d_is_a_depthwise_then_a_pointwise_convolution():
+    x = tfd.placeholder(tfd.float64, [None, 7, 6, 3])
+    y = tfd.layers.separable_conv2d(x, 4, 3, depth_multiplier=2, padding="same")
+    xs = np.random.RandomState(6).randn(2, 7, 6, 3)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        dw, pw, b = _values(sess, ["separable_conv2d/depthwise_kernel:0",
+                                   "separable_conv2d/pointwise_kernel:0",
+                                   "separable_conv2d/bias:0"])
+        got = sess.run(y, {x: xs})
+    assert dw.shape == (3, 3, 3, 2) and pw.shape == (1, 1, 6, 4)
+    depthwise = np.concatenate([_conv_ref(xs[..., c:c + 1], dw[:, :, c:c + 1], (1, 1), (1, 1),
+                                          True) for c in range(3)], axis=3)
+    want = np.tensordot(depthwise, pw[0, 0], axes=([3], [0])) + b
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("size,stride,padding", [(2, 2, "valid"), (3, 2, "same"), (3, 1, "valid"),
                                                  (2, 3, "same")])
 def test_pooling_is_tf1s(size, stride, padding):
