@@ -197,6 +197,48 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None,
         return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
 
 
+def cosine_distance(labels, predictions, axis=None, weights=1.0, scope=None,
+                    loss_collection=GraphKeys.LOSSES,
+                    reduction=Reduction.SUM_BY_NONZERO_WEIGHTS, dim=None):
+    """TF1's: 1 - sum(predictions * labels) along `axis` (both unit-
+    normalized along it already), weighted and reduced."""
+    axis = dim if axis is None else axis
+    if axis is None:
+        raise ValueError("You must specify 'axis'.")
+    with framework.name_scope(scope, "cosine_distance_loss") as s:
+        labels, predictions = _pair_of(labels, predictions)
+        products = math_ops.multiply(predictions, labels)
+        losses = 1.0 - math_ops.reduce_sum(products, [axis], keepdims=True)
+        return compute_weighted_loss(losses, weights, s, loss_collection, reduction)
+
+
+def mean_pairwise_squared_error(labels, predictions, weights=1.0, scope=None,
+                                loss_collection=GraphKeys.LOSSES):
+    """TF1's: for each example (dimension 0), the mean over pairs of its
+    elements i != j of ((p_i - p_j) - (l_i - l_j))^2, an example's elements
+    being those of nonzero weight; times its weight, summed over the
+    batch. Worked out as TF1 does, from sums: 2 S2 / (n - 1) - 2 S1^2 /
+    (n (n - 1)), S1 and S2 the sums of the differences and their squares."""
+    with framework.name_scope(scope, "mean_pairwise_squared_error"):
+        labels, predictions = _pair_of(labels, predictions)
+        w = _as(weights, predictions.dtype)
+        _check_broadcastable(w, predictions)
+        diffs = math_ops.subtract(predictions, labels)
+        axes = math_ops.range(1, _raw.rank(diffs))
+        present = math_ops.multiply(math_ops.cast(math_ops.not_equal(w, 0), diffs.dtype),
+                                    math_ops.ones_like(diffs))
+        n = math_ops.reduce_sum(present, axes, keepdims=True)
+        squares = math_ops.reduce_sum(_raw.square(diffs), axes, keepdims=True)
+        term1 = 2.0 * math_ops.div_no_nan(squares, math_ops.maximum(n - 1, 0))
+        sums = math_ops.reduce_sum(diffs, axes, keepdims=True)
+        term2 = 2.0 * math_ops.div_no_nan(_raw.square(sums), math_ops.maximum(n * (n - 1), 0))
+        loss = math_ops.reduce_sum(math_ops.multiply(term1 - term2, w))
+        loss = math_ops.where(math_ops.reduce_sum(n) > 0, loss, math_ops.zeros_like(loss),
+                              name="value")
+        add_loss(loss, loss_collection)
+        return loss
+
+
 def huber_loss(labels, predictions, weights=1.0, delta=1.0, scope=None,
                loss_collection=GraphKeys.LOSSES, reduction=Reduction.SUM_BY_NONZERO_WEIGHTS):
     """TF1's: for e = |predictions - labels|, e^2 / 2 up to delta and

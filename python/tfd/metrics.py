@@ -104,6 +104,27 @@ def mean_squared_error(labels, predictions, weights=None, metrics_collections=No
                 name or "mean_squared_error")
 
 
+def mean_absolute_error(labels, predictions, weights=None, metrics_collections=None,
+                        updates_collections=None, name=None):
+    """TF1's: the (weighted) mean of |labels - predictions| over every batch."""
+    predictions, labels, weights = _squeeze_dimensions(predictions, labels, weights)
+    error = _raw.abs(math_ops.subtract(math_ops.cast(labels, dtypes.float32),
+                                       math_ops.cast(predictions, dtypes.float32)))
+    return mean(error, weights, metrics_collections, updates_collections,
+                name or "mean_absolute_error")
+
+
+def root_mean_squared_error(labels, predictions, weights=None, metrics_collections=None,
+                            updates_collections=None, name=None):
+    """TF1's: the square root of mean_squared_error, value and update."""
+    with framework.name_scope(name, "root_mean_squared_error"):
+        mse, update = mean_squared_error(labels, predictions, weights)
+        rmse, update_rmse = _raw.sqrt(mse), _raw.sqrt(update)
+    _add_to(metrics_collections, rmse)
+    _add_to(updates_collections, update_rmse)
+    return rmse, update_rmse
+
+
 # Counts of a confusion matrix ------------------------------------------------
 def _as_bool(x):
     return math_ops.cast(x, dtypes.bool)

@@ -282,6 +282,23 @@ def test_clip_by_norm_whole_and_along_axes():
     check_gradient(lambda t: tfd.clip_by_norm(t, 1.0, axes=[1]), xs + 0.5)
 
 
+def test_cosine_distance_and_mean_pairwise_squared_error_are_tf1s():
+    labels = np.array([[0.6, 0.8, 0.0], [0.0, 0.0, 1.0]])
+    predictions = np.array([[0.8, 0.6, 0.0], [0.0, 1.0, 0.0]])
+    rng = np.random.RandomState(8)
+    pl, pp, pw = rng.randn(3, 4), rng.randn(3, 4), np.array([[2.0], [0.0], [0.5]])
+    got = run([tfd.losses.cosine_distance(labels, predictions, axis=1),
+               tfd.losses.mean_pairwise_squared_error(pl, pp, weights=pw)])
+    np.testing.assert_allclose(got[0], ((1 - 0.96) + 1.0) / 2, rtol=1e-12)
+    want = 0.0
+    for d, w in zip(pp - pl, pw[:, 0]):  # every pair i != j of a row, one by one
+        pairs = [(d[i] - d[j]) ** 2 for i in range(4) for j in range(4) if i != j]
+        want += w * np.mean(pairs) if w != 0 else 0.0
+    np.testing.assert_allclose(got[1], want, rtol=1e-12)
+    with pytest.raises(ValueError, match="axis"):
+        tfd.losses.cosine_distance(labels, predictions)
+
+
 def test_clip_by_average_norm_scales_by_the_norm_per_element():
     xs = np.array([[3.0, 4.0], [0.0, 0.0]])  # norm 5, 4 elements: 1.25 per element
     got = run([tfd.clip_by_average_norm(xs, 0.5), tfd.clip_by_average_norm(xs, 2.0)])
@@ -371,7 +388,8 @@ def np_metrics(data):
     tp = ((y == 1) & (p == 1)).sum()
     return {"accuracy": (y == p).mean(), "weighted_accuracy": ((y == p) * w).sum() / w.sum(),
             "mean": v.mean(), "weighted_mean": (v * w).sum() / w.sum(),
-            "mse": ((y - v) ** 2).mean(), "precision": tp / (p == 1).sum(),
+            "mse": ((y - v) ** 2).mean(), "mae": np.abs(y - v).mean(),
+            "rmse": ((y - v) ** 2).mean() ** 0.5, "precision": tp / (p == 1).sum(),
             "recall": tp / (y == 1).sum(),
             "weighted_precision": (((y == 1) & (p == 1)) * w).sum() / ((p == 1) * w).sum()}
 
@@ -387,6 +405,8 @@ def test_metrics_accumulate_over_batches_and_reset():
         "mean": tfd.metrics.mean(values),
         "weighted_mean": tfd.metrics.mean(values, weights=weights),
         "mse": tfd.metrics.mean_squared_error(labels, values),
+        "mae": tfd.metrics.mean_absolute_error(labels, values),
+        "rmse": tfd.metrics.root_mean_squared_error(labels, values),
         "precision": tfd.metrics.precision(labels, predictions),
         "recall": tfd.metrics.recall(labels, predictions),
         "weighted_precision": tfd.metrics.precision(labels, predictions, weights=weights),
