@@ -1,6 +1,7 @@
 """TF 1.x's other convolution layers (tf.layers.Conv1D, Conv2DTranspose,
-SeparableConv2D) and their functions, over tfd.nn's conv1d,
-conv2d_transpose and separable_conv2d. Their variables are TF1's
+SeparableConv2D) and 1-D pooling layers (MaxPooling1D, AveragePooling1D),
+and their functions, over tfd.nn's conv1d, conv2d_transpose,
+separable_conv2d and the 2-D pools of one row. Their variables are TF1's
 ("conv1d/kernel"; "separable_conv2d/depthwise_kernel" and
 "pointwise_kernel"); channels last only, as every tfd kernel.
 
@@ -160,6 +161,46 @@ class SeparableConv2D(_Affine):
                                                     self.padding, rate=rate))
 
 
+class _Pooling1D(base.Layer):
+    """A window reduction along the width of [batch, width, channels]
+    inputs, as a 2-D pool of one row; `_pool` is the tfd.nn op."""
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
+                 name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        base.channels_last(self._default_name, data_format)
+        self.pool_size = _one(self._default_name, "pool_size", pool_size)
+        self.strides = _one(self._default_name, "strides", strides)
+        self.padding = base.padding(self._default_name, padding)
+        self.data_format = data_format
+
+    def _check_input(self, x):
+        if x.shape.ndims != 3:
+            raise ValueError("tfd.layers.%s: the input %s must be [batch, width, channels], "
+                             "got shape %s" % (self._default_name, x.name, x.shape))
+
+    def call(self, inputs):
+        rows = math_ops.expand_dims(inputs, 1)
+        pooled = type(self)._pool(rows, [1, 1, self.pool_size, 1], [1, 1, self.strides, 1],
+                                  self.padding)
+        return math_ops.squeeze(pooled, [1])
+
+
+class MaxPooling1D(_Pooling1D):
+    """The largest value of each pool_size window along the width."""
+
+    _default_name = "max_pooling1d"
+    _pool = nn_ops.max_pool
+
+
+class AveragePooling1D(_Pooling1D):
+    """The mean of each pool_size window along the width (a 'same' window
+    at the border averages the values inside only)."""
+
+    _default_name = "average_pooling1d"
+    _pool = nn_ops.avg_pool
+
+
 def _one(layer, what, value):
     """A positive int, or a sequence of one."""
     if isinstance(value, (list, tuple)) and len(value) == 1:
@@ -217,3 +258,17 @@ def _call_once(cls, args):
     inputs = args.pop("inputs")
     args["_reuse"] = args.pop("reuse")
     return cls(**args)(inputs)
+
+
+def max_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                  name=None):
+    """MaxPooling1D(pool_size, strides, ...)(inputs)."""
+    return MaxPooling1D(pool_size, strides, padding=padding, data_format=data_format,
+                        name=name)(inputs)
+
+
+def average_pooling1d(inputs, pool_size, strides, padding="valid", data_format="channels_last",
+                      name=None):
+    """AveragePooling1D(pool_size, strides, ...)(inputs)."""
+    return AveragePooling1D(pool_size, strides, padding=padding, data_format=data_format,
+                            name=name)(inputs)

@@ -1,7 +1,7 @@
 """tf.layers, TF 1.x's layers: the classes Dense, Conv2D, MaxPooling2D,
 AveragePooling2D, Flatten, Dropout and BatchNormalization (and their base,
-Layer; Conv1D, Conv2DTranspose and SeparableConv2D come from
-conv_layers.py), and the functions of the same layers, each of which makes one
+Layer; Conv1D, Conv2DTranspose, SeparableConv2D and the 1-D pools come
+from conv_layers.py), and the functions of the same layers, each of which makes one
 object and calls it once: tfd.layers.dense(x, 4) is Dense(4)(x).
 
 A layer object makes its variables at its first call with get_variable,
@@ -20,15 +20,17 @@ import numpy as np
 
 from . import layers_base as base
 from . import math_ops, nn_ops
-from .conv_layers import (Conv1D, Conv2DTranspose, SeparableConv2D, conv1d, conv2d_transpose,
-                          separable_conv2d)
+from .conv_layers import (AveragePooling1D, Conv1D, Conv2DTranspose, MaxPooling1D,
+                          SeparableConv2D, average_pooling1d, conv1d, conv2d_transpose,
+                          max_pooling1d, separable_conv2d)
 from .layers_base import Layer, _Affine
 from .normalization import BatchNormalization, batch_normalization
 from .op_gen import raw_ops
 
 __all__ = ["Layer", "Dense", "Conv1D", "Conv2D", "Conv2DTranspose", "SeparableConv2D",
-           "MaxPooling2D", "AveragePooling2D", "Flatten", "Dropout", "BatchNormalization",
-           "dense", "conv1d", "conv2d", "conv2d_transpose", "separable_conv2d", "max_pooling2d",
+           "MaxPooling1D", "AveragePooling1D", "MaxPooling2D", "AveragePooling2D", "Flatten",
+           "Dropout", "BatchNormalization", "dense", "conv1d", "conv2d", "conv2d_transpose",
+           "separable_conv2d", "max_pooling1d", "average_pooling1d", "max_pooling2d",
            "average_pooling2d", "flatten", "dropout", "batch_normalization"]
 
 

@@ -23,7 +23,7 @@ from .rnn_cell import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMState
                        MultiRNNCell, RNNCell, zeros)
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, ResidualWrapper
 
-__all__ = ["dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn"]
+__all__ = ["dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn", "static_bidirectional_rnn"]
 
 
 def _check_cell(fn, cell):
@@ -189,6 +189,33 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None,
     return (out_fw, out_bw), (state_fw, state_bw)
 
 
+def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None,
+                             initial_state_bw=None, dtype=None, sequence_length=None,
+                             scope=None):
+    """TF1's: static_rnn of cell_fw over `inputs` (a list of [batch, depth]
+    tensors) and of cell_bw over them reversed as bidirectional_dynamic_rnn
+    does, under "<scope or bidirectional_rnn>/fw" and "/bw"; returns (the
+    list of each step's outputs, the two concatenated along depth, as
+    TF1's), state_fw, state_bw."""
+    _check_cell("static_bidirectional_rnn", cell_fw)
+    _check_cell("static_bidirectional_rnn", cell_bw)
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise TypeError("tfd.nn.static_bidirectional_rnn: inputs must be a non-empty list of "
+                        "tensors (one a step), got %r" % (inputs,))
+    inputs = [framework.convert_to_tensor(x) for x in inputs]
+    lengths = _lengths("static_bidirectional_rnn", sequence_length)
+    run = dict(dtype=dtype, sequence_length=lengths)
+    with variables.variable_scope(scope or "bidirectional_rnn"):
+        with variables.variable_scope("fw") as fw:
+            out_fw, state_fw = static_rnn(cell_fw, inputs, initial_state_fw, scope=fw, **run)
+        with variables.variable_scope("bw") as bw:
+            backwards = math_ops.unstack(_reversed(math_ops.stack(inputs), lengths))
+            out_bw, state_bw = static_rnn(cell_bw, backwards, initial_state_bw, scope=bw, **run)
+            out_bw = math_ops.unstack(_reversed(math_ops.stack(out_bw), lengths))
+    outputs = [math_ops.concat([f, b], 1) for f, b in zip(out_fw, out_bw)]
+    return outputs, state_fw, state_bw
+
+
 def _reversed(steps, lengths):
     """Time-major `steps` [time, batch, depth] reversed in time: each row's
     first lengths[b] steps (all, without lengths), the rest where they are
@@ -216,4 +243,6 @@ _cells = dict(RNNCell=RNNCell, BasicRNNCell=BasicRNNCell, BasicLSTMCell=BasicLST
 nn.rnn_cell = types.SimpleNamespace(**_cells)
 nn.dynamic_rnn, nn.static_rnn = dynamic_rnn, static_rnn
 nn.bidirectional_dynamic_rnn = bidirectional_dynamic_rnn
-regularizers.contrib.rnn = types.SimpleNamespace(static_rnn=static_rnn, **_cells)
+nn.static_bidirectional_rnn = static_bidirectional_rnn
+regularizers.contrib.rnn = types.SimpleNamespace(
+    static_rnn=static_rnn, static_bidirectional_rnn=static_bidirectional_rnn, **_cells)

@@ -33,18 +33,20 @@ def _conv_ref(x, k, stride, dilation, same):
 
 
 def _pool_ref(x, size, stride, same, reduce):
+    """NHWC x; size and stride ints, or (rows, cols) pairs."""
     n, h, w, c = x.shape
+    (sh, sw), (th, tw) = [(v, v) if isinstance(v, int) else v for v in (size, stride)]
     if same:
-        oh, ow = -(-h // stride), -(-w // stride)
-        ph, pw = max((oh - 1) * stride + size - h, 0), max((ow - 1) * stride + size - w, 0)
+        oh, ow = -(-h // th), -(-w // tw)
+        ph, pw = max((oh - 1) * th + sh - h, 0), max((ow - 1) * tw + sw - w, 0)
         top, left = ph // 2, pw // 2
     else:
-        oh, ow, top, left = (h - size) // stride + 1, (w - size) // stride + 1, 0, 0
+        oh, ow, top, left = (h - sh) // th + 1, (w - sw) // tw + 1, 0, 0
     out = np.zeros((n, oh, ow, c))
     for i in range(oh):
         for j in range(ow):
-            r0, c0 = max(i * stride - top, 0), max(j * stride - left, 0)
-            r1, c1 = min(i * stride - top + size, h), min(j * stride - left + size, w)
+            r0, c0 = max(i * th - top, 0), max(j * tw - left, 0)
+            r1, c1 = min(i * th - top + sh, h), min(j * tw - left + sw, w)
             out[:, i, j, :] = reduce(x[:, r0:r1, c0:c1, :], axis=(1, 2))
     return out
 
@@ -184,6 +186,19 @@ def test_pooling_is_tf1s(size, stride, padding):
     np.testing.assert_array_equal(got_max, _pool_ref(xs, size, stride, same, np.max))
     np.testing.assert_allclose(got_avg, _pool_ref(xs.astype(np.float64), size, stride, same,
                                                   np.mean), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("size,stride,padding", [(2, 2, "valid"), (3, 2, "same")])
+def test_1d_pooling_is_pooling_along_the_width(size, stride, padding):
+    x = tfd.placeholder(tfd.float64, [None, 7, 2])
+    mx = tfd.layers.max_pooling1d(x, size, stride, padding=padding)
+    avg = tfd.layers.average_pooling1d(x, size, stride, padding=padding)
+    xs = np.random.RandomState(3).randn(2, 7, 2)
+    with tfd.Session() as sess:
+        got_max, got_avg = sess.run([mx, avg], {x: xs})
+    for got, reduce in ((got_max, np.max), (got_avg, np.mean)):
+        want = _pool_ref(xs[:, None], (1, size), (1, stride), padding == "same", reduce)[:, 0]
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_flatten_keeps_the_batch_and_joins_the_rest():

@@ -440,3 +440,26 @@ def test_cell_wrappers_drop_add_and_place_around_the_cell_they_wrap():
         rnn_cell.DropoutWrapper(lstm, input_keep_prob=0.0)
     with pytest.raises(ValueError, match="variational_recurrent"):
         rnn_cell.DropoutWrapper(lstm, variational_recurrent=True)
+
+
+def test_static_bidirectional_rnn_joins_both_directions_at_each_step():
+    steps = [tfd.placeholder(tfd.float64, [3, 2]) for _ in range(4)]
+    fw, bw = rnn_cell.BasicRNNCell(2), rnn_cell.BasicRNNCell(3)
+    lens = [4, 2, 0]
+    outputs, state_fw, state_bw = tfd.nn.static_bidirectional_rnn(
+        fw, bw, steps, sequence_length=lens, dtype=tfd.float64)
+    assert len(outputs) == 4 and outputs[0].shape.dims == [3, 5]
+    xs = f64(3, 4, 2)
+    xs_tm = xs.transpose(1, 0, 2)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        w_fw, w_bw = weights(sess, fw), weights(sess, bw)
+        got = sess.run([outputs, state_fw, state_bw], dict(zip(steps, xs_tm)))
+    want_fw, want_state_fw = np_run(lambda x_t, s: np_basic_rnn(w_fw, x_t, s), xs_tm,
+                                    np.zeros((3, 2)), lens)
+    rev_bw, want_state_bw = np_run(lambda x_t, s: np_basic_rnn(w_bw, x_t, s),
+                                   np_reversed(xs_tm, lens), np.zeros((3, 3)), lens)
+    want = np.concatenate([want_fw, np_reversed(rev_bw, lens)], axis=2)
+    np.testing.assert_allclose(np.stack(got[0]), want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[1], want_state_fw, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got[2], want_state_bw, rtol=1e-12, atol=1e-12)
