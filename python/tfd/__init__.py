@@ -61,6 +61,7 @@ from .variables import local_variables_initializer
 from .clip_ops import clip_by_average_norm, clip_by_global_norm, clip_by_norm, global_norm
 from .regularizers import contrib
 from . import rnn as _rnn  # noqa: F401  (tfd.nn.rnn_cell, dynamic_rnn, static_rnn; tfd.contrib.rnn)
+from . import contrib_layers as _contrib_layers  # noqa: F401  (tfd.contrib.layers' layers)
 
 __version__ = _tfd.__version__
 

@@ -189,10 +189,12 @@ class Layer:
         return "<tfd.layers.%s %r>" % (type(self).__name__, self.name)
 
 
-# Checks of the layers' arguments ---------------------------------------------
 class _Affine(Layer):
     """What Dense and Conv2D share: a kernel whose input axis is its second
     last, an optional bias, then the activation."""
+
+    # The variables' names: tf.contrib.layers' are "weights" and "biases".
+    _kernel_name, _bias_name = "kernel", "bias"
 
     def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
                  kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
@@ -200,7 +202,7 @@ class _Affine(Layer):
         super().__init__(trainable=trainable, name=name,
                          activity_regularizer=activity_regularizer, **kwargs)
         refuse(self._default_name, kernel_constraint=kernel_constraint,
-                    bias_constraint=bias_constraint)
+               bias_constraint=bias_constraint)
         self.activation, self.use_bias = activation, bool(use_bias)
         self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
         self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
@@ -214,10 +216,11 @@ class _Affine(Layer):
                                               self.kernel.shape.dims[-2], x.name, x.shape))
 
     def _build_weights(self, kernel_shape):
-        self.kernel = self.add_weight("kernel", kernel_shape, initializer=self.kernel_initializer,
+        self.kernel = self.add_weight(self._kernel_name, kernel_shape,
+                                      initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer)
         if self.use_bias:
-            self.bias = self.add_weight("bias", kernel_shape[-1:],
+            self.bias = self.add_weight(self._bias_name, kernel_shape[-1:],
                                         initializer=self.bias_initializer or
                                         variables.zeros_initializer(),
                                         regularizer=self.bias_regularizer)
@@ -228,6 +231,7 @@ class _Affine(Layer):
         return self.activation(y) if self.activation is not None else y
 
 
+# Checks of the layers' arguments ---------------------------------------------
 def refuse(layer, **given):
     """TF1's arguments tfd's layers do not take: a TypeError naming the
     one given a value (None is what leaving it out gives)."""

@@ -336,6 +336,16 @@ class Initializer:
         return (self.kind, self.a, self.b, self.seed)
 
 
+def _fans(shape):
+    """A variable's fan_in, fan_out and fan_avg, as TF1 counts them: a
+    kernel's second last and last dimensions, times its window (the
+    dimensions before them)."""
+    receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    fan_in = (shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)) * receptive
+    fan_out = (shape[-1] if shape else 1) * receptive
+    return {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}
+
+
 class _VarianceScaling(Initializer):
     """TF 1.15's VarianceScaling: values of variance scale / n, n the
     variable's fan in, fan out or their mean (a convolution kernel's
@@ -356,11 +366,7 @@ class _VarianceScaling(Initializer):
         self.scale, self.mode, self.distribution = float(scale), mode, distribution
 
     def spec(self, shape, dtype, name=""):
-        receptive = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
-        fan_in = (shape[-2] if len(shape) > 1 else (shape[0] if shape else 1)) * receptive
-        fan_out = (shape[-1] if shape else 1) * receptive
-        n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}
-        variance = self.scale / max(1.0, n[self.mode])
+        variance = self.scale / max(1.0, _fans(shape)[self.mode])
         if self.distribution == "uniform":
             limit = math.sqrt(3.0 * variance)
             return ("uniform", -limit, limit, self.seed)

@@ -348,3 +348,38 @@ def test_get_collection_filters_by_scope_and_lists_variables():
         "b/dense/kernel:0"]
     tfd.add_to_collection("mine", 3)
     assert tfd.get_collection("mine") == [3]
+
+
+def test_contrib_fully_connected_is_tf1s_with_its_variable_names():
+    x = tfd.placeholder(tfd.float64, [None, 3])
+    h = tfd.contrib.layers.fully_connected(x, 4)  # relu by default
+    y = tfd.contrib.layers.fully_connected(h, 2, activation_fn=None, scope="logits")
+    normed = tfd.contrib.layers.fully_connected(x, 4, normalizer_fn=lambda t: t * 2.0,
+                                                activation_fn=None)  # no biases then
+    names = [v.op.name for v in tfd.global_variables()]
+    assert names == ["fully_connected/weights", "fully_connected/biases", "logits/weights",
+                     "logits/biases", "fully_connected_1/weights"]
+    assert [v.op.name for v in tfd.get_collection("model_variables")] == names
+    xs = np.random.RandomState(9).randn(5, 3)
+    with tfd.Session() as sess:
+        sess.run(tfd.global_variables_initializer())
+        w, b, w2, b2, w3 = _values(sess, [n + ":0" for n in names])
+        got = sess.run([h, y, normed], {x: xs})
+    want_h = np.maximum(xs @ w + b, 0)
+    for g, want in zip(got, (want_h, want_h @ w2 + b2, 2 * (xs @ w3))):
+        np.testing.assert_allclose(g, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("uniform", [True, False])
+def test_contrib_xavier_initializer_has_contribs_scale(uniform):
+    v = tfd.get_variable("v", [200, 300], initializer=tfd.contrib.layers.xavier_initializer(
+        uniform=uniform, seed=1))
+    with tfd.Session() as sess:
+        sess.run(v.initializer)
+        got = sess.run(v)
+    if uniform:  # +-sqrt(3 / 250)
+        variance, bound = 1.0 / 250, (3.0 / 250) ** 0.5
+    else:  # stddev sqrt(1.3 / 250), cut at two of them: 0.8796^2 of the variance
+        variance, bound = 1.3 / 250 * 0.87962566 ** 2, 2 * (1.3 / 250) ** 0.5
+    assert abs(got.var() / variance - 1) < 0.03
+    assert np.abs(got).max() <= bound * (1 + 1e-6)
