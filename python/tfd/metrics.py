@@ -20,8 +20,8 @@ from .losses import _check_broadcastable, _check_compatible, _squeeze_last
 from .op_gen import raw_ops as _raw
 
 
-def _metric_variable(name):
-    v = variables._local_zeros(name, [], dtypes.float32)
+def _metric_variable(name, shape=()):
+    v = variables._local_zeros(name, list(shape), dtypes.float32)
     framework.add_to_collection(GraphKeys.METRIC_VARIABLES, v)
     return v
 
@@ -202,3 +202,90 @@ recall = _ratio_metric("recall", true_positives, false_negatives)
 recall.__doc__ = """TF1's tf.metrics.recall: true positives / (true
 positives + false negatives) over every batch, 0 before any positive
 label; labels and predictions are taken as booleans (nonzero is true)."""
+
+
+# The area under a curve, from confusion matrices at thresholds ---------------
+def auc(labels, predictions, weights=None, num_thresholds=200, metrics_collections=None,
+        updates_collections=None, curve="ROC", name=None, summation_method="trapezoidal",
+        thresholds=None):
+    """TF1's streaming tf.metrics.auc: the area under the ROC (or, curve
+    "PR", precision-recall) curve through the points of num_thresholds
+    thresholds evenly spread over [0, 1] (or `thresholds`), each point from
+    the (weighted) counts of true and false positives and negatives at it
+    over every batch so far; summed as trapezoids, or with
+    summation_method "minoring" or "majoring" as the lower or upper of each
+    step's two values. predictions are probabilities in [0, 1]; labels are
+    taken as booleans."""
+    if curve not in ("ROC", "PR"):
+        raise ValueError("curve must be either ROC or PR, %s unknown" % (curve,))
+    if summation_method not in ("trapezoidal", "minoring", "majoring"):
+        raise ValueError("Invalid summation_method: %s (careful_interpolation is not supported)"
+                         % (summation_method,))
+    points = _thresholds(num_thresholds, thresholds)
+    with variables.variable_scope(name, "auc"):
+        counts, updates = _confusion_at_thresholds(labels, predictions, points, weights)
+        value = _area(counts, curve, summation_method, "value")
+        update_op = _area(updates, curve, summation_method, "update_op")
+    _add_to(metrics_collections, value)
+    _add_to(updates_collections, update_op)
+    return value, update_op
+
+
+def _thresholds(num_thresholds, thresholds):
+    """TF1's: `thresholds` with -eps and 1 + eps around them, or
+    num_thresholds of them evenly spread, the first just below 0 and the
+    last just above 1, so that every prediction in [0, 1] is counted."""
+    eps = 1e-7
+    if thresholds is not None:
+        return [0.0 - eps] + [float(t) for t in thresholds] + [1.0 + eps]
+    if num_thresholds < 2:
+        raise ValueError("num_thresholds must be > 1, not %d" % num_thresholds)
+    inside = [(i + 1) * 1.0 / (num_thresholds - 1) for i in range(num_thresholds - 2)]
+    return [0.0 - eps] + inside + [1.0 + eps]
+
+
+def _confusion_at_thresholds(labels, predictions, points, weights):
+    """For each threshold t, the counts of tp (label true, prediction > t),
+    fn, tn and fp in float32 local variables [len(points)] named as TF1's
+    (true_positives, ...): their values, and the ops adding a batch."""
+    predictions, labels, weights = _squeeze_dimensions(
+        math_ops.cast(predictions, dtypes.float32), _as_bool(labels), weights)
+    row = math_ops.reshape(predictions, [1, -1])
+    above = math_ops.greater(row, framework.constant([[t] for t in points], dtypes.float32))
+    positive = math_ops.reshape(labels, [1, -1])
+    w = None
+    if weights is not None:
+        w = math_ops.reshape(math_ops.multiply(math_ops.cast(weights, dtypes.float32),
+                                               math_ops.ones_like(predictions)), [1, -1])
+    cells = {"tp": ("true_positives", positive, above),
+             "fn": ("false_negatives", positive, _not(above)),
+             "tn": ("true_negatives", _not(positive), _not(above)),
+             "fp": ("false_positives", _not(positive), above)}
+    counts, updates = {}, {}
+    for key, (var_name, label_side, prediction_side) in cells.items():
+        var = _metric_variable(var_name, [len(points)])
+        hits = math_ops.cast(math_ops.logical_and(label_side, prediction_side), dtypes.float32)
+        if w is not None:
+            hits = math_ops.multiply(hits, w)
+        counts[key] = math_ops.identity(var)
+        updates[key] = var.assign_add(math_ops.reduce_sum(hits, 1))
+    return counts, updates
+
+
+def _area(c, curve, summation_method, name):
+    """The area under the curve through the thresholds' points, from their
+    counts (TF1's compute_auc, with its epsilon against dividing by 0)."""
+    eps = 1.0e-6
+    recall = math_ops.truediv(c["tp"] + eps, c["tp"] + c["fn"] + eps)
+    if curve == "ROC":
+        x, y = math_ops.truediv(c["fp"], c["fp"] + c["tn"] + eps), recall
+    else:
+        x, y = recall, math_ops.truediv(c["tp"] + eps, c["tp"] + c["fp"] + eps)
+    width = x[:-1] - x[1:]
+    if summation_method == "trapezoidal":
+        height = (y[:-1] + y[1:]) / 2.0
+    elif summation_method == "minoring":
+        height = math_ops.minimum(y[:-1], y[1:])
+    else:
+        height = math_ops.maximum(y[:-1], y[1:])
+    return math_ops.reduce_sum(math_ops.multiply(width, height), name=name)

@@ -471,3 +471,51 @@ def test_metrics_with_squeezable_dimensions_and_a_weight_per_column():
         got = sess.run([update, mse_update])
     np.testing.assert_allclose(got[0], 3.0 / 4.0, rtol=1e-6)
     assert got[1] == 1.0
+
+
+def np_auc(labels, scores, weights, curve, method, num_thresholds=200):
+    """TF1's streaming AUC over thresholds, in float64, point by point."""
+    eps = 1e-7
+    ts = [-eps] + [(i + 1) / (num_thresholds - 1) for i in range(num_thresholds - 2)] + [1 + eps]
+    y = np.asarray(labels) != 0
+    c = {k: np.array([np.sum(weights * m(scores > t)) for t in ts]) for k, m in (
+        ("tp", lambda a: y & a), ("fn", lambda a: y & ~a), ("tn", lambda a: ~y & ~a),
+        ("fp", lambda a: ~y & a))}
+    recall = (c["tp"] + 1e-6) / (c["tp"] + c["fn"] + 1e-6)
+    if curve == "ROC":
+        x, h = c["fp"] / (c["fp"] + c["tn"] + 1e-6), recall
+    else:
+        x, h = recall, (c["tp"] + 1e-6) / (c["tp"] + c["fp"] + 1e-6)
+    pair = {"trapezoidal": (h[:-1] + h[1:]) / 2, "minoring": np.minimum(h[:-1], h[1:]),
+            "majoring": np.maximum(h[:-1], h[1:])}[method]
+    return np.sum((x[:-1] - x[1:]) * pair)
+
+
+@pytest.mark.parametrize("curve,method", [("ROC", "trapezoidal"), ("PR", "minoring"),
+                                          ("ROC", "majoring")])
+def test_auc_streams_over_batches_as_tf1s(curve, method):
+    labels = tfd.placeholder(tfd.int64, [None])
+    scores = tfd.placeholder(tfd.float32, [None])
+    weights = tfd.placeholder(tfd.float32, [None])
+    value, update = tfd.metrics.auc(labels, scores, weights=weights, curve=curve,
+                                    summation_method=method)
+    rng = np.random.RandomState(10)
+    ys = rng.randint(0, 2, 300)
+    ps = np.clip(0.3 * ys + 0.7 * rng.rand(300), 0, 1).astype(np.float32)
+    ws = rng.choice([0.0, 1.0, 2.0], 300).astype(np.float32)
+    with tfd.Session() as sess:
+        sess.run(tfd.local_variables_initializer())
+        for start, end in ((0, 100), (100, 300)):  # two batches, counted together
+            batch = slice(start, end)
+            got = sess.run(update, {labels: ys[batch], scores: ps[batch], weights: ws[batch]})
+            want = np_auc(ys[:end], ps[:end].astype(np.float64), ws[:end], curve, method)
+            np.testing.assert_allclose(got, want, rtol=1e-5)
+        np.testing.assert_allclose(sess.run(value), want, rtol=1e-5)
+    if curve == "ROC" and method == "trapezoidal":  # near the exact area (ranks)
+        pos, neg = ps[(ys == 1) & (ws > 0)], ps[(ys == 0) & (ws > 0)]
+        wp, wn = ws[(ys == 1) & (ws > 0)], ws[(ys == 0) & (ws > 0)]
+        exact = np.sum(wp[:, None] * wn[None, :] * ((pos[:, None] > neg[None, :]) + 0.5 * (
+            pos[:, None] == neg[None, :]))) / (wp.sum() * wn.sum())
+        assert abs(want - exact) < 0.01
+    with pytest.raises(ValueError, match="ROC or PR"):
+        tfd.metrics.auc(labels, scores, curve="DET")
