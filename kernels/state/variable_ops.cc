@@ -1,7 +1,9 @@
 // Variable ops: VariableV2 (creates or finds the resource), Assign,
 // AssignAdd, AssignSub, CountUpTo, IsVariableInitialized,
 // ReportUninitializedVariables.
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "common/tensor_eigen.h"
 #include "kernels/state/state_ops_internal.h"
@@ -213,9 +215,12 @@ class CountUpToOp : public OpKernel {
                                      "' holds ", value.Describe());
     }
     auto count = [&](auto* x) -> Status {
-      if (*x >= limit_) {
+      using T = std::remove_pointer_t<decltype(x)>;
+      // An int32 counter given a limit past its range stops at its largest
+      // value rather than overflow.
+      if (*x >= limit_ || *x == std::numeric_limits<T>::max()) {
         return errors::OutOfRange("Reached limit of ", limit_, " (variable '", var.FullName(),
-                                  "')");
+                                  "' holds ", *x, ")");
       }
       before = Tensor::Scalar(*x);
       ++*x;

@@ -403,3 +403,14 @@ def test_coordinator_loop_calls_its_target_until_the_stop():
         failing.join(stop_grace_period_secs=10)
     with pytest.raises(ValueError, match="target"):
         tfd.train.LooperThread(failing, 1.0, args=(1,))
+
+
+def test_count_up_to_stops_an_int32_counter_at_its_largest_value():
+    v = tfd.Variable(np.int32(2 ** 31 - 2), name="big")
+    c = v.count_up_to(2 ** 40)  # past int32's range: the counter must not wrap
+    with tfd.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(c) == 2 ** 31 - 2
+        with pytest.raises(tfd.errors.OutOfRangeError, match="limit"):
+            sess.run(c)
+        assert sess.run(v) == 2 ** 31 - 1

@@ -138,6 +138,13 @@ TEST_CASE("a PaddingFIFOQueue pads a DequeueMany to the largest of each unknown 
   }
   CHECK(std::vector<float>(t.data<float>(), t.data<float>() + 36) == want);
 
+  SECTION("zero elements: the unknown dimensions are 0") {
+    auto none =
+        e.Run("QueueDequeueMany", {{"component_types", std::vector<DType>{DType::kFloat32}}},
+              {Ref(q), Val(Tensor::Scalar<int32_t>(0))});
+    REQUIRE(none.ok());
+    CHECK((*none)[0].tensor.shape() == TensorShape({0, 0, 2, 0}));
+  }
   SECTION("an element of another rank is refused") {
     Status bad = Enqueue(e, q, {Iota(TensorShape({2, 2}), 0)});
     CHECK(bad.code() == Code::kInvalidArgument);
