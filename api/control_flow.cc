@@ -36,13 +36,9 @@ void CheckOutsideInputs(const Scope& s, int id, int part_start, const std::strin
     const int from_id = s.FindNode(NodeOfInput(input));
     if (from_id < 0 || IsOutside(s, from_id, part_start)) continue;
     s.UpdateStatus(errors::InvalidArgument(
-        "node '", node.name,
-        "' belongs outside control flow (a variable or its initializer) "
-        "but reads '",
-        s.node(from_id).name, "', made inside ", part,
-        ": give the variable "
-        "an initializer that makes its value (a callable, an initializer) rather than a tensor "
-        "made there"));
+        "node '", node.name, "' belongs outside control flow (a variable or its initializer) ",
+        "but reads '", s.node(from_id).name, "', made inside ", part, ": give the variable an ",
+        "initializer that makes its value (a callable, an initializer), not a tensor made there"));
     return;
   }
 }
