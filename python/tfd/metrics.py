@@ -244,10 +244,12 @@ def _thresholds(num_thresholds, thresholds):
     return [0.0 - eps] + inside + [1.0 + eps]
 
 
-def _confusion_at_thresholds(labels, predictions, points, weights):
+def _confusion_at_thresholds(labels, predictions, points, weights,
+                             includes=("tp", "fn", "tn", "fp")):
     """For each threshold t, the counts of tp (label true, prediction > t),
-    fn, tn and fp in float32 local variables [len(points)] named as TF1's
-    (true_positives, ...): their values, and the ops adding a batch."""
+    fn, tn and fp (those `includes` names) in float32 local variables
+    [len(points)] named as TF1's (true_positives, ...): their values, and
+    the ops adding a batch."""
     predictions, labels, weights = _squeeze_dimensions(
         math_ops.cast(predictions, dtypes.float32), _as_bool(labels), weights)
     row = math_ops.reshape(predictions, [1, -1])
@@ -262,7 +264,8 @@ def _confusion_at_thresholds(labels, predictions, points, weights):
              "tn": ("true_negatives", _not(positive), _not(above)),
              "fp": ("false_positives", _not(positive), above)}
     counts, updates = {}, {}
-    for key, (var_name, label_side, prediction_side) in cells.items():
+    for key in includes:
+        var_name, label_side, prediction_side = cells[key]
         var = _metric_variable(var_name, [len(points)])
         hits = math_ops.cast(math_ops.logical_and(label_side, prediction_side), dtypes.float32)
         if w is not None:
@@ -289,3 +292,29 @@ def _area(c, curve, summation_method, name):
     else:
         height = math_ops.maximum(y[:-1], y[1:])
     return math_ops.reduce_sum(math_ops.multiply(width, height), name=name)
+
+
+def _at_thresholds(default_name, miss):
+    """precision_at_thresholds (miss "fp") or recall_at_thresholds ("fn"):
+    per threshold, tp / (tp + miss) over every batch so far, TF1's 1e-7
+    keeping a threshold with no counts at 0."""
+    def metric(labels, predictions, thresholds, weights=None, metrics_collections=None,
+               updates_collections=None, name=None):
+        with variables.variable_scope(name, default_name):
+            counts, updates = _confusion_at_thresholds(
+                labels, predictions, [float(t) for t in thresholds], weights, ("tp", miss))
+            value = math_ops.truediv(counts["tp"], 1e-7 + counts["tp"] + counts[miss],
+                                     name="value")
+            update_op = math_ops.truediv(updates["tp"], 1e-7 + updates["tp"] + updates[miss],
+                                         name="update_op")
+        _add_to(metrics_collections, value)
+        _add_to(updates_collections, update_op)
+        return value, update_op
+    metric.__name__ = default_name
+    metric.__doc__ = ("TF1's tf.metrics.%s: one value per threshold, a prediction above it "
+                      "counting as positive." % default_name)
+    return metric
+
+
+precision_at_thresholds = _at_thresholds("precision_at_thresholds", "fp")
+recall_at_thresholds = _at_thresholds("recall_at_thresholds", "fn")

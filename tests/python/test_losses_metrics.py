@@ -519,3 +519,26 @@ def test_auc_streams_over_batches_as_tf1s(curve, method):
         assert abs(want - exact) < 0.01
     with pytest.raises(ValueError, match="ROC or PR"):
         tfd.metrics.auc(labels, scores, curve="DET")
+
+
+def test_precision_and_recall_at_thresholds_stream_per_threshold():
+    labels = tfd.placeholder(tfd.int64, [None])
+    scores = tfd.placeholder(tfd.float32, [None])
+    ts = [0.0, 0.35, 0.5, 0.9, 1.0]
+    precision, update_p = tfd.metrics.precision_at_thresholds(labels, scores, ts)
+    recall, update_r = tfd.metrics.recall_at_thresholds(labels, scores, ts)
+    assert [v.op.name for v in tfd.local_variables()] == [
+        "precision_at_thresholds/true_positives", "precision_at_thresholds/false_positives",
+        "recall_at_thresholds/true_positives", "recall_at_thresholds/false_negatives"]
+    ys = np.array([1, 0, 1, 1, 0, 0, 1])
+    ps = np.array([0.9, 0.8, 0.4, 0.3, 0.2, 0.5, 0.95], np.float32)
+    with tfd.Session() as sess:
+        sess.run(tfd.local_variables_initializer())
+        sess.run([update_p, update_r], {labels: ys[:3], scores: ps[:3]})
+        sess.run([update_p, update_r], {labels: ys[3:], scores: ps[3:]})
+        got_p, got_r = sess.run([precision, recall])
+    above = ps[None, :] > np.array(ts)[:, None]
+    tp = (above & (ys == 1)).sum(1)
+    np.testing.assert_allclose(got_p, tp / (1e-7 + above.sum(1)), rtol=1e-6)
+    np.testing.assert_allclose(got_r, tp / (1e-7 + (ys == 1).sum()), rtol=1e-6)
+    assert got_p[-1] == 0 and got_r[-1] == 0  # nothing above 1.0
