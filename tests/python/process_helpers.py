@@ -4,6 +4,7 @@ thread of its own (joined at once, or later), and the small model they
 train."""
 import os
 import threading
+import time
 
 import numpy as np
 import tfd
@@ -24,7 +25,18 @@ def open_sockets():
 
 
 def os_threads():
-    return len(os.listdir("/proc/self/task"))
+    """This process's OS threads. A thread just joined may still be listed
+    for a moment (the kernel wakes its joiner before it has removed it):
+    read until two reads 10 ms apart agree, within a second."""
+    count = len(os.listdir("/proc/self/task"))
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        again = len(os.listdir("/proc/self/task"))
+        if again == count:
+            return count
+        count = again
+    return count
 
 
 def on_thread(fn, *args, timeout=120):
