@@ -173,9 +173,11 @@ class Layer:
     def weights(self):
         return self.trainable_weights + self.non_trainable_weights
 
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
+    # TF1's other names, looked up on the object so that a subclass that
+    # overrides the lists above (a cell wrapper) overrides these too.
+    trainable_variables = property(lambda self: self.trainable_weights)
+    non_trainable_variables = property(lambda self: self.non_trainable_weights)
+    variables = property(lambda self: self.weights)
 
     @property
     def updates(self):

@@ -69,14 +69,6 @@ class _Wrapper(RNNCell):
     def non_trainable_weights(self):
         return getattr(self._cell, "non_trainable_weights", [])
 
-    @property
-    def weights(self):
-        return self.trainable_weights + self.non_trainable_weights
-
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
-
 
 class DropoutWrapper(_Wrapper):
     """Dropout on the cell's inputs, outputs and new state, each element
