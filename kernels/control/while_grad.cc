@@ -32,7 +32,7 @@ struct Loop {
   int64_t parallel_iterations = 10;
   Output loop_cond;
   std::vector<LoopVar> vars;    // by the Enters' ids
-  std::vector<int> invariants;  // Enters with is_constant
+  std::vector<int> invariants;  // Enters and RefEnters with is_constant
   std::vector<bool> in_frame;   // by node id: runs in the loop (its Enters too)
 };
 
@@ -151,10 +151,12 @@ StatusOr<Loop> Analyze(const View& v, int exit_id) {
   std::vector<int> enters;
   for (int id = 0; id < v.size(); ++id) {
     const NodeDef& n = v.node(id);
-    if (n.op != "Enter" || AttrOr<std::string>(n, "frame_name", "") != loop.frame) continue;
+    if (!IsEnter(n) || AttrOr<std::string>(n, "frame_name", "") != loop.frame) continue;
     enters.push_back(id);
     if (AttrOr<bool>(n, "is_constant", false)) {
-      loop.invariants.push_back(id);
+      loop.invariants.push_back(id);  // a RefEnter's too: an array the body reads or writes
+    } else if (n.op == "RefEnter") {
+      return NotALoop(n, "a reference enters only as a loop invariant");
     } else {
       TFD_ASSIGN_OR_RETURN(LoopVar lv, FindVar(v, id));
       loop.vars.push_back(lv);

@@ -10,7 +10,9 @@
 // variables are the gradients of the forward loop variables (each starts as
 // the gradient reaching the loop's Exit) and, for each loop invariant (an
 // Enter with is_constant), the sum of its gradient over the iterations. Its
-// Exits are the gradients of the forward loop's inputs. A stack's pushes are
+// Exits are the gradients of the forward loop's inputs. A reference the
+// body uses (a RefEnter invariant: a TensorArray it reads or writes) is
+// entered into the gradient loop as it is, not stacked. A stack's pushes are
 // ordered by the forward counter and its pops by the gradient loop's counter,
 // so that parallel iterations keep them last in, first out.
 //

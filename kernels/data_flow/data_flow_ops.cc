@@ -1,5 +1,5 @@
-// The data_flow family's entry point: queues, gradient accumulators and the
-// sync round. One call per source file.
+// The data_flow family's entry point: queues, gradient accumulators, the
+// sync round and tensor arrays. One call per source file.
 #include "kernels/data_flow/data_flow_ops.h"
 
 #include "kernels/data_flow/data_flow_ops_internal.h"
@@ -11,6 +11,7 @@ Status RegisterDataFlowOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(data_flow::RegisterAccumulatorOps(registry));
   TFD_RETURN_IF_ERROR(data_flow::RegisterSparseAccumulatorOps(registry));
   TFD_RETURN_IF_ERROR(data_flow::RegisterSyncRoundOps(registry));
+  TFD_RETURN_IF_ERROR(data_flow::RegisterTensorArrayOps(registry));
   return OkStatus();
 }
 

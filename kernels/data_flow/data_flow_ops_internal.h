@@ -11,6 +11,8 @@ Status RegisterQueueOps(OpRegistry& r);        // queue_ops.cc
 Status RegisterAccumulatorOps(OpRegistry& r);  // accumulator_ops.cc
 Status RegisterSparseAccumulatorOps(OpRegistry& r);  // sparse_accumulator_ops.cc
 Status RegisterSyncRoundOps(OpRegistry& r);          // sync_round_ops.cc
+Status RegisterTensorArrayOps(OpRegistry& r);        // tensor_array_ops.cc
+Status RegisterTensorArrayGradients(OpRegistry& r);  // tensor_array_grad.cc
 
 // The scalar input `i` of a kernel, of integer type T; INVALID_ARGUMENT
 // naming `what` when it is not a scalar.
