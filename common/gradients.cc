@@ -243,11 +243,18 @@ Status Backprop(const Scope& gs, const Edges& edges, int id, GradMap& grads) {
   return OkStatus();
 }
 
-// AddGradientsKeepSparse over the nodes marked in `within`.
-StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const std::vector<Output>& ys,
-                                               const std::vector<Output>& xs,
-                                               const std::vector<Output>& grad_ys,
-                                               const std::vector<bool>& within) {
+// Where one call puts its nodes: "gradients/", then "gradients_1/", ... as
+// TF1's name scopes, so that what a gradient function keys by its call (a
+// TensorArray's gradient array) is one per call.
+Scope CallScope(const Scope& scope) { return scope.WithPrefix(scope.UniqueName("gradients")); }
+
+// AddGradientsKeepSparse over the nodes marked in `within`, adding its
+// nodes through `gs` (CallScope).
+StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const Scope& gs,
+                                                const std::vector<Output>& ys,
+                                                const std::vector<Output>& xs,
+                                                const std::vector<Output>& grad_ys,
+                                                const std::vector<bool>& within) {
   TFD_RETURN_IF_ERROR(scope.status());
   if (!grad_ys.empty() && grad_ys.size() != ys.size()) {
     return errors::InvalidArgument("grad_ys has ", grad_ys.size(), " tensors for ", ys.size(),
@@ -269,7 +276,6 @@ StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const std::v
     between[id] = between[id] && id < static_cast<int>(within.size()) && within[id];
   }
 
-  const Scope gs = scope.WithName("gradients");
   GradMap grads;
   for (size_t i = 0; i < ys.size(); ++i) {
     Output seed;
@@ -311,9 +317,8 @@ StatusOr<std::vector<Gradient>> GradientsWithin(const Scope& scope, const std::v
   return result;
 }
 
-// The gradients `grads` as dense tensors.
-StatusOr<std::vector<Output>> Densified(const Scope& scope, const std::vector<Gradient>& grads) {
-  const Scope gs = scope.WithName("gradients");
+// The gradients `grads` as dense tensors, made through `gs` (CallScope).
+StatusOr<std::vector<Output>> Densified(const Scope& gs, const std::vector<Gradient>& grads) {
   std::vector<Output> result;
   for (const Gradient& g : grads) result.push_back(DenseOf(gs, g));
   TFD_RETURN_IF_ERROR(gs.status());
@@ -326,24 +331,24 @@ StatusOr<std::vector<Gradient>> AddGradientsKeepSparse(const Scope& scope,
                                                        const std::vector<Output>& ys,
                                                        const std::vector<Output>& xs,
                                                        const std::vector<Output>& grad_ys) {
-  return GradientsWithin(scope, ys, xs, grad_ys, std::vector<bool>(scope.num_nodes(), true));
+  return GradientsWithin(scope, CallScope(scope), ys, xs, grad_ys,
+                         std::vector<bool>(scope.num_nodes(), true));
 }
 
 StatusOr<std::vector<Output>> AddGradients(const Scope& scope, const std::vector<Output>& ys,
                                            const std::vector<Output>& xs,
                                            const std::vector<Output>& grad_ys) {
-  TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
-                       AddGradientsKeepSparse(scope, ys, xs, grad_ys));
-  return Densified(scope, grads);
+  return AddGradientsWithin(scope, ys, xs, grad_ys, std::vector<bool>(scope.num_nodes(), true));
 }
 
 StatusOr<std::vector<Output>> AddGradientsWithin(const Scope& scope, const std::vector<Output>& ys,
                                                  const std::vector<Output>& xs,
                                                  const std::vector<Output>& grad_ys,
                                                  const std::vector<bool>& within) {
+  const Scope gs = CallScope(scope);
   TFD_ASSIGN_OR_RETURN(std::vector<Gradient> grads,
-                       GradientsWithin(scope, ys, xs, grad_ys, within));
-  return Densified(scope, grads);
+                       GradientsWithin(scope, gs, ys, xs, grad_ys, within));
+  return Densified(gs, grads);
 }
 
 }  // namespace tfd

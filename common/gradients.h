@@ -146,7 +146,8 @@ struct WholeGradFn {
 // Adds the gradients of sum(ys) with respect to each of xs. grad_ys, when
 // given, holds one tensor per y to start from (the gradient flowing into y);
 // by default each starts at ones shaped like y. Nodes are named under
-// "gradients/" below `scope`'s prefix and take its device.
+// "gradients/" below `scope`'s prefix ("gradients_1/", ... in later calls,
+// as TF1 names them) and take its device.
 //
 // Errors: INVALID_ARGUMENT for an invalid or non-floating y or x, or grad_ys
 // of the wrong number or dtype; NOT_FOUND naming the op and the node when a
