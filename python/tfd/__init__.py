@@ -50,6 +50,7 @@ from .config import (ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, Ru
 from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
                             min_max_variable_partitioner, strings)
 from .data_flow_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue, queue
+from .tensor_array_ops import TensorArray
 from .check_ops import (Assert, assert_equal, assert_greater, assert_greater_equal, assert_less,
                         assert_less_equal, assert_negative, assert_non_negative,
                         assert_non_positive, assert_none_equal, assert_positive, check_numerics,

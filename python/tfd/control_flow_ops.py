@@ -29,7 +29,8 @@ def _flatten(structure):
 
 
 def _pack(structure, flat):
-    """`flat`'s leaves in the shape of `structure` (the inverse of _flatten)."""
+    """`flat`'s leaves in the shape of `structure` (the inverse of _flatten);
+    where `structure` has a TensorArray, its leaf is that array's new flow."""
     leaves = iter(flat)
 
     def build(s):
@@ -41,9 +42,22 @@ def _pack(structure, flat):
             if hasattr(s, "_fields"):  # a namedtuple
                 return type(s)(*items)
             return type(s)(items)
-        return next(leaves)
+        leaf = next(leaves)
+        return s._with_flow(leaf) if _is_array(s) else leaf
 
     return build(structure)
+
+
+def _is_array(value):
+    """Whether `value` is a tfd.TensorArray, which a loop or cond carries as
+    its flow."""
+    return hasattr(value, "_with_flow")
+
+
+def _carried(value):
+    """What a loop or cond carries for `value`: an array's flow, else the
+    tensor."""
+    return value.flow if _is_array(value) else framework.convert_to_tensor(value)
 
 
 def _same_structure(a, b):
@@ -82,14 +96,15 @@ def _branch_tensor(value):
     if isinstance(value, framework.Operation):
         with framework.control_dependencies([value]):
             return framework.constant(True, name="op_done")
-    return framework.convert_to_tensor(value)
+    return _carried(value)
 
 
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None):
     """TF1's tf.cond: the value of true_fn() if `pred` (a scalar bool tensor)
     holds, else of false_fn(). Only the taken branch runs: a side effect in
     the other (an assign) does not happen. Both return the same structure
-    (a tensor, an operation, or nested lists, tuples and dicts of them);
+    (a tensor, an operation, a tfd.TensorArray, or nested lists, tuples
+    and dicts of them);
     unless `strict`, a list or tuple of one is returned as its element.
     Nodes are named "cond/..." (under `name`, when given)."""
     if isinstance(pred, bool):
@@ -136,6 +151,8 @@ def _shapes_like(structure, shapes):
         if not isinstance(shapes, (list, tuple)) or len(shapes) != len(structure):
             raise ValueError("shape_invariants %r does not have loop_vars' structure" % (shapes,))
         return [leaf for s, sh in zip(structure, shapes) for leaf in _shapes_like(s, sh)]
+    if _is_array(structure):
+        return [[]]  # its flow's, whatever is given
     return [framework._shape_arg(shapes)]
 
 
@@ -143,10 +160,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
                return_same_structure=False):
     """TF1's tf.while_loop: while cond(*vars) holds, vars = body(*vars),
-    starting from `loop_vars` (a list or tuple, possibly nested; numbers
-    become constants); returns the last vars in loop_vars' structure (the
-    element itself for a list of one, unless `return_same_structure`).
-    body returns as many tensors of the same dtypes. As in TF1, a loop
+    starting from `loop_vars` (a list or tuple, possibly nested, of
+    tensors, numbers, which become constants, and tfd.TensorArrays, which
+    the loop carries as their flow); returns the last vars in loop_vars'
+    structure (the element itself for a list of one, unless
+    `return_same_structure`). body returns as many of the same dtypes
+    (an array where loop_vars has one). As in TF1, a loop
     variable's static shape in the loop and after it is its shape
     invariant: its initial shape, or shape_invariants' (loop_vars'
     structure of tfd.TensorShape, lists with None, or None) where its shape
@@ -164,7 +183,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("parallel_iterations must be a positive integer")
     structure = loop_vars if isinstance(loop_vars, (list, tuple)) else [loop_vars]
     graph = framework.get_default_graph()
-    flat = [framework.convert_to_tensor(v) for v in _flatten(structure)]
+    flat = [_carried(v) for v in _flatten(structure)]
     if not flat:
         raise ValueError("no loop variables given")
 
@@ -178,7 +197,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         if not _same_structure(list(structure), list(result)):
             raise ValueError("body returns %r for loop variables %r: the structures differ"
                              % (result, structure))
-        return [framework.convert_to_tensor(v) for v in _flatten(result)]
+        return [_carried(v) for v in _flatten(result)]
 
     if maximum_iterations is not None and not isinstance(maximum_iterations, int):
         raise TypeError("maximum_iterations must be a Python int (a tensor is not taken yet), "

@@ -44,6 +44,16 @@ class TensorShape:
         return len(self.dims) == len(other.dims) and all(
             a is None or b is None or a == b for a, b in zip(self.dims, other.dims))
 
+    def merge_with(self, other):
+        """TF1's: the shape of what both describe, each dimension known to
+        either; ValueError when they contradict."""
+        other = other if isinstance(other, TensorShape) else TensorShape(_shape_arg(other))
+        if not self.is_compatible_with(other):
+            raise ValueError("Shapes %s and %s are not compatible" % (self, other))
+        if self.dims is None or other.dims is None:
+            return TensorShape(other.dims if self.dims is None else self.dims)
+        return TensorShape([a if a is not None else b for a, b in zip(self.dims, other.dims)])
+
     def __len__(self):
         return self.ndims
 

@@ -48,7 +48,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         input_tensor = framework.convert_to_tensor(input_tensor)
         rows = input_tensor.shape
         known = framework.TensorShape(None if rows.ndims is None else rows.dims[1:])
-        element_shape = _merged(known, element_shape)
+        element_shape = known if element_shape is None else known.merge_with(element_shape)
         if not element_shape.is_fully_defined():
             raise ValueError("Either `input_tensor` must have a fully defined shape or "
                              "`element_shape` must be specified")
@@ -103,22 +103,6 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
             string_tensor = math_ops.identity(string_tensor)
         return input_producer(string_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, "fraction_of_%d_full" % capacity, cancel_op=cancel_op)
-
-
-def _merged(known, shape):
-    """TF1's TensorShape.merge_with: `known` with what `shape` adds; a
-    ValueError when they contradict."""
-    if shape is None:
-        return known
-    shape = framework.TensorShape(framework._shape_arg(shape))
-    if not known.is_compatible_with(shape):
-        raise ValueError("Shapes %s and %s are not compatible" % (known, shape))
-    if known.dims is None:
-        return shape
-    if shape.dims is None:
-        return known
-    return framework.TensorShape([a if a is not None else b
-                                  for a, b in zip(known.dims, shape.dims)])
 
 
 def batch(tensors, batch_size, num_threads=1, capacity=32, enqueue_many=False, shapes=None,
