@@ -20,8 +20,9 @@ from .layers_base import Layer
 from .nn_ops import nn
 from .op_gen import raw_ops
 from .rnn_cell import (BasicLSTMCell, BasicRNNCell, GRUCell, LSTMCell, LSTMStateTuple,
-                       MultiRNNCell, RNNCell, zeros)
+                       MultiRNNCell, RNNCell)
 from .rnn_cell_wrappers import DeviceWrapper, DropoutWrapper, ResidualWrapper
+from .tensor_array_ops import TensorArray
 
 __all__ = ["dynamic_rnn", "static_rnn", "bidirectional_dynamic_rnn", "static_bidirectional_rnn"]
 
@@ -91,10 +92,11 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     The state starts at initial_state, else at cell.zero_state(batch,
     dtype). swap_memory is TF1's and changes nothing here.
 
-    Each step's output is appended to the outputs so far (Concat): the
-    steps copy O(time^2) values in all, as does the gradient of reading
-    the inputs (tfd has no TensorArray), which suits the short sequences
-    of a CPU."""
+    As TF1's, the loop reads each step's inputs from a tfd.TensorArray
+    and writes each step's output to another, stacked after the loop, so
+    a step copies only its own rows, forward and backward. Inputs of no
+    time steps need a known batch size and depth (TF1's limit too: an
+    empty array stacks only to a known shape)."""
     _check_cell("dynamic_rnn", cell)
     inputs = framework.convert_to_tensor(inputs)
     if inputs.shape.ndims != 3:
@@ -113,21 +115,21 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             cell._build_once(steps.graph, steps.dtype,
                              framework.TensorShape([static_batch, depth]))
         size = cell.output_size
-        no_outputs = zeros([0, batch], size, steps.dtype)
-        # The outputs grow along time; the state keeps its shapes.
-        invariants = [framework.TensorShape([]),
-                      _pack(state, [s.shape for s in _flatten(state)]),
-                      framework.TensorShape([None, static_batch, size])]
+        step_inputs = TensorArray(steps.dtype, size=shape[0], element_shape=[static_batch, depth],
+                                  name="input_ta").unstack(steps)
+        step_outputs = TensorArray(steps.dtype, size=shape[0],
+                                   element_shape=[static_batch, size], name="output_ta")
 
-        def body(time, state, outputs):
-            output, state = _step(cell, steps[time], state, time, lengths)
-            return time + 1, state, math_ops.concat([outputs, math_ops.expand_dims(output, 0)], 0)
+        def body(time, state, step_outputs):
+            output, state = _step(cell, step_inputs.read(time), state, time, lengths)
+            return time + 1, state, step_outputs.write(time, output)
 
-        _, state, outputs = control_flow_ops.while_loop(
-            lambda time, state, outputs: time < shape[0], body, [0, state, no_outputs],
-            shape_invariants=invariants, parallel_iterations=parallel_iterations or 32,
-            swap_memory=swap_memory)
-        outputs = _with_static_shape(outputs, [static_time, static_batch, size])
+        _, state, step_outputs = control_flow_ops.while_loop(
+            lambda time, state, step_outputs: time < shape[0], body, [0, state, step_outputs],
+            shape_invariants=[framework.TensorShape([]),
+                              _pack(state, [s.shape for s in _flatten(state)]), None],
+            parallel_iterations=parallel_iterations or 32, swap_memory=swap_memory)
+        outputs = _with_static_shape(step_outputs.stack(), [static_time, static_batch, size])
         if not time_major:
             outputs = math_ops.transpose(outputs, [1, 0, 2])
     return outputs, state
