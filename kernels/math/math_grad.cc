@@ -218,6 +218,7 @@ Status RegisterMathGradients(OpRegistry& r) {
       {"Abs", AbsGrad},
       {"Sign", NoGradient},
       {"Floor", NoGradient},
+      {"Range", NoGradient},  // TF1's: a range of float bounds passes them none
       {"AddN", AddNGrad},
       {"MatMul", MatMulGrad},
       {"Select", SelectGrad},
