@@ -51,6 +51,7 @@ from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partit
                             min_max_variable_partitioner, strings)
 from .data_flow_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue, queue
 from .tensor_array_ops import TensorArray
+from .functional_ops import foldl, foldr, map_fn, scan
 from .check_ops import (Assert, assert_equal, assert_greater, assert_greater_equal, assert_less,
                         assert_less_equal, assert_negative, assert_non_negative,
                         assert_non_positive, assert_none_equal, assert_positive, check_numerics,
