@@ -153,15 +153,35 @@ void EnterCaptures(const Scope& s, const Scope& outer, int loop_start, int first
   }
 }
 
-// The loop's predicate: cond on the loop variables, and, with a maximum,
+// The most iterations, as the int64 the counter is compared with: a
+// literal as a literal, a tensor cast outside the loop (`outer`) when int32.
+// Errors go to the scope.
+Input IterationLimit(const Scope& outer, const Input& limit) {
+  const DType dtype = limit.is_literal() ? limit.literal().dtype() : limit.output().dtype;
+  const bool scalar =
+      limit.is_literal() ? limit.literal().rank() == 0 : limit.output().shape.rank() <= 0;
+  if ((dtype != DType::kInt32 && dtype != DType::kInt64) || !scalar) {
+    outer.UpdateStatus(errors::InvalidArgument(
+        "maximum_iterations of while loop '", outer.name_prefix(),
+        "' must be an int32 or int64 scalar, got ",
+        limit.is_literal() ? limit.literal().Describe() : limit.output().name()));
+    return limit;
+  }
+  if (limit.is_literal()) {
+    return Input(dtype == DType::kInt64 ? limit.literal().scalar<int64_t>()
+                                        : int64_t{limit.literal().scalar<int32_t>()});
+  }
+  return dtype == DType::kInt64 ? limit : Input(Cast(outer, limit, DType::kInt64));
+}
+
+// The loop's predicate: cond on the loop variables, and, with a `limit`,
 // the iteration counter (vars[0]) below it.
 Output LoopPredicate(const Scope& s, const LoopCondFn& cond, const std::vector<Output>& vars,
-                     const WhileOptions& options) {
-  const bool counted = options.maximum_iterations >= 0;
-  const std::vector<Output> user(vars.begin() + (counted ? 1 : 0), vars.end());
+                     const std::optional<Input>& limit) {
+  const std::vector<Output> user(vars.begin() + (limit ? 1 : 0), vars.end());
   Output pred = cond(s, user);
-  if (counted && s.ok()) {
-    Output below = Less(s, vars[0], Input(options.maximum_iterations));
+  if (limit && s.ok()) {
+    Output below = Less(s, vars[0], *limit);
     pred = s.AddOperation("LogicalAnd", {below, pred}).output(0);
   }
   return pred;
@@ -215,7 +235,9 @@ std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const 
   const Scope s = outer.WithNoControlDependencies();
   const AttrMap enter_attrs{{"frame_name", outer.name_prefix()},
                             {"parallel_iterations", int64_t{options.parallel_iterations}}};
-  const bool counted = options.maximum_iterations >= 0;
+  const bool counted = options.maximum_iterations.has_value();
+  std::optional<Input> limit;
+  if (counted) limit = IterationLimit(outer, *options.maximum_iterations);
   std::vector<Output> init = loop_vars;
   if (counted) init.insert(init.begin(), Const(outer.WithOpName("iteration_counter"), Input(int64_t{0})));
   const int loop_start = outer.num_nodes();
@@ -227,8 +249,8 @@ std::vector<Output> WhileLoop(const Scope& scope, const LoopCondFn& cond, const 
   SetInvariants(s, merges, counted, options);
   if (!s.ok()) return std::vector<Output>(n_user);
   const int first = s.num_nodes();
-  Output pred = LoopPredicate(s.WithName("cond").WithControlDependencies({merges[0]}), cond,
-                              merges, options);
+  Output pred =
+      LoopPredicate(s.WithName("cond").WithControlDependencies({merges[0]}), cond, merges, limit);
   Output loop_cond = s.AddOperation("LoopCond", {pred}).output(0);
   std::vector<Output> exits, vars;
   for (const Output& m : merges) {

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "api/ops.h"
@@ -65,8 +66,9 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 // that they use enters it once as a loop invariant (an Enter with
 // is_constant). A loop may be built in a loop's body or in a cond's branch.
 // Iterations run in parallel as far as their data allows, at most
-// `parallel_iterations` at once; `maximum_iterations` (>= 0) stops the loop
-// after that many iterations even if cond still holds. Nodes are named under
+// `parallel_iterations` at once; `maximum_iterations` (an int, or an int32 or
+// int64 scalar tensor from outside the loop) stops the loop after that many
+// iterations even if cond still holds (none when it is 0 or less). Nodes are named under
 // "while/" (then "while_1/", ...) below the scope's prefix; that name is also
 // the loop's frame_name. A variable's value() is read once, before the loop;
 // its ref() enters as is (a RefEnter), so a body may update the variable
@@ -83,7 +85,7 @@ std::vector<Output> Cond(const Scope& scope, const Input& pred, const std::vecto
 // (shape_invariants[i] = PartialShape({-1}), say).
 struct WhileOptions {
   int parallel_iterations = 10;
-  int64_t maximum_iterations = -1;  // < 0: no limit
+  std::optional<Input> maximum_iterations;  // none: no limit
   // One per loop variable, or none (each variable's initial shape).
   std::vector<PartialShape> shape_invariants;
 };

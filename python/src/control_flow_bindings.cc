@@ -11,8 +11,10 @@
 // branch's or the iteration's tensors (OutputToPython's tuples). An
 // exception `fn` raises leaves through the C++ builder unchanged, the nodes
 // added before it staying in the graph, as a failed op's do.
+#include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -63,11 +65,22 @@ py::list Cond(GraphBuilder& g, const BuildContext& ctx, const OutputRef& pred,
 }
 
 // `shape_invariants`: one shape (None, or a list of ints and None) per loop
-// variable, or an empty list for their own shapes.
+// variable, or an empty list for their own shapes. `maximum_iterations`:
+// None, an int, or a tensor's (node, port).
 py::list WhileLoop(GraphBuilder& g, const BuildContext& ctx, const py::function& cond,
                    const py::function& body, const std::vector<OutputRef>& loop_vars,
-                   int parallel_iterations, int64_t maximum_iterations,
+                   int parallel_iterations,
+                   const std::optional<std::variant<int64_t, OutputRef>>& maximum_iterations,
                    const py::list& shape_invariants) {
+  std::optional<ops::Input> limit;
+  if (maximum_iterations) {
+    if (const auto* n = std::get_if<int64_t>(&*maximum_iterations)) {
+      limit = ops::Input(*n);
+    } else {
+      const auto& [node, port] = std::get<OutputRef>(*maximum_iterations);
+      limit = ops::Input(g.OutputOf(node, port));
+    }
+  }
   std::vector<Output> vars;
   for (const OutputRef& r : loop_vars) vars.push_back(g.OutputOf(r.first, r.second));
   std::vector<PartialShape> invariants;
@@ -86,7 +99,7 @@ py::list WhileLoop(GraphBuilder& g, const BuildContext& ctx, const py::function&
   };
   const std::vector<Output> exits = ops::WhileLoop(g.ScopeFor(ctx), cond_fn, body_fn, vars,
                                                    {.parallel_iterations = parallel_iterations,
-                                                    .maximum_iterations = maximum_iterations,
+                                                    .maximum_iterations = std::move(limit),
                                                     .shape_invariants = std::move(invariants)});
   g.RaiseIfError();
   return OutputsToPython(exits);

@@ -156,6 +156,18 @@ def _shapes_like(structure, shapes):
     return [framework._shape_arg(shapes)]
 
 
+def _iteration_limit(maximum_iterations):
+    """What the C++ builder takes for maximum_iterations: None, an int, or
+    an int scalar tensor's (node, port)."""
+    if maximum_iterations is None or isinstance(maximum_iterations, int):
+        return maximum_iterations
+    limit = framework.convert_to_tensor(maximum_iterations)
+    if not limit.dtype.is_integer or limit.shape.ndims not in (None, 0):
+        raise ValueError("maximum_iterations must be an int32 or int64 scalar, saw %s of shape %s"
+                         % (limit.dtype.name, limit.shape))
+    return limit._ref()
+
+
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
                back_prop=True, swap_memory=False, name=None, maximum_iterations=None,
                return_same_structure=False):
@@ -170,8 +182,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     invariant: its initial shape, or shape_invariants' (loop_vars'
     structure of tfd.TensorShape, lists with None, or None) where its shape
     changes; a body value contradicting it is InvalidArgumentError. At most
-    `parallel_iterations` iterations run at once; `maximum_iterations` stops
-    the loop after that many. The loop runs in the executor: a session's
+    `parallel_iterations` iterations run at once; `maximum_iterations` (an
+    int or an int scalar tensor) stops the loop after that many. The loop runs in the executor: a session's
     timeout bounds a loop that does not end. back_prop and swap_memory are
     accepted for TF1's signature: tfd.gradients differentiates every loop,
     keeping what it needs in memory. Nodes are named "while/..." (under
@@ -199,10 +211,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                              % (result, structure))
         return [_carried(v) for v in _flatten(result)]
 
-    if maximum_iterations is not None and not isinstance(maximum_iterations, int):
-        raise TypeError("maximum_iterations must be a Python int (a tensor is not taken yet), "
-                        "not %r" % (maximum_iterations,))
-    limit = -1 if maximum_iterations is None else maximum_iterations
+    limit = _iteration_limit(maximum_iterations)
     invariants = [] if shape_invariants is None else _shapes_like(
         structure, shape_invariants if isinstance(loop_vars, (list, tuple)) else [shape_invariants])
     with framework.name_scope(name) if name else contextlib.nullcontext():

@@ -211,6 +211,34 @@ TEST_CASE("WhileLoop's maximum_iterations ends a loop whose condition still hold
   CHECK((*out)[0].data<double>()[0] == 12.5);
 }
 
+TEST_CASE("maximum_iterations may be an int32 tensor fed at run time; 0 or less runs none") {
+  ApiEnv env;
+  const Scope root = env.Root();
+  Output limit = ops::Placeholder(root.WithOpName("limit"), DType::kInt32, PartialShape({}));
+  std::vector<Output> r = ops::WhileLoop(
+      root, [](const Scope& c, const std::vector<Output>& v) { return ops::Const(c, true); },
+      [](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1})};
+      },
+      {ops::Const(root, int64_t{0})}, {.maximum_iterations = limit});
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  for (int32_t v : {5, 0, -3, 1}) {
+    INFO("limit " << v);
+    auto out = session->Run({{limit.name(), Tensor::Scalar<int32_t>(v)}}, {r[0].name()}, {});
+    INFO(out.status().ToString());
+    REQUIRE(out.ok());
+    CHECK(out->fetches[0].scalar<int64_t>() == std::max(v, 0));
+  }
+  const Scope bad = env.Root();
+  ops::WhileLoop(
+      bad, [](const Scope& c, const std::vector<Output>& v) { return ops::Const(c, true); },
+      [](const Scope& b, const std::vector<Output>& v) { return v; }, {ops::Const(bad, 1.0)},
+      {.maximum_iterations = ops::Const(bad, 2.5)});
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(bad.status().message(), Catch::Contains("int32 or int64 scalar"));
+}
+
 TEST_CASE("A runaway WhileLoop ends at the run's deadline and the session runs on") {
   ApiEnv env;
   const Scope root = env.Root();

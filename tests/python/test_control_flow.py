@@ -124,8 +124,13 @@ def test_while_loop_gradient_of_a_power():
 
 def test_maximum_iterations_stops_a_loop_whose_condition_still_holds():
     n = tfd.while_loop(lambda v: v >= 0, lambda v: v + 1, [0], maximum_iterations=7)
+    limit = tfd.placeholder(tfd.int32, [])
+    fed = tfd.while_loop(lambda v: v >= 0, lambda v: v + 1, [0], maximum_iterations=limit)
+    none = tfd.while_loop(lambda v: v >= 0, lambda v: v + 1, [0], maximum_iterations=-1)
     with tfd.Session() as sess:
         assert sess.run(n) == 7
+        assert [sess.run(fed, {limit: v}) for v in (3, 0, 9)] == [3, 0, 9]
+        assert sess.run(none) == 0  # TF1's: a limit below 1 runs no iteration
 
 
 def test_a_loop_body_updates_a_variable_and_uses_outside_tensors():
@@ -200,8 +205,10 @@ def test_while_loop_errors():
         tfd.while_loop(lambda a, b: a < 3, lambda a, b: [a + 1], [0, 0])
     with pytest.raises(tfd.errors.InvalidArgumentError):
         tfd.while_loop(lambda a: a < 3, lambda a: tfd.cast(a, tfd.float32), [0])
-    with pytest.raises(TypeError, match="maximum_iterations"):
-        tfd.while_loop(lambda a: a < 3, lambda a: a + 1, [0], maximum_iterations=tfd.constant(3))
+    with pytest.raises(ValueError, match="maximum_iterations must be an int32 or int64 scalar"):
+        tfd.while_loop(lambda a: a < 3, lambda a: a + 1, [0], maximum_iterations=tfd.constant(3.0))
+    with pytest.raises(ValueError, match="maximum_iterations must be an int32 or int64 scalar"):
+        tfd.while_loop(lambda a: a < 3, lambda a: a + 1, [0], maximum_iterations=[1, 2])
     n = tfd.while_loop(lambda a: a < 3, lambda a: a + 1, [0])
     with tfd.Session() as sess:
         assert sess.run(n) == 3
