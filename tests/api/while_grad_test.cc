@@ -382,5 +382,34 @@ TEST_CASE("three loops deep: the gradient of each level matches finite differenc
                  {RandomTensor({3}, 91), RandomTensor({3}, 92, 0.8, 1.1)});
 }
 
+TEST_CASE(
+    "a body that reads a variable afresh in every iteration gives the variable its gradient") {
+  // p <- p * w, 3 times, w read through its reference (a RefEnter) in the
+  // body: d(w^3)/dw = 3 w^2.
+  testing::ApiEnv env;
+  const Scope root = env.Root();
+  Variable w(root.WithOpName("w"), {}, DType::kFloat64, Initializer::Constant(1.5));
+  const Output ref = w.ref();
+  const Output p = ops::WhileLoop(
+      root,
+      [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], int64_t{3}); },
+      [ref](const Scope& b, const std::vector<Output>& v) {
+        return std::vector<Output>{ops::Add(b, v[0], int64_t{1}),
+                                   ops::Mul(b, v[1], ops::Identity(b, ref))};
+      },
+      {ops::Const(root, int64_t{0}), ops::Const(root, 1.0)})[1];
+  auto dw = AddGradients(root, {p}, {ref});
+  INFO(root.status().ToString());
+  REQUIRE(dw.ok());
+  ops::GlobalVariablesInitializer(root);
+  auto session = env.Session(root);
+  REQUIRE(session->Run({}, {}, {"init"}).ok());
+  auto out = session->Run({}, {p.name(), (*dw)[0].name()}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].scalar<double>() == Approx(3.375));
+  CHECK(out->fetches[1].scalar<double>() == Approx(6.75));
+}
+
 }  // namespace
 }  // namespace tfd
