@@ -1,5 +1,6 @@
-// StackV2, StackPushV2, StackPopV2 and RefEnter: what the gradient of a
-// while loop is built from (kernels/control/while_grad.h), as in TensorFlow 1.x.
+// StackV2, StackPushV2, StackPopV2 (and their reference forms) and RefEnter:
+// what the gradient of a while loop is built from (kernels/control/
+// while_grad.h), as in TensorFlow 1.x.
 // The forward loop pushes, in each iteration, the values its gradient needs;
 // the gradient loop runs as many iterations in reverse and pops them.
 //
@@ -7,6 +8,9 @@
 // and hands it on as a reference, so it lives exactly as long as the values
 // that carry it (the step's), and two steps, or two instances of a nested
 // loop, never share one. RefEnter brings such a reference into a loop.
+// _StackPushRef and _StackPopRef keep references instead of values: what a
+// loop's gradient needs of a TensorArray made in each iteration of the
+// loop (TF1's arrays are values; tfd's are references).
 #include <deque>
 
 #include "common/mutex.h"
@@ -27,35 +31,45 @@ class TensorStack : public ResourceBase {
     return std::string(DTypeName(type_)) + " stack of " + std::to_string(items_.size());
   }
 
-  Status Push(const Tensor& t, const std::string& node) {
-    if (t.dtype() != type_) {
-      return errors::InvalidArgument("node '", node, "' pushes a ", DTypeName(t.dtype()),
-                                     " tensor onto a stack of ", DTypeName(type_));
+  // `v`: a tensor of the stack's type, or a reference of it (declared so by
+  // the pushing node: `ref_type`).
+  Status Push(const Value& v, DType ref_type, const std::string& node) {
+    const DType type = v.is_ref() ? ref_type : v.tensor.dtype();
+    if (type != type_) {
+      return errors::InvalidArgument("node '", node, "' pushes a ", DTypeName(type),
+                                     v.is_ref() ? " reference" : " tensor", " onto a stack of ",
+                                     DTypeName(type_));
     }
     MutexLock lock(mu_);
     if (max_size_ >= 0 && static_cast<int64_t>(items_.size()) >= max_size_) {
       return errors::OutOfRange("node '", node, "' pushes onto a full stack (max_size ", max_size_,
                                 ")");
     }
-    items_.push_back(t);
+    items_.push_back(v);
     return OkStatus();
   }
 
-  StatusOr<Tensor> Pop(const std::string& node) {
+  // What was pushed last: a reference when `ref` (the popping node's
+  // output is one), else a tensor.
+  StatusOr<Value> Pop(bool ref, const std::string& node) {
     MutexLock lock(mu_);
     if (items_.empty()) {
       return errors::OutOfRange("node '", node, "' pops an empty stack: more pops than pushes");
     }
-    Tensor t = std::move(items_.back());
+    if (items_.back().is_ref() != ref) {
+      return errors::InvalidArgument("node '", node, "' pops a ", ref ? "reference" : "tensor",
+                                     " from a stack whose top is not one");
+    }
+    Value v = std::move(items_.back());
     items_.pop_back();
-    return t;
+    return v;
   }
 
  private:
   const DType type_;
   const int64_t max_size_;  // < 0: unbounded
   mutable Mutex mu_;
-  std::deque<Tensor> items_ GUARDED_BY(mu_);
+  std::deque<Value> items_ GUARDED_BY(mu_);
 };
 
 class StackOp : public OpKernel {
@@ -75,31 +89,49 @@ class StackOp : public OpKernel {
   DType type_ = DType::kInvalid;
 };
 
+// StackPushV2, and _StackPushRef when `kRef`: pushes input 1 and forwards it.
+template <bool kRef>
 class StackPushOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext& ctx) override {
     auto stack = ctx.input_ref<TensorStack>(0);
     TFD_OP_REQUIRES_OK(ctx, stack.status());
-    TFD_OP_REQUIRES_OK(ctx, (*stack)->Push(ctx.input(1), ctx.node().name));
-    ctx.set_output(0, ctx.input(1));
+    Value v{ctx.input(1), nullptr};
+    if constexpr (kRef) {
+      auto r = ctx.input_ref<ResourceBase>(1);
+      TFD_OP_REQUIRES_OK(ctx, r.status());
+      v.ref = *r;
+    }
+    TFD_OP_REQUIRES_OK(ctx, (*stack)->Push(v, ctx.output_type(0), ctx.node().name));
+    if constexpr (kRef) {
+      ctx.set_output_ref(0, v.ref);
+    } else {
+      ctx.set_output(0, v.tensor);
+    }
   }
   bool is_cheap() const override { return true; }
 };
 
+// StackPopV2, and _StackPopRef when `kRef`.
+template <bool kRef>
 class StackPopOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
   void Compute(OpKernelContext& ctx) override {
     auto stack = ctx.input_ref<TensorStack>(0);
     TFD_OP_REQUIRES_OK(ctx, stack.status());
-    auto t = (*stack)->Pop(ctx.node().name);
-    TFD_OP_REQUIRES_OK(ctx, t.status());
-    TFD_OP_REQUIRES(
-        ctx, t->dtype() == ctx.output_type(0),
-        errors::InvalidArgument("node '", ctx.node().name, "' pops a ", DTypeName(t->dtype()),
-                                " tensor, declared ", DTypeName(ctx.output_type(0))));
-    ctx.set_output(0, *t);
+    auto v = (*stack)->Pop(kRef, ctx.node().name);
+    TFD_OP_REQUIRES_OK(ctx, v.status());
+    if constexpr (kRef) {
+      ctx.set_output_ref(0, std::move(v->ref));
+      return;
+    }
+    TFD_OP_REQUIRES(ctx, v->tensor.dtype() == ctx.output_type(0),
+                    errors::InvalidArgument("node '", ctx.node().name, "' pops a ",
+                                            DTypeName(v->tensor.dtype()), " tensor, declared ",
+                                            DTypeName(ctx.output_type(0))));
+    ctx.set_output(0, std::move(v->tensor));
   }
   bool is_cheap() const override { return true; }
 };
@@ -131,7 +163,7 @@ Status RegisterStackOps(OpRegistry& r) {
                "deep (< 0: unbounded); what a while loop's gradient keeps the forward "
                "loop's values on. Shape: a reference, no value shape."),
       shape_fns::Unknown));
-  TFD_RETURN_IF_ERROR(r.Add<StackPushOp>(
+  TFD_RETURN_IF_ERROR(r.Add<StackPushOp<false>>(
       OpDefBuilder("StackPushV2")
           .Input("handle: Ref(string)")
           .Input("elem: T")
@@ -145,13 +177,32 @@ Status RegisterStackOps(OpRegistry& r) {
         c.set_output(0, c.input(1));
         return OkStatus();
       }));
-  TFD_RETURN_IF_ERROR(r.Add<StackPopOp>(
+  TFD_RETURN_IF_ERROR(r.Add<StackPopOp<false>>(
       OpDefBuilder("StackPopV2")
           .Input("handle: Ref(string)")
           .Output("elem: elem_type")
           .Attr("elem_type: type")
           .SetIsStateful()
           .Doc("Pops the tensor last pushed; OUT_OF_RANGE on an empty stack. Shape: unknown."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<StackPushOp<true>>(
+      OpDefBuilder("_StackPushRef")
+          .Input("handle: Ref(string)")
+          .Input("elem: Ref(T)")
+          .Output("output: Ref(T)")
+          .Attr("T: type")
+          .SetIsStateful()
+          .Doc("StackPushV2 of a reference (a TensorArray made in a loop's iteration), for "
+               "the loop's gradient; forwards it. Shape: a reference."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<StackPopOp<true>>(
+      OpDefBuilder("_StackPopRef")
+          .Input("handle: Ref(string)")
+          .Output("elem: Ref(elem_type)")
+          .Attr("elem_type: type")
+          .SetIsStateful()
+          .Doc("Pops the reference _StackPushRef pushed last; OUT_OF_RANGE on an empty "
+               "stack. Shape: a reference."),
       shape_fns::Unknown));
   return r.Add<RefEnterOp>(
       OpDefBuilder("RefEnter")

@@ -560,19 +560,22 @@ StatusOr<Output> LoopGradient::Pop(const Scope& body, const Output& forward) {
   Output handle =
       s.AddOperation("StackV2", {IntConst(s, -1)}, {{"elem_type", forward.dtype}}).output(0);
   Output in_forward = ForwardEnter(handle);
+  // A reference (a TensorArray made in the body) is stacked as one.
+  const char* push = forward.is_ref ? "_StackPushRef" : "StackPushV2";
+  const char* pop = forward.is_ref ? "_StackPopRef" : "StackPopV2";
   (guard.empty() ? pushes_ : cond_pushes_)
       .push_back(s.WithControlDependencies({counter_.identities[0]})
-                     .AddOperation("StackPushV2", {in_forward, forward})
+                     .AddOperation(push, {in_forward, forward})
                      .output(0));
   if (outer_ != nullptr) outer_->NoteForwardRange(first, top_.num_nodes());
   Output in_grad =
       s.AddOperation("RefEnter", {handle}, FrameAttrs(grad_frame_, loop_.parallel_iterations, true))
           .output(0);
-  Operation pop = body.WithControlDependencies(pivots).AddOperation(
-      "StackPopV2", {in_grad}, {{"elem_type", forward.dtype}});
-  (guard.empty() ? pops_ : cond_pops_).push_back(pop.output(0));
+  Operation popped = body.WithControlDependencies(pivots).AddOperation(
+      pop, {in_grad}, {{"elem_type", forward.dtype}});
+  (guard.empty() ? pops_ : cond_pops_).push_back(popped.output(0));
   TFD_RETURN_IF_ERROR(body.status());
-  return popped_.emplace(forward.name(), pop.output(0)).first->second;
+  return popped_.emplace(forward.name(), popped.output(0)).first->second;
 }
 
 // A tensor from outside both loops, as a loop invariant of the gradient loop.

@@ -3,7 +3,7 @@
 // inputs from one array and writes its states to another, as dynamic_rnn
 // does, iterations in parallel or not; gather with a repeated index (the
 // gradient array adds its writes) and an index never gathered (zeros);
-// split and concat.
+// split and concat; an array made in each iteration of an outer loop.
 #include <catch2/catch.hpp>
 
 #include "api/control_flow.h"
@@ -104,6 +104,40 @@ TEST_CASE("split and concat differentiate, pieces of length zero included") {
         },
         {RandomTensor({3, 2}, 4)}, mode);
   }
+}
+
+// For each row i of x [2, 3], an array made in the outer loop's body
+// that an inner loop fills with row[j]^2; the outer loop sums each
+// array's stack. The outer gradient loop gets each iteration's array back
+// from a stack of references.
+Output SquaresPerRow(const Scope& s, const Output& x) {
+  return ops::WhileLoop(
+      s, [](const Scope& c, const std::vector<Output>& v) { return ops::Less(c, v[0], 2); },
+      [&x](const Scope& b, const std::vector<Output>& v) {
+        const Output row = ops::Gather(b, x, v[0]);
+        auto [ta, flow] = NewArray(b, 3);
+        const Output filled = ops::WhileLoop(
+            b, [](const Scope& c, const std::vector<Output>& w) { return ops::Less(c, w[0], 3); },
+            [&](const Scope& ib, const std::vector<Output>& w) {
+              const Output e = ops::Gather(ib, row, w[0]);
+              const Output f =
+                  ib.AddOperation("TensorArrayWriteV3", {ta, w[0], ops::Mul(ib, e, e), w[1]},
+                                  {{"T", DType::kFloat64}})
+                      .output(0);
+              return std::vector<Output>{ops::Add(ib, w[0], 1), f};
+            },
+            {ops::Const(b, 0), flow})[1];
+        const Output sum = ops::Sum(b, Gather(b, ta, I32s(b, {0, 1, 2}), filled), {0});
+        return std::vector<Output>{ops::Add(b, v[0], 1), ops::Add(b, v[1], sum)};
+      },
+      {ops::Const(s, 0), ops::Const(s, 0.0)})[1];
+}
+
+TEST_CASE("an array made in each iteration of a loop and filled by an inner loop differentiates") {
+  CheckGradients(
+      "arrays per outer iteration",
+      [](const Scope& s, const std::vector<Output>& x) { return SquaresPerRow(s, x[0]); },
+      {RandomTensor({2, 3}, 5)});
 }
 
 }  // namespace

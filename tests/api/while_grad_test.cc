@@ -209,6 +209,42 @@ TEST_CASE("a stack pops what was pushed last first, and an empty one is OUT_OF_R
   CHECK_THAT(three.status().message(), Catch::Contains("'third'"));
 }
 
+TEST_CASE("a stack keeps references too, and a pop of the other kind is INVALID_ARGUMENT") {
+  testing::ApiEnv env;
+  const Scope root = env.Root();
+  const Output stack = root.AddOperation("StackV2", {ops::Const(root, Tensor::Scalar<int32_t>(-1))},
+                                         {{"elem_type", DType::kString}})
+                           .output(0);
+  Operation ta =
+      root.AddOperation("TensorArrayV3", {ops::Const(root, 1)}, {{"dtype", DType::kFloat32}});
+  const Output flow =
+      root.AddOperation("TensorArrayWriteV3",
+                        {ta.output(0), ops::Const(root, 0), ops::Const(root, 7.0f), ta.output(1)},
+                        {{"T", DType::kFloat32}})
+          .output(0);
+  Operation push = root.WithControlDependencies(std::vector<Output>{flow})
+                       .AddOperation("_StackPushRef", {stack, ta.output(0)});
+  const Output popped = root.WithControlDependencies({push})
+                            .AddOperation("_StackPopRef", {stack}, {{"elem_type", DType::kString}})
+                            .output(0);
+  root.WithOpName("read").AddOperation("TensorArrayReadV3", {popped, ops::Const(root, 0), flow},
+                                       {{"dtype", DType::kFloat32}});
+  Operation again =
+      root.WithControlDependencies({push}).AddOperation("_StackPushRef", {stack, ta.output(0)});
+  root.WithOpName("as_tensor")
+      .WithControlDependencies({again})
+      .AddOperation("StackPopV2", {stack}, {{"elem_type", DType::kString}});
+  REQUIRE(root.ok());
+  auto session = env.Session(root);
+  auto read = session->Run({}, {"read"}, {});
+  INFO(read.status().ToString());
+  REQUIRE(read.ok());
+  CHECK(read->fetches[0].scalar<float>() == 7.0f);
+  auto wrong = session->Run({}, {"as_tensor"}, {});
+  REQUIRE(wrong.status().code() == Code::kInvalidArgument);
+  CHECK_THAT(wrong.status().message(), Catch::Contains("not one"));
+}
+
 // (i, h) = (0, h0); while i < m: (i + 1, inner(h)), inner(h) being
 // (j, u) = (0, h); while j < n: (j + 1, u * w).  h0 * w**(m n).
 Output NestedPower(const Scope& s, const Output& h0, const Output& w, int64_t m, int64_t n) {

@@ -145,3 +145,34 @@ def test_tf1_errors_a_user_meets():
     with tfd.Session() as sess:
         with pytest.raises(tfd.errors.InvalidArgumentError, match="cleared"):
             sess.run([reread, ta.read(0)])
+
+
+def test_gradients_through_writes_in_a_cond_in_a_loop_and_arrays_made_per_iteration():
+    x = tfd.constant([1.0, -2.0, 3.0, -4.0])
+    w = tfd.Variable(2.0, name="w")
+    inputs = tfd.TensorArray(tfd.float32, size=4).unstack(x)
+
+    def body(t, out):
+        v = inputs.read(t)
+        return t + 1, tfd.cond(v > 0, lambda: out.write(t, v * w), lambda: out.write(t, v * w * w))
+
+    _, out = tfd.while_loop(lambda t, o: t < 4, body,
+                            [0, tfd.TensorArray(tfd.float32, size=4, element_shape=[])])
+    dx, dw = tfd.gradients(tfd.reduce_sum(out.stack()), [x, w])
+
+    m = tfd.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+
+    def outer(i, total):
+        row = m[i]
+        _, squares = tfd.while_loop(lambda j, ta: j < 3,
+                                    lambda j, ta: (j + 1, ta.write(j, row[j] * row[j])),
+                                    [0, tfd.TensorArray(tfd.float32, size=3)])
+        return i + 1, total + tfd.reduce_sum(squares.stack())
+
+    _, total = tfd.while_loop(lambda i, t: i < 2, outer, [0, 0.0])
+    dm = tfd.gradients(total, [m])[0]
+    got = run([dx, dw, total, dm])
+    np.testing.assert_allclose(got[0], [2, 4, 2, 4])
+    np.testing.assert_allclose(got[1], (1 + 3) + 2 * 2.0 * (-2 - 4))
+    assert got[2] == 55.0
+    np.testing.assert_allclose(got[3], 2 * np.arange(6).reshape(2, 3))
