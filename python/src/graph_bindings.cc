@@ -253,11 +253,13 @@ void BindGraphBuilder(py::module_& m) {
   py::class_<DeviceFunction, std::shared_ptr<DeviceFunction>>(m, "DeviceFunction");
   m.def("replica_device_setter", &ReplicaDeviceSetter);
   m.def("python_device_function", &PythonDeviceFunction);
+  py::class_<DeviceBlock>(m, "DeviceBlock")
+      .def(py::init<std::string, std::shared_ptr<DeviceFunction>>(), py::arg("spec"),
+           py::arg("fn"));
   py::class_<BuildContext>(m, "BuildContext")
       .def(py::init<>())
       .def_readwrite("name_scope", &BuildContext::name_scope)
-      .def_readwrite("devices", &BuildContext::devices)
-      .def_readwrite("device_fn", &BuildContext::device_fn)
+      .def_readwrite("device_blocks", &BuildContext::device_blocks)
       .def_readwrite("control_inputs", &BuildContext::control_inputs)
       .def_readwrite("outside_control_flow", &BuildContext::outside_control_flow);
   py::class_<GraphBuilder> builder(m, "GraphBuilder");

@@ -1,5 +1,6 @@
 #include "python/src/graph_builder.h"
 
+#include "common/device_name.h"
 #include "python/src/convert.h"
 #include "python/src/errors.h"
 
@@ -16,10 +17,43 @@ GraphBuilder::GraphBuilder(const OpRegistry& registry) : root_(Scope::NewRootSco
 
 void GraphBuilder::RaiseIfError() const { ThrowIfError(root_.TakeStatus()); }
 
+namespace {
+
+// The device `blocks` choose for a node, TF1's way (BuildContext).
+Scope::DeviceFunction Composed(std::vector<DeviceBlock> blocks) {
+  return [blocks = std::move(blocks)](const NodeDef& node) {
+    NodeDef asked = node;
+    std::string device;
+    for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+      if (it->fn) {
+        asked.device = device;
+        device = it->fn->fn(asked);
+        continue;
+      }
+      auto outer = DeviceName::Parse(it->spec);
+      auto chosen = DeviceName::Parse(device);
+      // A malformed choice is left for AddOperation to report.
+      if (outer.ok() && chosen.ok()) device = DeviceName::Merge(*outer, *chosen).ToString();
+    }
+    return device;
+  };
+}
+
+}  // namespace
+
 Scope GraphBuilder::ScopeFor(const BuildContext& ctx, const std::string& op_name) const {
   Scope s = root_.WithPrefix(ctx.name_scope);
-  for (const std::string& d : ctx.devices) s = s.WithDevice(d);
-  if (ctx.device_fn) s = s.WithDeviceFunction(ctx.device_fn->fn);
+  // The specs alone also make the scope's device: what a node made without
+  // the functions (a local variable) is placed by.
+  bool functions = false;
+  for (const DeviceBlock& b : ctx.device_blocks) {
+    if (b.fn) {
+      functions = true;
+    } else {
+      s = s.WithDevice(b.spec);
+    }
+  }
+  if (functions) s = s.WithDeviceFunction(Composed(ctx.device_blocks));
   if (ctx.outside_control_flow) s = s.OutsideControlFlow();
   std::vector<Operation> deps;
   for (const std::string& name : ctx.control_inputs) {

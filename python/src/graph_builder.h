@@ -31,11 +31,20 @@ struct DeviceFunction {
   Scope::DeviceFunction fn;
 };
 
+// One tf.device block: a device spec, or a device function (spec unused).
+struct DeviceBlock {
+  std::string spec;
+  std::shared_ptr<DeviceFunction> fn;
+};
+
 // Where the next node goes, as the Python stacks say.
 struct BuildContext {
-  std::string name_scope;                   // "" for the top level, else "a/b"
-  std::vector<std::string> devices;         // outermost first, merged in order
-  std::shared_ptr<DeviceFunction> device_fn;  // the innermost one, or null
+  std::string name_scope;  // "" for the top level, else "a/b"
+  // The enclosing tf.device blocks, outermost first, from the innermost
+  // tf.device(None) in. Applied as TF1 applies them: innermost first, a
+  // spec filling only what is not chosen yet, a function given the device
+  // chosen so far and choosing anew.
+  std::vector<DeviceBlock> device_blocks;
   std::vector<std::string> control_inputs;  // node names
   // tfd's init_scope: the node belongs to no cond or loop being built
   // (Scope::OutsideControlFlow).

@@ -369,9 +369,11 @@ class Graph:
     @contextlib.contextmanager
     def device(self, spec):
         """A device ("/job:ps/task:0", "/gpu:0", or an object with
-        to_string()), merged over the enclosing ones as nested tf.device
-        blocks are; a replica_device_setter or a function of the op (a
-        device function); or None to forget the enclosing ones."""
+        to_string()), a replica_device_setter or a function of the op (a
+        device function), or None to forget the enclosing blocks. Nested
+        blocks apply as TF1's, innermost first: a device fills the fields
+        not chosen yet, a function chooses anew from what was chosen so far
+        (graph_builder.h, BuildContext)."""
         if hasattr(spec, "to_string"):  # a DeviceSpec
             spec = spec.to_string()
         elif callable(spec) and not isinstance(spec, _tfd.DeviceFunction):
@@ -418,16 +420,15 @@ class Graph:
         ctx = _tfd.BuildContext()
         ctx.outside_control_flow = self._outside_control_flow
         ctx.name_scope = self._name_scope
-        devices, fn = [], None
+        blocks = []
         for d in self._devices:
             if d is None:
-                devices, fn = [], None
+                blocks = []
             elif isinstance(d, str):
-                devices.append(d)
+                blocks.append(_tfd.DeviceBlock(d, None))
             else:
-                fn = d
-        ctx.devices = devices
-        ctx.device_fn = fn
+                blocks.append(_tfd.DeviceBlock("", d))
+        ctx.device_blocks = blocks
         deps = []
         for names in self._control:
             deps = [] if names is None else deps + names

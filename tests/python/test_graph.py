@@ -46,8 +46,9 @@ def test_devices_merge_as_nested_tf_device_blocks():
 
 def test_a_device_function_places_each_op_as_tf1s():
     """The multi-tower pattern of TF1 code: a function of the op puts
-    variables on the ps and the rest on the tower's device; it sees the
-    device the enclosing blocks said, and its choice replaces it."""
+    variables on the ps and the rest on the tower's device. Blocks apply
+    innermost first, as TF1's: a function sees what the blocks inside it
+    chose, and a device string around it fills only what is unset."""
     def assign_to_device(op):
         return "/job:ps/task:0" if op.node_def.op == "VariableV2" else "/job:worker/task:1"
 
@@ -60,8 +61,28 @@ def test_a_device_function_places_each_op_as_tf1s():
             c = tfd.constant(1.0, name="c")
     assert ("/job:ps" in w.op.device and "/task:0" in w.op.device)
     assert ("/job:worker" in y.op.device and "/task:1" in y.op.device)
-    assert [s[:2] for s in seen] == [("c", "Const")] and "/task:3" in seen[0][2]
-    assert c.op.device == ""  # None: no device
+    assert seen == [("c", "Const", "")]
+    assert c.op.device == "/job:worker/task:3"  # None chose nothing; the string around fills it
+
+    def on_cpu(op):
+        return "/cpu:0"
+
+    asked = []
+
+    def outer_fn(op):
+        asked.append(op.device)
+        return op.device + "/task:2" if op.type == "Const" else "/job:ps"
+
+    with tfd.device(outer_fn):
+        with tfd.device("/job:worker"):
+            with tfd.device(on_cpu):
+                d = tfd.constant(1.0, name="d")
+            with tfd.device(None):
+                e = tfd.constant(1.0, name="e")
+    # on_cpu first, then "/job:worker" fills the job, then outer_fn sees both.
+    assert asked == ["/job:worker/device:CPU:0"]
+    assert d.op.device == "/job:worker/task:2/device:CPU:0"
+    assert e.op.device == ""  # None forgets every block around it
     with pytest.raises(TypeError, match="not a device string"):
         with tfd.device(lambda op: 7):
             tfd.constant(1.0)
