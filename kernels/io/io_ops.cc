@@ -1,5 +1,5 @@
-// The io family's entry point: checkpoint save and restore. One call per
-// source file.
+// The io family's entry point: checkpoint save and restore, TF1's readers
+// and the decoding of their records. One call per source file.
 #include "kernels/io/io_ops.h"
 
 #include "kernels/io/io_ops_internal.h"
@@ -8,6 +8,8 @@ namespace tfd::kernels {
 
 Status RegisterIoOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(io::RegisterSaveRestoreOps(registry));
+  TFD_RETURN_IF_ERROR(io::RegisterReaderOps(registry));
+  TFD_RETURN_IF_ERROR(io::RegisterParsingOps(registry));
   return OkStatus();
 }
 

@@ -7,5 +7,7 @@
 namespace tfd::kernels::io {
 
 Status RegisterSaveRestoreOps(OpRegistry& r);  // save_restore_ops.cc
+Status RegisterReaderOps(OpRegistry& r);       // reader_ops.cc
+Status RegisterParsingOps(OpRegistry& r);      // parsing_ops.cc
 
 }  // namespace tfd::kernels::io

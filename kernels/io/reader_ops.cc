@@ -1,0 +1,180 @@
+// TF1's reader ops (their V1 forms, whose handles are references, as tfd's
+// queues' are): TextLineReader and FixedLengthRecordReader make or find the
+// reader (record_reader.h), ReaderRead takes its next record, waiting
+// without a thread for a file name; ReaderNumRecordsProduced,
+// ReaderNumWorkUnitsCompleted and ReaderReset.
+#include "common/op_kernel.h"
+#include "common/shape_inference.h"
+#include "kernels/io/io_ops_internal.h"
+#include "kernels/io/record_reader.h"
+
+namespace tfd::kernels::io {
+namespace {
+
+// TextLineReader and FixedLengthRecordReader: the node's reader, made by
+// its first run.
+class ReaderOp : public OpKernel {
+ public:
+  explicit ReaderOp(OpKernelConstruction& c) : OpKernel(c) {
+    c.SetStatus(c.GetAttr("container", &container_));
+    c.SetStatus(c.GetAttr("shared_name", &shared_name_));
+    if (c.def().name == "TextLineReader") {
+      c.SetStatus(c.GetAttr("skip_header_lines", &format_.skip_header_lines));
+      if (c.status().ok() && format_.skip_header_lines < 0) {
+        c.SetStatus(errors::InvalidArgument("skip_header_lines must be >= 0, not ",
+                                            format_.skip_header_lines));
+      }
+      return;
+    }
+    format_.kind = RecordFormat::Kind::kFixedLength;
+    int64_t hop = 0;
+    std::string encoding;
+    c.SetStatus(c.GetAttr("header_bytes", &format_.header_bytes));
+    c.SetStatus(c.GetAttr("record_bytes", &format_.record_bytes));
+    c.SetStatus(c.GetAttr("footer_bytes", &format_.footer_bytes));
+    c.SetStatus(c.GetAttr("hop_bytes", &hop));
+    c.SetStatus(c.GetAttr("encoding", &encoding));
+    if (!c.status().ok()) return;
+    if (format_.record_bytes <= 0 || format_.header_bytes < 0 || format_.footer_bytes < 0) {
+      c.SetStatus(errors::InvalidArgument(
+          "record_bytes must be > 0, header_bytes and "
+          "footer_bytes >= 0; got ",
+          format_.record_bytes, ", ", format_.header_bytes, ", ", format_.footer_bytes));
+    } else if (hop != 0 || !encoding.empty()) {
+      c.SetStatus(
+          errors::InvalidArgument("hop_bytes and encoding (compressed files) are not "
+                                  "supported; got ",
+                                  hop, " and '", encoding, "'"));
+    }
+  }
+  bool is_cheap() const override { return true; }
+
+  void Compute(OpKernelContext& ctx) override {
+    const std::string& name = shared_name_.empty() ? ctx.node().name : shared_name_;
+    auto r = ctx.resources().LookupOrCreate<RecordReader>(
+        container_, name, [&]() -> StatusOr<std::shared_ptr<RecordReader>> {
+          return std::make_shared<RecordReader>(name, format_);
+        });
+    TFD_OP_REQUIRES_OK(ctx, r.status());
+    ctx.set_output_ref(0, *r);
+  }
+
+ private:
+  RecordFormat format_;
+  std::string container_, shared_name_;
+};
+
+class ReaderReadOp : public AsyncOpKernel {
+ public:
+  using AsyncOpKernel::AsyncOpKernel;
+  void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
+    auto reader = ctx.input_ref<RecordReader>(0);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, reader.status(), done);
+    auto queue = ctx.input_ref<Queue>(1);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
+    (*reader)->Read(
+        *queue, ctx.env(), &ctx.cancellation(),
+        [&ctx, done = std::move(done)](const Status& s, std::string key, std::string value) {
+          if (s.ok()) {
+            ctx.set_output(0, Tensor::Scalar(std::move(key)));
+            ctx.set_output(1, Tensor::Scalar(std::move(value)));
+          } else {
+            ctx.SetStatus(s);
+          }
+          done();
+        });
+  }
+};
+
+// ReaderNumRecordsProduced, ReaderNumWorkUnitsCompleted, ReaderReset.
+class ReaderStateOp : public OpKernel {
+ public:
+  explicit ReaderStateOp(OpKernelConstruction& c) : OpKernel(c), op_(c.def().name) {}
+  void Compute(OpKernelContext& ctx) override {
+    auto reader = ctx.input_ref<RecordReader>(0);
+    TFD_OP_REQUIRES_OK(ctx, reader.status());
+    if (op_ == "ReaderReset") {
+      (*reader)->Reset();
+    } else {
+      ctx.set_output(0, Tensor::Scalar<int64_t>(op_ == "ReaderNumRecordsProduced"
+                                                    ? (*reader)->records_produced()
+                                                    : (*reader)->work_units_completed()));
+    }
+  }
+  bool is_cheap() const override { return true; }
+
+ private:
+  const std::string op_;
+};
+
+Status KeyValueShape(InferenceContext& c) {
+  c.set_output(0, PartialShape({}));
+  c.set_output(1, PartialShape({}));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterReaderOps(OpRegistry& r) {
+  TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
+      OpDefBuilder("TextLineReader")
+          .Output("reader_handle: Ref(string)")
+          .Attr("skip_header_lines: int = 0")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("A reader of text files, a record per line (without its newline), the first "
+               "skip_header_lines of each file skipped; key 'file:line'. Kept by the task, "
+               "found by container and shared_name (the node name when empty). Shape: a "
+               "reference."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
+      OpDefBuilder("FixedLengthRecordReader")
+          .Output("reader_handle: Ref(string)")
+          .Attr("header_bytes: int = 0")
+          .Attr("record_bytes: int")
+          .Attr("footer_bytes: int = 0")
+          .Attr("hop_bytes: int = 0")
+          .Attr("encoding: string = \"\"")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("A reader of files of fixed-length records (CIFAR-10's binary files) between "
+               "a header and a footer; key 'file:index'. A file its records do not fill "
+               "exactly is INVALID_ARGUMENT, and so are hop_bytes and encoding. Shape: a "
+               "reference."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<ReaderReadOp>(
+      OpDefBuilder("ReaderRead")
+          .Input("reader_handle: Ref(string)")
+          .Input("queue_handle: Ref(string)")
+          .Output("key: string")
+          .Output("value: string")
+          .SetIsStateful()
+          .Doc("The reader's next record, taking the next file name from the queue (waiting "
+               "without a thread) when its file is done; OUT_OF_RANGE once the queue is "
+               "closed and empty. Files are opened within the task's io_dirs. Shape: [] and []."),
+      KeyValueShape));
+  TFD_RETURN_IF_ERROR(
+      r.Add<ReaderStateOp>(OpDefBuilder("ReaderNumRecordsProduced")
+                               .Input("reader_handle: Ref(string)")
+                               .Output("records_produced: int64")
+                               .SetIsStateful()
+                               .Doc("How many records the reader has handed out. Shape: []."),
+                           shape_fns::Scalar));
+  TFD_RETURN_IF_ERROR(
+      r.Add<ReaderStateOp>(OpDefBuilder("ReaderNumWorkUnitsCompleted")
+                               .Input("reader_handle: Ref(string)")
+                               .Output("units_completed: int64")
+                               .SetIsStateful()
+                               .Doc("How many files the reader has read to their end. Shape: []."),
+                           shape_fns::Scalar));
+  return r.Add<ReaderStateOp>(
+      OpDefBuilder("ReaderReset")
+          .Input("reader_handle: Ref(string)")
+          .SetIsStateful()
+          .Doc("Forgets the reader's current file and counts. Shape: no outputs."),
+      shape_fns::NoOutputs);
+}
+
+}  // namespace tfd::kernels::io

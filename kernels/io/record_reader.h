@@ -1,0 +1,98 @@
+// RecordReader: TF1's readers (TextLineReader, FixedLengthRecordReader),
+// which turn a queue of file names into records, one file at a time: the
+// classic input pipeline of string_input_producer -> reader.read ->
+// decode_csv / decode_raw -> shuffle_batch.
+//
+// A reader lives in the task's ResourceMgr (by container and shared_name,
+// like a queue), so its place in its current file carries from step to
+// step. Read hands out the next record of the current file; when the file
+// is done it takes the next name from the queue, waiting without a thread
+// as a dequeue does, and fails OUT_OF_RANGE once the queue is closed and
+// empty (which ends a QueueRunner-fed epoch loop, as in TF1). Reads are
+// served one at a time in arrival order, so concurrent reads never share a
+// record or skip one.
+//
+// Files are opened through the task's io_dirs (KernelEnv::ResolveIoPath).
+// A text line's key is "file:line" (from 1, header lines counted); a fixed-
+// length record's "file:index" (from 0), as TF1's. A fixed-length file
+// whose records do not fill it exactly is INVALID_ARGUMENT naming it (TF1
+// drops the partial record silently); a failed read of an open file,
+// INTERNAL.
+//
+// Thread-safety: every method may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/cancellation.h"
+#include "common/mutex.h"
+#include "common/op_kernel.h"
+#include "kernels/data_flow/queue.h"
+#include "kernels/framework/resource.h"
+
+namespace tfd::kernels::io {
+
+struct RecordFormat {
+  enum class Kind { kTextLine, kFixedLength };
+  Kind kind = Kind::kTextLine;
+  int64_t skip_header_lines = 0;                                 // text lines
+  int64_t header_bytes = 0, record_bytes = 0, footer_bytes = 0;  // fixed length
+};
+
+class RecordReader : public Resource, public std::enable_shared_from_this<RecordReader> {
+ public:
+  using ReadDone = std::function<void(const Status&, std::string key, std::string value)>;
+
+  RecordReader(std::string name, RecordFormat format);
+
+  std::string_view Kind() const override { return "reader"; }
+  std::string DebugString() const override;
+  // Described as "reader" with gauges records_produced and
+  // work_units_completed; not checkpointed.
+  ResourceDescription Describe() const override;
+
+  // Reads the next record (see above). `env` and `cm` must outlive the
+  // call's `done`, which runs on this thread or on the one whose enqueue
+  // or close ended the wait.
+  void Read(std::shared_ptr<Queue> queue, const KernelEnv& env, CancellationManager* cm,
+            ReadDone done);
+
+  int64_t records_produced() const;
+  int64_t work_units_completed() const;
+  // Forgets the current file and the counts (TF1's ReaderReset).
+  void Reset();
+
+ private:
+  struct Request {
+    std::shared_ptr<Queue> queue;
+    const KernelEnv* env;
+    CancellationManager* cm;
+    ReadDone done;
+  };
+
+  // Serves the waiting requests, in order, until one waits on the queue.
+  void Pump();
+  // The next record of the open file into key/value; false at its end.
+  StatusOr<bool> NextRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
+  Status OpenLocked(const std::string& name, const KernelEnv& env) REQUIRES(mu_);
+  void TakeFileFromQueue(const Request& r);
+
+  const std::string name_;
+  const RecordFormat format_;
+  mutable Mutex mu_;
+  std::deque<Request> requests_ GUARDED_BY(mu_);
+  bool pumping_ GUARDED_BY(mu_) = false;  // a Pump runs, or waits on the queue
+  std::string file_ GUARDED_BY(mu_);      // the current file, as the queue named it; "" none
+  std::ifstream in_ GUARDED_BY(mu_);
+  int64_t record_in_file_ GUARDED_BY(mu_) = 0;  // lines read, or records handed out
+  int64_t data_end_ GUARDED_BY(mu_) = 0;        // fixed length: where the footer starts
+  int64_t records_produced_ GUARDED_BY(mu_) = 0;
+  int64_t work_units_completed_ GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tfd::kernels::io

@@ -1,0 +1,110 @@
+"""TF1's readers and record decoders over the registry's reader ops
+(kernels/io/reader_ops.cc, parsing_ops.cc): the input pipeline of
+string_input_producer -> reader.read -> decode_csv / decode_raw ->
+tfd.train.shuffle_batch.
+
+    files = tfd.train.string_input_producer(["a.csv", "b.csv"], num_epochs=1)
+    key, line = tfd.TextLineReader(skip_header_lines=1).read(files)
+    x, y = tfd.decode_csv(line, record_defaults=[[0.0], [0]])
+    xs, ys = tfd.train.shuffle_batch([x, y], 32, capacity=1000, min_after_dequeue=100)
+
+A reader is kept by the task its node is placed on and reads the files
+there, within the task's io_dirs (`tfd --data_dir`, or tfd.Session's
+io_dirs in one process); each read takes the next record, and the next
+file name from the queue when a file is done. Once the queue is closed and
+empty, a read is tfd.errors.OutOfRangeError, which ends a Coordinator's
+loop as in TF1.
+"""
+import types
+
+from . import dtypes, framework
+from .op_gen import raw_ops
+
+__all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "decode_raw", "decode_csv"]
+
+
+class ReaderBase:
+    """What TF1's readers share: read a record from a queue of file names,
+    the counts, reset. `reader_ref` is the reader's handle."""
+
+    def __init__(self, reader_ref):
+        self._reader_ref = reader_ref
+
+    @property
+    def reader_ref(self):
+        return self._reader_ref
+
+    @property
+    def supports_serialize(self):
+        return False
+
+    def read(self, queue, name=None):
+        """(key, value): the next record, its file name taken from `queue` (a
+        tfd queue of string scalars, or its queue_ref) when needed."""
+        queue_ref = queue.queue_ref if hasattr(queue, "queue_ref") else queue
+        return tuple(raw_ops.reader_read(self._reader_ref, queue_ref,
+                                         name=name or "ReaderRead"))
+
+    def num_records_produced(self, name=None):
+        return raw_ops.reader_num_records_produced(self._reader_ref,
+                                                   name=name or "ReaderNumRecordsProduced")
+
+    def num_work_units_completed(self, name=None):
+        return raw_ops.reader_num_work_units_completed(
+            self._reader_ref, name=name or "ReaderNumWorkUnitsCompleted")
+
+    def reset(self, name=None):
+        return raw_ops.reader_reset(self._reader_ref, name=name or "ReaderReset")
+
+
+class TextLineReader(ReaderBase):
+    """TF1's: a record per line of each file (without its newline), the
+    first skip_header_lines of each file skipped; key "file:line"."""
+
+    def __init__(self, skip_header_lines=None, name=None):
+        super().__init__(raw_ops.text_line_reader(skip_header_lines=int(skip_header_lines or 0),
+                                                  name=name or "TextLineReader"))
+
+
+class FixedLengthRecordReader(ReaderBase):
+    """TF1's: records of record_bytes between a header and a footer of each
+    file (CIFAR-10's binary files); key "file:index". A file the records do
+    not fill exactly is InvalidArgumentError; hop_bytes and encoding are
+    refused (ValueError)."""
+
+    def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
+                 name=None, encoding=None):
+        if hop_bytes or encoding:
+            raise ValueError("tfd.FixedLengthRecordReader: hop_bytes and encoding are not "
+                             "supported, got %r and %r" % (hop_bytes, encoding))
+        super().__init__(raw_ops.fixed_length_record_reader(
+            record_bytes=int(record_bytes), header_bytes=int(header_bytes or 0),
+            footer_bytes=int(footer_bytes or 0), name=name or "FixedLengthRecordReader"))
+
+
+def decode_raw(input_bytes, out_type, little_endian=True, name=None):
+    """TF1's tf.decode_raw: each string's bytes as out_type elements, a new
+    last dimension; the strings must have one length."""
+    return raw_ops.decode_raw(input_bytes, out_type=dtypes.as_dtype(out_type),
+                              little_endian=bool(little_endian), name=name or "DecodeRaw")
+
+
+def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None,
+               na_value="", select_cols=None):
+    """TF1's tf.decode_csv: a list of one tensor per column (those of
+    select_cols, when given), each shaped like `records`. record_defaults
+    has one entry per column, a list or tensor of one value (the column's
+    dtype and what an empty field becomes) or of none (the field is
+    required)."""
+    defaults = [framework.convert_to_tensor(d) for d in record_defaults]
+    if not defaults:
+        raise ValueError("tfd.decode_csv: record_defaults must name at least one column")
+    outputs = raw_ops.decode_csv(records, defaults, field_delim=field_delim,
+                                 use_quote_delim=bool(use_quote_delim), na_value=na_value,
+                                 select_cols=list(select_cols or []), name=name or "DecodeCSV")
+    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+
+io = types.ModuleType("tfd.io", "TF1's tf.io: the record decoders.")
+io.decode_raw = decode_raw
+io.decode_csv = decode_csv

@@ -1,0 +1,196 @@
+// TF1's readers and decoders through their kernels: text lines and fixed-
+// length records from a queue of file names, file after file; a read that
+// waits for a name; bad files (outside io_dirs, missing, partial records)
+// refused one after another while the reader goes on; the end of the queue;
+// DecodeCSV and DecodeRaw at their edges.
+#include <thread>
+
+#include "kernels/register_all.h"
+#include "tests/util/io_test_util.h"
+#include "tests/util/kernel_runner.h"
+
+namespace tfd::testing {
+namespace {
+
+struct ReaderEnv {
+  ReaderEnv() {
+    REQUIRE(kernels::RegisterAll(registry).ok());
+    env.resources = &resources;
+    env.io_dirs = {dir.path()};
+    auto q = Run("FIFOQueue",
+                 {{"component_types", std::vector<DType>{DType::kString}},
+                  {"capacity", int64_t{-1}},
+                  {"shared_name", std::string("files")}},
+                 {});
+    REQUIRE(q.ok());
+    queue = (*q)[0];
+  }
+  StatusOr<std::vector<Value>> Run(const std::string& op, AttrMap attrs, std::vector<Value> in) {
+    RunOpOptions options;
+    options.env = &env;
+    return RunOpValues(registry, op, std::move(attrs), std::move(in), options);
+  }
+  Value Reader(const std::string& op, AttrMap attrs) {
+    attrs.emplace("shared_name", op);
+    auto r = Run(op, std::move(attrs), {});
+    INFO(r.status().ToString());
+    REQUIRE(r.ok());
+    return (*r)[0];
+  }
+  void Enqueue(const std::string& file) {
+    REQUIRE(Run("QueueEnqueue", {{"Tcomponents", std::vector<DType>{DType::kString}}},
+                {queue, Value{Tensor::Scalar(file), nullptr}})
+                .ok());
+  }
+  void Close() { REQUIRE(Run("QueueClose", {}, {queue}).ok()); }
+  // {key, value}, or the read's error.
+  StatusOr<std::pair<std::string, std::string>> Read(const Value& reader) {
+    TFD_ASSIGN_OR_RETURN(auto out, Run("ReaderRead", {}, {reader, queue}));
+    return std::make_pair(out[0].tensor.scalar<std::string>(), out[1].tensor.scalar<std::string>());
+  }
+  int64_t Count(const Value& reader, const std::string& op) {
+    auto out = Run(op, {}, {reader});
+    REQUIRE(out.ok());
+    return (*out)[0].tensor.scalar<int64_t>();
+  }
+
+  TempDir dir;
+  OpRegistry registry;
+  ResourceMgr resources;
+  KernelEnv env;
+  Value queue;
+};
+
+void RequireRecord(StatusOr<std::pair<std::string, std::string>> got, const std::string& key,
+                   const std::string& value) {
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(got->first == key);
+  CHECK(got->second == value);
+}
+
+TEST_CASE("a text line reader reads each queued file in turn, skipping its header lines") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "a.txt", "head\none\r\ntwo\n");
+  WriteFile(e.dir.path() / "empty.txt", "");
+  WriteFile(e.dir.path() / "b.txt", "head\nthree");  // no newline at the end
+  const Value reader = e.Reader("TextLineReader", {{"skip_header_lines", int64_t{1}}});
+  for (const char* f : {"a.txt", "empty.txt", "b.txt"}) e.Enqueue(f);
+  e.Close();
+  RequireRecord(e.Read(reader), "a.txt:2", "one");
+  RequireRecord(e.Read(reader), "a.txt:3", "two");
+  RequireRecord(e.Read(reader), "b.txt:2", "three");
+  const Status end = e.Read(reader).status();
+  CHECK(end.code() == Code::kOutOfRange);
+  CHECK(e.Count(reader, "ReaderNumRecordsProduced") == 3);
+  CHECK(e.Count(reader, "ReaderNumWorkUnitsCompleted") == 3);
+  REQUIRE(e.Run("ReaderReset", {}, {reader}).ok());
+  CHECK(e.Count(reader, "ReaderNumRecordsProduced") == 0);
+}
+
+TEST_CASE("bad files are refused one after another, naming each, and the reader goes on") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "r.bin", std::string("HH") + "abcd" + "efgh" + "F");
+  WriteFile(e.dir.path() / "partial.bin", std::string("HH") + "abcd" + "ef" + "F");
+  const Value reader = e.Reader(
+      "FixedLengthRecordReader",
+      {{"header_bytes", int64_t{2}}, {"record_bytes", int64_t{4}}, {"footer_bytes", int64_t{1}}});
+  for (const char* f : {"/etc/passwd", "missing.bin", "partial.bin", "r.bin"}) e.Enqueue(f);
+  const Status outside = e.Read(reader).status();
+  CHECK(outside.code() == Code::kInvalidArgument);
+  CHECK_THAT(outside.message(), Catch::Contains("/etc/passwd"));
+  const Status missing = e.Read(reader).status();
+  CHECK(missing.code() == Code::kNotFound);
+  CHECK_THAT(missing.message(), Catch::Contains("missing.bin"));
+  const Status partial = e.Read(reader).status();
+  CHECK(partial.code() == Code::kInvalidArgument);
+  CHECK_THAT(partial.message(), Catch::Contains("partial.bin"));
+  RequireRecord(e.Read(reader), "r.bin:0", "abcd");
+  RequireRecord(e.Read(reader), "r.bin:1", "efgh");
+}
+
+TEST_CASE("a read waits for a file name and goes on when one is queued") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "late.txt", "x\n");
+  const Value reader = e.Reader("TextLineReader", {});
+  StatusOr<std::pair<std::string, std::string>> got = errors::Internal("not run");
+  std::thread read([&] { got = e.Read(reader); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  e.Enqueue("late.txt");
+  read.join();
+  RequireRecord(got, "late.txt:1", "x");
+}
+
+StatusOr<std::vector<Tensor>> Csv(ReaderEnv& e, std::vector<std::string> lines,
+                                  std::vector<Tensor> defaults, AttrMap attrs = {}) {
+  std::vector<DType> types;
+  for (const Tensor& d : defaults) types.push_back(d.dtype());
+  attrs.emplace("OUT_TYPE", types);
+  std::vector<Value> in{Value{Tensor::FromVector<std::string>(lines), nullptr}};
+  for (Tensor& d : defaults) in.push_back(Value{std::move(d), nullptr});
+  TFD_ASSIGN_OR_RETURN(auto out, e.Run("DecodeCSV", std::move(attrs), std::move(in)));
+  std::vector<Tensor> t;
+  for (Value& v : out) t.push_back(std::move(v.tensor));
+  return t;
+}
+
+TEST_CASE("DecodeCSV: quotes, defaults, na_value and select_cols; each bad field named") {
+  ReaderEnv e;
+  auto out = Csv(e, {"1,\"a,\"\"b\"\"\",2.5", ",plain,", " -7 ,NA,inf"},
+                 {Tensor::FromVector<int32_t>({9}), Tensor::FromVector<std::string>({"?"}),
+                  Tensor::FromVector<float>({-1.0f})},
+                 {{"na_value", std::string("NA")}});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(std::vector<int32_t>((*out)[0].data<int32_t>(), (*out)[0].data<int32_t>() + 3) ==
+        std::vector<int32_t>{1, 9, -7});
+  CHECK((*out)[1].data<std::string>()[0] == "a,\"b\"");
+  CHECK((*out)[1].data<std::string>()[2] == "?");
+  CHECK((*out)[2].data<float>()[1] == -1.0f);
+  CHECK(std::isinf((*out)[2].data<float>()[2]));
+
+  auto picked =
+      Csv(e, {"1,2,3,4"}, {Tensor::FromVector<int64_t>({0}), Tensor::FromVector<int64_t>({0})},
+          {{"select_cols", std::vector<int64_t>{1, 3}}});
+  REQUIRE(picked.ok());
+  CHECK((*picked)[0].data<int64_t>()[0] == 2);
+  CHECK((*picked)[1].data<int64_t>()[0] == 4);
+
+  const Tensor required = Tensor::FromVector<int32_t>({});
+  for (const auto& [line, says] :
+       std::vector<std::pair<std::string, std::string>>{{"", "required but missing"},
+                                                        {"1,2", "has 2 fields, expected 1"},
+                                                        {"x", "is not a valid int32"},
+                                                        {"3000000000", "is not a valid int32"},
+                                                        {"\"open", "not closed"},
+                                                        {"\"a\"b", "quote inside"}}) {
+    INFO(line);
+    const Status s = Csv(e, {line}, {required}).status();
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains(says));
+  }
+}
+
+TEST_CASE("DecodeRaw reads either byte order and refuses strings of unequal or partial length") {
+  ReaderEnv e;
+  auto run = [&](std::vector<std::string> bytes, bool little) {
+    return e.Run("DecodeRaw", {{"out_type", DType::kInt32}, {"little_endian", little}},
+                 {Value{Tensor::FromVector<std::string>(bytes), nullptr}});
+  };
+  const std::string one_two("\x01\x00\x00\x00\x00\x00\x00\x02", 8);
+  auto little = run({one_two}, true);
+  REQUIRE(little.ok());
+  const Tensor& l = (*little)[0].tensor;
+  CHECK(l.shape() == TensorShape{1, 2});
+  CHECK(l.data<int32_t>()[0] == 1);
+  CHECK(l.data<int32_t>()[1] == 0x02000000);
+  auto big = run({one_two}, false);
+  REQUIRE(big.ok());
+  CHECK((*big)[0].tensor.data<int32_t>()[0] == 0x01000000);
+  CHECK((*big)[0].tensor.data<int32_t>()[1] == 2);
+  CHECK(run({"abcd", "ab"}, true).status().code() == Code::kInvalidArgument);
+  CHECK_THAT(run({"abcde"}, true).status().message(), Catch::Contains("not a whole number"));
+}
+
+}  // namespace
+}  // namespace tfd::testing

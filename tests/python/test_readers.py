@@ -1,0 +1,89 @@
+"""TF1's file input pipeline as its users wrote it: string_input_producer
+feeding a TextLineReader or a FixedLengthRecordReader under queue runners,
+records decoded by decode_csv and decode_raw and batched by shuffle_batch,
+the epoch ending in OutOfRangeError; and files outside the session's
+io_dirs refused."""
+import numpy as np
+import pytest
+
+import tfd
+
+
+def drain(sess, fetches):
+    """Every value `fetches` gives until the input ends."""
+    coord = tfd.train.Coordinator()
+    threads = tfd.train.start_queue_runners(sess, coord)
+    got = []
+    try:
+        while True:
+            got.append(sess.run(fetches))
+    except tfd.errors.OutOfRangeError:
+        pass
+    coord.request_stop()
+    coord.join(threads)
+    return got
+
+
+def test_csv_lines_through_decode_csv_and_shuffle_batch(tmp_path):
+    rows = [(i, i * 0.5, "name%d" % i) for i in range(40)]
+    for part in range(2):
+        with open(tmp_path / ("part%d.csv" % part), "w") as f:
+            f.write("id,score,name\n")
+            for i, score, name in rows[part::2]:
+                f.write("%d,%s,%s\n" % (i, score, name))
+    files = tfd.train.string_input_producer(["part0.csv", "part1.csv"], num_epochs=1)
+    _, line = tfd.TextLineReader(skip_header_lines=1).read(files)
+    ids, scores, names = tfd.decode_csv(line, [[0], [0.0], ["?"]])
+    batch = tfd.train.shuffle_batch([ids, scores, names], 8, capacity=64, min_after_dequeue=8,
+                                    allow_smaller_final_batch=True)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run([tfd.global_variables_initializer(), tfd.local_variables_initializer()])
+        got = drain(sess, batch)
+    seen = np.concatenate([b[0] for b in got])
+    assert sorted(seen.tolist()) == list(range(40))
+    for b in got:
+        np.testing.assert_allclose(b[1], b[0] * 0.5)
+        assert [n.decode() for n in b[2]] == ["name%d" % i for i in b[0]]
+
+
+def test_fixed_length_records_decoded_as_cifar_images(tmp_path):
+    # Records of one label byte and a 2x2x3 image, CIFAR-10's layout.
+    rng = np.random.RandomState(0)
+    labels = rng.randint(0, 10, size=5).astype(np.uint8)
+    images = rng.randint(0, 256, size=(5, 3, 2, 2)).astype(np.uint8)
+    with open(tmp_path / "batch.bin", "wb") as f:
+        for label, image in zip(labels, images):
+            f.write(bytes([label]) + image.tobytes())
+    files = tfd.train.string_input_producer(["batch.bin"], num_epochs=1, shuffle=False)
+    reader = tfd.FixedLengthRecordReader(record_bytes=1 + 12)
+    key, value = reader.read(files)
+    raw = tfd.decode_raw(value, tfd.uint8)
+    assert raw.shape == tfd.TensorShape([None])
+    label = tfd.cast(raw[0], tfd.int32)
+    image = tfd.transpose(tfd.reshape(raw[1:], [3, 2, 2]), [1, 2, 0])
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        got = drain(sess, [key, label, image])
+        assert sess.run(reader.num_records_produced()) == 5
+    assert [k.item().decode() for k, _, _ in got] == ["batch.bin:%d" % i for i in range(5)]
+    assert [int(lab) for _, lab, _ in got] == labels.tolist()
+    for (_, _, img), want in zip(got, images):
+        np.testing.assert_array_equal(img, want.transpose(1, 2, 0))
+
+
+def test_a_file_outside_io_dirs_is_refused_and_bad_arguments_are_named(tmp_path):
+    files = tfd.train.string_input_producer(["/etc/hostname"], shuffle=False)
+    _, line = tfd.TextLineReader().read(files)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="/etc/hostname"):
+            sess.run(line)
+        coord.request_stop()
+        sess.run(files.close(cancel_pending_enqueues=True))
+        coord.join(threads)
+    with pytest.raises(ValueError, match="hop_bytes"):
+        tfd.FixedLengthRecordReader(4, hop_bytes=2)
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="is not a valid int32"):
+        tfd.Session().run(tfd.decode_csv(tfd.constant(["x"]), [[0]]))
+    assert tfd.io.decode_csv is tfd.decode_csv
