@@ -3,13 +3,11 @@
 // INVALID_ARGUMENT naming the record and the field.
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <limits>
 
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
+#include "kernels/io/csv_record.h"
 #include "kernels/io/io_ops_internal.h"
 
 namespace tfd::kernels::io {
@@ -55,78 +53,6 @@ class DecodeRawOp : public OpKernel {
   DType type_ = DType::kInvalid;
   bool little_endian_ = true;
 };
-
-// One CSV record's fields, quotes removed; INVALID_ARGUMENT naming `record`.
-StatusOr<std::vector<std::string>> SplitRecord(const std::string& line, char delim, bool quotes,
-                                               int64_t record) {
-  std::vector<std::string> fields;
-  size_t i = 0;
-  for (;;) {
-    std::string field;
-    if (quotes && i < line.size() && line[i] == '"') {
-      for (++i;; ++i) {
-        if (i >= line.size()) {
-          return errors::InvalidArgument("record ", record, ": a quoted field is not closed");
-        }
-        if (line[i] != '"') {
-          field += line[i];
-        } else if (i + 1 < line.size() && line[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          break;
-        }
-      }
-      ++i;  // past the closing quote
-      if (i < line.size() && line[i] != delim) {
-        return errors::InvalidArgument("record ", record,
-                                       ": a quoted field ends before its "
-                                       "delimiter (a quote inside is written twice)");
-      }
-    } else {
-      const size_t end = std::min(line.find(delim, i), line.size());
-      field = line.substr(i, end - i);
-      i = end;
-    }
-    fields.push_back(std::move(field));
-    if (i >= line.size()) return fields;
-    ++i;  // past the delimiter
-  }
-}
-
-// `text` (surrounding spaces allowed) as a T, or false.
-template <typename T>
-bool ParseNumber(std::string text, T* out) {
-  const size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t");
-  if (b == std::string::npos) return false;
-  text = text.substr(b, e - b + 1);
-  char* end = nullptr;
-  errno = 0;
-  if constexpr (std::is_floating_point_v<T>) {
-    *out = std::is_same_v<T, float> ? std::strtof(text.c_str(), &end)
-                                    : std::strtod(text.c_str(), &end);
-  } else {
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (errno == ERANGE || v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) {
-      return false;
-    }
-    *out = static_cast<T>(v);
-  }
-  return end == text.c_str() + text.size();
-}
-
-// A CSV field into `slot`: false when it is not a T.
-template <typename T>
-bool ParseField(const std::string& text, T* slot) {
-  if constexpr (std::is_same_v<T, std::string>) {
-    *slot = text;
-    return true;
-  } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {
-    return false;  // not a column type
-  } else {
-    return ParseNumber(text, slot);
-  }
-}
 
 class DecodeCsvOp : public OpKernel {
  public:
@@ -184,7 +110,7 @@ class DecodeCsvOp : public OpKernel {
  private:
   Status DecodeRecord(const OpKernelContext& ctx, const std::string& line, int64_t r,
                       const std::vector<Tensor*>& out) const {
-    TFD_ASSIGN_OR_RETURN(std::vector<std::string> fields, SplitRecord(line, delim_, quotes_, r));
+    TFD_ASSIGN_OR_RETURN(std::vector<std::string> fields, SplitCsvRecord(line, delim_, quotes_, r));
     const int64_t needed =
         select_cols_.empty() ? static_cast<int64_t>(types_.size()) : select_cols_.back() + 1;
     if (select_cols_.empty() ? static_cast<int64_t>(fields.size()) != needed
@@ -215,7 +141,7 @@ class DecodeCsvOp : public OpKernel {
           if (missing) {
             *slot = fallback.data<T>()[0];
           } else {
-            ok = ParseField(text, slot);
+            ok = ParseCsvField(text, slot);
           }
         },
         ok = false);
