@@ -24,6 +24,15 @@ import numpy as np
 from . import _tfd, config as config_lib, errors, framework
 
 
+def _fetched(value):
+    """A fetched tensor as TF1's session.run gives it: an array, but a
+    scalar as a numpy scalar (np.float32, np.int64, ...) or, a string
+    one, as bytes."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        return value[()]
+    return value
+
+
 class _Fetches:
     """A fetch structure flattened to names, and rebuilt from the values."""
 
@@ -39,7 +48,7 @@ class _Fetches:
             self._index[name] = len(self.names)
             self.names.append(name)
         i = self._index[name]
-        return lambda values: values[i]
+        return lambda values: _fetched(values[i])
 
     def _walk(self, f):
         if isinstance(f, framework.Operation):

@@ -65,7 +65,7 @@ def test_fixed_length_records_decoded_as_cifar_images(tmp_path):
         sess.run(tfd.local_variables_initializer())
         got = drain(sess, [key, label, image])
         assert sess.run(reader.num_records_produced()) == 5
-    assert [k.item().decode() for k, _, _ in got] == ["batch.bin:%d" % i for i in range(5)]
+    assert [k.decode() for k, _, _ in got] == ["batch.bin:%d" % i for i in range(5)]
     assert [int(lab) for _, lab, _ in got] == labels.tolist()
     for (_, _, img), want in zip(got, images):
         np.testing.assert_array_equal(img, want.transpose(1, 2, 0))

@@ -190,3 +190,16 @@ def test_close_on_another_thread_cancels_a_blocked_run():
     assert "closed" in str(ended)
     with pytest.raises(tfd.errors.FailedPreconditionError):
         runner.run(sess.graph._builder, [], [], ["q"], 0.0)
+
+
+def test_a_scalar_comes_back_as_tf1s_does_a_numpy_scalar_or_bytes():
+    f, i, s, v = (tfd.constant(1.5), tfd.constant(3, tfd.int64), tfd.constant("hi"),
+                  tfd.constant([1.0, 2.0]))
+    with tfd.Session() as sess:
+        got_f, got_i, got_s, got_v = sess.run([f, i, s, v])
+        call = sess.make_callable([f, s])
+        assert [type(x) for x in call()] == [np.float32, bytes]
+    assert type(got_f) is np.float32 and got_f == 1.5
+    assert type(got_i) is np.int64 and got_i == 3
+    assert got_s == b"hi"
+    assert isinstance(got_v, np.ndarray) and got_v.shape == (2,)

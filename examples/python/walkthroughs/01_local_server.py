@@ -7,6 +7,6 @@ from local_cluster import LocalCluster, expect
 with LocalCluster({"local": 1}) as cluster:
     hello = tfd.constant("Hello, distributed tfd!", name="hello")
     with tfd.Session(cluster.address("local", 0)) as sess:
-        out = sess.run(hello).item().decode()  # a string comes back as bytes
+        out = sess.run(hello).decode()  # a string comes back as bytes, as in TF1
     print(out)
     expect(out, "Hello, distributed tfd!")
