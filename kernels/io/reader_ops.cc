@@ -1,8 +1,8 @@
 // TF1's reader ops (their V1 forms, whose handles are references, as tfd's
-// queues' are): TextLineReader and FixedLengthRecordReader make or find the
-// reader (record_reader.h), ReaderRead takes its next record, waiting
-// without a thread for a file name; ReaderNumRecordsProduced,
-// ReaderNumWorkUnitsCompleted and ReaderReset.
+// queues' are): TextLineReader, FixedLengthRecordReader and TFRecordReader
+// make or find the reader (record_reader.h), ReaderRead takes its next
+// record, waiting without a thread for a file name;
+// ReaderNumRecordsProduced, ReaderNumWorkUnitsCompleted and ReaderReset.
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
 #include "kernels/io/io_ops_internal.h"
@@ -23,6 +23,18 @@ class ReaderOp : public OpKernel {
       if (c.status().ok() && format_.skip_header_lines < 0) {
         c.SetStatus(errors::InvalidArgument("skip_header_lines must be >= 0, not ",
                                             format_.skip_header_lines));
+      }
+      return;
+    }
+    if (c.def().name == "TFRecordReader") {
+      format_.kind = RecordFormat::Kind::kTFRecord;
+      std::string compression;
+      c.SetStatus(c.GetAttr("compression_type", &compression));
+      if (c.status().ok() && !compression.empty()) {
+        c.SetStatus(
+            errors::InvalidArgument("compressed TFRecord files are not supported; "
+                                    "compression_type is '",
+                                    compression, "'"));
       }
       return;
     }
@@ -143,6 +155,18 @@ Status RegisterReaderOps(OpRegistry& r) {
                "a header and a footer; key 'file:index'. A file its records do not fill "
                "exactly is INVALID_ARGUMENT, and so are hop_bytes and encoding. Shape: a "
                "reference."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
+      OpDefBuilder("TFRecordReader")
+          .Output("reader_handle: Ref(string)")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .Attr("compression_type: string = \"\"")
+          .SetIsStateful()
+          .Doc("A reader of TFRecord files (each record framed by its length and CRC-32C "
+               "checksums); key 'file:offset'. A record failing a checksum or cut short is "
+               "INVALID_ARGUMENT and the rest of its file skipped; compressed files are "
+               "INVALID_ARGUMENT. Shape: a reference."),
       shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<ReaderReadOp>(
       OpDefBuilder("ReaderRead")

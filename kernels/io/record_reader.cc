@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "common/tensor_bundle/crc32c.h"
+
 namespace tfd::kernels::io {
 
 RecordReader::RecordReader(std::string name, RecordFormat format)
@@ -138,6 +140,10 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
   }
   std::error_code ec;
   const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  if (format_.kind == RecordFormat::Kind::kTFRecord) {
+    data_end_ = ec ? 0 : size;
+    return OkStatus();
+  }
   const int64_t records = size - format_.header_bytes - format_.footer_bytes;
   if (ec || records < 0 || records % format_.record_bytes != 0) {
     file_.clear();
@@ -152,7 +158,54 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
   return OkStatus();
 }
 
+// TFRecord framing: length (uint64), its masked CRC-32C (uint32), the
+// data, the data's masked CRC-32C; little-endian.
+namespace {
+
+uint32_t MaskedCrc(const void* data, size_t n) {
+  const uint32_t crc = crc32c::Value(data, n);
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+template <typename T>
+T LittleEndian(const char* p) {
+  T v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= static_cast<T>(static_cast<uint8_t>(p[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+StatusOr<bool> RecordReader::NextTFRecordLocked(std::string* key, std::string* value) {
+  const int64_t at = in_.tellg();
+  if (at >= data_end_) return false;
+  const auto corrupt = [&](const char* what) {
+    return errors::InvalidArgument("reader '", name_, "': TFRecord at offset ", at, " of '", file_,
+                                   "' ", what);
+  };
+  char header[12];
+  // A record takes 16 bytes besides its data.
+  if (data_end_ - at < 16 || !in_.read(header, 12)) return corrupt("is cut short");
+  const auto length = LittleEndian<uint64_t>(header);
+  if (LittleEndian<uint32_t>(header + 8) != MaskedCrc(header, 8)) {
+    return corrupt("has a length that fails its checksum");
+  }
+  if (length > static_cast<uint64_t>(data_end_ - at - 16)) return corrupt("runs past the file");
+  value->resize(length);
+  char footer[4];
+  if (!in_.read(value->data(), static_cast<std::streamsize>(length)) || !in_.read(footer, 4)) {
+    return errors::Internal("reader '", name_, "' failed reading '", file_, "'");
+  }
+  if (LittleEndian<uint32_t>(footer) != MaskedCrc(value->data(), length)) {
+    return corrupt("has data that fails its checksum");
+  }
+  *key = file_ + ":" + std::to_string(at);
+  ++record_in_file_;
+  return true;
+}
+
 StatusOr<bool> RecordReader::NextRecordLocked(std::string* key, std::string* value) {
+  if (format_.kind == RecordFormat::Kind::kTFRecord) return NextTFRecordLocked(key, value);
   if (format_.kind == RecordFormat::Kind::kTextLine) {
     if (!std::getline(in_, *value)) {
       if (in_.bad()) return errors::Internal("reader '", name_, "' failed reading '", file_, "'");

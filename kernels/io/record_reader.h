@@ -1,5 +1,6 @@
-// RecordReader: TF1's readers (TextLineReader, FixedLengthRecordReader),
-// which turn a queue of file names into records, one file at a time: the
+// RecordReader: TF1's readers (TextLineReader, FixedLengthRecordReader,
+// TFRecordReader), which turn a queue of file names into records, one file
+// at a time: the
 // classic input pipeline of string_input_producer -> reader.read ->
 // decode_csv / decode_raw -> shuffle_batch.
 //
@@ -14,10 +15,12 @@
 //
 // Files are opened through the task's io_dirs (KernelEnv::ResolveIoPath).
 // A text line's key is "file:line" (from 1, header lines counted); a fixed-
-// length record's "file:index" (from 0), as TF1's. A fixed-length file
-// whose records do not fill it exactly is INVALID_ARGUMENT naming it (TF1
-// drops the partial record silently); a failed read of an open file,
-// INTERNAL.
+// length record's "file:index" (from 0); a TFRecord's "file:offset", as
+// TF1's. A fixed-length file whose records do not fill it exactly is
+// INVALID_ARGUMENT naming it (TF1 drops the partial record silently); so is
+// a TFRecord whose length or data fails its CRC-32C or runs past the end of
+// its file (the rest of that file is skipped); a failed read of an open
+// file, INTERNAL.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
@@ -38,7 +41,7 @@
 namespace tfd::kernels::io {
 
 struct RecordFormat {
-  enum class Kind { kTextLine, kFixedLength };
+  enum class Kind { kTextLine, kFixedLength, kTFRecord };
   Kind kind = Kind::kTextLine;
   int64_t skip_header_lines = 0;                                 // text lines
   int64_t header_bytes = 0, record_bytes = 0, footer_bytes = 0;  // fixed length
@@ -79,6 +82,7 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   void Pump();
   // The next record of the open file into key/value; false at its end.
   StatusOr<bool> NextRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
+  StatusOr<bool> NextTFRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
   Status OpenLocked(const std::string& name, const KernelEnv& env) REQUIRES(mu_);
   void TakeFileFromQueue(const Request& r);
 
@@ -90,7 +94,8 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   std::string file_ GUARDED_BY(mu_);      // the current file, as the queue named it; "" none
   std::ifstream in_ GUARDED_BY(mu_);
   int64_t record_in_file_ GUARDED_BY(mu_) = 0;  // lines read, or records handed out
-  int64_t data_end_ GUARDED_BY(mu_) = 0;        // fixed length: where the footer starts
+  int64_t data_end_ GUARDED_BY(mu_) =
+      0;  // fixed length: where the footer starts; TFRecord: the size
   int64_t records_produced_ GUARDED_BY(mu_) = 0;
   int64_t work_units_completed_ GUARDED_BY(mu_) = 0;
 };

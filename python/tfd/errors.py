@@ -53,6 +53,8 @@ AbortedError = _error_class("AbortedError", "ABORTED")
 OutOfRangeError = _error_class("OutOfRangeError", "OUT_OF_RANGE")
 UnavailableError = _error_class("UnavailableError", "UNAVAILABLE")
 InternalError = _error_class("InternalError", "INTERNAL")
+# Raised by Python alone (tfd.python_io.tf_record_iterator on a damaged file).
+DataLossError = _error_class("DataLossError", "DATA_LOSS")
 
 _BY_CODE = {cls.code_name: cls for cls in (
     CancelledError, InvalidArgumentError, DeadlineExceededError, NotFoundError,

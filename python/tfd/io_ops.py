@@ -17,10 +17,11 @@ loop as in TF1.
 """
 import types
 
-from . import dtypes, framework
+from . import dtypes, framework, tf_record
 from .op_gen import raw_ops
 
-__all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "decode_raw", "decode_csv"]
+__all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "TFRecordReader",
+           "decode_raw", "decode_csv"]
 
 
 class ReaderBase:
@@ -82,6 +83,17 @@ class FixedLengthRecordReader(ReaderBase):
             footer_bytes=int(footer_bytes or 0), name=name or "FixedLengthRecordReader"))
 
 
+class TFRecordReader(ReaderBase):
+    """TF1's: the records of TFRecord files (tfd.python_io.TFRecordWriter
+    writes them); key "file:offset". A record cut short or failing a
+    checksum is InvalidArgumentError and the rest of its file is skipped;
+    compressed files are refused (ValueError)."""
+
+    def __init__(self, name=None, options=None):
+        tf_record._check_options(options)
+        super().__init__(raw_ops.tf_record_reader(name=name or "TFRecordReader"))
+
+
 def decode_raw(input_bytes, out_type, little_endian=True, name=None):
     """TF1's tf.decode_raw: each string's bytes as out_type elements, a new
     last dimension; the strings must have one length."""
@@ -105,6 +117,8 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
 
 
-io = types.ModuleType("tfd.io", "TF1's tf.io: the record decoders.")
+io = types.ModuleType("tfd.io", "TF1's tf.io: the record decoders and TFRecord files.")
 io.decode_raw = decode_raw
 io.decode_csv = decode_csv
+for _name in tf_record.__all__:
+    setattr(io, _name, getattr(tf_record, _name))

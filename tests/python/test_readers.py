@@ -87,3 +87,25 @@ def test_a_file_outside_io_dirs_is_refused_and_bad_arguments_are_named(tmp_path)
     with pytest.raises(tfd.errors.InvalidArgumentError, match="is not a valid int32"):
         tfd.Session().run(tfd.decode_csv(tfd.constant(["x"]), [[0]]))
     assert tfd.io.decode_csv is tfd.decode_csv
+
+
+def test_tfrecords_written_in_python_and_read_by_the_graph_or_iterated(tmp_path):
+    records = [b"", b"one", bytes(range(256)) * 40]
+    with tfd.python_io.TFRecordWriter(str(tmp_path / "r.tfrecord")) as w:
+        for r in records:
+            w.write(r)
+    assert list(tfd.python_io.tf_record_iterator(str(tmp_path / "r.tfrecord"))) == records
+    files = tfd.train.string_input_producer(["r.tfrecord"], num_epochs=1, shuffle=False)
+    _, value = tfd.TFRecordReader().read(files)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        assert drain(sess, value) == records
+
+    data = (tmp_path / "r.tfrecord").read_bytes()
+    (tmp_path / "cut.tfrecord").write_bytes(data[:-3])
+    (tmp_path / "flipped.tfrecord").write_bytes(data[:20] + bytes([data[20] ^ 1]) + data[21:])
+    for name, offset in (("cut.tfrecord", 35), ("flipped.tfrecord", 16)):
+        with pytest.raises(tfd.errors.DataLossError, match="offset %d" % offset):
+            list(tfd.python_io.tf_record_iterator(str(tmp_path / name)))
+    with pytest.raises(ValueError, match="compressed"):
+        tfd.python_io.TFRecordWriter(str(tmp_path / "z"), tfd.python_io.TFRecordOptions("GZIP"))

@@ -2,9 +2,12 @@
 // length records from a queue of file names, file after file; a read that
 // waits for a name; bad files (outside io_dirs, missing, partial records)
 // refused one after another while the reader goes on; the end of the queue;
-// DecodeCSV and DecodeRaw at their edges.
+// TFRecords checked record by record; DecodeCSV and DecodeRaw at their
+// edges.
+#include <optional>
 #include <thread>
 
+#include "common/tensor_bundle/crc32c.h"
 #include "kernels/register_all.h"
 #include "tests/util/io_test_util.h"
 #include "tests/util/kernel_runner.h"
@@ -107,6 +110,42 @@ TEST_CASE("bad files are refused one after another, naming each, and the reader 
   CHECK_THAT(partial.message(), Catch::Contains("partial.bin"));
   RequireRecord(e.Read(reader), "r.bin:0", "abcd");
   RequireRecord(e.Read(reader), "r.bin:1", "efgh");
+}
+
+// One record framed as TFRecord files frame it; `claimed`, when given, the
+// length its header says (with a checksum that holds).
+std::string TFRecord(const std::string& data, bool damage_data = false,
+                     std::optional<uint64_t> claimed = std::nullopt) {
+  const auto masked = [](const std::string& b) {
+    const uint32_t crc = kernels::crc32c::Value(b.data(), b.size());
+    return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+  };
+  const auto le = [](uint64_t v, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += static_cast<char>((v >> (8 * i)) & 0xff);
+    return out;
+  };
+  const std::string length = le(claimed.value_or(data.size()), 8);
+  return length + le(masked(length), 4) + data + le(masked(data) + (damage_data ? 1 : 0), 4);
+}
+
+TEST_CASE("a TFRecord reader checks each record's checksums and refuses hostile lengths") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "good.rec", TFRecord("first") + TFRecord("") + TFRecord("third"));
+  WriteFile(e.dir.path() / "bad.rec", TFRecord("ok") + TFRecord("damaged", true) + TFRecord("x"));
+  WriteFile(e.dir.path() / "hostile.rec", TFRecord("y", false, uint64_t{1} << 63));
+  const Value reader = e.Reader("TFRecordReader", {});
+  for (const char* f : {"bad.rec", "hostile.rec", "good.rec"}) e.Enqueue(f);
+  RequireRecord(e.Read(reader), "bad.rec:0", "ok");
+  const Status damaged = e.Read(reader).status();
+  CHECK(damaged.code() == Code::kInvalidArgument);
+  CHECK_THAT(damaged.message(), Catch::Contains("offset 18 of 'bad.rec'"));
+  const Status length = e.Read(reader).status();  // refused before anything is allocated
+  CHECK(length.code() == Code::kInvalidArgument);
+  CHECK_THAT(length.message(), Catch::Contains("runs past the file"));
+  RequireRecord(e.Read(reader), "good.rec:0", "first");
+  RequireRecord(e.Read(reader), "good.rec:21", "");
+  RequireRecord(e.Read(reader), "good.rec:37", "third");
 }
 
 TEST_CASE("a read waits for a file name and goes on when one is queued") {
