@@ -13,9 +13,10 @@
 // Exits are the gradients of the forward loop's inputs. A reference the
 // body uses (a RefEnter invariant: a TensorArray it reads or writes) is
 // entered into the gradient loop as it is, not stacked; one the body makes
-// (an array per iteration) is stacked as a reference (_StackPushRef). A stack's pushes are
-// ordered by the forward counter and its pops by the gradient loop's counter,
-// so that parallel iterations keep them last in, first out.
+// (an array per iteration) is stacked as a reference (_StackPushRef). A
+// stack's pushes are ordered by the forward counter and its pops by the
+// gradient loop's counter, so that parallel iterations keep them last in,
+// first out.
 //
 // The loop must have the structure ops::WhileLoop (api/control_flow.h)
 // builds: per loop variable Enter -> Merge -> Switch (on the LoopCond) ->

@@ -69,8 +69,7 @@ Status TensorArray::CheckIndex(int64_t index, const std::string& node) const {
 }
 
 Status TensorArray::WriteLocked(int64_t index, const Tensor& value, const std::string& node) {
-  if (index >= size_ && options_.dynamic_size && !closed_) size_ = index + 1;
-  TFD_RETURN_IF_ERROR(CheckIndex(index, node));
+  TFD_RETURN_IF_ERROR(CheckOpen(node));
   if (value.dtype() != options_.dtype) {
     return errors::InvalidArgument(Where(node), ": writes a ", DTypeName(value.dtype()),
                                    " tensor to an array of ", DTypeName(options_.dtype));
@@ -86,6 +85,9 @@ Status TensorArray::WriteLocked(int64_t index, const Tensor& value, const std::s
                                    " to an array whose elements are all ",
                                    written_shape_.ToString());
   }
+  // Only a write that can succeed grows a dynamic array.
+  if (index >= size_ && options_.dynamic_size) size_ = index + 1;
+  TFD_RETURN_IF_ERROR(CheckIndex(index, node));
   Element& e = elements_[index];
   if (e.cleared) {
     return errors::InvalidArgument(Where(node), ": index ", index,

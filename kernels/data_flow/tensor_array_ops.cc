@@ -12,7 +12,8 @@
 namespace tfd::kernels::data_flow {
 namespace {
 
-// The int32 vector input `i` as indices; INVALID_ARGUMENT naming `what`.
+// The int32 or int64 vector input `i` (indices, lengths); INVALID_ARGUMENT
+// naming `what` when it is not a vector.
 StatusOr<std::vector<int64_t>> IndicesInput(const OpKernelContext& ctx, int i, const char* what) {
   const Tensor& t = ctx.input(i);
   if (t.rank() != 1)

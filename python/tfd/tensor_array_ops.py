@@ -86,7 +86,12 @@ class TensorArray:
     def _with_flow(self, flow):
         """This array after `flow`: what a write returns, and what a loop or
         cond gives back for an array it carried."""
-        ta = TensorArray(self._dtype, handle=self._handle, flow=flow)
+        return self._like(self._handle, flow)
+
+    def _like(self, handle, flow):
+        """A TensorArray on `handle` after `flow` that knows what this one
+        knows of its elements (this array's, or its gradient's)."""
+        ta = TensorArray(self._dtype, handle=handle, flow=flow)
         ta._dynamic_size = self._dynamic_size
         ta._infer_shape = self._infer_shape
         ta._element_shape = self._element_shape
@@ -198,10 +203,7 @@ class TensorArray:
             handle, _ = raw_ops.tensor_array_grad_v3(self._handle, flow, source=source)
             with framework.control_dependencies([handle.op]):
                 flow = math_ops.identity(flow, name="gradient_flow")
-        g = TensorArray(self._dtype, handle=handle, flow=flow)
-        g._infer_shape = self._infer_shape
-        g._element_shape = self._element_shape
-        return g
+        return self._like(handle, flow)
 
     def close(self, name=None):
         """Frees the elements; later ops on the array fail."""

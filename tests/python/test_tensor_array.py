@@ -86,7 +86,11 @@ def test_two_gradient_calls_keep_their_gradient_arrays_apart():
     y = ta.stack()
     first = tfd.gradients(tfd.reduce_sum(y * 2.0), [x])[0]
     second = tfd.gradients(tfd.reduce_sum(y * y), [x])[0]
-    got_first, got_second = run([first, second])
+    # An array's gradient array by hand (TF1's TensorArray.grad): nothing written, zeros.
+    by_hand = ta.grad("by_hand").read(1)
+    assert by_hand.shape == tfd.TensorShape([2])
+    got_first, got_second, got_by_hand = run([first, second, by_hand])
+    np.testing.assert_array_equal(got_by_hand, [0.0, 0.0])
     np.testing.assert_allclose(got_first, np.full((2, 2), 2.0))
     np.testing.assert_allclose(got_second, 2 * np.array([[1.0, 2.0], [3.0, 4.0]]))
 
