@@ -183,8 +183,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     structure of tfd.TensorShape, lists with None, or None) where its shape
     changes; a body value contradicting it is InvalidArgumentError. At most
     `parallel_iterations` iterations run at once; `maximum_iterations` (an
-    int or an int scalar tensor) stops the loop after that many. The loop runs in the executor: a session's
-    timeout bounds a loop that does not end. back_prop and swap_memory are
+    int or an int scalar tensor) stops the loop after that many. The loop
+    runs in the executor: a session's timeout bounds a loop that does not
+    end. back_prop and swap_memory are
     accepted for TF1's signature: tfd.gradients differentiates every loop,
     keeping what it needs in memory. Nodes are named "while/..." (under
     `name`, when given)."""

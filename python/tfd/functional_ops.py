@@ -39,8 +39,9 @@ def _elements(what, elems):
 
 def _arrays(flat, rows):
     """One TensorArray per tensor of `flat`, holding its rows."""
-    return [TensorArray(e.dtype, size=rows, element_shape=e.shape.dims[1:] if e.shape.ndims else None)
-            .unstack(e) for e in flat]
+    return [TensorArray(e.dtype, size=rows,
+                        element_shape=e.shape.dims[1:] if e.shape.ndims else None).unstack(e)
+            for e in flat]
 
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True,
