@@ -608,6 +608,10 @@ def _numpy_value(value, dtype):
         arr = np.asarray(value)
     else:
         arr = np.asarray(value)
+        if arr.dtype.kind in "SU":
+            # Not through numpy's fixed-width strings, which drop trailing
+            # NUL bytes (a serialized record often ends in one).
+            arr = np.asarray(value, dtype=object)
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
         elif arr.dtype == np.int64 and (arr.size == 0 or (

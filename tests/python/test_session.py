@@ -203,3 +203,11 @@ def test_a_scalar_comes_back_as_tf1s_does_a_numpy_scalar_or_bytes():
     assert type(got_i) is np.int64 and got_i == 3
     assert got_s == b"hi"
     assert isinstance(got_v, np.ndarray) and got_v.shape == (2,)
+
+
+def test_string_constants_keep_trailing_nul_bytes():
+    """numpy's fixed-width bytes drop them; a serialized record often ends in one."""
+    values = [b"ab\x00", b"\x00", b"c\x00\x00d\x00"]
+    with tfd.Session() as sess:
+        got = sess.run([tfd.constant(values), tfd.constant(values[0])])
+    assert list(got[0]) == values and got[1] == values[0]
