@@ -10,6 +10,7 @@ Status RegisterIoOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(io::RegisterSaveRestoreOps(registry));
   TFD_RETURN_IF_ERROR(io::RegisterReaderOps(registry));
   TFD_RETURN_IF_ERROR(io::RegisterParsingOps(registry));
+  TFD_RETURN_IF_ERROR(io::RegisterParseExampleOp(registry));
   return OkStatus();
 }
 

@@ -9,5 +9,6 @@ namespace tfd::kernels::io {
 Status RegisterSaveRestoreOps(OpRegistry& r);  // save_restore_ops.cc
 Status RegisterReaderOps(OpRegistry& r);       // reader_ops.cc
 Status RegisterParsingOps(OpRegistry& r);      // parsing_ops.cc
+Status RegisterParseExampleOp(OpRegistry& r);  // parse_example_op.cc
 
 }  // namespace tfd::kernels::io

@@ -15,13 +15,18 @@ file name from the queue when a file is done. Once the queue is closed and
 empty, a read is tfd.errors.OutOfRangeError, which ends a Coordinator's
 loop as in TF1.
 """
+import collections
 import types
 
-from . import dtypes, framework, tf_record
+import numpy as np
+
+from . import dtypes, framework, math_ops, tf_record
+from .embedding_ops import SparseTensor
 from .op_gen import raw_ops
 
 __all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "TFRecordReader",
-           "decode_raw", "decode_csv"]
+           "decode_raw", "decode_csv", "FixedLenFeature", "VarLenFeature", "parse_example",
+           "parse_single_example"]
 
 
 class ReaderBase:
@@ -117,8 +122,75 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
 
 
+class FixedLenFeature(collections.namedtuple("FixedLenFeature",
+                                             ["shape", "dtype", "default_value"])):
+    """TF1's: a feature of `shape` values of `dtype` (float32, int64 or
+    string) in every example; without default_value it is required."""
+
+    def __new__(cls, shape, dtype, default_value=None):
+        return super().__new__(cls, shape, dtype, default_value)
+
+
+class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
+    """TF1's: a feature of any number of values, parsed into a SparseTensor."""
+
+
+def parse_example(serialized, features, name=None, example_names=None):
+    """TF1's tf.parse_example: a [batch] vector of serialized
+    tfd.train.Examples into a dict by feature name: for a FixedLenFeature
+    a [batch] + shape tensor, for a VarLenFeature a tfd.SparseTensor of
+    [batch, longest]. A bad example is InvalidArgumentError naming it."""
+    sparse = sorted(k for k, f in features.items() if isinstance(f, VarLenFeature))
+    dense = sorted(k for k, f in features.items() if isinstance(f, FixedLenFeature))
+    if len(sparse) + len(dense) != len(features):
+        raise ValueError("tfd.parse_example: features must map names to FixedLenFeature or "
+                         "VarLenFeature, got %r" % (features,))
+    defaults = [_dense_default(k, features[k]) for k in dense]
+    outputs = raw_ops.parse_example(
+        serialized, example_names if example_names is not None else [],
+        [framework.constant(k) for k in sparse], [framework.constant(k) for k in dense],
+        defaults, sparse_types=[dtypes.as_dtype(features[k].dtype) for k in sparse],
+        dense_shapes=[framework._shape_arg(features[k].shape) for k in dense],
+        name=name or "ParseExample")
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    n = len(sparse)
+    parsed = {k: SparseTensor(outputs[i], outputs[n + i], outputs[2 * n + i])
+              for i, k in enumerate(sparse)}
+    parsed.update({k: outputs[3 * n + i] for i, k in enumerate(dense)})
+    return parsed
+
+
+def _dense_default(key, feature):
+    """The ParseExample default of a FixedLenFeature: no values when it is
+    required, else its default_value in its shape."""
+    dtype = dtypes.as_dtype(feature.dtype)
+    if feature.default_value is None:
+        return framework.constant(np.zeros([0], dtype.as_numpy_dtype), dtype=dtype)
+    value = np.broadcast_to(np.asarray(feature.default_value, dtype.as_numpy_dtype),
+                            framework._shape_arg(feature.shape))
+    return framework.constant(value, dtype=dtype, name="default_" + key.replace("/", "_"))
+
+
+def parse_single_example(serialized, features, name=None, example_names=None):
+    """TF1's: parse_example of one serialized Example (a scalar): dense
+    features of their shape, sparse ones as SparseTensors of [longest]."""
+    batch = parse_example(math_ops.reshape(serialized, [1]), features, name=name,
+                          example_names=example_names)
+    single = {}
+    for k, v in batch.items():
+        if isinstance(v, SparseTensor):
+            single[k] = SparseTensor(v.indices[:, 1:], v.values, v.dense_shape[1:])
+        else:
+            single[k] = v[0]
+    return single
+
+
 io = types.ModuleType("tfd.io", "TF1's tf.io: the record decoders and TFRecord files.")
 io.decode_raw = decode_raw
 io.decode_csv = decode_csv
+io.parse_example = parse_example
+io.parse_single_example = parse_single_example
+io.FixedLenFeature = FixedLenFeature
+io.VarLenFeature = VarLenFeature
 for _name in tf_record.__all__:
     setattr(io, _name, getattr(tf_record, _name))

@@ -19,6 +19,8 @@ from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainin
                         SessionRunContext, SessionRunHook, SessionRunValues, StopAtStepHook,
                         SummarySaverHook)
 from .moving_averages import ExponentialMovingAverage  # noqa: F401
+from .example_proto import (BytesList, Example, Feature, Features, FloatList,  # noqa: F401
+                            Int64List)
 
 
 class Optimizer:

@@ -109,3 +109,41 @@ def test_tfrecords_written_in_python_and_read_by_the_graph_or_iterated(tmp_path)
             list(tfd.python_io.tf_record_iterator(str(tmp_path / name)))
     with pytest.raises(ValueError, match="compressed"):
         tfd.python_io.TFRecordWriter(str(tmp_path / "z"), tfd.python_io.TFRecordOptions("GZIP"))
+
+
+def test_examples_written_to_tfrecords_and_parsed_in_the_graph(tmp_path):
+    train = tfd.train
+
+    def example(label, pixels, tags):
+        return train.Example(features=train.Features(feature={
+            "label": train.Feature(int64_list=train.Int64List(value=[label])),
+            "pixels": train.Feature(float_list=train.FloatList(value=pixels)),
+            "tags": train.Feature(bytes_list=train.BytesList(value=tags)),
+        })).SerializeToString()
+
+    with tfd.python_io.TFRecordWriter(str(tmp_path / "ex.tfrecord")) as w:
+        w.write(example(3, [0.5, -1.0], [b"a"]))
+        w.write(example(-(2 ** 40), [2.0, 3.0], []))  # an empty list ends the record in NUL
+    files = tfd.train.string_input_producer(["ex.tfrecord"], num_epochs=1, shuffle=False)
+    _, record = tfd.TFRecordReader().read(files)
+    spec = {"label": tfd.FixedLenFeature([], tfd.int64),
+            "pixels": tfd.FixedLenFeature([2], tfd.float32),
+            "tags": tfd.VarLenFeature(tfd.string),
+            "weight": tfd.FixedLenFeature([], tfd.float32, default_value=1.0)}
+    one = tfd.parse_single_example(record, spec)
+    assert one["pixels"].shape == tfd.TensorShape([2])
+    batch = tfd.parse_example(tfd.constant([example(1, [0.0, 0.0], [b"x", b"y"])] * 2), spec)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        got = drain(sess, [one["label"], one["pixels"], one["tags"].values,
+                           one["tags"].dense_shape, one["weight"]])
+        tags = sess.run([batch["tags"].indices, batch["tags"].dense_shape])
+    assert [g[0] for g in got] == [3, -(2 ** 40)]
+    np.testing.assert_array_equal(got[1][1], [2.0, 3.0])
+    assert list(got[0][2]) == [b"a"] and list(got[1][2]) == []
+    assert list(got[0][3]) == [1] and list(got[1][3]) == [0]
+    assert got[0][4] == 1.0
+    np.testing.assert_array_equal(tags[0], [[0, 0], [0, 1], [1, 0], [1, 1]])
+    np.testing.assert_array_equal(tags[1], [2, 2])
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="feature 'label' is required"):
+        tfd.Session().run(tfd.parse_example(tfd.constant([b""]), spec)["label"])

@@ -3,11 +3,12 @@
 // waits for a name; bad files (outside io_dirs, missing, partial records)
 // refused one after another while the reader goes on; the end of the queue;
 // TFRecords checked record by record; DecodeCSV and DecodeRaw at their
-// edges.
+// edges; tf.train.Example bytes and ParseExample.
 #include <optional>
 #include <thread>
 
 #include "common/tensor_bundle/crc32c.h"
+#include "kernels/io/example_proto.h"
 #include "kernels/register_all.h"
 #include "tests/util/io_test_util.h"
 #include "tests/util/kernel_runner.h"
@@ -229,6 +230,79 @@ TEST_CASE("DecodeRaw reads either byte order and refuses strings of unequal or p
   CHECK((*big)[0].tensor.data<int32_t>()[1] == 2);
   CHECK(run({"abcd", "ab"}, true).status().code() == Code::kInvalidArgument);
   CHECK_THAT(run({"abcde"}, true).status().message(), Catch::Contains("not a whole number"));
+}
+
+// Protobuf wire bytes, written out by hand.
+std::string Field(int number, const std::string& payload) {
+  return std::string(1, static_cast<char>(number << 3 | 2)) +
+         std::string(1, static_cast<char>(payload.size())) + payload;
+}
+std::string ExampleOf(const std::string& key, const std::string& feature) {
+  return Field(1, Field(1, Field(1, key) + Field(2, feature)));
+}
+
+TEST_CASE("an Example's features read packed or not, unknown fields skipped, bad bytes refused") {
+  using kernels::io::ExampleFeature;
+  using kernels::io::ParseExampleProto;
+  // int64_list with values 1 and 300 unpacked (two varint fields), then an
+  // unknown fixed32 field 7; float_list packed; a bytes_list given twice merges.
+  const std::string ints = Field(3, std::string("\x08\x01\x08\xac\x02\x3d\x00\x00\x00\x00", 10));
+  const std::string floats = Field(2, Field(1, std::string("\x00\x00\x80\x3f", 4)));
+  const std::string bytes = Field(1, Field(1, "a")) + Field(1, Field(1, "bc"));
+  auto got = ParseExampleProto(ExampleOf("i", ints) + ExampleOf("f", floats) +
+                               ExampleOf("b", bytes) + std::string("\x10\x05", 2));
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK((*got)["i"].ints == std::vector<int64_t>{1, 300});
+  CHECK((*got)["f"].floats == std::vector<float>{1.0f});
+  CHECK((*got)["b"].bytes == std::vector<std::string>{"a", "bc"});
+  for (const std::string& bad :
+       {ExampleOf("i", ints).substr(0, 9), std::string("\x0b"), std::string(11, '\xff')}) {
+    const Status s = ParseExampleProto(bad).status();
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("not a tf.train.Example"));
+  }
+}
+
+TEST_CASE("ParseExample fills defaults, names the example of each error, builds sparse rows") {
+  ReaderEnv e;
+  const std::string one =
+      ExampleOf("x", Field(2, Field(1, std::string("\x00\x00\x80\x3f\x00\x00\x00\x40", 8))));
+  const std::string none = Field(1, "");
+  const auto run = [&](std::vector<std::string> serialized, Tensor fallback,
+                       std::vector<std::string> names = {}) {
+    return e.Run(
+        "ParseExample",
+        {{"Nsparse", int64_t{1}},
+         {"Ndense", int64_t{1}},
+         {"sparse_types", std::vector<DType>{DType::kFloat32}},
+         {"Tdense", std::vector<DType>{DType::kFloat32}},
+         {"dense_shapes", std::vector<PartialShape>{PartialShape({2})}}},
+        {Value{Tensor::FromVector<std::string>(serialized), nullptr},
+         Value{Tensor::FromVector<std::string>(names), nullptr},
+         Value{Tensor::Scalar(std::string("x")), nullptr},
+         Value{Tensor::Scalar(std::string("x")), nullptr}, Value{std::move(fallback), nullptr}});
+  };
+  auto out = run({one, none}, Tensor::FromVector<float>({7, 8}));
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  const Tensor& dense = (*out)[3].tensor;
+  CHECK(std::vector<float>(dense.data<float>(), dense.data<float>() + 4) ==
+        std::vector<float>{1, 2, 7, 8});
+  const Tensor& indices = (*out)[0].tensor;
+  CHECK(std::vector<int64_t>(indices.data<int64_t>(), indices.data<int64_t>() + 4) ==
+        std::vector<int64_t>{0, 0, 0, 1});
+  CHECK(std::vector<int64_t>((*out)[2].tensor.data<int64_t>(),
+                             (*out)[2].tensor.data<int64_t>() + 2) == std::vector<int64_t>{2, 2});
+  const Status required = run({one, none}, Tensor::FromVector<float>({}), {"a", "b"}).status();
+  CHECK(required.code() == Code::kInvalidArgument);
+  CHECK_THAT(required.message(), Catch::Contains("example 1 ('b'): feature 'x' is required"));
+  const std::string three = ExampleOf("x", Field(2, Field(1, std::string(12, '\0'))));
+  CHECK_THAT(run({three}, Tensor::FromVector<float>({})).status().message(),
+             Catch::Contains("has 3 values"));
+  const std::string ints = ExampleOf("x", Field(3, Field(1, "\x01")));
+  CHECK_THAT(run({ints}, Tensor::FromVector<float>({})).status().message(),
+             Catch::Contains("is not a float32 list"));
 }
 
 }  // namespace

@@ -1,0 +1,155 @@
+// Reading a tf.train.Example's wire bytes; see example_proto.h.
+#include "kernels/io/example_proto.h"
+
+#include <cstring>
+#include <functional>
+
+namespace tfd::kernels::io {
+namespace {
+
+enum Wire { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
+
+// A cursor over one message's bytes.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : p_(bytes) {}
+  bool done() const { return p_.empty(); }
+
+  StatusOr<uint64_t> Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_.empty()) return Bad("a varint runs past the end");
+      const auto byte = static_cast<uint8_t>(p_.front());
+      p_.remove_prefix(1);
+      v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return v;
+    }
+    return Bad("a varint is longer than 10 bytes");
+  }
+  StatusOr<std::string_view> Bytes(size_t n) {
+    if (n > p_.size()) return Bad("a field runs past the end");
+    std::string_view out = p_.substr(0, n);
+    p_.remove_prefix(n);
+    return out;
+  }
+  StatusOr<std::string_view> Delimited() {
+    TFD_ASSIGN_OR_RETURN(uint64_t n, Varint());
+    return Bytes(n);
+  }
+  // Skips a field of wire type `wire` that the schema does not name.
+  Status Skip(int wire) {
+    switch (wire) {
+      case kVarint:
+        return Varint().status();
+      case kFixed64:
+        return Bytes(8).status();
+      case kLength:
+        return Delimited().status();
+      case kFixed32:
+        return Bytes(4).status();
+      default:
+        return Bad("a field has wire type " + std::to_string(wire) + " (groups are not read)");
+    }
+  }
+  static Status Bad(const std::string& what) {
+    return errors::InvalidArgument("not a tf.train.Example: ", what);
+  }
+
+ private:
+  std::string_view p_;
+};
+
+// Calls on_field(number, wire, reader) for each field of `bytes`; the
+// callee reads the field's value or skips it.
+Status ForEachField(std::string_view bytes,
+                    const std::function<Status(uint64_t, int, Reader&)>& on_field) {
+  Reader r(bytes);
+  while (!r.done()) {
+    TFD_ASSIGN_OR_RETURN(uint64_t tag, r.Varint());
+    TFD_RETURN_IF_ERROR(on_field(tag >> 3, static_cast<int>(tag & 7), r));
+  }
+  return OkStatus();
+}
+
+// Field 1 of a list message: repeated, packed (one length-delimited run) or
+// not (one value per field); `one` reads a value of wire type `wire`.
+Status ListValues(std::string_view list, int wire, const std::function<Status(Reader&)>& one) {
+  return ForEachField(list, [&](uint64_t number, int w, Reader& r) -> Status {
+    if (number != 1) return r.Skip(w);
+    if (w == wire) return one(r);
+    if (w != kLength || wire == kLength) return r.Skip(w);
+    TFD_ASSIGN_OR_RETURN(std::string_view packed, r.Delimited());
+    Reader values(packed);
+    while (!values.done()) TFD_RETURN_IF_ERROR(one(values));
+    return OkStatus();
+  });
+}
+
+StatusOr<ExampleFeature> ParseFeature(std::string_view bytes) {
+  ExampleFeature f;
+  uint64_t set = 0;  // the list field set last
+  TFD_RETURN_IF_ERROR(ForEachField(bytes, [&](uint64_t number, int w, Reader& r) -> Status {
+    if (w != kLength || number < 1 || number > 3) return r.Skip(w);
+    TFD_ASSIGN_OR_RETURN(std::string_view list, r.Delimited());
+    // A oneof: another list replaces the one set; the same one again merges.
+    if (number != set) f = ExampleFeature();
+    set = number;
+    if (number == 1) {
+      f.kind = ExampleFeature::Kind::kBytes;
+      return ListValues(list, kLength, [&](Reader& v) -> Status {
+        TFD_ASSIGN_OR_RETURN(std::string_view b, v.Delimited());
+        f.bytes.emplace_back(b);
+        return OkStatus();
+      });
+    }
+    if (number == 2) {
+      f.kind = ExampleFeature::Kind::kFloat;
+      return ListValues(list, kFixed32, [&](Reader& v) -> Status {
+        TFD_ASSIGN_OR_RETURN(std::string_view b, v.Bytes(4));
+        float x;
+        std::memcpy(&x, b.data(), 4);  // little-endian on the hosts tfd runs on
+        f.floats.push_back(x);
+        return OkStatus();
+      });
+    }
+    f.kind = ExampleFeature::Kind::kInt64;
+    return ListValues(list, kVarint, [&](Reader& v) -> Status {
+      TFD_ASSIGN_OR_RETURN(uint64_t x, v.Varint());
+      f.ints.push_back(static_cast<int64_t>(x));
+      return OkStatus();
+    });
+  }));
+  return f;
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, ExampleFeature>> ParseExampleProto(std::string_view bytes) {
+  std::map<std::string, ExampleFeature> features;
+  // Example { Features features = 1; }  Features { map<string, Feature> feature = 1; }
+  TFD_RETURN_IF_ERROR(ForEachField(bytes, [&](uint64_t number, int w, Reader& r) -> Status {
+    if (number != 1 || w != kLength) return r.Skip(w);
+    TFD_ASSIGN_OR_RETURN(std::string_view fs, r.Delimited());
+    return ForEachField(fs, [&](uint64_t n, int fw, Reader& fr) -> Status {
+      if (n != 1 || fw != kLength) return fr.Skip(fw);
+      TFD_ASSIGN_OR_RETURN(std::string_view entry, fr.Delimited());
+      std::string key;
+      ExampleFeature value;
+      TFD_RETURN_IF_ERROR(ForEachField(entry, [&](uint64_t en, int ew, Reader& er) -> Status {
+        if (ew != kLength || (en != 1 && en != 2)) return er.Skip(ew);
+        TFD_ASSIGN_OR_RETURN(std::string_view b, er.Delimited());
+        if (en == 1) {
+          key = std::string(b);
+          return OkStatus();
+        }
+        TFD_ASSIGN_OR_RETURN(value, ParseFeature(b));
+        return OkStatus();
+      }));
+      features[key] = std::move(value);
+      return OkStatus();
+    });
+  }));
+  return features;
+}
+
+}  // namespace tfd::kernels::io

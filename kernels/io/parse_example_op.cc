@@ -1,0 +1,246 @@
+// TF1's ParseExample: a batch of serialized tf.train.Examples
+// (example_proto.h) into a dense tensor per FixedLenFeature and a sparse
+// one (indices, values, shape) per VarLenFeature. Every bad example is
+// INVALID_ARGUMENT naming it (its name, when `names` gives one) and the
+// feature.
+#include "common/op_kernel.h"
+#include "common/shape_inference.h"
+#include "kernels/array/array_util.h"
+#include "kernels/io/example_proto.h"
+#include "kernels/io/io_ops_internal.h"
+
+namespace tfd::kernels::io {
+namespace {
+
+ExampleFeature::Kind KindOf(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+      return ExampleFeature::Kind::kFloat;
+    case DType::kInt64:
+      return ExampleFeature::Kind::kInt64;
+    default:
+      return ExampleFeature::Kind::kBytes;
+  }
+}
+
+int64_t CountOf(const ExampleFeature& f) {
+  switch (f.kind) {
+    case ExampleFeature::Kind::kFloat:
+      return static_cast<int64_t>(f.floats.size());
+    case ExampleFeature::Kind::kInt64:
+      return static_cast<int64_t>(f.ints.size());
+    case ExampleFeature::Kind::kBytes:
+      return static_cast<int64_t>(f.bytes.size());
+    default:
+      return 0;
+  }
+}
+
+// Copies f's values into `out` from element `at`.
+void CopyValues(const ExampleFeature& f, Tensor* out, int64_t at) {
+  switch (f.kind) {
+    case ExampleFeature::Kind::kFloat:
+      std::copy(f.floats.begin(), f.floats.end(), out->data<float>() + at);
+      break;
+    case ExampleFeature::Kind::kInt64:
+      std::copy(f.ints.begin(), f.ints.end(), out->data<int64_t>() + at);
+      break;
+    case ExampleFeature::Kind::kBytes:
+      std::copy(f.bytes.begin(), f.bytes.end(), out->data<std::string>() + at);
+      break;
+    default:
+      break;
+  }
+}
+
+class ParseExampleOp : public OpKernel {
+ public:
+  explicit ParseExampleOp(OpKernelConstruction& c) : OpKernel(c) {
+    c.SetStatus(c.GetAttr("Nsparse", &num_sparse_));
+    c.SetStatus(c.GetAttr("Ndense", &num_dense_));
+    c.SetStatus(c.GetAttr("sparse_types", &sparse_types_));
+    c.SetStatus(c.GetAttr("Tdense", &dense_types_));
+    c.SetStatus(c.GetAttr("dense_shapes", &dense_shapes_));
+    if (!c.status().ok()) return;
+    if (static_cast<int64_t>(sparse_types_.size()) != num_sparse_ ||
+        static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
+        dense_shapes_.size() != dense_types_.size()) {
+      c.SetStatus(
+          errors::InvalidArgument("ParseExample needs as many sparse_types as Nsparse "
+                                  "and as many Tdense and dense_shapes as Ndense"));
+    }
+    for (DType t : sparse_types_) CheckType(c, t);
+    for (DType t : dense_types_) CheckType(c, t);
+    for (const PartialShape& s : dense_shapes_) {
+      if (!s.IsFullyDefined()) {
+        c.SetStatus(
+            errors::InvalidArgument("dense_shapes must be fully defined, got ", s.ToString()));
+      }
+    }
+  }
+
+  void Compute(OpKernelContext& ctx) override {
+    const Tensor& serialized = ctx.input(0);
+    TFD_OP_REQUIRES(
+        ctx, serialized.rank() == 1,
+        errors::InvalidArgument("serialized must be a vector, got ", serialized.Describe()));
+    const int64_t batch = serialized.dim(0);
+    std::vector<std::map<std::string, ExampleFeature>> examples(batch);
+    for (int64_t b = 0; b < batch; ++b) {
+      auto parsed = ParseExampleProto(serialized.data<std::string>()[b]);
+      TFD_OP_REQUIRES_OK(ctx, parsed.status().WithContext(Name(ctx, b)));
+      examples[b] = std::move(parsed).value();
+    }
+    for (int i = 0; i < num_sparse_; ++i) TFD_OP_REQUIRES_OK(ctx, Sparse(ctx, examples, i));
+    for (int i = 0; i < num_dense_; ++i) TFD_OP_REQUIRES_OK(ctx, Dense(ctx, examples, i));
+  }
+
+ private:
+  static void CheckType(OpKernelConstruction& c, DType t) {
+    if (t != DType::kFloat32 && t != DType::kInt64 && t != DType::kString) {
+      c.SetStatus(
+          errors::InvalidArgument("a feature is float32, int64 or string, not ", DTypeName(t)));
+    }
+  }
+  // "example 3" or "example 3 ('name')".
+  static std::string Name(const OpKernelContext& ctx, int64_t b) {
+    const Tensor& names = ctx.input(1);
+    std::string out = "example " + std::to_string(b);
+    if (names.num_elements() > b) out += " ('" + names.data<std::string>()[b] + "')";
+    return out;
+  }
+  const std::string& Key(const OpKernelContext& ctx, int input) const {
+    return ctx.input(input).scalar<std::string>();
+  }
+  // Feature `key` of example b, or null when absent; INVALID_ARGUMENT when
+  // it holds another type.
+  static StatusOr<const ExampleFeature*> Find(const OpKernelContext& ctx,
+                                              const std::map<std::string, ExampleFeature>& ex,
+                                              const std::string& key, DType type, int64_t b) {
+    auto it = ex.find(key);
+    if (it == ex.end() || it->second.kind == ExampleFeature::Kind::kNone) return nullptr;
+    if (it->second.kind != KindOf(type)) {
+      return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' is not a ",
+                                     DTypeName(type), " list");
+    }
+    return &it->second;
+  }
+
+  Status Sparse(OpKernelContext& ctx,
+                const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
+    const std::string& key = Key(ctx, 2 + i);
+    const auto batch = static_cast<int64_t>(examples.size());
+    std::vector<const ExampleFeature*> found(batch);
+    int64_t total = 0, widest = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, sparse_types_[i], b));
+      const int64_t n = found[b] == nullptr ? 0 : CountOf(*found[b]);
+      total += n;
+      widest = std::max(widest, n);
+    }
+    Tensor *indices, *values, *shape;
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(i, TensorShape{total, 2}, &indices));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(num_sparse_ + i, TensorShape{total}, &values));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(2 * num_sparse_ + i, TensorShape{2}, &shape));
+    int64_t at = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (found[b] == nullptr) continue;
+      CopyValues(*found[b], values, at);
+      for (int64_t k = 0; k < CountOf(*found[b]); ++k, ++at) {
+        indices->data<int64_t>()[2 * at] = b;
+        indices->data<int64_t>()[2 * at + 1] = k;
+      }
+    }
+    shape->data<int64_t>()[0] = batch;
+    shape->data<int64_t>()[1] = widest;
+    return OkStatus();
+  }
+
+  Status Dense(OpKernelContext& ctx,
+               const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
+    const std::string& key = Key(ctx, 2 + num_sparse_ + i);
+    const Tensor& fallback = ctx.input(2 + num_sparse_ + num_dense_ + i);
+    const TensorShape row = *dense_shapes_[i].AsTensorShape();
+    const auto batch = static_cast<int64_t>(examples.size());
+    const int64_t n = row.num_elements();
+    if (fallback.num_elements() != 0 && fallback.num_elements() != n) {
+      return errors::InvalidArgument("the default of feature '", key, "' has ",
+                                     fallback.num_elements(), " values for shape ", row.ToString());
+    }
+    TensorShape shape = row;
+    shape.InsertDim(0, batch);
+    Tensor* out;
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, shape, &out));
+    for (int64_t b = 0; b < batch; ++b) {
+      TFD_ASSIGN_OR_RETURN(const ExampleFeature* f,
+                           Find(ctx, examples[b], key, dense_types_[i], b));
+      if (f == nullptr) {
+        if (fallback.num_elements() == 0) {
+          return errors::InvalidArgument(Name(ctx, b), ": feature '", key,
+                                         "' is required but missing");
+        }
+        array::CopyElements(fallback, 0, *out, b * n, n);
+        continue;
+      }
+      if (CountOf(*f) != n) {
+        return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' has ", CountOf(*f),
+                                       " values, its shape ", row.ToString(), " holds ", n);
+      }
+      CopyValues(*f, out, b * n);
+    }
+    return OkStatus();
+  }
+
+  int64_t num_sparse_ = 0, num_dense_ = 0;
+  std::vector<DType> sparse_types_, dense_types_;
+  std::vector<PartialShape> dense_shapes_;
+};
+
+Status ParseExampleShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
+  TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
+  const int64_t batch = c.input(0).rank() == 1 ? c.input(0).dim(0) : -1;
+  for (int64_t i = 0; i < num_sparse; ++i) {
+    c.set_output(static_cast<int>(i), PartialShape({-1, 2}));
+    c.set_output(static_cast<int>(num_sparse + i), PartialShape({-1}));
+    c.set_output(static_cast<int>(2 * num_sparse + i), PartialShape({2}));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<int64_t> dims{batch};
+    if (shapes[i].rank_known())
+      dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
+    c.set_output(static_cast<int>(3 * num_sparse + i),
+                 shapes[i].rank_known() ? PartialShape(dims) : PartialShape::Unknown());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterParseExampleOp(OpRegistry& r) {
+  return r.Add<ParseExampleOp>(
+      OpDefBuilder("ParseExample")
+          .Input("serialized: string")
+          .Input("names: string")
+          .Input("sparse_keys: Nsparse * string")
+          .Input("dense_keys: Ndense * string")
+          .Input("dense_defaults: Tdense")
+          .Output("sparse_indices: Nsparse * int64")
+          .Output("sparse_values: sparse_types")
+          .Output("sparse_shapes: Nsparse * int64")
+          .Output("dense_values: Tdense")
+          .Attr("Nsparse: int >= 0")
+          .Attr("Ndense: int >= 0")
+          .Attr("sparse_types: list(type) >= 0")
+          .Attr("Tdense: list(type) >= 0")
+          .Attr("dense_shapes: list(shape) >= 0")
+          .Doc("A batch of serialized tf.train.Examples into, per sparse key, the indices "
+               "[n, 2] (example, position), values [n] and shape [batch, longest] of its "
+               "values, and per dense key a [batch] + dense_shape tensor: an example without "
+               "the feature takes dense_defaults' (one of no values makes it required). "
+               "Features are float32, int64 or string. names, when not empty, names the "
+               "examples in errors. Shape: as said."),
+      ParseExampleShape);
+}
+
+}  // namespace tfd::kernels::io
