@@ -47,8 +47,9 @@ from .random_seed import get_seed, set_random_seed
 from .session import InteractiveSession, Session, get_default_session
 from .config import (ConfigProto, GPUOptions, GraphOptions, OptimizerOptions, RunMetadata,
                      RunOptions)
-from .embedding_ops import (PartitionedVariable, SparseTensor, fixed_size_partitioner,
-                            min_max_variable_partitioner, strings)
+from .embedding_ops import (PartitionedVariable, SparseTensor, SparseTensorValue,
+                            fixed_size_partitioner, min_max_variable_partitioner, sparse,
+                            sparse_tensor_to_dense, strings)
 from .data_flow_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue, queue
 from .tensor_array_ops import TensorArray
 from .functional_ops import foldl, foldr, map_fn, scan

@@ -11,6 +11,7 @@ stays sparse (the rows it read) down to the optimizers' sparse updates.
                                partitioner=tfd.fixed_size_partitioner(2))
     rows = tfd.nn.embedding_lookup(emb, ids, partition_strategy="div")
 """
+import collections
 import types
 
 from . import _tfd, dtypes, framework, math_ops
@@ -143,6 +144,35 @@ class SparseTensor:
 
     def _refs(self):
         return [self.indices._ref(), self.values._ref(), self.dense_shape._ref()]
+
+
+class SparseTensorValue(collections.namedtuple("SparseTensorValue",
+                                               ["indices", "values", "dense_shape"])):
+    """TF1's: what session.run gives back for a SparseTensor."""
+
+
+def sparse_tensor_to_dense(sp_input, default_value=0, validate_indices=True, name=None):
+    """TF1's tf.sparse_tensor_to_dense (tf.sparse.to_dense): sp_input as a
+    dense tensor of its dense_shape, default_value where it has no entry.
+    Numeric values only (a ScatterNd); validate_indices is TF1's and
+    changes nothing."""
+    del validate_indices  # see the docstring
+    if sp_input.dtype == dtypes.string:
+        raise TypeError("tfd.sparse_tensor_to_dense takes numeric values, not strings")
+    with framework.name_scope(name, "SparseToDense"):
+        dense = _raw.scatter_nd(sp_input.indices, sp_input.values, sp_input.dense_shape)
+        if not isinstance(default_value, (int, float)) or default_value != 0:
+            present = _raw.scatter_nd(sp_input.indices,
+                                         math_ops.ones_like(sp_input.values, dtype=dtypes.int32),
+                                         sp_input.dense_shape)
+            dense = math_ops.where(present > 0, dense, math_ops.fill(
+                sp_input.dense_shape, math_ops.cast(default_value, sp_input.dtype)))
+        return dense
+
+
+sparse = types.ModuleType("tfd.sparse", "TF1's tf.sparse: SparseTensor and to_dense.")
+sparse.SparseTensor = SparseTensor
+sparse.to_dense = sparse_tensor_to_dense
 
 
 def _shard_refs(params):

@@ -331,7 +331,10 @@ ones = _fill(1)
 
 
 def fill(dims, value, name=None):
-    return _raw.fill(_c(dims, dtype=dtypes.int32), _t(value), name=name)
+    """TF1's tf.fill: dims an int32 or int64 vector (a list becomes int32)."""
+    is_tensor = isinstance(dims, framework.Tensor) or hasattr(dims, "_as_tensor")
+    return _raw.fill(_t(dims) if is_tensor else _c(dims, dtype=dtypes.int32), _t(value),
+                     name=name)
 
 
 def zeros_like(tensor, dtype=None, name=None):

@@ -21,7 +21,7 @@ import threading
 
 import numpy as np
 
-from . import _tfd, config as config_lib, errors, framework
+from . import _tfd, config as config_lib, embedding_ops, errors, framework
 
 
 def _fetched(value):
@@ -59,6 +59,9 @@ class _Fetches:
                      for t in (f.values, f.indices, f.dense_shape)]
             return lambda values: framework.IndexedSlicesValue(
                 *[None if p is None else p(values) for p in parts])
+        if isinstance(f, embedding_ops.SparseTensor):  # TF's SparseTensorValue comes back
+            parts = [self._walk(t) for t in (f.indices, f.values, f.dense_shape)]
+            return lambda values: embedding_ops.SparseTensorValue(*[p(values) for p in parts])
         if isinstance(f, framework.Tensor) or hasattr(f, "_as_tensor"):
             t = framework._as_graph_element(f)
             if t.graph is not self.graph:

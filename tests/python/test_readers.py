@@ -147,3 +147,21 @@ def test_examples_written_to_tfrecords_and_parsed_in_the_graph(tmp_path):
     np.testing.assert_array_equal(tags[1], [2, 2])
     with pytest.raises(tfd.errors.InvalidArgumentError, match="feature 'label' is required"):
         tfd.Session().run(tfd.parse_example(tfd.constant([b""]), spec)["label"])
+
+
+def test_a_var_len_feature_fetches_as_a_sparse_tensor_value_and_densifies():
+    train = tfd.train
+    examples = [train.Example(features=train.Features(feature={
+        "ids": train.Feature(int64_list=train.Int64List(value=ids))})).SerializeToString()
+        for ids in ([4, 5], [], [7])]
+    ids = tfd.parse_example(tfd.constant(examples), {"ids": tfd.VarLenFeature(tfd.int64)})["ids"]
+    dense = tfd.sparse.to_dense(ids, default_value=-1)
+    zeros = tfd.sparse_tensor_to_dense(ids)
+    with tfd.Session() as sess:
+        value, got_dense, got_zeros = sess.run([ids, dense, zeros])
+    assert isinstance(value, tfd.SparseTensorValue)
+    np.testing.assert_array_equal(value.indices, [[0, 0], [0, 1], [2, 0]])
+    np.testing.assert_array_equal(value.values, [4, 5, 7])
+    np.testing.assert_array_equal(value.dense_shape, [3, 2])
+    np.testing.assert_array_equal(got_dense, [[4, 5], [-1, -1], [7, -1]])
+    np.testing.assert_array_equal(got_zeros, [[4, 5], [0, 0], [7, 0]])
