@@ -25,19 +25,30 @@ StatusOr<std::vector<int64_t>> IndicesInput(const OpKernelContext& ctx, int i, c
   return out;
 }
 
-// Base of the ops on an array: its reference is input 0; the flow out (when
-// the op has one) is the flow in, passed on once the op is done.
+// Base of the ops on an array: its reference is input 0, which Run gets;
+// the flow out (when the op has one) is the flow in, passed on once the op
+// is done.
 class ArrayOp : public OpKernel {
  public:
   using OpKernel::OpKernel;
+  void Compute(OpKernelContext& ctx) final {
+    auto ta = ctx.input_ref<TensorArray>(0);
+    TFD_OP_REQUIRES_OK(ctx, ta.status());
+    TFD_OP_REQUIRES_OK(ctx, Run(ctx, **ta));
+  }
   bool is_cheap() const override { return true; }
 
  protected:
-  static StatusOr<std::shared_ptr<TensorArray>> Array(OpKernelContext& ctx) {
-    return ctx.input_ref<TensorArray>(0);
-  }
+  virtual Status Run(OpKernelContext& ctx, TensorArray& ta) = 0;
   static void PassFlow(OpKernelContext& ctx, int flow_input) {
     ctx.set_output(0, ctx.input(flow_input));
+  }
+  // The array's dtype is the dtype the node declares for output 0.
+  static Status CheckDType(const OpKernelContext& ctx, const TensorArray& ta) {
+    if (ta.dtype() == ctx.output_type(0)) return OkStatus();
+    return errors::InvalidArgument("node '", ctx.node().name, "' reads ",
+                                   DTypeName(ctx.output_type(0)), " from an array of ",
+                                   DTypeName(ta.dtype()));
   }
 };
 
@@ -70,112 +81,87 @@ class TensorArrayOp : public OpKernel {
 class WriteOp : public ArrayOp {
  public:
   using ArrayOp::ArrayOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    auto index = ScalarInput<int32_t>(ctx, 1, "index");
-    TFD_OP_REQUIRES_OK(ctx, index.status());
-    TFD_OP_REQUIRES_OK(ctx, (*ta)->Write(*index, ctx.input(2), ctx.node().name));
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_ASSIGN_OR_RETURN(int32_t index, ScalarInput<int32_t>(ctx, 1, "index"));
+    TFD_RETURN_IF_ERROR(ta.Write(index, ctx.input(2), ctx.node().name));
     PassFlow(ctx, 3);
+    return OkStatus();
   }
 };
 
 class ReadOp : public ArrayOp {
  public:
   using ArrayOp::ArrayOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    auto index = ScalarInput<int32_t>(ctx, 1, "index");
-    TFD_OP_REQUIRES_OK(ctx, index.status());
-    auto value = (*ta)->Read(*index, ctx.node().name);
-    TFD_OP_REQUIRES_OK(ctx, value.status());
-    TFD_OP_REQUIRES_OK(ctx, CheckDType(ctx, **ta));
-    ctx.set_output(0, *std::move(value));
-  }
-
- protected:
-  // The array's dtype is the dtype the node declares.
-  static Status CheckDType(const OpKernelContext& ctx, const TensorArray& ta) {
-    if (ta.dtype() == ctx.output_type(0)) return OkStatus();
-    return errors::InvalidArgument("node '", ctx.node().name, "' reads ",
-                                   DTypeName(ctx.output_type(0)), " from an array of ",
-                                   DTypeName(ta.dtype()));
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_RETURN_IF_ERROR(CheckDType(ctx, ta));
+    TFD_ASSIGN_OR_RETURN(int32_t index, ScalarInput<int32_t>(ctx, 1, "index"));
+    TFD_ASSIGN_OR_RETURN(Tensor value, ta.Read(index, ctx.node().name));
+    ctx.set_output(0, std::move(value));
+    return OkStatus();
   }
 };
 
-class GatherOp : public ReadOp {
+class GatherOp : public ArrayOp {
  public:
-  using ReadOp::ReadOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    TFD_OP_REQUIRES_OK(ctx, CheckDType(ctx, **ta));
-    auto indices = IndicesInput(ctx, 1, "indices");
-    TFD_OP_REQUIRES_OK(ctx, indices.status());
-    auto value = (*ta)->Gather(*indices, ctx.node().name);
-    TFD_OP_REQUIRES_OK(ctx, value.status());
-    ctx.set_output(0, *std::move(value));
+  using ArrayOp::ArrayOp;
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_RETURN_IF_ERROR(CheckDType(ctx, ta));
+    TFD_ASSIGN_OR_RETURN(auto indices, IndicesInput(ctx, 1, "indices"));
+    TFD_ASSIGN_OR_RETURN(Tensor value, ta.Gather(indices, ctx.node().name));
+    ctx.set_output(0, std::move(value));
+    return OkStatus();
   }
 };
 
 class ScatterOp : public ArrayOp {
  public:
   using ArrayOp::ArrayOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    auto indices = IndicesInput(ctx, 1, "indices");
-    TFD_OP_REQUIRES_OK(ctx, indices.status());
-    TFD_OP_REQUIRES_OK(ctx, (*ta)->Scatter(*indices, ctx.input(2), ctx.node().name));
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_ASSIGN_OR_RETURN(auto indices, IndicesInput(ctx, 1, "indices"));
+    TFD_RETURN_IF_ERROR(ta.Scatter(indices, ctx.input(2), ctx.node().name));
     PassFlow(ctx, 3);
+    return OkStatus();
   }
 };
 
-class ConcatOp : public ReadOp {
+class ConcatOp : public ArrayOp {
  public:
-  using ReadOp::ReadOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    TFD_OP_REQUIRES_OK(ctx, CheckDType(ctx, **ta));
-    auto joined = (*ta)->Concat(ctx.node().name);
-    TFD_OP_REQUIRES_OK(ctx, joined.status());
-    ctx.set_output(0, std::move(joined->first));
-    ctx.set_output(1, std::move(joined->second));
+  using ArrayOp::ArrayOp;
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_RETURN_IF_ERROR(CheckDType(ctx, ta));
+    TFD_ASSIGN_OR_RETURN(auto joined, ta.Concat(ctx.node().name));
+    ctx.set_output(0, std::move(joined.first));
+    ctx.set_output(1, std::move(joined.second));
+    return OkStatus();
   }
 };
 
 class SplitOp : public ArrayOp {
  public:
   using ArrayOp::ArrayOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    auto lengths = IndicesInput(ctx, 2, "lengths");
-    TFD_OP_REQUIRES_OK(ctx, lengths.status());
-    TFD_OP_REQUIRES_OK(ctx, (*ta)->Split(ctx.input(1), *lengths, ctx.node().name));
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_ASSIGN_OR_RETURN(auto lengths, IndicesInput(ctx, 2, "lengths"));
+    TFD_RETURN_IF_ERROR(ta.Split(ctx.input(1), lengths, ctx.node().name));
     PassFlow(ctx, 3);
+    return OkStatus();
   }
 };
 
 class SizeOp : public ArrayOp {
  public:
   using ArrayOp::ArrayOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    ctx.set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>((*ta)->Size())));
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    ctx.set_output(0, Tensor::Scalar<int32_t>(static_cast<int32_t>(ta.Size())));
+    return OkStatus();
   }
 };
 
 class CloseOp : public ArrayOp {
  public:
   using ArrayOp::ArrayOp;
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    (*ta)->Close();
+  Status Run(OpKernelContext&, TensorArray& ta) override {
+    ta.Close();
+    return OkStatus();
   }
 };
 
@@ -184,13 +170,11 @@ class GradOp : public ArrayOp {
   explicit GradOp(OpKernelConstruction& c) : ArrayOp(c) {
     c.SetStatus(c.GetAttr("source", &source_));
   }
-  void Compute(OpKernelContext& ctx) override {
-    auto ta = Array(ctx);
-    TFD_OP_REQUIRES_OK(ctx, ta.status());
-    auto grad = (*ta)->Grad(source_, ctx.node().name);
-    TFD_OP_REQUIRES_OK(ctx, grad.status());
-    ctx.set_output_ref(0, *std::move(grad));
+  Status Run(OpKernelContext& ctx, TensorArray& ta) override {
+    TFD_ASSIGN_OR_RETURN(auto grad, ta.Grad(source_, ctx.node().name));
+    ctx.set_output_ref(0, std::move(grad));
     ctx.set_output(1, ctx.input(1));
+    return OkStatus();
   }
 
  private:
