@@ -196,21 +196,25 @@ class ParseExampleOp : public OpKernel {
   std::vector<PartialShape> dense_shapes_;
 };
 
+// Lists of lengths that disagree (dense_shapes against Ndense, say) are
+// the kernel's to refuse, naming them; here they only leave outputs unknown.
 Status ParseExampleShape(InferenceContext& c) {
   TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
   TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
   const int64_t batch = c.input(0).rank() == 1 ? c.input(0).dim(0) : -1;
+  const auto set = [&c](int64_t i, PartialShape shape) {
+    if (i < c.num_outputs()) c.set_output(static_cast<int>(i), std::move(shape));
+  };
   for (int64_t i = 0; i < num_sparse; ++i) {
-    c.set_output(static_cast<int>(i), PartialShape({-1, 2}));
-    c.set_output(static_cast<int>(num_sparse + i), PartialShape({-1}));
-    c.set_output(static_cast<int>(2 * num_sparse + i), PartialShape({2}));
+    set(i, PartialShape({-1, 2}));
+    set(num_sparse + i, PartialShape({-1}));
+    set(2 * num_sparse + i, PartialShape({2}));
   }
   for (size_t i = 0; i < shapes.size(); ++i) {
+    if (!shapes[i].rank_known()) continue;
     std::vector<int64_t> dims{batch};
-    if (shapes[i].rank_known())
-      dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
-    c.set_output(static_cast<int>(3 * num_sparse + i),
-                 shapes[i].rank_known() ? PartialShape(dims) : PartialShape::Unknown());
+    dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
+    set(3 * num_sparse + static_cast<int64_t>(i), PartialShape(dims));
   }
   return OkStatus();
 }

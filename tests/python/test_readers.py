@@ -165,3 +165,14 @@ def test_a_var_len_feature_fetches_as_a_sparse_tensor_value_and_densifies():
     np.testing.assert_array_equal(value.dense_shape, [3, 2])
     np.testing.assert_array_equal(got_dense, [[4, 5], [-1, -1], [7, -1]])
     np.testing.assert_array_equal(got_zeros, [[4, 5], [0, 0], [7, 0]])
+
+
+def test_a_parse_example_node_whose_lists_disagree_is_refused_not_crashed():
+    # Two dense keys but one dense shape: the builder takes the node (as
+    # TF1's does), the kernel refuses it naming the lists.
+    node = tfd.raw_ops.parse_example(tfd.constant([b""]), [], [], [tfd.constant("a"),
+                                                                   tfd.constant("b")],
+                                     [tfd.constant([1.0]), tfd.constant([2.0])], sparse_types=[],
+                                     dense_shapes=[[1]])
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="dense_shapes"):
+        tfd.Session().run(node[0])
