@@ -109,8 +109,13 @@ class ParseExampleOp : public OpKernel {
     if (names.num_elements() > b) out += " ('" + names.data<std::string>()[b] + "')";
     return out;
   }
-  const std::string& Key(const OpKernelContext& ctx, int input) const {
-    return ctx.input(input).scalar<std::string>();
+  // The feature name input `input` holds; INVALID_ARGUMENT unless a scalar.
+  static StatusOr<std::string> Key(const OpKernelContext& ctx, int input) {
+    const Tensor& t = ctx.input(input);
+    if (t.rank() != 0) {
+      return errors::InvalidArgument("a feature key must be a string scalar, got ", t.Describe());
+    }
+    return t.scalar<std::string>();
   }
   // Feature `key` of example b, or null when absent; INVALID_ARGUMENT when
   // it holds another type.
@@ -128,7 +133,7 @@ class ParseExampleOp : public OpKernel {
 
   Status Sparse(OpKernelContext& ctx,
                 const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
-    const std::string& key = Key(ctx, 2 + i);
+    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + i));
     const auto batch = static_cast<int64_t>(examples.size());
     std::vector<const ExampleFeature*> found(batch);
     int64_t total = 0, widest = 0;
@@ -158,7 +163,7 @@ class ParseExampleOp : public OpKernel {
 
   Status Dense(OpKernelContext& ctx,
                const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
-    const std::string& key = Key(ctx, 2 + num_sparse_ + i);
+    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + num_sparse_ + i));
     const Tensor& fallback = ctx.input(2 + num_sparse_ + num_dense_ + i);
     const TensorShape row = *dense_shapes_[i].AsTensorShape();
     const auto batch = static_cast<int64_t>(examples.size());

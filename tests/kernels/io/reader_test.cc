@@ -300,6 +300,16 @@ TEST_CASE("ParseExample fills defaults, names the example of each error, builds 
   const std::string three = ExampleOf("x", Field(2, Field(1, std::string(12, '\0'))));
   CHECK_THAT(run({three}, Tensor::FromVector<float>({})).status().message(),
              Catch::Contains("has 3 values"));
+  auto vector_key = e.Run("ParseExample",
+                          {{"Nsparse", int64_t{1}},
+                           {"Ndense", int64_t{0}},
+                           {"sparse_types", std::vector<DType>{DType::kFloat32}},
+                           {"Tdense", std::vector<DType>{}},
+                           {"dense_shapes", std::vector<PartialShape>{}}},
+                          {Value{Tensor::FromVector<std::string>({one}), nullptr},
+                           Value{Tensor::FromVector<std::string>({}), nullptr},
+                           Value{Tensor::FromVector<std::string>({}), nullptr}});
+  CHECK_THAT(vector_key.status().message(), Catch::Contains("must be a string scalar"));
   const std::string ints = ExampleOf("x", Field(3, Field(1, "\x01")));
   CHECK_THAT(run({ints}, Tensor::FromVector<float>({})).status().message(),
              Catch::Contains("is not a float32 list"));
