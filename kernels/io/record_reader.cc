@@ -179,25 +179,27 @@ T LittleEndian(const char* p) {
 StatusOr<bool> RecordReader::NextTFRecordLocked(std::string* key, std::string* value) {
   const int64_t at = in_.tellg();
   if (at >= data_end_) return false;
-  const auto corrupt = [&](const char* what) {
-    return errors::InvalidArgument("reader '", name_, "': TFRecord at offset ", at, " of '", file_,
-                                   "' ", what);
-  };
+  // Not a lambda: the thread-safety analysis would not see mu_ held in one.
+  const std::string where =
+      "reader '" + name_ + "': TFRecord at offset " + std::to_string(at) + " of '" + file_ + "'";
   char header[12];
   // A record takes 16 bytes besides its data.
-  if (data_end_ - at < 16 || !in_.read(header, 12)) return corrupt("is cut short");
+  if (data_end_ - at < 16 || !in_.read(header, 12))
+    return errors::InvalidArgument(where, " is cut short");
   const auto length = LittleEndian<uint64_t>(header);
   if (LittleEndian<uint32_t>(header + 8) != MaskedCrc(header, 8)) {
-    return corrupt("has a length that fails its checksum");
+    return errors::InvalidArgument(where, " has a length that fails its checksum");
   }
-  if (length > static_cast<uint64_t>(data_end_ - at - 16)) return corrupt("runs past the file");
+  if (length > static_cast<uint64_t>(data_end_ - at - 16)) {
+    return errors::InvalidArgument(where, " runs past the file");
+  }
   value->resize(length);
   char footer[4];
   if (!in_.read(value->data(), static_cast<std::streamsize>(length)) || !in_.read(footer, 4)) {
     return errors::Internal("reader '", name_, "' failed reading '", file_, "'");
   }
   if (LittleEndian<uint32_t>(footer) != MaskedCrc(value->data(), length)) {
-    return corrupt("has data that fails its checksum");
+    return errors::InvalidArgument(where, " has data that fails its checksum");
   }
   *key = file_ + ":" + std::to_string(at);
   ++record_in_file_;
