@@ -3,14 +3,16 @@
 // (RunOpValues waits for it, which would hide whether a thread was parked).
 #pragma once
 
-#include <catch2/catch.hpp>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "kernels/register_all.h"
+#include "tests/util/contains.h"
 #include "tests/util/kernel_runner.h"
 
 namespace tfd::testing {
@@ -125,8 +127,5 @@ class QueueTestEnv {
 
 inline Value Ref(std::shared_ptr<ResourceBase> r) { return Value{Tensor(), std::move(r)}; }
 inline Value Val(Tensor t) { return Value{std::move(t), nullptr}; }
-inline bool Contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 }  // namespace tfd::testing

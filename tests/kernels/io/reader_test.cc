@@ -5,11 +5,11 @@
 // TFRecords checked record by record; DecodeCSV and DecodeRaw at their
 // edges; tf.train.Example bytes and ParseExample.
 #include <optional>
-#include <thread>
 
 #include "common/tensor_bundle/crc32c.h"
 #include "kernels/io/example_proto.h"
 #include "kernels/register_all.h"
+#include "tests/kernels/data_flow/queue_test_util.h"
 #include "tests/util/io_test_util.h"
 #include "tests/util/kernel_runner.h"
 
@@ -153,12 +153,14 @@ TEST_CASE("a read waits for a file name and goes on when one is queued") {
   ReaderEnv e;
   WriteFile(e.dir.path() / "late.txt", "x\n");
   const Value reader = e.Reader("TextLineReader", {});
-  StatusOr<std::pair<std::string, std::string>> got = errors::Internal("not run");
-  std::thread read([&] { got = e.Read(reader); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  AsyncCall read(e.registry, e.env, "ReaderRead", {}, {reader, e.queue}, nullptr);
+  CHECK_FALSE(read.finished());  // parked on the empty queue, no thread held
   e.Enqueue("late.txt");
-  read.join();
-  RequireRecord(got, "late.txt:1", "x");
+  REQUIRE(read.Wait());
+  INFO(read.status().ToString());
+  REQUIRE(read.status().ok());
+  CHECK(read.output(0).scalar<std::string>() == "late.txt:1");
+  CHECK(read.output(1).scalar<std::string>() == "x");
 }
 
 StatusOr<std::vector<Tensor>> Csv(ReaderEnv& e, std::vector<std::string> lines,
