@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from . import _tfd, config as config_lib, coordinator, dtypes, errors, framework, queue_runner
+from . import _tfd, config as config_lib, coordinator, dtypes, errors, framework, monitored_input
 from . import session as session_lib, variables
 
 _log = logging.getLogger("tfd")
@@ -238,10 +238,13 @@ class MonitoredTrainingSession:
     As TF1's, it starts the graph's queue runners (tfd.train.QueueRunner)
     once made, with a tfd.train.Coordinator that hooks' after_create_session
     is given: their threads run the enqueues on a tfd.Session of their own
-    to the same task, each step bounded by step_timeout too. should_stop()
-    is True once the coordinator has stopped; close() stops the threads,
-    waits up to stop_grace_period_secs for them, and raises the first error
-    one of them reported.
+    to the same task, each step bounded by step_timeout too. A runner
+    meeting a task's restart (AbortedError, UnavailableError) is started
+    again once the task answers, as TF1's recovery does (at most
+    max_recoveries times); another error stops the coordinator.
+    should_stop() is True once the coordinator has stopped; close() stops
+    the threads, waits up to stop_grace_period_secs for them, and raises
+    the first error one of them reported.
     """
 
     def __init__(self, master="", is_chief=None, checkpoint_dir=None, scaffold=None, hooks=None,
@@ -291,8 +294,8 @@ class MonitoredTrainingSession:
         self._coord = coordinator.Coordinator()
         self._stop_grace_period_secs = stop_grace_period_secs
         try:
-            self._feeder = _start_queue_runners(self.graph, self._coord, target, token_file, tls,
-                                                timeout, step_timeout)
+            self._inputs = _start_queue_runners(self.graph, self._coord, options,
+                                                stop_grace_period_secs)
         except BaseException:
             self._closed = True
             self._runner.close()
@@ -347,15 +350,16 @@ class MonitoredTrainingSession:
 
     def _stop_queue_runners(self):
         """Stops the queue runners' threads (their cancel ops wake those
-        blocked on a full queue) and raises the first error one reported;
-        threads still running after the grace period are logged, as TF1's."""
-        self._coord.request_stop()
+        blocked on a full queue) and the hooks' threads, and raises the
+        first error one reported; threads still running after the grace
+        period are logged, as TF1's."""
         try:
+            if self._inputs is not None:
+                self._inputs.close()
+        finally:
+            self._coord.request_stop()
             self._coord.join(stop_grace_period_secs=self._stop_grace_period_secs,
                              ignore_live_threads=True)
-        finally:
-            if self._feeder is not None:
-                self._feeder.close()
 
     def __enter__(self):
         return self
@@ -424,21 +428,20 @@ class MonitoredTrainingSession:
         return self._context.stop_requested
 
 
-def _start_queue_runners(graph, coord, target, token_file, tls, timeout, step_timeout):
-    """Starts the threads of the graph's queue runners on a tfd.Session to
-    `target` (the loop's steps run in C++, not on a session Python holds)
-    and returns that session; None when the graph has no queue runner."""
-    if not graph.get_collection(framework.GraphKeys.QUEUE_RUNNERS):
-        return None
-    config = config_lib.ConfigProto(operation_timeout_in_ms=int(step_timeout * 1000))
-    feeder = session_lib.Session(target, graph=graph, config=config, token_file=token_file,
-                                 tls=tls, timeout=timeout)
-    try:
-        queue_runner.start_queue_runners(feeder, coord)
-    except BaseException:
-        feeder.close()
-        raise
-    return feeder
+def _start_queue_runners(graph, coord, options, grace_secs):
+    """The graph's queue runners, started on tfd.Sessions of their own to
+    the loop's task (its steps run in C++, not on a session Python holds)
+    and restarted after a task's restart (monitored_input.py); None when
+    the graph has none."""
+    config = config_lib.ConfigProto(operation_timeout_in_ms=int(options["step_timeout"] * 1000))
+    tls = (options["cert"], options["key"], options["ca"])
+
+    def connect(secs):
+        return session_lib.Session(options["target"], graph=graph, config=config,
+                                   token_file=options["token_file"], tls=tls, timeout=secs)
+
+    return monitored_input.start(graph, coord, connect, wait_secs=options["init_timeout"],
+                                 max_restarts=options["max_recoveries"], grace_secs=grace_secs)
 
 
 def _has(graph, name):

@@ -288,6 +288,70 @@ def test_a_queue_runners_error_ends_the_monitored_loop_and_comes_out_of_close(cl
         mts.close()
 
 
+def _endless_pipeline(queue_device):
+    """Batches of 4 from a range producer on the worker (its epochs endless)
+    through a queue of 8 on `queue_device`, filled by a QueueRunner; each
+    step adds -sum(batch) * 1e-9 to w on the ps and counts the global step
+    there. Returns the queue's size."""
+    x = tfd.train.range_input_producer(1000, shuffle=False).dequeue()
+    with tfd.device(queue_device):
+        q = tfd.FIFOQueue(8, tfd.int32, shapes=[[]], name="input")
+        size = q.size()
+    tfd.train.add_queue_runner(tfd.train.QueueRunner(q, [q.enqueue(x)]))
+    with tfd.device("/job:ps/task:0"):
+        w = tfd.Variable(0.0, name="w")
+        step = tfd.train.get_or_create_global_step()
+    loss = tfd.reduce_sum(tfd.cast(q.dequeue_many(4), tfd.float32) * w)
+    tfd.train.GradientDescentOptimizer(1e-9).minimize(loss, global_step=step)
+    return size
+
+
+def _train_over_restarts(cluster, tmp_path, size, restarts):
+    """Trains to step 10, a checkpoint every 3 steps. After step 3, once the
+    runner's thread waits on the full queue (a step in flight on its task),
+    does `restarts` (a (job, task) each) back to back. The global steps seen."""
+    seen = []
+    with tfd.train.MonitoredTrainingSession(
+            cluster.address("worker", 0), is_chief=True, checkpoint_dir=str(tmp_path / "logs"),
+            hooks=[tfd.train.StopAtStepHook(last_step=10)], save_checkpoint_steps=3,
+            timeout=60, step_timeout=30) as mts:
+        while not mts.should_stop():
+            step = mts.run("train/global_step:0")
+            if step is None:
+                break
+            seen.append(int(step))
+            if len(seen) == 3:
+                with tfd.Session(cluster.address("worker", 0), timeout=60) as probe:
+                    _until(lambda: probe.run(size) == 8)
+                for task in restarts:
+                    cluster.stop(*task)
+                    cluster.start(*task)
+    return seen, mts.result
+
+
+def test_monitored_queue_runners_go_on_over_a_ps_restarted_twice(cluster_factory, tmp_path):
+    """TF1's recovery restarts the queue runners with the session: a ps that
+    holds the input's queue restarting (here twice, the second while the
+    first recovery may be under way) costs the queue's contents, not the
+    run, which must not mistake the old runners' cancel for the input's end."""
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    size = _endless_pipeline("/job:ps/task:0")
+    seen, result = _train_over_restarts(cluster, tmp_path, size, [("ps", 0), ("ps", 0)])
+    assert seen[:3] == [1, 2, 3] and seen[-1] == 10 and result["global_step"] == 10
+
+
+def test_monitored_queue_runners_go_on_over_their_worker_restarted(cluster_factory, tmp_path):
+    """The loop's own task (holding the input's queues) restarting: the loop
+    connects again, and so do the runners, once the worker's variables are
+    initialized again."""
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    size = _endless_pipeline("/job:worker/task:0")
+    seen, result = _train_over_restarts(cluster, tmp_path, size, [("worker", 0)])
+    assert seen[-1] == 10 and result["global_step"] == 10 and result["recoveries"] >= 1
+
+
 def test_count_up_to_counts_to_its_limit_and_then_ends_the_input():
     v = tfd.Variable(np.int64(0), name="count")
     c = v.count_up_to(2)
