@@ -6,12 +6,24 @@ namespace tfd {
 namespace {
 
 constexpr std::array<std::string_view, kNumCodes> kCodeNames = {
-    "OK",        "CANCELLED",      "INVALID_ARGUMENT",    "DEADLINE_EXCEEDED",
-    "NOT_FOUND", "ALREADY_EXISTS", "FAILED_PRECONDITION", "ABORTED",
-    "OUT_OF_RANGE", "UNAVAILABLE", "UNAUTHENTICATED",     "INTERNAL",
-    "RESOURCE_EXHAUSTED", "PERMISSION_DENIED",
+    "OK",
+    "CANCELLED",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNAVAILABLE",
+    "UNAUTHENTICATED",
+    "INTERNAL",
+    "RESOURCE_EXHAUSTED",
+    "PERMISSION_DENIED",
+    "UNIMPLEMENTED",
+    "DATA_LOSS",
 };
-static_assert(static_cast<int>(Code::kPermissionDenied) + 1 == kNumCodes,
+static_assert(static_cast<int>(Code::kDataLoss) + 1 == kNumCodes,
               "kCodeNames must list every Code");
 
 }  // namespace

@@ -42,8 +42,12 @@ enum class Code : int {
   kResourceExhausted,
   // A caller who got in asked for what its credential does not allow.
   kPermissionDenied,
+  // A request tfd understands and does not do (yet): a compressed file.
+  kUnimplemented,
+  // Data damaged past use: a record that fails its checksum or is cut short.
+  kDataLoss,
 };
-inline constexpr int kNumCodes = 14;
+inline constexpr int kNumCodes = 16;
 
 // "INVALID_ARGUMENT" etc.; "OK" for kOk.
 std::string_view CodeName(Code code);
@@ -148,6 +152,8 @@ TFD_DEFINE_ERROR(Unauthenticated, kUnauthenticated)
 TFD_DEFINE_ERROR(Internal, kInternal)
 TFD_DEFINE_ERROR(ResourceExhausted, kResourceExhausted)
 TFD_DEFINE_ERROR(PermissionDenied, kPermissionDenied)
+TFD_DEFINE_ERROR(Unimplemented, kUnimplemented)
+TFD_DEFINE_ERROR(DataLoss, kDataLoss)
 #undef TFD_DEFINE_ERROR
 
 }  // namespace errors

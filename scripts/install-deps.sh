@@ -15,6 +15,7 @@ packages=(
   libopenblas-serial-dev          # MatMul's GEMM (-Dblas), single-threaded: tfd splits it over its own threads
   libucx-dev                      # shared memory between tasks of one host
   libssl-dev                      # certificates' tfd identities (URI subjectAltNames)
+  zlib1g-dev                      # compressed TFRecord files
   libspdlog-dev libfmt-dev        # logging
   libboost-dev libboost-program-options-dev   # compute pool, command lines
   nlohmann-json3-dev              # JSON output, cluster specs

@@ -30,12 +30,10 @@ class ReaderOp : public OpKernel {
       format_.kind = RecordFormat::Kind::kTFRecord;
       std::string compression;
       c.SetStatus(c.GetAttr("compression_type", &compression));
-      if (c.status().ok() && !compression.empty()) {
-        c.SetStatus(
-            errors::InvalidArgument("compressed TFRecord files are not supported; "
-                                    "compression_type is '",
-                                    compression, "'"));
-      }
+      if (!c.status().ok()) return;
+      auto parsed = CompressionFromName(compression);
+      c.SetStatus(parsed.status());
+      if (parsed.ok()) format_.compression = *parsed;
       return;
     }
     format_.kind = RecordFormat::Kind::kFixedLength;
@@ -54,9 +52,9 @@ class ReaderOp : public OpKernel {
           format_.record_bytes, ", ", format_.header_bytes, ", ", format_.footer_bytes));
     } else if (hop != 0 || !encoding.empty()) {
       c.SetStatus(
-          errors::InvalidArgument("hop_bytes and encoding (compressed files) are not "
-                                  "supported; got ",
-                                  hop, " and '", encoding, "'"));
+          errors::Unimplemented("hop_bytes and encoding (compressed files) are not "
+                                "supported; got ",
+                                hop, " and '", encoding, "'"));
     }
   }
   bool is_cheap() const override { return true; }
@@ -153,8 +151,8 @@ Status RegisterReaderOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("A reader of files of fixed-length records (CIFAR-10's binary files) between "
                "a header and a footer; key 'file:index'. A file its records do not fill "
-               "exactly is INVALID_ARGUMENT, and so are hop_bytes and encoding. Shape: a "
-               "reference."),
+               "exactly is INVALID_ARGUMENT; hop_bytes and encoding are UNIMPLEMENTED. "
+               "Shape: a reference."),
       shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
       OpDefBuilder("TFRecordReader")
@@ -164,9 +162,10 @@ Status RegisterReaderOps(OpRegistry& r) {
           .Attr("compression_type: string = \"\"")
           .SetIsStateful()
           .Doc("A reader of TFRecord files (each record framed by its length and CRC-32C "
-               "checksums); key 'file:offset'. A record failing a checksum or cut short is "
-               "INVALID_ARGUMENT and the rest of its file skipped; compressed files are "
-               "INVALID_ARGUMENT. Shape: a reference."),
+               "checksums), compressed as a whole when compression_type is ZLIB or GZIP; key "
+               "'file:offset' (in the inflated data). A record failing a checksum or cut "
+               "short, or a damaged compressed stream, is DATA_LOSS and the rest of its file "
+               "skipped. Shape: a reference."),
       shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<ReaderReadOp>(
       OpDefBuilder("ReaderRead")

@@ -1,7 +1,10 @@
 // The TF1 reader resource; see record_reader.h.
 #include "kernels/io/record_reader.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <limits>
 #include <system_error>
 
 #include "common/tensor_bundle/crc32c.h"
@@ -38,8 +41,7 @@ int64_t RecordReader::work_units_completed() const {
 
 void RecordReader::Reset() {
   MutexLock lock(mu_);
-  file_.clear();
-  in_.close();
+  CloseFileLocked();
   records_produced_ = work_units_completed_ = 0;
 }
 
@@ -73,8 +75,7 @@ void RecordReader::Pump() {
       }
       auto got = NextRecordLocked(&key, &value);
       if (got.ok() && !*got) {  // the file is done: the next one
-        file_.clear();
-        in_.close();
+        CloseFileLocked();
         ++work_units_completed_;
         continue;
       }
@@ -82,8 +83,7 @@ void RecordReader::Pump() {
       if (status.ok()) {
         ++records_produced_;
       } else {  // a broken file is left behind; the next read takes the next file
-        file_.clear();
-        in_.close();
+        CloseFileLocked();
       }
       served = std::move(requests_.front());
       requests_.pop_front();
@@ -127,10 +127,22 @@ void RecordReader::TakeFileFromQueue(const Request& r) {
 
 Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
   TFD_ASSIGN_OR_RETURN(std::filesystem::path path, env.ResolveIoPath(name));
-  in_.open(path, std::ios::binary);
-  if (!in_) return errors::NotFound("reader '", name_, "' cannot open '", name, "'");
+  auto file = std::make_unique<std::filebuf>();
+  if (!file->open(path, std::ios::binary | std::ios::in)) {
+    return errors::NotFound("reader '", name_, "' cannot open '", name, "'");
+  }
   file_ = name;
   record_in_file_ = 0;
+  max_record_bytes_ = env.limits.max_tensor_bytes;
+  if (format_.compression != Compression::kNone) {
+    auto inflating = std::make_unique<InflateStreambuf>(std::move(file), format_.compression);
+    inflate_ = inflating.get();
+    buf_ = std::move(inflating);
+  } else {
+    buf_ = std::move(file);
+  }
+  in_.rdbuf(buf_.get());
+  in_.clear();
   if (format_.kind == RecordFormat::Kind::kTextLine) {
     std::string skipped;
     while (record_in_file_ < format_.skip_header_lines && std::getline(in_, skipped)) {
@@ -141,13 +153,12 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
   std::error_code ec;
   const auto size = static_cast<int64_t>(std::filesystem::file_size(path, ec));
   if (format_.kind == RecordFormat::Kind::kTFRecord) {
-    data_end_ = ec ? 0 : size;
+    data_end_ = inflate_ != nullptr ? std::numeric_limits<int64_t>::max() : ec ? 0 : size;
     return OkStatus();
   }
   const int64_t records = size - format_.header_bytes - format_.footer_bytes;
   if (ec || records < 0 || records % format_.record_bytes != 0) {
-    file_.clear();
-    in_.close();
+    CloseFileLocked();
     return errors::InvalidArgument("reader '", name_, "': file '", name, "' (", ec ? -1 : size,
                                    " bytes) does not hold whole records of ", format_.record_bytes,
                                    " bytes between a header of ", format_.header_bytes,
@@ -156,6 +167,13 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
   data_end_ = size - format_.footer_bytes;
   in_.seekg(format_.header_bytes);
   return OkStatus();
+}
+
+void RecordReader::CloseFileLocked() {
+  file_.clear();
+  in_.rdbuf(nullptr);
+  inflate_ = nullptr;
+  buf_.reset();
 }
 
 // TFRecord framing: length (uint64), its masked CRC-32C (uint32), the
@@ -182,28 +200,51 @@ StatusOr<bool> RecordReader::NextTFRecordLocked(std::string* key, std::string* v
   // Not a lambda: the thread-safety analysis would not see mu_ held in one.
   const std::string where =
       "reader '" + name_ + "': TFRecord at offset " + std::to_string(at) + " of '" + file_ + "'";
+  // A record takes 16 bytes besides its data; a compressed file's end is
+  // not known before it is reached (data_end_ is then the largest int64_t).
+  const int64_t left = data_end_ - at;
+  if (left < 16) return errors::DataLoss(where, " is cut short");
   char header[12];
-  // A record takes 16 bytes besides its data.
-  if (data_end_ - at < 16 || !in_.read(header, 12))
-    return errors::InvalidArgument(where, " is cut short");
+  in_.read(header, 12);
+  if (in_.gcount() == 0 && inflate_ != nullptr && inflate_->status().ok()) return false;
+  if (in_.gcount() < 12) return ShortReadLocked(where, " is cut short");
   const auto length = LittleEndian<uint64_t>(header);
   if (LittleEndian<uint32_t>(header + 8) != MaskedCrc(header, 8)) {
-    return errors::InvalidArgument(where, " has a length that fails its checksum");
+    return errors::DataLoss(where, " has a length that fails its checksum");
   }
-  if (length > static_cast<uint64_t>(data_end_ - at - 16)) {
-    return errors::InvalidArgument(where, " runs past the file");
+  if (length > static_cast<uint64_t>(left - 16)) {
+    return errors::DataLoss(where, " runs past the file");
   }
-  value->resize(length);
+  if (length > max_record_bytes_) {
+    return errors::ResourceExhausted(where, " holds ", length, " bytes, more than a tensor may (",
+                                     max_record_bytes_, ", --max-tensor-bytes)");
+  }
+  // In slices, so that a compressed file cut short after a length it
+  // claims costs no more memory than the data it holds.
+  constexpr uint64_t kSlice = uint64_t{16} << 20;
+  value->clear();
+  while (value->size() < length) {
+    const size_t had = value->size();
+    const auto n = static_cast<std::streamsize>(std::min<uint64_t>(kSlice, length - had));
+    value->resize(had + n);
+    if (!in_.read(value->data() + had, n)) return ShortReadLocked(where, " runs past the file");
+  }
   char footer[4];
-  if (!in_.read(value->data(), static_cast<std::streamsize>(length)) || !in_.read(footer, 4)) {
-    return errors::Internal("reader '", name_, "' failed reading '", file_, "'");
-  }
+  if (!in_.read(footer, 4)) return ShortReadLocked(where, " is cut short");
   if (LittleEndian<uint32_t>(footer) != MaskedCrc(value->data(), length)) {
-    return errors::InvalidArgument(where, " has data that fails its checksum");
+    return errors::DataLoss(where, " has data that fails its checksum");
   }
   *key = file_ + ":" + std::to_string(at);
   ++record_in_file_;
   return true;
+}
+
+Status RecordReader::ShortReadLocked(const std::string& where, const char* what) {
+  if (inflate_ != nullptr && !inflate_->status().ok()) {
+    return inflate_->status().WithContext(where);
+  }
+  if (in_.bad()) return errors::Internal("reader '", name_, "' failed reading '", file_, "'");
+  return errors::DataLoss(where, what);
 }
 
 StatusOr<bool> RecordReader::NextRecordLocked(std::string* key, std::string* value) {

@@ -17,18 +17,22 @@
 // A text line's key is "file:line" (from 1, header lines counted); a fixed-
 // length record's "file:index" (from 0); a TFRecord's "file:offset", as
 // TF1's. A fixed-length file whose records do not fill it exactly is
-// INVALID_ARGUMENT naming it (TF1 drops the partial record silently); so is
-// a TFRecord whose length or data fails its CRC-32C or runs past the end of
-// its file (the rest of that file is skipped); a failed read of an open
-// file, INTERNAL.
+// INVALID_ARGUMENT naming it (TF1 drops the partial record silently). A
+// TFRecord whose length or data fails its CRC-32C or runs past the end of
+// its file is DATA_LOSS, and so is a compressed file's damaged or cut short
+// stream (the rest of that file is skipped); a record longer than one
+// tensor may be (--max-tensor-bytes), RESOURCE_EXHAUSTED; a failed read of
+// an open file, INTERNAL. TFRecord files may be compressed as TF1's
+// (compression_type "ZLIB" or "GZIP": the whole file one stream); the
+// offset in a key is then the offset in the inflated data.
 //
 // Thread-safety: every method may be called from any thread.
 #pragma once
 
 #include <cstdint>
 #include <deque>
-#include <fstream>
 #include <functional>
+#include <istream>
 #include <memory>
 #include <string>
 
@@ -37,6 +41,7 @@
 #include "common/op_kernel.h"
 #include "kernels/data_flow/queue.h"
 #include "kernels/framework/resource.h"
+#include "kernels/io/inflate_streambuf.h"
 
 namespace tfd::kernels::io {
 
@@ -45,6 +50,7 @@ struct RecordFormat {
   Kind kind = Kind::kTextLine;
   int64_t skip_header_lines = 0;                                 // text lines
   int64_t header_bytes = 0, record_bytes = 0, footer_bytes = 0;  // fixed length
+  Compression compression = Compression::kNone;                  // TFRecords
 };
 
 class RecordReader : public Resource, public std::enable_shared_from_this<RecordReader> {
@@ -83,7 +89,11 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   // The next record of the open file into key/value; false at its end.
   StatusOr<bool> NextRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
   StatusOr<bool> NextTFRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
+  // Why a read of the open file came up short: `what` (DATA_LOSS at
+  // `where`) unless the stream says more.
+  Status ShortReadLocked(const std::string& where, const char* what) REQUIRES(mu_);
   Status OpenLocked(const std::string& name, const KernelEnv& env) REQUIRES(mu_);
+  void CloseFileLocked() REQUIRES(mu_);
   void TakeFileFromQueue(const Request& r);
 
   const std::string name_;
@@ -92,10 +102,16 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   std::deque<Request> requests_ GUARDED_BY(mu_);
   bool pumping_ GUARDED_BY(mu_) = false;  // a Pump runs, or waits on the queue
   std::string file_ GUARDED_BY(mu_);      // the current file, as the queue named it; "" none
-  std::ifstream in_ GUARDED_BY(mu_);
+  // The open file (a std::filebuf, or an InflateStreambuf over one, which
+  // inflate_ then points at) and the stream reading it.
+  std::unique_ptr<std::streambuf> buf_ GUARDED_BY(mu_);
+  InflateStreambuf* inflate_ GUARDED_BY(mu_) = nullptr;
+  std::istream in_ GUARDED_BY(mu_){nullptr};
   int64_t record_in_file_ GUARDED_BY(mu_) = 0;  // lines read, or records handed out
-  int64_t data_end_ GUARDED_BY(mu_) =
-      0;  // fixed length: where the footer starts; TFRecord: the size
+  // Fixed length: where the footer starts; TFRecord: the size, or the
+  // largest int64_t for a compressed file (its end is found by reading).
+  int64_t data_end_ GUARDED_BY(mu_) = 0;
+  uint64_t max_record_bytes_ GUARDED_BY(mu_) = 0;  // the task's --max-tensor-bytes
   int64_t records_produced_ GUARDED_BY(mu_) = 0;
   int64_t work_units_completed_ GUARDED_BY(mu_) = 0;
 };

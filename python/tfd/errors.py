@@ -53,12 +53,13 @@ AbortedError = _error_class("AbortedError", "ABORTED")
 OutOfRangeError = _error_class("OutOfRangeError", "OUT_OF_RANGE")
 UnavailableError = _error_class("UnavailableError", "UNAVAILABLE")
 InternalError = _error_class("InternalError", "INTERNAL")
-# Raised by Python alone (tfd.python_io.tf_record_iterator on a damaged file).
+UnimplementedError = _error_class("UnimplementedError", "UNIMPLEMENTED")
 DataLossError = _error_class("DataLossError", "DATA_LOSS")
 
 _BY_CODE = {cls.code_name: cls for cls in (
     CancelledError, InvalidArgumentError, DeadlineExceededError, NotFoundError,
     AlreadyExistsError, PermissionDeniedError, UnauthenticatedError, ResourceExhaustedError,
-    FailedPreconditionError, AbortedError, OutOfRangeError, UnavailableError, InternalError)}
+    FailedPreconditionError, AbortedError, OutOfRangeError, UnavailableError, InternalError,
+    UnimplementedError, DataLossError)}
 
 _tfd.set_error_classes(_BY_CODE, UnknownError)

@@ -90,13 +90,15 @@ class FixedLengthRecordReader(ReaderBase):
 
 class TFRecordReader(ReaderBase):
     """TF1's: the records of TFRecord files (tfd.python_io.TFRecordWriter
-    writes them); key "file:offset". A record cut short or failing a
-    checksum is InvalidArgumentError and the rest of its file is skipped;
-    compressed files are refused (ValueError)."""
+    writes them), compressed as `options` (tfd.python_io.TFRecordOptions)
+    say; key "file:offset". A record cut short or failing a checksum, or a
+    damaged compressed file, is DataLossError and the rest of its file is
+    skipped."""
 
     def __init__(self, name=None, options=None):
-        tf_record._check_options(options)
-        super().__init__(raw_ops.tf_record_reader(name=name or "TFRecordReader"))
+        compression = tf_record.TFRecordOptions.get_compression_type_string(options)
+        super().__init__(raw_ops.tf_record_reader(compression_type=compression,
+                                                  name=name or "TFRecordReader"))
 
 
 def decode_raw(input_bytes, out_type, little_endian=True, name=None):

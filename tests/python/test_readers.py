@@ -19,8 +19,9 @@ def drain(sess, fetches):
             got.append(sess.run(fetches))
     except tfd.errors.OutOfRangeError:
         pass
-    coord.request_stop()
-    coord.join(threads)
+    finally:
+        coord.request_stop()
+        coord.join(threads)
     return got
 
 
@@ -107,8 +108,48 @@ def test_tfrecords_written_in_python_and_read_by_the_graph_or_iterated(tmp_path)
     for name, offset in (("cut.tfrecord", 35), ("flipped.tfrecord", 16)):
         with pytest.raises(tfd.errors.DataLossError, match="offset %d" % offset):
             list(tfd.python_io.tf_record_iterator(str(tmp_path / name)))
-    with pytest.raises(ValueError, match="compressed"):
-        tfd.python_io.TFRecordWriter(str(tmp_path / "z"), tfd.python_io.TFRecordOptions("GZIP"))
+    files = tfd.train.string_input_producer(["flipped.tfrecord"], num_epochs=1, shuffle=False)
+    _, value = tfd.TFRecordReader(name="damaged").read(files)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        with pytest.raises(tfd.errors.DataLossError, match="offset 16"):
+            drain(sess, value)
+
+
+@pytest.mark.parametrize("kind", ["GZIP", "ZLIB"])
+def test_compressed_tfrecords_as_tf1_writes_them(tmp_path, kind):
+    """The whole file one zlib or gzip stream, as TF1's TFRecordOptions make
+    it: gzip -d and zlib read what the writer wrote; the iterator and the
+    graph's reader read it back; damage is DataLossError in both."""
+    import gzip
+    import zlib
+    records = [b"", b"one", bytes(range(256)) * 2000]
+    options = tfd.python_io.TFRecordOptions(getattr(tfd.python_io.TFRecordCompressionType, kind))
+    path = tmp_path / "r.tfrecord"
+    with tfd.python_io.TFRecordWriter(str(path), options) as w:
+        for r in records:
+            w.write(r)
+    inflate = gzip.decompress if kind == "GZIP" else zlib.decompress
+    plain = tmp_path / "plain.tfrecord"
+    with tfd.python_io.TFRecordWriter(str(plain)) as w:
+        for r in records:
+            w.write(r)
+    assert inflate(path.read_bytes()) == plain.read_bytes()
+    assert list(tfd.python_io.tf_record_iterator(str(path), kind)) == records
+    files = tfd.train.string_input_producer(["r.tfrecord"], num_epochs=1, shuffle=False)
+    key, value = tfd.TFRecordReader(options=options).read(files)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        got = drain(sess, [key, value])
+    assert [v for _, v in got] == records
+    assert [k.decode() for k, _ in got] == ["r.tfrecord:0", "r.tfrecord:16", "r.tfrecord:35"]
+
+    data = path.read_bytes()
+    (tmp_path / "cut").write_bytes(data[:len(data) // 2])
+    with pytest.raises(tfd.errors.DataLossError, match="cut short"):
+        list(tfd.python_io.tf_record_iterator(str(tmp_path / "cut"), options))
+    with pytest.raises(ValueError, match="compression_type"):
+        tfd.python_io.TFRecordWriter(str(tmp_path / "x"), "BZIP2")
 
 
 def test_examples_written_to_tfrecords_and_parsed_in_the_graph(tmp_path):

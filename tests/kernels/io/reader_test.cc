@@ -2,8 +2,10 @@
 // length records from a queue of file names, file after file; a read that
 // waits for a name; bad files (outside io_dirs, missing, partial records)
 // refused one after another while the reader goes on; the end of the queue;
-// TFRecords checked record by record; DecodeCSV and DecodeRaw at their
+// TFRecords checked record by record, plain or compressed; DecodeCSV and DecodeRaw at their
 // edges; tf.train.Example bytes and ParseExample.
+#include <zlib.h>
+
 #include <optional>
 
 #include "common/tensor_bundle/crc32c.h"
@@ -138,15 +140,95 @@ TEST_CASE("a TFRecord reader checks each record's checksums and refuses hostile 
   const Value reader = e.Reader("TFRecordReader", {});
   for (const char* f : {"bad.rec", "hostile.rec", "good.rec"}) e.Enqueue(f);
   RequireRecord(e.Read(reader), "bad.rec:0", "ok");
-  const Status damaged = e.Read(reader).status();
-  CHECK(damaged.code() == Code::kInvalidArgument);
+  const Status damaged = e.Read(reader).status();  // TF1's DataLossError
+  CHECK(damaged.code() == Code::kDataLoss);
   CHECK_THAT(damaged.message(), Catch::Contains("offset 18 of 'bad.rec'"));
   const Status length = e.Read(reader).status();  // refused before anything is allocated
-  CHECK(length.code() == Code::kInvalidArgument);
+  CHECK(length.code() == Code::kDataLoss);
   CHECK_THAT(length.message(), Catch::Contains("runs past the file"));
   RequireRecord(e.Read(reader), "good.rec:0", "first");
   RequireRecord(e.Read(reader), "good.rec:21", "");
   RequireRecord(e.Read(reader), "good.rec:37", "third");
+}
+
+// `data` deflated in one stream, with a zlib frame or (gzip) a gzip one.
+std::string Deflate(const std::string& data, bool gzip) {
+  z_stream z{};
+  REQUIRE(deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, MAX_WBITS + (gzip ? 16 : 0), 8,
+                       Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&z, data.size()) + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST_CASE("compressed TFRecord files read as TF1's, keys at offsets in the inflated data") {
+  ReaderEnv e;
+  // Large enough to span several of the inflater's 256 KiB chunks.
+  std::string big(600 * 1024, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>((i * 7919) >> 5);
+  const std::string records = TFRecord("first") + TFRecord("") + TFRecord(big) + TFRecord("last");
+  WriteFile(e.dir.path() / "r.gz", Deflate(records, true));
+  WriteFile(e.dir.path() / "r.z", Deflate(records, false));
+  // Two gzip members read as one file, as gunzip reads them.
+  WriteFile(e.dir.path() / "two.gz", Deflate(TFRecord("a"), true) + Deflate(TFRecord("b"), true));
+  const std::string deflated = Deflate(records, true);
+  WriteFile(e.dir.path() / "cut.gz", deflated.substr(0, deflated.size() / 2));
+  std::string damaged = deflated;
+  damaged[0] ^= 0x55;  // gzip's magic number
+  WriteFile(e.dir.path() / "damaged.gz", damaged);
+  // A length far past what the stream holds: refused once the data ends,
+  // never allocated (ASan and the memory budget would see it).
+  WriteFile(e.dir.path() / "hostile.gz", Deflate(TFRecord("y", false, uint64_t{1} << 31), true));
+  WriteFile(e.dir.path() / "trailing.z", Deflate(TFRecord("x"), false) + "junk");
+
+  const Value gzip = e.Reader("TFRecordReader", {{"compression_type", std::string("GZIP")}});
+  for (const char* f : {"r.gz", "two.gz", "cut.gz", "damaged.gz", "hostile.gz"}) e.Enqueue(f);
+  const size_t big_at = 21 + 16;
+  RequireRecord(e.Read(gzip), "r.gz:0", "first");
+  RequireRecord(e.Read(gzip), "r.gz:21", "");
+  RequireRecord(e.Read(gzip), "r.gz:" + std::to_string(big_at), big);
+  RequireRecord(e.Read(gzip), "r.gz:" + std::to_string(big_at + 16 + big.size()), "last");
+  RequireRecord(e.Read(gzip), "two.gz:0", "a");
+  RequireRecord(e.Read(gzip), "two.gz:17", "b");
+  for (const char* says : {"cut short", "damaged", "runs past the file"}) {
+    Status s = e.Read(gzip).status();
+    while (s.ok()) s = e.Read(gzip).status();  // records before the damage come out
+    INFO(s.ToString());
+    CHECK(s.code() == Code::kDataLoss);
+    CHECK_THAT(s.message(), Catch::Contains(says));
+  }
+  const Value zlib = e.Reader("TFRecordReader", {{"compression_type", std::string("ZLIB")},
+                                                 {"shared_name", std::string("zlib")}});
+  for (const char* f : {"r.z", "trailing.z"}) e.Enqueue(f);
+  RequireRecord(e.Read(zlib), "r.z:0", "first");
+  for (int i = 0; i < 3; ++i) REQUIRE(e.Read(zlib).ok());
+  RequireRecord(e.Read(zlib), "trailing.z:0", "x");
+  const Status trailing = e.Read(zlib).status();
+  CHECK(trailing.code() == Code::kDataLoss);
+  CHECK_THAT(trailing.message(), Catch::Contains("bytes follow the end"));
+  CHECK(e.Run("TFRecordReader",
+              {{"compression_type", std::string("BZIP2")}, {"shared_name", std::string("bz")}}, {})
+            .status()
+            .code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("a TFRecord longer than a tensor may be is refused before it is read") {
+  ReaderEnv e;
+  e.env.limits.max_tensor_bytes = 1000;
+  WriteFile(e.dir.path() / "r.rec", TFRecord(std::string(1001, 'x')) + TFRecord("next"));
+  WriteFile(e.dir.path() / "s.rec", TFRecord(std::string(1000, 'y')));
+  const Value reader = e.Reader("TFRecordReader", {});
+  for (const char* f : {"r.rec", "s.rec"}) e.Enqueue(f);
+  const Status s = e.Read(reader).status();
+  CHECK(s.code() == Code::kResourceExhausted);
+  CHECK_THAT(s.message(), Catch::Contains("1001 bytes"));
+  RequireRecord(e.Read(reader), "s.rec:0", std::string(1000, 'y'));
 }
 
 TEST_CASE("a read waits for a file name and goes on when one is queued") {
