@@ -217,3 +217,33 @@ def test_a_parse_example_node_whose_lists_disagree_is_refused_not_crashed():
                                      dense_shapes=[[1]])
     with pytest.raises(tfd.errors.InvalidArgumentError, match="dense_shapes"):
         tfd.Session().run(node[0])
+
+
+def test_an_example_reads_back_from_its_bytes_as_protobuf_reads_them():
+    train = tfd.train
+    ex = train.Example(features=train.Features(feature={
+        "label": train.Feature(int64_list=train.Int64List(value=[3, -1, 1 << 62])),
+        "pixels": train.Feature(float_list=train.FloatList(value=[0.5, float("inf"), -0.0])),
+        "name": train.Feature(bytes_list=train.BytesList(value=[b"a\x00", b""])),
+        "empty": train.Feature(),
+    }))
+    back = train.Example.FromString(ex.SerializeToString())
+    assert back == ex
+    assert back.features.feature["label"].int64_list.value == [3, -1, 1 << 62]
+    assert back.features.feature["pixels"].float_list.value == [0.5, float("inf"), -0.0]
+    # Written by another protobuf writer: unpacked numbers (wire types 0
+    # and 5), an unknown field, a key given twice (the later wins), and a
+    # second Features (merged into the first).
+    label = b"\x0a\x05label\x12\x06\x1a\x04\x08\x07\x08\x09"       # int64 7, 9 unpacked
+    pixels = b"\x0a\x01p\x12\x07\x12\x05\x0d\x00\x00\x80\x3f"        # float 1.0 unpacked
+    again = b"\x0a\x05label\x12\x04\x1a\x02\x08\x05"                # label: 5
+    unknown = b"\x78\x01"                                            # field 15, varint
+    data = (b"\x0a" + bytes([len(label) + 2]) + b"\x0a" + bytes([len(label)]) + label
+            + unknown
+            + b"\x0a" + bytes([len(pixels) + 2 + len(again) + 2])
+            + b"\x0a" + bytes([len(pixels)]) + pixels + b"\x0a" + bytes([len(again)]) + again)
+    got = train.Example.FromString(data).features.feature
+    assert got["label"].int64_list.value == [5] and got["p"].float_list.value == [1.0]
+    for bad in (b"\x0a\x05ab", b"\x0a", b"\x0b", b"\x0a\x80"):
+        with pytest.raises(tfd.example_proto.DecodeError):
+            train.Example.FromString(bad)
