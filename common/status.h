@@ -42,7 +42,7 @@ enum class Code : int {
   kResourceExhausted,
   // A caller who got in asked for what its credential does not allow.
   kPermissionDenied,
-  // A request tfd understands and does not do (yet): a compressed file.
+  // A request tfd understands and does not do (yet): a reader's hop_bytes.
   kUnimplemented,
   // Data damaged past use: a record that fails its checksum or is cut short.
   kDataLoss,

@@ -440,7 +440,8 @@ def _start_queue_runners(graph, coord, options, grace_secs):
         return session_lib.Session(options["target"], graph=graph, config=config,
                                    token_file=options["token_file"], tls=tls, timeout=secs)
 
-    return monitored_input.start(graph, coord, connect, wait_secs=options["init_timeout"],
+    return monitored_input.start(graph, coord, connect, start_secs=options["timeout"],
+                                 wait_secs=options["init_timeout"],
                                  max_restarts=options["max_recoveries"], grace_secs=grace_secs)
 
 

@@ -37,11 +37,13 @@ _TRY_SECS = 5.0
 
 class QueueRunners:
     """The graph's queue runners on sessions that `connect(timeout_secs)`
-    opens to the loop's task. A preemption restarts them, waiting up to
-    wait_secs for the task each time, at most max_restarts times; errors
-    (and giving up) are reported to `coord`, whose stop ends them."""
+    opens to the loop's task: started within start_secs (the loop has
+    initialized the graph by then), and restarted after a preemption,
+    waiting up to wait_secs for the task each time, at most max_restarts
+    times; errors (and giving up) are reported to `coord`, whose stop ends
+    them."""
 
-    def __init__(self, graph, coord, connect, wait_secs, max_restarts, grace_secs):
+    def __init__(self, graph, coord, connect, start_secs, wait_secs, max_restarts, grace_secs):
         self._graph, self._coord, self._connect = graph, coord, connect
         self._wait_secs, self._max_restarts, self._grace_secs = wait_secs, max_restarts, grace_secs
         with graph.as_default():
@@ -51,7 +53,7 @@ class QueueRunners:
         self.restarts = 0
         # The generation running: its session and coordinator. Set here,
         # then only on the watcher's thread until close() joins it.
-        self._session, self._inner = self._start(time.monotonic() + wait_secs)
+        self._session, self._inner = self._start(time.monotonic() + start_secs)
         self._watcher = threading.Thread(target=self._watch, daemon=True,
                                          name="MonitoredTrainingSession queue runners")
         self._watcher.start()
@@ -169,11 +171,11 @@ class _Generation(coordinator.Coordinator):
         super().request_stop(ex)
 
 
-def start(graph, coord, connect, wait_secs, max_restarts, grace_secs):
+def start(graph, coord, connect, start_secs, wait_secs, max_restarts, grace_secs):
     """QueueRunners for the graph's QUEUE_RUNNERS, started; None when it has none."""
     if not graph.get_collection(framework.GraphKeys.QUEUE_RUNNERS):
         return None
-    return QueueRunners(graph, coord, connect, wait_secs, max_restarts, grace_secs)
+    return QueueRunners(graph, coord, connect, start_secs, wait_secs, max_restarts, grace_secs)
 
 
 def _requested_error(coord):
