@@ -9,13 +9,39 @@ failed where the runtime knows it ("" otherwise).
 from . import _tfd
 
 
+# TF1's numeric codes (tf.errors.OK ... UNAUTHENTICATED), as
+# error_codes.proto numbers them; OpError.error_code is one of them.
+OK, CANCELLED, UNKNOWN, INVALID_ARGUMENT, DEADLINE_EXCEEDED, NOT_FOUND = 0, 1, 2, 3, 4, 5
+ALREADY_EXISTS, PERMISSION_DENIED, RESOURCE_EXHAUSTED, FAILED_PRECONDITION = 6, 7, 8, 9
+ABORTED, OUT_OF_RANGE, UNIMPLEMENTED, INTERNAL, UNAVAILABLE, DATA_LOSS = 10, 11, 12, 13, 14, 15
+UNAUTHENTICATED = 16
+_NUMBERS = {name: number for name, number in globals().items()
+            if name.isupper() and isinstance(number, int)}
+_NAMES = {number: name for name, number in _NUMBERS.items()}
+
+
 class OpError(Exception):
     """A failed tfd call: code ("INVALID_ARGUMENT"), message, node, op, task,
-    reason ("CONNECTION_LOST" or "")."""
+    reason ("CONNECTION_LOST" or ""); error_code is TF1's number for code.
+
+    Made as tfd makes them, OpError(message, code=None, ...) with keywords,
+    or as TF1 code does: SomeError(node_def, op, message) and
+    OpError(node_def, op, message, error_code), where node_def and op may
+    be None or have a name."""
 
     code_name = "UNKNOWN"
 
-    def __init__(self, message="", code=None, node="", op="", task="", reason=""):
+    def __init__(self, *args, message="", code=None, node="", op="", task="", reason=""):
+        if len(args) in (1, 2):  # tfd's (message[, code])
+            message, code = args[0], args[1] if len(args) == 2 else code
+        elif len(args) in (3, 4):  # TF1's (node_def, op, message[, error_code])
+            node, op = node or _name_of(args[0]), op or _name_of(args[1])
+            message = args[2]
+            if len(args) == 4:
+                code = _NAMES.get(args[3], args[3])
+        elif args:
+            raise TypeError("%s takes (message) or TF1's (node_def, op, message[, error_code]), "
+                            "not %d arguments" % (type(self).__name__, len(args)))
         super().__init__(message)
         self.message = message
         self.code = code or self.code_name
@@ -26,11 +52,17 @@ class OpError(Exception):
 
     @property
     def error_code(self):
-        """TF's spelling of `code`."""
-        return self.code
+        """TF1's number for `code` (tfd.errors.NOT_FOUND, ...)."""
+        return _NUMBERS.get(self.code, UNKNOWN)
 
     def __str__(self):
         return "%s: %s" % (self.code, self.message)
+
+
+def _name_of(thing):
+    if thing is None:
+        return ""
+    return getattr(thing, "name", thing) if not isinstance(thing, str) else thing
 
 
 def _error_class(name, code):
@@ -63,3 +95,14 @@ _BY_CODE = {cls.code_name: cls for cls in (
     UnimplementedError, DataLossError)}
 
 _tfd.set_error_classes(_BY_CODE, UnknownError)
+
+
+def exception_type_from_error_code(error_code):
+    """The OpError subclass of TF1's number `error_code` (UnknownError for
+    one tfd does not know)."""
+    return _BY_CODE.get(_NAMES.get(error_code), UnknownError)
+
+
+def error_code_from_exception_type(cls):
+    """TF1's number for the OpError subclass `cls`."""
+    return _NUMBERS.get(getattr(cls, "code_name", None), UNKNOWN)
