@@ -1,8 +1,9 @@
 // TF1's reader ops (their V1 forms, whose handles are references, as tfd's
-// queues' are): TextLineReader, FixedLengthRecordReader and TFRecordReader
-// make or find the reader (record_reader.h), ReaderRead takes its next
-// record, waiting without a thread for a file name;
-// ReaderNumRecordsProduced, ReaderNumWorkUnitsCompleted and ReaderReset.
+// queues' are): TextLineReader, FixedLengthRecordReader, TFRecordReader,
+// WholeFileReader and IdentityReader make or find the reader
+// (record_reader.h); ReaderRead takes its next record, waiting without a
+// thread for a file name; ReaderNumRecordsProduced,
+// ReaderNumWorkUnitsCompleted and ReaderReset.
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
 #include "kernels/io/io_ops_internal.h"
@@ -11,8 +12,7 @@
 namespace tfd::kernels::io {
 namespace {
 
-// TextLineReader and FixedLengthRecordReader: the node's reader, made by
-// its first run.
+// The reader ops: the node's reader, made by its first run.
 class ReaderOp : public OpKernel {
  public:
   explicit ReaderOp(OpKernelConstruction& c) : OpKernel(c) {
@@ -24,6 +24,14 @@ class ReaderOp : public OpKernel {
         c.SetStatus(errors::InvalidArgument("skip_header_lines must be >= 0, not ",
                                             format_.skip_header_lines));
       }
+      return;
+    }
+    if (c.def().name == "WholeFileReader") {
+      format_.kind = RecordFormat::Kind::kWholeFile;
+      return;
+    }
+    if (c.def().name == "IdentityReader") {
+      format_.kind = RecordFormat::Kind::kIdentity;
       return;
     }
     if (c.def().name == "TFRecordReader") {
@@ -166,6 +174,25 @@ Status RegisterReaderOps(OpRegistry& r) {
                "'file:offset' (in the inflated data). A record failing a checksum or cut "
                "short, or a damaged compressed stream, is DATA_LOSS and the rest of its file "
                "skipped. Shape: a reference."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
+      OpDefBuilder("WholeFileReader")
+          .Output("reader_handle: Ref(string)")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("A reader of whole files: each file one record, its key the file's name as "
+               "queued. A file larger than a tensor may be (--max-tensor-bytes) is "
+               "RESOURCE_EXHAUSTED before it is read. Shape: a reference."),
+      shape_fns::Unknown));
+  TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
+      OpDefBuilder("IdentityReader")
+          .Output("reader_handle: Ref(string)")
+          .Attr("container: string = \"\"")
+          .Attr("shared_name: string = \"\"")
+          .SetIsStateful()
+          .Doc("A reader that opens nothing: each string taken from the queue is one record, "
+               "its key and its value. Shape: a reference."),
       shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<ReaderReadOp>(
       OpDefBuilder("ReaderRead")

@@ -16,7 +16,7 @@ RecordReader::RecordReader(std::string name, RecordFormat format)
 
 std::string RecordReader::DebugString() const {
   MutexLock lock(mu_);
-  return "reader '" + name_ + "': " + (file_.empty() ? "no file" : "in '" + file_ + "'") + ", " +
+  return "reader '" + name_ + "': " + (!open_ ? "no file" : "in '" + file_ + "'") + ", " +
          std::to_string(records_produced_) + " records produced";
 }
 
@@ -67,7 +67,7 @@ void RecordReader::Pump() {
         pumping_ = false;
         return;
       }
-      if (file_.empty()) {
+      if (!open_) {
         const Request next = requests_.front();  // stays first until a file is open
         lock.Unlock();
         TakeFileFromQueue(next);  // its callback pumps on
@@ -126,12 +126,19 @@ void RecordReader::TakeFileFromQueue(const Request& r) {
 }
 
 Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
+  if (format_.kind == RecordFormat::Kind::kIdentity) {  // the name is the record
+    file_ = name;
+    open_ = true;
+    record_in_file_ = 0;
+    return OkStatus();
+  }
   TFD_ASSIGN_OR_RETURN(std::filesystem::path path, env.ResolveIoPath(name));
   auto file = std::make_unique<std::filebuf>();
   if (!file->open(path, std::ios::binary | std::ios::in)) {
     return errors::NotFound("reader '", name_, "' cannot open '", name, "'");
   }
   file_ = name;
+  open_ = true;
   record_in_file_ = 0;
   max_record_bytes_ = env.limits.max_tensor_bytes;
   if (format_.compression != Compression::kNone) {
@@ -156,6 +163,17 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
     data_end_ = inflate_ != nullptr ? std::numeric_limits<int64_t>::max() : ec ? 0 : size;
     return OkStatus();
   }
+  if (format_.kind == RecordFormat::Kind::kWholeFile) {
+    data_end_ = ec ? -1 : size;
+    if (ec || static_cast<uint64_t>(size) > max_record_bytes_) {
+      CloseFileLocked();
+      return ec ? errors::Internal("reader '", name_, "' cannot size '", name, "': ", ec.message())
+                : errors::ResourceExhausted("reader '", name_, "': file '", name, "' holds ", size,
+                                            " bytes, more than a tensor may (", max_record_bytes_,
+                                            ", --max-tensor-bytes)");
+    }
+    return OkStatus();
+  }
   const int64_t records = size - format_.header_bytes - format_.footer_bytes;
   if (ec || records < 0 || records % format_.record_bytes != 0) {
     CloseFileLocked();
@@ -171,6 +189,7 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
 
 void RecordReader::CloseFileLocked() {
   file_.clear();
+  open_ = false;
   in_.rdbuf(nullptr);
   inflate_ = nullptr;
   buf_.reset();
@@ -249,6 +268,21 @@ Status RecordReader::ShortReadLocked(const std::string& where, const char* what)
 
 StatusOr<bool> RecordReader::NextRecordLocked(std::string* key, std::string* value) {
   if (format_.kind == RecordFormat::Kind::kTFRecord) return NextTFRecordLocked(key, value);
+  if (format_.kind == RecordFormat::Kind::kIdentity ||
+      format_.kind == RecordFormat::Kind::kWholeFile) {
+    if (record_in_file_ > 0) return false;
+    if (format_.kind == RecordFormat::Kind::kIdentity) {
+      *value = file_;
+    } else {
+      value->resize(static_cast<size_t>(data_end_));
+      if (!in_.read(value->data(), data_end_) || in_.peek() != std::char_traits<char>::eof()) {
+        return errors::DataLoss("reader '", name_, "': '", file_, "' changed size while read");
+      }
+    }
+    *key = file_;
+    ++record_in_file_;
+    return true;
+  }
   if (format_.kind == RecordFormat::Kind::kTextLine) {
     if (!std::getline(in_, *value)) {
       if (in_.bad()) return errors::Internal("reader '", name_, "' failed reading '", file_, "'");

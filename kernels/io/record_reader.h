@@ -1,6 +1,6 @@
 // RecordReader: TF1's readers (TextLineReader, FixedLengthRecordReader,
-// TFRecordReader), which turn a queue of file names into records, one file
-// at a time: the
+// TFRecordReader, WholeFileReader; IdentityReader), which turn a queue of
+// file names into records, one file at a time: the
 // classic input pipeline of string_input_producer -> reader.read ->
 // decode_csv / decode_raw -> shuffle_batch.
 //
@@ -15,8 +15,8 @@
 //
 // Files are opened through the task's io_dirs (KernelEnv::ResolveIoPath).
 // A text line's key is "file:line" (from 1, header lines counted); a fixed-
-// length record's "file:index" (from 0); a TFRecord's "file:offset", as
-// TF1's. A fixed-length file whose records do not fill it exactly is
+// length record's "file:index" (from 0); a TFRecord's "file:offset"; a
+// whole file's, its name; as TF1's. A fixed-length file whose records do not fill it exactly is
 // INVALID_ARGUMENT naming it (TF1 drops the partial record silently). A
 // TFRecord whose length or data fails its CRC-32C or runs past the end of
 // its file is DATA_LOSS, and so is a compressed file's damaged or cut short
@@ -46,7 +46,9 @@
 namespace tfd::kernels::io {
 
 struct RecordFormat {
-  enum class Kind { kTextLine, kFixedLength, kTFRecord };
+  // kWholeFile: each file one record; kIdentity: each queued string one
+  // record (key and value), no file opened.
+  enum class Kind { kTextLine, kFixedLength, kTFRecord, kWholeFile, kIdentity };
   Kind kind = Kind::kTextLine;
   int64_t skip_header_lines = 0;                                 // text lines
   int64_t header_bytes = 0, record_bytes = 0, footer_bytes = 0;  // fixed length
@@ -101,15 +103,17 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   mutable Mutex mu_;
   std::deque<Request> requests_ GUARDED_BY(mu_);
   bool pumping_ GUARDED_BY(mu_) = false;  // a Pump runs, or waits on the queue
-  std::string file_ GUARDED_BY(mu_);      // the current file, as the queue named it; "" none
+  std::string file_ GUARDED_BY(mu_);      // the current file (work item), as queued
+  bool open_ GUARDED_BY(mu_) = false;     // file_ is being read
   // The open file (a std::filebuf, or an InflateStreambuf over one, which
   // inflate_ then points at) and the stream reading it.
   std::unique_ptr<std::streambuf> buf_ GUARDED_BY(mu_);
   InflateStreambuf* inflate_ GUARDED_BY(mu_) = nullptr;
   std::istream in_ GUARDED_BY(mu_){nullptr};
   int64_t record_in_file_ GUARDED_BY(mu_) = 0;  // lines read, or records handed out
-  // Fixed length: where the footer starts; TFRecord: the size, or the
-  // largest int64_t for a compressed file (its end is found by reading).
+  // Fixed length: where the footer starts; TFRecord and whole file: the
+  // size, or the largest int64_t for a compressed file (its end is found
+  // by reading).
   int64_t data_end_ GUARDED_BY(mu_) = 0;
   uint64_t max_record_bytes_ GUARDED_BY(mu_) = 0;  // the task's --max-tensor-bytes
   int64_t records_produced_ GUARDED_BY(mu_) = 0;

@@ -88,6 +88,21 @@ class FixedLengthRecordReader(ReaderBase):
             footer_bytes=int(footer_bytes or 0), name=name or "FixedLengthRecordReader"))
 
 
+class WholeFileReader(ReaderBase):
+    """TF1's: each file one record, its key the file's name as queued."""
+
+    def __init__(self, name=None):
+        super().__init__(raw_ops.whole_file_reader(name=name or "WholeFileReader"))
+
+
+class IdentityReader(ReaderBase):
+    """TF1's: each string taken from the queue is one record, its key and
+    its value; no file is opened."""
+
+    def __init__(self, name=None):
+        super().__init__(raw_ops.identity_reader(name=name or "IdentityReader"))
+
+
 class TFRecordReader(ReaderBase):
     """TF1's: the records of TFRecord files (tfd.python_io.TFRecordWriter
     writes them), compressed as `options` (tfd.python_io.TFRecordOptions)

@@ -247,3 +247,19 @@ def test_an_example_reads_back_from_its_bytes_as_protobuf_reads_them():
     for bad in (b"\x0a\x05ab", b"\x0a", b"\x0b", b"\x0a\x80"):
         with pytest.raises(tfd.example_proto.DecodeError):
             train.Example.FromString(bad)
+
+
+def test_whole_file_and_identity_readers(tmp_path):
+    (tmp_path / "a.bin").write_bytes(b"\x00ab\x00")
+    (tmp_path / "b.bin").write_bytes(b"")
+    files = tfd.train.string_input_producer(["a.bin", "b.bin"], num_epochs=1, shuffle=False)
+    key, value = tfd.WholeFileReader().read(files)
+    work = tfd.FIFOQueue(4, tfd.string, shapes=[[]])
+    fill = work.enqueue_many([["x", "y"]])
+    ident = tfd.IdentityReader().read(work)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        assert drain(sess, [key, value]) == [[b"a.bin", b"\x00ab\x00"], [b"b.bin", b""]]
+        sess.run(fill)
+        sess.run(work.close())
+        assert [sess.run(list(ident)) for _ in range(2)] == [[b"x", b"x"], [b"y", b"y"]]

@@ -231,6 +231,30 @@ TEST_CASE("a TFRecord longer than a tensor may be is refused before it is read")
   RequireRecord(e.Read(reader), "s.rec:0", std::string(1000, 'y'));
 }
 
+TEST_CASE("a whole-file reader reads each file as one record; an identity reader opens none") {
+  ReaderEnv e;
+  e.env.limits.max_tensor_bytes = 8;
+  WriteFile(e.dir.path() / "a.txt", "12345678");
+  WriteFile(e.dir.path() / "empty", "");
+  WriteFile(e.dir.path() / "big", "123456789");
+  const Value whole = e.Reader("WholeFileReader", {});
+  for (const char* f : {"a.txt", "big", "empty"}) e.Enqueue(f);
+  RequireRecord(e.Read(whole), "a.txt", "12345678");
+  const Status big = e.Read(whole).status();  // refused before it is read
+  CHECK(big.code() == Code::kResourceExhausted);
+  CHECK_THAT(big.message(), Catch::Contains("'big' holds 9 bytes"));
+  RequireRecord(e.Read(whole), "empty", "");
+  CHECK(e.Count(whole, "ReaderNumWorkUnitsCompleted") == 1);  // 'empty' ends at the next read
+
+  const Value identity = e.Reader("IdentityReader", {});
+  for (const char* work : {"not/a/file", ""}) e.Enqueue(work);
+  RequireRecord(e.Read(identity), "not/a/file", "not/a/file");
+  RequireRecord(e.Read(identity), "", "");  // an empty work item is one too
+  e.Close();
+  CHECK(e.Read(identity).status().code() == Code::kOutOfRange);
+  CHECK(e.Count(identity, "ReaderNumRecordsProduced") == 2);
+}
+
 TEST_CASE("a read waits for a file name and goes on when one is queued") {
   ReaderEnv e;
   WriteFile(e.dir.path() / "late.txt", "x\n");
