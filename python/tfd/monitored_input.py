@@ -100,7 +100,8 @@ class QueueRunners:
             self._session, self._inner = self._start(time.monotonic() + self._wait_secs)
         except Exception as e:  # noqa: BLE001 (the task did not come back: the loop ends)
             self._session, self._inner = None, _stopped()
-            self._coord.request_stop(e)
+            if not self._closing.is_set():  # a close cut the restart short: no error
+                self._coord.request_stop(e)
             return False
         return True
 
