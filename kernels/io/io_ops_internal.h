@@ -10,5 +10,6 @@ Status RegisterSaveRestoreOps(OpRegistry& r);  // save_restore_ops.cc
 Status RegisterReaderOps(OpRegistry& r);       // reader_ops.cc
 Status RegisterParsingOps(OpRegistry& r);      // parsing_ops.cc
 Status RegisterParseExampleOp(OpRegistry& r);  // parse_example_op.cc
+Status RegisterMatchingFilesOp(OpRegistry& r);  // matching_files_op.cc
 
 }  // namespace tfd::kernels::io

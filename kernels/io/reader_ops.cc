@@ -1,8 +1,8 @@
 // TF1's reader ops (their V1 forms, whose handles are references, as tfd's
 // queues' are): TextLineReader, FixedLengthRecordReader, TFRecordReader,
 // WholeFileReader and IdentityReader make or find the reader
-// (record_reader.h); ReaderRead takes its next record, waiting without a
-// thread for a file name; ReaderNumRecordsProduced,
+// (record_reader.h); ReaderRead takes its next record and ReaderReadUpTo
+// its next records, waiting without a thread for a file name; ReaderNumRecordsProduced,
 // ReaderNumWorkUnitsCompleted and ReaderReset.
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
@@ -82,26 +82,54 @@ class ReaderOp : public OpKernel {
   std::string container_, shared_name_;
 };
 
+// ReaderRead (one record, scalars) and ReaderReadUpTo (vectors).
 class ReaderReadOp : public AsyncOpKernel {
  public:
-  using AsyncOpKernel::AsyncOpKernel;
+  explicit ReaderReadOp(OpKernelConstruction& c)
+      : AsyncOpKernel(c), up_to_(c.def().name == "ReaderReadUpTo") {}
   void ComputeAsync(OpKernelContext& ctx, DoneCallback done) override {
     auto reader = ctx.input_ref<RecordReader>(0);
     TFD_OP_REQUIRES_OK_ASYNC(ctx, reader.status(), done);
     auto queue = ctx.input_ref<Queue>(1);
     TFD_OP_REQUIRES_OK_ASYNC(ctx, queue.status(), done);
+    auto max_records = up_to_ ? NumRecords(ctx.input(2)) : StatusOr<int64_t>(1);
+    TFD_OP_REQUIRES_OK_ASYNC(ctx, max_records.status(), done);
     (*reader)->Read(
-        *queue, ctx.env(), &ctx.cancellation(),
-        [&ctx, done = std::move(done)](const Status& s, std::string key, std::string value) {
-          if (s.ok()) {
-            ctx.set_output(0, Tensor::Scalar(std::move(key)));
-            ctx.set_output(1, Tensor::Scalar(std::move(value)));
-          } else {
+        *queue, *max_records, ctx.env(), &ctx.cancellation(),
+        [this, &ctx, done = std::move(done)](const Status& s, std::vector<std::string> keys,
+                                             std::vector<std::string> values) {
+          if (!s.ok()) {
             ctx.SetStatus(s);
+          } else if (up_to_) {
+            SetVector(ctx, 0, std::move(keys));
+            SetVector(ctx, 1, std::move(values));
+          } else {
+            ctx.set_output(0, Tensor::Scalar(std::move(keys[0])));
+            ctx.set_output(1, Tensor::Scalar(std::move(values[0])));
           }
           done();
         });
   }
+
+ private:
+  static StatusOr<int64_t> NumRecords(const Tensor& t) {
+    if (t.rank() != 0 || t.scalar<int64_t>() <= 0) {
+      return errors::InvalidArgument(
+          "num_records must be a positive scalar, got ",
+          t.rank() != 0 ? t.shape().ToString() : std::to_string(t.scalar<int64_t>()));
+    }
+    return t.scalar<int64_t>();
+  }
+
+  // Output i: the strings, moved.
+  static void SetVector(OpKernelContext& ctx, int i, std::vector<std::string> strings) {
+    auto t = Tensor::Allocate(DType::kString, TensorShape({static_cast<int64_t>(strings.size())}));
+    if (!t.ok()) return ctx.SetStatus(t.status());
+    std::move(strings.begin(), strings.end(), t->data<std::string>());
+    ctx.set_output(i, *std::move(t));
+  }
+
+  const bool up_to_;
 };
 
 // ReaderNumRecordsProduced, ReaderNumWorkUnitsCompleted, ReaderReset.
@@ -128,6 +156,12 @@ class ReaderStateOp : public OpKernel {
 Status KeyValueShape(InferenceContext& c) {
   c.set_output(0, PartialShape({}));
   c.set_output(1, PartialShape({}));
+  return OkStatus();
+}
+
+Status KeysValuesShape(InferenceContext& c) {
+  c.set_output(0, PartialShape({-1}));
+  c.set_output(1, PartialShape({-1}));
   return OkStatus();
 }
 
@@ -205,6 +239,19 @@ Status RegisterReaderOps(OpRegistry& r) {
                "without a thread) when its file is done; OUT_OF_RANGE once the queue is "
                "closed and empty. Files are opened within the task's io_dirs. Shape: [] and []."),
       KeyValueShape));
+  TFD_RETURN_IF_ERROR(r.Add<ReaderReadOp>(
+      OpDefBuilder("ReaderReadUpTo")
+          .Input("reader_handle: Ref(string)")
+          .Input("queue_handle: Ref(string)")
+          .Input("num_records: int64")
+          .Output("keys: string")
+          .Output("values: string")
+          .SetIsStateful()
+          .Doc("The reader's next 1 to num_records (> 0) records, as ReaderRead takes them; "
+               "fewer at the end of a file (a batch never spans two files) or where more would "
+               "take the values past --max-tensor-bytes. A bad record after others ends the "
+               "read with those; the next read fails with its error. Shape: [?] and [?]."),
+      KeysValuesShape));
   TFD_RETURN_IF_ERROR(
       r.Add<ReaderStateOp>(OpDefBuilder("ReaderNumRecordsProduced")
                                .Input("reader_handle: Ref(string)")

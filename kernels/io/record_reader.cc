@@ -6,6 +6,7 @@
 #include <fstream>
 #include <limits>
 #include <system_error>
+#include <utility>
 
 #include "common/tensor_bundle/crc32c.h"
 
@@ -42,14 +43,15 @@ int64_t RecordReader::work_units_completed() const {
 void RecordReader::Reset() {
   MutexLock lock(mu_);
   CloseFileLocked();
+  deferred_ = OkStatus();
   records_produced_ = work_units_completed_ = 0;
 }
 
-void RecordReader::Read(std::shared_ptr<Queue> queue, const KernelEnv& env, CancellationManager* cm,
-                        ReadDone done) {
+void RecordReader::Read(std::shared_ptr<Queue> queue, int64_t max_records, const KernelEnv& env,
+                        CancellationManager* cm, ReadDone done) {
   {
     MutexLock lock(mu_);
-    requests_.push_back(Request{std::move(queue), &env, cm, std::move(done)});
+    requests_.push_back(Request{std::move(queue), max_records, &env, cm, std::move(done)});
     if (pumping_) return;
     pumping_ = true;
   }
@@ -60,36 +62,61 @@ void RecordReader::Pump() {
   for (;;) {
     Request served;
     Status status;
-    std::string key, value;
+    Batch batch;
     {
       MutexLock lock(mu_);
       if (requests_.empty()) {
         pumping_ = false;
         return;
       }
-      if (!open_) {
+      if (!deferred_.ok()) {
+        status = std::exchange(deferred_, OkStatus());
+      } else if (!open_) {
         const Request next = requests_.front();  // stays first until a file is open
         lock.Unlock();
         TakeFileFromQueue(next);  // its callback pumps on
         return;
-      }
-      auto got = NextRecordLocked(&key, &value);
-      if (got.ok() && !*got) {  // the file is done: the next one
-        CloseFileLocked();
-        ++work_units_completed_;
-        continue;
-      }
-      status = got.status();
-      if (status.ok()) {
-        ++records_produced_;
-      } else {  // a broken file is left behind; the next read takes the next file
-        CloseFileLocked();
+      } else {
+        status = FillLocked(requests_.front().max_records, &batch);
+        if (status.ok() && batch.keys.empty()) continue;  // the file is done: the next one
       }
       served = std::move(requests_.front());
       requests_.pop_front();
     }
-    served.done(status, std::move(key), std::move(value));
+    served.done(status, std::move(batch.keys), std::move(batch.values));
   }
+}
+
+Status RecordReader::FillLocked(int64_t max_records, Batch* batch) {
+  while (static_cast<int64_t>(batch->keys.size()) < max_records) {
+    std::string key, value;
+    if (held_) {
+      key = std::move(held_->first);
+      value = std::move(held_->second);
+      held_.reset();
+    } else {
+      const StatusOr<bool> got = NextRecordLocked(&key, &value);
+      if (!got.ok() || !*got) {
+        CloseFileLocked();  // a broken file is left behind; a read takes the next one
+        if (got.ok()) {
+          ++work_units_completed_;
+          return OkStatus();
+        }
+        if (batch->keys.empty()) return got.status();
+        deferred_ = got.status();
+        return OkStatus();
+      }
+    }
+    if (!batch->keys.empty() && batch->bytes + value.size() > max_record_bytes_) {
+      held_.emplace(std::move(key), std::move(value));
+      return OkStatus();
+    }
+    batch->bytes += value.size();
+    batch->keys.push_back(std::move(key));
+    batch->values.push_back(std::move(value));
+    ++records_produced_;
+  }
+  return OkStatus();
 }
 
 void RecordReader::TakeFileFromQueue(const Request& r) {
@@ -120,12 +147,13 @@ void RecordReader::TakeFileFromQueue(const Request& r) {
             self->requests_.pop_front();
           }
         }
-        if (!error.ok()) failed.done(error, "", "");
+        if (!error.ok()) failed.done(error, {}, {});
         self->Pump();
       });
 }
 
 Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
+  max_record_bytes_ = env.limits.max_tensor_bytes;
   if (format_.kind == RecordFormat::Kind::kIdentity) {  // the name is the record
     file_ = name;
     open_ = true;
@@ -140,7 +168,6 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
   file_ = name;
   open_ = true;
   record_in_file_ = 0;
-  max_record_bytes_ = env.limits.max_tensor_bytes;
   if (format_.compression != Compression::kNone) {
     auto inflating = std::make_unique<InflateStreambuf>(std::move(file), format_.compression);
     inflate_ = inflating.get();
@@ -189,6 +216,7 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
 
 void RecordReader::CloseFileLocked() {
   file_.clear();
+  held_.reset();
   open_ = false;
   in_.rdbuf(nullptr);
   inflate_ = nullptr;

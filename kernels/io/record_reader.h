@@ -6,12 +6,18 @@
 //
 // A reader lives in the task's ResourceMgr (by container and shared_name,
 // like a queue), so its place in its current file carries from step to
-// step. Read hands out the next record of the current file; when the file
-// is done it takes the next name from the queue, waiting without a thread
-// as a dequeue does, and fails OUT_OF_RANGE once the queue is closed and
-// empty (which ends a QueueRunner-fed epoch loop, as in TF1). Reads are
-// served one at a time in arrival order, so concurrent reads never share a
-// record or skip one.
+// step. Read hands out the next records of the current file, up to the
+// number asked for (TF1's ReaderReadUpTo; ReaderRead asks for one): it
+// stops early at the end of the file, as TF1's does, so a batch never spans
+// two files, and before a record that would take its values past
+// --max-tensor-bytes (that record starts the next read). A file done
+// before any record was read, it takes the next name from the queue,
+// waiting without a thread as a dequeue does, and fails OUT_OF_RANGE once
+// the queue is closed and empty (which ends a QueueRunner-fed epoch loop,
+// as in TF1). A bad record met after others of the same read ends the read
+// with those, and the next read fails with its error: no record read is
+// dropped. Reads are served one at a time in arrival order, so concurrent
+// reads never share a record or skip one.
 //
 // Files are opened through the task's io_dirs (KernelEnv::ResolveIoPath).
 // A text line's key is "file:line" (from 1, header lines counted); a fixed-
@@ -34,7 +40,10 @@
 #include <functional>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/cancellation.h"
 #include "common/mutex.h"
@@ -57,7 +66,9 @@ struct RecordFormat {
 
 class RecordReader : public Resource, public std::enable_shared_from_this<RecordReader> {
  public:
-  using ReadDone = std::function<void(const Status&, std::string key, std::string value)>;
+  // The records read (keys and values, one each), or the error and none.
+  using ReadDone = std::function<void(const Status&, std::vector<std::string> keys,
+                                      std::vector<std::string> values)>;
 
   RecordReader(std::string name, RecordFormat format);
 
@@ -67,11 +78,11 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   // work_units_completed; not checkpointed.
   ResourceDescription Describe() const override;
 
-  // Reads the next record (see above). `env` and `cm` must outlive the
-  // call's `done`, which runs on this thread or on the one whose enqueue
-  // or close ended the wait.
-  void Read(std::shared_ptr<Queue> queue, const KernelEnv& env, CancellationManager* cm,
-            ReadDone done);
+  // Reads the next 1 to `max_records` (> 0) records (see above). `env` and
+  // `cm` must outlive the call's `done`, which runs on this thread or on
+  // the one whose enqueue or close ended the wait.
+  void Read(std::shared_ptr<Queue> queue, int64_t max_records, const KernelEnv& env,
+            CancellationManager* cm, ReadDone done);
 
   int64_t records_produced() const;
   int64_t work_units_completed() const;
@@ -81,13 +92,22 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
  private:
   struct Request {
     std::shared_ptr<Queue> queue;
+    int64_t max_records;
     const KernelEnv* env;
     CancellationManager* cm;
     ReadDone done;
   };
 
+  struct Batch {
+    std::vector<std::string> keys, values;
+    uint64_t bytes = 0;  // of the values
+  };
+
   // Serves the waiting requests, in order, until one waits on the queue.
   void Pump();
+  // Up to max_records of the open file into `batch` (see above); closes the
+  // file at its end or at an error.
+  Status FillLocked(int64_t max_records, Batch* batch) REQUIRES(mu_);
   // The next record of the open file into key/value; false at its end.
   StatusOr<bool> NextRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
   StatusOr<bool> NextTFRecordLocked(std::string* key, std::string* value) REQUIRES(mu_);
@@ -105,6 +125,11 @@ class RecordReader : public Resource, public std::enable_shared_from_this<Record
   bool pumping_ GUARDED_BY(mu_) = false;  // a Pump runs, or waits on the queue
   std::string file_ GUARDED_BY(mu_);      // the current file (work item), as queued
   bool open_ GUARDED_BY(mu_) = false;     // file_ is being read
+  // A record read but not handed out: it would have taken its read past
+  // --max-tensor-bytes. Only while open_.
+  std::optional<std::pair<std::string, std::string>> held_ GUARDED_BY(mu_);
+  // The error of a file met after a read's first records: the next read's.
+  Status deferred_ GUARDED_BY(mu_);
   // The open file (a std::filebuf, or an InflateStreambuf over one, which
   // inflate_ then points at) and the stream reading it.
   std::unique_ptr<std::streambuf> buf_ GUARDED_BY(mu_);

@@ -64,22 +64,29 @@ py::tuple AddVariable(GraphBuilder& g, const BuildContext& ctx, const std::strin
   return VariableToPython(v.info());
 }
 
-// tf.Variable(initial_value=<a tensor of the graph>): the variable's shape
-// and dtype are the tensor's, and its Assign reads it.
+// tf.Variable(initial_value=<a tensor of the graph>): the variable's dtype
+// and (with validate_shape) shape are the tensor's, and its Assign reads
+// it. Without validate_shape its shape is unknown and each assignment may
+// change it (TF1's validate_shape=False). A local one is placed as
+// ops::VariableOptions::local says.
 py::tuple AddVariableFrom(GraphBuilder& g, const BuildContext& ctx, const std::string& name,
-                          const OutputRef& initial, bool trainable) {
+                          const OutputRef& initial, bool trainable, bool local,
+                          bool validate_shape) {
   const Output value = g.OutputOf(initial.first, initial.second);
-  const Scope base = g.ScopeFor(ctx, name.empty() ? "Variable" : name);
-  const Operation var = base.AddOperation("VariableV2", {},
-                                          {{"shape", value.shape}, {"dtype", value.dtype}});
+  Scope base = g.ScopeFor(ctx, name.empty() ? "Variable" : name);
+  if (local) base = base.WithNoControlDependencies().WithDeviceFunction(nullptr);
+  const PartialShape shape = validate_shape ? value.shape : PartialShape::Unknown();
+  const Operation var =
+      base.AddOperation("VariableV2", {}, {{"shape", shape}, {"dtype", value.dtype}});
   g.RaiseIfError();
   Scope inner = g.root().WithPrefix(var.name).ColocatedWith(var.output(0));
   if (ctx.outside_control_flow) inner = inner.OutsideControlFlow();
-  const Operation assign =
-      inner.WithOpName("Assign").AddOperation("Assign", {var.output(0), value});
+  const Operation assign = inner.WithOpName("Assign").AddOperation(
+      "Assign", {var.output(0), value}, {{"validate_shape", validate_shape}});
   const Operation read = inner.WithOpName("read").AddOperation("Identity", {var.output(0)});
   g.RaiseIfError();
-  VariableInfo info{var.output(0), read.output(0), assign.name, inner.device(), trainable, false};
+  VariableInfo info{var.output(0),  read.output(0),      assign.name,
+                    inner.device(), trainable && !local, local};
   g.root().AddVariable(info);
   return VariableToPython(info);
 }

@@ -15,7 +15,7 @@ queue (FIFOQueue, or RandomShuffleQueue) of the tensors' shapes, a
 QueueRunner of num_threads enqueues added to QUEUE_RUNNERS, and a
 dequeue_many of batch_size.
 """
-from . import dtypes, framework, math_ops, summary, variables
+from . import dtypes, framework, io_ops, math_ops, summary, variables
 from .check_ops import Assert
 from .data_flow_ops import FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue
 from .op_gen import raw_ops as _raw
@@ -35,6 +35,18 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         epochs = variables._local_zeros("epochs", [], dtypes.int64)
         with framework.control_dependencies([epochs.count_up_to(num_epochs)]):
             return math_ops.identity(tensor, name=scope.rstrip("/").rpartition("/")[2])
+
+
+def match_filenames_once(pattern, name=None):
+    """TF1's: a local variable holding the names of the files matching the
+    glob `pattern` (tfd.matching_files), listed when local variables are
+    initialized (a MonitoredTrainingSession does it), where the variable
+    lives; string_input_producer takes it as its list of files."""
+    with framework.name_scope(name or "matching_filenames") as scope:
+        files = io_ops.matching_files(pattern)
+    return variables.Variable(files, trainable=False, validate_shape=False,
+                              collections=[framework.GraphKeys.LOCAL_VARIABLES],
+                              name=scope.rstrip("/").rpartition("/")[2])
 
 
 def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=True, seed=None,
@@ -91,10 +103,13 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
 
 def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=None, capacity=32,
                           shared_name=None, name=None, cancel_op=None):
-    """An input_producer of strings (file names, say); an empty list is a
+    """An input_producer of strings (file names, say: a list, a tensor or
+    a variable such as match_filenames_once's); an empty list is a
     ValueError, an empty tensor an InvalidArgumentError when it runs."""
     message = "string_input_producer requires a non-null input tensor"
-    if not isinstance(string_tensor, framework.Tensor) and not len(string_tensor):
+    graph_value = isinstance(string_tensor, framework.Tensor) or hasattr(string_tensor,
+                                                                         "_as_tensor")
+    if not graph_value and not len(string_tensor):
         raise ValueError(message)
     with framework.name_scope(name or "input_producer"):
         string_tensor = framework.convert_to_tensor(string_tensor, dtype=dtypes.string)

@@ -4,6 +4,7 @@ string_input_producer -> reader.read -> decode_csv / decode_raw ->
 tfd.train.shuffle_batch.
 
     files = tfd.train.string_input_producer(["a.csv", "b.csv"], num_epochs=1)
+    # (or the files a glob matches: tfd.train.match_filenames_once("data/part-*.csv"))
     key, line = tfd.TextLineReader(skip_header_lines=1).read(files)
     x, y = tfd.decode_csv(line, record_defaults=[[0.0], [0]])
     xs, ys = tfd.train.shuffle_batch([x, y], 32, capacity=1000, min_after_dequeue=100)
@@ -25,8 +26,8 @@ from .embedding_ops import SparseTensor
 from .op_gen import raw_ops
 
 __all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "TFRecordReader",
-           "decode_raw", "decode_csv", "FixedLenFeature", "VarLenFeature", "parse_example",
-           "parse_single_example"]
+           "WholeFileReader", "IdentityReader", "decode_raw", "decode_csv", "matching_files",
+           "FixedLenFeature", "VarLenFeature", "parse_example", "parse_single_example"]
 
 
 class ReaderBase:
@@ -50,6 +51,16 @@ class ReaderBase:
         queue_ref = queue.queue_ref if hasattr(queue, "queue_ref") else queue
         return tuple(raw_ops.reader_read(self._reader_ref, queue_ref,
                                          name=name or "ReaderRead"))
+
+    def read_up_to(self, queue, num_records, name=None):
+        """(keys, values): string vectors of the next 1 to num_records
+        records, as read takes them; fewer at the end of a file (a batch
+        never spans two files), as TF1's. Batch them with
+        tfd.train.batch(..., enqueue_many=True)."""
+        queue_ref = queue.queue_ref if hasattr(queue, "queue_ref") else queue
+        num_records = framework.convert_to_tensor(num_records, dtype=dtypes.int64)
+        return tuple(raw_ops.reader_read_up_to(self._reader_ref, queue_ref, num_records,
+                                               name=name or "ReaderReadUpTo"))
 
     def num_records_produced(self, name=None):
         return raw_ops.reader_num_records_produced(self._reader_ref,
@@ -114,6 +125,16 @@ class TFRecordReader(ReaderBase):
         compression = tf_record.TFRecordOptions.get_compression_type_string(options)
         super().__init__(raw_ops.tf_record_reader(compression_type=compression,
                                                   name=name or "TFRecordReader"))
+
+
+def matching_files(pattern, name=None):
+    """TF1's tf.matching_files: a string vector of the sorted names of the
+    files matching the glob `pattern` (a string, or a vector of them):
+    '*', '?' and '[...]' in any component of the path, none crossing a
+    '/'. Matched where the op runs, within that task's io_dirs; names come
+    back as the pattern writes them, and none is not an error."""
+    return raw_ops.matching_files(framework.convert_to_tensor(pattern, dtype=dtypes.string),
+                                  name=name or "MatchingFiles")
 
 
 def decode_raw(input_bytes, out_type, little_endian=True, name=None):
@@ -204,6 +225,7 @@ def parse_single_example(serialized, features, name=None, example_names=None):
 
 io = types.ModuleType("tfd.io", "TF1's tf.io: the record decoders and TFRecord files.")
 io.decode_raw = decode_raw
+io.matching_files = matching_files
 io.decode_csv = decode_csv
 io.parse_example = parse_example
 io.parse_single_example = parse_single_example

@@ -10,7 +10,7 @@ from .learning_rate_decay import (cosine_decay, cosine_decay_restarts,  # noqa: 
 from . import queue_runner  # noqa: F401 (tf.train.queue_runner)
 from .coordinator import Coordinator, LooperThread  # noqa: F401
 from .input_ops import (batch, batch_join, input_producer, limit_epochs,  # noqa: F401
-                        range_input_producer, shuffle_batch, shuffle_batch_join,
+                        match_filenames_once, range_input_producer, shuffle_batch, shuffle_batch_join,
                         slice_input_producer, string_input_producer)
 from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401

@@ -30,13 +30,14 @@ class Variable:
     _try_guard_against_uninitialized_dependencies).
     """
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None,
-                 validate_shape=True, _info=None, _graph=None):
+    def __init__(self, initial_value=None, trainable=True, collections=None,
+                 validate_shape=True, name=None, dtype=None, _info=None, _graph=None):
         if _info is not None:
             self._set(_graph, _info)
             return
         if initial_value is None:
             raise ValueError("tfd.Variable needs an initial_value")
+        local, others = _collections_arg(collections)
         g = framework.get_default_graph()
         with g._init_scope():
             if callable(initial_value):
@@ -44,13 +45,19 @@ class Variable:
             ctx = g._context()
             if isinstance(initial_value, framework.Tensor) or hasattr(initial_value, "_as_tensor"):
                 t = _guard_initial_value(g, framework.convert_to_tensor(initial_value, dtype=dtype))
-                info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable))
+                info = g._builder.variable_from(ctx, name or "", t._ref(), bool(trainable), local,
+                                                bool(validate_shape))
             else:
                 arr = framework._numpy_value(initial_value, dtype)
+                if not validate_shape:
+                    raise ValueError("tfd.Variable: validate_shape=False needs a tensor as its "
+                                     "initial value, got %r" % (initial_value,))
                 info = g._builder.variable(ctx, name or "", list(arr.shape),
                                            dtypes.as_dtype(arr.dtype).name, ("value", arr),
-                                           bool(trainable), False)
+                                           bool(trainable), local)
         self._set(g, info)
+        for key in others:
+            g.add_to_collection(key, self)
 
     def _set(self, graph, info):
         ref, value, initializer, device, trainable = info
@@ -307,12 +314,27 @@ def local_variables_initializer():
     return variables_initializer(local_variables())
 
 
+def _collections_arg(collections):
+    """(local, other keys) of a Variable's collections= (TF1's): None is
+    GLOBAL_VARIABLES; a local variable names LOCAL_VARIABLES and not
+    GLOBAL_VARIABLES (each variable is one or the other); other keys are
+    collections to add the variable to."""
+    keys = framework.GraphKeys
+    if collections is None:
+        return False, []
+    collections = list(collections)
+    local = keys.LOCAL_VARIABLES in collections
+    if local == (keys.GLOBAL_VARIABLES in collections):
+        raise ValueError("tfd.Variable: collections must name one of GraphKeys.GLOBAL_VARIABLES "
+                         "and GraphKeys.LOCAL_VARIABLES, got %r" % (collections,))
+    return local, [c for c in collections if c not in framework._VARIABLE_COLLECTIONS]
+
+
 def _local_zeros(name, shape, dtype):
     """A local variable of zeros, `name` in the current name scope: not
     trainable, not global (global_variables_initializer leaves it alone),
     placed by the device scope alone, so each replica keeps its own
-    (api/variables.h, VariableOptions::local). tfd.Variable takes no
-    collections=, so tfd.metrics make theirs here."""
+    (api/variables.h, VariableOptions::local)."""
     g = framework.get_default_graph()
     dtype = dtypes.as_dtype(dtype)
     shape = framework._shape_arg(shape)

@@ -263,3 +263,68 @@ def test_whole_file_and_identity_readers(tmp_path):
         sess.run(fill)
         sess.run(work.close())
         assert [sess.run(list(ident)) for _ in range(2)] == [[b"x", b"x"], [b"y", b"y"]]
+
+
+def test_match_filenames_once_and_read_up_to_batched_with_enqueue_many(tmp_path):
+    (tmp_path / "data").mkdir()
+    lines = {}
+    for part, n in ((0, 5), (1, 0), (2, 3)):  # an empty file between two others
+        name = "data/part-%d.csv" % part
+        lines[name] = ["%d,%d" % (part, i) for i in range(n)]
+        (tmp_path / name).write_text("".join(line + "\n" for line in lines[name]))
+    (tmp_path / "data" / "notes.txt").write_text("not data\n")
+    filenames = tfd.train.match_filenames_once("data/part-*.csv")
+    assert filenames in tfd.local_variables() and filenames not in tfd.global_variables()
+    files = tfd.train.string_input_producer(filenames, num_epochs=1, shuffle=False)
+    reader = tfd.TextLineReader()
+    keys, values = reader.read_up_to(files, 4)
+    assert keys.shape == tfd.TensorShape([None])
+    batch = tfd.train.batch([keys, values], batch_size=3, enqueue_many=True,
+                            allow_smaller_final_batch=True)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        assert [f.decode() for f in sess.run(filenames)] == sorted(lines)
+        got = drain(sess, batch)
+        assert sess.run(reader.num_records_produced()) == 8
+    keys_read = [k.decode() for b in got for k in b[0]]
+    values_read = [v.decode() for b in got for v in b[1]]
+    want = [(n, line) for n in sorted(lines) for line in lines[n]]
+    assert values_read == [line for _, line in want]
+    assert keys_read == ["%s:%d" % (n, i + 1) for n in sorted(lines) for i in range(len(lines[n]))]
+
+
+def test_read_up_to_takes_at_most_one_file_per_read_and_refuses_a_bad_count(tmp_path):
+    for name, n in (("a.txt", 3), ("b.txt", 2)):
+        (tmp_path / name).write_text("".join("%s%d\n" % (name[0], i) for i in range(n)))
+    files = tfd.train.string_input_producer(["a.txt", "b.txt"], num_epochs=1, shuffle=False)
+    count = tfd.placeholder(tfd.int64, [])
+    _, values = tfd.TextLineReader().read_up_to(files, count)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        coord = tfd.train.Coordinator()
+        threads = tfd.train.start_queue_runners(sess, coord)
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="num_records"):
+            sess.run(values, {count: 0})
+        assert sess.run(values, {count: 2}).tolist() == [b"a0", b"a1"]
+        assert sess.run(values, {count: 2}).tolist() == [b"a2"]  # a's end
+        assert sess.run(values, {count: 5}).tolist() == [b"b0", b"b1"]
+        with pytest.raises(tfd.errors.OutOfRangeError):
+            sess.run(values, {count: 1})
+        coord.request_stop()
+        coord.join(threads)
+
+
+def test_matching_files_within_io_dirs(tmp_path):
+    for name in ("x1.rec", "x2.rec", "y.rec"):
+        (tmp_path / name).write_bytes(b"")
+    found = tfd.matching_files(["x*.rec", "y.rec"])
+    outside = tfd.io.matching_files("/etc/*")
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        assert sess.run(found).tolist() == [b"x1.rec", b"x2.rec", b"y.rec"]
+        with pytest.raises(tfd.errors.InvalidArgumentError, match="outside the allowed"):
+            sess.run(outside)
+    v = tfd.Variable(tfd.constant([1, 2]), validate_shape=False,
+                     collections=[tfd.GraphKeys.LOCAL_VARIABLES, "mine"])
+    assert v.shape == tfd.TensorShape(None) and tfd.get_collection("mine") == [v]
+    with pytest.raises(ValueError, match="GLOBAL_VARIABLES"):
+        tfd.Variable(tfd.constant(1), collections=["mine"])

@@ -18,6 +18,11 @@
 namespace tfd::testing {
 namespace {
 
+std::vector<std::string> Strings(const Tensor& t) {
+  REQUIRE(t.rank() == 1);
+  return {t.data<std::string>(), t.data<std::string>() + t.num_elements()};
+}
+
 struct ReaderEnv {
   ReaderEnv() {
     REQUIRE(kernels::RegisterAll(registry).ok());
@@ -53,6 +58,13 @@ struct ReaderEnv {
   StatusOr<std::pair<std::string, std::string>> Read(const Value& reader) {
     TFD_ASSIGN_OR_RETURN(auto out, Run("ReaderRead", {}, {reader, queue}));
     return std::make_pair(out[0].tensor.scalar<std::string>(), out[1].tensor.scalar<std::string>());
+  }
+  // {keys, values} of ReaderReadUpTo, or its error.
+  using Records = std::pair<std::vector<std::string>, std::vector<std::string>>;
+  StatusOr<Records> ReadUpTo(const Value& reader, int64_t n) {
+    TFD_ASSIGN_OR_RETURN(
+        auto out, Run("ReaderReadUpTo", {}, {reader, queue, Value{Tensor::Scalar(n), nullptr}}));
+    return Records{Strings(out[0].tensor), Strings(out[1].tensor)};
   }
   int64_t Count(const Value& reader, const std::string& op) {
     auto out = Run(op, {}, {reader});
@@ -253,6 +265,63 @@ TEST_CASE("a whole-file reader reads each file as one record; an identity reader
   e.Close();
   CHECK(e.Read(identity).status().code() == Code::kOutOfRange);
   CHECK(e.Count(identity, "ReaderNumRecordsProduced") == 2);
+}
+
+void RequireRecords(StatusOr<ReaderEnv::Records> got, const std::vector<std::string>& keys,
+                    const std::vector<std::string>& values) {
+  INFO(got.status().ToString());
+  REQUIRE(got.ok());
+  CHECK(got->first == keys);
+  CHECK(got->second == values);
+}
+
+TEST_CASE("ReaderReadUpTo stops at a file's end, never drops a record, refuses a bad count") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "a.txt", "1\n2\n3\n4\n5\n");
+  WriteFile(e.dir.path() / "empty.txt", "");
+  WriteFile(e.dir.path() / "b.txt", "6\n7\n");
+  const Value reader = e.Reader("TextLineReader", {});
+  for (const char* f : {"a.txt", "empty.txt", "b.txt"}) e.Enqueue(f);
+  e.Close();
+  for (int64_t bad : {0, -1}) {
+    const Status s = e.ReadUpTo(reader, bad).status();
+    CHECK(s.code() == Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains(std::to_string(bad)));
+  }
+  RequireRecords(e.ReadUpTo(reader, 3), {"a.txt:1", "a.txt:2", "a.txt:3"}, {"1", "2", "3"});
+  RequireRecords(e.ReadUpTo(reader, 3), {"a.txt:4", "a.txt:5"}, {"4", "5"});  // a's end
+  RequireRecords(e.ReadUpTo(reader, 3), {"b.txt:1", "b.txt:2"}, {"6", "7"});  // past empty.txt
+  CHECK(e.ReadUpTo(reader, 3).status().code() == Code::kOutOfRange);
+  CHECK(e.Count(reader, "ReaderNumRecordsProduced") == 7);
+  CHECK(e.Count(reader, "ReaderNumWorkUnitsCompleted") == 3);
+}
+
+TEST_CASE("ReaderReadUpTo hands out the records before a bad one, then its error") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "bad.rec", TFRecord("ok") + TFRecord("fine") + TFRecord("bad", true));
+  WriteFile(e.dir.path() / "good.rec", TFRecord("next"));
+  const Value reader = e.Reader("TFRecordReader", {});
+  for (const char* f : {"bad.rec", "good.rec"}) e.Enqueue(f);
+  RequireRecords(e.ReadUpTo(reader, 10), {"bad.rec:0", "bad.rec:18"}, {"ok", "fine"});
+  const Status damaged = e.ReadUpTo(reader, 10).status();
+  CHECK(damaged.code() == Code::kDataLoss);
+  CHECK_THAT(damaged.message(), Catch::Contains("offset 38 of 'bad.rec'"));
+  RequireRecords(e.ReadUpTo(reader, 10), {"good.rec:0"}, {"next"});
+}
+
+TEST_CASE("ReaderReadUpTo keeps a read's values within --max-tensor-bytes, holding one over") {
+  ReaderEnv e;
+  e.env.limits.max_tensor_bytes = 10;
+  WriteFile(e.dir.path() / "r.rec",
+            TFRecord("aaaaaa") + TFRecord("bbbbbb") + TFRecord("cc") + TFRecord("dddddddddd"));
+  const Value reader = e.Reader("TFRecordReader", {});
+  e.Enqueue("r.rec");
+  e.Close();
+  RequireRecords(e.ReadUpTo(reader, 4), {"r.rec:0"}, {"aaaaaa"});
+  RequireRecords(e.ReadUpTo(reader, 4), {"r.rec:22", "r.rec:44"}, {"bbbbbb", "cc"});
+  RequireRecords(e.ReadUpTo(reader, 4), {"r.rec:62"}, {"dddddddddd"});
+  CHECK(e.ReadUpTo(reader, 4).status().code() == Code::kOutOfRange);
+  CHECK(e.Count(reader, "ReaderNumRecordsProduced") == 4);
 }
 
 TEST_CASE("a read waits for a file name and goes on when one is queued") {
