@@ -10,8 +10,9 @@
 // renamed over `path` (then the directory is synced), so a reader sees the
 // old file or the new one, never a mix; on any failure the old file is left
 // as it was. A read verifies the footer, the index checksum and each
-// tensor's checksum: damage is FAILED_PRECONDITION "checkpoint 'PATH' is
-// corrupt: ...", a missing tensor NOT_FOUND naming it.
+// tensor's checksum: damage is DATA_LOSS "checkpoint 'PATH' is corrupt:
+// ..." (TF1's DataLossError), a file of another format version
+// FAILED_PRECONDITION, a missing tensor NOT_FOUND naming it.
 //
 // A tensor read with a MemoryBudget is charged to it for as long as its
 // buffer lives, like any kernel output: a restored variable counts against

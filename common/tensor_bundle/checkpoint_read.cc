@@ -15,7 +15,7 @@ namespace {
 using checkpoint::Cursor;
 
 Status Corrupt(const std::filesystem::path& path, const std::string& what) {
-  return errors::FailedPrecondition("checkpoint '", path.string(), "' is corrupt: ", what);
+  return errors::DataLoss("checkpoint '", path.string(), "' is corrupt: ", what);
 }
 
 // Exactly n bytes at `offset`; a short read means the file is shorter than
@@ -117,7 +117,7 @@ Status CheckpointReader::ReadIndex(uint64_t file_size) {
   char header[checkpoint::kHeaderSize];
   TFD_RETURN_IF_ERROR(ReadAt(fd_, path_, 0, sizeof(header), header));
   if (std::memcmp(header, checkpoint::kHeaderMagic, sizeof(checkpoint::kHeaderMagic)) != 0) {
-    return errors::FailedPrecondition("'", path_.string(), "' is not a tfd checkpoint");
+    return errors::DataLoss("'", path_.string(), "' is not a tfd checkpoint");
   }
   uint32_t version;
   std::memcpy(&version, header + 8, 4);

@@ -393,8 +393,7 @@ StatusOr<CheckpointManager::ReadFile> CheckpointManager::ReadNewest(
       logger_->warn("skipping checkpoint {}: {}", it->path.string(), read.status().ToString());
     }
   }
-  return errors::FailedPrecondition("no checkpoint in '", options_.dir.string(),
-                                    "' verifies: ", problems);
+  return errors::DataLoss("no checkpoint in '", options_.dir.string(), "' verifies: ", problems);
 }
 
 }  // namespace tfd

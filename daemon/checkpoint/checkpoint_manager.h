@@ -134,10 +134,10 @@ class CheckpointManager {
   // datasets it lacks, which had not been read when it was saved, start over
   // at epoch 0 (kernels::Resource::RestoreAbsent).
   // - step given: that checkpoint; NOT_FOUND when there is none,
-  //   FAILED_PRECONDITION "checkpoint 'PATH' is corrupt: ..." when damaged.
+  //   DATA_LOSS "checkpoint 'PATH' is corrupt: ..." when damaged.
   // - nullopt: the newest that verifies; damaged newer ones are logged as
   //   warnings and listed in `skipped`. NOT_FOUND when the directory holds no
-  //   checkpoint, FAILED_PRECONDITION naming each file when none verifies.
+  //   checkpoint, DATA_LOSS naming each file when none verifies.
   // The values are read, charged to Options::memory, before any is
   // assigned: RESOURCE_EXHAUSTED naming the first that does not fit (an
   // older checkpoint is not tried instead) leaves every variable as it was.

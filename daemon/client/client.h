@@ -176,8 +176,8 @@ class Client {
   StatusOr<std::vector<TaskCheckpoints>> SaveCheckpoint(std::optional<int64_t> step,
                                                         std::chrono::milliseconds timeout);
   // Restores `step` on every task, or with kLatestCheckpoint the newest step
-  // that verifies on all of them. A damaged file is FAILED_PRECONDITION
-  // naming it.
+  // that verifies on all of them. A damaged file is DATA_LOSS naming it,
+  // and so is a latest restore where no step verifies on every task.
   static constexpr int64_t kLatestCheckpoint = -1;
   StatusOr<std::vector<TaskCheckpoints>> RestoreCheckpoint(int64_t step,
                                                            std::chrono::milliseconds timeout);

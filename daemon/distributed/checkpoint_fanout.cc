@@ -237,9 +237,10 @@ StatusOr<int64_t> ChooseLatest(const Reports& lists) {
   }
   if (best != nullptr) return best->step;
   if (!any_file) return errors::NotFound("no task has a checkpoint yet: ", summary);
-  return errors::FailedPrecondition("no checkpoint step verifies on every task with a "
-                                    "checkpoint directory: ",
-                                    summary);
+  return errors::DataLoss(
+      "no checkpoint step verifies on every task with a checkpoint "
+      "directory: ",
+      summary);
 }
 
 // What restoring `step` passes over on this task: its newer files.

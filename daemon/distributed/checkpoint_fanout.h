@@ -61,7 +61,8 @@ kj::Promise<std::vector<TaskCheckpoints>> SaveClusterCheckpoint(TaskEnv& env,
 
 // Restores `step` on every task with a checkpoint dir; with step -1 the newest
 // step that verifies on all of them (newer files passed over are listed in
-// each task's `skipped` and logged), so that the tasks agree on one step.
+// each task's `skipped` and logged), so that the tasks agree on one step;
+// DATA_LOSS when files exist but no step verifies on every task.
 kj::Promise<std::vector<TaskCheckpoints>> RestoreClusterCheckpoint(TaskEnv& env, int64_t step,
                                                                    kj::TimePoint deadline);
 

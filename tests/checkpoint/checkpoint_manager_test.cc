@@ -207,7 +207,7 @@ TEST_CASE("a damaged checkpoint is refused by name; latest falls back to the pre
 
   SetVar(rm, "", "w", Tensor::FromVector<float>({9, 9}));
   auto explicit_restore = m->Restore(2);
-  CHECK(explicit_restore.status().code() == Code::kFailedPrecondition);
+  CHECK(explicit_restore.status().code() == Code::kDataLoss);
   CHECK(explicit_restore.status().message().find(bad.string()) != std::string::npos);
   CHECK(explicit_restore.status().message().find("checksum mismatch") != std::string::npos);
   CHECK(Read(rm, "w") == 9.0f);  // nothing assigned
@@ -229,7 +229,7 @@ TEST_CASE("a damaged checkpoint is refused by name; latest falls back to the pre
 
   FlipByte(tmp.path() / "ckpt-1.tfdckpt", 64);
   auto none = m->Restore(std::nullopt);
-  CHECK(none.status().code() == Code::kFailedPrecondition);
+  CHECK(none.status().code() == Code::kDataLoss);
   CHECK(none.status().message().find("verifies") != std::string::npos);
   CHECK(m->Restore(3).status().code() == Code::kNotFound);
 }

@@ -239,7 +239,7 @@ TEST_CASE("a damaged newest checkpoint is refused by name; the previous good one
 
   auto refused = c.RestoreCheckpoint(2, 20s);
   INFO(refused.status().ToString());
-  CHECK(refused.status().code() == Code::kFailedPrecondition);
+  CHECK(refused.status().code() == Code::kDataLoss);
   CHECK(refused.status().message().find(dir.File(2)) != std::string::npos);
   CHECK(refused.status().message().find("checksum mismatch") != std::string::npos);
   CHECK(ReadW(**ps_reader) == std::vector<float>{5, 6});  // nothing assigned

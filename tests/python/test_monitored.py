@@ -161,6 +161,37 @@ def test_training_goes_on_over_a_restarted_ps(cluster_factory, tmp_path):
     assert 4 in sess.result["restored_steps"]
 
 
+def test_a_cluster_whose_every_checkpoint_is_damaged_is_not_trained_afresh(cluster_factory,
+                                                                            tmp_path):
+    """TF1 raises DataLossError rather than start a model over when its
+    checkpoint is damaged; the ps, which restores on start, starts empty,
+    and the chief must not initialize it and save over the checkpoints."""
+    args = ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")]
+    cluster = cluster_factory({"ps": 1, "worker": 1}, args)
+    build_model(cluster)
+    options = dict(is_chief=True, checkpoint_dir=str(tmp_path / "logs"), timeout=60)
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), save_checkpoint_steps=2,
+                                            hooks=[tfd.train.StopAtStepHook(num_steps=4)],
+                                            **options) as sess:
+        while not sess.should_stop():
+            sess.run("train")
+    cluster.stop_all()
+    files = sorted((tmp_path / "ckpt-ps0" / "ps-0").glob("ckpt-*.tfdckpt"))
+    assert len(files) >= 2
+    for f in files:  # a flipped bit in the first tensor (its payload starts at byte 64)
+        data = bytearray(f.read_bytes())
+        data[64] ^= 1
+        f.write_bytes(bytes(data))
+    damaged = {f: f.read_bytes() for f in files}
+    cluster.start("ps", 0)
+    cluster.start("worker", 0)
+    with pytest.raises(tfd.errors.DataLossError, match="checksum mismatch") as raised:
+        tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), **options)
+    assert str(files[-1]) in str(raised.value)
+    assert {f: f.read_bytes() for f in files} == damaged  # nothing saved over them
+    assert sorted((tmp_path / "ckpt-ps0" / "ps-0").glob("ckpt-*.tfdckpt")) == files
+
+
 class FeedsRate(tfd.train.SessionRunHook):
     """Feeds the learning rate of every step, as a schedule hook would."""
 

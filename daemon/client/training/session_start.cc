@@ -127,7 +127,14 @@ std::vector<TrainingSession::InitTarget> TrainingSession::InitTargets() const {
 // (stopped, overloaded) fails this, and a recovery follows, rather than
 // having its trained variables taken for uninitialized and assigned their
 // initial values.
-Status TrainingSession::Initialize() {
+//
+// When none is initialized, the latest checkpoint is restored first, as
+// TF1's SessionManager does before it initializes: the tasks restore theirs
+// on start, so this finds one only where they could not (every file
+// damaged, or past --memory-budget), and then fails saying why rather than
+// train afresh and save over the checkpoints (or restores it, when the
+// files came after the tasks started).
+Status TrainingSession::Initialize(bool may_restore) {
   const std::vector<InitTarget> targets = InitTargets();
   std::vector<std::string> vars;
   for (const InitTarget& t : targets) vars.push_back(t.variable);
@@ -137,6 +144,11 @@ Status TrainingSession::Initialize() {
     if (!missing.ok()) return missing.status().WithContext("asking which variables to initialize");
     if (missing->empty()) return OkStatus();
     uninitialized.insert(missing->begin(), missing->end());
+  }
+  if (may_restore && !vars.empty() && uninitialized.size() == vars.size()) {
+    TFD_ASSIGN_OR_RETURN(const std::optional<int64_t> restored,
+                         RestoreAt(Client::kLatestCheckpoint));
+    if (restored) return Initialize(/*may_restore=*/false);
   }
   std::vector<std::string> assigns;
   for (const InitTarget& t : targets) {
@@ -199,7 +211,7 @@ Status TrainingSession::PrepareChief(bool cluster_waited) {
   if (!cluster_waited) {
     TFD_RETURN_IF_ERROR(WaitForCluster().WithContext("waiting for every task of the cluster"));
   }
-  if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize());
+  if (Has(sig::kInit)) TFD_RETURN_IF_ERROR(Initialize(/*may_restore=*/true));
   return RunIfPresent(sig::kChiefInit, "initializing the sync accumulators");
 }
 
@@ -219,7 +231,10 @@ Status TrainingSession::WaitForChief() {
 }
 
 // Restores checkpoint `step` (kLatestCheckpoint: the newest on every task)
-// everywhere; the step restored, or nullopt when there was none.
+// everywhere; the step restored, or nullopt when there was none (NOT_FOUND)
+// or no task keeps checkpoints (FAILED_PRECONDITION). Damaged checkpoints
+// (DATA_LOSS) are an error, as TF1's DataLossError: going on without them
+// would start the model afresh and save over them.
 StatusOr<std::optional<int64_t>> TrainingSession::RestoreAt(int64_t step) {
   if (!options_.restore_checkpoint) return std::optional<int64_t>();
   auto restored = options_.restore_checkpoint(*client_, step);

@@ -174,7 +174,7 @@ class TrainingSession {
     std::string variable, assign;
   };
   std::vector<InitTarget> InitTargets() const;
-  Status Initialize();
+  Status Initialize(bool may_restore);
   Status RunIfPresent(const char* node, const char* what);
   // How the last wait for the cluster (its tasks, the chief's variables, a
   // reconnect to the client's own task) ended, for Recovers.
