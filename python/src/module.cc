@@ -98,7 +98,7 @@ void BindSessions(py::module_& m) {
       .def_property_readonly("task", &RemoteRunner::task);
   py::class_<MonitoredRunner>(m, "MonitoredRunner")
       .def(py::init([](const GraphBuilder& graph, py::dict o, py::object before_run,
-                       py::object after_run) {
+                       py::object after_run, py::object on_checkpoint) {
         MonitoredOptions options;
         options.target = o["target"].cast<std::string>();
         options.token_file = o["token_file"].cast<std::string>();
@@ -114,8 +114,8 @@ void BindSessions(py::module_& m) {
         options.summary_dir = o["summary_dir"].cast<std::string>();
         options.summary_steps = o["summary_steps"].cast<int64_t>();
         options.max_recoveries = o["max_recoveries"].cast<int>();
-        return std::make_unique<MonitoredRunner>(graph, std::move(options), before_run,
-                                                 after_run);
+        return std::make_unique<MonitoredRunner>(graph, std::move(options), before_run, after_run,
+                                                 on_checkpoint);
       }))
       .def("step", &MonitoredRunner::Step)
       .def("close", &MonitoredRunner::Close)

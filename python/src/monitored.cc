@@ -40,6 +40,7 @@ StatusOr<int64_t> StepOf(const std::vector<TaskCheckpoints>& tasks, const char* 
 // and what lives on the loop may go where there is none (ThreadLoop).
 struct MonitoredRunner::PythonCallbacks {
   py::object before_run, after_run;
+  py::object on_checkpoint;  // (event, step) -> stop; None without listeners
   std::optional<py::error_already_set> error;
 };
 
@@ -137,6 +138,20 @@ class PythonHook : public SessionHook {
     return OkStatus();
   }
 
+  bool has_checkpoint_listeners() const { return !python_.on_checkpoint.is_none(); }
+  // Tells the Python checkpoint listeners `event` ("before_save",
+  // "after_save", "end") at `step`; true when one asked to stop.
+  StatusOr<bool> CheckpointEvent(const char* event, int64_t step) {
+    py::gil_scoped_acquire gil;
+    try {
+      return python_.on_checkpoint(event, step).cast<bool>();
+    } catch (py::error_already_set& e) {
+      return Raised(std::move(e), event);
+    } catch (const std::exception& e) {
+      return errors::Internal("the checkpoint listeners' ", event, " returned ", e.what());
+    }
+  }
+
  private:
   Status Raised(py::error_already_set e, const char* where) {
     python_.error = std::move(e);
@@ -221,6 +236,13 @@ class MonitoredRunner::Loop : public ThreadLoop::Resident {
         return StepOf(tasks, "saved");
       };
     }
+    if (python_.has_checkpoint_listeners()) {
+      o.before_save = [this](int64_t step) {
+        return python_.CheckpointEvent("before_save", step).status();
+      };
+      o.after_save = [this](int64_t step) { return python_.CheckpointEvent("after_save", step); };
+      o.end = [this](int64_t step) { return python_.CheckpointEvent("end", step).status(); };
+    }
     return o;
   }
 
@@ -268,10 +290,11 @@ void MonitoredRunner::CheckThread() const {
 }
 
 MonitoredRunner::MonitoredRunner(const GraphBuilder& graph, MonitoredOptions options,
-                                 py::object before_run, py::object after_run)
+                                 py::object before_run, py::object after_run,
+                                 py::object on_checkpoint)
     : home_(ThreadLoop::ForThisThread()),
-      python_(std::make_unique<PythonCallbacks>(
-          PythonCallbacks{std::move(before_run), std::move(after_run), std::nullopt})) {
+      python_(std::make_unique<PythonCallbacks>(PythonCallbacks{
+          std::move(before_run), std::move(after_run), std::move(on_checkpoint), std::nullopt})) {
   GraphDef def = graph.ToGraphDef();
   auto loop = std::make_unique<Loop>(std::move(options), *python_);
   loop_ = loop.get();

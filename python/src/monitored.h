@@ -9,10 +9,13 @@
 // default without Python hooks, calls nothing):
 //   before_run() -> (fetch names, target names, stop: bool, [(feed name, array)])
 //   after_run([numpy array per fetch name]) -> stop: bool
+// and one the chief's checkpoint saver calls for TF1's checkpoint listeners
+// (training::CheckpointSaverOptions), when not None:
+//   on_checkpoint("before_save" | "after_save" | "end", global step) -> stop: bool
 // An exception they raise ends the loop and is raised again from Step or
 // Close.
 //
-//   MonitoredRunner r(graph, options, before, after);  // connects, initializes
+//   MonitoredRunner r(graph, options, before, after, None);  // connects, initializes
 //   while (!r.Step({"loss:0"}, {}).is_none()) {}
 //   py::object result = r.Close();
 //
@@ -60,8 +63,8 @@ struct MonitoredOptions {
 
 class MonitoredRunner {
  public:
-  MonitoredRunner(const GraphBuilder& graph, MonitoredOptions options,
-                  pybind11::object before_run, pybind11::object after_run);
+  MonitoredRunner(const GraphBuilder& graph, MonitoredOptions options, pybind11::object before_run,
+                  pybind11::object after_run, pybind11::object on_checkpoint);
   ~MonitoredRunner();
 
   // Runs one step with `fetches`, `targets` and `feeds` added to it, and

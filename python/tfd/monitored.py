@@ -103,24 +103,62 @@ class StopAtStepHook(SessionRunHook):
             run_context.request_stop()
 
 
+class CheckpointSaverListener:
+    """TF1's: told around the chief's checkpoints, on the loop's thread.
+    begin() before the session is made; before_save(session, step) before
+    each save, after_save(session, step) after each that succeeded (a true
+    return stops the loop after the step, as TF1's may ask), end(session,
+    step) after the final one. `session` is the MonitoredTrainingSession,
+    for its graph and the like: it runs no step from a listener. An
+    exception a listener raises ends the loop and comes out of run() or
+    close()."""
+
+    def begin(self):
+        pass
+
+    def before_save(self, session, global_step_value):
+        pass
+
+    def after_save(self, session, global_step_value):
+        pass
+
+    def end(self, session, global_step_value):
+        pass
+
+
+def _refuse(where, **given):
+    """ValueError naming the TF1 arguments given that tfd does not take
+    (rather than ignore what they would change)."""
+    named = sorted(k for k, v in given.items() if v is not None)
+    if named:
+        raise ValueError("%s: %s not supported (%s)" % (
+            where, ", ".join(named), "checkpoints are each task's own, in its --checkpoint-dir, "
+            "kept per --checkpoint-keep; summaries are every tfd.summary.scalar"))
+
+
 class CheckpointSaverHook(SessionRunHook):
     """The chief saves a checkpoint of the cluster every save_steps global
     steps or save_secs seconds, and at the end (the C++ loop's
-    CheckpointSaverHook). Each task writes its own variables into its own
-    --checkpoint-dir; `checkpoint_dir` is only TF's argument, kept."""
+    CheckpointSaverHook), telling `listeners` (CheckpointSaverListener)
+    around each save. Each task writes its own variables into its own
+    --checkpoint-dir; `checkpoint_dir` and `checkpoint_basename` are only
+    TF's arguments, kept; `saver` and `scaffold` are refused."""
 
     def __init__(self, checkpoint_dir=None, save_secs=None, save_steps=None, saver=None,
                  checkpoint_basename="model.ckpt", scaffold=None, listeners=None):
         if (save_secs is None) == (save_steps is None):
             raise ValueError("CheckpointSaverHook takes one of save_secs and save_steps")
+        _refuse("CheckpointSaverHook", saver=saver, scaffold=scaffold)
         self.save_secs, self.save_steps = save_secs, save_steps
+        self.listeners = list(listeners or [])
 
 
 class SummarySaverHook(SessionRunHook):
     """Every summaries/TAG scalar of the graph (tfd.summary.scalar) and
     global_step/sec, written to a TensorBoard event file in `output_dir`
     every save_steps steps and after the last (the C++ SummaryHook, as
-    `tfctl train --logdir` writes them)."""
+    `tfctl train --logdir` writes them). summary_writer, scaffold and
+    summary_op are refused."""
 
     def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
                  scaffold=None, summary_op=None):
@@ -128,6 +166,8 @@ class SummarySaverHook(SessionRunHook):
             raise ValueError("SummarySaverHook needs output_dir")
         if save_secs is not None:
             raise ValueError("SummarySaverHook takes save_steps here, not save_secs")
+        _refuse("SummarySaverHook", summary_writer=summary_writer, scaffold=scaffold,
+                summary_op=summary_op)
         self.save_steps, self.output_dir = save_steps or 100, str(output_dir)
 
 
@@ -257,6 +297,7 @@ class MonitoredTrainingSession:
         if not target:
             raise ValueError("MonitoredTrainingSession needs master='host:port', a task of a tfd "
                              "cluster (an in-process training loop is not there yet)")
+        _refuse("MonitoredTrainingSession", scaffold=scaffold)
         step_timeout = _step_timeout(config, step_timeout)
         self.graph = graph or framework.get_default_graph()
         _prepare_graph(self.graph)
@@ -278,13 +319,18 @@ class MonitoredTrainingSession:
         self._fed, self._hook_args = set(), {}
         self._renamed = {}
         self._closed, self.result = False, None
+        self._listeners = [lst for h in self._hooks if isinstance(h, CheckpointSaverHook)
+                           for lst in h.listeners]
         with self.graph.as_default():  # TF's hooks begin() with the session's graph
             for h in self._hooks:
                 h.begin()
+            for listener in self._listeners:
+                listener.begin()
         # Without Python hooks, no callback (and no GIL) on the loop's thread.
         self._runner = _tfd.MonitoredRunner(self.graph._builder, options,
                                             self._before_run if self._hooks else None,
-                                            self._after_run if self._hooks else None)
+                                            self._after_run if self._hooks else None,
+                                            self._on_checkpoint if self._listeners else None)
         # A sync chief runs its own step, where "train/global_step" (a
         # replica's wait in the sync round) must not run: the step after the
         # chief's is sync/chief_global_step (docs/training.md).
@@ -412,6 +458,14 @@ class MonitoredTrainingSession:
             fed.update(name for name, _ in mine)
             feeds += mine
         return feeds
+
+    def _on_checkpoint(self, event, step):
+        """The chief's saver around a save: each listener's before_save,
+        after_save (True: stop) or end, in order."""
+        stop = False
+        for listener in self._listeners:
+            stop = bool(getattr(listener, event)(self, int(step))) or stop
+        return stop if event == "after_save" else False
 
     def _names(self, names):
         return [self._renamed.get(n, n) for n in names] if self._renamed else names

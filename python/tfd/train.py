@@ -14,7 +14,8 @@ from .input_ops import (batch, batch_join, input_producer, limit_epochs,  # noqa
                         slice_input_producer, string_input_producer)
 from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
-from .monitored import (CheckpointSaverHook, LoggingTensorHook, MonitoredTrainingSession,  # noqa: F401
+from .monitored import (CheckpointSaverHook, CheckpointSaverListener,  # noqa: F401
+                        LoggingTensorHook, MonitoredTrainingSession,
                         NanLossDuringTrainingError, NanTensorHook, SessionRunArgs,
                         SessionRunContext, SessionRunHook, SessionRunValues, StopAtStepHook,
                         SummarySaverHook)

@@ -161,6 +161,66 @@ def test_training_goes_on_over_a_restarted_ps(cluster_factory, tmp_path):
     assert 4 in sess.result["restored_steps"]
 
 
+class Listener(tfd.train.CheckpointSaverListener):
+    """Every call with its step; after_save stops the loop at stop_at."""
+
+    def __init__(self, stop_at=None, fail_in=None):
+        self.calls, self.stop_at, self.fail_in = [], stop_at, fail_in
+
+    def begin(self):
+        self.calls.append(("begin", None))
+
+    def before_save(self, session, step):
+        self.calls.append(("before_save", step))
+        if self.fail_in == "before_save":
+            raise KeyError("listener broke")
+
+    def after_save(self, session, step):
+        assert isinstance(session, tfd.train.MonitoredTrainingSession)
+        self.calls.append(("after_save", step))
+        return step == self.stop_at
+
+    def end(self, session, step):
+        self.calls.append(("end", step))
+
+
+def test_checkpoint_listeners_are_told_around_each_save_and_may_stop_the_loop(cluster_factory,
+                                                                             tmp_path):
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    build_model(cluster)
+    target = cluster.address("worker", 0)
+
+    def train(listener, num_steps):
+        saver = tfd.train.CheckpointSaverHook("unused", save_steps=2, listeners=[listener])
+        with tfd.train.MonitoredTrainingSession(
+                target, is_chief=True, timeout=60,
+                hooks=[saver, tfd.train.StopAtStepHook(num_steps=num_steps)]) as sess:
+            while not sess.should_stop():
+                sess.run("train")
+        return sess.result
+
+    told = Listener()
+    assert train(told, 4)["global_step"] == 4
+    # The initialized model (step 0), every 2 steps; the final save finds
+    # step 4 saved already.
+    assert told.calls == [("begin", None), ("before_save", 0), ("after_save", 0),
+                          ("before_save", 2), ("after_save", 2), ("before_save", 4),
+                          ("after_save", 4), ("end", 4)]
+    stopping = Listener(stop_at=6)
+    assert train(stopping, 100)["global_step"] == 6
+    assert ("after_save", 6) in stopping.calls and stopping.calls[-1] == ("end", 6)
+    with pytest.raises(KeyError, match="listener broke"):
+        train(Listener(fail_in="before_save"), 4)
+    for refused in (dict(saver=object()), dict(scaffold=object())):
+        with pytest.raises(ValueError, match="not supported"):
+            tfd.train.CheckpointSaverHook("d", save_steps=1, **refused)
+    with pytest.raises(ValueError, match="summary_op not supported"):
+        tfd.train.SummarySaverHook(output_dir="d", summary_op="loss")
+    with pytest.raises(ValueError, match="scaffold not supported"):
+        tfd.train.MonitoredTrainingSession(target, scaffold=object())
+
+
 def test_a_cluster_whose_every_checkpoint_is_damaged_is_not_trained_afresh(cluster_factory,
                                                                             tmp_path):
     """TF1 raises DataLossError rather than start a model over when its

@@ -1,6 +1,7 @@
 #include "daemon/client/training/checkpoint_saver_hook.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "daemon/client/training/training_session.h"
 
@@ -35,7 +36,7 @@ Status CheckpointSaverHook::AfterCreateSession(TrainingSession& session) {
   // A failure is reported and does not stop the run: the first periodic
   // save tries again.
   (void)Save(session);
-  return OkStatus();
+  return std::exchange(listener_error_, OkStatus());
 }
 
 Status CheckpointSaverHook::AfterRun(TrainingSession& session, const StepValues& values) {
@@ -49,7 +50,7 @@ Status CheckpointSaverHook::AfterRun(TrainingSession& session, const StepValues&
   // recovers nothing: a task that is down fails the next step, which
   // recovers.
   if (on_ && Due(session.global_step(), Clock::now())) (void)Save(session);
-  return OkStatus();
+  return std::exchange(listener_error_, OkStatus());
 }
 
 void CheckpointSaverHook::AfterRestore(TrainingSession& session, int64_t step) {
@@ -59,7 +60,7 @@ void CheckpointSaverHook::AfterRestore(TrainingSession& session, int64_t step) {
 Status CheckpointSaverHook::End(TrainingSession& session, const Status& status) {
   if (!status.ok()) return OkStatus();
   Status saved = Save(session);
-  if (Recoverable(saved)) {
+  if (listener_error_.ok() && Recoverable(saved)) {
     // A stop request cuts the recovery short: the save stays failed.
     Status recovered = session.RecoverFrom(saved);
     if (!recovered.ok()) {
@@ -68,7 +69,10 @@ Status CheckpointSaverHook::End(TrainingSession& session, const Status& status) 
       saved = Save(session);
     }
   }
-  return saved.WithContext("the final checkpoint");
+  if (!listener_error_.ok()) return std::exchange(listener_error_, OkStatus());
+  TFD_RETURN_IF_ERROR(saved.WithContext("the final checkpoint"));
+  if (on_ && options_.end) return options_.end(session.global_step());
+  return OkStatus();
 }
 
 // A failed save is told to on_failed and returned, and the schedule moves
@@ -78,6 +82,10 @@ Status CheckpointSaverHook::Save(TrainingSession& session) {
   // A stop while the cluster was waited for: no session, no cut to save.
   if (!on_ || session.global_step() == at_step_ || session.stopped_waiting()) return OkStatus();
   const int64_t at = session.global_step();
+  if (options_.before_save) {
+    listener_error_ = options_.before_save(at);
+    if (!listener_error_.ok()) return listener_error_;
+  }
   auto saved = options_.save(session.client());
   if (!saved.ok()) {
     tried_step_ = at;
@@ -97,6 +105,14 @@ Status CheckpointSaverHook::Save(TrainingSession& session) {
   tried_at_ = Clock::now();
   failed_in_a_row_ = 0;
   ++saved_;
+  if (options_.after_save) {
+    auto stop = options_.after_save(*saved);
+    if (!stop.ok()) {
+      listener_error_ = stop.status();
+      return listener_error_;
+    }
+    if (*stop) session.RequestStop("a checkpoint listener asked to stop");
+  }
   return OkStatus();
 }
 

@@ -5,7 +5,8 @@
 // tried again an interval later; it neither ends the run nor recovers. The
 // final save is the one the run's result depends on: one that fails as a
 // lost task fails a step is tried once more after a recovery, and one that
-// still fails ends the run with its error.
+// still fails ends the run with its error. Listeners (TF1's
+// CheckpointSaverListener) may be told around each save.
 //
 //   CheckpointSaverHook saver({.every_seconds = 600, .save = Save, .on_failed = Tell});
 //   TrainingSession session(client, graph, options, {&saver});
@@ -46,6 +47,14 @@ struct CheckpointSaverOptions {
   // answers false (no task keeps checkpoints): how a default policy stays
   // quiet on a cluster without --checkpoint-dir. Its error ends the run.
   std::function<StatusOr<bool>(Client& client)> cluster_keeps_checkpoints;
+  // TF1's CheckpointSaverListener, each optional: before_save is told the
+  // global step before each save this hook tries, after_save the step each
+  // successful one holds (true: stop the run, as TF1's may ask), and end
+  // the global step once the final save is done. An error from any of them
+  // ends the run with it (a failed save does not).
+  std::function<Status(int64_t global_step)> before_save;
+  std::function<StatusOr<bool>(int64_t global_step)> after_save;
+  std::function<Status(int64_t global_step)> end;
 };
 
 class CheckpointSaverHook : public SessionHook {
@@ -80,6 +89,7 @@ class CheckpointSaverHook : public SessionHook {
   int64_t last_saved_ = -1;      // by this run
   int failed_in_a_row_ = 0;
   int64_t saved_ = 0, failed_ = 0;
+  Status listener_error_;  // a listener's, which the next call returns
 };
 
 }  // namespace tfd::training
