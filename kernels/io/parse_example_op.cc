@@ -1,8 +1,9 @@
 // TF1's ParseExample: a batch of serialized tf.train.Examples
-// (example_proto.h) into a dense tensor per FixedLenFeature and a sparse
-// one (indices, values, shape) per VarLenFeature. Every bad example is
-// INVALID_ARGUMENT naming it (its name, when `names` gives one) and the
-// feature.
+// (example_proto.h) into a dense tensor per FixedLenFeature (and per
+// FixedLenSequenceFeature: a dense shape whose first dimension is -1, the
+// examples' blocks padded to the longest) and a sparse one (indices,
+// values, shape) per VarLenFeature. Every bad example is INVALID_ARGUMENT
+// naming it (its name, when `names` gives one) and the feature.
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
 #include "kernels/array/array_util.h"
@@ -72,9 +73,10 @@ class ParseExampleOp : public OpKernel {
     for (DType t : sparse_types_) CheckType(c, t);
     for (DType t : dense_types_) CheckType(c, t);
     for (const PartialShape& s : dense_shapes_) {
-      if (!s.IsFullyDefined()) {
-        c.SetStatus(
-            errors::InvalidArgument("dense_shapes must be fully defined, got ", s.ToString()));
+      if (!s.IsFullyDefined() && !IsSequence(s)) {
+        c.SetStatus(errors::InvalidArgument(
+            "dense_shapes must be fully defined, or all but a first dimension of -1; got ",
+            s.ToString()));
       }
     }
   }
@@ -96,6 +98,14 @@ class ParseExampleOp : public OpKernel {
   }
 
  private:
+  // A FixedLenSequenceFeature's shape: [-1] + a fully defined block shape.
+  static bool IsSequence(const PartialShape& s) {
+    if (s.rank() < 1 || s.dim(0) != -1) return false;
+    for (int d = 1; d < s.rank(); ++d) {
+      if (s.dim(d) < 0) return false;
+    }
+    return true;
+  }
   static void CheckType(OpKernelConstruction& c, DType t) {
     if (t != DType::kFloat32 && t != DType::kInt64 && t != DType::kString) {
       c.SetStatus(
@@ -164,6 +174,7 @@ class ParseExampleOp : public OpKernel {
   Status Dense(OpKernelContext& ctx,
                const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
     TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + num_sparse_ + i));
+    if (IsSequence(dense_shapes_[i])) return Sequence(ctx, examples, i, key);
     const Tensor& fallback = ctx.input(2 + num_sparse_ + num_dense_ + i);
     const TensorShape row = *dense_shapes_[i].AsTensorShape();
     const auto batch = static_cast<int64_t>(examples.size());
@@ -192,6 +203,48 @@ class ParseExampleOp : public OpKernel {
                                        " values, its shape ", row.ToString(), " holds ", n);
       }
       CopyValues(*f, out, b * n);
+    }
+    return OkStatus();
+  }
+
+  // A FixedLenSequenceFeature: each example's values are whole blocks of
+  // the shape after the first dimension (none when the feature is
+  // missing); the output is [batch, most blocks] + that shape, each
+  // example padded with the default (a scalar; none: zeros or "").
+  Status Sequence(OpKernelContext& ctx,
+                  const std::vector<std::map<std::string, ExampleFeature>>& examples, int i,
+                  const std::string& key) const {
+    const Tensor& pad = ctx.input(2 + num_sparse_ + num_dense_ + i);
+    if (pad.num_elements() > 1) {
+      return errors::InvalidArgument("the padding of sequence feature '", key,
+                                     "' must be one value, got ", pad.Describe());
+    }
+    std::vector<int64_t> dims = dense_shapes_[i].dims();
+    dims.erase(dims.begin());
+    const int64_t block = TensorShape(dims).num_elements();
+    const auto batch = static_cast<int64_t>(examples.size());
+    std::vector<const ExampleFeature*> found(batch);
+    int64_t most = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, dense_types_[i], b));
+      const int64_t n = found[b] == nullptr ? 0 : CountOf(*found[b]);
+      if (n == 0) continue;
+      if (block == 0 || n % block != 0) {
+        return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' has ", n,
+                                       " values, not whole blocks of ", block);
+      }
+      most = std::max(most, n / block);
+    }
+    dims.insert(dims.begin(), {batch, most});
+    Tensor* out;
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, TensorShape(dims), &out));
+    const int64_t row = most * block;
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t n = found[b] == nullptr ? 0 : CountOf(*found[b]);
+      if (n > 0) CopyValues(*found[b], out, b * row);
+      if (pad.num_elements() == 1) {  // else the zeros the output was made of
+        for (int64_t k = n; k < row; ++k) array::CopyElements(pad, 0, *out, b * row + k, 1);
+      }
     }
     return OkStatus();
   }
@@ -246,7 +299,10 @@ Status RegisterParseExampleOp(OpRegistry& r) {
           .Doc("A batch of serialized tf.train.Examples into, per sparse key, the indices "
                "[n, 2] (example, position), values [n] and shape [batch, longest] of its "
                "values, and per dense key a [batch] + dense_shape tensor: an example without "
-               "the feature takes dense_defaults' (one of no values makes it required). "
+               "the feature takes dense_defaults' (one of no values makes it required). A "
+               "dense_shape [-1] + S (FixedLenSequenceFeature) gives [batch, M] + S, each "
+               "example's values whole blocks of S, padded to the most blocks M with its "
+               "default (a scalar, or none for zeros); a missing one is no blocks. "
                "Features are float32, int64 or string. names, when not empty, names the "
                "examples in errors. Shape: as said."),
       ParseExampleShape);

@@ -53,7 +53,8 @@ from .embedding_ops import (PartitionedVariable, SparseTensor, SparseTensorValue
 from .data_flow_ops import FIFOQueue, PaddingFIFOQueue, QueueBase, RandomShuffleQueue, queue
 from .tensor_array_ops import TensorArray
 from .functional_ops import foldl, foldr, map_fn, scan
-from .io_ops import (FixedLenFeature, FixedLengthRecordReader, IdentityReader, ReaderBase,
+from .io_ops import (FixedLenFeature, FixedLenSequenceFeature, FixedLengthRecordReader,
+                     IdentityReader, ReaderBase,
                      TextLineReader, TFRecordReader, VarLenFeature, WholeFileReader, decode_csv,
                      decode_raw, io, matching_files, parse_example, parse_single_example)
 from .tf_record import python_io

@@ -27,7 +27,8 @@ from .op_gen import raw_ops
 
 __all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "TFRecordReader",
            "WholeFileReader", "IdentityReader", "decode_raw", "decode_csv", "matching_files",
-           "FixedLenFeature", "VarLenFeature", "parse_example", "parse_single_example"]
+           "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
+           "parse_single_example"]
 
 
 class ReaderBase:
@@ -169,6 +170,17 @@ class FixedLenFeature(collections.namedtuple("FixedLenFeature",
         return super().__new__(cls, shape, dtype, default_value)
 
 
+class FixedLenSequenceFeature(collections.namedtuple(
+        "FixedLenSequenceFeature", ["shape", "dtype", "allow_missing", "default_value"])):
+    """TF1's: any number of blocks of `shape` values of `dtype` per example,
+    parsed into a [batch, most blocks] + shape tensor, each example padded
+    with default_value (a scalar; None pads with zeros or ""). parse_example
+    needs allow_missing=True, as TF1's: a missing feature is no blocks."""
+
+    def __new__(cls, shape, dtype, allow_missing=False, default_value=None):
+        return super().__new__(cls, shape, dtype, allow_missing, default_value)
+
+
 class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
     """TF1's: a feature of any number of values, parsed into a SparseTensor."""
 
@@ -176,19 +188,21 @@ class VarLenFeature(collections.namedtuple("VarLenFeature", ["dtype"])):
 def parse_example(serialized, features, name=None, example_names=None):
     """TF1's tf.parse_example: a [batch] vector of serialized
     tfd.train.Examples into a dict by feature name: for a FixedLenFeature
-    a [batch] + shape tensor, for a VarLenFeature a tfd.SparseTensor of
-    [batch, longest]. A bad example is InvalidArgumentError naming it."""
+    a [batch] + shape tensor, for a FixedLenSequenceFeature a [batch, most
+    blocks] + shape one, for a VarLenFeature a tfd.SparseTensor of [batch,
+    longest]. A bad example is InvalidArgumentError naming it."""
+    dense_kinds = (FixedLenFeature, FixedLenSequenceFeature)
     sparse = sorted(k for k, f in features.items() if isinstance(f, VarLenFeature))
-    dense = sorted(k for k, f in features.items() if isinstance(f, FixedLenFeature))
+    dense = sorted(k for k, f in features.items() if isinstance(f, dense_kinds))
     if len(sparse) + len(dense) != len(features):
-        raise ValueError("tfd.parse_example: features must map names to FixedLenFeature or "
-                         "VarLenFeature, got %r" % (features,))
+        raise ValueError("tfd.parse_example: features must map names to FixedLenFeature, "
+                         "FixedLenSequenceFeature or VarLenFeature, got %r" % (features,))
     defaults = [_dense_default(k, features[k]) for k in dense]
     outputs = raw_ops.parse_example(
         serialized, example_names if example_names is not None else [],
         [framework.constant(k) for k in sparse], [framework.constant(k) for k in dense],
         defaults, sparse_types=[dtypes.as_dtype(features[k].dtype) for k in sparse],
-        dense_shapes=[framework._shape_arg(features[k].shape) for k in dense],
+        dense_shapes=[_dense_shape(features[k]) for k in dense],
         name=name or "ParseExample")
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     n = len(sparse)
@@ -198,14 +212,31 @@ def parse_example(serialized, features, name=None, example_names=None):
     return parsed
 
 
+def _dense_shape(feature):
+    """The ParseExample dense_shape of a feature: its shape, after a -1
+    for a sequence feature's blocks."""
+    shape = framework._shape_arg(feature.shape)
+    return [-1] + list(shape) if isinstance(feature, FixedLenSequenceFeature) else shape
+
+
 def _dense_default(key, feature):
-    """The ParseExample default of a FixedLenFeature: no values when it is
-    required, else its default_value in its shape."""
+    """The ParseExample default of a dense feature: no values when it is
+    required (or, for a sequence feature, pads with zeros), else its
+    default_value in its shape (a sequence feature's, one value)."""
     dtype = dtypes.as_dtype(feature.dtype)
+    if isinstance(feature, FixedLenSequenceFeature) and not feature.allow_missing:
+        raise ValueError("tfd.parse_example: FixedLenSequenceFeature '%s' needs "
+                         "allow_missing=True, as TF1's" % key)
     if feature.default_value is None:
         return framework.constant(np.zeros([0], dtype.as_numpy_dtype), dtype=dtype)
-    value = np.broadcast_to(np.asarray(feature.default_value, dtype.as_numpy_dtype),
-                            framework._shape_arg(feature.shape))
+    if isinstance(feature, FixedLenSequenceFeature):
+        value = np.asarray(feature.default_value, dtype.as_numpy_dtype)
+        if value.ndim != 0:
+            raise ValueError("tfd.parse_example: the default_value of FixedLenSequenceFeature "
+                             "'%s' pads, and must be a scalar, got %r" % (key, value))
+    else:
+        value = np.broadcast_to(np.asarray(feature.default_value, dtype.as_numpy_dtype),
+                                framework._shape_arg(feature.shape))
     return framework.constant(value, dtype=dtype, name="default_" + key.replace("/", "_"))
 
 
@@ -231,5 +262,6 @@ io.parse_example = parse_example
 io.parse_single_example = parse_single_example
 io.FixedLenFeature = FixedLenFeature
 io.VarLenFeature = VarLenFeature
+io.FixedLenSequenceFeature = FixedLenSequenceFeature
 for _name in tf_record.__all__:
     setattr(io, _name, getattr(tf_record, _name))

@@ -190,6 +190,38 @@ def test_examples_written_to_tfrecords_and_parsed_in_the_graph(tmp_path):
         tfd.Session().run(tfd.parse_example(tfd.constant([b""]), spec)["label"])
 
 
+def test_sequence_features_pad_each_example_to_the_most_blocks():
+    train = tfd.train
+
+    def example(**features):
+        return train.Example(features=train.Features(feature={
+            k: train.Feature(float_list=train.FloatList(value=v)) if k != "words" else
+            train.Feature(bytes_list=train.BytesList(value=v)) for k, v in features.items()
+        })).SerializeToString()
+
+    examples = [example(points=[1, 2, 3, 4], words=[b"a", b"b", b"c"]),
+                example(), example(points=[5, 6], words=[b"d"])]
+    spec = {"points": tfd.FixedLenSequenceFeature([2], tfd.float32, allow_missing=True,
+                                                  default_value=-1.0),
+            "words": tfd.io.FixedLenSequenceFeature([], tfd.string, allow_missing=True)}
+    parsed = tfd.parse_example(tfd.constant(examples), spec)
+    assert parsed["points"].shape.as_list() == [3, None, 2]
+    one = tfd.parse_single_example(tfd.constant(examples[2]), spec)
+    with tfd.Session() as sess:
+        points, words, single = sess.run([parsed["points"], parsed["words"], one["points"]])
+    np.testing.assert_array_equal(points, [[[1, 2], [3, 4]], [[-1, -1], [-1, -1]],
+                                           [[5, 6], [-1, -1]]])
+    assert words.tolist() == [[b"a", b"b", b"c"], [b"", b"", b""], [b"d", b"", b""]]
+    np.testing.assert_array_equal(single, [[5, 6]])
+    with pytest.raises(ValueError, match="allow_missing=True"):
+        tfd.parse_example(tfd.constant(examples), {
+            "points": tfd.FixedLenSequenceFeature([2], tfd.float32)})
+    odd = tfd.parse_example(tfd.constant([example(points=[1, 2, 3])]), {
+        "points": tfd.FixedLenSequenceFeature([2], tfd.float32, allow_missing=True)})
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="3 values, not whole blocks of 2"):
+        tfd.Session().run(odd["points"])
+
+
 def test_a_var_len_feature_fetches_as_a_sparse_tensor_value_and_densifies():
     train = tfd.train
     examples = [train.Example(features=train.Features(feature={

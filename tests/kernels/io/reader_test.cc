@@ -492,5 +492,49 @@ TEST_CASE("ParseExample fills defaults, names the example of each error, builds 
              Catch::Contains("is not a float32 list"));
 }
 
+TEST_CASE("ParseExample pads sequence features to the most blocks and refuses partial blocks") {
+  ReaderEnv e;
+  // Example a: x = [1, 2, 3, 4] (two blocks of 2); b: none; c: [5, 6].
+  const auto floats = [](std::vector<float> v) {
+    return ExampleOf("x", Field(2, Field(1, std::string(reinterpret_cast<const char*>(v.data()),
+                                                        v.size() * sizeof(float)))));
+  };
+  const auto run = [&](std::vector<std::string> serialized, Tensor pad, PartialShape shape) {
+    return e.Run(
+        "ParseExample",
+        {{"Nsparse", int64_t{0}},
+         {"Ndense", int64_t{1}},
+         {"sparse_types", std::vector<DType>{}},
+         {"Tdense", std::vector<DType>{DType::kFloat32}},
+         {"dense_shapes", std::vector<PartialShape>{std::move(shape)}}},
+        {Value{Tensor::FromVector<std::string>(serialized), nullptr},
+         Value{Tensor::FromVector<std::string>({}), nullptr},
+         Value{Tensor::Scalar(std::string("x")), nullptr}, Value{std::move(pad), nullptr}});
+  };
+  const std::vector<std::string> batch{floats({1, 2, 3, 4}), Field(1, ""), floats({5, 6})};
+  auto padded = run(batch, Tensor::FromVector<float>({-1}), PartialShape({-1, 2}));
+  INFO(padded.status().ToString());
+  REQUIRE(padded.ok());
+  const Tensor& out = (*padded)[0].tensor;
+  CHECK(out.shape() == TensorShape({3, 2, 2}));
+  CHECK(std::vector<float>(out.data<float>(), out.data<float>() + 12) ==
+        std::vector<float>{1, 2, 3, 4, -1, -1, -1, -1, 5, 6, -1, -1});
+  auto zeros = run(batch, Tensor::FromVector<float>({}), PartialShape({-1}));
+  REQUIRE(zeros.ok());
+  CHECK((*zeros)[0].tensor.shape() == TensorShape({3, 4}));
+  CHECK((*zeros)[0].tensor.data<float>()[5] == 0.0f);
+  auto none = run({Field(1, "")}, Tensor::FromVector<float>({}), PartialShape({-1, 3}));
+  REQUIRE(none.ok());
+  CHECK((*none)[0].tensor.shape() == TensorShape({1, 0, 3}));
+  const Status partial = run(batch, Tensor::FromVector<float>({}), PartialShape({-1, 3})).status();
+  CHECK(partial.code() == Code::kInvalidArgument);
+  CHECK_THAT(partial.message(), Catch::Contains("example 0: feature 'x' has 4 values, not whole "
+                                                "blocks of 3"));
+  const Status two = run(batch, Tensor::FromVector<float>({0, 0}), PartialShape({-1})).status();
+  CHECK_THAT(two.message(), Catch::Contains("must be one value"));
+  const Status inner = run(batch, Tensor::FromVector<float>({}), PartialShape({2, -1})).status();
+  CHECK_THAT(inner.message(), Catch::Contains("all but a first dimension of -1"));
+}
+
 }  // namespace
 }  // namespace tfd::testing
