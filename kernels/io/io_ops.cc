@@ -13,6 +13,7 @@ Status RegisterIoOps(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(io::RegisterParsingOps(registry));
   TFD_RETURN_IF_ERROR(io::RegisterParseExampleOp(registry));
   TFD_RETURN_IF_ERROR(io::RegisterMatchingFilesOp(registry));
+  TFD_RETURN_IF_ERROR(io::RegisterParseFeatureListsOp(registry));
   return OkStatus();
 }
 

@@ -11,5 +11,6 @@ Status RegisterReaderOps(OpRegistry& r);       // reader_ops.cc
 Status RegisterParsingOps(OpRegistry& r);      // parsing_ops.cc
 Status RegisterParseExampleOp(OpRegistry& r);  // parse_example_op.cc
 Status RegisterMatchingFilesOp(OpRegistry& r);  // matching_files_op.cc
+Status RegisterParseFeatureListsOp(OpRegistry& r);  // parse_sequence_op.cc
 
 }  // namespace tfd::kernels::io

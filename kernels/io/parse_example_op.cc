@@ -13,47 +13,6 @@
 namespace tfd::kernels::io {
 namespace {
 
-ExampleFeature::Kind KindOf(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return ExampleFeature::Kind::kFloat;
-    case DType::kInt64:
-      return ExampleFeature::Kind::kInt64;
-    default:
-      return ExampleFeature::Kind::kBytes;
-  }
-}
-
-int64_t CountOf(const ExampleFeature& f) {
-  switch (f.kind) {
-    case ExampleFeature::Kind::kFloat:
-      return static_cast<int64_t>(f.floats.size());
-    case ExampleFeature::Kind::kInt64:
-      return static_cast<int64_t>(f.ints.size());
-    case ExampleFeature::Kind::kBytes:
-      return static_cast<int64_t>(f.bytes.size());
-    default:
-      return 0;
-  }
-}
-
-// Copies f's values into `out` from element `at`.
-void CopyValues(const ExampleFeature& f, Tensor* out, int64_t at) {
-  switch (f.kind) {
-    case ExampleFeature::Kind::kFloat:
-      std::copy(f.floats.begin(), f.floats.end(), out->data<float>() + at);
-      break;
-    case ExampleFeature::Kind::kInt64:
-      std::copy(f.ints.begin(), f.ints.end(), out->data<int64_t>() + at);
-      break;
-    case ExampleFeature::Kind::kBytes:
-      std::copy(f.bytes.begin(), f.bytes.end(), out->data<std::string>() + at);
-      break;
-    default:
-      break;
-  }
-}
-
 class ParseExampleOp : public OpKernel {
  public:
   explicit ParseExampleOp(OpKernelConstruction& c) : OpKernel(c) {
@@ -134,7 +93,7 @@ class ParseExampleOp : public OpKernel {
                                               const std::string& key, DType type, int64_t b) {
     auto it = ex.find(key);
     if (it == ex.end() || it->second.kind == ExampleFeature::Kind::kNone) return nullptr;
-    if (it->second.kind != KindOf(type)) {
+    if (it->second.kind != FeatureKindOf(type)) {
       return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' is not a ",
                                      DTypeName(type), " list");
     }
@@ -149,7 +108,7 @@ class ParseExampleOp : public OpKernel {
     int64_t total = 0, widest = 0;
     for (int64_t b = 0; b < batch; ++b) {
       TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, sparse_types_[i], b));
-      const int64_t n = found[b] == nullptr ? 0 : CountOf(*found[b]);
+      const int64_t n = found[b] == nullptr ? 0 : ValueCount(*found[b]);
       total += n;
       widest = std::max(widest, n);
     }
@@ -160,8 +119,8 @@ class ParseExampleOp : public OpKernel {
     int64_t at = 0;
     for (int64_t b = 0; b < batch; ++b) {
       if (found[b] == nullptr) continue;
-      CopyValues(*found[b], values, at);
-      for (int64_t k = 0; k < CountOf(*found[b]); ++k, ++at) {
+      CopyFeatureValues(*found[b], values, at);
+      for (int64_t k = 0; k < ValueCount(*found[b]); ++k, ++at) {
         indices->data<int64_t>()[2 * at] = b;
         indices->data<int64_t>()[2 * at + 1] = k;
       }
@@ -198,11 +157,11 @@ class ParseExampleOp : public OpKernel {
         array::CopyElements(fallback, 0, *out, b * n, n);
         continue;
       }
-      if (CountOf(*f) != n) {
-        return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' has ", CountOf(*f),
+      if (ValueCount(*f) != n) {
+        return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' has ", ValueCount(*f),
                                        " values, its shape ", row.ToString(), " holds ", n);
       }
-      CopyValues(*f, out, b * n);
+      CopyFeatureValues(*f, out, b * n);
     }
     return OkStatus();
   }
@@ -227,7 +186,7 @@ class ParseExampleOp : public OpKernel {
     int64_t most = 0;
     for (int64_t b = 0; b < batch; ++b) {
       TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, dense_types_[i], b));
-      const int64_t n = found[b] == nullptr ? 0 : CountOf(*found[b]);
+      const int64_t n = found[b] == nullptr ? 0 : ValueCount(*found[b]);
       if (n == 0) continue;
       if (block == 0 || n % block != 0) {
         return errors::InvalidArgument(Name(ctx, b), ": feature '", key, "' has ", n,
@@ -240,8 +199,8 @@ class ParseExampleOp : public OpKernel {
     TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, TensorShape(dims), &out));
     const int64_t row = most * block;
     for (int64_t b = 0; b < batch; ++b) {
-      const int64_t n = found[b] == nullptr ? 0 : CountOf(*found[b]);
-      if (n > 0) CopyValues(*found[b], out, b * row);
+      const int64_t n = found[b] == nullptr ? 0 : ValueCount(*found[b]);
+      if (n > 0) CopyFeatureValues(*found[b], out, b * row);
       if (pad.num_elements() == 1) {  // else the zeros the output was made of
         for (int64_t k = n; k < row; ++k) array::CopyElements(pad, 0, *out, b * row + k, 1);
       }

@@ -56,7 +56,8 @@ from .functional_ops import foldl, foldr, map_fn, scan
 from .io_ops import (FixedLenFeature, FixedLenSequenceFeature, FixedLengthRecordReader,
                      IdentityReader, ReaderBase,
                      TextLineReader, TFRecordReader, VarLenFeature, WholeFileReader, decode_csv,
-                     decode_raw, io, matching_files, parse_example, parse_single_example)
+                     decode_raw, io, matching_files, parse_example, parse_single_example,
+                     parse_single_sequence_example)
 from .tf_record import python_io
 from .check_ops import (Assert, assert_equal, assert_greater, assert_greater_equal, assert_less,
                         assert_less_equal, assert_negative, assert_non_negative,

@@ -1,6 +1,7 @@
-"""TF1's tf.train.Example and its parts, written and read as protobuf's
-wire bytes without the protobuf package: what a TFRecord of features holds
-and tfd.parse_example reads (kernels/io/example_proto.h).
+"""TF1's tf.train.Example, SequenceExample and their parts, written and
+read as protobuf's wire bytes without the protobuf package: what a
+TFRecord of features holds and tfd.parse_example (or
+parse_single_sequence_example) reads (kernels/io/example_proto.h).
 
     ex = tfd.train.Example(features=tfd.train.Features(feature={
         "label": tfd.train.Feature(int64_list=tfd.train.Int64List(value=[3])),
@@ -16,7 +17,7 @@ are not a message raise DecodeError (protobuf's message.DecodeError).
 import struct
 
 __all__ = ["BytesList", "FloatList", "Int64List", "Feature", "Features", "Example",
-           "DecodeError"]
+           "FeatureList", "FeatureLists", "SequenceExample", "DecodeError"]
 
 
 class DecodeError(ValueError):
@@ -245,3 +246,70 @@ class Example(_Message):
 
     def _state(self):
         return self.features._state()
+
+
+class FeatureList(_Message):
+    """A sequence of tfd.train.Feature, one per step."""
+
+    def __init__(self, feature=None):
+        self.feature = list(feature or [])
+
+    def SerializeToString(self):
+        return b"".join(_field(1, f.SerializeToString()) for f in self.feature)
+
+    def _merge_field(self, number, wire, value):
+        if number == 1 and wire == 2:
+            self.feature.append(Feature.FromString(value))
+
+    def _state(self):
+        return [f._state() for f in self.feature]
+
+
+class FeatureLists(_Message):
+    """A map from feature list names to tfd.train.FeatureList."""
+
+    def __init__(self, feature_list=None):
+        self.feature_list = dict(feature_list or {})
+
+    def SerializeToString(self):
+        return b"".join(_field(1, _field(1, name.encode()) + _field(2, fl.SerializeToString()))
+                        for name, fl in self.feature_list.items())
+
+    def _merge_field(self, number, wire, value):
+        if number != 1 or wire != 2:
+            return
+        name, lst = b"", FeatureList()
+        for n, w, v in _fields(value):
+            if n == 1 and w == 2:
+                name = v
+            elif n == 2 and w == 2:
+                lst = FeatureList.FromString(v)
+        try:
+            self.feature_list[name.decode()] = lst
+        except UnicodeDecodeError:
+            raise DecodeError("a feature list name that is not UTF-8: %r" % name) from None
+
+    def _state(self):
+        return {name: fl._state() for name, fl in self.feature_list.items()}
+
+
+class SequenceExample(_Message):
+    """Per-example `context` features and per-step `feature_lists`."""
+
+    def __init__(self, context=None, feature_lists=None):
+        self.context = context if context is not None else Features()
+        self.feature_lists = feature_lists if feature_lists is not None else FeatureLists()
+
+    def SerializeToString(self):
+        return (_field(1, self.context.SerializeToString())
+                + _field(2, self.feature_lists.SerializeToString()))
+
+    def _merge_field(self, number, wire, value):
+        if wire != 2 or number not in (1, 2):
+            return
+        part = self.context if number == 1 else self.feature_lists
+        for field in _fields(value):  # repeats merge, as protobuf's
+            part._merge_field(*field)
+
+    def _state(self):
+        return self.context._state(), self.feature_lists._state()

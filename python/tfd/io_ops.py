@@ -28,7 +28,7 @@ from .op_gen import raw_ops
 __all__ = ["ReaderBase", "TextLineReader", "FixedLengthRecordReader", "TFRecordReader",
            "WholeFileReader", "IdentityReader", "decode_raw", "decode_csv", "matching_files",
            "FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
-           "parse_single_example"]
+           "parse_single_example", "parse_single_sequence_example"]
 
 
 class ReaderBase:
@@ -254,12 +254,57 @@ def parse_single_example(serialized, features, name=None, example_names=None):
     return single
 
 
+def parse_single_sequence_example(serialized, context_features=None, sequence_features=None,
+                                  example_name=None, name=None):
+    """TF1's: one serialized tf.train.SequenceExample (a scalar) into
+    (context, feature_lists) dicts. context_features are read as
+    parse_single_example reads an Example's; sequence_features map names
+    to a FixedLenSequenceFeature (a [steps] + shape tensor, each step
+    exactly shape's values; a missing list is InvalidArgumentError unless
+    allow_missing, then no steps) or a VarLenFeature (a SparseTensor of
+    [steps, longest])."""
+    context_features = dict(context_features or {})
+    sequence_features = dict(sequence_features or {})
+    if not context_features and not sequence_features:
+        raise ValueError("tfd.parse_single_sequence_example: no features given")
+    sparse = sorted(k for k, f in sequence_features.items() if isinstance(f, VarLenFeature))
+    dense = sorted(k for k, f in sequence_features.items()
+                   if isinstance(f, FixedLenSequenceFeature))
+    if len(sparse) + len(dense) != len(sequence_features):
+        raise ValueError("tfd.parse_single_sequence_example: sequence_features must map names "
+                         "to FixedLenSequenceFeature or VarLenFeature, got %r"
+                         % (sequence_features,))
+    with framework.name_scope(name or "ParseSingleSequenceExample"):
+        context = {}
+        if context_features:
+            names = None if example_name is None else [example_name]
+            context = parse_single_example(serialized, context_features, example_names=names)
+        if not sequence_features:
+            return context, {}
+        missing = [k for k in dense if sequence_features[k].allow_missing]
+        outputs = raw_ops.parse_feature_lists(
+            serialized, example_name or "", [framework.constant(k) for k in sparse],
+            [framework.constant(k) for k in dense],
+            framework.constant(np.array(missing, dtype=object), dtype=dtypes.string),
+            sparse_types=[dtypes.as_dtype(sequence_features[k].dtype) for k in sparse],
+            Tdense=[dtypes.as_dtype(sequence_features[k].dtype) for k in dense],
+            dense_shapes=[framework._shape_arg(sequence_features[k].shape) for k in dense],
+            name="ParseFeatureLists")
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    n = len(sparse)
+    lists = {k: SparseTensor(outputs[i], outputs[n + i], outputs[2 * n + i])
+             for i, k in enumerate(sparse)}
+    lists.update({k: outputs[3 * n + i] for i, k in enumerate(dense)})
+    return context, lists
+
+
 io = types.ModuleType("tfd.io", "TF1's tf.io: the record decoders and TFRecord files.")
 io.decode_raw = decode_raw
 io.matching_files = matching_files
 io.decode_csv = decode_csv
 io.parse_example = parse_example
 io.parse_single_example = parse_single_example
+io.parse_single_sequence_example = parse_single_sequence_example
 io.FixedLenFeature = FixedLenFeature
 io.VarLenFeature = VarLenFeature
 io.FixedLenSequenceFeature = FixedLenSequenceFeature

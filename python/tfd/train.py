@@ -10,8 +10,8 @@ from .learning_rate_decay import (cosine_decay, cosine_decay_restarts,  # noqa: 
 from . import queue_runner  # noqa: F401 (tf.train.queue_runner)
 from .coordinator import Coordinator, LooperThread  # noqa: F401
 from .input_ops import (batch, batch_join, input_producer, limit_epochs,  # noqa: F401
-                        match_filenames_once, range_input_producer, shuffle_batch, shuffle_batch_join,
-                        slice_input_producer, string_input_producer)
+                        match_filenames_once, range_input_producer, shuffle_batch,
+                        shuffle_batch_join, slice_input_producer, string_input_producer)
 from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
 from .monitored import (CheckpointSaverHook, CheckpointSaverListener,  # noqa: F401
@@ -20,8 +20,8 @@ from .monitored import (CheckpointSaverHook, CheckpointSaverListener,  # noqa: F
                         SessionRunContext, SessionRunHook, SessionRunValues, StopAtStepHook,
                         SummarySaverHook)
 from .moving_averages import ExponentialMovingAverage  # noqa: F401
-from .example_proto import (BytesList, Example, Feature, Features, FloatList,  # noqa: F401
-                            Int64List)
+from .example_proto import (BytesList, Example, Feature, FeatureList,  # noqa: F401
+                            FeatureLists, Features, FloatList, Int64List, SequenceExample)
 
 
 class Optimizer:

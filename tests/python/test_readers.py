@@ -222,6 +222,44 @@ def test_sequence_features_pad_each_example_to_the_most_blocks():
         tfd.Session().run(odd["points"])
 
 
+def test_sequence_examples_round_trip_and_parse_into_context_and_steps():
+    train = tfd.train
+
+    def ints(values):
+        return train.Feature(int64_list=train.Int64List(value=values))
+
+    seq = train.SequenceExample(
+        context=train.Features(feature={"length": ints([3])}),
+        feature_lists=train.FeatureLists(feature_list={
+            "tokens": train.FeatureList(feature=[ints([4]), ints([5]), ints([6])]),
+            "tags": train.FeatureList(feature=[ints([1, 2]), ints([]), ints([3])]),
+        }))
+    record = seq.SerializeToString()
+    assert train.SequenceExample.FromString(record) == seq
+    context, steps = tfd.parse_single_sequence_example(
+        tfd.constant(record), context_features={"length": tfd.FixedLenFeature([], tfd.int64)},
+        sequence_features={
+            "tokens": tfd.FixedLenSequenceFeature([], tfd.int64),
+            "tags": tfd.VarLenFeature(tfd.int64),
+            "absent": tfd.FixedLenSequenceFeature([2], tfd.float32, allow_missing=True)},
+        example_name="first")
+    assert steps["tokens"].shape.as_list() == [None]
+    with tfd.Session() as sess:
+        got = sess.run([context["length"], steps["tokens"], steps["tags"].indices,
+                        steps["tags"].values, steps["tags"].dense_shape, steps["absent"]])
+    assert got[0] == 3 and got[1].tolist() == [4, 5, 6]
+    assert got[2].tolist() == [[0, 0], [0, 1], [2, 0]] and got[3].tolist() == [1, 2, 3]
+    assert got[4].tolist() == [3, 2] and got[5].shape == (0, 2)
+    _, required = tfd.parse_single_sequence_example(
+        tfd.constant(record), sequence_features={
+            "absent": tfd.FixedLenSequenceFeature([], tfd.int64)}, example_name="first")
+    with pytest.raises(tfd.errors.InvalidArgumentError,
+                       match="sequence example 'first': feature list 'absent' is required"):
+        tfd.Session().run(required["absent"])
+    with pytest.raises(ValueError, match="no features"):
+        tfd.parse_single_sequence_example(tfd.constant(record))
+
+
 def test_a_var_len_feature_fetches_as_a_sparse_tensor_value_and_densifies():
     train = tfd.train
     examples = [train.Example(features=train.Features(feature={

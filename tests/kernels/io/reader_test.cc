@@ -536,5 +536,71 @@ TEST_CASE("ParseExample pads sequence features to the most blocks and refuses pa
   CHECK_THAT(inner.message(), Catch::Contains("all but a first dimension of -1"));
 }
 
+// A SequenceExample of one feature list `key` whose steps are `features`
+// (serialized Features messages' Feature payloads), after a context.
+std::string SequenceOf(const std::string& key, const std::vector<std::string>& features) {
+  std::string list;
+  for (const std::string& f : features) list += Field(1, f);
+  return Field(1, Field(1, Field(1, "ctx") + Field(2, Field(1, Field(1, "c"))))) +
+         Field(2, Field(1, Field(1, key) + Field(2, list)));
+}
+
+TEST_CASE("ParseFeatureLists reads a SequenceExample's steps, dense and sparse, and names errors") {
+  ReaderEnv e;
+  const auto ints = [](std::string varints) { return Field(3, Field(1, varints)); };
+  const auto run = [&](const std::string& serialized, DType type, PartialShape shape, bool sparse,
+                       std::vector<std::string> may_miss = {}) {
+    const Value key{Tensor::Scalar(std::string("ids")), nullptr};
+    std::vector<Value> in{Value{Tensor::Scalar(serialized), nullptr},
+                          Value{Tensor::Scalar(std::string("ex7")), nullptr}, key,
+                          Value{Tensor::FromVector<std::string>(may_miss), nullptr}};
+    return e.Run("ParseFeatureLists",
+                 {{"Nsparse", int64_t{sparse ? 1 : 0}},
+                  {"Ndense", int64_t{sparse ? 0 : 1}},
+                  {"sparse_types", sparse ? std::vector<DType>{type} : std::vector<DType>{}},
+                  {"Tdense", sparse ? std::vector<DType>{} : std::vector<DType>{type}},
+                  {"dense_shapes", sparse ? std::vector<PartialShape>{}
+                                          : std::vector<PartialShape>{std::move(shape)}}},
+                 std::move(in));
+  };
+  // Steps [1, 2], [3, 4], [5, 300] as int64 lists, the last unpacked.
+  const std::string seq = SequenceOf("ids", {ints("\x01\x02"), ints("\x03\x04"),
+                                             Field(3, std::string("\x08\x05\x08\xac\x02", 5))});
+  auto dense = run(seq, DType::kInt64, PartialShape({2}), false);
+  INFO(dense.status().ToString());
+  REQUIRE(dense.ok());
+  const Tensor& d = (*dense)[0].tensor;
+  CHECK(d.shape() == TensorShape({3, 2}));
+  CHECK(std::vector<int64_t>(d.data<int64_t>(), d.data<int64_t>() + 6) ==
+        std::vector<int64_t>{1, 2, 3, 4, 5, 300});
+  // Sparse: steps of 2, 0 and 1 values.
+  auto sparse = run(SequenceOf("ids", {ints("\x01\x02"), "", ints("\x09")}), DType::kInt64,
+                    PartialShape(), true);
+  REQUIRE(sparse.ok());
+  const Tensor& idx = (*sparse)[0].tensor;
+  CHECK(std::vector<int64_t>(idx.data<int64_t>(), idx.data<int64_t>() + 6) ==
+        std::vector<int64_t>{0, 0, 0, 1, 2, 0});
+  const Tensor& shape = (*sparse)[2].tensor;
+  CHECK(std::vector<int64_t>(shape.data<int64_t>(), shape.data<int64_t>() + 2) ==
+        std::vector<int64_t>{3, 2});
+  // A missing list: required, or no steps when it may be missing.
+  const std::string other = SequenceOf("other", {ints("\x01")});
+  const Status missing = run(other, DType::kInt64, PartialShape({2}), false).status();
+  CHECK(missing.code() == Code::kInvalidArgument);
+  CHECK_THAT(missing.message(), Catch::Contains("sequence example 'ex7': feature list 'ids' is "
+                                                "required but missing"));
+  auto empty = run(other, DType::kInt64, PartialShape({2}), false, {"ids"});
+  REQUIRE(empty.ok());
+  CHECK((*empty)[0].tensor.shape() == TensorShape({0, 2}));
+  const Status wrong = run(seq, DType::kInt64, PartialShape({3}), false).status();
+  CHECK_THAT(wrong.message(), Catch::Contains("feature list 'ids' step 0 has 2 values"));
+  const Status kind = run(seq, DType::kFloat32, PartialShape({2}), false).status();
+  CHECK_THAT(kind.message(), Catch::Contains("step 0 is not a float32 list"));
+  const Status bad =
+      run(seq.substr(0, seq.size() - 2), DType::kInt64, PartialShape({2}), false).status();
+  CHECK(bad.code() == Code::kInvalidArgument);
+  CHECK_THAT(bad.message(), Catch::Contains("sequence example 'ex7'"));
+}
+
 }  // namespace
 }  // namespace tfd::testing

@@ -1,0 +1,208 @@
+// The feature lists of TF1's parse_single_sequence_example: one serialized
+// tf.train.SequenceExample's FeatureLists (example_proto.h) into a
+// [steps] + shape tensor per FixedLenSequenceFeature and a sparse one
+// (indices (step, position), values, shape [steps, longest]) per
+// VarLenFeature. Its context, a Features as an Example's, goes through
+// ParseExample. Every bad list is INVALID_ARGUMENT naming the example (its
+// debug name, when given), the feature list and the step.
+#include <algorithm>
+
+#include "common/op_kernel.h"
+#include "common/shape_inference.h"
+#include "kernels/io/example_proto.h"
+#include "kernels/io/io_ops_internal.h"
+
+namespace tfd::kernels::io {
+namespace {
+
+using FeatureLists = std::map<std::string, std::vector<ExampleFeature>>;
+
+class ParseFeatureListsOp : public OpKernel {
+ public:
+  explicit ParseFeatureListsOp(OpKernelConstruction& c) : OpKernel(c) {
+    c.SetStatus(c.GetAttr("Nsparse", &num_sparse_));
+    c.SetStatus(c.GetAttr("Ndense", &num_dense_));
+    c.SetStatus(c.GetAttr("sparse_types", &sparse_types_));
+    c.SetStatus(c.GetAttr("Tdense", &dense_types_));
+    c.SetStatus(c.GetAttr("dense_shapes", &dense_shapes_));
+    if (!c.status().ok()) return;
+    if (static_cast<int64_t>(sparse_types_.size()) != num_sparse_ ||
+        static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
+        dense_shapes_.size() != dense_types_.size()) {
+      c.SetStatus(errors::InvalidArgument(
+          "ParseFeatureLists needs as many sparse_types as Nsparse and as many Tdense and "
+          "dense_shapes as Ndense"));
+    }
+    for (const PartialShape& s : dense_shapes_) {
+      if (!s.IsFullyDefined()) {
+        c.SetStatus(
+            errors::InvalidArgument("dense_shapes must be fully defined, got ", s.ToString()));
+      }
+    }
+  }
+
+  void Compute(OpKernelContext& ctx) override {
+    const Tensor& serialized = ctx.input(0);
+    TFD_OP_REQUIRES(
+        ctx, serialized.rank() == 0,
+        errors::InvalidArgument("serialized must be a scalar, got ", serialized.Describe()));
+    const Tensor& debug_name = ctx.input(1);
+    Parsed p{.name = "sequence example"};
+    if (debug_name.num_elements() == 1 && !debug_name.data<std::string>()[0].empty()) {
+      p.name += " '" + debug_name.data<std::string>()[0] + "'";
+    }
+    auto lists = ParseFeatureListsProto(serialized.scalar<std::string>());
+    TFD_OP_REQUIRES_OK(ctx, lists.status().WithContext(p.name));
+    p.lists = std::move(lists).value();
+    const Tensor& may_miss = ctx.input(2 + num_sparse_ + num_dense_);
+    p.may_miss.assign(may_miss.data<std::string>(),
+                      may_miss.data<std::string>() + may_miss.num_elements());
+    for (int i = 0; i < num_sparse_; ++i) TFD_OP_REQUIRES_OK(ctx, Sparse(ctx, p, i));
+    for (int i = 0; i < num_dense_; ++i) TFD_OP_REQUIRES_OK(ctx, Dense(ctx, p, i));
+  }
+
+ private:
+  // One example's lists, and what its errors call it.
+  struct Parsed {
+    std::string name;
+    FeatureLists lists;
+    std::vector<std::string> may_miss;  // dense keys whose lists may be missing
+
+    // The list of `key`, or none when it is missing.
+    const std::vector<ExampleFeature>& List(const std::string& key) const {
+      static const std::vector<ExampleFeature> kNone;
+      const auto it = lists.find(key);
+      return it == lists.end() ? kNone : it->second;
+    }
+  };
+
+  static StatusOr<std::string> Key(const OpKernelContext& ctx, int input) {
+    const Tensor& t = ctx.input(input);
+    if (t.rank() != 0) {
+      return errors::InvalidArgument("a feature list key must be a string scalar, got ",
+                                     t.Describe());
+    }
+    return t.scalar<std::string>();
+  }
+  // The list's features, checked to be of `type` (an empty Feature is
+  // none of its values).
+  static Status CheckKinds(const Parsed& p, const std::vector<ExampleFeature>& list,
+                           const std::string& key, DType type) {
+    for (size_t t = 0; t < list.size(); ++t) {
+      const ExampleFeature::Kind kind = list[t].kind;
+      if (kind != ExampleFeature::Kind::kNone && kind != FeatureKindOf(type)) {
+        return errors::InvalidArgument(p.name, ": feature list '", key, "' step ", t, " is not a ",
+                                       DTypeName(type), " list");
+      }
+    }
+    return OkStatus();
+  }
+
+  Status Sparse(OpKernelContext& ctx, const Parsed& p, int i) const {
+    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + i));
+    const std::vector<ExampleFeature>& list = p.List(key);
+    TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, sparse_types_[i]));
+    int64_t total = 0, longest = 0;
+    for (const ExampleFeature& f : list) {
+      total += ValueCount(f);
+      longest = std::max(longest, ValueCount(f));
+    }
+    Tensor *indices, *values, *shape;
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(i, TensorShape{total, 2}, &indices));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(num_sparse_ + i, TensorShape{total}, &values));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(2 * num_sparse_ + i, TensorShape{2}, &shape));
+    int64_t at = 0;
+    for (size_t t = 0; t < list.size(); ++t) {
+      CopyFeatureValues(list[t], values, at);
+      for (int64_t k = 0; k < ValueCount(list[t]); ++k, ++at) {
+        indices->data<int64_t>()[2 * at] = static_cast<int64_t>(t);
+        indices->data<int64_t>()[2 * at + 1] = k;
+      }
+    }
+    shape->data<int64_t>()[0] = static_cast<int64_t>(list.size());
+    shape->data<int64_t>()[1] = longest;
+    return OkStatus();
+  }
+
+  Status Dense(OpKernelContext& ctx, const Parsed& p, int i) const {
+    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + num_sparse_ + i));
+    const TensorShape step = *dense_shapes_[i].AsTensorShape();
+    if (p.lists.count(key) == 0 &&
+        std::find(p.may_miss.begin(), p.may_miss.end(), key) == p.may_miss.end()) {
+      return errors::InvalidArgument(p.name, ": feature list '", key,
+                                     "' is required but missing (allow_missing=True lets it "
+                                     "be empty)");
+    }
+    const std::vector<ExampleFeature>& list = p.List(key);
+    TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, dense_types_[i]));
+    const int64_t n = step.num_elements();
+    for (size_t t = 0; t < list.size(); ++t) {
+      if (ValueCount(list[t]) != n) {
+        return errors::InvalidArgument(p.name, ": feature list '", key, "' step ", t, " has ",
+                                       ValueCount(list[t]), " values, its shape ", step.ToString(),
+                                       " holds ", n);
+      }
+    }
+    TensorShape shape = step;
+    shape.InsertDim(0, static_cast<int64_t>(list.size()));
+    Tensor* out;
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, shape, &out));
+    for (size_t t = 0; t < list.size(); ++t) CopyFeatureValues(list[t], out, t * n);
+    return OkStatus();
+  }
+
+  int64_t num_sparse_ = 0, num_dense_ = 0;
+  std::vector<DType> sparse_types_, dense_types_;
+  std::vector<PartialShape> dense_shapes_;
+};
+
+Status FeatureListsShape(InferenceContext& c) {
+  TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
+  TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
+  const auto set = [&c](int64_t i, PartialShape shape) {
+    if (i < c.num_outputs()) c.set_output(static_cast<int>(i), std::move(shape));
+  };
+  for (int64_t i = 0; i < num_sparse; ++i) {
+    set(i, PartialShape({-1, 2}));
+    set(num_sparse + i, PartialShape({-1}));
+    set(2 * num_sparse + i, PartialShape({2}));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (!shapes[i].rank_known()) continue;
+    std::vector<int64_t> dims{-1};
+    dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
+    set(3 * num_sparse + static_cast<int64_t>(i), PartialShape(dims));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status RegisterParseFeatureListsOp(OpRegistry& r) {
+  return r.Add<ParseFeatureListsOp>(
+      OpDefBuilder("ParseFeatureLists")
+          .Input("serialized: string")
+          .Input("debug_name: string")
+          .Input("sparse_keys: Nsparse * string")
+          .Input("dense_keys: Ndense * string")
+          .Input("dense_missing_assumed_empty: string")
+          .Output("sparse_indices: Nsparse * int64")
+          .Output("sparse_values: sparse_types")
+          .Output("sparse_shapes: Nsparse * int64")
+          .Output("dense_values: Tdense")
+          .Attr("Nsparse: int >= 0")
+          .Attr("Ndense: int >= 0")
+          .Attr("sparse_types: list(type) >= 0")
+          .Attr("Tdense: list(type) >= 0")
+          .Attr("dense_shapes: list(shape) >= 0")
+          .Doc("The feature lists of one serialized tf.train.SequenceExample (TF1's "
+               "parse_single_sequence_example; its context goes through ParseExample): per "
+               "sparse key the indices [n, 2] (step, position), values [n] and shape [steps, "
+               "longest]; per dense key a [steps] + dense_shape tensor, each step exactly "
+               "dense_shape's values. A dense list that is missing is INVALID_ARGUMENT unless "
+               "dense_missing_assumed_empty names it (then no steps); debug_name, when not "
+               "empty, names the example in errors. Shape: as said."),
+      FeatureListsShape);
+}
+
+}  // namespace tfd::kernels::io
