@@ -221,6 +221,18 @@ def test_checkpoint_listeners_are_told_around_each_save_and_may_stop_the_loop(cl
         tfd.train.MonitoredTrainingSession(target, scaffold=object())
 
 
+def damage(folder):
+    """Flips a bit in the first tensor of every checkpoint in `folder` (its
+    payload starts at byte 64); the files, and their bytes afterwards."""
+    files = sorted(folder.glob("ckpt-*.tfdckpt"))
+    assert len(files) >= 2
+    for f in files:
+        data = bytearray(f.read_bytes())
+        data[64] ^= 1
+        f.write_bytes(bytes(data))
+    return files, {f: f.read_bytes() for f in files}
+
+
 def test_a_cluster_whose_every_checkpoint_is_damaged_is_not_trained_afresh(cluster_factory,
                                                                             tmp_path):
     """TF1 raises DataLossError rather than start a model over when its
@@ -236,13 +248,7 @@ def test_a_cluster_whose_every_checkpoint_is_damaged_is_not_trained_afresh(clust
         while not sess.should_stop():
             sess.run("train")
     cluster.stop_all()
-    files = sorted((tmp_path / "ckpt-ps0" / "ps-0").glob("ckpt-*.tfdckpt"))
-    assert len(files) >= 2
-    for f in files:  # a flipped bit in the first tensor (its payload starts at byte 64)
-        data = bytearray(f.read_bytes())
-        data[64] ^= 1
-        f.write_bytes(bytes(data))
-    damaged = {f: f.read_bytes() for f in files}
+    files, damaged = damage(tmp_path / "ckpt-ps0" / "ps-0")
     cluster.start("ps", 0)
     cluster.start("worker", 0)
     with pytest.raises(tfd.errors.DataLossError, match="checksum mismatch") as raised:
@@ -250,6 +256,32 @@ def test_a_cluster_whose_every_checkpoint_is_damaged_is_not_trained_afresh(clust
     assert str(files[-1]) in str(raised.value)
     assert {f: f.read_bytes() for f in files} == damaged  # nothing saved over them
     assert sorted((tmp_path / "ckpt-ps0" / "ps-0").glob("ckpt-*.tfdckpt")) == files
+
+
+def test_a_ps_restarted_over_damaged_checkpoints_is_not_initialized_afresh(cluster_factory,
+                                                                            tmp_path):
+    """Two ps tasks: the global step on ps 0, w on ps 1. ps 1 restarts
+    mid-run and finds its every checkpoint damaged, so it starts empty while
+    ps 0 keeps its values: the chief's recovery must not initialize w alone
+    (a model half trained, half new) but fail as TF1 does. Checkpoints come
+    every 2 steps, so none holds the step the restart interrupts (3)."""
+    args = ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")]
+    cluster = cluster_factory({"ps": 2, "worker": 1}, args)
+    w, _ = build_model(cluster)
+    assert w.device.startswith("/job:ps/task:1")
+    with pytest.raises(tfd.errors.DataLossError, match="checksum mismatch"):
+        with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                                checkpoint_dir=str(tmp_path / "logs"),
+                                                save_checkpoint_steps=2, timeout=60,
+                                                step_timeout=30) as sess:
+            for _ in range(3):
+                sess.run("train")
+            cluster.stop("ps", 1)
+            files, damaged = damage(tmp_path / "ckpt-ps1" / "ps-1")
+            cluster.start("ps", 1)
+            for _ in range(3):
+                sess.run("train")
+    assert {f: f.read_bytes() for f in files} == damaged
 
 
 class FeedsRate(tfd.train.SessionRunHook):

@@ -128,12 +128,14 @@ std::vector<TrainingSession::InitTarget> TrainingSession::InitTargets() const {
 // having its trained variables taken for uninitialized and assigned their
 // initial values.
 //
-// When none is initialized, the latest checkpoint is restored first, as
-// TF1's SessionManager does before it initializes: the tasks restore theirs
-// on start, so this finds one only where they could not (every file
-// damaged, or past --memory-budget), and then fails saying why rather than
-// train afresh and save over the checkpoints (or restores it, when the
-// files came after the tasks started).
+// When no variable is initialized, or a task keeps checkpoint files yet
+// holds none of its variables initialized, the latest checkpoint is
+// restored first, as TF1's SessionManager does before it initializes: the
+// tasks restore theirs on start, so this finds one only where a task could
+// not (every file damaged, or past its --memory-budget), and then fails
+// saying why rather than train (part of) the model afresh and save over
+// the checkpoints; or restores it, when the files came after the task
+// started.
 Status TrainingSession::Initialize(bool may_restore) {
   const std::vector<InitTarget> targets = InitTargets();
   std::vector<std::string> vars;
@@ -145,10 +147,16 @@ Status TrainingSession::Initialize(bool may_restore) {
     if (missing->empty()) return OkStatus();
     uninitialized.insert(missing->begin(), missing->end());
   }
-  if (may_restore && !vars.empty() && uninitialized.size() == vars.size()) {
-    TFD_ASSIGN_OR_RETURN(const std::optional<int64_t> restored,
-                         RestoreAt(Client::kLatestCheckpoint));
-    if (restored) return Initialize(/*may_restore=*/false);
+  if (may_restore && !vars.empty() && options_.restore_checkpoint) {
+    bool restore = uninitialized.size() == vars.size();
+    if (!restore) {
+      TFD_ASSIGN_OR_RETURN(restore, TaskLostItsCheckpoint(vars, uninitialized));
+    }
+    if (restore) {
+      TFD_ASSIGN_OR_RETURN(const std::optional<int64_t> restored,
+                           RestoreAt(Client::kLatestCheckpoint));
+      if (restored) return Initialize(/*may_restore=*/false);
+    }
   }
   std::vector<std::string> assigns;
   for (const InitTarget& t : targets) {
@@ -165,6 +173,43 @@ Status TrainingSession::Initialize(bool may_restore) {
   auto r = client_->Run({}, {}, assigns, {});
   return r.ok() ? OkStatus()
                 : r.status().WithContext("initializing the variables no checkpoint restored");
+}
+
+namespace {
+
+// "job/task" of a device or task name ("/job:ps/task:1", ".../replica:0/
+// task:1/device:CPU:0"); "" when it does not name both.
+std::string TaskKey(const std::string& device) {
+  auto name = DeviceName::Parse(device);
+  if (!name.ok() || !name->job || !name->task) return "";
+  return *name->job + "/" + std::to_string(*name->task);
+}
+
+}  // namespace
+
+// Whether a task keeps checkpoint files while none of the variables its
+// nodes place on it is initialized (a cheap listing, files not read).
+StatusOr<bool> TrainingSession::TaskLostItsCheckpoint(const std::vector<std::string>& vars,
+                                                      const std::set<std::string>& uninitialized) {
+  std::map<std::string, std::string> device_of;
+  for (const NodeDef& n : graph_.nodes) device_of[n.name] = n.device;
+  std::map<std::string, bool> any_initialized;  // by TaskKey
+  for (const std::string& v : vars) {
+    const std::string key = TaskKey(device_of[v]);
+    if (!key.empty()) any_initialized[key] |= uninitialized.count(v) == 0;
+  }
+  if (std::none_of(any_initialized.begin(), any_initialized.end(),
+                   [](const auto& task) { return !task.second; })) {
+    return false;
+  }
+  auto listed = client_->ListCheckpoints(options_.step_timeout, /*verify=*/false);
+  if (listed.status().code() == Code::kFailedPrecondition) return false;  // none keeps any
+  if (!listed.ok()) return listed.status().WithContext("asking which tasks keep checkpoints");
+  for (const TaskCheckpoints& t : *listed) {
+    const auto it = any_initialized.find(TaskKey(t.task));
+    if (!t.checkpoints.empty() && it != any_initialized.end() && !it->second) return true;
+  }
+  return false;
 }
 
 Status TrainingSession::RunIfPresent(const char* node, const char* what) {

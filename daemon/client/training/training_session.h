@@ -58,6 +58,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -175,6 +176,8 @@ class TrainingSession {
   };
   std::vector<InitTarget> InitTargets() const;
   Status Initialize(bool may_restore);
+  StatusOr<bool> TaskLostItsCheckpoint(const std::vector<std::string>& vars,
+                                       const std::set<std::string>& uninitialized);
   Status RunIfPresent(const char* node, const char* what);
   // How the last wait for the cluster (its tasks, the chief's variables, a
   // reconnect to the client's own task) ended, for Recovers.
