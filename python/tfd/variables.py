@@ -28,6 +28,12 @@ class Variable:
     read their initialized_value() instead, so global_variables_initializer
     initializes both in one run, in any order (TF1's
     _try_guard_against_uninitialized_dependencies).
+
+    collections: None (GraphKeys.GLOBAL_VARIABLES), or a list naming
+    GLOBAL_VARIABLES or LOCAL_VARIABLES (a local variable: one per replica,
+    initialized by local_variables_initializer) and any other collections
+    to add it to. validate_shape=False (a tensor initial value only) leaves
+    its shape unknown, so each assignment may change it.
     """
 
     def __init__(self, initial_value=None, trainable=True, collections=None,
