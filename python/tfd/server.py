@@ -9,6 +9,9 @@ cluster spec, and waits until that daemon says it serves (READY=1 over the
 sd_notify protocol tfd speaks to systemd, on a socket of this Server's: a
 port answered by another process does not count). The child ends with
 this process (it gets SIGTERM when its parent dies) or at stop().
+
+A server's `config` (tfd.ConfigProto) is what a TF1 server's config was
+for the sessions it serves, given to the daemon as its flags (_daemon_flags).
 """
 import ctypes
 import json
@@ -49,10 +52,56 @@ def _cluster_dict(server_or_cluster_def):
                     "addresses, not %r" % (server_or_cluster_def,))
 
 
+def _daemon_flags(config, extra_args):
+    """The tfd flags and environment a server's ConfigProto stands for:
+    intra_op_parallelism_threads is --threads, log_device_placement and
+    allow_soft_placement their flags, operation_timeout_in_ms
+    --step-timeout; gpu_options.visible_device_list (indices among the GPUs
+    this process sees) and device_count["GPU"] (at most that many of them)
+    narrow CUDA_VISIBLE_DEVICES. The other fields are hints tfd has no use
+    for (docs/python.md). A flag that extra_args sets too is a ValueError."""
+    if config is None:
+        return [], {}
+    args = []
+    if config.intra_op_parallelism_threads > 0:
+        args += ["--threads", str(int(config.intra_op_parallelism_threads))]
+    if config.log_device_placement:
+        args.append("--log-device-placement")
+    if config.allow_soft_placement:
+        args.append("--allow-soft-placement")
+    if config.operation_timeout_in_ms > 0:
+        args += ["--step-timeout", "%g" % (config.operation_timeout_in_ms / 1000.0)]
+    both = sorted({a for a in args if a.startswith("--")}
+                  & {a.split("=")[0] for a in extra_args if a.startswith("--")})
+    if both:
+        raise ValueError("tfd.train.Server: config and extra_args both set %s" % ", ".join(both))
+    return args, _visible_gpus(config)
+
+
+def _visible_gpus(config):
+    """{"CUDA_VISIBLE_DEVICES": ...} when the config narrows the GPUs."""
+    seen = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = None if seen is None else [i for i in seen.split(",") if i.strip()]
+    wanted = config.gpu_options.visible_device_list
+    if wanted:
+        picks = [int(i) for i in wanted.split(",")]
+        if ids is not None and any(not 0 <= i < len(ids) for i in picks):
+            raise ValueError("gpu_options.visible_device_list %r names GPUs this process does "
+                             "not see (CUDA_VISIBLE_DEVICES=%r)" % (wanted, seen))
+        ids = [ids[i] if ids is not None else str(i) for i in picks]
+    count = config.device_count.get("GPU")
+    if count is not None:
+        ids = (ids if ids is not None else [str(i) for i in range(int(count))])[:int(count)]
+    if not wanted and count is None:
+        return {}
+    return {"CUDA_VISIBLE_DEVICES": ",".join(ids)}
+
+
 class Server:
     """The task `job_name`/`task_index` of the cluster, served by a tfd
-    daemon this process starts. `extra_args` (a tfd extension) are more
-    flags of `tfd` (`--threads`, `--checkpoint-dir`, ...)."""
+    daemon this process starts. `config` sets the daemon's flags as a TF1
+    server's config set its sessions' defaults (_daemon_flags); `extra_args`
+    (a tfd extension) are more flags of `tfd` (`--checkpoint-dir`, ...)."""
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
                  config=None, start=True, extra_args=()):
@@ -80,6 +129,7 @@ class Server:
         self._job, self._task = job_name, int(task_index)
         self._address = tasks[self._task]
         self._extra_args = [str(a) for a in extra_args]
+        self._config_args, self._config_env = _daemon_flags(config, self._extra_args)
         self._proc = None
         if start:
             self.start()
@@ -109,9 +159,9 @@ class Server:
             ready.settimeout(0.1)
             self._proc = subprocess.Popen(
                 [_tfd_program(), "--cluster", json.dumps(self._cluster), "--job", self._job,
-                 "--task", str(self._task)] + self._extra_args,
+                 "--task", str(self._task)] + self._config_args + self._extra_args,
                 stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-                env=dict(os.environ, NOTIFY_SOCKET="@" + name))
+                env=dict(os.environ, NOTIFY_SOCKET="@" + name, **self._config_env))
             self._wait_until_serving(ready)
 
     def _wait_until_serving(self, ready):

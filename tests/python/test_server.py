@@ -1,7 +1,8 @@
 """tfd.train.Server: a TF1 script's own task, served by a tfd daemon it
 starts as a child: a worker's session through server.target trains with a
 variable on a ps Server, join() returns when the daemon ends, a daemon that
-cannot serve is an error naming it, and no daemon outlives its script."""
+cannot serve is an error naming it, no daemon outlives its script, and a
+server's config becomes its daemon's flags."""
 import os
 import signal
 import subprocess
@@ -101,3 +102,37 @@ def _alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_server_config_becomes_its_daemons_flags_and_gpus(monkeypatch):
+    """A TF1 server's config set the defaults of the sessions it served:
+    the daemon's threads, placement logging and soft placement, the step
+    deadline (a step blocked past it fails), and the GPUs it may use."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6")
+    config = tfd.ConfigProto(intra_op_parallelism_threads=2, log_device_placement=True,
+                             allow_soft_placement=True, operation_timeout_in_ms=1500,
+                             device_count={"GPU": 1})
+    config.gpu_options.visible_device_list = "2,0"
+    server = tfd.train.Server.create_local_server(config=config)
+    try:
+        pid = server._proc.pid
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read().split(b"\0")
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            environ = f.read().split(b"\0")
+        for flag in ([b"--threads", b"2"], [b"--step-timeout", b"1.5"]):
+            assert argv[argv.index(flag[0]) + 1] == flag[1]
+        assert b"--log-device-placement" in argv and b"--allow-soft-placement" in argv
+        assert b"CUDA_VISIBLE_DEVICES=6" in environ  # the third seen, the one GPU allowed
+        queue = tfd.FIFOQueue(1, [tfd.float32], shapes=[[]])
+        with tfd.Session(server.target, timeout=60) as sess:
+            with pytest.raises(tfd.errors.DeadlineExceededError):
+                sess.run(queue.dequeue())  # nothing comes: the daemon's 1.5 s deadline
+    finally:
+        server.stop()
+    with pytest.raises(ValueError, match="config and extra_args both set --threads"):
+        tfd.train.Server({"local": ["127.0.0.1:1"]}, config=config, extra_args=["--threads", "1"],
+                         start=False)
+    config.gpu_options.visible_device_list = "3"
+    with pytest.raises(ValueError, match="names GPUs this process does not see"):
+        tfd.train.Server({"local": ["127.0.0.1:1"]}, config=config, start=False)
