@@ -264,7 +264,8 @@ class MonitoredTrainingSession:
     is_chief is True. checkpoint_dir turns on the chief's checkpoints (every
     save_checkpoint_steps steps, else every save_checkpoint_secs; each task
     saves into its own --checkpoint-dir) and, unless summary_dir says
-    elsewhere, TensorBoard summaries every save_summaries_steps.
+    elsewhere, TensorBoard summaries every save_summaries_steps
+    (save_summaries_secs is a ValueError).
 
     run(fetches) runs one step ("train" with `fetches`) and returns their
     values; when the loop has ended before the step (a hook's stop, the
@@ -298,6 +299,9 @@ class MonitoredTrainingSession:
             raise ValueError("MonitoredTrainingSession needs master='host:port', a task of a tfd "
                              "cluster (an in-process training loop is not there yet)")
         _refuse("MonitoredTrainingSession", scaffold=scaffold)
+        if save_summaries_secs:
+            raise ValueError("MonitoredTrainingSession writes summaries every "
+                             "save_summaries_steps; save_summaries_secs is not supported")
         step_timeout = _step_timeout(config, step_timeout)
         self.graph = graph or framework.get_default_graph()
         _prepare_graph(self.graph)

@@ -219,6 +219,9 @@ def test_checkpoint_listeners_are_told_around_each_save_and_may_stop_the_loop(cl
         tfd.train.SummarySaverHook(output_dir="d", summary_op="loss")
     with pytest.raises(ValueError, match="scaffold not supported"):
         tfd.train.MonitoredTrainingSession(target, scaffold=object())
+    with pytest.raises(ValueError, match="save_summaries_secs is not supported"):
+        tfd.train.MonitoredTrainingSession(target, save_summaries_steps=None,
+                                           save_summaries_secs=30)
 
 
 def damage(folder):
