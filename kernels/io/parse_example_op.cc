@@ -8,6 +8,7 @@
 #include "common/shape_inference.h"
 #include "kernels/array/array_util.h"
 #include "kernels/io/example_proto.h"
+#include "kernels/io/feature_specs.h"
 #include "kernels/io/io_ops_internal.h"
 
 namespace tfd::kernels::io {
@@ -15,30 +16,8 @@ namespace {
 
 class ParseExampleOp : public OpKernel {
  public:
-  explicit ParseExampleOp(OpKernelConstruction& c) : OpKernel(c) {
-    c.SetStatus(c.GetAttr("Nsparse", &num_sparse_));
-    c.SetStatus(c.GetAttr("Ndense", &num_dense_));
-    c.SetStatus(c.GetAttr("sparse_types", &sparse_types_));
-    c.SetStatus(c.GetAttr("Tdense", &dense_types_));
-    c.SetStatus(c.GetAttr("dense_shapes", &dense_shapes_));
-    if (!c.status().ok()) return;
-    if (static_cast<int64_t>(sparse_types_.size()) != num_sparse_ ||
-        static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
-        dense_shapes_.size() != dense_types_.size()) {
-      c.SetStatus(
-          errors::InvalidArgument("ParseExample needs as many sparse_types as Nsparse "
-                                  "and as many Tdense and dense_shapes as Ndense"));
-    }
-    for (DType t : sparse_types_) CheckType(c, t);
-    for (DType t : dense_types_) CheckType(c, t);
-    for (const PartialShape& s : dense_shapes_) {
-      if (!s.IsFullyDefined() && !IsSequence(s)) {
-        c.SetStatus(errors::InvalidArgument(
-            "dense_shapes must be fully defined, or all but a first dimension of -1; got ",
-            s.ToString()));
-      }
-    }
-  }
+  explicit ParseExampleOp(OpKernelConstruction& c)
+      : OpKernel(c), specs_(FeatureSpecs::Read(c, /*sequences=*/true)) {}
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& serialized = ctx.input(0);
@@ -52,25 +31,11 @@ class ParseExampleOp : public OpKernel {
       TFD_OP_REQUIRES_OK(ctx, parsed.status().WithContext(Name(ctx, b)));
       examples[b] = std::move(parsed).value();
     }
-    for (int i = 0; i < num_sparse_; ++i) TFD_OP_REQUIRES_OK(ctx, Sparse(ctx, examples, i));
-    for (int i = 0; i < num_dense_; ++i) TFD_OP_REQUIRES_OK(ctx, Dense(ctx, examples, i));
+    for (int i = 0; i < specs_.num_sparse; ++i) TFD_OP_REQUIRES_OK(ctx, Sparse(ctx, examples, i));
+    for (int i = 0; i < specs_.num_dense; ++i) TFD_OP_REQUIRES_OK(ctx, Dense(ctx, examples, i));
   }
 
  private:
-  // A FixedLenSequenceFeature's shape: [-1] + a fully defined block shape.
-  static bool IsSequence(const PartialShape& s) {
-    if (s.rank() < 1 || s.dim(0) != -1) return false;
-    for (int d = 1; d < s.rank(); ++d) {
-      if (s.dim(d) < 0) return false;
-    }
-    return true;
-  }
-  static void CheckType(OpKernelConstruction& c, DType t) {
-    if (t != DType::kFloat32 && t != DType::kInt64 && t != DType::kString) {
-      c.SetStatus(
-          errors::InvalidArgument("a feature is float32, int64 or string, not ", DTypeName(t)));
-    }
-  }
   // "example 3" or "example 3 ('name')".
   static std::string Name(const OpKernelContext& ctx, int64_t b) {
     const Tensor& names = ctx.input(1);
@@ -103,39 +68,20 @@ class ParseExampleOp : public OpKernel {
   Status Sparse(OpKernelContext& ctx,
                 const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
     TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + i));
-    const auto batch = static_cast<int64_t>(examples.size());
-    std::vector<const ExampleFeature*> found(batch);
-    int64_t total = 0, widest = 0;
-    for (int64_t b = 0; b < batch; ++b) {
-      TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, sparse_types_[i], b));
-      const int64_t n = found[b] == nullptr ? 0 : ValueCount(*found[b]);
-      total += n;
-      widest = std::max(widest, n);
+    std::vector<const ExampleFeature*> found(examples.size());
+    for (size_t b = 0; b < examples.size(); ++b) {
+      TFD_ASSIGN_OR_RETURN(
+          found[b], Find(ctx, examples[b], key, specs_.sparse_types[i], static_cast<int64_t>(b)));
     }
-    Tensor *indices, *values, *shape;
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(i, TensorShape{total, 2}, &indices));
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(num_sparse_ + i, TensorShape{total}, &values));
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(2 * num_sparse_ + i, TensorShape{2}, &shape));
-    int64_t at = 0;
-    for (int64_t b = 0; b < batch; ++b) {
-      if (found[b] == nullptr) continue;
-      CopyFeatureValues(*found[b], values, at);
-      for (int64_t k = 0; k < ValueCount(*found[b]); ++k, ++at) {
-        indices->data<int64_t>()[2 * at] = b;
-        indices->data<int64_t>()[2 * at + 1] = k;
-      }
-    }
-    shape->data<int64_t>()[0] = batch;
-    shape->data<int64_t>()[1] = widest;
-    return OkStatus();
+    return SetSparseOutputs(ctx, specs_.num_sparse, i, found);
   }
 
   Status Dense(OpKernelContext& ctx,
                const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
-    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + num_sparse_ + i));
-    if (IsSequence(dense_shapes_[i])) return Sequence(ctx, examples, i, key);
-    const Tensor& fallback = ctx.input(2 + num_sparse_ + num_dense_ + i);
-    const TensorShape row = *dense_shapes_[i].AsTensorShape();
+    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + specs_.num_sparse + i));
+    if (IsSequenceShape(specs_.dense_shapes[i])) return Sequence(ctx, examples, i, key);
+    const Tensor& fallback = ctx.input(2 + specs_.num_sparse + specs_.num_dense + i);
+    const TensorShape row = *specs_.dense_shapes[i].AsTensorShape();
     const auto batch = static_cast<int64_t>(examples.size());
     const int64_t n = row.num_elements();
     if (fallback.num_elements() != 0 && fallback.num_elements() != n) {
@@ -145,10 +91,10 @@ class ParseExampleOp : public OpKernel {
     TensorShape shape = row;
     shape.InsertDim(0, batch);
     Tensor* out;
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, shape, &out));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * specs_.num_sparse + i, shape, &out));
     for (int64_t b = 0; b < batch; ++b) {
       TFD_ASSIGN_OR_RETURN(const ExampleFeature* f,
-                           Find(ctx, examples[b], key, dense_types_[i], b));
+                           Find(ctx, examples[b], key, specs_.dense_types[i], b));
       if (f == nullptr) {
         if (fallback.num_elements() == 0) {
           return errors::InvalidArgument(Name(ctx, b), ": feature '", key,
@@ -173,19 +119,19 @@ class ParseExampleOp : public OpKernel {
   Status Sequence(OpKernelContext& ctx,
                   const std::vector<std::map<std::string, ExampleFeature>>& examples, int i,
                   const std::string& key) const {
-    const Tensor& pad = ctx.input(2 + num_sparse_ + num_dense_ + i);
+    const Tensor& pad = ctx.input(2 + specs_.num_sparse + specs_.num_dense + i);
     if (pad.num_elements() > 1) {
       return errors::InvalidArgument("the padding of sequence feature '", key,
                                      "' must be one value, got ", pad.Describe());
     }
-    std::vector<int64_t> dims = dense_shapes_[i].dims();
+    std::vector<int64_t> dims = specs_.dense_shapes[i].dims();
     dims.erase(dims.begin());
     const int64_t block = TensorShape(dims).num_elements();
     const auto batch = static_cast<int64_t>(examples.size());
     std::vector<const ExampleFeature*> found(batch);
     int64_t most = 0;
     for (int64_t b = 0; b < batch; ++b) {
-      TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, dense_types_[i], b));
+      TFD_ASSIGN_OR_RETURN(found[b], Find(ctx, examples[b], key, specs_.dense_types[i], b));
       const int64_t n = found[b] == nullptr ? 0 : ValueCount(*found[b]);
       if (n == 0) continue;
       if (block == 0 || n % block != 0) {
@@ -196,7 +142,7 @@ class ParseExampleOp : public OpKernel {
     }
     dims.insert(dims.begin(), {batch, most});
     Tensor* out;
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, TensorShape(dims), &out));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * specs_.num_sparse + i, TensorShape(dims), &out));
     const int64_t row = most * block;
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t n = found[b] == nullptr ? 0 : ValueCount(*found[b]);
@@ -208,9 +154,7 @@ class ParseExampleOp : public OpKernel {
     return OkStatus();
   }
 
-  int64_t num_sparse_ = 0, num_dense_ = 0;
-  std::vector<DType> sparse_types_, dense_types_;
-  std::vector<PartialShape> dense_shapes_;
+  const FeatureSpecs specs_;
 };
 
 // Lists of lengths that disagree (dense_shapes against Ndense, say) are
@@ -219,19 +163,13 @@ Status ParseExampleShape(InferenceContext& c) {
   TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
   TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
   const int64_t batch = c.input(0).rank() == 1 ? c.input(0).dim(0) : -1;
-  const auto set = [&c](int64_t i, PartialShape shape) {
-    if (i < c.num_outputs()) c.set_output(static_cast<int>(i), std::move(shape));
-  };
-  for (int64_t i = 0; i < num_sparse; ++i) {
-    set(i, PartialShape({-1, 2}));
-    set(num_sparse + i, PartialShape({-1}));
-    set(2 * num_sparse + i, PartialShape({2}));
-  }
+  SetSparseOutputShapes(c, num_sparse);
   for (size_t i = 0; i < shapes.size(); ++i) {
-    if (!shapes[i].rank_known()) continue;
+    const int64_t out = 3 * num_sparse + static_cast<int64_t>(i);
+    if (!shapes[i].rank_known() || out >= c.num_outputs()) continue;
     std::vector<int64_t> dims{batch};
     dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
-    set(3 * num_sparse + static_cast<int64_t>(i), PartialShape(dims));
+    c.set_output(static_cast<int>(out), PartialShape(dims));
   }
   return OkStatus();
 }

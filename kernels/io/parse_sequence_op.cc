@@ -10,6 +10,7 @@
 #include "common/op_kernel.h"
 #include "common/shape_inference.h"
 #include "kernels/io/example_proto.h"
+#include "kernels/io/feature_specs.h"
 #include "kernels/io/io_ops_internal.h"
 
 namespace tfd::kernels::io {
@@ -19,27 +20,8 @@ using FeatureLists = std::map<std::string, std::vector<ExampleFeature>>;
 
 class ParseFeatureListsOp : public OpKernel {
  public:
-  explicit ParseFeatureListsOp(OpKernelConstruction& c) : OpKernel(c) {
-    c.SetStatus(c.GetAttr("Nsparse", &num_sparse_));
-    c.SetStatus(c.GetAttr("Ndense", &num_dense_));
-    c.SetStatus(c.GetAttr("sparse_types", &sparse_types_));
-    c.SetStatus(c.GetAttr("Tdense", &dense_types_));
-    c.SetStatus(c.GetAttr("dense_shapes", &dense_shapes_));
-    if (!c.status().ok()) return;
-    if (static_cast<int64_t>(sparse_types_.size()) != num_sparse_ ||
-        static_cast<int64_t>(dense_types_.size()) != num_dense_ ||
-        dense_shapes_.size() != dense_types_.size()) {
-      c.SetStatus(errors::InvalidArgument(
-          "ParseFeatureLists needs as many sparse_types as Nsparse and as many Tdense and "
-          "dense_shapes as Ndense"));
-    }
-    for (const PartialShape& s : dense_shapes_) {
-      if (!s.IsFullyDefined()) {
-        c.SetStatus(
-            errors::InvalidArgument("dense_shapes must be fully defined, got ", s.ToString()));
-      }
-    }
-  }
+  explicit ParseFeatureListsOp(OpKernelConstruction& c)
+      : OpKernel(c), specs_(FeatureSpecs::Read(c, /*sequences=*/false)) {}
 
   void Compute(OpKernelContext& ctx) override {
     const Tensor& serialized = ctx.input(0);
@@ -54,11 +36,11 @@ class ParseFeatureListsOp : public OpKernel {
     auto lists = ParseFeatureListsProto(serialized.scalar<std::string>());
     TFD_OP_REQUIRES_OK(ctx, lists.status().WithContext(p.name));
     p.lists = std::move(lists).value();
-    const Tensor& may_miss = ctx.input(2 + num_sparse_ + num_dense_);
+    const Tensor& may_miss = ctx.input(2 + specs_.num_sparse + specs_.num_dense);
     p.may_miss.assign(may_miss.data<std::string>(),
                       may_miss.data<std::string>() + may_miss.num_elements());
-    for (int i = 0; i < num_sparse_; ++i) TFD_OP_REQUIRES_OK(ctx, Sparse(ctx, p, i));
-    for (int i = 0; i < num_dense_; ++i) TFD_OP_REQUIRES_OK(ctx, Dense(ctx, p, i));
+    for (int i = 0; i < specs_.num_sparse; ++i) TFD_OP_REQUIRES_OK(ctx, Sparse(ctx, p, i));
+    for (int i = 0; i < specs_.num_dense; ++i) TFD_OP_REQUIRES_OK(ctx, Dense(ctx, p, i));
   }
 
  private:
@@ -101,32 +83,15 @@ class ParseFeatureListsOp : public OpKernel {
   Status Sparse(OpKernelContext& ctx, const Parsed& p, int i) const {
     TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + i));
     const std::vector<ExampleFeature>& list = p.List(key);
-    TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, sparse_types_[i]));
-    int64_t total = 0, longest = 0;
-    for (const ExampleFeature& f : list) {
-      total += ValueCount(f);
-      longest = std::max(longest, ValueCount(f));
-    }
-    Tensor *indices, *values, *shape;
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(i, TensorShape{total, 2}, &indices));
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(num_sparse_ + i, TensorShape{total}, &values));
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(2 * num_sparse_ + i, TensorShape{2}, &shape));
-    int64_t at = 0;
-    for (size_t t = 0; t < list.size(); ++t) {
-      CopyFeatureValues(list[t], values, at);
-      for (int64_t k = 0; k < ValueCount(list[t]); ++k, ++at) {
-        indices->data<int64_t>()[2 * at] = static_cast<int64_t>(t);
-        indices->data<int64_t>()[2 * at + 1] = k;
-      }
-    }
-    shape->data<int64_t>()[0] = static_cast<int64_t>(list.size());
-    shape->data<int64_t>()[1] = longest;
-    return OkStatus();
+    TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, specs_.sparse_types[i]));
+    std::vector<const ExampleFeature*> steps;
+    for (const ExampleFeature& f : list) steps.push_back(&f);
+    return SetSparseOutputs(ctx, specs_.num_sparse, i, steps);
   }
 
   Status Dense(OpKernelContext& ctx, const Parsed& p, int i) const {
-    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + num_sparse_ + i));
-    const TensorShape step = *dense_shapes_[i].AsTensorShape();
+    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + specs_.num_sparse + i));
+    const TensorShape step = *specs_.dense_shapes[i].AsTensorShape();
     if (p.lists.count(key) == 0 &&
         std::find(p.may_miss.begin(), p.may_miss.end(), key) == p.may_miss.end()) {
       return errors::InvalidArgument(p.name, ": feature list '", key,
@@ -134,7 +99,7 @@ class ParseFeatureListsOp : public OpKernel {
                                      "be empty)");
     }
     const std::vector<ExampleFeature>& list = p.List(key);
-    TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, dense_types_[i]));
+    TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, specs_.dense_types[i]));
     const int64_t n = step.num_elements();
     for (size_t t = 0; t < list.size(); ++t) {
       if (ValueCount(list[t]) != n) {
@@ -146,32 +111,24 @@ class ParseFeatureListsOp : public OpKernel {
     TensorShape shape = step;
     shape.InsertDim(0, static_cast<int64_t>(list.size()));
     Tensor* out;
-    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * num_sparse_ + i, shape, &out));
+    TFD_RETURN_IF_ERROR(ctx.allocate_output(3 * specs_.num_sparse + i, shape, &out));
     for (size_t t = 0; t < list.size(); ++t) CopyFeatureValues(list[t], out, t * n);
     return OkStatus();
   }
 
-  int64_t num_sparse_ = 0, num_dense_ = 0;
-  std::vector<DType> sparse_types_, dense_types_;
-  std::vector<PartialShape> dense_shapes_;
+  const FeatureSpecs specs_;
 };
 
 Status FeatureListsShape(InferenceContext& c) {
   TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
   TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
-  const auto set = [&c](int64_t i, PartialShape shape) {
-    if (i < c.num_outputs()) c.set_output(static_cast<int>(i), std::move(shape));
-  };
-  for (int64_t i = 0; i < num_sparse; ++i) {
-    set(i, PartialShape({-1, 2}));
-    set(num_sparse + i, PartialShape({-1}));
-    set(2 * num_sparse + i, PartialShape({2}));
-  }
+  SetSparseOutputShapes(c, num_sparse);
   for (size_t i = 0; i < shapes.size(); ++i) {
-    if (!shapes[i].rank_known()) continue;
+    const int64_t out = 3 * num_sparse + static_cast<int64_t>(i);
+    if (!shapes[i].rank_known() || out >= c.num_outputs()) continue;
     std::vector<int64_t> dims{-1};
     dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
-    set(3 * num_sparse + static_cast<int64_t>(i), PartialShape(dims));
+    c.set_output(static_cast<int>(out), PartialShape(dims));
   }
   return OkStatus();
 }

@@ -596,6 +596,12 @@ TEST_CASE("ParseFeatureLists reads a SequenceExample's steps, dense and sparse, 
   CHECK_THAT(wrong.message(), Catch::Contains("feature list 'ids' step 0 has 2 values"));
   const Status kind = run(seq, DType::kFloat32, PartialShape({2}), false).status();
   CHECK_THAT(kind.message(), Catch::Contains("step 0 is not a float32 list"));
+  // A type no feature holds is refused when the kernel is made, never copied into.
+  const Status int32 = run(seq, DType::kInt32, PartialShape({2}), false).status();
+  CHECK(int32.code() == Code::kInvalidArgument);
+  CHECK_THAT(int32.message(), Catch::Contains("float32, int64 or string, not int32"));
+  CHECK_THAT(run(seq, DType::kInt64, PartialShape({-1}), false).status().message(),
+             Catch::Contains("dense_shapes must be fully defined; got [?]"));
   const Status bad =
       run(seq.substr(0, seq.size() - 2), DType::kInt64, PartialShape({2}), false).status();
   CHECK(bad.code() == Code::kInvalidArgument);
