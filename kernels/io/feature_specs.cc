@@ -73,7 +73,11 @@ Status SetSparseOutputs(OpKernelContext& ctx, int64_t num_sparse, int64_t i,
   return OkStatus();
 }
 
-void SetSparseOutputShapes(InferenceContext& c, int64_t num_sparse) {
+Status SetParsedShapes(InferenceContext& c, int64_t rows) {
+  // Lists whose lengths disagree are the kernel's to refuse, naming them;
+  // here they only leave outputs unknown.
+  TFD_ASSIGN_OR_RETURN(const int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
+  TFD_ASSIGN_OR_RETURN(const auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
   const auto set = [&c](int64_t i, PartialShape shape) {
     if (i < c.num_outputs()) c.set_output(static_cast<int>(i), std::move(shape));
   };
@@ -82,6 +86,13 @@ void SetSparseOutputShapes(InferenceContext& c, int64_t num_sparse) {
     set(num_sparse + i, PartialShape({-1}));
     set(2 * num_sparse + i, PartialShape({2}));
   }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (!shapes[i].rank_known()) continue;
+    std::vector<int64_t> dims{rows};
+    dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
+    set(3 * num_sparse + static_cast<int64_t>(i), PartialShape(dims));
+  }
+  return OkStatus();
 }
 
 }  // namespace tfd::kernels::io

@@ -35,7 +35,9 @@ bool IsSequenceShape(const PartialShape& s);
 Status SetSparseOutputs(OpKernelContext& ctx, int64_t num_sparse, int64_t i,
                         const std::vector<const ExampleFeature*>& rows);
 
-// Their static shapes: [?, 2], [?] and [2] for each of num_sparse.
-void SetSparseOutputShapes(InferenceContext& c, int64_t num_sparse);
+// The static shapes of both kernels' outputs, from their attrs: [?, 2],
+// [?] and [2] per sparse feature, [rows] + dense_shape per dense one
+// (rows -1 when unknown).
+Status SetParsedShapes(InferenceContext& c, int64_t rows);
 
 }  // namespace tfd::kernels::io

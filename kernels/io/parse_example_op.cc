@@ -157,21 +157,9 @@ class ParseExampleOp : public OpKernel {
   const FeatureSpecs specs_;
 };
 
-// Lists of lengths that disagree (dense_shapes against Ndense, say) are
-// the kernel's to refuse, naming them; here they only leave outputs unknown.
+// [batch] leads each dense output.
 Status ParseExampleShape(InferenceContext& c) {
-  TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
-  TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
-  const int64_t batch = c.input(0).rank() == 1 ? c.input(0).dim(0) : -1;
-  SetSparseOutputShapes(c, num_sparse);
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const int64_t out = 3 * num_sparse + static_cast<int64_t>(i);
-    if (!shapes[i].rank_known() || out >= c.num_outputs()) continue;
-    std::vector<int64_t> dims{batch};
-    dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
-    c.set_output(static_cast<int>(out), PartialShape(dims));
-  }
-  return OkStatus();
+  return SetParsedShapes(c, c.input(0).rank() == 1 ? c.input(0).dim(0) : -1);
 }
 
 }  // namespace

@@ -119,19 +119,7 @@ class ParseFeatureListsOp : public OpKernel {
   const FeatureSpecs specs_;
 };
 
-Status FeatureListsShape(InferenceContext& c) {
-  TFD_ASSIGN_OR_RETURN(int64_t num_sparse, c.GetAttr<int64_t>("Nsparse"));
-  TFD_ASSIGN_OR_RETURN(auto shapes, c.GetAttr<std::vector<PartialShape>>("dense_shapes"));
-  SetSparseOutputShapes(c, num_sparse);
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    const int64_t out = 3 * num_sparse + static_cast<int64_t>(i);
-    if (!shapes[i].rank_known() || out >= c.num_outputs()) continue;
-    std::vector<int64_t> dims{-1};
-    dims.insert(dims.end(), shapes[i].dims().begin(), shapes[i].dims().end());
-    c.set_output(static_cast<int>(out), PartialShape(dims));
-  }
-  return OkStatus();
-}
+Status FeatureListsShape(InferenceContext& c) { return SetParsedShapes(c, -1); }
 
 }  // namespace
 
