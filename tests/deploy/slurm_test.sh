@@ -114,9 +114,13 @@ refused "a malformed TFD_SLURM_JOBS is refused" "must be JOB=N" \
   SLURM_JOB_NODELIST=a SLURM_TASKS_PER_NODE=2 SLURM_NTASKS=2 TFD_SLURM_JOBS='ps:1,worker:1'
 
 # Ending the srun step: SIGTERM, then SIGKILL once TFD_SLURM_STOP_TIMEOUT
-# has passed, so a step that does not stop cannot hold the job.
-(trap '' TERM; while :; do sleep 0.05; done) &
+# has passed, so a step that does not stop cannot hold the job. The step
+# is a new bash that says when it ignores SIGTERM, and is signalled only
+# then: a forked subshell signalled before its own trap still ran this
+# script's EXIT trap, which removed $work under the tests that follow.
+bash -c 'trap "" TERM; : >"$1"; while :; do sleep 0.05; done' stubborn "$work/stubborn.ready" &
 stubborn=$!
+for _ in $(seq 1 200); do [[ -e $work/stubborn.ready ]] && break; sleep 0.05; done
 started=$(date +%s%N)
 err=$(TFD_SLURM_STOP_TIMEOUT=1 tfd_slurm_stop "$stubborn" 2>&1)
 took_ms=$((($(date +%s%N) - started) / 1000000))
