@@ -45,24 +45,22 @@ class ReaderOp : public OpKernel {
       return;
     }
     format_.kind = RecordFormat::Kind::kFixedLength;
-    int64_t hop = 0;
     std::string encoding;
     c.SetStatus(c.GetAttr("header_bytes", &format_.header_bytes));
     c.SetStatus(c.GetAttr("record_bytes", &format_.record_bytes));
     c.SetStatus(c.GetAttr("footer_bytes", &format_.footer_bytes));
-    c.SetStatus(c.GetAttr("hop_bytes", &hop));
+    c.SetStatus(c.GetAttr("hop_bytes", &format_.hop_bytes));
     c.SetStatus(c.GetAttr("encoding", &encoding));
     if (!c.status().ok()) return;
-    if (format_.record_bytes <= 0 || format_.header_bytes < 0 || format_.footer_bytes < 0) {
+    if (format_.record_bytes <= 0 || format_.header_bytes < 0 || format_.footer_bytes < 0 ||
+        format_.hop_bytes < 0) {
       c.SetStatus(errors::InvalidArgument(
-          "record_bytes must be > 0, header_bytes and "
-          "footer_bytes >= 0; got ",
-          format_.record_bytes, ", ", format_.header_bytes, ", ", format_.footer_bytes));
-    } else if (hop != 0 || !encoding.empty()) {
-      c.SetStatus(
-          errors::Unimplemented("hop_bytes and encoding (compressed files) are not "
-                                "supported; got ",
-                                hop, " and '", encoding, "'"));
+          "record_bytes must be > 0, header_bytes, footer_bytes and hop_bytes >= 0; got ",
+          format_.record_bytes, ", ", format_.header_bytes, ", ", format_.footer_bytes, ", ",
+          format_.hop_bytes));
+    } else if (!encoding.empty()) {
+      c.SetStatus(errors::Unimplemented("encoding (compressed files) is not supported; got '",
+                                        encoding, "'"));
     }
   }
   bool is_cheap() const override { return true; }
@@ -193,8 +191,9 @@ Status RegisterReaderOps(OpRegistry& r) {
           .SetIsStateful()
           .Doc("A reader of files of fixed-length records (CIFAR-10's binary files) between "
                "a header and a footer; key 'file:index'. A file its records do not fill "
-               "exactly is INVALID_ARGUMENT; hop_bytes and encoding are UNIMPLEMENTED. "
-               "Shape: a reference."),
+               "exactly is INVALID_ARGUMENT. With hop_bytes > 0 a record starts every "
+               "hop_bytes (overlapping or with gaps), and the bytes after the last whole "
+               "record are left. encoding is UNIMPLEMENTED. Shape: a reference."),
       shape_fns::Unknown));
   TFD_RETURN_IF_ERROR(r.Add<ReaderOp>(
       OpDefBuilder("TFRecordReader")

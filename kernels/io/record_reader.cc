@@ -202,7 +202,7 @@ Status RecordReader::OpenLocked(const std::string& name, const KernelEnv& env) {
     return OkStatus();
   }
   const int64_t records = size - format_.header_bytes - format_.footer_bytes;
-  if (ec || records < 0 || records % format_.record_bytes != 0) {
+  if (ec || records < 0 || (format_.hop_bytes == 0 && records % format_.record_bytes != 0)) {
     CloseFileLocked();
     return errors::InvalidArgument("reader '", name_, "': file '", name, "' (", ec ? -1 : size,
                                    " bytes) does not hold whole records of ", format_.record_bytes,
@@ -320,8 +320,10 @@ StatusOr<bool> RecordReader::NextRecordLocked(std::string* key, std::string* val
     *key = file_ + ":" + std::to_string(++record_in_file_);
     return true;
   }
-  const int64_t at = format_.header_bytes + record_in_file_ * format_.record_bytes;
-  if (at >= data_end_) return false;
+  const int64_t hop = format_.hop_bytes > 0 ? format_.hop_bytes : format_.record_bytes;
+  const int64_t at = format_.header_bytes + record_in_file_ * hop;
+  if (at >= data_end_ || format_.record_bytes > data_end_ - at) return false;
+  if (format_.hop_bytes > 0) in_.seekg(at);  // records overlap, or leave gaps
   value->resize(format_.record_bytes);
   if (!in_.read(value->data(), format_.record_bytes)) {
     return errors::Internal("reader '", name_, "' failed reading record ", record_in_file_, " of '",

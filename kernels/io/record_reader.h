@@ -22,8 +22,11 @@
 // Files are opened through the task's io_dirs (KernelEnv::ResolveIoPath).
 // A text line's key is "file:line" (from 1, header lines counted); a fixed-
 // length record's "file:index" (from 0); a TFRecord's "file:offset"; a
-// whole file's, its name; as TF1's. A fixed-length file whose records do not fill it exactly is
-// INVALID_ARGUMENT naming it (TF1 drops the partial record silently). A
+// whole file's, its name; as TF1's. A fixed-length file whose records do
+// not fill it exactly is INVALID_ARGUMENT naming it (TF1 reads on into the
+// footer, or ends the input with OUT_OF_RANGE); with hop_bytes, records
+// start every hop_bytes and the bytes after the last whole one are left,
+// as TF1's. A
 // TFRecord whose length or data fails its CRC-32C or runs past the end of
 // its file is DATA_LOSS, and so is a compressed file's damaged or cut short
 // stream (the rest of that file is skipped); a record longer than one
@@ -61,6 +64,7 @@ struct RecordFormat {
   Kind kind = Kind::kTextLine;
   int64_t skip_header_lines = 0;                                 // text lines
   int64_t header_bytes = 0, record_bytes = 0, footer_bytes = 0;  // fixed length
+  int64_t hop_bytes = 0;  // fixed length: 0, records back to back
   Compression compression = Compression::kNone;                  // TFRecords
 };
 

@@ -87,17 +87,20 @@ class TextLineReader(ReaderBase):
 class FixedLengthRecordReader(ReaderBase):
     """TF1's: records of record_bytes between a header and a footer of each
     file (CIFAR-10's binary files); key "file:index". A file the records do
-    not fill exactly is InvalidArgumentError; hop_bytes and encoding are
-    refused (ValueError)."""
+    not fill exactly is InvalidArgumentError. With hop_bytes, a record
+    starts every hop_bytes (overlapping windows, or gaps), and the bytes
+    after the last whole record are left, as TF1's. encoding (compressed
+    files) is refused (ValueError)."""
 
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
                  name=None, encoding=None):
-        if hop_bytes or encoding:
-            raise ValueError("tfd.FixedLengthRecordReader: hop_bytes and encoding are not "
-                             "supported, got %r and %r" % (hop_bytes, encoding))
+        if encoding:
+            raise ValueError("tfd.FixedLengthRecordReader: encoding is not supported, got %r"
+                             % (encoding,))
         super().__init__(raw_ops.fixed_length_record_reader(
             record_bytes=int(record_bytes), header_bytes=int(header_bytes or 0),
-            footer_bytes=int(footer_bytes or 0), name=name or "FixedLengthRecordReader"))
+            footer_bytes=int(footer_bytes or 0), hop_bytes=int(hop_bytes or 0),
+            name=name or "FixedLengthRecordReader"))
 
 
 class WholeFileReader(ReaderBase):

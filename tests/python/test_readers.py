@@ -72,6 +72,15 @@ def test_fixed_length_records_decoded_as_cifar_images(tmp_path):
         np.testing.assert_array_equal(img, want.transpose(1, 2, 0))
 
 
+def test_fixed_length_records_every_hop_bytes(tmp_path):
+    (tmp_path / "signal.bin").write_bytes(b"0123456")
+    files = tfd.train.string_input_producer(["signal.bin"], num_epochs=1, shuffle=False)
+    _, window = tfd.FixedLengthRecordReader(record_bytes=3, hop_bytes=2).read(files)
+    with tfd.Session(io_dirs=[str(tmp_path)]) as sess:
+        sess.run(tfd.local_variables_initializer())
+        assert drain(sess, window) == [b"012", b"234", b"456"]
+
+
 def test_a_file_outside_io_dirs_is_refused_and_bad_arguments_are_named(tmp_path):
     files = tfd.train.string_input_producer(["/etc/hostname"], shuffle=False)
     _, line = tfd.TextLineReader().read(files)
@@ -83,8 +92,8 @@ def test_a_file_outside_io_dirs_is_refused_and_bad_arguments_are_named(tmp_path)
         coord.request_stop()
         sess.run(files.close(cancel_pending_enqueues=True))
         coord.join(threads)
-    with pytest.raises(ValueError, match="hop_bytes"):
-        tfd.FixedLengthRecordReader(4, hop_bytes=2)
+    with pytest.raises(ValueError, match="encoding"):
+        tfd.FixedLengthRecordReader(4, encoding="ZLIB")
     with pytest.raises(tfd.errors.InvalidArgumentError, match="is not a valid int32"):
         tfd.Session().run(tfd.decode_csv(tfd.constant(["x"]), [[0]]))
     assert tfd.io.decode_csv is tfd.decode_csv

@@ -127,6 +127,42 @@ TEST_CASE("bad files are refused one after another, naming each, and the reader 
   RequireRecord(e.Read(reader), "r.bin:1", "efgh");
 }
 
+TEST_CASE("hop_bytes starts a fixed-length record every hop, overlapping or leaving gaps") {
+  ReaderEnv e;
+  WriteFile(e.dir.path() / "seq.bin", "0123456");  // TF1's own example
+  WriteFile(e.dir.path() / "framed.bin",
+            "HH"
+            "abcdefgh"
+            "F");  // gaps, header, footer
+  WriteFile(e.dir.path() / "short.bin",
+            "HH"
+            "a"
+            "F");  // no whole record
+  const Value overlapping = e.Reader("FixedLengthRecordReader",
+                                     {{"record_bytes", int64_t{3}}, {"hop_bytes", int64_t{2}}});
+  e.Enqueue("seq.bin");
+  RequireRecord(e.Read(overlapping), "seq.bin:0", "012");
+  RequireRecord(e.Read(overlapping), "seq.bin:1", "234");
+  RequireRecord(e.Read(overlapping), "seq.bin:2", "456");  // "6" is no whole record
+  const Value gaps = e.Reader("FixedLengthRecordReader", {{"record_bytes", int64_t{2}},
+                                                          {"hop_bytes", int64_t{3}},
+                                                          {"header_bytes", int64_t{2}},
+                                                          {"footer_bytes", int64_t{1}},
+                                                          {"shared_name", std::string("gaps")}});
+  for (const char* f : {"short.bin", "framed.bin"}) e.Enqueue(f);
+  e.Close();
+  RequireRecord(e.Read(gaps), "framed.bin:0", "ab");  // short.bin holds none
+  RequireRecord(e.Read(gaps), "framed.bin:1", "de");
+  RequireRecord(e.Read(gaps), "framed.bin:2", "gh");
+  CHECK(e.Read(gaps).status().code() == Code::kOutOfRange);
+  CHECK(e.Count(gaps, "ReaderNumWorkUnitsCompleted") == 2);
+  const Status negative = e.Run("FixedLengthRecordReader",
+                                {{"record_bytes", int64_t{2}}, {"hop_bytes", int64_t{-1}}}, {})
+                              .status();
+  CHECK(negative.code() == Code::kInvalidArgument);
+  CHECK_THAT(negative.message(), Catch::Contains("hop_bytes >= 0"));
+}
+
 // One record framed as TFRecord files frame it; `claimed`, when given, the
 // length its header says (with a checksum that holds).
 std::string TFRecord(const std::string& data, bool damage_data = false,
