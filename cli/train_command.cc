@@ -335,9 +335,8 @@ TrainerOptions Options(const TrainFlags& f, Console& console, training::EventFil
   options.evaluate = !f.no_eval;
   if (events != nullptr) {
     options.summary_every_steps = f.summary_steps;
-    options.write_summaries = [events](int64_t step,
-                                       const std::vector<std::pair<std::string, double>>& s) {
-      return events->WriteScalars(step, s);
+    options.write_summaries = [events](int64_t step, const training::Summaries& s) {
+      return events->Write(step, s);
     };
   }
   return options;

@@ -154,7 +154,8 @@ class CheckpointSaverHook(SessionRunHook):
 
 
 class SummarySaverHook(SessionRunHook):
-    """Every summaries/TAG scalar of the graph (tfd.summary.scalar) and
+    """Every summaries/TAG scalar of the graph (tfd.summary.scalar), every
+    histogram_summaries/TAG histogram (tfd.summary.histogram) and
     global_step/sec, written to a TensorBoard event file in `output_dir`
     every save_steps steps and after the last (the C++ SummaryHook, as
     `tfctl train --logdir` writes them). summary_writer, scaffold and

@@ -136,6 +136,43 @@ def test_chief_saves_checkpoints_and_summaries(cluster_factory, tmp_path):
     assert b"brain.Event:2" in data and b"loss" in data and b"global_step/sec" in data
 
 
+def _fields(data):
+    from tfd import example_proto  # its wire reader: (number, wire type, value)
+    return list(example_proto._fields(data))
+
+
+def test_histogram_summaries_reach_tensorboard_files(cluster_factory, tmp_path):
+    """tfd.summary.histogram as TensorBoard reads it: an Event (a TFRecord)
+    whose Summary.value holds the tag and a HistogramProto, written at
+    the steps a summary write follows."""
+    import struct
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    w, _ = build_model(cluster)
+    tfd.summary.histogram("w", w)
+    logdir = tmp_path / "logs"
+    hooks = [tfd.train.StopAtStepHook(num_steps=4),
+             tfd.train.SummarySaverHook(save_steps=2, output_dir=str(logdir))]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                            hooks=hooks, timeout=60) as sess:
+        while not sess.should_stop():
+            sess.run("train")
+    [events] = logdir.glob("events.out.tfevents.*")
+    histograms = {}  # step -> {field number: value} of the HistogramProto
+    for record in tfd.python_io.tf_record_iterator(str(events)):
+        event = {n: v for n, _, v in _fields(record)}
+        for n, _, value in _fields(event.get(5, b"")):  # Summary.value
+            fields = {vn: vv for vn, _, vv in _fields(value)}
+            if fields.get(1) == b"w" and 5 in fields:
+                histograms[event[2]] = {hn: hv for hn, _, hv in _fields(fields[5])}
+    assert sorted(histograms) == [2, 4]
+    for h in histograms.values():
+        num, low, high = (struct.unpack("<d", h[i])[0] for i in (3, 1, 2))
+        counts = struct.unpack("<%dd" % (len(h[7]) // 8), h[7])
+        limits = struct.unpack("<%dd" % (len(h[6]) // 8), h[6])
+        assert num == 2 and sum(counts) == 2 and len(limits) == len(counts)
+        assert low == high and 0 < low < 3  # w's two equal values on their way to 3
+
+
 def test_training_goes_on_over_a_restarted_ps(cluster_factory, tmp_path):
     cluster = cluster_factory({"ps": 1, "worker": 1},
                               ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])

@@ -46,6 +46,27 @@ std::string Event(double wall_time, int64_t step) {
   return event;
 }
 
+// tensorflow.HistogramProto: five doubles, then the limits and counts
+// as packed repeated doubles.
+std::string HistogramProto(const Histogram& h) {
+  std::string out;
+  Fixed(out, 1, h.min);
+  Fixed(out, 2, h.max);
+  Fixed(out, 3, h.num);
+  Fixed(out, 4, h.sum);
+  Fixed(out, 5, h.sum_squares);
+  for (const auto& [field, values] : {std::pair{6, &h.bucket_limit}, std::pair{7, &h.bucket}}) {
+    std::string packed;
+    for (double d : *values) {
+      char bytes[sizeof d];
+      std::memcpy(bytes, &d, sizeof d);
+      packed.append(bytes, sizeof d);
+    }
+    Bytes(out, field, packed);
+  }
+  return out;
+}
+
 void PutLe(std::string& out, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
 }
@@ -98,13 +119,18 @@ StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::st
 
 EventFileWriter::~EventFileWriter() { std::fclose(file_); }
 
-Status EventFileWriter::WriteScalars(int64_t step,
-                                     const std::vector<std::pair<std::string, double>>& scalars) {
+Status EventFileWriter::Write(int64_t step, const Summaries& summaries) {
   std::string summary;
-  for (const auto& [tag, value] : scalars) {
+  for (const auto& [tag, value] : summaries.scalars) {
     std::string v;
     Bytes(v, 1, tag);
     Fixed(v, 2, static_cast<float>(value));
+    Bytes(summary, 1, v);
+  }
+  for (const auto& [tag, histogram] : summaries.histograms) {
+    std::string v;
+    Bytes(v, 1, tag);
+    Bytes(v, 5, HistogramProto(histogram));
     Bytes(summary, 1, v);
   }
   std::string event = Event(WallTime(), step);
