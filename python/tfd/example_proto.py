@@ -84,6 +84,28 @@ def _int64(u):
     return u - (1 << 64) if u >= 1 << 63 else u
 
 
+def _map_entries(mapping):
+    """A protobuf map<string, message> as its field 1: one entry per key,
+    the key (1) and the message (2)."""
+    return b"".join(_field(1, _field(1, name.encode()) + _field(2, m.SerializeToString()))
+                    for name, m in mapping.items())
+
+
+def _map_entry(entry, cls, what):
+    """(key, a `cls` message) of one map entry's bytes; DecodeError naming
+    `what` for a key that is not UTF-8."""
+    name, message = b"", cls()
+    for n, w, v in _fields(entry):
+        if n == 1 and w == 2:
+            name = v
+        elif n == 2 and w == 2:
+            message = cls.FromString(v)
+    try:
+        return name.decode(), message
+    except UnicodeDecodeError:
+        raise DecodeError("a %s name that is not UTF-8: %r" % (what, name)) from None
+
+
 class _Message:
     """ParseFromString, FromString and == for the classes below, each of
     which says how to merge one field (_merge_field) and what it holds
@@ -211,22 +233,12 @@ class Features(_Message):
         self.feature = dict(feature or {})
 
     def SerializeToString(self):
-        return b"".join(_field(1, _field(1, name.encode()) + _field(2, f.SerializeToString()))
-                        for name, f in self.feature.items())
+        return _map_entries(self.feature)
 
     def _merge_field(self, number, wire, value):
-        if number != 1 or wire != 2:
-            return
-        name, feature = b"", Feature()
-        for n, w, v in _fields(value):
-            if n == 1 and w == 2:
-                name = v
-            elif n == 2 and w == 2:
-                feature = Feature.FromString(v)
-        try:
-            self.feature[name.decode()] = feature
-        except UnicodeDecodeError:
-            raise DecodeError("a feature name that is not UTF-8: %r" % name) from None
+        if number == 1 and wire == 2:
+            name, feature = _map_entry(value, Feature, "feature")
+            self.feature[name] = feature
 
     def _state(self):
         return {name: f._state() for name, f in self.feature.items()}
@@ -272,22 +284,12 @@ class FeatureLists(_Message):
         self.feature_list = dict(feature_list or {})
 
     def SerializeToString(self):
-        return b"".join(_field(1, _field(1, name.encode()) + _field(2, fl.SerializeToString()))
-                        for name, fl in self.feature_list.items())
+        return _map_entries(self.feature_list)
 
     def _merge_field(self, number, wire, value):
-        if number != 1 or wire != 2:
-            return
-        name, lst = b"", FeatureList()
-        for n, w, v in _fields(value):
-            if n == 1 and w == 2:
-                name = v
-            elif n == 2 and w == 2:
-                lst = FeatureList.FromString(v)
-        try:
-            self.feature_list[name.decode()] = lst
-        except UnicodeDecodeError:
-            raise DecodeError("a feature list name that is not UTF-8: %r" % name) from None
+        if number == 1 and wire == 2:
+            name, feature_list = _map_entry(value, FeatureList, "feature list")
+            self.feature_list[name] = feature_list
 
     def _state(self):
         return {name: fl._state() for name, fl in self.feature_list.items()}
