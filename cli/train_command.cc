@@ -335,7 +335,7 @@ TrainerOptions Options(const TrainFlags& f, Console& console, training::EventFil
   options.evaluate = !f.no_eval;
   if (events != nullptr) {
     options.summary_every_steps = f.summary_steps;
-    options.write_summaries = [events](int64_t step, const training::Summaries& s) {
+    options.write_summaries = [events](int64_t step, const summary::Summary& s) {
       return events->Write(step, s);
     };
   }

@@ -12,6 +12,7 @@
 #include "kernels/nn/nn_ops.h"
 #include "kernels/random/random_ops.h"
 #include "kernels/state/state_ops.h"
+#include "kernels/summary/summary_ops.h"
 
 namespace tfd::kernels {
 
@@ -27,6 +28,7 @@ Status RegisterAll(OpRegistry& registry) {
   TFD_RETURN_IF_ERROR(RegisterIoOps(registry));
   TFD_RETURN_IF_ERROR(RegisterDataOps(registry));
   TFD_RETURN_IF_ERROR(RegisterCollectiveOps(registry));
+  TFD_RETURN_IF_ERROR(RegisterSummaryOps(registry));
   // Last: GPU kernels attach to the ops above (none without CUDA).
   return gpu::RegisterGpuKernels(registry);
 }

@@ -4,71 +4,22 @@
 #include <cstring>
 #include <functional>
 
+#include "common/proto_wire.h"
+
 namespace tfd::kernels::io {
 namespace {
 
-enum Wire { kVarint = 0, kFixed64 = 1, kLength = 2, kFixed32 = 5 };
+using proto_wire::kFixed32;
+using proto_wire::kLength;
+using proto_wire::kVarint;
+using proto_wire::Reader;
 
-// A cursor over one message's bytes.
-class Reader {
- public:
-  explicit Reader(std::string_view bytes) : p_(bytes) {}
-  bool done() const { return p_.empty(); }
+constexpr char kWhat[] = "tf.train.Example or SequenceExample";
 
-  StatusOr<uint64_t> Varint() {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_.empty()) return Bad("a varint runs past the end");
-      const auto byte = static_cast<uint8_t>(p_.front());
-      p_.remove_prefix(1);
-      v |= static_cast<uint64_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) return v;
-    }
-    return Bad("a varint is longer than 10 bytes");
-  }
-  StatusOr<std::string_view> Bytes(size_t n) {
-    if (n > p_.size()) return Bad("a field runs past the end");
-    std::string_view out = p_.substr(0, n);
-    p_.remove_prefix(n);
-    return out;
-  }
-  StatusOr<std::string_view> Delimited() {
-    TFD_ASSIGN_OR_RETURN(uint64_t n, Varint());
-    return Bytes(n);
-  }
-  // Skips a field of wire type `wire` that the schema does not name.
-  Status Skip(int wire) {
-    switch (wire) {
-      case kVarint:
-        return Varint().status();
-      case kFixed64:
-        return Bytes(8).status();
-      case kLength:
-        return Delimited().status();
-      case kFixed32:
-        return Bytes(4).status();
-      default:
-        return Bad("a field has wire type " + std::to_string(wire) + " (groups are not read)");
-    }
-  }
-  static Status Bad(const std::string& what) {
-    return errors::InvalidArgument("not a tf.train.Example or SequenceExample: ", what);
-  }
-
- private:
-  std::string_view p_;
-};
-
-// Calls on_field(number, wire, reader) for each field of `bytes`; the
-// callee reads the field's value or skips it.
+// Calls on_field(number, wire, reader) for each field of `bytes`.
 Status ForEachField(std::string_view bytes,
                     const std::function<Status(uint64_t, int, Reader&)>& on_field) {
-  Reader r(bytes);
-  while (!r.done()) {
-    TFD_ASSIGN_OR_RETURN(uint64_t tag, r.Varint());
-    TFD_RETURN_IF_ERROR(on_field(tag >> 3, static_cast<int>(tag & 7), r));
-  }
-  return OkStatus();
+  return proto_wire::ForEachField(bytes, kWhat, on_field);
 }
 
 // Field 1 of a list message: repeated, packed (one length-delimited run) or
@@ -79,7 +30,7 @@ Status ListValues(std::string_view list, int wire, const std::function<Status(Re
     if (w == wire) return one(r);
     if (w != kLength || wire == kLength) return r.Skip(w);
     TFD_ASSIGN_OR_RETURN(std::string_view packed, r.Delimited());
-    Reader values(packed);
+    Reader values = r.Nested(packed);
     while (!values.done()) TFD_RETURN_IF_ERROR(one(values));
     return OkStatus();
   });

@@ -187,7 +187,7 @@ class MonitoredRunner::Loop : public ThreadLoop::Resident {
     TFD_ASSIGN_OR_RETURN(const int64_t last, training::LastStep(graph, options_.last_step));
     stop_ = std::make_unique<training::StopAtStepHook>(last);
     summaries_ = std::make_unique<training::SummaryHook>(training::SummaryOptions{
-        options_.summary_steps, [this](int64_t step, const training::Summaries& summaries) {
+        options_.summary_steps, [this](int64_t step, const summary::Summary& summaries) {
           return events_ ? events_->Write(step, summaries) : OkStatus();
         }});
     saver_ = std::make_unique<training::CheckpointSaverHook>(SaverOptions());

@@ -1,15 +1,12 @@
 // TensorBoard event files: the masked CRC-32C TFRecord uses (checked
 // against the CRC-32C check value), the framing, writers that share a
 // directory and a second, and the errors a bad directory or a full disk
-// give; histograms over TensorFlow's buckets. training_test reads real
-// files back with an independent reader, python_summaries histograms.
+// give. training_test reads real files back with an independent reader,
+// python_summaries histograms (their buckets: summary_proto_test).
 #include "daemon/client/training/event_file.h"
 
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <cfloat>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -61,7 +58,28 @@ TEST_CASE("writers in one directory get files of their own; a bad directory is r
   auto under_file = EventFileWriter::Create(file + "/logs");
   REQUIRE_FALSE(under_file.ok());
   CHECK(under_file.status().code() == Code::kInvalidArgument);
-  CHECK(under_file.status().message().find("--logdir '" + file + "/logs'") != std::string::npos);
+  CHECK(under_file.status().message().find("logdir '" + file + "/logs'") != std::string::npos);
+}
+
+TEST_CASE("a file's suffix ends its name; a suffix naming a directory is refused") {
+  testing::TempDir dir;
+  auto w = EventFileWriter::Create(dir.path(), ".eval");
+  REQUIRE(w.ok());
+  CHECK((*w)->path().size() > 5);
+  CHECK((*w)->path().substr((*w)->path().size() - 5) == ".eval");
+  // What a summary op made and a graph travel as they are, each in an event.
+  REQUIRE((*w)->WriteSerialized(7, std::string("\x0a\x02\x0a\x00", 4)).ok());
+  REQUIRE((*w)->WriteGraph("graph-bytes").ok());
+  std::ifstream in((*w)->path(), std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(data.find(std::string("\x2a\x04\x0a\x02\x0a\x00", 6)) != std::string::npos);
+  CHECK(data.find("\x22\x0bgraph-bytes") != std::string::npos);
+
+  for (const char* bad : {"/x", "a/b"}) {
+    auto refused = EventFileWriter::Create(dir.path(), bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == Code::kInvalidArgument);
+  }
 }
 
 TEST_CASE("a full disk is an error naming the file, every time") {
@@ -76,56 +94,6 @@ TEST_CASE("a full disk is an error naming the file, every time") {
     CHECK(s.code() == Code::kInternal);
     CHECK(s.message().find("writing event file '/dev/full'") != std::string::npos);
   }
-}
-
-TEST_CASE("a histogram puts each value in TF's bucket and collapses empty runs, as TF's") {
-  const std::vector<double> values = {0.0, 1.0, -1.0, 2.5, 1e-13, 1.0, -1e30, 1e300};
-  auto h = HistogramOf(Tensor::FromVector<double>(values));
-  INFO(h.status().ToString());
-  REQUIRE(h.ok());
-  CHECK(h->num == 8);
-  CHECK(h->min == -1e30);
-  CHECK(h->max == 1e300);
-  double sum = 0, sum_squares = 0;
-  for (double v : values) sum += v, sum_squares += v * v;  // the float64 reference
-  CHECK(h->sum == sum);
-  CHECK(h->sum_squares == sum_squares);
-  REQUIRE(h->bucket.size() == h->bucket_limit.size());
-  CHECK(h->bucket_limit.back() == DBL_MAX);
-  double total = 0, previous = -INFINITY;
-  for (size_t i = 0; i < h->bucket.size(); ++i) {
-    CHECK(h->bucket_limit[i] > previous);  // ascending
-    if (h->bucket[i] > 0) {
-      // Each value lies in [the previous limit, this one), and no two
-      // empty buckets follow each other.
-      int in = 0;
-      for (double v : values)
-        in += (i == 0 || v >= h->bucket_limit[i - 1]) && v < h->bucket_limit[i];
-      CHECK(in == h->bucket[i]);
-    } else if (i > 0) {
-      CHECK(h->bucket[i - 1] > 0);
-    }
-    total += h->bucket[i];
-    previous = h->bucket_limit[i];
-  }
-  CHECK(total == 8);
-  // The bucket up to TF's smallest positive limit holds 0 and 1e-13.
-  const auto zero = std::find(h->bucket_limit.begin(), h->bucket_limit.end(), 1e-12);
-  REQUIRE(zero != h->bucket_limit.end());
-  CHECK(h->bucket[zero - h->bucket_limit.begin()] == 2);
-
-  auto ints = HistogramOf(Tensor::FromVector<int32_t>({3, 3, -7}));
-  REQUIRE(ints.ok());
-  CHECK((ints->num == 3 && ints->sum == -1 && ints->min == -7 && ints->max == 3));
-  auto empty = HistogramOf(Tensor::FromVector<float>({}));
-  REQUIRE(empty.ok());
-  CHECK((empty->num == 0 && empty->bucket.size() == 1 && empty->bucket[0] == 0));
-  for (float bad : {std::nanf(""), INFINITY}) {
-    auto refused = HistogramOf(Tensor::FromVector<float>({1, bad}));
-    CHECK(refused.status().code() == Code::kInvalidArgument);
-    CHECK(refused.status().message().find("NaN or an infinity") != std::string::npos);
-  }
-  CHECK(HistogramOf(Tensor::Scalar(std::string("x"))).status().code() == Code::kInvalidArgument);
 }
 
 }  // namespace

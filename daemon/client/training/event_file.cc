@@ -7,32 +7,11 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/proto_wire.h"
 #include "common/tensor_bundle/crc32c.h"
 
 namespace tfd::training {
 namespace {
-
-// Protocol buffer wire format, the few pieces an Event needs.
-void Varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-void Key(std::string& out, int field, int wire_type) { Varint(out, (field << 3) | wire_type); }
-template <typename T>
-void Fixed(std::string& out, int field, T value) {  // double: wire type 1; float: 5
-  Key(out, field, sizeof(T) == 8 ? 1 : 5);
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));  // little endian on every host tfd builds for
-  out.append(bytes, sizeof(T));
-}
-void Bytes(std::string& out, int field, const std::string& value) {
-  Key(out, field, 2);
-  Varint(out, value.size());
-  out += value;
-}
 
 double WallTime() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -40,31 +19,10 @@ double WallTime() {
 
 std::string Event(double wall_time, int64_t step) {
   std::string event;
-  Fixed(event, 1, wall_time);
-  Key(event, 2, 0);
-  Varint(event, static_cast<uint64_t>(step));
+  proto_wire::PutFixed(event, 1, wall_time);
+  proto_wire::PutKey(event, 2, proto_wire::kVarint);
+  proto_wire::PutVarint(event, static_cast<uint64_t>(step));
   return event;
-}
-
-// tensorflow.HistogramProto: five doubles, then the limits and counts
-// as packed repeated doubles.
-std::string HistogramProto(const Histogram& h) {
-  std::string out;
-  Fixed(out, 1, h.min);
-  Fixed(out, 2, h.max);
-  Fixed(out, 3, h.num);
-  Fixed(out, 4, h.sum);
-  Fixed(out, 5, h.sum_squares);
-  for (const auto& [field, values] : {std::pair{6, &h.bucket_limit}, std::pair{7, &h.bucket}}) {
-    std::string packed;
-    for (double d : *values) {
-      char bytes[sizeof d];
-      std::memcpy(bytes, &d, sizeof d);
-      packed.append(bytes, sizeof d);
-    }
-    Bytes(out, field, packed);
-  }
-  return out;
 }
 
 void PutLe(std::string& out, uint64_t v, int bytes) {
@@ -87,10 +45,14 @@ std::string TfRecord(const std::string& data) {
   return record;
 }
 
-StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::string& dir) {
+StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::string& dir,
+                                                                   const std::string& suffix) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return errors::InvalidArgument("--logdir '", dir, "' cannot be made: ", ec.message());
+  if (ec) return errors::InvalidArgument("logdir '", dir, "' cannot be made: ", ec.message());
+  if (suffix.find('/') != std::string::npos) {
+    return errors::InvalidArgument("an event file's suffix names no directory: '", suffix, "'");
+  }
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   const auto seconds = static_cast<int64_t>(WallTime());
@@ -100,10 +62,10 @@ StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::st
                                .string();
   // "x": never append to another writer's file; a second writer of this
   // process in the same second takes the next free suffix.
-  std::string path = base;
+  std::string path = base + suffix;
   std::FILE* file = std::fopen(path.c_str(), "wbx");
   for (int i = 1; file == nullptr && errno == EEXIST && i < 100; ++i) {
-    path = base + "." + std::to_string(i);
+    path = base + "." + std::to_string(i) + suffix;
     file = std::fopen(path.c_str(), "wbx");
   }
   if (file == nullptr) {
@@ -112,29 +74,26 @@ StatusOr<std::unique_ptr<EventFileWriter>> EventFileWriter::Create(const std::st
   }
   auto writer = std::make_unique<EventFileWriter>(path, file);
   std::string first = Event(WallTime(), 0);
-  Bytes(first, 3, "brain.Event:2");
+  proto_wire::PutBytes(first, 3, "brain.Event:2");
   TFD_RETURN_IF_ERROR(writer->WriteRecord(first));
   return writer;
 }
 
 EventFileWriter::~EventFileWriter() { std::fclose(file_); }
 
-Status EventFileWriter::Write(int64_t step, const Summaries& summaries) {
-  std::string summary;
-  for (const auto& [tag, value] : summaries.scalars) {
-    std::string v;
-    Bytes(v, 1, tag);
-    Fixed(v, 2, static_cast<float>(value));
-    Bytes(summary, 1, v);
-  }
-  for (const auto& [tag, histogram] : summaries.histograms) {
-    std::string v;
-    Bytes(v, 1, tag);
-    Bytes(v, 5, HistogramProto(histogram));
-    Bytes(summary, 1, v);
-  }
+Status EventFileWriter::Write(int64_t step, const summary::Summary& summaries) {
+  return WriteSerialized(step, summary::Serialize(summaries));
+}
+
+Status EventFileWriter::WriteSerialized(int64_t step, std::string_view summary) {
   std::string event = Event(WallTime(), step);
-  Bytes(event, 5, summary);
+  proto_wire::PutBytes(event, 5, summary);
+  return WriteRecord(event);
+}
+
+Status EventFileWriter::WriteGraph(std::string_view graph_def) {
+  std::string event = Event(WallTime(), 0);
+  proto_wire::PutBytes(event, 4, graph_def);
   return WriteRecord(event);
 }
 

@@ -55,7 +55,7 @@ Status SummaryHook::End(TrainingSession& session, const Status& status) {
 Status SummaryHook::Write(TrainingSession& session, Clock::time_point now) {
   const int64_t steps = session.local_steps(), global = session.global_step();
   if (!options_.write || steps == written_steps_) return OkStatus();
-  Summaries summaries;
+  summary::Summary summaries;
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (values_[i]) {
       summaries.scalars.emplace_back(nodes_[i].substr(kSummaryPrefix.size()), *values_[i]);
@@ -66,7 +66,7 @@ Status SummaryHook::Write(TrainingSession& session, Clock::time_point now) {
       global >= 0 && written_global_ >= 0 ? global - written_global_ : steps - written_steps_;
   if (interval > 0) summaries.scalars.emplace_back("global_step/sec", moved / interval);
   for (auto& [tag, tensor] : std::exchange(histograms_, {})) {
-    auto histogram = HistogramOf(tensor);
+    auto histogram = summary::HistogramOf(tensor);
     if (!histogram.ok()) {
       return histogram.status().WithContext("the histogram summary '" + tag + "'");
     }

@@ -3,7 +3,7 @@
 // of this worker's steps and after the last one, as TF's SummarySaverHook
 // and StepCounterHook do; and every histogram_summaries/TAG node (a numeric
 // tensor of any shape), fetched only by the steps a write follows and
-// written as TAG's histogram (summaries.h). The step written is the global
+// written as TAG's histogram (common/summary_proto.h). The step written is the global
 // step when the graph has one, else this worker's. A write's error (a NaN
 // in a histogram's values, as TF1's) ends the training.
 //
@@ -21,14 +21,14 @@
 #include <utility>
 #include <vector>
 
+#include "common/summary_proto.h"
 #include "daemon/client/training/session_hook.h"
-#include "daemon/client/training/summaries.h"
 
 namespace tfd::training {
 
 struct SummaryOptions {
   int64_t every_steps = 100;  // save_summaries_steps
-  std::function<Status(int64_t step, const Summaries& summaries)> write;
+  std::function<Status(int64_t step, const summary::Summary& summaries)> write;
 };
 
 class SummaryHook : public SessionHook {

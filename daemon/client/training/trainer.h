@@ -27,10 +27,10 @@
 #include <vector>
 
 #include "common/graph_def.h"
+#include "common/summary_proto.h"
 #include "daemon/client/client.h"
 #include "daemon/client/training/checkpoint_saver_hook.h"
 #include "daemon/client/training/progress_hook.h"
-#include "daemon/client/training/summaries.h"
 #include "daemon/client/training/training_session.h"
 
 namespace tfd::training {
@@ -53,7 +53,7 @@ struct TrainerOptions {
   bool evaluate = true;
   // When set, SummaryHook's write, every `summary_every_steps` of this
   // worker's steps and after the last one.
-  std::function<Status(int64_t step, const Summaries& summaries)> write_summaries;
+  std::function<Status(int64_t step, const summary::Summary& summaries)> write_summaries;
   int64_t summary_every_steps = 100;  // save_summaries_steps
   // SessionOptions::max_recoveries, on_recovery, reconnect.
   int max_recoveries = 10;
