@@ -55,4 +55,8 @@ void BindEmbeddings(pybind11::module_& m);
 // as functions of the module.
 void BindRandom(pybind11::module_& m);
 
+// TensorBoard's event files (tfd.summary.FileWriter) and TFRecord's
+// checksum (summary_bindings.cc), as the module's.
+void BindSummaries(pybind11::module_& m);
+
 }  // namespace tfd::python

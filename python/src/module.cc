@@ -10,7 +10,6 @@
 #include <pybind11/stl.h>
 
 #include "common/op_registry.h"
-#include "common/tensor_bundle/crc32c.h"
 #include "daemon/rpc/tls.h"
 #include "python/src/builder_helpers.h"
 #include "python/src/convert.h"
@@ -127,24 +126,16 @@ void BindSessions(py::module_& m) {
 
 }  // namespace
 
-// TFRecord's checksum of `data`: its CRC-32C, rotated and offset as TF's
-// record framing masks it, for python/tfd/tf_record.py.
-uint32_t MaskedCrc32c(const py::bytes& data) {
-  const std::string_view bytes = data;
-  const uint32_t crc = kernels::crc32c::Value(bytes.data(), bytes.size());
-  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-}
-
 PYBIND11_MODULE(_tfd, m) {
   m.doc() = "The compiled core of the tfd package; use `import tfd`.";
   m.attr("__version__") = TFD_VERSION;
   m.def("set_error_classes", &SetErrorClasses);
   m.def("op_defs", &OpDefs);
-  m.def("masked_crc32c", &MaskedCrc32c);
   BindGraphBuilder(m);
   BindEmbeddings(m);
   BindRandom(m);
   BindSessions(m);
+  BindSummaries(m);
 }
 
 }  // namespace tfd::python

@@ -64,6 +64,7 @@ from .check_ops import (Assert, assert_equal, assert_greater, assert_greater_equ
                         assert_non_positive, assert_none_equal, assert_positive, check_numerics,
                         debugging, verify_tensor_all_finite)
 from . import layers, summary, timeline, train
+from .summary_proto import HistogramProto, Summary
 from . import losses
 from . import metrics
 from .variables import local_variables_initializer

@@ -546,7 +546,8 @@ class GraphKeys:
     and the layers (tfd.losses.get_regularization_loss sums them);
     QUEUE_RUNNERS the tfd.train.QueueRunners start_queue_runners starts;
     LOSSES what tfd.losses' functions make (get_total_loss sums them);
-    METRIC_VARIABLES the local variables tfd.metrics keep their counts in."""
+    METRIC_VARIABLES the local variables tfd.metrics keep their counts in;
+    SUMMARIES the tfd.summary ops tfd.summary.merge_all merges."""
     GLOBAL_VARIABLES = "variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     LOCAL_VARIABLES = "local_variables"
@@ -557,6 +558,7 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     LOSSES = "losses"
     METRIC_VARIABLES = "metric_variables"
+    SUMMARIES = "summaries"
 
 
 # Kept by the graph's variables themselves, not by adding to a collection.

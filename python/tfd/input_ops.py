@@ -206,7 +206,7 @@ def _batched(tensors_list, batch_size, threads_each, enqueue_many, shapes,
     default). dynamic_pad: the shapes may leave dimensions unknown."""
     structure = tensors_list[0]
     keys = sorted(structure) if isinstance(structure, dict) else None
-    with framework.name_scope(*name) as scope:
+    with framework.name_scope(*name):
         lists = [[framework.convert_to_tensor(t) for t in _listed(ts, keys)]
                  for ts in tensors_list]
         for other in lists[1:]:
@@ -219,7 +219,7 @@ def _batched(tensors_list, batch_size, threads_each, enqueue_many, shapes,
         add_queue_runner(QueueRunner(queue, enqueues * int(threads_each)))
         over = math_ops.cast(queue.size() - kept, dtypes.float32)
         full = math_ops.maximum(over, 0.0) * (1.0 / fill_of)
-        summary.scalar(fill_name, full, family=scope.rstrip("/"))
+        summary.scalar(fill_name, full)  # tagged by the scope, as TF1
         take = queue.dequeue_up_to if allow_smaller_final_batch else queue.dequeue_many
         batched = take(batch_size)
     return _as_structure(structure, keys, batched)

@@ -1,34 +1,154 @@
-"""tf.summary.scalar and tf.summary.histogram: what the training loop
-writes to TensorBoard.
+"""tf.summary: TensorBoard summaries, as TF1 writes them.
 
     tfd.summary.scalar("loss", loss)
     tfd.summary.histogram("weights", w)
+    merged = tfd.summary.merge_all()
+    writer = tfd.summary.FileWriter("runs/1", sess.graph)
+    summary, _ = sess.run([merged, train_op])
+    writer.add_summary(summary, step)
 
-make the nodes "summaries/loss" and "histogram_summaries/weights", which
-the loop's summary hook fetches and writes as the tags "loss" and
-"weights" (MonitoredTrainingSession's summaries, `tfctl train --logdir`):
-the graph API's ScalarSummary, by the same name, and a histogram over
-TensorFlow's buckets, made on the trainer from the tensor's values when a
-write is due (daemon/client/training/summaries.h).
+scalar and histogram return a string tensor, a serialized tf.Summary
+(ScalarSummary, HistogramSummary), and add it to the SUMMARIES collection
+merge_all merges (MergeSummary); the tag is the name scope's path, as TF1's
+(name "loss" under name scope "train": "train/loss"). Each also makes the
+node "summaries/TAG" (an Identity of the value) or "histogram_summaries/TAG"
+that the training loop's summary hook writes by itself
+(MonitoredTrainingSession's summaries, `tfctl train --logdir`), so a
+summary reaches TensorBoard either way.
 """
-from . import framework, math_ops
+import contextlib
+import re
+
+from . import _tfd, framework, math_ops
+from .op_gen import raw_ops
+from .summary_proto import Summary, graph_def_bytes, serialized  # noqa: F401 (tf.summary.Summary)
+
+__all__ = ["scalar", "histogram", "merge", "merge_all", "FileWriter", "Summary"]
 
 
-def _summary_node(prefix, name, tensor, family):
-    tag = "%s/%s" % (family, name) if family else name
-    graph = framework._as_graph_element(tensor).graph if not isinstance(
-        tensor, (int, float)) else framework.get_default_graph()
-    with graph.as_default(), graph.name_scope(prefix + "/"):
-        return math_ops.identity(tensor, name=tag)
+def _clean_tag(name):
+    """TF1's: characters a node name cannot hold become "_"."""
+    return re.sub(r"[^-/\w\.]", "_", name).lstrip("/") if name else name
+
+
+@contextlib.contextmanager
+def _summary_scope(graph, name, family):
+    """(tag, graph) inside the name scope of TF1's summary_scope: the tag is
+    the scope's path, after "family/" when a family is given."""
+    name, family = _clean_tag(name), _clean_tag(family)
+    with graph.name_scope(name if family is None else "%s/%s" % (family, name)) as scope:
+        tag = scope.rstrip("/")
+        yield tag if family is None else "%s/%s" % (family, tag)
+
+
+def _summary(op, loop_prefix, name, tensor, collections, family):
+    if isinstance(tensor, (int, float)):
+        graph = framework.get_default_graph()
+    else:
+        graph = framework._as_graph_element(tensor).graph
+    with graph.as_default(), _summary_scope(graph, name, family) as tag:
+        with graph.name_scope(loop_prefix + "/"):  # what the loop's summary hook reads
+            value = math_ops.identity(tensor, name=tag)
+        summary = op(tag, value)
+    for key in (framework.GraphKeys.SUMMARIES,) if collections is None else collections:
+        graph.add_to_collection(key, summary)
+    return summary
 
 
 def scalar(name, tensor, collections=None, family=None):
-    """The node "summaries/<family>/<name>" (an Identity of `tensor`)."""
-    return _summary_node("summaries", name, tensor, family)
+    """A string scalar, the serialized tf.Summary holding `tensor` (a real
+    number scalar) as a float tagged by the name scope's path and `name`;
+    added to `collections` (default [GraphKeys.SUMMARIES]). The node
+    "summaries/TAG" holds the value for the training loop's hook."""
+    return _summary(lambda tag, v: raw_ops.scalar_summary(tag, v, name="ScalarSummary"),
+                    "summaries", name, tensor, collections, family)
 
 
 def histogram(name, values, collections=None, family=None):
-    """The node "histogram_summaries/<family>/<name>" (an Identity of
-    `values`, a numeric tensor of any shape). As TF1's, a NaN or an
-    infinity among the values fails the write (InvalidArgumentError)."""
-    return _summary_node("histogram_summaries", name, values, family)
+    """A string scalar, the serialized tf.Summary holding the histogram of
+    `values` (a numeric tensor of any shape) over TensorFlow's buckets. As
+    TF1's, a NaN or an infinity among the values fails the step
+    (InvalidArgumentError). The node "histogram_summaries/TAG" holds the
+    values for the training loop's hook."""
+    return _summary(lambda tag, v: raw_ops.histogram_summary(tag, v, name="HistogramSummary"),
+                    "histogram_summaries", name, values, collections, family)
+
+
+def merge(inputs, collections=None, name=None):
+    """A string scalar, the serialized tf.Summary holding the values of
+    every summary in `inputs`; a tag found twice fails the step
+    (InvalidArgumentError)."""
+    inputs = [framework._as_graph_element(i) for i in inputs]
+    if not inputs:
+        raise ValueError("tfd.summary.merge takes one summary or more")
+    graph = inputs[0].graph
+    with graph.as_default(), graph.name_scope(name or "Merge"):
+        summary = raw_ops.merge_summary(inputs, name="MergeSummary")
+    for key in collections or ():
+        graph.add_to_collection(key, summary)
+    return summary
+
+
+def merge_all(key=framework.GraphKeys.SUMMARIES, scope=None, name=None):
+    """merge() of the summaries in the default graph's collection `key`
+    (those whose name matches `scope`), or None when there is none, as
+    TF1's."""
+    summaries = framework.get_collection(key, scope)
+    return merge(summaries, name=name) if summaries else None
+
+
+class FileWriter:
+    """TF1's tf.summary.FileWriter: an event file in `logdir` (made with its
+    parents) that TensorBoard reads, named as TensorFlow names them
+    (events.out.tfevents.<time>.<host>.<pid>, then `filename_suffix`).
+    `graph` (or `graph_def`) is written for TensorBoard's graph tab. Each
+    event is flushed to the file as it is added, so `max_queue` and
+    `flush_secs` bound nothing; flush() has nothing left to do."""
+
+    def __init__(self, logdir, graph=None, max_queue=10, flush_secs=120, graph_def=None,
+                 filename_suffix=None, session=None):
+        if session is not None:
+            raise ValueError("FileWriter(session=...) (tf.contrib.summary's writer) is not "
+                             "supported; give it a logdir")
+        self._logdir, self._suffix = str(logdir), filename_suffix or ""
+        self._file, self._closed = _tfd.EventFile(self._logdir, self._suffix), False
+        if graph is not None or graph_def is not None:
+            self.add_graph(graph, graph_def=graph_def)
+
+    def get_logdir(self):
+        return self._logdir
+
+    def add_summary(self, summary, global_step=None):
+        """An event at `global_step` (0 when None) holding `summary`: the
+        bytes sess.run of a summary op returns, or a tfd.Summary."""
+        self._file.write_summary(int(global_step or 0), serialized(summary))
+
+    def add_graph(self, graph, global_step=None, graph_def=None):
+        """The graph, for TensorBoard to draw: a tfd.Graph, or `graph_def`
+        as tfd.Graph.as_graph_def() returns it."""
+        if graph is not None and graph_def is not None:
+            raise ValueError("give add_graph a graph or a graph_def, not both")
+        nodes = graph._builder.nodes() if graph is not None else [
+            (n.name, n.op, n.input, n.device) for n in graph_def.node]
+        self._file.write_graph(graph_def_bytes(nodes))
+
+    def flush(self):
+        """Every event is in the file already (written as it is added)."""
+
+    def close(self):
+        """Ends the file; a later add_* raises FailedPreconditionError
+        unless reopen() is called first."""
+        self._file.close()
+        self._closed = True
+
+    def reopen(self):
+        """After close(), a new event file in the same logdir (as TF1's;
+        an open writer stays as it is)."""
+        if self._closed:
+            self._file, self._closed = _tfd.EventFile(self._logdir, self._suffix), False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -148,7 +148,7 @@ def test_histogram_summaries_reach_tensorboard_files(cluster_factory, tmp_path):
     import struct
     cluster = cluster_factory({"ps": 1, "worker": 1})
     w, _ = build_model(cluster)
-    tfd.summary.histogram("w", w)
+    tfd.summary.histogram("weights", w)
     logdir = tmp_path / "logs"
     hooks = [tfd.train.StopAtStepHook(num_steps=4),
              tfd.train.SummarySaverHook(save_steps=2, output_dir=str(logdir))]
@@ -162,7 +162,7 @@ def test_histogram_summaries_reach_tensorboard_files(cluster_factory, tmp_path):
         event = {n: v for n, _, v in _fields(record)}
         for n, _, value in _fields(event.get(5, b"")):  # Summary.value
             fields = {vn: vv for vn, _, vv in _fields(value)}
-            if fields.get(1) == b"w" and 5 in fields:
+            if fields.get(1) == b"weights" and 5 in fields:
                 histograms[event[2]] = {hn: hv for hn, _, hv in _fields(fields[5])}
     assert sorted(histograms) == [2, 4]
     for h in histograms.values():
