@@ -154,22 +154,69 @@ class CheckpointSaverHook(SessionRunHook):
 
 
 class SummarySaverHook(SessionRunHook):
-    """Every summaries/TAG scalar of the graph (tfd.summary.scalar), every
-    histogram_summaries/TAG histogram (tfd.summary.histogram) and
-    global_step/sec, written to a TensorBoard event file in `output_dir`
-    every save_steps steps and after the last (the C++ SummaryHook, as
-    `tfctl train --logdir` writes them). summary_writer, scaffold and
-    summary_op are refused."""
+    """Without summary_op: every summaries/TAG scalar of the graph
+    (tfd.summary.scalar), every histogram_summaries/TAG histogram
+    (tfd.summary.histogram) and global_step/sec, written to a TensorBoard
+    event file in `output_dir` every save_steps steps and after the last
+    (the C++ SummaryHook, as `tfctl train --logdir` writes them).
+
+    With summary_op (a summary tensor, such as tfd.summary.merge_all(), or
+    a list of them), TF1's way: the op is fetched with the first step and
+    then every save_steps global steps, and what it holds is written at
+    the global step after that step, to `summary_writer` (a
+    tfd.summary.FileWriter) or to a FileWriter of `output_dir` that end()
+    closes. scaffold and save_secs are refused."""
 
     def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
                  scaffold=None, summary_op=None):
-        if output_dir is None:
-            raise ValueError("SummarySaverHook needs output_dir")
         if save_secs is not None:
             raise ValueError("SummarySaverHook takes save_steps here, not save_secs")
-        _refuse("SummarySaverHook", summary_writer=summary_writer, scaffold=scaffold,
-                summary_op=summary_op)
-        self.save_steps, self.output_dir = save_steps or 100, str(output_dir)
+        _refuse("SummarySaverHook", scaffold=scaffold)
+        if summary_op is None and (output_dir is None or summary_writer is not None):
+            raise ValueError("SummarySaverHook without summary_op writes the graph's summaries "
+                             "to an event file of its own: it needs output_dir, not "
+                             "summary_writer")
+        if summary_op is not None and output_dir is None and summary_writer is None:
+            raise ValueError("SummarySaverHook needs output_dir or summary_writer")
+        self.save_steps = save_steps or 100
+        self.output_dir = None if output_dir is None else str(output_dir)
+        self._summary_op, self._writer, self._owns_writer = summary_op, summary_writer, False
+        self._written, self._next, self._steps, self._due = None, None, 0, False
+
+    def begin(self):
+        if self._summary_op is None:
+            return
+        graph = framework.get_default_graph()
+        self._step_name = _GLOBAL_STEP if _has(graph, _GLOBAL_STEP[:-2]) else None
+        if self._writer is None:
+            from . import summary  # noqa: PLC0415 (summary builds on what this module does)
+            self._writer, self._owns_writer = summary.FileWriter(self.output_dir), True
+
+    def before_run(self, run_context):
+        if self._summary_op is None:
+            return None
+        self._due = self._written is None or self._next >= self._written + self.save_steps
+        fetches = {"summary": self._summary_op} if self._due else {}
+        if self._step_name is not None:
+            fetches["step"] = self._step_name
+        return SessionRunArgs(fetches)
+
+    def after_run(self, run_context, run_values):
+        if self._summary_op is None:
+            return
+        self._steps += 1
+        results = run_values.results
+        step = int(results["step"]) if "step" in results else self._steps
+        if self._due:
+            written = results["summary"]
+            for s in written if isinstance(written, (list, tuple)) else [written]:
+                self._writer.add_summary(s, step)
+            self._written = step
+        self._next = step + 1
+
+    def end(self, session):
+        if self._owns_writer:
+            self._writer.close()
 
 
 class LoggingTensorHook(SessionRunHook):
@@ -560,7 +607,7 @@ def _options(hooks, target, token_file, tls, timeout, step_timeout, max_wait_sec
         elif isinstance(h, CheckpointSaverHook):
             o["checkpoint_steps"] = int(h.save_steps or 0)
             o["checkpoint_secs"] = float(h.save_secs or 0)
-        elif isinstance(h, SummarySaverHook):
+        elif isinstance(h, SummarySaverHook) and h._summary_op is None:
             o["summary_dir"], o["summary_steps"] = h.output_dir, int(h.save_steps)
     return o
 

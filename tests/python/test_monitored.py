@@ -252,8 +252,10 @@ def test_checkpoint_listeners_are_told_around_each_save_and_may_stop_the_loop(cl
     for refused in (dict(saver=object()), dict(scaffold=object())):
         with pytest.raises(ValueError, match="not supported"):
             tfd.train.CheckpointSaverHook("d", save_steps=1, **refused)
-    with pytest.raises(ValueError, match="summary_op not supported"):
-        tfd.train.SummarySaverHook(output_dir="d", summary_op="loss")
+    with pytest.raises(ValueError, match="scaffold not supported"):
+        tfd.train.SummarySaverHook(output_dir="d", summary_op="loss", scaffold=object())
+    with pytest.raises(ValueError, match="summary_writer"):  # goes with summary_op
+        tfd.train.SummarySaverHook(output_dir="d", summary_writer=object())
     with pytest.raises(ValueError, match="scaffold not supported"):
         tfd.train.MonitoredTrainingSession(target, scaffold=object())
     with pytest.raises(ValueError, match="save_summaries_secs is not supported"):

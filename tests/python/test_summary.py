@@ -137,3 +137,31 @@ def test_summaries_of_a_ps_variable_across_tasks(cluster_factory):
         values = {v.tag: v for v in tfd.Summary.FromString(sess.run(merged)).value}
     assert values["norm"].simple_value == 55.0
     assert (values["weights"].histo.num, values["weights"].histo.max) == (6, 5)
+
+
+def test_summary_saver_hook_writes_a_summary_op_as_tf1s(cluster_factory, tmp_path):
+    """With summary_op, the hook fetches it with the first step and every
+    save_steps global steps after, writing it at the global step."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(np.zeros(2, np.float32), name="w")
+        loss = tfd.reduce_sum(tfd.square(w - 3.0))
+        tfd.summary.scalar("loss", loss)
+        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+    merged = tfd.summary.merge_all()
+    mine = tfd.summary.FileWriter(tmp_path / "mine")
+    hooks = [tfd.train.StopAtStepHook(num_steps=5),
+             tfd.train.SummarySaverHook(save_steps=2, output_dir=tmp_path / "own",
+                                        summary_op=merged),
+             tfd.train.SummarySaverHook(save_steps=4, summary_writer=mine, summary_op=[merged])]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                            hooks=hooks, timeout=60) as sess:
+        while not sess.should_stop():
+            sess.run("train")
+    own = _summaries(_events(tmp_path / "own")[1])
+    assert sorted(own) == [1, 3, 5]
+    assert own[1]["loss"] == 18.0  # the loss the first step computed, before its update
+    mine.add_summary(tfd.Summary(), 99)  # the hook leaves a writer it was given open
+    mine.close()
+    assert sorted(_summaries(_events(tmp_path / "mine")[1])) == [1, 5]
