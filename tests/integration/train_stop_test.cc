@@ -125,7 +125,10 @@ TEST_CASE("SIGINT while the trainer recovers from a ps that is gone ends the run
   run->Signal(SIGINT);
   const std::vector<Json> records = CheckStopped(*run, SIGINT);
   CHECK(records.back()["recoveries"] == 1);
-  CHECK(records.back()["step"].get<int64_t>() >= 20);
+  // The steps made before the ps went are still counted. The ps may have
+  // applied step 20 and died before its reply reached the trainer: that
+  // step is not one the trainer saw end, so 19 is the least it can say.
+  CHECK(records.back()["step"].get<int64_t>() >= 19);
 }
 
 // The rule of docs/cli.md: a wait for the cluster that passes
