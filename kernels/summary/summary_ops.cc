@@ -122,6 +122,7 @@ Status RegisterSummaryOps(OpRegistry& r) {
                "TensorFlow's default buckets, tagged tag (a scalar). A NaN or an infinity "
                "among the values is INVALID_ARGUMENT, as TF1's. Shape: []."),
       HistogramSummaryShape));
+  TFD_RETURN_IF_ERROR(RegisterImageSummaryOp(r));
   return r.Add<MergeSummaryOp>(
       OpDefBuilder("MergeSummary")
           .Input("inputs: N * string")

@@ -366,6 +366,7 @@ class MonitoredTrainingSession:
         if summary_dir and save_summaries_steps and not options["summary_dir"]:
             options["summary_dir"] = str(summary_dir)
             options["summary_steps"] = int(save_summaries_steps)
+        self._hooks += _image_summary_hooks(self.graph, options)
         self._args, self._asked, self._last = None, [], (None, None)
         self._run_metadata = None  # run()'s, or a new one: what after_run is given
         self._fed, self._hook_args = set(), {}
@@ -610,6 +611,19 @@ def _options(hooks, target, token_file, tls, timeout, step_timeout, max_wait_sec
         elif isinstance(h, SummarySaverHook) and h._summary_op is None:
             o["summary_dir"], o["summary_steps"] = h.output_dir, int(h.save_steps)
     return o
+
+
+def _image_summary_hooks(graph, options):
+    """The loop's own summary hook writes the summaries/TAG scalars and
+    histogram_summaries/TAG histograms; the image summaries of the graph's
+    SUMMARIES collection (tfd.summary.image) go to the same directory by a
+    SummarySaverHook of their own, as TF1's merged summaries would."""
+    images = [s for s in graph.get_collection(framework.GraphKeys.SUMMARIES)
+              if s.op.type == "ImageSummary"]
+    if not images or not options["summary_dir"]:
+        return []
+    return [SummarySaverHook(options["summary_steps"], output_dir=options["summary_dir"],
+                             summary_op=images)]
 
 
 def _prepare_graph(graph):

@@ -23,7 +23,7 @@ from . import _tfd, framework, math_ops
 from .op_gen import raw_ops
 from .summary_proto import Summary, graph_def_bytes, serialized  # noqa: F401 (tf.summary.Summary)
 
-__all__ = ["scalar", "histogram", "merge", "merge_all", "FileWriter", "Summary"]
+__all__ = ["scalar", "histogram", "image", "merge", "merge_all", "FileWriter", "Summary"]
 
 
 def _clean_tag(name):
@@ -33,8 +33,8 @@ def _clean_tag(name):
 
 @contextlib.contextmanager
 def _summary_scope(graph, name, family):
-    """(tag, graph) inside the name scope of TF1's summary_scope: the tag is
-    the scope's path, after "family/" when a family is given."""
+    """The tag, inside the name scope of TF1's summary_scope: the tag is the
+    scope's path, after "family/" when a family is given."""
     name, family = _clean_tag(name), _clean_tag(family)
     with graph.name_scope(name if family is None else "%s/%s" % (family, name)) as scope:
         tag = scope.rstrip("/")
@@ -42,13 +42,15 @@ def _summary_scope(graph, name, family):
 
 
 def _summary(op, loop_prefix, name, tensor, collections, family):
-    if isinstance(tensor, (int, float)):
-        graph = framework.get_default_graph()
-    else:
-        graph = framework._as_graph_element(tensor).graph
+    """op(tag, value) in the summary's scope, added to `collections`; with
+    `loop_prefix`, the value is the node "<loop_prefix>/TAG" the training
+    loop's summary hook reads."""
+    graph = getattr(tensor, "graph", None) or framework.get_default_graph()
     with graph.as_default(), _summary_scope(graph, name, family) as tag:
-        with graph.name_scope(loop_prefix + "/"):  # what the loop's summary hook reads
-            value = math_ops.identity(tensor, name=tag)
+        value = tensor
+        if loop_prefix is not None:
+            with graph.name_scope(loop_prefix + "/"):
+                value = math_ops.identity(tensor, name=tag)
         summary = op(tag, value)
     for key in (framework.GraphKeys.SUMMARIES,) if collections is None else collections:
         graph.add_to_collection(key, summary)
@@ -72,6 +74,20 @@ def histogram(name, values, collections=None, family=None):
     values for the training loop's hook."""
     return _summary(lambda tag, v: raw_ops.histogram_summary(tag, v, name="HistogramSummary"),
                     "histogram_summaries", name, values, collections, family)
+
+
+def image(name, tensor, max_outputs=3, collections=None, family=None):
+    """A string scalar, the serialized tf.Summary holding the first
+    `max_outputs` images of `tensor` ([batch, height, width, channels],
+    channels 1, 3 or 4; uint8, float32 or float64) as PNGs, tagged
+    "TAG/image" (max_outputs 1) or "TAG/image/0", ...; float images are
+    scaled into [0, 255] as TF1 scales them (ImageSummary in docs/ops.md).
+    It reaches TensorBoard through merge_all and a FileWriter, or a
+    MonitoredTrainingSession's summaries (which add a SummarySaverHook for
+    the images they find in the SUMMARIES collection)."""
+    return _summary(lambda tag, v: raw_ops.image_summary(tag, v, max_images=int(max_outputs),
+                                                         name="ImageSummary"),
+                    None, name, tensor, collections, family)
 
 
 def merge(inputs, collections=None, name=None):

@@ -3,6 +3,7 @@ from an event file, written and read as protobuf's wire bytes
 (common/summary_proto.h holds the same schema for the summary ops):
 
     s = tfd.Summary(value=[tfd.Summary.Value(tag="accuracy", simple_value=0.93)])
+    tfd.Summary.FromString(sess.run(images)).value[0].image.encoded_image_string  # a PNG
     writer.add_summary(s, step)
     tfd.Summary.FromString(sess.run(merged)).value[0].simple_value
 
@@ -11,7 +12,7 @@ nodes (name, op, inputs, device), which tfd.summary.FileWriter writes.
 """
 import struct
 
-from .example_proto import _field, _Message
+from .example_proto import _field, _Message, _varint
 
 __all__ = ["HistogramProto", "Summary"]
 
@@ -53,15 +54,44 @@ class HistogramProto(_Message):
         return tuple(getattr(self, n) for n in self._SCALARS) + (self.bucket_limit, self.bucket)
 
 
-class _Value(_Message):
-    """One summary value: its tag and a simple_value (a float) or a histo."""
+def _varint_field(number, n):
+    return _varint(number << 3) + _varint(n)
 
-    def __init__(self, tag="", simple_value=None, histo=None, node_name=""):
+
+class _Image(_Message):
+    """An image summary's value: its size, its colorspace (the channels: 1
+    gray, 3 RGB, 4 RGBA) and the PNG."""
+
+    def __init__(self, height=0, width=0, colorspace=0, encoded_image_string=b""):
+        self.height, self.width, self.colorspace = int(height), int(width), int(colorspace)
+        self.encoded_image_string = bytes(encoded_image_string)
+
+    def SerializeToString(self):
+        return (_varint_field(1, self.height) + _varint_field(2, self.width)
+                + _varint_field(3, self.colorspace) + _field(4, self.encoded_image_string))
+
+    def _merge_field(self, number, wire, value):
+        if 1 <= number <= 3 and wire == 0:
+            setattr(self, ("height", "width", "colorspace")[number - 1], value)
+        elif number == 4 and wire == 2:
+            self.encoded_image_string = value
+
+    def _state(self):
+        return self.height, self.width, self.colorspace, self.encoded_image_string
+
+
+class _Value(_Message):
+    """One summary value: its tag and one of a simple_value (a float), a
+    histo (a HistogramProto) or an image."""
+
+    _KINDS = ("simple_value", "histo", "image")
+
+    def __init__(self, tag="", simple_value=None, histo=None, image=None, node_name=""):
         self.tag, self.node_name = tag, node_name
         self.simple_value = None if simple_value is None else float(simple_value)
-        self.histo = histo
-        if simple_value is not None and histo is not None:
-            raise ValueError("a Summary.Value holds a simple_value or a histo, not both")
+        self.histo, self.image = histo, image
+        if sum(getattr(self, k) is not None for k in self._KINDS) > 1:
+            raise ValueError("a Summary.Value holds one of simple_value, histo and image")
 
     def HasField(self, name):  # noqa: N802 (protobuf's name)
         return getattr(self, name, None) is not None
@@ -70,22 +100,31 @@ class _Value(_Message):
         out = _field(1, self.tag.encode()) if self.tag else b""
         if self.simple_value is not None:
             out += bytes([2 << 3 | 5]) + struct.pack("<f", self.simple_value)
+        if self.image is not None:
+            out += _field(4, self.image.SerializeToString())
         if self.histo is not None:
             out += _field(5, self.histo.SerializeToString())
         return out + (_field(7, self.node_name.encode()) if self.node_name else b"")
 
     def _merge_field(self, number, wire, value):
+        kind = {(2, 5): "simple_value", (4, 2): "image", (5, 2): "histo"}.get((number, wire))
+        if kind is not None:  # a oneof: the last one set is the one held
+            for k in self._KINDS:
+                setattr(self, k, None)
         if number == 1 and wire == 2:
             self.tag = value.decode()
-        elif number == 2 and wire == 5:
-            self.simple_value, self.histo = struct.unpack("<f", value)[0], None
-        elif number == 5 and wire == 2:
-            self.histo, self.simple_value = HistogramProto.FromString(value), None
+        elif kind == "simple_value":
+            self.simple_value = struct.unpack("<f", value)[0]
+        elif kind == "image":
+            self.image = _Image.FromString(value)
+        elif kind == "histo":
+            self.histo = HistogramProto.FromString(value)
         elif number == 7 and wire == 2:
             self.node_name = value.decode()
 
     def _state(self):
-        return self.tag, self.simple_value, self.histo and self.histo._state()
+        return (self.tag, self.simple_value, self.histo and self.histo._state(),
+                self.image and self.image._state())
 
 
 class Summary(_Message):
@@ -93,6 +132,7 @@ class Summary(_Message):
     tfd.summary.merge_all()) returns them serialized."""
 
     Value = _Value
+    Image = _Image
 
     def __init__(self, value=None):
         self.value = list(value or [])

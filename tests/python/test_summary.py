@@ -8,14 +8,19 @@ import tfd
 from tfd import example_proto  # its wire reader: (number, wire type, value)
 
 
-def _events(logdir):
-    """(step, the Event's fields) of each record of logdir's one event file."""
-    [path] = logdir.glob("events.out.tfevents.*")
+def _events_of(path):
+    """(step, the Event's fields) of each record of an event file."""
     events = []
     for record in tfd.python_io.tf_record_iterator(str(path)):
         fields = {n: v for n, _, v in example_proto._fields(record)}
         events.append((fields.get(2, 0), fields))
-    return path, events
+    return events
+
+
+def _events(logdir):
+    """The path of logdir's one event file, and its events."""
+    [path] = logdir.glob("events.out.tfevents.*")
+    return path, _events_of(path)
 
 
 def _summaries(events):
@@ -165,3 +170,75 @@ def test_summary_saver_hook_writes_a_summary_op_as_tf1s(cluster_factory, tmp_pat
     mine.add_summary(tfd.Summary(), 99)  # the hook leaves a writer it was given open
     mine.close()
     assert sorted(_summaries(_events(tmp_path / "mine")[1])) == [1, 5]
+
+
+def _png_pixels(png):
+    """The pixels of an unfiltered 8-bit PNG as the encoder writes it:
+    (width, height, color type, rows of bytes)."""
+    import struct
+    import zlib
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat = 8, b""
+    while at < len(png):
+        n, kind = struct.unpack(">I4s", png[at:at + 8])
+        data = png[at + 8:at + 8 + n]
+        assert struct.unpack(">I", png[at + 8 + n:at + 12 + n])[0] == zlib.crc32(kind + data)
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", data[:10])
+        idat += data if kind == b"IDAT" else b""
+        at += 12 + n
+    raw = zlib.decompress(idat)
+    row = len(raw) // height
+    assert all(raw[y * row] == 0 for y in range(height))  # filter: none
+    return width, height, color, [raw[y * row + 1:(y + 1) * row] for y in range(height)]
+
+
+def test_image_summaries_are_pngs_tensorboard_shows(tmp_path):
+    x = tfd.placeholder(tfd.float32, [None, 2, 3, 1])
+    tfd.summary.image("input", x, max_outputs=2)
+    rgb = tfd.constant(np.arange(18, dtype=np.uint8).reshape(1, 2, 3, 3))
+    tfd.summary.image("rgb", rgb, max_outputs=1)
+    batch = np.array([[[0, 1, 2], [3, 4, np.nan]], [[-1, 0, 1], [0, 0, 0]],
+                      [[9, 9, 9], [9, 9, 9]]], np.float32)[..., None]
+    with tfd.Session() as sess:
+        summary = tfd.Summary.FromString(sess.run(tfd.summary.merge_all(), {x: batch}))
+    values = {v.tag: v.image for v in summary.value}
+    assert sorted(values) == ["input/image/0", "input/image/1", "rgb/image"]  # 2 of the 3
+    first = values["input/image/0"]
+    assert (first.height, first.width, first.colorspace) == (2, 3, 1)
+    # Gray, scaled by 255 / 4 and truncated; the NaN pixel is bad_color's red.
+    assert _png_pixels(first.encoded_image_string) == (3, 2, 0, [bytes([0, 63, 127]),
+                                                                 bytes([191, 255, 255])])
+    # A negative value: 127 / max |v| around 128.
+    assert _png_pixels(values["input/image/1"].encoded_image_string)[3] == [
+        bytes([1, 128, 255]), bytes([128, 128, 128])]
+    assert _png_pixels(values["rgb/image"].encoded_image_string) == (
+        3, 2, 2, [bytes(range(9)), bytes(range(9, 18))])
+    with pytest.raises(tfd.errors.InvalidArgumentError, match="channels"):
+        with tfd.Session() as sess:
+            sess.run(tfd.summary.image("bad", tfd.zeros([1, 2, 2, 2])))
+
+
+def test_monitored_sessions_write_image_summaries_too(cluster_factory, tmp_path):
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(np.zeros([1, 2, 2, 1], np.float32), name="w")
+        loss = tfd.reduce_sum(tfd.square(w - 3.0))
+        tfd.summary.scalar("loss", loss)
+        tfd.summary.image("w", w, max_outputs=1)
+        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+    hooks = [tfd.train.StopAtStepHook(num_steps=3)]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                            hooks=hooks, summary_dir=str(tmp_path / "logs"),
+                                            save_summaries_steps=2, timeout=60) as sess:
+        while not sess.should_stop():
+            sess.run("train")
+    written = {}
+    for path in (tmp_path / "logs").glob("events.out.tfevents.*"):
+        for step, fields in _events_of(path):
+            if 5 in fields:
+                for v in tfd.Summary.FromString(fields[5]).value:
+                    written.setdefault(v.tag, []).append(step)
+    assert written["loss"] == [2, 3]  # the loop's own hook: every 2 steps and the last
+    assert written["w_1/image"] == [1, 3]  # the images: the first step, then every 2

@@ -2,7 +2,10 @@
 // tensorflow.Summary TensorBoard reads (read back here field by field),
 // values of every number type and IEEE specials in scalars, NaN refused in
 // histograms, merges in order with a repeated tag or bytes that are no
-// Summary refused, and hostile shapes.
+// Summary refused, and hostile shapes; images as PNGs decoded here with
+// zlib, float images scaled as TF1 scales them, checked pixel by pixel.
+#include <zlib.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -25,13 +28,30 @@ const OpRegistry& Registry() {
   return registry;
 }
 
-// One Summary.value: its tag, simple_value, and whether a histo is set.
+// One Summary.value: its tag, simple_value, whether a histo is set, and
+// an image's fields (height, width, colorspace; the PNG).
 struct Value {
   std::string tag;
   float simple = 0;
   bool histo = false;
   double histo_num = 0;
+  int64_t image[3] = {0, 0, 0};
+  std::string png;
 };
+
+Status ReadImage(std::string_view bytes, Value& v) {
+  return proto_wire::ForEachField(bytes, "Image", [&](uint64_t n, int w, proto_wire::Reader& r) {
+    if (n >= 1 && n <= 3) {
+      TFD_ASSIGN_OR_RETURN(uint64_t x, r.Varint());
+      v.image[n - 1] = static_cast<int64_t>(x);
+      return OkStatus();
+    }
+    if (n != 4) return r.Skip(w);
+    TFD_ASSIGN_OR_RETURN(auto png, r.Delimited());
+    v.png = std::string(png);
+    return OkStatus();
+  });
+}
 
 std::vector<Value> Values(const std::string& summary) {
   std::vector<Value> out;
@@ -52,6 +72,9 @@ std::vector<Value> Values(const std::string& summary) {
             v.histo = true;
             // HistogramProto.num: field 3, a double, after min and max.
             std::memcpy(&v.histo_num, h.data() + 2 * 9 + 1, 8);
+          } else if (vn == 4) {
+            TFD_ASSIGN_OR_RETURN(auto image, vr.Delimited());
+            return ReadImage(image, v);
           } else {
             return vr.Skip(vw);
           }
@@ -164,6 +187,140 @@ TEST_CASE("MergeSummary: every input's values in order; a repeated tag or garbag
     CHECK(refused.status().code() == Code::kInvalidArgument);
     CHECK(refused.status().message().find("not a tensorflow.Summary") != std::string::npos);
   }
+}
+
+// A PNG read back: its size and color type from IHDR, and its pixels
+// (every row's filter byte must be 0, as the encoder writes them), after
+// checking the signature and every chunk's CRC-32.
+struct Png {
+  uint32_t width = 0, height = 0;
+  int color_type = -1;
+  std::vector<uint8_t> pixels;
+};
+
+uint32_t BigEndian32(const std::string& s, size_t at) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v = v << 8 | static_cast<uint8_t>(s[at + i]);
+  return v;
+}
+
+Png DecodePng(const std::string& png, int channels) {
+  REQUIRE(png.substr(0, 8) == "\x89PNG\r\n\x1a\n");
+  Png out;
+  std::string idat;
+  for (size_t at = 8; at < png.size();) {
+    const uint32_t n = BigEndian32(png, at);
+    REQUIRE(at + 12 + n <= png.size());
+    const std::string type = png.substr(at + 4, 4);
+    const auto* typed = reinterpret_cast<const Bytef*>(png.data() + at + 4);
+    CHECK(BigEndian32(png, at + 8 + n) == crc32(0L, typed, 4 + n));
+    if (type == "IHDR") {
+      out.width = BigEndian32(png, at + 8);
+      out.height = BigEndian32(png, at + 12);
+      CHECK(png[at + 16] == 8);  // bit depth
+      out.color_type = png[at + 17];
+    } else if (type == "IDAT") {
+      idat += png.substr(at + 8, n);
+    }
+    at += 12 + n;
+  }
+  const size_t row = size_t{out.width} * channels;
+  std::vector<uint8_t> raw(out.height * (row + 1));
+  uLongf size = raw.size();
+  REQUIRE(uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) ==
+          Z_OK);
+  REQUIRE(size == raw.size());
+  for (uint32_t y = 0; y < out.height; ++y) {
+    CHECK(raw[y * (row + 1)] == 0);
+    out.pixels.insert(out.pixels.end(), raw.begin() + y * (row + 1) + 1,
+                      raw.begin() + (y + 1) * (row + 1));
+  }
+  return out;
+}
+
+template <typename T>
+Tensor Images(std::vector<int64_t> shape, std::vector<T> values) {
+  auto t = Tensor::Allocate(DTypeOf<T>::value, TensorShape(std::move(shape)));
+  REQUIRE(t.ok());
+  REQUIRE(t->num_elements() == static_cast<int64_t>(values.size()));
+  std::copy(values.begin(), values.end(), t->template data<T>());
+  return *std::move(t);
+}
+
+TEST_CASE("ImageSummary: uint8 pixels as they are, a PNG and a tag per image") {
+  std::vector<uint8_t> pixels(2 * 2 * 3 * 3);
+  for (size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<uint8_t>(i * 7);
+  auto s = Run("ImageSummary", {Tensor::Scalar(std::string("img")), Images({2, 2, 3, 3}, pixels)});
+  REQUIRE(s.ok());
+  auto v = Values(*s);
+  REQUIRE(v.size() == 2);  // the batch, under max_images (3)
+  for (int i = 0; i < 2; ++i) {
+    CHECK(v[i].tag == "img/image/" + std::to_string(i));
+    CHECK((v[i].image[0] == 2 && v[i].image[1] == 3 && v[i].image[2] == 3));
+    const Png png = DecodePng(v[i].png, 3);
+    CHECK((png.height == 2 && png.width == 3 && png.color_type == 2));
+    CHECK(png.pixels ==
+          std::vector<uint8_t>(pixels.begin() + i * 18, pixels.begin() + i * 18 + 18));
+  }
+  auto one = Run("ImageSummary", {Tensor::Scalar(std::string("img")), Images({2, 2, 3, 3}, pixels)},
+                 {{"max_images", int64_t{1}}});
+  REQUIRE(one.ok());
+  REQUIRE(Values(*one).size() == 1);
+  CHECK(Values(*one)[0].tag == "img/image");
+  auto none =
+      Run("ImageSummary", {Tensor::Scalar(std::string("img")), Images<uint8_t>({0, 4, 4, 1}, {})});
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+}
+
+TEST_CASE("ImageSummary scales float images as TF1 does; non-finite pixels take bad_color") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const auto gray = [](std::vector<float> v) {
+    auto s = Run("ImageSummary", {Tensor::Scalar(std::string("g")),
+                                  Images({1, 1, static_cast<int64_t>(v.size()), 1}, v)});
+    REQUIRE(s.ok());
+    const Png png = DecodePng(Values(*s).at(0).png, 1);
+    CHECK(png.color_type == 0);
+    return png.pixels;
+  };
+  // No negative: scaled by 255 / max and truncated; a NaN takes bad_color[0].
+  CHECK(gray({0, 0.5f, 1, 2, nan}) == std::vector<uint8_t>{0, 63, 127, 255, 255});
+  // A negative: 127 / max |v| around 128; the infinity is left out of the range.
+  CHECK(gray({-2, -1, 0, 1, -inf}) == std::vector<uint8_t>{1, 64, 128, 191, 255});
+  // Nothing over 1e-6 (denormals too): every pixel 0, or 128 with a negative.
+  const float denormal = std::numeric_limits<float>::denorm_min();
+  CHECK(gray({0, denormal, 5e-7f}) == std::vector<uint8_t>{0, 0, 0});
+  CHECK(gray({-denormal, 0}) == std::vector<uint8_t>{128, 128});
+
+  // RGBA: an infinity in one channel makes the whole pixel bad_color.
+  auto rgba = Run("ImageSummary",
+                  {Tensor::Scalar(std::string("c")),
+                   Images<double>({1, 1, 2, 4}, {1, 0.5, 0, 1, 0.25, 0, 0, inf})},
+                  {{"bad_color", std::vector<int64_t>{9, 8, 7, 6}}});
+  REQUIRE(rgba.ok());
+  const Png png = DecodePng(Values(*rgba).at(0).png, 4);
+  CHECK(png.color_type == 6);
+  CHECK(png.pixels == std::vector<uint8_t>{255, 127, 0, 255, 9, 8, 7, 6});
+}
+
+TEST_CASE("ImageSummary refuses shapes that are no images, naming them") {
+  const Tensor tag = Tensor::Scalar(std::string("x"));
+  for (auto shape :
+       {std::vector<int64_t>{2, 2, 1}, {1, 2, 2, 2}, {1, 2, 2, 5}, {1, 0, 3, 1}, {1, 3, 0, 3}}) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    auto s = Run("ImageSummary", {tag, Images(shape, std::vector<float>(n, 1.0f))});
+    INFO(TensorShape(shape).ToString());
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.status().code() == Code::kInvalidArgument);
+  }
+  auto short_color = Run("ImageSummary", {tag, Images<float>({1, 1, 1, 3}, {1, 2, 3})},
+                         {{"bad_color", std::vector<int64_t>{255}}});
+  CHECK(short_color.status().code() == Code::kInvalidArgument);
+  auto not_bytes = Run("ImageSummary", {tag, Images<float>({1, 1, 1, 1}, {1})},
+                       {{"bad_color", std::vector<int64_t>{256, 0, 0, 0}}});
+  CHECK(not_bytes.status().code() == Code::kInvalidArgument);
 }
 
 }  // namespace
