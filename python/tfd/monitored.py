@@ -306,6 +306,11 @@ class MonitoredTrainingSession:
     task ("host:port", or "grpc://host:port") whose master runs this
     worker's steps. Made, it has connected, waited for the cluster and
     initialized (the chief) or waited for the initialization (the others).
+    Without a master it trains where TF1's trains in process: on a
+    one-task cluster ("local") served by a tfd daemon it starts (`config`
+    gives the daemon its flags, as tfd.train.Server's), which keeps its
+    checkpoints in checkpoint_dir and restores the latest when it starts,
+    and which close() stops.
 
     is_chief: None (the default) lets the loop decide by TF's rule (chief:0,
     else worker:0); True or False says it. chief_only_hooks are added when
@@ -342,10 +347,6 @@ class MonitoredTrainingSession:
                  log_step_count_steps=100, max_wait_secs=7200, save_checkpoint_steps=None,
                  summary_dir=None, token_file="", tls=None, timeout=30.0, step_timeout=None,
                  max_recoveries=10, graph=None):
-        target = master[len("grpc://"):] if master.startswith("grpc://") else master
-        if not target:
-            raise ValueError("MonitoredTrainingSession needs master='host:port', a task of a tfd "
-                             "cluster (an in-process training loop is not there yet)")
         _refuse("MonitoredTrainingSession", scaffold=scaffold)
         if save_summaries_secs:
             raise ValueError("MonitoredTrainingSession writes summaries every "
@@ -353,54 +354,62 @@ class MonitoredTrainingSession:
         step_timeout = _step_timeout(config, step_timeout)
         self.graph = graph or framework.get_default_graph()
         _prepare_graph(self.graph)
-        is_chief = _chief(hooks, is_chief)
-        self._hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
-        options = _options(self._hooks, target, token_file, tls, timeout, step_timeout,
-                           max_wait_secs, is_chief, max_recoveries)
-        if checkpoint_dir and not any(isinstance(h, CheckpointSaverHook) for h in self._hooks):
-            if save_checkpoint_steps:
-                options["checkpoint_steps"] = int(save_checkpoint_steps)
-            elif save_checkpoint_secs:
-                options["checkpoint_secs"] = float(save_checkpoint_secs)
-        summary_dir = summary_dir or checkpoint_dir
-        if summary_dir and save_summaries_steps and not options["summary_dir"]:
-            options["summary_dir"] = str(summary_dir)
-            options["summary_steps"] = int(save_summaries_steps)
-        self._hooks += _image_summary_hooks(self.graph, options)
-        self._args, self._asked, self._last = None, [], (None, None)
-        self._run_metadata = None  # run()'s, or a new one: what after_run is given
-        self._fed, self._hook_args = set(), {}
-        self._renamed = {}
-        self._closed, self.result = False, None
-        self._listeners = [lst for h in self._hooks if isinstance(h, CheckpointSaverHook)
-                           for lst in h.listeners]
-        with self.graph.as_default():  # TF's hooks begin() with the session's graph
+        target = master[len("grpc://"):] if master.startswith("grpc://") else master
+        self._local_server = None
+        if not target:
+            self._local_server = _local_server(config, checkpoint_dir)
+            target = self._local_server.target[len("grpc://"):]
+            is_chief = True if is_chief is None else is_chief
+        # A daemon this session started goes with it, also when opening fails.
+        with _stopped_on_error(self._local_server):
+            is_chief = _chief(hooks, is_chief)
+            self._hooks = list(hooks or []) + (list(chief_only_hooks or []) if is_chief else [])
+            options = _options(self._hooks, target, token_file, tls, timeout, step_timeout,
+                               max_wait_secs, is_chief, max_recoveries)
+            saver_hooks = [h for h in self._hooks if isinstance(h, CheckpointSaverHook)]
+            if checkpoint_dir and not saver_hooks:
+                if save_checkpoint_steps:
+                    options["checkpoint_steps"] = int(save_checkpoint_steps)
+                elif save_checkpoint_secs:
+                    options["checkpoint_secs"] = float(save_checkpoint_secs)
+            summary_dir = summary_dir or checkpoint_dir
+            if summary_dir and save_summaries_steps and not options["summary_dir"]:
+                options["summary_dir"] = str(summary_dir)
+                options["summary_steps"] = int(save_summaries_steps)
+            self._hooks += _image_summary_hooks(self.graph, options)
+            self._args, self._asked, self._last = None, [], (None, None)
+            self._run_metadata = None  # run()'s, or a new one: what after_run is given
+            self._fed, self._hook_args = set(), {}
+            self._renamed = {}
+            self._closed, self.result = False, None
+            self._listeners = [lst for h in saver_hooks for lst in h.listeners]
+            with self.graph.as_default():  # TF's hooks begin() with the session's graph
+                for h in self._hooks:
+                    h.begin()
+                for listener in self._listeners:
+                    listener.begin()
+            # Without Python hooks, no callback (and no GIL) on the loop's thread.
+            self._runner = _tfd.MonitoredRunner(self.graph._builder, options,
+                                                self._before_run if self._hooks else None,
+                                                self._after_run if self._hooks else None,
+                                                self._on_checkpoint if self._listeners else None)
+            # A sync chief runs its own step, where "train/global_step" (a
+            # replica's wait in the sync round) must not run: the step after the
+            # chief's is sync/chief_global_step (docs/training.md).
+            self._renamed = {}
+            if self._runner.chief and _has(self.graph, "sync/chief_global_step"):
+                self._renamed = {"train/global_step": "sync/chief_global_step"}
+            self._coord = coordinator.Coordinator()
+            self._stop_grace_period_secs = stop_grace_period_secs
+            try:
+                self._inputs = _start_queue_runners(self.graph, self._coord, options,
+                                                    stop_grace_period_secs)
+            except BaseException:
+                self._closed = True
+                self._runner.close()
+                raise
             for h in self._hooks:
-                h.begin()
-            for listener in self._listeners:
-                listener.begin()
-        # Without Python hooks, no callback (and no GIL) on the loop's thread.
-        self._runner = _tfd.MonitoredRunner(self.graph._builder, options,
-                                            self._before_run if self._hooks else None,
-                                            self._after_run if self._hooks else None,
-                                            self._on_checkpoint if self._listeners else None)
-        # A sync chief runs its own step, where "train/global_step" (a
-        # replica's wait in the sync round) must not run: the step after the
-        # chief's is sync/chief_global_step (docs/training.md).
-        self._renamed = {}
-        if self._runner.chief and _has(self.graph, "sync/chief_global_step"):
-            self._renamed = {"train/global_step": "sync/chief_global_step"}
-        self._coord = coordinator.Coordinator()
-        self._stop_grace_period_secs = stop_grace_period_secs
-        try:
-            self._inputs = _start_queue_runners(self.graph, self._coord, options,
-                                                stop_grace_period_secs)
-        except BaseException:
-            self._closed = True
-            self._runner.close()
-            raise
-        for h in self._hooks:
-            h.after_create_session(self, self._coord)
+                h.after_create_session(self, self._coord)
 
     @property
     def task(self):
@@ -444,8 +453,12 @@ class MonitoredTrainingSession:
             try:
                 self._stop_queue_runners()
             finally:
-                for h in self._hooks:
-                    h.end(None)
+                try:
+                    for h in self._hooks:
+                        h.end(None)
+                finally:
+                    if self._local_server is not None:
+                        self._local_server.stop()
 
     def _stop_queue_runners(self):
         """Stops the queue runners' threads (their cancel ops wake those
@@ -611,6 +624,26 @@ def _options(hooks, target, token_file, tls, timeout, step_timeout, max_wait_sec
         elif isinstance(h, SummarySaverHook) and h._summary_op is None:
             o["summary_dir"], o["summary_steps"] = h.output_dir, int(h.save_steps)
     return o
+
+
+@contextlib.contextmanager
+def _stopped_on_error(server):
+    try:
+        yield
+    except BaseException:
+        if server is not None:
+            server.stop()
+        raise
+
+
+def _local_server(config, checkpoint_dir):
+    """TF1's MonitoredTrainingSession without a master trains in process;
+    tfd's trains on a one-task cluster served by a tfd daemon of this
+    process's own (tfd.train.Server.create_local_server), which keeps its
+    checkpoints in checkpoint_dir and restores them when it starts."""
+    from . import server  # noqa: PLC0415 (server is only needed here)
+    args = ["--checkpoint-dir", str(checkpoint_dir)] if checkpoint_dir else []
+    return server.Server.create_local_server(config=config, extra_args=args)
 
 
 def _image_summary_hooks(graph, options):

@@ -203,11 +203,11 @@ class Server:
             proc.wait(timeout=timeout)
 
     @staticmethod
-    def create_local_server(config=None, start=True):
+    def create_local_server(config=None, start=True, extra_args=()):
         """A server of a one-task cluster ("local") on a free port of
         127.0.0.1, as TF1's, for a session of its own."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         return Server({"local": ["127.0.0.1:%d" % port]}, "local", 0, config=config,
-                      start=start)
+                      start=start, extra_args=extra_args)

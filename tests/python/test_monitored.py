@@ -428,3 +428,41 @@ def test_a_worker_steps_without_the_other_workers(cluster_factory):
         while not sess.should_stop():
             sess.run("train")
     assert sess.result["global_step"] == 4 and sess.result["recoveries"] == 0
+
+
+def test_without_a_master_it_trains_in_process_and_resumes(tmp_path):
+    """As TF1's in-process training: a second run on the same
+    checkpoint_dir goes on from the first's last checkpoint."""
+    import socket
+
+    def train(steps):
+        """The run's result and w as its first step read it."""
+        tfd.reset_default_graph()
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(np.zeros(2, np.float32), name="w")
+        loss = tfd.reduce_sum(tfd.square(w - 3.0))
+        tfd.summary.scalar("loss", loss)
+        with tfd.control_dependencies([tfd.identity(w)]):  # read before the update
+            w_before = tfd.identity(w)
+        tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
+        hooks = [tfd.train.StopAtStepHook(num_steps=steps)]
+        first = None
+        with tfd.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), hooks=hooks,
+                                                save_checkpoint_steps=2,
+                                                save_summaries_steps=2) as sess:
+            while not sess.should_stop():
+                value = sess.run(w_before)
+                first = value if first is None else first
+        host, port = sess._local_server.target[len("grpc://"):].split(":")
+        with pytest.raises(ConnectionRefusedError):  # its daemon is gone with it
+            socket.create_connection((host, int(port)), timeout=5).close()
+        return sess.result, first
+
+    result, first = train(4)
+    assert result["global_step"] == 4
+    np.testing.assert_array_equal(first, [0, 0])
+    result, first = train(2)
+    assert result["global_step"] == 6  # restored at step 4, then 2 more
+    # w -> 0.8 w + 0.6 each step: after 4 steps, 3 (1 - 0.8^4).
+    np.testing.assert_allclose(first, [3 * (1 - 0.8 ** 4)] * 2, rtol=1e-5)
+    assert len(list(tmp_path.glob("events.out.tfevents.*"))) == 2
