@@ -667,8 +667,28 @@ Output Auc(const Scope& s, const Input& labels, const Input& predictions) {
   return Single(s, "Auc", {AsOutput(s, labels, DType::kFloat32), scores}, {{"T", scores.dtype}});
 }
 
+namespace {
+
+// The node "<prefix>/<tag>" a trainer reads, and the summary op `op` of it.
+Output SummaryOp(const Scope& s, const char* prefix, const char* op, const std::string& tag,
+                 const Input& value) {
+  const Output read = Identity(s.WithName(prefix).WithOpName(tag), value);
+  const Scope scope = s.WithName(tag);
+  return Single(scope.WithOpName(op), op, {AsOutput(scope, Tensor::Scalar(tag)), read});
+}
+
+}  // namespace
+
 Output ScalarSummary(const Scope& s, const std::string& tag, const Input& value) {
-  return Identity(s.WithName("summaries").WithOpName(tag), value);
+  return SummaryOp(s, "summaries", "ScalarSummary", tag, value);
+}
+
+Output HistogramSummary(const Scope& s, const std::string& tag, const Input& values) {
+  return SummaryOp(s, "histogram_summaries", "HistogramSummary", tag, values);
+}
+
+Output MergeSummary(const Scope& s, const std::vector<Output>& summaries) {
+  return Single(s, "MergeSummary", summaries);
 }
 
 }  // namespace tfd::ops

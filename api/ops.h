@@ -421,11 +421,18 @@ struct CollectiveReduceAttrs {
 };
 Output CollectiveReduce(const Scope& scope, const Input& x, CollectiveReduceAttrs attrs);
 
-// A scalar summary: an Identity node named "summaries/<tag>" (below the
-// scope's prefix) that a trainer fetches by that name to log the value, for
-// example `tfctl submit --fetch summaries/loss`; `tfctl train --logdir`
-// writes every one of them to TensorBoard's event files
-// (daemon/client/training/event_file.h).
+// Summaries, as tf.summary's: each returns its summary op's output, a
+// string scalar holding a serialized tensorflow.Summary, which
+// MergeSummary joins and an event file holds. ScalarSummary and
+// HistogramSummary also make the node a trainer fetches to write the value
+// itself, an Identity of it named "summaries/<tag>" or
+// "histogram_summaries/<tag>" (below the scope's prefix): `tfctl train
+// --logdir` writes every one of them to TensorBoard's event files
+// (daemon/client/training/event_file.h), and `tfctl submit --fetch
+// summaries/loss` logs one. The summary op is "<tag>/ScalarSummary" (or
+// HistogramSummary).
 Output ScalarSummary(const Scope& scope, const std::string& tag, const Input& value);
+Output HistogramSummary(const Scope& scope, const std::string& tag, const Input& values);
+Output MergeSummary(const Scope& scope, const std::vector<Output>& summaries);
 
 }  // namespace tfd::ops

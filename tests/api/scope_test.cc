@@ -5,14 +5,16 @@
 
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+
+#include <catch2/catch.hpp>
 
 #include "api/graph_file.h"
 #include "api/ops.h"
 #include "api/variables.h"
 #include "common/graph_io.h"
+#include "common/summary_proto.h"
 #include "tests/api/api_test_util.h"
 
 namespace tfd {
@@ -222,6 +224,25 @@ TEST_CASE("a built graph runs: variables initialize and compute") {
     CHECK(std::abs(out->fetches[2].data<double>()[i] - 10.0) < 20.0);
   }
   CHECK(out->fetches[2].data<double>()[0] != out->fetches[2].data<double>()[1]);
+}
+
+TEST_CASE("summaries: the node a trainer reads, and the op's serialized Summary") {
+  testing::ApiEnv env;
+  const Scope root = env.Root();
+  const Output x = ops::Placeholder(root.WithOpName("x"), DType::kFloat32, {3});
+  const Output total = ops::ScalarSummary(root, "total", ops::Sum(root, x, 0));
+  const Output spread = ops::HistogramSummary(root, "x", x);
+  ops::MergeSummary(root.WithOpName("merged"), {total, spread});
+  auto session = env.Session(root);
+  auto out = session->Run({{"x", Tensor::FromVector<float>({1, 2, 4})}},
+                          {"summaries/total", "histogram_summaries/x", "merged"}, {});
+  INFO(out.status().ToString());
+  REQUIRE(out.ok());
+  CHECK(out->fetches[0].scalar<float>() == 7.0f);
+  CHECK(TensorsEqual(out->fetches[1], Tensor::FromVector<float>({1, 2, 4})));
+  auto tags = summary::Tags(out->fetches[2].scalar<std::string>());
+  REQUIRE(tags.ok());
+  CHECK(*tags == std::vector<std::string>{"total", "x"});
 }
 
 }  // namespace
