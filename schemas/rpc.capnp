@@ -112,6 +112,10 @@ interface Callable {
 struct RunOptions {
   timeoutMs @0 :Int64;   # 0: the session's default
   trace @1 :Bool;
+  # A step of the input pipeline (a queue runner's enqueue): a checkpoint of
+  # the cluster neither holds it nor waits for it to end, as it may wait on
+  # a full queue while training pauses (daemon/distributed/step_gate.h).
+  inputPipeline @2 :Bool;
 }
 
 struct NamedTensor {

@@ -277,6 +277,7 @@ StatusOr<Client::RunOutput> Client::Run(const Feeds& feeds, const std::vector<st
     for (unsigned i = 0; i < targets.size(); ++i) target_list.set(i, targets[i]);
     request.initOptions().setTimeoutMs(options.timeout.count());
     request.getOptions().setTrace(options.trace);
+    request.getOptions().setInputPipeline(options.input_pipeline);
     using Response = capnp::Response<proto::Session::RunResults>;
     auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
                          options.timeout.count() > 0 ? options.timeout : step_timeout_, "run");
@@ -333,6 +334,7 @@ StatusOr<Client::RunOutput> Client::RunCallable(CallableHandle callable,
   for (unsigned i = 0; i < feeds.size(); ++i) TensorToWire(feeds[i], feed_list[i]);
   request.initOptions().setTimeoutMs(options.timeout.count());
   request.getOptions().setTrace(options.trace);
+  request.getOptions().setInputPipeline(options.input_pipeline);
   using Response = capnp::Response<proto::Callable::RunResults>;
   auto response = Wait(request.send().then([](Response&& r) { return std::make_shared<Response>(kj::mv(r)); }),
                        options.timeout.count() > 0 ? options.timeout : step_timeout_, "run");

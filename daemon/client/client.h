@@ -75,6 +75,7 @@ class Client {
   struct RunOptions {
     std::chrono::milliseconds timeout{0};  // 0: the session's default
     bool trace = false;
+    bool input_pipeline = false;  // schemas/rpc.capnp, RunOptions.inputPipeline
   };
   struct RunOutput {
     // Large ones view the frame they came in without a copy and keep only

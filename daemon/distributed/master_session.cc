@@ -149,9 +149,7 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
       }
       feeds.push_back(std::move(value).value());
     }
-    const auto options = params.getOptions();
-    const int64_t timeout_ms = options.getTimeoutMs();
-    const bool trace = options.getTrace();
+    const RunFlags flags = RunFlags::From(params.getOptions());
     // The request's message (and its frame's charge) need not wait for the
     // step: the feeds are copied out.
     context.releaseParams();
@@ -165,7 +163,7 @@ class MasterSession::CallableServer final : public CountedServer<proto::Callable
       if (!prepared.ok()) return KjFromStatus(prepared.status());
       prepared_ = *std::move(prepared);
     }
-    return session_.RunPrepared(prepared_, std::move(feeds), fetches_.size(), timeout_ms, trace)
+    return session_.RunPrepared(prepared_, std::move(feeds), fetches_.size(), flags)
         .then([context](std::shared_ptr<StepState> step) mutable {
           auto results = context.getResults();
           auto out = results.initFetches(static_cast<unsigned>(step->fetches.size()));
@@ -524,9 +522,7 @@ kj::Promise<void> MasterSession::Run(RunContext context) {
   }
   std::vector<std::string> targets;
   for (auto t : params.getTargets()) targets.emplace_back(t.cStr());
-  const auto options = params.getOptions();
-  const int64_t timeout_ms = options.getTimeoutMs();
-  const bool trace = options.getTrace();
+  const RunFlags flags = RunFlags::From(params.getOptions());
   // The request's message (and its frame's charge) need not wait for the
   // step: everything in it is copied out.
   context.releaseParams();
@@ -535,7 +531,7 @@ kj::Promise<void> MasterSession::Run(RunContext context) {
   if (!prepared.ok()) return KjFromStatus(prepared.status());
   std::vector<Tensor> values;
   for (auto& [id, tensor] : feeds) values.push_back(std::move(tensor));
-  return RunPrepared(*std::move(prepared), std::move(values), fetches.size(), timeout_ms, trace)
+  return RunPrepared(*std::move(prepared), std::move(values), fetches.size(), flags)
       .then([context, fetches = std::move(fetches)](std::shared_ptr<StepState> step) mutable {
         auto results = context.getResults();
         auto out = results.initFetches(static_cast<unsigned>(fetches.size()));
@@ -547,24 +543,30 @@ kj::Promise<void> MasterSession::Run(RunContext context) {
       });
 }
 
+MasterSession::RunFlags MasterSession::RunFlags::From(proto::RunOptions::Reader options) {
+  return {options.getTimeoutMs(), options.getTrace(),
+          options.getInputPipeline() ? StepGate::Kind::kInput : StepGate::Kind::kHeld};
+}
+
 kj::Promise<std::shared_ptr<MasterSession::StepState>> MasterSession::RunPrepared(
     std::shared_ptr<Prepared> prepared, std::vector<Tensor> feeds, size_t num_fetches,
-    int64_t timeout_ms, bool trace) {
+    RunFlags flags) {
   for (size_t i = 0; i < feeds.size(); ++i) {
     Status s = CheckFeed(prepared->feeds[i], feeds[i]);
     if (!s.ok()) return KjFromStatus(s);
   }
-  timeout_ms = RequestTimeout(timeout_ms, step_timeout_).count();
+  const int64_t timeout_ms = RequestTimeout(flags.timeout_ms, step_timeout_).count();
+  const bool trace = flags.trace;
   const auto deadline = env_.peers->timer().now() + timeout_ms * kj::MILLISECONDS;
   // Past the gate first: a cluster checkpoint being taken holds new steps
   // (daemon/distributed/step_gate.h), at most until this step's deadline;
   // a task that is stopping lets none through.
-  KJ_IF_MAYBE(ticket, env_.step_gate.TryEnter()) {
+  KJ_IF_MAYBE (ticket, env_.step_gate.TryEnter(flags.kind)) {
     return RunEntered(kj::mv(*ticket), std::move(prepared), std::move(feeds), num_fetches,
                       timeout_ms, trace, deadline);
   }
   auto entered =
-      env_.step_gate.Enter()
+      env_.step_gate.Enter(flags.kind)
           .exclusiveJoin(env_.peers->timer().atTime(deadline).then(
               []() -> kj::Promise<kj::Own<StepGate::Ticket>> {
                 return KjFromStatus(errors::DeadlineExceeded(

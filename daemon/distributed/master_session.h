@@ -97,9 +97,16 @@ class MasterSession final : public CountedServer<proto::Session> {
   // Runs one step of `prepared` with the feeds' values in its order: checks
   // them, registers what is not registered yet, runs every partition, and
   // fails with the most telling partition's error.
+  // What a run asks beyond its tensors (schemas/rpc.capnp, RunOptions).
+  struct RunFlags {
+    int64_t timeout_ms = 0;  // 0: the session's step timeout
+    bool trace = false;
+    StepGate::Kind kind = StepGate::Kind::kHeld;  // kInput: an input pipeline's step
+    static RunFlags From(proto::RunOptions::Reader options);
+  };
   kj::Promise<std::shared_ptr<StepState>> RunPrepared(std::shared_ptr<Prepared> prepared,
                                                       std::vector<Tensor> feeds, size_t num_fetches,
-                                                      int64_t timeout_ms, bool trace);
+                                                      RunFlags flags);
   // RunPrepared past the step gate, holding `ticket` until the step has
   // ended on every task.
   kj::Promise<std::shared_ptr<StepState>> RunEntered(kj::Own<StepGate::Ticket> ticket,

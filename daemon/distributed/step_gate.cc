@@ -8,17 +8,17 @@
 
 namespace tfd {
 
-StepGate::Ticket::Ticket(StepGate& gate) : gate_(gate) {
+StepGate::Ticket::Ticket(StepGate& gate, Kind kind) : gate_(gate), kind_(kind) {
   auto paf = kj::newPromiseAndFulfiller<void>();
   cancel_ = kj::mv(paf.fulfiller);
   cancelled_ = kj::mv(paf.promise);
-  ++gate_.running_;
+  ++(kind == Kind::kHeld ? gate_.running_ : gate_.running_input_);
   gate_.tickets_.insert(this);
 }
 
 StepGate::Ticket::~Ticket() {
   gate_.tickets_.erase(this);
-  gate_.Exit();
+  gate_.Exit(kind_);
 }
 
 kj::Promise<void> StepGate::Ticket::Cancelled() {
@@ -30,14 +30,14 @@ kj::Promise<void> StepGate::Ticket::Cancelled() {
   return KjFromStatus(errors::Internal("a step gate's ticket was asked twice for its cancellation"));
 }
 
-kj::Maybe<kj::Own<StepGate::Ticket>> StepGate::TryEnter() {
-  if (closed_ || !holds_.empty()) return nullptr;
-  return kj::heap<Ticket>(*this);
+kj::Maybe<kj::Own<StepGate::Ticket>> StepGate::TryEnter(Kind kind) {
+  if (closed_ || (kind == Kind::kHeld && !holds_.empty())) return nullptr;
+  return kj::heap<Ticket>(*this, kind);
 }
 
-kj::Promise<kj::Own<StepGate::Ticket>> StepGate::Enter() {
+kj::Promise<kj::Own<StepGate::Ticket>> StepGate::Enter(Kind kind) {
   if (closed_) return KjFromStatus(*closed_);
-  KJ_IF_MAYBE(ticket, TryEnter()) {
+  KJ_IF_MAYBE (ticket, TryEnter(kind)) {
     return kj::mv(*ticket);
   }
   auto paf = kj::newPromiseAndFulfiller<kj::Own<Ticket>>();
@@ -86,7 +86,7 @@ void StepGate::Release(uint64_t id) {
   auto waiting = kj::mv(waiting_);
   waiting_.clear();
   for (auto& w : waiting) {
-    if (w->isWaiting()) w->fulfill(kj::heap<Ticket>(*this));
+    if (w->isWaiting()) w->fulfill(kj::heap<Ticket>(*this, Kind::kHeld));
   }
 }
 
@@ -107,8 +107,12 @@ void StepGate::CancelAll(const Status& why) {
   }
 }
 
-void StepGate::Exit() {
-  if (--running_ == 0) Drained();
+void StepGate::Exit(Kind kind) {
+  if (kind == Kind::kInput) {
+    --running_input_;
+  } else if (--running_ == 0) {
+    Drained();
+  }
 }
 
 void StepGate::Drained() {

@@ -14,6 +14,12 @@
 // gate is bounded by its own deadline (the caller's exclusiveJoin; a
 // cancelled wait takes no ticket).
 //
+// A step that feeds the input pipeline (a queue runner's enqueue, which
+// may wait on a full queue for as long as training pauses: TF1 never held
+// those) enters as kInput: holds neither stop it nor wait for it, since
+// what it changes (a reader's position, a queue) is no variable a
+// checkpoint's cut must agree on.
+//
 // The gate also stops the master's steps when the task stops
 // (daemon/task_host.h, Drain): Close refuses new steps, and CancelAll tells
 // each step through the gate to end now (Ticket::Cancelled), so that none
@@ -41,10 +47,15 @@ namespace tfd {
 
 class StepGate {
  public:
+  enum class Kind {
+    kHeld,   // a step holds stop at the gate and wait for
+    kInput,  // an input pipeline's step, which holds let be
+  };
+
   // A step through the gate; the step has ended when it is destroyed.
   class Ticket {
    public:
-    explicit Ticket(StepGate& gate);
+    Ticket(StepGate& gate, Kind kind);
     ~Ticket();
     Ticket(const Ticket&) = delete;
     Ticket& operator=(const Ticket&) = delete;
@@ -56,6 +67,7 @@ class StepGate {
    private:
     friend class StepGate;
     StepGate& gate_;
+    const Kind kind_;
     kj::Own<kj::PromiseFulfiller<void>> cancel_;
     kj::Maybe<kj::Promise<void>> cancelled_;
   };
@@ -67,11 +79,11 @@ class StepGate {
 
   StepGate() : expiries_(errors_) {}
 
-  // A ticket at once, unless a hold is on or the gate is closed.
-  kj::Maybe<kj::Own<Ticket>> TryEnter();
-  // Ready at once unless a hold is on; then when the last hold lets go.
-  // Fails with Close's reason once the gate is closed.
-  kj::Promise<kj::Own<Ticket>> Enter();
+  // A ticket at once, unless the gate is closed or (for kHeld) a hold is on.
+  kj::Maybe<kj::Own<Ticket>> TryEnter(Kind kind = Kind::kHeld);
+  // Ready at once unless a hold is on (for kHeld); then when the last hold
+  // lets go. Fails with Close's reason once the gate is closed.
+  kj::Promise<kj::Own<Ticket>> Enter(Kind kind = Kind::kHeld);
 
   // From now on no step enters: Enter fails with `why`, and so do the
   // steps waiting at the gate. The steps through it go on.
@@ -80,9 +92,9 @@ class StepGate {
   // Cancelled() rejects with `why`.
   void CancelAll(const Status& why);
 
-  // Holds new steps until Release(id) or `expiry`, whichever is first, and
-  // resolves once no step is running, or after `drain` with the number
-  // still running. Until it resolves the hold is the promise's: dropped
+  // Holds new kHeld steps until Release(id) or `expiry`, whichever is
+  // first, and resolves once no kHeld step is running, or after `drain`
+  // with the number still running. Until it resolves the hold is the promise's: dropped
   // (its caller gave up), it lets the hold go at once.
   kj::Promise<Held> Hold(kj::Timer& timer, kj::Duration drain, kj::Duration expiry);
 
@@ -90,7 +102,8 @@ class StepGate {
   void Release(uint64_t id);
 
   bool held() const { return !holds_.empty(); }
-  uint32_t running() const { return running_; }
+  // Every step through the gate, of either kind.
+  uint32_t running() const { return running_ + running_input_; }
   size_t waiting() const { return waiting_.size(); }
 
  private:
@@ -98,11 +111,12 @@ class StepGate {
     void taskFailed(kj::Exception&&) override {}
   };
 
-  void Exit();
+  void Exit(Kind kind);
   void Drained();
   uint64_t NewHoldId() const;
 
-  uint32_t running_ = 0;
+  uint32_t running_ = 0;        // kHeld steps, which holds wait for
+  uint32_t running_input_ = 0;  // kInput steps
   std::set<Ticket*> tickets_;  // the steps through the gate, for CancelAll
   std::optional<Status> closed_;
   std::set<uint64_t> holds_;

@@ -88,7 +88,8 @@ void BindSessions(py::module_& m) {
       }))
       .def("run", &RemoteRunner::Run)
       .def("run_traced", &RemoteRunner::RunTraced)
-      .def("make_callable", &RemoteRunner::MakeCallable)
+      .def("make_callable", &RemoteRunner::MakeCallable, py::arg("graph"), py::arg("feeds"),
+           py::arg("fetches"), py::arg("targets"), py::arg("input_pipeline") = false)
       .def("run_callable", &RemoteRunner::RunCallable)
       .def("save_checkpoint", &RemoteRunner::SaveCheckpoint)
       .def("restore_checkpoint", &RemoteRunner::RestoreCheckpoint)

@@ -315,13 +315,14 @@ Client::RunOutput RemoteRunner::Step(const GraphBuilder& graph, const PyFeeds& f
 
 int64_t RemoteRunner::MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
                                    const std::vector<std::string>& fetches,
-                                   const std::vector<std::string>& targets) {
+                                   const std::vector<std::string>& targets, bool input_pipeline) {
   ThrowIfError(CheckSameGraph(graph_, graph));
   CheckOpen();
   auto callable = std::make_shared<Callable>();
   callable->feeds = feeds;
   callable->fetches = fetches;
   callable->targets = targets;
+  callable->input_pipeline = input_pipeline;
   const int nodes = graph.num_nodes();
   bool sent = false;
   Status made;
@@ -376,6 +377,7 @@ py::list RemoteRunner::RunCallable(int64_t handle, const std::vector<py::array>&
   }
   Client::RunOptions options;
   options.timeout = Millis(timeout_s);
+  options.input_pipeline = callable->input_pipeline;
   StatusOr<Client::RunOutput> out = Status();
   const auto deadline = LaneDeadline(options.timeout);
   const auto prepared = [&callable](const Lane* lane) {

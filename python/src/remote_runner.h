@@ -89,10 +89,12 @@ class RemoteRunner {
   // another (its own busy with another thread's step, or the graph sent
   // again there after ops were added) it is prepared again first, so a
   // callable, as TF1's, outlives the graph's growth and never waits for an
-  // unrelated step.
+  // unrelated step. An `input_pipeline` callable's steps are the input
+  // pipeline's (a queue runner's enqueue): checkpoints do not wait for them
+  // (schemas/rpc.capnp, RunOptions.inputPipeline).
   int64_t MakeCallable(const GraphBuilder& graph, const std::vector<std::string>& feeds,
                        const std::vector<std::string>& fetches,
-                       const std::vector<std::string>& targets);
+                       const std::vector<std::string>& targets, bool input_pipeline);
   pybind11::list RunCallable(int64_t handle, const std::vector<pybind11::array>& feeds,
                              double timeout_s);
   // Cluster checkpoints through the master (Client::SaveCheckpoint,
@@ -196,6 +198,7 @@ class RemoteRunner {
   // on, with the graph that lane's session held then (its synced_nodes).
   struct Callable {
     std::vector<std::string> feeds, fetches, targets;
+    bool input_pipeline = false;
     Mutex mu;
     std::map<const Lane*, std::pair<int, Client::CallableHandle>> on GUARDED_BY(mu);
   };

@@ -102,8 +102,10 @@ class QueueRunner:
         """A thread's loop: enqueue until the queue closes, a stop, or an error."""
         queue_closed = False
         try:
-            # A callable: the step is prepared once, not planned per run.
-            enqueue = sess.make_callable(enqueue_op)
+            # A callable: the step is prepared once, not planned per run. A
+            # step of the input pipeline, which may wait on a full queue for
+            # as long as training pauses: checkpoints do not wait for it.
+            enqueue = sess.make_callable(enqueue_op, _input_pipeline=True)
             while coord is None or not coord.should_stop():
                 enqueue()
         except self._queue_closed_exception_types:

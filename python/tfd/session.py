@@ -168,11 +168,13 @@ class Session:
             return float(timeout)
         return config_lib.seconds(own_ms) or self._step_timeout
 
-    def make_callable(self, fetches, feed_list=None):
+    def make_callable(self, fetches, feed_list=None, _input_pipeline=False):
         """A function running the same step: f(*feed_values), the values in
         feed_list's order. On a cluster the master prepares the step once
         (per connection of the session) and each call sends only the
-        values; ops added to the graph later do not end it."""
+        values; ops added to the graph later do not end it. (tfd's own
+        queue runners make theirs with _input_pipeline: a checkpoint of the
+        cluster does not wait for those steps.)"""
         runner = self._open_runner()
         feed_list = list(feed_list or [])
         if not hasattr(runner, "make_callable"):
@@ -183,7 +185,7 @@ class Session:
         feeds = [self.graph.get_tensor_by_name(f) if isinstance(f, str)
                  else framework._as_graph_element(f) for f in feed_list]
         handle = runner.make_callable(self.graph._builder, [t._fetch_name for t in feeds],
-                                            plan.names, plan.targets)
+                                      plan.names, plan.targets, bool(_input_pipeline))
 
         def remote_step(*values):
             runner = self._open_runner()

@@ -2,7 +2,7 @@
 // steps go on when the last hold is released or expires; the drain is
 // bounded; a step that gave up waiting takes no ticket; a hold whose caller
 // gave up before its answer lets go; a closed gate refuses steps and
-// cancels those through it.
+// cancels those through it; the input pipeline's steps are let be.
 #include "daemon/distributed/step_gate.h"
 
 #include <catch2/catch.hpp>
@@ -91,6 +91,38 @@ TEST_CASE("a hold answers after the drain bound with the steps still running") {
   CHECK(held.running == 1);
   gate.Release(held.id);
   stuck = nullptr;
+  CHECK(gate.running() == 0);
+}
+
+TEST_CASE("an input pipeline's step is neither held nor waited for, but is cancelled") {
+  Loop l;
+  StepGate gate;
+  // A queue runner's enqueue, blocked on a full queue.
+  auto blocked = gate.TryEnter(StepGate::Kind::kInput);
+  REQUIRE(blocked != nullptr);
+  CHECK(gate.running() == 1);
+  auto hold = gate.Hold(l.timer, kDrain, kExpiry);
+  REQUIRE(hold.poll(l.ws));  // at once: no step of the training is running
+  const StepGate::Held held = hold.wait(l.ws);
+  CHECK(held.running == 0);
+  // Held, the gate stops training steps but lets the input pipeline's in.
+  CHECK(gate.TryEnter() == nullptr);
+  auto another = gate.Enter(StepGate::Kind::kInput);
+  REQUIRE(another.poll(l.ws));
+  auto second = another.wait(l.ws);
+  CHECK(gate.running() == 2);
+  gate.Release(held.id);
+
+  // A stopping task cancels them as it cancels any step, and admits no more.
+  KJ_IF_MAYBE (t, blocked) {
+    auto cancelled = (*t)->Cancelled();
+    gate.CancelAll(errors::Unavailable("stopping"));
+    REQUIRE(cancelled.poll(l.ws));
+    CHECK_THROWS(cancelled.wait(l.ws));
+  }
+  CHECK(gate.TryEnter(StepGate::Kind::kInput) == nullptr);
+  blocked = nullptr;
+  second = nullptr;
   CHECK(gate.running() == 0);
 }
 

@@ -276,6 +276,41 @@ def test_monitored_training_session_runs_the_queue_runners(cluster_factory):
         assert sess.run(w) == -sum(range(48))
 
 
+class _UntilFull(tfd.train.SessionRunHook):
+    """After each of the first `steps` steps, before the loop's checkpoint,
+    waits until the runner has filled the batch queue again (and so waits
+    on it, in its next enqueue)."""
+
+    def __init__(self, target, steps):
+        self.target, self.steps, self.done = target, steps, 0
+
+    def after_run(self, run_context, run_values):
+        if self.done < self.steps:
+            self.done += 1
+            with tfd.Session(self.target, timeout=60) as sess:
+                _until(lambda: sess.run("summaries/batch/fraction_of_8_full:0") == 1.0)
+            time.sleep(0.05)  # into its next enqueue, which waits for room
+
+
+def test_checkpoints_do_not_wait_for_runners_blocked_on_a_full_queue(cluster_factory, tmp_path):
+    """A runner's enqueue waits on the full batch queue between steps; a
+    checkpoint of the cluster lets it be, as TF1's Saver does, rather than
+    wait its drain bound for a step that ends only when training goes on."""
+    cluster = cluster_factory({"ps": 1, "worker": 1},
+                              ["--checkpoint-dir", str(tmp_path / "ckpt-{job}{task}")])
+    w = _pipeline(cluster, list(range(64)))
+    hooks = [_UntilFull(cluster.address("worker", 0), 3)]
+    with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), timeout=60,
+                                            hooks=hooks, checkpoint_dir=str(tmp_path / "logs"),
+                                            save_checkpoint_steps=1) as mts:
+        while not mts.should_stop():
+            mts.run(w)
+    assert mts.result["global_step"] == 8 and mts.result["checkpoints"] >= 8
+    assert "saved checkpoint" in (tmp_path / "ps0.log").read_text()
+    # The saving master says when a save waited for a step.
+    assert "still running after" not in (tmp_path / "worker0.log").read_text()
+
+
 def test_a_queue_runners_error_ends_the_monitored_loop_and_comes_out_of_close(cluster_factory):
     cluster = cluster_factory({"ps": 1, "worker": 1})
     w = _pipeline(cluster, list(range(48)), fail_at=20)
