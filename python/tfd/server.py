@@ -130,7 +130,7 @@ class Server:
         self._address = tasks[self._task]
         self._extra_args = [str(a) for a in extra_args]
         self._config_args, self._config_env = _daemon_flags(config, self._extra_args)
-        self._proc = None
+        self._proc, self._notify = None, None
         if start:
             self.start()
 
@@ -152,17 +152,19 @@ class Server:
         if self._proc is not None:
             return
         # The daemon's READY=1 comes on a socket in the abstract namespace
-        # (no file to clean up), named for this Server alone.
+        # (no file to clean up), named for this Server alone. It stays open
+        # while the daemon runs, for the STOPPING=1 the daemon sends as it
+        # stops (which it would otherwise warn was refused).
         name = "tfd-server-%d-%s" % (os.getpid(), uuid.uuid4().hex)
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as ready:
-            ready.bind("\0" + name)
-            ready.settimeout(0.1)
-            self._proc = subprocess.Popen(
-                [_tfd_program(), "--cluster", json.dumps(self._cluster), "--job", self._job,
-                 "--task", str(self._task)] + self._config_args + self._extra_args,
-                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-                env=dict(os.environ, NOTIFY_SOCKET="@" + name, **self._config_env))
-            self._wait_until_serving(ready)
+        self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self._notify.bind("\0" + name)
+        self._notify.settimeout(0.1)
+        self._proc = subprocess.Popen(
+            [_tfd_program(), "--cluster", json.dumps(self._cluster), "--job", self._job,
+             "--task", str(self._task)] + self._config_args + self._extra_args,
+            stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
+            env=dict(os.environ, NOTIFY_SOCKET="@" + name, **self._config_env))
+        self._wait_until_serving(self._notify)
 
     def _wait_until_serving(self, ready):
         deadline = time.monotonic() + _READY_TIMEOUT
@@ -175,6 +177,7 @@ class Server:
             code = self._proc.poll()
             if code is not None:
                 self._proc = None  # start() may try again
+                self._close_notify()
                 raise errors.UnavailableError(
                     "the tfd daemon for /job:%s/task:%d (%s) exited with status %d before "
                     "serving (its messages are above)" % (self._job, self._task, self._address,
@@ -193,14 +196,22 @@ class Server:
     def stop(self, timeout=30.0):
         """Stops the daemon (SIGTERM, then SIGKILL after `timeout` s)."""
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=timeout)
+            if proc is None or proc.poll() is not None:
+                return
+            proc.terminate()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout)
+        finally:
+            self._close_notify()
+
+    def _close_notify(self):
+        notify, self._notify = self._notify, None
+        if notify is not None:
+            notify.close()
 
     @staticmethod
     def create_local_server(config=None, start=True, extra_args=()):

@@ -56,6 +56,16 @@ def test_a_local_server_serves_a_session_of_its_own():
         server.stop()
 
 
+def test_a_server_stops_without_a_word_of_warning(capfd):
+    """The daemon says it is stopping (STOPPING=1) to the Server that
+    started it, which still listens: nothing in its log but info."""
+    server = tfd.train.Server.create_local_server()
+    server.stop()
+    log = capfd.readouterr().err
+    assert "stopping" in log and "stopped" in log
+    assert "[warning]" not in log and "[error]" not in log
+
+
 def test_a_daemon_that_cannot_serve_and_a_task_not_in_the_cluster_are_errors():
     cluster = _cluster()
     with pytest.raises(ValueError, match="job 'chief' is not in the cluster"):
