@@ -164,8 +164,8 @@ class SummarySaverHook(SessionRunHook):
     a list of them), TF1's way: the op is fetched with the first step and
     then every save_steps global steps, and what it holds is written at
     the global step after that step, to `summary_writer` (a
-    tfd.summary.FileWriter) or to a FileWriter of `output_dir` that end()
-    closes. scaffold and save_secs are refused."""
+    tfd.summary.FileWriter) or to output_dir's writer of
+    tfd.summary.FileWriterCache. scaffold and save_secs are refused."""
 
     def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
                  scaffold=None, summary_op=None):
@@ -180,7 +180,7 @@ class SummarySaverHook(SessionRunHook):
             raise ValueError("SummarySaverHook needs output_dir or summary_writer")
         self.save_steps = save_steps or 100
         self.output_dir = None if output_dir is None else str(output_dir)
-        self._summary_op, self._writer, self._owns_writer = summary_op, summary_writer, False
+        self._summary_op, self._writer = summary_op, summary_writer
         self._written, self._next, self._steps, self._due = None, None, 0, False
 
     def begin(self):
@@ -190,7 +190,7 @@ class SummarySaverHook(SessionRunHook):
         self._step_name = _GLOBAL_STEP if _has(graph, _GLOBAL_STEP[:-2]) else None
         if self._writer is None:
             from . import summary  # noqa: PLC0415 (summary builds on what this module does)
-            self._writer, self._owns_writer = summary.FileWriter(self.output_dir), True
+            self._writer = summary.FileWriterCache.get(self.output_dir)
 
     def before_run(self, run_context):
         if self._summary_op is None:
@@ -213,10 +213,6 @@ class SummarySaverHook(SessionRunHook):
                 self._writer.add_summary(s, step)
             self._written = step
         self._next = step + 1
-
-    def end(self, session):
-        if self._owns_writer:
-            self._writer.close()
 
 
 class LoggingTensorHook(SessionRunHook):

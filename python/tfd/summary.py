@@ -18,12 +18,14 @@ summary reaches TensorBoard either way.
 """
 import contextlib
 import re
+import threading
 
 from . import _tfd, framework, math_ops
 from .op_gen import raw_ops
 from .summary_proto import Summary, graph_def_bytes, serialized  # noqa: F401 (tf.summary.Summary)
 
-__all__ = ["scalar", "histogram", "image", "merge", "merge_all", "FileWriter", "Summary"]
+__all__ = ["scalar", "histogram", "image", "merge", "merge_all", "FileWriter", "FileWriterCache",
+           "Summary"]
 
 
 def _clean_tag(name):
@@ -168,3 +170,27 @@ class FileWriter:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class FileWriterCache:
+    """TF1's: one FileWriter per logdir, shared by whoever asks for it (the
+    SummarySaverHooks among them)."""
+
+    _lock = threading.Lock()
+    _writers = {}
+
+    @staticmethod
+    def get(logdir):
+        with FileWriterCache._lock:
+            key = str(logdir)
+            if key not in FileWriterCache._writers:
+                FileWriterCache._writers[key] = FileWriter(key)
+            return FileWriterCache._writers[key]
+
+    @staticmethod
+    def clear():
+        """Closes and forgets every cached writer."""
+        with FileWriterCache._lock:
+            writers, FileWriterCache._writers = FileWriterCache._writers, {}
+        for w in writers.values():
+            w.close()

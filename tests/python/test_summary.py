@@ -170,6 +170,13 @@ def test_summary_saver_hook_writes_a_summary_op_as_tf1s(cluster_factory, tmp_pat
     mine.add_summary(tfd.Summary(), 99)  # the hook leaves a writer it was given open
     mine.close()
     assert sorted(_summaries(_events(tmp_path / "mine")[1])) == [1, 5]
+    # Without one, the hook wrote through output_dir's cached writer, as TF1's.
+    cached = tfd.summary.FileWriterCache.get(tmp_path / "own")
+    assert cached is tfd.summary.FileWriterCache.get(str(tmp_path / "own"))
+    tfd.summary.FileWriterCache.clear()
+    with pytest.raises(tfd.errors.FailedPreconditionError):
+        cached.add_summary(tfd.Summary())
+    assert len(list((tmp_path / "own").iterdir())) == 1
 
 
 def _png_pixels(png):
