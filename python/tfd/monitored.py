@@ -153,6 +153,31 @@ class CheckpointSaverHook(SessionRunHook):
         self.listeners = list(listeners or [])
 
 
+_GLOBAL_STEP = "train/global_step:0"
+
+
+class _StepAfter:
+    """The global step after each step, as a hook reads it: the graph's
+    train/global_step (a sync chief's renamed), else the hook's own count."""
+
+    def __init__(self):
+        self._name, self._steps = None, 0
+
+    def begin(self):
+        graph = framework.get_default_graph()
+        self._name = _GLOBAL_STEP if _has(graph, _GLOBAL_STEP[:-2]) else None
+
+    def ask(self, fetches):
+        """`fetches` (a dict) with the global step added as "step"."""
+        if self._name is not None:
+            fetches["step"] = self._name
+        return fetches
+
+    def read(self, results):
+        self._steps += 1
+        return int(results["step"]) if "step" in results else self._steps
+
+
 class SummarySaverHook(SessionRunHook):
     """Without summary_op: every summaries/TAG scalar of the graph
     (tfd.summary.scalar), every histogram_summaries/TAG histogram
@@ -181,38 +206,87 @@ class SummarySaverHook(SessionRunHook):
         self.save_steps = save_steps or 100
         self.output_dir = None if output_dir is None else str(output_dir)
         self._summary_op, self._writer = summary_op, summary_writer
-        self._written, self._next, self._steps, self._due = None, None, 0, False
+        self._step, self._written, self._next, self._due = _StepAfter(), None, None, False
 
     def begin(self):
         if self._summary_op is None:
             return
-        graph = framework.get_default_graph()
-        self._step_name = _GLOBAL_STEP if _has(graph, _GLOBAL_STEP[:-2]) else None
+        self._step.begin()
         if self._writer is None:
-            from . import summary  # noqa: PLC0415 (summary builds on what this module does)
-            self._writer = summary.FileWriterCache.get(self.output_dir)
+            self._writer = _cached_writer(self.output_dir)
 
     def before_run(self, run_context):
         if self._summary_op is None:
             return None
         self._due = self._written is None or self._next >= self._written + self.save_steps
-        fetches = {"summary": self._summary_op} if self._due else {}
-        if self._step_name is not None:
-            fetches["step"] = self._step_name
-        return SessionRunArgs(fetches)
+        return SessionRunArgs(self._step.ask({"summary": self._summary_op} if self._due else {}))
 
     def after_run(self, run_context, run_values):
         if self._summary_op is None:
             return
-        self._steps += 1
-        results = run_values.results
-        step = int(results["step"]) if "step" in results else self._steps
+        step = self._step.read(run_values.results)
         if self._due:
-            written = results["summary"]
+            written = run_values.results["summary"]
             for s in written if isinstance(written, (list, tuple)) else [written]:
                 self._writer.add_summary(s, step)
             self._written = step
         self._next = step + 1
+
+
+def _cached_writer(logdir):
+    from . import summary  # noqa: PLC0415 (summary builds on what this module does)
+    return summary.FileWriterCache.get(logdir)
+
+
+class StepCounterHook(SessionRunHook):
+    """TF1's: every `every_n_steps` global steps (or `every_n_secs`
+    seconds), the global steps per second since the last time, logged at
+    INFO as "global_step/sec: X" and, with `output_dir` or
+    `summary_writer`, written as the summary "global_step/sec" at the
+    global step. The first step only starts the clock."""
+
+    def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None,
+                 summary_writer=None):
+        if (every_n_steps is None) == (every_n_secs is None):
+            raise ValueError("StepCounterHook takes one of every_n_steps and every_n_secs")
+        self._every_steps, self._every_secs = every_n_steps, every_n_secs
+        self._output_dir, self._writer = output_dir, summary_writer
+        self._step, self._last = _StepAfter(), None  # (global step, time) last counted
+
+    def begin(self):
+        self._step.begin()
+        if self._writer is None and self._output_dir is not None:
+            self._writer = _cached_writer(self._output_dir)
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._step.ask({}))
+
+    def after_run(self, run_context, run_values):
+        step, now = self._step.read(run_values.results), time.time()
+        if self._last is None:
+            self._last = (step, now)
+            return
+        steps, secs = step - self._last[0], now - self._last[1]
+        due = steps >= self._every_steps if self._every_steps else secs >= self._every_secs
+        if not due or secs <= 0:
+            return
+        rate = steps / secs
+        _log.info("global_step/sec: %g", rate)
+        if self._writer is not None:
+            from . import summary_proto  # noqa: PLC0415 (as _cached_writer)
+            self._writer.add_summary(summary_proto.Summary(value=[summary_proto.Summary.Value(
+                tag="global_step/sec", simple_value=rate)]), step)
+        self._last = (step, now)
+
+
+class FeedFnHook(SessionRunHook):
+    """TF1's: feeds each step what `feed_fn()` returns (a feed_dict)."""
+
+    def __init__(self, feed_fn):
+        self.feed_fn = feed_fn
+
+    def before_run(self, run_context):
+        return SessionRunArgs(fetches=None, feed_dict=self.feed_fn())
 
 
 class LoggingTensorHook(SessionRunHook):
@@ -293,8 +367,6 @@ class NanTensorHook(SessionRunHook):
 def _name_of(t):
     return t if isinstance(t, str) else framework._as_graph_element(t).name
 
-
-_GLOBAL_STEP = "train/global_step:0"
 
 
 class MonitoredTrainingSession:

@@ -15,10 +15,10 @@ from .input_ops import (batch, batch_join, input_producer, limit_epochs,  # noqa
 from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
 from .monitored import (CheckpointSaverHook, CheckpointSaverListener,  # noqa: F401
-                        LoggingTensorHook, MonitoredTrainingSession,
+                        FeedFnHook, LoggingTensorHook, MonitoredTrainingSession,
                         NanLossDuringTrainingError, NanTensorHook, SessionRunArgs,
-                        SessionRunContext, SessionRunHook, SessionRunValues, StopAtStepHook,
-                        SummarySaverHook)
+                        SessionRunContext, SessionRunHook, SessionRunValues, StepCounterHook,
+                        StopAtStepHook, SummarySaverHook)
 from .moving_averages import ExponentialMovingAverage  # noqa: F401
 from .example_proto import (BytesList, Example, Feature, FeatureList,  # noqa: F401
                             FeatureLists, Features, FloatList, Int64List, SequenceExample)

@@ -466,3 +466,39 @@ def test_without_a_master_it_trains_in_process_and_resumes(tmp_path):
     # w -> 0.8 w + 0.6 each step: after 4 steps, 3 (1 - 0.8^4).
     np.testing.assert_allclose(first, [3 * (1 - 0.8 ** 4)] * 2, rtol=1e-5)
     assert len(list(tmp_path.glob("events.out.tfevents.*"))) == 2
+
+
+def test_step_counter_and_feed_fn_hooks_are_tf1s(cluster_factory, tmp_path, caplog):
+    """StepCounterHook: global_step/sec every n global steps after the first,
+    logged and written; FeedFnHook: each step fed what feed_fn returns."""
+    from tfd import example_proto
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(0.0, name="w")
+        x = tfd.placeholder(tfd.float32, [], name="x")
+        tfd.train.GradientDescentOptimizer(1.0).minimize(-x * w, global_step=global_step)
+    fed = iter([1.0, 2.0, 3.0, 4.0, 5.0])
+    hooks = [tfd.train.StopAtStepHook(num_steps=5),
+             tfd.train.StepCounterHook(every_n_steps=2, output_dir=tmp_path / "rate"),
+             tfd.train.FeedFnHook(lambda: {x: next(fed)})]
+    with caplog.at_level(logging.INFO, logger="tfd"):
+        with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                                hooks=hooks, timeout=60) as sess:
+            while not sess.should_stop():
+                sess.run("train")
+    with tfd.Session(cluster.address("worker", 0), timeout=60) as s:
+        assert s.run(w) == 15.0  # each step added what it was fed
+    assert len([r for r in caplog.records if "global_step/sec" in r.getMessage()]) == 2
+    tfd.summary.FileWriterCache.clear()
+    [events] = (tmp_path / "rate").glob("events.out.tfevents.*")
+    steps = []
+    for record in tfd.python_io.tf_record_iterator(str(events)):
+        event = {n: v for n, _, v in example_proto._fields(record)}
+        if 5 in event:
+            [value] = tfd.Summary.FromString(event[5]).value
+            assert value.tag == "global_step/sec" and value.simple_value > 0
+            steps.append(event[2])
+    assert steps == [3, 5]  # the clock starts at step 1
+    with pytest.raises(ValueError):
+        tfd.train.StepCounterHook(every_n_steps=None)
