@@ -126,14 +126,60 @@ class CheckpointSaverListener:
         pass
 
 
-def _refuse(where, **given):
+def _refuse(where, why="checkpoints are each task's own, in its --checkpoint-dir, kept per "
+            "--checkpoint-keep", **given):
     """ValueError naming the TF1 arguments given that tfd does not take
-    (rather than ignore what they would change)."""
+    (rather than ignore what they would change), and why."""
     named = sorted(k for k, v in given.items() if v is not None)
     if named:
-        raise ValueError("%s: %s not supported (%s)" % (
-            where, ", ".join(named), "checkpoints are each task's own, in its --checkpoint-dir, "
-            "kept per --checkpoint-keep; summaries are every tfd.summary.scalar"))
+        raise ValueError("%s: %s not supported (%s)" % (where, ", ".join(named), why))
+
+
+class Scaffold:
+    """TF1's tf.train.Scaffold, for MonitoredTrainingSession(scaffold=...)
+    and SummarySaverHook: init_op becomes the graph's "init" and
+    local_init_op its "local_init" (what the loop runs: the chief's
+    initialization, each session's local one), summary_op what the loop's
+    summaries write. init_fn, init_feed_dict, ready_op and
+    ready_for_local_init_op are refused (the loop initializes and waits for
+    the variables itself), as is saver (checkpoints are each task's own)."""
+
+    def __init__(self, init_op=None, init_feed_dict=None, init_fn=None, ready_op=None,
+                 ready_for_local_init_op=None, local_init_op=None, summary_op=None, saver=None,
+                 copy_from_scaffold=None):
+        _refuse("Scaffold", "the training loop initializes the variables and waits for them "
+                "itself (docs/training.md)", init_feed_dict=init_feed_dict, init_fn=init_fn,
+                ready_op=ready_op, ready_for_local_init_op=ready_for_local_init_op,
+                copy_from_scaffold=copy_from_scaffold)
+        _refuse("Scaffold", saver=saver)
+        self.init_op, self.local_init_op, self.summary_op = init_op, local_init_op, summary_op
+        self.init_feed_dict = self.init_fn = self.ready_op = self.saver = None
+        self.ready_for_local_init_op = None
+
+    def finalize(self):
+        """Nothing is left to make: the loop's graph gets its names when the
+        session is made."""
+        return self
+
+    def _name_ops(self, graph):
+        """init_op as "init" and local_init_op as "local_init", unless the
+        graph has them already (then they must be these)."""
+        from . import math_ops  # noqa: PLC0415 (math_ops builds on this module's peers)
+        for op, name in ((self.init_op, "init"), (self.local_init_op, "local_init")):
+            if op is None:
+                continue
+            op = op if isinstance(op, framework.Operation) else framework._as_graph_element(op).op
+            if op.name == name:
+                continue
+            if _has(graph, name):
+                raise ValueError(
+                    "the Scaffold's %s_op %r and the graph's op %r are two ops, and the loop "
+                    "runs %r by name (docs/training.md): name yours %r, or give the other "
+                    "another name (tfd.global_variables_initializer() and "
+                    "variables_initializer() are named 'init' unless told)"
+                    % (name, op.name, name, name, name))
+            with graph.as_default(), graph.name_scope(None):
+                math_ops.group(op, name=name)
 
 
 class CheckpointSaverHook(SessionRunHook):
@@ -148,7 +194,9 @@ class CheckpointSaverHook(SessionRunHook):
                  checkpoint_basename="model.ckpt", scaffold=None, listeners=None):
         if (save_secs is None) == (save_steps is None):
             raise ValueError("CheckpointSaverHook takes one of save_secs and save_steps")
-        _refuse("CheckpointSaverHook", saver=saver, scaffold=scaffold)
+        _refuse("CheckpointSaverHook", saver=saver)
+        _refuse("CheckpointSaverHook", "its saver would be the one refused",
+                scaffold=scaffold)
         self.save_secs, self.save_steps = save_secs, save_steps
         self.listeners = list(listeners or [])
 
@@ -190,13 +238,15 @@ class SummarySaverHook(SessionRunHook):
     then every save_steps global steps, and what it holds is written at
     the global step after that step, to `summary_writer` (a
     tfd.summary.FileWriter) or to output_dir's writer of
-    tfd.summary.FileWriterCache. scaffold and save_secs are refused."""
+    tfd.summary.FileWriterCache. A scaffold's summary_op stands for
+    summary_op. save_secs is refused."""
 
     def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
                  scaffold=None, summary_op=None):
         if save_secs is not None:
             raise ValueError("SummarySaverHook takes save_steps here, not save_secs")
-        _refuse("SummarySaverHook", scaffold=scaffold)
+        if scaffold is not None and summary_op is None:
+            summary_op = scaffold.summary_op
         if summary_op is None and (output_dir is None or summary_writer is not None):
             raise ValueError("SummarySaverHook without summary_op writes the graph's summaries "
                              "to an event file of its own: it needs output_dir, not "
@@ -415,12 +465,15 @@ class MonitoredTrainingSession:
                  log_step_count_steps=100, max_wait_secs=7200, save_checkpoint_steps=None,
                  summary_dir=None, token_file="", tls=None, timeout=30.0, step_timeout=None,
                  max_recoveries=10, graph=None):
-        _refuse("MonitoredTrainingSession", scaffold=scaffold)
         if save_summaries_secs:
             raise ValueError("MonitoredTrainingSession writes summaries every "
                              "save_summaries_steps; save_summaries_secs is not supported")
         step_timeout = _step_timeout(config, step_timeout)
         self.graph = graph or framework.get_default_graph()
+        if scaffold is not None:
+            if not isinstance(scaffold, Scaffold):
+                raise TypeError("scaffold is a tfd.train.Scaffold, not %r" % (scaffold,))
+            scaffold._name_ops(self.graph)
         _prepare_graph(self.graph)
         target = master[len("grpc://"):] if master.startswith("grpc://") else master
         self._local_server = None
@@ -441,7 +494,13 @@ class MonitoredTrainingSession:
                 elif save_checkpoint_secs:
                     options["checkpoint_secs"] = float(save_checkpoint_secs)
             summary_dir = summary_dir or checkpoint_dir
-            if summary_dir and save_summaries_steps and not options["summary_dir"]:
+            if scaffold is not None and scaffold.summary_op is not None:
+                # TF1's loop writes the scaffold's summary_op, and only it.
+                if summary_dir and save_summaries_steps:
+                    self._hooks.append(SummarySaverHook(save_summaries_steps,
+                                                        output_dir=summary_dir,
+                                                        summary_op=scaffold.summary_op))
+            elif summary_dir and save_summaries_steps and not options["summary_dir"]:
                 options["summary_dir"] = str(summary_dir)
                 options["summary_steps"] = int(save_summaries_steps)
             self._hooks += _image_summary_hooks(self.graph, options)

@@ -16,7 +16,7 @@ from .server import Server  # noqa: F401
 from .queue_runner import QueueRunner, add_queue_runner, start_queue_runners  # noqa: F401
 from .monitored import (CheckpointSaverHook, CheckpointSaverListener,  # noqa: F401
                         FeedFnHook, LoggingTensorHook, MonitoredTrainingSession,
-                        NanLossDuringTrainingError, NanTensorHook, SessionRunArgs,
+                        NanLossDuringTrainingError, NanTensorHook, Scaffold, SessionRunArgs,
                         SessionRunContext, SessionRunHook, SessionRunValues, StepCounterHook,
                         StopAtStepHook, SummarySaverHook)
 from .moving_averages import ExponentialMovingAverage  # noqa: F401

@@ -252,11 +252,13 @@ def test_checkpoint_listeners_are_told_around_each_save_and_may_stop_the_loop(cl
     for refused in (dict(saver=object()), dict(scaffold=object())):
         with pytest.raises(ValueError, match="not supported"):
             tfd.train.CheckpointSaverHook("d", save_steps=1, **refused)
-    with pytest.raises(ValueError, match="scaffold not supported"):
-        tfd.train.SummarySaverHook(output_dir="d", summary_op="loss", scaffold=object())
     with pytest.raises(ValueError, match="summary_writer"):  # goes with summary_op
         tfd.train.SummarySaverHook(output_dir="d", summary_writer=object())
-    with pytest.raises(ValueError, match="scaffold not supported"):
+    for refused in ("init_fn", "init_feed_dict", "ready_op", "ready_for_local_init_op",
+                    "saver"):
+        with pytest.raises(ValueError, match=refused + " not supported"):
+            tfd.train.Scaffold(**{refused: object()})
+    with pytest.raises(TypeError, match="Scaffold"):
         tfd.train.MonitoredTrainingSession(target, scaffold=object())
     with pytest.raises(ValueError, match="save_summaries_secs is not supported"):
         tfd.train.MonitoredTrainingSession(target, save_summaries_steps=None,
@@ -502,3 +504,41 @@ def test_step_counter_and_feed_fn_hooks_are_tf1s(cluster_factory, tmp_path, capl
     assert steps == [3, 5]  # the clock starts at step 1
     with pytest.raises(ValueError):
         tfd.train.StepCounterHook(every_n_steps=None)
+
+
+def test_a_scaffolds_ops_are_what_the_loop_runs(tmp_path):
+    """Scaffold(init_op, local_init_op, summary_op): the chief initializes
+    with init_op, every session runs local_init_op, and the loop's summaries
+    are summary_op's alone, as TF1's."""
+    global_step = tfd.train.get_or_create_global_step()
+    w = tfd.Variable(0.0, name="w")
+    counted = tfd.Variable(0.0, name="counted", collections=[tfd.GraphKeys.LOCAL_VARIABLES])
+    init = tfd.group(tfd.variables_initializer([global_step], name="init_step"),
+                     tfd.assign(w, 10.0), name="my_init")
+    local_init = tfd.group(tfd.assign(counted, 7.0), name="my_local_init")
+    tfd.summary.scalar("w", w)
+    only = tfd.summary.scalar("only_this", w * 2, collections=[])
+    loss = tfd.square(w - 3.0)
+    tfd.train.GradientDescentOptimizer(0.25).minimize(loss, global_step=global_step)
+    scaffold = tfd.train.Scaffold(init_op=init, local_init_op=local_init, summary_op=only)
+    assert scaffold.finalize() is scaffold
+    seen = []
+    with tfd.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), scaffold=scaffold,
+                                            save_summaries_steps=1,
+                                            hooks=[tfd.train.StopAtStepHook(num_steps=2)]) as sess:
+        while not sess.should_stop():
+            seen.append(sess.run([w, counted]))
+    assert seen[0] == [10.0, 7.0]  # init_op's value, local_init_op's count
+    tags = set()
+    for path in tmp_path.glob("events.out.tfevents.*"):
+        for record in tfd.python_io.tf_record_iterator(str(path)):
+            from tfd import example_proto
+            event = {n: v for n, _, v in example_proto._fields(record)}
+            if 5 in event:
+                tags |= {v.tag for v in tfd.Summary.FromString(event[5]).value}
+    assert tags == {"only_this"}
+    tfd.summary.FileWriterCache.clear()
+    # The loop runs "init" by name: another op of that name is refused, saying so.
+    tfd.variables_initializer([w])  # named "init", as TF1 names it
+    with pytest.raises(ValueError, match="runs 'init' by name"):
+        tfd.train.MonitoredTrainingSession(scaffold=tfd.train.Scaffold(init_op=init))
