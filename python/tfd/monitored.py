@@ -135,6 +135,14 @@ def _refuse(where, why="checkpoints are each task's own, in its --checkpoint-dir
         raise ValueError("%s: %s not supported (%s)" % (where, ", ".join(named), why))
 
 
+def _grouped(graph, name, op_name):
+    """Whether the graph's `name` is a group of `op_name` alone."""
+    if not _has(graph, name):
+        return False
+    node = graph.get_operation_by_name(name)
+    return node.type == "NoOp" and [c.name for c in node.control_inputs] == [op_name]
+
+
 class Scaffold:
     """TF1's tf.train.Scaffold, for MonitoredTrainingSession(scaffold=...)
     and SummarySaverHook: init_op becomes the graph's "init" and
@@ -169,8 +177,8 @@ class Scaffold:
             if op is None:
                 continue
             op = op if isinstance(op, framework.Operation) else framework._as_graph_element(op).op
-            if op.name == name:
-                continue
+            if op.name == name or _grouped(graph, name, op.name):
+                continue  # the op itself, or the group a session made of it before
             if _has(graph, name):
                 raise ValueError(
                     "the Scaffold's %s_op %r and the graph's op %r are two ops, and the loop "

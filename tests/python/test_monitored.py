@@ -442,10 +442,9 @@ def test_without_a_master_it_trains_in_process_and_resumes(tmp_path):
         tfd.reset_default_graph()
         global_step = tfd.train.get_or_create_global_step()
         w = tfd.Variable(np.zeros(2, np.float32), name="w")
-        loss = tfd.reduce_sum(tfd.square(w - 3.0))
+        w_before = tfd.identity(w) - 0.0  # a value the step's gradient needs: w before its update
+        loss = tfd.reduce_sum(tfd.square(w_before - 3.0))
         tfd.summary.scalar("loss", loss)
-        with tfd.control_dependencies([tfd.identity(w)]):  # read before the update
-            w_before = tfd.identity(w)
         tfd.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=global_step)
         hooks = [tfd.train.StopAtStepHook(num_steps=steps)]
         first = None
@@ -518,7 +517,7 @@ def test_a_scaffolds_ops_are_what_the_loop_runs(tmp_path):
     local_init = tfd.group(tfd.assign(counted, 7.0), name="my_local_init")
     tfd.summary.scalar("w", w)
     only = tfd.summary.scalar("only_this", w * 2, collections=[])
-    loss = tfd.square(w - 3.0)
+    loss = tfd.square(w - 3.0)  # computed from w before the step's update
     tfd.train.GradientDescentOptimizer(0.25).minimize(loss, global_step=global_step)
     scaffold = tfd.train.Scaffold(init_op=init, local_init_op=local_init, summary_op=only)
     assert scaffold.finalize() is scaffold
@@ -527,8 +526,8 @@ def test_a_scaffolds_ops_are_what_the_loop_runs(tmp_path):
                                             save_summaries_steps=1,
                                             hooks=[tfd.train.StopAtStepHook(num_steps=2)]) as sess:
         while not sess.should_stop():
-            seen.append(sess.run([w, counted]))
-    assert seen[0] == [10.0, 7.0]  # init_op's value, local_init_op's count
+            seen.append(sess.run([loss, counted]))
+    assert seen[0] == [49.0, 7.0]  # init_op's w (10), local_init_op's count
     tags = set()
     for path in tmp_path.glob("events.out.tfevents.*"):
         for record in tfd.python_io.tf_record_iterator(str(path)):
@@ -538,7 +537,41 @@ def test_a_scaffolds_ops_are_what_the_loop_runs(tmp_path):
                 tags |= {v.tag for v in tfd.Summary.FromString(event[5]).value}
     assert tags == {"only_this"}
     tfd.summary.FileWriterCache.clear()
+    # A second run on the same checkpoint_dir restores w and keeps it: the
+    # scaffold's init_op (nested groups) runs only for what was not restored.
+    with tfd.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path), scaffold=scaffold,
+                                            hooks=[tfd.train.StopAtStepHook(num_steps=1)]) as sess:
+        restored = sess.run(loss)
+    # w -> w - 0.5 (w - 3) each step: 10, 6.5, then 4.75 saved at the end.
+    assert restored == (4.75 - 3.0) ** 2
     # The loop runs "init" by name: another op of that name is refused, saying so.
-    tfd.variables_initializer([w])  # named "init", as TF1 names it
+    tfd.reset_default_graph()
+    v = tfd.Variable(1.0)
+    tfd.variables_initializer([v])  # named "init", as TF1 names it
+    mine = tfd.train.Scaffold(init_op=tfd.group(tfd.assign(v, 2.0)))
     with pytest.raises(ValueError, match="runs 'init' by name"):
-        tfd.train.MonitoredTrainingSession(scaffold=tfd.train.Scaffold(init_op=init))
+        tfd.train.MonitoredTrainingSession(scaffold=mine)
+
+
+def test_a_grouped_init_op_never_runs_over_a_trained_model(cluster_factory):
+    """TF1's Scaffold(init_op=tf.group(tf.global_variables_initializer(),
+    ...)): a chief that comes back to a cluster whose ps kept training finds
+    every variable initialized and runs no init, as TF1's SessionManager
+    (its ready_op) decides; the groups inside the init op are looked into."""
+    cluster = cluster_factory({"ps": 1, "worker": 1})
+    with tfd.device(tfd.train.replica_device_setter(cluster=cluster.spec)):
+        global_step = tfd.train.get_or_create_global_step()
+        w = tfd.Variable(0.0, name="w")
+        loss = tfd.square(w - 3.0)  # computed from w before the step's update
+        tfd.train.GradientDescentOptimizer(0.25).minimize(loss, global_step=global_step)
+    init = tfd.group(tfd.group(tfd.global_variables_initializer(name="all_vars")),
+                     name="grouped_init")
+
+    def first_loss():
+        scaffold = tfd.train.Scaffold(init_op=init)
+        with tfd.train.MonitoredTrainingSession(cluster.address("worker", 0), is_chief=True,
+                                                scaffold=scaffold, timeout=60) as sess:
+            return sess.run(loss)  # one step: w -> w - 0.5 (w - 3)
+
+    assert first_loss() == 9.0  # w = 0
+    assert first_loss() == 2.25  # w = 1.5, the first session's, not 0 again

@@ -99,23 +99,32 @@ bool IsChief(const std::string& task, const ClusterSpec& cluster) {
   return name.ok() && name->task.value_or(0) == 0;
 }
 
-// What the init op assigns: each variable and its Assign node. The barrier
-// waits for these variables.
+// What the init op assigns: each variable and its Assign node, found
+// through the init op's control inputs and those of the groups (NoOps)
+// among them, so that an init made of groups (TF1's Scaffold init_op,
+// group(global_variables_initializer(), ...)) is read as well as a flat
+// one. The barrier waits for these variables.
 std::vector<TrainingSession::InitTarget> TrainingSession::InitTargets() const {
   std::map<std::string, const NodeDef*> by_name;
   for (const NodeDef& n : graph_.nodes) by_name[n.name] = &n;
   std::vector<InitTarget> targets;
-  auto init = by_name.find(sig::kInit);
-  if (init == by_name.end()) return targets;
-  for (const std::string& input : init->second->inputs) {
-    if (input.empty() || input[0] != '^') continue;
-    auto assign = by_name.find(input.substr(1));
-    if (assign == by_name.end() || assign->second->op != "Assign" ||
-        assign->second->inputs.empty()) {
-      continue;
+  if (by_name.count(sig::kInit) == 0) return targets;
+  std::vector<std::string> groups{sig::kInit};
+  std::set<std::string> seen{sig::kInit};
+  while (!groups.empty()) {
+    const NodeDef& group = *by_name.at(groups.back());
+    groups.pop_back();
+    for (const std::string& input : group.inputs) {
+      if (input.empty() || input[0] != '^' || !seen.insert(input.substr(1)).second) continue;
+      auto node = by_name.find(input.substr(1));
+      if (node == by_name.end()) continue;
+      const NodeDef& n = *node->second;
+      if (n.op == "NoOp") {
+        groups.push_back(n.name);
+      } else if (n.op == "Assign" && !n.inputs.empty()) {
+        targets.push_back({n.inputs[0].substr(0, n.inputs[0].find(':')), n.name});
+      }
     }
-    const std::string& ref = assign->second->inputs[0];
-    targets.push_back({ref.substr(0, ref.find(':')), assign->first});
   }
   return targets;
 }
