@@ -45,6 +45,14 @@ FeatureSpecs FeatureSpecs::Read(OpKernelConstruction& c, bool sequences) {
   return s;
 }
 
+StatusOr<std::string> FeatureKey(const OpKernelContext& ctx, int input, const char* what) {
+  const Tensor& t = ctx.input(input);
+  if (t.rank() != 0) {
+    return errors::InvalidArgument("a ", what, " key must be a string scalar, got ", t.Describe());
+  }
+  return t.scalar<std::string>();
+}
+
 Status SetSparseOutputs(OpKernelContext& ctx, int64_t num_sparse, int64_t i,
                         const std::vector<const ExampleFeature*>& rows) {
   int64_t total = 0, longest = 0;

@@ -29,6 +29,10 @@ struct FeatureSpecs {
 // A FixedLenSequenceFeature's dense shape: [-1] + a fully defined one.
 bool IsSequenceShape(const PartialShape& s);
 
+// The feature (or feature list) name that input `input` holds;
+// INVALID_ARGUMENT naming `what` unless it is a string scalar.
+StatusOr<std::string> FeatureKey(const OpKernelContext& ctx, int input, const char* what);
+
 // Sparse feature i's outputs (indices i, values num_sparse + i, shape
 // 2 * num_sparse + i): the values of each row (null: none) as indices
 // [n, 2] (row, position), values [n] and shape [rows, longest].

@@ -43,14 +43,6 @@ class ParseExampleOp : public OpKernel {
     if (names.num_elements() > b) out += " ('" + names.data<std::string>()[b] + "')";
     return out;
   }
-  // The feature name input `input` holds; INVALID_ARGUMENT unless a scalar.
-  static StatusOr<std::string> Key(const OpKernelContext& ctx, int input) {
-    const Tensor& t = ctx.input(input);
-    if (t.rank() != 0) {
-      return errors::InvalidArgument("a feature key must be a string scalar, got ", t.Describe());
-    }
-    return t.scalar<std::string>();
-  }
   // Feature `key` of example b, or null when absent; INVALID_ARGUMENT when
   // it holds another type.
   static StatusOr<const ExampleFeature*> Find(const OpKernelContext& ctx,
@@ -67,7 +59,7 @@ class ParseExampleOp : public OpKernel {
 
   Status Sparse(OpKernelContext& ctx,
                 const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
-    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + i));
+    TFD_ASSIGN_OR_RETURN(const std::string key, FeatureKey(ctx, 2 + i, "feature"));
     std::vector<const ExampleFeature*> found(examples.size());
     for (size_t b = 0; b < examples.size(); ++b) {
       TFD_ASSIGN_OR_RETURN(
@@ -78,7 +70,8 @@ class ParseExampleOp : public OpKernel {
 
   Status Dense(OpKernelContext& ctx,
                const std::vector<std::map<std::string, ExampleFeature>>& examples, int i) const {
-    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + specs_.num_sparse + i));
+    TFD_ASSIGN_OR_RETURN(const std::string key,
+                         FeatureKey(ctx, 2 + specs_.num_sparse + i, "feature"));
     if (IsSequenceShape(specs_.dense_shapes[i])) return Sequence(ctx, examples, i, key);
     const Tensor& fallback = ctx.input(2 + specs_.num_sparse + specs_.num_dense + i);
     const TensorShape row = *specs_.dense_shapes[i].AsTensorShape();

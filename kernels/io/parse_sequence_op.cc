@@ -58,14 +58,6 @@ class ParseFeatureListsOp : public OpKernel {
     }
   };
 
-  static StatusOr<std::string> Key(const OpKernelContext& ctx, int input) {
-    const Tensor& t = ctx.input(input);
-    if (t.rank() != 0) {
-      return errors::InvalidArgument("a feature list key must be a string scalar, got ",
-                                     t.Describe());
-    }
-    return t.scalar<std::string>();
-  }
   // The list's features, checked to be of `type` (an empty Feature is
   // none of its values).
   static Status CheckKinds(const Parsed& p, const std::vector<ExampleFeature>& list,
@@ -81,7 +73,7 @@ class ParseFeatureListsOp : public OpKernel {
   }
 
   Status Sparse(OpKernelContext& ctx, const Parsed& p, int i) const {
-    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + i));
+    TFD_ASSIGN_OR_RETURN(const std::string key, FeatureKey(ctx, 2 + i, "feature list"));
     const std::vector<ExampleFeature>& list = p.List(key);
     TFD_RETURN_IF_ERROR(CheckKinds(p, list, key, specs_.sparse_types[i]));
     std::vector<const ExampleFeature*> steps;
@@ -90,7 +82,8 @@ class ParseFeatureListsOp : public OpKernel {
   }
 
   Status Dense(OpKernelContext& ctx, const Parsed& p, int i) const {
-    TFD_ASSIGN_OR_RETURN(const std::string key, Key(ctx, 2 + specs_.num_sparse + i));
+    TFD_ASSIGN_OR_RETURN(const std::string key,
+                         FeatureKey(ctx, 2 + specs_.num_sparse + i, "feature list"));
     const TensorShape step = *specs_.dense_shapes[i].AsTensorShape();
     if (p.lists.count(key) == 0 &&
         std::find(p.may_miss.begin(), p.may_miss.end(), key) == p.may_miss.end()) {
