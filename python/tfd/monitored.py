@@ -501,17 +501,8 @@ class MonitoredTrainingSession:
                     options["checkpoint_steps"] = int(save_checkpoint_steps)
                 elif save_checkpoint_secs:
                     options["checkpoint_secs"] = float(save_checkpoint_secs)
-            summary_dir = summary_dir or checkpoint_dir
-            if scaffold is not None and scaffold.summary_op is not None:
-                # TF1's loop writes the scaffold's summary_op, and only it.
-                if summary_dir and save_summaries_steps:
-                    self._hooks.append(SummarySaverHook(save_summaries_steps,
-                                                        output_dir=summary_dir,
-                                                        summary_op=scaffold.summary_op))
-            elif summary_dir and save_summaries_steps and not options["summary_dir"]:
-                options["summary_dir"] = str(summary_dir)
-                options["summary_steps"] = int(save_summaries_steps)
-            self._hooks += _image_summary_hooks(self.graph, options)
+            self._hooks += _summary_hooks(self.graph, scaffold, summary_dir or checkpoint_dir,
+                                          save_summaries_steps, options)
             self._args, self._asked, self._last = None, [], (None, None)
             self._run_metadata = None  # run()'s, or a new one: what after_run is given
             self._fed, self._hook_args = set(), {}
@@ -781,11 +772,21 @@ def _local_server(config, checkpoint_dir):
     return server.Server.create_local_server(config=config, extra_args=args)
 
 
-def _image_summary_hooks(graph, options):
-    """The loop's own summary hook writes the summaries/TAG scalars and
-    histogram_summaries/TAG histograms; the image summaries of the graph's
+def _summary_hooks(graph, scaffold, summary_dir, steps, options):
+    """What writes the session's summaries to summary_dir every `steps`,
+    with the Python hooks that takes. A scaffold's summary_op alone, as
+    TF1's. Otherwise the loop's own summary hook (options' summary_dir,
+    unless a SummarySaverHook set it) writes the summaries/TAG scalars and
+    histogram_summaries/TAG histograms, and the image summaries of the
     SUMMARIES collection (tfd.summary.image) go to the same directory by a
     SummarySaverHook of their own, as TF1's merged summaries would."""
+    if not (summary_dir and steps):
+        summary_dir = None
+    if scaffold is not None and scaffold.summary_op is not None:
+        return [SummarySaverHook(steps, output_dir=summary_dir,
+                                 summary_op=scaffold.summary_op)] if summary_dir else []
+    if summary_dir and not options["summary_dir"]:
+        options["summary_dir"], options["summary_steps"] = str(summary_dir), int(steps)
     images = [s for s in graph.get_collection(framework.GraphKeys.SUMMARIES)
               if s.op.type == "ImageSummary"]
     if not images or not options["summary_dir"]:
